@@ -1,0 +1,70 @@
+/* locprof/common.h - error codes, version, the reference record.
+ *
+ * The library never prints and never exits. Every function that can fail
+ * returns 0 (or a non-negative count) on success and a negative LP_E* code
+ * on failure; lp_errmsg() then gives a one-line, human-readable account of
+ * the most recent failure in the calling thread ("line 12: bad address
+ * 'zz'"), meant to be printed after the caller's own context.
+ */
+#ifndef LOCPROF_COMMON_H
+#define LOCPROF_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum lp_error {
+	LP_OK = 0,
+	LP_ENOMEM = -1,        /* out of memory */
+	LP_EIO = -2,           /* a system call failed; errno-style detail in lp_errmsg() */
+	LP_EFORMAT = -3,       /* not a file of the expected format (wrong magic) */
+	LP_EVERSION = -4,      /* right format, unsupported version */
+	LP_ECORRUPT = -5,      /* damaged content (checksum, impossible value) */
+	LP_ETRUNCATED = -6,    /* input ends early; everything before was delivered */
+	LP_EPARSE = -7,        /* malformed text input */
+	LP_EINVAL = -8,        /* invalid argument or option value */
+	LP_ELIMIT = -9,        /* a documented hard limit was reached */
+	LP_EUNSUPPORTED = -10, /* not possible here (e.g. no PMU) */
+};
+
+/* Short description of an error code ("truncated input"). */
+const char *lp_strerror(int err);
+
+/* Detail of the last error raised in this thread, or lp_strerror() of it
+ * when no detail was recorded. Valid until the next failing call. */
+const char *lp_errmsg(void);
+
+/* Version of the library, "MAJOR.MINOR.PATCH". */
+const char *lp_version(void);
+
+/* The kinds of record that travel in a reference stream. Allocation events
+ * are interleaved with references so that later analyses can attribute
+ * addresses to data objects. */
+enum lp_ref_kind {
+	LP_REF_READ = 0,
+	LP_REF_WRITE = 1,
+	LP_EV_ALLOC = 2, /* addr = block start, size = bytes, pc = call site */
+	LP_EV_FREE = 3,  /* addr = block start, size = 0, pc = call site */
+};
+
+/* One reference (load or store) or allocation event. */
+struct lp_ref {
+	uint64_t addr;
+	uint64_t pc;   /* 0 when unknown */
+	uint64_t size; /* bytes accessed (>= 1 for references) */
+	uint32_t tid;  /* thread, numbered from 0 in order of appearance */
+	uint8_t kind;  /* enum lp_ref_kind */
+};
+
+static inline int lp_ref_is_access(const struct lp_ref *r)
+{
+	return r->kind <= LP_REF_WRITE;
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,8 @@
+/* locprof/locprof.h - the umbrella header of liblocprof. */
+#ifndef LOCPROF_LOCPROF_H
+#define LOCPROF_LOCPROF_H
+
+#include <locprof/common.h>
+#include <locprof/trace.h>
+
+#endif

@@ -1,0 +1,237 @@
+/* Messages, option parsing and number formats shared by all commands. */
+#include "cli.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void vmessage(const char *level, const char *fmt, va_list ap)
+{
+	fflush(stdout);
+	fprintf(stderr, "locprof: %s", level);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+void cli_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmessage("error: ", fmt, ap);
+	va_end(ap);
+}
+
+void cli_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmessage("warning: ", fmt, ap);
+	va_end(ap);
+}
+
+void cli_note(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmessage("", fmt, ap);
+	va_end(ap);
+}
+
+int cli_usage_error(const struct cli_command *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmessage("error: ", fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "locprof: see 'locprof help %s'\n", cmd->name);
+	return CLI_USAGE;
+}
+
+int cli_print_usage(const struct cli_command *cmd)
+{
+	fputs(cmd->usage, stdout);
+	return CLI_OK;
+}
+
+int cli_getopt(int argc, char **argv, const char *shortopts, const struct option *longopts)
+{
+	static char **last_argv;
+	int c;
+
+	if (argv != last_argv) {
+		last_argv = argv;
+		optind = 0; /* glibc: full reinitialisation */
+	}
+	opterr = 0;
+	c = getopt_long(argc, argv, shortopts, longopts, NULL);
+	if (c == '?' || c == ':') {
+		const char *arg = argv[optind - 1];
+		if (c == ':' || (optopt && strchr(shortopts, optopt)))
+			cli_error("option '%s' needs a value", arg);
+		else
+			cli_error("unknown option '%s'", arg);
+		return '?';
+	}
+	return c;
+}
+
+int cli_parse_u64(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!s || !*s || *s == '-')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || *end)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int cli_parse_double(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	if (!s || !*s)
+		return -1;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || *end || !isfinite(v))
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int cli_parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	double v;
+	double mult = 1;
+
+	if (!s || !*s || *s == '-')
+		return -1;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || !isfinite(v) || v < 0)
+		return -1;
+	switch (*end) {
+	case 'k': case 'K': mult = 1024.0; end++; break;
+	case 'm': case 'M': mult = 1024.0 * 1024; end++; break;
+	case 'g': case 'G': mult = 1024.0 * 1024 * 1024; end++; break;
+	case 't': case 'T': mult = 1024.0 * 1024 * 1024 * 1024; end++; break;
+	}
+	if (mult > 1 && *end == 'i')
+		end++;
+	if (*end == 'B' || *end == 'b')
+		end++;
+	if (*end)
+		return -1;
+	v *= mult;
+	if (v != floor(v) || v >= 18446744073709551616.0)
+		return -1;
+	*out = (uint64_t)v;
+	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static int push(uint64_t **v, size_t *n, size_t *cap, uint64_t x)
+{
+	if (*n == *cap) {
+		size_t nc = *cap ? *cap * 2 : 16;
+		uint64_t *nv = realloc(*v, nc * sizeof(**v));
+		if (!nv)
+			return -1;
+		*v = nv;
+		*cap = nc;
+	}
+	(*v)[(*n)++] = x;
+	return 0;
+}
+
+int cli_parse_size_list(const char *s, uint64_t **out, size_t *nout)
+{
+	char *copy = strdup(s), *save = NULL, *tok;
+	uint64_t *v = NULL;
+	size_t n = 0, cap = 0;
+
+	if (!copy)
+		return -1;
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *dots = strstr(tok, "..");
+		uint64_t lo, hi;
+		if (dots) {
+			*dots = '\0';
+			if (cli_parse_size(tok, &lo) < 0 || cli_parse_size(dots + 2, &hi) < 0 ||
+			    lo == 0 || hi < lo)
+				goto fail;
+			/* Every power of two from lo up to hi, plus lo and hi. */
+			if (push(&v, &n, &cap, lo) < 0 || push(&v, &n, &cap, hi) < 0)
+				goto fail;
+			for (uint64_t p = 1; p && p <= hi; p <<= 1)
+				if (p > lo && push(&v, &n, &cap, p) < 0)
+					goto fail;
+		} else {
+			if (cli_parse_size(tok, &lo) < 0 || lo == 0 || push(&v, &n, &cap, lo) < 0)
+				goto fail;
+		}
+	}
+	if (!n)
+		goto fail;
+	qsort(v, n, sizeof(*v), cmp_u64);
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!k || v[k - 1] != v[i])
+			v[k++] = v[i];
+	free(copy);
+	*out = v;
+	*nout = k;
+	return 0;
+fail:
+	free(copy);
+	free(v);
+	return -1;
+}
+
+const char *cli_format_size(uint64_t bytes, char *buf, size_t len)
+{
+	static const char units[] = "KMGTPE";
+	int u = -1;
+	double v = (double)bytes;
+
+	while (v >= 1024 && u < 5) {
+		v /= 1024;
+		u++;
+	}
+	if (u < 0)
+		snprintf(buf, len, "%llu", (unsigned long long)bytes);
+	else if (v == floor(v))
+		snprintf(buf, len, "%.0f%c", v, units[u]);
+	else
+		snprintf(buf, len, "%.4g%c", v, units[u]);
+	return buf;
+}
+
+int cli_trace_read_failed(int err, const struct lp_trace_reader *r)
+{
+	if (err == LP_ETRUNCATED || err == LP_ECORRUPT) {
+		cli_warn("%s; results cover the first %llu records", lp_errmsg(),
+			 (unsigned long long)lp_trace_reader_count(r));
+		return CLI_PARTIAL;
+	}
+	cli_error("%s", lp_errmsg());
+	return CLI_ERROR;
+}

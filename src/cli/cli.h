@@ -1,0 +1,64 @@
+/* The locprof command: shared declarations of the front end.
+ *
+ * Each subcommand lives in src/cli/cmd-<name>.c and defines
+ *     const struct cli_command cmd_<name>;
+ * The build generates the table of commands from the file names.
+ * Data goes to stdout; messages to stderr as "locprof: error: ...". */
+#ifndef LP_CLI_H
+#define LP_CLI_H
+
+#include <locprof/locprof.h>
+#include <getopt.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Exit statuses, documented in the README. */
+enum {
+	CLI_OK = 0,
+	CLI_ERROR = 1,   /* nothing useful was produced */
+	CLI_USAGE = 2,   /* bad command line */
+	CLI_PARTIAL = 3, /* input was damaged; output covers what was readable */
+};
+
+struct cli_command {
+	const char *name;
+	const char *summary; /* one line, for `locprof help` */
+	const char *usage;   /* the whole help text */
+	int (*run)(int argc, char **argv); /* argv[0] is the command name */
+};
+
+void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void cli_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Print "locprof: error: <msg>" and a pointer to the help; returns CLI_USAGE. */
+int cli_usage_error(const struct cli_command *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Print the command's usage to stdout; returns CLI_OK. */
+int cli_print_usage(const struct cli_command *cmd);
+
+/* getopt_long with locprof's conventions: every command accepts -h/--help
+ * (returns 'h') and an unknown option is reported as a usage error (returns
+ * '?'). Resets getopt state on the first call for a new argv. */
+int cli_getopt(int argc, char **argv, const char *shortopts, const struct option *longopts);
+
+/* Numbers. Each returns 0, or -1 after printing nothing (callers report
+ * the option name). Sizes accept suffixes K, M, G, T (powers of 1024, with
+ * or without "iB"/"B"), e.g. "32K", "1.5MiB", "4096". */
+int cli_parse_u64(const char *s, uint64_t *out);
+int cli_parse_double(const char *s, double *out);
+int cli_parse_size(const char *s, uint64_t *out);
+/* A list of sizes: "32K,64K,1M" or a range of powers of two "4K..64M",
+ * or both mixed ("4K..1M,48K"). The result is sorted and deduplicated;
+ * free() it. */
+int cli_parse_size_list(const char *s, uint64_t **out, size_t *n);
+/* Human form of a size in bytes: "32K", "1.5M", "4096" -> "4K". */
+const char *cli_format_size(uint64_t bytes, char *buf, size_t len);
+
+/* After a trace read returned err < 0: print one line and return the exit
+ * status. Truncation and corruption are warnings (the results so far are
+ * kept, CLI_PARTIAL); anything else is an error. */
+int cli_trace_read_failed(int err, const struct lp_trace_reader *r);
+
+#endif

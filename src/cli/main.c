@@ -1,0 +1,65 @@
+/* locprof: git-style dispatch to one subcommand per file. */
+#include "cli.h"
+
+#include <string.h>
+
+#define CLI_COMMAND(name) extern const struct cli_command cmd_##name;
+#include "cmd-table.h"
+#undef CLI_COMMAND
+
+static const struct cli_command *const commands[] = {
+#define CLI_COMMAND(name) &cmd_##name,
+#include "cmd-table.h"
+#undef CLI_COMMAND
+};
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static const struct cli_command *find(const char *name)
+{
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		if (!strcmp(commands[i]->name, name))
+			return commands[i];
+	return NULL;
+}
+
+static void overview(FILE *f)
+{
+	fprintf(f, "usage: locprof <command> [options] [args]\n\n"
+		   "locprof measures the data locality of a program: working-set graphs,\n"
+		   "stack and reuse distances, cache simulation, and the code and data\n"
+		   "behind the misses.\n\ncommands:\n");
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		fprintf(f, "  %-11s %s\n", commands[i]->name, commands[i]->summary);
+	fprintf(f, "  %-11s %s\n", "help", "show help for a command");
+	fprintf(f, "\n'locprof help <command>' or 'locprof <command> --help' for details.\n");
+}
+
+int main(int argc, char **argv)
+{
+	const struct cli_command *cmd;
+
+	if (argc < 2) {
+		overview(stderr);
+		return CLI_USAGE;
+	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
+		printf("locprof %s\n", lp_version());
+		return CLI_OK;
+	}
+	if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		if (argc < 3 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+			overview(stdout);
+			return CLI_OK;
+		}
+		if (!(cmd = find(argv[2]))) {
+			cli_error("no such command '%s'; see 'locprof help'", argv[2]);
+			return CLI_USAGE;
+		}
+		return cli_print_usage(cmd);
+	}
+	if (!(cmd = find(argv[1]))) {
+		cli_error("no such command '%s'; see 'locprof help'", argv[1]);
+		return CLI_USAGE;
+	}
+	return cmd->run(argc - 1, argv + 1);
+}

@@ -1,0 +1,353 @@
+/* Buffered input with look-ahead, and output written atomically. */
+#include "common/io.h"
+#include "common/error.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define IN_BUF_SIZE (1u << 20)
+#define OUT_BUF_SIZE (1u << 20)
+
+struct lp_in {
+	int fd;
+	int eof;
+	char *name;
+	uint8_t *buf;
+	size_t cap, pos, len; /* unread bytes are buf[pos, len) */
+	uint64_t offset;      /* bytes consumed */
+};
+
+int lp_in_open(struct lp_in **out, const char *path)
+{
+	struct lp_in *in = calloc(1, sizeof(*in));
+
+	if (!in)
+		return LP_ENOMEM;
+	in->cap = IN_BUF_SIZE;
+	in->buf = malloc(in->cap + 1); /* +1 for a NUL after a last line */
+	in->name = strdup(strcmp(path, "-") ? path : "<stdin>");
+	if (!in->buf || !in->name) {
+		lp_in_free(in);
+		return LP_ENOMEM;
+	}
+	if (!strcmp(path, "-")) {
+		in->fd = STDIN_FILENO;
+	} else {
+		in->fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (in->fd < 0) {
+			int err = lp_seterr_errno("cannot open '%s'", path);
+			lp_in_free(in);
+			return err;
+		}
+	}
+	*out = in;
+	return 0;
+}
+
+void lp_in_free(struct lp_in *in)
+{
+	if (!in)
+		return;
+	if (in->fd > STDIN_FILENO)
+		close(in->fd);
+	free(in->buf);
+	free(in->name);
+	free(in);
+}
+
+const char *lp_in_name(const struct lp_in *in)
+{
+	return in->name;
+}
+
+uint64_t lp_in_offset(const struct lp_in *in)
+{
+	return in->offset;
+}
+
+/* Read more input so that at least want bytes are buffered, growing the
+ * buffer if needed. Returns bytes available or a negative code. */
+static ssize_t fill(struct lp_in *in, size_t want)
+{
+	if (in->len - in->pos >= want || in->eof)
+		return (ssize_t)(in->len - in->pos);
+	if (in->pos > 0) {
+		memmove(in->buf, in->buf + in->pos, in->len - in->pos);
+		in->len -= in->pos;
+		in->pos = 0;
+	}
+	if (want > in->cap) {
+		uint8_t *nb = realloc(in->buf, want + 1);
+		if (!nb)
+			return LP_ENOMEM;
+		in->buf = nb;
+		in->cap = want;
+	}
+	while (in->len < want && !in->eof) {
+		ssize_t n = read(in->fd, in->buf + in->len, in->cap - in->len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return lp_seterr_errno("cannot read '%s'", in->name);
+		}
+		if (n == 0)
+			in->eof = 1;
+		in->len += (size_t)n;
+	}
+	return (ssize_t)(in->len - in->pos);
+}
+
+ssize_t lp_in_peek(struct lp_in *in, const uint8_t **p, size_t want)
+{
+	ssize_t n = fill(in, want);
+
+	if (n >= 0)
+		*p = in->buf + in->pos;
+	return n < 0 ? n : (n > (ssize_t)want ? (ssize_t)want : n);
+}
+
+ssize_t lp_in_read(struct lp_in *in, void *dst, size_t n)
+{
+	size_t done = 0;
+
+	while (done < n) {
+		size_t chunk = n - done < in->cap ? n - done : in->cap;
+		ssize_t avail = fill(in, chunk);
+		if (avail < 0)
+			return avail;
+		if (avail == 0)
+			break;
+		if ((size_t)avail > chunk)
+			avail = (ssize_t)chunk;
+		memcpy((uint8_t *)dst + done, in->buf + in->pos, (size_t)avail);
+		in->pos += (size_t)avail;
+		in->offset += (uint64_t)avail;
+		done += (size_t)avail;
+	}
+	return (ssize_t)done;
+}
+
+ssize_t lp_in_getline(struct lp_in *in, char **line)
+{
+	size_t scanned = 0;
+
+	for (;;) {
+		uint8_t *start = in->buf + in->pos;
+		size_t avail = in->len - in->pos;
+		uint8_t *nl = memchr(start + scanned, '\n', avail - scanned);
+
+		if (nl || (in->eof && avail > 0)) {
+			size_t len = nl ? (size_t)(nl - start) : avail;
+			size_t consumed = nl ? len + 1 : len;
+			if (len > 0 && start[len - 1] == '\r')
+				len--;
+			start[len] = '\0';
+			in->pos += consumed;
+			in->offset += consumed;
+			*line = (char *)start;
+			return 1;
+		}
+		if (in->eof) {
+			*line = NULL;
+			return 0;
+		}
+		scanned = avail;
+		/* Lines longer than the buffer double it. */
+		ssize_t n = fill(in, avail == in->cap ? in->cap * 2 : avail + 1);
+		if (n < 0)
+			return n;
+	}
+}
+
+struct lp_out {
+	int fd;
+	char *path;     /* final name; NULL for stdout */
+	char *tmp_path; /* where it is written until closed */
+	char *name;     /* for messages */
+	char *buf;
+	size_t len, cap;
+	uint64_t offset;
+	int failed;
+};
+
+int lp_out_open(struct lp_out **out, const char *path)
+{
+	struct lp_out *o = calloc(1, sizeof(*o));
+	int err;
+
+	if (!o)
+		return LP_ENOMEM;
+	o->cap = OUT_BUF_SIZE;
+	o->buf = malloc(o->cap);
+	o->name = strdup(strcmp(path, "-") ? path : "<stdout>");
+	if (!o->buf || !o->name) {
+		err = LP_ENOMEM;
+		goto out_free;
+	}
+	if (!strcmp(path, "-")) {
+		o->fd = STDOUT_FILENO;
+		*out = o;
+		return 0;
+	}
+	o->path = strdup(path);
+	if (!o->path || asprintf(&o->tmp_path, "%s.tmp.%d", path, (int)getpid()) < 0) {
+		o->tmp_path = NULL;
+		err = LP_ENOMEM;
+		goto out_free;
+	}
+	o->fd = open(o->tmp_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (o->fd < 0) {
+		err = lp_seterr_errno("cannot create '%s'", path);
+		goto out_free;
+	}
+	*out = o;
+	return 0;
+
+out_free:
+	free(o->tmp_path);
+	free(o->path);
+	free(o->name);
+	free(o->buf);
+	free(o);
+	return err;
+}
+
+static int flush(struct lp_out *o)
+{
+	size_t done = 0;
+
+	if (o->failed)
+		return LP_EIO;
+	while (done < o->len) {
+		ssize_t n = write(o->fd, o->buf + done, o->len - done);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			o->failed = 1;
+			return lp_seterr_errno("cannot write '%s'", o->name);
+		}
+		done += (size_t)n;
+	}
+	o->len = 0;
+	return 0;
+}
+
+char *lp_out_reserve(struct lp_out *o, size_t n)
+{
+	if (o->cap - o->len < n) {
+		if (flush(o) < 0)
+			return NULL;
+		if (n > o->cap) {
+			char *nb = realloc(o->buf, n);
+			if (!nb)
+				return NULL;
+			o->buf = nb;
+			o->cap = n;
+		}
+	}
+	return o->buf + o->len;
+}
+
+void lp_out_commit(struct lp_out *o, size_t used)
+{
+	o->len += used;
+	o->offset += used;
+}
+
+int lp_out_write(struct lp_out *o, const void *src, size_t n)
+{
+	const char *p = src;
+
+	while (n > 0) {
+		size_t room = o->cap - o->len;
+		if (room == 0) {
+			int err = flush(o);
+			if (err < 0)
+				return err;
+			continue;
+		}
+		size_t chunk = n < room ? n : room;
+		memcpy(o->buf + o->len, p, chunk);
+		lp_out_commit(o, chunk);
+		p += chunk;
+		n -= chunk;
+	}
+	return o->failed ? LP_EIO : 0;
+}
+
+int lp_out_printf(struct lp_out *o, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	for (size_t want = 256;; want = (size_t)n + 1) {
+		char *dst = lp_out_reserve(o, want);
+		if (!dst)
+			return o->failed ? LP_EIO : LP_ENOMEM;
+		va_start(ap, fmt);
+		n = vsnprintf(dst, o->cap - o->len, fmt, ap);
+		va_end(ap);
+		if (n < 0)
+			return lp_seterr(LP_EINVAL, "bad format string");
+		if ((size_t)n < o->cap - o->len) {
+			lp_out_commit(o, (size_t)n);
+			return 0;
+		}
+	}
+}
+
+uint64_t lp_out_offset(const struct lp_out *o)
+{
+	return o->offset;
+}
+
+const char *lp_out_name(const struct lp_out *o)
+{
+	return o->name;
+}
+
+static void out_free(struct lp_out *o)
+{
+	free(o->tmp_path);
+	free(o->path);
+	free(o->name);
+	free(o->buf);
+	free(o);
+}
+
+int lp_out_close(struct lp_out *o)
+{
+	int err;
+
+	if (!o)
+		return 0;
+	err = flush(o);
+	if (o->fd != STDOUT_FILENO) {
+		if (close(o->fd) < 0 && !err)
+			err = lp_seterr_errno("cannot write '%s'", o->name);
+		if (!err && rename(o->tmp_path, o->path) < 0)
+			err = lp_seterr_errno("cannot rename '%s' to '%s'", o->tmp_path, o->path);
+		if (err)
+			unlink(o->tmp_path);
+	}
+	out_free(o);
+	return err;
+}
+
+void lp_out_abort(struct lp_out *o)
+{
+	if (!o)
+		return;
+	if (o->fd != STDOUT_FILENO) {
+		close(o->fd);
+		unlink(o->tmp_path);
+	} else {
+		flush(o);
+	}
+	out_free(o);
+}

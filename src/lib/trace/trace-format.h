@@ -1,0 +1,38 @@
+/* Internal: the table of function pointers every trace format provides.
+ * One file per format (trace-<name>.c); register it in formats[] of
+ * trace.c. Readers return records in batches so that the per-record cost of
+ * the indirect call disappears. */
+#ifndef LP_TRACE_FORMAT_H
+#define LP_TRACE_FORMAT_H
+
+#include <locprof/trace.h>
+#include <stdbool.h>
+
+struct lp_in;
+struct lp_out;
+
+struct lp_trace_format {
+	const char *name;
+	const char *const *extensions; /* NULL-terminated, with the dot */
+	/* Does this input start like this format? head holds up to 64 bytes. */
+	bool (*sniff)(const uint8_t *head, size_t len);
+
+	/* Reading: open consumes the header; read fills buf like
+	 * lp_trace_read(). The lp_in stays owned by the caller. */
+	int (*reader_open)(struct lp_in *in, void **state);
+	ssize_t (*read)(void *state, struct lp_ref *buf, size_t cap);
+	void (*reader_free)(void *state);
+
+	/* Writing: finish writes any trailer; it is called once before the
+	 * output is closed, and not at all when writing is aborted. */
+	int (*writer_open)(struct lp_out *out, void **state);
+	int (*write)(void *state, const struct lp_ref *refs, size_t n);
+	int (*finish)(void *state);
+	void (*writer_free)(void *state);
+};
+
+extern const struct lp_trace_format lp_trace_format_lpt;
+extern const struct lp_trace_format lp_trace_format_text;
+extern const struct lp_trace_format lp_trace_format_lackey;
+
+#endif
