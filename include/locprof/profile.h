@@ -37,6 +37,8 @@ struct lp_sample {
 	uint64_t pc;    /* 0 when unknown */
 	uint64_t addr;  /* an address inside the sampled line */
 	uint64_t reuse; /* reuse distance, or LP_REUSE_DANGLING */
+	uint64_t reuse_pc; /* pc of the next access to the line (the one that
+			    * hits or misses), 0 when dangling or unknown */
 	uint32_t tid;
 	uint8_t kind;     /* LP_REF_READ or LP_REF_WRITE */
 	uint8_t line_idx; /* index into lp_profile.line_sizes */

@@ -58,11 +58,12 @@ void lp_sample_encode(uint8_t out[LP_SAMPLE_RECORD_SIZE], const struct lp_sample
 	lp_put_u64(out + 8, s->pc);
 	lp_put_u64(out + 16, s->addr);
 	lp_put_u64(out + 24, s->reuse);
-	lp_put_u32(out + 32, s->tid);
-	out[36] = s->kind;
-	out[37] = s->line_idx;
-	out[38] = 0;
-	out[39] = 0;
+	lp_put_u64(out + 32, s->reuse_pc);
+	lp_put_u32(out + 40, s->tid);
+	out[44] = s->kind;
+	out[45] = s->line_idx;
+	out[46] = 0;
+	out[47] = 0;
 }
 
 void lp_sample_decode(struct lp_sample *s, const uint8_t in[LP_SAMPLE_RECORD_SIZE])
@@ -71,7 +72,8 @@ void lp_sample_decode(struct lp_sample *s, const uint8_t in[LP_SAMPLE_RECORD_SIZ
 	s->pc = lp_get_u64(in + 8);
 	s->addr = lp_get_u64(in + 16);
 	s->reuse = lp_get_u64(in + 24);
-	s->tid = lp_get_u32(in + 32);
-	s->kind = in[36];
-	s->line_idx = in[37];
+	s->reuse_pc = lp_get_u64(in + 32);
+	s->tid = lp_get_u32(in + 40);
+	s->kind = in[44];
+	s->line_idx = in[45];
 }

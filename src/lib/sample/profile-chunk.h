@@ -22,8 +22,8 @@
 /* Longest payload a reader accepts: a bit flip in a length field must not
  * make it allocate gigabytes. Writers split sample chunks well below this. */
 #define LP_CHUNK_MAX_PAYLOAD (64u << 20)
-#define LP_SAMPLE_RECORD_SIZE 40u
-/* Samples per chunk the library writer uses (1.6 MB chunks). */
+#define LP_SAMPLE_RECORD_SIZE 48u
+/* Samples per chunk the library writer uses (1.9 MB chunks). */
 #define LP_SAMPLES_PER_CHUNK 40000u
 
 #define LP_TAG(a, b, c, d) \

@@ -197,6 +197,7 @@ static int access_line(struct lp_sampler *s, unsigned li, uint64_t line, uint64_
 				uint32_t slot = l->vals[j];
 				struct lp_sample *smp = &l->slots[slot];
 				smp->reuse = l->clock - smp->time - 1;
+				smp->reuse_pc = r->pc;
 				if ((err = lp_profile_add_sample(s->p, smp)) < 0)
 					return err;
 				smp->time = l->free_head;
@@ -209,7 +210,7 @@ static int access_line(struct lp_sampler *s, unsigned li, uint64_t line, uint64_
 	}
 	if (--l->countdown == 0) {
 		struct lp_sample smp = {
-			.time = l->clock, .pc = r->pc, .addr = addr, .reuse = LP_REUSE_DANGLING,
+			.time = l->clock, .pc = r->pc, .addr = addr, .reuse = LP_REUSE_DANGLING, .reuse_pc = 0,
 			.tid = r->tid, .kind = r->kind, .line_idx = (uint8_t)li,
 		};
 		l->countdown = lp_rng_geometric(&l->rng, s->rate);
