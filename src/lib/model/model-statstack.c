@@ -190,6 +190,8 @@ int lp_statstack_sample_miss(const struct lp_statstack *m, uint64_t sets, uint64
 		uint64_t r = m->p->samples[m->first + i].reuse;
 		if (r == LP_REUSE_DANGLING)
 			prob[i] = m->include_cold ? 1 : 0;
+		else if (sets == 1) /* the cut; equal to the binomial at s = 1 (tested) */
+			prob[i] = lp_statstack_expected_sd(m, r) >= (double)ways;
 		else
 			prob[i] = lp_binomial_miss(lp_statstack_expected_sd(m, r), sets, ways);
 	}
