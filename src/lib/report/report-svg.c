@@ -124,7 +124,7 @@ int lp_svg_write(const char *path, const char *title, const struct lp_curve *cur
 		 const struct lp_curve *refs, size_t nrefs, const struct lp_marker *marks,
 		 size_t nmarks)
 {
-	const double W = 760, H = 480, ml = 70, mr = 170, mt = 45, mb = 60;
+	const double W = 800, H = 480, ml = 70, mr = 210, mt = 45, mb = 60;
 	const double pw = W - ml - mr, ph = H - mt - mb;
 	double lo = INFINITY, hi = -INFINITY, ymax = 0;
 	struct lp_out *o;
@@ -221,7 +221,7 @@ int lp_svg_write(const char *path, const char *title, const struct lp_curve *cur
 				      pass ? " stroke-dasharray=\"6,4\"" : "");
 			lp_out_printf(o, "<text x=\"%g\" y=\"%g\">", ml + pw + 46, ly + 4);
 			xml_text(o, c[i].name);
-			lp_out_printf(o, "%s</text>\n", pass ? " (reference)" : "");
+			lp_out_printf(o, "%s</text>\n", pass ? " (ref.)" : "");
 		}
 	}
 	for (size_t i = 0; i < nmarks; i++) {
