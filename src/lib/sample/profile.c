@@ -124,7 +124,8 @@ int lp_profile_finish(struct lp_profile *p, uint64_t window)
 {
 	if (!window)
 		window = p->window;
-	qsort(p->samples, p->n_samples, sizeof(*p->samples), cmp_sample);
+	if (p->n_samples > 1)
+		qsort(p->samples, p->n_samples, sizeof(*p->samples), cmp_sample);
 	for (unsigned li = 0; li < p->n_line_sizes; li++) {
 		struct lp_window_set *ws = &p->windows[li];
 		size_t first, n, nw;
