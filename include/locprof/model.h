@@ -1,0 +1,84 @@
+/* locprof/model.h - miss ratios of any cache from a profile.
+ *
+ * Cache sizes are given in lines (bytes / the profile's line size) and may
+ * be any value >= 1, not only powers of two. Ratios are misses per line
+ * access. With include_cold = 0 (the default everywhere, as in StatCache)
+ * cold misses are excluded from both misses and accesses, which is what the
+ * `lru-nocold` reference curve measures; with include_cold = 1 dangling
+ * samples stand for the cold misses (see docs/models.md).
+ */
+#ifndef LOCPROF_MODEL_H
+#define LOCPROF_MODEL_H
+
+#include <locprof/profile.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- StatCache: fully associative, random replacement ---------------- */
+
+struct lp_statcache;
+
+/* Model of line size index li of p. window: length of the time windows in
+ * line accesses (0: the profile's windows). p must outlive the model. */
+int lp_statcache_new(struct lp_statcache **out, const struct lp_profile *p, unsigned li,
+		     uint64_t window, int include_cold);
+void lp_statcache_free(struct lp_statcache *m);
+
+/* Miss ratio for each of n cache sizes (in lines, any order): the
+ * sample-weighted average of the per-window solutions of Eq. 6. */
+int lp_statcache_curve(struct lp_statcache *m, const double *lines, size_t n, double *ratio);
+
+/* Windows of the model, and the solution of each for one cache size
+ * (NAN for a window without samples). */
+size_t lp_statcache_nwindows(const struct lp_statcache *m);
+uint64_t lp_statcache_window_length(const struct lp_statcache *m);
+int lp_statcache_window_ratios(struct lp_statcache *m, double lines, double *ratio);
+
+/* Miss probability of the reuse of each sample of the line size (in the
+ * profile's order, [first, first + n) of lp_profile_line_samples()) for one
+ * cache size: f(k * R_w) with R_w its window's miss ratio; 1 for dangling
+ * samples when cold misses are included, else 0. */
+int lp_statcache_sample_miss(struct lp_statcache *m, double lines, double *prob);
+
+/* Solve Eq. 6 for one histogram given as n reuse distances (one per
+ * sample) plus `dangling` dangling samples: the miss ratio R in [0, 1] with
+ * R * N = sum f(k R) (+ dangling when include_cold). warm: an upper bound
+ * of the root (the root for a smaller cache), or 1. */
+double lp_statcache_solve(const double *reuse, size_t n, double dangling, int include_cold,
+			  double lines, double warm);
+
+/* ---- StatStack: LRU, fully and set associative ------------------------ */
+
+struct lp_statstack;
+
+int lp_statstack_new(struct lp_statstack **out, const struct lp_profile *p, unsigned li,
+		     int include_cold);
+void lp_statstack_free(struct lp_statstack *m);
+
+/* Expected stack distance of an access whose reuse distance is d, under
+ * the profile's reuse-distance distribution. */
+double lp_statstack_expected_sd(const struct lp_statstack *m, uint64_t d);
+
+/* Fully associative LRU miss ratio of a cache of `lines` lines. */
+double lp_statstack_miss_ratio(const struct lp_statstack *m, double lines);
+
+/* Set-associative LRU (sets x ways lines) by the binomial model applied to
+ * each sample's expected stack distance. sets = 1 is the fully associative
+ * cut. */
+double lp_statstack_setassoc_miss_ratio(const struct lp_statstack *m, uint64_t sets, uint64_t ways);
+
+/* Per-sample miss probabilities, as lp_statcache_sample_miss(). */
+int lp_statstack_sample_miss(const struct lp_statstack *m, uint64_t sets, uint64_t ways,
+			     double *prob);
+
+/* Probability that an access with stack distance floor(sd) misses in an
+ * LRU cache of `sets` sets of `ways` ways, when lines map to sets uniformly
+ * (Marin & Mellor-Crummey section 5.2). */
+double lp_binomial_miss(double sd, uint64_t sets, uint64_t ways);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

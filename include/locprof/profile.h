@@ -1,0 +1,126 @@
+/* locprof/profile.h - the .lpp profile: sampled reuse distances of a run.
+ *
+ * A profile is the architecture-independent fingerprint of one run: run
+ * metadata, the StatCache samples (each a watched line access and the reuse
+ * distance at which its line was next touched, or dangling), time windows
+ * over the samples, and the executable mappings for symbolising pcs later.
+ * It is recorded once and evaluated for any cache offline (locprof/model.h).
+ *
+ * On disk (docs/formats.md, ".lpp"): a file header, then self-describing,
+ * individually checksummed chunks. A writer may append sample chunks at any
+ * time (a live runtime flushes every interval), so a file cut short still
+ * holds every chunk written before the cut; lp_profile_read() returns it
+ * with LP_ETRUNCATED.
+ *
+ * Time is counted in line accesses of the sample's line size: a reference
+ * touching lines a..b advances the clock by b-a+1. The reuse distance is the
+ * number of line accesses (any line) strictly between the sampled access and
+ * the next access to the same line.
+ */
+#ifndef LOCPROF_PROFILE_H
+#define LOCPROF_PROFILE_H
+
+#include <locprof/common.h>
+#include <locprof/mapping.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define LP_PROFILE_VERSION 1
+#define LP_PROFILE_MAX_LINE_SIZES 8
+/* reuse value of a sample whose line was never touched again */
+#define LP_REUSE_DANGLING UINT64_MAX
+
+struct lp_sample {
+	uint64_t time;  /* line-access clock of the sampled access (from 0) */
+	uint64_t pc;    /* 0 when unknown */
+	uint64_t addr;  /* an address inside the sampled line */
+	uint64_t reuse; /* reuse distance, or LP_REUSE_DANGLING */
+	uint64_t reuse_pc; /* pc of the next access to the line (the one that
+			    * hits or misses), 0 when dangling or unknown */
+	uint32_t tid;
+	uint8_t kind;     /* LP_REF_READ or LP_REF_WRITE */
+	uint8_t line_idx; /* index into lp_profile.line_sizes */
+};
+
+/* A time window: the samples of one line size whose time falls in
+ * [index * length, (index + 1) * length). */
+struct lp_window {
+	uint64_t first;    /* index of its first sample in lp_profile.samples */
+	uint64_t n;        /* number of samples */
+	uint64_t accesses; /* line accesses in the window (the last one is short) */
+};
+
+struct lp_window_set {
+	uint64_t length; /* window length in line accesses */
+	struct lp_window *v;
+	size_t n;
+};
+
+struct lp_profile {
+	/* run metadata */
+	char *command;  /* command line of the profiled run ("" when unknown) */
+	char *host;     /* host name */
+	int64_t date;   /* seconds since the epoch */
+	char *source;   /* what produced it: "trace foo.txt", "inst", ... */
+	uint32_t n_line_sizes;
+	uint32_t line_sizes[LP_PROFILE_MAX_LINE_SIZES]; /* bytes, powers of two */
+	double rate;             /* sampling rate (mean gap 1/rate line accesses) */
+	uint64_t target_samples; /* --samples N, 0 when the rate was given */
+	uint64_t seed;
+	uint64_t window; /* requested window length in line accesses */
+
+	/* counts: known at the end of a run (or at the last flush) */
+	uint64_t accesses[LP_PROFILE_MAX_LINE_SIZES]; /* line accesses per line size */
+	uint64_t references;                          /* loads and stores */
+	uint64_t *thread_refs;                        /* references per thread */
+	uint32_t n_threads;
+
+	/* samples, sorted by (line_idx, time) after lp_profile_finish() */
+	struct lp_sample *samples;
+	size_t n_samples, cap_samples;
+
+	/* windows per line size, built by lp_profile_finish() */
+	struct lp_window_set windows[LP_PROFILE_MAX_LINE_SIZES];
+
+	struct lp_mappings mappings;
+};
+
+int lp_profile_new(struct lp_profile **out);
+void lp_profile_free(struct lp_profile *p);
+
+/* Replace a metadata string (command, host, source); s may be NULL. */
+int lp_profile_set_str(char **field, const char *s);
+
+/* Append a sample (copied). */
+int lp_profile_add_sample(struct lp_profile *p, const struct lp_sample *s);
+
+/* Set the references of thread tid (growing the table). */
+int lp_profile_set_thread_refs(struct lp_profile *p, uint32_t tid, uint64_t refs);
+
+/* Sort the samples and (re)build the windows of every line size with the
+ * given window length (0: p->window, and if that is 0 too, one window). */
+int lp_profile_finish(struct lp_profile *p, uint64_t window);
+
+/* Samples of line size index li: [*first, *first + *n). Needs
+ * lp_profile_finish(). */
+void lp_profile_line_samples(const struct lp_profile *p, unsigned li, size_t *first, size_t *n);
+
+/* Index of a line size in the profile, or -1. */
+int lp_profile_line_index(const struct lp_profile *p, uint32_t line_size);
+
+/* Write the whole profile to path (atomically: temporary name + rename). */
+int lp_profile_write(const struct lp_profile *p, const char *path);
+
+/* Read a profile. On success returns 0. A file cut short or with a damaged
+ * chunk returns the profile of every intact chunk before the damage in *out
+ * AND LP_ETRUNCATED or LP_ECORRUPT (lp_errmsg() says where); the caller
+ * should warn and may use it. Any other error leaves *out NULL. The
+ * returned profile has been through lp_profile_finish(). */
+int lp_profile_read(struct lp_profile **out, const char *path);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

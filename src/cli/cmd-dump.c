@@ -1,0 +1,160 @@
+/* locprof dump: print a .lpp profile. */
+#include "cli.h"
+
+#include <locprof/profile.h>
+
+#include <inttypes.h>
+#include <string.h>
+#include <time.h>
+
+static const char usage[] =
+	"usage: locprof dump PROFILE.lpp [--format text|json]\n"
+	"\n"
+	"Print a profile: its metadata, counts, windows, mappings and every\n"
+	"sample (time, pc, address, kind, thread, line size, reuse distance or\n"
+	"'dangling', and the pc of the reusing access). A damaged or truncated\n"
+	"profile is printed as far as it is readable, with a warning (status 3).\n"
+	"\n"
+	"  -F, --format FMT   text (default) or json\n"
+	"  -h, --help         this help\n";
+
+static int run(int argc, char **argv);
+
+const struct cli_command cmd_dump = {
+	.name = "dump",
+	.summary = "print the contents of a profile",
+	.usage = usage,
+	.run = run,
+};
+
+static void json_str(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			printf("\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			printf("\\u%04x", *s);
+		else
+			putchar(*s);
+	}
+	putchar('"');
+}
+
+static void dump_json(const struct lp_profile *p)
+{
+	printf("{\"command\":");
+	json_str(p->command);
+	printf(",\"host\":");
+	json_str(p->host);
+	printf(",\"source\":");
+	json_str(p->source);
+	printf(",\"date\":%" PRId64 ",\"rate\":%.17g,\"target_samples\":%" PRIu64 ",\"seed\":%" PRIu64
+	       ",\"window\":%" PRIu64 ",\"references\":%" PRIu64 ",\n \"line_sizes\":[",
+	       p->date, p->rate, p->target_samples, p->seed, p->window, p->references);
+	for (unsigned i = 0; i < p->n_line_sizes; i++)
+		printf("%s{\"bytes\":%u,\"accesses\":%" PRIu64 ",\"windows\":%zu}", i ? "," : "",
+		       p->line_sizes[i], p->accesses[i], p->windows[i].n);
+	printf("],\n \"thread_refs\":[");
+	for (uint32_t t = 0; t < p->n_threads; t++)
+		printf("%s%" PRIu64, t ? "," : "", p->thread_refs[t]);
+	printf("],\n \"mappings\":[");
+	for (size_t i = 0; i < p->mappings.n; i++) {
+		const struct lp_mapping *m = &p->mappings.v[i];
+		printf("%s{\"start\":%" PRIu64 ",\"end\":%" PRIu64 ",\"offset\":%" PRIu64 ",\"path\":",
+		       i ? "," : "", m->start, m->end, m->file_offset);
+		json_str(m->path);
+		printf("}");
+	}
+	printf("],\n \"samples\":[");
+	for (size_t i = 0; i < p->n_samples; i++) {
+		const struct lp_sample *s = &p->samples[i];
+		printf("%s\n  {\"time\":%" PRIu64 ",\"pc\":%" PRIu64 ",\"addr\":%" PRIu64
+		       ",\"kind\":\"%c\",\"tid\":%u,\"line\":%u,\"reuse\":",
+		       i ? "," : "", s->time, s->pc, s->addr, s->kind ? 'W' : 'R', s->tid,
+		       p->line_sizes[s->line_idx]);
+		if (s->reuse == LP_REUSE_DANGLING)
+			printf("null");
+		else
+			printf("%" PRIu64, s->reuse);
+		printf(",\"reuse_pc\":%" PRIu64 "}", s->reuse_pc);
+	}
+	printf("\n]}\n");
+}
+
+static void dump_text(const struct lp_profile *p)
+{
+	char date[64] = "";
+	time_t t = (time_t)p->date;
+	struct tm tm;
+
+	if (gmtime_r(&t, &tm))
+		strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	printf("command: %s\nhost: %s\ndate: %s\nsource: %s\n", p->command, p->host, date, p->source);
+	printf("rate: %.6g  target samples: %" PRIu64 "  seed: %" PRIu64 "  window: %" PRIu64 "\n",
+	       p->rate, p->target_samples, p->seed, p->window);
+	printf("references: %" PRIu64 "  threads: %u\n", p->references, p->n_threads);
+	for (uint32_t i = 0; i < p->n_threads; i++)
+		printf("  thread %u: %" PRIu64 " references\n", i, p->thread_refs[i]);
+	for (unsigned i = 0; i < p->n_line_sizes; i++) {
+		size_t first, n, dangling = 0;
+		lp_profile_line_samples(p, i, &first, &n);
+		for (size_t j = first; j < first + n; j++)
+			dangling += p->samples[j].reuse == LP_REUSE_DANGLING;
+		printf("line %u: %" PRIu64 " line accesses, %zu samples (%zu dangling), %zu windows of %" PRIu64
+		       "\n",
+		       p->line_sizes[i], p->accesses[i], n, dangling, p->windows[i].n, p->windows[i].length);
+	}
+	for (size_t i = 0; i < p->mappings.n; i++)
+		printf("mapping %#" PRIx64 "-%#" PRIx64 " +%#" PRIx64 " %s\n", p->mappings.v[i].start,
+		       p->mappings.v[i].end, p->mappings.v[i].file_offset, p->mappings.v[i].path);
+	printf("# line time pc addr kind tid reuse reuse_pc\n");
+	for (size_t i = 0; i < p->n_samples; i++) {
+		const struct lp_sample *s = &p->samples[i];
+		printf("%u %" PRIu64 " %#" PRIx64 " %#" PRIx64 " %c %u ", p->line_sizes[s->line_idx], s->time,
+		       s->pc, s->addr, s->kind ? 'W' : 'R', s->tid);
+		if (s->reuse == LP_REUSE_DANGLING)
+			printf("dangling -\n");
+		else
+			printf("%" PRIu64 " %#" PRIx64 "\n", s->reuse, s->reuse_pc);
+	}
+}
+
+static int run(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "format", required_argument, NULL, 'F' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const char *format = "text";
+	struct lp_profile *p;
+	int c, err, status = CLI_OK;
+
+	while ((c = cli_getopt(argc, argv, "F:h", opts)) != -1) {
+		switch (c) {
+		case 'F': format = optarg; break;
+		case 'h': return cli_print_usage(&cmd_dump);
+		default: return cli_usage_error(&cmd_dump, "bad option");
+		}
+	}
+	if (argc - optind != 1)
+		return cli_usage_error(&cmd_dump, "dump takes one profile");
+	if (strcmp(format, "text") && strcmp(format, "json"))
+		return cli_usage_error(&cmd_dump, "unknown format '%s' (text, json)", format);
+	err = lp_profile_read(&p, argv[optind]);
+	if (!p) {
+		cli_error("%s", lp_errmsg());
+		return CLI_ERROR;
+	}
+	if (err < 0) {
+		cli_warn("%s", lp_errmsg());
+		status = CLI_PARTIAL;
+	}
+	if (!strcmp(format, "json"))
+		dump_json(p);
+	else
+		dump_text(p);
+	lp_profile_free(p);
+	return status;
+}

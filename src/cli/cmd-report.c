@@ -1,0 +1,410 @@
+/* locprof report: working-set graphs, named caches, windows and hot pcs
+ * from a profile. */
+#include "cli.h"
+
+#include <locprof/model.h>
+#include <locprof/profile.h>
+#include <locprof/report.h>
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage[] =
+	"usage: locprof report PROFILE.lpp [--sizes 4K..64M] [--cache SIZE:WAYS:LINE ...]\n"
+	"                      [--cache host] [--policy lru,random] [--format text|csv|json]\n"
+	"                      [--svg FILE] [--reference CSV] [--window [N]] [--top N]\n"
+	"                      [--at SIZE] [--cold]\n"
+	"\n"
+	"Predict miss ratios from a profile: the working-set graph under LRU\n"
+	"(StatStack) and random replacement (StatCache), fully associative; the\n"
+	"miss ratio of named caches (set-associative LRU by the binomial model,\n"
+	"random by StatCache); the ratio per time window; and the pcs whose\n"
+	"accesses miss most. Cold misses are excluded unless --cold is given.\n"
+	"\n"
+	"  -s, --sizes LIST     cache sizes of the graph (default 4K..64M)\n"
+	"  -c, --cache SPEC     a cache SIZE:WAYS:LINE (e.g. 32K:8:64; WAYS 0 = fully\n"
+	"                       associative), or 'host' for this machine's data caches\n"
+	"  -p, --policy LIST    lru, random or both (default lru,random)\n"
+	"  -F, --format FMT     text (default), csv (the curve CSV of docs/formats.md)\n"
+	"                       or json\n"
+	"  -o, --svg FILE       also plot the graph as SVG\n"
+	"  -r, --reference CSV  overlay reference curves (e.g. from locprof simulate)\n"
+	"  -w, --window[=N]     print the miss ratio per time window (window of N line\n"
+	"                       accesses; default the profile's)\n"
+	"  -t, --top N          top pcs by predicted misses (default 10, 0 = none)\n"
+	"  -a, --at SIZE        cache size for the windows and the top pcs (default the\n"
+	"                       first --cache, else 32K)\n"
+	"  -l, --line BYTES     line size to use when the profile has several\n"
+	"      --cold           include cold misses (dangling samples as misses)\n"
+	"  -h, --help           this help\n";
+
+static int run(int argc, char **argv);
+
+const struct cli_command cmd_report = {
+	.name = "report",
+	.summary = "working-set graphs, cache predictions and hot pcs from a profile",
+	.usage = usage,
+	.run = run,
+};
+
+struct cache {
+	char label[64];
+	uint64_t size, ways, line;
+	double lru, random;
+};
+
+static int read_sys(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (!fgets(buf, (int)len, f)) {
+		fclose(f);
+		return -1;
+	}
+	fclose(f);
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}
+
+/* /sys/devices/system/cpu/cpu0/cache/index*: the data and unified caches. */
+static int host_caches(struct cache *v, size_t *n, size_t cap)
+{
+	for (int i = 0; i < 16 && *n < cap; i++) {
+		char p[128], level[16], type[32], size[32], ways[16], line[16];
+		uint64_t s, w, l;
+#define SYS(field, buf) \
+	(snprintf(p, sizeof(p), "/sys/devices/system/cpu/cpu0/cache/index%d/" field, i), \
+	 read_sys(p, buf, sizeof(buf)))
+		if (SYS("level", level) < 0)
+			break;
+		if (SYS("type", type) < 0 || !strcmp(type, "Instruction") || SYS("size", size) < 0 ||
+		    SYS("ways_of_associativity", ways) < 0 || SYS("coherency_line_size", line) < 0)
+			continue;
+#undef SYS
+		if (cli_parse_size(size, &s) < 0 || cli_parse_u64(ways, &w) < 0 || cli_parse_u64(line, &l) < 0)
+			continue;
+		struct cache *c = &v[(*n)++];
+		memset(c, 0, sizeof(*c));
+		c->size = s;
+		c->ways = w;
+		c->line = l;
+		snprintf(c->label, sizeof(c->label), "L%s %s", level, size);
+	}
+	return 0;
+}
+
+static int parse_cache(const char *spec, struct cache *c)
+{
+	char buf[64];
+	char *a, *b;
+
+	if (strlen(spec) >= sizeof(buf))
+		return -1;
+	strcpy(buf, spec);
+	memset(c, 0, sizeof(*c));
+	a = strchr(buf, ':');
+	if (!a)
+		return -1;
+	*a++ = '\0';
+	b = strchr(a, ':');
+	c->line = 64;
+	if (b) {
+		*b++ = '\0';
+		if (cli_parse_size(b, &c->line) < 0 || !c->line)
+			return -1;
+	}
+	if (cli_parse_size(buf, &c->size) < 0 || cli_parse_u64(a, &c->ways) < 0 || !c->size)
+		return -1;
+	snprintf(c->label, sizeof(c->label), "%s", spec);
+	return 0;
+}
+
+struct pcrow {
+	uint64_t pc;
+	double misses;
+};
+
+static int cmp_pcrow(const void *a, const void *b)
+{
+	const struct pcrow *x = a, *y = b;
+	if (x->misses != y->misses)
+		return x->misses > y->misses ? -1 : 1;
+	return x->pc < y->pc ? -1 : x->pc > y->pc;
+}
+
+static int cmp_pc(const void *a, const void *b)
+{
+	const struct pcrow *x = a, *y = b;
+	return x->pc < y->pc ? -1 : x->pc > y->pc;
+}
+
+/* Symbolising hook: a symboliser (src/lib/symbol) will turn pcs into
+ * function names; until then the raw pc. */
+static const char *pc_name(uint64_t pc, char *buf, size_t len)
+{
+	snprintf(buf, len, "%#" PRIx64, pc);
+	return buf;
+}
+
+/* Sum per-sample miss probabilities by the pc of the reusing access. */
+static size_t top_pcs(const struct lp_profile *p, size_t first, size_t n, const double *prob,
+		      struct pcrow *rows, double *total)
+{
+	size_t k = 0, m = 0;
+
+	*total = 0;
+	for (size_t i = 0; i < n; i++) {
+		rows[k].pc = p->samples[first + i].reuse_pc;
+		rows[k++].misses = prob[i];
+		*total += prob[i];
+	}
+	qsort(rows, k, sizeof(*rows), cmp_pc);
+	for (size_t i = 0; i < k; i++) {
+		if (m && rows[m - 1].pc == rows[i].pc)
+			rows[m - 1].misses += rows[i].misses;
+		else
+			rows[m++] = rows[i];
+	}
+	qsort(rows, m, sizeof(*rows), cmp_pcrow);
+	return m;
+}
+
+static int run(int argc, char **argv)
+{
+	enum { OPT_COLD = 1000 };
+	static const struct option opts[] = {
+		{ "sizes", required_argument, NULL, 's' },  { "cache", required_argument, NULL, 'c' },
+		{ "policy", required_argument, NULL, 'p' }, { "format", required_argument, NULL, 'F' },
+		{ "svg", required_argument, NULL, 'o' },    { "reference", required_argument, NULL, 'r' },
+		{ "window", optional_argument, NULL, 'w' }, { "top", required_argument, NULL, 't' },
+		{ "at", required_argument, NULL, 'a' },     { "line", required_argument, NULL, 'l' },
+		{ "cold", no_argument, NULL, OPT_COLD },    { "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const char *sizes_arg = "4K..64M", *format = "text", *svg = NULL, *refpath = NULL;
+	int want_lru = 1, want_random = 1, show_windows = 0, cold = 0, c, err, status = CLI_OK;
+	uint64_t window = 0, top = 10, at = 0, line_arg = 0, *sizes = NULL;
+	size_t nsizes = 0, ncaches = 0, nrefs = 0;
+	struct cache caches[32];
+	struct lp_profile *p = NULL;
+	struct lp_statstack *ss = NULL;
+	struct lp_statcache *sc = NULL;
+	struct lp_curve curves[2], *refs = NULL;
+	struct lp_marker marks[32];
+	double *lines = NULL, *ratio_lru = NULL, *ratio_rnd = NULL, *prob = NULL;
+	struct pcrow *rows = NULL;
+	int li;
+
+	memset(curves, 0, sizeof(curves));
+	while ((c = cli_getopt(argc, argv, "s:c:p:F:o:r:w::t:a:l:h", opts)) != -1) {
+		switch (c) {
+		case 's': sizes_arg = optarg; break;
+		case 'c':
+			if (!strcmp(optarg, "host")) {
+				host_caches(caches, &ncaches, 32);
+			} else if (ncaches >= 32 || parse_cache(optarg, &caches[ncaches++]) < 0) {
+				return cli_usage_error(&cmd_report, "bad --cache '%s' (SIZE:WAYS:LINE or host)", optarg);
+			}
+			break;
+		case 'p':
+			want_lru = strstr(optarg, "lru") != NULL;
+			want_random = strstr(optarg, "random") != NULL;
+			if (!want_lru && !want_random)
+				return cli_usage_error(&cmd_report, "bad --policy '%s' (lru, random)", optarg);
+			break;
+		case 'F': format = optarg; break;
+		case 'o': svg = optarg; break;
+		case 'r': refpath = optarg; break;
+		case 'w':
+			show_windows = 1;
+			if (optarg && (cli_parse_u64(optarg, &window) < 0 || !window))
+				return cli_usage_error(&cmd_report, "bad --window '%s'", optarg);
+			break;
+		case 't':
+			if (cli_parse_u64(optarg, &top) < 0)
+				return cli_usage_error(&cmd_report, "bad --top '%s'", optarg);
+			break;
+		case 'a':
+			if (cli_parse_size(optarg, &at) < 0 || !at)
+				return cli_usage_error(&cmd_report, "bad --at '%s'", optarg);
+			break;
+		case 'l':
+			if (cli_parse_size(optarg, &line_arg) < 0)
+				return cli_usage_error(&cmd_report, "bad --line '%s'", optarg);
+			break;
+		case OPT_COLD: cold = 1; break;
+		case 'h': return cli_print_usage(&cmd_report);
+		default: return cli_usage_error(&cmd_report, "bad option");
+		}
+	}
+	if (argc - optind != 1)
+		return cli_usage_error(&cmd_report, "report takes one profile");
+	if (strcmp(format, "text") && strcmp(format, "csv") && strcmp(format, "json"))
+		return cli_usage_error(&cmd_report, "unknown format '%s' (text, csv, json)", format);
+	if (cli_parse_size_list(sizes_arg, &sizes, &nsizes) < 0)
+		return cli_usage_error(&cmd_report, "bad --sizes '%s'", sizes_arg);
+
+	err = lp_profile_read(&p, argv[optind]);
+	if (!p) {
+		cli_error("%s", lp_errmsg());
+		free(sizes);
+		return CLI_ERROR;
+	}
+	if (err < 0) {
+		cli_warn("%s", lp_errmsg());
+		status = CLI_PARTIAL;
+	}
+	li = line_arg ? lp_profile_line_index(p, (uint32_t)line_arg) : 0;
+	if (li < 0 || !p->n_line_sizes) {
+		cli_error("the profile has no line size %" PRIu64, line_arg);
+		status = CLI_ERROR;
+		goto out;
+	}
+	const double line = p->line_sizes[li];
+	if (refpath && lp_curves_read_csv(refpath, &refs, &nrefs) < 0) {
+		cli_error("%s", lp_errmsg());
+		status = CLI_ERROR;
+		goto out;
+	}
+	size_t first, n;
+	lp_profile_line_samples(p, (unsigned)li, &first, &n);
+	if (lp_statstack_new(&ss, p, (unsigned)li, cold) < 0 ||
+	    lp_statcache_new(&sc, p, (unsigned)li, window, cold) < 0 ||
+	    !(lines = malloc(nsizes * sizeof(*lines))) || !(ratio_lru = malloc(nsizes * sizeof(double))) ||
+	    !(ratio_rnd = malloc(nsizes * sizeof(double))) || !(prob = malloc((n + 1) * sizeof(double))) ||
+	    !(rows = malloc((n + 1) * sizeof(*rows)))) {
+		cli_error("%s", lp_errmsg());
+		status = CLI_ERROR;
+		goto out;
+	}
+	for (size_t i = 0; i < nsizes; i++) {
+		lines[i] = fmax(1.0, (double)sizes[i] / line);
+		ratio_lru[i] = lp_statstack_miss_ratio(ss, lines[i]);
+	}
+	lp_statcache_curve(sc, lines, nsizes, ratio_rnd);
+	for (size_t i = 0; i < ncaches; i++) {
+		struct cache *k = &caches[i];
+		uint64_t L = k->size / (uint64_t)line, ways = k->ways ? k->ways : L;
+		if ((double)k->line != line)
+			cli_warn("cache %s has %" PRIu64 "-byte lines; the profile's are %g bytes", k->label,
+				 k->line, line);
+		if (!L)
+			L = 1;
+		k->lru = lp_statstack_setassoc_miss_ratio(ss, L / ways ? L / ways : 1, ways);
+		double Ld = (double)L;
+		lp_statcache_curve(sc, &Ld, 1, &k->random);
+		marks[i] = (struct lp_marker){ k->label, k->size, want_lru ? k->lru : k->random };
+	}
+	if (!at)
+		at = ncaches ? caches[0].size : 32768;
+
+	curves[0] = (struct lp_curve){ .name = "statstack", .size = sizes, .ratio = ratio_lru, .n = nsizes };
+	curves[1] = (struct lp_curve){ .name = "statcache", .size = sizes, .ratio = ratio_rnd, .n = nsizes };
+	const struct lp_curve *shown = want_lru ? curves : curves + 1;
+	size_t nshown = (size_t)want_lru + (size_t)want_random;
+
+	if (!strcmp(format, "csv")) {
+		printf("# locprof curve v1: report %s, line %g, %s\n", argv[optind], line,
+		       cold ? "cold misses included" : "cold misses excluded");
+		printf("curve,size_bytes,miss_ratio,misses,accesses\n");
+		double acc = (double)p->accesses[li];
+		for (size_t k = 0; k < nshown; k++)
+			for (size_t i = 0; i < nsizes; i++)
+				printf("%s,%" PRIu64 ",%.6f,%.1f,%.0f\n", shown[k].name, sizes[i], shown[k].ratio[i],
+				       shown[k].ratio[i] * acc, acc);
+	} else if (!strcmp(format, "json")) {
+		printf("{\"profile\":\"%s\",\"line\":%g,\"samples\":%zu,\"cold\":%s,\"curves\":[", argv[optind],
+		       line, n, cold ? "true" : "false");
+		for (size_t k = 0; k < nshown; k++) {
+			printf("%s{\"name\":\"%s\",\"points\":[", k ? "," : "", shown[k].name);
+			for (size_t i = 0; i < nsizes; i++)
+				printf("%s[%" PRIu64 ",%.6f]", i ? "," : "", sizes[i], shown[k].ratio[i]);
+			printf("]}");
+		}
+		printf("],\"caches\":[");
+		for (size_t i = 0; i < ncaches; i++)
+			printf("%s{\"cache\":\"%s\",\"size\":%" PRIu64 ",\"ways\":%" PRIu64 ",\"lru\":%.6f,\"random\":%.6f}",
+			       i ? "," : "", caches[i].label, caches[i].size, caches[i].ways, caches[i].lru,
+			       caches[i].random);
+		printf("]}\n");
+	} else {
+		char b1[32];
+		printf("profile %s: %zu samples, %" PRIu64 " line accesses of %g bytes, %s\n\n", argv[optind], n,
+		       p->accesses[li], line, cold ? "cold misses included" : "cold misses excluded");
+		printf("%10s", "size");
+		for (size_t k = 0; k < nshown; k++)
+			printf(" %12s", want_lru && k == 0 ? "lru" : "random");
+		printf("\n");
+		for (size_t i = 0; i < nsizes; i++) {
+			printf("%10s", cli_format_size(sizes[i], b1, sizeof(b1)));
+			for (size_t k = 0; k < nshown; k++)
+				printf(" %12.4f", shown[k].ratio[i]);
+			printf("\n");
+		}
+		if (ncaches) {
+			printf("\n%-24s %8s %6s %12s %12s\n", "cache", "size", "ways", "lru", "random(FA)");
+			for (size_t i = 0; i < ncaches; i++)
+				printf("%-24s %8s %6" PRIu64 " %12.4f %12.4f\n", caches[i].label,
+				       cli_format_size(caches[i].size, b1, sizeof(b1)), caches[i].ways,
+				       caches[i].lru, caches[i].random);
+		}
+		if (show_windows) {
+			size_t nw = lp_statcache_nwindows(sc);
+			double *wr = malloc(nw * sizeof(*wr));
+			if (wr) {
+				lp_statcache_window_ratios(sc, fmax(1.0, (double)at / line), wr);
+				printf("\nrandom-replacement miss ratio per window of %" PRIu64
+				       " line accesses at %s:\n%8s %14s %10s\n",
+				       lp_statcache_window_length(sc), cli_format_size(at, b1, sizeof(b1)), "window",
+				       "start", "ratio");
+				for (size_t w = 0; w < nw; w++)
+					printf("%8zu %14" PRIu64 " %10.4f\n", w,
+					       (uint64_t)w * lp_statcache_window_length(sc), wr[w]);
+				free(wr);
+			}
+		}
+		if (top) {
+			double total;
+			size_t m;
+			uint64_t Lat = (uint64_t)fmax(1.0, (double)at / line);
+			if (want_lru)
+				lp_statstack_sample_miss(ss, 1, Lat, prob);
+			else
+				lp_statcache_sample_miss(sc, (double)Lat, prob);
+			m = top_pcs(p, first, n, prob, rows, &total);
+			printf("\ntop pcs by predicted %s misses at %s (the pc of the access that misses):\n",
+			       want_lru ? "LRU" : "random", cli_format_size(at, b1, sizeof(b1)));
+			printf("%20s %12s %8s\n", "pc", "misses", "share");
+			for (size_t i = 0; i < m && i < top && rows[i].misses > 0; i++) {
+				char nb[64];
+				/* each sample stands for 1/rate accesses */
+				printf("%20s %12.0f %7.1f%%\n", pc_name(rows[i].pc, nb, sizeof(nb)),
+				       rows[i].misses / (p->rate > 0 ? p->rate : 1), 100 * rows[i].misses / total);
+			}
+		}
+	}
+	if (svg) {
+		char title[256];
+		snprintf(title, sizeof(title), "Working-set graph (%g-byte lines, %zu samples%s)", line, n,
+			 cold ? "" : ", cold misses excluded");
+		if (lp_svg_write(svg, title, shown, nshown, refs, nrefs, marks, ncaches) < 0) {
+			cli_error("%s", lp_errmsg());
+			status = CLI_ERROR;
+		}
+	}
+out:
+	lp_curves_free(refs, nrefs);
+	lp_statstack_free(ss);
+	lp_statcache_free(sc);
+	free(lines);
+	free(ratio_lru);
+	free(ratio_rnd);
+	free(prob);
+	free(rows);
+	free(sizes);
+	lp_profile_free(p);
+	return status;
+}

@@ -1,0 +1,287 @@
+/* StatCache: the miss ratio of a fully associative cache with random
+ * replacement, from sampled reuse distances (Berg & Hagersten 2004, 2.4).
+ *
+ * Assumptions, and where they bend:
+ * - Random replacement evicts each resident line with probability 1/L per
+ *   miss, so a line survives n misses with probability (1 - 1/L)^n and
+ *   f(n) = 1 - (1 - 1/L)^n. Cold start is ignored: the cache is full.
+ * - Within a time window the miss ratio R is constant, so a reuse at
+ *   distance k saw k*R misses and misses with probability f(kR); summing
+ *   over the window's samples gives Eq. 6, R*N = sum_k h(k) f(kR). A phase
+ *   change inside a window breaks this; shorter windows help but hold
+ *   fewer samples (noisier solutions). The overall ratio is the average of
+ *   the window solutions weighted by their samples (= accesses, since every
+ *   access is sampled with the same probability).
+ * - A sample is assigned to the window of its first access, although its
+ *   reuse may end in a later window.
+ * - Dangling samples: the line was never touched again, so the sample
+ *   describes no reuse and no access that could miss. The number of
+ *   dangling samples estimates the number of cold misses (every line has
+ *   exactly one last access). Excluded by default, as in the paper (2.6);
+ *   with include_cold they are reuses at infinite distance: f = 1, a miss
+ *   for any finite cache, which adds the cold misses back.
+ *
+ * Solver. psi(R) = sum f(kR) + D - R N is concave with psi(0) = 0, so
+ * apart from the trivial root R = 0 it has at most one root in (0, 1]: it
+ * exists iff the slope at 0, sum(k)*(-log(1-1/L)) (+inf with dangling
+ * misses) exceeds N. Newton's method started to the right of a root of a
+ * concave function converges monotonically from the right and never
+ * overshoots, and the root for a cache of L lines bounds the root of any
+ * bigger cache from above (f decreases in L). So the working-set graph is
+ * computed in increasing L with each window's previous root as the start:
+ * 2 to 4 Newton steps per window and size. Rounding can stall that near a
+ * double root; after 60 steps a bisection on psi(R)/R finishes the job.
+ * This is why no general root finder (GSL) is used: it would not exploit
+ * the warm start, and the runtime-free library stays dependency-free.
+ */
+#include <locprof/model.h>
+
+#include "common/error.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct sc_window {
+	size_t first, n; /* finite reuse distances in m->k[first, first + n) */
+	double dangling;
+	double sum_k;
+	double root; /* warm start: the root for the last, smaller cache */
+	double last_lines;
+};
+
+struct lp_statcache {
+	const struct lp_profile *p;
+	size_t first, n; /* the line size's samples in the profile */
+	int include_cold;
+	uint64_t length;
+	double *k;   /* finite reuse distances grouped by window */
+	size_t *win; /* window of each profile sample (index from m->first) */
+	struct sc_window *w;
+	size_t nw;
+};
+
+/* psi(R) and psi'(R); b = log1p(-1/L) < 0 */
+static void psi(const double *k, size_t n, double dangling, int include_cold, double N, double b,
+		double R, double *val, double *der)
+{
+	double s = 0, d = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		double e = exp(k[i] * R * b);
+		s += 1.0 - e;
+		d -= k[i] * b * e;
+	}
+	if (include_cold)
+		s += dangling;
+	*val = s - R * N;
+	*der = d - N;
+}
+
+double lp_statcache_solve(const double *k, size_t n, double dangling, int include_cold,
+			  double lines, double warm)
+{
+	double N = (double)n + (include_cold ? dangling : 0);
+	double b, sum_k = 0, R, v, dv;
+
+	if (N <= 0)
+		return NAN;
+	if (lines <= 1)
+		/* one line: every reuse at distance >= 1 misses */
+		b = -INFINITY;
+	else
+		b = log1p(-1.0 / lines);
+	for (size_t i = 0; i < n; i++)
+		sum_k += k[i];
+	if (!(include_cold && dangling > 0) && (isinf(b) ? sum_k == 0 : -b * sum_k <= N))
+		return 0; /* slope at 0 <= N: only the trivial root */
+	if (isinf(b)) {
+		/* f(kR) = 1 for every k >= 1 and R > 0 */
+		double hits = 0;
+		for (size_t i = 0; i < n; i++)
+			hits += k[i] == 0;
+		return ((double)n - hits + (include_cold ? dangling : 0)) / N;
+	}
+	R = warm > 0 && warm <= 1 ? warm : 1;
+	psi(k, n, dangling, include_cold, N, b, R, &v, &dv);
+	if (v > 0) { /* warm start was not an upper bound: restart at 1 */
+		R = 1;
+		psi(k, n, dangling, include_cold, N, b, R, &v, &dv);
+		if (v >= 0)
+			return 1;
+	}
+	for (int it = 0; it < 60; it++) {
+		double next;
+		if (v == 0 || dv >= 0)
+			return R;
+		next = R - v / dv;
+		if (!(next < R) || next <= 0)
+			break;
+		if (R - next <= 1e-12 * R + 1e-15)
+			return next;
+		R = next;
+		psi(k, n, dangling, include_cold, N, b, R, &v, &dv);
+		if (v > 0)
+			return R; /* crossed the root by rounding: within 1 ulp-ish */
+	}
+	/* bisection on psi(R)/R over (0, R]: psi > 0 left of the root */
+	double lo = 0, hi = R;
+	for (int it = 0; it < 200 && hi - lo > 1e-14 * hi; it++) {
+		double mid = 0.5 * (lo + hi);
+		psi(k, n, dangling, include_cold, N, b, mid, &v, &dv);
+		if (v > 0)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return 0.5 * (lo + hi);
+}
+
+int lp_statcache_new(struct lp_statcache **out, const struct lp_profile *p, unsigned li,
+		     uint64_t window, int include_cold)
+{
+	struct lp_statcache *m;
+	size_t nfinite = 0;
+
+	if (li >= p->n_line_sizes)
+		return lp_seterr(LP_EINVAL, "no line size %u in the profile", li);
+	if (!(m = calloc(1, sizeof(*m))))
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	m->p = p;
+	m->include_cold = include_cold;
+	lp_profile_line_samples(p, li, &m->first, &m->n);
+	m->length = window ? window : p->windows[li].length;
+	if (!m->length)
+		m->length = 1;
+	{
+		uint64_t total = p->accesses[li];
+		if (m->n && p->samples[m->first + m->n - 1].time >= total)
+			total = p->samples[m->first + m->n - 1].time + 1;
+		m->nw = (size_t)((total + m->length - 1) / m->length);
+		if (!m->nw)
+			m->nw = 1;
+	}
+	m->k = malloc((m->n ? m->n : 1) * sizeof(*m->k));
+	m->win = malloc((m->n ? m->n : 1) * sizeof(*m->win));
+	m->w = calloc(m->nw, sizeof(*m->w));
+	if (!m->k || !m->win || !m->w) {
+		lp_statcache_free(m);
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	}
+	/* samples are sorted by time, so windows are contiguous */
+	for (size_t i = 0; i < m->n; i++) {
+		const struct lp_sample *s = &p->samples[m->first + i];
+		size_t w = (size_t)(s->time / m->length);
+		struct sc_window *wp = &m->w[w];
+		m->win[i] = w;
+		if (s->reuse == LP_REUSE_DANGLING) {
+			wp->dangling++;
+			continue;
+		}
+		if (!wp->n)
+			wp->first = nfinite;
+		m->k[nfinite++] = (double)s->reuse;
+		wp->n++;
+		wp->sum_k += (double)s->reuse;
+	}
+	for (size_t w = 0; w < m->nw; w++) {
+		m->w[w].root = 1;
+		m->w[w].last_lines = 0;
+	}
+	*out = m;
+	return 0;
+}
+
+void lp_statcache_free(struct lp_statcache *m)
+{
+	if (!m)
+		return;
+	free(m->k);
+	free(m->win);
+	free(m->w);
+	free(m);
+}
+
+size_t lp_statcache_nwindows(const struct lp_statcache *m)
+{
+	return m->nw;
+}
+
+uint64_t lp_statcache_window_length(const struct lp_statcache *m)
+{
+	return m->length;
+}
+
+static double window_weight(const struct lp_statcache *m, const struct sc_window *w)
+{
+	return (double)w->n + (m->include_cold ? w->dangling : 0);
+}
+
+/* Solve window w for `lines`, warm-starting when the last solve was for a
+ * smaller cache. */
+static double solve_window(struct lp_statcache *m, struct sc_window *w, double lines)
+{
+	double warm = w->last_lines > 0 && w->last_lines <= lines ? w->root : 1;
+
+	w->root = lp_statcache_solve(m->k + w->first, w->n, w->dangling, m->include_cold, lines, warm);
+	w->last_lines = lines;
+	return w->root;
+}
+
+static int cmp_idx_lines(const void *a, const void *b, void *ctx)
+{
+	const double *v = ctx;
+	double x = v[*(const size_t *)a], y = v[*(const size_t *)b];
+	return x < y ? -1 : x > y;
+}
+
+int lp_statcache_curve(struct lp_statcache *m, const double *lines, size_t n, double *ratio)
+{
+	size_t *order = malloc((n ? n : 1) * sizeof(*order));
+
+	if (!order)
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++)
+		order[i] = i;
+	qsort_r(order, n, sizeof(*order), cmp_idx_lines, (void *)lines);
+	for (size_t j = 0; j < n; j++) {
+		double L = lines[order[j]], num = 0, den = 0;
+		for (size_t w = 0; w < m->nw; w++) {
+			double wt = window_weight(m, &m->w[w]);
+			if (wt <= 0)
+				continue;
+			num += wt * solve_window(m, &m->w[w], L);
+			den += wt;
+		}
+		ratio[order[j]] = den > 0 ? num / den : NAN;
+	}
+	free(order);
+	return 0;
+}
+
+int lp_statcache_window_ratios(struct lp_statcache *m, double lines, double *ratio)
+{
+	for (size_t w = 0; w < m->nw; w++)
+		ratio[w] = window_weight(m, &m->w[w]) > 0 ? solve_window(m, &m->w[w], lines) : NAN;
+	return 0;
+}
+
+int lp_statcache_sample_miss(struct lp_statcache *m, double lines, double *prob)
+{
+	double b = lines <= 1 ? -INFINITY : log1p(-1.0 / lines);
+
+	for (size_t w = 0; w < m->nw; w++)
+		if (window_weight(m, &m->w[w]) > 0)
+			solve_window(m, &m->w[w], lines);
+	for (size_t i = 0; i < m->n; i++) {
+		const struct lp_sample *s = &m->p->samples[m->first + i];
+		double R = m->w[m->win[i]].root;
+		if (s->reuse == LP_REUSE_DANGLING)
+			prob[i] = m->include_cold ? 1 : 0;
+		else if (s->reuse == 0 || R <= 0)
+			prob[i] = 0;
+		else
+			prob[i] = isinf(b) ? 1 : -expm1((double)s->reuse * R * b);
+	}
+	return 0;
+}

@@ -1,0 +1,240 @@
+/* Working-set graphs as SVG, and the shared curve CSV reader. */
+#include <locprof/report.h>
+
+#include "common/error.h"
+#include "common/io.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int curve_push(struct lp_curve *c, uint64_t size, double ratio)
+{
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? 2 * c->cap : 32;
+		uint64_t *s = realloc(c->size, cap * sizeof(*s));
+		if (!s)
+			return LP_ENOMEM;
+		c->size = s;
+		double *r = realloc(c->ratio, cap * sizeof(*r));
+		if (!r)
+			return LP_ENOMEM;
+		c->ratio = r;
+		c->cap = cap;
+	}
+	c->size[c->n] = size;
+	c->ratio[c->n++] = ratio;
+	return 0;
+}
+
+void lp_curves_free(struct lp_curve *c, size_t n)
+{
+	for (size_t i = 0; i < n && c; i++) {
+		free(c[i].name);
+		free(c[i].size);
+		free(c[i].ratio);
+	}
+	free(c);
+}
+
+int lp_curves_read_csv(const char *path, struct lp_curve **out, size_t *nout)
+{
+	struct lp_in *in;
+	struct lp_curve *v = NULL;
+	size_t n = 0, lineno = 0;
+	char *line;
+	ssize_t got;
+	int err;
+
+	if ((err = lp_in_open(&in, path)) < 0)
+		return err;
+	while ((got = lp_in_getline(in, &line)) > 0) {
+		char name[128];
+		unsigned long long size;
+		double ratio;
+		size_t i;
+		lineno++;
+		if (line[0] == '#' || line[0] == '\0' || !strncmp(line, "curve,", 6))
+			continue;
+		if (sscanf(line, "%127[^,],%llu,%lf", name, &size, &ratio) != 3 || !isfinite(ratio)) {
+			err = lp_seterr(LP_EPARSE, "%s: line %zu: not a curve row", path, lineno);
+			goto out_fail;
+		}
+		for (i = 0; i < n && strcmp(v[i].name, name); i++)
+			;
+		if (i == n) {
+			struct lp_curve *nv = realloc(v, (n + 1) * sizeof(*nv));
+			if (!nv)
+				goto out_nomem;
+			v = nv;
+			memset(&v[n], 0, sizeof(v[n]));
+			if (!(v[n].name = strdup(name)))
+				goto out_nomem;
+			n++;
+		}
+		if (curve_push(&v[i], size, ratio) < 0)
+			goto out_nomem;
+	}
+	if (got < 0) {
+		err = (int)got;
+		goto out_fail;
+	}
+	lp_in_free(in);
+	*out = v;
+	*nout = n;
+	return 0;
+out_nomem:
+	err = lp_seterr(LP_ENOMEM, "out of memory");
+out_fail:
+	lp_curves_free(v, n);
+	lp_in_free(in);
+	return err;
+}
+
+static const char *const colors[] = { "#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b" };
+
+static void size_label(char *buf, size_t len, double bytes)
+{
+	if (bytes >= 1024.0 * 1024 * 1024)
+		snprintf(buf, len, "%gG", bytes / (1024.0 * 1024 * 1024));
+	else if (bytes >= 1024.0 * 1024)
+		snprintf(buf, len, "%gM", bytes / (1024.0 * 1024));
+	else if (bytes >= 1024)
+		snprintf(buf, len, "%gK", bytes / 1024);
+	else
+		snprintf(buf, len, "%g", bytes);
+}
+
+static void xml_text(struct lp_out *o, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '<')
+			lp_out_printf(o, "&lt;");
+		else if (*s == '>')
+			lp_out_printf(o, "&gt;");
+		else if (*s == '&')
+			lp_out_printf(o, "&amp;");
+		else
+			lp_out_write(o, s, 1);
+	}
+}
+
+int lp_svg_write(const char *path, const char *title, const struct lp_curve *curves, size_t n,
+		 const struct lp_curve *refs, size_t nrefs, const struct lp_marker *marks,
+		 size_t nmarks)
+{
+	const double W = 800, H = 480, ml = 70, mr = 210, mt = 45, mb = 60;
+	const double pw = W - ml - mr, ph = H - mt - mb;
+	double lo = INFINITY, hi = -INFINITY, ymax = 0;
+	struct lp_out *o;
+	int err;
+
+	for (int pass = 0; pass < 2; pass++) {
+		const struct lp_curve *c = pass ? refs : curves;
+		for (size_t i = 0; i < (pass ? nrefs : n); i++)
+			for (size_t j = 0; j < c[i].n; j++) {
+				if (c[i].size[j] == 0)
+					continue;
+				lo = fmin(lo, log2((double)c[i].size[j]));
+				hi = fmax(hi, log2((double)c[i].size[j]));
+				if (isfinite(c[i].ratio[j]))
+					ymax = fmax(ymax, c[i].ratio[j]);
+			}
+	}
+	if (!isfinite(lo)) {
+		lo = 12;
+		hi = 26;
+	}
+	lo = floor(lo);
+	hi = ceil(hi);
+	if (hi <= lo)
+		hi = lo + 1;
+	/* round the ratio axis up to a tenth (or a hundredth for small ratios) */
+	double ystep = ymax > 0.2 ? 0.1 : ymax > 0.05 ? 0.02 : 0.005;
+	double ytop = fmax(ystep, ceil(ymax / ystep - 1e-9) * ystep);
+#define X(b) (ml + (log2(b) - lo) / (hi - lo) * pw)
+#define Y(r) (mt + ph - (r) / ytop * ph)
+
+	if ((err = lp_out_open(&o, path)) < 0)
+		return err;
+	lp_out_printf(o, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+			 "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%g\" height=\"%g\" "
+			 "viewBox=\"0 0 %g %g\" font-family=\"Helvetica, Arial, sans-serif\" font-size=\"12\">\n"
+			 "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
+		      W, H, W, H);
+	lp_out_printf(o, "<text x=\"%g\" y=\"24\" text-anchor=\"middle\" font-size=\"15\" font-weight=\"bold\">",
+		      ml + pw / 2);
+	xml_text(o, title);
+	lp_out_printf(o, "</text>\n");
+	/* grid and ticks: every power of two on x (labels every other one when
+	 * crowded), every ystep on y */
+	int xstep = hi - lo > 14 ? 2 : 1;
+	for (int e = (int)lo; e <= (int)hi; e++) {
+		double x = X(pow(2, e));
+		char lab[32];
+		lp_out_printf(o, "<line x1=\"%.1f\" y1=\"%g\" x2=\"%.1f\" y2=\"%g\" stroke=\"#e0e0e0\"/>\n", x, mt,
+			      x, mt + ph);
+		lp_out_printf(o, "<line x1=\"%.1f\" y1=\"%g\" x2=\"%.1f\" y2=\"%g\" stroke=\"black\"/>\n", x,
+			      mt + ph, x, mt + ph + 5);
+		if ((e - (int)lo) % xstep == 0) {
+			size_label(lab, sizeof(lab), pow(2, e));
+			lp_out_printf(o, "<text x=\"%.1f\" y=\"%g\" text-anchor=\"middle\">%s</text>\n", x,
+				      mt + ph + 19, lab);
+		}
+	}
+	for (int i = 0; i * ystep <= ytop + 1e-9; i++) {
+		double y = Y(i * ystep);
+		lp_out_printf(o, "<line x1=\"%g\" y1=\"%.1f\" x2=\"%g\" y2=\"%.1f\" stroke=\"#e0e0e0\"/>\n", ml, y,
+			      ml + pw, y);
+		lp_out_printf(o, "<line x1=\"%g\" y1=\"%.1f\" x2=\"%g\" y2=\"%.1f\" stroke=\"black\"/>\n", ml - 5,
+			      y, ml, y);
+		lp_out_printf(o, "<text x=\"%g\" y=\"%.1f\" text-anchor=\"end\">%g</text>\n", ml - 8, y + 4,
+			      round(i * ystep * 1000) / 1000);
+	}
+	lp_out_printf(o, "<rect x=\"%g\" y=\"%g\" width=\"%g\" height=\"%g\" fill=\"none\" stroke=\"black\"/>\n",
+		      ml, mt, pw, ph);
+	lp_out_printf(o, "<text x=\"%g\" y=\"%g\" text-anchor=\"middle\">cache size (bytes, log scale)</text>\n",
+		      ml + pw / 2, H - 18);
+	lp_out_printf(o, "<text transform=\"translate(20,%g) rotate(-90)\" text-anchor=\"middle\">miss ratio</text>\n",
+		      mt + ph / 2);
+
+	size_t legend = 0;
+	for (int pass = 0; pass < 2; pass++) {
+		const struct lp_curve *c = pass ? refs : curves;
+		for (size_t i = 0; i < (pass ? nrefs : n); i++, legend++) {
+			const char *col = colors[legend % 6];
+			int started = 0;
+			lp_out_printf(o, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"%s\"%s points=\"", col,
+				      pass ? "1.5" : "2", pass ? " stroke-dasharray=\"6,4\"" : "");
+			for (size_t j = 0; j < c[i].n; j++) {
+				if (!c[i].size[j] || !isfinite(c[i].ratio[j]))
+					continue;
+				lp_out_printf(o, "%s%.1f,%.1f", started ? " " : "", X((double)c[i].size[j]),
+					      Y(c[i].ratio[j]));
+				started = 1;
+			}
+			lp_out_printf(o, "\"/>\n");
+			double ly = mt + 10 + 20.0 * (double)legend;
+			lp_out_printf(o, "<line x1=\"%g\" y1=\"%g\" x2=\"%g\" y2=\"%g\" stroke=\"%s\" stroke-width=\"2\"%s/>\n",
+				      ml + pw + 12, ly, ml + pw + 40, ly, col,
+				      pass ? " stroke-dasharray=\"6,4\"" : "");
+			lp_out_printf(o, "<text x=\"%g\" y=\"%g\">", ml + pw + 46, ly + 4);
+			xml_text(o, c[i].name);
+			lp_out_printf(o, "%s</text>\n", pass ? " (ref.)" : "");
+		}
+	}
+	for (size_t i = 0; i < nmarks; i++) {
+		if (!marks[i].size || !isfinite(marks[i].ratio))
+			continue;
+		double x = X((double)marks[i].size), y = Y(marks[i].ratio);
+		lp_out_printf(o, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4.5\" fill=\"black\"/>\n", x, y);
+		lp_out_printf(o, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">", x + 6, y - 6);
+		xml_text(o, marks[i].label);
+		lp_out_printf(o, "</text>\n");
+	}
+	lp_out_printf(o, "</svg>\n");
+#undef X
+#undef Y
+	return lp_out_close(o);
+}

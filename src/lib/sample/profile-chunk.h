@@ -1,0 +1,85 @@
+/* Internal: the byte-level encoding of .lpp profiles (docs/formats.md).
+ *
+ * Freestanding on purpose: no libc beyond the compiler's <stdint.h> and
+ * <stddef.h>, no allocation, no I/O. The injected runtime (src/rt) compiles
+ * profile-chunk.c into itself to flush sample chunks from inside a profiled
+ * program, where malloc and stdio are off limits; the library's reader and
+ * writer (profile.c) use the same code, so the two cannot drift apart.
+ *
+ * A chunk is a 12-byte header (tag, payload length, CRC-32 of tag, length
+ * and payload) followed by the payload. Integers are little-endian. */
+#ifndef LP_SAMPLE_PROFILE_CHUNK_H
+#define LP_SAMPLE_PROFILE_CHUNK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <locprof/profile.h>
+
+#define LP_LPP_MAGIC "LOCPROFP"
+#define LP_LPP_FILE_HEADER_SIZE 16u
+#define LP_CHUNK_HEADER_SIZE 12u
+/* Longest payload a reader accepts: a bit flip in a length field must not
+ * make it allocate gigabytes. Writers split sample chunks well below this. */
+#define LP_CHUNK_MAX_PAYLOAD (64u << 20)
+#define LP_SAMPLE_RECORD_SIZE 48u
+/* Samples per chunk the library writer uses (1.9 MB chunks). */
+#define LP_SAMPLES_PER_CHUNK 40000u
+
+#define LP_TAG(a, b, c, d) \
+	((uint32_t)(a) | (uint32_t)(b) << 8 | (uint32_t)(c) << 16 | (uint32_t)(d) << 24)
+enum {
+	LP_CHUNK_META = LP_TAG('M', 'E', 'T', 'A'),
+	LP_CHUNK_SAMPLES = LP_TAG('S', 'M', 'P', 'L'),
+	LP_CHUNK_COUNTS = LP_TAG('C', 'N', 'T', 'S'),
+	LP_CHUNK_WINDOWS = LP_TAG('W', 'N', 'D', 'W'),
+	LP_CHUNK_MAPPINGS = LP_TAG('M', 'A', 'P', 'S'),
+	LP_CHUNK_END = LP_TAG('E', 'N', 'D', ' '),
+};
+
+/* CRC-32 (IEEE 802.3, the zlib one); start with crc = 0. */
+uint32_t lp_crc32(uint32_t crc, const void *p, size_t n);
+
+static inline void lp_put_u32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static inline void lp_put_u64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static inline uint32_t lp_get_u32(const uint8_t *p)
+{
+	uint32_t v = 0;
+	for (int i = 3; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+static inline uint64_t lp_get_u64(const uint8_t *p)
+{
+	uint64_t v = 0;
+	for (int i = 7; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/* The 16-byte file header: magic, version, flags (0). */
+void lp_lpp_file_header(uint8_t out[LP_LPP_FILE_HEADER_SIZE]);
+
+/* chunk points at LP_CHUNK_HEADER_SIZE bytes of room followed by a payload
+ * of len bytes already in place; fill in the header. The chunk is then
+ * LP_CHUNK_HEADER_SIZE + len bytes long, ready to write(). */
+void lp_chunk_seal(uint8_t *chunk, uint32_t tag, uint32_t len);
+
+/* Check a chunk header and its payload; 0 when intact. */
+int lp_chunk_check(const uint8_t *header, const uint8_t *payload);
+
+void lp_sample_encode(uint8_t out[LP_SAMPLE_RECORD_SIZE], const struct lp_sample *s);
+void lp_sample_decode(struct lp_sample *s, const uint8_t in[LP_SAMPLE_RECORD_SIZE]);
+
+#endif

@@ -1,0 +1,646 @@
+/* The in-memory profile and its .lpp reader and writer (docs/formats.md). */
+#include <locprof/profile.h>
+
+#include "common/error.h"
+#include "common/io.h"
+#include "sample/profile-chunk.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int lp_profile_new(struct lp_profile **out)
+{
+	struct lp_profile *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	if (lp_profile_set_str(&p->command, "") < 0 || lp_profile_set_str(&p->host, "") < 0 ||
+	    lp_profile_set_str(&p->source, "") < 0) {
+		lp_profile_free(p);
+		return LP_ENOMEM;
+	}
+	*out = p;
+	return 0;
+}
+
+void lp_profile_free(struct lp_profile *p)
+{
+	if (!p)
+		return;
+	free(p->command);
+	free(p->host);
+	free(p->source);
+	free(p->thread_refs);
+	free(p->samples);
+	for (unsigned i = 0; i < LP_PROFILE_MAX_LINE_SIZES; i++)
+		free(p->windows[i].v);
+	lp_mappings_release(&p->mappings);
+	free(p);
+}
+
+int lp_profile_set_str(char **field, const char *s)
+{
+	char *c = strdup(s ? s : "");
+
+	if (!c)
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	free(*field);
+	*field = c;
+	return 0;
+}
+
+int lp_profile_add_sample(struct lp_profile *p, const struct lp_sample *s)
+{
+	if (p->n_samples == p->cap_samples) {
+		size_t cap = p->cap_samples ? 2 * p->cap_samples : 1024;
+		struct lp_sample *v = realloc(p->samples, cap * sizeof(*v));
+		if (!v)
+			return lp_seterr(LP_ENOMEM, "out of memory");
+		p->samples = v;
+		p->cap_samples = cap;
+	}
+	p->samples[p->n_samples++] = *s;
+	return 0;
+}
+
+int lp_profile_set_thread_refs(struct lp_profile *p, uint32_t tid, uint64_t refs)
+{
+	if (tid >= p->n_threads) {
+		uint64_t *v = realloc(p->thread_refs, ((size_t)tid + 1) * sizeof(*v));
+		if (!v)
+			return lp_seterr(LP_ENOMEM, "out of memory");
+		memset(v + p->n_threads, 0, ((size_t)tid + 1 - p->n_threads) * sizeof(*v));
+		p->thread_refs = v;
+		p->n_threads = tid + 1;
+	}
+	p->thread_refs[tid] = refs;
+	return 0;
+}
+
+static int cmp_sample(const void *a, const void *b)
+{
+	const struct lp_sample *x = a, *y = b;
+
+	if (x->line_idx != y->line_idx)
+		return x->line_idx < y->line_idx ? -1 : 1;
+	return x->time < y->time ? -1 : x->time > y->time;
+}
+
+void lp_profile_line_samples(const struct lp_profile *p, unsigned li, size_t *first, size_t *n)
+{
+	size_t lo = 0, hi = p->n_samples, a, b;
+
+	/* samples are sorted by line_idx: two binary searches */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (p->samples[mid].line_idx < li)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	a = lo;
+	hi = p->n_samples;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (p->samples[mid].line_idx <= li)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	b = lo;
+	*first = a;
+	*n = b - a;
+}
+
+int lp_profile_line_index(const struct lp_profile *p, uint32_t line_size)
+{
+	for (unsigned i = 0; i < p->n_line_sizes; i++)
+		if (p->line_sizes[i] == line_size)
+			return (int)i;
+	return -1;
+}
+
+int lp_profile_finish(struct lp_profile *p, uint64_t window)
+{
+	if (!window)
+		window = p->window;
+	if (p->n_samples > 1)
+		qsort(p->samples, p->n_samples, sizeof(*p->samples), cmp_sample);
+	for (unsigned li = 0; li < p->n_line_sizes; li++) {
+		struct lp_window_set *ws = &p->windows[li];
+		size_t first, n, nw;
+		uint64_t total = p->accesses[li], len;
+
+		lp_profile_line_samples(p, li, &first, &n);
+		/* A profile cut short may lack the counts: the clock reached at
+		 * least the last sampled access. */
+		if (n && p->samples[first + n - 1].time >= total)
+			total = p->samples[first + n - 1].time + 1;
+		len = window ? window : (total ? total : 1);
+		nw = (size_t)((total + len - 1) / len);
+		if (!nw)
+			nw = 1;
+		free(ws->v);
+		ws->n = 0;
+		ws->length = len;
+		if (!(ws->v = calloc(nw, sizeof(*ws->v))))
+			return lp_seterr(LP_ENOMEM, "out of memory");
+		ws->n = nw;
+		for (size_t w = 0; w < nw; w++) {
+			uint64_t start = (uint64_t)w * len;
+			ws->v[w].accesses = total - start < len ? total - start : len;
+			ws->v[w].first = first;
+		}
+		for (size_t i = first; i < first + n; i++) {
+			size_t w = (size_t)(p->samples[i].time / len);
+			if (!ws->v[w].n)
+				ws->v[w].first = i;
+			ws->v[w].n++;
+		}
+		/* empty windows point where the next sample would be */
+		for (size_t w = 0, next = first; w < nw; w++) {
+			if (ws->v[w].n)
+				next = ws->v[w].first + ws->v[w].n;
+			else
+				ws->v[w].first = next;
+		}
+	}
+	return 0;
+}
+
+/* ---- writing --------------------------------------------------------- */
+
+struct chunkbuf {
+	uint8_t *p;
+	size_t n, cap;
+};
+
+static uint8_t *cb_room(struct chunkbuf *b, size_t n)
+{
+	if (b->n + n > b->cap) {
+		size_t cap = b->cap ? b->cap : 4096;
+		while (cap < b->n + n)
+			cap *= 2;
+		uint8_t *v = realloc(b->p, cap);
+		if (!v)
+			return NULL;
+		b->p = v;
+		b->cap = cap;
+	}
+	b->n += n;
+	return b->p + b->n - n;
+}
+
+static int cb_u32(struct chunkbuf *b, uint32_t v)
+{
+	uint8_t *d = cb_room(b, 4);
+	if (!d)
+		return LP_ENOMEM;
+	lp_put_u32(d, v);
+	return 0;
+}
+
+static int cb_u64(struct chunkbuf *b, uint64_t v)
+{
+	uint8_t *d = cb_room(b, 8);
+	if (!d)
+		return LP_ENOMEM;
+	lp_put_u64(d, v);
+	return 0;
+}
+
+static int cb_str(struct chunkbuf *b, const char *s)
+{
+	size_t n = strlen(s);
+	uint8_t *d;
+
+	if (n > UINT32_MAX / 2 || cb_u32(b, (uint32_t)n) < 0 || !(d = cb_room(b, n)))
+		return LP_ENOMEM;
+	memcpy(d, s, n);
+	return 0;
+}
+
+static void cb_begin(struct chunkbuf *b)
+{
+	b->n = LP_CHUNK_HEADER_SIZE; /* room for the header; cap >= 4096 after first use */
+}
+
+static int cb_emit(struct chunkbuf *b, struct lp_out *o, uint32_t tag)
+{
+	size_t len = b->n - LP_CHUNK_HEADER_SIZE;
+
+	if (len > LP_CHUNK_MAX_PAYLOAD)
+		return lp_seterr(LP_ELIMIT, "profile chunk of %zu bytes is too large", len);
+	lp_chunk_seal(b->p, tag, (uint32_t)len);
+	return lp_out_write(o, b->p, b->n);
+}
+
+static uint64_t double_bits(double d)
+{
+	uint64_t u;
+	memcpy(&u, &d, sizeof(u));
+	return u;
+}
+
+static double bits_double(uint64_t u)
+{
+	double d;
+	memcpy(&d, &u, sizeof(d));
+	return d;
+}
+
+int lp_profile_write(const struct lp_profile *p, const char *path)
+{
+	struct chunkbuf b = { 0 };
+	struct lp_out *o;
+	uint8_t hdr[LP_LPP_FILE_HEADER_SIZE];
+	uint32_t nchunks = 0;
+	int err;
+
+	if (!cb_room(&b, 4096))
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	if ((err = lp_out_open(&o, path)) < 0)
+		goto out_buf;
+	lp_lpp_file_header(hdr);
+	if ((err = lp_out_write(o, hdr, sizeof(hdr))) < 0)
+		goto out_abort;
+
+	err = LP_ENOMEM;
+	cb_begin(&b);
+	if (cb_u32(&b, p->n_line_sizes) < 0)
+		goto out_abort;
+	for (unsigned i = 0; i < p->n_line_sizes; i++)
+		if (cb_u32(&b, p->line_sizes[i]) < 0)
+			goto out_abort;
+	if (cb_u64(&b, double_bits(p->rate)) < 0 || cb_u64(&b, p->target_samples) < 0 ||
+	    cb_u64(&b, p->seed) < 0 || cb_u64(&b, p->window) < 0 ||
+	    cb_u64(&b, (uint64_t)p->date) < 0 || cb_str(&b, p->command) < 0 ||
+	    cb_str(&b, p->host) < 0 || cb_str(&b, p->source) < 0)
+		goto out_abort;
+	if ((err = cb_emit(&b, o, LP_CHUNK_META)) < 0)
+		goto out_abort;
+	nchunks++;
+
+	for (size_t i = 0; i < p->n_samples; i += LP_SAMPLES_PER_CHUNK) {
+		size_t n = p->n_samples - i < LP_SAMPLES_PER_CHUNK ? p->n_samples - i
+								    : LP_SAMPLES_PER_CHUNK;
+		uint8_t *d;
+		err = LP_ENOMEM;
+		cb_begin(&b);
+		if (cb_u32(&b, (uint32_t)n) < 0 || !(d = cb_room(&b, n * LP_SAMPLE_RECORD_SIZE)))
+			goto out_abort;
+		for (size_t j = 0; j < n; j++)
+			lp_sample_encode(d + j * LP_SAMPLE_RECORD_SIZE, &p->samples[i + j]);
+		if ((err = cb_emit(&b, o, LP_CHUNK_SAMPLES)) < 0)
+			goto out_abort;
+		nchunks++;
+	}
+
+	err = LP_ENOMEM;
+	cb_begin(&b);
+	if (cb_u32(&b, p->n_line_sizes) < 0)
+		goto out_abort;
+	for (unsigned i = 0; i < p->n_line_sizes; i++)
+		if (cb_u64(&b, p->accesses[i]) < 0)
+			goto out_abort;
+	if (cb_u64(&b, p->references) < 0 || cb_u32(&b, p->n_threads) < 0)
+		goto out_abort;
+	for (uint32_t t = 0; t < p->n_threads; t++)
+		if (cb_u64(&b, p->thread_refs[t]) < 0)
+			goto out_abort;
+	if ((err = cb_emit(&b, o, LP_CHUNK_COUNTS)) < 0)
+		goto out_abort;
+	nchunks++;
+
+	for (unsigned li = 0; li < p->n_line_sizes; li++) {
+		const struct lp_window_set *ws = &p->windows[li];
+		err = LP_ENOMEM;
+		cb_begin(&b);
+		if (cb_u32(&b, li) < 0 || cb_u64(&b, ws->length) < 0 || cb_u64(&b, ws->n) < 0)
+			goto out_abort;
+		for (size_t w = 0; w < ws->n; w++)
+			if (cb_u64(&b, ws->v[w].first) < 0 || cb_u64(&b, ws->v[w].n) < 0 ||
+			    cb_u64(&b, ws->v[w].accesses) < 0)
+				goto out_abort;
+		if ((err = cb_emit(&b, o, LP_CHUNK_WINDOWS)) < 0)
+			goto out_abort;
+		nchunks++;
+	}
+
+	err = LP_ENOMEM;
+	cb_begin(&b);
+	if (cb_u32(&b, (uint32_t)p->mappings.n) < 0)
+		goto out_abort;
+	for (size_t i = 0; i < p->mappings.n; i++) {
+		const struct lp_mapping *m = &p->mappings.v[i];
+		uint8_t *d;
+		if (cb_u64(&b, m->start) < 0 || cb_u64(&b, m->end) < 0 ||
+		    cb_u64(&b, m->file_offset) < 0 || !(d = cb_room(&b, 1 + LP_BUILD_ID_MAX)))
+			goto out_abort;
+		d[0] = m->build_id_len;
+		memcpy(d + 1, m->build_id, LP_BUILD_ID_MAX);
+		if (cb_str(&b, m->path) < 0)
+			goto out_abort;
+	}
+	if ((err = cb_emit(&b, o, LP_CHUNK_MAPPINGS)) < 0)
+		goto out_abort;
+	nchunks++;
+
+	err = LP_ENOMEM;
+	cb_begin(&b);
+	if (cb_u32(&b, nchunks) < 0)
+		goto out_abort;
+	if ((err = cb_emit(&b, o, LP_CHUNK_END)) < 0)
+		goto out_abort;
+	err = lp_out_close(o);
+	goto out_buf;
+out_abort:
+	if (err == LP_ENOMEM)
+		lp_seterr(LP_ENOMEM, "out of memory");
+	lp_out_abort(o);
+out_buf:
+	free(b.p);
+	return err;
+}
+
+/* ---- reading --------------------------------------------------------- */
+
+/* A cursor over one chunk's payload; any overrun marks it bad. */
+struct cur {
+	const uint8_t *p;
+	size_t n, pos;
+	int bad;
+};
+
+static const uint8_t *cur_take(struct cur *c, size_t n)
+{
+	if (c->bad || c->n - c->pos < n) {
+		c->bad = 1;
+		return NULL;
+	}
+	c->pos += n;
+	return c->p + c->pos - n;
+}
+
+static uint32_t cur_u32(struct cur *c)
+{
+	const uint8_t *d = cur_take(c, 4);
+	return d ? lp_get_u32(d) : 0;
+}
+
+static uint64_t cur_u64(struct cur *c)
+{
+	const uint8_t *d = cur_take(c, 8);
+	return d ? lp_get_u64(d) : 0;
+}
+
+static int cur_str(struct cur *c, char **field)
+{
+	uint32_t n = cur_u32(c);
+	const uint8_t *d = cur_take(c, n);
+	char *s;
+
+	if (!d)
+		return 0;
+	if (!(s = malloc((size_t)n + 1)))
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	memcpy(s, d, n);
+	s[n] = '\0';
+	free(*field);
+	*field = s;
+	return 0;
+}
+
+static int parse_meta(struct lp_profile *p, struct cur *c)
+{
+	uint32_t n = cur_u32(c);
+
+	if (n == 0 || n > LP_PROFILE_MAX_LINE_SIZES) {
+		c->bad = 1;
+		return 0;
+	}
+	p->n_line_sizes = n;
+	for (uint32_t i = 0; i < n; i++) {
+		p->line_sizes[i] = cur_u32(c);
+		if (p->line_sizes[i] == 0 || (p->line_sizes[i] & (p->line_sizes[i] - 1)))
+			c->bad = 1;
+	}
+	p->rate = bits_double(cur_u64(c));
+	p->target_samples = cur_u64(c);
+	p->seed = cur_u64(c);
+	p->window = cur_u64(c);
+	p->date = (int64_t)cur_u64(c);
+	if (cur_str(c, &p->command) < 0 || cur_str(c, &p->host) < 0 || cur_str(c, &p->source) < 0)
+		return LP_ENOMEM;
+	return 0;
+}
+
+static int parse_samples(struct lp_profile *p, struct cur *c)
+{
+	uint32_t n = cur_u32(c);
+	const uint8_t *d = cur_take(c, (size_t)n * LP_SAMPLE_RECORD_SIZE);
+	struct lp_sample s;
+
+	if (!d)
+		return 0;
+	for (uint32_t i = 0; i < n; i++) {
+		lp_sample_decode(&s, d + (size_t)i * LP_SAMPLE_RECORD_SIZE);
+		if (s.line_idx >= p->n_line_sizes || s.kind > LP_REF_WRITE ||
+		    (s.reuse != LP_REUSE_DANGLING && s.time + s.reuse < s.time)) {
+			c->bad = 1;
+			return 0;
+		}
+		if (lp_profile_add_sample(p, &s) < 0)
+			return LP_ENOMEM;
+	}
+	return 0;
+}
+
+static int parse_counts(struct lp_profile *p, struct cur *c)
+{
+	uint32_t n = cur_u32(c), nt;
+
+	if (n != p->n_line_sizes) {
+		c->bad = 1;
+		return 0;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		p->accesses[i] = cur_u64(c);
+	p->references = cur_u64(c);
+	nt = cur_u32(c);
+	/* each thread takes 8 bytes: a bad count cannot make us allocate
+	 * more than the chunk could hold */
+	if (c->bad || (uint64_t)nt * 8 > c->n - c->pos) {
+		c->bad = 1;
+		return 0;
+	}
+	for (uint32_t t = 0; t < nt; t++)
+		if (lp_profile_set_thread_refs(p, t, cur_u64(c)) < 0)
+			return LP_ENOMEM;
+	return 0;
+}
+
+static int parse_mappings(struct lp_profile *p, struct cur *c)
+{
+	uint32_t n = cur_u32(c);
+
+	for (uint32_t i = 0; i < n && !c->bad; i++) {
+		uint64_t start = cur_u64(c), end = cur_u64(c), off = cur_u64(c);
+		const uint8_t *id = cur_take(c, 1 + LP_BUILD_ID_MAX);
+		char *path = NULL;
+		int err;
+		if (!id || id[0] > LP_BUILD_ID_MAX || end < start) {
+			c->bad = 1;
+			break;
+		}
+		if (cur_str(c, &path) < 0)
+			return LP_ENOMEM;
+		if (c->bad) {
+			free(path);
+			break;
+		}
+		err = lp_mappings_add(&p->mappings, start, end, off, path, id + 1, id[0]);
+		free(path);
+		if (err < 0)
+			return lp_seterr(err, "out of memory");
+	}
+	return 0;
+}
+
+int lp_profile_read(struct lp_profile **out, const char *path)
+{
+	struct lp_profile *p = NULL;
+	struct lp_in *in;
+	uint8_t hdr[LP_LPP_FILE_HEADER_SIZE], ch[LP_CHUNK_HEADER_SIZE];
+	uint8_t *payload = NULL;
+	uint64_t window = 0;
+	uint32_t nchunks = 0;
+	int have_meta = 0, ended = 0, status = 0, err;
+	ssize_t got;
+
+	*out = NULL;
+	if ((err = lp_in_open(&in, path)) < 0)
+		return err;
+	if ((got = lp_in_read(in, hdr, sizeof(hdr))) < 0) {
+		err = (int)got;
+		goto out_in;
+	}
+	if (got < 8 || memcmp(hdr, LP_LPP_MAGIC, 8)) {
+		err = lp_seterr(LP_EFORMAT, "'%s' is not a locprof profile (bad magic)", path);
+		goto out_in;
+	}
+	if (got < (ssize_t)sizeof(hdr)) {
+		err = lp_seterr(LP_ETRUNCATED, "'%s': profile truncated in its header", path);
+		goto out_in;
+	}
+	if (lp_get_u32(hdr + 8) != LP_PROFILE_VERSION) {
+		err = lp_seterr(LP_EVERSION, "'%s' is a version %u profile; this locprof reads version %u",
+				path, lp_get_u32(hdr + 8), LP_PROFILE_VERSION);
+		goto out_in;
+	}
+	if ((err = lp_profile_new(&p)) < 0)
+		goto out_in;
+
+	while (!ended) {
+		uint64_t at = lp_in_offset(in);
+		uint32_t tag, len;
+		struct cur c;
+
+		if ((got = lp_in_read(in, ch, sizeof(ch))) < 0) {
+			err = (int)got;
+			goto out_free;
+		}
+		if (got < (ssize_t)sizeof(ch)) {
+			status = lp_seterr(LP_ETRUNCATED,
+					   "'%s': profile truncated at byte %llu (no end chunk); "
+					   "read %zu samples",
+					   path, (unsigned long long)at, p->n_samples);
+			break;
+		}
+		tag = lp_get_u32(ch);
+		len = lp_get_u32(ch + 4);
+		if (len > LP_CHUNK_MAX_PAYLOAD) {
+			status = lp_seterr(LP_ECORRUPT, "'%s': bad chunk header at byte %llu",
+					   path, (unsigned long long)at);
+			break;
+		}
+		free(payload);
+		if (!(payload = malloc(len ? len : 1))) {
+			err = lp_seterr(LP_ENOMEM, "out of memory");
+			goto out_free;
+		}
+		if ((got = lp_in_read(in, payload, len)) < 0) {
+			err = (int)got;
+			goto out_free;
+		}
+		if (got < (ssize_t)len) {
+			status = lp_seterr(LP_ETRUNCATED,
+					   "'%s': profile truncated at byte %llu (inside a chunk); "
+					   "read %zu samples",
+					   path, (unsigned long long)lp_in_offset(in), p->n_samples);
+			break;
+		}
+		if (lp_chunk_check(ch, payload) < 0) {
+			status = lp_seterr(LP_ECORRUPT,
+					   "'%s': damaged chunk at byte %llu (checksum); read %zu samples",
+					   path, (unsigned long long)at, p->n_samples);
+			break;
+		}
+		c = (struct cur){ payload, len, 0, 0 };
+		err = 0;
+		if (!have_meta && tag != LP_CHUNK_META) {
+			c.bad = 1;
+		} else if (tag == LP_CHUNK_META) {
+			if (have_meta)
+				c.bad = 1;
+			else
+				err = parse_meta(p, &c);
+			have_meta = 1;
+		} else if (tag == LP_CHUNK_SAMPLES) {
+			err = parse_samples(p, &c);
+		} else if (tag == LP_CHUNK_COUNTS) {
+			err = parse_counts(p, &c);
+		} else if (tag == LP_CHUNK_WINDOWS) {
+			uint32_t li = cur_u32(&c);
+			uint64_t l = cur_u64(&c);
+			if (li >= p->n_line_sizes || l == 0)
+				c.bad = 1;
+			else if (!window)
+				window = l;
+			c.pos = c.n; /* per-window lists are rebuilt from the samples */
+		} else if (tag == LP_CHUNK_MAPPINGS) {
+			err = parse_mappings(p, &c);
+		} else if (tag == LP_CHUNK_END) {
+			if (cur_u32(&c) != nchunks)
+				c.bad = 1;
+			ended = 1;
+		} /* unknown tags with a good checksum are skipped: later versions
+		   * may add chunks */
+		if (err < 0)
+			goto out_free;
+		if (c.bad || c.pos != c.n) {
+			status = lp_seterr(LP_ECORRUPT, "'%s': malformed chunk '%.4s' at byte %llu",
+					   path, (const char *)ch, (unsigned long long)at);
+			break;
+		}
+		nchunks++;
+	}
+	if (!have_meta) {
+		if (!status)
+			status = lp_seterr(LP_ECORRUPT, "'%s': profile has no metadata", path);
+		/* nothing usable: still an empty profile the caller may report */
+		p->n_line_sizes = 0;
+	}
+	if ((err = lp_profile_finish(p, window)) < 0)
+		goto out_free;
+	free(payload);
+	lp_in_free(in);
+	*out = p;
+	return status;
+out_free:
+	free(payload);
+	lp_profile_free(p);
+out_in:
+	lp_in_free(in);
+	return err;
+}

@@ -1,0 +1,302 @@
+/* Known answers for the StatCache and StatStack models. */
+#include "lp-test.h"
+
+#include <locprof/model.h>
+#include <locprof/sample.h>
+
+#include "common/rng.h"
+
+#include <math.h>
+#include <time.h>
+
+/* Profile of a trace of line accesses (8-byte references, 64-byte lines). */
+static struct lp_profile *profile_of(const uint64_t *lines, size_t n, double rate, uint64_t window)
+{
+	struct lp_profile *p;
+	struct lp_sampler *s;
+	struct lp_ref r = { .size = 8 };
+
+	assert_int_equal(lp_profile_new(&p), 0);
+	p->n_line_sizes = 1;
+	p->line_sizes[0] = 64;
+	p->rate = rate;
+	p->seed = 99;
+	p->window = window;
+	assert_int_equal(lp_sampler_new(&s, p), 0);
+	for (size_t i = 0; i < n; i++) {
+		r.addr = lines[i] * 64;
+		assert_int_equal(lp_sampler_feed(s, &r, 1), 0);
+	}
+	assert_int_equal(lp_sampler_finish(s), 0);
+	lp_sampler_free(s);
+	return p;
+}
+
+/* Brute-force fully associative random-replacement cache, cold misses
+ * excluded. */
+static double sim_random(const uint64_t *lines, size_t n, size_t L, uint64_t maxline)
+{
+	uint64_t *slot = malloc(L * sizeof(*slot));
+	int64_t *where = malloc(maxline * sizeof(*where));
+	char *seen = calloc(maxline, 1);
+	size_t used = 0, miss = 0, acc = 0;
+	struct lp_rng rng;
+
+	lp_rng_seed(&rng, 1);
+	for (uint64_t i = 0; i < maxline; i++)
+		where[i] = -1;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t l = lines[i];
+		int cold = !seen[l];
+		seen[l] = 1;
+		if (!cold)
+			acc++;
+		if (where[l] >= 0)
+			continue;
+		if (!cold)
+			miss++;
+		size_t v;
+		if (used < L) {
+			v = used++;
+		} else {
+			v = (size_t)lp_rng_below(&rng, L);
+			where[slot[v]] = -1;
+		}
+		slot[v] = l;
+		where[l] = (int64_t)v;
+	}
+	free(slot);
+	free(where);
+	free(seen);
+	return (double)miss / (double)acc;
+}
+
+/* Brute-force LRU stack, cold misses excluded. */
+static double sim_lru(const uint64_t *lines, size_t n, size_t L)
+{
+	uint64_t *stack = malloc(n * sizeof(*stack));
+	size_t depth = 0, miss = 0, acc = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		size_t j = 0;
+		while (j < depth && stack[j] != lines[i])
+			j++;
+		if (j < depth) {
+			acc++;
+			if (j >= L)
+				miss++;
+			memmove(stack + 1, stack, j * sizeof(*stack));
+		} else {
+			memmove(stack + 1, stack, depth * sizeof(*stack));
+			depth++;
+		}
+		stack[0] = lines[i];
+	}
+	free(stack);
+	return (double)miss / (double)acc;
+}
+
+/* Tolerance for a ratio estimated from n samples: 5 binomial sd plus a
+ * small model bias allowance. */
+static double tol(double p, size_t n, double bias)
+{
+	return 5 * sqrt(p * (1 - p) / (double)n) + bias;
+}
+
+static void test_uniform_random(void **state)
+{
+	const uint64_t K = 2000;
+	size_t n = 1000000, first, cnt;
+	uint64_t *lines = malloc(n * sizeof(*lines));
+	struct lp_rng rng;
+	struct lp_profile *p;
+	struct lp_statstack *ss;
+	struct lp_statcache *sc;
+
+	lp_rng_seed(&rng, 4);
+	for (size_t i = 0; i < n; i++)
+		lines[i] = lp_rng_below(&rng, K);
+	p = profile_of(lines, n, 0.02, 0);
+	lp_profile_line_samples(p, 0, &first, &cnt);
+	assert_int_equal(lp_statstack_new(&ss, p, 0, 0), 0);
+	assert_int_equal(lp_statcache_new(&sc, p, 0, 200000, 0), 0);
+	double Ls[] = { 200, 1000, 1700 }, got[3];
+	assert_int_equal(lp_statcache_curve(sc, Ls, 3, got), 0);
+	for (int i = 0; i < 3; i++) {
+		double want = 1 - Ls[i] / (double)K;
+		double ssr = lp_statstack_miss_ratio(ss, Ls[i]);
+		print_message("L=%g want %.4f statstack %.4f statcache %.4f (n=%zu)\n", Ls[i], want, ssr,
+			      got[i], cnt);
+		assert_true(fabs(ssr - want) < tol(want, cnt, 0.005));
+		assert_true(fabs(got[i] - want) < tol(want, cnt, 0.01));
+	}
+	/* and against the brute-force random-replacement cache */
+	double simr = sim_random(lines, n, 1000, K);
+	print_message("sim random L=1000: %.4f\n", simr);
+	assert_true(fabs(got[1] - simr) < tol(simr, cnt, 0.01));
+	lp_statstack_free(ss);
+	lp_statcache_free(sc);
+	lp_profile_free(p);
+	free(lines);
+}
+
+static void test_cyclic_sweep(void **state)
+{
+	const uint64_t K = 500;
+	size_t n = 200000;
+	uint64_t *lines = malloc(n * sizeof(*lines));
+	struct lp_profile *p;
+	struct lp_statstack *ss;
+
+	for (size_t i = 0; i < n; i++)
+		lines[i] = i % K;
+	p = profile_of(lines, n, 0.01, 0);
+	assert_int_equal(lp_statstack_new(&ss, p, 0, 0), 0);
+	assert_true(lp_statstack_expected_sd(ss, K - 1) == (double)(K - 1));
+	for (double L = 1; L < K; L += 37)
+		assert_true(lp_statstack_miss_ratio(ss, L) == 1.0);
+	assert_true(lp_statstack_miss_ratio(ss, K - 1) == 1.0);
+	assert_true(lp_statstack_miss_ratio(ss, K) == 0.0);
+	assert_true(lp_statstack_miss_ratio(ss, 4 * K) == 0.0);
+	/* the set-associative model agrees at s = 1 */
+	assert_true(lp_statstack_setassoc_miss_ratio(ss, 1, K - 1) == 1.0);
+	assert_true(lp_statstack_setassoc_miss_ratio(ss, 1, K) == 0.0);
+	lp_statstack_free(ss);
+	lp_profile_free(p);
+	free(lines);
+}
+
+/* A working set of 100 hot lines (80%) and 4000 cold ones: StatStack
+ * against an exact LRU stack. */
+static void test_statstack_vs_lru(void **state)
+{
+	size_t n = 300000, first, cnt;
+	uint64_t *lines = malloc(n * sizeof(*lines));
+	struct lp_rng rng;
+	struct lp_profile *p;
+	struct lp_statstack *ss;
+
+	lp_rng_seed(&rng, 8);
+	for (size_t i = 0; i < n; i++)
+		lines[i] = lp_rng_double(&rng) < 0.8 ? lp_rng_below(&rng, 100) : 100 + lp_rng_below(&rng, 4000);
+	p = profile_of(lines, n, 0.05, 0);
+	lp_profile_line_samples(p, 0, &first, &cnt);
+	assert_int_equal(lp_statstack_new(&ss, p, 0, 0), 0);
+	size_t Ls[] = { 50, 150, 1000, 3000 };
+	for (int i = 0; i < 4; i++) {
+		double want = sim_lru(lines, n, Ls[i]);
+		double got = lp_statstack_miss_ratio(ss, (double)Ls[i]);
+		print_message("LRU L=%zu exact %.4f statstack %.4f\n", Ls[i], want, got);
+		assert_true(fabs(got - want) < tol(want, cnt, 0.02));
+	}
+	lp_statstack_free(ss);
+	lp_profile_free(p);
+	free(lines);
+}
+
+/* psi(R)/R by bisection in long double: the independent reference. */
+static long double bisect(const double *k, size_t n, double L)
+{
+	long double lo = 0, hi = 1;
+	for (int it = 0; it < 200; it++) {
+		long double mid = (lo + hi) / 2, s = 0;
+		for (size_t i = 0; i < n; i++)
+			s += 1 - powl(1 - 1.0L / L, k[i] * mid);
+		if (s - mid * n > 0)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return (lo + hi) / 2;
+}
+
+static void test_solver(void **state)
+{
+	/* two-point histogram: 3 reuses at 10, 1 at 10000, cache of 100 lines */
+	double h[] = { 10, 10, 10, 10000 };
+	double r = lp_statcache_solve(h, 4, 0, 0, 100, 1);
+	long double want = bisect(h, 4, 100);
+	print_message("2-point root %.12f reference %.12Lf\n", r, want);
+	assert_true(fabsl(r - want) < 1e-9);
+	/* warm start from an upper bound gives the same root */
+	assert_true(fabs(lp_statcache_solve(h, 4, 0, 0, 100, 0.9) - r) < 1e-9);
+	/* the only root is 0 when mean reuse is short against the cache */
+	double near[] = { 3, 5, 7 };
+	assert_true(lp_statcache_solve(near, 3, 0, 0, 100, 1) == 0);
+	/* dangling samples with cold included: 1 miss of 2 at least */
+	double one[] = { 0 };
+	assert_true(fabs(lp_statcache_solve(one, 1, 1, 1, 100, 1) - 0.5) < 1e-12);
+	assert_true(fabs(lp_statcache_solve(one, 1, 1, 0, 100, 1) - 0.0) < 1e-12);
+	/* random histograms against bisection */
+	struct lp_rng rng;
+	lp_rng_seed(&rng, 2);
+	for (int t = 0; t < 200; t++) {
+		double k[30];
+		size_t n = 1 + lp_rng_below(&rng, 30);
+		double L = 1 + lp_rng_below(&rng, 5000);
+		for (size_t i = 0; i < n; i++)
+			k[i] = floor(exp(lp_rng_double(&rng) * 14));
+		double got = lp_statcache_solve(k, n, 0, 0, L, 1);
+		long double ref = bisect(k, n, L);
+		assert_true(fabsl(got - ref) < 1e-8);
+	}
+}
+
+static void test_binomial(void **state)
+{
+	/* s = 1 is the fully associative cut: miss iff D >= ways */
+	for (double d = 0; d < 60; d += 0.5)
+		for (uint64_t k = 1; k < 40; k++)
+			assert_true(lp_binomial_miss(d, 1, k) == (floor(d) >= (double)k ? 1.0 : 0.0));
+	/* D = 3 other lines, 2 sets, direct mapped: hit iff none in our set */
+	assert_true(fabs(lp_binomial_miss(3, 2, 1) - 0.875) < 1e-12);
+	/* D = 4, 4 sets, 2 ways: hit iff <= 1 in our set */
+	double q = 0.75, hit = pow(q, 4) + 4 * 0.25 * pow(q, 3);
+	assert_true(fabs(lp_binomial_miss(4.7, 4, 2) - (1 - hit)) < 1e-12);
+}
+
+static void test_evaluation_speed(void **state)
+{
+	size_t n = 4000000;
+	uint64_t *lines = malloc(n * sizeof(*lines));
+	struct lp_rng rng;
+	struct lp_profile *p;
+	struct lp_statstack *ss;
+	struct lp_statcache *sc;
+	double L[100], out[100];
+	struct timespec a, b;
+
+	lp_rng_seed(&rng, 12);
+	for (size_t i = 0; i < n; i++)
+		lines[i] = lp_rng_double(&rng) < 0.5 ? lp_rng_below(&rng, 1000) : lp_rng_below(&rng, 1u << 20);
+	p = profile_of(lines, n, 0.005, 200000);
+	for (int i = 0; i < 100; i++)
+		L[i] = 64 * pow(2, 14.0 * i / 99); /* 4K..64M at 64-byte lines */
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	assert_int_equal(lp_statstack_new(&ss, p, 0, 0), 0);
+	assert_int_equal(lp_statcache_new(&sc, p, 0, 0, 0), 0);
+	assert_int_equal(lp_statcache_curve(sc, L, 100, out), 0);
+	for (int i = 0; i < 100; i++)
+		out[i] += lp_statstack_miss_ratio(ss, L[i]);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	double ms = (b.tv_sec - a.tv_sec) * 1e3 + (b.tv_nsec - a.tv_nsec) / 1e6;
+	print_message("%zu samples, 100 sizes, both models: %.1f ms\n", p->n_samples, ms);
+	assert_true(ms < 2000); /* generous: sanitizer builds; the figure is in the log */
+	lp_statstack_free(ss);
+	lp_statcache_free(sc);
+	lp_profile_free(p);
+	free(lines);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_solver),
+		cmocka_unit_test(test_binomial),
+		cmocka_unit_test(test_cyclic_sweep),
+		cmocka_unit_test(test_uniform_random),
+		cmocka_unit_test(test_statstack_vs_lru),
+		cmocka_unit_test(test_evaluation_speed),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,317 @@
+/* Tests of the .lpp profile format and of the StatCache sampler. */
+#include "lp-test.h"
+
+#include <locprof/profile.h>
+#include <locprof/sample.h>
+
+#include "common/rng.h"
+#include "sample/profile-chunk.h"
+
+#include <math.h>
+
+static struct lp_profile *make_profile(size_t nsamples)
+{
+	struct lp_profile *p;
+	struct lp_rng rng;
+
+	assert_int_equal(lp_profile_new(&p), 0);
+	lp_rng_seed(&rng, 7);
+	lp_profile_set_str(&p->command, "./prog --arg");
+	lp_profile_set_str(&p->host, "hostx");
+	lp_profile_set_str(&p->source, "test");
+	p->date = 1700000000;
+	p->n_line_sizes = 2;
+	p->line_sizes[0] = 64;
+	p->line_sizes[1] = 128;
+	p->rate = 1e-3;
+	p->seed = 42;
+	p->window = 1000;
+	p->accesses[0] = 10000;
+	p->accesses[1] = 9000;
+	p->references = 9500;
+	lp_profile_set_thread_refs(p, 0, 9000);
+	lp_profile_set_thread_refs(p, 1, 500);
+	for (size_t i = 0; i < nsamples; i++) {
+		struct lp_sample s = {
+			.time = lp_rng_below(&rng, 9000), .pc = 0x400000 + i, .addr = 0x1000 + 64 * i,
+			.reuse = i % 5 == 0 ? LP_REUSE_DANGLING : lp_rng_below(&rng, 500),
+			.reuse_pc = 0x500000 + i, .tid = (uint32_t)(i & 1), .kind = i & 1,
+			.line_idx = (uint8_t)(i % 2),
+		};
+		assert_int_equal(lp_profile_add_sample(p, &s), 0);
+	}
+	uint8_t id[4] = { 1, 2, 3, 4 };
+	assert_int_equal(lp_mappings_add(&p->mappings, 0x400000, 0x401000, 0, "/bin/prog", id, 4), 0);
+	assert_int_equal(lp_profile_finish(p, 0), 0);
+	return p;
+}
+
+static void assert_same_sample(const struct lp_sample *a, const struct lp_sample *b)
+{
+	assert_int_equal(a->time, b->time);
+	assert_int_equal(a->pc, b->pc);
+	assert_int_equal(a->addr, b->addr);
+	assert_int_equal(a->reuse, b->reuse);
+	assert_int_equal(a->reuse_pc, b->reuse_pc);
+	assert_int_equal(a->tid, b->tid);
+	assert_int_equal(a->kind, b->kind);
+	assert_int_equal(a->line_idx, b->line_idx);
+}
+
+static void test_crc32(void **state)
+{
+	assert_int_equal(lp_crc32(0, "123456789", 9), 0xcbf43926u);
+}
+
+static void test_round_trip(void **state)
+{
+	struct lp_profile *p = make_profile(300), *q;
+	char *path = lp_test_path("rt.lpp");
+
+	assert_int_equal(lp_profile_write(p, path), 0);
+	assert_int_equal(lp_profile_read(&q, path), 0);
+	assert_string_equal(q->command, "./prog --arg");
+	assert_string_equal(q->host, "hostx");
+	assert_int_equal(q->date, 1700000000);
+	assert_int_equal(q->n_line_sizes, 2);
+	assert_int_equal(q->line_sizes[1], 128);
+	assert_true(q->rate == 1e-3);
+	assert_int_equal(q->seed, 42);
+	assert_int_equal(q->accesses[0], 10000);
+	assert_int_equal(q->references, 9500);
+	assert_int_equal(q->n_threads, 2);
+	assert_int_equal(q->thread_refs[1], 500);
+	assert_int_equal(q->n_samples, 300);
+	for (size_t i = 0; i < 300; i++)
+		assert_same_sample(&p->samples[i], &q->samples[i]);
+	assert_int_equal(q->windows[0].length, 1000);
+	assert_int_equal(q->windows[0].n, 10);
+	assert_int_equal(q->windows[1].n, 9);
+	for (size_t w = 0; w < 10; w++) {
+		assert_int_equal(q->windows[0].v[w].n, p->windows[0].v[w].n);
+		assert_int_equal(q->windows[0].v[w].first, p->windows[0].v[w].first);
+	}
+	assert_int_equal(q->mappings.n, 1);
+	assert_string_equal(q->mappings.v[0].path, "/bin/prog");
+	assert_int_equal(q->mappings.v[0].build_id_len, 4);
+	lp_profile_free(p);
+	lp_profile_free(q);
+	free(path);
+}
+
+static uint8_t *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	uint8_t *buf;
+
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	*len = (size_t)ftell(f);
+	fseek(f, 0, SEEK_SET);
+	buf = malloc(*len);
+	assert_int_equal(fread(buf, 1, *len, f), *len);
+	fclose(f);
+	return buf;
+}
+
+static void test_truncation_everywhere(void **state)
+{
+	struct lp_profile *p = make_profile(40), *q;
+	char *path = lp_test_path("full.lpp"), *cut = lp_test_path("cut.lpp");
+	uint8_t *buf;
+	size_t len;
+
+	assert_int_equal(lp_profile_write(p, path), 0);
+	buf = slurp(path, &len);
+	for (size_t at = 0; at < len; at++) {
+		int err;
+		lp_test_write_file(cut, buf, at);
+		err = lp_profile_read(&q, cut);
+		if (at < 8) {
+			assert_int_equal(err, LP_EFORMAT);
+			assert_null(q);
+			continue;
+		}
+		assert_true(err == LP_ETRUNCATED);
+		if (!q)
+			continue; /* cut inside the file header */
+		/* what was read is a prefix: every sample or none */
+		assert_true(q->n_samples == 0 || q->n_samples == p->n_samples);
+		for (size_t i = 0; i < q->n_samples; i++)
+			assert_same_sample(&p->samples[i], &q->samples[i]);
+		lp_profile_free(q);
+	}
+	free(buf);
+	lp_profile_free(p);
+	free(path);
+	free(cut);
+}
+
+static void test_corrupt_and_bad_header(void **state)
+{
+	struct lp_profile *p = make_profile(50), *q;
+	char *path = lp_test_path("c.lpp"), *bad = lp_test_path("bad.lpp");
+	uint8_t *buf;
+	size_t len;
+
+	assert_int_equal(lp_profile_write(p, path), 0);
+	buf = slurp(path, &len);
+	/* a byte inside the sample chunk's payload */
+	buf[LP_LPP_FILE_HEADER_SIZE + 200] ^= 0x10;
+	lp_test_write_file(bad, buf, len);
+	assert_int_equal(lp_profile_read(&q, bad), LP_ECORRUPT);
+	assert_non_null(q);
+	assert_int_equal(q->n_samples, 0);
+	assert_non_null(strstr(lp_errmsg(), "checksum"));
+	lp_profile_free(q);
+	buf[LP_LPP_FILE_HEADER_SIZE + 200] ^= 0x10;
+
+	buf[8] = 7; /* version */
+	lp_test_write_file(bad, buf, len);
+	assert_int_equal(lp_profile_read(&q, bad), LP_EVERSION);
+	assert_null(q);
+	assert_non_null(strstr(lp_errmsg(), "version 7"));
+	buf[8] = 1;
+	buf[0] = 'X';
+	lp_test_write_file(bad, buf, len);
+	assert_int_equal(lp_profile_read(&q, bad), LP_EFORMAT);
+	assert_non_null(strstr(lp_errmsg(), "not a locprof profile"));
+	free(buf);
+	lp_profile_free(p);
+	free(path);
+	free(bad);
+}
+
+/* Random references over a small footprint, some spanning two lines. */
+static struct lp_ref *random_trace(size_t n, uint64_t seed)
+{
+	struct lp_ref *v = calloc(n, sizeof(*v));
+	struct lp_rng rng;
+
+	lp_rng_seed(&rng, seed);
+	for (size_t i = 0; i < n; i++) {
+		v[i].addr = 0x10000 + lp_rng_below(&rng, 64 * 300);
+		v[i].size = 1 + lp_rng_below(&rng, 16);
+		v[i].pc = 0x400000 + lp_rng_below(&rng, 50);
+		v[i].kind = (uint8_t)lp_rng_below(&rng, 2);
+		if (i % 97 == 0)
+			v[i].kind = LP_EV_ALLOC; /* not an access */
+	}
+	return v;
+}
+
+static void test_sampler_matches_brute_force(void **state)
+{
+	size_t n = 20000;
+	struct lp_ref *refs = random_trace(n, 3);
+	struct lp_profile *p;
+	struct lp_sampler *s;
+	uint32_t ls[2] = { 32, 64 };
+
+	assert_int_equal(lp_profile_new(&p), 0);
+	p->n_line_sizes = 2;
+	memcpy(p->line_sizes, ls, sizeof(ls));
+	p->rate = 0.02;
+	p->seed = 11;
+	assert_int_equal(lp_sampler_new(&s, p), 0);
+	assert_int_equal(lp_sampler_feed(s, refs, n / 2), 0);
+	assert_int_equal(lp_sampler_feed(s, refs + n / 2, n - n / 2), 0);
+	assert_int_equal(lp_sampler_finish(s), 0);
+	lp_sampler_free(s);
+	assert_true(p->n_samples > 300);
+
+	for (unsigned li = 0; li < 2; li++) {
+		/* expand into the line-access sequence */
+		uint64_t total = lp_line_accesses(refs, n, ls[li]);
+		uint64_t *line = malloc(total * sizeof(*line)), *pc = malloc(total * sizeof(*pc));
+		size_t t = 0, first, cnt, dangling = 0;
+		for (size_t i = 0; i < n; i++) {
+			if (!lp_ref_is_access(&refs[i]))
+				continue;
+			for (uint64_t l = refs[i].addr / ls[li]; l <= (refs[i].addr + refs[i].size - 1) / ls[li]; l++) {
+				line[t] = l;
+				pc[t++] = refs[i].pc;
+			}
+		}
+		assert_int_equal(t, total);
+		assert_int_equal(p->accesses[li], total);
+		lp_profile_line_samples(p, li, &first, &cnt);
+		assert_true(cnt > 100);
+		for (size_t i = first; i < first + cnt; i++) {
+			const struct lp_sample *sm = &p->samples[i];
+			uint64_t want = LP_REUSE_DANGLING, wpc = 0;
+			assert_int_equal(sm->addr / ls[li], line[sm->time]);
+			for (uint64_t u = sm->time + 1; u < total; u++)
+				if (line[u] == line[sm->time]) {
+					want = u - sm->time - 1;
+					wpc = pc[u];
+					break;
+				}
+			assert_int_equal(sm->reuse, want);
+			assert_int_equal(sm->reuse_pc, wpc);
+			dangling += want == LP_REUSE_DANGLING;
+		}
+		assert_true(dangling < cnt / 4);
+		free(line);
+		free(pc);
+	}
+	assert_int_equal(p->references, n - (n + 96) / 97);
+	lp_profile_free(p);
+	free(refs);
+}
+
+/* Every access has the same chance: the sample times are uniform over the
+ * run. Chi-square over 20 bins, and the mean of the positions. */
+static void test_sampling_unbiased(void **state)
+{
+	size_t n = 400000, first, cnt, bins[20] = { 0 };
+	struct lp_ref *refs = calloc(n, sizeof(*refs));
+	struct lp_profile *p;
+	struct lp_sampler *s;
+	double chi = 0, mean = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		refs[i].addr = 64 * (i % 1000);
+		refs[i].size = 8;
+	}
+	assert_int_equal(lp_profile_new(&p), 0);
+	p->n_line_sizes = 1;
+	p->line_sizes[0] = 64;
+	p->rate = 0.01;
+	p->seed = 5;
+	assert_int_equal(lp_sampler_new(&s, p), 0);
+	assert_int_equal(lp_sampler_feed(s, refs, n), 0);
+	assert_int_equal(lp_sampler_finish(s), 0);
+	lp_sampler_free(s);
+	lp_profile_line_samples(p, 0, &first, &cnt);
+	/* count is Poisson-ish around n * rate: 5 sd */
+	assert_true(fabs((double)cnt - 4000) < 5 * sqrt(4000));
+	for (size_t i = 0; i < cnt; i++) {
+		bins[p->samples[i].time * 20 / n]++;
+		mean += (double)p->samples[i].time / (double)n;
+	}
+	mean /= (double)cnt;
+	for (int b = 0; b < 20; b++) {
+		double e = (double)cnt / 20;
+		chi += (bins[b] - e) * (bins[b] - e) / e;
+	}
+	/* 19 degrees of freedom: P(chi2 > 43.8) = 0.001 */
+	assert_true(chi < 43.8);
+	/* uniform positions: sd of the mean is 1/sqrt(12 cnt) */
+	assert_true(fabs(mean - 0.5) < 4 / sqrt(12.0 * (double)cnt));
+	lp_profile_free(p);
+	free(refs);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_crc32),
+		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_truncation_everywhere),
+		cmocka_unit_test(test_corrupt_and_bad_header),
+		cmocka_unit_test(test_sampler_matches_brute_force),
+		cmocka_unit_test(test_sampling_unbiased),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
