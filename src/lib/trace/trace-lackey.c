@@ -102,7 +102,7 @@ static int parse_addr_size(struct lackey_reader *t, char *s, uint64_t *addr, uin
 		return bad(t, digits ? "bad address" : "missing address", start);
 	start = ++s;
 	for (digits = 0; *s >= '0' && *s <= '9'; s++, digits++) {
-		if (n > (UINT64_MAX - 9) / 10)
+		if (n > (UINT64_MAX - (uint64_t)(*s - '0')) / 10)
 			return bad(t, "bad size", start);
 		n = n * 10 + (uint64_t)(*s - '0');
 	}
