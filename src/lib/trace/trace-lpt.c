@@ -42,7 +42,7 @@
 /* Zeros after every decoded payload: more than one record can read. */
 #define LPT_PAD 64u
 #define LPT_MAX_MAPPINGS_BYTES (64u << 20)
-#define LPT_ZSTD_LEVEL 3
+#define LPT_ZSTD_LEVEL 1
 
 static const uint8_t lpt_magic[8] = { 0x89, 'L', 'P', 'T', '\r', '\n', 0x1a, '\n' };
 
