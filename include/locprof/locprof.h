@@ -4,6 +4,7 @@
 
 #include <locprof/common.h>
 #include <locprof/mapping.h>
+#include <locprof/synth.h>
 #include <locprof/trace.h>
 
 #endif

@@ -12,6 +12,7 @@
 #define LOCPROF_TRACE_H
 
 #include <locprof/common.h>
+#include <locprof/mapping.h>
 #include <sys/types.h>
 
 #ifdef __cplusplus
@@ -48,6 +49,11 @@ uint64_t lp_trace_reader_count(const struct lp_trace_reader *r);
 /* Name of the format being read. */
 const char *lp_trace_reader_format(const struct lp_trace_reader *r);
 
+/* The executable mappings the trace carries (an empty list when it has
+ * none, or when its format cannot carry them: text, lackey). Valid until
+ * lp_trace_reader_free(). */
+const struct lp_mappings *lp_trace_reader_mappings(const struct lp_trace_reader *r);
+
 void lp_trace_reader_free(struct lp_trace_reader *r);
 
 /* Open a trace for writing. format may be NULL (decided by extension).
@@ -56,6 +62,12 @@ void lp_trace_reader_free(struct lp_trace_reader *r);
  * half-written file under the real name. */
 int lp_trace_writer_open(struct lp_trace_writer **out, const char *path,
 			 const char *format);
+
+/* Record the executable mappings of the traced process in the trace, so
+ * that its pcs can be symbolised later. Must come before the first
+ * lp_trace_write() (LP_EINVAL otherwise, or when called twice). Formats
+ * that cannot carry mappings (text, lackey) accept and ignore them. */
+int lp_trace_writer_set_mappings(struct lp_trace_writer *w, const struct lp_mappings *m);
 
 int lp_trace_write(struct lp_trace_writer *w, const struct lp_ref *refs, size_t n);
 

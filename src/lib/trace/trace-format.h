@@ -5,6 +5,7 @@
 #ifndef LP_TRACE_FORMAT_H
 #define LP_TRACE_FORMAT_H
 
+#include <locprof/mapping.h>
 #include <locprof/trace.h>
 #include <stdbool.h>
 
@@ -29,6 +30,12 @@ struct lp_trace_format {
 	int (*write)(void *state, const struct lp_ref *refs, size_t n);
 	int (*finish)(void *state);
 	void (*writer_free)(void *state);
+
+	/* Optional (NULL: the format cannot carry mappings and ignores
+	 * them). set_mappings is called at most once, before any write;
+	 * mappings returns NULL when the trace carries none. */
+	int (*set_mappings)(void *state, const struct lp_mappings *m);
+	const struct lp_mappings *(*mappings)(void *state);
 };
 
 extern const struct lp_trace_format lp_trace_format_lpt;

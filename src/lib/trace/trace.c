@@ -26,6 +26,8 @@ struct lp_trace_writer {
 	const struct lp_trace_format *fmt;
 	struct lp_out *out;
 	void *state;
+	bool wrote;        /* records or mappings went out already */
+	bool set_mappings; /* lp_trace_writer_set_mappings() was called */
 };
 
 static const struct lp_trace_format *by_name(const char *name)
@@ -152,6 +154,14 @@ const char *lp_trace_reader_format(const struct lp_trace_reader *r)
 	return r->fmt->name;
 }
 
+const struct lp_mappings *lp_trace_reader_mappings(const struct lp_trace_reader *r)
+{
+	static const struct lp_mappings none;
+	const struct lp_mappings *m = r->fmt->mappings ? r->fmt->mappings(r->state) : NULL;
+
+	return m ? m : &none;
+}
+
 void lp_trace_reader_free(struct lp_trace_reader *r)
 {
 	if (!r)
@@ -195,9 +205,21 @@ out_free:
 	return err;
 }
 
+int lp_trace_writer_set_mappings(struct lp_trace_writer *w, const struct lp_mappings *m)
+{
+	if (w->wrote || w->set_mappings)
+		return lp_seterr(LP_EINVAL, "'%s': mappings must be set once, before the first "
+				 "record", lp_out_name(w->out));
+	w->set_mappings = true;
+	return w->fmt->set_mappings ? w->fmt->set_mappings(w->state, m) : 0;
+}
+
 int lp_trace_write(struct lp_trace_writer *w, const struct lp_ref *refs, size_t n)
 {
-	return n ? w->fmt->write(w->state, refs, n) : 0;
+	if (!n)
+		return 0;
+	w->wrote = true;
+	return w->fmt->write(w->state, refs, n);
 }
 
 int lp_trace_writer_close(struct lp_trace_writer *w)
