@@ -149,6 +149,9 @@ int cli_cc_main(const struct cli_command *cmd, int argc, char **argv, int cxx)
 		args[n++] = "--param=tsan-instrument-func-entry-exit=0";
 	} else {
 		args[n++] = "-fsanitize-coverage=edge,trace-loads,trace-stores";
+		/* Otherwise clang links its ubsan runtime, whose weak coverage
+		 * callbacks and constructors we do not want. */
+		args[n++] = "-fno-sanitize-link-runtime";
 		if (lto) {
 			args[n++] = "-flto";
 			args[n++] = "-fuse-ld=lld";

@@ -209,8 +209,9 @@ static void rt_on_exit(int status, void *arg);
 static void rt_thread_key_destroy(void *arg);
 static void rt_atfork_child(void);
 
-/* Once per process image. Runs from a constructor, or from the first event
- * if an earlier constructor already touched memory. */
+/* Once per process image, from our constructor: not earlier, because ld.so
+ * calls the program's malloc (ours) before libc has set up environ. Events
+ * before it are not recorded. */
 static void rt_process_init(void)
 {
 	int expect = 0;
@@ -638,8 +639,6 @@ static struct lp_rt_thread *rt_thread_init(struct lp_rt_fast *f)
 	struct lp_rt_thread *t;
 	uint64_t x;
 
-	if (!g.inited)
-		rt_process_init();
 	if (!g.active || atomic_load(&g.finished))
 		return NULL;
 	t = rt_alloc(sizeof(*t));
@@ -783,6 +782,14 @@ void lp_rt_slow_countdown(uint64_t addr, uint32_t size, uint32_t kind, uint64_t 
 		f->countdown = 1;
 		return;
 	}
+	if (!atomic_load(&g.init_state)) {
+		/* Before our constructor: try again at the next reference. */
+		f->countdown = 0;
+		f->epoch = 0;
+		f->filter = rt_zero_filter;
+		f->filter_shift = 58;
+		return;
+	}
 	f->in_rt++;
 	t = rt_enter(f);
 	if (!t) {
@@ -848,7 +855,7 @@ void lp_rt_alloc_event(uint64_t addr, uint64_t size, uint32_t kind, uint64_t pc)
 	struct lp_rt_thread *t;
 	struct lp_msg_ref *r;
 
-	if (f->in_rt || (g.inited && !g.active))
+	if (f->in_rt || !g.inited || !g.active)
 		return;
 	f->in_rt++;
 	t = rt_enter(f);
