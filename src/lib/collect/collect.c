@@ -449,6 +449,13 @@ static int conn_process(struct lp_recorder *r, struct conn *c)
 
 	while (c->len - off >= sizeof(struct lp_msg_header)) {
 		struct lp_msg_header h;
+		if ((uintptr_t)(c->buf + off) & 7) {
+			/* After a text message of odd length: realign, so that
+			 * records are read in place (rare: HELLO, MAPS). */
+			memmove(c->buf, c->buf + off, c->len - off);
+			c->len -= off;
+			off = 0;
+		}
 		memcpy(&h, c->buf + off, sizeof(h));
 		if (h.magic_version != LP_MSG_MAGIC_VERSION)
 			return lp_seterr(h.magic_version >> 8 == LP_MSG_MAGIC ? LP_EVERSION : LP_EFORMAT,
