@@ -54,6 +54,11 @@ int lp_recorder_new(struct lp_recorder **out, const struct lp_record_options *o)
  * owned by the recorder. */
 char *const *lp_recorder_env(const struct lp_recorder *r);
 
+/* The pid of the program started: its first image gets the output name
+ * itself, every other process <stem>.<pid><ext>. Without this call the
+ * first process to connect gets it. */
+void lp_recorder_set_main_pid(struct lp_recorder *r, uint32_t pid);
+
 /* Wait up to timeout_ms for connections and messages and handle them.
  * Returns the number of open connections, or a negative LP_E* code. */
 int lp_recorder_poll(struct lp_recorder *r, int timeout_ms);

@@ -152,15 +152,17 @@ int cli_cc_main(const struct cli_command *cmd, int argc, char **argv, int cxx)
 		/* Otherwise clang links its ubsan runtime, whose weak coverage
 		 * callbacks and constructors we do not want. */
 		args[n++] = "-fno-sanitize-link-runtime";
-		if (lto) {
+		if (lto)
 			args[n++] = "-flto";
-			args[n++] = "-fuse-ld=lld";
-		}
 	}
 	for (int j = i; j < argc; j++)
 		args[n++] = argv[j];
 	if (link) {
 		snprintf(archive, sizeof(archive), "%s/liblocprof-rt%s.a", rt, lto ? "-lto" : "");
+		/* Only when linking: clang warns about it on compile-only
+		 * commands, which breaks builds using -Werror. */
+		if (lto)
+			args[n++] = "-fuse-ld=lld";
 		/* Whole archive: the allocation functions and _exit must replace
 		 * libc's even when the program does not name them itself. */
 		args[n++] = "-Wl,--whole-archive";

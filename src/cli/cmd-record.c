@@ -307,6 +307,7 @@ static int run(int argc, char **argv)
 		_exit(127);
 	}
 	close(pipefd[1]);
+	lp_recorder_set_main_pid(r, (uint32_t)pid);
 	if (read(pipefd[0], &exec_errno, sizeof(exec_errno)) != sizeof(exec_errno))
 		exec_errno = 0;
 	close(pipefd[0]);

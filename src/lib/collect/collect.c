@@ -65,6 +65,7 @@ struct lp_recorder {
 	size_t nprocs;
 	struct lp_record_output *outs;
 	uint64_t accepted;
+	uint32_t main_pid;
 	int failed;
 };
 
@@ -151,6 +152,11 @@ char *const *lp_recorder_env(const struct lp_recorder *r)
 	return r->env;
 }
 
+void lp_recorder_set_main_pid(struct lp_recorder *r, uint32_t pid)
+{
+	r->main_pid = pid;
+}
+
 uint64_t lp_recorder_connections(const struct lp_recorder *r)
 {
 	return r->accepted;
@@ -176,7 +182,7 @@ static char *output_name(const struct lp_recorder *r, uint32_t pid)
 
 	if (!p)
 		return NULL;
-	if (!r->nprocs) {
+	if ((r->main_pid ? pid == r->main_pid : !r->nprocs) && !name_taken(r, o)) {
 		snprintf(p, n, "%s", o);
 		return p;
 	}
