@@ -1,7 +1,8 @@
 /* The collector protocol: how a live backend inside the target (the
  * instrumentation runtime, the valgrind tool) hands its samples, references
- * and events to `locprof record`, which turns them into .lpp profiles and
- * .lpt traces with the library.
+ * and events to `locprof record`, which turns them into profiles and traces
+ * with the library. Byte-level description: docs/formats.md, "Collector
+ * protocol".
  *
  * Why a separate collector process rather than files written by the target:
  *  - everything already sent survives a crash or SIGKILL of the target;
@@ -12,8 +13,10 @@
  * LOCPROF_SOCKET. Every thread of every process opens its own connection
  * on its first slow-path event (a forked child reconnects), so no sender
  * ever takes a lock and messages of any size never interleave. A connection
- * starts with a HELLO naming the process and thread. The collector writes
- * one profile or trace per process (named by pid for children).
+ * starts with a HELLO naming the process (pid + nonce) and the thread; all
+ * later messages on it belong to that thread. The collector writes one
+ * profile or trace per process image (pid + nonce: a fork or an exec gives a
+ * new nonce), and a process is complete when all its connections are closed.
  * All integers are little-endian, as on the only supported architecture.
  * This header is freestanding: the runtime and the valgrind tool include it.
  */
@@ -23,12 +26,14 @@
 #include <stdint.h>
 
 #define LP_MSG_MAGIC 0x4d504cu /* "LPM" */
-#define LP_MSG_VERSION 1
+#define LP_MSG_VERSION 2
+#define LP_MSG_MAGIC_VERSION ((LP_MSG_MAGIC << 8) | LP_MSG_VERSION)
 #define LP_MSG_MAX (1u << 20) /* largest message a collector accepts */
+#define LP_MAX_LINE_SIZES 4
 
 /* The environment variables carrying the socket path and the settings.
  * Absent LOCPROF_SOCKET, the runtime is inert and the program runs as if
- * uninstrumented (one predictable branch per access). */
+ * uninstrumented (one predictable branch per access after the first). */
 #define LP_ENV_SOCKET "LOCPROF_SOCKET"
 #define LP_ENV_MODE "LOCPROF_MODE"     /* "sample" (default) or "trace" */
 #define LP_ENV_RATE "LOCPROF_RATE"     /* sampling rate, e.g. "1e-4" */
@@ -37,44 +42,65 @@
 #define LP_ENV_FLUSH "LOCPROF_FLUSH_MS" /* flush interval in milliseconds */
 
 enum lp_msg_type {
-	LP_MSG_HELLO = 1,   /* a process starts (or a child after fork) */
+	LP_MSG_HELLO = 1,   /* first message of every connection (one per thread) */
 	LP_MSG_MAPS = 2,    /* a piece of /proc/self/maps text */
 	LP_MSG_SAMPLES = 3, /* completed or dangling samples */
 	LP_MSG_REFS = 4,    /* trace mode: references and allocation events */
 	LP_MSG_THREAD = 5,  /* a thread ends: its reference count */
-	LP_MSG_BYE = 6,     /* a process ends normally or by a signal */
+	LP_MSG_BYE = 6,     /* the process ends normally or by a signal */
 	LP_MSG_ALLOCS = 7,  /* sample mode: allocation events */
 };
 
+enum lp_msg_mode { LP_MODE_SAMPLE = 0, LP_MODE_TRACE = 1 };
+
+/* 24 bytes, so that the 8-byte records after every fixed part stay aligned. */
 struct lp_msg_header {
-	uint32_t magic_version; /* LP_MSG_MAGIC << 8 | LP_MSG_VERSION */
-	uint32_t type;
-	uint32_t length; /* whole message, header included */
+	uint32_t magic_version; /* LP_MSG_MAGIC_VERSION */
+	uint32_t type;          /* enum lp_msg_type */
+	uint32_t length;        /* whole message, header included, <= LP_MSG_MAX */
 	uint32_t pid;
-	uint32_t tid;    /* kernel thread id of the sender */
+	uint32_t tid;           /* kernel thread id of the sender */
+	uint32_t reserved;      /* 0 */
 };
 
 struct lp_msg_hello {
 	struct lp_msg_header h;
 	uint32_t ppid;
-	uint32_t nlines;
-	uint32_t line_size[4];
-	double rate;
+	uint32_t thread;  /* runtime's thread number in this process, 0 = first */
+	uint64_t nonce;   /* names the process image: new after fork and exec */
+	uint32_t mode;    /* enum lp_msg_mode */
+	uint32_t nlines;  /* 1..LP_MAX_LINE_SIZES */
+	uint32_t line_size[LP_MAX_LINE_SIZES]; /* bytes, powers of two, ascending */
+	double rate;      /* sampling rate (sample mode) */
 	uint64_t seed;
-	uint32_t mode; /* 0 sample, 1 trace */
+	uint64_t start_ns; /* CLOCK_REALTIME when the process image started */
+	uint32_t backend;  /* 0 clang SanitizerCoverage or gcc -fsanitize=thread */
 	uint32_t cmdline_len; /* bytes of NUL-separated argv that follow */
 	/* char cmdline[cmdline_len]; truncated to fit the message */
 };
 
-/* One sample: begin/end are per-thread reference counts (the reference
- * clock). end == LP_SAMPLE_DANGLING when the line was not touched again
- * before the thread or process ended. */
+/* MAPS: text of /proc/self/maps, in pieces of whole lines. */
+enum lp_maps_when { LP_MAPS_START = 0, LP_MAPS_EXIT = 1 };
+struct lp_msg_maps {
+	struct lp_msg_header h;
+	uint32_t when;  /* enum lp_maps_when */
+	uint32_t last;  /* 1 on the final piece of this snapshot */
+	/* char text[h.length - sizeof(struct lp_msg_maps)]; */
+};
+
+/* One sample: begin/end are per-thread reference numbers (the reference
+ * clock: references of the sending thread, counted from 0), so the reuse
+ * distance is end - begin - 1. end == LP_SAMPLE_DANGLING when the line was
+ * not touched again by this thread before the thread or process ended. */
 #define LP_SAMPLE_DANGLING UINT64_MAX
 struct lp_msg_sample {
 	uint64_t begin, end;
 	uint64_t pc, addr;
-	uint32_t thread; /* runtime's thread number, 0 = main thread */
-	uint8_t size, kind, line_index, pad;
+	uint32_t thread; /* runtime's thread number, 0 = first thread */
+	uint8_t size;    /* bytes accessed, capped at 255 */
+	uint8_t kind;    /* LP_REF_READ or LP_REF_WRITE */
+	uint8_t line_index; /* index into the HELLO's line_size[] */
+	uint8_t pad;
 };
 
 struct lp_msg_samples {
@@ -83,13 +109,17 @@ struct lp_msg_samples {
 	/* struct lp_msg_sample samples[count]; */
 };
 
-/* Trace mode records: the fields of struct lp_ref, packed. */
+/* Trace-mode references and (both modes) allocation events: the fields of
+ * struct lp_ref, packed. For an allocation event kind is LP_EV_ALLOC (addr
+ * = block, size = bytes, pc = call site) or LP_EV_FREE (size 0, or the
+ * length for munmap). */
 struct lp_msg_ref {
 	uint64_t addr, pc, size;
 	uint32_t thread;
 	uint32_t kind;
 };
 
+/* REFS (trace mode) and ALLOCS (sample mode) share this layout. */
 struct lp_msg_refs {
 	struct lp_msg_header h;
 	uint32_t count, pad;
@@ -99,15 +129,15 @@ struct lp_msg_refs {
 struct lp_msg_thread {
 	struct lp_msg_header h;
 	uint32_t thread, pad;
-	uint64_t references;
+	uint64_t references; /* of this thread */
 };
 
+enum lp_bye_how { LP_BYE_EXIT = 0, LP_BYE_SIGNAL = 1 };
 struct lp_msg_bye {
 	struct lp_msg_header h;
 	int32_t status;  /* exit status, or -signal when killed by a signal */
-	uint32_t pad;
-	uint64_t references; /* all threads */
+	uint32_t how;    /* enum lp_bye_how */
+	uint64_t references; /* all threads of the process */
 };
-
 
 #endif

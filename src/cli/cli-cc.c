@@ -1,0 +1,185 @@
+/* locprof cc / locprof c++: compile and link a program for the inst
+ * backend. Every argument that is not one of ours passes through untouched,
+ * so the wrapper works as CC/CXX in any build system. */
+#include "cli-cc.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int file_exists(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+const char *cli_rt_dir(void)
+{
+	static char dir[PATH_MAX + 64];
+	char exe[PATH_MAX], cand[PATH_MAX + 64];
+	const char *env = getenv("LOCPROF_RT_DIR");
+	ssize_t n;
+	char *slash;
+
+	if (env && *env) {
+		snprintf(cand, sizeof(cand), "%s/liblocprof-rt.a", env);
+		if (file_exists(cand)) {
+			snprintf(dir, sizeof(dir), "%s", env);
+			return dir;
+		}
+	}
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return NULL;
+	exe[n] = 0;
+	slash = strrchr(exe, '/');
+	if (!slash)
+		return NULL;
+	*slash = 0;
+	static const char *const layouts[] = { "src/rt", "../lib/locprof", "lib/locprof" };
+	for (size_t i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++) {
+		snprintf(cand, sizeof(cand), "%s/%s/liblocprof-rt.a", exe, layouts[i]);
+		if (file_exists(cand)) {
+			snprintf(dir, sizeof(dir), "%s/%s", exe, layouts[i]);
+			return dir;
+		}
+	}
+	return NULL;
+}
+
+/* Is prog an executable file somewhere in PATH (or a path)? */
+static int in_path(const char *prog)
+{
+	const char *path = getenv("PATH");
+	char buf[PATH_MAX];
+
+	if (strchr(prog, '/'))
+		return access(prog, X_OK) == 0;
+	while (path && *path) {
+		const char *end = strchr(path, ':');
+		size_t len = end ? (size_t)(end - path) : strlen(path);
+		snprintf(buf, sizeof(buf), "%.*s/%s", (int)len, len ? path : ".", prog);
+		if (access(buf, X_OK) == 0)
+			return 1;
+		if (!end)
+			break;
+		path = end + 1;
+	}
+	return 0;
+}
+
+/* Arguments after which the driver does not link. */
+static int is_no_link_arg(const char *a)
+{
+	static const char *const exact[] = { "-c", "-S", "-E", "-M", "-MM", "-fsyntax-only",
+					     "--version", "-dumpversion", "-dumpmachine",
+					     "-shared", "-r", "-###" };
+
+	for (size_t i = 0; i < sizeof(exact) / sizeof(exact[0]); i++)
+		if (!strcmp(a, exact[i]))
+			return 1;
+	return !strncmp(a, "-print-", 7) || !strncmp(a, "--print-", 8);
+}
+
+int cli_cc_main(const struct cli_command *cmd, int argc, char **argv, int cxx)
+{
+	int use_gcc = 0, lto = -1, show = 0, link = 1, i = 1, n = 0, inputs = 0;
+	const char *rt = cli_rt_dir(), *compiler, *env;
+	char archive[PATH_MAX + 64];
+	char **args;
+
+	for (; i < argc; i++) {
+		if (!strcmp(argv[i], "--gcc"))
+			use_gcc = 1;
+		else if (!strcmp(argv[i], "--lto"))
+			lto = 1;
+		else if (!strcmp(argv[i], "--no-lto"))
+			lto = 0;
+		else if (!strcmp(argv[i], "--show"))
+			show = 1;
+		else if (!strcmp(argv[i], "--help") && argc == 2)
+			return cli_print_usage(cmd);
+		else if (!strcmp(argv[i], "--"))
+			{ i++; break; }
+		else
+			break;
+	}
+	for (int j = i; j < argc; j++) {
+		if (is_no_link_arg(argv[j]))
+			link = 0;
+		if (argv[j][0] != '-')
+			inputs++;
+	}
+	if (!inputs)
+		link = 0; /* a query like -v: nothing to link */
+	env = getenv(use_gcc ? (cxx ? "LOCPROF_GXX" : "LOCPROF_GCC") : (cxx ? "LOCPROF_CLANGXX" : "LOCPROF_CLANG"));
+	compiler = env && *env ? env : use_gcc ? (cxx ? "g++" : "gcc") : (cxx ? "clang++" : "clang");
+	if (use_gcc && lto == 1)
+		return cli_usage_error(cmd, "--lto needs clang (drop --gcc)");
+	if (lto == -1)
+		lto = !use_gcc && in_path("ld.lld") && rt &&
+		      (snprintf(archive, sizeof(archive), "%s/liblocprof-rt-lto.a", rt),
+		       file_exists(archive));
+	if (link && !rt) {
+		cli_error("cannot find the locprof runtime (liblocprof-rt.a); set LOCPROF_RT_DIR");
+		return CLI_ERROR;
+	}
+	if (!in_path(compiler)) {
+		cli_error("cannot find the compiler '%s'%s", compiler,
+			  use_gcc ? "" : " (locprof cc needs clang; or use --gcc)");
+		return CLI_ERROR;
+	}
+	args = calloc((size_t)argc + 16, sizeof(*args));
+	if (!args) {
+		cli_error("out of memory");
+		return CLI_ERROR;
+	}
+	args[n++] = (char *)compiler;
+	if (use_gcc) {
+		/* Given to the compiler proper only (the driver's preprocessor
+		 * options reach cc1/cc1plus), so that the driver does not link
+		 * libtsan: the locprof runtime defines the __tsan_* entry points. */
+		args[n++] = "-Xpreprocessor";
+		args[n++] = "-fsanitize=thread";
+		args[n++] = "-Xpreprocessor";
+		args[n++] = "--param=tsan-instrument-func-entry-exit=0";
+	} else {
+		args[n++] = "-fsanitize-coverage=edge,trace-loads,trace-stores";
+		/* Otherwise clang links its ubsan runtime, whose weak coverage
+		 * callbacks and constructors we do not want. */
+		args[n++] = "-fno-sanitize-link-runtime";
+		if (lto)
+			args[n++] = "-flto";
+	}
+	for (int j = i; j < argc; j++)
+		args[n++] = argv[j];
+	if (link) {
+		snprintf(archive, sizeof(archive), "%s/liblocprof-rt%s.a", rt, lto ? "-lto" : "");
+		/* Only when linking: clang warns about it on compile-only
+		 * commands, which breaks builds using -Werror. */
+		if (lto)
+			args[n++] = "-fuse-ld=lld";
+		/* Whole archive: the allocation functions and _exit must replace
+		 * libc's even when the program does not name them itself. */
+		args[n++] = "-Wl,--whole-archive";
+		args[n++] = archive;
+		args[n++] = "-Wl,--no-whole-archive";
+		args[n++] = "-lpthread";
+		args[n++] = "-lm";
+	}
+	args[n] = NULL;
+	if (show) {
+		for (int j = 0; j < n; j++)
+			fprintf(stderr, "%s%s", j ? " " : "", args[j]);
+		fputc('\n', stderr);
+	}
+	fflush(stdout);
+	execvp(compiler, args);
+	cli_error("cannot run '%s': %s", compiler, strerror(errno));
+	free(args);
+	return CLI_ERROR;
+}

@@ -1,0 +1,39 @@
+/* locprof c++: the C++ compiler wrapper of the inst backend (cli-cc.c). */
+#include "cli-cc.h"
+
+static const char usage[] =
+	"usage: locprof c++ [--lto|--no-lto] [--gcc] [--show] COMPILER-ARGS...\n"
+	"\n"
+	"Compile and link a C++ program so that `locprof record` can profile it:\n"
+	"runs clang++ with -fsanitize-coverage=edge,trace-loads,trace-stores (a\n"
+	"callback before every load and store) and, when linking, adds the\n"
+	"locprof runtime (liblocprof-rt.a, -lpthread, -lm). Every other argument\n"
+	"passes through untouched, so `make CXX=\"locprof c++\"` works. The program\n"
+	"runs normally (a few percent slower) unless started by `locprof record`.\n"
+	"\n"
+	"  --lto      compile with -flto and link with lld and the LTO runtime, so\n"
+	"             the per-access code is inlined (default when ld.lld exists)\n"
+	"  --no-lto   plain objects and the default linker\n"
+	"  --gcc      use gcc with -fsanitize=thread instrumentation instead; the\n"
+	"             program is linked with the locprof runtime, not libtsan\n"
+	"  --show     print the compiler command line on stderr\n"
+	"\n"
+	"Options of locprof must come before the compiler's. The compiler can be\n"
+	"changed with LOCPROF_CLANG / LOCPROF_GCC (and LOCPROF_CLANGXX /\n"
+	"LOCPROF_GXX for c++); the runtime is found next to the locprof\n"
+	"executable or in $LOCPROF_RT_DIR. With -shared the runtime is not added:\n"
+	"link the executable with locprof cc too. See docs/commands/cc.md.\n";
+
+static int run(int argc, char **argv);
+
+const struct cli_command cmd_cxx = {
+	.name = "c++",
+	.summary = "C++ compiler wrapper: build a program for locprof record",
+	.usage = usage,
+	.run = run,
+};
+
+static int run(int argc, char **argv)
+{
+	return cli_cc_main(&cmd_cxx, argc, argv, 1);
+}

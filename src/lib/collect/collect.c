@@ -1,0 +1,646 @@
+/* The collector: receives the protocol of protocol.h from every thread of
+ * every process of a recorded program and writes one output per process
+ * image (pid + nonce), through a sample sink (sink.h) or a trace writer.
+ *
+ * One thread, poll() over the listening socket and the connections. Each
+ * connection has a receive buffer that grows to the largest message
+ * (LP_MSG_MAX); whole messages are handled as they complete, so memory does
+ * not grow with the run. */
+#include <locprof/record.h>
+#include <locprof/trace.h>
+
+#include "collect/protocol.h"
+#include "collect/sink.h"
+#include "common/error.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+struct proc {
+	struct lp_record_output out; /* public part */
+	struct lp_collect_proc info;
+	char *cmdline;
+	int trace;
+	const struct lp_sample_sink_ops *sink;
+	void *sink_state;
+	struct lp_trace_writer *tw;
+	int open; /* output open */
+	char *maps[2]; /* start / exit snapshot text */
+	size_t maps_len[2];
+	int maps_done[2];
+	uint32_t conns; /* open connections */
+	int bye_refs_valid;
+	uint64_t bye_refs, thread_refs;
+	struct lp_ref *conv; /* conversion buffer */
+	size_t conv_cap;
+};
+
+struct conn {
+	int fd;
+	struct proc *proc; /* after HELLO */
+	uint32_t thread;
+	int thread_done;
+	uint8_t *buf;
+	size_t len, cap;
+};
+
+struct lp_recorder {
+	struct lp_record_options o;
+	char *output;
+	char dir[64];
+	char path[96];
+	int listen_fd;
+	char *env[8];
+	struct conn *conns;
+	size_t nconns, conns_cap;
+	struct pollfd *pfds;
+	struct proc **procs;
+	size_t nprocs;
+	struct lp_record_output *outs;
+	uint64_t accepted;
+	uint32_t main_pid;
+	int failed;
+};
+
+static int rec_env_add(struct lp_recorder *r, int i, const char *name, const char *value)
+{
+	size_t n = strlen(name) + strlen(value) + 2;
+
+	r->env[i] = malloc(n);
+	if (!r->env[i])
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	snprintf(r->env[i], n, "%s=%s", name, value);
+	return 0;
+}
+
+int lp_recorder_new(struct lp_recorder **out, const struct lp_record_options *o)
+{
+	struct lp_recorder *r;
+	struct sockaddr_un addr;
+	char buf[64], lines[64] = "";
+	int err = 0, i = 0;
+
+	if (!o->output || !o->nlines || o->nlines > LP_MAX_LINE_SIZES ||
+	    (o->mode == LP_RECORD_SAMPLE && !(o->rate > 0.0 && o->rate <= 1.0)))
+		return lp_seterr(LP_EINVAL, "bad recording options");
+	for (uint32_t k = 0; k < o->nlines; k++) {
+		uint32_t v = o->line_size[k];
+		if (!v || (v & (v - 1)) || (k && v <= o->line_size[k - 1]))
+			return lp_seterr(LP_EINVAL, "line sizes must be ascending powers of two");
+		snprintf(lines + strlen(lines), sizeof(lines) - strlen(lines), "%s%u", k ? "," : "", v);
+	}
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	r->o = *o;
+	r->listen_fd = -1;
+	r->output = strdup(o->output);
+	if (!r->output) {
+		free(r);
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	}
+	r->o.output = r->output;
+	snprintf(r->dir, sizeof(r->dir), "/tmp/locprof-rec.XXXXXX");
+	if (!mkdtemp(r->dir)) {
+		r->dir[0] = 0;
+		err = lp_seterr_errno("cannot create a temporary directory");
+		goto out_free;
+	}
+	snprintf(r->path, sizeof(r->path), "%s/sock", r->dir);
+	r->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (r->listen_fd < 0) {
+		err = lp_seterr_errno("socket");
+		goto out_free;
+	}
+	memset(&addr, 0, sizeof(addr));
+	addr.sun_family = AF_UNIX;
+	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", r->path);
+	if (bind(r->listen_fd, (struct sockaddr *)&addr, sizeof(addr)) < 0 ||
+	    listen(r->listen_fd, 128) < 0) {
+		err = lp_seterr_errno("cannot listen on %s", r->path);
+		goto out_free;
+	}
+	if ((err = rec_env_add(r, i++, LP_ENV_SOCKET, r->path)) < 0 ||
+	    (err = rec_env_add(r, i++, LP_ENV_MODE, o->mode == LP_RECORD_TRACE ? "trace" : "sample")) < 0)
+		goto out_free;
+	snprintf(buf, sizeof(buf), "%.17g", o->rate);
+	if ((err = rec_env_add(r, i++, LP_ENV_RATE, buf)) < 0 ||
+	    (err = rec_env_add(r, i++, LP_ENV_LINES, lines)) < 0)
+		goto out_free;
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)o->seed);
+	if ((err = rec_env_add(r, i++, LP_ENV_SEED, buf)) < 0)
+		goto out_free;
+	snprintf(buf, sizeof(buf), "%u", o->flush_ms ? o->flush_ms : 100);
+	if ((err = rec_env_add(r, i++, LP_ENV_FLUSH, buf)) < 0)
+		goto out_free;
+	*out = r;
+	return 0;
+out_free:
+	lp_recorder_free(r);
+	return err;
+}
+
+char *const *lp_recorder_env(const struct lp_recorder *r)
+{
+	return r->env;
+}
+
+void lp_recorder_set_main_pid(struct lp_recorder *r, uint32_t pid)
+{
+	r->main_pid = pid;
+}
+
+uint64_t lp_recorder_connections(const struct lp_recorder *r)
+{
+	return r->accepted;
+}
+
+/* ---- processes and their outputs ------------------------------------------ */
+
+static int name_taken(const struct lp_recorder *r, const char *path)
+{
+	for (size_t i = 0; i < r->nprocs; i++)
+		if (r->procs[i]->out.path && !strcmp(r->procs[i]->out.path, path))
+			return 1;
+	return 0;
+}
+
+/* prof.lpp for the first process, prof.<pid>.lpp for the others (and
+ * prof.<pid>-2.lpp for a second image of the same pid, after exec). */
+static char *output_name(const struct lp_recorder *r, uint32_t pid)
+{
+	const char *o = r->o.output, *slash = strrchr(o, '/'), *dot = strrchr(o, '.');
+	size_t n = strlen(o) + 48, stem;
+	char *p = malloc(n);
+
+	if (!p)
+		return NULL;
+	if ((r->main_pid ? pid == r->main_pid : !r->nprocs) && !name_taken(r, o)) {
+		snprintf(p, n, "%s", o);
+		return p;
+	}
+	if (!dot || (slash && dot < slash) || dot == o || (slash && dot == slash + 1))
+		dot = o + strlen(o);
+	stem = (size_t)(dot - o);
+	snprintf(p, n, "%.*s.%u%s", (int)stem, o, pid, dot);
+	for (int k = 2; name_taken(r, p); k++)
+		snprintf(p, n, "%.*s.%u-%d%s", (int)stem, o, pid, k, dot);
+	return p;
+}
+
+static int proc_fail(struct proc *p, int err)
+{
+	if (!p->out.error)
+		p->out.error = err;
+	if (p->open) {
+		if (p->trace)
+			lp_trace_writer_abort(p->tw);
+		else
+			p->sink->abort(p->sink_state);
+		p->open = 0;
+	}
+	return err;
+}
+
+static struct proc *proc_get(struct lp_recorder *r, const struct lp_msg_hello *h,
+			     const char *cmd, size_t cmd_len)
+{
+	struct proc *p, **v;
+	int err;
+
+	for (size_t i = 0; i < r->nprocs; i++) {
+		p = r->procs[i];
+		if (p->out.pid == h->h.pid && p->info.nonce == h->nonce)
+			return p;
+	}
+	p = calloc(1, sizeof(*p));
+	v = realloc(r->procs, (r->nprocs + 1) * sizeof(*v));
+	if (!p || !v) {
+		free(p);
+		if (v)
+			r->procs = v;
+		return NULL;
+	}
+	r->procs = v;
+	p->out.pid = h->h.pid;
+	p->out.ppid = h->ppid;
+	p->out.path = output_name(r, h->h.pid);
+	p->cmdline = malloc(cmd_len + 1);
+	if (!p->out.path || !p->cmdline) {
+		free(p->out.path);
+		free(p->cmdline);
+		free(p);
+		return NULL;
+	}
+	memcpy(p->cmdline, cmd, cmd_len);
+	p->cmdline[cmd_len] = 0;
+	p->info.pid = h->h.pid;
+	p->info.ppid = h->ppid;
+	p->info.nonce = h->nonce;
+	p->info.start_ns = h->start_ns;
+	p->info.cmdline = p->cmdline;
+	p->info.cmdline_len = cmd_len;
+	p->info.nlines = h->nlines <= LP_MAX_LINE_SIZES ? h->nlines : LP_MAX_LINE_SIZES;
+	memcpy(p->info.line_size, h->line_size, sizeof(p->info.line_size));
+	p->info.rate = h->rate;
+	p->info.seed = h->seed;
+	p->trace = h->mode == LP_MODE_TRACE;
+	r->procs[r->nprocs++] = p;
+	if (p->trace) {
+		err = lp_trace_writer_open(&p->tw, p->out.path, r->o.trace_format);
+	} else {
+		p->sink = lp_sample_sink_for_path(p->out.path);
+		err = p->sink->open(&p->sink_state, p->out.path, &p->info);
+	}
+	if (err < 0)
+		p->out.error = err;
+	else
+		p->open = 1;
+	return p;
+}
+
+static int proc_close(struct proc *p)
+{
+	struct lp_collect_summary sum;
+	struct lp_mappings maps = { 0 };
+	int err, w;
+
+	if (!p->open)
+		return p->out.error;
+	p->out.references = p->bye_refs_valid && p->bye_refs > p->thread_refs ? p->bye_refs
+									       : p->thread_refs;
+	if (p->trace) {
+		err = lp_trace_writer_close(p->tw);
+		p->open = 0;
+		if (err < 0)
+			p->out.error = err;
+		return err;
+	}
+	/* The exit snapshot has everything mapped at the end; the start one
+	 * stands in when the process was killed. */
+	w = p->maps_done[1] ? 1 : 0;
+	err = lp_collect_parse_maps(&maps, p->maps[w] ? p->maps[w] : "", p->maps_len[w]);
+	if (err < 0) {
+		lp_mappings_release(&maps);
+		return proc_fail(p, err);
+	}
+	memset(&sum, 0, sizeof(sum));
+	sum.references = p->out.references;
+	sum.samples = p->out.samples;
+	sum.dangling = p->out.dangling;
+	sum.allocs = p->out.allocs;
+	sum.threads = p->out.threads;
+	sum.ended = p->out.ended;
+	sum.status = p->out.status;
+	err = p->sink->close(p->sink_state, &sum, &maps);
+	p->open = 0;
+	lp_mappings_release(&maps);
+	if (err < 0)
+		p->out.error = err;
+	return err;
+}
+
+/* Wire records (struct lp_msg_ref) to struct lp_ref. */
+static struct lp_ref *proc_convert(struct proc *p, const struct lp_msg_ref *m, size_t n)
+{
+	if (n > p->conv_cap) {
+		struct lp_ref *v = realloc(p->conv, n * sizeof(*v));
+		if (!v)
+			return NULL;
+		p->conv = v;
+		p->conv_cap = n;
+	}
+	for (size_t i = 0; i < n; i++) {
+		p->conv[i].addr = m[i].addr;
+		p->conv[i].pc = m[i].pc;
+		p->conv[i].size = m[i].size;
+		p->conv[i].tid = m[i].thread;
+		p->conv[i].kind = (uint8_t)m[i].kind;
+	}
+	return p->conv;
+}
+
+/* ---- messages ------------------------------------------------------------- */
+
+static int handle_message(struct lp_recorder *r, struct conn *c, const uint8_t *msg, size_t len)
+{
+	struct lp_msg_header h;
+	struct proc *p = c->proc;
+	int err = 0;
+
+	memcpy(&h, msg, sizeof(h));
+	if (h.type == LP_MSG_HELLO) {
+		struct lp_msg_hello hello;
+		if (len < sizeof(hello) || c->proc)
+			return lp_seterr(LP_ECORRUPT, "bad HELLO");
+		memcpy(&hello, msg, sizeof(hello));
+		if (hello.cmdline_len > len - sizeof(hello))
+			hello.cmdline_len = (uint32_t)(len - sizeof(hello));
+		c->proc = proc_get(r, &hello, (const char *)msg + sizeof(hello), hello.cmdline_len);
+		if (!c->proc)
+			return lp_seterr(LP_ENOMEM, "out of memory");
+		c->thread = hello.thread;
+		c->proc->conns++;
+		c->proc->out.threads++;
+		return 0;
+	}
+	if (!p)
+		return lp_seterr(LP_ECORRUPT, "message before HELLO");
+	switch (h.type) {
+	case LP_MSG_MAPS: {
+		struct lp_msg_maps m;
+		size_t n = len - sizeof(m);
+		char *v;
+		if (len < sizeof(m))
+			return lp_seterr(LP_ECORRUPT, "bad MAPS");
+		memcpy(&m, msg, sizeof(m));
+		if (m.when > 1)
+			return lp_seterr(LP_ECORRUPT, "bad MAPS");
+		if (p->maps_done[m.when]) { /* a new snapshot replaces the old one */
+			p->maps_len[m.when] = 0;
+			p->maps_done[m.when] = 0;
+		}
+		v = realloc(p->maps[m.when], p->maps_len[m.when] + n + 1);
+		if (!v)
+			return lp_seterr(LP_ENOMEM, "out of memory");
+		memcpy(v + p->maps_len[m.when], msg + sizeof(m), n);
+		p->maps_len[m.when] += n;
+		v[p->maps_len[m.when]] = 0;
+		p->maps[m.when] = v;
+		p->maps_done[m.when] = m.last != 0;
+		return 0;
+	}
+	case LP_MSG_SAMPLES: {
+		struct lp_msg_samples m;
+		const struct lp_msg_sample *s = (const void *)(msg + sizeof(m));
+		if (len < sizeof(m))
+			return lp_seterr(LP_ECORRUPT, "bad SAMPLES");
+		memcpy(&m, msg, sizeof(m));
+		if ((uint64_t)m.count * sizeof(*s) != len - sizeof(m))
+			return lp_seterr(LP_ECORRUPT, "bad SAMPLES length");
+		p->out.samples += m.count;
+		for (uint32_t i = 0; i < m.count; i++)
+			p->out.dangling += s[i].end == LP_SAMPLE_DANGLING;
+		if (p->open && !p->trace && (err = p->sink->samples(p->sink_state, s, m.count)) < 0)
+			proc_fail(p, err);
+		return 0;
+	}
+	case LP_MSG_REFS:
+	case LP_MSG_ALLOCS: {
+		struct lp_msg_refs m;
+		const struct lp_msg_ref *v = (const void *)(msg + sizeof(m));
+		struct lp_ref *refs;
+		if (len < sizeof(m))
+			return lp_seterr(LP_ECORRUPT, "bad REFS");
+		memcpy(&m, msg, sizeof(m));
+		if ((uint64_t)m.count * sizeof(*v) != len - sizeof(m))
+			return lp_seterr(LP_ECORRUPT, "bad REFS length");
+		refs = proc_convert(p, v, m.count);
+		if (!refs)
+			return lp_seterr(LP_ENOMEM, "out of memory");
+		for (uint32_t i = 0; i < m.count; i++) {
+			if (refs[i].kind == LP_EV_ALLOC)
+				p->out.allocs++;
+			else if (lp_ref_is_access(&refs[i]))
+				p->out.traced++;
+		}
+		if (!p->open)
+			return 0;
+		if (p->trace)
+			err = lp_trace_write(p->tw, refs, m.count);
+		else
+			err = p->sink->events(p->sink_state, refs, m.count);
+		if (err < 0)
+			proc_fail(p, err);
+		return 0;
+	}
+	case LP_MSG_THREAD: {
+		struct lp_msg_thread m;
+		if (len < sizeof(m))
+			return lp_seterr(LP_ECORRUPT, "bad THREAD");
+		memcpy(&m, msg, sizeof(m));
+		if (!c->thread_done)
+			p->thread_refs += m.references;
+		c->thread_done = 1;
+		return 0;
+	}
+	case LP_MSG_BYE: {
+		struct lp_msg_bye m;
+		if (len < sizeof(m))
+			return lp_seterr(LP_ECORRUPT, "bad BYE");
+		memcpy(&m, msg, sizeof(m));
+		p->out.ended = 1;
+		p->out.status = m.status;
+		p->bye_refs = m.references;
+		p->bye_refs_valid = 1;
+		return 0;
+	}
+	default:
+		return lp_seterr(LP_ECORRUPT, "unknown message type %u", h.type);
+	}
+}
+
+/* Handle the whole messages in the buffer; keep a partial one. */
+static int conn_process(struct lp_recorder *r, struct conn *c)
+{
+	size_t off = 0;
+	int err = 0;
+
+	while (c->len - off >= sizeof(struct lp_msg_header)) {
+		struct lp_msg_header h;
+		if ((uintptr_t)(c->buf + off) & 7) {
+			/* After a text message of odd length: realign, so that
+			 * records are read in place (rare: HELLO, MAPS). */
+			memmove(c->buf, c->buf + off, c->len - off);
+			c->len -= off;
+			off = 0;
+		}
+		memcpy(&h, c->buf + off, sizeof(h));
+		if (h.magic_version != LP_MSG_MAGIC_VERSION)
+			return lp_seterr(h.magic_version >> 8 == LP_MSG_MAGIC ? LP_EVERSION : LP_EFORMAT,
+					 "bad message header from pid %u", h.pid);
+		if (h.length < sizeof(h) || h.length > LP_MSG_MAX)
+			return lp_seterr(LP_ECORRUPT, "bad message length %u", h.length);
+		if (c->len - off < h.length)
+			break;
+		err = handle_message(r, c, c->buf + off, h.length);
+		if (err < 0)
+			return err;
+		off += h.length;
+	}
+	memmove(c->buf, c->buf + off, c->len - off);
+	c->len -= off;
+	return 0;
+}
+
+static void conn_close(struct lp_recorder *r, size_t i)
+{
+	struct conn *c = &r->conns[i];
+
+	close(c->fd);
+	free(c->buf);
+	if (c->proc && c->proc->conns && --c->proc->conns == 0 && c->proc->out.ended)
+		proc_close(c->proc); /* this process is complete */
+	r->conns[i] = r->conns[--r->nconns];
+}
+
+/* Read what is there. Returns 1 at end of stream, 0, or an error. */
+static int conn_read(struct lp_recorder *r, struct conn *c)
+{
+	for (;;) {
+		ssize_t n;
+		if (c->cap - c->len < 65536) {
+			size_t cap = c->cap ? c->cap * 2 : 262144;
+			uint8_t *b;
+			if (cap > 2 * (size_t)LP_MSG_MAX + 65536 && c->cap)
+				cap = c->cap; /* full: process first */
+			if (cap != c->cap) {
+				b = realloc(c->buf, cap);
+				if (!b)
+					return lp_seterr(LP_ENOMEM, "out of memory");
+				c->buf = b;
+				c->cap = cap;
+			}
+		}
+		n = read(c->fd, c->buf + c->len, c->cap - c->len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return 0;
+		if (n < 0)
+			return 1; /* reset by a killed sender: what arrived counts */
+		if (n == 0)
+			return 1;
+		c->len += (size_t)n;
+		if (conn_process(r, c) < 0)
+			return -1;
+	}
+}
+
+int lp_recorder_poll(struct lp_recorder *r, int timeout_ms)
+{
+	size_t n = r->nconns;
+
+	{
+		struct pollfd *v = realloc(r->pfds, (n + 1) * sizeof(*v));
+		if (!v)
+			return lp_seterr(LP_ENOMEM, "out of memory");
+		r->pfds = v;
+	}
+	r->pfds[0].fd = r->listen_fd;
+	r->pfds[0].events = POLLIN;
+	for (size_t i = 0; i < n; i++) {
+		r->pfds[i + 1].fd = r->conns[i].fd;
+		r->pfds[i + 1].events = POLLIN;
+		r->pfds[i + 1].revents = 0;
+	}
+	if (poll(r->pfds, n + 1, timeout_ms) < 0) {
+		if (errno == EINTR)
+			return (int)r->nconns;
+		return lp_seterr_errno("poll");
+	}
+	/* Connections, from the end so that closing (swap with last) is safe. */
+	for (size_t i = n; i-- > 0;) {
+		if (!r->pfds[i + 1].revents)
+			continue;
+		int st = conn_read(r, &r->conns[i]);
+		if (st != 0) {
+			/* A protocol error ends this connection, not the recording. */
+			if (st < 0 && r->conns[i].proc)
+				r->conns[i].proc->out.error = LP_ECORRUPT;
+			conn_close(r, i);
+		}
+	}
+	if (r->pfds[0].revents & POLLIN) {
+		for (;;) {
+			int fd = accept4(r->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+			if (fd < 0)
+				break;
+			if (r->nconns == r->conns_cap) {
+				size_t cap = r->conns_cap ? r->conns_cap * 2 : 16;
+				struct conn *v = realloc(r->conns, cap * sizeof(*v));
+				if (!v) {
+					close(fd);
+					return lp_seterr(LP_ENOMEM, "out of memory");
+				}
+				r->conns = v;
+				r->conns_cap = cap;
+			}
+			memset(&r->conns[r->nconns], 0, sizeof(struct conn));
+			r->conns[r->nconns++].fd = fd;
+			r->accepted++;
+		}
+	}
+	return (int)r->nconns;
+}
+
+int lp_recorder_finish(struct lp_recorder *r)
+{
+	int first = 0;
+
+	while (r->nconns)
+		conn_close(r, r->nconns - 1);
+	for (size_t i = 0; i < r->nprocs; i++) {
+		int err = proc_close(r->procs[i]);
+		if (err < 0 && !first)
+			first = err;
+	}
+	return first;
+}
+
+size_t lp_recorder_outputs(const struct lp_recorder *r, const struct lp_record_output **out)
+{
+	struct lp_recorder *w = (struct lp_recorder *)r;
+	struct lp_record_output *v = realloc(w->outs, (r->nprocs + 1) * sizeof(*v));
+
+	if (!v) {
+		*out = NULL;
+		return 0;
+	}
+	w->outs = v;
+	for (size_t i = 0; i < r->nprocs; i++)
+		v[i] = r->procs[i]->out;
+	*out = v;
+	return r->nprocs;
+}
+
+void lp_recorder_free(struct lp_recorder *r)
+{
+	if (!r)
+		return;
+	for (size_t i = 0; i < r->nconns; i++) {
+		close(r->conns[i].fd);
+		free(r->conns[i].buf);
+	}
+	for (size_t i = 0; i < r->nprocs; i++) {
+		struct proc *p = r->procs[i];
+		proc_fail(p, p->out.error);
+		free(p->out.path);
+		free(p->cmdline);
+		free(p->maps[0]);
+		free(p->maps[1]);
+		free(p->conv);
+		free(p);
+	}
+	free(r->procs);
+	free(r->conns);
+	free(r->pfds);
+	free(r->outs);
+	if (r->listen_fd >= 0)
+		close(r->listen_fd);
+	if (r->path[0])
+		unlink(r->path);
+	if (r->dir[0])
+		rmdir(r->dir);
+	for (size_t i = 0; i < sizeof(r->env) / sizeof(r->env[0]); i++)
+		free(r->env[i]);
+	free(r->output);
+	free(r);
+}

@@ -1,0 +1,58 @@
+/* Internal: where the collector puts the samples of one process.
+ *
+ * The collector (collect.c) knows the wire protocol; a sample sink knows a
+ * file format. A sink receives the samples and allocation events of one
+ * process image as they arrive, then the summary and the mappings at the
+ * end. Today the only sink writes the text sample list (sink-text.c,
+ * docs/formats.md); the .lpp profile writer becomes another sink, chosen in
+ * lp_sample_sink_for_path() (sink.c) - the one place to change. */
+#ifndef LP_COLLECT_SINK_H
+#define LP_COLLECT_SINK_H
+
+#include "collect/protocol.h"
+
+#include <locprof/common.h>
+#include <locprof/mapping.h>
+#include <stddef.h>
+
+struct lp_collect_proc {
+	uint32_t pid, ppid;
+	uint64_t nonce;
+	uint64_t start_ns;        /* CLOCK_REALTIME */
+	const char *cmdline;      /* NUL-separated argv */
+	size_t cmdline_len;
+	uint32_t nlines;
+	uint32_t line_size[LP_MAX_LINE_SIZES];
+	double rate;
+	uint64_t seed;
+};
+
+struct lp_collect_summary {
+	uint64_t references; /* all threads */
+	uint64_t samples, dangling, allocs;
+	uint32_t threads;
+	int ended;           /* BYE received */
+	int status;          /* exit status or -signal */
+};
+
+struct lp_sample_sink_ops {
+	const char *name;
+	int (*open)(void **state, const char *path, const struct lp_collect_proc *proc);
+	int (*samples)(void *state, const struct lp_msg_sample *s, size_t n);
+	int (*events)(void *state, const struct lp_ref *ev, size_t n); /* LP_EV_ALLOC/FREE */
+	/* Write the end, rename into place, free the state. */
+	int (*close)(void *state, const struct lp_collect_summary *sum,
+		     const struct lp_mappings *maps);
+	void (*abort)(void *state);
+};
+
+extern const struct lp_sample_sink_ops lp_sample_sink_text;
+
+/* The sink that writes path. */
+const struct lp_sample_sink_ops *lp_sample_sink_for_path(const char *path);
+
+/* Parse /proc/<pid>/maps text into mappings (executable, file-backed
+ * ones only: what pcs can point into). */
+int lp_collect_parse_maps(struct lp_mappings *m, const char *text, size_t len);
+
+#endif

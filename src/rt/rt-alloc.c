@@ -1,0 +1,129 @@
+/* Allocation tracking: the runtime defines the allocation functions, so the
+ * program's calls (and libc's own calls through the PLT, e.g. strdup's)
+ * come here; they forward to glibc's exported __libc_* entry points and
+ * report (block, size, call site) to the collector in batches. The call
+ * site is __builtin_return_address(0). Recursion (the runtime or libc
+ * allocating while we report) is cut by lp_rt_fast.in_rt, inside
+ * lp_rt_alloc_event. mmap/munmap go to the system call directly; only
+ * anonymous mappings are reported. */
+#include "rt.h"
+
+#include <locprof/common.h>
+
+#include <errno.h>
+#include <malloc.h>
+#include <stdlib.h>
+#include <stddef.h>
+#include <sys/mman.h>
+#include <sys/types.h>
+
+void *__libc_malloc(size_t n);
+void *__libc_calloc(size_t n, size_t size);
+void *__libc_realloc(void *p, size_t n);
+void __libc_free(void *p);
+void *__libc_memalign(size_t align, size_t n);
+void *__libc_valloc(size_t n);
+void *__libc_pvalloc(size_t n);
+
+#define PC() ((uint64_t)__builtin_return_address(0))
+
+static void alloc_done(void *p, size_t n, uint64_t pc)
+{
+	if (p)
+		lp_rt_alloc_event((uint64_t)p, n, LP_EV_ALLOC, pc);
+}
+
+void *malloc(size_t n)
+{
+	void *p = __libc_malloc(n);
+	alloc_done(p, n, PC());
+	return p;
+}
+
+void *calloc(size_t n, size_t size)
+{
+	void *p = __libc_calloc(n, size);
+	alloc_done(p, n * size, PC());
+	return p;
+}
+
+void *realloc(void *old, size_t n)
+{
+	void *p = __libc_realloc(old, n);
+
+	/* A failed realloc leaves the old block alive; realloc(p, 0) frees. */
+	if (old && (p || n == 0))
+		lp_rt_alloc_event((uint64_t)old, 0, LP_EV_FREE, PC());
+	alloc_done(p, n, PC());
+	return p;
+}
+
+void free(void *p)
+{
+	if (p)
+		lp_rt_alloc_event((uint64_t)p, 0, LP_EV_FREE, PC());
+	__libc_free(p);
+}
+
+void *memalign(size_t align, size_t n)
+{
+	void *p = __libc_memalign(align, n);
+	alloc_done(p, n, PC());
+	return p;
+}
+
+void *aligned_alloc(size_t align, size_t n)
+{
+	void *p = __libc_memalign(align, n);
+	alloc_done(p, n, PC());
+	return p;
+}
+
+void *valloc(size_t n)
+{
+	void *p = __libc_valloc(n);
+	alloc_done(p, n, PC());
+	return p;
+}
+
+void *pvalloc(size_t n)
+{
+	void *p = __libc_pvalloc(n);
+	alloc_done(p, n, PC());
+	return p;
+}
+
+int posix_memalign(void **out, size_t align, size_t n)
+{
+	void *p;
+
+	if (align < sizeof(void *) || (align & (align - 1)))
+		return EINVAL;
+	p = __libc_memalign(align, n);
+	if (!p)
+		return ENOMEM;
+	*out = p;
+	alloc_done(p, n, PC());
+	return 0;
+}
+
+void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	void *p = lp_rt_sys_mmap(addr, len, prot, flags, fd, off);
+
+	if (p != MAP_FAILED && (flags & MAP_ANONYMOUS))
+		lp_rt_alloc_event((uint64_t)p, len, LP_EV_ALLOC, PC());
+	return p;
+}
+
+void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+	__attribute__((alias("mmap")));
+
+int munmap(void *addr, size_t len)
+{
+	int r = lp_rt_sys_munmap(addr, len);
+
+	if (r == 0)
+		lp_rt_alloc_event((uint64_t)addr, len, LP_EV_FREE, PC());
+	return r;
+}

@@ -1,0 +1,988 @@
+/* The locprof runtime: slow paths, per-thread samplers, the connection to
+ * the collector, thread/fork/exit/signal handling. Design: docs/runtime.md;
+ * wire format: src/lib/collect/protocol.h.
+ *
+ * Each thread samples its own references (StatCache, seed §3): the hot path
+ * counts down to the next sampled reference (geometric gaps, mean 1/rate);
+ * a sampled reference puts a watch on its line for every configured line
+ * size; the next reference of the same thread to a watched line completes
+ * the sample with reuse distance = end - begin - 1 in references of that
+ * thread. Reuse by another thread is not seen: a private-cache view.
+ *
+ * Nothing here runs on the per-access path except through rt.h. Slow paths
+ * may call libc (syscall wrappers, clock_gettime) but never malloc or stdio:
+ * memory comes from mmap, so the runtime works inside the program's malloc.
+ */
+#include "rt.h"
+
+#include "collect/protocol.h"
+#include "common/rng.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+__thread struct lp_rt_fast lp_rt_fast __attribute__((tls_model("initial-exec")));
+
+/* An always-empty filter of 64 bits, for threads with nothing to watch and
+ * for the inert runtime. */
+static const uint64_t rt_zero_filter[1];
+
+enum {
+	SAMPLE_CAP = 4096,  /* samples per SAMPLES message (160 KiB) */
+	EVENT_CAP_TRACE = 8192, /* references per REFS message (256 KiB) */
+	EVENT_CAP_ALLOC = 1024, /* allocation events per ALLOCS message */
+	FILTER_BITS_PER_WATCH = 128,
+	FILTER_MIN_BITS = 4096,
+	TABLE_MIN = 64,
+	MAPS_CHUNK = 60000,
+	CMDLINE_MAX = 4096,
+	INERT_COUNTDOWN = INT64_MAX / 2,
+};
+
+struct rt_watch {
+	uint64_t line; /* addr >> line_shift[idx] */
+	uint64_t begin, pc, addr;
+	uint8_t used, idx, size, kind;
+};
+
+struct lp_rt_thread {
+	struct lp_rt_thread *next; /* all threads of this process */
+	atomic_int busy;           /* owner's slow path vs. the exit flusher */
+	int dead;
+	int fd;
+	uint32_t number, tid;
+	struct lp_rt_fast *fast; /* the owner's TLS */
+	uint64_t final_refs;
+	uint64_t slow_calls;
+	uint64_t next_flush_ns;
+	struct lp_rng rng;
+
+	struct rt_watch *table;
+	uint64_t table_cap, live;
+	uint64_t *filter;
+	uint64_t filter_bits;
+	uint64_t live_bits, stale_bits; /* filter bits owned by live / removed watches */
+
+	struct lp_msg_sample *samples;
+	uint32_t nsamples;
+	struct lp_msg_ref *events;
+	uint32_t nevents, event_cap;
+};
+
+static struct {
+	int active;  /* LOCPROF_SOCKET was set and valid */
+	int inited;  /* process settings read */
+	int mode;
+	double rate;
+	uint32_t nlines;
+	uint32_t line_size[LP_MAX_LINE_SIZES];
+	uint32_t line_shift[LP_MAX_LINE_SIZES];
+	uint64_t seed;
+	uint64_t flush_ns;
+	struct sockaddr_un addr;
+	uint32_t pid, ppid;
+	uint64_t nonce, start_ns;
+	char cmdline[CMDLINE_MAX];
+	uint32_t cmdline_len;
+	atomic_uint nthreads;
+	_Atomic(struct lp_rt_thread *) threads;
+	atomic_int finished;
+	atomic_int maps_sent;
+	atomic_int init_state; /* 0 not yet, 1 in progress, 2 done */
+	pthread_key_t key;
+} g;
+
+/* ---- system helpers ------------------------------------------------------ */
+
+void *lp_rt_sys_mmap(void *addr, uint64_t len, int prot, int flags, int fd, int64_t off)
+{
+	return (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+}
+
+int lp_rt_sys_munmap(void *addr, uint64_t len)
+{
+	return (int)syscall(SYS_munmap, addr, len);
+}
+
+static void *rt_alloc(uint64_t bytes)
+{
+	void *p = lp_rt_sys_mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void rt_free(void *p, uint64_t bytes)
+{
+	if (p)
+		lp_rt_sys_munmap(p, bytes);
+}
+
+static uint64_t rt_now_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint32_t rt_log2(uint64_t x)
+{
+	return 63 - (uint32_t)__builtin_clzll(x);
+}
+
+/* ---- settings -------------------------------------------------------------- */
+
+static void rt_read_cmdline(void)
+{
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	g.cmdline_len = 0;
+	if (fd < 0)
+		return;
+	while (g.cmdline_len < sizeof(g.cmdline)) {
+		n = read(fd, g.cmdline + g.cmdline_len, sizeof(g.cmdline) - g.cmdline_len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		g.cmdline_len += (uint32_t)n;
+	}
+	close(fd);
+}
+
+static void rt_new_image(void)
+{
+	uint64_t x;
+
+	g.pid = (uint32_t)getpid();
+	g.ppid = (uint32_t)getppid();
+	g.start_ns = rt_now_ns(CLOCK_REALTIME);
+	x = g.start_ns ^ ((uint64_t)g.pid << 32) ^ rt_now_ns(CLOCK_MONOTONIC);
+	g.nonce = lp_splitmix64(&x);
+	atomic_store(&g.nthreads, 0);
+	atomic_store(&g.threads, NULL);
+	atomic_store(&g.finished, 0);
+	atomic_store(&g.maps_sent, 0);
+}
+
+static int rt_parse_lines(const char *s)
+{
+	uint32_t n = 0;
+
+	while (s && *s) {
+		char *end;
+		unsigned long v = strtoul(s, &end, 10);
+		if (end == s || v < 1 || (v & (v - 1)) || v > (1ul << 20) || n == LP_MAX_LINE_SIZES)
+			return -1;
+		if (n && v <= g.line_size[n - 1])
+			return -1;
+		g.line_size[n] = (uint32_t)v;
+		g.line_shift[n] = rt_log2(v);
+		n++;
+		s = *end == ',' ? end + 1 : end;
+		if (*end && *end != ',')
+			return -1;
+	}
+	if (!n) {
+		g.line_size[0] = 64;
+		g.line_shift[0] = 6;
+		n = 1;
+	}
+	g.nlines = n;
+	return 0;
+}
+
+static void rt_fatal_signal(int sig);
+static void rt_on_exit(int status, void *arg);
+static void rt_thread_key_destroy(void *arg);
+static void rt_atfork_child(void);
+
+/* Once per process image, from our constructor: not earlier, because ld.so
+ * calls the program's malloc (ours) before libc has set up environ. Events
+ * before it are not recorded. */
+static void rt_process_init(void)
+{
+	int expect = 0;
+	const char *sock, *s;
+
+	if (!atomic_compare_exchange_strong(&g.init_state, &expect, 1)) {
+		while (atomic_load(&g.init_state) != 2)
+			;
+		return;
+	}
+	sock = getenv(LP_ENV_SOCKET);
+	if (sock && *sock && strlen(sock) < sizeof(g.addr.sun_path)) {
+		g.addr.sun_family = AF_UNIX;
+		strcpy(g.addr.sun_path, sock);
+		s = getenv(LP_ENV_MODE);
+		g.mode = s && !strcmp(s, "trace") ? LP_MODE_TRACE : LP_MODE_SAMPLE;
+		s = getenv(LP_ENV_RATE);
+		g.rate = s ? strtod(s, NULL) : 1e-4;
+		if (!(g.rate > 0.0 && g.rate <= 1.0))
+			g.rate = 1e-4;
+		s = getenv(LP_ENV_SEED);
+		g.seed = s ? strtoull(s, NULL, 0) : 1;
+		s = getenv(LP_ENV_FLUSH);
+		g.flush_ns = (s ? strtoull(s, NULL, 10) : 100) * 1000000ull;
+		if (!g.flush_ns)
+			g.flush_ns = 100000000ull;
+		if (rt_parse_lines(getenv(LP_ENV_LINES)) == 0 &&
+		    pthread_key_create(&g.key, rt_thread_key_destroy) == 0) {
+			static const int sigs[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT,
+						    SIGINT, SIGTERM, SIGQUIT };
+			struct sigaction sa;
+
+			rt_read_cmdline();
+			rt_new_image();
+			memset(&sa, 0, sizeof(sa));
+			sa.sa_handler = rt_fatal_signal;
+			sa.sa_flags = SA_NODEFER | SA_RESTART;
+			sigemptyset(&sa.sa_mask);
+			for (unsigned i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+				struct sigaction old;
+				/* Leave alone signals the program (or a shell) set to
+				 * be ignored or handled before we ran. */
+				if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL)
+					sigaction(sigs[i], &sa, NULL);
+			}
+			on_exit(rt_on_exit, NULL);
+			pthread_atfork(NULL, NULL, rt_atfork_child);
+			g.active = 1;
+		}
+	}
+	g.inited = 1;
+	atomic_store(&g.init_state, 2);
+}
+
+__attribute__((constructor(101))) static void rt_constructor(void)
+{
+	lp_rt_fast.in_rt++;
+	rt_process_init();
+	lp_rt_fast.in_rt--;
+}
+
+/* ---- sending ------------------------------------------------------------- */
+
+static void rt_header(struct lp_msg_header *h, uint32_t type, uint64_t length,
+		      const struct lp_rt_thread *t)
+{
+	h->magic_version = LP_MSG_MAGIC_VERSION;
+	h->type = type;
+	h->length = (uint32_t)length;
+	h->pid = g.pid;
+	h->tid = t->tid;
+	h->reserved = 0;
+}
+
+/* Blocking write of one message in two parts. A broken connection (the
+ * collector went away) turns the thread's sending off, not the program. */
+static void rt_send2(struct lp_rt_thread *t, const void *a, uint64_t alen, const void *b,
+		     uint64_t blen)
+{
+	struct iovec iov[2] = { { (void *)a, alen }, { (void *)b, blen } };
+	struct msghdr m;
+	ssize_t n;
+
+	if (t->fd < 0)
+		return;
+	memset(&m, 0, sizeof(m));
+	m.msg_iov = iov;
+	m.msg_iovlen = blen ? 2 : 1;
+	while (m.msg_iovlen) {
+		n = sendmsg(t->fd, &m, MSG_NOSIGNAL);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			close(t->fd);
+			t->fd = -1;
+			return;
+		}
+		while (m.msg_iovlen && (size_t)n >= m.msg_iov[0].iov_len) {
+			n -= (ssize_t)m.msg_iov[0].iov_len;
+			m.msg_iov++;
+			m.msg_iovlen--;
+		}
+		if (m.msg_iovlen) {
+			m.msg_iov[0].iov_base = (char *)m.msg_iov[0].iov_base + n;
+			m.msg_iov[0].iov_len -= (size_t)n;
+		}
+	}
+}
+
+static void rt_send_samples(struct lp_rt_thread *t)
+{
+	struct lp_msg_samples m;
+	uint64_t bytes = (uint64_t)t->nsamples * sizeof(struct lp_msg_sample);
+
+	if (!t->nsamples)
+		return;
+	rt_header(&m.h, LP_MSG_SAMPLES, sizeof(m) + bytes, t);
+	m.count = t->nsamples;
+	m.pad = 0;
+	rt_send2(t, &m, sizeof(m), t->samples, bytes);
+	t->nsamples = 0;
+}
+
+static void rt_send_events(struct lp_rt_thread *t)
+{
+	struct lp_msg_refs m;
+	uint64_t bytes = (uint64_t)t->nevents * sizeof(struct lp_msg_ref);
+
+	if (!t->nevents)
+		return;
+	rt_header(&m.h, g.mode == LP_MODE_TRACE ? LP_MSG_REFS : LP_MSG_ALLOCS, sizeof(m) + bytes, t);
+	m.count = t->nevents;
+	m.pad = 0;
+	rt_send2(t, &m, sizeof(m), t->events, bytes);
+	t->nevents = 0;
+}
+
+static void rt_send_maps(struct lp_rt_thread *t, uint32_t when)
+{
+	char *buf = rt_alloc(MAPS_CHUNK + 4096);
+	struct lp_msg_maps m;
+	uint64_t have = 0;
+	int fd, eof = 0;
+
+	if (!buf)
+		return;
+	fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		eof = 1;
+	while (1) {
+		uint64_t cut;
+		while (!eof && have < MAPS_CHUNK) {
+			ssize_t n = read(fd, buf + have, MAPS_CHUNK + 4096 - have);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				eof = 1;
+			else
+				have += (uint64_t)n;
+		}
+		/* Send whole lines only, so each piece parses on its own. */
+		cut = have;
+		if (!eof) {
+			while (cut > 0 && buf[cut - 1] != '\n')
+				cut--;
+			if (!cut)
+				cut = have;
+		}
+		rt_header(&m.h, LP_MSG_MAPS, sizeof(m) + cut, t);
+		m.when = when;
+		m.last = eof && cut == have;
+		rt_send2(t, &m, sizeof(m), buf, cut);
+		memmove(buf, buf + cut, have - cut);
+		have -= cut;
+		if (m.last)
+			break;
+	}
+	if (fd >= 0)
+		close(fd);
+	rt_free(buf, MAPS_CHUNK + 4096);
+}
+
+static void rt_connect(struct lp_rt_thread *t)
+{
+	struct {
+		struct lp_msg_hello m;
+		char cmd[CMDLINE_MAX];
+	} hello;
+
+	t->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (t->fd < 0)
+		return;
+	while (connect(t->fd, (struct sockaddr *)&g.addr, sizeof(g.addr)) < 0) {
+		if (errno == EINTR)
+			continue;
+		close(t->fd);
+		t->fd = -1;
+		return;
+	}
+	memset(&hello.m, 0, sizeof(hello.m));
+	rt_header(&hello.m.h, LP_MSG_HELLO, sizeof(hello.m) + g.cmdline_len, t);
+	hello.m.ppid = g.ppid;
+	hello.m.thread = t->number;
+	hello.m.nonce = g.nonce;
+	hello.m.mode = (uint32_t)g.mode;
+	hello.m.nlines = g.nlines;
+	memcpy(hello.m.line_size, g.line_size, sizeof(g.line_size));
+	hello.m.rate = g.rate;
+	hello.m.seed = g.seed;
+	hello.m.start_ns = g.start_ns;
+	hello.m.cmdline_len = g.cmdline_len;
+	memcpy(hello.cmd, g.cmdline, g.cmdline_len);
+	rt_send2(t, &hello, sizeof(hello.m) + g.cmdline_len, NULL, 0);
+}
+
+/* ---- watches ----------------------------------------------------------------
+ * Exact table: open addressing with linear probing and backward-shift
+ * deletion (no tombstones, so lookups stay short however many samples
+ * complete). Filter: one bit per hashed smallest-size line; a watch on a
+ * larger line sets the bits of all its smallest-size sub-lines. Bits of
+ * removed watches stay set (a false positive only costs a table lookup)
+ * until they outnumber the live ones; then the filter is rebuilt. */
+
+static uint64_t rt_slot(const struct lp_rt_thread *t, uint64_t line, uint32_t idx)
+{
+	return ((line ^ ((uint64_t)idx << 58)) * LP_RT_HASH) >> (64 - rt_log2(t->table_cap));
+}
+
+static struct rt_watch *rt_find(struct lp_rt_thread *t, uint64_t line, uint32_t idx)
+{
+	uint64_t mask = t->table_cap - 1, i = rt_slot(t, line, idx);
+
+	for (;; i = (i + 1) & mask) {
+		struct rt_watch *w = &t->table[i];
+		if (!w->used)
+			return NULL;
+		if (w->line == line && w->idx == idx)
+			return w;
+	}
+}
+
+static void rt_remove(struct lp_rt_thread *t, struct rt_watch *w)
+{
+	uint64_t mask = t->table_cap - 1, i = (uint64_t)(w - t->table), j = i;
+
+	t->live--;
+	t->live_bits -= 1ull << (g.line_shift[w->idx] - g.line_shift[0]);
+	t->stale_bits += 1ull << (g.line_shift[w->idx] - g.line_shift[0]);
+	for (;;) {
+		uint64_t home;
+		t->table[i].used = 0;
+		do {
+			j = (j + 1) & mask;
+			if (!t->table[j].used)
+				return;
+			home = rt_slot(t, t->table[j].line, t->table[j].idx);
+			/* Move j back to i unless its home lies cyclically in (i, j]. */
+		} while (i <= j ? (i < home && home <= j) : (i < home || home <= j));
+		t->table[i] = t->table[j];
+		i = j;
+	}
+}
+
+static void rt_filter_set(struct lp_rt_thread *t, const struct rt_watch *w)
+{
+	uint32_t shift = 64 - rt_log2(t->filter_bits);
+	uint64_t n = 1ull << (g.line_shift[w->idx] - g.line_shift[0]);
+	uint64_t sub = w->line << (g.line_shift[w->idx] - g.line_shift[0]);
+
+	for (uint64_t k = 0; k < n; k++) {
+		uint64_t h = ((sub + k) * LP_RT_HASH) >> shift;
+		t->filter[h >> 6] |= 1ull << (h & 63);
+	}
+}
+
+/* Rebuild the filter, at a new size if bits != filter_bits. On failure to
+ * get memory the old filter stays (it is still correct, only fuller). */
+static void rt_filter_rebuild(struct lp_rt_thread *t, uint64_t bits)
+{
+	uint64_t *nf = t->filter;
+
+	if (bits != t->filter_bits) {
+		nf = rt_alloc(bits / 8);
+		if (!nf)
+			return;
+		rt_free(t->filter, t->filter_bits / 8);
+		t->filter = nf;
+		t->filter_bits = bits;
+	} else {
+		memset(nf, 0, bits / 8);
+	}
+	for (uint64_t i = 0; i < t->table_cap; i++)
+		if (t->table[i].used)
+			rt_filter_set(t, &t->table[i]);
+	t->stale_bits = 0;
+	t->fast->filter = t->filter;
+	t->fast->filter_shift = 64 - rt_log2(t->filter_bits);
+}
+
+static int rt_table_grow(struct lp_rt_thread *t)
+{
+	struct rt_watch *old = t->table;
+	uint64_t ocap = t->table_cap, ncap = ocap * 2;
+	struct rt_watch *nt = rt_alloc(ncap * sizeof(*nt));
+
+	if (!nt)
+		return -1;
+	t->table = nt;
+	t->table_cap = ncap;
+	for (uint64_t i = 0; i < ocap; i++) {
+		if (old[i].used) {
+			uint64_t j = rt_slot(t, old[i].line, old[i].idx);
+			while (nt[j].used)
+				j = (j + 1) & (ncap - 1);
+			nt[j] = old[i];
+		}
+	}
+	rt_free(old, ocap * sizeof(*old));
+	return 0;
+}
+
+static void rt_emit(struct lp_rt_thread *t, const struct rt_watch *w, uint64_t end)
+{
+	struct lp_msg_sample *s;
+
+	if (t->nsamples == SAMPLE_CAP)
+		rt_send_samples(t);
+	s = &t->samples[t->nsamples];
+	s->begin = w->begin;
+	s->end = end;
+	s->pc = w->pc;
+	s->addr = w->addr;
+	s->thread = t->number;
+	s->size = w->size;
+	s->kind = w->kind;
+	s->line_index = w->idx;
+	s->pad = 0;
+	t->nsamples++; /* after the record: a signal-time flush sends a whole prefix */
+}
+
+/* Complete the samples whose line this reference touches. */
+static void rt_check_watches(struct lp_rt_thread *t, uint64_t addr, uint64_t now)
+{
+	for (uint32_t i = 0; i < g.nlines; i++) {
+		struct rt_watch *w = rt_find(t, addr >> g.line_shift[i], i);
+		if (w) {
+			rt_emit(t, w, now);
+			rt_remove(t, w);
+		}
+	}
+	if (t->stale_bits > 256 && t->stale_bits > t->live_bits)
+		rt_filter_rebuild(t, t->filter_bits);
+}
+
+static void rt_start_sample(struct lp_rt_thread *t, uint64_t addr, uint32_t size, uint32_t kind,
+			    uint64_t pc, uint64_t now)
+{
+	for (uint32_t i = 0; i < g.nlines; i++) {
+		struct rt_watch *w;
+		uint64_t line = addr >> g.line_shift[i], j;
+
+		if ((t->live + 1) * 2 > t->table_cap && rt_table_grow(t) < 0)
+			return; /* out of memory: sample fewer, stay correct */
+		j = rt_slot(t, line, i);
+		while (t->table[j].used)
+			j = (j + 1) & (t->table_cap - 1);
+		w = &t->table[j];
+		w->line = line;
+		w->begin = now;
+		w->pc = pc;
+		w->addr = addr;
+		w->idx = (uint8_t)i;
+		w->size = size > 255 ? 255 : (uint8_t)size;
+		w->kind = (uint8_t)kind;
+		w->used = 1;
+		t->live++;
+		t->live_bits += 1ull << (g.line_shift[i] - g.line_shift[0]);
+		if (t->live_bits * FILTER_BITS_PER_WATCH > t->filter_bits) {
+			uint64_t bits = t->filter_bits;
+			while (t->live_bits * FILTER_BITS_PER_WATCH > bits)
+				bits *= 4;
+			rt_filter_rebuild(t, bits); /* sets this watch's bits too */
+		} else {
+			rt_filter_set(t, w);
+		}
+	}
+}
+
+/* ---- threads ------------------------------------------------------------- */
+
+static void rt_make_inert(struct lp_rt_fast *f)
+{
+	f->countdown = INERT_COUNTDOWN;
+	f->epoch = INERT_COUNTDOWN;
+	f->filter = rt_zero_filter;
+	f->filter_shift = 58;
+	f->line_shift = 6;
+}
+
+static void rt_thread_unmap(struct lp_rt_thread *t)
+{
+	rt_free(t->table, t->table_cap * sizeof(struct rt_watch));
+	rt_free(t->filter, t->filter_bits / 8);
+	rt_free(t->samples, SAMPLE_CAP * sizeof(struct lp_msg_sample));
+	rt_free(t->events, (uint64_t)t->event_cap * sizeof(struct lp_msg_ref));
+	t->table = NULL;
+	t->filter = NULL;
+	t->samples = NULL;
+	t->events = NULL;
+}
+
+static void rt_set_gap(struct lp_rt_fast *f, struct lp_rt_thread *t, uint64_t now)
+{
+	uint64_t gap = g.mode == LP_MODE_TRACE ? 1 : lp_rng_geometric(&t->rng, g.rate);
+
+	if (gap > INERT_COUNTDOWN)
+		gap = INERT_COUNTDOWN;
+	/* The reference numbered now + gap will find countdown == 0. */
+	f->countdown = (int64_t)gap;
+	f->epoch = now + gap + 1;
+}
+
+static struct lp_rt_thread *rt_thread_init(struct lp_rt_fast *f)
+{
+	struct lp_rt_thread *t;
+	uint64_t x;
+
+	if (!g.active || atomic_load(&g.finished))
+		return NULL;
+	t = rt_alloc(sizeof(*t));
+	if (!t)
+		return NULL;
+	t->number = atomic_fetch_add(&g.nthreads, 1);
+	t->tid = (uint32_t)gettid();
+	t->fast = f;
+	t->fd = -1;
+	x = g.seed + t->number;
+	lp_rng_seed(&t->rng, lp_splitmix64(&x));
+	t->table_cap = TABLE_MIN;
+	t->table = rt_alloc(TABLE_MIN * sizeof(struct rt_watch));
+	t->filter_bits = FILTER_MIN_BITS;
+	t->filter = rt_alloc(FILTER_MIN_BITS / 8);
+	t->samples = rt_alloc(SAMPLE_CAP * sizeof(struct lp_msg_sample));
+	t->event_cap = g.mode == LP_MODE_TRACE ? EVENT_CAP_TRACE : EVENT_CAP_ALLOC;
+	t->events = rt_alloc((uint64_t)t->event_cap * sizeof(struct lp_msg_ref));
+	if (!t->table || !t->filter || !t->samples || !t->events) {
+		rt_thread_unmap(t);
+		rt_free(t, sizeof(*t));
+		return NULL;
+	}
+	rt_connect(t);
+	t->next_flush_ns = rt_now_ns(CLOCK_MONOTONIC_COARSE) + g.flush_ns;
+	if (atomic_exchange(&g.maps_sent, 1) == 0)
+		rt_send_maps(t, LP_MAPS_START);
+	f->t = t;
+	f->filter = t->filter;
+	f->filter_shift = 64 - rt_log2(t->filter_bits);
+	f->line_shift = g.line_shift[0];
+	pthread_setspecific(g.key, t);
+	t->next = atomic_load(&g.threads);
+	while (!atomic_compare_exchange_weak(&g.threads, &t->next, t))
+		;
+	return t;
+}
+
+static uint64_t rt_thread_refs(const struct lp_rt_thread *t)
+{
+	const struct lp_rt_fast *f = t->fast;
+
+	return t->dead ? t->final_refs : f->epoch - (uint64_t)f->countdown;
+}
+
+/* Send everything of a thread that is ending (or whose process is): live
+ * watches as dangling samples, buffers, the THREAD message. */
+static void rt_thread_finish(struct lp_rt_thread *t)
+{
+	struct lp_msg_thread m;
+
+	if (t->dead)
+		return;
+	t->final_refs = rt_thread_refs(t);
+	if (g.mode == LP_MODE_SAMPLE) {
+		for (uint64_t i = 0; i < t->table_cap; i++)
+			if (t->table[i].used)
+				rt_emit(t, &t->table[i], LP_SAMPLE_DANGLING);
+		rt_send_samples(t);
+	}
+	rt_send_events(t);
+	rt_header(&m.h, LP_MSG_THREAD, sizeof(m), t);
+	m.thread = t->number;
+	m.pad = 0;
+	m.references = t->final_refs;
+	rt_send2(t, &m, sizeof(m), NULL, 0);
+	t->dead = 1;
+}
+
+static void rt_thread_key_destroy(void *arg)
+{
+	struct lp_rt_thread *t = arg;
+	struct lp_rt_fast *f = &lp_rt_fast;
+	int expect = 0;
+
+	f->in_rt++;
+	while (!atomic_compare_exchange_weak(&t->busy, &expect, 1))
+		expect = 0;
+	if (!t->dead) {
+		rt_thread_finish(t);
+		if (t->fd >= 0)
+			close(t->fd);
+		t->fd = -1;
+	}
+	rt_make_inert(f);
+	atomic_store(&t->busy, 0);
+	f->in_rt--;
+	/* The state itself stays mapped: the exit flusher may still walk it. */
+}
+
+/* Take the thread's slow-path state. Returns NULL when the runtime is (or
+ * just became) inert for this thread. */
+static struct lp_rt_thread *rt_enter(struct lp_rt_fast *f)
+{
+	struct lp_rt_thread *t = f->t;
+	int expect = 0;
+
+	if (!t) {
+		t = rt_thread_init(f);
+		if (!t)
+			return NULL;
+	}
+	while (!atomic_compare_exchange_weak(&t->busy, &expect, 1))
+		expect = 0;
+	if (t->dead) {
+		atomic_store(&t->busy, 0);
+		return NULL;
+	}
+	return t;
+}
+
+static void rt_leave(struct lp_rt_thread *t)
+{
+	uint64_t now;
+
+	/* The flush clock is read every 64 slow-path events only: in trace mode
+	 * every reference takes the slow path. */
+	if ((++t->slow_calls & 63) == 0 &&
+	    (now = rt_now_ns(CLOCK_MONOTONIC_COARSE)) >= t->next_flush_ns) {
+		rt_send_samples(t);
+		rt_send_events(t);
+		t->next_flush_ns = now + g.flush_ns;
+	}
+	atomic_store(&t->busy, 0);
+}
+
+/* A reference arrives here with the countdown already decremented; its
+ * number is epoch - countdown - 1. */
+void lp_rt_slow_countdown(uint64_t addr, uint32_t size, uint32_t kind, uint64_t pc)
+{
+	struct lp_rt_fast *f = &lp_rt_fast;
+	struct lp_rt_thread *t;
+	uint64_t now = f->epoch - (uint64_t)f->countdown - 1;
+
+	if (!pc)
+		pc = (uint64_t)__builtin_return_address(0);
+	if (f->in_rt) {
+		/* A signal handler interrupted the runtime: postpone the sample
+		 * by one reference, keeping the clock right. */
+		f->epoch += (uint64_t)(1 - f->countdown);
+		f->countdown = 1;
+		return;
+	}
+	if (!atomic_load(&g.init_state)) {
+		/* Before our constructor: try again at the next reference. */
+		f->countdown = 0;
+		f->epoch = 0;
+		f->filter = rt_zero_filter;
+		f->filter_shift = 58;
+		return;
+	}
+	f->in_rt++;
+	t = rt_enter(f);
+	if (!t) {
+		rt_make_inert(f);
+		f->in_rt--;
+		return;
+	}
+	if (f->countdown < 0) {
+		now = 0; /* first reference of the thread: only start the clock */
+	} else if (g.mode == LP_MODE_TRACE) {
+		struct lp_msg_ref *r;
+		if (t->nevents == t->event_cap)
+			rt_send_events(t);
+		r = &t->events[t->nevents];
+		r->addr = addr;
+		r->pc = pc;
+		r->size = size;
+		r->thread = t->number;
+		r->kind = kind;
+		t->nevents++;
+	} else {
+		if (t->live)
+			rt_check_watches(t, addr, now);
+		rt_start_sample(t, addr, size, kind, pc, now);
+	}
+	if (f->countdown < 0 && g.mode == LP_MODE_TRACE) {
+		/* The first reference is a reference too. */
+		struct lp_msg_ref *r = &t->events[t->nevents++];
+		r->addr = addr;
+		r->pc = pc;
+		r->size = size;
+		r->thread = t->number;
+		r->kind = kind;
+	}
+	rt_set_gap(f, t, now);
+	rt_leave(t);
+	f->in_rt--;
+}
+
+void lp_rt_slow_filter(uint64_t addr, uint32_t size, uint32_t kind, uint64_t pc)
+{
+	struct lp_rt_fast *f = &lp_rt_fast;
+	struct lp_rt_thread *t;
+	uint64_t now = f->epoch - (uint64_t)f->countdown - 1;
+
+	if (f->in_rt)
+		return;
+	f->in_rt++;
+	t = rt_enter(f);
+	if (!t) {
+		rt_make_inert(f);
+		f->in_rt--;
+		return;
+	}
+	rt_check_watches(t, addr, now);
+	rt_leave(t);
+	f->in_rt--;
+}
+
+void lp_rt_alloc_event(uint64_t addr, uint64_t size, uint32_t kind, uint64_t pc)
+{
+	struct lp_rt_fast *f = &lp_rt_fast;
+	struct lp_rt_thread *t;
+	struct lp_msg_ref *r;
+
+	if (f->in_rt || !g.inited || !g.active)
+		return;
+	f->in_rt++;
+	t = rt_enter(f);
+	if (!t) {
+		if (!f->t)
+			rt_make_inert(f);
+		f->in_rt--;
+		return;
+	}
+	if (f->countdown <= 0 && !f->epoch) {
+		/* No reference yet in this thread: start the clock here. */
+		rt_set_gap(f, t, 0);
+		f->epoch--; /* zero references so far */
+	}
+	if (t->nevents == t->event_cap)
+		rt_send_events(t);
+	r = &t->events[t->nevents++];
+	r->addr = addr;
+	r->pc = pc;
+	r->size = size;
+	r->thread = t->number;
+	r->kind = kind;
+	rt_leave(t);
+	f->in_rt--;
+}
+
+/* ---- process end, fork, signals ---------------------------------------- */
+
+void lp_rt_process_finish(int status, int how)
+{
+	struct lp_rt_fast *f = &lp_rt_fast;
+	struct lp_rt_thread *self, *t;
+	struct lp_msg_bye bye;
+	uint64_t total = 0;
+	int interrupted;
+
+	if (!g.inited || !g.active || atomic_exchange(&g.finished, 1))
+		return;
+	interrupted = f->in_rt; /* a signal arrived inside the runtime */
+	f->in_rt++;
+	self = f->t;
+	if (!self && !interrupted) {
+		atomic_store(&g.finished, 0);
+		self = rt_thread_init(f);
+		atomic_store(&g.finished, 1);
+	}
+	for (t = atomic_load(&g.threads); t; t = t->next) {
+		int expect = 0;
+		if (t != self || !interrupted) {
+			/* Wait a little for a thread inside its slow path (it may be
+			 * blocked sending); past that its latest data is lost. */
+			uint64_t deadline = rt_now_ns(CLOCK_MONOTONIC) + 50000000ull;
+			while (!atomic_compare_exchange_weak(&t->busy, &expect, 1)) {
+				expect = 0;
+				if (rt_now_ns(CLOCK_MONOTONIC) > deadline)
+					break;
+			}
+			if (expect)
+				continue;
+		}
+		if (t != self)
+			rt_thread_finish(t);
+		total += rt_thread_refs(t);
+		if (t != self)
+			atomic_store(&t->busy, 0);
+	}
+	if (self) {
+		if (!self->dead) {
+			rt_thread_finish(self);
+			rt_send_maps(self, LP_MAPS_EXIT);
+		}
+		rt_header(&bye.h, LP_MSG_BYE, sizeof(bye), self);
+		bye.status = how == LP_BYE_SIGNAL ? -status : status;
+		bye.how = (uint32_t)how;
+		bye.references = total;
+		rt_send2(self, &bye, sizeof(bye), NULL, 0);
+		if (!interrupted)
+			atomic_store(&self->busy, 0);
+	}
+	rt_make_inert(f);
+	f->in_rt--;
+}
+
+static void rt_on_exit(int status, void *arg)
+{
+	lp_rt_process_finish(status, LP_BYE_EXIT);
+}
+
+static void rt_fatal_signal(int sig)
+{
+	struct sigaction sa;
+	int saved = errno;
+
+	lp_rt_process_finish(sig, LP_BYE_SIGNAL);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	sigemptyset(&sa.sa_mask);
+	sigaction(sig, &sa, NULL);
+	errno = saved;
+	/* SA_NODEFER: the signal is not blocked here, so this kills at once
+	 * with the default action (core dump where that is the default). */
+	raise(sig);
+}
+
+/* A forked child starts afresh: its own connections (the parent's sockets
+ * are closed, so the collector sees the parent's ends), an empty state, and
+ * the parent's unsent buffers and watches are dropped (the parent sends
+ * them). Only the forking thread exists in the child. */
+static void rt_atfork_child(void)
+{
+	struct lp_rt_thread *t = atomic_load(&g.threads), *next;
+	struct lp_rt_fast *f = &lp_rt_fast;
+
+	if (!g.active)
+		return;
+	for (; t; t = next) {
+		next = t->next;
+		if (t->fd >= 0)
+			close(t->fd);
+		rt_thread_unmap(t);
+		rt_free(t, sizeof(*t));
+	}
+	rt_new_image();
+	pthread_setspecific(g.key, NULL);
+	f->t = NULL;
+	f->countdown = 0; /* the next reference re-initialises this thread */
+	f->epoch = 0;
+	f->filter = rt_zero_filter;
+	f->filter_shift = 58;
+}

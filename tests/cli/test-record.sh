@@ -1,0 +1,138 @@
+# locprof cc + locprof record: the runtime's samples and traces on programs
+# with known reuse distances, and its behaviour across threads, fork,
+# crashes, SIGKILL, stdin/stdout, the gcc/tsan path and uninstrumented
+# binaries. Targets are in tests/rt/, compiled here with $LOCPROF cc.
+. "$(dirname "$0")/lib.sh"
+RT=$LOCPROF_SRC/tests/rt
+command -v clang >/dev/null || { echo "SKIP: no clang" >&2; exit 0; }
+
+build() { # build NAME [cc options...]
+	local name=$1; shift
+	"$LOCPROF" cc "$@" -O1 -o "$T/$name" "$RT/${name%%-*}.c" -lpthread || fail "cannot build $name"
+}
+
+# Reuse distances of the 1-byte (sweep) samples that completed: "begin end" -> end-begin-1.
+distances() { awk '!/^#/ && $3 != "dangling" && $6 == 1 { print $3 - $2 - 1 }' "$1" | sort -u; }
+count_samples() { grep -vc '^#' "$1" || true; }
+
+build cyclic
+build cyclic-nolto --no-lto
+build lockstep
+build filter
+K=97 R=200
+
+# 1. Cyclic sweep over K lines: every completed sample has distance K-1,
+#    with and without LTO.
+for bin in cyclic cyclic-nolto; do
+	expect_status 0 "$LOCPROF" record -o "$T/$bin.lpp" --rate 0.01 -- "$T/$bin" $K $R
+	expect_grep "^$((K * R * 1)) *\$|^[0-9]+\$" "$T/out"
+	expect_grep "$bin.lpp: [0-9]+ samples" "$T/err"
+	expect_grep '^# locprof samples v0$' "$T/$bin.lpp"
+	expect_grep '^# end exit 0$' "$T/$bin.lpp"
+	[ "$(distances "$T/$bin.lpp")" = $((K - 1)) ] || fail "$bin: distances $(distances "$T/$bin.lpp" | tr '\n' ' '), expected $((K - 1))"
+	n=$(awk '!/^#/ && $6 == 1' "$T/$bin.lpp" | wc -l)
+	# About rate * K * R = 194 samples of the sweep.
+	[ "$n" -gt 120 ] && [ "$n" -lt 280 ] || fail "$bin: $n sweep samples, expected about 194"
+done
+
+# Same seed, same samples; another seed, other samples.
+"$LOCPROF" record -q -o "$T/a.lpp" --rate 0.01 --seed 7 -- "$T/cyclic" $K $R >/dev/null
+"$LOCPROF" record -q -o "$T/b.lpp" --rate 0.01 --seed 7 -- "$T/cyclic" $K $R >/dev/null
+"$LOCPROF" record -q -o "$T/c.lpp" --rate 0.01 --seed 8 -- "$T/cyclic" $K $R >/dev/null
+cmp -s <(awk '!/^#/ { print $1, $2, $3 }' "$T/a.lpp" | sort) <(awk '!/^#/ { print $1, $2, $3 }' "$T/b.lpp" | sort) ||
+	fail "same seed gave different samples"
+cmp -s <(awk '!/^#/ { print $2 }' "$T/a.lpp") <(awk '!/^#/ { print $2 }' "$T/c.lpp") &&
+	fail "different seeds gave the same samples"
+
+# Two line sizes: 128-byte samples see the next 64-byte line of the pair.
+expect_status 0 "$LOCPROF" record -o "$T/two.lpp" --rate 0.01 --line 64,128 -- "$T/cyclic" $K $R
+expect_grep '^# line_sizes 64,128$' "$T/two.lpp"
+[ "$(awk '!/^#/ && $3 != "dangling" && $6 == 1 && $8 == 64 { print $3 - $2 - 1 }' "$T/two.lpp" | sort -u)" = $((K - 1)) ] ||
+	fail "64-byte distances wrong with two line sizes"
+awk '!/^#/ && $3 != "dangling" && $6 == 1 && $8 == 128 { d = $3 - $2 - 1; if (d != 0 && d != '$((K - 2))' && d != '$((K - 1))') bad = 1; n++ }
+     END { exit !(n > 0 && !bad) }' "$T/two.lpp" || fail "128-byte distances are not 0, K-2 or (for the odd last line) K-1"
+
+# 2. Two arrays in lock-step: distance 2N-1.
+N=50
+expect_status 0 "$LOCPROF" record -o "$T/ls.lpp" --rate 0.02 -- "$T/lockstep" $N 300
+[ "$(distances "$T/ls.lpp")" = $((2 * N - 1)) ] || fail "lockstep: distances $(distances "$T/ls.lpp" | tr '\n' ' ')"
+
+# 3. Trace mode: exactly K*R one-byte loads; allocation events are there.
+expect_status 0 "$LOCPROF" record --mode trace -o "$T/cyc.txt" -- "$T/cyclic" $K 20
+[ "$(awk '$1 == "R" && $3 == 1' "$T/cyc.txt" | wc -l)" = $((K * 20)) ] || fail "trace: wrong number of 1-byte loads"
+expect_grep 'cyc.txt: [0-9]+ references, [1-9][0-9]* allocations' "$T/err"
+
+# 4. Threads: every thread's sweep is sampled; distances are per thread.
+build cyclic-t
+expect_status 0 "$LOCPROF" record -o "$T/thr.lpp" --rate 0.01 -- "$T/cyclic-t" $K $R threads
+expect_grep 'thr.lpp: .* 5 threads' "$T/err"
+[ "$(awk '!/^#/ && $6 == 1 { print $1 }' "$T/thr.lpp" | sort -u | wc -l)" = 4 ] || fail "not 4 sampled threads"
+[ "$(distances "$T/thr.lpp")" = $((K - 1)) ] || fail "threads: distances $(distances "$T/thr.lpp" | tr '\n' ' ')"
+
+# 5. Fork: the child gets its own profile, named by pid, with its own samples.
+expect_status 0 "$LOCPROF" record -o "$T/fork.lpp" --rate 0.01 -- "$T/cyclic" $K $R fork
+ls "$T"/fork.*.lpp >/dev/null 2>&1 || fail "no child profile"
+child=$(ls "$T"/fork.*.lpp | head -1)
+for f in "$T/fork.lpp" "$child"; do
+	[ "$(distances "$f")" = $((K - 1)) ] || fail "fork: distances in $f"
+	n=$(awk '!/^#/ && $6 == 1' "$f" | wc -l)
+	[ "$n" -gt 100 ] || fail "fork: only $n samples in $f"
+done
+expect_grep "ppid $(awk '/^# pid/ { print $3 }' "$T/fork.lpp")" "$child"
+
+# 6. Crashes keep their samples; locprof exits 128+signal.
+for sig in segv:11 abort:6; do
+	expect_status $((128 + ${sig#*:})) "$LOCPROF" record -o "$T/crash.lpp" --rate 0.01 -- "$T/cyclic" $K $R ${sig%:*}
+	expect_grep "^# end signal ${sig#*:}\$" "$T/crash.lpp"
+	[ "$(distances "$T/crash.lpp")" = $((K - 1)) ] || fail "crash ${sig%:*}: distances"
+	expect_grep "killed by signal ${sig#*:}" "$T/err"
+done
+
+# 7. SIGKILL after a flush interval keeps the samples sent before it.
+rm -f "$T/pid"
+"$LOCPROF" record -o "$T/kill.lpp" --rate 0.001 --flush-ms 20 -- "$T/cyclic" $K 1000 spin "$T/pid" >"$T/out" 2>"$T/err" &
+rec=$!
+for _ in $(seq 100); do [ -s "$T/pid" ] && break; sleep 0.05; done
+sleep 0.5
+kill -KILL "$(cat "$T/pid")"
+st=0; wait $rec || st=$?
+[ $st = 137 ] || fail "SIGKILL: locprof exited $st, expected 137"
+expect_grep '^# end unknown$' "$T/kill.lpp"
+[ "$(distances "$T/kill.lpp")" = $((K - 1)) ] || fail "SIGKILL: distances"
+[ "$(count_samples "$T/kill.lpp")" -gt 20 ] || fail "SIGKILL: too few samples kept"
+
+# 8. stdin and stdout are the program's own; so is the exit status.
+seq 1 5000 >"$T/in"
+st1=0; "$T/filter" <"$T/in" >"$T/native.out" 2>"$T/native.err" || st1=$?
+st2=0; "$LOCPROF" record -q -o "$T/f.lpp" -- "$T/filter" <"$T/in" >"$T/rec.out" 2>"$T/rec.err" || st2=$?
+[ $st1 = 3 ] && [ $st2 = 3 ] || fail "exit status: native $st1, recorded $st2"
+cmp "$T/native.out" "$T/rec.out" || fail "stdout differs under locprof record"
+[ ! -s "$T/rec.err" ] || fail "record -q wrote to stderr"
+st2=0; cat "$T/in" | "$LOCPROF" record -q -o "$T/f.lpp" -- "$T/filter" | cat >"$T/rec2.out" || st2=$?
+cmp "$T/native.out" "$T/rec2.out" || fail "stdout through pipes differs"
+
+# 9. The gcc/tsan path counts every access of a known loop exactly.
+if command -v gcc >/dev/null; then
+	"$LOCPROF" cc --gcc -O2 -o "$T/count" "$RT/count.c" || fail "gcc build"
+	nm "$T/count" >"$T/nm"
+	grep -q 'U __tsan\| T __tsan_write4' "$T/nm" || fail "gcc path: no tsan callbacks"
+	! grep -q 'U __tsan' "$T/nm" || fail "gcc path: undefined tsan symbols"
+	ldd "$T/count" >"$T/ldd"
+	! grep -q tsan "$T/ldd" || fail "gcc path linked libtsan"
+	expect_status 0 "$LOCPROF" record --mode trace -o "$T/count.txt" -- "$T/count" 1000
+	[ "$(awk '$1 == "W" && $3 == 4' "$T/count.txt" | wc -l)" = 1000 ] || fail "gcc: not 1000 4-byte stores"
+	[ "$(awk '$1 == "R" && $3 == 4' "$T/count.txt" | wc -l)" = 1000 ] || fail "gcc: not 1000 4-byte loads"
+	expect_status 0 "$LOCPROF" record -o "$T/g.lpp" --rate 0.05 -- "$T/count" 100000
+	expect_grep 'g.lpp: [1-9][0-9]* samples' "$T/err"
+fi
+
+# 10. An uninstrumented binary: one clear line.
+cc -O1 -o "$T/plain" "$RT/lockstep.c"
+expect_status 1 "$LOCPROF" record -o "$T/p.lpp" -- "$T/plain" 10 10
+expect_one_line "$T/err"
+expect_grep 'not instrumented.*locprof cc.*--backend valgrind' "$T/err"
+[ ! -e "$T/p.lpp" ] || fail "a profile for an uninstrumented binary"
+
+# 11. The runtime is inert without locprof record.
+[ "$("$T/cyclic" $K $R)" = "$("$T/plain" 1 1 >/dev/null; "$T/cyclic-nolto" $K $R)" ] || fail "inert output differs"
+echo ok
