@@ -533,7 +533,8 @@ static int rt_table_grow(struct lp_rt_thread *t)
 	return 0;
 }
 
-static void rt_emit(struct lp_rt_thread *t, const struct rt_watch *w, uint64_t end)
+static void rt_emit(struct lp_rt_thread *t, const struct rt_watch *w, uint64_t end,
+		    uint64_t reuse_pc)
 {
 	struct lp_msg_sample *s;
 
@@ -544,6 +545,7 @@ static void rt_emit(struct lp_rt_thread *t, const struct rt_watch *w, uint64_t e
 	s->end = end;
 	s->pc = w->pc;
 	s->addr = w->addr;
+	s->reuse_pc = reuse_pc;
 	s->thread = t->number;
 	s->size = w->size;
 	s->kind = w->kind;
@@ -553,12 +555,12 @@ static void rt_emit(struct lp_rt_thread *t, const struct rt_watch *w, uint64_t e
 }
 
 /* Complete the samples whose line this reference touches. */
-static void rt_check_watches(struct lp_rt_thread *t, uint64_t addr, uint64_t now)
+static void rt_check_watches(struct lp_rt_thread *t, uint64_t addr, uint64_t pc, uint64_t now)
 {
 	for (uint32_t i = 0; i < g.nlines; i++) {
 		struct rt_watch *w = rt_find(t, addr >> g.line_shift[i], i);
 		if (w) {
-			rt_emit(t, w, now);
+			rt_emit(t, w, now, pc);
 			rt_remove(t, w);
 		}
 	}
@@ -696,7 +698,7 @@ static void rt_thread_finish(struct lp_rt_thread *t)
 	if (g.mode == LP_MODE_SAMPLE) {
 		for (uint64_t i = 0; i < t->table_cap; i++)
 			if (t->table[i].used)
-				rt_emit(t, &t->table[i], LP_SAMPLE_DANGLING);
+				rt_emit(t, &t->table[i], LP_SAMPLE_DANGLING, 0);
 		rt_send_samples(t);
 	}
 	rt_send_events(t);
@@ -812,7 +814,7 @@ void lp_rt_slow_countdown(uint64_t addr, uint32_t size, uint32_t kind, uint64_t 
 		t->nevents++;
 	} else {
 		if (t->live)
-			rt_check_watches(t, addr, now);
+			rt_check_watches(t, addr, pc, now);
 		rt_start_sample(t, addr, size, kind, pc, now);
 	}
 	if (f->countdown < 0 && g.mode == LP_MODE_TRACE) {
@@ -835,6 +837,8 @@ void lp_rt_slow_filter(uint64_t addr, uint32_t size, uint32_t kind, uint64_t pc)
 	struct lp_rt_thread *t;
 	uint64_t now = f->epoch - (uint64_t)f->countdown - 1;
 
+	if (!pc) /* inlined snippet: the call site is the access itself */
+		pc = (uint64_t)__builtin_return_address(0);
 	if (f->in_rt)
 		return;
 	f->in_rt++;
@@ -844,7 +848,7 @@ void lp_rt_slow_filter(uint64_t addr, uint32_t size, uint32_t kind, uint64_t pc)
 		f->in_rt--;
 		return;
 	}
-	rt_check_watches(t, addr, now);
+	rt_check_watches(t, addr, pc, now);
 	rt_leave(t);
 	f->in_rt--;
 }

@@ -21,41 +21,54 @@ build lockstep
 build filter
 K=97 R=200
 
+# 0. The default output is an .lpp profile: the same distances through
+#    locprof dump, each completed sample naming the pc that reused the line,
+#    and locprof report predicting a miss ratio of 1 below K lines, 0 above.
+expect_status 0 "$LOCPROF" record -o "$T/cyc.lpp" --rate 0.01 -- "$T/cyclic" $K $R
+expect_status 0 "$LOCPROF" dump "$T/cyc.lpp"
+[ "$(awk '!/^#/ && NF == 8 && $7 != "dangling" && $5 == "R" { print $7 }' "$T/out" | sort -u)" = $((K - 1)) ] ||
+	fail "lpp: reuse distances are not all $((K - 1))"
+awk '!/^#/ && NF == 8 && $7 != "dangling" && $8 == "0"' "$T/out" | grep -q . &&
+	fail "lpp: a completed sample without its reuse pc"
+expect_status 0 "$LOCPROF" report "$T/cyc.lpp" --sizes 4K,8K --policy lru --top 0
+expect_grep '^ +4K +1\.0000' "$T/out"   # 64 lines < K = 97
+expect_grep '^ +8K +0\.0000' "$T/out"   # 128 lines >= K
+
 # 1. Cyclic sweep over K lines: every completed sample has distance K-1,
 #    with and without LTO.
 for bin in cyclic cyclic-nolto; do
-	expect_status 0 "$LOCPROF" record -o "$T/$bin.lpp" --rate 0.01 -- "$T/$bin" $K $R
+	expect_status 0 "$LOCPROF" record -o "$T/$bin.samples" --rate 0.01 -- "$T/$bin" $K $R
 	expect_grep "^$((K * R * 1)) *\$|^[0-9]+\$" "$T/out"
-	expect_grep "$bin.lpp: [0-9]+ samples" "$T/err"
-	expect_grep '^# locprof samples v0$' "$T/$bin.lpp"
-	expect_grep '^# end exit 0$' "$T/$bin.lpp"
-	[ "$(distances "$T/$bin.lpp")" = $((K - 1)) ] || fail "$bin: distances $(distances "$T/$bin.lpp" | tr '\n' ' '), expected $((K - 1))"
-	n=$(awk '!/^#/ && $6 == 1' "$T/$bin.lpp" | wc -l)
+	expect_grep "$bin.samples: [0-9]+ samples" "$T/err"
+	expect_grep '^# locprof samples v0$' "$T/$bin.samples"
+	expect_grep '^# end exit 0$' "$T/$bin.samples"
+	[ "$(distances "$T/$bin.samples")" = $((K - 1)) ] || fail "$bin: distances $(distances "$T/$bin.samples" | tr '\n' ' '), expected $((K - 1))"
+	n=$(awk '!/^#/ && $6 == 1' "$T/$bin.samples" | wc -l)
 	# About rate * K * R = 194 samples of the sweep.
 	[ "$n" -gt 120 ] && [ "$n" -lt 280 ] || fail "$bin: $n sweep samples, expected about 194"
 done
 
 # Same seed, same samples; another seed, other samples.
-"$LOCPROF" record -q -o "$T/a.lpp" --rate 0.01 --seed 7 -- "$T/cyclic" $K $R >/dev/null
-"$LOCPROF" record -q -o "$T/b.lpp" --rate 0.01 --seed 7 -- "$T/cyclic" $K $R >/dev/null
-"$LOCPROF" record -q -o "$T/c.lpp" --rate 0.01 --seed 8 -- "$T/cyclic" $K $R >/dev/null
-cmp -s <(awk '!/^#/ { print $1, $2, $3 }' "$T/a.lpp" | sort) <(awk '!/^#/ { print $1, $2, $3 }' "$T/b.lpp" | sort) ||
+"$LOCPROF" record -q -o "$T/a.samples" --rate 0.01 --seed 7 -- "$T/cyclic" $K $R >/dev/null
+"$LOCPROF" record -q -o "$T/b.samples" --rate 0.01 --seed 7 -- "$T/cyclic" $K $R >/dev/null
+"$LOCPROF" record -q -o "$T/c.samples" --rate 0.01 --seed 8 -- "$T/cyclic" $K $R >/dev/null
+cmp -s <(awk '!/^#/ { print $1, $2, $3 }' "$T/a.samples" | sort) <(awk '!/^#/ { print $1, $2, $3 }' "$T/b.samples" | sort) ||
 	fail "same seed gave different samples"
-cmp -s <(awk '!/^#/ { print $2 }' "$T/a.lpp") <(awk '!/^#/ { print $2 }' "$T/c.lpp") &&
+cmp -s <(awk '!/^#/ { print $2 }' "$T/a.samples") <(awk '!/^#/ { print $2 }' "$T/c.samples") &&
 	fail "different seeds gave the same samples"
 
 # Two line sizes: 128-byte samples see the next 64-byte line of the pair.
-expect_status 0 "$LOCPROF" record -o "$T/two.lpp" --rate 0.01 --line 64,128 -- "$T/cyclic" $K $R
-expect_grep '^# line_sizes 64,128$' "$T/two.lpp"
-[ "$(awk '!/^#/ && $3 != "dangling" && $6 == 1 && $8 == 64 { print $3 - $2 - 1 }' "$T/two.lpp" | sort -u)" = $((K - 1)) ] ||
+expect_status 0 "$LOCPROF" record -o "$T/two.samples" --rate 0.01 --line 64,128 -- "$T/cyclic" $K $R
+expect_grep '^# line_sizes 64,128$' "$T/two.samples"
+[ "$(awk '!/^#/ && $3 != "dangling" && $6 == 1 && $8 == 64 { print $3 - $2 - 1 }' "$T/two.samples" | sort -u)" = $((K - 1)) ] ||
 	fail "64-byte distances wrong with two line sizes"
 awk '!/^#/ && $3 != "dangling" && $6 == 1 && $8 == 128 { d = $3 - $2 - 1; if (d != 0 && d != '$((K - 2))' && d != '$((K - 1))') bad = 1; n++ }
-     END { exit !(n > 0 && !bad) }' "$T/two.lpp" || fail "128-byte distances are not 0, K-2 or (for the odd last line) K-1"
+     END { exit !(n > 0 && !bad) }' "$T/two.samples" || fail "128-byte distances are not 0, K-2 or (for the odd last line) K-1"
 
 # 2. Two arrays in lock-step: distance 2N-1.
 N=50
-expect_status 0 "$LOCPROF" record -o "$T/ls.lpp" --rate 0.02 -- "$T/lockstep" $N 300
-[ "$(distances "$T/ls.lpp")" = $((2 * N - 1)) ] || fail "lockstep: distances $(distances "$T/ls.lpp" | tr '\n' ' ')"
+expect_status 0 "$LOCPROF" record -o "$T/ls.samples" --rate 0.02 -- "$T/lockstep" $N 300
+[ "$(distances "$T/ls.samples")" = $((2 * N - 1)) ] || fail "lockstep: distances $(distances "$T/ls.samples" | tr '\n' ' ')"
 
 # 3. Trace mode: exactly K*R one-byte loads; allocation events are there.
 expect_status 0 "$LOCPROF" record --mode trace -o "$T/cyc.txt" -- "$T/cyclic" $K 20
@@ -64,51 +77,51 @@ expect_grep 'cyc.txt: [0-9]+ references, [1-9][0-9]* allocations' "$T/err"
 
 # 4. Threads: every thread's sweep is sampled; distances are per thread.
 build cyclic-t
-expect_status 0 "$LOCPROF" record -o "$T/thr.lpp" --rate 0.01 -- "$T/cyclic-t" $K $R threads
-expect_grep 'thr.lpp: .* 5 threads' "$T/err"
-[ "$(awk '!/^#/ && $6 == 1 { print $1 }' "$T/thr.lpp" | sort -u | wc -l)" = 4 ] || fail "not 4 sampled threads"
-[ "$(distances "$T/thr.lpp")" = $((K - 1)) ] || fail "threads: distances $(distances "$T/thr.lpp" | tr '\n' ' ')"
+expect_status 0 "$LOCPROF" record -o "$T/thr.samples" --rate 0.01 -- "$T/cyclic-t" $K $R threads
+expect_grep 'thr.samples: .* 5 threads' "$T/err"
+[ "$(awk '!/^#/ && $6 == 1 { print $1 }' "$T/thr.samples" | sort -u | wc -l)" = 4 ] || fail "not 4 sampled threads"
+[ "$(distances "$T/thr.samples")" = $((K - 1)) ] || fail "threads: distances $(distances "$T/thr.samples" | tr '\n' ' ')"
 
 # 5. Fork: the child gets its own profile, named by pid, with its own samples.
-expect_status 0 "$LOCPROF" record -o "$T/fork.lpp" --rate 0.01 -- "$T/cyclic" $K $R fork
-ls "$T"/fork.*.lpp >/dev/null 2>&1 || fail "no child profile"
-child=$(ls "$T"/fork.*.lpp | head -1)
-for f in "$T/fork.lpp" "$child"; do
+expect_status 0 "$LOCPROF" record -o "$T/fork.samples" --rate 0.01 -- "$T/cyclic" $K $R fork
+ls "$T"/fork.*.samples >/dev/null 2>&1 || fail "no child profile"
+child=$(ls "$T"/fork.*.samples | head -1)
+for f in "$T/fork.samples" "$child"; do
 	[ "$(distances "$f")" = $((K - 1)) ] || fail "fork: distances in $f"
 	n=$(awk '!/^#/ && $6 == 1' "$f" | wc -l)
 	[ "$n" -gt 100 ] || fail "fork: only $n samples in $f"
 done
-expect_grep "ppid $(awk '/^# pid/ { print $3 }' "$T/fork.lpp")" "$child"
+expect_grep "ppid $(awk '/^# pid/ { print $3 }' "$T/fork.samples")" "$child"
 
 # 6. Crashes keep their samples; locprof exits 128+signal.
 for sig in segv:11 abort:6; do
-	expect_status $((128 + ${sig#*:})) "$LOCPROF" record -o "$T/crash.lpp" --rate 0.01 -- "$T/cyclic" $K $R ${sig%:*}
-	expect_grep "^# end signal ${sig#*:}\$" "$T/crash.lpp"
-	[ "$(distances "$T/crash.lpp")" = $((K - 1)) ] || fail "crash ${sig%:*}: distances"
+	expect_status $((128 + ${sig#*:})) "$LOCPROF" record -o "$T/crash.samples" --rate 0.01 -- "$T/cyclic" $K $R ${sig%:*}
+	expect_grep "^# end signal ${sig#*:}\$" "$T/crash.samples"
+	[ "$(distances "$T/crash.samples")" = $((K - 1)) ] || fail "crash ${sig%:*}: distances"
 	expect_grep "killed by signal ${sig#*:}" "$T/err"
 done
 
 # 7. SIGKILL after a flush interval keeps the samples sent before it.
 rm -f "$T/pid"
-"$LOCPROF" record -o "$T/kill.lpp" --rate 0.001 --flush-ms 20 -- "$T/cyclic" $K 1000 spin "$T/pid" >"$T/out" 2>"$T/err" &
+"$LOCPROF" record -o "$T/kill.samples" --rate 0.001 --flush-ms 20 -- "$T/cyclic" $K 1000 spin "$T/pid" >"$T/out" 2>"$T/err" &
 rec=$!
 for _ in $(seq 100); do [ -s "$T/pid" ] && break; sleep 0.05; done
 sleep 0.5
 kill -KILL "$(cat "$T/pid")"
 st=0; wait $rec || st=$?
 [ $st = 137 ] || fail "SIGKILL: locprof exited $st, expected 137"
-expect_grep '^# end unknown$' "$T/kill.lpp"
-[ "$(distances "$T/kill.lpp")" = $((K - 1)) ] || fail "SIGKILL: distances"
-[ "$(count_samples "$T/kill.lpp")" -gt 20 ] || fail "SIGKILL: too few samples kept"
+expect_grep '^# end unknown$' "$T/kill.samples"
+[ "$(distances "$T/kill.samples")" = $((K - 1)) ] || fail "SIGKILL: distances"
+[ "$(count_samples "$T/kill.samples")" -gt 20 ] || fail "SIGKILL: too few samples kept"
 
 # 8. stdin and stdout are the program's own; so is the exit status.
 seq 1 5000 >"$T/in"
 st1=0; "$T/filter" <"$T/in" >"$T/native.out" 2>"$T/native.err" || st1=$?
-st2=0; "$LOCPROF" record -q -o "$T/f.lpp" -- "$T/filter" <"$T/in" >"$T/rec.out" 2>"$T/rec.err" || st2=$?
+st2=0; "$LOCPROF" record -q -o "$T/f.samples" -- "$T/filter" <"$T/in" >"$T/rec.out" 2>"$T/rec.err" || st2=$?
 [ $st1 = 3 ] && [ $st2 = 3 ] || fail "exit status: native $st1, recorded $st2"
 cmp "$T/native.out" "$T/rec.out" || fail "stdout differs under locprof record"
 [ ! -s "$T/rec.err" ] || fail "record -q wrote to stderr"
-st2=0; cat "$T/in" | "$LOCPROF" record -q -o "$T/f.lpp" -- "$T/filter" | cat >"$T/rec2.out" || st2=$?
+st2=0; cat "$T/in" | "$LOCPROF" record -q -o "$T/f.samples" -- "$T/filter" | cat >"$T/rec2.out" || st2=$?
 cmp "$T/native.out" "$T/rec2.out" || fail "stdout through pipes differs"
 
 # 9. The gcc/tsan path counts every access of a known loop exactly.
@@ -122,16 +135,16 @@ if command -v gcc >/dev/null; then
 	expect_status 0 "$LOCPROF" record --mode trace -o "$T/count.txt" -- "$T/count" 1000
 	[ "$(awk '$1 == "W" && $3 == 4' "$T/count.txt" | wc -l)" = 1000 ] || fail "gcc: not 1000 4-byte stores"
 	[ "$(awk '$1 == "R" && $3 == 4' "$T/count.txt" | wc -l)" = 1000 ] || fail "gcc: not 1000 4-byte loads"
-	expect_status 0 "$LOCPROF" record -o "$T/g.lpp" --rate 0.05 -- "$T/count" 100000
-	expect_grep 'g.lpp: [1-9][0-9]* samples' "$T/err"
+	expect_status 0 "$LOCPROF" record -o "$T/g.samples" --rate 0.05 -- "$T/count" 100000
+	expect_grep 'g.samples: [1-9][0-9]* samples' "$T/err"
 fi
 
 # 10. An uninstrumented binary: one clear line.
 cc -O1 -o "$T/plain" "$RT/lockstep.c"
-expect_status 1 "$LOCPROF" record -o "$T/p.lpp" -- "$T/plain" 10 10
+expect_status 1 "$LOCPROF" record -o "$T/p.samples" -- "$T/plain" 10 10
 expect_one_line "$T/err"
 expect_grep 'not instrumented.*locprof cc.*--backend valgrind' "$T/err"
-[ ! -e "$T/p.lpp" ] || fail "a profile for an uninstrumented binary"
+[ ! -e "$T/p.samples" ] || fail "a profile for an uninstrumented binary"
 
 # 11. The runtime is inert without locprof record.
 [ "$("$T/cyclic" $K $R)" = "$("$T/plain" 1 1 >/dev/null; "$T/cyclic-nolto" $K $R)" ] || fail "inert output differs"

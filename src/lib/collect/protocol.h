@@ -26,7 +26,7 @@
 #include <stdint.h>
 
 #define LP_MSG_MAGIC 0x4d504cu /* "LPM" */
-#define LP_MSG_VERSION 2
+#define LP_MSG_VERSION 3
 #define LP_MSG_MAGIC_VERSION ((LP_MSG_MAGIC << 8) | LP_MSG_VERSION)
 #define LP_MSG_MAX (1u << 20) /* largest message a collector accepts */
 #define LP_MAX_LINE_SIZES 4
@@ -96,6 +96,8 @@ struct lp_msg_maps {
 struct lp_msg_sample {
 	uint64_t begin, end;
 	uint64_t pc, addr;
+	uint64_t reuse_pc; /* pc of the access that ended the sample (the one
+			    * that hits or misses); 0 when dangling */
 	uint32_t thread; /* runtime's thread number, 0 = first thread */
 	uint8_t size;    /* bytes accessed, capped at 255 */
 	uint8_t kind;    /* LP_REF_READ or LP_REF_WRITE */

@@ -9,11 +9,13 @@
 
 const struct lp_sample_sink_ops *lp_sample_sink_for_path(const char *path)
 {
-	/* THE PLUG POINT for the .lpp profile writer: when it exists, return
-	 * its sink for paths ending in ".lpp" (and keep the text sample list
-	 * for ".txt"/".samples"). Until then every path gets the text list. */
-	(void)path;
-	return &lp_sample_sink_text;
+	/* .lpp profiles by default; the text sample list (readable, for
+	 * debugging the runtime) for any other extension. */
+	size_t n = strlen(path);
+
+	if (n < 4 || strcmp(path + n - 4, ".lpp"))
+		return &lp_sample_sink_text;
+	return &lp_sample_sink_lpp;
 }
 
 int lp_collect_parse_maps(struct lp_mappings *m, const char *text, size_t len)

@@ -47,6 +47,7 @@ struct lp_sample_sink_ops {
 };
 
 extern const struct lp_sample_sink_ops lp_sample_sink_text;
+extern const struct lp_sample_sink_ops lp_sample_sink_lpp;
 
 /* The sink that writes path. */
 const struct lp_sample_sink_ops *lp_sample_sink_for_path(const char *path);
