@@ -92,22 +92,21 @@ int lp_graph_new(struct lp_graph **out, const uint64_t *sizes, size_t n, uint64_
 	memcpy(g->size_bytes, sizes, n * sizeof(*sizes));
 	qsort(g->size_bytes, n, sizeof(*sizes), cmp_u64);
 	for (size_t j = 0; j < n; j++) {
-		if (!g->size_bytes[j] || g->size_bytes[j] % line) {
+		int err = 0;
+		uint64_t sz = g->size_bytes[j];
+
+		if (!sz || sz % line)
+			err = lp_seterr(LP_EINVAL, "cache size %llu is not a positive multiple of the line size %llu",
+					(unsigned long long)sz, (unsigned long long)line);
+		else if (j && sz == g->size_bytes[j - 1])
+			err = lp_seterr(LP_EINVAL, "cache size %llu given twice", (unsigned long long)sz);
+		else if (sz / line >= LP_NONE32)
+			err = lp_seterr(LP_ELIMIT, "cache size %llu has too many lines", (unsigned long long)sz);
+		if (err) {
 			lp_graph_free(g);
-			return lp_seterr(LP_EINVAL, "cache size %llu is not a positive multiple of the line size %llu",
-					 (unsigned long long)g->size_bytes[j], (unsigned long long)line);
+			return err;
 		}
-		if (j && g->size_bytes[j] == g->size_bytes[j - 1]) {
-			lp_graph_free(g);
-			return lp_seterr(LP_EINVAL, "cache size %llu given twice",
-					 (unsigned long long)g->size_bytes[j]);
-		}
-		g->size_lines[j] = g->size_bytes[j] / line;
-		if (g->size_lines[j] >= LP_NONE32) {
-			lp_graph_free(g);
-			return lp_seterr(LP_ELIMIT, "cache size %llu has too many lines",
-					 (unsigned long long)g->size_bytes[j]);
-		}
+		g->size_lines[j] = sz / line;
 		g->bcap[j] = g->size_lines[j] - (j ? g->size_lines[j - 1] : 0);
 		g->tailb[j] = LP_NONE32;
 		lp_rng_seed(&g->rng[j], seed);
