@@ -162,7 +162,7 @@ struct lp_memspy;
 int lp_memspy_new(struct lp_memspy **out, const struct lp_memspy_params *p);
 void lp_memspy_free(struct lp_memspy *m);
 int lp_memspy_refs(struct lp_memspy *m, const struct lp_ref *refs, size_t n);
-void lp_memspy_result(const struct lp_memspy *m, struct lp_memspy_result *out);
+void lp_memspy_result(struct lp_memspy *m, struct lp_memspy_result *out); /* flushes pending work */
 
 #ifdef __cplusplus
 }
