@@ -249,6 +249,7 @@ void lp_cache_free(struct lp_cache *c)
 	free(c->head);
 	free(c->tail);
 	free(c->bits);
+	free(c->stamp);
 	free(c);
 }
 

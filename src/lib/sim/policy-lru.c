@@ -1,10 +1,15 @@
 /* Replacement policy: least recently used.
  *
- * Rules: each set keeps its ways in a doubly-linked recency list (way
- * numbers, so the state is 8 bytes a way whatever the set size); a hit or a
- * fill moves the way to the head; the victim is the tail. Invalid ways
- * start at the tail and are never touched until filled, so a set that is
- * not full always evicts an invalid way. */
+ * Rules: the victim is the way used least recently; invalid ways go
+ * first. Two representations of the same order:
+ *  - small sets (<= LP_SCAN_WAYS ways): a time stamp per way, set on
+ *    every hit or fill; the victim is the smallest stamp (invalid ways
+ *    have stamp 0). A hit is one store; the scan happens only on a miss.
+ *    (32K:8:64 on bench-sim-throughput: 58-64 M lines/s against 52-63
+ *    with the list, on a noisy 2-CPU VM.)
+ *  - large sets: a doubly-linked recency list per set (way numbers); a
+ *    hit or a fill moves the way to the head; the victim is the tail.
+ *    Invalid ways start at the tail and are never touched until filled. */
 #include "sim/sim-internal.h"
 
 #include <stdlib.h>
@@ -12,6 +17,11 @@
 static int lru_init(struct lp_cache *c)
 {
 	uint64_t n = c->sets * c->ways;
+
+	if (c->ways <= LP_SCAN_WAYS) {
+		c->stamp = calloc(n, sizeof(*c->stamp));
+		return c->stamp ? 0 : LP_ENOMEM;
+	}
 
 	c->prev = malloc(n * sizeof(*c->prev));
 	c->next = malloc(n * sizeof(*c->next));
@@ -36,6 +46,10 @@ static inline void lru_touch(struct lp_cache *c, uint64_t set, uint64_t way)
 	uint32_t w = (uint32_t)way;
 	uint32_t *p, *nx;
 
+	if (c->ways <= LP_SCAN_WAYS) {
+		c->stamp[set * c->ways + way] = ++c->clock;
+		return;
+	}
 	if (c->head[set] == w)
 		return;
 	p = c->prev + set * c->ways;
@@ -55,6 +69,14 @@ static inline void lru_touch(struct lp_cache *c, uint64_t set, uint64_t way)
 
 static inline uint64_t lru_victim(struct lp_cache *c, uint64_t set)
 {
+	if (c->ways <= LP_SCAN_WAYS) {
+		const uint64_t *st = c->stamp + set * c->ways;
+		uint64_t v = 0;
+		for (uint64_t w = 1; w < c->ways; w++)
+			if (st[w] < st[v])
+				v = w;
+		return v;
+	}
 	return c->tail[set];
 }
 
