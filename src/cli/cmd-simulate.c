@@ -2,6 +2,7 @@
 #include "cli.h"
 
 #include <locprof/sim.h>
+#include <locprof/symbol.h>
 
 #include <math.h>
 #include <stdlib.h>
@@ -42,6 +43,15 @@ static const char usage[] =
 	"miss ratio (Equation 1, mu = 0, 0.5, 1, and Wood et al.'s estimator) next\n"
 	"to the true miss ratio overall and during samples.\n"
 	"\n"
+	"MemSpy attribution (with one --cache):\n"
+	"  --attribute          misses and memory stall per (data object, function)\n"
+	"                       pair, per data object, per function and per pc;\n"
+	"                       heap blocks are named by their allocation site\n"
+	"  --binary PATH        take symbols from this non-PIE executable\n"
+	"  --miss-latency N     cycles per miss (default 100)\n"
+	"  --compute-cost N     cycles per reference (default 1)\n"
+	"  --top N              rows per table (default 20, 0 = all)\n"
+	"\n"
 	"A damaged trace gives results for the records read, a warning, status 3.\n";
 
 enum { BATCH = 4096, MAX_CACHES = 16 };
@@ -70,6 +80,10 @@ struct opts {
 	uint64_t sample_length, sample_interval;
 	double sample_ratio;
 	int random_lengths;
+	int attribute;
+	const char *binary;
+	double miss_latency, compute_cost;
+	uint64_t top;
 };
 
 static double pct(uint64_t a, uint64_t b)
@@ -299,6 +313,106 @@ static void print_memspy(const struct opts *o, struct lp_memspy **ms)
 		printf("\n]}\n");
 }
 
+static const char *csv_field(const char *s, char *buf, size_t len)
+{
+	size_t k = 0;
+
+	if (!strpbrk(s, ",\"")) 
+		return s;
+	buf[k++] = '"';
+	for (; *s && k + 3 < len; s++) {
+		if (*s == '"')
+			buf[k++] = '"';
+		buf[k++] = *s;
+	}
+	buf[k++] = '"';
+	buf[k] = '\0';
+	return buf;
+}
+
+static void print_attrib(const struct opts *o, struct lp_attrib *a)
+{
+	static const struct { enum lp_attrib_view v; const char *name; } views[] = {
+		{ LP_ATTRIB_PAIRS, "pairs" }, { LP_ATTRIB_OBJECTS, "objects" },
+		{ LP_ATTRIB_FUNCTIONS, "functions" }, { LP_ATTRIB_PCS, "pcs" },
+	};
+	struct lp_attrib_row total;
+	char spec[64], b1[256], b2[256];
+
+	lp_attrib_total(a, &total);
+	lp_cache_spec_format(&o->specs[0], spec, sizeof(spec));
+	if (o->fmt == FMT_CSV)
+		printf("table,object,function,pc,where,refs,accesses,misses,cold,replacement,stall,compute,stall_share\n");
+	else if (o->fmt == FMT_JSON)
+		printf("{\"trace\": \"%s\", \"cache\": \"%s\", \"miss_latency\": %g, \"compute_cost\": %g, "
+		       "\"refs\": %llu, \"misses\": %llu, \"stall\": %.0f, \"compute\": %.0f",
+		       o->trace, spec, o->miss_latency, o->compute_cost, (unsigned long long)total.refs,
+		       (unsigned long long)total.misses, total.stall, total.compute);
+	else
+		printf("# MemSpy attribution of %s, cache %s: %llu references, %llu misses; "
+		       "%g cycles a miss, %g a reference: stall %.0f, compute %.0f cycles (%.1f%% stall)\n",
+		       o->trace, spec, (unsigned long long)total.refs, (unsigned long long)total.misses,
+		       o->miss_latency, o->compute_cost, total.stall, total.compute,
+		       total.stall + total.compute > 0 ? 100 * total.stall / (total.stall + total.compute) : 0.0);
+	for (size_t t = 0; t < 4; t++) {
+		const struct lp_attrib_row *rows;
+		size_t n = lp_attrib_rows(a, views[t].v, &rows);
+
+		if (o->top && n > o->top)
+			n = o->top;
+		if (o->fmt == FMT_JSON)
+			printf(", \"%s\": [", views[t].name);
+		else if (o->fmt == FMT_TEXT) {
+			static const char *titles[] = {
+				"memory stall per (data object, procedure)", "data objects",
+				"procedures: memory stall vs compute", "instructions",
+			};
+			printf("\n## %s\n", titles[t]);
+			if (t == 2)
+				printf("%-36s %10s %10s %7s %12s %12s %7s\n", "procedure", "refs", "misses", "miss%",
+				       "stall", "compute", "stall%");
+			else
+				printf("%-28s %-24s %10s %10s %10s %10s %7s\n", t == 3 ? "pc (file:line)" : "data object",
+				       t == 3 || t == 0 ? "procedure" : "", "refs", "misses", "cold", "repl", "stall%");
+		}
+		for (size_t i = 0; i < n; i++) {
+			const struct lp_attrib_row *r = &rows[i];
+			if (o->fmt == FMT_CSV) {
+				printf("%s,%s,", views[t].name, csv_field(r->object, b1, sizeof(b1)));
+				printf("%s,0x%llx,%s,%llu,%llu,%llu,%llu,%llu,%.0f,%.0f,%.6f\n",
+				       csv_field(r->function, b2, sizeof(b2)), (unsigned long long)r->pc, r->where,
+				       (unsigned long long)r->refs, (unsigned long long)r->accesses,
+				       (unsigned long long)r->misses, (unsigned long long)r->cold,
+				       (unsigned long long)r->replacement, r->stall, r->compute, r->share);
+			} else if (o->fmt == FMT_JSON) {
+				printf("%s\n  {\"object\": \"%s\", \"function\": \"%s\", \"pc\": %llu, \"where\": \"%s\", "
+				       "\"refs\": %llu, \"misses\": %llu, \"cold\": %llu, \"replacement\": %llu, "
+				       "\"stall\": %.0f, \"compute\": %.0f, \"stall_share\": %.6f}",
+				       i ? "," : "", r->object, r->function, (unsigned long long)r->pc, r->where,
+				       (unsigned long long)r->refs, (unsigned long long)r->misses,
+				       (unsigned long long)r->cold, (unsigned long long)r->replacement, r->stall,
+				       r->compute, r->share);
+			} else if (t == 2) {
+				printf("%-36s %10llu %10llu %7.2f %12.0f %12.0f %7.1f\n", r->function,
+				       (unsigned long long)r->refs, (unsigned long long)r->misses,
+				       pct(r->misses, r->accesses), r->stall, r->compute,
+				       r->stall + r->compute > 0 ? 100 * r->stall / (r->stall + r->compute) : 0.0);
+			} else {
+				char where[300];
+				if (t == 3)
+					snprintf(where, sizeof(where), "0x%llx %s", (unsigned long long)r->pc, r->where);
+				printf("%-28s %-24s %10llu %10llu %10llu %10llu %7.1f\n", t == 3 ? where : r->object,
+				       r->function, (unsigned long long)r->refs, (unsigned long long)r->misses,
+				       (unsigned long long)r->cold, (unsigned long long)r->replacement, 100 * r->share);
+			}
+		}
+		if (o->fmt == FMT_JSON)
+			printf("\n]");
+	}
+	if (o->fmt == FMT_JSON)
+		printf("}\n");
+}
+
 static int parse_policies(const char *s, unsigned *out)
 {
 	char *dup = strdup(s), *tok, *save = NULL;
@@ -336,10 +450,18 @@ static int run(int argc, char **argv)
 		{ "sample-ratio", required_argument, NULL, 'r' },
 		{ "sample-interval", required_argument, NULL, 'I' },
 		{ "random-lengths", no_argument, NULL, 'D' },
+		{ "attribute", no_argument, NULL, 'A' },
+		{ "binary", required_argument, NULL, 'B' },
+		{ "miss-latency", required_argument, NULL, 'M' },
+		{ "compute-cost", required_argument, NULL, 'C' },
+		{ "top", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	struct opts o = { .line = 64, .seed = 1, .policies = LP_GRAPH_LRU };
+	struct opts o = { .line = 64, .seed = 1, .policies = LP_GRAPH_LRU, .miss_latency = 100,
+			  .compute_cost = 1, .top = 20 };
+	struct lp_symbols *syms = NULL;
+	struct lp_attrib *attrib = NULL;
 	struct lp_trace_reader *rd = NULL;
 	struct lp_sim *sims[MAX_CACHES] = { 0 };
 	struct lp_memspy *ms[MAX_CACHES] = { 0 };
@@ -410,6 +532,20 @@ static int run(int argc, char **argv)
 				return cli_usage_error(&cmd_simulate, "bad sample interval '%s'", optarg);
 			break;
 		case 'D': o.random_lengths = 1; break;
+		case 'A': o.attribute = 1; break;
+		case 'B': o.binary = optarg; break;
+		case 'M':
+			if (cli_parse_double(optarg, &o.miss_latency) < 0 || o.miss_latency < 0)
+				return cli_usage_error(&cmd_simulate, "bad miss latency '%s'", optarg);
+			break;
+		case 'C':
+			if (cli_parse_double(optarg, &o.compute_cost) < 0 || o.compute_cost < 0)
+				return cli_usage_error(&cmd_simulate, "bad compute cost '%s'", optarg);
+			break;
+		case 'T':
+			if (cli_parse_u64(optarg, &o.top) < 0)
+				return cli_usage_error(&cmd_simulate, "bad row count '%s'", optarg);
+			break;
 		case 'h': free(o.sizes); return cli_print_usage(&cmd_simulate);
 		default: free(o.sizes); return cli_usage_error(&cmd_simulate, "bad option");
 		}
@@ -442,9 +578,26 @@ static int run(int argc, char **argv)
 			goto out;
 		}
 	}
+	if ((o.attribute || o.binary) && (ncache != 1 || sampling || !o.attribute)) {
+		cli_usage_error(&cmd_simulate, o.attribute ? "--attribute takes exactly one --cache and no sampling"
+							   : "--binary goes with --attribute");
+		goto out;
+	}
 	status = CLI_ERROR;
 
-	if (o.graph) {
+	if (o.attribute) {
+		struct lp_attrib_params ap = { .cache = o.specs[0], .seed = o.seed,
+					       .miss_latency = o.miss_latency, .compute_cost = o.compute_cost };
+		/* text traces carry no mappings: symbols only come from --binary */
+		if (o.binary && lp_symbols_new(&syms, NULL, o.binary) < 0) {
+			cli_error("%s", lp_errmsg());
+			goto out;
+		}
+		if (lp_attrib_new(&attrib, &ap, syms) < 0) {
+			cli_error("%s", lp_errmsg());
+			goto out;
+		}
+	} else if (o.graph) {
 		if (lp_graph_new(&g, o.sizes, o.nsizes, o.line, o.policies, o.seed) < 0) {
 			cli_error("%s", lp_errmsg());
 			goto out;
@@ -485,6 +638,8 @@ static int run(int argc, char **argv)
 		int err = 0;
 		if (g)
 			err = lp_graph_refs(g, buf, (size_t)n);
+		if (attrib)
+			err = lp_attrib_refs(attrib, buf, (size_t)n);
 		for (size_t i = 0; i < nsims && !err; i++)
 			err = lp_sim_refs(sims[i], buf, (size_t)n);
 		for (size_t i = 0; i < o.nspecs && ms[i] && !err; i++)
@@ -497,7 +652,9 @@ static int run(int argc, char **argv)
 	}
 	if (n < 0 && (status = cli_trace_read_failed((int)n, rd)) == CLI_ERROR)
 		goto out;
-	if (g) {
+	if (attrib) {
+		print_attrib(&o, attrib);
+	} else if (g) {
 		/* references are not counted by the graph; the reader's count is records */
 		print_graph(&o, g, lp_trace_reader_count(rd));
 	} else if (sampling) {
@@ -509,6 +666,8 @@ out:
 	lp_trace_reader_free(rd);
 	free(buf);
 	lp_graph_free(g);
+	lp_attrib_free(attrib);
+	lp_symbols_free(syms);
 	for (size_t i = 0; i < MAX_CACHES; i++) {
 		lp_sim_free(sims[i]);
 		lp_memspy_free(ms[i]);

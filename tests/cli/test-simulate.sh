@@ -87,4 +87,50 @@ if "$LOCPROF" convert "$T/a.txt" "$T/a.lpt" 2>/dev/null; then
 	expect_grep '^C1 ' "$T/out"
 	expect_grep 'warning' "$T/err"
 fi
+# MemSpy attribution on a real program: compile it with -g, take its
+# addresses from nm, write the trace by hand.
+cat >"$T/prog.c" <<'C'
+#include <stdlib.h>
+double g_table[4096];
+double walk_table(void)
+{
+	double s = 0;
+	for (int i = 0; i < 4096; i += 8)
+		s += g_table[i];
+	return s;
+}
+long *make_list(int n)
+{
+	long *p = malloc(n * sizeof(long));
+	for (int i = 0; i < n; i++)
+		p[i] = i;
+	return p;
+}
+int main(void)
+{
+	return (int)walk_table() + (int)make_list(10)[3];
+}
+C
+cc -g -O0 -no-pie -fno-pie -o "$T/prog" "$T/prog.c"
+addr() { nm "$T/prog" | awk -v n="$1" '$3 == n { print "0x" $1 }'; }
+table=$(addr g_table); walk=$(addr walk_table); mk=$(addr make_list)
+{
+	printf 'A 0x10000000 800 0x%x\n' $((mk + 20))
+	for i in $(seq 0 99); do printf 'W 0x%x 8 0x%x\n' $((0x10000000 + 8 * i)) $((mk + 40)); done
+	for rep in 1 2; do
+		for i in $(seq 0 8 4095); do printf 'R 0x%x 8 0x%x\n' $((table + 8 * i)) $((walk + 8)); done
+	done
+} >"$T/prog.txt"
+expect_status 0 "$LOCPROF" simulate "$T/prog.txt" --cache 4K:1:64 --attribute --binary "$T/prog" --miss-latency 50
+expect_grep '^g_table +walk_table +1024 +1024 +512 +512 +9[0-9]\.[0-9]$' "$T/out"
+expect_grep '^heap@make_list \(prog.c:[0-9]+\) +make_list +100 +13 +13 +0 ' "$T/out"
+expect_grep '^walk_table +1024 +1024 +100.00 +51200 +1024 ' "$T/out"
+expect_grep '^0x[0-9a-f]+ prog.c:[0-9]+ +walk_table ' "$T/out"
+expect_status 0 "$LOCPROF" simulate "$T/prog.txt" --cache 4K:1:64 --attribute --binary "$T/prog" --format csv
+expect_grep '^pairs,g_table,walk_table,0x0,,1024,1024,1024,512,512,102400,1024,' "$T/out"
+expect_status 0 "$LOCPROF" simulate "$T/prog.txt" --cache 4K:1:64 --attribute --format json
+expect_grep '"object": "heap@0x' "$T/out"
+expect_status 2 "$LOCPROF" simulate "$T/prog.txt" --cache 4K:1:64 --cache 8K:1:64 --attribute
+expect_status 1 "$LOCPROF" simulate "$T/prog.txt" --cache 4K:1:64 --attribute --binary "$T/nothere"
+expect_one_line "$T/err"
 echo ok
