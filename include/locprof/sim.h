@@ -1,0 +1,170 @@
+/* locprof/sim.h - functional cache simulation.
+ *
+ * The rules (docs/simulator.md): a reference of `size` bytes at `addr`
+ * touches the lines addr>>log2(line) .. (addr+size-1)>>log2(line), each one
+ * access to the first level; writes are treated like reads (write-allocate,
+ * no write-back traffic); LP_EV_ALLOC/LP_EV_FREE are not accesses. The set
+ * of a line is line mod sets (sets a power of two); fully associative
+ * caches have one set.
+ *
+ * Three tools:
+ *   lp_cache  one cache, any geometry and policy; a batch of lines in,
+ *             hit flags and missed lines out (the fast path);
+ *   lp_sim    a hierarchy L1 -> L2 -> ... fed with references; every level
+ *             sees the misses of the level above; 3C split per level;
+ *   lp_graph  a working-set graph: many fully-associative sizes, policies
+ *             LRU, FIFO and random, in one pass over the references;
+ *   lp_memspy MemSpy time sampling (Martonosi, Gupta, Anderson 1993).
+ */
+#ifndef LOCPROF_SIM_H
+#define LOCPROF_SIM_H
+
+#include <locprof/common.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define LP_POLICY_NAME_MAX 16
+
+/* A cache geometry, as parsed from "SIZE:ASSOC:LINE[:POLICY]". */
+struct lp_cache_spec {
+	uint64_t size;  /* bytes */
+	uint64_t assoc; /* ways; 0 = fully associative */
+	uint64_t line;  /* bytes, a power of two */
+	char policy[LP_POLICY_NAME_MAX]; /* "lru" (default), "fifo", "random", "plru" */
+};
+
+/* Parse "32K:8:64:lru"; assoc is a number (1 = direct mapped) or "full".
+ * Fails with LP_EINVAL and an lp_errmsg() saying exactly what is wrong. */
+int lp_cache_spec_parse(struct lp_cache_spec *spec, const char *s);
+
+/* Check a spec filled in by hand: the same refusals as the parser. */
+int lp_cache_spec_check(const struct lp_cache_spec *spec);
+
+/* "32K:8:64:lru" (assoc "full" when 0). */
+const char *lp_cache_spec_format(const struct lp_cache_spec *spec, char *buf, size_t len);
+
+/* Comma-separated names of the replacement policies. */
+const char *lp_cache_policy_names(void);
+
+/* Sets and ways of a valid spec. */
+uint64_t lp_cache_spec_sets(const struct lp_cache_spec *spec);
+uint64_t lp_cache_spec_ways(const struct lp_cache_spec *spec);
+
+/* ---- one cache ----------------------------------------------------------- */
+struct lp_cache;
+
+/* seed drives the random policy: a miss in a full set of W ways evicts way
+ * lp_rng_below(rng, W) of an xoshiro256** generator seeded with seed (one
+ * draw per such miss, none otherwise); a set that is not full fills its
+ * lowest invalid way first, whatever the policy. */
+int lp_cache_new(struct lp_cache **out, const struct lp_cache_spec *spec, uint64_t seed);
+void lp_cache_free(struct lp_cache *c);
+
+/* Simulate n line numbers (address >> log2(line)) in order. hit[i] (if
+ * hit != NULL) receives 1 or 0; the missed lines are appended to miss_out
+ * (if not NULL; room for n). Returns the number of misses. */
+size_t lp_cache_access_lines(struct lp_cache *c, const uint64_t *lines, size_t n,
+			     uint8_t *hit, uint64_t *miss_out);
+
+/* Accesses and misses so far. */
+void lp_cache_counts(const struct lp_cache *c, uint64_t *accesses, uint64_t *misses);
+
+/* ---- a hierarchy, or independent caches -------------------------------- */
+struct lp_level_stats {
+	uint64_t accesses, misses;
+	uint64_t cold;     /* first access ever to the line at this level */
+	uint64_t capacity; /* not cold, and also a miss in a fully-associative LRU cache of the same size and line */
+	uint64_t conflict; /* the other misses: would have hit with full associativity */
+};
+
+struct lp_sim;
+
+enum {
+	LP_SIM_3C = 1, /* classify misses into cold / capacity / conflict (slower) */
+};
+
+/* A hierarchy of n levels, specs[0] = L1. flags: LP_SIM_3C. */
+int lp_sim_new(struct lp_sim **out, const struct lp_cache_spec *specs, size_t n,
+	       uint64_t seed, unsigned flags);
+void lp_sim_free(struct lp_sim *s);
+
+/* Feed records (allocation events are skipped). */
+int lp_sim_refs(struct lp_sim *s, const struct lp_ref *refs, size_t n);
+
+size_t lp_sim_levels(const struct lp_sim *s);
+void lp_sim_level_stats(const struct lp_sim *s, size_t level, struct lp_level_stats *out);
+/* References (records that are accesses) seen. */
+uint64_t lp_sim_references(const struct lp_sim *s);
+
+/* ---- working-set graph, one pass ------------------------------------------ */
+enum {
+	LP_GRAPH_LRU = 1,
+	LP_GRAPH_FIFO = 2,
+	LP_GRAPH_RANDOM = 4,
+};
+#define LP_GRAPH_MAX_SIZES 64
+
+struct lp_graph;
+
+/* Fully-associative caches of sizes[0..n) bytes (multiples of line, any
+ * order, no duplicates, at most LP_GRAPH_MAX_SIZES), line a power of two,
+ * policies a mask of LP_GRAPH_*. The random caches each use seed as
+ * lp_cache_new() does, so every point equals a separate simulation of
+ * "SIZE:full:LINE:random" with the same seed. */
+int lp_graph_new(struct lp_graph **out, const uint64_t *sizes, size_t n, uint64_t line,
+		 unsigned policies, uint64_t seed);
+void lp_graph_free(struct lp_graph *g);
+int lp_graph_refs(struct lp_graph *g, const struct lp_ref *refs, size_t n);
+int lp_graph_lines(struct lp_graph *g, const uint64_t *lines, size_t n);
+
+struct lp_graph_point {
+	uint64_t size;      /* bytes */
+	uint64_t accesses;  /* line accesses */
+	uint64_t cold;      /* first touches (a miss at every size) */
+	uint64_t lru_misses, fifo_misses, random_misses; /* including cold */
+};
+size_t lp_graph_sizes(const struct lp_graph *g);
+/* Points in increasing order of size. */
+void lp_graph_point(const struct lp_graph *g, size_t i, struct lp_graph_point *out);
+
+/* ---- MemSpy time sampling ---------------------------------------------- */
+struct lp_memspy_params {
+	struct lp_cache_spec cache; /* LRU, or any policy if direct mapped */
+	uint64_t sample_length;     /* R references per sample, > 0 */
+	uint64_t sample_interval;   /* one sample starts every I references, I >= R */
+	int random_lengths;         /* draw each length uniformly in [R/2, 3R/2] (interval scales with it) */
+	uint64_t seed;
+};
+
+struct lp_memspy_result {
+	uint64_t references, samples, sampled_references;
+	uint64_t lines;              /* lines (frames) in the cache */
+	/* the sampled simulation, over line accesses inside samples */
+	uint64_t known_hits, known_misses, unknown;
+	double m_mu0, m_mu05, m_mu1; /* Eq. 1 with mu = 0, 0.5, 1 */
+	double bound;                /* Eq. 1 half-width 0.5*U/N: m_mu05 +- bound */
+	double wood_mu;              /* dead time / generation time, generations inside samples */
+	double wood_touched_mu;      /* the same with the lines-touched correction */
+	double m_wood, m_wood_touched;
+	uint64_t generations;
+	double gens_per_line_sample; /* generations / (samples * lines) */
+	/* the truth, from a full simulation of the whole trace */
+	uint64_t accesses, misses;   /* all line accesses */
+	double true_miss_ratio;
+	uint64_t sample_accesses, sample_misses;
+	double true_miss_ratio_samples;
+	double true_mu;              /* fraction of the unknown references that really missed */
+};
+
+struct lp_memspy;
+int lp_memspy_new(struct lp_memspy **out, const struct lp_memspy_params *p);
+void lp_memspy_free(struct lp_memspy *m);
+int lp_memspy_refs(struct lp_memspy *m, const struct lp_ref *refs, size_t n);
+void lp_memspy_result(struct lp_memspy *m, struct lp_memspy_result *out); /* flushes pending work */
+
+#ifdef __cplusplus
+}
+#endif
+#endif

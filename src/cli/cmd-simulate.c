@@ -1,0 +1,677 @@
+/* locprof simulate: functional cache simulation of a trace. */
+#include "cli.h"
+
+#include <locprof/sim.h>
+#include <locprof/symbol.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage[] =
+	"usage: locprof simulate TRACE --cache SPEC [--cache SPEC ...]\n"
+	"       locprof simulate TRACE --level SPEC [--level SPEC ...]\n"
+	"       locprof simulate TRACE --sizes LIST [--policy lru,fifo,random] [--line 64]\n"
+	"       [--format text|csv|json] [--seed N] [--from FORMAT]\n"
+	"       [--sample-length R (--sample-ratio F | --sample-interval I) [--random-lengths]]\n"
+	"\n"
+	"Simulate caches on a memory-reference trace (rules: docs/simulator.md).\n"
+	"SPEC is SIZE:ASSOC:LINE[:POLICY], e.g. 32K:8:64:lru; ASSOC is a number\n"
+	"(1 = direct mapped) or 'full'; POLICY is lru (default), fifo, random or\n"
+	"plru.\n"
+	"\n"
+	"  --cache SPEC         an independent cache (repeatable); misses are split\n"
+	"                       into cold, capacity and conflict\n"
+	"  --level SPEC         the next level of a hierarchy (repeatable, L1 first);\n"
+	"                       each level sees the misses of the one above\n"
+	"  --sizes LIST         working-set graph of fully-associative caches, in\n"
+	"                       one pass: '1K..64M' (powers of two) or '32K,48K,1M'\n"
+	"  --policy LIST        policies of the graph: lru, fifo, random (default lru)\n"
+	"  --line BYTES         line size of the graph (default 64)\n"
+	"  --format FMT         text (default), csv (the shared curve CSV for --sizes)\n"
+	"                       or json\n"
+	"  --seed N             seed of the random policy and of random sample lengths\n"
+	"                       (default 1)\n"
+	"  -f, --from FORMAT    format of TRACE (lpt, text, lackey)\n"
+	"\n"
+	"MemSpy trace sampling (with --cache; LRU or direct-mapped caches):\n"
+	"  --sample-length R    simulate samples of R references ...\n"
+	"  --sample-ratio F     ... evenly spaced so that a fraction F is simulated\n"
+	"  --sample-interval I  ... or one sample every I references\n"
+	"  --random-lengths     draw each sample length uniformly in [R/2, 3R/2]\n"
+	"The report gives known hits and misses, unknown references, the estimated\n"
+	"miss ratio (Equation 1, mu = 0, 0.5, 1, and Wood et al.'s estimator) next\n"
+	"to the true miss ratio overall and during samples.\n"
+	"\n"
+	"MemSpy attribution (with one --cache):\n"
+	"  --attribute          misses and memory stall per (data object, function)\n"
+	"                       pair, per data object, per function and per pc;\n"
+	"                       heap blocks are named by their allocation site\n"
+	"  --binary PATH        take symbols from this non-PIE executable\n"
+	"  --miss-latency N     cycles per miss (default 100)\n"
+	"  --compute-cost N     cycles per reference (default 1)\n"
+	"  --top N              rows per table (default 20, 0 = all)\n"
+	"\n"
+	"A damaged trace gives results for the records read, a warning, status 3.\n";
+
+enum { BATCH = 4096, MAX_CACHES = 16 };
+
+static int run(int argc, char **argv);
+
+const struct cli_command cmd_simulate = {
+	.name = "simulate",
+	.summary = "simulate caches, hierarchies, working-set graphs and MemSpy sampling",
+	.usage = usage,
+	.run = run,
+};
+
+enum fmt { FMT_TEXT, FMT_CSV, FMT_JSON };
+
+struct opts {
+	const char *trace, *from;
+	struct lp_cache_spec specs[MAX_CACHES];
+	size_t nspecs;
+	int hierarchy, graph;
+	uint64_t *sizes;
+	size_t nsizes;
+	unsigned policies;
+	uint64_t line, seed;
+	enum fmt fmt;
+	uint64_t sample_length, sample_interval;
+	double sample_ratio;
+	int random_lengths;
+	int attribute;
+	const char *binary;
+	double miss_latency, compute_cost;
+	uint64_t top;
+};
+
+static double pct(uint64_t a, uint64_t b)
+{
+	return b ? 100.0 * (double)a / (double)b : 0.0;
+}
+
+static double frac(uint64_t a, uint64_t b)
+{
+	return b ? (double)a / (double)b : 0.0;
+}
+
+static void print_sim(const struct opts *o, struct lp_sim **sims, size_t nsims, uint64_t refs)
+{
+	char buf[64];
+
+	if (o->fmt == FMT_CSV) {
+		printf("%s,spec,accesses,misses,miss_ratio,cold,capacity,conflict\n",
+		       o->hierarchy ? "level" : "cache");
+	} else if (o->fmt == FMT_JSON) {
+		printf("{\"trace\": \"%s\", \"references\": %llu, \"%s\": [", o->trace,
+		       (unsigned long long)refs, o->hierarchy ? "levels" : "caches");
+	} else {
+		printf("# locprof simulate %s: %llu references\n", o->trace, (unsigned long long)refs);
+		printf("%-6s %-20s %12s %12s %8s %12s %12s %12s\n", o->hierarchy ? "level" : "cache",
+		       "spec", "accesses", "misses", "miss%", "cold", "capacity", "conflict");
+	}
+	for (size_t i = 0; i < o->nspecs; i++) {
+		struct lp_level_stats st;
+		char name[32];
+
+		lp_sim_level_stats(o->hierarchy ? sims[0] : sims[i], o->hierarchy ? i : 0, &st);
+		snprintf(name, sizeof(name), "%s%zu", o->hierarchy ? "L" : "C", i + 1);
+		lp_cache_spec_format(&o->specs[i], buf, sizeof(buf));
+		if (o->fmt == FMT_CSV)
+			printf("%s,%s,%llu,%llu,%.6f,%llu,%llu,%llu\n", name, buf,
+			       (unsigned long long)st.accesses, (unsigned long long)st.misses,
+			       frac(st.misses, st.accesses), (unsigned long long)st.cold,
+			       (unsigned long long)st.capacity, (unsigned long long)st.conflict);
+		else if (o->fmt == FMT_JSON)
+			printf("%s\n  {\"name\": \"%s\", \"spec\": \"%s\", \"accesses\": %llu, \"misses\": %llu, "
+			       "\"miss_ratio\": %.6f, \"cold\": %llu, \"capacity\": %llu, \"conflict\": %llu}",
+			       i ? "," : "", name, buf, (unsigned long long)st.accesses,
+			       (unsigned long long)st.misses, frac(st.misses, st.accesses),
+			       (unsigned long long)st.cold, (unsigned long long)st.capacity,
+			       (unsigned long long)st.conflict);
+		else
+			printf("%-6s %-20s %12llu %12llu %8.3f %12llu %12llu %12llu\n", name, buf,
+			       (unsigned long long)st.accesses, (unsigned long long)st.misses,
+			       pct(st.misses, st.accesses), (unsigned long long)st.cold,
+			       (unsigned long long)st.capacity, (unsigned long long)st.conflict);
+	}
+	(void)nsims;
+	if (o->fmt == FMT_JSON)
+		printf("\n]}\n");
+}
+
+static void print_graph(const struct opts *o, struct lp_graph *g, uint64_t refs)
+{
+	static const struct { unsigned bit; const char *name; } pols[] = {
+		{ LP_GRAPH_LRU, "lru" }, { LP_GRAPH_FIFO, "fifo" }, { LP_GRAPH_RANDOM, "random" },
+	};
+	size_t n = lp_graph_sizes(g);
+	char buf[32];
+
+	if (o->fmt == FMT_CSV) {
+		printf("# locprof curve v1: locprof simulate --sizes, trace %s, line %llu\n", o->trace,
+		       (unsigned long long)o->line);
+		printf("curve,size_bytes,miss_ratio,misses,accesses\n");
+		for (size_t p = 0; p < 3; p++) {
+			if (!(o->policies & pols[p].bit))
+				continue;
+			for (size_t i = 0; i < n; i++) {
+				struct lp_graph_point pt;
+				uint64_t m;
+				lp_graph_point(g, i, &pt);
+				m = p == 0 ? pt.lru_misses : p == 1 ? pt.fifo_misses : pt.random_misses;
+				printf("%s,%llu,%.6f,%llu,%llu\n", pols[p].name, (unsigned long long)pt.size,
+				       frac(m, pt.accesses), (unsigned long long)m,
+				       (unsigned long long)pt.accesses);
+			}
+			if (p == 0) /* cold misses excluded, as the CSV format defines */
+				for (size_t i = 0; i < n; i++) {
+					struct lp_graph_point pt;
+					lp_graph_point(g, i, &pt);
+					printf("lru-nocold,%llu,%.6f,%llu,%llu\n", (unsigned long long)pt.size,
+					       frac(pt.lru_misses - pt.cold, pt.accesses - pt.cold),
+					       (unsigned long long)(pt.lru_misses - pt.cold),
+					       (unsigned long long)(pt.accesses - pt.cold));
+				}
+		}
+		return;
+	}
+	if (o->fmt == FMT_JSON) {
+		printf("{\"trace\": \"%s\", \"references\": %llu, \"line\": %llu, \"points\": [", o->trace,
+		       (unsigned long long)refs, (unsigned long long)o->line);
+		for (size_t i = 0; i < n; i++) {
+			struct lp_graph_point pt;
+			lp_graph_point(g, i, &pt);
+			printf("%s\n  {\"size\": %llu, \"accesses\": %llu, \"cold\": %llu", i ? "," : "",
+			       (unsigned long long)pt.size, (unsigned long long)pt.accesses,
+			       (unsigned long long)pt.cold);
+			for (size_t p = 0; p < 3; p++) {
+				uint64_t m = p == 0 ? pt.lru_misses : p == 1 ? pt.fifo_misses : pt.random_misses;
+				if (o->policies & pols[p].bit)
+					printf(", \"%s_misses\": %llu, \"%s_miss_ratio\": %.6f", pols[p].name,
+					       (unsigned long long)m, pols[p].name, frac(m, pt.accesses));
+			}
+			printf("}");
+		}
+		printf("\n]}\n");
+		return;
+	}
+	printf("# locprof simulate %s: %llu references, fully associative, line %llu; miss ratio %%\n",
+	       o->trace, (unsigned long long)refs, (unsigned long long)o->line);
+	printf("%10s %12s", "size", "accesses");
+	for (size_t p = 0; p < 3; p++)
+		if (o->policies & pols[p].bit)
+			printf(" %10s", pols[p].name);
+	printf("\n");
+	for (size_t i = 0; i < n; i++) {
+		struct lp_graph_point pt;
+		lp_graph_point(g, i, &pt);
+		printf("%10s %12llu", cli_format_size(pt.size, buf, sizeof(buf)),
+		       (unsigned long long)pt.accesses);
+		for (size_t p = 0; p < 3; p++) {
+			uint64_t m = p == 0 ? pt.lru_misses : p == 1 ? pt.fifo_misses : pt.random_misses;
+			if (o->policies & pols[p].bit)
+				printf(" %10.3f", pct(m, pt.accesses));
+		}
+		printf("\n");
+	}
+}
+
+static void print_memspy(const struct opts *o, struct lp_memspy **ms)
+{
+	char buf[64];
+
+	if (o->fmt == FMT_CSV)
+		printf("cache,metric,value\n");
+	else if (o->fmt == FMT_JSON)
+		printf("{\"trace\": \"%s\", \"sample_length\": %llu, \"sample_interval\": %llu, "
+		       "\"random_lengths\": %s, \"caches\": [", o->trace,
+		       (unsigned long long)o->sample_length, (unsigned long long)o->sample_interval,
+		       o->random_lengths ? "true" : "false");
+	for (size_t i = 0; i < o->nspecs; i++) {
+		struct lp_memspy_result r;
+		struct { const char *name; double v; } rows[] = {
+			{ "true_miss_ratio", 0 }, { "true_miss_ratio_samples", 0 },
+			{ "estimate_mu0", 0 }, { "estimate_mu05", 0 }, { "estimate_mu1", 0 },
+			{ "bound", 0 }, { "estimate_wood", 0 }, { "estimate_wood_touched", 0 },
+			{ "wood_mu", 0 }, { "wood_touched_mu", 0 }, { "true_mu", 0 },
+			{ "gens_per_line_sample", 0 },
+		};
+		struct { const char *name; uint64_t v; } counts[] = {
+			{ "references", 0 }, { "samples", 0 }, { "sampled_references", 0 },
+			{ "known_hits", 0 }, { "known_misses", 0 }, { "unknown", 0 },
+			{ "generations", 0 }, { "accesses", 0 }, { "misses", 0 },
+		};
+
+		lp_memspy_result(ms[i], &r);
+		rows[0].v = r.true_miss_ratio;
+		rows[1].v = r.true_miss_ratio_samples;
+		rows[2].v = r.m_mu0;
+		rows[3].v = r.m_mu05;
+		rows[4].v = r.m_mu1;
+		rows[5].v = r.bound;
+		rows[6].v = r.m_wood;
+		rows[7].v = r.m_wood_touched;
+		rows[8].v = r.wood_mu;
+		rows[9].v = r.wood_touched_mu;
+		rows[10].v = r.true_mu;
+		rows[11].v = r.gens_per_line_sample;
+		counts[0].v = r.references;
+		counts[1].v = r.samples;
+		counts[2].v = r.sampled_references;
+		counts[3].v = r.known_hits;
+		counts[4].v = r.known_misses;
+		counts[5].v = r.unknown;
+		counts[6].v = r.generations;
+		counts[7].v = r.accesses;
+		counts[8].v = r.misses;
+		lp_cache_spec_format(&o->specs[i], buf, sizeof(buf));
+		if (o->fmt == FMT_CSV || o->fmt == FMT_JSON) {
+			if (o->fmt == FMT_JSON)
+				printf("%s\n  {\"spec\": \"%s\"", i ? "," : "", buf);
+			for (size_t k = 0; k < sizeof(counts) / sizeof(*counts); k++) {
+				if (o->fmt == FMT_CSV)
+					printf("%s,%s,%llu\n", buf, counts[k].name, (unsigned long long)counts[k].v);
+				else
+					printf(", \"%s\": %llu", counts[k].name, (unsigned long long)counts[k].v);
+			}
+			for (size_t k = 0; k < sizeof(rows) / sizeof(*rows); k++) {
+				if (o->fmt == FMT_CSV)
+					printf("%s,%s,%.6f\n", buf, rows[k].name, rows[k].v);
+				else if (isnan(rows[k].v))
+					printf(", \"%s\": null", rows[k].name);
+				else
+					printf(", \"%s\": %.6f", rows[k].name, rows[k].v);
+			}
+			if (o->fmt == FMT_JSON)
+				printf("}");
+			continue;
+		}
+		printf("# MemSpy sampling of %s, cache %s (%llu lines)\n", o->trace, buf,
+		       (unsigned long long)r.lines);
+		printf("#   %llu samples of %s%llu references every %llu (ratio %.4f); %llu of %llu references simulated\n",
+		       (unsigned long long)r.samples, o->random_lengths ? "~" : "",
+		       (unsigned long long)o->sample_length, (unsigned long long)o->sample_interval,
+		       (double)o->sample_length / (double)o->sample_interval,
+		       (unsigned long long)r.sampled_references, (unsigned long long)r.references);
+		printf("%-40s %10s\n", "", "miss %");
+		printf("%-40s %10.4f\n", "true, whole trace", 100 * r.true_miss_ratio);
+		printf("%-40s %10.4f\n", "true, during samples", 100 * r.true_miss_ratio_samples);
+		printf("%-40s %10.4f\n", "estimate mu=0", 100 * r.m_mu0);
+		printf("%-40s %10.4f  +- %.4f (Eq. 1)\n", "estimate mu=0.5", 100 * r.m_mu05, 100 * r.bound);
+		printf("%-40s %10.4f\n", "estimate mu=1", 100 * r.m_mu1);
+		printf("%-40s %10.4f  (mu %.4f)\n", "estimate Wood et al.", 100 * r.m_wood, r.wood_mu);
+		printf("%-40s %10.4f  (mu %.4f)\n", "estimate Wood et al., lines touched", 100 * r.m_wood_touched,
+		       r.wood_touched_mu);
+		printf("%-40s %10.4f\n", "true mu of the unknown references", r.true_mu);
+		printf("known hits %llu, known misses %llu, unknown %llu; %llu generations, %.4f per line per sample\n",
+		       (unsigned long long)r.known_hits, (unsigned long long)r.known_misses,
+		       (unsigned long long)r.unknown, (unsigned long long)r.generations, r.gens_per_line_sample);
+	}
+	if (o->fmt == FMT_JSON)
+		printf("\n]}\n");
+}
+
+static const char *csv_field(const char *s, char *buf, size_t len)
+{
+	size_t k = 0;
+
+	if (!strpbrk(s, ",\"")) 
+		return s;
+	buf[k++] = '"';
+	for (; *s && k + 3 < len; s++) {
+		if (*s == '"')
+			buf[k++] = '"';
+		buf[k++] = *s;
+	}
+	buf[k++] = '"';
+	buf[k] = '\0';
+	return buf;
+}
+
+static void print_attrib(const struct opts *o, struct lp_attrib *a)
+{
+	static const struct { enum lp_attrib_view v; const char *name; } views[] = {
+		{ LP_ATTRIB_PAIRS, "pairs" }, { LP_ATTRIB_OBJECTS, "objects" },
+		{ LP_ATTRIB_FUNCTIONS, "functions" }, { LP_ATTRIB_PCS, "pcs" },
+	};
+	struct lp_attrib_row total;
+	char spec[64], b1[256], b2[256];
+
+	lp_attrib_total(a, &total);
+	lp_cache_spec_format(&o->specs[0], spec, sizeof(spec));
+	if (o->fmt == FMT_CSV)
+		printf("table,object,function,pc,where,refs,accesses,misses,cold,replacement,stall,compute,stall_share\n");
+	else if (o->fmt == FMT_JSON)
+		printf("{\"trace\": \"%s\", \"cache\": \"%s\", \"miss_latency\": %g, \"compute_cost\": %g, "
+		       "\"refs\": %llu, \"misses\": %llu, \"stall\": %.0f, \"compute\": %.0f",
+		       o->trace, spec, o->miss_latency, o->compute_cost, (unsigned long long)total.refs,
+		       (unsigned long long)total.misses, total.stall, total.compute);
+	else
+		printf("# MemSpy attribution of %s, cache %s: %llu references, %llu misses; "
+		       "%g cycles a miss, %g a reference: stall %.0f, compute %.0f cycles (%.1f%% stall)\n",
+		       o->trace, spec, (unsigned long long)total.refs, (unsigned long long)total.misses,
+		       o->miss_latency, o->compute_cost, total.stall, total.compute,
+		       total.stall + total.compute > 0 ? 100 * total.stall / (total.stall + total.compute) : 0.0);
+	for (size_t t = 0; t < 4; t++) {
+		const struct lp_attrib_row *rows;
+		size_t n = lp_attrib_rows(a, views[t].v, &rows);
+
+		if (o->top && n > o->top)
+			n = o->top;
+		if (o->fmt == FMT_JSON)
+			printf(", \"%s\": [", views[t].name);
+		else if (o->fmt == FMT_TEXT) {
+			static const char *titles[] = {
+				"memory stall per (data object, procedure)", "data objects",
+				"procedures: memory stall vs compute", "instructions",
+			};
+			printf("\n## %s\n", titles[t]);
+			if (t == 2)
+				printf("%-36s %10s %10s %7s %12s %12s %7s\n", "procedure", "refs", "misses", "miss%",
+				       "stall", "compute", "stall%");
+			else
+				printf("%-28s %-24s %10s %10s %10s %10s %7s\n", t == 3 ? "pc (file:line)" : "data object",
+				       t == 3 || t == 0 ? "procedure" : "", "refs", "misses", "cold", "repl", "stall%");
+		}
+		for (size_t i = 0; i < n; i++) {
+			const struct lp_attrib_row *r = &rows[i];
+			if (o->fmt == FMT_CSV) {
+				printf("%s,%s,", views[t].name, csv_field(r->object, b1, sizeof(b1)));
+				printf("%s,0x%llx,%s,%llu,%llu,%llu,%llu,%llu,%.0f,%.0f,%.6f\n",
+				       csv_field(r->function, b2, sizeof(b2)), (unsigned long long)r->pc, r->where,
+				       (unsigned long long)r->refs, (unsigned long long)r->accesses,
+				       (unsigned long long)r->misses, (unsigned long long)r->cold,
+				       (unsigned long long)r->replacement, r->stall, r->compute, r->share);
+			} else if (o->fmt == FMT_JSON) {
+				printf("%s\n  {\"object\": \"%s\", \"function\": \"%s\", \"pc\": %llu, \"where\": \"%s\", "
+				       "\"refs\": %llu, \"misses\": %llu, \"cold\": %llu, \"replacement\": %llu, "
+				       "\"stall\": %.0f, \"compute\": %.0f, \"stall_share\": %.6f}",
+				       i ? "," : "", r->object, r->function, (unsigned long long)r->pc, r->where,
+				       (unsigned long long)r->refs, (unsigned long long)r->misses,
+				       (unsigned long long)r->cold, (unsigned long long)r->replacement, r->stall,
+				       r->compute, r->share);
+			} else if (t == 2) {
+				printf("%-36s %10llu %10llu %7.2f %12.0f %12.0f %7.1f\n", r->function,
+				       (unsigned long long)r->refs, (unsigned long long)r->misses,
+				       pct(r->misses, r->accesses), r->stall, r->compute,
+				       r->stall + r->compute > 0 ? 100 * r->stall / (r->stall + r->compute) : 0.0);
+			} else {
+				char where[300];
+				if (t == 3)
+					snprintf(where, sizeof(where), "0x%llx %s", (unsigned long long)r->pc, r->where);
+				printf("%-28s %-24s %10llu %10llu %10llu %10llu %7.1f\n", t == 3 ? where : r->object,
+				       r->function, (unsigned long long)r->refs, (unsigned long long)r->misses,
+				       (unsigned long long)r->cold, (unsigned long long)r->replacement, 100 * r->share);
+			}
+		}
+		if (o->fmt == FMT_JSON)
+			printf("\n]");
+	}
+	if (o->fmt == FMT_JSON)
+		printf("}\n");
+}
+
+static int parse_policies(const char *s, unsigned *out)
+{
+	char *dup = strdup(s), *tok, *save = NULL;
+	int ok = 1;
+
+	*out = 0;
+	if (!dup)
+		return -1;
+	for (tok = strtok_r(dup, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(tok, "lru"))
+			*out |= LP_GRAPH_LRU;
+		else if (!strcmp(tok, "fifo"))
+			*out |= LP_GRAPH_FIFO;
+		else if (!strcmp(tok, "random"))
+			*out |= LP_GRAPH_RANDOM;
+		else
+			ok = 0;
+	}
+	free(dup);
+	return ok && *out ? 0 : -1;
+}
+
+static int run(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "cache", required_argument, NULL, 'c' },
+		{ "level", required_argument, NULL, 'l' },
+		{ "sizes", required_argument, NULL, 's' },
+		{ "policy", required_argument, NULL, 'p' },
+		{ "line", required_argument, NULL, 'L' },
+		{ "format", required_argument, NULL, 'F' },
+		{ "seed", required_argument, NULL, 'S' },
+		{ "from", required_argument, NULL, 'f' },
+		{ "sample-length", required_argument, NULL, 'R' },
+		{ "sample-ratio", required_argument, NULL, 'r' },
+		{ "sample-interval", required_argument, NULL, 'I' },
+		{ "random-lengths", no_argument, NULL, 'D' },
+		{ "attribute", no_argument, NULL, 'A' },
+		{ "binary", required_argument, NULL, 'B' },
+		{ "miss-latency", required_argument, NULL, 'M' },
+		{ "compute-cost", required_argument, NULL, 'C' },
+		{ "top", required_argument, NULL, 'T' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct opts o = { .line = 64, .seed = 1, .policies = LP_GRAPH_LRU, .miss_latency = 100,
+			  .compute_cost = 1, .top = 20 };
+	struct lp_symbols *syms = NULL;
+	struct lp_attrib *attrib = NULL;
+	struct lp_trace_reader *rd = NULL;
+	struct lp_sim *sims[MAX_CACHES] = { 0 };
+	struct lp_memspy *ms[MAX_CACHES] = { 0 };
+	struct lp_graph *g = NULL;
+	struct lp_ref *buf = NULL;
+	size_t nsims = 0;
+	int c, status = CLI_OK, ncache = 0, nlevel = 0, sampling;
+	ssize_t n;
+
+	while ((c = cli_getopt(argc, argv, "f:h", longopts)) != -1) {
+		switch (c) {
+		case 'c':
+		case 'l':
+			if (o.nspecs == MAX_CACHES)
+				return cli_usage_error(&cmd_simulate, "at most %d caches", MAX_CACHES);
+			if (lp_cache_spec_parse(&o.specs[o.nspecs], optarg) < 0)
+				return cli_usage_error(&cmd_simulate, "bad cache '%s': %s", optarg, lp_errmsg());
+			o.nspecs++;
+			if (c == 'c')
+				ncache++;
+			else
+				nlevel++;
+			break;
+		case 's':
+			free(o.sizes);
+			if (cli_parse_size_list(optarg, &o.sizes, &o.nsizes) < 0)
+				return cli_usage_error(&cmd_simulate, "bad size list '%s'", optarg);
+			o.graph = 1;
+			break;
+		case 'p':
+			if (parse_policies(optarg, &o.policies) < 0)
+				return cli_usage_error(&cmd_simulate, "bad policy list '%s' (known: lru, fifo, random)", optarg);
+			break;
+		case 'L':
+			if (cli_parse_size(optarg, &o.line) < 0 || !o.line || (o.line & (o.line - 1)))
+				return cli_usage_error(&cmd_simulate, "bad line size '%s' (a power of two)", optarg);
+			break;
+		case 'F':
+			if (!strcmp(optarg, "text"))
+				o.fmt = FMT_TEXT;
+			else if (!strcmp(optarg, "csv"))
+				o.fmt = FMT_CSV;
+			else if (!strcmp(optarg, "json"))
+				o.fmt = FMT_JSON;
+			else
+				return cli_usage_error(&cmd_simulate, "unknown format '%s' (text, csv, json)", optarg);
+			break;
+		case 'S':
+			if (cli_parse_u64(optarg, &o.seed) < 0)
+				return cli_usage_error(&cmd_simulate, "bad seed '%s'", optarg);
+			break;
+		case 'f':
+			if (!lp_trace_format_known(optarg))
+				return cli_usage_error(&cmd_simulate, "unknown format '%s' (known: %s)", optarg,
+						       lp_trace_format_names());
+			o.from = optarg;
+			break;
+		case 'R':
+			if (cli_parse_size(optarg, &o.sample_length) < 0 || !o.sample_length)
+				return cli_usage_error(&cmd_simulate, "bad sample length '%s'", optarg);
+			break;
+		case 'r':
+			if (cli_parse_double(optarg, &o.sample_ratio) < 0 || !(o.sample_ratio > 0 && o.sample_ratio <= 1))
+				return cli_usage_error(&cmd_simulate, "bad sample ratio '%s' (0 < F <= 1)", optarg);
+			break;
+		case 'I':
+			if (cli_parse_size(optarg, &o.sample_interval) < 0 || !o.sample_interval)
+				return cli_usage_error(&cmd_simulate, "bad sample interval '%s'", optarg);
+			break;
+		case 'D': o.random_lengths = 1; break;
+		case 'A': o.attribute = 1; break;
+		case 'B': o.binary = optarg; break;
+		case 'M':
+			if (cli_parse_double(optarg, &o.miss_latency) < 0 || o.miss_latency < 0)
+				return cli_usage_error(&cmd_simulate, "bad miss latency '%s'", optarg);
+			break;
+		case 'C':
+			if (cli_parse_double(optarg, &o.compute_cost) < 0 || o.compute_cost < 0)
+				return cli_usage_error(&cmd_simulate, "bad compute cost '%s'", optarg);
+			break;
+		case 'T':
+			if (cli_parse_u64(optarg, &o.top) < 0)
+				return cli_usage_error(&cmd_simulate, "bad row count '%s'", optarg);
+			break;
+		case 'h': free(o.sizes); return cli_print_usage(&cmd_simulate);
+		default: free(o.sizes); return cli_usage_error(&cmd_simulate, "bad option");
+		}
+	}
+	status = CLI_USAGE;
+	if (argc - optind != 1) {
+		cli_usage_error(&cmd_simulate, "simulate takes one trace");
+		goto out;
+	}
+	o.trace = argv[optind];
+	if ((ncache > 0) + (nlevel > 0) + o.graph != 1) {
+		cli_usage_error(&cmd_simulate, "give exactly one of --cache, --level or --sizes");
+		goto out;
+	}
+	o.hierarchy = nlevel > 0;
+	sampling = o.sample_length || o.sample_ratio > 0 || o.sample_interval || o.random_lengths;
+	if (sampling) {
+		if (!ncache) {
+			cli_usage_error(&cmd_simulate, "sampling works with --cache");
+			goto out;
+		}
+		if (!o.sample_length || (o.sample_ratio > 0) == (o.sample_interval > 0)) {
+			cli_usage_error(&cmd_simulate, "sampling needs --sample-length and one of --sample-ratio or --sample-interval");
+			goto out;
+		}
+		if (o.sample_ratio > 0)
+			o.sample_interval = (uint64_t)((double)o.sample_length / o.sample_ratio + 0.5);
+		if (o.sample_interval < o.sample_length) {
+			cli_usage_error(&cmd_simulate, "the sample interval is shorter than the sample length");
+			goto out;
+		}
+	}
+	if ((o.attribute || o.binary) && (ncache != 1 || sampling || !o.attribute)) {
+		cli_usage_error(&cmd_simulate, o.attribute ? "--attribute takes exactly one --cache and no sampling"
+							   : "--binary goes with --attribute");
+		goto out;
+	}
+	status = CLI_ERROR;
+
+	if (o.attribute) {
+		struct lp_attrib_params ap = { .cache = o.specs[0], .seed = o.seed,
+					       .miss_latency = o.miss_latency, .compute_cost = o.compute_cost };
+		/* text traces carry no mappings: symbols only come from --binary */
+		if (o.binary && lp_symbols_new(&syms, NULL, o.binary) < 0) {
+			cli_error("%s", lp_errmsg());
+			goto out;
+		}
+		if (lp_attrib_new(&attrib, &ap, syms) < 0) {
+			cli_error("%s", lp_errmsg());
+			goto out;
+		}
+	} else if (o.graph) {
+		if (lp_graph_new(&g, o.sizes, o.nsizes, o.line, o.policies, o.seed) < 0) {
+			cli_error("%s", lp_errmsg());
+			goto out;
+		}
+	} else if (sampling) {
+		for (size_t i = 0; i < o.nspecs; i++) {
+			struct lp_memspy_params p = { .cache = o.specs[i], .sample_length = o.sample_length,
+						      .sample_interval = o.sample_interval,
+						      .random_lengths = o.random_lengths, .seed = o.seed };
+			if (lp_memspy_new(&ms[i], &p) < 0) {
+				cli_error("%s", lp_errmsg());
+				goto out;
+			}
+		}
+	} else if (o.hierarchy) {
+		if (lp_sim_new(&sims[0], o.specs, o.nspecs, o.seed, LP_SIM_3C) < 0) {
+			cli_error("%s", lp_errmsg());
+			goto out;
+		}
+		nsims = 1;
+	} else {
+		for (size_t i = 0; i < o.nspecs; i++, nsims++)
+			if (lp_sim_new(&sims[i], &o.specs[i], 1, o.seed, LP_SIM_3C) < 0) {
+				cli_error("%s", lp_errmsg());
+				goto out;
+			}
+	}
+	if (lp_trace_reader_open(&rd, o.trace, o.from) < 0) {
+		cli_error("%s", lp_errmsg());
+		goto out;
+	}
+	if (!(buf = malloc(BATCH * sizeof(*buf)))) {
+		cli_error("out of memory");
+		goto out;
+	}
+	status = CLI_OK;
+	while ((n = lp_trace_read(rd, buf, BATCH)) > 0) {
+		int err = 0;
+		if (g)
+			err = lp_graph_refs(g, buf, (size_t)n);
+		if (attrib)
+			err = lp_attrib_refs(attrib, buf, (size_t)n);
+		for (size_t i = 0; i < nsims && !err; i++)
+			err = lp_sim_refs(sims[i], buf, (size_t)n);
+		for (size_t i = 0; i < o.nspecs && ms[i] && !err; i++)
+			err = lp_memspy_refs(ms[i], buf, (size_t)n);
+		if (err < 0) {
+			cli_error("%s", lp_errmsg());
+			status = CLI_ERROR;
+			goto out;
+		}
+	}
+	if (n < 0 && (status = cli_trace_read_failed((int)n, rd)) == CLI_ERROR)
+		goto out;
+	if (attrib) {
+		print_attrib(&o, attrib);
+	} else if (g) {
+		/* references are not counted by the graph; the reader's count is records */
+		print_graph(&o, g, lp_trace_reader_count(rd));
+	} else if (sampling) {
+		print_memspy(&o, ms);
+	} else {
+		print_sim(&o, sims, nsims, lp_sim_references(sims[0]));
+	}
+out:
+	lp_trace_reader_free(rd);
+	free(buf);
+	lp_graph_free(g);
+	lp_attrib_free(attrib);
+	lp_symbols_free(syms);
+	for (size_t i = 0; i < MAX_CACHES; i++) {
+		lp_sim_free(sims[i]);
+		lp_memspy_free(ms[i]);
+	}
+	free(o.sizes);
+	return status;
+}

@@ -1,0 +1,198 @@
+/* A cache hierarchy fed with references.
+ *
+ * Rules: level 1 sees every line a reference touches (a reference that
+ * straddles k lines is k accesses); level i+1 sees exactly the missed
+ * lines of level i, in order, translated to its own line size (a missed
+ * 64-byte line is one access to the 128-byte line containing it, or two
+ * accesses to the 32-byte lines it contains). Levels are not inclusive or
+ * exclusive: nothing flows back up, and there are no write-backs.
+ *
+ * 3C split (Hill): a miss is cold if the line was never accessed at this
+ * level before; capacity if it also misses in a fully-associative LRU cache
+ * of the same size and line size fed with the same accesses; conflict
+ * otherwise. The three always sum to the misses (a fully-associative cache
+ * may miss where the real one hits; such accesses are hits and are not
+ * counted anywhere). */
+#include "sim/sim-internal.h"
+
+#include "common/error.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { LINEBUF = 8192 };
+
+struct level {
+	struct lp_cache *cache;
+	struct lp_graph *fa; /* 3C: one fully-associative LRU size */
+	unsigned shift;
+	uint64_t *in, *miss;
+	uint8_t *hit;
+	uint64_t cold, capacity, conflict;
+};
+
+struct lp_sim {
+	size_t n;
+	uint64_t refs;
+	struct level lv[];
+};
+
+int lp_sim_new(struct lp_sim **out, const struct lp_cache_spec *specs, size_t n, uint64_t seed,
+	       unsigned flags)
+{
+	struct lp_sim *s;
+	int err;
+
+	*out = NULL;
+	if (!n)
+		return lp_seterr(LP_EINVAL, "no cache level");
+	if (!(s = calloc(1, sizeof(*s) + n * sizeof(s->lv[0]))))
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	s->n = n;
+	for (size_t i = 0; i < n; i++) {
+		struct level *l = &s->lv[i];
+		char buf[64];
+
+		if ((err = lp_cache_new(&l->cache, &specs[i], seed)) < 0) {
+			lp_seterr(err, "level %zu (%s): %s", i + 1,
+				  lp_cache_spec_format(&specs[i], buf, sizeof(buf)), lp_errmsg());
+			goto out_free;
+		}
+		l->shift = lp_log2_u64(specs[i].line);
+		l->in = malloc(LINEBUF * sizeof(*l->in));
+		l->miss = malloc(LINEBUF * sizeof(*l->miss));
+		l->hit = malloc(LINEBUF);
+		if (!l->in || !l->miss || !l->hit) {
+			err = lp_seterr(LP_ENOMEM, "out of memory");
+			goto out_free;
+		}
+		if ((flags & LP_SIM_3C) &&
+		    (err = lp_graph_new(&l->fa, &specs[i].size, 1, specs[i].line, LP_GRAPH_LRU, 0)) < 0)
+			goto out_free;
+	}
+	*out = s;
+	return 0;
+out_free:
+	lp_sim_free(s);
+	return err;
+}
+
+void lp_sim_free(struct lp_sim *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->n; i++) {
+		lp_cache_free(s->lv[i].cache);
+		lp_graph_free(s->lv[i].fa);
+		free(s->lv[i].in);
+		free(s->lv[i].miss);
+		free(s->lv[i].hit);
+	}
+	free(s);
+}
+
+static int feed(struct lp_sim *s, size_t i, const uint64_t *lines, size_t n, unsigned from_shift);
+
+/* n <= LINEBUF */
+static int run_level(struct lp_sim *s, size_t i, const uint64_t *lines, size_t n)
+{
+	struct level *l = &s->lv[i];
+	size_t nm = lp_cache_access_lines(l->cache, lines, n, l->fa ? l->hit : NULL,
+					  i + 1 < s->n ? l->miss : NULL);
+
+	if (l->fa) {
+		for (size_t j = 0; j < n; j++) {
+			int r = lp_graph_access_one(l->fa, lines[j]);
+			if (r < 0)
+				return r;
+			if (l->hit[j])
+				continue;
+			if (r == 0)
+				l->cold++;
+			else if (r == 2)
+				l->capacity++;
+			else
+				l->conflict++;
+		}
+	}
+	if (i + 1 < s->n && nm)
+		return feed(s, i + 1, l->miss, nm, l->shift);
+	return 0;
+}
+
+static int feed(struct lp_sim *s, size_t i, const uint64_t *lines, size_t n, unsigned from_shift)
+{
+	struct level *l = &s->lv[i];
+	size_t k = 0;
+	int err;
+
+	if (from_shift == l->shift)
+		return run_level(s, i, lines, n);
+	for (size_t j = 0; j < n; j++) {
+		uint64_t first, last;
+		if (from_shift > l->shift) {
+			first = lines[j] << (from_shift - l->shift);
+			last = first + ((1ULL << (from_shift - l->shift)) - 1);
+		} else {
+			first = last = lines[j] >> (l->shift - from_shift);
+		}
+		for (uint64_t x = first;; x++) {
+			l->in[k++] = x;
+			if (k == LINEBUF) {
+				if ((err = run_level(s, i, l->in, k)) < 0)
+					return err;
+				k = 0;
+			}
+			if (x == last)
+				break;
+		}
+	}
+	return k ? run_level(s, i, l->in, k) : 0;
+}
+
+int lp_sim_refs(struct lp_sim *s, const struct lp_ref *refs, size_t n)
+{
+	struct level *l = &s->lv[0];
+	size_t k = 0;
+	int err;
+
+	for (size_t i = 0; i < n; i++) {
+		uint64_t first, last;
+
+		if (!lp_ref_is_access(&refs[i]))
+			continue;
+		s->refs++;
+		lp_ref_lines(&refs[i], l->shift, &first, &last);
+		for (uint64_t x = first;; x++) {
+			l->in[k++] = x;
+			if (k == LINEBUF) {
+				if ((err = run_level(s, 0, l->in, k)) < 0)
+					return err;
+				k = 0;
+			}
+			if (x == last)
+				break;
+		}
+	}
+	return k ? run_level(s, 0, l->in, k) : 0;
+}
+
+size_t lp_sim_levels(const struct lp_sim *s)
+{
+	return s->n;
+}
+
+uint64_t lp_sim_references(const struct lp_sim *s)
+{
+	return s->refs;
+}
+
+void lp_sim_level_stats(const struct lp_sim *s, size_t level, struct lp_level_stats *out)
+{
+	const struct level *l = &s->lv[level];
+
+	lp_cache_counts(l->cache, &out->accesses, &out->misses);
+	out->cold = l->cold;
+	out->capacity = l->capacity;
+	out->conflict = l->conflict;
+}
