@@ -2,9 +2,9 @@
 # Accuracy of StatCache (vs a fully associative random-replacement
 # simulation) and StatStack (vs exact LRU), cold misses excluded, 64-byte
 # lines, 4 KiB..64 MiB, at sampling rates 1e-2, 1e-3, 1e-4.
-# Needs `locprof synth` and `locprof simulate` (other branches); prints the
+# Prints the
 # mean and max absolute error in percentage points per trace and rate.
-# usage: bench/accuracy.sh [build dir]
+# usage: [N=100M] [RATES="1e-2 1e-3 1e-4"] bench/accuracy.sh [build dir]
 set -euo pipefail
 B=${1:-build}
 L=$B/locprof
@@ -13,14 +13,23 @@ trap 'rm -rf "$T"' EXIT
 for cmd in synth simulate; do
 	"$L" help $cmd >/dev/null 2>&1 || { echo "accuracy: 'locprof $cmd' is not available in $L" >&2; exit 2; }
 done
-traces=(uniform:lines=100000 stream:lines=1000000 hotcold:hot=500,cold=500000 \
-	stencil:n=1024 matmul:n=256 pointer-chase:lines=200000)
+# Six synthetic traces of N references (default 10^8; the target is
+# for traces of that length), each a `locprof synth` command line.
+N=${N:-100M}
+traces=(
+	"uniform -L 100K"
+	"zipf -L 1M -s 0.9"
+	"seq -f 8M"
+	"cyclic -L 50K"
+	"strided -f 32M -S 4160"
+	"mix -p 1M"
+)
 printf '%-28s %7s %8s | %10s %10s | %10s %10s\n' trace rate samples statcache-mean max statstack-mean max
 for spec in "${traces[@]}"; do
-	name=${spec%%:*}
-	"$L" synth "$spec" -o "$T/$name.lpt"
+	name=${spec%% *}
+	"$L" synth $spec -n "$N" -o "$T/$name.lpt"
 	"$L" simulate "$T/$name.lpt" --sizes 4K..64M --policy lru,random --format csv >"$T/$name.sim.csv"
-	for rate in 1e-2 1e-3 1e-4; do
+	for rate in ${RATES:-1e-2 1e-3 1e-4}; do
 		"$L" sample "$T/$name.lpt" -o "$T/p.lpp" --rate "$rate" 2>/dev/null
 		"$L" report "$T/p.lpp" --sizes 4K..64M --format csv >"$T/model.csv"
 		n=$("$L" dump "$T/p.lpp" | awk '/^line 64:/ {print $5}')
