@@ -32,7 +32,7 @@ for spec in "${traces[@]}"; do
 	for rate in ${RATES:-1e-2 1e-3 1e-4}; do
 		"$L" sample "$T/$name.lpt" -o "$T/p.lpp" --rate "$rate" 2>/dev/null
 		"$L" report "$T/p.lpp" --sizes 4K..64M --format csv >"$T/model.csv"
-		n=$("$L" dump "$T/p.lpp" | awk '/^line 64:/ {print $5}')
+		n=$("$L" dump "$T/p.lpp" | awk '/^line 64:/ {print $6}')
 		python3 - "$T/$name.sim.csv" "$T/model.csv" "$spec" "$rate" "$n" <<'PY'
 import csv, sys
 def load(p):
