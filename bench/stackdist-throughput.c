@@ -7,7 +7,7 @@
  * distance, and of a floor that only looks each line up in the same hash
  * table; bytes held by the structures at the end, and the peak RSS of the
  * process. An algorithm whose projected time (from its first 1/50 of the
- * trace) exceeds 20 s is skipped and its projected rate shown in brackets. */
+ * trace, or from what it did in its first second) exceeds 20 s is skipped and its projected rate shown in brackets. */
 #include <locprof/exact.h>
 #include <math.h>
 #include <stdio.h>
@@ -106,6 +106,9 @@ static double run_algo(const char *algo, enum lp_distance kind, const uint64_t *
 	struct lp_distcalc *c;
 	static uint64_t dist[CHUNK];
 	size_t probe = n / 50, done;
+
+	/* projected from the first 1/50 of the trace, or from any point after
+	 * a second, so that an O(M) algorithm at large M gives up early */
 	uint64_t sum = 0;
 	double t0;
 
@@ -123,7 +126,7 @@ static double run_algo(const char *algo, enum lp_distance kind, const uint64_t *
 		}
 		for (size_t i = 0; i < k; i++)
 			sum += dist[i];
-		if (off < probe && off + k >= probe) {
+		if (off + k >= probe || now_s() - t0 > 1.0) {
 			double proj = (now_s() - t0) * (double)n / (double)(off + k);
 			if (proj > 20.0) {
 				lp_distcalc_free(c);

@@ -80,6 +80,9 @@ struct lp_exact_opts {
 	enum lp_distance kind;
 	const char *algorithm; /* stack distance algorithm; NULL = "fast" */
 	uint64_t prealloc_n;   /* limit of "prealloc"; 0 = LP_PREALLOC_N_DEFAULT */
+	uint64_t fast_min_slots; /* "fast": smallest time capacity, a power of two
+				  * >= 512; 0 = 2^20. Small values force frequent
+				  * compactions (for tests). */
 };
 
 /* Comma-separated names of the stack distance algorithms ("fast, naive, ..."). */

@@ -39,6 +39,7 @@ struct fast {
 	uint64_t cap, now;
 	uint32_t *rank;              /* scratch for compaction */
 	uint64_t compactions;
+	uint64_t min_cap;
 	int has_popcnt;
 };
 
@@ -87,9 +88,18 @@ static int fast_create(void **st, const struct lp_exact_opts *o)
 
 	if (!s)
 		return lp_seterr(LP_ENOMEM, "out of memory");
+	s->min_cap = MIN_CAP;
+	if (o->fast_min_slots) {
+		if (o->fast_min_slots < LEAF_BITS || (o->fast_min_slots & (o->fast_min_slots - 1))) {
+			free(s);
+			return lp_seterr(LP_EINVAL, "fast: minimum capacity %llu is not a power of two >= 512",
+					 (unsigned long long)o->fast_min_slots);
+		}
+		s->min_cap = o->fast_min_slots;
+	}
 	if ((err = lp_xhtab_init(&s->ht, 1 << 12)) < 0)
 		goto out_free;
-	if ((err = fast_alloc_tree(s, MIN_CAP)) < 0)
+	if ((err = fast_alloc_tree(s, s->min_cap)) < 0)
 		goto out_ht;
 	s->has_popcnt = __builtin_cpu_supports("popcnt");
 	*st = s;
@@ -177,7 +187,7 @@ static inline __attribute__((always_inline)) void fast_set(struct fast *s, uint6
 /* Renumber the live slots 0..live-1 in time order and rebuild B. */
 static int fast_compact(struct fast *s)
 {
-	uint64_t live = s->ht.n + (uint64_t)s->ht.has_top, cap = MIN_CAP;
+	uint64_t live = s->ht.n + (uint64_t)s->ht.has_top, cap = s->min_cap;
 	size_t nleaf = (size_t)(s->cap / LEAF_BITS), r = 0;
 	uint64_t *oldbits;
 	int err;

@@ -71,10 +71,12 @@ static void brute(const uint64_t *lines, size_t n, uint64_t *stack, uint64_t *re
 	free(id);
 }
 
+static uint64_t fast_min_slots; /* 0, or small to force compactions */
+
 static void run_algo(const char *algo, enum lp_distance kind, const uint64_t *lines, size_t n,
 		     uint64_t *dist)
 {
-	struct lp_exact_opts o = { .kind = kind, .algorithm = algo };
+	struct lp_exact_opts o = { .kind = kind, .algorithm = algo, .fast_min_slots = fast_min_slots };
 	struct lp_distcalc *c;
 	size_t done = 0;
 
@@ -110,6 +112,15 @@ static void check_all(const uint64_t *lines, size_t n, int with_naive_only_small
 					 (unsigned long long)bs[i]);
 		}
 	}
+	/* fast again with the smallest time capacity: a compaction every few
+	 * hundred accesses, with M crossing the capacity both ways */
+	fast_min_slots = 512;
+	run_algo("fast", LP_DIST_STACK, lines, n, d);
+	fast_min_slots = 0;
+	for (size_t i = 0; i < n; i++)
+		if (d[i] != bs[i])
+			fail_msg("fast (512 slots): access %zu: got %llu, want %llu", i,
+				 (unsigned long long)d[i], (unsigned long long)bs[i]);
 	run_algo(NULL, LP_DIST_REUSE, lines, n, d);
 	for (size_t i = 0; i < n; i++)
 		if (d[i] != br[i])
@@ -247,6 +258,10 @@ static void test_fast_adversarial(void **state)
 	}
 	run_algo("avl", LP_DIST_STACK, lines, n, d0);
 	run_algo("fast", LP_DIST_STACK, lines, n, d1);
+	assert_memory_equal(d0, d1, n * sizeof(*d0));
+	fast_min_slots = 4096;
+	run_algo("fast", LP_DIST_STACK, lines, n, d1);
+	fast_min_slots = 0;
 	assert_memory_equal(d0, d1, n * sizeof(*d0));
 	run_algo("bk", LP_DIST_STACK, lines, n, d1);
 	assert_memory_equal(d0, d1, n * sizeof(*d0));
