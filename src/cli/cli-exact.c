@@ -85,6 +85,7 @@ static uint64_t rank_point(const struct opts *o)
 }
 
 struct pcrow {
+	size_t idx; /* for lp_exact_pc_hist() */
 	uint64_t pc, accesses, cold;
 	double misses;
 };
@@ -109,6 +110,7 @@ static struct pcrow *pc_rows(const struct opts *o, const struct lp_exact *e, siz
 	for (size_t k = 0; k < np; k++) {
 		const struct lp_hist *h = lp_exact_pc_hist(e, li, k, &r[k].pc);
 
+		r[k].idx = k;
 		r[k].accesses = lp_hist_cold(h) + lp_hist_finite(h);
 		r[k].cold = lp_hist_cold(h);
 		r[k].misses = lp_hist_misses(h, c);
@@ -398,16 +400,8 @@ static void out_json(const struct opts *o, const struct lp_exact *e)
 
 			printf(",\n   \"per_pc_rank_point\": %llu, \"per_pc\": [", (unsigned long long)rank_point(o));
 			for (size_t k = 0; r && k < n; k++) {
-				size_t idx;
-				uint64_t pc = 0;
-				const struct lp_hist *ph = NULL;
+				const struct lp_hist *ph = lp_exact_pc_hist(e, li, r[k].idx, NULL);
 
-				/* find the histogram of this pc (rows are sorted) */
-				for (idx = 0; idx < lp_exact_pc_count(e, li); idx++) {
-					ph = lp_exact_pc_hist(e, li, idx, &pc);
-					if (pc == r[k].pc)
-						break;
-				}
 				printf("%s\n    {\"pc\": \"0x%llx\", \"accesses\": %llu, \"misses_at_rank_point\": %.2f, \"histogram\": ",
 				       k ? "," : "", (unsigned long long)r[k].pc,
 				       (unsigned long long)r[k].accesses, r[k].misses);
@@ -544,7 +538,7 @@ int cli_exact_run(const struct cli_command *cmd, enum lp_distance kind, int argc
 	}
 	o.trace = argv[optind];
 	for (size_t i = 0; i < o.n_lines; i++)
-		if (o.lines[i] & (o.lines[i] - 1) || o.lines[i] > (UINT64_C(1) << 40)) {
+		if (!o.lines[i] || o.lines[i] & (o.lines[i] - 1) || o.lines[i] > (UINT64_C(1) << 40)) {
 			status = cli_usage_error(cmd, "line size %llu is not a power of two up to 1T",
 						 (unsigned long long)o.lines[i]);
 			goto out;

@@ -91,3 +91,4 @@ expect_one_line "$T/err"
 expect_status 0 "$LOCPROF" stackdist --help
 expect_grep '^usage: locprof stackdist' "$T/out"
 expect_status 0 "$LOCPROF" help reusedist
+expect_status 2 "$LOCPROF" stackdist --line 0 "$T/cyc.txt"

@@ -153,16 +153,22 @@ static inline __attribute__((always_inline)) uint32_t node_tail(const uint32_t *
 	return (uint32_t)(acc[0] + acc[1] + acc[2] + acc[3]);
 }
 
-/* Ones of B strictly after p, and clear bit p (which is set). */
+/* Ones of B strictly after p, and clear bit p (which is set). The leaf's
+ * 8 words are all counted under masks rather than looping from p's word to
+ * the end of the leaf, so that no branch depends on p. */
 static inline __attribute__((always_inline)) uint64_t fast_count_clear(struct fast *s, uint64_t p)
 {
-	uint64_t w = p >> 6, wend = (p | (LEAF_BITS - 1)) >> 6;
-	uint64_t d = (uint64_t)__builtin_popcountll(s->bits[w] & (~UINT64_C(1) << (p & 63)));
+	const uint64_t *leaf = s->bits + (p / LEAF_BITS) * (LEAF_BITS / 64);
+	unsigned wi = (unsigned)((p / 64) % (LEAF_BITS / 64));
+	uint64_t above = ~UINT64_C(1) << (p & 63), d = 0;
 	size_t i = (size_t)(p / LEAF_BITS);
 
-	for (uint64_t k = w + 1; k <= wend; k++)
-		d += (uint64_t)__builtin_popcountll(s->bits[k]);
-	s->bits[w] &= ~(UINT64_C(1) << (p & 63));
+	for (unsigned k = 0; k < LEAF_BITS / 64; k++) {
+		uint64_t m = k > wi ? ~UINT64_C(0) : k == wi ? above : 0;
+
+		d += (uint64_t)__builtin_popcountll(leaf[k] & m);
+	}
+	s->bits[p >> 6] &= ~(UINT64_C(1) << (p & 63));
 	for (int j = 0; j < s->nlevels; j++) {
 		uint32_t *node = s->lv[j] + (i & ~(size_t)(FANOUT - 1));
 
