@@ -3,6 +3,7 @@
 #define LOCPROF_LOCPROF_H
 
 #include <locprof/common.h>
+#include <locprof/exact.h>
 #include <locprof/mapping.h>
 #include <locprof/synth.h>
 #include <locprof/trace.h>

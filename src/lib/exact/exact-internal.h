@@ -1,0 +1,151 @@
+/* Internal: what the files of the exact module share.
+ *
+ * Each stack distance algorithm is one file exporting a struct lp_exact_algo
+ * (DESIGN rule 5); exact.c registers them by name. The per-access work
+ * happens inside ->batch, so a trace costs one indirect call per batch of
+ * line accesses, not one per access. */
+#ifndef LP_EXACT_INTERNAL_H
+#define LP_EXACT_INTERNAL_H
+
+#include <locprof/exact.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/error.h"
+#include "common/hash.h"
+
+/* Line accesses handed to ->batch at a time: large enough that the indirect
+ * call and the per-batch bookkeeping vanish, small enough that lines and
+ * distances stay in L1/L2. */
+#define LP_EXACT_BATCH 4096
+
+struct lp_exact_algo {
+	const char *name;
+	enum lp_distance kind;
+	int (*create)(void **st, const struct lp_exact_opts *o);
+	/* n <= LP_EXACT_BATCH. Returns 0 or a negative LP_E*; *done = number
+	 * of distances written in either case. */
+	int (*batch)(void *st, const uint64_t *lines, size_t n, uint64_t *dist, size_t *done);
+	size_t (*memory)(const void *st);
+	void (*destroy)(void *st);
+};
+
+extern const struct lp_exact_algo lp_exact_algo_fast;
+extern const struct lp_exact_algo lp_exact_algo_naive;
+extern const struct lp_exact_algo lp_exact_algo_markers;
+extern const struct lp_exact_algo lp_exact_algo_bk;
+extern const struct lp_exact_algo lp_exact_algo_avl;
+extern const struct lp_exact_algo lp_exact_algo_prealloc;
+extern const struct lp_exact_algo lp_exact_algo_reuse;
+
+/* ---- histogram (the struct is shared so the engine can add inline) ---- */
+struct lp_hist {
+	uint64_t *c;  /* c[bin], cap entries allocated */
+	size_t cap;
+	size_t used;  /* largest bin with a count + 1 */
+	uint64_t cold, finite, max;
+};
+
+static inline size_t lp_hist_bin_inline(uint64_t d)
+{
+	int k;
+
+	if (d < 256)
+		return (size_t)d;
+	k = 63 - __builtin_clzll(d);
+	return 256 + (size_t)(k - 8) * 128 + (size_t)((d >> (k - 7)) & 127);
+}
+
+int lp_hist_grow(struct lp_hist *h, size_t bin);
+
+static inline int lp_hist_add_one(struct lp_hist *h, uint64_t d)
+{
+	size_t b;
+
+	if (d == LP_DIST_COLD) {
+		h->cold++;
+		return 0;
+	}
+	b = lp_hist_bin_inline(d);
+	/* Growth happens at most ~log times per histogram (it doubles), so
+	 * the hot path only pays a predictable branch. */
+	if (b >= h->cap && lp_hist_grow(h, b) < 0)
+		return LP_ENOMEM;
+	h->c[b]++;
+	if (b >= h->used)
+		h->used = b + 1;
+	h->finite++;
+	if (d > h->max)
+		h->max = d;
+	return 0;
+}
+
+int lp_hist_init(struct lp_hist *h, size_t initial_bins);
+void lp_hist_release(struct lp_hist *h);
+
+/* ---- hash table: line -> 64-bit value ---------------------------------
+ * Open addressing with linear probing, keys are line numbers, the empty
+ * key is UINT64_MAX; the one line that really is UINT64_MAX (an address
+ * near 2^64 with 1-byte lines) lives outside the array. Growth happens only
+ * in lp_xhtab_reserve(), called once per batch, so lookups never
+ * allocate. */
+#define LP_XHTAB_EMPTY UINT64_MAX
+
+struct lp_xslot {
+	uint64_t key, val;
+};
+
+struct lp_xhtab {
+	struct lp_xslot *s;
+	size_t mask; /* capacity - 1 */
+	size_t n;    /* keys in s[] */
+	int has_top; /* key UINT64_MAX present */
+	uint64_t top_val;
+};
+
+int lp_xhtab_init(struct lp_xhtab *t, size_t cap_pow2);
+void lp_xhtab_release(struct lp_xhtab *t);
+/* Make room for `extra` more keys at a load factor of at most 3/4. */
+int lp_xhtab_reserve(struct lp_xhtab *t, size_t extra);
+
+static inline size_t lp_xhtab_pos(const struct lp_xhtab *t, uint64_t key)
+{
+	return (size_t)lp_hash64(key) & t->mask;
+}
+
+static inline void lp_xhtab_prefetch(const struct lp_xhtab *t, uint64_t key)
+{
+	__builtin_prefetch(&t->s[lp_xhtab_pos(t, key)], 1, 3);
+}
+
+/* Pointer to the value of key, inserting it (value untouched, *isnew = 1)
+ * if absent. Requires a prior lp_xhtab_reserve() covering the insert. */
+static inline uint64_t *lp_xhtab_get(struct lp_xhtab *t, uint64_t key, int *isnew)
+{
+	size_t i;
+
+	if (__builtin_expect(key == LP_XHTAB_EMPTY, 0)) {
+		*isnew = !t->has_top;
+		t->has_top = 1;
+		return &t->top_val;
+	}
+	for (i = lp_xhtab_pos(t, key);; i = (i + 1) & t->mask) {
+		if (t->s[i].key == key) {
+			*isnew = 0;
+			return &t->s[i].val;
+		}
+		if (t->s[i].key == LP_XHTAB_EMPTY) {
+			t->s[i].key = key;
+			t->n++;
+			*isnew = 1;
+			return &t->s[i].val;
+		}
+	}
+}
+
+static inline size_t lp_xhtab_memory(const struct lp_xhtab *t)
+{
+	return (t->mask + 1) * sizeof(struct lp_xslot);
+}
+
+#endif
