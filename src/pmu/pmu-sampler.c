@@ -70,6 +70,7 @@ struct ethread {
 	int sys_async;
 	uint64_t rseq; /* the thread's registered rseq area, 0 if none */
 	int fake;      /* acc[0] stands for an undecoded instruction's fault */
+	int in_segv;   /* running the target's SIGSEGV handler (SIGSEGV blocked) */
 };
 
 struct engine {
@@ -513,6 +514,14 @@ static int is_our_page(struct lp_pmu_thread *t, uint64_t addr)
 	return as && page_watched(as, addr & ~(PAGE - 1));
 }
 
+static int page_in(const uint64_t *pages, int n, uint64_t addr)
+{
+	for (int i = 0; i < n; i++)
+		if (pages[i] == (addr & ~(PAGE - 1)))
+			return 1;
+	return 0;
+}
+
 /* Run t's prepared instruction, handling our page faults; count it. */
 static int run_insn(struct engine *e, struct lp_pmu_thread *t, int sig)
 {
@@ -523,7 +532,32 @@ static int run_insn(struct engine *e, struct lp_pmu_thread *t, int sig)
 	siginfo_t si;
 
 	check_point(e, t, t0);
+	if (x->in_segv && t->proc->watch) {
+		/* Inside the target's SIGSEGV handler a fault of ours would
+		 * make the kernel reset the handler to the default (a forced
+		 * blocked SIGSEGV): open our pages before the access instead,
+		 * and see the reuse from the decoded accesses. */
+		struct aspace *as = t->proc->watch;
+
+		if ((err = end_touched(e, t, x->acc, x->n, 0, t0, LP_PMU_WATCH_PAGE, LP_PMU_END_PAGE)) < 0)
+			return err;
+		for (int j = 0; j < x->n; j++)
+			for (uint64_t pg = x->acc[j].addr & ~(PAGE - 1); pg < x->acc[j].addr + x->acc[j].size;
+			     pg += PAGE)
+				if (page_watched(as, pg) && !page_in(opened, n_opened, pg) &&
+				    n_opened < 2 * LP_PMU_MAX_MEM) {
+					if ((err = unprotect(e, t, pg)) < 0)
+						return err;
+					opened[n_opened++] = pg;
+				}
+	}
 	r = step_sync(e, t, sig, &si);
+	if (x->in_segv) {
+		for (int k = 0; k < n_opened && r > 0; k++)
+			if (page_watched(t->proc->watch, opened[k]) && (err = protect(e, t, opened[k])) < 0)
+				return err;
+		n_opened = 0;
+	}
 	if (r == 2 && is_our_page(t, (uint64_t)si.si_addr)) {
 		struct aspace *as = t->proc->watch;
 		int before = as->n;
@@ -559,7 +593,7 @@ static int run_insn(struct engine *e, struct lp_pmu_thread *t, int sig)
 		/* An access the decoder did not report (or one more page):
 		 * open the faulting page too, as often as it takes. */
 		while ((r = step_sync(e, t, 0, &si)) == 2 && is_our_page(t, (uint64_t)si.si_addr) &&
-		       n_opened < 2 * LP_PMU_MAX_MEM) {
+		       n_opened < 2 * LP_PMU_MAX_MEM && !page_in(opened, n_opened, (uint64_t)si.si_addr)) {
 			opened[n_opened] = (uint64_t)si.si_addr & ~(PAGE - 1);
 			if ((err = unprotect(e, t, opened[n_opened++])) < 0)
 				return err;
@@ -642,11 +676,14 @@ struct range {
  * buffers are known; returns how many. Unknown calls get the page of any
  * argument that points into a protected page (opened, not a reuse). */
 static int sys_buffers(struct engine *e, struct lp_pmu_thread *t, uint64_t nr, const uint64_t *a,
-		       struct range *out, int max)
+		       uint64_t rsp, struct range *out, int max)
 {
 	int n = 0;
 
 	switch (nr) {
+	case SYS_rt_sigreturn: /* reads the signal frame at the stack pointer */
+		out[n++] = (struct range){ rsp, 8192 };
+		return n;
 	case SYS_read: case SYS_write: case SYS_pread64: case SYS_pwrite64:
 	case SYS_recvfrom: case SYS_sendto:
 		out[n++] = (struct range){ a[1], a[2] };
@@ -687,7 +724,7 @@ static int sys_pre(struct engine *e, struct lp_pmu_thread *t, uint64_t nr, const
 		x->rseq = x->sys_args[0]; /* from now on its page stays open */
 	if (!as || !as->n)
 		return 0;
-	n = sys_buffers(e, t, x->sys_nr, x->sys_args, rg, 16);
+	n = sys_buffers(e, t, x->sys_nr, x->sys_args, r->rsp, rg, 16);
 	/* The kernel's access to a watched line is that line's reuse, placed
 	 * just after the last reference before the call. */
 	for (int i = 0; i < n; i++) {
@@ -751,6 +788,8 @@ static int sys_post(struct engine *e, struct lp_pmu_thread *t)
 	if ((err = lp_pmu_sup_getregs(t, &r)) < 0)
 		return err;
 	changed = lp_pmu_maps_syscall(&t->proc->maps, (long)x->sys_nr, x->sys_args, (int64_t)r.rax);
+	if (x->sys_nr == SYS_rt_sigreturn)
+		x->in_segv = 0;
 	if (x->sys_nr == SYS_rseq && r.rax == 0)
 		x->rseq = (x->sys_args[2] & 1) ? 0 : x->sys_args[0]; /* flag 1: unregister */
 	if (changed < 0)
@@ -825,6 +864,9 @@ static int on_event(struct engine *e, struct lp_pmu_ev *ev)
 	case LP_PMU_EV_FORK:
 		if ((err = e->c->ops->attach(e->c, c->tid)) < 0)
 			return err;
+		/* The child keeps its parent's rseq registration. */
+		if (et(c) && et(t))
+			et(c)->rseq = et(t)->rseq;
 		if (ev->vfork)
 			return 0;
 		/* The child inherited our protections but none of our watches:
@@ -839,6 +881,8 @@ static int on_event(struct engine *e, struct lp_pmu_ev *ev)
 		return 0;
 	case LP_PMU_EV_EXEC:
 		t->dr_used = 0; /* exec clears the debug registers */
+		if (et(t))
+			et(t)->rseq = 0; /* and unregisters rseq */
 		return 0;
 	default:
 		return 0;
@@ -874,12 +918,65 @@ static int syscall_sync(struct engine *e, struct lp_pmu_thread *t, int sig)
 	}
 }
 
+/* Deliver a signal the target handles. The step stops at the handler's
+ * first instruction: nothing of the interrupted code ran, but the kernel
+ * wrote the signal frame below the stack pointer. Watched pages there are
+ * opened for the delivery (a frame write to a PROT_NONE page kills the
+ * target), and watched lines the frame covers are reused by the kernel,
+ * like a system call's buffer. Assumes no sigaltstack. */
+static int deliver_caught(struct engine *e, struct lp_pmu_thread *t, int sig, uint64_t rsp)
+{
+	struct aspace *as = t->proc->watch;
+	uint64_t lo = (rsp - 128 - 32768) & ~(PAGE - 1), opened[9];
+	struct user_regs_struct r;
+	int n_opened = 0, res, err;
+	siginfo_t si;
+
+	for (int k = 0; as && k < as->n; k++) {
+		uint64_t pg = as->w[k].line & ~(PAGE - 1);
+		int dup = 0;
+
+		if (as->w[k].mech != LP_PMU_WATCH_PAGE || pg < lo || pg >= rsp || n_opened == 9)
+			continue;
+		for (int i = 0; i < n_opened; i++)
+			dup |= opened[i] == pg;
+		if (dup)
+			continue;
+		if ((err = unprotect(e, t, pg)) < 0)
+			return err;
+		opened[n_opened++] = pg;
+	}
+	res = step_sync(e, t, sig, &si);
+	if (res <= 0)
+		return res;
+	if (res == 2)
+		et(t)->pending_sig = SIGSEGV;
+	else if (sig == SIGSEGV)
+		et(t)->in_segv = 1;
+	if (lp_pmu_sup_getregs(t, &r) == 0 && as) {
+		uint64_t t0 = now(e);
+
+		for (int k = 0; k < as->n;) {
+			if (overlaps(r.rsp, rsp - 128 - r.rsp, as->w[k].line, e->o->line_size)) {
+				e->st->syscall_hits++;
+				if ((err = watch_end(e, t, as, k, t0 + 1, LP_PMU_END_SYSCALL)) < 0)
+					return err;
+			} else {
+				k++;
+			}
+		}
+	}
+	for (int i = 0; i < n_opened; i++)
+		if (page_watched(as, opened[i]) && (err = protect(e, t, opened[i])) < 0)
+			return err;
+	return 0;
+}
+
 /* One instruction (or system call) of a stopped thread, step counter. */
 static int step_thread(struct engine *e, struct lp_pmu_thread *t)
 {
 	struct user_regs_struct r;
 	struct ethread *x;
-	siginfo_t si;
 	int sig, err, res;
 
 	if ((err = prepare(e, t, &r)) < 0)
@@ -889,14 +986,8 @@ static int step_thread(struct engine *e, struct lp_pmu_thread *t)
 	x->pending_sig = 0;
 	if (sig) {
 		e->st->target_signals++;
-		if (caught(t, sig)) {
-			/* The step stops at the handler's first instruction:
-			 * nothing of the interrupted code ran. */
-			res = step_sync(e, t, sig, &si);
-			if (res == 2)
-				x->pending_sig = SIGSEGV;
-			return res < 0 ? res : 0;
-		}
+		if (caught(t, sig))
+			return deliver_caught(e, t, sig, r.rsp);
 	}
 	if (!(x->insn.flags & LP_PMU_INSN_SYSCALL))
 		return run_insn(e, t, sig);
@@ -934,15 +1025,23 @@ static int background_event(struct engine *e, struct lp_pmu_ev *ev)
 	if (!x)
 		return LP_ENOMEM;
 	if (x->sys_async) {
-		if (ev->kind == LP_PMU_EV_TRAP || ev->kind == LP_PMU_EV_SIGNAL) {
-			/* Finished, or interrupted by a signal (then restarted
-			 * later as a new call). */
+		if (ev->kind == LP_PMU_EV_TRAP) {
 			x->sys_async = 0;
-			if (ev->kind == LP_PMU_EV_SIGNAL)
-				x->pending_sig = ev->sig;
 			if ((err = sys_post(e, t)) < 0)
 				return err;
-			return ev->kind == LP_PMU_EV_TRAP ? retired(e, t, now(e)) : 0;
+			return retired(e, t, now(e));
+		}
+		if (ev->kind == LP_PMU_EV_SIGNAL) {
+			/* A signal while blocked in the call: deliver it now, as
+			 * the kernel would. Without a handler the call restarts
+			 * or continues and the step ends when it returns; with
+			 * one, the step ends at the handler's first instruction
+			 * and the call is restarted after it, as a new call. */
+			e->st->target_signals++;
+			if ((err = lp_pmu_sup_resume(t, LP_PMU_STEP, ev->sig)) < 0)
+				return err;
+			t->state = LP_PMU_T_SYSCALL;
+			return 0;
 		}
 		if ((err = on_event(e, ev)) < 0)
 			return err;

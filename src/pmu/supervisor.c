@@ -288,6 +288,7 @@ int lp_pmu_sup_syscall(struct lp_pmu_sup *s, struct lp_pmu_thread *t, long nr, c
 		       int64_t *ret)
 {
 	struct user_regs_struct saved, r;
+	uint64_t later = 0;
 	int status, err;
 
 	if (!t->proc->gadget)
@@ -315,16 +316,20 @@ int lp_pmu_sup_syscall(struct lp_pmu_sup *s, struct lp_pmu_thread *t, long nr, c
 			return lp_seterr(LP_EIO, "thread %d died in an injected system call", (int)t->tid);
 		if (WSTOPSIG(status) == SIGTRAP)
 			break;
-		/* Another signal arrived first (the kernel queued it before our
-		 * step): it stays queued and is seen again after the step.
-		 * Only real-time and SIGCHLD-like signals can get here. */
-		if (WSTOPSIG(status) != SIGSTOP)
-			kill(t->tid, WSTOPSIG(status));
+		/* A signal of the target's got in first: it was dequeued by
+		 * this stop, so queue it again once we are done (re-queuing at
+		 * once would stop us again before the step, forever). Its
+		 * siginfo becomes that of a tgkill. */
+		if (WSTOPSIG(status) != SIGSTOP && WSTOPSIG(status) < 65)
+			later |= 1ULL << (WSTOPSIG(status) - 1);
 	}
 	if ((err = lp_pmu_sup_getregs(t, &r)) < 0)
 		return err;
 	*ret = (int64_t)r.rax;
 	s->injected++;
+	for (int sig = 1; sig <= 64; sig++)
+		if (later & (1ULL << (sig - 1)))
+			syscall(SYS_tgkill, t->tgid, t->tid, sig);
 	return lp_pmu_sup_setregs(t, &saved);
 }
 
