@@ -132,6 +132,10 @@ static int set_prot(struct engine *e, struct lp_pmu_thread *t, uint64_t page, in
 	int64_t ret;
 	int err = lp_pmu_sup_syscall(&e->sup, t, SYS_mprotect, a, &ret);
 
+	if (getenv("LP_PMU_DEBUG_PAGE") && page == strtoull(getenv("LP_PMU_DEBUG_PAGE"), NULL, 0))
+		fprintf(stderr, "debug: t=%llu tid %u mprotect %llx %d\n", (unsigned long long)now(e), t->num,
+			(unsigned long long)page, prot);
+
 	e->c->ops->note(e->c, t->tid, LP_PMU_NOTE_SYSCALL);
 	if (err < 0)
 		return err;
@@ -420,7 +424,9 @@ static int retired(struct engine *e, struct lp_pmu_thread *t, uint64_t t0)
 			}
 		}
 	}
-	if (x->sample_k >= 0) {
+	/* Usually one sample point per instruction; a short gap can put the
+	 * next one in the same instruction (read and write of add [m],1). */
+	while (x->sample_k >= 0) {
 		struct lp_pmu_access *a = &x->acc[x->sample_k];
 		struct lp_pmu_sample s = { .begin = t0 + (uint64_t)x->sample_k + 1, .pc = x->insn.pc,
 					   .addr = a->addr, .size = a->size, .kind = a->kind,
@@ -441,9 +447,9 @@ static int retired(struct engine *e, struct lp_pmu_thread *t, uint64_t t0)
 		} else if ((err = watch_start(e, t, &s)) < 0) {
 			return err;
 		}
-		x->sample_k = -1;
 		if ((err = arm_next(e)) < 0)
 			return err;
+		x->sample_k = e->sp <= t0 + (uint64_t)x->n ? (int)(e->sp - t0 - 1) : -1;
 	}
 	e->c->ops->retired(e->c, t->tid, (unsigned)x->n);
 	if (!e->seeking && e->c->ops->pending(e->c, t->tid, NULL) == 1)
@@ -722,7 +728,8 @@ static int sys_pre(struct engine *e, struct lp_pmu_thread *t, uint64_t nr, const
 	e->c->ops->note(e->c, t->tid, LP_PMU_NOTE_SYSCALL);
 	if (nr == SYS_rseq && !(x->sys_args[2] & 1))
 		x->rseq = x->sys_args[0]; /* from now on its page stays open */
-	if (!as || !as->n)
+	/* No return to re-protect after: nothing may be opened. */
+	if (!as || !as->n || nr == SYS_exit || nr == SYS_exit_group || nr == SYS_execve)
 		return 0;
 	n = sys_buffers(e, t, x->sys_nr, x->sys_args, r->rsp, rg, 16);
 	/* The kernel's access to a watched line is that line's reuse, placed
