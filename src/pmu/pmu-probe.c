@@ -81,14 +81,14 @@ int main(int argc, char **argv)
 			}
 			break;
 		case 't':
-			if (!(out.trace = fopen(optarg, "w"))) {
+			if (!(out.trace = fopen(optarg, "we"))) {
 				fprintf(stderr, "locprof-pmu-probe: error: cannot open '%s': %s\n", optarg, strerror(errno));
 				return 2;
 			}
 			o.on_ref = on_ref;
 			break;
 		case 'o':
-			if (!(out.samples = fopen(optarg, "w"))) {
+			if (!(out.samples = fopen(optarg, "we"))) {
 				fprintf(stderr, "locprof-pmu-probe: error: cannot open '%s': %s\n", optarg, strerror(errno));
 				return 2;
 			}
