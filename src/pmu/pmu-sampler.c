@@ -132,10 +132,6 @@ static int set_prot(struct engine *e, struct lp_pmu_thread *t, uint64_t page, in
 	int64_t ret;
 	int err = lp_pmu_sup_syscall(&e->sup, t, SYS_mprotect, a, &ret);
 
-	if (getenv("LP_PMU_DEBUG_PAGE") && page == strtoull(getenv("LP_PMU_DEBUG_PAGE"), NULL, 0))
-		fprintf(stderr, "debug: t=%llu tid %u mprotect %llx %d\n", (unsigned long long)now(e), t->num,
-			(unsigned long long)page, prot);
-
 	e->c->ops->note(e->c, t->tid, LP_PMU_NOTE_SYSCALL);
 	if (err < 0)
 		return err;
@@ -558,6 +554,8 @@ static int run_insn(struct engine *e, struct lp_pmu_thread *t, int sig)
 				}
 	}
 	r = step_sync(e, t, sig, &si);
+	if (r <= 0)
+		return r; /* t may be gone: touch nothing of it */
 	if (x->in_segv) {
 		for (int k = 0; k < n_opened && r > 0; k++)
 			if (page_watched(t->proc->watch, opened[k]) && (err = protect(e, t, opened[k])) < 0)
@@ -604,6 +602,8 @@ static int run_insn(struct engine *e, struct lp_pmu_thread *t, int sig)
 			if ((err = unprotect(e, t, opened[n_opened++])) < 0)
 				return err;
 		}
+		if (r <= 0)
+			return r;
 		e->c->ops->note(e->c, t->tid, LP_PMU_NOTE_STEP);
 		for (int k = 0; k < n_opened && r > 0; k++)
 			if (page_watched(as, opened[k]) && (err = protect(e, t, opened[k])) < 0)
@@ -614,14 +614,6 @@ static int run_insn(struct engine *e, struct lp_pmu_thread *t, int sig)
 		}
 	}
 	if (r == 2) {
-		if (getenv("LP_PMU_DEBUG"))
-			fprintf(stderr, "debug: target SIGSEGV at %s pc 0x%llx addr %p code %d ours %d\n", x->insn.text,
-				(unsigned long long)x->insn.pc, si.si_addr, si.si_code, is_our_page(t, (uint64_t)si.si_addr));
-		if (getenv("LP_PMU_DEBUG")) {
-			struct user_regs_struct rr;
-			lp_pmu_sup_getregs(t, &rr);
-			fprintf(stderr, "debug: rdi %llx rcx %llx rip %llx eflags %llx n %d acc0 %llx our %d\n", rr.rdi, rr.rcx, rr.rip, rr.eflags, x->n, (unsigned long long)x->acc[0].addr, is_our_page(t, x->acc[0].addr));
-		}
 		/* The target's own fault: it gets its SIGSEGV. */
 		et(t)->pending_sig = SIGSEGV;
 		x->sample_k = -1;
