@@ -185,7 +185,6 @@ int lp_pmu_sup_spawn(struct lp_pmu_sup *s, char *const argv[], int no_aslr)
 			_exit(126);
 		raise(SIGSTOP);
 		execvp(argv[0], argv);
-		fprintf(stderr, "locprof: error: cannot run '%s': %s\n", argv[0], strerror(errno));
 		_exit(127);
 	}
 	s->leader = pid;
@@ -199,7 +198,7 @@ int lp_pmu_sup_spawn(struct lp_pmu_sup *s, char *const argv[], int no_aslr)
 		return lp_seterr_errno("waitpid");
 	if (!WIFSTOPPED(status) || status >> 8 != (SIGTRAP | (PTRACE_EVENT_EXEC << 8))) {
 		if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
-			return lp_seterr(LP_EINVAL, "cannot run '%s'", argv[0]);
+			return lp_seterr(LP_EINVAL, "cannot run '%s' (not found or not executable)", argv[0]);
 		return lp_seterr(LP_EIO, "the target did not exec '%s'", argv[0]);
 	}
 	p = proc_new(s, pid);
