@@ -25,9 +25,13 @@ int main(void)
 		stack[i] = (char)i;
 	for (int i = 0; i < 256; i += 16)
 		sum += stack[i];
-	/* The buffer is written, then refilled by the kernel, then read. */
-	memset(page + 1024, 'a', 64);
-	if (pipe(fds) < 0 || write(fds[1], "kernel!", 7) != 7 || read(fds[0], page + 1024, 7) != 7)
+	/* Sixteen lines of a buffer are written, then refilled by the kernel,
+	 * then read: the last user access of each line before read() is
+	 * reused by the system call. */
+	static char msg[1024] = "kernel!";
+	for (int i = 0; i < 1024; i += 64)
+		page[1024 + i] = 'a';
+	if (pipe(fds) < 0 || write(fds[1], msg, 1024) != 1024 || read(fds[0], page + 1024, 1024) != 1024)
 		return 1;
 	sum += page[1024] + page[1030];
 	printf("patterns %ld %.7s\n", (long)sum, page + 1024);

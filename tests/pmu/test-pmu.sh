@@ -85,8 +85,9 @@ grep -qx "threads 60 60 child 5" "$tmp/threads.out" && ok "threads: output and c
 	bad "threads: output '$(cat "$tmp/threads.out")'"
 awk '$6 == 1' "$tmp/threads.samples" | grep -q . && ok "threads: samples from the second thread" || bad "threads: none from thread 1"
 awk '$5 == 2' "$tmp/threads.trace" | grep -q . && ok "fork: the child is traced" || bad "fork: no child references"
-"$PROBE" --seed 2 --period 10 --out "$tmp/threads2.samples" -- "$TARGETS/pmu-target-threads" >"$tmp/threads2.out" 2>/dev/null
-cmp -s "$tmp/threads.samples" "$tmp/threads2.samples" && ok "threads: deterministic" || bad "threads: runs differ"
+# Not compared run to run: with several threads the interleaving depends on
+# when blocking system calls (futex) return, which the load of the machine
+# decides. Single-threaded runs are compared (the skid tests above).
 
 # 7. A target killed by a signal: the probe dies the same way.
 ("$PROBE" --period 1e9 -- /bin/sh -c 'kill -TERM $$' >/dev/null 2>&1)
