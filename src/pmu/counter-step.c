@@ -1,0 +1,126 @@
+/* The exact counter source: the engine single-steps every instruction and
+ * tells us how many references it made. Slow (one ptrace round trip per
+ * instruction) but exact, which is what lets the rest of the backend be
+ * tested without a PMU. Emulated skid delays the notification by a random
+ * number of memory instructions, as a PMU's interrupt would arrive. */
+#include "counter.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <locprof/common.h>
+#include "common/error.h"
+#include "common/rng.h"
+
+struct step_counter {
+	struct lp_pmu_counter base;
+	uint64_t time;
+	uint64_t at;
+	int armed;
+	long skid_left; /* memory instructions still to retire before delivery; -1 none */
+	unsigned max_skid;
+	struct lp_rng rng;
+};
+
+static int step_create(const struct lp_pmu_counter_config *cfg, struct lp_pmu_counter **out)
+{
+	struct step_counter *s = calloc(1, sizeof(*s));
+
+	*out = NULL;
+	if (!s)
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	s->base.ops = &lp_pmu_counter_step;
+	s->max_skid = cfg->emulate_skid;
+	s->skid_left = -1;
+	/* Its own stream, so that skid never shifts the sample points. */
+	lp_rng_seed(&s->rng, cfg->seed ^ 0x5b1dc0ffee5eedULL);
+	*out = &s->base;
+	return 0;
+}
+
+static void step_destroy(struct lp_pmu_counter *c)
+{
+	free(c);
+}
+
+static int step_attach(struct lp_pmu_counter *c, pid_t tid)
+{
+	return 0;
+}
+
+static void step_detach(struct lp_pmu_counter *c, pid_t tid)
+{
+}
+
+static int step_arm(struct lp_pmu_counter *c, uint64_t at)
+{
+	struct step_counter *s = (struct step_counter *)c;
+
+	s->at = at;
+	s->armed = 1;
+	s->skid_left = -1;
+	if (s->time >= at) {
+		s->armed = 0;
+		s->skid_left = 0; /* already there: deliver at once */
+	}
+	return 0;
+}
+
+static uint64_t step_time(struct lp_pmu_counter *c)
+{
+	return ((struct step_counter *)c)->time;
+}
+
+static void step_retired(struct lp_pmu_counter *c, pid_t tid, unsigned refs)
+{
+	struct step_counter *s = (struct step_counter *)c;
+
+	s->time += refs;
+	if (s->skid_left > 0 && refs)
+		s->skid_left--;
+	if (s->armed && s->time >= s->at) {
+		s->armed = 0;
+		s->skid_left = s->max_skid ? (long)lp_rng_below(&s->rng, s->max_skid + 1) : 0;
+	}
+}
+
+static int step_pending(struct lp_pmu_counter *c, pid_t tid, const siginfo_t *si)
+{
+	struct step_counter *s = (struct step_counter *)c;
+
+	if (si)
+		return -1; /* no signals of ours */
+	if (s->skid_left == 0) {
+		s->skid_left = -1;
+		return 1;
+	}
+	return 0;
+}
+
+static void step_note(struct lp_pmu_counter *c, pid_t tid, enum lp_pmu_note what)
+{
+	/* Exact by construction: nothing the tracer does is counted. */
+}
+
+const struct lp_pmu_counter_ops lp_pmu_counter_step = {
+	.name = "step",
+	.stepping = 1,
+	.create = step_create,
+	.destroy = step_destroy,
+	.attach = step_attach,
+	.detach = step_detach,
+	.arm = step_arm,
+	.time = step_time,
+	.retired = step_retired,
+	.pending = step_pending,
+	.note = step_note,
+};
+
+const struct lp_pmu_counter_ops *lp_pmu_counter_find(const char *name)
+{
+	if (!strcmp(name, "step"))
+		return &lp_pmu_counter_step;
+	if (!strcmp(name, "pmu"))
+		return &lp_pmu_counter_pmu;
+	return NULL;
+}

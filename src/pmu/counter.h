@@ -1,0 +1,81 @@
+/* Counter sources: the memory-reference clock of the pmu backend and the
+ * trigger that starts a sample.
+ *
+ * The clock counts references as decode.h defines them, for the whole
+ * target (all threads and processes share one clock, so reuse distances
+ * are in references of the whole program, like a merged trace). The engine
+ * asks the source to notify it once the clock reaches a point; like a PMU
+ * overflow the notification may come late (skid), so the engine arms
+ * early and single-steps to the exact point (thesis §3.3.2.1).
+ *
+ *  - step: exact; the engine single-steps every instruction and reports
+ *    the references of each one (retired()); it can emulate skid by
+ *    delivering the notification 0..skid memory instructions late.
+ *  - pmu: perf_event_open on the load and store retirement events, period
+ *    from the armed point, overflow as a signal to the target thread that
+ *    the supervisor intercepts; the count is compensated for what the
+ *    tracer itself causes (thesis §3.5).
+ */
+#ifndef LP_PMU_COUNTER_H
+#define LP_PMU_COUNTER_H
+
+#include <signal.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* At most this many references per instruction are assumed when arming
+ * early: a notification after an instruction that crossed the point can
+ * overshoot by this much less one (add [m],r: read + write). */
+#define LP_PMU_REFS_PER_INSN 2
+
+struct lp_pmu_counter_config {
+	uint64_t seed;       /* for emulated skid */
+	unsigned emulate_skid; /* step: deliver 0..emulate_skid memory instructions late */
+	int overflow_signal; /* pmu: the real-time signal used for overflows */
+};
+
+/* What the tracer caused that a hardware counter miscounts (§3.5). */
+enum lp_pmu_note {
+	LP_PMU_NOTE_STEP,     /* one single-step the tracer made */
+	LP_PMU_NOTE_FAULT,    /* one page fault caused by a watchpoint */
+	LP_PMU_NOTE_SYSCALL,  /* one system call (ours or the target's) */
+	LP_PMU_NOTE_TRAP,     /* one debug trap */
+	LP_PMU_NOTE_COUNT
+};
+
+struct lp_pmu_counter;
+
+struct lp_pmu_counter_ops {
+	const char *name;
+	/* 1: the engine must single-step every instruction and call retired(). */
+	int stepping;
+	int (*create)(const struct lp_pmu_counter_config *cfg, struct lp_pmu_counter **out);
+	void (*destroy)(struct lp_pmu_counter *c);
+	/* A thread to count (the first one, and each new one). */
+	int (*attach)(struct lp_pmu_counter *c, pid_t tid);
+	void (*detach)(struct lp_pmu_counter *c, pid_t tid);
+	/* Notify once the clock reaches at (absolute). */
+	int (*arm)(struct lp_pmu_counter *c, uint64_t at);
+	/* The clock: references retired so far. */
+	uint64_t (*time)(struct lp_pmu_counter *c);
+	/* An instruction with refs references retired under single-step. */
+	void (*retired)(struct lp_pmu_counter *c, pid_t tid, unsigned refs);
+	/* Stepping sources: 1 once the armed notification is delivered (it is
+	 * then consumed). Signal sources: is this signal stop our overflow?
+	 * 1 yes and the point is reached, 0 ours but re-armed internally
+	 * (keep running, swallow the signal), -1 not ours. */
+	int (*pending)(struct lp_pmu_counter *c, pid_t tid, const siginfo_t *si);
+	void (*note)(struct lp_pmu_counter *c, pid_t tid, enum lp_pmu_note what);
+};
+
+extern const struct lp_pmu_counter_ops lp_pmu_counter_step;
+extern const struct lp_pmu_counter_ops lp_pmu_counter_pmu;
+
+/* By name ("step", "pmu"), or NULL. */
+const struct lp_pmu_counter_ops *lp_pmu_counter_find(const char *name);
+
+struct lp_pmu_counter {
+	const struct lp_pmu_counter_ops *ops;
+};
+
+#endif

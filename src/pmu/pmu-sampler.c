@@ -1,0 +1,1251 @@
+/* The pmu backend's engine (pmu-sampler.h): sampling with skid
+ * compensation (thesis §3.3.2.1), cache-line watchpoints by debug
+ * registers or page protection (§3.4), and the reuse clock (§3.5).
+ *
+ * Step counter: threads are single-stepped one instruction at a time,
+ * round robin, so the clock is one total order of the whole program's
+ * references, repeatable run to run. System calls are stepped over
+ * synchronously, except those that may block waiting for another thread
+ * (futex, wait4, read, ...): those complete in the background while other
+ * threads are stepped.
+ *
+ * Sample start: the counter is armed (2 + 2*MaxSkid) references before the
+ * sample point Sp, so a notification up to MaxSkid memory instructions
+ * late still stops the thread before Sp; the engine then steps, decoding
+ * each instruction, until the instruction holding reference Sp is next,
+ * and samples that reference. The watch is set after the instruction ran;
+ * a later access of the same instruction to the line (add [m],1: read then
+ * write) is a reuse at distance 0, seen from the decoded accesses.
+ *
+ * Page protection is changed by system calls injected through ptrace (the
+ * stopped thread jumps to our "syscall; int3" page), not by a preloaded
+ * helper: it works for static binaries, needs no socket or thread inside
+ * the target, and the permissions change while the target is stopped, so
+ * no access can slip between decision and protection (docs/pmu.md). */
+#include "pmu-sampler.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/error.h"
+#include "common/rng.h"
+#include "counter.h"
+#include "decode.h"
+#include "supervisor.h"
+
+#define PAGE 4096ULL
+#define MAX_WATCH 256
+#define MAX_UNPROT 64
+
+struct watch {
+	uint64_t line;   /* first byte of the watched line */
+	int mech;        /* LP_PMU_WATCH_DR or LP_PMU_WATCH_PAGE */
+	int slots;       /* DR: bitmask of debug registers */
+	struct lp_pmu_thread *dr_thread;
+	struct lp_pmu_sample s;
+};
+
+struct aspace {
+	struct watch w[MAX_WATCH];
+	int n;
+};
+
+struct ethread {
+	struct lp_pmu_insn insn;
+	struct lp_pmu_access acc[LP_PMU_MAX_MEM];
+	int n;
+	int sample_k;      /* index into acc of the reference to sample, -1 */
+	int pending_sig;   /* a signal of the target's to deliver at next resume */
+	uint64_t sys_nr, sys_args[6];
+	uint64_t unprot[MAX_UNPROT]; /* pages opened around a system call */
+	int n_unprot;
+	int sys_async;
+	uint64_t rseq; /* the thread's registered rseq area, 0 if none */
+	int fake;      /* acc[0] stands for an undecoded instruction's fault */
+	int in_segv;   /* running the target's SIGSEGV handler (SIGSEGV blocked) */
+};
+
+struct engine {
+	const struct lp_pmu_options *o;
+	struct lp_pmu_stats *st;
+	struct lp_pmu_sup sup;
+	struct lp_pmu_counter *c;
+	struct lp_pmu_decoder *dec;
+	struct lp_rng rng;
+	double p;          /* sampling probability per reference */
+	uint64_t sp;       /* next sample point (clock value) */
+	int seeking;       /* notified: stepping to sp */
+	uint64_t line_mask;
+	int rr;
+};
+
+static uint64_t now(struct engine *e)
+{
+	return e->c->ops->time(e->c);
+}
+
+static struct aspace *as_of(struct lp_pmu_proc *p)
+{
+	if (!p->watch)
+		p->watch = calloc(1, sizeof(struct aspace));
+	return p->watch;
+}
+
+static struct ethread *et(struct lp_pmu_thread *t)
+{
+	if (!t->eng) {
+		struct ethread *x = calloc(1, sizeof(struct ethread));
+
+		if (x)
+			x->sample_k = -1;
+		t->eng = x;
+	}
+	return t->eng;
+}
+
+static int overlaps(uint64_t a, uint64_t size, uint64_t s, uint64_t len)
+{
+	return a < s + len && s < a + (size ? size : 1);
+}
+
+/* ---- page protection ----------------------------------------------- */
+
+static int page_watched(struct aspace *as, uint64_t page)
+{
+	for (int i = 0; i < as->n; i++)
+		if (as->w[i].mech == LP_PMU_WATCH_PAGE && (as->w[i].line & ~(PAGE - 1)) == page)
+			return 1;
+	return 0;
+}
+
+static int set_prot(struct engine *e, struct lp_pmu_thread *t, uint64_t page, int prot)
+{
+	uint64_t a[6] = { page, PAGE, (uint64_t)prot, 0, 0, 0 };
+	int64_t ret;
+	int err = lp_pmu_sup_syscall(&e->sup, t, SYS_mprotect, a, &ret);
+
+	e->c->ops->note(e->c, t->tid, LP_PMU_NOTE_SYSCALL);
+	if (err < 0)
+		return err;
+	if (ret < 0)
+		return lp_seterr(LP_EIO, "mprotect(0x%llx) in the target failed: %s",
+				 (unsigned long long)page, strerror((int)-ret));
+	return 0;
+}
+
+static int protect(struct engine *e, struct lp_pmu_thread *t, uint64_t page)
+{
+	return set_prot(e, t, page, PROT_NONE);
+}
+
+/* Give the page the permissions the target believes it has. */
+static int unprotect(struct engine *e, struct lp_pmu_thread *t, uint64_t page)
+{
+	int prot = lp_pmu_maps_prot(&t->proc->maps, page);
+
+	return prot < 0 ? 0 : set_prot(e, t, page, prot);
+}
+
+/* ---- watches ----------------------------------------------------------- */
+
+static int nthreads(struct engine *e, pid_t tgid)
+{
+	int n = 0;
+
+	for (int i = 0; i < e->sup.n; i++)
+		n += e->sup.t[i]->tgid == tgid;
+	return n;
+}
+
+static int dr_apply(struct lp_pmu_thread *t)
+{
+	uint64_t dr7 = 0;
+
+	for (int i = 0; i < 4; i++)
+		if (t->dr_used & (1 << i))
+			dr7 |= (1ULL << (2 * i)) | (3ULL << (16 + 4 * i)) | (2ULL << (18 + 4 * i));
+	return lp_pmu_sup_dr_set(t, 7, dr7);
+}
+
+static int dr_alloc(struct engine *e, struct lp_pmu_thread *t, struct watch *w)
+{
+	unsigned words = e->o->line_size / 8;
+	int slots = 0, have = 0;
+
+	if (e->o->line_size > 32 || t->dr_used < 0)
+		return 0;
+	for (int i = 0; i < 4 && have < (int)words; i++) {
+		if (t->dr_used & (1 << i))
+			continue;
+		slots |= 1 << i;
+		have++;
+	}
+	if (have < (int)words)
+		return 0;
+	have = 0;
+	for (int i = 0; i < 4; i++) {
+		if (!(slots & (1 << i)))
+			continue;
+		/* 8-byte, read-or-write: catches any access overlapping the word. */
+		if (lp_pmu_sup_dr_set(t, i, w->line + 8ULL * (unsigned)have++) < 0)
+			return lp_errmsg()[0] ? -1 : -1;
+	}
+	t->dr_used |= slots;
+	if (dr_apply(t) < 0)
+		return -1;
+	w->slots = slots;
+	w->dr_thread = t;
+	return 1;
+}
+
+static void emit(struct engine *e, struct lp_pmu_sample *s)
+{
+	if (s->dangling)
+		e->st->dangling++;
+	if (e->o->on_sample)
+		e->o->on_sample(e->o->ctx, s);
+}
+
+static int watch_remove(struct engine *e, struct lp_pmu_thread *t, struct aspace *as, int i)
+{
+	struct watch w = as->w[i];
+	int err = 0;
+
+	as->w[i] = as->w[--as->n];
+	if (w.mech == LP_PMU_WATCH_DR) {
+		struct lp_pmu_thread *d = w.dr_thread;
+
+		if (lp_pmu_sup_find(&e->sup, d->tid) == d && d->state == LP_PMU_T_STOPPED) {
+			d->dr_used &= ~w.slots;
+			err = dr_apply(d);
+		}
+	} else if (!page_watched(as, w.line & ~(PAGE - 1))) {
+		err = unprotect(e, t, w.line & ~(PAGE - 1));
+	}
+	return err;
+}
+
+static int watch_end(struct engine *e, struct lp_pmu_thread *t, struct aspace *as, int i, uint64_t end,
+		     int how)
+{
+	struct lp_pmu_sample s = as->w[i].s;
+
+	s.end = end;
+	s.dangling = 0;
+	s.ended_by = (uint8_t)how;
+	emit(e, &s);
+	return watch_remove(e, t, as, i);
+}
+
+/* The kernel writes each thread's rseq area (cpu id) on nearly every
+ * return to user mode; on a PROT_NONE page that write fails and the kernel
+ * kills the thread with SIGSEGV (SI_KERNEL). Those pages are never
+ * protected. */
+static int rseq_page(struct engine *e, struct lp_pmu_thread *t, uint64_t page)
+{
+	for (int i = 0; i < e->sup.n; i++) {
+		struct lp_pmu_thread *o = e->sup.t[i];
+		struct ethread *x = o->eng;
+
+		if (o->proc == t->proc && x && x->rseq && overlaps(x->rseq, 32, page, PAGE))
+			return 1;
+	}
+	return 0;
+}
+
+static int watch_start(struct engine *e, struct lp_pmu_thread *t, const struct lp_pmu_sample *s)
+{
+	struct aspace *as = as_of(t->proc);
+	struct watch *w;
+	uint64_t page;
+	int r;
+
+	if (!as)
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	if (as->n == MAX_WATCH) {
+		e->st->missed++;
+		return 0;
+	}
+	w = &as->w[as->n];
+	memset(w, 0, sizeof(*w));
+	w->line = s->addr & e->line_mask;
+	w->s = *s;
+	/* Debug registers are per thread: only used while the process has
+	 * one thread (a clone moves them to pages, see on_clone). */
+	if (e->o->watch != LP_PMU_WATCH_PAGE && nthreads(e, t->tgid) == 1) {
+		r = dr_alloc(e, t, w);
+		if (r < 0)
+			return LP_EIO;
+		if (r > 0) {
+			w->mech = LP_PMU_WATCH_DR;
+			as->n++;
+			return 0;
+		}
+	}
+	if (e->o->watch == LP_PMU_WATCH_DR) {
+		e->st->no_slot++;
+		return 0;
+	}
+	w->mech = LP_PMU_WATCH_PAGE;
+	page = w->line & ~(PAGE - 1);
+	if (lp_pmu_maps_prot(&t->proc->maps, page) < 0 || rseq_page(e, t, page)) {
+		e->st->unwatchable++; /* not a mapped page (vsyscall), or the kernel's */
+		return 0;
+	}
+	r = page_watched(as, page);
+	as->n++;
+	return r ? 0 : protect(e, t, page);
+}
+
+/* Watches whose lines acc[from..n) touch end at the first touching access. */
+static int end_touched(struct engine *e, struct lp_pmu_thread *t, const struct lp_pmu_access *acc, int n,
+		       int from, uint64_t t0, int mech, int how)
+{
+	struct aspace *as = t->proc->watch;
+	int err;
+
+	if (!as)
+		return 0;
+	for (int i = 0; i < as->n;) {
+		struct watch *w = &as->w[i];
+		int hit = -1;
+
+		if (mech >= 0 && w->mech != mech) {
+			i++;
+			continue;
+		}
+		for (int j = from; j < n && hit < 0; j++)
+			if (overlaps(acc[j].addr, acc[j].size, w->line, e->o->line_size))
+				hit = j;
+		if (hit < 0) {
+			i++;
+			continue;
+		}
+		if (how == LP_PMU_END_PAGE)
+			e->st->page_hits++;
+		else if (how == LP_PMU_END_DR)
+			e->st->dr_hits++;
+		if ((err = watch_end(e, t, as, i, t0 + (uint64_t)hit + 1, how)) < 0)
+			return err;
+	}
+	return 0;
+}
+
+/* ---- sampling --------------------------------------------------------- */
+
+static int arm_next(struct engine *e)
+{
+	uint64_t early = 2 + (uint64_t)LP_PMU_REFS_PER_INSN * e->o->max_skid;
+
+	e->sp += lp_rng_geometric(&e->rng, e->p);
+	e->seeking = 0;
+	return e->c->ops->arm(e->c, e->sp > early ? e->sp - early : 0);
+}
+
+/* Before an instruction runs: registers, decoding, accesses, and whether
+ * it holds the sample point. */
+static int prepare(struct engine *e, struct lp_pmu_thread *t, struct user_regs_struct *r)
+{
+	struct ethread *x = et(t);
+	uint8_t code[LP_PMU_MAX_INSN];
+	long got;
+	int err;
+
+	if (!x)
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	if ((err = lp_pmu_sup_getregs(t, r)) < 0)
+		return err;
+	got = lp_pmu_sup_read(t->proc, r->rip, code, sizeof(code));
+	x->n = 0;
+	x->sample_k = -1;
+	if (got <= 0 || lp_pmu_decode(e->dec, code, (size_t)got, r->rip, &x->insn) < 0) {
+		/* Undecodable: the CPU will fault on it and the target gets
+		 * its signal; it makes no reference. */
+		memset(&x->insn, 0, sizeof(x->insn));
+		x->insn.pc = r->rip;
+		e->st->undecoded++;
+		return 0;
+	}
+	x->n = lp_pmu_insn_accesses(&x->insn, r, x->acc);
+	return 0;
+}
+
+/* An instruction of t retired with t0 references before it. */
+static int retired(struct engine *e, struct lp_pmu_thread *t, uint64_t t0)
+{
+	struct ethread *x = t->eng;
+	int err;
+
+	if (e->o->on_ref) {
+		for (int j = 0; j < x->n; j++) {
+			struct lp_ref r = { x->acc[j].addr, x->insn.pc, x->acc[j].size, t->num, x->acc[j].kind };
+
+			e->o->on_ref(e->o->ctx, t0 + (uint64_t)j + 1, &r);
+		}
+	}
+	/* Debug-register hits of this instruction. */
+	if (t->dr_used > 0) {
+		uint64_t dr6 = 0;
+
+		if ((err = lp_pmu_sup_dr_get(t, 6, &dr6)) < 0)
+			return err;
+		if (dr6 & 0xf) {
+			struct aspace *as = t->proc->watch;
+
+			lp_pmu_sup_dr_set(t, 6, 0);
+			e->c->ops->note(e->c, t->tid, LP_PMU_NOTE_TRAP);
+			for (int i = 0; as && i < as->n;) {
+				struct watch *w = &as->w[i];
+				int hit = -1;
+
+				if (w->mech != LP_PMU_WATCH_DR || !(w->slots & (int)dr6)) {
+					i++;
+					continue;
+				}
+				for (int j = 0; j < x->n && hit < 0; j++)
+					if (overlaps(x->acc[j].addr, x->acc[j].size, w->line, e->o->line_size))
+						hit = j;
+				e->st->dr_hits++;
+				if ((err = watch_end(e, t, as, i, t0 + (uint64_t)(hit < 0 ? x->n - 1 : hit) + 1,
+						     LP_PMU_END_DR)) < 0)
+					return err;
+			}
+		}
+	}
+	/* Usually one sample point per instruction; a short gap can put the
+	 * next one in the same instruction (read and write of add [m],1). */
+	while (x->sample_k >= 0) {
+		struct lp_pmu_access *a = &x->acc[x->sample_k];
+		struct lp_pmu_sample s = { .begin = t0 + (uint64_t)x->sample_k + 1, .pc = x->insn.pc,
+					   .addr = a->addr, .size = a->size, .kind = a->kind,
+					   .tid = t->num, .dangling = 1 };
+		uint64_t line = a->addr & e->line_mask;
+		int same = -1;
+
+		e->st->samples++;
+		for (int j = x->sample_k + 1; j < x->n && same < 0; j++)
+			if (overlaps(x->acc[j].addr, x->acc[j].size, line, e->o->line_size))
+				same = j;
+		if (same >= 0) {
+			s.dangling = 0;
+			s.end = t0 + (uint64_t)same + 1;
+			s.ended_by = LP_PMU_END_SAME;
+			e->st->same_hits++;
+			emit(e, &s);
+		} else if ((err = watch_start(e, t, &s)) < 0) {
+			return err;
+		}
+		if ((err = arm_next(e)) < 0)
+			return err;
+		x->sample_k = e->sp <= t0 + (uint64_t)x->n ? (int)(e->sp - t0 - 1) : -1;
+	}
+	e->c->ops->retired(e->c, t->tid, (unsigned)x->n);
+	if (!e->seeking && e->c->ops->pending(e->c, t->tid, NULL) == 1)
+		e->seeking = 1;
+	return 0;
+}
+
+/* Mark the sampled access if this instruction holds the sample point. */
+static void check_point(struct engine *e, struct lp_pmu_thread *t, uint64_t t0)
+{
+	struct ethread *x = t->eng;
+
+	if (!e->seeking)
+		return;
+	if (e->sp <= t0) {
+		/* The notification came after the point: more skid than
+		 * MaxSkid. Skip this sample rather than bias the next. */
+		e->st->missed++;
+		arm_next(e);
+		return;
+	}
+	if (e->sp <= t0 + (uint64_t)x->n)
+		x->sample_k = (int)(e->sp - t0 - 1);
+	else
+		e->st->skid_steps++;
+}
+
+/* ---- stepping one thread ---------------------------------------------- */
+
+/* Step t once and wait for that step. Returns 1 done (SIGTRAP), 2 a
+ * SIGSEGV stopped it instead, 0 the thread is gone, or LP_E*. Other
+ * signals that arrive meanwhile are kept for the target. */
+static int step_sync(struct engine *e, struct lp_pmu_thread *t, int sig, siginfo_t *si)
+{
+	struct lp_pmu_ev ev;
+	int r, err;
+
+	if ((err = lp_pmu_sup_resume(t, LP_PMU_STEP, sig)) < 0)
+		return err;
+	e->st->steps++;
+	for (;;) {
+		r = lp_pmu_sup_wait(&e->sup, t->tid, &ev, 0);
+		if (r < 0)
+			return r;
+		if (ev.kind == LP_PMU_EV_EXIT) {
+			e->c->ops->detach(e->c, ev.child->tid);
+			lp_pmu_sup_forget(&e->sup, ev.child);
+			return 0;
+		}
+		if (ev.kind == LP_PMU_EV_TRAP)
+			return 1;
+		if (ev.kind == LP_PMU_EV_SIGNAL && ev.sig == SIGSEGV) {
+			*si = ev.si;
+			return 2;
+		}
+		if (ev.kind == LP_PMU_EV_SIGNAL)
+			et(t)->pending_sig = ev.sig;
+		/* The step has not happened yet: ask again. */
+		if ((err = lp_pmu_sup_resume(t, LP_PMU_STEP, 0)) < 0)
+			return err;
+	}
+}
+
+static int is_our_page(struct lp_pmu_thread *t, uint64_t addr)
+{
+	struct aspace *as = t->proc->watch;
+
+	return as && page_watched(as, addr & ~(PAGE - 1));
+}
+
+static int page_in(const uint64_t *pages, int n, uint64_t addr)
+{
+	for (int i = 0; i < n; i++)
+		if (pages[i] == (addr & ~(PAGE - 1)))
+			return 1;
+	return 0;
+}
+
+/* Run t's prepared instruction, handling our page faults; count it. */
+static int run_insn(struct engine *e, struct lp_pmu_thread *t, int sig)
+{
+	struct ethread *x = t->eng;
+	uint64_t t0 = now(e);
+	uint64_t opened[2 * LP_PMU_MAX_MEM];
+	int n_opened = 0, r, err;
+	siginfo_t si;
+
+	check_point(e, t, t0);
+	if (x->in_segv && t->proc->watch) {
+		/* Inside the target's SIGSEGV handler a fault of ours would
+		 * make the kernel reset the handler to the default (a forced
+		 * blocked SIGSEGV): open our pages before the access instead,
+		 * and see the reuse from the decoded accesses. */
+		struct aspace *as = t->proc->watch;
+
+		if ((err = end_touched(e, t, x->acc, x->n, 0, t0, LP_PMU_WATCH_PAGE, LP_PMU_END_PAGE)) < 0)
+			return err;
+		for (int j = 0; j < x->n; j++)
+			for (uint64_t pg = x->acc[j].addr & ~(PAGE - 1); pg < x->acc[j].addr + x->acc[j].size;
+			     pg += PAGE)
+				if (page_watched(as, pg) && !page_in(opened, n_opened, pg) &&
+				    n_opened < 2 * LP_PMU_MAX_MEM) {
+					if ((err = unprotect(e, t, pg)) < 0)
+						return err;
+					opened[n_opened++] = pg;
+				}
+	}
+	r = step_sync(e, t, sig, &si);
+	if (r <= 0)
+		return r; /* t may be gone: touch nothing of it */
+	if (x->in_segv) {
+		for (int k = 0; k < n_opened && r > 0; k++)
+			if (page_watched(t->proc->watch, opened[k]) && (err = protect(e, t, opened[k])) < 0)
+				return err;
+		n_opened = 0;
+	}
+	if (r == 2 && is_our_page(t, (uint64_t)si.si_addr)) {
+		struct aspace *as = t->proc->watch;
+		int before = as->n;
+
+		/* Ours: the reuse (if the access is to a watched line) ends
+		 * at that access; otherwise a false positive. Either way the
+		 * access runs with the target's permissions. */
+		e->c->ops->note(e->c, t->tid, LP_PMU_NOTE_FAULT);
+		if (x->n == 0) {
+			/* Undecoded instruction: the fault address is all we know. */
+			x->acc[0] = (struct lp_pmu_access){ (uint64_t)si.si_addr, 1, LP_REF_READ };
+			x->n = 1;
+			x->fake = 1;
+		}
+		if ((err = end_touched(e, t, x->acc, x->n, 0, t0, LP_PMU_WATCH_PAGE, LP_PMU_END_PAGE)) < 0)
+			return err;
+		if (as->n == before)
+			e->st->false_faults++;
+		for (int j = 0; j < x->n; j++) {
+			for (uint64_t pg = x->acc[j].addr & ~(PAGE - 1); pg < x->acc[j].addr + x->acc[j].size;
+			     pg += PAGE) {
+				int dup = 0;
+
+				for (int k = 0; k < n_opened; k++)
+					dup |= opened[k] == pg;
+				if (dup || !page_watched(as, pg) || n_opened == 2 * LP_PMU_MAX_MEM)
+					continue;
+				if ((err = unprotect(e, t, pg)) < 0)
+					return err;
+				opened[n_opened++] = pg;
+			}
+		}
+		/* An access the decoder did not report (or one more page):
+		 * open the faulting page too, as often as it takes. */
+		while ((r = step_sync(e, t, 0, &si)) == 2 && is_our_page(t, (uint64_t)si.si_addr) &&
+		       n_opened < 2 * LP_PMU_MAX_MEM && !page_in(opened, n_opened, (uint64_t)si.si_addr)) {
+			opened[n_opened] = (uint64_t)si.si_addr & ~(PAGE - 1);
+			if ((err = unprotect(e, t, opened[n_opened++])) < 0)
+				return err;
+		}
+		if (r <= 0)
+			return r;
+		e->c->ops->note(e->c, t->tid, LP_PMU_NOTE_STEP);
+		for (int k = 0; k < n_opened && r > 0; k++)
+			if (page_watched(as, opened[k]) && (err = protect(e, t, opened[k])) < 0)
+				return err;
+		if (x->fake) {
+			x->n = 0;
+			x->fake = 0;
+		}
+	}
+	if (r == 2) {
+		/* The target's own fault: it gets its SIGSEGV. */
+		et(t)->pending_sig = SIGSEGV;
+		x->sample_k = -1;
+		return 0;
+	}
+	if (r <= 0)
+		return r;
+	return retired(e, t, t0);
+}
+
+/* ---- signals of the target ------------------------------------------- */
+
+/* Does the thread's process catch sig with a handler? (SigCgt in status) */
+static int caught(struct lp_pmu_thread *t, int sig)
+{
+	char path[64], line[256];
+	unsigned long long mask = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)t->tid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "SigCgt: %llx", &mask) == 1)
+			break;
+	fclose(f);
+	return (int)((mask >> (sig - 1)) & 1);
+}
+
+/* ---- system calls ------------------------------------------------------ */
+
+/* System calls that may wait for another thread: stepped in the
+ * background so that the others keep running. */
+static int may_block(uint64_t nr, const uint64_t *a)
+{
+	switch (nr) {
+	case SYS_futex: case SYS_wait4: case SYS_waitid: case SYS_read: case SYS_readv:
+	case SYS_nanosleep: case SYS_clock_nanosleep: case SYS_poll: case SYS_ppoll:
+	case SYS_select: case SYS_pselect6: case SYS_epoll_wait: case SYS_epoll_pwait:
+	case SYS_pause: case SYS_rt_sigsuspend: case SYS_recvfrom: case SYS_recvmsg:
+	case SYS_accept: case SYS_accept4: case SYS_vfork: case SYS_msgrcv: case SYS_semop:
+	case SYS_write: case SYS_sendto: case SYS_sendmsg: case SYS_connect:
+		return 1;
+	case SYS_clone:
+		return (a[0] & 0x4000) != 0; /* CLONE_VFORK: returns when the child execs */
+	case SYS_clone3:
+		return 1;
+	}
+	return 0;
+}
+
+struct range {
+	uint64_t a, len;
+};
+
+/* The user buffers a system call reads or writes, for the calls whose
+ * buffers are known; returns how many. Unknown calls get the page of any
+ * argument that points into a protected page (opened, not a reuse). */
+static int sys_buffers(struct engine *e, struct lp_pmu_thread *t, uint64_t nr, const uint64_t *a,
+		       uint64_t rsp, struct range *out, int max)
+{
+	int n = 0;
+
+	switch (nr) {
+	case SYS_rt_sigreturn: /* reads the signal frame at the stack pointer */
+		out[n++] = (struct range){ rsp, 8192 };
+		return n;
+	case SYS_read: case SYS_write: case SYS_pread64: case SYS_pwrite64:
+	case SYS_recvfrom: case SYS_sendto:
+		out[n++] = (struct range){ a[1], a[2] };
+		return n;
+	case SYS_getrandom:
+		out[n++] = (struct range){ a[0], a[1] };
+		return n;
+	case SYS_rseq: /* the kernel writes the area at registration */
+		out[n++] = (struct range){ a[0], a[1] };
+		return n;
+	case SYS_readv: case SYS_writev: case SYS_preadv: case SYS_pwritev: {
+		struct iovec iov[16];
+		uint64_t cnt = a[2] < 16 ? a[2] : 16;
+		long got = lp_pmu_sup_read(t->proc, a[1], iov, cnt * sizeof(iov[0]));
+
+		for (long i = 0; i < got / (long)sizeof(iov[0]) && n < max; i++)
+			out[n++] = (struct range){ (uint64_t)iov[i].iov_base, iov[i].iov_len };
+		return n;
+	}
+	}
+	return 0;
+}
+
+static int sys_pre(struct engine *e, struct lp_pmu_thread *t, uint64_t nr, const struct user_regs_struct *r)
+{
+	struct ethread *x = t->eng;
+	struct aspace *as = t->proc->watch;
+	struct range rg[16];
+	uint64_t t0 = now(e);
+	int n, err;
+
+	x->sys_nr = nr;
+	x->sys_args[0] = r->rdi; x->sys_args[1] = r->rsi; x->sys_args[2] = r->rdx;
+	x->sys_args[3] = r->r10; x->sys_args[4] = r->r8; x->sys_args[5] = r->r9;
+	x->n_unprot = 0;
+	e->c->ops->note(e->c, t->tid, LP_PMU_NOTE_SYSCALL);
+	if (nr == SYS_rseq && !(x->sys_args[2] & 1))
+		x->rseq = x->sys_args[0]; /* from now on its page stays open */
+	/* No return to re-protect after: nothing may be opened. */
+	if (!as || !as->n || nr == SYS_exit || nr == SYS_exit_group || nr == SYS_execve)
+		return 0;
+	n = sys_buffers(e, t, x->sys_nr, x->sys_args, r->rsp, rg, 16);
+	/* The kernel's access to a watched line is that line's reuse, placed
+	 * just after the last reference before the call. */
+	for (int i = 0; i < n; i++) {
+		struct lp_pmu_access acc = { rg[i].a, (uint32_t)(rg[i].len > 0xffffffffULL ? 0xffffffffU : rg[i].len), 0 };
+
+		if (!rg[i].len)
+			continue;
+		for (int k = 0; k < as->n;) {
+			if (overlaps(acc.addr, acc.size, as->w[k].line, e->o->line_size)) {
+				e->st->syscall_hits++;
+				if ((err = watch_end(e, t, as, k, t0 + 1, LP_PMU_END_SYSCALL)) < 0)
+					return err;
+			} else {
+				k++;
+			}
+		}
+	}
+	/* The rseq page can no longer be protected (rseq_page()): its other
+	 * watches cannot be finished and are dropped. */
+	if (nr == SYS_rseq && x->rseq) {
+		for (int k = 0; k < as->n;) {
+			if (as->w[k].mech == LP_PMU_WATCH_PAGE && rseq_page(e, t, as->w[k].line & ~(PAGE - 1))) {
+				e->st->unwatchable++;
+				if ((err = watch_remove(e, t, as, k)) < 0)
+					return err;
+			} else {
+				k++;
+			}
+		}
+	}
+	/* Still-protected pages the kernel will touch must not make it fail
+	 * with EFAULT: open them for the call. */
+	for (int k = 0; k < as->n; k++) {
+		uint64_t pg = as->w[k].line & ~(PAGE - 1);
+		int touch = 0, dup = 0;
+
+		if (as->w[k].mech != LP_PMU_WATCH_PAGE)
+			continue;
+		for (int i = 0; i < n; i++)
+			touch |= overlaps(rg[i].a, rg[i].len, pg, PAGE);
+		for (int i = 0; i < 6 && !n; i++)
+			touch |= x->sys_args[i] >= pg && x->sys_args[i] < pg + PAGE;
+		for (int i = 0; i < x->n_unprot; i++)
+			dup |= x->unprot[i] == pg;
+		if (!touch || dup || x->n_unprot == MAX_UNPROT)
+			continue;
+		if ((err = unprotect(e, t, pg)) < 0)
+			return err;
+		x->unprot[x->n_unprot++] = pg;
+	}
+	return 0;
+}
+
+static int sys_post(struct engine *e, struct lp_pmu_thread *t)
+{
+	struct ethread *x = t->eng;
+	struct aspace *as = t->proc->watch;
+	struct user_regs_struct r;
+	int changed, err;
+
+	if ((err = lp_pmu_sup_getregs(t, &r)) < 0)
+		return err;
+	changed = lp_pmu_maps_syscall(&t->proc->maps, (long)x->sys_nr, x->sys_args, (int64_t)r.rax);
+	if (x->sys_nr == SYS_rt_sigreturn)
+		x->in_segv = 0;
+	if (x->sys_nr == SYS_rseq && r.rax == 0)
+		x->rseq = (x->sys_args[2] & 1) ? 0 : x->sys_args[0]; /* flag 1: unregister */
+	if (changed < 0)
+		return LP_ENOMEM;
+	for (int i = 0; i < x->n_unprot; i++)
+		if (as && page_watched(as, x->unprot[i]) && (err = protect(e, t, x->unprot[i])) < 0)
+			return err;
+	x->n_unprot = 0;
+	if (changed > 0 && as) {
+		/* The target changed mappings: a watched page that is gone ends
+		 * its samples (dangling); one that is still there gets our
+		 * protection back, since the call may have reset it. */
+		for (int k = 0; k < as->n;) {
+			uint64_t pg = as->w[k].line & ~(PAGE - 1);
+
+			if (as->w[k].mech == LP_PMU_WATCH_PAGE && lp_pmu_maps_prot(&t->proc->maps, pg) < 0) {
+				emit(e, &as->w[k].s);
+				as->w[k] = as->w[--as->n];
+				continue;
+			}
+			if (as->w[k].mech == LP_PMU_WATCH_PAGE && (err = protect(e, t, pg)) < 0)
+				return err;
+			k++;
+		}
+	}
+	return 0;
+}
+
+/* ---- thread and process events ----------------------------------------- */
+
+static void on_release(void *ctx, struct lp_pmu_proc *p)
+{
+	struct engine *e = ctx;
+	struct aspace *as = p->watch;
+
+	/* The address space is going: what is still watched is dangling. */
+	for (int i = 0; as && i < as->n; i++)
+		emit(e, &as->w[i].s);
+	if (as)
+		as->n = 0;
+}
+
+static int on_event(struct engine *e, struct lp_pmu_ev *ev)
+{
+	struct lp_pmu_thread *t = ev->t, *c = ev->child;
+	struct aspace *as;
+	int err;
+
+	switch (ev->kind) {
+	case LP_PMU_EV_CLONE:
+		if ((err = e->c->ops->attach(e->c, c->tid)) < 0)
+			return err;
+		/* Debug registers watch one thread; with two, move their
+		 * watches to page protection (the new thread, stopped at its
+		 * first stop, makes the calls). */
+		as = t->proc->watch;
+		for (int i = 0; as && i < as->n; i++) {
+			struct watch *w = &as->w[i];
+			uint64_t pg = w->line & ~(PAGE - 1);
+
+			if (w->mech != LP_PMU_WATCH_DR)
+				continue;
+			w->dr_thread->dr_used &= ~w->slots;
+			if ((err = dr_apply(w->dr_thread)) < 0)
+				return err;
+			w->mech = LP_PMU_WATCH_PAGE;
+			w->slots = 0;
+			if ((err = protect(e, c, pg)) < 0)
+				return err;
+		}
+		return 0;
+	case LP_PMU_EV_FORK:
+		if ((err = e->c->ops->attach(e->c, c->tid)) < 0)
+			return err;
+		/* The child keeps its parent's rseq registration. */
+		if (et(c) && et(t))
+			et(c)->rseq = et(t)->rseq;
+		if (ev->vfork)
+			return 0;
+		/* The child inherited our protections but none of our watches:
+		 * give it the permissions its program set. */
+		as = t->proc->watch;
+		for (int i = 0; as && i < as->n; i++) {
+			uint64_t pg = as->w[i].line & ~(PAGE - 1);
+
+			if (as->w[i].mech == LP_PMU_WATCH_PAGE && (err = unprotect(e, c, pg)) < 0)
+				return err;
+		}
+		return 0;
+	case LP_PMU_EV_EXEC:
+		t->dr_used = 0; /* exec clears the debug registers */
+		if (et(t))
+			et(t)->rseq = 0; /* and unregisters rseq */
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+/* Step t over its system call synchronously, following the events it
+ * causes (clone, fork, exec). Returns 1 done, 0 thread gone, or LP_E*. */
+static int syscall_sync(struct engine *e, struct lp_pmu_thread *t, int sig)
+{
+	struct lp_pmu_ev ev;
+	int r, err;
+
+	if ((err = lp_pmu_sup_resume(t, LP_PMU_STEP, sig)) < 0)
+		return err;
+	e->st->steps++;
+	for (;;) {
+		if ((r = lp_pmu_sup_wait(&e->sup, t->tid, &ev, 0)) < 0)
+			return r;
+		if (ev.kind == LP_PMU_EV_EXIT) {
+			e->c->ops->detach(e->c, ev.child->tid);
+			lp_pmu_sup_forget(&e->sup, ev.child);
+			return 0;
+		}
+		if (ev.kind == LP_PMU_EV_TRAP)
+			return 1;
+		if (ev.kind == LP_PMU_EV_SIGNAL)
+			et(t)->pending_sig = ev.sig;
+		if ((err = on_event(e, &ev)) < 0)
+			return err;
+		if ((err = lp_pmu_sup_resume(t, LP_PMU_STEP, 0)) < 0)
+			return err;
+	}
+}
+
+/* Deliver a signal the target handles. The step stops at the handler's
+ * first instruction: nothing of the interrupted code ran, but the kernel
+ * wrote the signal frame below the stack pointer. Watched pages there are
+ * opened for the delivery (a frame write to a PROT_NONE page kills the
+ * target), and watched lines the frame covers are reused by the kernel,
+ * like a system call's buffer. Assumes no sigaltstack. */
+static int deliver_caught(struct engine *e, struct lp_pmu_thread *t, int sig, uint64_t rsp)
+{
+	struct aspace *as = t->proc->watch;
+	uint64_t lo = (rsp - 128 - 32768) & ~(PAGE - 1), opened[9];
+	struct user_regs_struct r;
+	int n_opened = 0, res, err;
+	siginfo_t si;
+
+	for (int k = 0; as && k < as->n; k++) {
+		uint64_t pg = as->w[k].line & ~(PAGE - 1);
+		int dup = 0;
+
+		if (as->w[k].mech != LP_PMU_WATCH_PAGE || pg < lo || pg >= rsp || n_opened == 9)
+			continue;
+		for (int i = 0; i < n_opened; i++)
+			dup |= opened[i] == pg;
+		if (dup)
+			continue;
+		if ((err = unprotect(e, t, pg)) < 0)
+			return err;
+		opened[n_opened++] = pg;
+	}
+	res = step_sync(e, t, sig, &si);
+	if (res <= 0)
+		return res;
+	if (res == 2)
+		et(t)->pending_sig = SIGSEGV;
+	else if (sig == SIGSEGV)
+		et(t)->in_segv = 1;
+	if (lp_pmu_sup_getregs(t, &r) == 0 && as) {
+		uint64_t t0 = now(e);
+
+		for (int k = 0; k < as->n;) {
+			if (overlaps(r.rsp, rsp - 128 - r.rsp, as->w[k].line, e->o->line_size)) {
+				e->st->syscall_hits++;
+				if ((err = watch_end(e, t, as, k, t0 + 1, LP_PMU_END_SYSCALL)) < 0)
+					return err;
+			} else {
+				k++;
+			}
+		}
+	}
+	for (int i = 0; i < n_opened; i++)
+		if (page_watched(as, opened[i]) && (err = protect(e, t, opened[i])) < 0)
+			return err;
+	return 0;
+}
+
+/* One instruction (or system call) of a stopped thread, step counter. */
+static int step_thread(struct engine *e, struct lp_pmu_thread *t)
+{
+	struct user_regs_struct r;
+	struct ethread *x;
+	int sig, err, res;
+
+	if ((err = prepare(e, t, &r)) < 0)
+		return err;
+	x = t->eng;
+	sig = x->pending_sig;
+	x->pending_sig = 0;
+	if (sig) {
+		e->st->target_signals++;
+		if (caught(t, sig))
+			return deliver_caught(e, t, sig, r.rsp);
+	}
+	if (!(x->insn.flags & LP_PMU_INSN_SYSCALL))
+		return run_insn(e, t, sig);
+	if ((err = sys_pre(e, t, r.rax, &r)) < 0)
+		return err;
+	if (may_block(r.rax, x->sys_args)) {
+		x->sys_async = 1;
+		if ((err = lp_pmu_sup_resume(t, LP_PMU_STEP, sig)) < 0)
+			return err;
+		e->st->steps++;
+		t->state = LP_PMU_T_SYSCALL;
+		return 0;
+	}
+	res = syscall_sync(e, t, sig);
+	if (res <= 0)
+		return res;
+	if ((err = sys_post(e, t)) < 0)
+		return err;
+	return retired(e, t, now(e));
+}
+
+/* An event of a thread that is not being stepped synchronously. */
+static int background_event(struct engine *e, struct lp_pmu_ev *ev)
+{
+	struct lp_pmu_thread *t = ev->t;
+	struct ethread *x;
+	int err;
+
+	if (ev->kind == LP_PMU_EV_EXIT) {
+		e->c->ops->detach(e->c, ev->child->tid);
+		lp_pmu_sup_forget(&e->sup, ev->child);
+		return 0;
+	}
+	x = et(t);
+	if (!x)
+		return LP_ENOMEM;
+	if (x->sys_async) {
+		if (ev->kind == LP_PMU_EV_TRAP) {
+			x->sys_async = 0;
+			if ((err = sys_post(e, t)) < 0)
+				return err;
+			return retired(e, t, now(e));
+		}
+		if (ev->kind == LP_PMU_EV_SIGNAL) {
+			/* A signal while blocked in the call: deliver it now, as
+			 * the kernel would. Without a handler the call restarts
+			 * or continues and the step ends when it returns; with
+			 * one, the step ends at the handler's first instruction
+			 * and the call is restarted after it, as a new call. */
+			e->st->target_signals++;
+			if ((err = lp_pmu_sup_resume(t, LP_PMU_STEP, ev->sig)) < 0)
+				return err;
+			t->state = LP_PMU_T_SYSCALL;
+			return 0;
+		}
+		if ((err = on_event(e, ev)) < 0)
+			return err;
+		if ((err = lp_pmu_sup_resume(t, LP_PMU_STEP, 0)) < 0)
+			return err;
+		t->state = LP_PMU_T_SYSCALL;
+		return 0;
+	}
+	if (ev->kind == LP_PMU_EV_SIGNAL)
+		x->pending_sig = ev->sig;
+	return on_event(e, ev);
+}
+
+static int loop_step(struct engine *e)
+{
+	struct lp_pmu_ev ev;
+	int r, err;
+
+	while (e->sup.n > 0) {
+		struct lp_pmu_thread *t = NULL;
+
+		while ((r = lp_pmu_sup_wait(&e->sup, -1, &ev, 1)) > 0)
+			if ((err = background_event(e, &ev)) < 0)
+				return err;
+		if (r < 0 && e->sup.n > 0)
+			return r;
+		for (int k = 0; k < e->sup.n && !t; k++) {
+			struct lp_pmu_thread *c = e->sup.t[(e->rr + k) % e->sup.n];
+
+			if (c->state == LP_PMU_T_STOPPED && c->proc)
+				t = c;
+		}
+		if (!t) {
+			if (e->sup.n == 0)
+				break;
+			if ((r = lp_pmu_sup_wait(&e->sup, -1, &ev, 0)) < 0)
+				return r;
+			if ((err = background_event(e, &ev)) < 0)
+				return err;
+			continue;
+		}
+		e->rr = (e->rr + 1) % (e->sup.n ? e->sup.n : 1);
+		if ((err = step_thread(e, t)) < 0)
+			return err;
+	}
+	return 0;
+}
+
+/* ---- the hardware counter: the target runs freely ---------------------- */
+
+static int loop_free(struct engine *e)
+{
+	struct lp_pmu_ev ev;
+	struct user_regs_struct r;
+	int err, res;
+
+	for (int i = 0; i < e->sup.n; i++)
+		if ((err = lp_pmu_sup_resume(e->sup.t[i], LP_PMU_SYSCALLS, 0)) < 0)
+			return err;
+	while (e->sup.n > 0) {
+		struct lp_pmu_thread *t;
+		struct ethread *x;
+		int sig = 0;
+		pid_t tid;
+
+		if ((res = lp_pmu_sup_wait(&e->sup, -1, &ev, 0)) < 0)
+			return res;
+		if (ev.kind == LP_PMU_EV_EXIT) {
+			e->c->ops->detach(e->c, ev.child->tid);
+			lp_pmu_sup_forget(&e->sup, ev.child);
+			continue;
+		}
+		t = ev.t;
+		tid = t->tid;
+		if (!(x = et(t)))
+			return LP_ENOMEM;
+		switch (ev.kind) {
+		case LP_PMU_EV_SYSCALL:
+			if ((err = lp_pmu_sup_getregs(t, &r)) < 0)
+				return err;
+			if (!x->sys_async) {
+				x->sys_async = 1; /* here: "between entry and exit" */
+				if ((err = sys_pre(e, t, r.orig_rax, &r)) < 0)
+					return err;
+			} else {
+				x->sys_async = 0;
+				if ((err = sys_post(e, t)) < 0)
+					return err;
+			}
+			break;
+		case LP_PMU_EV_SIGNAL:
+			res = e->c->ops->pending(e->c, t->tid, &ev.si);
+			if (res == 1) {
+				/* Skid compensation: step to the sample point. */
+				e->seeking = 1;
+				while (e->seeking) {
+					if ((err = prepare(e, t, &r)) < 0)
+						return err;
+					if (x->insn.flags & LP_PMU_INSN_SYSCALL)
+						break; /* resume; the next overflow retries */
+					if ((err = run_insn(e, t, 0)) < 0)
+						return err;
+					if (lp_pmu_sup_find(&e->sup, tid) != t)
+						break; /* it exited */
+					e->c->ops->note(e->c, tid, LP_PMU_NOTE_STEP);
+				}
+			} else if (res < 0 && ev.sig == SIGSEGV && is_our_page(t, (uint64_t)ev.si.si_addr)) {
+				if ((err = prepare(e, t, &r)) < 0 || (err = run_insn(e, t, 0)) < 0)
+					return err;
+			} else if (res < 0) {
+				sig = ev.sig;
+				e->st->target_signals++;
+			}
+			break;
+		case LP_PMU_EV_TRAP: {
+			uint64_t dr6 = 0;
+
+			if (t->dr_used > 0 && lp_pmu_sup_dr_get(t, 6, &dr6) == 0 && (dr6 & 0xf)) {
+				/* The trap follows the access: the clock already
+				 * includes the whole instruction. */
+				struct aspace *as = t->proc->watch;
+
+				lp_pmu_sup_dr_set(t, 6, 0);
+				e->c->ops->note(e->c, t->tid, LP_PMU_NOTE_TRAP);
+				for (int i = 0; as && i < as->n;) {
+					if (as->w[i].mech == LP_PMU_WATCH_DR && (as->w[i].slots & (int)dr6)) {
+						e->st->dr_hits++;
+						if ((err = watch_end(e, t, as, i, now(e), LP_PMU_END_DR)) < 0)
+							return err;
+					} else {
+						i++;
+					}
+				}
+			} else {
+				sig = SIGTRAP;
+			}
+			break;
+		}
+		default:
+			if ((err = on_event(e, &ev)) < 0)
+				return err;
+			if (ev.child && (err = lp_pmu_sup_resume(ev.child, LP_PMU_SYSCALLS, 0)) < 0)
+				return err;
+			break;
+		}
+		t = lp_pmu_sup_find(&e->sup, tid);
+		if (t && t->state == LP_PMU_T_STOPPED && (err = lp_pmu_sup_resume(t, LP_PMU_SYSCALLS, sig)) < 0)
+			return err;
+	}
+	return 0;
+}
+
+/* ---- entry point ------------------------------------------------------ */
+
+int lp_pmu_run(const struct lp_pmu_options *o, char *const argv[], struct lp_pmu_stats *stats,
+	       int *status)
+{
+	const struct lp_pmu_counter_ops *ops = lp_pmu_counter_find(o->counter ? o->counter : "step");
+	struct lp_pmu_counter_config cfg = { .seed = o->seed, .emulate_skid = o->emulate_skid };
+	struct engine *e;
+	int err;
+
+	memset(stats, 0, sizeof(*stats));
+	*status = 0;
+	if (!ops)
+		return lp_seterr(LP_EINVAL, "unknown counter '%s' (step, pmu)", o->counter);
+	if (o->line_size < 8 || o->line_size > 4096 || (o->line_size & (o->line_size - 1)))
+		return lp_seterr(LP_EINVAL, "line size %u is not a power of two in 8..4096", o->line_size);
+	if (!(o->period >= 1.0))
+		return lp_seterr(LP_EINVAL, "sample period %g is below 1", o->period);
+	if (o->on_ref && !ops->stepping)
+		return lp_seterr(LP_EINVAL, "a full trace needs --counter step");
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	e->o = o;
+	e->st = stats;
+	e->p = 1.0 / o->period;
+	e->line_mask = ~(uint64_t)(o->line_size - 1);
+	lp_rng_seed(&e->rng, o->seed);
+	if ((err = ops->create(&cfg, &e->c)) < 0)
+		goto out_engine;
+	if ((err = lp_pmu_decoder_new(&e->dec)) < 0)
+		goto out_counter;
+	e->sup.on_release = on_release;
+	e->sup.ctx = e;
+	if ((err = lp_pmu_sup_spawn(&e->sup, argv, o->no_aslr)) < 0)
+		goto out_sup;
+	if ((err = e->c->ops->attach(e->c, e->sup.t[0]->tid)) < 0)
+		goto out_sup;
+	if ((err = arm_next(e)) < 0)
+		goto out_sup;
+	err = ops->stepping ? loop_step(e) : loop_free(e);
+	if (err == 0) {
+		stats->refs = now(e);
+		*status = e->sup.leader_status;
+	}
+out_sup:
+	stats->injected = e->sup.injected;
+	lp_pmu_sup_release(&e->sup);
+	lp_pmu_decoder_free(e->dec);
+out_counter:
+	if (e->c)
+		e->c->ops->destroy(e->c);
+out_engine:
+	free(e);
+	return err;
+}
