@@ -159,7 +159,9 @@ static inline __attribute__((always_inline)) uint32_t node_tail(const uint32_t *
  * Above the leaf, the walk stops at the first level where p's and now's
  * ancestors are the same entry: there the -1 of p and the +1 of now cancel,
  * and no entry after it can hold a one (nothing lies after now). Short
- * distances, the common case, thus touch one or two levels instead of all. */
+ * distances, the common case, thus touch one or two levels instead of all.
+ * (On the shared, loaded VM an A/B run at M = 10^5 showed no difference
+ * beyond the noise; it is kept because it does strictly less work.) */
 static inline __attribute__((always_inline)) uint64_t fast_reuse(struct fast *s, uint64_t p)
 {
 	const uint64_t *leaf = s->bits + (p / LEAF_BITS) * (LEAF_BITS / 64);
