@@ -20,9 +20,10 @@
  *    which stays in L1.
  *
  * The dominant cost at M = 10^6..10^7 is the cache miss of the hash table
- * slot, then the bitmap word; both are prefetched ahead (16 accesses ahead
- * for the slot, 8 ahead for the word once the slot has arrived). Measured
- * numbers are in docs/algorithms.md. */
+ * slot, prefetched 16 accesses ahead. A second prefetch, of the bitmap word
+ * of access i+8 read from its (by then arrived) slot, made no difference
+ * at M = 10^5 or 10^7 in A/B runs (20.9/20.4 vs 21.2/24.0 M/s and 8.8/7.0
+ * vs 9.4/7.4 M/s), so it is not done. Numbers: docs/algorithms.md. */
 #include "exact/exact-internal.h"
 
 #define LEAF_BITS 512
@@ -274,15 +275,6 @@ fast_batch_body(struct fast *s, const uint64_t *lines, size_t n, uint64_t *dist,
 
 		if (i + 16 < n)
 			lp_xhtab_prefetch(&s->ht, lines[i + 16]);
-		if (i + 8 < n) {
-			/* The slot of i+8 was prefetched 8 accesses ago; if the
-			 * line sits in its home slot, fetch its bitmap word now.
-			 * A stale or wrong guess costs only a useless prefetch. */
-			const struct lp_xslot *g = &s->ht.s[lp_xhtab_pos(&s->ht, lines[i + 8])];
-
-			if (g->key == lines[i + 8] && g->val < s->cap)
-				__builtin_prefetch(&s->bits[g->val >> 6], 1, 3);
-		}
 		if (s->now == s->cap && (err = fast_compact(s)) < 0) {
 			*done = i;
 			return err;
