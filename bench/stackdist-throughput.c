@@ -7,7 +7,7 @@
  * distance, and of a floor that only looks each line up in the same hash
  * table; bytes held by the structures at the end, and the peak RSS of the
  * process. An algorithm whose projected time (from its first 1/50 of the
- * trace, or from what it did in its first second) exceeds 20 s is skipped and its projected rate shown in brackets. */
+ * trace) exceeds 20 s, or if its first second projects beyond 100 s, is skipped and its projected rate shown in brackets. */
 #include <locprof/exact.h>
 #include <math.h>
 #include <stdio.h>
@@ -128,7 +128,9 @@ static double run_algo(const char *algo, enum lp_distance kind, const uint64_t *
 			sum += dist[i];
 		if (off + k >= probe || now_s() - t0 > 1.0) {
 			double proj = (now_s() - t0) * (double)n / (double)(off + k);
-			if (proj > 20.0) {
+			/* before the probe point, only give up on the hopeless:
+			 * the first accesses are mostly cold and slower */
+			if (proj > (off + k >= probe ? 20.0 : 100.0)) {
 				lp_distcalc_free(c);
 				return -proj;
 			}

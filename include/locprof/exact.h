@@ -49,7 +49,7 @@ struct lp_hist;
 
 int lp_hist_new(struct lp_hist **out);
 void lp_hist_free(struct lp_hist *h);
-/* Add one finite distance (d != LP_DIST_COLD) or, for LP_DIST_COLD, one cold. */
+/* Add count occurrences of distance d (LP_DIST_COLD: count cold accesses). */
 int lp_hist_add(struct lp_hist *h, uint64_t d, uint64_t count);
 /* Add every count of src to dst. */
 int lp_hist_merge(struct lp_hist *dst, const struct lp_hist *src);

@@ -481,16 +481,17 @@ int cli_exact_run(const struct cli_command *cmd, enum lp_distance kind, int argc
 			}
 			/* the first size given ranks pcs: keep the user's first */
 			if (o.n_sizes > 1) {
+				char *copy = strdup(optarg), *end = NULL;
 				uint64_t first;
-				char *end;
 
-				if (cli_parse_size(strtok_r(optarg, ",.", &end), &first) == 0)
+				if (copy && cli_parse_size(strtok_r(copy, ",.", &end), &first) == 0)
 					for (size_t i = 0; i < o.n_sizes; i++)
 						if (o.sizes[i] == first) {
 							o.sizes[i] = o.sizes[0];
 							o.sizes[0] = first;
 							break;
 						}
+				free(copy);
 			}
 			break;
 		case 'c': o.curve = 1; break;

@@ -112,7 +112,6 @@ struct lane {
 	struct lp_hist hist;
 	uint64_t accesses;
 	struct pc_map pcs;
-	/* a reference can span more lines than one batch: where we are in it */
 };
 
 struct lp_exact {

@@ -378,7 +378,7 @@ static void make_refs(struct lp_ref *refs, size_t n, uint64_t seed)
 		refs[i].addr = 0x10000 + lp_rng_below(&r, 1 << 16);
 		refs[i].size = 1 + lp_rng_below(&r, 16) * (i % 11 == 0 ? 40 : 1);
 		refs[i].kind = i % 13 == 0 ? LP_EV_ALLOC : (uint8_t)(i & 1);
-		refs[i].pc = 0x400000 + lp_rng_below(&r, 20) * 4;
+		refs[i].pc = 0x400000 + lp_rng_below(&r, 300) * 4; /* > 64: the pc map rehashes */
 	}
 	refs[n - 1].addr = UINT64_MAX - 3; /* straddles the top */
 	refs[n - 1].size = 64;
