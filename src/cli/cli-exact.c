@@ -346,24 +346,10 @@ static void json_hist(const struct lp_hist *h)
 	printf("]}");
 }
 
-static void json_string(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			printf("\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			printf("\\u%04x", *s);
-		else
-			putchar(*s);
-	}
-	putchar('"');
-}
-
 static void out_json(const struct opts *o, const struct lp_exact *e)
 {
 	printf("{\"command\": \"%s\", \"trace\": ", o->cmd->name);
-	json_string(o->trace);
+	cli_json_string(o->trace);
 	if (o->kind == LP_DIST_STACK)
 		printf(", \"algorithm\": \"%s\"", o->algorithm ? o->algorithm : "fast");
 	printf(",\n \"histogram_bins\": \"[lo, hi, count]; exact below 256, 128 bins per octave above\",\n");

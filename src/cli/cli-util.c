@@ -235,3 +235,17 @@ int cli_trace_read_failed(int err, const struct lp_trace_reader *r)
 	cli_error("%s", lp_errmsg());
 	return CLI_ERROR;
 }
+
+void cli_json_string(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			printf("\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			printf("\\u%04x", *s);
+		else
+			putchar(*s);
+	}
+	putchar('"');
+}

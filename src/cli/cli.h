@@ -56,6 +56,9 @@ int cli_parse_size_list(const char *s, uint64_t **out, size_t *n);
 /* Human form of a size in bytes: "32K", "1.5M", "4096" -> "4K". */
 const char *cli_format_size(uint64_t bytes, char *buf, size_t len);
 
+/* Print s to stdout as a JSON string literal, quoted and escaped. */
+void cli_json_string(const char *s);
+
 /* After a trace read returned err < 0: print one line and return the exit
  * status. Truncation and corruption are warnings (the results so far are
  * kept, CLI_PARTIAL); anything else is an error. */

@@ -27,28 +27,14 @@ const struct cli_command cmd_dump = {
 	.run = run,
 };
 
-static void json_str(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			printf("\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			printf("\\u%04x", *s);
-		else
-			putchar(*s);
-	}
-	putchar('"');
-}
-
 static void dump_json(const struct lp_profile *p)
 {
 	printf("{\"command\":");
-	json_str(p->command);
+	cli_json_string(p->command);
 	printf(",\"host\":");
-	json_str(p->host);
+	cli_json_string(p->host);
 	printf(",\"source\":");
-	json_str(p->source);
+	cli_json_string(p->source);
 	printf(",\"date\":%" PRId64 ",\"rate\":%.17g,\"target_samples\":%" PRIu64 ",\"seed\":%" PRIu64
 	       ",\"window\":%" PRIu64 ",\"references\":%" PRIu64 ",\n \"line_sizes\":[",
 	       p->date, p->rate, p->target_samples, p->seed, p->window, p->references);
@@ -63,7 +49,7 @@ static void dump_json(const struct lp_profile *p)
 		const struct lp_mapping *m = &p->mappings.v[i];
 		printf("%s{\"start\":%" PRIu64 ",\"end\":%" PRIu64 ",\"offset\":%" PRIu64 ",\"path\":",
 		       i ? "," : "", m->start, m->end, m->file_offset);
-		json_str(m->path);
+		cli_json_string(m->path);
 		printf("}");
 	}
 	printf("],\n \"samples\":[");

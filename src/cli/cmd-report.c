@@ -316,7 +316,9 @@ static int run(int argc, char **argv)
 				printf("%s,%" PRIu64 ",%.6f,%.1f,%.0f\n", shown[k].name, sizes[i], shown[k].ratio[i],
 				       shown[k].ratio[i] * acc, acc);
 	} else if (!strcmp(format, "json")) {
-		printf("{\"profile\":\"%s\",\"line\":%g,\"samples\":%zu,\"cold\":%s,\"curves\":[", argv[optind],
+		printf("{\"profile\":");
+		cli_json_string(argv[optind]);
+		printf(",\"line\":%g,\"samples\":%zu,\"cold\":%s,\"curves\":[",
 		       line, n, cold ? "true" : "false");
 		for (size_t k = 0; k < nshown; k++) {
 			printf("%s{\"name\":\"%s\",\"points\":[", k ? "," : "", shown[k].name);

@@ -104,7 +104,9 @@ static void print_sim(const struct opts *o, struct lp_sim **sims, size_t nsims, 
 		printf("%s,spec,accesses,misses,miss_ratio,cold,capacity,conflict\n",
 		       o->hierarchy ? "level" : "cache");
 	} else if (o->fmt == FMT_JSON) {
-		printf("{\"trace\": \"%s\", \"references\": %llu, \"%s\": [", o->trace,
+		printf("{\"trace\": ");
+		cli_json_string(o->trace);
+		printf(", \"references\": %llu, \"%s\": [",
 		       (unsigned long long)refs, o->hierarchy ? "levels" : "caches");
 	} else {
 		printf("# locprof simulate %s: %llu references\n", o->trace, (unsigned long long)refs);
@@ -181,7 +183,9 @@ static void print_graph(const struct opts *o, struct lp_graph *g, uint64_t refs)
 		return;
 	}
 	if (o->fmt == FMT_JSON) {
-		printf("{\"trace\": \"%s\", \"references\": %llu, \"line\": %llu, \"points\": [", o->trace,
+		printf("{\"trace\": ");
+		cli_json_string(o->trace);
+		printf(", \"references\": %llu, \"line\": %llu, \"points\": [",
 		       (unsigned long long)refs, (unsigned long long)o->line);
 		for (size_t i = 0; i < n; i++) {
 			struct lp_graph_point pt;
@@ -227,11 +231,14 @@ static void print_memspy(const struct opts *o, struct lp_memspy **ms)
 
 	if (o->fmt == FMT_CSV)
 		printf("cache,metric,value\n");
-	else if (o->fmt == FMT_JSON)
-		printf("{\"trace\": \"%s\", \"sample_length\": %llu, \"sample_interval\": %llu, "
-		       "\"random_lengths\": %s, \"caches\": [", o->trace,
+	else if (o->fmt == FMT_JSON) {
+		printf("{\"trace\": ");
+		cli_json_string(o->trace);
+		printf(", \"sample_length\": %llu, \"sample_interval\": %llu, "
+		       "\"random_lengths\": %s, \"caches\": [",
 		       (unsigned long long)o->sample_length, (unsigned long long)o->sample_interval,
 		       o->random_lengths ? "true" : "false");
+	}
 	for (size_t i = 0; i < o->nspecs; i++) {
 		struct lp_memspy_result r;
 		struct { const char *name; double v; } rows[] = {
