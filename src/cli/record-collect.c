@@ -1,0 +1,227 @@
+/* The collector loop every backend that runs a program under the collector
+ * shares: the instrumented program itself (record-inst.c) or a program
+ * under a tool that speaks the same protocol (valgrind). */
+#include "cli.h"
+#include "record.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+double record_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Resolve PROGRAM as execvp would. */
+int record_find_program(const char *prog, char *buf, size_t len)
+{
+	const char *path = getenv("PATH");
+
+	if (strchr(prog, '/')) {
+		snprintf(buf, len, "%s", prog);
+		return access(buf, X_OK);
+	}
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	while (*path) {
+		const char *end = strchr(path, ':');
+		size_t n = end ? (size_t)(end - path) : strlen(path);
+		snprintf(buf, len, "%.*s/%s", (int)n, n ? path : ".", prog);
+		if (access(buf, X_OK) == 0)
+			return 0;
+		if (!end)
+			break;
+		path = end + 1;
+	}
+	return -1;
+}
+
+/* environ without any variable that add[] sets, plus add[]. */
+static char **make_env(char *const *add, char *const *extra)
+{
+	size_t n = 0, k = 0, m = 0, e = 0;
+	char **v, **all;
+
+	while (environ[n])
+		n++;
+	while (add[m])
+		m++;
+	while (extra && extra[e])
+		e++;
+	all = calloc(m + e + 1, sizeof(*all));
+	v = calloc(n + m + e + 1, sizeof(*v));
+	if (!v || !all) {
+		free(all);
+		free(v);
+		return NULL;
+	}
+	memcpy(all, add, m * sizeof(*all));
+	if (e)
+		memcpy(all + m, extra, e * sizeof(*all));
+	m += e;
+	for (size_t i = 0; i < n; i++) {
+		int ours = 0;
+		for (size_t j = 0; j < m && !ours; j++) {
+			size_t len = strcspn(all[j], "=") + 1;
+			if (!strncmp(environ[i], all[j], len))
+				ours = 1;
+		}
+		if (!ours)
+			v[k++] = environ[i];
+	}
+	for (size_t j = 0; j < m; j++)
+		v[k++] = all[j];
+	free(all);
+	return v;
+}
+
+static volatile sig_atomic_t forward_sig;
+static void on_forward(int sig)
+{
+	forward_sig = sig;
+}
+
+void record_print_output(const struct lp_record_output *x, enum lp_record_mode mode)
+{
+	char how[64];
+
+	if (!x->ended)
+		snprintf(how, sizeof(how), "killed or cut short: data up to the last flush");
+	else if (x->status < 0)
+		snprintf(how, sizeof(how), "killed by signal %d", -x->status);
+	else
+		snprintf(how, sizeof(how), "exit %d", x->status);
+	if (x->error)
+		cli_error("%s (pid %u): not written: %s", x->path, x->pid, lp_strerror(x->error));
+	else if (mode == LP_RECORD_TRACE)
+		cli_note("%s: %llu references, %llu allocations, %u thread%s (pid %u, %s)", x->path,
+			 (unsigned long long)x->traced, (unsigned long long)x->allocs, x->threads,
+			 x->threads == 1 ? "" : "s", x->pid, how);
+	else
+		cli_note("%s: %llu samples (%llu dangling) of %llu references, %u thread%s (pid %u, %s)",
+			 x->path, (unsigned long long)x->samples, (unsigned long long)x->dangling,
+			 (unsigned long long)x->references, x->threads, x->threads == 1 ? "" : "s",
+			 x->pid, how);
+}
+
+int record_with_collector(const struct record_request *req, const char *path,
+			  char *const *exec_argv, char *const *extra_env, uint64_t *connections,
+			  int *ran)
+{
+	struct lp_recorder *r = NULL;
+	const struct lp_record_output *outs;
+	char **env;
+	int status = 0, pipefd[2], exec_errno = 0, child_done = 0;
+	double t0, t1 = 0;
+	pid_t pid;
+	size_t nout;
+	struct sigaction sa, old_int, old_quit, old_term, old_hup;
+
+	*connections = 0;
+	*ran = 0;
+	if (lp_recorder_new(&r, &req->opts) < 0) {
+		cli_error("cannot start the collector: %s", lp_errmsg());
+		return CLI_ERROR;
+	}
+	env = make_env(lp_recorder_env(r), extra_env);
+	if (!env || pipe2(pipefd, O_CLOEXEC) < 0) {
+		cli_error("out of memory");
+		lp_recorder_free(r);
+		free(env);
+		return CLI_ERROR;
+	}
+	/* The terminal's ^C and ^\ reach the program too; the collector waits
+	 * to receive what the program sends while it dies. TERM and HUP sent to
+	 * locprof alone are passed on. */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGQUIT, &sa, &old_quit);
+	sa.sa_handler = on_forward;
+	sigaction(SIGTERM, &sa, &old_term);
+	sigaction(SIGHUP, &sa, &old_hup);
+	fflush(NULL);
+	t0 = record_now();
+	pid = fork();
+	if (pid < 0) {
+		cli_error("cannot fork: %s", strerror(errno));
+		lp_recorder_free(r);
+		free(env);
+		return CLI_ERROR;
+	}
+	if (pid == 0) {
+		int e;
+		sigaction(SIGINT, &old_int, NULL);
+		sigaction(SIGQUIT, &old_quit, NULL);
+		sigaction(SIGTERM, &old_term, NULL);
+		sigaction(SIGHUP, &old_hup, NULL);
+		close(pipefd[0]);
+		execve(path, exec_argv, env);
+		e = errno;
+		if (write(pipefd[1], &e, sizeof(e)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(pipefd[1]);
+	lp_recorder_set_main_pid(r, (uint32_t)pid);
+	if (read(pipefd[0], &exec_errno, sizeof(exec_errno)) != sizeof(exec_errno))
+		exec_errno = 0;
+	close(pipefd[0]);
+	free(env);
+	for (;;) {
+		int n = lp_recorder_poll(r, 50);
+		if (n < 0) {
+			cli_error("collector: %s", lp_errmsg());
+			break;
+		}
+		if (forward_sig) {
+			kill(pid, forward_sig);
+			forward_sig = 0;
+		}
+		if (!child_done) {
+			pid_t w = waitpid(pid, &status, WNOHANG);
+			if (w == pid) {
+				child_done = 1;
+				t1 = record_now();
+			}
+		}
+		/* Done when the program has ended and so have the connections of
+		 * all its processes; one more look catches a last connection
+		 * still in the listen queue. */
+		if (child_done && n == 0 && lp_recorder_poll(r, 0) == 0)
+			break;
+	}
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGQUIT, &old_quit, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	sigaction(SIGHUP, &old_hup, NULL);
+	if (lp_recorder_finish(r) < 0)
+		cli_error("cannot write the output: %s", lp_errmsg());
+	nout = lp_recorder_outputs(r, &outs);
+	*connections = lp_recorder_connections(r);
+	if (exec_errno) {
+		cli_error("cannot run '%s': %s", exec_argv[0], strerror(exec_errno));
+		lp_recorder_free(r);
+		return 127;
+	}
+	*ran = 1;
+	for (size_t i = 0; i < nout && !req->quiet; i++)
+		record_print_output(&outs[i], req->opts.mode);
+	if (!req->quiet && *connections)
+		cli_note("run time %.3f s", t1 - t0);
+	lp_recorder_free(r);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : CLI_ERROR;
+}

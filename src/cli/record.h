@@ -1,0 +1,70 @@
+/* locprof record: what the command hands to a backend.
+ *
+ * cmd-record.c parses the options and picks a backend; each backend
+ * (record-inst.c: programs built with `locprof cc`; record-valgrind.c:
+ * unmodified binaries under valgrind; record-pmu.c: unmodified binaries
+ * under ptrace with counters and watchpoints) runs the program and writes
+ * the same outputs. A backend that is not linked into this build is simply
+ * absent: its symbol is weak and cmd-record.c says so in one line.
+ */
+#ifndef LP_CLI_RECORD_H
+#define LP_CLI_RECORD_H
+
+#include <locprof/record.h>
+
+#include <limits.h>
+#include <stdint.h>
+
+#define RECORD_MAX_BACKEND_OPTS 16
+
+struct record_request {
+	struct lp_record_options opts; /* mode, rate, line sizes, seed, output */
+	uint64_t target_samples;       /* --samples N: 0 = use opts.rate */
+	const char *counter;           /* --counter (pmu backend): NULL = default */
+	uint32_t max_skid;             /* --max-skid (pmu backend) */
+	const char *backend_opts[RECORD_MAX_BACKEND_OPTS]; /* -X OPT, verbatim */
+	unsigned nbackend_opts;
+	int quiet;
+	char *const *argv;             /* PROGRAM ARGS..., NULL-terminated */
+	char prog[PATH_MAX];           /* PROGRAM resolved as execvp would */
+};
+
+struct record_backend {
+	const char *name;
+	const char *summary;
+	/* Check the request before anything runs: NULL if fine, else a
+	 * message for a usage error. May be NULL. */
+	const char *(*check)(const struct record_request *req);
+	/* Run the program and write the outputs; returns locprof's exit
+	 * status (the program's, 128+N for signal N, or CLI_ERROR). */
+	int (*run)(const struct record_request *req);
+};
+
+extern const struct record_backend record_backend_inst;
+extern const struct record_backend record_backend_valgrind __attribute__((weak));
+extern const struct record_backend record_backend_pmu __attribute__((weak));
+
+/* The shared collector loop (record-collect.c): start the collector,
+ * execute PATH with exec_argv and the collector's environment plus
+ * extra_env (both NULL-terminated; extra_env may be NULL), pass
+ * ^C/TERM/HUP on, wait for the program and for every connection to end,
+ * finish the outputs and print the summary (unless quiet; nothing is
+ * printed when nothing connected). *connections gets the number of
+ * connections (one per instrumented thread), *ran whether the program
+ * was executed at all. Returns locprof's exit
+ * status: the program's, 128+N for signal N, 127 if it could not be
+ * executed, CLI_ERROR if the collector failed (all reported). */
+int record_with_collector(const struct record_request *req, const char *path,
+			  char *const *exec_argv, char *const *extra_env, uint64_t *connections,
+			  int *ran);
+
+/* The one summary line per output, shared by every backend. */
+void record_print_output(const struct lp_record_output *x, enum lp_record_mode mode);
+
+/* Resolve PROGRAM as execvp would; 0 or -1 with errno. */
+int record_find_program(const char *prog, char *buf, size_t len);
+
+/* Monotonic seconds. */
+double record_now(void);
+
+#endif
