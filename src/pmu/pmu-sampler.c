@@ -214,9 +214,13 @@ static void emit(struct engine *e, struct lp_pmu_sample *s)
 		e->o->on_sample(e->o->ctx, s);
 }
 
-static int watch_remove(struct engine *e, struct lp_pmu_thread *t, struct aspace *as, int i)
+/* Stop watching as->w[i]. A page watch whose page is in open[0..n_open)
+ * (already given the target's permissions for a step) needs no call. */
+static int watch_drop(struct engine *e, struct lp_pmu_thread *t, struct aspace *as, int i,
+		      const uint64_t *open, int n_open)
 {
 	struct watch w = as->w[i];
+	uint64_t pg = w.line & ~(PAGE - 1);
 	int err = 0;
 
 	as->w[i] = as->w[--as->n];
@@ -227,10 +231,18 @@ static int watch_remove(struct engine *e, struct lp_pmu_thread *t, struct aspace
 			d->dr_used &= ~w.slots;
 			err = dr_apply(d);
 		}
-	} else if (!page_watched(as, w.line & ~(PAGE - 1))) {
-		err = unprotect(e, t, w.line & ~(PAGE - 1));
+	} else if (!page_watched(as, pg)) {
+		for (int k = 0; k < n_open; k++)
+			if (open[k] == pg)
+				return 0;
+		err = unprotect(e, t, pg);
 	}
 	return err;
+}
+
+static int watch_remove(struct engine *e, struct lp_pmu_thread *t, struct aspace *as, int i)
+{
+	return watch_drop(e, t, as, i, NULL, 0);
 }
 
 static int watch_end(struct engine *e, struct lp_pmu_thread *t, struct aspace *as, int i, uint64_t end,
@@ -305,9 +317,22 @@ static int watch_start(struct engine *e, struct lp_pmu_thread *t, const struct l
 	return r ? 0 : protect(e, t, page);
 }
 
-/* Watches whose lines acc[from..n) touch end at the first touching access. */
+/* Does any page watch's line overlap acc[0..n)? */
+static int touches_page_watch(struct engine *e, struct aspace *as, const struct lp_pmu_access *acc, int n)
+{
+	for (int i = 0; as && i < as->n; i++)
+		for (int j = 0; j < n; j++)
+			if (as->w[i].mech == LP_PMU_WATCH_PAGE &&
+			    overlaps(acc[j].addr, acc[j].size, as->w[i].line, e->o->line_size))
+				return 1;
+	return 0;
+}
+
+/* Page watches whose lines acc[0..n) touch end at the first touching
+ * access; the instruction has retired (t0: the clock before it). Pages in
+ * open[0..n_open) already have the target's permissions. */
 static int end_touched(struct engine *e, struct lp_pmu_thread *t, const struct lp_pmu_access *acc, int n,
-		       int from, uint64_t t0, int mech, int how)
+		       uint64_t t0, const uint64_t *open, int n_open)
 {
 	struct aspace *as = t->proc->watch;
 	int err;
@@ -316,24 +341,27 @@ static int end_touched(struct engine *e, struct lp_pmu_thread *t, const struct l
 		return 0;
 	for (int i = 0; i < as->n;) {
 		struct watch *w = &as->w[i];
+		struct lp_pmu_sample s;
 		int hit = -1;
 
-		if (mech >= 0 && w->mech != mech) {
+		if (w->mech != LP_PMU_WATCH_PAGE) {
 			i++;
 			continue;
 		}
-		for (int j = from; j < n && hit < 0; j++)
+		for (int j = 0; j < n && hit < 0; j++)
 			if (overlaps(acc[j].addr, acc[j].size, w->line, e->o->line_size))
 				hit = j;
 		if (hit < 0) {
 			i++;
 			continue;
 		}
-		if (how == LP_PMU_END_PAGE)
-			e->st->page_hits++;
-		else if (how == LP_PMU_END_DR)
-			e->st->dr_hits++;
-		if ((err = watch_end(e, t, as, i, t0 + (uint64_t)hit + 1, how)) < 0)
+		e->st->page_hits++;
+		s = w->s;
+		s.end = t0 + (uint64_t)hit + 1;
+		s.dangling = 0;
+		s.ended_by = LP_PMU_END_PAGE;
+		emit(e, &s);
+		if ((err = watch_drop(e, t, as, i, open, n_open)) < 0)
 			return err;
 	}
 	return 0;
@@ -524,13 +552,41 @@ static int page_in(const uint64_t *pages, int n, uint64_t addr)
 	return 0;
 }
 
-/* Run t's prepared instruction, handling our page faults; count it. */
+/* Give the watched pages that acc[0..n) touch the target's permissions,
+ * adding them to opened[]. */
+static int open_pages(struct engine *e, struct lp_pmu_thread *t, const struct lp_pmu_access *acc, int n,
+		      uint64_t *opened, int *n_opened)
+{
+	struct aspace *as = t->proc->watch;
+	int err;
+
+	for (int j = 0; as && j < n; j++) {
+		for (uint64_t pg = acc[j].addr & ~(PAGE - 1); pg < acc[j].addr + acc[j].size; pg += PAGE) {
+			if (!page_watched(as, pg) || page_in(opened, *n_opened, pg) || *n_opened == 2 * LP_PMU_MAX_MEM)
+				continue;
+			if ((err = unprotect(e, t, pg)) < 0)
+				return err;
+			opened[(*n_opened)++] = pg;
+		}
+	}
+	return 0;
+}
+
+/* Run t's prepared instruction, handling our page faults; count it.
+ *
+ * A watched line is reused when the instruction touching it *retires*.
+ * An instruction that faults on one of our pages may also fault with the
+ * target's own permissions (a program that mprotects its pages and
+ * catches SIGSEGV): then it did not execute, the target's handler runs
+ * first, and the reuse is the instruction's later, successful execution.
+ * So samples are ended only after the step with the pages open has
+ * completed. */
 static int run_insn(struct engine *e, struct lp_pmu_thread *t, int sig)
 {
 	struct ethread *x = t->eng;
 	uint64_t t0 = now(e);
 	uint64_t opened[2 * LP_PMU_MAX_MEM];
-	int n_opened = 0, r, err;
+	int n_opened = 0, ours = 0, hit = 0, r, err;
 	siginfo_t si;
 
 	check_point(e, t, t0);
@@ -539,36 +595,16 @@ static int run_insn(struct engine *e, struct lp_pmu_thread *t, int sig)
 		 * make the kernel reset the handler to the default (a forced
 		 * blocked SIGSEGV): open our pages before the access instead,
 		 * and see the reuse from the decoded accesses. */
-		struct aspace *as = t->proc->watch;
-
-		if ((err = end_touched(e, t, x->acc, x->n, 0, t0, LP_PMU_WATCH_PAGE, LP_PMU_END_PAGE)) < 0)
+		if ((err = open_pages(e, t, x->acc, x->n, opened, &n_opened)) < 0)
 			return err;
-		for (int j = 0; j < x->n; j++)
-			for (uint64_t pg = x->acc[j].addr & ~(PAGE - 1); pg < x->acc[j].addr + x->acc[j].size;
-			     pg += PAGE)
-				if (page_watched(as, pg) && !page_in(opened, n_opened, pg) &&
-				    n_opened < 2 * LP_PMU_MAX_MEM) {
-					if ((err = unprotect(e, t, pg)) < 0)
-						return err;
-					opened[n_opened++] = pg;
-				}
+		ours = n_opened > 0;
 	}
 	r = step_sync(e, t, sig, &si);
 	if (r <= 0)
 		return r; /* t may be gone: touch nothing of it */
-	if (x->in_segv) {
-		for (int k = 0; k < n_opened && r > 0; k++)
-			if (page_watched(t->proc->watch, opened[k]) && (err = protect(e, t, opened[k])) < 0)
-				return err;
-		n_opened = 0;
-	}
 	if (r == 2 && is_our_page(t, (uint64_t)si.si_addr)) {
-		struct aspace *as = t->proc->watch;
-		int before = as->n;
-
-		/* Ours: the reuse (if the access is to a watched line) ends
-		 * at that access; otherwise a false positive. Either way the
-		 * access runs with the target's permissions. */
+		/* Ours: run the access with the target's permissions. */
+		ours = 1;
 		e->c->ops->note(e->c, t->tid, LP_PMU_NOTE_FAULT);
 		if (x->n == 0) {
 			/* Undecoded instruction: the fault address is all we know. */
@@ -576,24 +612,11 @@ static int run_insn(struct engine *e, struct lp_pmu_thread *t, int sig)
 			x->n = 1;
 			x->fake = 1;
 		}
-		if ((err = end_touched(e, t, x->acc, x->n, 0, t0, LP_PMU_WATCH_PAGE, LP_PMU_END_PAGE)) < 0)
-			return err;
-		if (as->n == before)
+		hit = touches_page_watch(e, t->proc->watch, x->acc, x->n);
+		if (!hit)
 			e->st->false_faults++;
-		for (int j = 0; j < x->n; j++) {
-			for (uint64_t pg = x->acc[j].addr & ~(PAGE - 1); pg < x->acc[j].addr + x->acc[j].size;
-			     pg += PAGE) {
-				int dup = 0;
-
-				for (int k = 0; k < n_opened; k++)
-					dup |= opened[k] == pg;
-				if (dup || !page_watched(as, pg) || n_opened == 2 * LP_PMU_MAX_MEM)
-					continue;
-				if ((err = unprotect(e, t, pg)) < 0)
-					return err;
-				opened[n_opened++] = pg;
-			}
-		}
+		if ((err = open_pages(e, t, x->acc, x->n, opened, &n_opened)) < 0)
+			return err;
 		/* An access the decoder did not report (or one more page):
 		 * open the faulting page too, as often as it takes. */
 		while ((r = step_sync(e, t, 0, &si)) == 2 && is_our_page(t, (uint64_t)si.si_addr) &&
@@ -605,22 +628,29 @@ static int run_insn(struct engine *e, struct lp_pmu_thread *t, int sig)
 		if (r <= 0)
 			return r;
 		e->c->ops->note(e->c, t->tid, LP_PMU_NOTE_STEP);
-		for (int k = 0; k < n_opened && r > 0; k++)
-			if (page_watched(as, opened[k]) && (err = protect(e, t, opened[k])) < 0)
-				return err;
-		if (x->fake) {
-			x->n = 0;
-			x->fake = 0;
-		}
+	}
+	if (ours && r == 1) {
+		/* Retired: its accesses to watched lines are the reuses. */
+		if ((err = end_touched(e, t, x->acc, x->n, t0, opened, n_opened)) < 0)
+			return err;
+	} else if (hit) {
+		/* Faulted with the target's permissions: no reuse yet, and
+		 * the fault was only a cost, like a false positive. */
+		e->st->false_faults++;
+	}
+	for (int k = 0; k < n_opened; k++)
+		if (page_watched(t->proc->watch, opened[k]) && (err = protect(e, t, opened[k])) < 0)
+			return err;
+	if (x->fake) {
+		x->n = 0;
+		x->fake = 0;
 	}
 	if (r == 2) {
 		/* The target's own fault: it gets its SIGSEGV. */
-		et(t)->pending_sig = SIGSEGV;
+		x->pending_sig = SIGSEGV;
 		x->sample_k = -1;
 		return 0;
 	}
-	if (r <= 0)
-		return r;
 	return retired(e, t, t0);
 }
 

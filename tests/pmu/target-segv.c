@@ -34,5 +34,7 @@ int main(void)
 			sum += area[i];
 	}
 	printf("segv faults=%d sum=%ld\n", faults, sum);
+	/* For the test: the line of the store that faults. */
+	fprintf(stderr, "faulting line %p\n", (void *)(area + 64));
 	return faults == 3 ? 0 : 1;
 }
