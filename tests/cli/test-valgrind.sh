@@ -6,10 +6,6 @@ source "$(dirname "$0")/lib.sh"
 TOOL="$LOCPROF_BUILD/src/vg/locprof-amd64-linux"
 [ -x "$TOOL" ] || fail "the valgrind tool was not built ($TOOL): is valgrind installed (scripts/install-deps)?"
 command -v valgrind >/dev/null || fail "valgrind is not installed (scripts/install-deps)"
-# Sanitizers change nothing in the tool (built without them); the locprof
-# binary's own leaks are checked by the other tests.
-export ASAN_OPTIONS=${ASAN_OPTIONS:-}:detect_leaks=0
-
 for p in pattern crash threads; do
 	gcc -O2 -g -pthread -o "$T/$p" "$LOCPROF_SRC/tests/vg/vg-$p.c"
 done
