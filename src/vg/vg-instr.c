@@ -5,19 +5,23 @@
  * A superblock is cut into segments at its side exits (and every
  * LPVG_SEG_MAX accesses): inside a segment every access happens, except
  * guarded ones whose guard is known only at run time. Per access the code
- * stores the address into lpvg_abuf[i] (a guarded access not done stores
- * LPVG_NONE_ADDR) and, in sample mode, ORs in the filter byte of its line.
- * At the end of the segment (before the exit):
+ * stores the address into the thread's shadow buffer abuf[i] (a guarded
+ * access not done stores LPVG_NONE_ADDR) and, in sample mode, adds up the
+ * filter bytes of the lines. At the end of the segment (before the exit):
  *
- *   sample mode:  lpvg_cd -= references done;
- *                 if (lpvg_cd <= 0 || filter bytes != 0) lpvg_seg_sample(seg)
- *   trace mode:   lpvg_seg_trace(seg)
+ *   sample mode:  cd -= references done + (filter sum << 40);
+ *                 if (cd <= 0) lpvg_seg_sample(gsp, seg)
+ *   trace mode:   lpvg_seg_trace(gsp, seg)
  *
- * so the common case of sample mode is a store, four ALU operations and a
- * byte load per access, and one load/subtract/store/compare per segment: no
- * call. The slow path replays the segment from lpvg_abuf in order
- * (vg-sample.c). Everything is at fixed addresses in the tool's image
- * (below 2^32), so the host code uses 32-bit displacements.
+ * A non-zero filter sum forces the call with a single compare (countdowns
+ * stay below 2^38; the slow path adds the sum back). So the common case of
+ * sample mode is, per access, a store at a small offset from the
+ * guest-state register, a shift, an and, a byte load at a 32-bit
+ * displacement (the filter is in the tool's image) and an add; per segment,
+ * a load, two subtractions, a store and a compare-and-branch: no call. The
+ * countdown and the buffer live in each thread's shadow area (vg-tool.h),
+ * so threads need no switching. The slow path replays the segment from the
+ * buffer in order (vg-sample.c).
  *
  * Segment descriptors (pc, size, kind of each access) are allocated here and
  * freed when valgrind discards the superblock's translation.
@@ -66,6 +70,8 @@ static void flush(struct ist *s)
 {
 	struct lpvg_seg *seg;
 	IRDirty *di;
+	void *fn;
+	const HChar *name;
 
 	if (!s->n)
 		return;
@@ -76,25 +82,39 @@ static void flush(struct ist *s)
 	seg->next = s->segs;
 	s->segs = seg;
 	if (lpvg_o.mode == LP_MODE_TRACE) {
-		di = unsafeIRDirty_0_N(1, "lpvg_seg_trace", VG_(fnptr_to_fnentry)(lpvg_seg_trace),
-				       mkIRExprVec_1(mkIRExpr_HWord((HWord)seg)));
+		fn = lpvg_seg_trace;
+		name = "lpvg_seg_trace";
 	} else {
-		IRExpr *cd0, *cnt, *cd1, *g;
-		cd0 = tmp(s, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, u64((HWord)&lpvg_cd)));
+		fn = lpvg_seg_sample;
+		name = "lpvg_seg_sample";
+	}
+	di = unsafeIRDirty_0_N(2, name, VG_(fnptr_to_fnentry)(fn),
+			       mkIRExprVec_2(IRExpr_GSPTR(), mkIRExpr_HWord((HWord)seg)));
+	/* What the helper reads and writes of the shadow area, so that the
+	 * optimiser keeps the stores before it. */
+	di->nFxState = 2;
+	VG_(memset)(&di->fxState, 0, sizeof(di->fxState));
+	di->fxState[0].fx = Ifx_Modify;
+	di->fxState[0].offset = LPVG_GS + LPVG_SH_CD;
+	di->fxState[0].size = 8;
+	di->fxState[1].fx = Ifx_Read;
+	di->fxState[1].offset = LPVG_GS + LPVG_SH_THREAD;
+	di->fxState[1].size = (UShort)(LPVG_SH_ABUF - LPVG_SH_THREAD + 8 * s->n);
+	if (lpvg_o.mode == LP_MODE_SAMPLE) {
+		IRExpr *cd0, *cnt, *cd1;
+		cd0 = tmp(s, Ity_I64, IRExpr_Get(LPVG_GS + LPVG_SH_CD, Ity_I64));
 		cnt = u64(s->n - s->nguarded);
 		if (s->ndyn)
 			cnt = s->n == s->nguarded ? s->ndyn
 						  : tmp(s, Ity_I64, IRExpr_Binop(Iop_Add64, cnt, s->ndyn));
-		cd1 = tmp(s, Ity_I64, IRExpr_Binop(Iop_Sub64, cd0, cnt));
-		addStmtToIRSB(s->out, IRStmt_Store(Iend_LE, u64((HWord)&lpvg_cd), cd1));
-		g = tmp(s, Ity_I1, IRExpr_Binop(Iop_CmpLE64S, cd1, u64(0)));
 		if (s->hit) {
-			IRExpr *h = tmp(s, Ity_I1, IRExpr_Binop(Iop_CmpNE64, s->hit, u64(0)));
-			g = tmp(s, Ity_I1, IRExpr_Binop(Iop_Or1, g, h));
+			IRExpr *h = tmp(s, Ity_I64, IRExpr_Binop(Iop_Shl64, s->hit,
+								 IRExpr_Const(IRConst_U8(LPVG_HIT_SHIFT))));
+			cnt = tmp(s, Ity_I64, IRExpr_Binop(Iop_Add64, cnt, h));
 		}
-		di = unsafeIRDirty_0_N(1, "lpvg_seg_sample", VG_(fnptr_to_fnentry)(lpvg_seg_sample),
-				       mkIRExprVec_1(mkIRExpr_HWord((HWord)seg)));
-		di->guard = g;
+		cd1 = tmp(s, Ity_I64, IRExpr_Binop(Iop_Sub64, cd0, cnt));
+		addStmtToIRSB(s->out, IRStmt_Put(LPVG_GS + LPVG_SH_CD, cd1));
+		di->guard = tmp(s, Ity_I1, IRExpr_Binop(Iop_CmpLE64S, cd1, u64(0)));
 	}
 	addStmtToIRSB(s->out, IRStmt_Dirty(di));
 	s->n = 0;
@@ -128,7 +148,7 @@ static void access(struct ist *s, IRExpr *addr, Int size, UInt kind, IRExpr *gua
 		s->nguarded++;
 		s->ndyn = s->ndyn ? tmp(s, Ity_I64, IRExpr_Binop(Iop_Add64, s->ndyn, g64)) : g64;
 	}
-	addStmtToIRSB(s->out, IRStmt_Store(Iend_LE, u64((HWord)&lpvg_abuf[i]), addr));
+	addStmtToIRSB(s->out, IRStmt_Put(LPVG_GS + LPVG_SH_ABUF + 8 * (Int)i, addr));
 	if (lpvg_o.mode == LP_MODE_SAMPLE) {
 		IRExpr *l = tmp(s, Ity_I64, IRExpr_Binop(Iop_Shr64, addr,
 							 IRExpr_Const(IRConst_U8(lpvg_o.line_shift[0]))));
@@ -137,7 +157,7 @@ static void access(struct ist *s, IRExpr *addr, Int size, UInt kind, IRExpr *gua
 		IRExpr *p = tmp(s, Ity_I64, IRExpr_Binop(Iop_Add64, m, u64((HWord)lpvg_filter)));
 		IRExpr *b = tmp(s, Ity_I8, IRExpr_Load(Iend_LE, Ity_I8, p));
 		IRExpr *b64 = tmp(s, Ity_I64, IRExpr_Unop(Iop_8Uto64, b));
-		s->hit = s->hit ? tmp(s, Ity_I64, IRExpr_Binop(Iop_Or64, s->hit, b64)) : b64;
+		s->hit = s->hit ? tmp(s, Ity_I64, IRExpr_Binop(Iop_Add64, s->hit, b64)) : b64;
 	}
 }
 
@@ -153,6 +173,8 @@ IRSB *lpvg_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestLayout
 		VG_(tool_panic)("locprof: only amd64 is supported");
 	if (lpvg_o.inert)
 		return in;
+	tl_assert(layout->total_sizeB == LPVG_GS &&
+		  LPVG_SH_ABUF + 8 * LPVG_SEG_MAX <= layout->total_sizeB);
 	VG_(memset)(&s, 0, sizeof(s));
 	s.out = deepCopyIRSBExceptStmts(in);
 	while (i < in->stmts_used && in->stmts[i]->tag != Ist_IMark)

@@ -33,9 +33,56 @@ static Long clo_flush_ms = 100;
 static struct lpvg_thread **threads; /* by valgrind ThreadId */
 static struct lpvg_thread *last_thread; /* the last to end, kept for BYE */
 
-#define IDLE_COUNTDOWN (1ll << 62)
-
 /* ---- options ----------------------------------------------------------------- */
+
+/* A decimal number with an optional exponent ("1e-4", "0.0001",
+ * "1.0000000000000001e-05" as locprof's %.17g writes): VG_(strtod) stops at
+ * the exponent. The digits become an exact integer (up to 19 significant
+ * digits) scaled once by a power of ten, so short inputs are exact to the
+ * last bit. Returns False unless the whole string is a number. */
+static Bool parse_double(const HChar *s, double *out)
+{
+	ULong mant = 0;
+	Int exp10 = 0, digits = 0, e = 0;
+	Bool any = False, neg_e = False;
+	double v, p = 1, ten = 10;
+
+	for (; *s >= '0' && *s <= '9'; s++, any = True) {
+		if (digits < 19 && (mant || *s != '0'))
+			mant = mant * 10 + (ULong)(*s - '0'), digits++;
+		else if (mant)
+			exp10++;
+	}
+	if (*s == '.') {
+		for (s++; *s >= '0' && *s <= '9'; s++, any = True) {
+			if (digits < 19 && (mant || *s != '0'))
+				mant = mant * 10 + (ULong)(*s - '0'), digits++, exp10--;
+			else if (!mant)
+				exp10--;
+		}
+	}
+	if (!any)
+		return False;
+	if (*s == 'e' || *s == 'E') {
+		s++;
+		if (*s == '-' || *s == '+')
+			neg_e = *s++ == '-';
+		if (*s < '0' || *s > '9')
+			return False;
+		for (; *s >= '0' && *s <= '9'; s++)
+			if (e < 10000)
+				e = e * 10 + (*s - '0');
+		exp10 += neg_e ? -e : e;
+	}
+	if (*s)
+		return False;
+	v = (double)mant;
+	for (Int k = exp10 < 0 ? -exp10 : exp10; k; k >>= 1, ten *= ten)
+		if (k & 1)
+			p *= ten;
+	*out = exp10 < 0 ? v / p : v * p;
+	return True;
+}
 
 static Bool parse_lines(const HChar *s)
 {
@@ -71,9 +118,8 @@ static Bool process_option(const HChar *arg)
 			VG_(fmsg_bad_option)(arg, "the mode is 'sample' or 'trace'\n");
 	}
 	else if VG_STR_CLO(arg, "--rate", clo_rate) {
-		HChar *end;
-		double r = VG_(strtod)(clo_rate, &end);
-		if (*end || !(r > 0 && r <= 1))
+		double r = 0;
+		if (!parse_double(clo_rate, &r) || !(r > 0 && r <= 1))
 			VG_(fmsg_bad_option)(arg, "the rate is a number in (0, 1]\n");
 	}
 	else if VG_STR_CLO(arg, "--lines", clo_lines) {
@@ -182,8 +228,6 @@ static void new_image(void)
 
 static void post_clo_init(void)
 {
-	HChar *end;
-
 	if (!lpvg_o.socket || !*lpvg_o.socket) {
 		/* A child whose environment was cleared (env -i) under
 		 * --trace-children, or a run by hand: nothing to send to, so run
@@ -195,8 +239,7 @@ static void post_clo_init(void)
 		return;
 	}
 	lpvg_o.mode = VG_(strcmp)(clo_mode, "trace") ? LP_MODE_SAMPLE : LP_MODE_TRACE;
-	lpvg_o.rate = VG_(strtod)(clo_rate, &end);
-	if (*end || !(lpvg_o.rate > 0 && lpvg_o.rate <= 1)) {
+	if (!parse_double(clo_rate, &lpvg_o.rate) || !(lpvg_o.rate > 0 && lpvg_o.rate <= 1)) {
 		VG_(fmsg)("locprof: bad sampling rate '%s' (0 < R <= 1)\n", clo_rate);
 		VG_(exit)(1);
 	}
@@ -218,30 +261,39 @@ static void post_clo_init(void)
 	new_image();
 	lpvg_filter_reset();
 	lpvg_instr_init();
-	lpvg_cd = IDLE_COUNTDOWN;
 }
 
 /* ---- threads ------------------------------------------------------------------ */
 
-static void switch_to(ThreadId tid)
+/* A thread's state, made when it first runs client code; its countdown and
+ * pointer go into its shadow area (a new thread's shadow area starts as a
+ * copy of its parent's, and a forked child's still names the parent's
+ * state: both are overwritten here before any of their code runs). */
+static void ensure_thread(ThreadId tid)
 {
 	struct lpvg_thread *t;
 
-	if (lpvg_cur && lpvg_cur->vtid == tid)
+	if (tid > VG_N_THREADS || threads[tid])
 		return;
-	if (lpvg_cur)
-		lpvg_cur->cd = lpvg_cd;
-	t = tid < VG_N_THREADS + 1 ? threads[tid] : NULL;
-	if (!t && tid < VG_N_THREADS + 1)
-		t = threads[tid] = lpvg_thread_new(tid);
-	lpvg_cur = t;
-	lpvg_cd = t ? t->cd : IDLE_COUNTDOWN;
+	t = threads[tid] = lpvg_thread_new(tid);
+	VG_(set_shadow_regs_area)(tid, 1, LPVG_SH_CD, sizeof(t->cd), (const UChar *)&t->cd);
+	VG_(set_shadow_regs_area)(tid, 1, LPVG_SH_THREAD, sizeof(t), (const UChar *)&t);
 }
 
 static void start_client_code(ThreadId tid, ULong blocks_done)
 {
 	if (!lpvg_o.inert)
-		switch_to(tid);
+		ensure_thread(tid);
+}
+
+/* The countdown of a thread that is not running, for everyone but the
+ * generated code and the slow paths. */
+static void stop_client_code(ThreadId tid, ULong blocks_done)
+{
+	struct lpvg_thread *t = tid <= VG_N_THREADS && threads ? threads[tid] : NULL;
+
+	if (t)
+		VG_(get_shadow_regs_area)(tid, (UChar *)&t->cd, 1, LPVG_SH_CD, sizeof(t->cd));
 }
 
 static UInt live_threads(void)
@@ -259,11 +311,6 @@ static void thread_exit(ThreadId tid)
 
 	if (lpvg_o.inert || !t)
 		return;
-	if (lpvg_cur == t) {
-		t->cd = lpvg_cd;
-		lpvg_cur = NULL;
-		lpvg_cd = IDLE_COUNTDOWN;
-	}
 	threads[tid] = NULL;
 	if (live_threads() == 0 && !last_thread) {
 		/* The process's last thread: its connection carries the BYE. */
@@ -285,12 +332,6 @@ static void for_each_thread(void (*f)(struct lpvg_thread *))
 		f(last_thread);
 }
 
-static void sync_cur(void)
-{
-	if (lpvg_cur)
-		lpvg_cur->cd = lpvg_cd;
-}
-
 /* ---- fork, exec, exit ----------------------------------------------------------- */
 
 /* A forked child is a new image: its own connections (the parent's belong
@@ -305,16 +346,12 @@ static void atfork_child(ThreadId tid)
 	}
 	lpvg_thread_free(last_thread);
 	last_thread = NULL;
-	lpvg_cur = NULL;
-	lpvg_cd = IDLE_COUNTDOWN;
 	lpvg_filter_reset();
 	new_image();
 }
 
 static struct lpvg_thread *any_connected(void)
 {
-	if (lpvg_cur && lpvg_cur->fd >= 0)
-		return lpvg_cur;
 	for (UInt i = 0; i <= VG_N_THREADS; i++)
 		if (threads[i] && threads[i]->fd >= 0)
 			return threads[i];
@@ -368,7 +405,6 @@ static void before_exec(void)
 {
 	struct lpvg_thread *t;
 
-	sync_cur();
 	for_each_thread(checkpoint_thread);
 	lpvg_filter_reset();
 	t = any_connected();
@@ -401,7 +437,6 @@ static void fini(Int exitcode)
 
 	if (lpvg_o.inert)
 		return;
-	sync_cur();
 	for (UInt i = 0; i <= VG_N_THREADS; i++)
 		if (threads[i])
 			lpvg_thread_finish(threads[i]);
@@ -423,7 +458,6 @@ static void fini(Int exitcode)
 	}
 	lpvg_thread_free(last_thread);
 	last_thread = NULL;
-	lpvg_cur = NULL;
 }
 
 /* ---- allocations ---------------------------------------------------------------
@@ -561,6 +595,7 @@ static void pre_clo_init(void)
 	VG_(needs_superblock_discards)(lpvg_discard_sb);
 	VG_(needs_syscall_wrapper)(pre_syscall, post_syscall);
 	VG_(track_start_client_code)(start_client_code);
+	VG_(track_stop_client_code)(stop_client_code);
 	VG_(track_pre_thread_ll_exit)(thread_exit);
 	VG_(atfork)(NULL, NULL, atfork_child);
 	lpvg_o.reserve_fds = 64;

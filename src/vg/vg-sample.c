@@ -17,7 +17,7 @@
  * Generated code runs whole segments (vg-instr.c) and calls here at a
  * segment's end only if the countdown expired in it or the filter flagged
  * one of its addresses. The segment is then replayed in order from the
- * addresses it left in lpvg_abuf, which gives exactly the per-reference
+ * addresses it left in its shadow buffer, which gives exactly the per-reference
  * behaviour.
  *
  * Watches: an exact per-thread table (open addressing, linear probing,
@@ -39,10 +39,7 @@
 #include "pub_tool_mallocfree.h"
 #include "pub_tool_threadstate.h"
 
-Long lpvg_cd;
-ULong lpvg_abuf[LPVG_SEG_MAX];
 UChar lpvg_filter[1u << LPVG_FILTER_LOG2];
-struct lpvg_thread *lpvg_cur;
 
 enum { TABLE_MIN = 64 };
 
@@ -192,7 +189,7 @@ static ULong next_gap(struct lpvg_thread *t)
 {
 	ULong gap = lp_rng_geometric(&t->rng, lpvg_o.rate);
 
-	return gap > (1ull << 62) ? (1ull << 62) : gap;
+	return gap > (ULong)LPVG_GAP_MAX ? (ULong)LPVG_GAP_MAX : gap;
 }
 
 struct lpvg_thread *lpvg_thread_new(ThreadId vtid)
@@ -216,7 +213,7 @@ struct lpvg_thread *lpvg_thread_new(ThreadId vtid)
 	 * sample is reference number gap (the runtime's first reference only
 	 * starts the clock and draws the same gap); in trace mode the countdown
 	 * is unused. */
-	gap = lpvg_o.mode == LP_MODE_TRACE ? (1ull << 62) : next_gap(t);
+	gap = lpvg_o.mode == LP_MODE_TRACE ? (ULong)LPVG_GAP_MAX : next_gap(t);
 	t->epoch = gap + 1;
 	t->cd = (Long)(gap + 1);
 	lpvg_connect(t);
@@ -231,7 +228,7 @@ ULong lpvg_thread_refs(const struct lpvg_thread *t)
 {
 	if (t->dead)
 		return t->final_refs;
-	return t->epoch - (ULong)(t == lpvg_cur ? lpvg_cd : t->cd);
+	return t->epoch - (ULong)t->cd;
 }
 
 void lpvg_thread_flush(struct lpvg_thread *t)
@@ -292,22 +289,31 @@ static void maybe_flush(struct lpvg_thread *t)
 
 /* ---- the slow paths --------------------------------------------------------- */
 
-/* Sample mode. lpvg_cd already has this segment's references subtracted. */
-VG_REGPARM(1) void lpvg_seg_sample(struct lpvg_seg *s)
+/* Sample mode. The countdown in the shadow area already has this segment's
+ * references subtracted, and its filter counts << LPVG_HIT_SHIFT: add those
+ * back (the filter has not changed since the generated code read it). */
+VG_REGPARM(2) void lpvg_seg_sample(UChar *gsp, struct lpvg_seg *s)
 {
-	struct lpvg_thread *t = lpvg_cur;
-	ULong done = s->n, refs, now;
+	UChar *sh = gsp + LPVG_GS;
+	Long *cdp = (Long *)(sh + LPVG_SH_CD);
+	struct lpvg_thread *t = *(struct lpvg_thread **)(sh + LPVG_SH_THREAD);
+	const ULong *abuf = (const ULong *)(sh + LPVG_SH_ABUF);
+	ULong done = s->n, refs, now, hits = 0;
 
-	if (!t || t->dead)
+	if (!t || t->dead) {
+		*cdp = LPVG_GAP_MAX;
 		return;
+	}
+	for (UInt i = 0; i < s->n; i++)
+		hits += lpvg_filter[(abuf[i] >> lpvg_o.line_shift[0]) & FILTER_MASK];
 	if (s->nguarded)
 		for (UInt i = 0; i < s->n; i++)
-			done -= s->acc[i].guarded && lpvg_abuf[i] == LPVG_NONE_ADDR;
-	refs = t->epoch - (ULong)lpvg_cd; /* references so far, this segment included */
-	now = refs - done;                /* number of its first reference */
+			done -= s->acc[i].guarded && abuf[i] == LPVG_NONE_ADDR;
+	refs = t->epoch - (ULong)(*cdp + (Long)(hits << LPVG_HIT_SHIFT)); /* this segment included */
+	now = refs - done; /* number of its first reference */
 	for (UInt i = 0; i < s->n; i++) {
 		const struct lpvg_acc *a = &s->acc[i];
-		ULong addr = lpvg_abuf[i];
+		ULong addr = abuf[i];
 		if (a->guarded && addr == LPVG_NONE_ADDR)
 			continue;
 		if (t->live)
@@ -318,14 +324,17 @@ VG_REGPARM(1) void lpvg_seg_sample(struct lpvg_seg *s)
 		}
 		now++;
 	}
-	lpvg_cd = (Long)(t->epoch - refs);
+	*cdp = (Long)(t->epoch - refs);
 	maybe_flush(t);
 }
 
 /* Trace mode: every reference of the segment, in order. */
-VG_REGPARM(1) void lpvg_seg_trace(struct lpvg_seg *s)
+VG_REGPARM(2) void lpvg_seg_trace(UChar *gsp, struct lpvg_seg *s)
 {
-	struct lpvg_thread *t = lpvg_cur;
+	UChar *sh = gsp + LPVG_GS;
+	Long *cdp = (Long *)(sh + LPVG_SH_CD);
+	struct lpvg_thread *t = *(struct lpvg_thread **)(sh + LPVG_SH_THREAD);
+	const ULong *abuf = (const ULong *)(sh + LPVG_SH_ABUF);
 	ULong done = 0;
 
 	if (!t || t->dead)
@@ -333,12 +342,12 @@ VG_REGPARM(1) void lpvg_seg_trace(struct lpvg_seg *s)
 	for (UInt i = 0; i < s->n; i++) {
 		const struct lpvg_acc *a = &s->acc[i];
 		struct lp_msg_ref *r;
-		if (a->guarded && lpvg_abuf[i] == LPVG_NONE_ADDR)
+		if (a->guarded && abuf[i] == LPVG_NONE_ADDR)
 			continue;
 		if (t->nevents == t->event_cap)
 			lpvg_send_events(t);
 		r = &t->events[t->nevents++];
-		r->addr = lpvg_abuf[i];
+		r->addr = abuf[i];
 		r->pc = a->pc;
 		r->size = a->size;
 		r->thread = t->number;
@@ -346,7 +355,7 @@ VG_REGPARM(1) void lpvg_seg_trace(struct lpvg_seg *s)
 		done++;
 	}
 	/* The countdown is the reference clock here too (never expires). */
-	lpvg_cd -= (Long)done;
+	*cdp -= (Long)done;
 	maybe_flush(t);
 }
 

@@ -11,9 +11,12 @@
  * buffer: the slow paths the instrumented code calls), vg-conn.c (socket and
  * messages), vg-math.c (log/log1p/floor for rng.h without libm).
  *
- * Valgrind runs one guest thread at a time, so the hot state of the running
- * thread lives in globals at fixed addresses (the generated code reads and
- * writes them directly) and is swapped on a thread switch.
+ * The hot state of each thread lives in its guest state's first shadow area
+ * (unused by this tool otherwise), which generated code reaches at a small
+ * offset from the guest-state pointer it keeps in a register; so each
+ * thread has its own without any switching. Layout (offsets within the
+ * shadow area, LPVG_SH_*): the countdown, the thread's struct pointer, the
+ * segment's address buffer.
  */
 #ifndef LP_VG_TOOL_H
 #define LP_VG_TOOL_H
@@ -21,6 +24,7 @@
 #include "pub_tool_basics.h"
 #include "pub_tool_vki.h"
 #include "pub_tool_tooliface.h"
+#include "libvex_guest_amd64.h"
 
 #include "collect/protocol.h"
 #include "common/rng.h"
@@ -43,6 +47,14 @@ extern Int VG_(fd_hard_limit);
 #define LPVG_ALLOC_CAP 1024   /* allocation events per ALLOCS message */
 #define LPVG_CMDLINE_MAX 4096
 #define LPVG_NONE_ADDR (~0ULL) /* address slot of a guarded access not done */
+#define LPVG_GAP_MAX (1ll << 38) /* countdowns stay below 2^40 (filter hits) */
+#define LPVG_HIT_SHIFT 40     /* filter counts are subtracted from the countdown << this */
+
+/* Offsets in the shadow area (guest state offset sizeof(VexGuestAMD64State)). */
+#define LPVG_SH_CD 0          /* Long: references left before the next sample */
+#define LPVG_SH_THREAD 8      /* struct lpvg_thread * */
+#define LPVG_SH_ABUF 16       /* ULong[LPVG_SEG_MAX]: the segment's addresses */
+#define LPVG_GS ((Int)sizeof(VexGuestAMD64State)) /* where the shadow area starts */
 
 /* One memory access of a segment, fixed at instrumentation time. */
 struct lpvg_acc {
@@ -75,7 +87,7 @@ struct lpvg_thread {
 	UInt ostid;      /* kernel thread id */
 	Int fd;          /* connection, -1 if none or broken */
 	Bool dead;
-	Long cd;         /* countdown while not running (lpvg_cd while running) */
+	Long cd;         /* copy of the shadow countdown, taken when it stops running */
 	ULong epoch;     /* references so far = epoch - countdown */
 	ULong final_refs;
 	ULong slow_calls;
@@ -105,11 +117,8 @@ struct lpvg_opts {
 
 extern struct lpvg_opts lpvg_o;
 
-/* Hot state of the running thread, read and written by generated code. */
-extern Long lpvg_cd;
-extern ULong lpvg_abuf[LPVG_SEG_MAX];
+/* The watched-line filter, read by generated code. */
 extern UChar lpvg_filter[1u << LPVG_FILTER_LOG2];
-extern struct lpvg_thread *lpvg_cur;
 
 /* Process image. */
 struct lpvg_proc {
@@ -134,8 +143,8 @@ void lpvg_discard_sb(Addr orig_addr, VexGuestExtents vge);
 void lpvg_instr_init(void);
 
 /* vg-sample.c */
-VG_REGPARM(1) void lpvg_seg_sample(struct lpvg_seg *s);
-VG_REGPARM(1) void lpvg_seg_trace(struct lpvg_seg *s);
+VG_REGPARM(2) void lpvg_seg_sample(UChar *gsp, struct lpvg_seg *s);
+VG_REGPARM(2) void lpvg_seg_trace(UChar *gsp, struct lpvg_seg *s);
 struct lpvg_thread *lpvg_thread_new(ThreadId vtid);
 void lpvg_thread_finish(struct lpvg_thread *t);
 void lpvg_thread_free(struct lpvg_thread *t);
