@@ -103,15 +103,18 @@ static void flush(struct ist *s)
 	if (lpvg_o.mode == LP_MODE_SAMPLE) {
 		IRExpr *cd0, *cnt, *cd1;
 		cd0 = tmp(s, Ity_I64, IRExpr_Get(LPVG_GS + LPVG_SH_CD, Ity_I64));
-		cnt = u64(s->n - s->nguarded);
+		/* Variable parts first, the constant last: the host code then
+		 * adds an immediate. */
+		cnt = NULL;
+		if (s->hit)
+			cnt = tmp(s, Ity_I64, IRExpr_Binop(Iop_Shl64, s->hit,
+							   IRExpr_Const(IRConst_U8(LPVG_HIT_SHIFT))));
 		if (s->ndyn)
-			cnt = s->n == s->nguarded ? s->ndyn
-						  : tmp(s, Ity_I64, IRExpr_Binop(Iop_Add64, cnt, s->ndyn));
-		if (s->hit) {
-			IRExpr *h = tmp(s, Ity_I64, IRExpr_Binop(Iop_Shl64, s->hit,
-								 IRExpr_Const(IRConst_U8(LPVG_HIT_SHIFT))));
-			cnt = tmp(s, Ity_I64, IRExpr_Binop(Iop_Add64, cnt, h));
-		}
+			cnt = cnt ? tmp(s, Ity_I64, IRExpr_Binop(Iop_Add64, cnt, s->ndyn)) : s->ndyn;
+		if (!cnt)
+			cnt = u64(s->n - s->nguarded);
+		else if (s->n > s->nguarded)
+			cnt = tmp(s, Ity_I64, IRExpr_Binop(Iop_Add64, cnt, u64(s->n - s->nguarded)));
 		cd1 = tmp(s, Ity_I64, IRExpr_Binop(Iop_Sub64, cd0, cnt));
 		addStmtToIRSB(s->out, IRStmt_Put(LPVG_GS + LPVG_SH_CD, cd1));
 		di->guard = tmp(s, Ity_I1, IRExpr_Binop(Iop_CmpLE64S, cd1, u64(0)));
