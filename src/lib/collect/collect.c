@@ -251,6 +251,7 @@ static struct proc *proc_get(struct lp_recorder *r, const struct lp_msg_hello *h
 	memcpy(p->info.line_size, h->line_size, sizeof(p->info.line_size));
 	p->info.rate = h->rate;
 	p->info.seed = h->seed;
+	p->info.backend = h->backend;
 	p->trace = h->mode == LP_MODE_TRACE;
 	r->procs[r->nprocs++] = p;
 	if (p->trace) {

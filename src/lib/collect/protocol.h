@@ -53,6 +53,12 @@ enum lp_msg_type {
 
 enum lp_msg_mode { LP_MODE_SAMPLE = 0, LP_MODE_TRACE = 1 };
 
+/* Who observes the references (HELLO.backend; the profile's source). */
+enum lp_msg_backend {
+	LP_BACKEND_INST = 0,     /* clang SanitizerCoverage or gcc -fsanitize=thread */
+	LP_BACKEND_VALGRIND = 1, /* the valgrind tool (src/vg) */
+};
+
 /* 24 bytes, so that the 8-byte records after every fixed part stay aligned. */
 struct lp_msg_header {
 	uint32_t magic_version; /* LP_MSG_MAGIC_VERSION */
@@ -74,7 +80,7 @@ struct lp_msg_hello {
 	double rate;      /* sampling rate (sample mode) */
 	uint64_t seed;
 	uint64_t start_ns; /* CLOCK_REALTIME when the process image started */
-	uint32_t backend;  /* 0 clang SanitizerCoverage or gcc -fsanitize=thread */
+	uint32_t backend;  /* enum lp_msg_backend */
 	uint32_t cmdline_len; /* bytes of NUL-separated argv that follow */
 	/* char cmdline[cmdline_len]; truncated to fit the message */
 };

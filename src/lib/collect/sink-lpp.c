@@ -8,7 +8,8 @@
  * sampled thread, as the runtime does: a reference that straddles two lines
  * advances it by one, where a trace-driven profile (locprof sample) counts
  * two line accesses. Straddling references are rare in compiled code; the
- * profile's source string says "inst" so the difference is visible. */
+ * profile's source string says "inst" (or "valgrind", after the HELLO's
+ * backend) so the difference is visible. */
 #include "collect/sink.h"
 
 #include <locprof/profile.h>
@@ -47,7 +48,8 @@ static int lpp_open(void **state, const char *path, const struct lp_collect_proc
 			cmd[i] = ' ';
 	gethostname(host, sizeof(host) - 1);
 	if (lp_profile_set_str(&s->p->command, cmd) < 0 || lp_profile_set_str(&s->p->host, host) < 0 ||
-	    lp_profile_set_str(&s->p->source, "inst") < 0)
+	    lp_profile_set_str(&s->p->source,
+			       proc->backend == LP_BACKEND_VALGRIND ? "valgrind" : "inst") < 0)
 		goto out_profile;
 	free(cmd);
 	s->p->date = (int64_t)(proc->start_ns / 1000000000ull);

@@ -25,6 +25,7 @@ struct lp_collect_proc {
 	uint32_t line_size[LP_MAX_LINE_SIZES];
 	double rate;
 	uint64_t seed;
+	uint32_t backend;         /* enum lp_msg_backend (HELLO) */
 };
 
 struct lp_collect_summary {

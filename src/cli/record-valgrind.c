@@ -1,0 +1,242 @@
+/* The `valgrind` backend of locprof record: any binary, run under valgrind
+ * with locprof's tool (src/vg), which speaks the collector protocol, so the
+ * shared collector loop (record-collect.c) does the rest.
+ *
+ * Valgrind finds a tool as $VALGRIND_LIB/<tool>-amd64-linux, and next to it
+ * vgpreload_core-amd64-linux.so, default.supp and, for a tool replacing
+ * malloc, vgpreload_<tool>-amd64-linux.so. Ours live in the build (or
+ * install) tree and the others in the system's valgrind directory, so every
+ * run links them into a private temporary directory and points VALGRIND_LIB
+ * there; the user never sees it. */
+#include "cli.h"
+#include "record.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifndef LOCPROF_VG_SYSLIB
+#define LOCPROF_VG_SYSLIB "/usr/libexec/valgrind"
+#endif
+
+#define VG_TOOL "locprof-amd64-linux"
+#define VG_PRELOAD "vgpreload_locprof-amd64-linux.so"
+#define VG_CORE_PRELOAD "vgpreload_core-amd64-linux.so"
+#define VG_SUPP "default.supp"
+
+static int is_file(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static int dir_has(const char *dir, const char *name)
+{
+	char p[PATH_MAX];
+
+	if ((size_t)snprintf(p, sizeof(p), "%s/%s", dir, name) >= sizeof(p))
+		return 0;
+	return is_file(p);
+}
+
+/* The directory with our tool: $LOCPROF_VG_DIR, or next to the locprof
+ * binary in the build tree (src/vg) or an install (../lib/locprof/valgrind). */
+static int find_tool_dir(char *out, size_t len)
+{
+	static const char *const layouts[] = { "src/vg", "../lib/locprof/valgrind",
+					       "lib/locprof/valgrind" };
+	const char *env = getenv("LOCPROF_VG_DIR");
+	char exe[PATH_MAX], cand[PATH_MAX];
+	ssize_t n;
+	char *slash;
+
+	if (env && *env) {
+		snprintf(out, len, "%s", env);
+		return dir_has(out, VG_TOOL) ? 0 : -1;
+	}
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return -1;
+	exe[n] = 0;
+	slash = strrchr(exe, '/');
+	if (!slash)
+		return -1;
+	*slash = 0;
+	for (size_t i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++) {
+		if ((size_t)snprintf(cand, sizeof(cand), "%s/%s", exe, layouts[i]) >= sizeof(cand))
+			continue;
+		if (dir_has(cand, VG_TOOL) && strlen(cand) < len) {
+			memcpy(out, cand, strlen(cand) + 1);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static int find_system_dir(char *out, size_t len)
+{
+	static const char *const dirs[] = { LOCPROF_VG_SYSLIB, "/usr/libexec/valgrind",
+					    "/usr/lib/x86_64-linux-gnu/valgrind",
+					    "/usr/lib/valgrind", "/usr/local/libexec/valgrind" };
+
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		if (dir_has(dirs[i], VG_CORE_PRELOAD) && dir_has(dirs[i], VG_SUPP)) {
+			snprintf(out, len, "%s", dirs[i]);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* -X --allocs=yes|no is ours (it decides whether the malloc replacement is
+ * in the tool directory); every other -X goes to valgrind as is. */
+static int allocs_option(const char *opt, int *allocs)
+{
+	if (strncmp(opt, "--allocs=", 9))
+		return 0;
+	if (!strcmp(opt + 9, "yes"))
+		*allocs = 1;
+	else if (!strcmp(opt + 9, "no"))
+		*allocs = 0;
+	else
+		return -1;
+	return 1;
+}
+
+static const char *check(const struct record_request *req)
+{
+	int allocs = 1;
+
+	if (req->counter)
+		return "--counter is for --backend pmu";
+	if (req->max_skid)
+		return "--max-skid is for --backend pmu";
+	if (req->target_samples)
+		return "--samples is not supported by the valgrind backend; use --rate";
+	for (unsigned i = 0; i < req->nbackend_opts; i++) {
+		const char *o = req->backend_opts[i];
+		if (allocs_option(o, &allocs) < 0)
+			return "bad -X --allocs (yes or no)";
+		if (o[0] != '-')
+			return "-X takes valgrind options for this backend (e.g. -X --trace-children=no)";
+		if (!strncmp(o, "--tool", 6))
+			return "-X --tool: the valgrind backend runs locprof's own tool";
+	}
+	return NULL;
+}
+
+struct tooldir {
+	char path[64];
+	char links[4][PATH_MAX];
+	int nlinks;
+};
+
+static void tooldir_remove(struct tooldir *d)
+{
+	for (int i = 0; i < d->nlinks; i++)
+		unlink(d->links[i]);
+	if (d->path[0])
+		rmdir(d->path);
+}
+
+static int tooldir_link(struct tooldir *d, const char *dir, const char *name)
+{
+	char target[PATH_MAX], link[PATH_MAX];
+
+	if ((size_t)snprintf(target, sizeof(target), "%s/%s", dir, name) >= sizeof(target) ||
+	    (size_t)snprintf(link, sizeof(link), "%s/%s", d->path, name) >= sizeof(link)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	if (symlink(target, link) < 0)
+		return -1;
+	memcpy(d->links[d->nlinks++], link, sizeof(link));
+	return 0;
+}
+
+static int run(const struct record_request *req)
+{
+	char tool[PATH_MAX], sys[PATH_MAX], valgrind[PATH_MAX], env_lib[128];
+	const char *vg = getenv("LOCPROF_VALGRIND");
+	struct tooldir d = { .nlinks = 0 };
+	char **argv;
+	char *extra_env[2];
+	size_t n = 0, nargs = 0;
+	int allocs = 1, st, ran;
+	uint64_t connections;
+
+	if (find_tool_dir(tool, sizeof(tool)) < 0) {
+		cli_error("cannot find the locprof valgrind tool (%s); rebuild locprof with "
+			  "valgrind installed (scripts/install-deps), or set LOCPROF_VG_DIR", VG_TOOL);
+		return CLI_ERROR;
+	}
+	if (record_find_program(vg && *vg ? vg : "valgrind", valgrind, sizeof(valgrind)) < 0) {
+		cli_error("cannot run valgrind: not installed (scripts/install-deps installs it)");
+		return CLI_ERROR;
+	}
+	if (find_system_dir(sys, sizeof(sys)) < 0) {
+		cli_error("cannot find valgrind's own files (%s, %s)", VG_CORE_PRELOAD, VG_SUPP);
+		return CLI_ERROR;
+	}
+	for (unsigned i = 0; i < req->nbackend_opts; i++)
+		allocs_option(req->backend_opts[i], &allocs);
+
+	snprintf(d.path, sizeof(d.path), "/tmp/locprof-vg.XXXXXX");
+	if (!mkdtemp(d.path)) {
+		cli_error("cannot create a temporary directory: %s", strerror(errno));
+		return CLI_ERROR;
+	}
+	if (tooldir_link(&d, tool, VG_TOOL) < 0 || (allocs && tooldir_link(&d, tool, VG_PRELOAD) < 0) ||
+	    tooldir_link(&d, sys, VG_CORE_PRELOAD) < 0 || tooldir_link(&d, sys, VG_SUPP) < 0) {
+		cli_error("cannot set up the valgrind tool directory %s: %s", d.path, strerror(errno));
+		tooldir_remove(&d);
+		return CLI_ERROR;
+	}
+
+	while (req->argv[nargs])
+		nargs++;
+	argv = calloc(nargs + req->nbackend_opts + 8, sizeof(*argv));
+	if (!argv) {
+		cli_error("out of memory");
+		tooldir_remove(&d);
+		return CLI_ERROR;
+	}
+	argv[n++] = valgrind;
+	argv[n++] = "--tool=locprof";
+	argv[n++] = "-q";
+	/* Every process of the program, as with the inst backend; a child
+	 * started without our environment (env -i) runs inert. */
+	argv[n++] = "--trace-children=yes";
+	for (unsigned i = 0; i < req->nbackend_opts; i++)
+		if (!allocs_option(req->backend_opts[i], &allocs))
+			argv[n++] = (char *)req->backend_opts[i];
+	argv[n++] = "--";
+	argv[n++] = (char *)req->prog;
+	for (size_t i = 1; i < nargs; i++)
+		argv[n++] = req->argv[i];
+	argv[n] = NULL;
+	snprintf(env_lib, sizeof(env_lib), "VALGRIND_LIB=%s", d.path);
+	extra_env[0] = env_lib;
+	extra_env[1] = NULL;
+
+	st = record_with_collector(req, valgrind, argv, extra_env, &connections, &ran);
+	if (ran && !connections) {
+		cli_error("valgrind stopped before running '%s' (see its message above)", req->argv[0]);
+		if (st == 0)
+			st = CLI_ERROR;
+	}
+	free(argv);
+	tooldir_remove(&d);
+	return st;
+}
+
+const struct record_backend record_backend_valgrind = {
+	.name = "valgrind",
+	.summary = "any binary, under valgrind with locprof's tool",
+	.check = check,
+	.run = run,
+};

@@ -1,0 +1,212 @@
+/* The tool's side of the collector protocol (src/lib/collect/protocol.h):
+ * one Unix-socket connection per guest thread, blocking sends. Valgrind's
+ * 3.19 tool API has no Unix-socket connect, so connect and sendto are raw
+ * system calls. Sockets are moved into valgrind's reserved descriptor range
+ * (VG_(safe_fd), close-on-exec): the program cannot close or dup2 over them,
+ * and an exec'd image does not inherit them. */
+#include "vg-tool.h"
+
+#include "pub_tool_libcbase.h"
+#include "pub_tool_libcfile.h"
+#include "pub_tool_libcprint.h"
+#include "pub_tool_libcproc.h"
+#include "pub_tool_mallocfree.h"
+#include "pub_tool_vkiscnums.h"
+
+ULong lpvg_now_ns(Int clk)
+{
+	struct vki_timespec ts;
+
+	VG_(clock_gettime)(&ts, clk);
+	return (ULong)ts.tv_sec * 1000000000ull + (ULong)ts.tv_nsec;
+}
+
+void lpvg_header(struct lp_msg_header *h, UInt type, ULong length, const struct lpvg_thread *t)
+{
+	h->magic_version = LP_MSG_MAGIC_VERSION;
+	h->type = type;
+	h->length = (UInt)length;
+	h->pid = lpvg_p.pid;
+	h->tid = t->ostid;
+	h->reserved = 0;
+}
+
+static Bool send_all(Int fd, const UChar *p, ULong n)
+{
+	while (n) {
+		SysRes r = VG_(do_syscall)(__NR_sendto, (UWord)fd, (UWord)p, (UWord)n,
+					   VKI_MSG_NOSIGNAL, 0, 0, 0, 0);
+		if (sr_isError(r)) {
+			if (sr_Err(r) == VKI_EINTR)
+				continue;
+			return False;
+		}
+		p += sr_Res(r);
+		n -= sr_Res(r);
+	}
+	return True;
+}
+
+/* One message in two parts. A broken connection (the collector went away)
+ * turns this thread's sending off, never the program. */
+void lpvg_send2(struct lpvg_thread *t, const void *a, ULong alen, const void *b, ULong blen)
+{
+	if (t->fd < 0)
+		return;
+	if (!send_all(t->fd, a, alen) || (blen && !send_all(t->fd, b, blen))) {
+		VG_(close)(t->fd);
+		t->fd = -1;
+	}
+}
+
+void lpvg_connect(struct lpvg_thread *t)
+{
+	struct vki_sockaddr_un addr;
+	struct {
+		struct lp_msg_hello m;
+		HChar cmd[LPVG_CMDLINE_MAX];
+	} *hello;
+	Int fd, sfd;
+	SysRes r;
+
+	t->fd = -1;
+	if (VG_(strlen)(lpvg_o.socket) >= sizeof(addr.sun_path))
+		return;
+	fd = VG_(socket)(VKI_AF_UNIX, VKI_SOCK_STREAM, 0);
+	if (fd < 0)
+		return;
+	/* Into the reserved range (close-on-exec too); if that range is full,
+	 * keep the ordinary descriptor, close-on-exec. */
+	sfd = VG_(safe_fd)(fd);
+	if (sfd >= 0)
+		fd = sfd;
+	else
+		VG_(fcntl)(fd, VKI_F_SETFD, VKI_FD_CLOEXEC);
+	VG_(memset)(&addr, 0, sizeof(addr));
+	addr.sun_family = VKI_AF_UNIX;
+	VG_(strcpy)(addr.sun_path, lpvg_o.socket);
+	do
+		r = VG_(do_syscall)(__NR_connect, (UWord)fd, (UWord)&addr, sizeof(addr), 0, 0, 0, 0, 0);
+	while (sr_isError(r) && sr_Err(r) == VKI_EINTR);
+	if (sr_isError(r)) {
+		VG_(close)(fd);
+		return;
+	}
+	t->fd = fd;
+	hello = VG_(malloc)("lpvg.hello", sizeof(*hello));
+	VG_(memset)(&hello->m, 0, sizeof(hello->m));
+	lpvg_header(&hello->m.h, LP_MSG_HELLO, sizeof(hello->m) + lpvg_p.cmdline_len, t);
+	hello->m.ppid = lpvg_p.ppid;
+	hello->m.thread = t->number;
+	hello->m.nonce = lpvg_p.nonce;
+	hello->m.mode = (UInt)lpvg_o.mode;
+	hello->m.nlines = lpvg_o.nlines;
+	for (UInt i = 0; i < LP_MAX_LINE_SIZES; i++)
+		hello->m.line_size[i] = i < lpvg_o.nlines ? lpvg_o.line_size[i] : 0;
+	hello->m.rate = lpvg_o.rate;
+	hello->m.seed = lpvg_o.seed;
+	hello->m.start_ns = lpvg_p.start_ns;
+	hello->m.backend = LP_BACKEND_VALGRIND;
+	hello->m.cmdline_len = lpvg_p.cmdline_len;
+	VG_(memcpy)(hello->cmd, lpvg_p.cmdline, lpvg_p.cmdline_len);
+	lpvg_send2(t, hello, sizeof(hello->m) + lpvg_p.cmdline_len, NULL, 0);
+	VG_(free)(hello);
+	lpvg_p.connected_any = True;
+}
+
+void lpvg_send_samples(struct lpvg_thread *t)
+{
+	struct lp_msg_samples m;
+	ULong bytes = (ULong)t->nsamples * sizeof(struct lp_msg_sample);
+
+	if (!t->nsamples)
+		return;
+	lpvg_header(&m.h, LP_MSG_SAMPLES, sizeof(m) + bytes, t);
+	m.count = t->nsamples;
+	m.pad = 0;
+	lpvg_send2(t, &m, sizeof(m), t->samples, bytes);
+	t->nsamples = 0;
+}
+
+void lpvg_send_events(struct lpvg_thread *t)
+{
+	struct lp_msg_refs m;
+	ULong bytes = (ULong)t->nevents * sizeof(struct lp_msg_ref);
+
+	if (!t->nevents)
+		return;
+	lpvg_header(&m.h, lpvg_o.mode == LP_MODE_TRACE ? LP_MSG_REFS : LP_MSG_ALLOCS,
+		    sizeof(m) + bytes, t);
+	m.count = t->nevents;
+	m.pad = 0;
+	lpvg_send2(t, &m, sizeof(m), t->events, bytes);
+	t->nevents = 0;
+}
+
+/* /proc/self/maps of the valgrind process: the program's mappings and
+ * valgrind's own (the collector keeps executable file mappings; no pc of
+ * the program points into valgrind's). Whole lines per piece. */
+void lpvg_send_maps(struct lpvg_thread *t, UInt when)
+{
+	enum { CHUNK = 60000, CAP = CHUNK + 4096 };
+	HChar *buf = VG_(malloc)("lpvg.maps", CAP);
+	struct lp_msg_maps m;
+	ULong have = 0;
+	Int fd;
+	Bool eof = False;
+	SysRes r = VG_(open)("/proc/self/maps", VKI_O_RDONLY, 0);
+
+	fd = sr_isError(r) ? -1 : (Int)sr_Res(r);
+	if (fd < 0)
+		eof = True;
+	for (;;) {
+		ULong cut;
+		while (!eof && have < CHUNK) {
+			Int n = VG_(read)(fd, buf + have, (Int)(CAP - have));
+			if (n <= 0)
+				eof = True;
+			else
+				have += (ULong)n;
+		}
+		cut = have;
+		if (!eof) {
+			while (cut > 0 && buf[cut - 1] != '\n')
+				cut--;
+			if (!cut)
+				cut = have;
+		}
+		lpvg_header(&m.h, LP_MSG_MAPS, sizeof(m) + cut, t);
+		m.when = when;
+		m.last = eof && cut == have;
+		lpvg_send2(t, &m, sizeof(m), buf, cut);
+		VG_(memmove)(buf, buf + cut, have - cut);
+		have -= cut;
+		if (m.last)
+			break;
+	}
+	if (fd >= 0)
+		VG_(close)(fd);
+	VG_(free)(buf);
+}
+
+void lpvg_send_thread_end(struct lpvg_thread *t)
+{
+	struct lp_msg_thread m;
+
+	lpvg_header(&m.h, LP_MSG_THREAD, sizeof(m), t);
+	m.thread = t->number;
+	m.pad = 0;
+	m.references = t->final_refs;
+	lpvg_send2(t, &m, sizeof(m), NULL, 0);
+}
+
+void lpvg_send_bye(struct lpvg_thread *t, Int status, UInt how, ULong refs)
+{
+	struct lp_msg_bye m;
+
+	lpvg_header(&m.h, LP_MSG_BYE, sizeof(m), t);
+	m.status = status;
+	m.how = how;
+	m.references = refs;
+	lpvg_send2(t, &m, sizeof(m), NULL, 0);
+}

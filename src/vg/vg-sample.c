@@ -1,0 +1,378 @@
+/* The slow paths of the tool: the StatCache sampler (seed §2.3 and §4: a
+ * countdown selects random references, a watchpoint on the selected line
+ * catches its next touch, a reference counter gives the reuse distance) and
+ * the trace buffer.
+ *
+ * The semantics are those of the instrumentation runtime (src/rt/rt-core.c),
+ * so both backends give the same profile for the same reference stream and
+ * seed: per-thread reference clocks counted from 0; the first sample of a
+ * thread at reference number gap_1, the next gap_2 references later, gaps
+ * drawn by lp_rng_geometric (mean 1/rate) from xoshiro256** seeded with
+ * splitmix64(seed + thread number); a sampled reference watches its line for
+ * every line size; the next reference of the same thread to a watched line
+ * ends the sample with reuse distance end - begin - 1; a reference first
+ * completes the watches of its line, then may start a sample. A reference is
+ * one load or store, whatever its size; its line is that of its first byte.
+ *
+ * Generated code runs whole segments (vg-instr.c) and calls here at a
+ * segment's end only if the countdown expired in it or the filter flagged
+ * one of its addresses. The segment is then replayed in order from the
+ * addresses it left in its shadow buffer, which gives exactly the per-reference
+ * behaviour.
+ *
+ * Watches: an exact per-thread table (open addressing, linear probing,
+ * backward-shift deletion, as in the runtime) behind one filter shared by
+ * all threads: a byte per slot, slot = (addr >> smallest line shift) mod
+ * 2^LPVG_FILTER_LOG2, counting the watches on lines mapping there. A watch on
+ * a larger line counts in each of its smallest-size sub-lines. A non-zero
+ * byte only sends the segment to the exact table (another thread's watch,
+ * or an alias 2^24 lines away, costs one lookup). A count that reached 255
+ * stays there (never decremented; a false positive at worst).
+ */
+#include "vg-tool.h"
+
+#include "pub_tool_libcassert.h"
+#include "pub_tool_libcbase.h"
+#include "pub_tool_libcfile.h"
+#include "pub_tool_libcprint.h"
+#include "pub_tool_libcproc.h"
+#include "pub_tool_mallocfree.h"
+#include "pub_tool_threadstate.h"
+
+UChar lpvg_filter[1u << LPVG_FILTER_LOG2];
+
+enum { TABLE_MIN = 64 };
+
+#define FILTER_MASK ((1ull << LPVG_FILTER_LOG2) - 1)
+
+/* ---- filter ----------------------------------------------------------------- */
+
+static void filter_add(const struct lpvg_watch *w, Int delta)
+{
+	UInt d = lpvg_o.line_shift[w->idx] - lpvg_o.line_shift[0];
+	ULong n = 1ull << d, sub = w->line << d;
+
+	for (ULong k = 0; k < n && k <= FILTER_MASK; k++) {
+		UChar *c = &lpvg_filter[(sub + k) & FILTER_MASK];
+		if (*c == 255)
+			continue; /* saturated: stays set */
+		if (delta > 0)
+			(*c)++;
+		else if (*c)
+			(*c)--;
+	}
+}
+
+void lpvg_filter_reset(void)
+{
+	VG_(memset)(lpvg_filter, 0, sizeof(lpvg_filter));
+}
+
+/* ---- exact watch table ----------------------------------------------------- */
+
+static ULong slot_of(const struct lpvg_thread *t, ULong line, UInt idx)
+{
+	return ((line ^ ((ULong)idx << 58)) * 0x9e3779b97f4a7c15ull) >>
+	       (64 - VG_(log2_64)(t->table_cap));
+}
+
+static struct lpvg_watch *table_find(struct lpvg_thread *t, ULong line, UInt idx)
+{
+	ULong mask = t->table_cap - 1, i = slot_of(t, line, idx);
+
+	for (;; i = (i + 1) & mask) {
+		struct lpvg_watch *w = &t->table[i];
+		if (!w->used)
+			return NULL;
+		if (w->line == line && w->idx == idx)
+			return w;
+	}
+}
+
+static void table_remove(struct lpvg_thread *t, struct lpvg_watch *w)
+{
+	ULong mask = t->table_cap - 1, i = (ULong)(w - t->table), j = i;
+
+	filter_add(w, -1);
+	t->live--;
+	for (;;) {
+		ULong home;
+		t->table[i].used = 0;
+		do {
+			j = (j + 1) & mask;
+			if (!t->table[j].used)
+				return;
+			home = slot_of(t, t->table[j].line, t->table[j].idx);
+		} while (i <= j ? (i < home && home <= j) : (i < home || home <= j));
+		t->table[i] = t->table[j];
+		i = j;
+	}
+}
+
+static void table_grow(struct lpvg_thread *t)
+{
+	struct lpvg_watch *old = t->table;
+	ULong ocap = t->table_cap, ncap = ocap * 2;
+
+	t->table = VG_(calloc)("lpvg.watches", ncap, sizeof(*t->table));
+	t->table_cap = ncap;
+	for (ULong i = 0; i < ocap; i++) {
+		if (old[i].used) {
+			ULong j = slot_of(t, old[i].line, old[i].idx);
+			while (t->table[j].used)
+				j = (j + 1) & (ncap - 1);
+			t->table[j] = old[i];
+		}
+	}
+	VG_(free)(old);
+}
+
+static void emit(struct lpvg_thread *t, const struct lpvg_watch *w, ULong end, ULong reuse_pc)
+{
+	struct lp_msg_sample *s;
+
+	if (t->nsamples == LPVG_SAMPLE_CAP)
+		lpvg_send_samples(t);
+	s = &t->samples[t->nsamples++];
+	s->begin = w->begin;
+	s->end = end;
+	s->pc = w->pc;
+	s->addr = w->addr;
+	s->reuse_pc = reuse_pc;
+	s->thread = t->number;
+	s->size = w->size;
+	s->kind = w->kind;
+	s->line_index = w->idx;
+	s->pad = 0;
+}
+
+static void check_watches(struct lpvg_thread *t, ULong addr, ULong pc, ULong now)
+{
+	for (UInt i = 0; i < lpvg_o.nlines; i++) {
+		struct lpvg_watch *w = table_find(t, addr >> lpvg_o.line_shift[i], i);
+		if (w) {
+			emit(t, w, now, pc);
+			table_remove(t, w);
+		}
+	}
+}
+
+static void start_sample(struct lpvg_thread *t, ULong addr, UInt size, UInt kind, ULong pc,
+			 ULong now)
+{
+	for (UInt i = 0; i < lpvg_o.nlines; i++) {
+		ULong line = addr >> lpvg_o.line_shift[i], j;
+		struct lpvg_watch *w;
+
+		if ((t->live + 1) * 2 > t->table_cap)
+			table_grow(t);
+		j = slot_of(t, line, i);
+		while (t->table[j].used)
+			j = (j + 1) & (t->table_cap - 1);
+		w = &t->table[j];
+		w->line = line;
+		w->begin = now;
+		w->pc = pc;
+		w->addr = addr;
+		w->idx = (UChar)i;
+		w->size = size > 255 ? 255 : (UChar)size;
+		w->kind = (UChar)kind;
+		w->used = 1;
+		t->live++;
+		filter_add(w, +1);
+	}
+}
+
+/* ---- threads ------------------------------------------------------------ */
+
+static ULong next_gap(struct lpvg_thread *t)
+{
+	ULong gap = lp_rng_geometric(&t->rng, lpvg_o.rate);
+
+	return gap > (ULong)LPVG_GAP_MAX ? (ULong)LPVG_GAP_MAX : gap;
+}
+
+struct lpvg_thread *lpvg_thread_new(ThreadId vtid)
+{
+	struct lpvg_thread *t = VG_(calloc)("lpvg.thread", 1, sizeof(*t));
+	uint64_t x;
+	ULong gap;
+
+	t->vtid = vtid;
+	t->number = lpvg_p.nthreads++;
+	t->ostid = (UInt)VG_(gettid)();
+	t->fd = -1;
+	x = lpvg_o.seed + t->number;
+	lp_rng_seed(&t->rng, lp_splitmix64(&x));
+	t->table_cap = TABLE_MIN;
+	t->table = VG_(calloc)("lpvg.watches", TABLE_MIN, sizeof(*t->table));
+	t->samples = VG_(malloc)("lpvg.samples", LPVG_SAMPLE_CAP * sizeof(*t->samples));
+	t->event_cap = lpvg_o.mode == LP_MODE_TRACE ? LPVG_TRACE_CAP : LPVG_ALLOC_CAP;
+	t->events = VG_(malloc)("lpvg.events", t->event_cap * sizeof(*t->events));
+	/* References so far = epoch - countdown = 0. In sample mode the first
+	 * sample is reference number gap (the runtime's first reference only
+	 * starts the clock and draws the same gap); in trace mode the countdown
+	 * is unused. */
+	gap = lpvg_o.mode == LP_MODE_TRACE ? (ULong)LPVG_GAP_MAX : next_gap(t);
+	t->epoch = gap + 1;
+	t->cd = (Long)(gap + 1);
+	lpvg_connect(t);
+	if (!lpvg_p.maps_sent) {
+		lpvg_p.maps_sent = True;
+		lpvg_send_maps(t, LP_MAPS_START);
+	}
+	return t;
+}
+
+ULong lpvg_thread_refs(const struct lpvg_thread *t)
+{
+	if (t->dead)
+		return t->final_refs;
+	return t->epoch - (ULong)t->cd;
+}
+
+void lpvg_thread_flush(struct lpvg_thread *t)
+{
+	lpvg_send_samples(t);
+	lpvg_send_events(t);
+}
+
+/* Live watches become dangling samples; everything is sent; the filter
+ * forgets this thread's watches. The connection stays open (for BYE). */
+void lpvg_thread_finish(struct lpvg_thread *t)
+{
+	if (t->dead)
+		return;
+	t->final_refs = lpvg_thread_refs(t);
+	for (ULong i = 0; i < t->table_cap; i++) {
+		if (!t->table[i].used)
+			continue;
+		if (lpvg_o.mode == LP_MODE_SAMPLE)
+			emit(t, &t->table[i], LP_SAMPLE_DANGLING, 0);
+		filter_add(&t->table[i], -1);
+		t->table[i].used = 0;
+	}
+	t->live = 0;
+	lpvg_thread_flush(t);
+	lpvg_send_thread_end(t);
+	lpvg_p.refs_done += t->final_refs;
+	t->dead = True;
+}
+
+void lpvg_thread_free(struct lpvg_thread *t)
+{
+	if (!t)
+		return;
+	if (t->fd >= 0)
+		VG_(close)(t->fd);
+	VG_(free)(t->table);
+	VG_(free)(t->samples);
+	VG_(free)(t->events);
+	VG_(free)(t);
+}
+
+/* Every 64 slow calls, look at the clock: the collector gets the data at
+ * least every flush_ms (a SIGKILL loses at most that much). */
+static void maybe_flush(struct lpvg_thread *t)
+{
+	static ULong next_ns;
+	ULong now;
+
+	if ((++t->slow_calls & 63) != 0)
+		return;
+	now = lpvg_now_ns(VKI_CLOCK_MONOTONIC);
+	if (now < next_ns)
+		return;
+	lpvg_thread_flush(t);
+	next_ns = now + (ULong)lpvg_o.flush_ms * 1000000ull;
+}
+
+/* ---- the slow paths --------------------------------------------------------- */
+
+/* Sample mode. The countdown in the shadow area already has this segment's
+ * references subtracted, and its filter counts << LPVG_HIT_SHIFT: add those
+ * back (the filter has not changed since the generated code read it). */
+VG_REGPARM(2) void lpvg_seg_sample(UChar *gsp, struct lpvg_seg *s)
+{
+	UChar *sh = gsp + LPVG_GS;
+	Long *cdp = (Long *)(sh + LPVG_SH_CD);
+	struct lpvg_thread *t = *(struct lpvg_thread **)(sh + LPVG_SH_THREAD);
+	const ULong *abuf = (const ULong *)(sh + LPVG_SH_ABUF);
+	ULong done = s->n, refs, now, hits = 0;
+
+	if (!t || t->dead) {
+		*cdp = LPVG_GAP_MAX;
+		return;
+	}
+	for (UInt i = 0; i < s->n; i++)
+		hits += lpvg_filter[(abuf[i] >> lpvg_o.line_shift[0]) & FILTER_MASK];
+	if (s->nguarded)
+		for (UInt i = 0; i < s->n; i++)
+			done -= s->acc[i].guarded && abuf[i] == LPVG_NONE_ADDR;
+	refs = t->epoch - (ULong)(*cdp + (Long)(hits << LPVG_HIT_SHIFT)); /* this segment included */
+	now = refs - done; /* number of its first reference */
+	for (UInt i = 0; i < s->n; i++) {
+		const struct lpvg_acc *a = &s->acc[i];
+		ULong addr = abuf[i];
+		if (a->guarded && addr == LPVG_NONE_ADDR)
+			continue;
+		if (t->live)
+			check_watches(t, addr, a->pc, now);
+		if (now + 1 == t->epoch) { /* the countdown ends here: sample it */
+			start_sample(t, addr, a->size, a->kind, a->pc, now);
+			t->epoch += next_gap(t);
+		}
+		now++;
+	}
+	*cdp = (Long)(t->epoch - refs);
+	maybe_flush(t);
+}
+
+/* Trace mode: every reference of the segment, in order. */
+VG_REGPARM(2) void lpvg_seg_trace(UChar *gsp, struct lpvg_seg *s)
+{
+	UChar *sh = gsp + LPVG_GS;
+	Long *cdp = (Long *)(sh + LPVG_SH_CD);
+	struct lpvg_thread *t = *(struct lpvg_thread **)(sh + LPVG_SH_THREAD);
+	const ULong *abuf = (const ULong *)(sh + LPVG_SH_ABUF);
+	ULong done = 0;
+
+	if (!t || t->dead)
+		return;
+	for (UInt i = 0; i < s->n; i++) {
+		const struct lpvg_acc *a = &s->acc[i];
+		struct lp_msg_ref *r;
+		if (a->guarded && abuf[i] == LPVG_NONE_ADDR)
+			continue;
+		if (t->nevents == t->event_cap)
+			lpvg_send_events(t);
+		r = &t->events[t->nevents++];
+		r->addr = abuf[i];
+		r->pc = a->pc;
+		r->size = a->size;
+		r->thread = t->number;
+		r->kind = a->kind;
+		done++;
+	}
+	/* The countdown is the reference clock here too (never expires). */
+	*cdp -= (Long)done;
+	maybe_flush(t);
+}
+
+/* An allocation event, in the thread's stream (trace mode: between the
+ * references around it). */
+void lpvg_event(struct lpvg_thread *t, ULong addr, ULong size, UInt kind, ULong pc)
+{
+	struct lp_msg_ref *r;
+
+	if (!t || t->dead)
+		return;
+	if (t->nevents == t->event_cap)
+		lpvg_send_events(t);
+	r = &t->events[t->nevents++];
+	r->addr = addr;
+	r->pc = pc;
+	r->size = size;
+	r->thread = t->number;
+	r->kind = kind;
+}

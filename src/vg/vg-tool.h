@@ -1,0 +1,172 @@
+/* Internal header of the locprof valgrind tool (docs/valgrind.md).
+ *
+ * The tool runs inside valgrind: no libc, only the VG_(...) API of the
+ * pub_tool_*.h headers and a few libcoregrind functions whose pub_core
+ * headers Debian does not ship (declared below). It speaks the collector
+ * protocol (src/lib/collect/protocol.h) to `locprof record`, one Unix-socket
+ * connection per guest thread, exactly as the instrumentation runtime does.
+ *
+ * Files: vg-main.c (options, threads, fork/exec/exit, malloc replacement),
+ * vg-instr.c (IR instrumentation), vg-sample.c (the sampler and the trace
+ * buffer: the slow paths the instrumented code calls), vg-conn.c (socket and
+ * messages), vg-math.c (log/log1p/floor for rng.h without libm).
+ *
+ * The hot state of each thread lives in its guest state's first shadow area
+ * (unused by this tool otherwise), which generated code reaches at a small
+ * offset from the guest-state pointer it keeps in a register; so each
+ * thread has its own without any switching. Layout (offsets within the
+ * shadow area, LPVG_SH_*): the countdown, the thread's struct pointer, the
+ * segment's address buffer.
+ */
+#ifndef LP_VG_TOOL_H
+#define LP_VG_TOOL_H
+
+#include "pub_tool_basics.h"
+#include "pub_tool_vki.h"
+#include "pub_tool_tooliface.h"
+#include "libvex_guest_amd64.h"
+
+#include "collect/protocol.h"
+#include "common/rng.h"
+
+#include <locprof/common.h>
+
+/* libcoregrind functions with no pub_tool declaration in 3.19. */
+extern SysRes VG_(do_syscall)(UWord sysno, UWord a1, UWord a2, UWord a3, UWord a4, UWord a5,
+			      UWord a6, UWord a7, UWord a8);
+extern Int VG_(socket)(Int domain, Int type, Int protocol);
+extern Int VG_(safe_fd)(Int oldfd);
+extern Int VG_(fcntl)(Int fd, Int cmd, Addr arg);
+extern Int VG_(fd_soft_limit);
+extern Int VG_(fd_hard_limit);
+
+#define LPVG_SEG_MAX 64       /* accesses per instrumented segment */
+#define LPVG_FILTER_LOG2 24   /* slots of the watched-line filter */
+#define LPVG_SAMPLE_CAP 4096  /* samples per SAMPLES message */
+#define LPVG_TRACE_CAP 8192   /* references per REFS message */
+#define LPVG_ALLOC_CAP 1024   /* allocation events per ALLOCS message */
+#define LPVG_CMDLINE_MAX 4096
+#define LPVG_NONE_ADDR (~0ULL) /* address slot of a guarded access not done */
+#define LPVG_GAP_MAX (1ll << 38) /* countdowns stay below 2^40 (filter hits) */
+#define LPVG_HIT_SHIFT 40     /* filter counts are subtracted from the countdown << this */
+
+/* Offsets in the shadow area (guest state offset sizeof(VexGuestAMD64State)). */
+#define LPVG_SH_CD 0          /* Long: references left before the next sample */
+#define LPVG_SH_THREAD 8      /* struct lpvg_thread * */
+#define LPVG_SH_ABUF 16       /* ULong[LPVG_SEG_MAX]: the segment's addresses */
+#define LPVG_GS ((Int)sizeof(VexGuestAMD64State)) /* where the shadow area starts */
+
+/* One memory access of a segment, fixed at instrumentation time. */
+struct lpvg_acc {
+	ULong pc;
+	UShort size;   /* bytes (a dirty helper may touch up to 512+) */
+	UChar kind;    /* LP_REF_READ / LP_REF_WRITE */
+	UChar guarded; /* address slot may hold LPVG_NONE_ADDR */
+};
+
+/* A segment: the accesses between two possible exits of a superblock. The
+ * generated code stores each access's address in lpvg_abuf[i] and, at the
+ * end of the segment, subtracts the number done from the countdown and
+ * calls the slow path if it reached zero or the filter saw a watched line. */
+struct lpvg_seg {
+	struct lpvg_seg *next; /* all segments of one superblock */
+	UInt n;
+	UInt nguarded;
+	struct lpvg_acc acc[];
+};
+
+struct lpvg_watch {
+	ULong line; /* addr >> line_shift[idx] */
+	ULong begin, pc, addr;
+	UChar used, idx, size, kind;
+};
+
+struct lpvg_thread {
+	ThreadId vtid;   /* valgrind's id, reused after the thread ends */
+	UInt number;     /* 0 = first thread of this process image */
+	UInt ostid;      /* kernel thread id */
+	Int fd;          /* connection, -1 if none or broken */
+	Bool dead;
+	Long cd;         /* copy of the shadow countdown, taken when it stops running */
+	ULong epoch;     /* references so far = epoch - countdown */
+	ULong final_refs;
+	ULong slow_calls;
+	struct lp_rng rng;
+
+	struct lpvg_watch *table;
+	ULong table_cap, live;
+
+	struct lp_msg_sample *samples;
+	UInt nsamples;
+	struct lp_msg_ref *events;
+	UInt nevents, event_cap;
+};
+
+struct lpvg_opts {
+	const HChar *socket;
+	Int mode;                 /* LP_MODE_SAMPLE / LP_MODE_TRACE */
+	double rate;
+	UInt nlines;
+	UInt line_size[LP_MAX_LINE_SIZES];
+	UInt line_shift[LP_MAX_LINE_SIZES];
+	ULong seed;
+	UInt flush_ms;
+	Int reserve_fds;          /* extra fds kept out of the client's reach */
+	Bool inert;               /* no collector: run uninstrumented */
+};
+
+extern struct lpvg_opts lpvg_o;
+
+/* The watched-line filter, read by generated code. */
+extern UChar lpvg_filter[1u << LPVG_FILTER_LOG2];
+
+/* Process image. */
+struct lpvg_proc {
+	UInt pid, ppid;
+	ULong nonce, start_ns;
+	HChar cmdline[LPVG_CMDLINE_MAX];
+	UInt cmdline_len;
+	UInt nthreads;            /* numbers handed out */
+	ULong refs_done;          /* references of threads already finished */
+	Bool maps_sent;
+	Bool connected_any;
+	Bool exit_seen;
+	Int exit_status;
+};
+extern struct lpvg_proc lpvg_p;
+
+/* vg-instr.c */
+IRSB *lpvg_instrument(VgCallbackClosure *closure, IRSB *sb, const VexGuestLayout *layout,
+		      const VexGuestExtents *vge, const VexArchInfo *archinfo, IRType gWordTy,
+		      IRType hWordTy);
+void lpvg_discard_sb(Addr orig_addr, VexGuestExtents vge);
+void lpvg_instr_init(void);
+
+/* vg-sample.c */
+VG_REGPARM(2) void lpvg_seg_sample(UChar *gsp, struct lpvg_seg *s);
+VG_REGPARM(2) void lpvg_seg_trace(UChar *gsp, struct lpvg_seg *s);
+struct lpvg_thread *lpvg_thread_new(ThreadId vtid);
+void lpvg_thread_finish(struct lpvg_thread *t);
+void lpvg_thread_free(struct lpvg_thread *t);
+void lpvg_thread_flush(struct lpvg_thread *t);
+ULong lpvg_thread_refs(const struct lpvg_thread *t);
+void lpvg_event(struct lpvg_thread *t, ULong addr, ULong size, UInt kind, ULong pc);
+void lpvg_filter_reset(void);
+
+/* vg-conn.c */
+void lpvg_connect(struct lpvg_thread *t);
+void lpvg_send2(struct lpvg_thread *t, const void *a, ULong alen, const void *b, ULong blen);
+void lpvg_header(struct lp_msg_header *h, UInt type, ULong length, const struct lpvg_thread *t);
+void lpvg_send_samples(struct lpvg_thread *t);
+void lpvg_send_events(struct lpvg_thread *t);
+void lpvg_send_maps(struct lpvg_thread *t, UInt when);
+void lpvg_send_thread_end(struct lpvg_thread *t);
+void lpvg_send_bye(struct lpvg_thread *t, Int status, UInt how, ULong refs);
+ULong lpvg_now_ns(Int clk);
+
+/* vg-math.c: what rng.h needs from libm. */
+double log(double x);
+double log1p(double x);
+double floor(double x);
+
+#endif
