@@ -34,6 +34,9 @@ int lp_statcache_curve(struct lp_statcache *m, const double *lines, size_t n, do
  * (NAN for a window without samples). */
 size_t lp_statcache_nwindows(const struct lp_statcache *m);
 uint64_t lp_statcache_window_length(const struct lp_statcache *m);
+/* Line accesses [start, end) of window k (a window without samples is
+ * joined to the one before it, so windows may be longer than the length). */
+void lp_statcache_window(const struct lp_statcache *m, size_t k, uint64_t *start, uint64_t *end);
 int lp_statcache_window_ratios(struct lp_statcache *m, double lines, double *ratio);
 
 /* Miss probability of the reuse of each sample of the line size (in the
@@ -53,13 +56,28 @@ double lp_statcache_solve(const double *reuse, size_t n, double dangling, int in
 
 struct lp_statstack;
 
+/* Model of line size index li of p. window: length of the time windows
+ * whose samples give the reuse-distance distribution of the accesses in
+ * them, in line accesses (0: the profile's windows; a window is widened
+ * until it holds enough samples; UINT64_MAX: one window, the whole run's
+ * distribution as in Eklöv & Hagersten). p must outlive the model. */
 int lp_statstack_new(struct lp_statstack **out, const struct lp_profile *p, unsigned li,
-		     int include_cold);
+		     uint64_t window, int include_cold);
 void lp_statstack_free(struct lp_statstack *m);
 
 /* Expected stack distance of an access whose reuse distance is d, under
- * the profile's reuse-distance distribution. */
+ * the whole run's reuse-distance distribution (no windows). */
 double lp_statstack_expected_sd(const struct lp_statstack *m, uint64_t d);
+
+/* Windows the model uses (after widening): how many, and the line
+ * accesses [start, end) of the k-th. */
+size_t lp_statstack_nwindows(const struct lp_statstack *m);
+void lp_statstack_window(const struct lp_statstack *m, size_t k, uint64_t *start, uint64_t *end);
+
+/* Estimated stack distance of the reuse of each sample of the line size
+ * (in the profile's order, as lp_statcache_sample_miss()), from the
+ * windows' distributions; INFINITY for dangling samples. */
+int lp_statstack_sample_sd(const struct lp_statstack *m, double *sd);
 
 /* Fully associative LRU miss ratio of a cache of `lines` lines. */
 double lp_statstack_miss_ratio(const struct lp_statstack *m, double lines);

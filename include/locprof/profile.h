@@ -3,7 +3,8 @@
  * A profile is the architecture-independent fingerprint of one run: run
  * metadata, the StatCache samples (each a watched line access and the reuse
  * distance at which its line was next touched, or dangling), time windows
- * over the samples, and the executable mappings for symbolising pcs later.
+ * over the samples, the executable mappings for symbolising pcs later, and
+ * the allocation events for attributing addresses to data objects.
  * It is recorded once and evaluated for any cache offline (locprof/model.h).
  *
  * On disk (docs/formats.md, ".lpp"): a file header, then self-describing,
@@ -58,6 +59,21 @@ struct lp_window_set {
 	size_t n;
 };
 
+/* An allocation event of the profiled run: a block allocated (malloc,
+ * calloc, realloc, mmap...) or freed. */
+#define LP_TIME_UNKNOWN UINT64_MAX
+struct lp_alloc_event {
+	uint64_t time; /* references (loads and stores, all threads) before the
+			* event, or LP_TIME_UNKNOWN (live backends: the runtime
+			* sends events without a clock) */
+	uint64_t addr; /* block start */
+	uint64_t size; /* bytes; for a free what the backend gave (0 for free(),
+			* the length for munmap) */
+	uint64_t pc;   /* call site, 0 when unknown */
+	uint32_t tid;
+	uint8_t kind;  /* LP_EV_ALLOC or LP_EV_FREE */
+};
+
 struct lp_profile {
 	/* run metadata */
 	char *command;  /* command line of the profiled run ("" when unknown) */
@@ -85,6 +101,10 @@ struct lp_profile {
 	struct lp_window_set windows[LP_PROFILE_MAX_LINE_SIZES];
 
 	struct lp_mappings mappings;
+
+	/* allocation events in the order they happened (ALOC chunks) */
+	struct lp_alloc_event *allocs;
+	size_t n_allocs, cap_allocs;
 };
 
 int lp_profile_new(struct lp_profile **out);
@@ -95,6 +115,10 @@ int lp_profile_set_str(char **field, const char *s);
 
 /* Append a sample (copied). */
 int lp_profile_add_sample(struct lp_profile *p, const struct lp_sample *s);
+
+/* Append an allocation event (copied); kind must be LP_EV_ALLOC or
+ * LP_EV_FREE. */
+int lp_profile_add_alloc(struct lp_profile *p, const struct lp_alloc_event *e);
 
 /* Set the references of thread tid (growing the table). */
 int lp_profile_set_thread_refs(struct lp_profile *p, uint32_t tid, uint64_t refs);

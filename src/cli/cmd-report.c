@@ -271,7 +271,7 @@ static int run(int argc, char **argv)
 	}
 	size_t first, n;
 	lp_profile_line_samples(p, (unsigned)li, &first, &n);
-	if (lp_statstack_new(&ss, p, (unsigned)li, cold) < 0 ||
+	if (lp_statstack_new(&ss, p, (unsigned)li, window, cold) < 0 ||
 	    lp_statcache_new(&sc, p, (unsigned)li, window, cold) < 0 ||
 	    !(lines = malloc(nsizes * sizeof(*lines))) || !(ratio_lru = malloc(nsizes * sizeof(double))) ||
 	    !(ratio_rnd = malloc(nsizes * sizeof(double))) || !(prob = malloc((n + 1) * sizeof(double))) ||
@@ -362,9 +362,11 @@ static int run(int argc, char **argv)
 				       " line accesses at %s:\n%8s %14s %10s\n",
 				       lp_statcache_window_length(sc), cli_format_size(at, b1, sizeof(b1)), "window",
 				       "start", "ratio");
-				for (size_t w = 0; w < nw; w++)
-					printf("%8zu %14" PRIu64 " %10.4f\n", w,
-					       (uint64_t)w * lp_statcache_window_length(sc), wr[w]);
+				for (size_t w = 0; w < nw; w++) {
+					uint64_t ws, we;
+					lp_statcache_window(sc, w, &ws, &we);
+					printf("%8zu %14" PRIu64 " %10.4f\n", w, ws, wr[w]);
+				}
 				free(wr);
 			}
 		}

@@ -95,10 +95,25 @@ static int lpp_samples(void *state, const struct lp_msg_sample *v, size_t n)
 	return 0;
 }
 
+/* Allocation events arrive in the order each thread made them (threads
+ * interleave by flush). The runtime sends no clock with them, so their
+ * time is unknown; data-object attribution then goes by address. */
 static int lpp_events(void *state, const struct lp_ref *ev, size_t n)
 {
-	/* The profile format has no allocation section yet; data-object
-	 * attribution of live profiles needs one (see docs/formats.md). */
+	struct lpp_sink *s = state;
+
+	for (size_t i = 0; i < n; i++) {
+		if (ev[i].kind != LP_EV_ALLOC && ev[i].kind != LP_EV_FREE)
+			continue;
+		struct lp_alloc_event e = {
+			.time = LP_TIME_UNKNOWN, .addr = ev[i].addr,
+			.size = ev[i].size, .pc = ev[i].pc,
+			.tid = ev[i].tid, .kind = ev[i].kind,
+		};
+		int err = lp_profile_add_alloc(s->p, &e);
+		if (err < 0)
+			return err;
+	}
 	return 0;
 }
 
