@@ -1,53 +1,98 @@
 #!/usr/bin/env bash
-# Accuracy of StatCache (vs a fully associative random-replacement
-# simulation) and StatStack (vs exact LRU), cold misses excluded, 64-byte
-# lines, 4 KiB..64 MiB, at sampling rates 1e-2, 1e-3, 1e-4.
-# Prints the
-# mean and max absolute error in percentage points per trace and rate.
-# usage: [N=100M] [RATES="1e-2 1e-3 1e-4"] bench/accuracy.sh [build dir]
+# Accuracy of the models against simulation, cold misses excluded, 64-byte
+# lines, fully associative sizes 4 KiB..64 MiB (powers of two), at sampling
+# rates 1e-2, 1e-3, 1e-4:
+#   statcache  vs a fully associative random-replacement simulation
+#   statstack  vs exact LRU (fully associative)
+#   set-assoc  StatStack + binomial model vs set-associative LRU simulation
+#              of the caches in SA_CACHES
+# Prints a markdown table: mean and max absolute error in percentage points
+# per trace and rate; the sampling-noise floor (the mean absolute error
+# that the binomial noise of n samples alone gives, averaged over the
+# sizes, E|X - p| ~ sqrt(2/pi) sqrt(p(1-p)/n)); and the time of the
+# model evaluation (`locprof report`, reading the profile and computing both
+# curves) against the simulation of the reference curves (`locprof
+# simulate`, both policies in one pass), and of taking the profile from the
+# trace (`locprof sample`).
+#
+# usage: [N=100M] [RATES="1e-2 1e-3 1e-4"] [TRACES="uniform zipf ..."]
+#        [SEED=1] bench/accuracy.sh [build dir]
+# The same N, SEED and build give the same table (timings aside).
 set -euo pipefail
 B=${1:-build}
 L=$B/locprof
 T=$(mktemp -d /tmp/locprof-acc.XXXXXX)
 trap 'rm -rf "$T"' EXIT
-for cmd in synth simulate; do
+for cmd in synth simulate sample report dump; do
 	"$L" help $cmd >/dev/null 2>&1 || { echo "accuracy: 'locprof $cmd' is not available in $L" >&2; exit 2; }
 done
+N=${N:-100M}
+SEED=${SEED:-1}
+SA_CACHES=${SA_CACHES:-"32K:8:64 256K:8:64 1M:16:64 8M:16:64"}
 # Six synthetic traces of N references (default 10^8; the issue's target is
 # for traces of that length), each a `locprof synth` command line.
-N=${N:-100M}
-traces=(
-	"uniform -L 100K"
-	"zipf -L 1M -s 0.9"
-	"seq -f 8M"
-	"cyclic -L 50K"
-	"strided -f 32M -S 4160"
-	"mix -p 1M"
+declare -A spec=(
+	[uniform]="uniform -L 100K"
+	[zipf]="zipf -L 1M -s 0.9"
+	[seq]="seq -f 8M"
+	[cyclic]="cyclic -L 50K"
+	[strided]="strided -f 32M -S 4160"
+	[mix]="mix -p 1M"
 )
-printf '%-28s %7s %8s | %10s %10s | %10s %10s\n' trace rate samples statcache-mean max statstack-mean max
-for spec in "${traces[@]}"; do
-	name=${spec%% *}
-	"$L" synth $spec -n "$N" -o "$T/$name.lpt"
-	"$L" simulate "$T/$name.lpt" --sizes 4K..64M --policy lru,random --format csv >"$T/$name.sim.csv"
+now() { date +%s.%N; }
+elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
+echo "| trace | rate | samples | StatCache mean | max | StatStack mean | max | noise floor | set-assoc mean | max | report s | simulate s | sample s |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+for name in ${TRACES:-uniform zipf seq cyclic strided mix}; do
+	s=${spec[$name]}
+	"$L" synth $s -n "$N" --seed "$SEED" -o "$T/$name.lpt"
+	t0=$(now)
+	"$L" simulate "$T/$name.lpt" --sizes 4K..64M --policy lru,random --format csv >"$T/sim.csv"
+	t1=$(now)
+	sa_args=()
+	for c in $SA_CACHES; do sa_args+=(--cache "$c"); done
+	"$L" simulate "$T/$name.lpt" "${sa_args[@]}" --format csv >"$T/simsa.csv"
+	sim_s=$(elapsed "$t0" "$t1")
 	for rate in ${RATES:-1e-2 1e-3 1e-4}; do
-		"$L" sample "$T/$name.lpt" -o "$T/p.lpp" --rate "$rate" 2>/dev/null
+		t0=$(now)
+		"$L" sample "$T/$name.lpt" -o "$T/p.lpp" --rate "$rate" --seed "$SEED" 2>/dev/null
+		t1=$(now)
 		"$L" report "$T/p.lpp" --sizes 4K..64M --format csv >"$T/model.csv"
-		n=$("$L" dump "$T/p.lpp" | awk '/^line 64:/ {print $6}')
-		python3 - "$T/$name.sim.csv" "$T/model.csv" "$spec" "$rate" "$n" <<'PY'
-import csv, sys
+		t2=$(now)
+		"$L" report "$T/p.lpp" "${sa_args[@]}" --format json --top 0 >"$T/modelsa.json"
+		"$L" dump "$T/p.lpp" | awk '/^line 64:/ {print $6, $8}' | tr -d '(' >"$T/n.txt"
+		python3 - "$T/sim.csv" "$T/model.csv" "$T/simsa.csv" "$T/modelsa.json" "$T/n.txt" \
+			"$s" "$rate" "$(elapsed "$t1" "$t2")" "$sim_s" "$(elapsed "$t0" "$t1")" <<'PY'
+import csv, json, math, sys
+simp, modp, sasimp, samodp, np, name, rate, rep_s, sim_s, samp_s = sys.argv[1:]
 def load(p):
     d = {}
     for row in csv.reader(l for l in open(p) if not l.startswith('#')):
         if row[0] == 'curve': continue
         d.setdefault(row[0], {})[int(row[1])] = float(row[2])
     return d
-sim, mod = load(sys.argv[1]), load(sys.argv[2])
+sim, mod = load(simp), load(modp)
+total, dangling = (int(x) for x in open(np).read().split())
+finite = total - dangling
 def err(model, ref):
     e = [abs(mod[model][s] - sim[ref][s]) * 100 for s in mod[model] if s in sim.get(ref, {})]
     return (sum(e) / len(e), max(e)) if e else (float('nan'), float('nan'))
-rnd = 'random-nocold' if 'random-nocold' in sim else 'random'
-a, b = err('statcache', rnd), err('statstack', 'lru-nocold')
-print('%-28s %7s %8s | %10.2f %10.2f | %10.2f %10.2f' % (sys.argv[3], sys.argv[4], sys.argv[5], a[0], a[1], b[0], b[1]))
+sc, ss = err('statcache', 'random-nocold'), err('statstack', 'lru-nocold')
+ref = sim['lru-nocold']
+floor = sum(math.sqrt(2 / math.pi) * math.sqrt(p * (1 - p) / finite) * 100 for p in ref.values()) / len(ref)
+# set-associative: simulated (misses - cold) / (accesses - cold) against
+# the binomial model's ratio (cold excluded)
+sas = {}
+for row in csv.DictReader(open(sasimp)):
+    acc, mis, cold = int(row['accesses']), int(row['misses']), int(row['cold'])
+    sas[row['spec'].rsplit(':', 1)[0]] = (mis - cold) / (acc - cold) if acc > cold else 0.0
+sam = {c['cache']: c['lru'] for c in json.load(open(samodp))['caches']}
+e = [abs(sam[k] - v) * 100 for k, v in sas.items() if k in sam]
+sa = (sum(e) / len(e), max(e)) if e else (float('nan'), float('nan'))
+print('| %s | %s | %d | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.3f | %.2f | %.2f |' % (
+    name, rate, total, sc[0], sc[1], ss[0], ss[1], floor, sa[0], sa[1],
+    float(rep_s), float(sim_s), float(samp_s)))
 PY
 	done
+	rm -f "$T/$name.lpt"
 done

@@ -365,21 +365,22 @@ double lp_statstack_miss_ratio(const struct lp_statstack *m, double lines)
 
 double lp_binomial_miss(double sd, uint64_t sets, uint64_t ways)
 {
-	double D = floor(sd), p, q, hit = 0, lgD;
+	double D = floor(sd), p, hit = 0, lgD;
 
 	if (!(sets >= 1) || ways == 0)
 		return 1;
 	if (D < (double)ways)
 		return 0; /* fewer than `ways` other lines in all: always a hit */
+	if (sets == 1)
+		return 1; /* the fully associative cut (the sum below would
+			   * multiply inf binomial coefficients by 0^k) */
 	p = 1.0 / (double)sets;
-	q = 1.0 - p;
 	lgD = lgamma(D + 1);
 	/* P(fewer than `ways` of the D lines in our set) = sum_{i<ways}
-	 * C(D,i) p^i q^(D-i); pow(0, 0) = 1 keeps sets = 1 exact (the cut) */
+	 * C(D,i) p^i q^(D-i), each term in logs: C(D,i) alone overflows */
 	for (uint64_t i = 0; i < ways; i++) {
 		double di = (double)i;
-		double t = exp(lgD - lgamma(di + 1) - lgamma(D - di + 1)) * pow(p, di) * pow(q, D - di);
-		hit += t;
+		hit += exp(lgD - lgamma(di + 1) - lgamma(D - di + 1) + di * log(p) + (D - di) * log1p(-p));
 	}
 	return hit >= 1 ? 0 : 1 - hit;
 }

@@ -435,6 +435,13 @@ static void test_binomial(void **state)
 	/* D = 4, 4 sets, 2 ways: hit iff <= 1 in our set */
 	double q = 0.75, hit = pow(q, 4) + 4 * 0.25 * pow(q, 3);
 	assert_true(fabs(lp_binomial_miss(4.7, 4, 2) - (1 - hit)) < 1e-12);
+	/* a big fully associative cache (report --cache 1M:0:64) is the cut,
+	 * not inf * 0 */
+	assert_true(lp_binomial_miss(20000, 1, 16384) == 1.0);
+	assert_true(lp_binomial_miss(16000, 1, 16384) == 0.0);
+	/* many lines, many sets: a probability, close to the Poisson tail */
+	double pm = lp_binomial_miss(100000, 8192, 16);
+	assert_true(pm > 0.1 && pm < 0.25);
 }
 
 static void test_evaluation_speed(void **state)
