@@ -6,8 +6,10 @@
 #   statstack  vs exact LRU (fully associative)
 #   set-assoc  StatStack + binomial model vs set-associative LRU simulation
 #              of the caches in SA_CACHES
-# Prints a markdown table: mean and max absolute error in percentage points
-# per trace and rate; the sampling-noise floor (the mean absolute error
+# Each rate is sampled with every seed of SEEDS (default 1 2 3; the trace
+# stays the same): the table gives the mean absolute error averaged over
+# the seeds and the largest error of any seed and size, in percentage
+# points; the sampling-noise floor (the mean absolute error
 # that the binomial noise of n samples alone gives, averaged over the
 # sizes, E|X - p| ~ sqrt(2/pi) sqrt(p(1-p)/n)); and the time of the
 # model evaluation (`locprof report`, reading the profile and computing both
@@ -15,9 +17,9 @@
 # simulate`, both policies in one pass), and of taking the profile from the
 # trace (`locprof sample`).
 #
-# usage: [N=100M] [RATES="1e-2 1e-3 1e-4"] [TRACES="uniform zipf ..."]
-#        [SEED=1] bench/accuracy.sh [build dir]
-# The same N, SEED and build give the same table (timings aside).
+# usage: [N=100M] [RATES="1e-2 1e-3 1e-4"] [SEEDS="1 2 3"]
+#        [TRACES="uniform zipf ..."] bench/accuracy.sh [build dir]
+# The same N, SEEDS and build give the same table (timings aside).
 set -euo pipefail
 B=${1:-build}
 L=$B/locprof
@@ -27,7 +29,6 @@ for cmd in synth simulate sample report dump; do
 	"$L" help $cmd >/dev/null 2>&1 || { echo "accuracy: 'locprof $cmd' is not available in $L" >&2; exit 2; }
 done
 N=${N:-100M}
-SEED=${SEED:-1}
 SA_CACHES=${SA_CACHES:-"32K:8:64 256K:8:64 1M:16:64 8M:16:64"}
 # Six synthetic traces of N references (default 10^8; the issue's target is
 # for traces of that length), each a `locprof synth` command line.
@@ -45,7 +46,7 @@ echo "| trace | rate | samples | StatCache mean | max | StatStack mean | max | n
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 for name in ${TRACES:-uniform zipf seq cyclic strided mix}; do
 	s=${spec[$name]}
-	"$L" synth $s -n "$N" --seed "$SEED" -o "$T/$name.lpt"
+	"$L" synth $s -n "$N" -o "$T/$name.lpt"
 	t0=$(now)
 	"$L" simulate "$T/$name.lpt" --sizes 4K..64M --policy lru,random --format csv >"$T/sim.csv"
 	t1=$(now)
@@ -54,17 +55,19 @@ for name in ${TRACES:-uniform zipf seq cyclic strided mix}; do
 	"$L" simulate "$T/$name.lpt" "${sa_args[@]}" --format csv >"$T/simsa.csv"
 	sim_s=$(elapsed "$t0" "$t1")
 	for rate in ${RATES:-1e-2 1e-3 1e-4}; do
-		t0=$(now)
-		"$L" sample "$T/$name.lpt" -o "$T/p.lpp" --rate "$rate" --seed "$SEED" 2>/dev/null
-		t1=$(now)
-		"$L" report "$T/p.lpp" --sizes 4K..64M --format csv >"$T/model.csv"
-		t2=$(now)
-		"$L" report "$T/p.lpp" "${sa_args[@]}" --format json --top 0 >"$T/modelsa.json"
-		"$L" dump "$T/p.lpp" | awk '/^line 64:/ {print $6, $8}' | tr -d '(' >"$T/n.txt"
-		python3 - "$T/sim.csv" "$T/model.csv" "$T/simsa.csv" "$T/modelsa.json" "$T/n.txt" \
-			"$s" "$rate" "$(elapsed "$t1" "$t2")" "$sim_s" "$(elapsed "$t0" "$t1")" <<'PY'
+		: >"$T/rows.txt"
+		for seed in ${SEEDS:-1 2 3}; do
+			t0=$(now)
+			"$L" sample "$T/$name.lpt" -o "$T/p.lpp" --rate "$rate" --seed "$seed" 2>/dev/null
+			t1=$(now)
+			"$L" report "$T/p.lpp" --sizes 4K..64M --format csv >"$T/model.csv"
+			t2=$(now)
+			"$L" report "$T/p.lpp" "${sa_args[@]}" --format json --top 0 >"$T/modelsa.json"
+			"$L" dump "$T/p.lpp" | awk '/^line 64:/ {print $6, $8}' | tr -d '(' >"$T/n.txt"
+			python3 - "$T/sim.csv" "$T/model.csv" "$T/simsa.csv" "$T/modelsa.json" "$T/n.txt" \
+				"$(elapsed "$t1" "$t2")" "$(elapsed "$t0" "$t1")" >>"$T/rows.txt" <<'PY'
 import csv, json, math, sys
-simp, modp, sasimp, samodp, np, name, rate, rep_s, sim_s, samp_s = sys.argv[1:]
+simp, modp, sasimp, samodp, np, rep_s, samp_s = sys.argv[1:]
 def load(p):
     d = {}
     for row in csv.reader(l for l in open(p) if not l.startswith('#')):
@@ -89,9 +92,17 @@ for row in csv.DictReader(open(sasimp)):
 sam = {c['cache']: c['lru'] for c in json.load(open(samodp))['caches']}
 e = [abs(sam[k] - v) * 100 for k, v in sas.items() if k in sam]
 sa = (sum(e) / len(e), max(e)) if e else (float('nan'), float('nan'))
+print(json.dumps([total, sc[0], sc[1], ss[0], ss[1], floor, sa[0], sa[1], float(rep_s), float(samp_s)]))
+PY
+		done
+		python3 - "$T/rows.txt" "$s" "$rate" "$sim_s" <<'PY'
+import json, statistics, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+col = lambda i: [r[i] for r in rows]
+mean, mx, med = statistics.mean, max, statistics.median
 print('| %s | %s | %d | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.3f | %.2f | %.2f |' % (
-    name, rate, total, sc[0], sc[1], ss[0], ss[1], floor, sa[0], sa[1],
-    float(rep_s), float(sim_s), float(samp_s)))
+    sys.argv[2], sys.argv[3], rows[0][0], mean(col(1)), mx(col(2)), mean(col(3)), mx(col(4)),
+    mean(col(5)), mean(col(6)), mx(col(7)), med(col(8)), float(sys.argv[4]), med(col(9))))
 PY
 	done
 	rm -f "$T/$name.lpt"

@@ -37,6 +37,10 @@ uint64_t lp_statcache_window_length(const struct lp_statcache *m);
 /* Line accesses [start, end) of window k (a window without samples is
  * joined to the one before it, so windows may be longer than the length). */
 void lp_statcache_window(const struct lp_statcache *m, size_t k, uint64_t *start, uint64_t *end);
+/* Evicting misses per access in window k for a cache of `lines` lines:
+ * ev0 + ev1 R, R the window's miss ratio (see lp_statcache_solve_ev()). */
+void lp_statcache_window_evictions(struct lp_statcache *m, size_t k, double lines, double *ev0,
+				   double *ev1);
 int lp_statcache_window_ratios(struct lp_statcache *m, double lines, double *ratio);
 
 /* Miss probability of the reuse of each sample of the line size (in the
@@ -51,6 +55,12 @@ int lp_statcache_sample_miss(struct lp_statcache *m, double lines, double *prob)
  * of the root (the root for a smaller cache), or 1. */
 double lp_statcache_solve(const double *reuse, size_t n, double dangling, int include_cold,
 			  double lines, double warm);
+
+/* The same with ev0 + ev1 R evicting misses per access in place of R
+ * (lp_statcache_solve() is ev0 = 0, ev1 = 1); the model's windows use it
+ * for the cache filling up and the cold misses (docs/models.md). */
+double lp_statcache_solve_ev(const double *reuse, size_t n, double dangling, int include_cold,
+			     double ev0, double ev1, double lines, double warm);
 
 /* ---- StatStack: LRU, fully and set associative ------------------------ */
 
@@ -68,6 +78,12 @@ void lp_statstack_free(struct lp_statstack *m);
 /* Expected stack distance of an access whose reuse distance is d, under
  * the whole run's reuse-distance distribution (no windows). */
 double lp_statstack_expected_sd(const struct lp_statstack *m, uint64_t d);
+
+/* Expected number of distinct lines among the line accesses [first,
+ * last] (inclusive), from the windows' distributions: the accesses of the
+ * span whose next access to their line is after it. With first = 0 this is
+ * the footprint up to `last`, i.e. the cold misses so far. */
+double lp_statstack_distinct(const struct lp_statstack *m, uint64_t first, uint64_t last);
 
 /* Windows the model uses (after widening): how many, and the line
  * accesses [start, end) of the k-th. */

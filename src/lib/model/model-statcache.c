@@ -37,6 +37,7 @@
 #include <locprof/model.h>
 
 #include "common/error.h"
+#include "model/model-internal.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -64,6 +65,7 @@ struct sc_window {
 	double dangling;
 	double sum_k;
 	struct sc_hist h; /* the finite reuse distances, sorted, with power sums */
+	double u0, u1;    /* distinct lines touched before start, before end */
 	double root; /* warm start: the root for the last, smaller cache */
 	double last_lines;
 };
@@ -72,6 +74,9 @@ struct lp_statcache {
 	const struct lp_profile *p;
 	size_t first, n; /* the line size's samples in the profile */
 	int include_cold;
+	struct lp_statstack *ss; /* the footprint over time */
+	double fill_lines;       /* the cache size fill_time is for */
+	uint64_t fill_time;
 	uint64_t length;
 	double *k;   /* finite reuse distances grouped by window */
 	double *pw[4]; /* power sums of each window's k (n + 1 per window) */
@@ -96,12 +101,17 @@ static size_t k_bound(const double *k, size_t lo, size_t hi, double x)
 	return lo;
 }
 
-/* psi(R) and psi'(R); b = log1p(-1/L) < 0. With x = k a, a = -b R:
- * psi = sum (1 - e^-x) (+ D) - R N, psi' = -b sum k e^-x - N. */
-static void psi(const struct sc_hist *h, double dangling, int include_cold, double N, double b,
-		double R, double *val, double *der)
+/* Evicting misses per access are al + be R (the paper: 0 + 1 R). */
+struct sc_ev {
+	double al, be;
+};
+
+/* psi(R) and psi'(R); b = log1p(-1/L) < 0. With x = k a, a = -b (al + be R):
+ * psi = sum (1 - e^-x) (+ D) - R N, psi' = -b be sum k e^-x - N. */
+static void psi(const struct sc_hist *h, double dangling, int include_cold, struct sc_ev ev,
+		double N, double b, double R, double *val, double *der)
 {
-	double s = 0, d = 0, a = -b * R;
+	double s = 0, d = 0, a = -b * (ev.al + ev.be * R);
 	size_t lo = 0, hi = h->n;
 
 	if (h->pw[0] && a > 0) {
@@ -121,11 +131,11 @@ static void psi(const struct sc_hist *h, double dangling, int include_cold, doub
 	if (include_cold)
 		s += dangling;
 	*val = s - R * N;
-	*der = -b * d - N;
+	*der = -b * ev.be * d - N;
 }
 
-static double solve(const struct sc_hist *h, double dangling, int include_cold, double lines,
-		    double warm)
+static double solve(const struct sc_hist *h, double dangling, int include_cold, struct sc_ev ev,
+		    double lines, double warm)
 {
 	double N = (double)h->n + (include_cold ? dangling : 0);
 	double b, R, v, dv;
@@ -137,7 +147,8 @@ static double solve(const struct sc_hist *h, double dangling, int include_cold, 
 		b = -INFINITY;
 	else
 		b = log1p(-1.0 / lines);
-	if (!(include_cold && dangling > 0) && (isinf(b) ? h->sum_k == 0 : -b * h->sum_k <= N))
+	if (!(include_cold && dangling > 0) && !(ev.al > 0) &&
+	    (isinf(b) ? h->sum_k == 0 || !(ev.be > 0) : -b * ev.be * h->sum_k <= N))
 		return 0; /* slope at 0 <= N: only the trivial root */
 	if (isinf(b)) {
 		/* f(kR) = 1 for every k >= 1 and R > 0 */
@@ -147,10 +158,10 @@ static double solve(const struct sc_hist *h, double dangling, int include_cold, 
 		return ((double)h->n - hits + (include_cold ? dangling : 0)) / N;
 	}
 	R = warm > 0 && warm <= 1 ? warm : 1;
-	psi(h, dangling, include_cold, N, b, R, &v, &dv);
+	psi(h, dangling, include_cold, ev, N, b, R, &v, &dv);
 	if (v > 0) { /* warm start was not an upper bound: restart at 1 */
 		R = 1;
-		psi(h, dangling, include_cold, N, b, R, &v, &dv);
+		psi(h, dangling, include_cold, ev, N, b, R, &v, &dv);
 		if (v >= 0)
 			return 1;
 	}
@@ -166,7 +177,7 @@ static double solve(const struct sc_hist *h, double dangling, int include_cold, 
 		if (R - next <= 1e-10 * R + 1e-15)
 			return next;
 		R = next;
-		psi(h, dangling, include_cold, N, b, R, &v, &dv);
+		psi(h, dangling, include_cold, ev, N, b, R, &v, &dv);
 		if (v > 0)
 			return R; /* crossed the root by rounding: within 1 ulp-ish */
 	}
@@ -174,7 +185,7 @@ static double solve(const struct sc_hist *h, double dangling, int include_cold, 
 	double lo = 0, hi = R;
 	for (int it = 0; it < 200 && hi - lo > 1e-14 * hi; it++) {
 		double mid = 0.5 * (lo + hi);
-		psi(h, dangling, include_cold, N, b, mid, &v, &dv);
+		psi(h, dangling, include_cold, ev, N, b, mid, &v, &dv);
 		if (v > 0)
 			lo = mid;
 		else
@@ -184,14 +195,20 @@ static double solve(const struct sc_hist *h, double dangling, int include_cold, 
 }
 
 /* The plain form: every sample through exp(), in any order. */
-double lp_statcache_solve(const double *k, size_t n, double dangling, int include_cold,
-			  double lines, double warm)
+double lp_statcache_solve_ev(const double *k, size_t n, double dangling, int include_cold,
+			     double ev0, double ev1, double lines, double warm)
 {
 	struct sc_hist h = { .k = k, .n = n };
 
 	for (size_t i = 0; i < n; i++)
 		h.sum_k += k[i];
-	return solve(&h, dangling, include_cold, lines, warm);
+	return solve(&h, dangling, include_cold, (struct sc_ev){ ev0, ev1 }, lines, warm);
+}
+
+double lp_statcache_solve(const double *k, size_t n, double dangling, int include_cold,
+			  double lines, double warm)
+{
+	return lp_statcache_solve_ev(k, n, dangling, include_cold, 0, 1, lines, warm);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -289,6 +306,19 @@ int lp_statcache_new(struct lp_statcache **out, const struct lp_profile *p, unsi
 			wp->h.pw[j] = v;
 		}
 	}
+	{
+		int err = lp_statstack_new_internal(&m->ss, p, li, m->length, 0, 0);
+		if (err < 0) {
+			lp_statcache_free(m);
+			return err;
+		}
+		for (size_t w = 0; w < m->nw; w++) {
+			struct sc_window *wp = &m->w[w];
+			wp->u0 = w ? m->w[w - 1].u1 : 0;
+			wp->u1 = wp->end ? lp_statstack_distinct(m->ss, 0, wp->end - 1) : 0;
+		}
+		m->fill_lines = -1;
+	}
 	for (size_t w = 0; w < m->nw; w++) {
 		m->w[w].root = 1;
 		m->w[w].last_lines = 0;
@@ -301,6 +331,7 @@ void lp_statcache_free(struct lp_statcache *m)
 {
 	if (!m)
 		return;
+	lp_statstack_free(m->ss);
 	free(m->k);
 	for (size_t j = 0; j < 4; j++)
 		free(m->pw[j]);
@@ -325,6 +356,68 @@ void lp_statcache_window(const struct lp_statcache *m, size_t k, uint64_t *start
 	*end = m->w[k].end;
 }
 
+/* The time the cache of L lines fills up: the first line access t with
+ * more than L distinct lines in [0, t] (UINT64_MAX: never). */
+static void set_fill(struct lp_statcache *m, double L)
+{
+	size_t w = 0;
+	uint64_t lo, hi;
+
+	if (m->fill_lines == L)
+		return;
+	m->fill_lines = L;
+	m->fill_time = UINT64_MAX;
+	while (w < m->nw && m->w[w].u1 <= L)
+		w++;
+	if (w == m->nw)
+		return;
+	/* in window w: U(start - 1) = u0 <= L < u1 = U(end - 1) */
+	lo = m->w[w].start;
+	hi = m->w[w].end - 1;
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		if (lp_statstack_distinct(m->ss, 0, mid) > L)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	m->fill_time = lo;
+}
+
+/* Evicting misses per access in window w for a cache of L lines. A
+ * random-replacement cache evicts only once full (set_fill); from then on
+ * every miss evicts, cold ones too. Over the window's part after the fill,
+ * the cold misses are the lines first touched there (u1 - max(u0, L)) and
+ * the others are reuses that miss with the window's ratio R, so
+ * evictions per access = al + be R with
+ *     al = cold misses after the fill / len,
+ *     be = (accesses after the fill - those cold misses) / len.
+ * With cold misses included in R (include_cold), al = 0 and be = the
+ * share of the window after the fill. The paper's equation is al = 0,
+ * be = 1: a full cache from the start and no cold misses. */
+static struct sc_ev window_ev(struct lp_statcache *m, const struct sc_window *w, double L)
+{
+	double len = (double)(w->end - w->start), after, cold;
+
+	set_fill(m, L);
+	if (m->fill_time >= w->end || len <= 0)
+		return (struct sc_ev){ 0, 0 };
+	after = (double)(w->end - (m->fill_time > w->start ? m->fill_time : w->start));
+	if (m->include_cold)
+		return (struct sc_ev){ 0, after / len };
+	cold = w->u1 - (w->u0 > L ? w->u0 : L);
+	cold = cold < 0 ? 0 : cold > after ? after : cold;
+	return (struct sc_ev){ cold / len, (after - cold) / len };
+}
+
+void lp_statcache_window_evictions(struct lp_statcache *m, size_t k, double lines, double *ev0,
+				   double *ev1)
+{
+	struct sc_ev e = window_ev(m, &m->w[k], lines);
+	*ev0 = e.al;
+	*ev1 = e.be;
+}
+
 static double window_weight(const struct lp_statcache *m, const struct sc_window *w)
 {
 	return (double)w->n + (m->include_cold ? w->dangling : 0);
@@ -336,7 +429,7 @@ static double solve_window(struct lp_statcache *m, struct sc_window *w, double l
 {
 	double warm = w->last_lines > 0 && w->last_lines <= lines ? w->root : 1;
 
-	w->root = solve(&w->h, w->dangling, m->include_cold, lines, warm);
+	w->root = solve(&w->h, w->dangling, m->include_cold, window_ev(m, w, lines), lines, warm);
 	w->last_lines = lines;
 	return w->root;
 }
@@ -388,7 +481,9 @@ int lp_statcache_sample_miss(struct lp_statcache *m, double lines, double *prob)
 			solve_window(m, &m->w[w], lines);
 	for (size_t i = 0; i < m->n; i++) {
 		const struct lp_sample *s = &m->p->samples[m->first + i];
-		double ev = m->w[m->win[i]].root;
+		const struct sc_window *w = &m->w[m->win[i]];
+		struct sc_ev e = window_ev(m, w, lines);
+		double ev = e.al + e.be * w->root;
 		if (s->reuse == LP_REUSE_DANGLING)
 			prob[i] = m->include_cold ? 1 : 0;
 		else if (s->reuse == 0 || ev <= 0)

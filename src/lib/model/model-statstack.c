@@ -49,6 +49,7 @@
 #include <locprof/model.h>
 
 #include "common/error.h"
+#include "model/model-internal.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -160,23 +161,34 @@ static size_t window_of(const struct lp_statstack *m, uint64_t x)
 	return lo;
 }
 
-static double sample_sd(const struct lp_statstack *m, uint64_t t, uint64_t d)
+/* Expected distinct lines among the accesses [lo, hi]: the accesses of
+ * the span whose reuse reaches past hi, window by window. */
+static double span_distinct(const struct lp_statstack *m, uint64_t lo, uint64_t hi)
 {
-	uint64_t e = t + d, last = m->w[m->nw - 1].b - 1;
+	uint64_t last = m->w[m->nw - 1].b - 1;
 	double sd = 0;
 
-	if (d == 0)
+	if (hi > last) /* damaged profile: a reuse past the counted accesses */
+		hi = last;
+	if (lo > hi)
 		return 0;
-	if (e > last) /* damaged profile: a reuse past the counted accesses */
-		e = last;
-	if (t + 1 > e)
-		return 0;
-	for (size_t k = window_of(m, t + 1); k < m->nw && m->w[k].a <= e; k++) {
+	for (size_t k = window_of(m, lo); k < m->nw && m->w[k].a <= hi; k++) {
 		const struct ss_window *w = &m->w[k];
-		uint64_t lo = w->a > t + 1 ? w->a : t + 1, hi = w->b - 1 < e ? w->b - 1 : e;
-		sd += window_part(m, w, lo, hi, e);
+		uint64_t a = w->a > lo ? w->a : lo, b = w->b - 1 < hi ? w->b - 1 : hi;
+		sd += window_part(m, w, a, b, hi);
 	}
 	return sd;
+}
+
+double lp_statstack_distinct(const struct lp_statstack *m, uint64_t first, uint64_t last)
+{
+	return span_distinct(m, first, last);
+}
+
+/* The reuse after an access at t at distance d spans t+1 .. t+d. */
+static double sample_sd(const struct lp_statstack *m, uint64_t t, uint64_t d)
+{
+	return d == 0 ? 0 : span_distinct(m, t + 1, t + d);
 }
 
 /* Cut the run into windows of `len` positions holding at least
@@ -239,6 +251,12 @@ static int build_windows(struct lp_statstack *m, uint64_t total, uint64_t len)
 int lp_statstack_new(struct lp_statstack **out, const struct lp_profile *p, unsigned li,
 		     uint64_t window, int include_cold)
 {
+	return lp_statstack_new_internal(out, p, li, window, include_cold, 1);
+}
+
+int lp_statstack_new_internal(struct lp_statstack **out, const struct lp_profile *p, unsigned li,
+			      uint64_t window, int include_cold, int want_sd)
+{
 	struct lp_statstack *m;
 	uint64_t total;
 	size_t k = 0;
@@ -290,7 +308,7 @@ int lp_statstack_new(struct lp_statstack **out, const struct lp_profile *p, unsi
 	if ((err = build_windows(m, total, m->length)) < 0)
 		goto out_free;
 
-	for (size_t i = 0; i < m->n; i++) {
+	for (size_t i = 0; i < m->n && want_sd; i++) {
 		const struct lp_sample *s = &p->samples[m->first + i];
 		if (s->reuse == LP_REUSE_DANGLING) {
 			m->sd[i] = INFINITY;
