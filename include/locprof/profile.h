@@ -29,6 +29,9 @@ extern "C" {
 #endif
 
 #define LP_PROFILE_VERSION 1
+/* Default time window in line accesses: StatCache's "about 200k
+ * references" (section 2.4). */
+#define LP_PROFILE_WINDOW_DEFAULT 200000
 #define LP_PROFILE_MAX_LINE_SIZES 8
 /* reuse value of a sample whose line was never touched again */
 #define LP_REUSE_DANGLING UINT64_MAX
@@ -143,6 +146,25 @@ int lp_profile_write(const struct lp_profile *p, const char *path);
  * should warn and may use it. Any other error leaves *out NULL. The
  * returned profile has been through lp_profile_finish(). */
 int lp_profile_read(struct lp_profile **out, const char *path);
+
+/* ---- data objects --------------------------------------------------
+ * The heap blocks of a profile, from its allocation events, to attribute
+ * sampled addresses to the call sites that allocated them. */
+struct lp_objects;
+
+int lp_objects_new(struct lp_objects **out, const struct lp_profile *p);
+void lp_objects_free(struct lp_objects *o);
+/* Heap blocks (allocations of a non-zero size). */
+size_t lp_objects_count(const struct lp_objects *o);
+/* The block holding addr at `time` (references; LP_TIME_UNKNOWN when not
+ * known): 1 and its start, size and allocation call site, or 0 when no
+ * block ever held addr. When several blocks held it (an address reused
+ * after a free), the one alive at `time` wins, else the one allocated last
+ * before it, else (times unknown, as in live profiles) the last one
+ * allocated. A sample's time counts line accesses, not references: equal
+ * when no reference straddles two lines. */
+int lp_objects_find(const struct lp_objects *o, uint64_t addr, uint64_t time, uint64_t *start,
+		    uint64_t *size, uint64_t *pc);
 
 #ifdef __cplusplus
 }

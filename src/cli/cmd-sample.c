@@ -66,7 +66,7 @@ static int run(int argc, char **argv)
 	};
 	const char *out = NULL, *format = NULL, *path;
 	double rate = 1e-4;
-	uint64_t target = 0, seed = 1, window = 200000, *lines = NULL;
+	uint64_t target = 0, seed = 1, window = LP_PROFILE_WINDOW_DEFAULT, *lines = NULL;
 	size_t nlines = 0;
 	int c, have_rate = 0, status = CLI_OK;
 	struct lp_profile *p = NULL;

@@ -56,6 +56,8 @@ static int lpp_open(void **state, const char *path, const struct lp_collect_proc
 	memcpy(s->p->line_sizes, proc->line_size, s->p->n_line_sizes * sizeof(uint32_t));
 	s->p->rate = proc->rate;
 	s->p->seed = proc->seed;
+	/* without it the models would see the run as one window */
+	s->p->window = LP_PROFILE_WINDOW_DEFAULT;
 	*state = s;
 	return 0;
 

@@ -96,6 +96,83 @@ static void assert_same_sample(const struct lp_sample *a, const struct lp_sample
 	assert_int_equal(a->line_idx, b->line_idx);
 }
 
+/* Data objects: the block alive at a time, against a replay of the
+ * events up to that time; random blocks that reuse addresses. */
+static void test_objects_vs_replay(void **state)
+{
+	struct lp_rng rng;
+	struct lp_profile *p;
+	struct lp_objects *o;
+
+	lp_rng_seed(&rng, 11);
+	assert_int_equal(lp_profile_new(&p), 0);
+	/* live blocks at 64-byte slots; time advances by 1..3 per event */
+	uint64_t t = 0, live[64] = { 0 };
+	for (int i = 0; i < 3000; i++) {
+		uint64_t slot = lp_rng_below(&rng, 64);
+		t += 1 + lp_rng_below(&rng, 3);
+		struct lp_alloc_event e = { .time = t, .addr = 0x10000 + 64 * slot, .tid = 0 };
+		if (live[slot]) {
+			e.kind = LP_EV_FREE;
+			live[slot] = 0;
+		} else {
+			e.kind = LP_EV_ALLOC;
+			e.size = 1 + lp_rng_below(&rng, 64);
+			e.pc = 0x400000 + (uint64_t)i;
+			live[slot] = e.size;
+		}
+		assert_int_equal(lp_profile_add_alloc(p, &e), 0);
+	}
+	assert_int_equal(lp_objects_new(&o, p), 0);
+	for (int q = 0; q < 3000; q++) {
+		uint64_t qt = lp_rng_below(&rng, t + 2), qa = 0x10000 + lp_rng_below(&rng, 64 * 64 + 10);
+		/* replay: the block containing qa alive at qt */
+		uint64_t size[64] = { 0 }, pc[64] = { 0 };
+		for (size_t i = 0; i < p->n_allocs && p->allocs[i].time <= qt; i++) {
+			const struct lp_alloc_event *e = &p->allocs[i];
+			uint64_t slot = (e->addr - 0x10000) / 64;
+			size[slot] = e->kind == LP_EV_ALLOC ? e->size : 0;
+			pc[slot] = e->pc;
+		}
+		uint64_t slot = (qa - 0x10000) / 64, gs, gz, gp;
+		int live_here = slot < 64 && size[slot] && qa < 0x10000 + 64 * slot + size[slot];
+		int got = lp_objects_find(o, qa, qt, &gs, &gz, &gp);
+		if (live_here) {
+			assert_int_equal(got, 1);
+			assert_int_equal(gs, 0x10000 + 64 * slot);
+			assert_int_equal(gz, size[slot]);
+			assert_int_equal(gp, pc[slot]);
+		} else if (got) {
+			/* not alive: a block that held it before or after */
+			assert_true(gs <= qa && qa < gs + gz);
+		}
+	}
+	/* times unknown: the last block allocated at the address */
+	struct lp_profile *u;
+	assert_int_equal(lp_profile_new(&u), 0);
+	struct lp_alloc_event ev[] = {
+		{ LP_TIME_UNKNOWN, 0x5000, 100, 0x11, 0, LP_EV_ALLOC },
+		{ LP_TIME_UNKNOWN, 0x5000, 0, 0x12, 0, LP_EV_FREE },
+		{ LP_TIME_UNKNOWN, 0x5000, 50, 0x13, 0, LP_EV_ALLOC },
+		{ LP_TIME_UNKNOWN, 0x9000, 0, 0x14, 0, LP_EV_FREE }, /* a free of nothing */
+	};
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(lp_profile_add_alloc(u, &ev[i]), 0);
+	struct lp_objects *uo;
+	uint64_t gs, gz, gp;
+	assert_int_equal(lp_objects_new(&uo, u), 0);
+	assert_int_equal(lp_objects_count(uo), 2);
+	assert_int_equal(lp_objects_find(uo, 0x5010, LP_TIME_UNKNOWN, &gs, &gz, &gp), 1);
+	assert_int_equal(gp, 0x13);
+	assert_int_equal(lp_objects_find(uo, 0x5060, 7, &gs, &gz, &gp), 1); /* only the first was that big */
+	assert_int_equal(gp, 0x11);
+	assert_int_equal(lp_objects_find(uo, 0x9000, 7, &gs, &gz, &gp), 0);
+	lp_objects_free(uo);
+	lp_profile_free(u);
+	lp_objects_free(o);
+	lp_profile_free(p);
+}
+
 static void test_crc32(void **state)
 {
 	assert_int_equal(lp_crc32(0, "123456789", 9), 0xcbf43926u);
@@ -481,6 +558,7 @@ int main(void)
 		cmocka_unit_test(test_alloc_truncation),
 		cmocka_unit_test(test_alloc_versions),
 		cmocka_unit_test(test_sampler_allocs),
+		cmocka_unit_test(test_objects_vs_replay),
 		cmocka_unit_test(test_truncation_everywhere),
 		cmocka_unit_test(test_corrupt_and_bad_header),
 		cmocka_unit_test(test_sampler_matches_brute_force),
