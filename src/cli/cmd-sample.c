@@ -17,6 +17,8 @@ static const char usage[] =
 	"access is selected with probability R (geometric gaps), its line is\n"
 	"watched, and the number of line accesses until the line is touched again\n"
 	"is recorded. Lines never touched again are kept as dangling samples.\n"
+	"The trace's allocation events go into the profile too (for data-object\n"
+	"attribution in locprof report).\n"
 	"\n"
 	"  -o, --output FILE   the profile to write (required)\n"
 	"  -r, --rate R        sampling rate, 0 < R <= 1 (default 1e-4)\n"
