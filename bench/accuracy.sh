@@ -8,10 +8,10 @@
 #              of the caches in SA_CACHES
 # Each rate is sampled with every seed of SEEDS (default 1 2 3; the trace
 # stays the same): the table gives the mean absolute error averaged over
-# the seeds and the largest error of any seed and size, in percentage
-# points; the sampling-noise floor (the mean absolute error
+# the seeds and the largest error of any seed and size (and that size), in
+# percentage points; the sampling-noise floor (the mean absolute error
 # that the binomial noise of n samples alone gives, averaged over the
-# sizes, E|X - p| ~ sqrt(2/pi) sqrt(p(1-p)/n)); and the time of the
+# sizes, E|X - p| ~ sqrt(2/pi) sqrt(p(1-p)/n)); and the CPU time of the
 # model evaluation (`locprof report`, reading the profile and computing both
 # curves) against the simulation of the reference curves (`locprof
 # simulate`, both policies in one pass), and of taking the profile from the
@@ -40,32 +40,34 @@ declare -A spec=(
 	[strided]="strided -f 32M -S 4160"
 	[mix]="mix -p 1M"
 )
-now() { date +%s.%N; }
-elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
-echo "| trace | rate | samples | StatCache mean | max | StatStack mean | max | noise floor | set-assoc mean | max | report s | simulate s | sample s |"
+# CPU seconds (user + system) of a command, into the variable named $1:
+# wall time means little on a shared, loaded machine.
+cpu() {
+	local var=$1 t
+	shift
+	t=$( { TIMEFORMAT='%U %S'; time "$@" >"$T/cpu.out" 2>/dev/null; } 2>&1 ) || return
+	printf -v "$var" '%s' "$(awk '{ printf "%.3f", $1 + $2 }' <<<"$t")"
+}
+echo "| trace | rate | samples | StatCache mean | max | StatStack mean | max | noise floor | set-assoc mean | max | report CPU s | simulate CPU s | sample CPU s |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 for name in ${TRACES:-uniform zipf seq cyclic strided mix}; do
 	s=${spec[$name]}
 	"$L" synth $s -n "$N" -o "$T/$name.lpt"
-	t0=$(now)
-	"$L" simulate "$T/$name.lpt" --sizes 4K..64M --policy lru,random --format csv >"$T/sim.csv"
-	t1=$(now)
+	cpu sim_s "$L" simulate "$T/$name.lpt" --sizes 4K..64M --policy lru,random --format csv
+	mv "$T/cpu.out" "$T/sim.csv"
 	sa_args=()
 	for c in $SA_CACHES; do sa_args+=(--cache "$c"); done
 	"$L" simulate "$T/$name.lpt" "${sa_args[@]}" --format csv >"$T/simsa.csv"
-	sim_s=$(elapsed "$t0" "$t1")
 	for rate in ${RATES:-1e-2 1e-3 1e-4}; do
 		: >"$T/rows.txt"
 		for seed in ${SEEDS:-1 2 3}; do
-			t0=$(now)
-			"$L" sample "$T/$name.lpt" -o "$T/p.lpp" --rate "$rate" --seed "$seed" 2>/dev/null
-			t1=$(now)
-			"$L" report "$T/p.lpp" --sizes 4K..64M --format csv >"$T/model.csv"
-			t2=$(now)
+			cpu samp_s "$L" sample "$T/$name.lpt" -o "$T/p.lpp" --rate "$rate" --seed "$seed"
+			cpu rep_s "$L" report "$T/p.lpp" --sizes 4K..64M --format csv
+			mv "$T/cpu.out" "$T/model.csv"
 			"$L" report "$T/p.lpp" "${sa_args[@]}" --format json --top 0 >"$T/modelsa.json"
 			"$L" dump "$T/p.lpp" | awk '/^line 64:/ {print $6, $8}' | tr -d '(' >"$T/n.txt"
 			python3 - "$T/sim.csv" "$T/model.csv" "$T/simsa.csv" "$T/modelsa.json" "$T/n.txt" \
-				"$(elapsed "$t1" "$t2")" "$(elapsed "$t0" "$t1")" >>"$T/rows.txt" <<'PY'
+				"$rep_s" "$samp_s" >>"$T/rows.txt" <<'PY'
 import csv, json, math, sys
 simp, modp, sasimp, samodp, np, rep_s, samp_s = sys.argv[1:]
 def load(p):
@@ -78,8 +80,9 @@ sim, mod = load(simp), load(modp)
 total, dangling = (int(x) for x in open(np).read().split())
 finite = total - dangling
 def err(model, ref):
-    e = [abs(mod[model][s] - sim[ref][s]) * 100 for s in mod[model] if s in sim.get(ref, {})]
-    return (sum(e) / len(e), max(e)) if e else (float('nan'), float('nan'))
+    e = {s: abs(mod[model][s] - sim[ref][s]) * 100 for s in mod[model] if s in sim.get(ref, {})}
+    k = max(e, key=e.get)
+    return (sum(e.values()) / len(e), e[k], k)
 sc, ss = err('statcache', 'random-nocold'), err('statstack', 'lru-nocold')
 ref = sim['lru-nocold']
 floor = sum(math.sqrt(2 / math.pi) * math.sqrt(p * (1 - p) / finite) * 100 for p in ref.values()) / len(ref)
@@ -92,17 +95,22 @@ for row in csv.DictReader(open(sasimp)):
 sam = {c['cache']: c['lru'] for c in json.load(open(samodp))['caches']}
 e = [abs(sam[k] - v) * 100 for k, v in sas.items() if k in sam]
 sa = (sum(e) / len(e), max(e)) if e else (float('nan'), float('nan'))
-print(json.dumps([total, sc[0], sc[1], ss[0], ss[1], floor, sa[0], sa[1], float(rep_s), float(samp_s)]))
+print(json.dumps([total, sc[0], sc[1], ss[0], ss[1], floor, sa[0], sa[1], float(rep_s), float(samp_s), sc[2], ss[2]]))
 PY
 		done
 		python3 - "$T/rows.txt" "$s" "$rate" "$sim_s" <<'PY'
 import json, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
 col = lambda i: [r[i] for r in rows]
-mean, mx, med = statistics.mean, max, statistics.median
-print('| %s | %s | %d | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.3f | %.2f | %.2f |' % (
-    sys.argv[2], sys.argv[3], rows[0][0], mean(col(1)), mx(col(2)), mean(col(3)), mx(col(4)),
-    mean(col(5)), mean(col(6)), mx(col(7)), med(col(8)), float(sys.argv[4]), med(col(9))))
+mean, med = statistics.mean, statistics.median
+def size(b):
+    return '%dM' % (b >> 20) if b >= 1 << 20 else '%dK' % (b >> 10)
+def worst(i, at):  # the largest error of any seed, and its size
+    r = max(rows, key=lambda r: r[i])
+    return '%.2f @%s' % (r[i], size(r[at]))
+print('| %s | %s | %d | %.2f | %s | %.2f | %s | %.2f | %.2f | %.2f | %.3f | %.2f | %.2f |' % (
+    sys.argv[2], sys.argv[3], rows[0][0], mean(col(1)), worst(2, 10), mean(col(3)), worst(4, 11),
+    mean(col(5)), mean(col(6)), max(col(7)), med(col(8)), float(sys.argv[4]), med(col(9))))
 PY
 	done
 	rm -f "$T/$name.lpt"
