@@ -31,7 +31,9 @@ done
 N=${N:-100M}
 SA_CACHES=${SA_CACHES:-"32K:8:64 256K:8:64 1M:16:64 8M:16:64"}
 # Six synthetic traces of N references (default 10^8; the issue's target is
-# for traces of that length), each a `locprof synth` command line.
+# for traces of that length), each a `locprof synth` command line, and
+# three traces recorded from the examples (TRACES="matmul stencil
+# listwalk"; 45M to 70M references, not part of the default set).
 declare -A spec=(
 	[uniform]="uniform -L 100K"
 	[zipf]="zipf -L 1M -s 0.9"
@@ -39,6 +41,10 @@ declare -A spec=(
 	[cyclic]="cyclic -L 50K"
 	[strided]="strided -f 32M -S 4160"
 	[mix]="mix -p 1M"
+	# recorded from the example programs (locprof record --mode trace)
+	[matmul]="record matmul-lp naive ${MATMUL_N:-320}"
+	[stencil]="record stencil-lp ${STENCIL_N:-512} 60"
+	[listwalk]="record listwalk-lp list ${LISTWALK_N:-2000000}"
 )
 # CPU seconds (user + system) of a command, into the variable named $1:
 # wall time means little on a shared, loaded machine.
@@ -52,7 +58,14 @@ echo "| trace | rate | samples | StatCache mean | max | StatStack mean | max | n
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 for name in ${TRACES:-uniform zipf seq cyclic strided mix}; do
 	s=${spec[$name]}
-	"$L" synth $s -n "$N" -o "$T/$name.lpt"
+	if [[ $s == record\ * ]]; then
+		read -r _ prog args <<<"$s"
+		[ -x "$B/examples/$prog" ] || { echo "accuracy: no $B/examples/$prog" >&2; continue; }
+		"$L" record -q --mode trace -o "$T/$name.lpt" -- "$B/examples/$prog" $args >/dev/null
+		s="$prog $args"
+	else
+		"$L" synth $s -n "$N" -o "$T/$name.lpt"
+	fi
 	cpu sim_s "$L" simulate "$T/$name.lpt" --sizes 4K..64M --policy lru,random --format csv
 	mv "$T/cpu.out" "$T/sim.csv"
 	sa_args=()
