@@ -25,12 +25,15 @@
  *   S_w. A span inside one window is the global formula with the window's
  *   distribution; a span over many windows counts, window by window, the
  *   accesses whose reuse leaves the span, which is what the stack
- *   distance is. Windows hold at least MIN_SAMPLES samples (adjacent
- *   windows are merged until they do) so that no window is without a
- *   distribution; a window as long as the run is the global model.
+ *   distance is. The windows are the run's phases (model-phases.c):
+ *   fixed windows joined while their reuse distances look alike, so a
+ *   stationary run is one window (all samples estimate its distribution;
+ *   fixed 200 000-access windows of 20 samples at a rate of 1e-4 smeared
+ *   a matrix multiply's cliff over a factor of two) and a phased one is
+ *   cut at its phase changes. One window for the whole run is the global
+ *   model.
  * - Within a window the distribution is the same everywhere (a phase
- *   change inside one blurs it; shorter windows help but hold fewer
- *   samples).
+ *   change the test misses blurs it).
  * - Dangling samples are last accesses: infinite reuse, so they count as
  *   distinct lines in every span they are in. As cold misses they are
  *   excluded from the ratio by default, else misses.
@@ -54,10 +57,6 @@
 #include <math.h>
 #include <stdlib.h>
 
-/* Fewest samples in a window: fewer give a distribution too coarse for
- * the spans that stay inside it (see docs/models.md for the measurement
- * behind the value). */
-#define MIN_SAMPLES 32
 
 struct ss_window {
 	uint64_t a, b;   /* positions [a, b) */
@@ -133,6 +132,8 @@ static double window_part(const struct lp_statstack *m, const struct ss_window *
 	uint64_t g = e - hi, n = hi - lo + 1;
 	double full = w->D, part = 0;
 
+	if (w->S <= 0)
+		return 0;
 	if (w->nfin && w->maxrd + 1 > g) {
 		const uint64_t *v = m->wrd + w->off;
 		const double *cum = m->wcum + w->off;
@@ -191,31 +192,28 @@ static double sample_sd(const struct lp_statstack *m, uint64_t t, uint64_t d)
 	return d == 0 ? 0 : span_distinct(m, t + 1, t + d);
 }
 
-/* Cut the run into windows of `len` positions holding at least
- * MIN_SAMPLES samples each (or all of them), and group the finite reuse
- * distances by window. */
+/* Cut the run into phases (model-phases.c) and group the finite reuse
+ * distances by phase. */
 static int build_windows(struct lp_statstack *m, uint64_t total, uint64_t len)
 {
 	const struct lp_sample *s = m->p->samples + m->first;
-	size_t nbase = (size_t)((total + len - 1) / len), i = 0, nfin = 0;
+	uint64_t *bounds;
+	size_t np, i = 0, nfin = 0;
+	int err;
 
-	if (!nbase)
-		nbase = 1;
-	if (!(m->w = calloc(nbase, sizeof(*m->w))))
+	if ((err = lp_model_phases(s, m->n, total, len, &bounds, &np)) < 0)
+		return err;
+	if (!(m->w = calloc(np, sizeof(*m->w)))) {
+		free(bounds);
 		return LP_ENOMEM;
-	m->nw = 0;
-	for (size_t bw = 0; bw < nbase; bw++) {
-		uint64_t end = bw + 1 == nbase ? total : (uint64_t)(bw + 1) * len;
-		struct ss_window *w;
-		if (!m->nw || m->w[m->nw - 1].S >= MIN_SAMPLES) {
-			w = &m->w[m->nw++];
-			w->a = (uint64_t)bw * len;
-			w->off = nfin;
-		} else {
-			w = &m->w[m->nw - 1];
-		}
-		w->b = end;
-		for (; i < m->n && s[i].time < end; i++) {
+	}
+	m->nw = np;
+	for (size_t k = 0; k < np; k++) {
+		struct ss_window *w = &m->w[k];
+		w->a = bounds[k];
+		w->b = bounds[k + 1];
+		w->off = nfin;
+		for (; i < m->n && s[i].time < w->b; i++) {
 			w->S++;
 			if (s[i].reuse == LP_REUSE_DANGLING) {
 				w->D++;
@@ -227,17 +225,7 @@ static int build_windows(struct lp_statstack *m, uint64_t total, uint64_t len)
 			}
 		}
 	}
-	/* a short last window joins the one before */
-	if (m->nw > 1 && m->w[m->nw - 1].S < MIN_SAMPLES) {
-		struct ss_window *prev = &m->w[m->nw - 2], *lastw = &m->w[m->nw - 1];
-		prev->b = lastw->b;
-		prev->S += lastw->S;
-		prev->D += lastw->D;
-		prev->nfin += lastw->nfin;
-		if (lastw->maxrd > prev->maxrd)
-			prev->maxrd = lastw->maxrd;
-		m->nw--;
-	}
+	free(bounds);
 	m->wcum[0] = 0;
 	for (size_t k = 0; k < m->nw; k++) {
 		struct ss_window *w = &m->w[k];
