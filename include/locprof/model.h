@@ -26,6 +26,12 @@ int lp_statcache_new(struct lp_statcache **out, const struct lp_profile *p, unsi
 		     uint64_t window, int include_cold);
 void lp_statcache_free(struct lp_statcache *m);
 
+/* on = 1: no evictions until the cache is full, then every miss evicts,
+ * cold misses too (the footprint over time from the samples); 0 (the
+ * default): the paper's equation, a full cache from the start and no
+ * evictions by cold misses. See docs/models.md for when each is better. */
+void lp_statcache_set_fill(struct lp_statcache *m, int on);
+
 /* Miss ratio for each of n cache sizes (in lines, any order): the
  * sample-weighted average of the per-window solutions of Eq. 6. */
 int lp_statcache_curve(struct lp_statcache *m, const double *lines, size_t n, double *ratio);

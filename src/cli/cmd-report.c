@@ -16,7 +16,7 @@ static const char usage[] =
 	"usage: locprof report PROFILE.lpp [--sizes 4K..64M] [--cache SIZE:WAYS:LINE ...]\n"
 	"                      [--cache host] [--policy lru,random] [--format text|csv|json]\n"
 	"                      [--svg FILE] [--reference CSV] [--window [N]] [--top N]\n"
-	"                      [--at SIZE] [--cold]\n"
+	"                      [--at SIZE] [--cold] [--fill]\n"
 	"\n"
 	"Predict miss ratios from a profile: the working-set graph under LRU\n"
 	"(StatStack) and random replacement (StatCache), fully associative; the\n"
@@ -43,6 +43,9 @@ static const char usage[] =
 	"                       (default the first --cache, else 32K)\n"
 	"  -l, --line BYTES     line size to use when the profile has several\n"
 	"      --cold           include cold misses (dangling samples as misses)\n"
+	"      --fill           StatCache: no evictions until the cache is full, and\n"
+	"                       cold misses evict (for runs short against their\n"
+	"                       footprint; docs/models.md)\n"
 	"  -h, --help           this help\n";
 
 static int run(int argc, char **argv);
@@ -255,7 +258,7 @@ static void print_top_objects(const struct lp_profile *p, size_t first, size_t n
 
 static int run(int argc, char **argv)
 {
-	enum { OPT_COLD = 1000 };
+	enum { OPT_COLD = 1000, OPT_FILL };
 	static const struct option opts[] = {
 		{ "sizes", required_argument, NULL, 's' },  { "cache", required_argument, NULL, 'c' },
 		{ "policy", required_argument, NULL, 'p' }, { "format", required_argument, NULL, 'F' },
@@ -263,10 +266,11 @@ static int run(int argc, char **argv)
 		{ "window", optional_argument, NULL, 'w' }, { "top", required_argument, NULL, 't' },
 		{ "at", required_argument, NULL, 'a' },     { "line", required_argument, NULL, 'l' },
 		{ "cold", no_argument, NULL, OPT_COLD },    { "help", no_argument, NULL, 'h' },
+		{ "fill", no_argument, NULL, OPT_FILL },
 		{ 0 },
 	};
 	const char *sizes_arg = "4K..64M", *format = "text", *svg = NULL, *refpath = NULL;
-	int want_lru = 1, want_random = 1, show_windows = 0, cold = 0, c, err, status = CLI_OK;
+	int want_lru = 1, want_random = 1, show_windows = 0, cold = 0, fill = 0, c, err, status = CLI_OK;
 	uint64_t window = 0, top = 10, at = 0, line_arg = 0, *sizes = NULL;
 	size_t nsizes = 0, ncaches = 0, nrefs = 0;
 	struct cache caches[32];
@@ -317,6 +321,7 @@ static int run(int argc, char **argv)
 				return cli_usage_error(&cmd_report, "bad --line '%s'", optarg);
 			break;
 		case OPT_COLD: cold = 1; break;
+		case OPT_FILL: fill = 1; break;
 		case 'h': return cli_print_usage(&cmd_report);
 		default: return cli_usage_error(&cmd_report, "bad option");
 		}
@@ -361,6 +366,7 @@ static int run(int argc, char **argv)
 		status = CLI_ERROR;
 		goto out;
 	}
+	lp_statcache_set_fill(sc, fill);
 	for (size_t i = 0; i < nsizes; i++) {
 		lines[i] = fmax(1.0, (double)sizes[i] / line);
 		ratio_lru[i] = lp_statstack_miss_ratio(ss, lines[i]);

@@ -16,9 +16,11 @@
  *   access is sampled with the same probability).
  * - A sample is assigned to the window of its first access, although its
  *   reuse may end in a later window.
- * - The cache evicts only once full, and then on every miss, cold ones
- *   included (window_ev): the paper's full cache without cold evictions
- *   is wrong when the footprint is large against the run.
+ * - The cache is full from the start and only the misses R counts evict
+ *   (cold misses do not), as in the paper. lp_statcache_set_fill() models
+ *   the cache filling up and cold misses evicting (window_ev): better when
+ *   first touches are a large share of the accesses, worse when they are
+ *   bunched in time (docs/models.md), so it is an option.
  * - Dangling samples: the line was never touched again, so the sample
  *   describes no reuse and no access that could miss. The number of
  *   dangling samples estimates the number of cold misses (every line has
@@ -80,6 +82,7 @@ struct lp_statcache {
 	const struct lp_profile *p;
 	size_t first, n; /* the line size's samples in the profile */
 	int include_cold;
+	int fill_model;          /* lp_statcache_set_fill() */
 	struct lp_statstack *ss; /* the footprint over time */
 	double fill_lines;       /* the cache size fill_time is for */
 	uint64_t fill_time;
@@ -362,6 +365,15 @@ uint64_t lp_statcache_window_length(const struct lp_statcache *m)
 	return m->length;
 }
 
+void lp_statcache_set_fill(struct lp_statcache *m, int on)
+{
+	m->fill_model = on;
+	for (size_t w = 0; w < m->nw; w++) {
+		m->w[w].root = 1; /* the warm starts were for the other equation */
+		m->w[w].last_lines = 0;
+	}
+}
+
 void lp_statcache_window(const struct lp_statcache *m, size_t k, uint64_t *start, uint64_t *end)
 {
 	*start = m->w[k].start;
@@ -411,6 +423,8 @@ static struct sc_ev window_ev(struct lp_statcache *m, const struct sc_window *w,
 {
 	double len = (double)(w->end - w->start), after, cold;
 
+	if (!m->fill_model)
+		return (struct sc_ev){ 0, 1 };
 	set_fill(m, L);
 	if (m->fill_time >= w->end || len <= 0)
 		return (struct sc_ev){ 0, 0 };
