@@ -30,7 +30,7 @@ void lp_statcache_free(struct lp_statcache *m);
  * cold misses too (the footprint over time from the samples); 0 (the
  * default): the paper's equation, a full cache from the start and no
  * evictions by cold misses. See docs/models.md for when each is better. */
-void lp_statcache_set_fill(struct lp_statcache *m, int on);
+int lp_statcache_set_fill(struct lp_statcache *m, int on);
 
 /* Miss ratio for each of n cache sizes (in lines, any order): the
  * sample-weighted average of the per-window solutions of Eq. 6. */

@@ -366,7 +366,11 @@ static int run(int argc, char **argv)
 		status = CLI_ERROR;
 		goto out;
 	}
-	lp_statcache_set_fill(sc, fill);
+	if (fill && lp_statcache_set_fill(sc, 1) < 0) {
+		cli_error("%s", lp_errmsg());
+		status = CLI_ERROR;
+		goto out;
+	}
 	for (size_t i = 0; i < nsizes; i++) {
 		lines[i] = fmax(1.0, (double)sizes[i] / line);
 		ratio_lru[i] = lp_statstack_miss_ratio(ss, lines[i]);

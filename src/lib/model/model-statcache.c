@@ -53,8 +53,7 @@
 /* A histogram of reuse distances. When `pw` is set the k are sorted
  * ascending and pw[j][i] = sum_{i' < i} k[i']^(j+1): psi then sums the
  * samples with a tiny exponent by their series and those with a huge one
- * as 1, and calls exp() only for the rest (the working-set graph of a
- * 20 000-sample profile went from ~110 to ~35 ms; docs/models.md). */
+ * as 1, and calls exp() only for the rest (docs/models.md, "Speed"). */
 struct sc_hist {
 	const double *k;
 	size_t n;
@@ -82,6 +81,7 @@ struct lp_statcache {
 	const struct lp_profile *p;
 	size_t first, n; /* the line size's samples in the profile */
 	int include_cold;
+	unsigned li;
 	int fill_model;          /* lp_statcache_set_fill() */
 	struct lp_statstack *ss; /* the footprint over time */
 	double fill_lines;       /* the cache size fill_time is for */
@@ -321,19 +321,7 @@ int lp_statcache_new(struct lp_statcache **out, const struct lp_profile *p, unsi
 			wp->h.pw[j] = v;
 		}
 	}
-	{
-		int err = lp_statstack_new_internal(&m->ss, p, li, m->length, 0, 0);
-		if (err < 0) {
-			lp_statcache_free(m);
-			return err;
-		}
-		for (size_t w = 0; w < m->nw; w++) {
-			struct sc_window *wp = &m->w[w];
-			wp->u0 = w ? m->w[w - 1].u1 : 0;
-			wp->u1 = wp->end ? lp_statstack_distinct(m->ss, 0, wp->end - 1) : 0;
-		}
-		m->fill_lines = -1;
-	}
+	m->li = li;
 	for (size_t w = 0; w < m->nw; w++) {
 		m->w[w].root = 1;
 		m->w[w].last_lines = 0;
@@ -365,13 +353,26 @@ uint64_t lp_statcache_window_length(const struct lp_statcache *m)
 	return m->length;
 }
 
-void lp_statcache_set_fill(struct lp_statcache *m, int on)
+int lp_statcache_set_fill(struct lp_statcache *m, int on)
 {
+	if (on && !m->ss) {
+		/* the footprint over time, from the windowed StatStack estimator */
+		int err = lp_statstack_new_internal(&m->ss, m->p, m->li, m->length, 0, 0);
+		if (err < 0)
+			return err;
+		for (size_t w = 0; w < m->nw; w++) {
+			struct sc_window *wp = &m->w[w];
+			wp->u0 = w ? m->w[w - 1].u1 : 0;
+			wp->u1 = wp->end ? lp_statstack_distinct(m->ss, 0, wp->end - 1) : 0;
+		}
+		m->fill_lines = -1;
+	}
 	m->fill_model = on;
 	for (size_t w = 0; w < m->nw; w++) {
 		m->w[w].root = 1; /* the warm starts were for the other equation */
 		m->w[w].last_lines = 0;
 	}
+	return 0;
 }
 
 void lp_statcache_window(const struct lp_statcache *m, size_t k, uint64_t *start, uint64_t *end)

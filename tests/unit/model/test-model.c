@@ -400,7 +400,7 @@ static void test_statcache_fast_vs_plain(void **state)
 		assert_int_equal(lp_statcache_new(&sc, p, 0, windows[wi], 0), 0);
 		size_t nw = lp_statcache_nwindows(sc);
 		double *wr = malloc(nw * sizeof(*wr)), *k = malloc(cnt * sizeof(*k));
-		lp_statcache_set_fill(sc, wi == 1);
+		assert_int_equal(lp_statcache_set_fill(sc, wi == 1), 0);
 		for (double L = 1; L < 1e7; L *= 2.7) {
 			assert_int_equal(lp_statcache_window_ratios(sc, L, wr), 0);
 			for (size_t w = 0; w < nw; w++) {
@@ -450,9 +450,9 @@ static void test_statcache_fill(void **state)
 	double Ls[] = { 2000, 5000, 10000 };
 	for (int i = 0; i < 3; i++) {
 		double paper, fill, sim = sim_random(lines, n, (size_t)Ls[i], K);
-		lp_statcache_set_fill(sc, 0);
+		assert_int_equal(lp_statcache_set_fill(sc, 0), 0);
 		assert_int_equal(lp_statcache_curve(sc, &Ls[i], 1, &paper), 0);
-		lp_statcache_set_fill(sc, 1);
+		assert_int_equal(lp_statcache_set_fill(sc, 1), 0);
 		assert_int_equal(lp_statcache_curve(sc, &Ls[i], 1, &fill), 0);
 		print_message("L=%g simulation %.4f paper %.4f fill %.4f\n", Ls[i], sim, paper, fill);
 		assert_true(fabs(fill - sim) < tol(sim, cnt, 0.03));
