@@ -449,8 +449,9 @@ static int run(int argc, char **argv)
 			double *wr = malloc(nw * sizeof(*wr));
 			if (wr) {
 				lp_statcache_window_ratios(sc, fmax(1.0, (double)at / line), wr);
-				printf("\nrandom-replacement miss ratio per window of %" PRIu64
-				       " line accesses at %s:\n%8s %14s %10s\n",
+				printf("\nrandom-replacement miss ratio per window (%" PRIu64
+				       " line accesses or more: widened to 400 samples within a phase) at %s:\n"
+				       "%8s %14s %10s\n",
 				       lp_statcache_window_length(sc), cli_format_size(at, b1, sizeof(b1)), "window",
 				       "start", "ratio");
 				for (size_t w = 0; w < nw; w++) {
