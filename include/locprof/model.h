@@ -26,6 +26,12 @@ int lp_statcache_new(struct lp_statcache **out, const struct lp_profile *p, unsi
 		     uint64_t window, int include_cold);
 void lp_statcache_free(struct lp_statcache *m);
 
+/* on = 1: no evictions until the cache is full, then every miss evicts,
+ * cold misses too (the footprint over time from the samples); 0 (the
+ * default): the paper's equation, a full cache from the start and no
+ * evictions by cold misses. See docs/models.md for when each is better. */
+int lp_statcache_set_fill(struct lp_statcache *m, int on);
+
 /* Miss ratio for each of n cache sizes (in lines, any order): the
  * sample-weighted average of the per-window solutions of Eq. 6. */
 int lp_statcache_curve(struct lp_statcache *m, const double *lines, size_t n, double *ratio);
@@ -34,6 +40,13 @@ int lp_statcache_curve(struct lp_statcache *m, const double *lines, size_t n, do
  * (NAN for a window without samples). */
 size_t lp_statcache_nwindows(const struct lp_statcache *m);
 uint64_t lp_statcache_window_length(const struct lp_statcache *m);
+/* Line accesses [start, end) of window k (a window without samples is
+ * joined to the one before it, so windows may be longer than the length). */
+void lp_statcache_window(const struct lp_statcache *m, size_t k, uint64_t *start, uint64_t *end);
+/* Evicting misses per access in window k for a cache of `lines` lines:
+ * ev0 + ev1 R, R the window's miss ratio (see lp_statcache_solve_ev()). */
+void lp_statcache_window_evictions(struct lp_statcache *m, size_t k, double lines, double *ev0,
+				   double *ev1);
 int lp_statcache_window_ratios(struct lp_statcache *m, double lines, double *ratio);
 
 /* Miss probability of the reuse of each sample of the line size (in the
@@ -49,17 +62,44 @@ int lp_statcache_sample_miss(struct lp_statcache *m, double lines, double *prob)
 double lp_statcache_solve(const double *reuse, size_t n, double dangling, int include_cold,
 			  double lines, double warm);
 
+/* The same with ev0 + ev1 R evicting misses per access in place of R
+ * (lp_statcache_solve() is ev0 = 0, ev1 = 1); the model's windows use it
+ * for the cache filling up and the cold misses (docs/models.md). */
+double lp_statcache_solve_ev(const double *reuse, size_t n, double dangling, int include_cold,
+			     double ev0, double ev1, double lines, double warm);
+
 /* ---- StatStack: LRU, fully and set associative ------------------------ */
 
 struct lp_statstack;
 
+/* Model of line size index li of p. window: length of the time windows
+ * whose samples give the reuse-distance distribution of the accesses in
+ * them, in line accesses (0: the profile's windows; a window is widened
+ * until it holds enough samples; UINT64_MAX: one window, the whole run's
+ * distribution as in Eklöv & Hagersten). p must outlive the model. */
 int lp_statstack_new(struct lp_statstack **out, const struct lp_profile *p, unsigned li,
-		     int include_cold);
+		     uint64_t window, int include_cold);
 void lp_statstack_free(struct lp_statstack *m);
 
 /* Expected stack distance of an access whose reuse distance is d, under
- * the profile's reuse-distance distribution. */
+ * the whole run's reuse-distance distribution (no windows). */
 double lp_statstack_expected_sd(const struct lp_statstack *m, uint64_t d);
+
+/* Expected number of distinct lines among the line accesses [first,
+ * last] (inclusive), from the windows' distributions: the accesses of the
+ * span whose next access to their line is after it. With first = 0 this is
+ * the footprint up to `last`, i.e. the cold misses so far. */
+double lp_statstack_distinct(const struct lp_statstack *m, uint64_t first, uint64_t last);
+
+/* Windows the model uses (after widening): how many, and the line
+ * accesses [start, end) of the k-th. */
+size_t lp_statstack_nwindows(const struct lp_statstack *m);
+void lp_statstack_window(const struct lp_statstack *m, size_t k, uint64_t *start, uint64_t *end);
+
+/* Estimated stack distance of the reuse of each sample of the line size
+ * (in the profile's order, as lp_statcache_sample_miss()), from the
+ * windows' distributions; INFINITY for dangling samples. */
+int lp_statstack_sample_sd(const struct lp_statstack *m, double *sd);
 
 /* Fully associative LRU miss ratio of a cache of `lines` lines. */
 double lp_statstack_miss_ratio(const struct lp_statstack *m, double lines);

@@ -3,7 +3,8 @@
  * A profile is the architecture-independent fingerprint of one run: run
  * metadata, the StatCache samples (each a watched line access and the reuse
  * distance at which its line was next touched, or dangling), time windows
- * over the samples, and the executable mappings for symbolising pcs later.
+ * over the samples, the executable mappings for symbolising pcs later, and
+ * the allocation events for attributing addresses to data objects.
  * It is recorded once and evaluated for any cache offline (locprof/model.h).
  *
  * On disk (docs/formats.md, ".lpp"): a file header, then self-describing,
@@ -28,6 +29,9 @@ extern "C" {
 #endif
 
 #define LP_PROFILE_VERSION 1
+/* Default time window in line accesses: StatCache's "about 200k
+ * references" (section 2.4). */
+#define LP_PROFILE_WINDOW_DEFAULT 200000
 #define LP_PROFILE_MAX_LINE_SIZES 8
 /* reuse value of a sample whose line was never touched again */
 #define LP_REUSE_DANGLING UINT64_MAX
@@ -58,6 +62,21 @@ struct lp_window_set {
 	size_t n;
 };
 
+/* An allocation event of the profiled run: a block allocated (malloc,
+ * calloc, realloc, mmap...) or freed. */
+#define LP_TIME_UNKNOWN UINT64_MAX
+struct lp_alloc_event {
+	uint64_t time; /* references (loads and stores, all threads) before the
+			* event, or LP_TIME_UNKNOWN (live backends: the runtime
+			* sends events without a clock) */
+	uint64_t addr; /* block start */
+	uint64_t size; /* bytes; for a free what the backend gave (0 for free(),
+			* the length for munmap) */
+	uint64_t pc;   /* call site, 0 when unknown */
+	uint32_t tid;
+	uint8_t kind;  /* LP_EV_ALLOC or LP_EV_FREE */
+};
+
 struct lp_profile {
 	/* run metadata */
 	char *command;  /* command line of the profiled run ("" when unknown) */
@@ -85,6 +104,10 @@ struct lp_profile {
 	struct lp_window_set windows[LP_PROFILE_MAX_LINE_SIZES];
 
 	struct lp_mappings mappings;
+
+	/* allocation events in the order they happened (ALOC chunks) */
+	struct lp_alloc_event *allocs;
+	size_t n_allocs, cap_allocs;
 };
 
 int lp_profile_new(struct lp_profile **out);
@@ -95,6 +118,10 @@ int lp_profile_set_str(char **field, const char *s);
 
 /* Append a sample (copied). */
 int lp_profile_add_sample(struct lp_profile *p, const struct lp_sample *s);
+
+/* Append an allocation event (copied); kind must be LP_EV_ALLOC or
+ * LP_EV_FREE. */
+int lp_profile_add_alloc(struct lp_profile *p, const struct lp_alloc_event *e);
 
 /* Set the references of thread tid (growing the table). */
 int lp_profile_set_thread_refs(struct lp_profile *p, uint32_t tid, uint64_t refs);
@@ -119,6 +146,25 @@ int lp_profile_write(const struct lp_profile *p, const char *path);
  * should warn and may use it. Any other error leaves *out NULL. The
  * returned profile has been through lp_profile_finish(). */
 int lp_profile_read(struct lp_profile **out, const char *path);
+
+/* ---- data objects --------------------------------------------------
+ * The heap blocks of a profile, from its allocation events, to attribute
+ * sampled addresses to the call sites that allocated them. */
+struct lp_objects;
+
+int lp_objects_new(struct lp_objects **out, const struct lp_profile *p);
+void lp_objects_free(struct lp_objects *o);
+/* Heap blocks (allocations of a non-zero size). */
+size_t lp_objects_count(const struct lp_objects *o);
+/* The block holding addr at `time` (references; LP_TIME_UNKNOWN when not
+ * known): 1 and its start, size and allocation call site, or 0 when no
+ * block ever held addr. When several blocks held it (an address reused
+ * after a free), the one alive at `time` wins, else the one allocated last
+ * before it, else (times unknown, as in live profiles) the last one
+ * allocated. A sample's time counts line accesses, not references: equal
+ * when no reference straddles two lines. */
+int lp_objects_find(const struct lp_objects *o, uint64_t addr, uint64_t time, uint64_t *start,
+		    uint64_t *size, uint64_t *pc);
 
 #ifdef __cplusplus
 }

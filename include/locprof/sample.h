@@ -27,7 +27,8 @@ struct lp_sampler;
  * seed must be set. p must outlive the sampler. */
 int lp_sampler_new(struct lp_sampler **out, struct lp_profile *p);
 
-/* Process references in order; allocation events are skipped. */
+/* Process references in order; allocation events go to the profile's
+ * allocation list, timed by the references before them. */
 int lp_sampler_feed(struct lp_sampler *s, const struct lp_ref *refs, size_t n);
 
 /* Record the samples still watched as dangling, the access and reference

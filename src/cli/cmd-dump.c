@@ -10,10 +10,12 @@
 static const char usage[] =
 	"usage: locprof dump PROFILE.lpp [--format text|json]\n"
 	"\n"
-	"Print a profile: its metadata, counts, windows, mappings and every\n"
+	"Print a profile: its metadata, counts, windows, mappings, every\n"
 	"sample (time, pc, address, kind, thread, line size, reuse distance or\n"
-	"'dangling', and the pc of the reusing access). A damaged or truncated\n"
-	"profile is printed as far as it is readable, with a warning (status 3).\n"
+	"'dangling', and the pc of the reusing access) and every allocation\n"
+	"event (alloc or free, time in references or '-' when unknown, thread,\n"
+	"address, size, call site). A damaged or truncated profile is printed\n"
+	"as far as it is readable, with a warning (status 3).\n"
 	"\n"
 	"  -F, --format FMT   text (default) or json\n"
 	"  -h, --help         this help\n";
@@ -65,6 +67,18 @@ static void dump_json(const struct lp_profile *p)
 			printf("%" PRIu64, s->reuse);
 		printf(",\"reuse_pc\":%" PRIu64 "}", s->reuse_pc);
 	}
+	printf("\n ],\n \"allocations\":[");
+	for (size_t i = 0; i < p->n_allocs; i++) {
+		const struct lp_alloc_event *e = &p->allocs[i];
+		printf("%s\n  {\"event\":\"%s\",\"time\":", i ? "," : "",
+		       e->kind == LP_EV_ALLOC ? "alloc" : "free");
+		if (e->time == LP_TIME_UNKNOWN)
+			printf("null");
+		else
+			printf("%" PRIu64, e->time);
+		printf(",\"tid\":%u,\"addr\":%" PRIu64 ",\"size\":%" PRIu64 ",\"pc\":%" PRIu64 "}", e->tid,
+		       e->addr, e->size, e->pc);
+	}
 	printf("\n]}\n");
 }
 
@@ -94,6 +108,13 @@ static void dump_text(const struct lp_profile *p)
 	for (size_t i = 0; i < p->mappings.n; i++)
 		printf("mapping %#" PRIx64 "-%#" PRIx64 " +%#" PRIx64 " %s\n", p->mappings.v[i].start,
 		       p->mappings.v[i].end, p->mappings.v[i].file_offset, p->mappings.v[i].path);
+	if (p->n_allocs) {
+		size_t frees = 0;
+		for (size_t i = 0; i < p->n_allocs; i++)
+			frees += p->allocs[i].kind == LP_EV_FREE;
+		printf("allocation events: %zu (%zu allocs, %zu frees)\n", p->n_allocs, p->n_allocs - frees,
+		       frees);
+	}
 	printf("# line time pc addr kind tid reuse reuse_pc\n");
 	for (size_t i = 0; i < p->n_samples; i++) {
 		const struct lp_sample *s = &p->samples[i];
@@ -103,6 +124,18 @@ static void dump_text(const struct lp_profile *p)
 			printf("dangling -\n");
 		else
 			printf("%" PRIu64 " %#" PRIx64 "\n", s->reuse, s->reuse_pc);
+	}
+	if (!p->n_allocs)
+		return;
+	printf("# event time tid addr size pc\n");
+	for (size_t i = 0; i < p->n_allocs; i++) {
+		const struct lp_alloc_event *e = &p->allocs[i];
+		printf("%s ", e->kind == LP_EV_ALLOC ? "alloc" : "free");
+		if (e->time == LP_TIME_UNKNOWN)
+			printf("-");
+		else
+			printf("%" PRIu64, e->time);
+		printf(" %u %#" PRIx64 " %" PRIu64 " %#" PRIx64 "\n", e->tid, e->addr, e->size, e->pc);
 	}
 }
 

@@ -5,6 +5,7 @@
 #include <locprof/model.h>
 #include <locprof/profile.h>
 #include <locprof/report.h>
+#include <locprof/symbol.h>
 
 #include <inttypes.h>
 #include <math.h>
@@ -15,13 +16,15 @@ static const char usage[] =
 	"usage: locprof report PROFILE.lpp [--sizes 4K..64M] [--cache SIZE:WAYS:LINE ...]\n"
 	"                      [--cache host] [--policy lru,random] [--format text|csv|json]\n"
 	"                      [--svg FILE] [--reference CSV] [--window [N]] [--top N]\n"
-	"                      [--at SIZE] [--cold]\n"
+	"                      [--at SIZE] [--cold] [--fill]\n"
 	"\n"
 	"Predict miss ratios from a profile: the working-set graph under LRU\n"
 	"(StatStack) and random replacement (StatCache), fully associative; the\n"
 	"miss ratio of named caches (set-associative LRU by the binomial model,\n"
 	"random by StatCache); the ratio per time window; and the pcs whose\n"
-	"accesses miss most. Cold misses are excluded unless --cold is given.\n"
+	"accesses miss most, and the data objects (heap blocks by allocation\n"
+	"call site, globals by symbol) they miss on. Cold misses are excluded\n"
+	"unless --cold is given.\n"
 	"\n"
 	"  -s, --sizes LIST     cache sizes of the graph (default 4K..64M)\n"
 	"  -c, --cache SPEC     a cache SIZE:WAYS:LINE (e.g. 32K:8:64; WAYS 0 = fully\n"
@@ -32,12 +35,17 @@ static const char usage[] =
 	"  -o, --svg FILE       also plot the graph as SVG\n"
 	"  -r, --reference CSV  overlay reference curves (e.g. from locprof simulate)\n"
 	"  -w, --window[=N]     print the miss ratio per time window (window of N line\n"
-	"                       accesses; default the profile's)\n"
-	"  -t, --top N          top pcs by predicted misses (default 10, 0 = none)\n"
-	"  -a, --at SIZE        cache size for the windows and the top pcs (default the\n"
-	"                       first --cache, else 32K)\n"
+	"                       accesses, also the models' windows; default the\n"
+	"                       profile's)\n"
+	"  -t, --top N          top pcs and data objects by predicted misses\n"
+	"                       (default 10, 0 = none)\n"
+	"  -a, --at SIZE        cache size for the windows, the top pcs and objects\n"
+	"                       (default the first --cache, else 32K)\n"
 	"  -l, --line BYTES     line size to use when the profile has several\n"
 	"      --cold           include cold misses (dangling samples as misses)\n"
+	"      --fill           StatCache: no evictions until the cache is full, and\n"
+	"                       cold misses evict (for runs short against their\n"
+	"                       footprint; docs/models.md)\n"
 	"  -h, --help           this help\n";
 
 static int run(int argc, char **argv);
@@ -172,9 +180,85 @@ static size_t top_pcs(const struct lp_profile *p, size_t first, size_t n, const 
 	return m;
 }
 
+/* Data objects by predicted misses: each sample's miss probability goes
+ * to the heap block holding its address (named by its allocation call
+ * site, from the profile's allocation events), else to the global
+ * variable there (symbols of the profile's mappings), else to "(other)"
+ * (stack, unknown). Separate from top_pcs so that symbolising pcs does
+ * not touch it. */
+struct objrow {
+	char name[160];
+	double misses;
+};
+
+static int cmp_objrow(const void *a, const void *b)
+{
+	const struct objrow *x = a, *y = b;
+	if (x->misses != y->misses)
+		return x->misses > y->misses ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+static int cmp_objname(const void *a, const void *b)
+{
+	return strcmp(((const struct objrow *)a)->name, ((const struct objrow *)b)->name);
+}
+
+static void print_top_objects(const struct lp_profile *p, size_t first, size_t n, const double *prob,
+			      uint64_t top, const char *policy, const char *at)
+{
+	struct lp_objects *objs = NULL;
+	struct lp_symbols *syms = NULL;
+	struct objrow *rows = malloc((n ? n : 1) * sizeof(*rows));
+	size_t m = 0;
+	double total = 0;
+
+	if (!rows || lp_objects_new(&objs, p) < 0) {
+		cli_warn("no data objects: %s", lp_errmsg());
+		free(rows);
+		return;
+	}
+	if (p->mappings.n && lp_symbols_new(&syms, &p->mappings, NULL) < 0)
+		syms = NULL; /* globals stay "(other)" */
+	for (size_t i = 0; i < n; i++) {
+		const struct lp_sample *s = &p->samples[first + i];
+		uint64_t start, size, site;
+		struct lp_data_sym ds;
+		char nb[64];
+		if (prob[i] <= 0)
+			continue;
+		if (lp_objects_find(objs, s->addr, s->time, &start, &size, &site))
+			snprintf(rows[m].name, sizeof(rows[m].name), "heap@%s", pc_name(site, nb, sizeof(nb)));
+		else if (syms && lp_symbols_data(syms, s->addr, &ds) && ds.name)
+			snprintf(rows[m].name, sizeof(rows[m].name), "%s", ds.name);
+		else
+			snprintf(rows[m].name, sizeof(rows[m].name), "(other)");
+		rows[m++].misses = prob[i];
+		total += prob[i];
+	}
+	qsort(rows, m, sizeof(*rows), cmp_objname);
+	size_t k = 0;
+	for (size_t i = 0; i < m; i++) {
+		if (k && !strcmp(rows[k - 1].name, rows[i].name))
+			rows[k - 1].misses += rows[i].misses;
+		else
+			rows[k++] = rows[i];
+	}
+	qsort(rows, k, sizeof(*rows), cmp_objrow);
+	printf("\ntop data objects by predicted %s misses at %s (%zu heap blocks in the profile):\n", policy,
+	       at, lp_objects_count(objs));
+	printf("%32s %12s %8s\n", "object", "misses", "share");
+	for (size_t i = 0; i < k && i < top; i++)
+		printf("%32s %12.0f %7.1f%%\n", rows[i].name, rows[i].misses / (p->rate > 0 ? p->rate : 1),
+		       100 * rows[i].misses / total);
+	lp_symbols_free(syms);
+	lp_objects_free(objs);
+	free(rows);
+}
+
 static int run(int argc, char **argv)
 {
-	enum { OPT_COLD = 1000 };
+	enum { OPT_COLD = 1000, OPT_FILL };
 	static const struct option opts[] = {
 		{ "sizes", required_argument, NULL, 's' },  { "cache", required_argument, NULL, 'c' },
 		{ "policy", required_argument, NULL, 'p' }, { "format", required_argument, NULL, 'F' },
@@ -182,10 +266,11 @@ static int run(int argc, char **argv)
 		{ "window", optional_argument, NULL, 'w' }, { "top", required_argument, NULL, 't' },
 		{ "at", required_argument, NULL, 'a' },     { "line", required_argument, NULL, 'l' },
 		{ "cold", no_argument, NULL, OPT_COLD },    { "help", no_argument, NULL, 'h' },
+		{ "fill", no_argument, NULL, OPT_FILL },
 		{ 0 },
 	};
 	const char *sizes_arg = "4K..64M", *format = "text", *svg = NULL, *refpath = NULL;
-	int want_lru = 1, want_random = 1, show_windows = 0, cold = 0, c, err, status = CLI_OK;
+	int want_lru = 1, want_random = 1, show_windows = 0, cold = 0, fill = 0, c, err, status = CLI_OK;
 	uint64_t window = 0, top = 10, at = 0, line_arg = 0, *sizes = NULL;
 	size_t nsizes = 0, ncaches = 0, nrefs = 0;
 	struct cache caches[32];
@@ -236,6 +321,7 @@ static int run(int argc, char **argv)
 				return cli_usage_error(&cmd_report, "bad --line '%s'", optarg);
 			break;
 		case OPT_COLD: cold = 1; break;
+		case OPT_FILL: fill = 1; break;
 		case 'h': return cli_print_usage(&cmd_report);
 		default: return cli_usage_error(&cmd_report, "bad option");
 		}
@@ -271,11 +357,16 @@ static int run(int argc, char **argv)
 	}
 	size_t first, n;
 	lp_profile_line_samples(p, (unsigned)li, &first, &n);
-	if (lp_statstack_new(&ss, p, (unsigned)li, cold) < 0 ||
+	if (lp_statstack_new(&ss, p, (unsigned)li, window, cold) < 0 ||
 	    lp_statcache_new(&sc, p, (unsigned)li, window, cold) < 0 ||
 	    !(lines = malloc(nsizes * sizeof(*lines))) || !(ratio_lru = malloc(nsizes * sizeof(double))) ||
 	    !(ratio_rnd = malloc(nsizes * sizeof(double))) || !(prob = malloc((n + 1) * sizeof(double))) ||
 	    !(rows = malloc((n + 1) * sizeof(*rows)))) {
+		cli_error("%s", lp_errmsg());
+		status = CLI_ERROR;
+		goto out;
+	}
+	if (fill && lp_statcache_set_fill(sc, 1) < 0) {
 		cli_error("%s", lp_errmsg());
 		status = CLI_ERROR;
 		goto out;
@@ -358,13 +449,16 @@ static int run(int argc, char **argv)
 			double *wr = malloc(nw * sizeof(*wr));
 			if (wr) {
 				lp_statcache_window_ratios(sc, fmax(1.0, (double)at / line), wr);
-				printf("\nrandom-replacement miss ratio per window of %" PRIu64
-				       " line accesses at %s:\n%8s %14s %10s\n",
+				printf("\nrandom-replacement miss ratio per window (%" PRIu64
+				       " line accesses or more: widened to 400 samples within a phase) at %s:\n"
+				       "%8s %14s %10s\n",
 				       lp_statcache_window_length(sc), cli_format_size(at, b1, sizeof(b1)), "window",
 				       "start", "ratio");
-				for (size_t w = 0; w < nw; w++)
-					printf("%8zu %14" PRIu64 " %10.4f\n", w,
-					       (uint64_t)w * lp_statcache_window_length(sc), wr[w]);
+				for (size_t w = 0; w < nw; w++) {
+					uint64_t ws, we;
+					lp_statcache_window(sc, w, &ws, &we);
+					printf("%8zu %14" PRIu64 " %10.4f\n", w, ws, wr[w]);
+				}
 				free(wr);
 			}
 		}
@@ -386,6 +480,8 @@ static int run(int argc, char **argv)
 				printf("%20s %12.0f %7.1f%%\n", pc_name(rows[i].pc, nb, sizeof(nb)),
 				       rows[i].misses / (p->rate > 0 ? p->rate : 1), 100 * rows[i].misses / total);
 			}
+			print_top_objects(p, first, n, prob, top, want_lru ? "LRU" : "random",
+					  cli_format_size(at, b1, sizeof(b1)));
 		}
 	}
 	if (svg) {

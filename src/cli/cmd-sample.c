@@ -17,6 +17,8 @@ static const char usage[] =
 	"access is selected with probability R (geometric gaps), its line is\n"
 	"watched, and the number of line accesses until the line is touched again\n"
 	"is recorded. Lines never touched again are kept as dangling samples.\n"
+	"The trace's allocation events go into the profile too (for data-object\n"
+	"attribution in locprof report).\n"
 	"\n"
 	"  -o, --output FILE   the profile to write (required)\n"
 	"  -r, --rate R        sampling rate, 0 < R <= 1 (default 1e-4)\n"
@@ -66,7 +68,7 @@ static int run(int argc, char **argv)
 	};
 	const char *out = NULL, *format = NULL, *path;
 	double rate = 1e-4;
-	uint64_t target = 0, seed = 1, window = 200000, *lines = NULL;
+	uint64_t target = 0, seed = 1, window = LP_PROFILE_WINDOW_DEFAULT, *lines = NULL;
 	size_t nlines = 0;
 	int c, have_rate = 0, status = CLI_OK;
 	struct lp_profile *p = NULL;

@@ -58,6 +58,8 @@ static int lpp_open(void **state, const char *path, const struct lp_collect_proc
 	memcpy(s->p->line_sizes, proc->line_size, s->p->n_line_sizes * sizeof(uint32_t));
 	s->p->rate = proc->rate;
 	s->p->seed = proc->seed;
+	/* without it the models would see the run as one window */
+	s->p->window = LP_PROFILE_WINDOW_DEFAULT;
 	*state = s;
 	return 0;
 
@@ -97,10 +99,25 @@ static int lpp_samples(void *state, const struct lp_msg_sample *v, size_t n)
 	return 0;
 }
 
+/* Allocation events arrive in the order each thread made them (threads
+ * interleave by flush). The runtime sends no clock with them, so their
+ * time is unknown; data-object attribution then goes by address. */
 static int lpp_events(void *state, const struct lp_ref *ev, size_t n)
 {
-	/* The profile format has no allocation section yet; data-object
-	 * attribution of live profiles needs one (see docs/formats.md). */
+	struct lpp_sink *s = state;
+
+	for (size_t i = 0; i < n; i++) {
+		if (ev[i].kind != LP_EV_ALLOC && ev[i].kind != LP_EV_FREE)
+			continue;
+		struct lp_alloc_event e = {
+			.time = LP_TIME_UNKNOWN, .addr = ev[i].addr,
+			.size = ev[i].size, .pc = ev[i].pc,
+			.tid = ev[i].tid, .kind = ev[i].kind,
+		};
+		int err = lp_profile_add_alloc(s->p, &e);
+		if (err < 0)
+			return err;
+	}
 	return 0;
 }
 

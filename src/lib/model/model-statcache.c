@@ -9,11 +9,18 @@
  *   distance k saw k*R misses and misses with probability f(kR); summing
  *   over the window's samples gives Eq. 6, R*N = sum_k h(k) f(kR). A phase
  *   change inside a window breaks this; shorter windows help but hold
- *   fewer samples (noisier solutions). The overall ratio is the average of
+ *   fewer samples (noisier, and biased: Eq. 6 is not linear). So windows
+ *   are the paper's 200 000 accesses widened to SC_MIN_SAMPLES samples,
+ *   never across a phase boundary. The overall ratio is the average of
  *   the window solutions weighted by their samples (= accesses, since every
  *   access is sampled with the same probability).
  * - A sample is assigned to the window of its first access, although its
  *   reuse may end in a later window.
+ * - The cache is full from the start and only the misses R counts evict
+ *   (cold misses do not), as in the paper. lp_statcache_set_fill() models
+ *   the cache filling up and cold misses evicting (window_ev): better when
+ *   first touches are a large share of the accesses, worse when they are
+ *   bunched in time (docs/models.md), so it is an option.
  * - Dangling samples: the line was never touched again, so the sample
  *   describes no reuse and no access that could miss. The number of
  *   dangling samples estimates the number of cold misses (every line has
@@ -37,15 +44,35 @@
 #include <locprof/model.h>
 
 #include "common/error.h"
+#include "model/model-internal.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* A histogram of reuse distances. When `pw` is set the k are sorted
+ * ascending and pw[j][i] = sum_{i' < i} k[i']^(j+1): psi then sums the
+ * samples with a tiny exponent by their series and those with a huge one
+ * as 1, and calls exp() only for the rest (docs/models.md, "Speed"). */
+struct sc_hist {
+	const double *k;
+	size_t n;
+	const double *pw[4];
+	double sum_k;
+};
+
+/* Fewest samples a window is solved from (docs/models.md): at a rate of
+ * 1e-2 the paper's 200 000-access windows hold 2 000 and stay as they
+ * are; at 1e-4 they hold 20 and are widened. */
+#define SC_MIN_SAMPLES 400
+
 struct sc_window {
+	uint64_t start, end; /* line accesses [start, end) */
 	size_t first, n; /* finite reuse distances in m->k[first, first + n) */
 	double dangling;
 	double sum_k;
+	struct sc_hist h; /* the finite reuse distances, sorted, with power sums */
+	double u0, u1;    /* distinct lines touched before start, before end */
 	double root; /* warm start: the root for the last, smaller cache */
 	double last_lines;
 };
@@ -54,35 +81,73 @@ struct lp_statcache {
 	const struct lp_profile *p;
 	size_t first, n; /* the line size's samples in the profile */
 	int include_cold;
+	unsigned li;
+	int fill_model;          /* lp_statcache_set_fill() */
+	struct lp_statstack *ss; /* the footprint over time */
+	double fill_lines;       /* the cache size fill_time is for */
+	uint64_t fill_time;
 	uint64_t length;
 	double *k;   /* finite reuse distances grouped by window */
+	double *pw[4]; /* power sums of each window's k (n + 1 per window) */
 	size_t *win; /* window of each profile sample (index from m->first) */
 	struct sc_window *w;
 	size_t nw;
 };
 
-/* psi(R) and psi'(R); b = log1p(-1/L) < 0 */
-static void psi(const double *k, size_t n, double dangling, int include_cold, double N, double b,
-		double R, double *val, double *der)
-{
-	double s = 0, d = 0;
+#define SERIES_X 1e-3 /* x^5/120 < 1e-17: the 4-term series is exact in doubles */
+#define SATURATE_X 40 /* exp(-40) < 5e-18: f = 1 */
 
-	for (size_t i = 0; i < n; i++) {
-		double e = exp(k[i] * R * b);
+/* first index in k[lo, hi) with k[i] >= x */
+static size_t k_bound(const double *k, size_t lo, size_t hi, double x)
+{
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (k[mid] < x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Evicting misses per access are al + be R (the paper: 0 + 1 R). */
+struct sc_ev {
+	double al, be;
+};
+
+/* psi(R) and psi'(R); b = log1p(-1/L) < 0. With x = k a, a = -b (al + be R):
+ * psi = sum (1 - e^-x) (+ D) - R N, psi' = -b be sum k e^-x - N. */
+static void psi(const struct sc_hist *h, double dangling, int include_cold, struct sc_ev ev,
+		double N, double b, double R, double *val, double *der)
+{
+	double s = 0, d = 0, a = -b * (ev.al + ev.be * R);
+	size_t lo = 0, hi = h->n;
+
+	if (h->pw[0] && a > 0) {
+		lo = k_bound(h->k, 0, h->n, SERIES_X / a);
+		hi = k_bound(h->k, lo, h->n, SATURATE_X / a);
+		double p1 = h->pw[0][lo], p2 = h->pw[1][lo], p3 = h->pw[2][lo], p4 = h->pw[3][lo];
+		/* 1 - e^-x = x - x^2/2 + x^3/6 - x^4/24; k e^-x = k (1 - x + x^2/2 - x^3/6) */
+		s = a * (p1 - a * (p2 / 2 - a * (p3 / 6 - a * p4 / 24)));
+		d = p1 - a * (p2 - a * (p3 / 2 - a * p4 / 6));
+		s += (double)(h->n - hi);
+	}
+	for (size_t i = lo; i < hi; i++) {
+		double e = exp(-h->k[i] * a);
 		s += 1.0 - e;
-		d -= k[i] * b * e;
+		d += h->k[i] * e;
 	}
 	if (include_cold)
 		s += dangling;
 	*val = s - R * N;
-	*der = d - N;
+	*der = -b * ev.be * d - N;
 }
 
-double lp_statcache_solve(const double *k, size_t n, double dangling, int include_cold,
-			  double lines, double warm)
+static double solve(const struct sc_hist *h, double dangling, int include_cold, struct sc_ev ev,
+		    double lines, double warm)
 {
-	double N = (double)n + (include_cold ? dangling : 0);
-	double b, sum_k = 0, R, v, dv;
+	double N = (double)h->n + (include_cold ? dangling : 0);
+	double b, R, v, dv;
 
 	if (N <= 0)
 		return NAN;
@@ -91,22 +156,21 @@ double lp_statcache_solve(const double *k, size_t n, double dangling, int includ
 		b = -INFINITY;
 	else
 		b = log1p(-1.0 / lines);
-	for (size_t i = 0; i < n; i++)
-		sum_k += k[i];
-	if (!(include_cold && dangling > 0) && (isinf(b) ? sum_k == 0 : -b * sum_k <= N))
+	if (!(include_cold && dangling > 0) && !(ev.al > 0) &&
+	    (isinf(b) ? h->sum_k == 0 || !(ev.be > 0) : -b * ev.be * h->sum_k <= N))
 		return 0; /* slope at 0 <= N: only the trivial root */
 	if (isinf(b)) {
 		/* f(kR) = 1 for every k >= 1 and R > 0 */
 		double hits = 0;
-		for (size_t i = 0; i < n; i++)
-			hits += k[i] == 0;
-		return ((double)n - hits + (include_cold ? dangling : 0)) / N;
+		for (size_t i = 0; i < h->n; i++)
+			hits += h->k[i] == 0;
+		return ((double)h->n - hits + (include_cold ? dangling : 0)) / N;
 	}
 	R = warm > 0 && warm <= 1 ? warm : 1;
-	psi(k, n, dangling, include_cold, N, b, R, &v, &dv);
+	psi(h, dangling, include_cold, ev, N, b, R, &v, &dv);
 	if (v > 0) { /* warm start was not an upper bound: restart at 1 */
 		R = 1;
-		psi(k, n, dangling, include_cold, N, b, R, &v, &dv);
+		psi(h, dangling, include_cold, ev, N, b, R, &v, &dv);
 		if (v >= 0)
 			return 1;
 	}
@@ -117,10 +181,12 @@ double lp_statcache_solve(const double *k, size_t n, double dangling, int includ
 		next = R - v / dv;
 		if (!(next < R) || next <= 0)
 			break;
-		if (R - next <= 1e-12 * R + 1e-15)
+		/* quadratic convergence: a step this small leaves an error
+		 * far below it */
+		if (R - next <= 1e-10 * R + 1e-15)
 			return next;
 		R = next;
-		psi(k, n, dangling, include_cold, N, b, R, &v, &dv);
+		psi(h, dangling, include_cold, ev, N, b, R, &v, &dv);
 		if (v > 0)
 			return R; /* crossed the root by rounding: within 1 ulp-ish */
 	}
@@ -128,7 +194,7 @@ double lp_statcache_solve(const double *k, size_t n, double dangling, int includ
 	double lo = 0, hi = R;
 	for (int it = 0; it < 200 && hi - lo > 1e-14 * hi; it++) {
 		double mid = 0.5 * (lo + hi);
-		psi(k, n, dangling, include_cold, N, b, mid, &v, &dv);
+		psi(h, dangling, include_cold, ev, N, b, mid, &v, &dv);
 		if (v > 0)
 			lo = mid;
 		else
@@ -137,11 +203,35 @@ double lp_statcache_solve(const double *k, size_t n, double dangling, int includ
 	return 0.5 * (lo + hi);
 }
 
+/* The plain form: every sample through exp(), in any order. */
+double lp_statcache_solve_ev(const double *k, size_t n, double dangling, int include_cold,
+			     double ev0, double ev1, double lines, double warm)
+{
+	struct sc_hist h = { .k = k, .n = n };
+
+	for (size_t i = 0; i < n; i++)
+		h.sum_k += k[i];
+	return solve(&h, dangling, include_cold, (struct sc_ev){ ev0, ev1 }, lines, warm);
+}
+
+double lp_statcache_solve(const double *k, size_t n, double dangling, int include_cold,
+			  double lines, double warm)
+{
+	return lp_statcache_solve_ev(k, n, dangling, include_cold, 0, 1, lines, warm);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
 int lp_statcache_new(struct lp_statcache **out, const struct lp_profile *p, unsigned li,
 		     uint64_t window, int include_cold)
 {
 	struct lp_statcache *m;
-	size_t nfinite = 0;
+	size_t nfinite = 0, nbase, i = 0;
+	uint64_t total;
 
 	if (li >= p->n_line_sizes)
 		return lp_seterr(LP_EINVAL, "no line size %u in the profile", li);
@@ -153,37 +243,85 @@ int lp_statcache_new(struct lp_statcache **out, const struct lp_profile *p, unsi
 	m->length = window ? window : p->windows[li].length;
 	if (!m->length)
 		m->length = 1;
-	{
-		uint64_t total = p->accesses[li];
-		if (m->n && p->samples[m->first + m->n - 1].time >= total)
-			total = p->samples[m->first + m->n - 1].time + 1;
-		m->nw = (size_t)((total + m->length - 1) / m->length);
-		if (!m->nw)
-			m->nw = 1;
-	}
+	total = p->accesses[li];
+	if (m->n && p->samples[m->first + m->n - 1].time >= total)
+		total = p->samples[m->first + m->n - 1].time + 1;
+	if (m->length > total)
+		m->length = total ? total : 1;
+	nbase = (size_t)((total + m->length - 1) / m->length);
+	if (!nbase)
+		nbase = 1;
 	m->k = malloc((m->n ? m->n : 1) * sizeof(*m->k));
 	m->win = malloc((m->n ? m->n : 1) * sizeof(*m->win));
-	m->w = calloc(m->nw, sizeof(*m->w));
+	m->w = calloc(nbase, sizeof(*m->w));
 	if (!m->k || !m->win || !m->w) {
 		lp_statcache_free(m);
 		return lp_seterr(LP_ENOMEM, "out of memory");
 	}
-	/* samples are sorted by time, so windows are contiguous */
-	for (size_t i = 0; i < m->n; i++) {
-		const struct lp_sample *s = &p->samples[m->first + i];
-		size_t w = (size_t)(s->time / m->length);
-		struct sc_window *wp = &m->w[w];
-		m->win[i] = w;
-		if (s->reuse == LP_REUSE_DANGLING) {
-			wp->dangling++;
-			continue;
+	/* Windows of m->length line accesses, as in the paper, widened until
+	 * they hold SC_MIN_SAMPLES samples (Eq. 6 on a handful of samples is
+	 * biased: one long reuse among 20 decides whether the root is 0) but
+	 * never across a phase boundary (model-phases.c), since a window must
+	 * see one miss ratio. Samples are sorted by time. */
+	{
+		uint64_t *bounds;
+		size_t np, ph = 0;
+		const double min_samples = SC_MIN_SAMPLES;
+		int err = lp_model_phases(p->samples + m->first, m->n, total, m->length, &bounds, &np);
+		if (err < 0) {
+			lp_statcache_free(m);
+			return err;
 		}
-		if (!wp->n)
-			wp->first = nfinite;
-		m->k[nfinite++] = (double)s->reuse;
-		wp->n++;
-		wp->sum_k += (double)s->reuse;
+		for (size_t bw = 0; bw < nbase; bw++) {
+			uint64_t start = (uint64_t)bw * m->length;
+			uint64_t end = bw + 1 == nbase ? total : start + m->length;
+			struct sc_window *wp = m->nw ? &m->w[m->nw - 1] : NULL;
+			int new_phase = 0;
+			while (ph + 1 < np && bounds[ph + 1] <= start) {
+				ph++;
+				new_phase = 1;
+			}
+			if (!wp || new_phase || wp->n + wp->dangling >= min_samples) {
+				wp = &m->w[m->nw++];
+				wp->start = start;
+				wp->first = nfinite;
+			}
+			wp->end = end;
+			for (; i < m->n && p->samples[m->first + i].time < end; i++) {
+				const struct lp_sample *s = &p->samples[m->first + i];
+				m->win[i] = m->nw - 1;
+				if (s->reuse == LP_REUSE_DANGLING) {
+					wp->dangling++;
+					continue;
+				}
+				m->k[nfinite++] = (double)s->reuse;
+				wp->n++;
+				wp->sum_k += (double)s->reuse;
+			}
+		}
+		free(bounds);
 	}
+	for (size_t j = 0; j < 4; j++)
+		if (!(m->pw[j] = malloc((nfinite + m->nw) * sizeof(double)))) {
+			lp_statcache_free(m);
+			return lp_seterr(LP_ENOMEM, "out of memory");
+		}
+	for (size_t w = 0; w < m->nw; w++) {
+		struct sc_window *wp = &m->w[w];
+		double *k = m->k + wp->first;
+		qsort(k, wp->n, sizeof(*k), cmp_double);
+		wp->h.k = k;
+		wp->h.n = wp->n;
+		wp->h.sum_k = wp->sum_k;
+		for (size_t j = 0; j < 4; j++) {
+			double *v = m->pw[j] + wp->first + w;
+			v[0] = 0;
+			for (size_t q = 0; q < wp->n; q++)
+				v[q + 1] = v[q] + pow(k[q], (double)j + 1);
+			wp->h.pw[j] = v;
+		}
+	}
+	m->li = li;
 	for (size_t w = 0; w < m->nw; w++) {
 		m->w[w].root = 1;
 		m->w[w].last_lines = 0;
@@ -196,7 +334,10 @@ void lp_statcache_free(struct lp_statcache *m)
 {
 	if (!m)
 		return;
+	lp_statstack_free(m->ss);
 	free(m->k);
+	for (size_t j = 0; j < 4; j++)
+		free(m->pw[j]);
 	free(m->win);
 	free(m->w);
 	free(m);
@@ -212,6 +353,98 @@ uint64_t lp_statcache_window_length(const struct lp_statcache *m)
 	return m->length;
 }
 
+int lp_statcache_set_fill(struct lp_statcache *m, int on)
+{
+	if (on && !m->ss) {
+		/* the footprint over time, from the windowed StatStack estimator */
+		int err = lp_statstack_new_internal(&m->ss, m->p, m->li, m->length, 0, 0);
+		if (err < 0)
+			return err;
+		for (size_t w = 0; w < m->nw; w++) {
+			struct sc_window *wp = &m->w[w];
+			wp->u0 = w ? m->w[w - 1].u1 : 0;
+			wp->u1 = wp->end ? lp_statstack_distinct(m->ss, 0, wp->end - 1) : 0;
+		}
+		m->fill_lines = -1;
+	}
+	m->fill_model = on;
+	for (size_t w = 0; w < m->nw; w++) {
+		m->w[w].root = 1; /* the warm starts were for the other equation */
+		m->w[w].last_lines = 0;
+	}
+	return 0;
+}
+
+void lp_statcache_window(const struct lp_statcache *m, size_t k, uint64_t *start, uint64_t *end)
+{
+	*start = m->w[k].start;
+	*end = m->w[k].end;
+}
+
+/* The time the cache of L lines fills up: the first line access t with
+ * more than L distinct lines in [0, t] (UINT64_MAX: never). */
+static void set_fill(struct lp_statcache *m, double L)
+{
+	size_t w = 0;
+	uint64_t lo, hi;
+
+	if (m->fill_lines == L)
+		return;
+	m->fill_lines = L;
+	m->fill_time = UINT64_MAX;
+	while (w < m->nw && m->w[w].u1 <= L)
+		w++;
+	if (w == m->nw)
+		return;
+	/* in window w: U(start - 1) = u0 <= L < u1 = U(end - 1) */
+	lo = m->w[w].start;
+	hi = m->w[w].end - 1;
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		if (lp_statstack_distinct(m->ss, 0, mid) > L)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	m->fill_time = lo;
+}
+
+/* Evicting misses per access in window w for a cache of L lines. A
+ * random-replacement cache evicts only once full (set_fill); from then on
+ * every miss evicts, cold ones too. Over the window's part after the fill,
+ * the cold misses are the lines first touched there (u1 - max(u0, L)) and
+ * the others are reuses that miss with the window's ratio R, so
+ * evictions per access = al + be R with
+ *     al = cold misses after the fill / len,
+ *     be = (accesses after the fill - those cold misses) / len.
+ * With cold misses included in R (include_cold), al = 0 and be = the
+ * share of the window after the fill. The paper's equation is al = 0,
+ * be = 1: a full cache from the start and no cold misses. */
+static struct sc_ev window_ev(struct lp_statcache *m, const struct sc_window *w, double L)
+{
+	double len = (double)(w->end - w->start), after, cold;
+
+	if (!m->fill_model)
+		return (struct sc_ev){ 0, 1 };
+	set_fill(m, L);
+	if (m->fill_time >= w->end || len <= 0)
+		return (struct sc_ev){ 0, 0 };
+	after = (double)(w->end - (m->fill_time > w->start ? m->fill_time : w->start));
+	if (m->include_cold)
+		return (struct sc_ev){ 0, after / len };
+	cold = w->u1 - (w->u0 > L ? w->u0 : L);
+	cold = cold < 0 ? 0 : cold > after ? after : cold;
+	return (struct sc_ev){ cold / len, (after - cold) / len };
+}
+
+void lp_statcache_window_evictions(struct lp_statcache *m, size_t k, double lines, double *ev0,
+				   double *ev1)
+{
+	struct sc_ev e = window_ev(m, &m->w[k], lines);
+	*ev0 = e.al;
+	*ev1 = e.be;
+}
+
 static double window_weight(const struct lp_statcache *m, const struct sc_window *w)
 {
 	return (double)w->n + (m->include_cold ? w->dangling : 0);
@@ -223,7 +456,7 @@ static double solve_window(struct lp_statcache *m, struct sc_window *w, double l
 {
 	double warm = w->last_lines > 0 && w->last_lines <= lines ? w->root : 1;
 
-	w->root = lp_statcache_solve(m->k + w->first, w->n, w->dangling, m->include_cold, lines, warm);
+	w->root = solve(&w->h, w->dangling, m->include_cold, window_ev(m, w, lines), lines, warm);
 	w->last_lines = lines;
 	return w->root;
 }
@@ -275,13 +508,15 @@ int lp_statcache_sample_miss(struct lp_statcache *m, double lines, double *prob)
 			solve_window(m, &m->w[w], lines);
 	for (size_t i = 0; i < m->n; i++) {
 		const struct lp_sample *s = &m->p->samples[m->first + i];
-		double R = m->w[m->win[i]].root;
+		const struct sc_window *w = &m->w[m->win[i]];
+		struct sc_ev e = window_ev(m, w, lines);
+		double ev = e.al + e.be * w->root;
 		if (s->reuse == LP_REUSE_DANGLING)
 			prob[i] = m->include_cold ? 1 : 0;
-		else if (s->reuse == 0 || R <= 0)
+		else if (s->reuse == 0 || ev <= 0)
 			prob[i] = 0;
 		else
-			prob[i] = isinf(b) ? 1 : -expm1((double)s->reuse * R * b);
+			prob[i] = isinf(b) ? 1 : -expm1((double)s->reuse * ev * b);
 	}
 	return 0;
 }

@@ -1,21 +1,42 @@
 /* StatStack: LRU miss ratios from sampled reuse distances (Eklöv &
- * Hagersten 2010), and set-associative LRU by the binomial model of Marin &
- * Mellor-Crummey (2005, section 5.2).
+ * Hagersten 2010), with time-local reuse distributions, and
+ * set-associative LRU by the binomial model of Marin & Mellor-Crummey
+ * (2005, section 5.2).
  *
- * Assumptions:
- * - The reuse-distance distribution is the same everywhere in the run
- *   (one global distribution; phases blur the estimate).
- * - Derivation. A reuse of distance d spans accesses t+1 .. t+d. Its stack
- *   distance is the number of distinct lines among them, i.e. the number of
- *   them that are the LAST access to their line inside the span: the access
- *   m positions before the end (m = 0 .. d-1) is one iff its own forward
- *   reuse distance is >= m. None of them touches the reused line. Taking
- *   each intervening access's reuse distance from the sampled distribution:
- *       E[SD(d)] = sum_{m=0}^{d-1} P(RD >= m)
- *                = d - (1/S) sum_{samples s with rd_s <= d-2} (d - 1 - rd_s)
- *   where S counts all samples, dangling ones as infinite reuse (they are
- *   last accesses, so distinct lines). With the finite reuse distances
- *   sorted and prefix-summed this is a binary search: O(S log S) for all.
+ * Derivation. A reuse of distance d after an access at time t spans the
+ * accesses t+1 .. e = t+d. Its stack distance is the number of distinct
+ * lines among them, i.e. the number of them that are the LAST access to
+ * their line inside the span: the access at j is one iff its own forward
+ * reuse distance is >= e - j. None of them touches the reused line. So
+ *       E[SD] = sum_{j=t+1}^{e} P(RD_j >= e - j).
+ * Eklöv & Hagersten take every RD_j from one distribution, the whole
+ * run's; then E[SD(d)] = sum_{m=0}^{d-1} P(RD >= m).
+ *
+ * Assumptions, and where they bend:
+ * - Time-local distributions. One global distribution is wrong for a
+ *   program with phases: the reuses of a phase that sweeps 16K lines
+ *   (stack distance 16K) were estimated at half that because the run's
+ *   distribution also held the short reuses of other phases (the `mix`
+ *   trace: 38 points of error). So RD_j is taken from the samples of the
+ *   time window holding j: each sample of a window with S_w samples
+ *   stands for 1/S_w of every position of the window (uniform smear).
+ *   A sample s of window w then adds, to the span, the number of
+ *   positions j of the window inside the span with j + rd_s >= e, over
+ *   S_w. A span inside one window is the global formula with the window's
+ *   distribution; a span over many windows counts, window by window, the
+ *   accesses whose reuse leaves the span, which is what the stack
+ *   distance is. The windows are the run's phases (model-phases.c):
+ *   fixed windows joined while their reuse distances look alike, so a
+ *   stationary run is one window (all samples estimate its distribution;
+ *   fixed 200 000-access windows of 20 samples at a rate of 1e-4 smeared
+ *   a matrix multiply's cliff over a factor of two) and a phased one is
+ *   cut at its phase changes. One window for the whole run is the global
+ *   model.
+ * - Within a window the distribution is the same everywhere (a phase
+ *   change the test misses blurs it).
+ * - Dangling samples are last accesses: infinite reuse, so they count as
+ *   distinct lines in every span they are in. As cold misses they are
+ *   excluded from the ratio by default, else misses.
  * - A reuse misses in a fully associative LRU cache of L lines iff its
  *   stack distance >= L; the expected value stands in for the distribution
  *   of stack distances (error where that distribution is wide around L).
@@ -23,25 +44,44 @@
  *   independently and uniformly; the access hits iff fewer than `ways` of
  *   them map to its set. Real address layouts (strides of a power of two)
  *   violate this; the model cannot see conflict pathologies.
- * - Dangling samples are cold misses: excluded by default, else misses.
+ *
+ * Cost: two binary searches per window a span touches; the estimates are
+ * computed once in lp_statstack_new(), after which a miss ratio is one
+ * binary search.
  */
 #include <locprof/model.h>
 
 #include "common/error.h"
+#include "model/model-internal.h"
 
 #include <math.h>
 #include <stdlib.h>
+
+
+struct ss_window {
+	uint64_t a, b;   /* positions [a, b) */
+	size_t off, nfin; /* its finite reuse distances: wrd[off, off + nfin) */
+	double S, D;     /* samples, dangling samples */
+	uint64_t maxrd;  /* largest finite reuse distance (0 if none) */
+};
 
 struct lp_statstack {
 	const struct lp_profile *p;
 	size_t first, n;
 	int include_cold;
-	double S;        /* all samples */
-	double dangling; /* dangling samples */
-	uint64_t *rd;    /* finite reuse distances, sorted */
-	double *prefix;  /* prefix[i] = sum rd[0..i) */
+	uint64_t length; /* requested window length */
+	/* the whole run's distribution (lp_statstack_expected_sd) */
+	double S, dangling;
+	uint64_t *rd; /* finite reuse distances, sorted */
+	double *prefix;
 	size_t nrd;
-	double *sd_sorted; /* expected stack distances of the finite samples, sorted */
+	/* windows */
+	struct ss_window *w;
+	size_t nw;
+	uint64_t *wrd;  /* finite reuse distances grouped by window, sorted in each */
+	double *wcum;   /* wcum[i] = sum wrd[0..i) */
+	double *sd;     /* estimate per sample of the line size (INFINITY: dangling) */
+	double *sd_sorted; /* estimates of the finite samples, sorted */
 };
 
 static int cmp_u64(const void *a, const void *b)
@@ -56,27 +96,159 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-double lp_statstack_expected_sd(const struct lp_statstack *m, uint64_t d)
+/* First index in v[0, n) with v[i] >= x. */
+static size_t lower_bound(const uint64_t *v, size_t n, uint64_t x)
 {
-	size_t lo = 0, hi = m->nrd;
+	size_t lo = 0, hi = n;
 
-	if (d == 0)
-		return 0;
-	/* c = number of rd <= d - 2 */
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (m->rd[mid] + 2 <= d)
+		if (v[mid] < x)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return (double)d - ((double)lo * (double)(d - 1) - m->prefix[lo]) / m->S;
+	return lo;
+}
+
+double lp_statstack_expected_sd(const struct lp_statstack *m, uint64_t d)
+{
+	size_t c;
+
+	if (d == 0 || m->S <= 0)
+		return 0;
+	/* c = number of rd <= d - 2 */
+	c = lower_bound(m->rd, m->nrd, d - 1);
+	return (double)d - ((double)c * (double)(d - 1) - m->prefix[c]) / m->S;
+}
+
+/* Contribution of window w to the span ending at e, for the positions
+ * [lo, hi] of w: sum over its samples of #{j in [lo, hi] : j + rd >= e},
+ * over S_w. With g = e - hi and n = hi - lo + 1 a sample adds
+ * clamp(rd + 1 - g, 0, n). */
+static double window_part(const struct lp_statstack *m, const struct ss_window *w, uint64_t lo,
+			  uint64_t hi, uint64_t e)
+{
+	uint64_t g = e - hi, n = hi - lo + 1;
+	double full = w->D, part = 0;
+
+	if (w->S <= 0)
+		return 0;
+	if (w->nfin && w->maxrd + 1 > g) {
+		const uint64_t *v = m->wrd + w->off;
+		const double *cum = m->wcum + w->off;
+		/* rd < g: add 0; rd >= g + n - 1: add n; between: rd + 1 - g */
+		size_t i1 = lower_bound(v, w->nfin, g);
+		size_t i2 = g + n - 1 < g ? w->nfin : lower_bound(v, w->nfin, g + n - 1);
+		full += (double)(w->nfin - i2);
+		part = (cum[i2] - cum[i1]) + (double)(i2 - i1) * (1.0 - (double)g);
+	}
+	return (full * (double)n + part) / w->S;
+}
+
+/* Window holding position x (the last one for x past the end). */
+static size_t window_of(const struct lp_statstack *m, uint64_t x)
+{
+	size_t lo = 0, hi = m->nw;
+
+	/* last window with a <= x */
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (m->w[mid].a <= x)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Expected distinct lines among the accesses [lo, hi]: the accesses of
+ * the span whose reuse reaches past hi, window by window. */
+static double span_distinct(const struct lp_statstack *m, uint64_t lo, uint64_t hi)
+{
+	uint64_t last = m->w[m->nw - 1].b - 1;
+	double sd = 0;
+
+	if (hi > last) /* damaged profile: a reuse past the counted accesses */
+		hi = last;
+	if (lo > hi)
+		return 0;
+	for (size_t k = window_of(m, lo); k < m->nw && m->w[k].a <= hi; k++) {
+		const struct ss_window *w = &m->w[k];
+		uint64_t a = w->a > lo ? w->a : lo, b = w->b - 1 < hi ? w->b - 1 : hi;
+		sd += window_part(m, w, a, b, hi);
+	}
+	return sd;
+}
+
+double lp_statstack_distinct(const struct lp_statstack *m, uint64_t first, uint64_t last)
+{
+	return span_distinct(m, first, last);
+}
+
+/* The reuse after an access at t at distance d spans t+1 .. t+d. */
+static double sample_sd(const struct lp_statstack *m, uint64_t t, uint64_t d)
+{
+	return d == 0 ? 0 : span_distinct(m, t + 1, t + d);
+}
+
+/* Cut the run into phases (model-phases.c) and group the finite reuse
+ * distances by phase. */
+static int build_windows(struct lp_statstack *m, uint64_t total, uint64_t len)
+{
+	const struct lp_sample *s = m->p->samples + m->first;
+	uint64_t *bounds;
+	size_t np, i = 0, nfin = 0;
+	int err;
+
+	if ((err = lp_model_phases(s, m->n, total, len, &bounds, &np)) < 0)
+		return err;
+	if (!(m->w = calloc(np, sizeof(*m->w)))) {
+		free(bounds);
+		return LP_ENOMEM;
+	}
+	m->nw = np;
+	for (size_t k = 0; k < np; k++) {
+		struct ss_window *w = &m->w[k];
+		w->a = bounds[k];
+		w->b = bounds[k + 1];
+		w->off = nfin;
+		for (; i < m->n && s[i].time < w->b; i++) {
+			w->S++;
+			if (s[i].reuse == LP_REUSE_DANGLING) {
+				w->D++;
+			} else {
+				m->wrd[nfin++] = s[i].reuse;
+				w->nfin++;
+				if (s[i].reuse > w->maxrd)
+					w->maxrd = s[i].reuse;
+			}
+		}
+	}
+	free(bounds);
+	m->wcum[0] = 0;
+	for (size_t k = 0; k < m->nw; k++) {
+		struct ss_window *w = &m->w[k];
+		qsort(m->wrd + w->off, w->nfin, sizeof(*m->wrd), cmp_u64);
+		for (size_t j = w->off; j < w->off + w->nfin; j++)
+			m->wcum[j + 1] = m->wcum[j] + (double)m->wrd[j];
+	}
+	return 0;
 }
 
 int lp_statstack_new(struct lp_statstack **out, const struct lp_profile *p, unsigned li,
-		     int include_cold)
+		     uint64_t window, int include_cold)
+{
+	return lp_statstack_new_internal(out, p, li, window, include_cold, 1);
+}
+
+int lp_statstack_new_internal(struct lp_statstack **out, const struct lp_profile *p, unsigned li,
+			      uint64_t window, int include_cold, int want_sd)
 {
 	struct lp_statstack *m;
+	uint64_t total;
+	size_t k = 0;
+	int err = LP_ENOMEM;
 
 	if (li >= p->n_line_sizes)
 		return lp_seterr(LP_EINVAL, "no line size %u in the profile", li);
@@ -86,13 +258,15 @@ int lp_statstack_new(struct lp_statstack **out, const struct lp_profile *p, unsi
 	m->include_cold = include_cold;
 	lp_profile_line_samples(p, li, &m->first, &m->n);
 	m->S = (double)m->n;
-	m->rd = malloc((m->n ? m->n : 1) * sizeof(*m->rd));
+	size_t n1 = m->n ? m->n : 1;
+	m->rd = malloc(n1 * sizeof(*m->rd));
 	m->prefix = malloc((m->n + 1) * sizeof(*m->prefix));
-	m->sd_sorted = malloc((m->n ? m->n : 1) * sizeof(*m->sd_sorted));
-	if (!m->rd || !m->prefix || !m->sd_sorted) {
-		lp_statstack_free(m);
-		return lp_seterr(LP_ENOMEM, "out of memory");
-	}
+	m->wrd = malloc(n1 * sizeof(*m->wrd));
+	m->wcum = malloc((m->n + 1) * sizeof(*m->wcum));
+	m->sd = malloc(n1 * sizeof(*m->sd));
+	m->sd_sorted = malloc(n1 * sizeof(*m->sd_sorted));
+	if (!m->rd || !m->prefix || !m->wrd || !m->wcum || !m->sd || !m->sd_sorted)
+		goto out_free;
 	for (size_t i = 0; i < m->n; i++) {
 		uint64_t r = p->samples[m->first + i].reuse;
 		if (r == LP_REUSE_DANGLING)
@@ -104,13 +278,39 @@ int lp_statstack_new(struct lp_statstack **out, const struct lp_profile *p, unsi
 	m->prefix[0] = 0;
 	for (size_t i = 0; i < m->nrd; i++)
 		m->prefix[i + 1] = m->prefix[i] + (double)m->rd[i];
-	/* rd is sorted and E[SD] is increasing in d: the SDs come out sorted,
-	 * but sort anyway in case rounding ever breaks ties the wrong way */
-	for (size_t i = 0; i < m->nrd; i++)
-		m->sd_sorted[i] = lp_statstack_expected_sd(m, m->rd[i]);
-	qsort(m->sd_sorted, m->nrd, sizeof(*m->sd_sorted), cmp_double);
+
+	/* the run's length: the counted accesses, or (a profile cut short)
+	 * as far as a sample or its reuse reaches */
+	total = p->accesses[li];
+	for (size_t i = 0; i < m->n; i++) {
+		const struct lp_sample *s = &p->samples[m->first + i];
+		uint64_t end = s->reuse == LP_REUSE_DANGLING ? s->time : s->time + s->reuse + 1;
+		if (end >= total)
+			total = end + 1;
+	}
+	if (!total)
+		total = 1;
+	m->length = window ? window : p->windows[li].length;
+	if (!m->length || m->length > total)
+		m->length = total;
+	if ((err = build_windows(m, total, m->length)) < 0)
+		goto out_free;
+
+	for (size_t i = 0; i < m->n && want_sd; i++) {
+		const struct lp_sample *s = &p->samples[m->first + i];
+		if (s->reuse == LP_REUSE_DANGLING) {
+			m->sd[i] = INFINITY;
+			continue;
+		}
+		m->sd[i] = sample_sd(m, s->time, s->reuse);
+		m->sd_sorted[k++] = m->sd[i];
+	}
+	qsort(m->sd_sorted, k, sizeof(*m->sd_sorted), cmp_double);
 	*out = m;
 	return 0;
+out_free:
+	lp_statstack_free(m);
+	return lp_seterr(err, "out of memory");
 }
 
 void lp_statstack_free(struct lp_statstack *m)
@@ -119,8 +319,30 @@ void lp_statstack_free(struct lp_statstack *m)
 		return;
 	free(m->rd);
 	free(m->prefix);
+	free(m->w);
+	free(m->wrd);
+	free(m->wcum);
+	free(m->sd);
 	free(m->sd_sorted);
 	free(m);
+}
+
+size_t lp_statstack_nwindows(const struct lp_statstack *m)
+{
+	return m->nw;
+}
+
+void lp_statstack_window(const struct lp_statstack *m, size_t k, uint64_t *start, uint64_t *end)
+{
+	*start = m->w[k].a;
+	*end = m->w[k].b;
+}
+
+int lp_statstack_sample_sd(const struct lp_statstack *m, double *sd)
+{
+	for (size_t i = 0; i < m->n; i++)
+		sd[i] = m->sd[i];
+	return 0;
 }
 
 static double ratio(const struct lp_statstack *m, double misses)
@@ -149,21 +371,22 @@ double lp_statstack_miss_ratio(const struct lp_statstack *m, double lines)
 
 double lp_binomial_miss(double sd, uint64_t sets, uint64_t ways)
 {
-	double D = floor(sd), p, q, hit = 0, lgD;
+	double D = floor(sd), p, hit = 0, lgD;
 
 	if (!(sets >= 1) || ways == 0)
 		return 1;
 	if (D < (double)ways)
 		return 0; /* fewer than `ways` other lines in all: always a hit */
+	if (sets == 1)
+		return 1; /* the fully associative cut (the sum below would
+			   * multiply inf binomial coefficients by 0^k) */
 	p = 1.0 / (double)sets;
-	q = 1.0 - p;
 	lgD = lgamma(D + 1);
 	/* P(fewer than `ways` of the D lines in our set) = sum_{i<ways}
-	 * C(D,i) p^i q^(D-i); pow(0, 0) = 1 keeps sets = 1 exact (the cut) */
+	 * C(D,i) p^i q^(D-i), each term in logs: C(D,i) alone overflows */
 	for (uint64_t i = 0; i < ways; i++) {
 		double di = (double)i;
-		double t = exp(lgD - lgamma(di + 1) - lgamma(D - di + 1)) * pow(p, di) * pow(q, D - di);
-		hit += t;
+		hit += exp(lgD - lgamma(di + 1) - lgamma(D - di + 1) + di * log(p) + (D - di) * log1p(-p));
 	}
 	return hit >= 1 ? 0 : 1 - hit;
 }
@@ -191,9 +414,9 @@ int lp_statstack_sample_miss(const struct lp_statstack *m, uint64_t sets, uint64
 		if (r == LP_REUSE_DANGLING)
 			prob[i] = m->include_cold ? 1 : 0;
 		else if (sets == 1) /* the cut; equal to the binomial at s = 1 (tested) */
-			prob[i] = lp_statstack_expected_sd(m, r) >= (double)ways;
+			prob[i] = m->sd[i] >= (double)ways;
 		else
-			prob[i] = lp_binomial_miss(lp_statstack_expected_sd(m, r), sets, ways);
+			prob[i] = lp_binomial_miss(m->sd[i], sets, ways);
 	}
 	return 0;
 }

@@ -77,3 +77,26 @@ void lp_sample_decode(struct lp_sample *s, const uint8_t in[LP_SAMPLE_RECORD_SIZ
 	s->kind = in[44];
 	s->line_idx = in[45];
 }
+
+void lp_alloc_encode(uint8_t out[LP_ALLOC_RECORD_SIZE], const struct lp_alloc_event *e)
+{
+	lp_put_u64(out, e->time);
+	lp_put_u64(out + 8, e->addr);
+	lp_put_u64(out + 16, e->size);
+	lp_put_u64(out + 24, e->pc);
+	lp_put_u32(out + 32, e->tid);
+	out[36] = e->kind;
+	out[37] = 0;
+	out[38] = 0;
+	out[39] = 0;
+}
+
+void lp_alloc_decode(struct lp_alloc_event *e, const uint8_t in[LP_ALLOC_RECORD_SIZE])
+{
+	e->time = lp_get_u64(in);
+	e->addr = lp_get_u64(in + 8);
+	e->size = lp_get_u64(in + 16);
+	e->pc = lp_get_u64(in + 24);
+	e->tid = lp_get_u32(in + 32);
+	e->kind = in[36];
+}

@@ -23,6 +23,10 @@
  * make it allocate gigabytes. Writers split sample chunks well below this. */
 #define LP_CHUNK_MAX_PAYLOAD (64u << 20)
 #define LP_SAMPLE_RECORD_SIZE 48u
+/* ALOC chunks: u32 chunk version, u32 count, count records. */
+#define LP_ALLOC_CHUNK_VERSION 1u
+#define LP_ALLOC_RECORD_SIZE 40u
+#define LP_ALLOCS_PER_CHUNK 50000u
 /* Samples per chunk the library writer uses (1.9 MB chunks). */
 #define LP_SAMPLES_PER_CHUNK 40000u
 
@@ -34,6 +38,7 @@ enum {
 	LP_CHUNK_COUNTS = LP_TAG('C', 'N', 'T', 'S'),
 	LP_CHUNK_WINDOWS = LP_TAG('W', 'N', 'D', 'W'),
 	LP_CHUNK_MAPPINGS = LP_TAG('M', 'A', 'P', 'S'),
+	LP_CHUNK_ALLOCS = LP_TAG('A', 'L', 'O', 'C'),
 	LP_CHUNK_END = LP_TAG('E', 'N', 'D', ' '),
 };
 
@@ -81,5 +86,8 @@ int lp_chunk_check(const uint8_t *header, const uint8_t *payload);
 
 void lp_sample_encode(uint8_t out[LP_SAMPLE_RECORD_SIZE], const struct lp_sample *s);
 void lp_sample_decode(struct lp_sample *s, const uint8_t in[LP_SAMPLE_RECORD_SIZE]);
+
+void lp_alloc_encode(uint8_t out[LP_ALLOC_RECORD_SIZE], const struct lp_alloc_event *e);
+void lp_alloc_decode(struct lp_alloc_event *e, const uint8_t in[LP_ALLOC_RECORD_SIZE]);
 
 #endif

@@ -32,6 +32,7 @@ void lp_profile_free(struct lp_profile *p)
 	free(p->source);
 	free(p->thread_refs);
 	free(p->samples);
+	free(p->allocs);
 	for (unsigned i = 0; i < LP_PROFILE_MAX_LINE_SIZES; i++)
 		free(p->windows[i].v);
 	lp_mappings_release(&p->mappings);
@@ -60,6 +61,22 @@ int lp_profile_add_sample(struct lp_profile *p, const struct lp_sample *s)
 		p->cap_samples = cap;
 	}
 	p->samples[p->n_samples++] = *s;
+	return 0;
+}
+
+int lp_profile_add_alloc(struct lp_profile *p, const struct lp_alloc_event *e)
+{
+	if (e->kind != LP_EV_ALLOC && e->kind != LP_EV_FREE)
+		return lp_seterr(LP_EINVAL, "allocation event of kind %u", e->kind);
+	if (p->n_allocs == p->cap_allocs) {
+		size_t cap = p->cap_allocs ? 2 * p->cap_allocs : 256;
+		struct lp_alloc_event *v = realloc(p->allocs, cap * sizeof(*v));
+		if (!v)
+			return lp_seterr(LP_ENOMEM, "out of memory");
+		p->allocs = v;
+		p->cap_allocs = cap;
+	}
+	p->allocs[p->n_allocs++] = *e;
 	return 0;
 }
 
@@ -346,6 +363,21 @@ int lp_profile_write(const struct lp_profile *p, const char *path)
 		goto out_abort;
 	nchunks++;
 
+	for (size_t i = 0; i < p->n_allocs; i += LP_ALLOCS_PER_CHUNK) {
+		size_t n = p->n_allocs - i < LP_ALLOCS_PER_CHUNK ? p->n_allocs - i : LP_ALLOCS_PER_CHUNK;
+		uint8_t *d;
+		err = LP_ENOMEM;
+		cb_begin(&b);
+		if (cb_u32(&b, LP_ALLOC_CHUNK_VERSION) < 0 || cb_u32(&b, (uint32_t)n) < 0 ||
+		    !(d = cb_room(&b, n * LP_ALLOC_RECORD_SIZE)))
+			goto out_abort;
+		for (size_t j = 0; j < n; j++)
+			lp_alloc_encode(d + j * LP_ALLOC_RECORD_SIZE, &p->allocs[i + j]);
+		if ((err = cb_emit(&b, o, LP_CHUNK_ALLOCS)) < 0)
+			goto out_abort;
+		nchunks++;
+	}
+
 	err = LP_ENOMEM;
 	cb_begin(&b);
 	if (cb_u32(&b, nchunks) < 0)
@@ -507,6 +539,33 @@ static int parse_mappings(struct lp_profile *p, struct cur *c)
 	return 0;
 }
 
+/* ALOC: a later chunk version is skipped whole (its records may differ),
+ * as unknown chunks are. */
+static int parse_allocs(struct lp_profile *p, struct cur *c)
+{
+	uint32_t version = cur_u32(c), n;
+	const uint8_t *d;
+	struct lp_alloc_event e;
+
+	if (c->bad || version != LP_ALLOC_CHUNK_VERSION) {
+		c->pos = c->n;
+		return 0;
+	}
+	n = cur_u32(c);
+	if (!(d = cur_take(c, (size_t)n * LP_ALLOC_RECORD_SIZE)))
+		return 0;
+	for (uint32_t i = 0; i < n; i++) {
+		lp_alloc_decode(&e, d + (size_t)i * LP_ALLOC_RECORD_SIZE);
+		if (e.kind != LP_EV_ALLOC && e.kind != LP_EV_FREE) {
+			c->bad = 1;
+			return 0;
+		}
+		if (lp_profile_add_alloc(p, &e) < 0)
+			return LP_ENOMEM;
+	}
+	return 0;
+}
+
 int lp_profile_read(struct lp_profile **out, const char *path)
 {
 	struct lp_profile *p = NULL;
@@ -610,6 +669,8 @@ int lp_profile_read(struct lp_profile **out, const char *path)
 			c.pos = c.n; /* per-window lists are rebuilt from the samples */
 		} else if (tag == LP_CHUNK_MAPPINGS) {
 			err = parse_mappings(p, &c);
+		} else if (tag == LP_CHUNK_ALLOCS) {
+			err = parse_allocs(p, &c);
 		} else if (tag == LP_CHUNK_END) {
 			if (cur_u32(&c) != nchunks)
 				c.bad = 1;

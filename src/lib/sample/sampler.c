@@ -227,8 +227,17 @@ int lp_sampler_feed(struct lp_sampler *s, const struct lp_ref *refs, size_t n)
 
 	for (size_t i = 0; i < n; i++) {
 		const struct lp_ref *r = &refs[i];
-		if (!lp_ref_is_access(r))
+		if (!lp_ref_is_access(r)) {
+			if (r->kind != LP_EV_ALLOC && r->kind != LP_EV_FREE)
+				continue;
+			struct lp_alloc_event e = {
+				.time = s->refs, .addr = r->addr, .size = r->size,
+				.pc = r->pc, .tid = r->tid, .kind = r->kind,
+			};
+			if ((err = lp_profile_add_alloc(s->p, &e)) < 0)
+				return err;
 			continue;
+		}
 		s->refs++;
 		if (r->tid >= s->n_threads) {
 			size_t nt = (size_t)r->tid + 1;

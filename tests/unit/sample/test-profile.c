@@ -46,6 +46,44 @@ static struct lp_profile *make_profile(size_t nsamples)
 	return p;
 }
 
+static uint8_t *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	uint8_t *buf;
+
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	*len = (size_t)ftell(f);
+	fseek(f, 0, SEEK_SET);
+	buf = malloc(*len);
+	assert_int_equal(fread(buf, 1, *len, f), *len);
+	fclose(f);
+	return buf;
+}
+
+/* n allocation events: blocks allocated and every third one freed. */
+static void add_allocs(struct lp_profile *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct lp_alloc_event e = {
+			.time = i % 7 == 6 ? LP_TIME_UNKNOWN : 100 * i, .addr = 0x7f0000000000 + 4096 * (i / 2),
+			.size = i % 3 == 2 ? 0 : 64 + i, .pc = 0x401000 + 16 * (i % 5), .tid = (uint32_t)(i % 3),
+			.kind = i % 3 == 2 ? LP_EV_FREE : LP_EV_ALLOC,
+		};
+		assert_int_equal(lp_profile_add_alloc(p, &e), 0);
+	}
+}
+
+static void assert_same_alloc(const struct lp_alloc_event *a, const struct lp_alloc_event *b)
+{
+	assert_int_equal(a->time, b->time);
+	assert_int_equal(a->addr, b->addr);
+	assert_int_equal(a->size, b->size);
+	assert_int_equal(a->pc, b->pc);
+	assert_int_equal(a->tid, b->tid);
+	assert_int_equal(a->kind, b->kind);
+}
+
 static void assert_same_sample(const struct lp_sample *a, const struct lp_sample *b)
 {
 	assert_int_equal(a->time, b->time);
@@ -56,6 +94,83 @@ static void assert_same_sample(const struct lp_sample *a, const struct lp_sample
 	assert_int_equal(a->tid, b->tid);
 	assert_int_equal(a->kind, b->kind);
 	assert_int_equal(a->line_idx, b->line_idx);
+}
+
+/* Data objects: the block alive at a time, against a replay of the
+ * events up to that time; random blocks that reuse addresses. */
+static void test_objects_vs_replay(void **state)
+{
+	struct lp_rng rng;
+	struct lp_profile *p;
+	struct lp_objects *o;
+
+	lp_rng_seed(&rng, 11);
+	assert_int_equal(lp_profile_new(&p), 0);
+	/* live blocks at 64-byte slots; time advances by 1..3 per event */
+	uint64_t t = 0, live[64] = { 0 };
+	for (int i = 0; i < 3000; i++) {
+		uint64_t slot = lp_rng_below(&rng, 64);
+		t += 1 + lp_rng_below(&rng, 3);
+		struct lp_alloc_event e = { .time = t, .addr = 0x10000 + 64 * slot, .tid = 0 };
+		if (live[slot]) {
+			e.kind = LP_EV_FREE;
+			live[slot] = 0;
+		} else {
+			e.kind = LP_EV_ALLOC;
+			e.size = 1 + lp_rng_below(&rng, 64);
+			e.pc = 0x400000 + (uint64_t)i;
+			live[slot] = e.size;
+		}
+		assert_int_equal(lp_profile_add_alloc(p, &e), 0);
+	}
+	assert_int_equal(lp_objects_new(&o, p), 0);
+	for (int q = 0; q < 3000; q++) {
+		uint64_t qt = lp_rng_below(&rng, t + 2), qa = 0x10000 + lp_rng_below(&rng, 64 * 64 + 10);
+		/* replay: the block containing qa alive at qt */
+		uint64_t size[64] = { 0 }, pc[64] = { 0 };
+		for (size_t i = 0; i < p->n_allocs && p->allocs[i].time <= qt; i++) {
+			const struct lp_alloc_event *e = &p->allocs[i];
+			uint64_t slot = (e->addr - 0x10000) / 64;
+			size[slot] = e->kind == LP_EV_ALLOC ? e->size : 0;
+			pc[slot] = e->pc;
+		}
+		uint64_t slot = (qa - 0x10000) / 64, gs, gz, gp;
+		int live_here = slot < 64 && size[slot] && qa < 0x10000 + 64 * slot + size[slot];
+		int got = lp_objects_find(o, qa, qt, &gs, &gz, &gp);
+		if (live_here) {
+			assert_int_equal(got, 1);
+			assert_int_equal(gs, 0x10000 + 64 * slot);
+			assert_int_equal(gz, size[slot]);
+			assert_int_equal(gp, pc[slot]);
+		} else if (got) {
+			/* not alive: a block that held it before or after */
+			assert_true(gs <= qa && qa < gs + gz);
+		}
+	}
+	/* times unknown: the last block allocated at the address */
+	struct lp_profile *u;
+	assert_int_equal(lp_profile_new(&u), 0);
+	struct lp_alloc_event ev[] = {
+		{ LP_TIME_UNKNOWN, 0x5000, 100, 0x11, 0, LP_EV_ALLOC },
+		{ LP_TIME_UNKNOWN, 0x5000, 0, 0x12, 0, LP_EV_FREE },
+		{ LP_TIME_UNKNOWN, 0x5000, 50, 0x13, 0, LP_EV_ALLOC },
+		{ LP_TIME_UNKNOWN, 0x9000, 0, 0x14, 0, LP_EV_FREE }, /* a free of nothing */
+	};
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(lp_profile_add_alloc(u, &ev[i]), 0);
+	struct lp_objects *uo;
+	uint64_t gs, gz, gp;
+	assert_int_equal(lp_objects_new(&uo, u), 0);
+	assert_int_equal(lp_objects_count(uo), 2);
+	assert_int_equal(lp_objects_find(uo, 0x5010, LP_TIME_UNKNOWN, &gs, &gz, &gp), 1);
+	assert_int_equal(gp, 0x13);
+	assert_int_equal(lp_objects_find(uo, 0x5060, 7, &gs, &gz, &gp), 1); /* only the first was that big */
+	assert_int_equal(gp, 0x11);
+	assert_int_equal(lp_objects_find(uo, 0x9000, 7, &gs, &gz, &gp), 0);
+	lp_objects_free(uo);
+	lp_profile_free(u);
+	lp_objects_free(o);
+	lp_profile_free(p);
 }
 
 static void test_crc32(void **state)
@@ -94,24 +209,155 @@ static void test_round_trip(void **state)
 	assert_int_equal(q->mappings.n, 1);
 	assert_string_equal(q->mappings.v[0].path, "/bin/prog");
 	assert_int_equal(q->mappings.v[0].build_id_len, 4);
+	assert_int_equal(q->n_allocs, 0); /* none written, none read */
 	lp_profile_free(p);
 	lp_profile_free(q);
 	free(path);
 }
 
-static uint8_t *slurp(const char *path, size_t *len)
+/* The ALOC section: round trip (more events than one chunk holds), and a
+ * kind that is not an allocation event is refused. */
+static void test_alloc_round_trip(void **state)
 {
-	FILE *f = fopen(path, "rb");
-	uint8_t *buf;
+	struct lp_profile *p = make_profile(50), *q;
+	char *path = lp_test_path("alloc.lpp");
+	struct lp_alloc_event bad = { .kind = LP_REF_READ };
 
-	assert_non_null(f);
-	fseek(f, 0, SEEK_END);
-	*len = (size_t)ftell(f);
-	fseek(f, 0, SEEK_SET);
-	buf = malloc(*len);
-	assert_int_equal(fread(buf, 1, *len, f), *len);
-	fclose(f);
-	return buf;
+	add_allocs(p, LP_ALLOCS_PER_CHUNK + 123);
+	assert_int_equal(lp_profile_add_alloc(p, &bad), LP_EINVAL);
+	assert_int_equal(lp_profile_write(p, path), 0);
+	assert_int_equal(lp_profile_read(&q, path), 0);
+	assert_int_equal(q->n_allocs, p->n_allocs);
+	for (size_t i = 0; i < p->n_allocs; i++)
+		assert_same_alloc(&p->allocs[i], &q->allocs[i]);
+	assert_int_equal(q->n_samples, 50);
+	lp_profile_free(p);
+	lp_profile_free(q);
+	free(path);
+}
+
+/* Cut a profile with allocation events at every byte: what is read is
+ * whole chunks, so the events are a prefix of whole chunks' worth. */
+static void test_alloc_truncation(void **state)
+{
+	struct lp_profile *p = make_profile(20), *q;
+	char *path = lp_test_path("alloc-full.lpp"), *cut = lp_test_path("alloc-cut.lpp");
+	uint8_t *buf;
+	size_t len, seen_all = 0;
+
+	add_allocs(p, 30);
+	assert_int_equal(lp_profile_write(p, path), 0);
+	buf = slurp(path, &len);
+	for (size_t at = 8; at < len; at++) {
+		lp_test_write_file(cut, buf, at);
+		assert_int_equal(lp_profile_read(&q, cut), LP_ETRUNCATED);
+		if (!q)
+			continue;
+		assert_true(q->n_allocs == 0 || q->n_allocs == p->n_allocs);
+		for (size_t i = 0; i < q->n_allocs; i++)
+			assert_same_alloc(&p->allocs[i], &q->allocs[i]);
+		seen_all += q->n_allocs == p->n_allocs;
+		lp_profile_free(q);
+	}
+	/* only the END chunk (12 + 4 bytes) follows the ALOC chunk */
+	assert_int_equal(seen_all, 16);
+	free(buf);
+	lp_profile_free(p);
+	free(path);
+	free(cut);
+}
+
+/* Compatibility both ways: a file without ALOC (older writers) reads
+ * with no events; an ALOC chunk of a later version is skipped, not an
+ * error, as unknown chunks are. */
+static void test_alloc_versions(void **state)
+{
+	struct lp_profile *p = make_profile(10), *q;
+	char *path = lp_test_path("alloc-v.lpp");
+	uint8_t *buf, *nb;
+	size_t len;
+
+	add_allocs(p, 5);
+	assert_int_equal(lp_profile_write(p, path), 0);
+	buf = slurp(path, &len);
+	/* find the ALOC chunk: walk the chunks after the file header */
+	size_t at = LP_LPP_FILE_HEADER_SIZE, aloc = 0;
+	while (at + LP_CHUNK_HEADER_SIZE <= len) {
+		if (lp_get_u32(buf + at) == LP_CHUNK_ALLOCS)
+			aloc = at;
+		at += LP_CHUNK_HEADER_SIZE + lp_get_u32(buf + at + 4);
+	}
+	assert_true(aloc > 0);
+	/* version 2: re-seal with the right checksum */
+	lp_put_u32(buf + aloc + LP_CHUNK_HEADER_SIZE, 2);
+	lp_chunk_seal(buf + aloc, LP_CHUNK_ALLOCS, lp_get_u32(buf + aloc + 4));
+	lp_test_write_file(path, buf, len);
+	assert_int_equal(lp_profile_read(&q, path), 0);
+	assert_int_equal(q->n_allocs, 0);
+	assert_int_equal(q->n_samples, 10);
+	lp_profile_free(q);
+	/* no ALOC chunk at all (a version-1 file from before the section):
+	 * drop it and fix the END count */
+	size_t alen = LP_CHUNK_HEADER_SIZE + lp_get_u32(buf + aloc + 4);
+	nb = malloc(len);
+	memcpy(nb, buf, aloc);
+	memcpy(nb + aloc, buf + aloc + alen, len - aloc - alen);
+	size_t nlen = len - alen, end = nlen - LP_CHUNK_HEADER_SIZE - 4;
+	assert_int_equal(lp_get_u32(nb + end), LP_CHUNK_END);
+	lp_put_u32(nb + end + LP_CHUNK_HEADER_SIZE, lp_get_u32(nb + end + LP_CHUNK_HEADER_SIZE) - 1);
+	lp_chunk_seal(nb + end, LP_CHUNK_END, 4);
+	lp_test_write_file(path, nb, nlen);
+	assert_int_equal(lp_profile_read(&q, path), 0);
+	assert_int_equal(q->n_allocs, 0);
+	assert_int_equal(q->n_samples, 10);
+	lp_profile_free(q);
+	/* a bad kind inside an intact chunk is a damaged chunk */
+	lp_put_u32(buf + aloc + LP_CHUNK_HEADER_SIZE, 1);
+	buf[aloc + LP_CHUNK_HEADER_SIZE + 8 + 36] = 7;
+	lp_chunk_seal(buf + aloc, LP_CHUNK_ALLOCS, lp_get_u32(buf + aloc + 4));
+	lp_test_write_file(path, buf, len);
+	assert_int_equal(lp_profile_read(&q, path), LP_ECORRUPT);
+	assert_non_null(q);
+	assert_int_equal(q->n_samples, 10);
+	lp_profile_free(q);
+	free(nb);
+	free(buf);
+	lp_profile_free(p);
+	free(path);
+}
+
+/* The sampler carries a trace's allocation events into the profile,
+ * timed by the references before them. */
+static void test_sampler_allocs(void **state)
+{
+	struct lp_profile *p;
+	struct lp_sampler *s;
+	struct lp_ref refs[] = {
+		{ .addr = 0x1000, .size = 100, .pc = 0x10, .tid = 0, .kind = LP_EV_ALLOC },
+		{ .addr = 0x1000, .size = 8, .pc = 0x20, .tid = 0, .kind = LP_REF_READ },
+		{ .addr = 0x1040, .size = 8, .pc = 0x20, .tid = 1, .kind = LP_REF_WRITE },
+		{ .addr = 0x1000, .size = 0, .pc = 0x30, .tid = 1, .kind = LP_EV_FREE },
+		{ .addr = 0x1000, .size = 8, .pc = 0x20, .tid = 0, .kind = LP_REF_READ },
+	};
+
+	assert_int_equal(lp_profile_new(&p), 0);
+	p->n_line_sizes = 1;
+	p->line_sizes[0] = 64;
+	p->rate = 0.5;
+	assert_int_equal(lp_sampler_new(&s, p), 0);
+	assert_int_equal(lp_sampler_feed(s, refs, 5), 0);
+	assert_int_equal(lp_sampler_finish(s), 0);
+	assert_int_equal(p->references, 3);
+	assert_int_equal(p->n_allocs, 2);
+	assert_int_equal(p->allocs[0].kind, LP_EV_ALLOC);
+	assert_int_equal(p->allocs[0].time, 0);
+	assert_int_equal(p->allocs[0].size, 100);
+	assert_int_equal(p->allocs[0].pc, 0x10);
+	assert_int_equal(p->allocs[1].kind, LP_EV_FREE);
+	assert_int_equal(p->allocs[1].time, 2);
+	assert_int_equal(p->allocs[1].tid, 1);
+	lp_sampler_free(s);
+	lp_profile_free(p);
 }
 
 static void test_truncation_everywhere(void **state)
@@ -308,6 +554,11 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_crc32),
 		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_alloc_round_trip),
+		cmocka_unit_test(test_alloc_truncation),
+		cmocka_unit_test(test_alloc_versions),
+		cmocka_unit_test(test_sampler_allocs),
+		cmocka_unit_test(test_objects_vs_replay),
 		cmocka_unit_test(test_truncation_everywhere),
 		cmocka_unit_test(test_corrupt_and_bad_header),
 		cmocka_unit_test(test_sampler_matches_brute_force),

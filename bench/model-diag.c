@@ -1,0 +1,108 @@
+/* bench-model-diag: per-sample comparison of StatStack's estimated stack
+ * distance with the exact one, to find where the model goes wrong.
+ *
+ * usage: bench-model-diag TRACE RATE [WINDOW] > samples.tsv
+ * Prints one line per finite sample of 64-byte lines: time, reuse
+ * distance, exact stack distance of the reuse, StatStack's estimate, pc.
+ * Loads the whole trace in memory (meant for traces of a few million
+ * references). */
+#include <locprof/exact.h>
+#include <locprof/model.h>
+#include <locprof/sample.h>
+#include <locprof/trace.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+
+int main(int argc, char **argv)
+{
+	struct lp_trace_reader *r;
+	struct lp_ref *refs = NULL;
+	size_t n = 0, cap = 0;
+	ssize_t got;
+
+	if (argc < 3) {
+		fprintf(stderr, "usage: bench-model-diag TRACE RATE [WINDOW]\n");
+		return 2;
+	}
+	if (lp_trace_reader_open(&r, argv[1], NULL) < 0) {
+		fprintf(stderr, "bench-model-diag: %s\n", lp_errmsg());
+		return 1;
+	}
+	for (;;) {
+		if (n + 65536 > cap) {
+			cap = cap ? 2 * cap : 1 << 20;
+			refs = realloc(refs, cap * sizeof(*refs));
+			if (!refs)
+				return 1;
+		}
+		got = lp_trace_read(r, refs + n, 65536);
+		if (got <= 0)
+			break;
+		n += (size_t)got;
+	}
+	lp_trace_reader_free(r);
+
+	/* line accesses */
+	size_t nl = 0, capl = n + 16;
+	uint64_t *lines = malloc(capl * sizeof(*lines));
+	for (size_t i = 0; i < n; i++) {
+		if (!lp_ref_is_access(&refs[i]))
+			continue;
+		uint64_t a = refs[i].addr >> 6, b = (refs[i].addr + refs[i].size - 1) >> 6;
+		for (uint64_t l = a; l <= b; l++) {
+			if (nl == capl)
+				lines = realloc(lines, (capl *= 2) * sizeof(*lines));
+			lines[nl++] = l;
+		}
+	}
+	uint64_t *dist = malloc(nl * sizeof(*dist));
+	struct lp_distcalc *dc;
+	struct lp_exact_opts o = {.kind = LP_DIST_STACK};
+	if (lp_distcalc_new(&dc, &o) < 0 || lp_distcalc_run(dc, lines, nl, dist, NULL) < 0) {
+		fprintf(stderr, "bench-model-diag: %s\n", lp_errmsg());
+		return 1;
+	}
+	lp_distcalc_free(dc);
+
+	struct lp_profile *p;
+	struct lp_sampler *s;
+	lp_profile_new(&p);
+	p->n_line_sizes = 1;
+	p->line_sizes[0] = 64;
+	p->rate = atof(argv[2]);
+	p->seed = 1;
+	p->window = argc > 3 ? strtoull(argv[3], NULL, 0) : 200000;
+	if (lp_sampler_new(&s, p) < 0 || lp_sampler_feed(s, refs, n) < 0 || lp_sampler_finish(s) < 0) {
+		fprintf(stderr, "bench-model-diag: %s\n", lp_errmsg());
+		return 1;
+	}
+	lp_sampler_free(s);
+
+	struct lp_statstack *m;
+	if (lp_statstack_new(&m, p, 0, argc > 4 ? strtoull(argv[4], NULL, 0) : 0, 0) < 0) {
+		fprintf(stderr, "bench-model-diag: %s\n", lp_errmsg());
+		return 1;
+	}
+	size_t first, ns;
+	lp_profile_line_samples(p, 0, &first, &ns);
+	double *sd = malloc((ns + 1) * sizeof(*sd));
+	lp_statstack_sample_sd(m, sd);
+	printf("time\treuse\tsd_true\tsd_est\tpc\n");
+	for (size_t i = 0; i < ns; i++) {
+		const struct lp_sample *x = &p->samples[first + i];
+		if (x->reuse == LP_REUSE_DANGLING)
+			continue;
+		uint64_t t = x->time + x->reuse + 1;
+		printf("%llu\t%llu\t%llu\t%.1f\t0x%llx\n", (unsigned long long)x->time,
+		       (unsigned long long)x->reuse, (unsigned long long)dist[t], sd[i],
+		       (unsigned long long)x->pc);
+	}
+	lp_statstack_free(m);
+	lp_profile_free(p);
+	free(sd);
+	free(dist);
+	free(lines);
+	free(refs);
+	return 0;
+}

@@ -1,0 +1,21 @@
+/* Internal: what the models share inside src/lib/model. */
+#ifndef LP_MODEL_INTERNAL_H
+#define LP_MODEL_INTERNAL_H
+
+#include <locprof/model.h>
+
+/* lp_statstack_new(), without the per-sample stack distance estimates
+ * when want_sd is 0: only lp_statstack_distinct() and
+ * lp_statstack_expected_sd() may then be used (StatCache takes the
+ * footprint over time from it). */
+int lp_statstack_new_internal(struct lp_statstack **out, const struct lp_profile *p, unsigned li,
+			      uint64_t window, int include_cold, int want_sd);
+
+/* Cut the run [0, total) into phases: windows of len line accesses
+ * joined while their reuse distances look alike (model-phases.c). s: the
+ * line size's samples, sorted by time. *bounds gets *nphases + 1
+ * positions, from 0 to total; free() it. */
+int lp_model_phases(const struct lp_sample *s, size_t n, uint64_t total, uint64_t len,
+		    uint64_t **bounds, size_t *nphases);
+
+#endif
