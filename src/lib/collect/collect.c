@@ -480,14 +480,30 @@ static int conn_process(struct lp_recorder *r, struct conn *c)
 	return 0;
 }
 
+/* Could a connection of this process still be unannounced? Every thread
+ * connects before its process says BYE, but the collector may not have
+ * accepted it or read its HELLO yet. */
+static int conns_unknown(const struct lp_recorder *r, size_t except)
+{
+	struct pollfd pfd = { .fd = r->listen_fd, .events = POLLIN };
+
+	for (size_t i = 0; i < r->nconns; i++)
+		if (i != except && !r->conns[i].proc)
+			return 1;
+	return poll(&pfd, 1, 0) > 0;
+}
+
 static void conn_close(struct lp_recorder *r, size_t i)
 {
 	struct conn *c = &r->conns[i];
 
 	close(c->fd);
 	free(c->buf);
-	if (c->proc && c->proc->conns && --c->proc->conns == 0 && c->proc->out.ended)
-		proc_close(c->proc); /* this process is complete */
+	/* This process is complete: write its output now, unless a connection
+	 * not yet identified may be one of its threads (then at the end). */
+	if (c->proc && c->proc->conns && --c->proc->conns == 0 && c->proc->out.ended &&
+	    !conns_unknown(r, i))
+		proc_close(c->proc);
 	r->conns[i] = r->conns[--r->nconns];
 }
 
