@@ -20,6 +20,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -59,7 +60,7 @@ enum {
 struct rt_watch {
 	uint64_t line; /* addr >> line_shift[idx] */
 	uint64_t begin, pc, addr;
-	uint8_t used, idx, size, kind;
+	uint8_t used, idx, size, kind, level;
 };
 
 struct lp_rt_thread {
@@ -73,6 +74,7 @@ struct lp_rt_thread {
 	uint64_t slow_calls;
 	uint64_t next_flush_ns;
 	struct lp_rng rng;
+	uint32_t gap_level; /* thinning level when the current gap was drawn */
 
 	struct rt_watch *table;
 	uint64_t table_cap, live;
@@ -96,6 +98,11 @@ static struct {
 	uint32_t line_shift[LP_MAX_LINE_SIZES];
 	uint64_t seed;
 	uint64_t flush_ns;
+	/* --samples N: the rate is rate / 2^level; level rises when the
+	 * sampled references with a level >= it reach limit (docs/runtime.md). */
+	uint64_t target, limit;
+	atomic_uint level;
+	atomic_ullong level_count[64]; /* sampled references by their level */
 	struct sockaddr_un addr;
 	uint32_t pid, ppid;
 	uint64_t nonce, start_ns;
@@ -181,6 +188,9 @@ static void rt_new_image(void)
 	atomic_store(&g.threads, NULL);
 	atomic_store(&g.finished, 0);
 	atomic_store(&g.maps_sent, 0);
+	atomic_store(&g.level, 0);
+	for (int i = 0; i < 64; i++)
+		atomic_store(&g.level_count[i], 0);
 }
 
 static int rt_parse_lines(const char *s)
@@ -244,6 +254,11 @@ static void rt_process_init(void)
 		g.flush_ns = (s ? strtoull(s, NULL, 10) : 100) * 1000000ull;
 		if (!g.flush_ns)
 			g.flush_ns = 100000000ull;
+		s = getenv(LP_ENV_SAMPLES);
+		g.target = s ? strtoull(s, NULL, 10) : 0;
+		/* Halve at sqrt(2) N: what is kept at the end lies between
+		 * N / sqrt(2) and sqrt(2) N. */
+		g.limit = g.target ? (uint64_t)ceil(g.target * M_SQRT2) : 0;
 		if (rt_parse_lines(getenv(LP_ENV_LINES)) == 0 &&
 		    pthread_key_create(&g.key, rt_thread_key_destroy) == 0) {
 			static const int sigs[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT,
@@ -336,7 +351,7 @@ static void rt_send_samples(struct lp_rt_thread *t)
 		return;
 	rt_header(&m.h, LP_MSG_SAMPLES, sizeof(m) + bytes, t);
 	m.count = t->nsamples;
-	m.pad = 0;
+	m.level = atomic_load(&g.level);
 	rt_send2(t, &m, sizeof(m), t->samples, bytes);
 	t->nsamples = 0;
 }
@@ -569,7 +584,7 @@ static void rt_emit(struct lp_rt_thread *t, const struct rt_watch *w, uint64_t e
 	s->size = w->size;
 	s->kind = w->kind;
 	s->line_index = w->idx;
-	s->pad = 0;
+	s->level = w->level;
 	t->nsamples++; /* after the record: a signal-time flush sends a whole prefix */
 }
 
@@ -585,9 +600,46 @@ static void rt_check_watches(struct lp_rt_thread *t, uint64_t addr, uint64_t pc,
 	}
 }
 
+/* --samples N: the level of a sampled reference is the level its gap was
+ * drawn at plus a geometric number of halvings (P(>= j more) = 2^-j), so
+ * that it survives to final level L with probability rate / 2^L whatever
+ * the level was then. Returns -1 if it cannot survive the current level
+ * (then it is not watched at all), else the level. */
+static int rt_sample_level(struct lp_rt_thread *t)
+{
+	uint32_t level, cur;
+	uint64_t ge = 0;
+
+	if (!g.target)
+		return 0;
+	level = t->gap_level + (uint32_t)__builtin_ctzll(lp_rng_next(&t->rng) | (1ull << 62));
+	if (level > 63)
+		level = 63;
+	cur = atomic_load(&g.level);
+	if (level < cur)
+		return -1;
+	atomic_fetch_add(&g.level_count[level], 1);
+	/* Raise the process's level while 2N sampled references would
+	 * survive it; each step halves the rate and the survivors. */
+	for (uint32_t l = cur; l < 64; l++)
+		ge += atomic_load(&g.level_count[l]);
+	while (ge >= g.limit && cur < 62) {
+		ge -= atomic_load(&g.level_count[cur]);
+		if (atomic_compare_exchange_strong(&g.level, &cur, cur + 1))
+			cur++;
+		else
+			break; /* another thread raised it */
+	}
+	return level < atomic_load(&g.level) ? -1 : (int)level;
+}
+
 static void rt_start_sample(struct lp_rt_thread *t, uint64_t addr, uint32_t size, uint32_t kind,
 			    uint64_t pc, uint64_t now)
 {
+	int level = rt_sample_level(t);
+
+	if (level < 0)
+		return;
 	for (uint32_t i = 0; i < g.nlines; i++) {
 		struct rt_watch *w;
 		uint64_t line = addr >> g.line_shift[i], j, first;
@@ -605,6 +657,7 @@ static void rt_start_sample(struct lp_rt_thread *t, uint64_t addr, uint32_t size
 		w->idx = (uint8_t)i;
 		w->size = size > 255 ? 255 : (uint8_t)size;
 		w->kind = (uint8_t)kind;
+		w->level = (uint8_t)level;
 		w->used = 1;
 		t->live++;
 		t->live_granules += rt_granules(w, &first);
@@ -646,7 +699,12 @@ static void rt_thread_unmap(struct lp_rt_thread *t)
  * countdown at 0. */
 static void rt_set_gap(struct lp_rt_fast *f, struct lp_rt_thread *t, uint64_t now)
 {
-	uint64_t gap = g.mode == LP_MODE_TRACE ? 1 : lp_rng_geometric(&t->rng, g.rate);
+	uint64_t gap = 1;
+
+	if (g.mode != LP_MODE_TRACE) {
+		t->gap_level = g.target ? atomic_load(&g.level) : 0;
+		gap = lp_rng_geometric(&t->rng, ldexp(g.rate, -(int)t->gap_level));
+	}
 
 	if (gap > INERT_COUNTDOWN)
 		gap = INERT_COUNTDOWN;
@@ -895,7 +953,9 @@ void lp_rt_process_finish(int status, int how)
 	uint64_t total = 0;
 	int interrupted;
 
-	if (!g.inited || !g.active || atomic_exchange(&g.finished, 1))
+	/* A vfork child (or a clone without atfork handlers) shares or copied
+	 * the parent's state: it must not end the parent's image. */
+	if (!g.inited || !g.active || (uint32_t)getpid() != g.pid || atomic_exchange(&g.finished, 1))
 		return;
 	interrupted = f->in_rt; /* a signal arrived inside the runtime */
 	f->in_rt++;
@@ -931,7 +991,7 @@ void lp_rt_process_finish(int status, int how)
 			rt_send_maps(self, LP_MAPS_EXIT);
 		}
 		rt_header(&bye.h, LP_MSG_BYE, sizeof(bye), self);
-		bye.status = how == LP_BYE_SIGNAL ? -status : status;
+		bye.status = how == LP_BYE_SIGNAL ? -status : how == LP_BYE_EXEC ? 0 : status;
 		bye.how = (uint32_t)how;
 		bye.references = total;
 		rt_send2(self, &bye, sizeof(bye), NULL, 0);
