@@ -53,7 +53,11 @@ realprog_build() {
 		"$zstd"/lib/dictBuilder/*.c "$zstd"/programs/*.c)
 	local luasrc=()
 	for f in "$lua"/*.c; do case $f in */luac.c|*/onelua.c) ;; *) luasrc+=("$f") ;; esac; done
-	local v cc
+	local v cc rt=$B/src/rt/liblocprof-rt.a
+	# Instrumented builds are redone when the runtime is newer.
+	for v in lp lp-nolto; do
+		for f in "$O"/bin/*-$v; do [ -e "$f" ] && [ "$f" -ot "$rt" ] && rm -f "$f"; done
+	done
 	for v in native native-lto lp lp-nolto; do
 		case $v in
 		native) cc=(clang -O2) ;;
