@@ -13,7 +13,7 @@ set -euo pipefail
 
 # "name binary args..." lines; @W@ is bench/workloads, @D@ the data dir.
 realprog_workloads() {
-	echo "lua lua @W@/bench.lua 1"
+	echo "lua lua @W@/bench.lua 2"
 	echo "sqlite sqlite3 :memory: .read @W@/bench.sql"
 	echo "zstd-c zstd -q -3 -f -o /dev/null @D@/zstd-input"
 	echo "zstd-d zstd -q -d -f -o /dev/null @D@/zstd-input.zst"
@@ -71,9 +71,9 @@ realprog_build() {
 		[ -e "$O/bin/zstd-$v" ] || "${cc[@]}" -w -DZSTD_DISABLE_ASM -DZSTD_LEGACY_SUPPORT=0 \
 			-I"$zstd/lib" -I"$zstd/lib/common" -o "$O/bin/zstd-$v" "${zsrc[@]}"
 	done
-	# zstd's input: 24 MB of deterministic, compressible text.
+	# zstd's input: 75 MB of deterministic, compressible text.
 	if [ ! -e "$O/zstd-input.zst" ]; then
-		awk 'BEGIN { x = 1; for (i = 0; i < 600000; i++) { x = (x * 1103515245 + 12345) % 2147483648;
+		awk 'BEGIN { x = 1; for (i = 0; i < 1500000; i++) { x = (x * 1103515245 + 12345) % 2147483648;
 			printf "%08d line %d of the zstd input, word %x %s\n", i, x % 977, x % 65536, (x % 5 ? "plain" : "rare") } }' \
 			>"$O/zstd-input"
 		"$O/bin/zstd-native" -q -3 -f -o "$O/zstd-input.zst" "$O/zstd-input"
