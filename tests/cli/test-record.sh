@@ -197,6 +197,40 @@ for f in "$T"/nf.*samples; do
 done
 expect_status 2 "$LOCPROF" record --samples 10 --rate 0.1 -- "$T/cyclic" $K 10
 
+# 15. Sample mode and trace mode agree: the reuse distances of a sample-mode
+#     run and those that `locprof sample` draws from a trace-mode run of the
+#     same program have the same distribution (two-sample Kolmogorov-Smirnov
+#     test at the 0.1% level; fixed seeds, so the verdict is reproducible).
+build random
+expect_status 0 "$LOCPROF" record -q -o "$T/rs.lpp" --rate 0.01 --seed 5 -- "$T/random" 4096 400000
+expect_status 0 "$LOCPROF" record -q --mode trace -o "$T/rt.lpt" -- "$T/random" 4096 400000
+expect_status 0 "$LOCPROF" sample "$T/rt.lpt" -o "$T/rt.lpp" --rate 0.01 --seed 9
+dists() { "$LOCPROF" dump "$1" | awk '!/^#/ && NF == 8 && $1 == 64 && $7 != "dangling" { print $7 }' | sort -g; }
+dists "$T/rs.lpp" >"$T/d1"
+dists "$T/rt.lpp" >"$T/d2"
+awk 'NR == FNR { a[++n] = $1; next } { b[++m] = $1 }
+     END {
+	if (n < 1000 || m < 1000) { print "too few samples: " n ", " m; exit 1 }
+	i = j = 1; d = 0
+	while (i <= n && j <= m) {
+		v = a[i] < b[j] ? a[i] : b[j]
+		while (i <= n && a[i] == v) i++
+		while (j <= m && b[j] == v) j++
+		x = (i - 1) / n - (j - 1) / m; if (x < 0) x = -x; if (x > d) d = x
+	}
+	crit = 1.95 * sqrt((n + m) / (n * m))
+	if (d > crit) { print "KS D " d " > " crit; exit 1 }
+     }' "$T/d1" "$T/d2" || fail "sample mode and trace mode + locprof sample differ"
+# ... and a clearly different program fails the same test (the test can fail).
+expect_status 0 "$LOCPROF" record -q -o "$T/rs2.lpp" --rate 0.01 --seed 5 -- "$T/random" 1024 400000
+dists "$T/rs2.lpp" >"$T/d3"
+awk 'NR == FNR { a[++n] = $1; next } { b[++m] = $1 }
+     END { i = j = 1; d = 0
+	while (i <= n && j <= m) { v = a[i] < b[j] ? a[i] : b[j]
+		while (i <= n && a[i] == v) i++; while (j <= m && b[j] == v) j++
+		x = (i - 1) / n - (j - 1) / m; if (x < 0) x = -x; if (x > d) d = x }
+	exit !(d > 1.95 * sqrt((n + m) / (n * m))) }' "$T/d1" "$T/d3" || fail "the KS test does not tell M=4096 from M=1024"
+
 # 11. The runtime is inert without locprof record.
 [ "$("$T/cyclic" $K $R)" = "$("$T/plain" 1 1 >/dev/null; "$T/cyclic-nolto" $K $R)" ] || fail "inert output differs"
 echo ok
