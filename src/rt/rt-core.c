@@ -530,12 +530,12 @@ static void rt_remove(struct lp_rt_thread *t, struct rt_watch *w)
  * until its next slow path). Sizes grow 4x, so the old maps add at most a
  * third, and their pages never written cost nothing. On failure to get
  * memory the old map stays: still correct, only fuller. */
-static void rt_map_grow(struct lp_rt_thread *t, uint64_t entries)
+static int rt_map_grow(struct lp_rt_thread *t, uint64_t entries)
 {
 	uint8_t *nm = rt_alloc(entries);
 
 	if (!nm)
-		return;
+		return -1;
 	t->map = nm;
 	t->map_entries = entries;
 	for (uint64_t i = 0; i < t->table_cap; i++)
@@ -543,6 +543,7 @@ static void rt_map_grow(struct lp_rt_thread *t, uint64_t entries)
 			rt_map_add(t, &t->table[i], 1);
 	t->fast->map = t->map;
 	t->fast->map_mask = t->map_entries - 1;
+	return 0;
 }
 
 static int rt_table_grow(struct lp_rt_thread *t)
@@ -665,7 +666,8 @@ static void rt_start_sample(struct lp_rt_thread *t, uint64_t addr, uint32_t size
 			uint64_t entries = t->map_entries;
 			while (t->live_granules * MAP_PER_GRANULE > entries)
 				entries *= 4;
-			rt_map_grow(t, entries); /* counts this watch too */
+			if (rt_map_grow(t, entries) < 0) /* else it counted this watch too */
+				rt_map_add(t, w, 1);
 		} else {
 			rt_map_add(t, w, 1);
 		}
