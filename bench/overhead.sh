@@ -47,6 +47,12 @@ if [ -z "${NOREAL:-}" ]; then
 	done < <(realprog_workloads)
 fi
 
+if [ -n "${ONLY:-}" ]; then
+	keep=()
+	for w in "${W[@]}"; do [[ ${w%%|*} =~ $ONLY ]] && keep+=("$w"); done
+	W=("${keep[@]}")
+fi
+
 median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 # run KIND PREFIX ARGS -> "cpu wall" of one run
 run() {

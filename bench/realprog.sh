@@ -11,12 +11,17 @@
 # Sourced by the other scripts for realprog_workloads.
 set -euo pipefail
 
+# REALPROG="lua sqlite3 zstd" (the default) chooses the programs.
+REALPROG=${REALPROG:-lua sqlite3 zstd}
+realprog_has() { [[ " $REALPROG " == *" $1 "* ]]; }
+
 # "name binary args..." lines; @W@ is bench/workloads, @D@ the data dir.
 realprog_workloads() {
-	echo "lua lua @W@/bench.lua 2"
-	echo "sqlite sqlite3 :memory: .read @W@/bench.sql"
-	echo "zstd-c zstd -q -3 -f -o /dev/null @D@/zstd-input"
-	echo "zstd-d zstd -q -d -f -o /dev/null @D@/zstd-input.zst"
+	realprog_has lua && echo "lua lua @W@/bench.lua 2"
+	realprog_has sqlite3 && echo "sqlite sqlite3 :memory: .read @W@/bench.sql"
+	realprog_has zstd && echo "zstd-c zstd -q -3 -f -o /dev/null @D@/zstd-input" &&
+		echo "zstd-d zstd -q -d -f -o /dev/null @D@/zstd-input.zst"
+	return 0
 }
 
 realprog_build() {
@@ -44,7 +49,7 @@ realprog_build() {
 		touch "$src/.fetched"
 	fi
 	local lua=$(ls -d "$src"/lua-5.4*/src) zstd=$(ls -d "$src"/zstd-1.5*) sq=$(ls -d "$src"/sqlite3-3*)
-	if [ ! -e "$sq/sqlite3.c" ]; then
+	if realprog_has sqlite3 && [ ! -e "$sq/sqlite3.c" ]; then
 		command -v tclsh >/dev/null || { echo "realprog: SQLite's amalgamation needs tclsh (apt-get install tcl)" >&2; return 1; }
 		(cd "$sq" && ./configure -q >/dev/null && make -s sqlite3.c shell.c >/dev/null 2>&1) ||
 			{ echo "realprog: cannot make sqlite3.c" >&2; return 1; }
@@ -65,14 +70,14 @@ realprog_build() {
 		lp) cc=("$L" cc --lto -O2) ;;
 		lp-nolto) cc=("$L" cc --no-lto -O2) ;;
 		esac
-		[ -e "$O/bin/lua-$v" ] || "${cc[@]}" -w -DLUA_USE_LINUX -o "$O/bin/lua-$v" "${luasrc[@]}" -lm -ldl
-		[ -e "$O/bin/sqlite3-$v" ] || "${cc[@]}" -w -DSQLITE_THREADSAFE=0 -DSQLITE_OMIT_LOAD_EXTENSION \
-			-o "$O/bin/sqlite3-$v" "$sq/shell.c" "$sq/sqlite3.c" -lm
-		[ -e "$O/bin/zstd-$v" ] || "${cc[@]}" -w -DZSTD_DISABLE_ASM -DZSTD_LEGACY_SUPPORT=0 \
-			-I"$zstd/lib" -I"$zstd/lib/common" -o "$O/bin/zstd-$v" "${zsrc[@]}"
+		realprog_has lua && { [ -e "$O/bin/lua-$v" ] || "${cc[@]}" -w -DLUA_USE_LINUX -o "$O/bin/lua-$v" "${luasrc[@]}" -lm -ldl; }
+		realprog_has sqlite3 && { [ -e "$O/bin/sqlite3-$v" ] || "${cc[@]}" -w -DSQLITE_THREADSAFE=0 -DSQLITE_OMIT_LOAD_EXTENSION \
+			-o "$O/bin/sqlite3-$v" "$sq/shell.c" "$sq/sqlite3.c" -lm; }
+		realprog_has zstd && { [ -e "$O/bin/zstd-$v" ] || "${cc[@]}" -w -DZSTD_DISABLE_ASM -DZSTD_LEGACY_SUPPORT=0 \
+			-I"$zstd/lib" -I"$zstd/lib/common" -o "$O/bin/zstd-$v" "${zsrc[@]}"; }
 	done
 	# zstd's input: 75 MB of deterministic, compressible text.
-	if [ ! -e "$O/zstd-input.zst" ]; then
+	if realprog_has zstd && [ ! -e "$O/zstd-input.zst" ]; then
 		awk 'BEGIN { x = 1; for (i = 0; i < 1500000; i++) { x = (x * 1103515245 + 12345) % 2147483648;
 			printf "%08d line %d of the zstd input, word %x %s\n", i, x % 977, x % 65536, (x % 5 ? "plain" : "rare") } }' \
 			>"$O/zstd-input"
