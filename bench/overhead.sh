@@ -1,42 +1,120 @@
 #!/usr/bin/env bash
-# Overhead of the inst backend: run time of each example natively and under
-# `locprof record` (sample mode), at rates 1e-3 and 1e-4, with and without
-# LTO; median of RUNS runs (default 5); printed as ratios to native.
+# Overhead of the inst backend: each example and each larger real program
+# (Lua, SQLite, zstd: bench/realprog.sh) run natively and instrumented,
+# inert (no locprof record) and under `locprof record` at rates 1e-3 and
+# 1e-4, with and without LTO. All builds use the same clang -O2; the LTO
+# columns compare with a native -flto build, the others with plain -O2.
+# Each round runs every configuration once; the table has the median over
+# RUNS rounds (default 5) of each ratio to the same round's native run.
+#
+# Two tables: the program's own CPU time (user + system, from
+# bench-cputime: steady on a loaded machine, and without the collector,
+# which runs on another core), and the wall time of the whole command
+# (locprof record included: what a user waits for, noisy when cores are
+# shared). The last row of each is the median over the programs.
 # usage: bench/overhead.sh [BUILD_DIR]   (default build/)
+#   RUNS=N  rounds;  NOREAL=1  examples only;  ONLY=REGEX  some workloads
 set -euo pipefail
 cd "$(dirname "$0")/.."
 B=${1:-build}
 RUNS=${RUNS:-5}
 L=$B/locprof
-E=$B/examples
+CPU=$B/bench/bench-cputime
 T=$(mktemp -d /tmp/locprof-bench.XXXXXX)
 trap 'rm -rf "$T"' EXIT
+[ -x "$CPU" ] || { echo "overhead: build first (no $CPU)" >&2; exit 1; }
+
+# Workloads: "label|dir-prefix|args"; binaries are PREFIX-native,
+# PREFIX-native-lto, PREFIX-lp, PREFIX-lp-nolto.
+W=()
+for ex in matmul layout listwalk stencil; do
+	clang -O2 -w -o "$T/$ex-native" "examples/$ex.c"
+	clang -O2 -w -flto -fuse-ld=lld -o "$T/$ex-native-lto" "examples/$ex.c"
+	ln -sf "$(cd "$B/examples" && pwd)/$ex-lp" "$T/$ex-lp"
+	ln -sf "$(cd "$B/examples" && pwd)/$ex-lp-nolto" "$T/$ex-lp-nolto"
+done
+W+=("matmul naive|$T/matmul|naive" "matmul interchange|$T/matmul|interchange 700"
+	"matmul blocked|$T/matmul|blocked 700" "layout aos|$T/layout|aos 3000000"
+	"layout soa|$T/layout|soa 3000000" "listwalk list|$T/listwalk|list"
+	"listwalk array|$T/listwalk|array 6000000" "stencil|$T/stencil|1024 150")
+if [ -z "${NOREAL:-}" ]; then
+	. bench/realprog.sh
+	R=$B/realprog
+	realprog_build "$B" "$R"
+	while read -r name bin args; do
+		args=${args//@W@/$PWD/bench/workloads}
+		W+=("$name|$R/bin/$bin|${args//@D@/$R}")
+	done < <(realprog_workloads)
+fi
+
+if [ -n "${ONLY:-}" ]; then
+	keep=()
+	for w in "${W[@]}"; do [[ ${w%%|*} =~ $ONLY ]] && keep+=("$w"); done
+	W=("${keep[@]}")
+fi
 
 median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-timeit() { # timeit CMD... -> median wall seconds
-	for _ in $(seq "$RUNS"); do
-		local t0 t1
-		t0=$(date +%s.%N)
-		"$@" >/dev/null 2>&1
-		t1=$(date +%s.%N)
-		echo "$t1 - $t0" | bc -l
-	done | median
+# run KIND PREFIX ARGS -> "cpu wall" of one run
+run() {
+	local kind=$1 p=$2; shift 2
+	local t0 t1
+	t0=$(date +%s.%N)
+	case $kind in
+	native) "$CPU" "$T/t" "$p-native" "$@" ;;
+	native-lto) "$CPU" "$T/t" "$p-native-lto" "$@" ;;
+	inert) "$CPU" "$T/t" "$p-lp" "$@" ;;
+	lto-*) "$L" record -q -o "$T/p.lpp" --rate "${kind#lto-}" -- "$CPU" "$T/t" "$p-lp" "$@" ;;
+	nolto-*) "$L" record -q -o "$T/p.lpp" --rate "${kind#nolto-}" -- "$CPU" "$T/t" "$p-lp-nolto" "$@" ;;
+	esac >/dev/null 2>"$T/err" || { echo "overhead: $kind $p $* failed: $(head -c 300 "$T/err")" >&2; exit 1; }
+	t1=$(date +%s.%N)
+	echo "$(cut -d' ' -f1 "$T/t") $(echo "$t1 - $t0" | bc -l)"
 }
 
-printf '%-22s %8s %10s %10s %10s %10s %10s\n' example native inert-lto lto-1e-3 lto-1e-4 nolto-1e-3 nolto-1e-4
-for ex in "matmul naive" "matmul interchange" "matmul blocked" "layout aos" "layout soa" \
-	"listwalk list" "listwalk array" "stencil"; do
-	set -- $ex
-	prog=$1; shift
-	native=$(timeit "$E/$prog" "$@")
-	inert=$(timeit "$E/$prog-lp" "$@")
-	row=$(printf '%.3f' "$native")
-	row="$row $(echo "$inert / $native" | bc -l)"
-	for v in lp lp-nolto; do
-		for rate in 1e-3 1e-4; do
-			t=$(timeit "$L" record -q -o "$T/p.lpp" --rate $rate -- "$E/$prog-$v" "$@")
-			row="$row $(echo "$t / $native" | bc -l)"
+K=(inert lto-1e-3 lto-1e-4 nolto-1e-3 nolto-1e-4)
+hdr=$(printf '| %-20s | %9s |' program "native s"; printf ' %-10s |' "${K[@]}")
+declare -A CPUR WALLR
+for w in "${W[@]}"; do
+	IFS='|' read -r name p args <<<"$w"
+	for _ in $(seq "$RUNS"); do
+		read -r nc nw < <(run native "$p" $args)
+		read -r lc lw < <(run native-lto "$p" $args)
+		echo "$nc" >>"$T/native-$name"
+		for k in "${K[@]}"; do
+			read -r c wl < <(run "$k" "$p" $args)
+			case $k in inert|lto-*) bc_=$lc; bw=$lw ;; *) bc_=$nc; bw=$nw ;; esac
+			echo "$c / $bc_" | bc -l >>"$T/cpu-$name-$k"
+			echo "$wl / $bw" | bc -l >>"$T/wall-$name-$k"
 		done
 	done
-	printf '%-22s %8.3fs %9.2fx %9.2fx %9.2fx %9.2fx %9.2fx\n' "$ex" $row
+	for k in "${K[@]}"; do
+		CPUR[$name,$k]=$(median <"$T/cpu-$name-$k")
+		WALLR[$name,$k]=$(median <"$T/wall-$name-$k")
+	done
+	printf '%s done\n' "$name" >&2
+done
+for table in cpu wall; do
+	echo
+	[ $table = cpu ] && echo "Program CPU time, ratio to native (median of $RUNS)" ||
+		echo "Wall time of the whole command, ratio to native (median of $RUNS)"
+	echo "$hdr"
+	printf '|%s|%s|' "$(printf -- '-%.0s' $(seq 22))" "$(printf -- '-%.0s' $(seq 11))"
+	for _ in "${K[@]}"; do printf '%s|' "$(printf -- '-%.0s' $(seq 12))"; done
+	echo
+	for w in "${W[@]}"; do
+		IFS='|' read -r name p args <<<"$w"
+		printf '| %-20s | %9.3f |' "$name" "$(median <"$T/native-$name")"
+		for k in "${K[@]}"; do
+			[ $table = cpu ] && v=${CPUR[$name,$k]} || v=${WALLR[$name,$k]}
+			printf ' %9.2fx |' "$v"
+		done
+		echo
+	done
+	printf '| %-20s | %9s |' "median" ""
+	for k in "${K[@]}"; do
+		for w in "${W[@]}"; do
+			IFS='|' read -r name p args <<<"$w"
+			[ $table = cpu ] && echo "${CPUR[$name,$k]}" || echo "${WALLR[$name,$k]}"
+		done | median | xargs printf ' %9.2fx |'
+	done
+	echo
 done

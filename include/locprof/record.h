@@ -29,6 +29,11 @@ struct lp_record_options {
 	uint32_t flush_ms;      /* the target sends at least this often */
 	const char *output;     /* first process; others get <stem>.<pid><ext> */
 	const char *trace_format; /* trace mode: NULL = by extension */
+	/* Sample mode: 0, or aim at about this many sampled references per
+	 * process over the whole run. rate is then the starting rate; the
+	 * runtime halves it (and the samples kept) whenever 2N would be kept,
+	 * and each output's final rate is in lp_record_output.rate. */
+	uint64_t target_samples;
 };
 
 /* What one process image produced. */
@@ -43,7 +48,9 @@ struct lp_record_output {
 	uint32_t threads;
 	int ended;            /* a BYE arrived (otherwise killed or cut short) */
 	int status;           /* from the BYE: exit status, or -signal */
+	int exec;             /* the image ended by execve (status 0) */
 	int error;            /* 0, or the LP_E* code that stopped this output */
+	double rate;          /* sample mode: the sampling rate of the samples kept */
 };
 
 struct lp_recorder;

@@ -98,6 +98,8 @@ void record_print_output(const struct lp_record_output *x, enum lp_record_mode m
 
 	if (!x->ended)
 		snprintf(how, sizeof(how), "killed or cut short: data up to the last flush");
+	else if (x->exec)
+		snprintf(how, sizeof(how), "exec");
 	else if (x->status < 0)
 		snprintf(how, sizeof(how), "killed by signal %d", -x->status);
 	else
@@ -109,9 +111,9 @@ void record_print_output(const struct lp_record_output *x, enum lp_record_mode m
 			 (unsigned long long)x->traced, (unsigned long long)x->allocs, x->threads,
 			 x->threads == 1 ? "" : "s", x->pid, how);
 	else
-		cli_note("%s: %llu samples (%llu dangling) of %llu references, %u thread%s (pid %u, %s)",
+		cli_note("%s: %llu samples (%llu dangling) of %llu references at rate %.3g, %u thread%s (pid %u, %s)",
 			 x->path, (unsigned long long)x->samples, (unsigned long long)x->dangling,
-			 (unsigned long long)x->references, x->threads, x->threads == 1 ? "" : "s",
+			 (unsigned long long)x->references, x->rate, x->threads, x->threads == 1 ? "" : "s",
 			 x->pid, how);
 }
 

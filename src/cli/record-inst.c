@@ -73,15 +73,25 @@ static const char *check(const struct record_request *req)
 		return "the inst backend takes no -X options";
 	if (req->max_skid)
 		return "--max-skid is for --backend pmu";
-	if (req->target_samples)
-		return "--samples is not supported by the inst backend yet; use --rate";
 	return NULL;
 }
 
+/* --samples N starts at this rate and halves it online (docs/runtime.md). */
+#define INST_START_RATE (1.0 / 128)
+
 static int run(const struct record_request *req)
 {
+	static struct record_request r;
 	uint64_t connections;
-	int ran, st = record_with_collector(req, req->prog, req->argv, NULL, &connections, &ran);
+	int ran, st;
+
+	r = *req;
+	if (r.target_samples) {
+		r.opts.target_samples = r.target_samples;
+		r.opts.rate = INST_START_RATE;
+	}
+	req = &r;
+	st = record_with_collector(req, req->prog, req->argv, NULL, &connections, &ran);
 
 	if (ran && !connections) {
 		if (elf_instrumented(req->prog) != 1) {

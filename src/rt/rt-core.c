@@ -20,6 +20,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -32,18 +33,24 @@
 #include <time.h>
 #include <unistd.h>
 
-__thread struct lp_rt_fast lp_rt_fast __attribute__((tls_model("initial-exec")));
-
-/* An always-empty filter of 64 bits, for threads with nothing to watch and
+/* An always-empty one-entry map, for threads with nothing to watch yet and
  * for the inert runtime. */
-static const uint64_t rt_zero_filter[1];
+static const uint8_t rt_zero_map[1];
+
+/* The map starts valid, so that no hot path ever reads through NULL. */
+__thread struct lp_rt_fast lp_rt_fast
+	__attribute__((tls_model("initial-exec"))) = { .map = rt_zero_map };
 
 enum {
 	SAMPLE_CAP = 4096,  /* samples per SAMPLES message (160 KiB) */
 	EVENT_CAP_TRACE = 8192, /* references per REFS message (256 KiB) */
 	EVENT_CAP_ALLOC = 1024, /* allocation events per ALLOCS message */
-	FILTER_BITS_PER_WATCH = 128,
-	FILTER_MIN_BITS = 4096,
+	/* Map entries per live watched granule: a uniformly spread access
+	 * takes a false-positive slow path with probability about 1/128. */
+	MAP_PER_GRANULE = 128,
+	/* 1 MiB: covers 64 MiB of address space before entries alias. Pages
+	 * never written cost nothing (reads map the zero page). */
+	MAP_MIN = 1 << 20,
 	TABLE_MIN = 64,
 	MAPS_CHUNK = 60000,
 	CMDLINE_MAX = 4096,
@@ -53,7 +60,7 @@ enum {
 struct rt_watch {
 	uint64_t line; /* addr >> line_shift[idx] */
 	uint64_t begin, pc, addr;
-	uint8_t used, idx, size, kind;
+	uint8_t used, idx, size, kind, level;
 };
 
 struct lp_rt_thread {
@@ -67,12 +74,13 @@ struct lp_rt_thread {
 	uint64_t slow_calls;
 	uint64_t next_flush_ns;
 	struct lp_rng rng;
+	uint32_t gap_level; /* thinning level when the current gap was drawn */
 
 	struct rt_watch *table;
 	uint64_t table_cap, live;
-	uint64_t *filter;
-	uint64_t filter_bits;
-	uint64_t live_bits, stale_bits; /* filter bits owned by live / removed watches */
+	uint8_t *map;            /* watch counts per granule (saturating at 255) */
+	uint64_t map_entries;
+	uint64_t live_granules;  /* map increments owed to live watches */
 
 	struct lp_msg_sample *samples;
 	uint32_t nsamples;
@@ -90,6 +98,11 @@ static struct {
 	uint32_t line_shift[LP_MAX_LINE_SIZES];
 	uint64_t seed;
 	uint64_t flush_ns;
+	/* --samples N: the rate is rate / 2^level; level rises when the
+	 * sampled references with a level >= it reach limit (docs/runtime.md). */
+	uint64_t target, limit;
+	atomic_uint level;
+	atomic_ullong level_count[64]; /* sampled references by their level */
 	struct sockaddr_un addr;
 	uint32_t pid, ppid;
 	uint64_t nonce, start_ns;
@@ -175,6 +188,9 @@ static void rt_new_image(void)
 	atomic_store(&g.threads, NULL);
 	atomic_store(&g.finished, 0);
 	atomic_store(&g.maps_sent, 0);
+	atomic_store(&g.level, 0);
+	for (int i = 0; i < 64; i++)
+		atomic_store(&g.level_count[i], 0);
 }
 
 static int rt_parse_lines(const char *s)
@@ -238,6 +254,11 @@ static void rt_process_init(void)
 		g.flush_ns = (s ? strtoull(s, NULL, 10) : 100) * 1000000ull;
 		if (!g.flush_ns)
 			g.flush_ns = 100000000ull;
+		s = getenv(LP_ENV_SAMPLES);
+		g.target = s ? strtoull(s, NULL, 10) : 0;
+		/* Halve at sqrt(2) N: what is kept at the end lies between
+		 * N / sqrt(2) and sqrt(2) N. */
+		g.limit = g.target ? (uint64_t)ceil(g.target * M_SQRT2) : 0;
 		if (rt_parse_lines(getenv(LP_ENV_LINES)) == 0 &&
 		    pthread_key_create(&g.key, rt_thread_key_destroy) == 0) {
 			static const int sigs[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT,
@@ -330,7 +351,7 @@ static void rt_send_samples(struct lp_rt_thread *t)
 		return;
 	rt_header(&m.h, LP_MSG_SAMPLES, sizeof(m) + bytes, t);
 	m.count = t->nsamples;
-	m.pad = 0;
+	m.level = atomic_load(&g.level);
 	rt_send2(t, &m, sizeof(m), t->samples, bytes);
 	t->nsamples = 0;
 }
@@ -427,13 +448,17 @@ static void rt_connect(struct lp_rt_thread *t)
 	rt_send2(t, &hello, sizeof(hello.m) + g.cmdline_len, NULL, 0);
 }
 
+/* Fibonacci hashing for the exact table: one multiply, and the top bits are
+ * well mixed even for the strided line numbers of array sweeps. */
+#define LP_RT_HASH 0x9e3779b97f4a7c15ull
+
 /* ---- watches ----------------------------------------------------------------
  * Exact table: open addressing with linear probing and backward-shift
  * deletion (no tombstones, so lookups stay short however many samples
- * complete). Filter: one bit per hashed smallest-size line; a watch on a
- * larger line sets the bits of all its smallest-size sub-lines. Bits of
- * removed watches stay set (a false positive only costs a table lookup)
- * until they outnumber the live ones; then the filter is rebuilt. */
+ * complete). Map: a direct-mapped count per 64-byte granule, incremented
+ * for every granule a watch's line covers and decremented when it ends, so
+ * it never needs cleaning; a count that reaches 255 stays there (a false
+ * positive costs only a table lookup) until the map is next rebuilt. */
 
 static uint64_t rt_slot(const struct lp_rt_thread *t, uint64_t line, uint32_t idx)
 {
@@ -453,13 +478,37 @@ static struct rt_watch *rt_find(struct lp_rt_thread *t, uint64_t line, uint32_t 
 	}
 }
 
+/* The granules a watch covers: [*first, *first + n). */
+static uint64_t rt_granules(const struct rt_watch *w, uint64_t *first)
+{
+	uint32_t shift = g.line_shift[w->idx];
+
+	if (shift <= LP_RT_GRANULE_SHIFT) {
+		*first = (w->line << shift) >> LP_RT_GRANULE_SHIFT;
+		return 1;
+	}
+	*first = w->line << (shift - LP_RT_GRANULE_SHIFT);
+	return 1ull << (shift - LP_RT_GRANULE_SHIFT);
+}
+
+static void rt_map_add(struct lp_rt_thread *t, const struct rt_watch *w, int delta)
+{
+	uint64_t first, n = rt_granules(w, &first), mask = t->map_entries - 1;
+
+	for (uint64_t k = 0; k < n; k++) {
+		uint8_t *e = &t->map[(first + k) & mask];
+		if (*e != 255)
+			*e = (uint8_t)(*e + delta);
+	}
+}
+
 static void rt_remove(struct lp_rt_thread *t, struct rt_watch *w)
 {
-	uint64_t mask = t->table_cap - 1, i = (uint64_t)(w - t->table), j = i;
+	uint64_t mask = t->table_cap - 1, i = (uint64_t)(w - t->table), j = i, first;
 
 	t->live--;
-	t->live_bits -= 1ull << (g.line_shift[w->idx] - g.line_shift[0]);
-	t->stale_bits += 1ull << (g.line_shift[w->idx] - g.line_shift[0]);
+	t->live_granules -= rt_granules(w, &first);
+	rt_map_add(t, w, -1);
 	for (;;) {
 		uint64_t home;
 		t->table[i].used = 0;
@@ -475,40 +524,26 @@ static void rt_remove(struct lp_rt_thread *t, struct rt_watch *w)
 	}
 }
 
-static void rt_filter_set(struct lp_rt_thread *t, const struct rt_watch *w)
+/* Move to a bigger map. The old one is never unmapped: a signal handler's
+ * slow path may grow the map while the code it interrupted still holds the
+ * old pointer in a register (it then misses only the watches set since,
+ * until its next slow path). Sizes grow 4x, so the old maps add at most a
+ * third, and their pages never written cost nothing. On failure to get
+ * memory the old map stays: still correct, only fuller. */
+static int rt_map_grow(struct lp_rt_thread *t, uint64_t entries)
 {
-	uint32_t shift = 64 - rt_log2(t->filter_bits);
-	uint64_t n = 1ull << (g.line_shift[w->idx] - g.line_shift[0]);
-	uint64_t sub = w->line << (g.line_shift[w->idx] - g.line_shift[0]);
+	uint8_t *nm = rt_alloc(entries);
 
-	for (uint64_t k = 0; k < n; k++) {
-		uint64_t h = ((sub + k) * LP_RT_HASH) >> shift;
-		t->filter[h >> 6] |= 1ull << (h & 63);
-	}
-}
-
-/* Rebuild the filter, at a new size if bits != filter_bits. On failure to
- * get memory the old filter stays (it is still correct, only fuller). */
-static void rt_filter_rebuild(struct lp_rt_thread *t, uint64_t bits)
-{
-	uint64_t *nf = t->filter;
-
-	if (bits != t->filter_bits) {
-		nf = rt_alloc(bits / 8);
-		if (!nf)
-			return;
-		rt_free(t->filter, t->filter_bits / 8);
-		t->filter = nf;
-		t->filter_bits = bits;
-	} else {
-		memset(nf, 0, bits / 8);
-	}
+	if (!nm)
+		return -1;
+	t->map = nm;
+	t->map_entries = entries;
 	for (uint64_t i = 0; i < t->table_cap; i++)
 		if (t->table[i].used)
-			rt_filter_set(t, &t->table[i]);
-	t->stale_bits = 0;
-	t->fast->filter = t->filter;
-	t->fast->filter_shift = 64 - rt_log2(t->filter_bits);
+			rt_map_add(t, &t->table[i], 1);
+	t->fast->map = t->map;
+	t->fast->map_mask = t->map_entries - 1;
+	return 0;
 }
 
 static int rt_table_grow(struct lp_rt_thread *t)
@@ -550,7 +585,7 @@ static void rt_emit(struct lp_rt_thread *t, const struct rt_watch *w, uint64_t e
 	s->size = w->size;
 	s->kind = w->kind;
 	s->line_index = w->idx;
-	s->pad = 0;
+	s->level = w->level;
 	t->nsamples++; /* after the record: a signal-time flush sends a whole prefix */
 }
 
@@ -564,16 +599,51 @@ static void rt_check_watches(struct lp_rt_thread *t, uint64_t addr, uint64_t pc,
 			rt_remove(t, w);
 		}
 	}
-	if (t->stale_bits > 256 && t->stale_bits > t->live_bits)
-		rt_filter_rebuild(t, t->filter_bits);
+}
+
+/* --samples N: the level of a sampled reference is the level its gap was
+ * drawn at plus a geometric number of halvings (P(>= j more) = 2^-j), so
+ * that it survives to final level L with probability rate / 2^L whatever
+ * the level was then. Returns -1 if it cannot survive the current level
+ * (then it is not watched at all), else the level. */
+static int rt_sample_level(struct lp_rt_thread *t)
+{
+	uint32_t level, cur;
+	uint64_t ge = 0;
+
+	if (!g.target)
+		return 0;
+	level = t->gap_level + (uint32_t)__builtin_ctzll(lp_rng_next(&t->rng) | (1ull << 62));
+	if (level > 63)
+		level = 63;
+	cur = atomic_load(&g.level);
+	if (level < cur)
+		return -1;
+	atomic_fetch_add(&g.level_count[level], 1);
+	/* Raise the process's level while 2N sampled references would
+	 * survive it; each step halves the rate and the survivors. */
+	for (uint32_t l = cur; l < 64; l++)
+		ge += atomic_load(&g.level_count[l]);
+	while (ge >= g.limit && cur < 62) {
+		ge -= atomic_load(&g.level_count[cur]);
+		if (atomic_compare_exchange_strong(&g.level, &cur, cur + 1))
+			cur++;
+		else
+			break; /* another thread raised it */
+	}
+	return level < atomic_load(&g.level) ? -1 : (int)level;
 }
 
 static void rt_start_sample(struct lp_rt_thread *t, uint64_t addr, uint32_t size, uint32_t kind,
 			    uint64_t pc, uint64_t now)
 {
+	int level = rt_sample_level(t);
+
+	if (level < 0)
+		return;
 	for (uint32_t i = 0; i < g.nlines; i++) {
 		struct rt_watch *w;
-		uint64_t line = addr >> g.line_shift[i], j;
+		uint64_t line = addr >> g.line_shift[i], j, first;
 
 		if ((t->live + 1) * 2 > t->table_cap && rt_table_grow(t) < 0)
 			return; /* out of memory: sample fewer, stay correct */
@@ -588,16 +658,18 @@ static void rt_start_sample(struct lp_rt_thread *t, uint64_t addr, uint32_t size
 		w->idx = (uint8_t)i;
 		w->size = size > 255 ? 255 : (uint8_t)size;
 		w->kind = (uint8_t)kind;
+		w->level = (uint8_t)level;
 		w->used = 1;
 		t->live++;
-		t->live_bits += 1ull << (g.line_shift[i] - g.line_shift[0]);
-		if (t->live_bits * FILTER_BITS_PER_WATCH > t->filter_bits) {
-			uint64_t bits = t->filter_bits;
-			while (t->live_bits * FILTER_BITS_PER_WATCH > bits)
-				bits *= 4;
-			rt_filter_rebuild(t, bits); /* sets this watch's bits too */
+		t->live_granules += rt_granules(w, &first);
+		if (t->live_granules * MAP_PER_GRANULE > t->map_entries) {
+			uint64_t entries = t->map_entries;
+			while (t->live_granules * MAP_PER_GRANULE > entries)
+				entries *= 4;
+			if (rt_map_grow(t, entries) < 0) /* else it counted this watch too */
+				rt_map_add(t, w, 1);
 		} else {
-			rt_filter_set(t, w);
+			rt_map_add(t, w, 1);
 		}
 	}
 }
@@ -608,32 +680,38 @@ static void rt_make_inert(struct lp_rt_fast *f)
 {
 	f->countdown = INERT_COUNTDOWN;
 	f->epoch = INERT_COUNTDOWN;
-	f->filter = rt_zero_filter;
-	f->filter_shift = 58;
-	f->line_shift = 6;
+	f->map = rt_zero_map;
+	f->map_mask = 0;
 }
 
 static void rt_thread_unmap(struct lp_rt_thread *t)
 {
 	rt_free(t->table, t->table_cap * sizeof(struct rt_watch));
-	rt_free(t->filter, t->filter_bits / 8);
+	rt_free(t->map, t->map_entries);
 	rt_free(t->samples, SAMPLE_CAP * sizeof(struct lp_msg_sample));
 	rt_free(t->events, (uint64_t)t->event_cap * sizeof(struct lp_msg_ref));
 	t->table = NULL;
-	t->filter = NULL;
+	t->map = NULL;
 	t->samples = NULL;
 	t->events = NULL;
 }
 
+/* After reference number now (0-based; now = -1 before the first one),
+ * draw the gap to the next sample: reference now + gap will find the
+ * countdown at 0. */
 static void rt_set_gap(struct lp_rt_fast *f, struct lp_rt_thread *t, uint64_t now)
 {
-	uint64_t gap = g.mode == LP_MODE_TRACE ? 1 : lp_rng_geometric(&t->rng, g.rate);
+	uint64_t gap = 1;
+
+	if (g.mode != LP_MODE_TRACE) {
+		t->gap_level = g.target ? atomic_load(&g.level) : 0;
+		gap = lp_rng_geometric(&t->rng, ldexp(g.rate, -(int)t->gap_level));
+	}
 
 	if (gap > INERT_COUNTDOWN)
 		gap = INERT_COUNTDOWN;
-	/* The reference numbered now + gap will find countdown == 0. */
-	f->countdown = (int64_t)gap;
-	f->epoch = now + gap + 1;
+	f->countdown = gap - 1;
+	f->epoch = now + gap; /* references so far: epoch - countdown = now + 1 */
 }
 
 static struct lp_rt_thread *rt_thread_init(struct lp_rt_fast *f)
@@ -654,12 +732,12 @@ static struct lp_rt_thread *rt_thread_init(struct lp_rt_fast *f)
 	lp_rng_seed(&t->rng, lp_splitmix64(&x));
 	t->table_cap = TABLE_MIN;
 	t->table = rt_alloc(TABLE_MIN * sizeof(struct rt_watch));
-	t->filter_bits = FILTER_MIN_BITS;
-	t->filter = rt_alloc(FILTER_MIN_BITS / 8);
+	t->map_entries = MAP_MIN;
+	t->map = rt_alloc(MAP_MIN);
 	t->samples = rt_alloc(SAMPLE_CAP * sizeof(struct lp_msg_sample));
 	t->event_cap = g.mode == LP_MODE_TRACE ? EVENT_CAP_TRACE : EVENT_CAP_ALLOC;
 	t->events = rt_alloc((uint64_t)t->event_cap * sizeof(struct lp_msg_ref));
-	if (!t->table || !t->filter || !t->samples || !t->events) {
+	if (!t->table || !t->map || !t->samples || !t->events) {
 		rt_thread_unmap(t);
 		rt_free(t, sizeof(*t));
 		return NULL;
@@ -669,9 +747,9 @@ static struct lp_rt_thread *rt_thread_init(struct lp_rt_fast *f)
 	if (atomic_exchange(&g.maps_sent, 1) == 0)
 		rt_send_maps(t, LP_MAPS_START);
 	f->t = t;
-	f->filter = t->filter;
-	f->filter_shift = 64 - rt_log2(t->filter_bits);
-	f->line_shift = g.line_shift[0];
+	f->map = t->map;
+	f->map_mask = t->map_entries - 1;
+	rt_set_gap(f, t, UINT64_MAX); /* no reference yet */
 	pthread_setspecific(g.key, t);
 	t->next = atomic_load(&g.threads);
 	while (!atomic_compare_exchange_weak(&g.threads, &t->next, t))
@@ -683,7 +761,7 @@ static uint64_t rt_thread_refs(const struct lp_rt_thread *t)
 {
 	const struct lp_rt_fast *f = t->fast;
 
-	return t->dead ? t->final_refs : f->epoch - (uint64_t)f->countdown;
+	return t->dead ? t->final_refs : f->epoch - f->countdown;
 }
 
 /* Send everything of a thread that is ending (or whose process is): live
@@ -767,40 +845,56 @@ static void rt_leave(struct lp_rt_thread *t)
 	atomic_store(&t->busy, 0);
 }
 
-/* A reference arrives here with the countdown already decremented; its
- * number is epoch - countdown - 1. */
-void lp_rt_slow_countdown(uint64_t addr, uint32_t size, uint32_t kind, uint64_t pc)
+/* A reference arrives here with the countdown already decremented: it
+ * expired if the countdown was 0 (now UINT64_MAX), else the map says its
+ * line may be watched. Its number is epoch - countdown - 1. */
+void lp_rt_slow(uint64_t addr, uint32_t size, uint32_t kind, uint64_t pc)
 {
 	struct lp_rt_fast *f = &lp_rt_fast;
 	struct lp_rt_thread *t;
-	uint64_t now = f->epoch - (uint64_t)f->countdown - 1;
+	int expired = (int64_t)f->countdown < 0;
+	uint64_t now;
 
-	if (!pc)
+	if (!pc) /* inlined snippet: the call site is the access itself */
 		pc = (uint64_t)__builtin_return_address(0);
 	if (f->in_rt) {
-		/* A signal handler interrupted the runtime: postpone the sample
-		 * by one reference, keeping the clock right. */
-		f->epoch += (uint64_t)(1 - f->countdown);
-		f->countdown = 1;
+		/* A signal handler interrupted the runtime: postpone a due
+		 * sample by one reference, keeping the clock right. */
+		if (expired) {
+			f->epoch -= f->countdown;
+			f->countdown = 0;
+		}
 		return;
 	}
 	if (!atomic_load(&g.init_state)) {
 		/* Before our constructor: try again at the next reference. */
 		f->countdown = 0;
 		f->epoch = 0;
-		f->filter = rt_zero_filter;
-		f->filter_shift = 58;
+		f->map = rt_zero_map;
+		f->map_mask = 0;
 		return;
 	}
 	f->in_rt++;
-	t = rt_enter(f);
+	if (!f->t) {
+		/* The thread's first event: set it up, which starts its clock
+		 * before this reference, then count this one as the hot path
+		 * would have. */
+		t = rt_enter(f);
+		if (t) {
+			expired = f->countdown == 0;
+			f->countdown--;
+		}
+	} else {
+		t = rt_enter(f);
+	}
 	if (!t) {
 		rt_make_inert(f);
 		f->in_rt--;
 		return;
 	}
-	if (f->countdown < 0) {
-		now = 0; /* first reference of the thread: only start the clock */
+	now = f->epoch - f->countdown - 1;
+	if (!expired) {
+		rt_check_watches(t, addr, pc, now);
 	} else if (g.mode == LP_MODE_TRACE) {
 		struct lp_msg_ref *r;
 		if (t->nevents == t->event_cap)
@@ -812,43 +906,13 @@ void lp_rt_slow_countdown(uint64_t addr, uint32_t size, uint32_t kind, uint64_t 
 		r->thread = t->number;
 		r->kind = kind;
 		t->nevents++;
+		rt_set_gap(f, t, now);
 	} else {
 		if (t->live)
 			rt_check_watches(t, addr, pc, now);
 		rt_start_sample(t, addr, size, kind, pc, now);
+		rt_set_gap(f, t, now);
 	}
-	if (f->countdown < 0 && g.mode == LP_MODE_TRACE) {
-		/* The first reference is a reference too. */
-		struct lp_msg_ref *r = &t->events[t->nevents++];
-		r->addr = addr;
-		r->pc = pc;
-		r->size = size;
-		r->thread = t->number;
-		r->kind = kind;
-	}
-	rt_set_gap(f, t, now);
-	rt_leave(t);
-	f->in_rt--;
-}
-
-void lp_rt_slow_filter(uint64_t addr, uint32_t size, uint32_t kind, uint64_t pc)
-{
-	struct lp_rt_fast *f = &lp_rt_fast;
-	struct lp_rt_thread *t;
-	uint64_t now = f->epoch - (uint64_t)f->countdown - 1;
-
-	if (!pc) /* inlined snippet: the call site is the access itself */
-		pc = (uint64_t)__builtin_return_address(0);
-	if (f->in_rt)
-		return;
-	f->in_rt++;
-	t = rt_enter(f);
-	if (!t) {
-		rt_make_inert(f);
-		f->in_rt--;
-		return;
-	}
-	rt_check_watches(t, addr, pc, now);
 	rt_leave(t);
 	f->in_rt--;
 }
@@ -868,11 +932,6 @@ void lp_rt_alloc_event(uint64_t addr, uint64_t size, uint32_t kind, uint64_t pc)
 			rt_make_inert(f);
 		f->in_rt--;
 		return;
-	}
-	if (f->countdown <= 0 && !f->epoch) {
-		/* No reference yet in this thread: start the clock here. */
-		rt_set_gap(f, t, 0);
-		f->epoch--; /* zero references so far */
 	}
 	if (t->nevents == t->event_cap)
 		rt_send_events(t);
@@ -896,7 +955,9 @@ void lp_rt_process_finish(int status, int how)
 	uint64_t total = 0;
 	int interrupted;
 
-	if (!g.inited || !g.active || atomic_exchange(&g.finished, 1))
+	/* A vfork child (or a clone without atfork handlers) shares or copied
+	 * the parent's state: it must not end the parent's image. */
+	if (!g.inited || !g.active || (uint32_t)getpid() != g.pid || atomic_exchange(&g.finished, 1))
 		return;
 	interrupted = f->in_rt; /* a signal arrived inside the runtime */
 	f->in_rt++;
@@ -932,7 +993,7 @@ void lp_rt_process_finish(int status, int how)
 			rt_send_maps(self, LP_MAPS_EXIT);
 		}
 		rt_header(&bye.h, LP_MSG_BYE, sizeof(bye), self);
-		bye.status = how == LP_BYE_SIGNAL ? -status : status;
+		bye.status = how == LP_BYE_SIGNAL ? -status : how == LP_BYE_EXEC ? 0 : status;
 		bye.how = (uint32_t)how;
 		bye.references = total;
 		rt_send2(self, &bye, sizeof(bye), NULL, 0);
@@ -987,6 +1048,6 @@ static void rt_atfork_child(void)
 	f->t = NULL;
 	f->countdown = 0; /* the next reference re-initialises this thread */
 	f->epoch = 0;
-	f->filter = rt_zero_filter;
-	f->filter_shift = 58;
+	f->map = rt_zero_map;
+	f->map_mask = 0;
 }

@@ -2,7 +2,9 @@
  * 1-byte load per line. Every sample that is not dangling has reuse
  * distance exactly K-1; a trace holds exactly K*R 1-byte loads.
  * usage: cyclic K R [mode]   mode: exit (default), segv, abort, fork,
- * threads, spin (sweep until killed; writes its pid to argv[4]) */
+ * threads, spin (sweep until killed; writes its pid to argv[4]), exec and
+ * execlp (sweep, then run itself again in mode exit: two images), vfork
+ * (a vfork child that fails to exec and _exits, then the parent sweeps) */
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -69,9 +71,27 @@ int main(int argc, char **argv)
 		for (;;)
 			sweep(a, R);
 	}
+	if (!strcmp(mode, "vfork")) {
+		pid_t pid = vfork();
+		int st;
+		if (pid == 0) {
+			execl("/nonexistent/locprof-test", "x", (char *)NULL);
+			_exit(0);
+		}
+		waitpid(pid, &st, 0);
+	}
 	s = sweep(a, R);
 	printf("%ld\n", s);
 	fflush(stdout);
+	if (!strcmp(mode, "exec")) {
+		char *args[] = { argv[0], argv[1], argv[2], "exit", NULL };
+		execv(argv[0], args);
+		return 1;
+	}
+	if (!strcmp(mode, "execlp")) {
+		execlp(argv[0], argv[0], argv[1], argv[2], "exit", (char *)NULL);
+		return 1;
+	}
 	if (!strcmp(mode, "segv"))
 		*(volatile int *)(long)(s - s) = 1;
 	if (!strcmp(mode, "abort"))

@@ -15,6 +15,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +41,14 @@ struct proc {
 	uint64_t bye_refs, thread_refs;
 	struct lp_ref *conv; /* conversion buffer */
 	size_t conv_cap;
+	/* --samples: the output is opened at the end, at the final rate;
+	 * until then the samples that may survive and the events wait here. */
+	int deferred;
+	uint32_t level; /* highest thinning level the process reported */
+	struct lp_msg_sample *held;
+	size_t nheld, held_cap;
+	struct lp_ref *held_ev;
+	size_t nheld_ev, held_ev_cap;
 };
 
 struct conn {
@@ -140,6 +149,11 @@ int lp_recorder_new(struct lp_recorder **out, const struct lp_record_options *o)
 	snprintf(buf, sizeof(buf), "%u", o->flush_ms ? o->flush_ms : 100);
 	if ((err = rec_env_add(r, i++, LP_ENV_FLUSH, buf)) < 0)
 		goto out_free;
+	if (o->target_samples && o->mode == LP_RECORD_SAMPLE) {
+		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)o->target_samples);
+		if ((err = rec_env_add(r, i++, LP_ENV_SAMPLES, buf)) < 0)
+			goto out_free;
+	}
 	*out = r;
 	return 0;
 out_free:
@@ -253,7 +267,12 @@ static struct proc *proc_get(struct lp_recorder *r, const struct lp_msg_hello *h
 	p->info.seed = h->seed;
 	p->info.backend = h->backend;
 	p->trace = h->mode == LP_MODE_TRACE;
+	p->out.rate = p->trace ? 0 : h->rate;
 	r->procs[r->nprocs++] = p;
+	if (!p->trace && r->o.target_samples) {
+		p->deferred = 1;
+		return p;
+	}
 	if (p->trace) {
 		err = lp_trace_writer_open(&p->tw, p->out.path, r->o.trace_format);
 	} else {
@@ -267,12 +286,73 @@ static struct proc *proc_get(struct lp_recorder *r, const struct lp_msg_hello *h
 	return p;
 }
 
+/* Keep the held samples that survive the process's level. */
+static void proc_thin(struct proc *p)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < p->nheld; i++)
+		if (p->held[i].level >= p->level)
+			p->held[k++] = p->held[i];
+	p->nheld = k;
+}
+
+/* --samples: open the output at the final rate and hand it everything. */
+static int proc_open_deferred(struct proc *p)
+{
+	int err;
+
+	p->deferred = 0;
+	proc_thin(p);
+	p->info.rate = ldexp(p->info.rate, -(int)p->level);
+	p->out.rate = p->info.rate;
+	p->out.samples = p->nheld;
+	p->out.dangling = 0;
+	for (size_t i = 0; i < p->nheld; i++)
+		p->out.dangling += p->held[i].end == LP_SAMPLE_DANGLING;
+	p->sink = lp_sample_sink_for_path(p->out.path);
+	err = p->sink->open(&p->sink_state, p->out.path, &p->info);
+	if (err < 0)
+		return p->out.error = err;
+	p->open = 1;
+	if (p->nheld && (err = p->sink->samples(p->sink_state, p->held, p->nheld)) < 0)
+		return proc_fail(p, err);
+	if (p->nheld_ev && (err = p->sink->events(p->sink_state, p->held_ev, p->nheld_ev)) < 0)
+		return proc_fail(p, err);
+	free(p->held);
+	free(p->held_ev);
+	p->held = NULL;
+	p->held_ev = NULL;
+	p->nheld = p->nheld_ev = 0;
+	return 0;
+}
+
+static int proc_hold(void **v, size_t *n, size_t *cap, const void *add, size_t k, size_t size)
+{
+	if (*n + k > *cap) {
+		size_t c = *cap ? *cap : 1024;
+		void *nv;
+		while (c < *n + k)
+			c *= 2;
+		nv = realloc(*v, c * size);
+		if (!nv)
+			return lp_seterr(LP_ENOMEM, "out of memory");
+		*v = nv;
+		*cap = c;
+	}
+	memcpy((char *)*v + *n * size, add, k * size);
+	*n += k;
+	return 0;
+}
+
 static int proc_close(struct proc *p)
 {
 	struct lp_collect_summary sum;
 	struct lp_mappings maps = { 0 };
 	int err, w;
 
+	if (p->deferred && !p->out.error && (err = proc_open_deferred(p)) < 0)
+		return err;
 	if (!p->open)
 		return p->out.error;
 	p->out.references = p->bye_refs_valid && p->bye_refs > p->thread_refs ? p->bye_refs
@@ -300,6 +380,7 @@ static int proc_close(struct proc *p)
 	sum.threads = p->out.threads;
 	sum.ended = p->out.ended;
 	sum.status = p->out.status;
+	sum.exec = p->out.exec;
 	err = p->sink->close(p->sink_state, &sum, &maps);
 	p->open = 0;
 	lp_mappings_release(&maps);
@@ -386,6 +467,18 @@ static int handle_message(struct lp_recorder *r, struct conn *c, const uint8_t *
 		memcpy(&m, msg, sizeof(m));
 		if ((uint64_t)m.count * sizeof(*s) != len - sizeof(m))
 			return lp_seterr(LP_ECORRUPT, "bad SAMPLES length");
+		if (p->deferred) {
+			if (m.level > p->level && m.level < 64) {
+				p->level = m.level;
+				proc_thin(p);
+			}
+			for (uint32_t i = 0; i < m.count; i++)
+				if (s[i].level >= p->level &&
+				    (err = proc_hold((void **)&p->held, &p->nheld, &p->held_cap, &s[i], 1,
+						     sizeof(*s))) < 0)
+					return err;
+			return 0;
+		}
 		p->out.samples += m.count;
 		for (uint32_t i = 0; i < m.count; i++)
 			p->out.dangling += s[i].end == LP_SAMPLE_DANGLING;
@@ -412,6 +505,9 @@ static int handle_message(struct lp_recorder *r, struct conn *c, const uint8_t *
 			else if (lp_ref_is_access(&refs[i]))
 				p->out.traced++;
 		}
+		if (p->deferred)
+			return proc_hold((void **)&p->held_ev, &p->nheld_ev, &p->held_ev_cap, refs, m.count,
+					 sizeof(*refs));
 		if (!p->open)
 			return 0;
 		if (p->trace)
@@ -438,7 +534,8 @@ static int handle_message(struct lp_recorder *r, struct conn *c, const uint8_t *
 			return lp_seterr(LP_ECORRUPT, "bad BYE");
 		memcpy(&m, msg, sizeof(m));
 		p->out.ended = 1;
-		p->out.status = m.status;
+		p->out.exec = m.how == LP_BYE_EXEC;
+		p->out.status = p->out.exec ? 0 : m.status;
 		p->bye_refs = m.references;
 		p->bye_refs_valid = 1;
 		return 0;
@@ -481,14 +578,30 @@ static int conn_process(struct lp_recorder *r, struct conn *c)
 	return 0;
 }
 
+/* Could a connection of this process still be unannounced? Every thread
+ * connects before its process says BYE, but the collector may not have
+ * accepted it or read its HELLO yet. */
+static int conns_unknown(const struct lp_recorder *r, size_t except)
+{
+	struct pollfd pfd = { .fd = r->listen_fd, .events = POLLIN };
+
+	for (size_t i = 0; i < r->nconns; i++)
+		if (i != except && !r->conns[i].proc)
+			return 1;
+	return poll(&pfd, 1, 0) > 0;
+}
+
 static void conn_close(struct lp_recorder *r, size_t i)
 {
 	struct conn *c = &r->conns[i];
 
 	close(c->fd);
 	free(c->buf);
-	if (c->proc && c->proc->conns && --c->proc->conns == 0 && c->proc->out.ended)
-		proc_close(c->proc); /* this process is complete */
+	/* This process is complete: write its output now, unless a connection
+	 * not yet identified may be one of its threads (then at the end). */
+	if (c->proc && c->proc->conns && --c->proc->conns == 0 && c->proc->out.ended &&
+	    !conns_unknown(r, i))
+		proc_close(c->proc);
 	r->conns[i] = r->conns[--r->nconns];
 }
 
@@ -547,8 +660,11 @@ int lp_recorder_poll(struct lp_recorder *r, int timeout_ms)
 			return (int)r->nconns;
 		return lp_seterr_errno("poll");
 	}
-	/* Connections, from the end so that closing (swap with last) is safe. */
-	for (size_t i = n; i-- > 0;) {
+	/* Connections in the order they were accepted, so that of two images
+	 * of one pid (exec) the older says HELLO first and gets its name;
+	 * then the ended ones, from the end (closing swaps with the last). */
+	for (size_t i = 0; i < n; i++) {
+		r->pfds[i + 1].events = 0; /* reused as "ended" below */
 		if (!r->pfds[i + 1].revents)
 			continue;
 		int st = conn_read(r, &r->conns[i]);
@@ -556,9 +672,12 @@ int lp_recorder_poll(struct lp_recorder *r, int timeout_ms)
 			/* A protocol error ends this connection, not the recording. */
 			if (st < 0 && r->conns[i].proc)
 				r->conns[i].proc->out.error = LP_ECORRUPT;
-			conn_close(r, i);
+			r->pfds[i + 1].events = 1;
 		}
 	}
+	for (size_t i = n; i-- > 0;)
+		if (r->pfds[i + 1].events)
+			conn_close(r, i);
 	if (r->pfds[0].revents & POLLIN) {
 		for (;;) {
 			int fd = accept4(r->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
@@ -628,6 +747,8 @@ void lp_recorder_free(struct lp_recorder *r)
 		free(p->maps[0]);
 		free(p->maps[1]);
 		free(p->conv);
+		free(p->held);
+		free(p->held_ev);
 		free(p);
 	}
 	free(r->procs);

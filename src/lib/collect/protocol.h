@@ -40,6 +40,7 @@
 #define LP_ENV_LINES "LOCPROF_LINES"   /* line sizes, e.g. "64,128" */
 #define LP_ENV_SEED "LOCPROF_SEED"     /* random seed */
 #define LP_ENV_FLUSH "LOCPROF_FLUSH_MS" /* flush interval in milliseconds */
+#define LP_ENV_SAMPLES "LOCPROF_SAMPLES" /* aim at this many sampled references per process */
 
 enum lp_msg_type {
 	LP_MSG_HELLO = 1,   /* first message of every connection (one per thread) */
@@ -108,12 +109,15 @@ struct lp_msg_sample {
 	uint8_t size;    /* bytes accessed, capped at 255 */
 	uint8_t kind;    /* LP_REF_READ or LP_REF_WRITE */
 	uint8_t line_index; /* index into the HELLO's line_size[] */
-	uint8_t pad;
+	uint8_t level;   /* --samples thinning: kept iff level >= the final
+			  * level of its process (always 0 at a fixed rate) */
 };
 
 struct lp_msg_samples {
 	struct lp_msg_header h;
-	uint32_t count, pad;
+	uint32_t count;
+	uint32_t level;  /* the process's thinning level when sent: the rate
+			  * is now the HELLO's rate / 2^level */
 	/* struct lp_msg_sample samples[count]; */
 };
 
@@ -140,7 +144,9 @@ struct lp_msg_thread {
 	uint64_t references; /* of this thread */
 };
 
-enum lp_bye_how { LP_BYE_EXIT = 0, LP_BYE_SIGNAL = 1 };
+/* LP_BYE_EXEC: the image is replaced by execve (status 0); the new image,
+ * if instrumented, starts a new output. */
+enum lp_bye_how { LP_BYE_EXIT = 0, LP_BYE_SIGNAL = 1, LP_BYE_EXEC = 2 };
 struct lp_msg_bye {
 	struct lp_msg_header h;
 	int32_t status;  /* exit status, or -signal when killed by a signal */

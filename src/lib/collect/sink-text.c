@@ -117,7 +117,9 @@ static int text_close(void *state, const struct lp_collect_summary *sum,
 		      (unsigned long long)sum->references, sum->threads,
 		      (unsigned long long)sum->samples, (unsigned long long)sum->dangling,
 		      (unsigned long long)sum->allocs);
-	if (sum->ended)
+	if (sum->ended && sum->exec)
+		err = lp_out_printf(s->out, "# end exec\n");
+	else if (sum->ended)
 		err = lp_out_printf(s->out, "# end %s %d\n", sum->status < 0 ? "signal" : "exit",
 				    sum->status < 0 ? -sum->status : sum->status);
 	else

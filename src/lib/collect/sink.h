@@ -34,6 +34,7 @@ struct lp_collect_summary {
 	uint32_t threads;
 	int ended;           /* BYE received */
 	int status;          /* exit status or -signal */
+	int exec;            /* ended by execve (status 0) */
 };
 
 struct lp_sample_sink_ops {
