@@ -1,0 +1,598 @@
+/* Fitting a quantity measured at a few problem sizes as a linear
+ * combination of basis functions, under inequality constraints.
+ *
+ * Assumptions and choices (docs/prediction.md, "Fitting"):
+ * - Least squares are relative: each residual is divided by the measured
+ *   value, so that a size where the quantity is small counts as much as one
+ *   where it is large (the values span orders of magnitude).
+ * - Constraints are enforced on a geometric grid of sizes from the smallest
+ *   fitted size to `hi` (16 times the largest by default): the fitted
+ *   function must stay >= 0 there (NONNEG) and, when the data are monotone,
+ *   move in the same direction everywhere (MONOTONE). That is what keeps a
+ *   cubic from turning down or oscillating when it is extrapolated 10x.
+ * - The constrained problems are solved by Lawson & Hanson's LSI -> LDP ->
+ *   NNLS reduction. GSL provides the linear algebra (QR decomposition,
+ *   triangular solves, SVD least squares for NNLS's subproblems); it has no
+ *   NNLS or quadratic-programming solver, so those ~100 lines are here.
+ * - The terms are chosen by leave-one-out cross-validation over every subset
+ *   of the basis with fewer terms than sizes; among subsets within 50% of
+ *   the best error the one with fewest terms wins. Exact polynomial data
+ *   are thus recovered with exactly their own terms.
+ */
+#include <locprof/xpred.h>
+
+#include "common/error.h"
+
+#include <gsl/gsl_blas.h>
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_linalg.h>
+#include <gsl/gsl_multifit.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define GRID_POINTS 24
+
+static void gsl_quiet(void)
+{
+	/* GSL's default handler aborts the process; the library reports errors */
+	static int done;
+
+	if (!done) {
+		gsl_set_error_handler_off();
+		done = 1;
+	}
+}
+
+/* ---- NNLS ---------------------------------------------------------------- */
+
+/* Least squares on the columns of E selected by `on`, into z (others 0). */
+static int ls_subset(const double *E, const double *f, size_t m, size_t n, const unsigned char *on,
+		     double *z)
+{
+	size_t p = 0, k = 0;
+	int rc = 0;
+
+	for (size_t j = 0; j < n; j++)
+		p += on[j];
+	memset(z, 0, n * sizeof(*z));
+	if (!p)
+		return 0;
+	if (p > m)
+		return -1;
+	gsl_matrix *X = gsl_matrix_alloc(m, p), *cov = gsl_matrix_alloc(p, p);
+	gsl_vector *y = gsl_vector_alloc(m), *c = gsl_vector_alloc(p);
+	gsl_multifit_linear_workspace *w = gsl_multifit_linear_alloc(m, p);
+	double chisq;
+
+	if (!X || !cov || !y || !c || !w) {
+		rc = -1;
+		goto out;
+	}
+	for (size_t i = 0; i < m; i++) {
+		k = 0;
+		for (size_t j = 0; j < n; j++)
+			if (on[j])
+				gsl_matrix_set(X, i, k++, E[i * n + j]);
+		gsl_vector_set(y, i, f[i]);
+	}
+	if (gsl_multifit_linear(X, y, c, cov, &chisq, w)) {
+		rc = -1;
+		goto out;
+	}
+	k = 0;
+	for (size_t j = 0; j < n; j++)
+		if (on[j])
+			z[j] = gsl_vector_get(c, k++);
+out:
+	gsl_multifit_linear_free(w);
+	gsl_vector_free(c);
+	gsl_vector_free(y);
+	gsl_matrix_free(cov);
+	gsl_matrix_free(X);
+	return rc;
+}
+
+int lp_nnls(const double *E, const double *f, size_t m, size_t n, double *x)
+{
+	unsigned char *on = calloc(n ? n : 1, 1);
+	double *w = malloc((n + 1) * sizeof(*w)), *z = malloc((n + 1) * sizeof(*z));
+	double *r = malloc((m + 1) * sizeof(*r)), norm = 0, tol;
+	int rc = 0;
+	size_t outer = 0;
+
+	gsl_quiet();
+	if (!on || !w || !z || !r) {
+		rc = lp_seterr(LP_ENOMEM, "out of memory");
+		goto out;
+	}
+	memset(x, 0, n * sizeof(*x));
+	for (size_t i = 0; i < m * n; i++)
+		norm = fmax(norm, fabs(E[i]));
+	tol = 1e-12 * (norm ? norm : 1) * (double)(m > n ? m : n);
+	for (;;) {
+		size_t t = n;
+		double best = 0;
+
+		/* gradient w = E^T (f - E x) */
+		for (size_t i = 0; i < m; i++) {
+			double s = f[i];
+			for (size_t j = 0; j < n; j++)
+				s -= E[i * n + j] * x[j];
+			r[i] = s;
+		}
+		for (size_t j = 0; j < n; j++) {
+			double s = 0;
+			for (size_t i = 0; i < m; i++)
+				s += E[i * n + j] * r[i];
+			w[j] = s;
+			if (!on[j] && s > tol && s > best) {
+				best = s;
+				t = j;
+			}
+		}
+		if (t == n || ++outer > 3 * n + 30)
+			break;
+		on[t] = 1;
+		for (size_t inner = 0; inner < 3 * n + 30; inner++) {
+			double alpha = 2;
+			if (ls_subset(E, f, m, n, on, z) < 0) {
+				on[t] = 0; /* column t is dependent on the others: stop */
+				goto done;
+			}
+			for (size_t j = 0; j < n; j++)
+				if (on[j] && z[j] <= tol) {
+					double a = x[j] / (x[j] - z[j]);
+					if (a < alpha)
+						alpha = a;
+				}
+			if (alpha > 1) {
+				memcpy(x, z, n * sizeof(*x));
+				break;
+			}
+			for (size_t j = 0; j < n; j++) {
+				x[j] += alpha * (z[j] - x[j]);
+				if (on[j] && x[j] <= tol) {
+					on[j] = 0;
+					x[j] = 0;
+				}
+			}
+		}
+	}
+done:
+	for (size_t j = 0; j < n; j++)
+		if (x[j] < 0)
+			x[j] = 0;
+out:
+	free(on);
+	free(w);
+	free(z);
+	free(r);
+	return rc;
+}
+
+/* ---- LSI ------------------------------------------------------------------ */
+
+int lp_lsi(const double *A, const double *b, size_t m, size_t n, const double *G,
+	   const double *h, size_t k, double *x)
+{
+	gsl_matrix *QR = NULL;
+	gsl_vector *tau = NULL, *qtb = NULL, *v = NULL;
+	double *E = NULL, *f = NULL, *u = NULL, *Gt = NULL, *hp = NULL, rmax = 0;
+	int rc = 0;
+
+	gsl_quiet();
+	if (!n || m < n)
+		return lp_seterr(LP_EINVAL, "least squares: %zu equations for %zu unknowns", m, n);
+	QR = gsl_matrix_alloc(m, n);
+	tau = gsl_vector_alloc(n);
+	qtb = gsl_vector_alloc(m);
+	v = gsl_vector_alloc(n);
+	if (!QR || !tau || !qtb || !v) {
+		rc = lp_seterr(LP_ENOMEM, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < m; i++) {
+		for (size_t j = 0; j < n; j++)
+			gsl_matrix_set(QR, i, j, A[i * n + j]);
+		gsl_vector_set(qtb, i, b[i]);
+	}
+	if (gsl_linalg_QR_decomp(QR, tau) || gsl_linalg_QR_QTvec(QR, tau, qtb)) {
+		rc = lp_seterr(LP_EINVAL, "least squares: QR decomposition failed");
+		goto out;
+	}
+	for (size_t j = 0; j < n; j++)
+		rmax = fmax(rmax, fabs(gsl_matrix_get(QR, j, j)));
+	for (size_t j = 0; j < n; j++)
+		if (!(fabs(gsl_matrix_get(QR, j, j)) > 1e-10 * rmax)) {
+			rc = lp_seterr(LP_EINVAL, "least squares: the basis functions are dependent");
+			goto out;
+		}
+	gsl_matrix_view R = gsl_matrix_submatrix(QR, 0, 0, n, n);
+	/* x = R^-1 (z + c1) where c1 = (Q^T b)[0..n) and z solves the LDP
+	 * min ||z|| s.t. (G R^-1) z >= h - G R^-1 c1 */
+	if (k) {
+		Gt = malloc(k * n * sizeof(*Gt));
+		hp = malloc(k * sizeof(*hp));
+		E = malloc((n + 1) * k * sizeof(*E));
+		f = calloc(n + 1, sizeof(*f));
+		u = malloc(k * sizeof(*u));
+		if (!Gt || !hp || !E || !f || !u) {
+			rc = lp_seterr(LP_ENOMEM, "out of memory");
+			goto out;
+		}
+		for (size_t i = 0; i < k; i++) {
+			double s = 0;
+			for (size_t j = 0; j < n; j++)
+				gsl_vector_set(v, j, G[i * n + j]);
+			/* row i of G R^-1 is (R^-T g_i)^T */
+			gsl_blas_dtrsv(CblasUpper, CblasTrans, CblasNonUnit, &R.matrix, v);
+			for (size_t j = 0; j < n; j++) {
+				Gt[i * n + j] = gsl_vector_get(v, j);
+				s += Gt[i * n + j] * gsl_vector_get(qtb, j);
+			}
+			hp[i] = h[i] - s;
+		}
+		/* LDP by NNLS: E = [Gt^T; hp^T], f = e_{n+1} */
+		for (size_t j = 0; j < n; j++)
+			for (size_t i = 0; i < k; i++)
+				E[j * k + i] = Gt[i * n + j];
+		for (size_t i = 0; i < k; i++)
+			E[n * k + i] = hp[i];
+		f[n] = 1;
+		if ((rc = lp_nnls(E, f, n + 1, k, u)) < 0)
+			goto out;
+		double rn = -1, rr = 0;
+		for (size_t j = 0; j <= n; j++) {
+			double s = -f[j];
+			for (size_t i = 0; i < k; i++)
+				s += E[j * k + i] * u[i];
+			if (j == n)
+				rn = s;
+			else
+				gsl_vector_set(v, j, s);
+			rr += s * s;
+		}
+		if (!(sqrt(rr) > 1e-12) || !(fabs(rn) > 1e-14)) {
+			rc = lp_seterr(LP_EINVAL, "least squares: the constraints cannot be met");
+			goto out;
+		}
+		for (size_t j = 0; j < n; j++)
+			gsl_vector_set(v, j, -gsl_vector_get(v, j) / rn + gsl_vector_get(qtb, j));
+	} else {
+		for (size_t j = 0; j < n; j++)
+			gsl_vector_set(v, j, gsl_vector_get(qtb, j));
+	}
+	gsl_blas_dtrsv(CblasUpper, CblasNoTrans, CblasNonUnit, &R.matrix, v);
+	for (size_t j = 0; j < n; j++) {
+		x[j] = gsl_vector_get(v, j);
+		if (!isfinite(x[j])) {
+			rc = lp_seterr(LP_EINVAL, "least squares: no finite solution");
+			goto out;
+		}
+	}
+out:
+	gsl_matrix_free(QR);
+	gsl_vector_free(tau);
+	gsl_vector_free(qtb);
+	gsl_vector_free(v);
+	free(E);
+	free(f);
+	free(u);
+	free(Gt);
+	free(hp);
+	return rc;
+}
+
+/* ---- basis ------------------------------------------------------------------ */
+
+int lp_xbasis_parse(struct lp_xbasis *b, const char *list)
+{
+	char *copy, *save = NULL;
+	int rc = 0;
+
+	memset(b, 0, sizeof(*b));
+	if (!list)
+		list = "1,P,P^2,P^3";
+	if (!(copy = strdup(list)))
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		if (b->n == LP_XBASIS_MAX) {
+			rc = lp_seterr(LP_EINVAL, "at most %d basis functions", LP_XBASIS_MAX);
+			break;
+		}
+		if ((rc = lp_xexpr_parse(&b->f[b->n], t)) < 0)
+			break;
+		b->n++;
+	}
+	free(copy);
+	if (!rc && !b->n)
+		rc = lp_seterr(LP_EINVAL, "empty basis");
+	for (size_t i = 0; !rc && i < b->n; i++)
+		for (size_t j = 0; j < i; j++)
+			if (!strcmp(lp_xexpr_text(b->f[i]), lp_xexpr_text(b->f[j])))
+				rc = lp_seterr(LP_EINVAL, "basis function '%s' given twice",
+					       lp_xexpr_text(b->f[i]));
+	if (rc < 0)
+		lp_xbasis_release(b);
+	return rc;
+}
+
+void lp_xbasis_release(struct lp_xbasis *b)
+{
+	for (size_t i = 0; i < b->n; i++)
+		lp_xexpr_free(b->f[i]);
+	memset(b, 0, sizeof(*b));
+}
+
+const char *lp_xbasis_text(const struct lp_xbasis *b, char *buf, size_t len)
+{
+	size_t k = 0;
+
+	if (len)
+		buf[0] = 0;
+	for (size_t i = 0; i < b->n && k < len; i++) {
+		int w = snprintf(buf + k, len - k, "%s%s", i ? "," : "", lp_xexpr_text(b->f[i]));
+		if (w < 0)
+			break;
+		k += (size_t)w;
+	}
+	return buf;
+}
+
+/* ---- fits -------------------------------------------------------------------- */
+
+double lp_xfit_eval(const struct lp_xbasis *b, const struct lp_xfit *f, double P)
+{
+	double s = 0;
+
+	for (size_t j = 0; j < b->n; j++)
+		if (f->used & (1u << j))
+			s += f->coef[j] * lp_xexpr_eval(b->f[j], P);
+	return s;
+}
+
+static double deriv(const struct lp_xexpr *e, double t)
+{
+	double h = 1e-4 * t;
+	return (lp_xexpr_eval(e, t + h) - lp_xexpr_eval(e, t - h)) / (2 * h);
+}
+
+/* Direction of the data ordered by size: +1 non-decreasing, -1
+ * non-increasing, 0 neither or constant. */
+static int direction(const double *P, const double *y, size_t n)
+{
+	size_t *ord = malloc(n * sizeof(*ord));
+	int up = 1, down = 1, flat = 1;
+
+	if (!ord || n < 2) {
+		free(ord);
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++)
+		ord[i] = i;
+	for (size_t i = 1; i < n; i++)
+		for (size_t j = i; j > 0 && P[ord[j]] < P[ord[j - 1]]; j--) {
+			size_t t = ord[j];
+			ord[j] = ord[j - 1];
+			ord[j - 1] = t;
+		}
+	for (size_t i = 1; i < n; i++) {
+		double a = y[ord[i - 1]], c = y[ord[i]];
+		if (c < a)
+			up = 0;
+		if (c > a)
+			down = 0;
+		if (c != a)
+			flat = 0;
+	}
+	free(ord);
+	if (flat)
+		return 0;
+	return up ? 1 : down ? -1 : 0;
+}
+
+/* Fit the subset `used` on the points with skip != i (skip = n: all).
+ * coef receives the coefficients per basis function. */
+static int fit_points(const struct lp_xbasis *b, uint32_t used, const double *P, const double *y,
+		      size_t n, size_t skip, unsigned flags, int dir, double lo, double hi,
+		      double *coef)
+{
+	size_t nt = 0, m = 0, k = 0, idx[LP_XBASIS_MAX];
+	double A[64 * LP_XBASIS_MAX], rhs[64], scale[LP_XBASIS_MAX], x[LP_XBASIS_MAX];
+	double G[2 * GRID_POINTS * LP_XBASIS_MAX], h[2 * GRID_POINTS], ymax = 0;
+	int rc;
+
+	if (n > 64)
+		return lp_seterr(LP_ELIMIT, "at most 64 sizes");
+	for (size_t j = 0; j < b->n; j++)
+		if (used & (1u << j))
+			idx[nt++] = j;
+	for (size_t i = 0; i < n; i++)
+		ymax = fmax(ymax, fabs(y[i]));
+	for (size_t t = 0; t < nt; t++) {
+		scale[t] = 0;
+		for (size_t i = 0; i < n; i++)
+			scale[t] = fmax(scale[t], fabs(lp_xexpr_eval(b->f[idx[t]], P[i])));
+		if (!(scale[t] > 0) || !isfinite(scale[t]))
+			return lp_seterr(LP_EINVAL, "basis function '%s' is 0 or undefined at the sizes",
+					 lp_xexpr_text(b->f[idx[t]]));
+	}
+	for (size_t i = 0; i < n; i++) {
+		double w;
+		if (i == skip)
+			continue;
+		w = 1 / fmax(fabs(y[i]), 1e-9 * ymax + 1e-300);
+		for (size_t t = 0; t < nt; t++)
+			A[m * nt + t] = w * lp_xexpr_eval(b->f[idx[t]], P[i]) / scale[t];
+		rhs[m++] = w * y[i];
+	}
+	if (m < nt)
+		return lp_seterr(LP_EINVAL, "fewer sizes than terms");
+	for (size_t g = 0; g < GRID_POINTS && (flags & (LP_XFIT_NONNEG | LP_XFIT_MONOTONE)); g++) {
+		double t = lo * pow(hi / lo, (double)g / (GRID_POINTS - 1)), mx = 0;
+		if (flags & LP_XFIT_NONNEG) {
+			for (size_t j = 0; j < nt; j++)
+				mx = fmax(mx, fabs(G[k * nt + j] = lp_xexpr_eval(b->f[idx[j]], t) / scale[j]));
+			if (mx > 0 && isfinite(mx)) {
+				for (size_t j = 0; j < nt; j++)
+					G[k * nt + j] /= mx;
+				h[k++] = 0;
+			}
+		}
+		if ((flags & LP_XFIT_MONOTONE) && dir) {
+			mx = 0;
+			for (size_t j = 0; j < nt; j++)
+				mx = fmax(mx, fabs(G[k * nt + j] = dir * deriv(b->f[idx[j]], t) / scale[j]));
+			if (mx > 0 && isfinite(mx)) {
+				for (size_t j = 0; j < nt; j++)
+					G[k * nt + j] /= mx;
+				h[k++] = 0;
+			}
+		}
+	}
+	if ((rc = lp_lsi(A, rhs, m, nt, G, h, k, x)) < 0)
+		return rc;
+	memset(coef, 0, LP_XBASIS_MAX * sizeof(*coef));
+	for (size_t t = 0; t < nt; t++)
+		coef[idx[t]] = x[t] / scale[t];
+	return 0;
+}
+
+static double eval_coef(const struct lp_xbasis *b, uint32_t used, const double *coef, double P)
+{
+	double s = 0;
+
+	for (size_t j = 0; j < b->n; j++)
+		if (used & (1u << j))
+			s += coef[j] * lp_xexpr_eval(b->f[j], P);
+	return s;
+}
+
+static double rel(double pred, double y, double ymax)
+{
+	return (pred - y) / fmax(fabs(y), 1e-9 * ymax + 1e-300);
+}
+
+static int subset_fit(const struct lp_xbasis *b, uint32_t used, const double *P, const double *y,
+		      size_t n, unsigned flags, double hi, int loo, struct lp_xfit *out)
+{
+	double lo = INFINITY, ymax = 0, s = 0, coef[LP_XBASIS_MAX];
+	int dir = direction(P, y, n), rc;
+
+	for (size_t i = 0; i < n; i++) {
+		lo = fmin(lo, P[i]);
+		ymax = fmax(ymax, fabs(y[i]));
+		hi = fmax(hi, P[i]);
+	}
+	memset(out, 0, sizeof(*out));
+	if ((rc = fit_points(b, used, P, y, n, n, flags, dir, lo, hi, out->coef)) < 0)
+		return rc;
+	out->used = used;
+	for (size_t i = 0; i < n; i++) {
+		double e = rel(eval_coef(b, used, out->coef, P[i]), y[i], ymax);
+		s += e * e;
+	}
+	out->rms = sqrt(s / (double)n);
+	if (!loo || n < 3)
+		return 0;
+	s = 0;
+	for (size_t i = 0; i < n; i++) {
+		double e;
+		if (fit_points(b, used, P, y, n, i, flags, dir, lo, hi, coef) < 0)
+			e = 1e6; /* this subset cannot fit without point i */
+		else
+			e = rel(eval_coef(b, used, coef, P[i]), y[i], ymax);
+		s += e * e;
+	}
+	out->loo = sqrt(s / (double)n);
+	return 0;
+}
+
+int lp_xfit_subset(const struct lp_xbasis *b, uint32_t used, const double *P, const double *y,
+		   size_t n, unsigned flags, double hi, struct lp_xfit *out)
+{
+	return subset_fit(b, used, P, y, n, flags, hi, 1, out);
+}
+
+static int popcount(uint32_t x)
+{
+	return __builtin_popcount(x);
+}
+
+int lp_xfit_select(const struct lp_xbasis *b, const double *P, const double *y, size_t n,
+		   unsigned flags, double hi, struct lp_xfit *out)
+{
+	struct lp_xfit *cand;
+	size_t nc = 0, maxt = n > 1 ? n - 1 : 1, best = 0;
+	int all_zero = 1;
+
+	memset(out, 0, sizeof(*out));
+	if (!n || !b->n)
+		return lp_seterr(LP_EINVAL, "nothing to fit");
+	for (size_t i = 0; i < n; i++) {
+		if (!isfinite(y[i]) || !isfinite(P[i]) || !(P[i] > 0))
+			return lp_seterr(LP_EINVAL, "cannot fit a non-finite value");
+		if (y[i] != 0)
+			all_zero = 0;
+	}
+	if (all_zero)
+		return 0; /* the zero function: no terms */
+	if (!(cand = calloc((size_t)1 << b->n, sizeof(*cand))))
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	for (uint32_t s = 1; s < (1u << b->n); s++) {
+		if ((size_t)popcount(s) > maxt)
+			continue;
+		if (subset_fit(b, s, P, y, n, flags, hi, 1, &cand[nc]) == 0)
+			nc++;
+	}
+	if (!nc) {
+		free(cand);
+		return lp_seterr(LP_EINVAL, "no subset of the basis fits the data");
+	}
+	/* n < 3: no cross-validation; the residual decides */
+	for (size_t i = 1; i < nc; i++) {
+		double ei = n < 3 ? cand[i].rms : cand[i].loo, eb = n < 3 ? cand[best].rms : cand[best].loo;
+		if (ei < eb)
+			best = i;
+	}
+	double limit = (n < 3 ? cand[best].rms : cand[best].loo) * 1.5 + 1e-9;
+	size_t pick = best;
+	for (size_t i = 0; i < nc; i++) {
+		double ei = n < 3 ? cand[i].rms : cand[i].loo, ep = n < 3 ? cand[pick].rms : cand[pick].loo;
+		int ti = popcount(cand[i].used), tp = popcount(cand[pick].used);
+		if (ei <= limit && (ti < tp || (ti == tp && ei < ep)))
+			pick = i;
+	}
+	*out = cand[pick];
+	free(cand);
+	return 0;
+}
+
+const char *lp_xfit_format(const struct lp_xbasis *b, const struct lp_xfit *f, char *buf,
+			   size_t len)
+{
+	size_t k = 0;
+	int any = 0;
+
+	if (len)
+		buf[0] = 0;
+	for (size_t j = 0; j < b->n && k < len; j++) {
+		int w;
+		if (!(f->used & (1u << j)))
+			continue;
+		if (!strcmp(lp_xexpr_text(b->f[j]), "1"))
+			w = snprintf(buf + k, len - k, "%s%.6g", any ? " + " : "", f->coef[j]);
+		else
+			w = snprintf(buf + k, len - k, "%s%.6g*%s", any ? " + " : "", f->coef[j],
+				     lp_xexpr_text(b->f[j]));
+		if (w < 0)
+			break;
+		k += (size_t)w;
+		any = 1;
+	}
+	if (!any && len)
+		snprintf(buf, len, "0");
+	return buf;
+}
