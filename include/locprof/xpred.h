@@ -49,8 +49,9 @@ void lp_xexpr_free(struct lp_xexpr *e);
  * by weighted (relative) least squares under linear inequality constraints
  * enforced on a grid of sizes from the smallest fitted size to `hi`:
  * LP_XFIT_NONNEG (the value is >= 0) and LP_XFIT_MONOTONE (the derivative
- * keeps the sign the data shows, when the data are monotone). The subset
- * with the smallest leave-one-out error wins; near-ties go to fewer terms. */
+ * keeps the sign the data shows, when the data are monotone). Every subset
+ * with at most n-2 terms is fitted; the one with the smallest corrected
+ * Akaike criterion wins (ties: fewer terms). */
 #define LP_XBASIS_MAX 8
 
 struct lp_xbasis {
@@ -72,13 +73,18 @@ enum {
 struct lp_xfit {
 	double coef[LP_XBASIS_MAX]; /* per basis function; 0 for those not used */
 	uint32_t used;              /* bit i: f_i is a term of the model */
-	double loo;                 /* relative RMS leave-one-out error (0 if n < 3) */
+	double score;               /* selection score (AICc; lower is better) */
 	double rms;                 /* relative RMS residual at the fitted sizes */
 };
 
 /* Select and fit a model of y[i] measured at P[i] (n >= 1 sizes). */
 int lp_xfit_select(const struct lp_xbasis *b, const double *P, const double *y, size_t n,
 		   unsigned flags, double hi, struct lp_xfit *out);
+/* The same, the fit also staying at or below bound(arg, t) on the grid
+ * (distances below the footprint); bound may return INFINITY. */
+int lp_xfit_select_below(const struct lp_xbasis *b, const double *P, const double *y, size_t n,
+			 unsigned flags, double hi, double (*bound)(void *arg, double P), void *arg,
+			 struct lp_xfit *out);
 /* Fit the given subset of terms only (used: bit mask of basis functions). */
 int lp_xfit_subset(const struct lp_xbasis *b, uint32_t used, const double *P, const double *y,
 		   size_t n, unsigned flags, double hi, struct lp_xfit *out);

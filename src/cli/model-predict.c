@@ -203,16 +203,18 @@ static int want_group(const struct ctx *x, size_t g, const void *arg)
 
 static const char *geometry(const struct lp_xlevel *l, char *buf, size_t len)
 {
-	char a[48], b[48];
+	char sz[48], way[48];
 
-	if (l->kind == LP_XLEVEL_TLB)
-		snprintf(buf, len, "%llu entries %s %s", (unsigned long long)l->blocks,
-			 l->assoc ? (snprintf(a, sizeof(a), "%llu-way", (unsigned long long)l->assoc), a) : "full",
-			 cli_format_size(l->block, b, sizeof(b)));
+	if (l->assoc)
+		snprintf(way, sizeof(way), "%llu-way", (unsigned long long)l->assoc);
 	else
-		snprintf(buf, len, "%s %s %s", cli_format_size(l->blocks * l->block, a, sizeof(a)),
-			 l->assoc ? (snprintf(b, sizeof(b), "%llu-way", (unsigned long long)l->assoc), b) : "full",
-			 (snprintf(a, sizeof(a), "%lluB", (unsigned long long)l->block), a));
+		snprintf(way, sizeof(way), "full");
+	if (l->kind == LP_XLEVEL_TLB)
+		snprintf(buf, len, "%llu entries %s %s", (unsigned long long)l->blocks, way,
+			 cli_format_size(l->block, sz, sizeof(sz)));
+	else
+		snprintf(buf, len, "%s %s %lluB", cli_format_size(l->blocks * l->block, sz, sizeof(sz)), way,
+			 (unsigned long long)l->block);
 	return buf;
 }
 

@@ -1103,6 +1103,16 @@ static int is_callback(const char *name)
 			!strncmp(name, "__tsan_unaligned", 16));
 }
 
+/* A source file of locprof's runtime (inlined into instrumented code). */
+static int is_runtime_file(const char *f)
+{
+	const char *base = strrchr(f, '/') ? strrchr(f, '/') + 1 : f;
+	size_t n = strlen(base);
+
+	return strstr(f, "src/rt/") || !strcmp(base, "rt.h") ||
+	       (!strncmp(base, "rt-", 3) && n > 2 && !strcmp(base + n - 2, ".c"));
+}
+
 /* The compile unit holding addr. libdw finds it through .debug_aranges,
  * which clang does not emit; so the units are searched with dwarf_haspc. */
 static Dwarf_Die *cu_of(struct xmod *md, uint64_t addr, Dwarf_Die *out)
@@ -1154,7 +1164,7 @@ static int line_at(struct xmod *md, uint64_t addr, const char **file, int *line)
 			free(scopes);
 			*file = f;
 			*line = (int)ln;
-			return !strstr(f, "/src/rt/");
+			return !is_runtime_file(f);
 		}
 		free(scopes);
 	}
@@ -1162,7 +1172,7 @@ static int line_at(struct xmod *md, uint64_t addr, const char **file, int *line)
 		const char *f = dwarf_linesrc(dl, NULL, NULL);
 		if (f && dwarf_lineno(dl, line) == 0 && *line > 0) {
 			*file = f;
-			return !strstr(f, "/src/rt/");
+			return !is_runtime_file(f);
 		}
 	}
 	return 0;

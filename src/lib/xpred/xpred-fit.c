@@ -395,13 +395,18 @@ static int direction(const double *P, const double *y, size_t n)
 
 /* Fit the subset `used` on the points with skip != i (skip = n: all).
  * coef receives the coefficients per basis function. */
+struct bound {
+	double (*f)(void *arg, double P);
+	void *arg;
+};
+
 static int fit_points(const struct lp_xbasis *b, uint32_t used, const double *P, const double *y,
-		      size_t n, size_t skip, unsigned flags, int dir, double lo, double hi,
-		      double *coef)
+		      size_t n, uint64_t mask, unsigned flags, int dir, double lo, double hi,
+		      const struct bound *ub, double *coef)
 {
 	size_t nt = 0, m = 0, k = 0, idx[LP_XBASIS_MAX];
 	double A[64 * LP_XBASIS_MAX], rhs[64], scale[LP_XBASIS_MAX], x[LP_XBASIS_MAX];
-	double G[2 * GRID_POINTS * LP_XBASIS_MAX], h[2 * GRID_POINTS], ymax = 0;
+	double G[3 * GRID_POINTS * LP_XBASIS_MAX], h[3 * GRID_POINTS], ymax = 0;
 	int rc;
 
 	if (n > 64)
@@ -420,18 +425,31 @@ static int fit_points(const struct lp_xbasis *b, uint32_t used, const double *P,
 					 lp_xexpr_text(b->f[idx[t]]));
 	}
 	for (size_t i = 0; i < n; i++) {
-		double w;
-		if (i == skip)
+		/* absolute residuals (scaled by the largest value): the noise of a
+		 * measured distance or count does not grow with it, and the
+		 * largest sizes are the best guide to larger ones */
+		double w = 1 / (ymax > 0 ? ymax : 1);
+		if (!(mask >> i & 1))
 			continue;
-		w = 1 / fmax(fabs(y[i]), 1e-9 * ymax + 1e-300);
 		for (size_t t = 0; t < nt; t++)
 			A[m * nt + t] = w * lp_xexpr_eval(b->f[idx[t]], P[i]) / scale[t];
 		rhs[m++] = w * y[i];
 	}
 	if (m < nt)
 		return lp_seterr(LP_EINVAL, "fewer sizes than terms");
-	for (size_t g = 0; g < GRID_POINTS && (flags & (LP_XFIT_NONNEG | LP_XFIT_MONOTONE)); g++) {
-		double t = lo * pow(hi / lo, (double)g / (GRID_POINTS - 1)), mx = 0;
+	for (size_t g = 0; g < GRID_POINTS && ((flags & (LP_XFIT_NONNEG | LP_XFIT_MONOTONE)) || ub); g++) {
+		double t = lo * pow(hi / lo, (double)g / (GRID_POINTS - 1)), mx = 0, u;
+		if (ub && isfinite(u = ub->f(ub->arg, t)) && u >= 0) {
+			/* below the bound: -f(t) >= -u */
+			for (size_t j = 0; j < nt; j++)
+				mx = fmax(mx, fabs(G[k * nt + j] = -lp_xexpr_eval(b->f[idx[j]], t) / scale[j]));
+			if (mx > 0 && isfinite(mx)) {
+				for (size_t j = 0; j < nt; j++)
+					G[k * nt + j] /= mx;
+				h[k++] = -u / mx;
+			}
+			mx = 0;
+		}
 		if (flags & LP_XFIT_NONNEG) {
 			for (size_t j = 0; j < nt; j++)
 				mx = fmax(mx, fabs(G[k * nt + j] = lp_xexpr_eval(b->f[idx[j]], t) / scale[j]));
@@ -475,11 +493,20 @@ static double rel(double pred, double y, double ymax)
 	return (pred - y) / fmax(fabs(y), 1e-9 * ymax + 1e-300);
 }
 
+/* Fit the subset on all points and score it by the corrected Akaike
+ * information criterion (AICc) of its residuals: n ln(RSS/n) + 2k +
+ * 2k(k+1)/(n-k-1) for k terms. With few sizes the correction is steep, so a
+ * term must cut the residual many times over to be kept: noisy data get
+ * few terms, exact polynomial data their exact terms (the residual of an
+ * exact fit is floored at rounding level, so that among exact fits the
+ * smaller wins). */
 static int subset_fit(const struct lp_xbasis *b, uint32_t used, const double *P, const double *y,
-		      size_t n, unsigned flags, double hi, int loo, struct lp_xfit *out)
+		      size_t n, unsigned flags, double hi, const struct bound *ub, int validate,
+		      struct lp_xfit *out)
 {
-	double lo = INFINITY, ymax = 0, s = 0, coef[LP_XBASIS_MAX];
-	int dir = direction(P, y, n), rc;
+	double lo = INFINITY, ymax = 0, s = 0, rss = 0;
+	uint64_t all = n >= 64 ? ~0ull : (1ull << n) - 1;
+	int dir = direction(P, y, n), rc, k = __builtin_popcount(used);
 
 	for (size_t i = 0; i < n; i++) {
 		lo = fmin(lo, P[i]);
@@ -487,33 +514,31 @@ static int subset_fit(const struct lp_xbasis *b, uint32_t used, const double *P,
 		hi = fmax(hi, P[i]);
 	}
 	memset(out, 0, sizeof(*out));
-	if ((rc = fit_points(b, used, P, y, n, n, flags, dir, lo, hi, out->coef)) < 0)
+	if ((rc = fit_points(b, used, P, y, n, all, flags, dir, lo, hi, ub, out->coef)) < 0)
 		return rc;
 	out->used = used;
 	for (size_t i = 0; i < n; i++) {
-		double e = rel(eval_coef(b, used, out->coef, P[i]), y[i], ymax);
+		double f = eval_coef(b, used, out->coef, P[i]), e = rel(f, y[i], ymax);
+		double a = (f - y[i]) / (ymax > 0 ? ymax : 1);
 		s += e * e;
+		rss += a * a;
 	}
 	out->rms = sqrt(s / (double)n);
-	if (!loo || n < 3)
+	if (!validate)
 		return 0;
-	s = 0;
-	for (size_t i = 0; i < n; i++) {
-		double e;
-		if (fit_points(b, used, P, y, n, i, flags, dir, lo, hi, coef) < 0)
-			e = 1e6; /* this subset cannot fit without point i */
-		else
-			e = rel(eval_coef(b, used, coef, P[i]), y[i], ymax);
-		s += e * e;
+	if ((double)n - k - 1 <= 0) {
+		out->score = INFINITY;
+		return 0;
 	}
-	out->loo = sqrt(s / (double)n);
+	rss = fmax(rss / (double)n, 1e-24);
+	out->score = (double)n * log(rss) + 2.0 * k + 2.0 * k * (k + 1) / ((double)n - k - 1);
 	return 0;
 }
 
 int lp_xfit_subset(const struct lp_xbasis *b, uint32_t used, const double *P, const double *y,
 		   size_t n, unsigned flags, double hi, struct lp_xfit *out)
 {
-	return subset_fit(b, used, P, y, n, flags, hi, 1, out);
+	return subset_fit(b, used, P, y, n, flags, hi, NULL, 1, out);
 }
 
 static int popcount(uint32_t x)
@@ -524,9 +549,16 @@ static int popcount(uint32_t x)
 int lp_xfit_select(const struct lp_xbasis *b, const double *P, const double *y, size_t n,
 		   unsigned flags, double hi, struct lp_xfit *out)
 {
-	struct lp_xfit *cand;
-	size_t nc = 0, maxt = n > 1 ? n - 1 : 1, best = 0;
-	int all_zero = 1;
+	return lp_xfit_select_below(b, P, y, n, flags, hi, NULL, NULL, out);
+}
+
+int lp_xfit_select_below(const struct lp_xbasis *b, const double *P, const double *y, size_t n,
+			 unsigned flags, double hi, double (*bound)(void *arg, double P), void *arg,
+			 struct lp_xfit *out)
+{
+	struct bound ub = { bound, arg };
+	struct lp_xfit c;
+	int all_zero = 1, have = 0;
 
 	memset(out, 0, sizeof(*out));
 	if (!n || !b->n)
@@ -539,34 +571,20 @@ int lp_xfit_select(const struct lp_xbasis *b, const double *P, const double *y, 
 	}
 	if (all_zero)
 		return 0; /* the zero function: no terms */
-	if (!(cand = calloc((size_t)1 << b->n, sizeof(*cand))))
-		return lp_seterr(LP_ENOMEM, "out of memory");
 	for (uint32_t s = 1; s < (1u << b->n); s++) {
-		if ((size_t)popcount(s) > maxt)
+		int k = popcount(s), kb = have ? popcount(out->used) : 0;
+		/* with 1 or 2 sizes the criterion is undefined: one term */
+		if ((n <= 2 && k > 1) || (n > 2 && (size_t)k + 2 > n) || subset_fit(b, s, P, y, n, flags, hi, bound ? &ub : NULL, 1, &c) < 0)
 			continue;
-		if (subset_fit(b, s, P, y, n, flags, hi, 1, &cand[nc]) == 0)
-			nc++;
+		if (n <= 2)
+			c.score = c.rms;
+		if (!have || c.score < out->score - 1e-9 || (fabs(c.score - out->score) <= 1e-9 && k < kb)) {
+			*out = c;
+			have = 1;
+		}
 	}
-	if (!nc) {
-		free(cand);
+	if (!have)
 		return lp_seterr(LP_EINVAL, "no subset of the basis fits the data");
-	}
-	/* n < 3: no cross-validation; the residual decides */
-	for (size_t i = 1; i < nc; i++) {
-		double ei = n < 3 ? cand[i].rms : cand[i].loo, eb = n < 3 ? cand[best].rms : cand[best].loo;
-		if (ei < eb)
-			best = i;
-	}
-	double limit = (n < 3 ? cand[best].rms : cand[best].loo) * 1.5 + 1e-9;
-	size_t pick = best;
-	for (size_t i = 0; i < nc; i++) {
-		double ei = n < 3 ? cand[i].rms : cand[i].loo, ep = n < 3 ? cand[pick].rms : cand[pick].loo;
-		int ti = popcount(cand[i].used), tp = popcount(cand[pick].used);
-		if (ei <= limit && (ti < tp || (ti == tp && ei < ep)))
-			pick = i;
-	}
-	*out = cand[pick];
-	free(cand);
 	return 0;
 }
 

@@ -71,6 +71,7 @@ struct lp_xmodel {
 	uint64_t *blocks;
 	double range, tolerance;
 	unsigned max_depth;
+	struct lp_xfit *footprint; /* per block: distinct blocks of the program */
 	double *total;     /* per run */
 	struct lp_xfit refs;
 	size_t ngroups;
@@ -100,6 +101,7 @@ void lp_xmodel_free(struct lp_xmodel *m)
 	free(m->sizes);
 	free(m->blocks);
 	free(m->total);
+	free(m->footprint);
 	for (size_t i = 0; i < m->ngroups; i++) {
 		struct xgroup *g = &m->g[i];
 		free(g->function);
@@ -126,6 +128,7 @@ void lp_xmodel_free(struct lp_xmodel *m)
 
 struct bctx {
 	const struct lp_xmodel *m;
+	const struct lp_xfit *footprint;
 	double hi;
 	/* the rest's distributions of the runs that have one */
 	size_t nr;
@@ -144,13 +147,27 @@ static int fit_q(struct bctx *x, const double *y, size_t n, const double *P, uns
 	return lp_xfit_select(&x->m->basis, P, y, n, flags, x->hi, out);
 }
 
+/* A stack distance is below the number of distinct blocks the program
+ * touches: the fitted footprint, with a margin for its own fitting error. */
+static double below_footprint(void *arg, double P)
+{
+	const struct bctx *x = arg;
+	double f = lp_xfit_eval(&x->m->basis, x->footprint, P);
+
+	return f > 0 ? 1.05 * f + 16 : INFINITY;
+}
+
 static int fit_mean(struct bctx *x, double u0, double u1, struct lp_xfit *out)
 {
 	double y[64];
+	const unsigned cf = LP_XFIT_NONNEG | LP_XFIT_MONOTONE;
 
 	for (size_t r = 0; r < x->nr; r++)
 		y[r] = xq_mean(&x->q[r], u0, u1);
-	return fit_q(x, y, x->nr, x->P, LP_XFIT_NONNEG | LP_XFIT_MONOTONE, out);
+	if (x->footprint &&
+	    lp_xfit_select_below(&x->m->basis, x->P, y, x->nr, cf, x->hi, below_footprint, x, out) == 0)
+		return 0;
+	return fit_q(x, y, x->nr, x->P, cf, out);
 }
 
 static int close_fits(const struct bctx *x, const struct lp_xfit *a, const struct lp_xfit *b)
@@ -338,6 +355,7 @@ static int model_block(struct lp_xmodel *m, struct xgroup *g, size_t b)
 	}
 	/* the rest */
 	x.m = m;
+	x.footprint = m->footprint ? &m->footprint[b] : NULL;
 	x.hi = hi;
 	x.P = malloc(n * sizeof(*x.P));
 	x.q = calloc(n, sizeof(*x.q));
@@ -714,10 +732,21 @@ int lp_xmodel_fit(struct lp_xmodel **out, struct lp_xrun *const *runs_in, size_t
 		if (rc < 0)
 			goto fail;
 	}
-	/* the models */
+	/* the models: references, footprints, then each group */
 	if ((rc = lp_xfit_select(&m->basis, m->sizes, m->total, n, LP_XFIT_NONNEG | LP_XFIT_MONOTONE,
 				 m->range * m->sizes[n - 1], &m->refs)) < 0)
 		goto fail;
+	if (!(m->footprint = calloc(m->nblocks, sizeof(*m->footprint))))
+		goto nomem;
+	for (size_t b = 0; b < m->nblocks; b++) {
+		double y[64] = { 0 };
+		for (size_t k = 0; k < m->ngroups; k++)
+			for (size_t r = 0; r < n; r++)
+				y[r] += m->g[k].mh[r * m->nblocks + b].cold;
+		if ((rc = lp_xfit_select(&m->basis, m->sizes, y, n, LP_XFIT_NONNEG | LP_XFIT_MONOTONE,
+					 m->range * m->sizes[n - 1], &m->footprint[b])) < 0)
+			goto fail;
+	}
 	for (size_t k = 0; k < m->ngroups; k++) {
 		struct xgroup *g = &m->g[k];
 		if ((rc = lp_xfit_select(&m->basis, m->sizes, g->mrefs, n, LP_XFIT_NONNEG | LP_XFIT_MONOTONE,
