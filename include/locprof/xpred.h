@@ -59,7 +59,7 @@ struct lp_xbasis {
 	struct lp_xexpr *f[LP_XBASIS_MAX];
 };
 
-/* "1,P,P^2,P^3" (the default when list is NULL). */
+/* "1,P,P^2,P^3,P^4" (the default when list is NULL). */
 int lp_xbasis_parse(struct lp_xbasis *b, const char *list);
 void lp_xbasis_release(struct lp_xbasis *b);
 /* Comma-separated texts of the functions into buf. */
@@ -80,11 +80,13 @@ struct lp_xfit {
 /* Select and fit a model of y[i] measured at P[i] (n >= 1 sizes). */
 int lp_xfit_select(const struct lp_xbasis *b, const double *P, const double *y, size_t n,
 		   unsigned flags, double hi, struct lp_xfit *out);
-/* The same, the fit also staying at or below bound(arg, t) on the grid
- * (distances below the footprint); bound may return INFINITY. */
+/* The same with terms taken only from `allowed` (a mask of basis
+ * functions; 0: all), the fit staying at or below bound(arg, t) on the
+ * grid when bound is not NULL (distances below the footprint; bound may
+ * return INFINITY). */
 int lp_xfit_select_below(const struct lp_xbasis *b, const double *P, const double *y, size_t n,
-			 unsigned flags, double hi, double (*bound)(void *arg, double P), void *arg,
-			 struct lp_xfit *out);
+			 unsigned flags, double hi, uint32_t allowed,
+			 double (*bound)(void *arg, double P), void *arg, struct lp_xfit *out);
 /* Fit the given subset of terms only (used: bit mask of basis functions). */
 int lp_xfit_subset(const struct lp_xbasis *b, uint32_t used, const double *P, const double *y,
 		   size_t n, unsigned flags, double hi, struct lp_xfit *out);
@@ -179,7 +181,7 @@ void lp_xrun_free(struct lp_xrun *r);
 double lp_xrun_size(const struct lp_xrun *r);
 
 struct lp_xfit_options {
-	const char *basis;  /* NULL: "1,P,P^2,P^3" */
+	const char *basis;  /* NULL: "1,P,P^2,P^3,P^4" */
 	double range;       /* constraints hold up to range * the largest size; 0: 16 */
 	double tolerance;   /* bins stop splitting when their models agree within it; 0: 0.05 */
 	unsigned max_depth; /* of the recursive splitting; 0: 10 */

@@ -15,7 +15,7 @@ static const char usage[] =
 	"bins of fixed shares of the rest, every count and distance a function of\n"
 	"the problem size P fitted by constrained least squares (section 4.1).\n"
 	"\n"
-	"  -B, --basis LIST    basis functions of P (default 1,P,P^2,P^3), e.g.\n"
+	"  -B, --basis LIST    basis functions of P (default 1,P,P^2,P^3,P^4), e.g.\n"
 	"                      '1,P,P^2,P*log(P)'\n"
 	"  -r, --range R       the fits stay >= 0 and monotone up to R times the\n"
 	"                      largest size (default 16)\n"

@@ -294,7 +294,7 @@ int lp_xbasis_parse(struct lp_xbasis *b, const char *list)
 
 	memset(b, 0, sizeof(*b));
 	if (!list)
-		list = "1,P,P^2,P^3";
+		list = "1,P,P^2,P^3,P^4";
 	if (!(copy = strdup(list)))
 		return lp_seterr(LP_ENOMEM, "out of memory");
 	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
@@ -549,12 +549,12 @@ static int popcount(uint32_t x)
 int lp_xfit_select(const struct lp_xbasis *b, const double *P, const double *y, size_t n,
 		   unsigned flags, double hi, struct lp_xfit *out)
 {
-	return lp_xfit_select_below(b, P, y, n, flags, hi, NULL, NULL, out);
+	return lp_xfit_select_below(b, P, y, n, flags, hi, 0, NULL, NULL, out);
 }
 
 int lp_xfit_select_below(const struct lp_xbasis *b, const double *P, const double *y, size_t n,
-			 unsigned flags, double hi, double (*bound)(void *arg, double P), void *arg,
-			 struct lp_xfit *out)
+			 unsigned flags, double hi, uint32_t allowed,
+			 double (*bound)(void *arg, double P), void *arg, struct lp_xfit *out)
 {
 	struct bound ub = { bound, arg };
 	struct lp_xfit c;
@@ -573,6 +573,8 @@ int lp_xfit_select_below(const struct lp_xbasis *b, const double *P, const doubl
 		return 0; /* the zero function: no terms */
 	for (uint32_t s = 1; s < (1u << b->n); s++) {
 		int k = popcount(s), kb = have ? popcount(out->used) : 0;
+		if (allowed && (s & ~allowed))
+			continue;
 		/* with 1 or 2 sizes the criterion is undefined: one term */
 		if ((n <= 2 && k > 1) || (n > 2 && (size_t)k + 2 > n) || subset_fit(b, s, P, y, n, flags, hi, bound ? &ub : NULL, 1, &c) < 0)
 			continue;

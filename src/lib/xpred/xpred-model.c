@@ -71,7 +71,8 @@ struct lp_xmodel {
 	uint64_t *blocks;
 	double range, tolerance;
 	unsigned max_depth;
-	struct lp_xfit *footprint; /* per block: distinct blocks of the program */
+	struct lp_xfit footprint;  /* distinct blocks of the program at the smallest block size */
+	uint64_t fblock;           /* that block size; 0 if no footprint */
 	double *total;     /* per run */
 	struct lp_xfit refs;
 	size_t ngroups;
@@ -101,7 +102,6 @@ void lp_xmodel_free(struct lp_xmodel *m)
 	free(m->sizes);
 	free(m->blocks);
 	free(m->total);
-	free(m->footprint);
 	for (size_t i = 0; i < m->ngroups; i++) {
 		struct xgroup *g = &m->g[i];
 		free(g->function);
@@ -129,6 +129,8 @@ void lp_xmodel_free(struct lp_xmodel *m)
 struct bctx {
 	const struct lp_xmodel *m;
 	const struct lp_xfit *footprint;
+	double fscale; /* footprint blocks -> blocks of this model */
+	uint32_t allowed; /* basis functions growing no faster than the footprint */
 	double hi;
 	/* the rest's distributions of the runs that have one */
 	size_t nr;
@@ -152,7 +154,7 @@ static int fit_q(struct bctx *x, const double *y, size_t n, const double *P, uns
 static double below_footprint(void *arg, double P)
 {
 	const struct bctx *x = arg;
-	double f = lp_xfit_eval(&x->m->basis, x->footprint, P);
+	double f = lp_xfit_eval(&x->m->basis, x->footprint, P) * x->fscale;
 
 	return f > 0 ? 1.05 * f + 16 : INFINITY;
 }
@@ -164,22 +166,24 @@ static int fit_mean(struct bctx *x, double u0, double u1, struct lp_xfit *out)
 
 	for (size_t r = 0; r < x->nr; r++)
 		y[r] = xq_mean(&x->q[r], u0, u1);
-	if (x->footprint &&
-	    lp_xfit_select_below(&x->m->basis, x->P, y, x->nr, cf, x->hi, below_footprint, x, out) == 0)
+	if (x->footprint && lp_xfit_select_below(&x->m->basis, x->P, y, x->nr, cf, x->hi, x->allowed,
+						 below_footprint, x, out) == 0)
 		return 0;
 	return fit_q(x, y, x->nr, x->P, cf, out);
 }
 
+/* Two bins' distance models agree at every fitted size within the
+ * tolerance, plus one: distances are whole numbers, so at small sizes a
+ * difference of one is quantisation, not structure. Beyond the fitted
+ * sizes the models are not compared: there only the data can tell bins
+ * apart, and noise in small bins would fan their extrapolations out. */
 static int close_fits(const struct bctx *x, const struct lp_xfit *a, const struct lp_xfit *b)
 {
-	double lo = INFINITY, tol = x->m->tolerance;
+	double tol = x->m->tolerance;
 
-	for (size_t r = 0; r < x->nr; r++)
-		lo = fmin(lo, x->P[r]);
-	for (size_t r = 0; r < x->nr + 8; r++) {
-		double P = r < x->nr ? x->P[r] : lo * pow(x->hi / lo, (double)(r - x->nr + 1) / 8);
-		double da = lp_xfit_eval(&x->m->basis, a, P), db = lp_xfit_eval(&x->m->basis, b, P);
-		if (fabs(da - db) > tol * (fabs(da) + fabs(db)) / 2 + 0.5)
+	for (size_t r = 0; r < x->nr; r++) {
+		double da = lp_xfit_eval(&x->m->basis, a, x->P[r]), db = lp_xfit_eval(&x->m->basis, b, x->P[r]);
+		if (fabs(da - db) > tol * (fabs(da) + fabs(db)) / 2 + 1)
 			return 0;
 	}
 	return 1;
@@ -225,7 +229,7 @@ static void split(struct bctx *x, double u0, double u1, const struct lp_xfit *f,
 	for (size_t r = 0; r < x->nr; r++) {
 		double a = xq_quantile(&x->q[r], u0), b = xq_quantile(&x->q[r], u1);
 		double mean = xq_mean(&x->q[r], u0, u1), mid = (a + b) / 2;
-		if (b - a > x->m->tolerance * mean + 0.5)
+		if (b - a > x->m->tolerance * mean + 1)
 			narrow = 0;
 		rho[r] = (xq_cdf(&x->q[r], mid) - u0) / (u1 - u0);
 		if (!(rho[r] >= 0))
@@ -307,33 +311,32 @@ static int model_block(struct lp_xmodel *m, struct xgroup *g, size_t b)
 	if ((rc = lp_xfit_select(&m->basis, m->sizes, y, n, cf, hi, &bm->cold)) < 0)
 		return rc;
 	bm->valid = 1;
-	/* leading constant distances: present in every run with finite data */
+	/* constant distances (section 4.1: reuse inside the innermost loop,
+	 * the same at every size): an exact distance present in every run with
+	 * finite data, holding a share of the accesses that stays within a
+	 * factor of 8 over the runs. A scaling distance that happens to pass
+	 * through a small value at one size fails the test at the others. */
 	if (nf >= 2) {
 		size_t first = 0;
 		while (!fin[first])
 			first++;
 		const struct xhist *h0 = h[first];
 		for (size_t i = 0; i < h0->n; i++) {
-			double d = h0->e[i].lo;
+			double d = h0->e[i].lo, fmin_ = INFINITY, fmax_ = 0;
 			int all = h0->e[i].hi == d && d < 256;
-			for (size_t r = 0; r < n && all; r++)
-				if (fin[r] && count_at(h[r], d) <= 0)
+			for (size_t r = 0; r < n && all; r++) {
+				double f, c;
+				if (!fin[r])
+					continue;
+				c = count_at(h[r], d);
+				f = c / xhist_finite(h[r]);
+				if (!(c > 0))
 					all = 0;
-			/* and no run has another distance below it */
-			for (size_t r = 0; r < n && all; r++)
-				if (fin[r] && h[r]->n && h[r]->e[0].lo < d) {
-					size_t k = 0;
-					while (k < h[r]->n && h[r]->e[k].lo < d) {
-						int known = 0;
-						for (size_t j = 0; j < nconst; j++)
-							known |= cd[j] == h[r]->e[k].lo && h[r]->e[k].hi == h[r]->e[k].lo;
-						if (!known)
-							all = 0;
-						k++;
-					}
-				}
-			if (!all)
-				break;
+				fmin_ = fmin(fmin_, f);
+				fmax_ = fmax(fmax_, f);
+			}
+			if (!all || fmax_ > 8 * fmin_ || fmax_ < 1e-4)
+				continue;
 			double *ncd = realloc(cd, (nconst + 1) * sizeof(*ncd));
 			if (!ncd) {
 				free(cd);
@@ -355,8 +358,24 @@ static int model_block(struct lp_xmodel *m, struct xgroup *g, size_t b)
 	}
 	/* the rest */
 	x.m = m;
-	x.footprint = m->footprint ? &m->footprint[b] : NULL;
+	/* the footprint is measured most finely at the smallest block size;
+	 * at a larger one it is that many bytes, in blocks, plus a few blocks
+	 * split between data structures */
+	x.footprint = m->fblock ? &m->footprint : NULL;
+	x.fscale = m->fblock ? (double)m->fblock / (double)m->blocks[b] : 1;
 	x.hi = hi;
+	if (x.footprint) {
+		/* a stack distance never exceeds the footprint, so it cannot grow
+		 * faster: terms that outgrow the footprint's fit between the
+		 * largest size and the end of the range are left out */
+		double pm = m->sizes[n - 1], f0 = lp_xfit_eval(&m->basis, x.footprint, pm);
+		double f1 = lp_xfit_eval(&m->basis, x.footprint, hi);
+		for (size_t j = 0; j < m->basis.n && f0 > 0 && f1 > 0; j++) {
+			double a = fabs(lp_xexpr_eval(m->basis.f[j], pm)), c = fabs(lp_xexpr_eval(m->basis.f[j], hi));
+			if (a > 0 && c / a <= 1.01 * f1 / f0)
+				x.allowed |= 1u << j;
+		}
+	}
 	x.P = malloc(n * sizeof(*x.P));
 	x.q = calloc(n, sizeof(*x.q));
 	if (!x.P || !x.q) {
@@ -736,16 +755,18 @@ int lp_xmodel_fit(struct lp_xmodel **out, struct lp_xrun *const *runs_in, size_t
 	if ((rc = lp_xfit_select(&m->basis, m->sizes, m->total, n, LP_XFIT_NONNEG | LP_XFIT_MONOTONE,
 				 m->range * m->sizes[n - 1], &m->refs)) < 0)
 		goto fail;
-	if (!(m->footprint = calloc(m->nblocks, sizeof(*m->footprint))))
-		goto nomem;
-	for (size_t b = 0; b < m->nblocks; b++) {
+	{
+		size_t fb = 0;
 		double y[64] = { 0 };
+		for (size_t b = 1; b < m->nblocks; b++)
+			if (m->blocks[b] < m->blocks[fb])
+				fb = b;
 		for (size_t k = 0; k < m->ngroups; k++)
 			for (size_t r = 0; r < n; r++)
-				y[r] += m->g[k].mh[r * m->nblocks + b].cold;
-		if ((rc = lp_xfit_select(&m->basis, m->sizes, y, n, LP_XFIT_NONNEG | LP_XFIT_MONOTONE,
-					 m->range * m->sizes[n - 1], &m->footprint[b])) < 0)
-			goto fail;
+				y[r] += m->g[k].mh[r * m->nblocks + fb].cold;
+		if (lp_xfit_select(&m->basis, m->sizes, y, n, LP_XFIT_NONNEG | LP_XFIT_MONOTONE,
+				   m->range * m->sizes[n - 1], &m->footprint) == 0)
+			m->fblock = m->blocks[fb];
 	}
 	for (size_t k = 0; k < m->ngroups; k++) {
 		struct xgroup *g = &m->g[k];
