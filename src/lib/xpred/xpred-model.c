@@ -312,30 +312,29 @@ static int model_block(struct lp_xmodel *m, struct xgroup *g, size_t b)
 		return rc;
 	bm->valid = 1;
 	/* constant distances (section 4.1: reuse inside the innermost loop,
-	 * the same at every size): an exact distance present in every run with
-	 * finite data, holding a share of the accesses that stays within a
-	 * factor of 8 over the runs. A scaling distance that happens to pass
-	 * through a small value at one size fails the test at the others. */
+	 * the same at every size): an exact small distance present in the
+	 * largest run and at least one other, holding a share of the accesses
+	 * that stays within a factor of 8 over the runs that have it. (A
+	 * distance can appear only from some size on: a row that starts to
+	 * straddle a page.) A scaling distance that passes through a small
+	 * value at some size fails the share test. */
 	if (nf >= 2) {
-		size_t first = 0;
-		while (!fin[first])
-			first++;
-		const struct xhist *h0 = h[first];
-		for (size_t i = 0; i < h0->n; i++) {
-			double d = h0->e[i].lo, fmin_ = INFINITY, fmax_ = 0;
-			int all = h0->e[i].hi == d && d < 256;
-			for (size_t r = 0; r < n && all; r++) {
-				double f, c;
-				if (!fin[r])
+		size_t last = n - 1;
+		while (!fin[last])
+			last--;
+		const struct xhist *hl = h[last];
+		for (size_t i = 0; i < hl->n; i++) {
+			double d = hl->e[i].lo, fmin_ = INFINITY, fmax_ = 0;
+			int ok = hl->e[i].hi == d && d < 256, present = 0;
+			for (size_t r = 0; r < n && ok; r++) {
+				double c;
+				if (!fin[r] || !((c = count_at(h[r], d)) > 0))
 					continue;
-				c = count_at(h[r], d);
-				f = c / xhist_finite(h[r]);
-				if (!(c > 0))
-					all = 0;
-				fmin_ = fmin(fmin_, f);
-				fmax_ = fmax(fmax_, f);
+				present++;
+				fmin_ = fmin(fmin_, c / xhist_finite(h[r]));
+				fmax_ = fmax(fmax_, c / xhist_finite(h[r]));
 			}
-			if (!all || fmax_ > 8 * fmin_ || fmax_ < 1e-4)
+			if (!ok || present < 2 || fmax_ > 8 * fmin_ || fmax_ < 1e-5)
 				continue;
 			double *ncd = realloc(cd, (nconst + 1) * sizeof(*ncd));
 			if (!ncd) {
