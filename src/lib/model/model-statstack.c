@@ -162,7 +162,10 @@ double lp_binomial_miss(double sd, uint64_t sets, uint64_t ways)
 	 * C(D,i) p^i q^(D-i); pow(0, 0) = 1 keeps sets = 1 exact (the cut) */
 	for (uint64_t i = 0; i < ways; i++) {
 		double di = (double)i;
-		double t = exp(lgD - lgamma(di + 1) - lgamma(D - di + 1)) * pow(p, di) * pow(q, D - di);
+		/* in logarithms: C(D,i) alone overflows a double for large D
+		 * (inf * 0 = NaN at s = 1); log(0) = -inf gives exp() = 0 */
+		double t = exp(lgD - lgamma(di + 1) - lgamma(D - di + 1) + (di > 0 ? di * log(p) : 0) +
+			       (D - di > 0 ? (D - di) * log(q) : 0));
 		hit += t;
 	}
 	return hit >= 1 ? 0 : 1 - hit;

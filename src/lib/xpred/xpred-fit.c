@@ -32,7 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define GRID_POINTS 24
+#define GRID_POINTS 48
 
 static void gsl_quiet(void)
 {
@@ -141,8 +141,10 @@ int lp_nnls(const double *E, const double *f, size_t m, size_t n, double *x)
 				on[t] = 0; /* column t is dependent on the others: stop */
 				goto done;
 			}
+			/* feasibility is about the sign of z; the tolerance above
+			 * is for the gradient, whose scale differs */
 			for (size_t j = 0; j < n; j++)
-				if (on[j] && z[j] <= tol) {
+				if (on[j] && z[j] <= 0) {
 					double a = x[j] / (x[j] - z[j]);
 					if (a < alpha)
 						alpha = a;
@@ -151,13 +153,16 @@ int lp_nnls(const double *E, const double *f, size_t m, size_t n, double *x)
 				memcpy(x, z, n * sizeof(*x));
 				break;
 			}
+			double xmax = 0;
 			for (size_t j = 0; j < n; j++) {
 				x[j] += alpha * (z[j] - x[j]);
-				if (on[j] && x[j] <= tol) {
+				xmax = fmax(xmax, fabs(x[j]));
+			}
+			for (size_t j = 0; j < n; j++)
+				if (on[j] && x[j] <= 1e-14 * xmax) {
 					on[j] = 0;
 					x[j] = 0;
 				}
-			}
 		}
 	}
 done:
@@ -210,6 +215,27 @@ int lp_lsi(const double *A, const double *b, size_t m, size_t n, const double *G
 			goto out;
 		}
 	gsl_matrix_view R = gsl_matrix_submatrix(QR, 0, 0, n, n);
+	if (k) {
+		/* the unconstrained solution, when it meets every constraint, is
+		 * the answer (the usual case: one triangular solve, no NNLS) */
+		int ok = 1;
+		for (size_t j = 0; j < n; j++)
+			gsl_vector_set(v, j, gsl_vector_get(qtb, j));
+		gsl_blas_dtrsv(CblasUpper, CblasNoTrans, CblasNonUnit, &R.matrix, v);
+		for (size_t i = 0; i < k && ok; i++) {
+			double s = 0, mag = fabs(h[i]);
+			for (size_t j = 0; j < n; j++) {
+				s += G[i * n + j] * gsl_vector_get(v, j);
+				mag += fabs(G[i * n + j] * gsl_vector_get(v, j));
+			}
+			ok = s >= h[i] - 1e-12 * mag && isfinite(s);
+		}
+		if (ok) {
+			for (size_t j = 0; j < n; j++)
+				x[j] = gsl_vector_get(v, j);
+			goto out;
+		}
+	}
 	/* x = R^-1 (z + c1) where c1 = (Q^T b)[0..n) and z solves the LDP
 	 * min ||z|| s.t. (G R^-1) z >= h - G R^-1 c1 */
 	if (k) {

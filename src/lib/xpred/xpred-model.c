@@ -43,7 +43,7 @@ struct xbm {
 	double *cd;
 	struct lp_xfit *ck;
 	size_t nbins;
-	double *w;
+	struct lp_xfit *cnt; /* accesses of each bin of the rest */
 	struct lp_xfit *dist;
 };
 
@@ -88,7 +88,7 @@ static void bm_release(struct xbm *b)
 {
 	free(b->cd);
 	free(b->ck);
-	free(b->w);
+	free(b->cnt);
 	free(b->dist);
 	memset(b, 0, sizeof(*b));
 }
@@ -126,28 +126,29 @@ void lp_xmodel_free(struct lp_xmodel *m)
 
 /* ---- fitting one group at one block size ---------------------------------- */
 
+#define MAXRUNS 64
+
+/* A bin of the rest: in each run, the accesses between two fractions of
+ * that run's rest (sorted by distance). */
+struct leaf {
+	double u0[MAXRUNS], u1[MAXRUNS];
+	struct lp_xfit dist, cnt;
+};
+
 struct bctx {
 	const struct lp_xmodel *m;
 	const struct lp_xfit *footprint;
-	double fscale; /* footprint blocks -> blocks of this model */
+	double fscale;    /* footprint blocks -> blocks of this model */
 	uint32_t allowed; /* basis functions growing no faster than the footprint */
 	double hi;
-	/* the rest's distributions of the runs that have one */
-	size_t nr;
-	double *P;
+	size_t nr;        /* runs with a rest; the others count 0 */
+	size_t *ridx;     /* their index among the model's sizes */
+	double *P, *R;    /* their size and rest count */
 	struct xq *q;
-	/* leaves */
 	size_t nleaf, capleaf;
-	double *u0, *u1;
-	struct lp_xfit *fit;
+	struct leaf *leaf;
 	int err;
 };
-
-static int fit_q(struct bctx *x, const double *y, size_t n, const double *P, unsigned flags,
-		 struct lp_xfit *out)
-{
-	return lp_xfit_select(&x->m->basis, P, y, n, flags, x->hi, out);
-}
 
 /* A stack distance is below the number of distinct blocks the program
  * touches: the fitted footprint, with a margin for its own fitting error. */
@@ -159,17 +160,35 @@ static double below_footprint(void *arg, double P)
 	return f > 0 ? 1.05 * f + 16 : INFINITY;
 }
 
-static int fit_mean(struct bctx *x, double u0, double u1, struct lp_xfit *out)
+/* Fit the mean distance of a bin over the runs where it holds accesses. */
+static int fit_dist(struct bctx *x, const double *u0, const double *u1, struct lp_xfit *out)
 {
-	double y[64];
+	double y[MAXRUNS], P[MAXRUNS];
+	size_t k = 0;
 	const unsigned cf = LP_XFIT_NONNEG | LP_XFIT_MONOTONE;
 
 	for (size_t r = 0; r < x->nr; r++)
-		y[r] = xq_mean(&x->q[r], u0, u1);
-	if (x->footprint && lp_xfit_select_below(&x->m->basis, x->P, y, x->nr, cf, x->hi, x->allowed,
+		if ((u1[r] - u0[r]) * x->R[r] > 1e-9) {
+			P[k] = x->P[r];
+			y[k++] = xq_mean(&x->q[r], u0[r], u1[r]);
+		}
+	if (!k)
+		return lp_seterr(LP_EINVAL, "empty bin");
+	if (x->footprint && lp_xfit_select_below(&x->m->basis, P, y, k, cf, x->hi, x->allowed,
 						 below_footprint, x, out) == 0)
 		return 0;
-	return fit_q(x, y, x->nr, x->P, cf, out);
+	return lp_xfit_select(&x->m->basis, P, y, k, cf, x->hi, out);
+}
+
+/* Fit the number of accesses of a bin over every size (0 where none). */
+static int fit_count(struct bctx *x, const double *u0, const double *u1, struct lp_xfit *out)
+{
+	double y[MAXRUNS] = { 0 };
+
+	for (size_t r = 0; r < x->nr; r++)
+		y[x->ridx[r]] = (u1[r] - u0[r]) * x->R[r];
+	return lp_xfit_select(&x->m->basis, x->m->sizes, y, x->m->nsizes,
+			      LP_XFIT_NONNEG | LP_XFIT_MONOTONE, x->hi, out);
 }
 
 /* Two bins' distance models agree at every fitted size within the
@@ -189,27 +208,24 @@ static int close_fits(const struct bctx *x, const struct lp_xfit *a, const struc
 	return 1;
 }
 
-static int add_leaf(struct bctx *x, double u0, double u1, const struct lp_xfit *f)
+static void add_leaf(struct bctx *x, const double *u0, const double *u1, const struct lp_xfit *f)
 {
+	if (x->err)
+		return;
 	if (x->nleaf == x->capleaf) {
 		size_t cap = x->capleaf ? x->capleaf * 2 : 16;
-		double *a = realloc(x->u0, cap * sizeof(*a));
-		if (a)
-			x->u0 = a;
-		double *b = a ? realloc(x->u1, cap * sizeof(*b)) : NULL;
-		if (b)
-			x->u1 = b;
-		struct lp_xfit *c = b ? realloc(x->fit, cap * sizeof(*c)) : NULL;
-		if (c)
-			x->fit = c;
-		if (!a || !b || !c)
-			return x->err = lp_seterr(LP_ENOMEM, "out of memory");
+		struct leaf *nl = realloc(x->leaf, cap * sizeof(*nl));
+		if (!nl) {
+			x->err = lp_seterr(LP_ENOMEM, "out of memory");
+			return;
+		}
+		x->leaf = nl;
 		x->capleaf = cap;
 	}
-	x->u0[x->nleaf] = u0;
-	x->u1[x->nleaf] = u1;
-	x->fit[x->nleaf++] = *f;
-	return 0;
+	struct leaf *L = &x->leaf[x->nleaf++];
+	memcpy(L->u0, u0, x->nr * sizeof(*u0));
+	memcpy(L->u1, u1, x->nr * sizeof(*u1));
+	L->dist = *f;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -218,35 +234,60 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static void split(struct bctx *x, double u0, double u1, const struct lp_xfit *f, unsigned depth)
+/* Split a bin in two where the midpoint of its distance range falls
+ * (section 4.1). When every run puts that midpoint at about the same share
+ * of the bin, the median share splits every run (the paper's choice: the
+ * halves keep fixed shares of the bin). When the runs disagree, the shares
+ * of the bin's parts change with the size, and each run is split at its
+ * own midpoint; the counts of the bins are fitted as functions of P either
+ * way. */
+static void split(struct bctx *x, const double *u0, const double *u1, const struct lp_xfit *f,
+		  unsigned depth)
 {
-	double rho[64], us;
+	double rho[MAXRUNS], srt[MAXRUNS], us[MAXRUNS], med;
 	struct lp_xfit fl, fr;
-	int narrow = 1;
+	int narrow = 1, agree = 1;
+	size_t nm = 0;
 
 	if (x->err)
 		return;
 	for (size_t r = 0; r < x->nr; r++) {
-		double a = xq_quantile(&x->q[r], u0), b = xq_quantile(&x->q[r], u1);
-		double mean = xq_mean(&x->q[r], u0, u1), mid = (a + b) / 2;
+		double w = u1[r] - u0[r], a, b, mean;
+		rho[r] = NAN;
+		if (!(w * x->R[r] > 1e-9))
+			continue;
+		a = xq_quantile(&x->q[r], u0[r]);
+		b = xq_quantile(&x->q[r], u1[r]);
+		mean = xq_mean(&x->q[r], u0[r], u1[r]);
 		if (b - a > x->m->tolerance * mean + 1)
 			narrow = 0;
-		rho[r] = (xq_cdf(&x->q[r], mid) - u0) / (u1 - u0);
+		rho[r] = (xq_cdf(&x->q[r], (a + b) / 2) - u0[r]) / w;
 		if (!(rho[r] >= 0))
 			rho[r] = 0;
 		if (rho[r] > 1)
 			rho[r] = 1;
+		srt[nm++] = rho[r];
 	}
-	if (narrow || depth >= x->m->max_depth || u1 - u0 < 1e-7) {
+	if (narrow || depth >= x->m->max_depth || !nm) {
 		add_leaf(x, u0, u1, f);
 		return;
 	}
-	qsort(rho, x->nr, sizeof(*rho), cmp_double);
-	double med = x->nr % 2 ? rho[x->nr / 2] : (rho[x->nr / 2 - 1] + rho[x->nr / 2]) / 2;
-	if (med < 1e-3 || med > 1 - 1e-3)
-		med = 0.5;
-	us = u0 + med * (u1 - u0);
-	if (fit_mean(x, u0, us, &fl) < 0 || fit_mean(x, us, u1, &fr) < 0 || close_fits(x, &fl, &fr)) {
+	qsort(srt, nm, sizeof(*srt), cmp_double);
+	med = nm % 2 ? srt[nm / 2] : (srt[nm / 2 - 1] + srt[nm / 2]) / 2;
+	/* agreement: every run's share within 10% of the median's smaller
+	 * side (a 1% bin at one size and 5% at another do not agree) */
+	for (size_t r = 0; r < x->nr; r++)
+		if (!isnan(rho[r]) && fabs(rho[r] - med) > 0.1 * fmin(med, 1 - med) + 1e-9)
+			agree = 0;
+	if (med < 1e-6 || med > 1 - 1e-6) {
+		med = 0.5; /* a degenerate midpoint: halve the bin */
+		agree = 1;
+	}
+	for (size_t r = 0; r < x->nr; r++) {
+		double w = u1[r] - u0[r], p = agree || isnan(rho[r]) ? med : rho[r];
+		us[r] = u0[r] + p * w;
+	}
+	if (fit_dist(x, u0, us, &fl) < 0 || fit_dist(x, us, u1, &fr) < 0 || close_fits(x, &fl, &fr)) {
 		add_leaf(x, u0, u1, f);
 		return;
 	}
@@ -254,21 +295,19 @@ static void split(struct bctx *x, double u0, double u1, const struct lp_xfit *f,
 	split(x, us, u1, &fr, depth + 1);
 }
 
+/* Merge neighbouring bins whose distance models agree. */
 static int coalesce(struct bctx *x)
 {
 	for (int changed = 1; changed;) {
 		changed = 0;
 		for (size_t i = 0; i + 1 < x->nleaf; i++) {
+			struct leaf *a = &x->leaf[i], *b = &x->leaf[i + 1];
 			struct lp_xfit f;
-			if (!close_fits(x, &x->fit[i], &x->fit[i + 1]))
+			if (!close_fits(x, &a->dist, &b->dist) || fit_dist(x, a->u0, b->u1, &f) < 0)
 				continue;
-			if (fit_mean(x, x->u0[i], x->u1[i + 1], &f) < 0)
-				continue;
-			x->u1[i] = x->u1[i + 1];
-			x->fit[i] = f;
-			memmove(&x->u0[i + 1], &x->u0[i + 2], (x->nleaf - i - 2) * sizeof(*x->u0));
-			memmove(&x->u1[i + 1], &x->u1[i + 2], (x->nleaf - i - 2) * sizeof(*x->u1));
-			memmove(&x->fit[i + 1], &x->fit[i + 2], (x->nleaf - i - 2) * sizeof(*x->fit));
+			memcpy(a->u1, b->u1, x->nr * sizeof(*a->u1));
+			a->dist = f;
+			memmove(b, b + 1, (x->nleaf - i - 2) * sizeof(*b));
 			x->nleaf--;
 			changed = 1;
 		}
@@ -376,8 +415,10 @@ static int model_block(struct lp_xmodel *m, struct xgroup *g, size_t b)
 		}
 	}
 	x.P = malloc(n * sizeof(*x.P));
+	x.R = malloc(n * sizeof(*x.R));
+	x.ridx = malloc(n * sizeof(*x.ridx));
 	x.q = calloc(n, sizeof(*x.q));
-	if (!x.P || !x.q) {
+	if (!x.P || !x.R || !x.ridx || !x.q) {
 		rc = lp_seterr(LP_ENOMEM, "out of memory");
 		goto out;
 	}
@@ -400,28 +441,36 @@ static int model_block(struct lp_xmodel *m, struct xgroup *g, size_t b)
 		if (s > 0) {
 			if ((rc = xq_init(&x.q[x.nr], rest[r], nrest[r])) < 0)
 				goto out;
-			x.P[x.nr++] = m->sizes[r];
+			x.P[x.nr] = m->sizes[r];
+			x.R[x.nr] = s;
+			x.ridx[x.nr++] = r;
 		}
 	}
 	if ((rc = lp_xfit_select(&m->basis, m->sizes, y, n, cf, hi, &bm->rest)) < 0)
 		goto out;
 	if (x.nr) {
 		struct lp_xfit f;
-		if ((rc = fit_mean(&x, 0, 1, &f)) < 0)
+		double u0[MAXRUNS], u1[MAXRUNS];
+		for (size_t r = 0; r < x.nr; r++) {
+			u0[r] = 0;
+			u1[r] = 1;
+		}
+		if ((rc = fit_dist(&x, u0, u1, &f)) < 0)
 			goto out;
-		split(&x, 0, 1, &f, 0);
+		split(&x, u0, u1, &f, 0);
 		if ((rc = x.err) < 0 || (rc = coalesce(&x)) < 0)
 			goto out;
 		bm->nbins = x.nleaf;
-		bm->w = malloc(x.nleaf * sizeof(*bm->w));
-		bm->dist = malloc(x.nleaf * sizeof(*bm->dist));
-		if (!bm->w || !bm->dist) {
+		bm->cnt = malloc((x.nleaf + 1) * sizeof(*bm->cnt));
+		bm->dist = malloc((x.nleaf + 1) * sizeof(*bm->dist));
+		if (!bm->cnt || !bm->dist) {
 			rc = lp_seterr(LP_ENOMEM, "out of memory");
 			goto out;
 		}
 		for (size_t i = 0; i < x.nleaf; i++) {
-			bm->w[i] = x.u1[i] - x.u0[i];
-			bm->dist[i] = x.fit[i];
+			bm->dist[i] = x.leaf[i].dist;
+			if ((rc = fit_count(&x, x.leaf[i].u0, x.leaf[i].u1, &bm->cnt[i])) < 0)
+				goto out;
 		}
 	}
 out:
@@ -431,9 +480,9 @@ out:
 		free(rest[r]);
 	free(x.q);
 	free(x.P);
-	free(x.u0);
-	free(x.u1);
-	free(x.fit);
+	free(x.R);
+	free(x.ridx);
+	free(x.leaf);
 	return rc;
 }
 
@@ -897,9 +946,11 @@ char *lp_xmodel_describe(const struct lp_xmodel *m, size_t g, uint64_t block)
 	for (size_t i = 0; i < bm->nconst; i++)
 		fprintf(o, "  d = %-6g count %s\n", bm->cd[i], lp_xfit_format(&m->basis, &bm->ck[i], f, sizeof(f)));
 	fprintf(o, "  rest       %s\n", lp_xfit_format(&m->basis, &bm->rest, f, sizeof(f)));
-	for (size_t i = 0; i < bm->nbins; i++)
-		fprintf(o, "  %6.2f%% of the rest at d = %s\n", 100 * bm->w[i],
+	for (size_t i = 0; i < bm->nbins; i++) {
+		char c[512];
+		fprintf(o, "  bin %2zu  count %s  at d = %s\n", i, lp_xfit_format(&m->basis, &bm->cnt[i], c, sizeof(c)),
 			lp_xfit_format(&m->basis, &bm->dist[i], f, sizeof(f)));
+	}
 	if (fclose(o)) {
 		free(s);
 		lp_seterr(LP_ENOMEM, "out of memory");
@@ -936,7 +987,6 @@ int lp_xmodel_hist(const struct lp_xmodel *m, size_t g, uint64_t block, double P
 	long b = block_index(m, block);
 	const struct xbm *bm;
 	struct lp_xbin *v;
-	double rest;
 
 	*bins = NULL;
 	*nbins = 0;
@@ -953,9 +1003,8 @@ int lp_xmodel_hist(const struct lp_xmodel *m, size_t g, uint64_t block, double P
 		return lp_seterr(LP_ENOMEM, "out of memory");
 	for (size_t i = 0; i < bm->nconst; i++)
 		v[i] = (struct lp_xbin){ bm->cd[i], ev(m, &bm->ck[i], P) };
-	rest = ev(m, &bm->rest, P);
 	for (size_t i = 0; i < bm->nbins; i++)
-		v[bm->nconst + i] = (struct lp_xbin){ ev(m, &bm->dist[i], P), bm->w[i] * rest };
+		v[bm->nconst + i] = (struct lp_xbin){ ev(m, &bm->dist[i], P), ev(m, &bm->cnt[i], P) };
 	*nbins = bm->nconst + bm->nbins;
 	qsort(v, *nbins, sizeof(*v), cmp_bin);
 	*bins = v;
@@ -1120,7 +1169,8 @@ int lp_xmodel_write(const struct lp_xmodel *m, const char *path)
 				fputc('\n', f);
 			}
 			for (size_t i = 0; i < bm->nbins; i++) {
-				fprintf(f, "bbin %zu %" PRIu64 " %.17g", k, m->blocks[b], bm->w[i]);
+				fprintf(f, "bbin %zu %" PRIu64, k, m->blocks[b]);
+				put_fit(f, m, &bm->cnt[i]);
 				put_fit(f, m, &bm->dist[i]);
 				fputc('\n', f);
 			}
@@ -1329,7 +1379,7 @@ int lp_xmodel_read(struct lp_xmodel **out, const char *path)
 			    get_fit(m, w[8], &bm->rest) < 0)
 				goto bad;
 			bm->valid = 1;
-		} else if ((!strcmp(w[0], "bconst") || !strcmp(w[0], "bbin")) && n == 5 && m->ngroups &&
+		} else if (!strcmp(w[0], "bconst") && n == 5 && m->ngroups &&
 			   strtoul(w[1], NULL, 10) == m->ngroups - 1) {
 			long b = block_index(m, strtoull(w[2], NULL, 10));
 			struct xbm *bm;
@@ -1340,27 +1390,34 @@ int lp_xmodel_read(struct lp_xmodel **out, const char *path)
 			bm = &m->g[m->ngroups - 1].bm[b];
 			if (!bm->valid)
 				goto bad;
-			if (w[0][1] == 'c') {
-				double *a = realloc(bm->cd, (bm->nconst + 1) * sizeof(*a));
-				if (a)
-					bm->cd = a;
-				struct lp_xfit *c = a ? realloc(bm->ck, (bm->nconst + 1) * sizeof(*c)) : NULL;
-				if (!c)
-					goto nomem;
-				bm->ck = c;
-				bm->cd[bm->nconst] = v;
-				bm->ck[bm->nconst++] = fit;
-			} else {
-				double *a = realloc(bm->w, (bm->nbins + 1) * sizeof(*a));
-				if (a)
-					bm->w = a;
-				struct lp_xfit *c = a ? realloc(bm->dist, (bm->nbins + 1) * sizeof(*c)) : NULL;
-				if (!c)
-					goto nomem;
-				bm->dist = c;
-				bm->w[bm->nbins] = v;
-				bm->dist[bm->nbins++] = fit;
-			}
+			double *a = realloc(bm->cd, (bm->nconst + 1) * sizeof(*a));
+			if (a)
+				bm->cd = a;
+			struct lp_xfit *c = a ? realloc(bm->ck, (bm->nconst + 1) * sizeof(*c)) : NULL;
+			if (!c)
+				goto nomem;
+			bm->ck = c;
+			bm->cd[bm->nconst] = v;
+			bm->ck[bm->nconst++] = fit;
+		} else if (!strcmp(w[0], "bbin") && n == 5 && m->ngroups &&
+			   strtoul(w[1], NULL, 10) == m->ngroups - 1) {
+			long b = block_index(m, strtoull(w[2], NULL, 10));
+			struct xbm *bm;
+			struct lp_xfit cf, df;
+			if (b < 0 || get_fit(m, w[3], &cf) < 0 || get_fit(m, w[4], &df) < 0)
+				goto bad;
+			bm = &m->g[m->ngroups - 1].bm[b];
+			if (!bm->valid)
+				goto bad;
+			struct lp_xfit *a = realloc(bm->cnt, (bm->nbins + 1) * sizeof(*a));
+			if (a)
+				bm->cnt = a;
+			struct lp_xfit *c = a ? realloc(bm->dist, (bm->nbins + 1) * sizeof(*c)) : NULL;
+			if (!c)
+				goto nomem;
+			bm->dist = c;
+			bm->cnt[bm->nbins] = cf;
+			bm->dist[bm->nbins++] = df;
 		} else if (!strcmp(w[0], "end") && n == 1) {
 			ended = 1;
 			break;
