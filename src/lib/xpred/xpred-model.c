@@ -145,10 +145,30 @@ struct bctx {
 	size_t *ridx;     /* their index among the model's sizes */
 	double *P, *R;    /* their size and rest count */
 	struct xq *q;
+	const struct lp_xfit *rest; /* the rest's count */
+	uint32_t rest_allowed;      /* terms growing no faster than it */
 	size_t nleaf, capleaf;
 	struct leaf *leaf;
 	int err;
 };
+
+/* The basis functions that grow no faster than f between the largest
+ * fitted size and the end of the range (all, when f is not positive). */
+static uint32_t no_faster(const struct lp_xmodel *m, const struct lp_xfit *f, double scale)
+{
+	double pm = m->sizes[m->nsizes - 1], hi = m->range * pm;
+	double f0 = lp_xfit_eval(&m->basis, f, pm) * scale, f1 = lp_xfit_eval(&m->basis, f, hi) * scale;
+	uint32_t allowed = 0;
+
+	if (!(f0 > 0 && f1 > 0))
+		return 0;
+	for (size_t j = 0; j < m->basis.n; j++) {
+		double a = fabs(lp_xexpr_eval(m->basis.f[j], pm)), c = fabs(lp_xexpr_eval(m->basis.f[j], hi));
+		if (a > 0 && c / a <= 1.01 * f1 / f0)
+			allowed |= 1u << j;
+	}
+	return allowed;
+}
 
 /* A stack distance is below the number of distinct blocks the program
  * touches: the fitted footprint, with a margin for its own fitting error. */
@@ -180,15 +200,28 @@ static int fit_dist(struct bctx *x, const double *u0, const double *u1, struct l
 	return lp_xfit_select(&x->m->basis, P, y, k, cf, x->hi, out);
 }
 
-/* Fit the number of accesses of a bin over every size (0 where none). */
+/* A bin holds no more accesses than the rest. */
+static double below_rest(void *arg, double P)
+{
+	const struct bctx *x = arg;
+	double f = lp_xfit_eval(&x->m->basis, x->rest, P);
+
+	return f > 0 ? 1.05 * f + 1 : INFINITY;
+}
+
+/* Fit the number of accesses of a bin over every size (0 where none),
+ * with terms that grow no faster than the rest's, and below it. */
 static int fit_count(struct bctx *x, const double *u0, const double *u1, struct lp_xfit *out)
 {
 	double y[MAXRUNS] = { 0 };
+	const unsigned cf = LP_XFIT_NONNEG | LP_XFIT_MONOTONE;
 
 	for (size_t r = 0; r < x->nr; r++)
 		y[x->ridx[r]] = (u1[r] - u0[r]) * x->R[r];
-	return lp_xfit_select(&x->m->basis, x->m->sizes, y, x->m->nsizes,
-			      LP_XFIT_NONNEG | LP_XFIT_MONOTONE, x->hi, out);
+	if (x->rest && lp_xfit_select_below(&x->m->basis, x->m->sizes, y, x->m->nsizes, cf, x->hi,
+					    x->rest_allowed, below_rest, x, out) == 0)
+		return 0;
+	return lp_xfit_select(&x->m->basis, x->m->sizes, y, x->m->nsizes, cf, x->hi, out);
 }
 
 /* Two bins' distance models agree at every fitted size within the
@@ -235,25 +268,24 @@ static int cmp_double(const void *a, const void *b)
 }
 
 /* Split a bin in two where the midpoint of its distance range falls
- * (section 4.1). When every run puts that midpoint at about the same share
- * of the bin, the median share splits every run (the paper's choice: the
- * halves keep fixed shares of the bin). When the runs disagree, the shares
- * of the bin's parts change with the size, and each run is split at its
- * own midpoint; the counts of the bins are fitted as functions of P either
- * way. */
+ * (section 4.1): in each run, the share of the bin's accesses below the
+ * midpoint of the bin's distances; the median share over the runs splits
+ * every run, so the halves keep fixed shares of the bin. (Splitting each
+ * run at its own midpoint instead was tried: it follows shares that change
+ * with the size, but pairs up different reuse patterns at different sizes
+ * and extrapolates far worse on real programs.) */
 static void split(struct bctx *x, const double *u0, const double *u1, const struct lp_xfit *f,
 		  unsigned depth)
 {
-	double rho[MAXRUNS], srt[MAXRUNS], us[MAXRUNS], med;
+	double srt[MAXRUNS], us[MAXRUNS], med;
 	struct lp_xfit fl, fr;
-	int narrow = 1, agree = 1;
+	int narrow = 1;
 	size_t nm = 0;
 
 	if (x->err)
 		return;
 	for (size_t r = 0; r < x->nr; r++) {
-		double w = u1[r] - u0[r], a, b, mean;
-		rho[r] = NAN;
+		double w = u1[r] - u0[r], a, b, mean, rho;
 		if (!(w * x->R[r] > 1e-9))
 			continue;
 		a = xq_quantile(&x->q[r], u0[r]);
@@ -261,12 +293,8 @@ static void split(struct bctx *x, const double *u0, const double *u1, const stru
 		mean = xq_mean(&x->q[r], u0[r], u1[r]);
 		if (b - a > x->m->tolerance * mean + 1)
 			narrow = 0;
-		rho[r] = (xq_cdf(&x->q[r], (a + b) / 2) - u0[r]) / w;
-		if (!(rho[r] >= 0))
-			rho[r] = 0;
-		if (rho[r] > 1)
-			rho[r] = 1;
-		srt[nm++] = rho[r];
+		rho = (xq_cdf(&x->q[r], (a + b) / 2) - u0[r]) / w;
+		srt[nm++] = rho >= 0 ? (rho > 1 ? 1 : rho) : 0;
 	}
 	if (narrow || depth >= x->m->max_depth || !nm) {
 		add_leaf(x, u0, u1, f);
@@ -274,19 +302,10 @@ static void split(struct bctx *x, const double *u0, const double *u1, const stru
 	}
 	qsort(srt, nm, sizeof(*srt), cmp_double);
 	med = nm % 2 ? srt[nm / 2] : (srt[nm / 2 - 1] + srt[nm / 2]) / 2;
-	/* agreement: every run's share within 10% of the median's smaller
-	 * side (a 1% bin at one size and 5% at another do not agree) */
-	for (size_t r = 0; r < x->nr; r++)
-		if (!isnan(rho[r]) && fabs(rho[r] - med) > 0.1 * fmin(med, 1 - med) + 1e-9)
-			agree = 0;
-	if (med < 1e-6 || med > 1 - 1e-6) {
+	if (med < 1e-6 || med > 1 - 1e-6)
 		med = 0.5; /* a degenerate midpoint: halve the bin */
-		agree = 1;
-	}
-	for (size_t r = 0; r < x->nr; r++) {
-		double w = u1[r] - u0[r], p = agree || isnan(rho[r]) ? med : rho[r];
-		us[r] = u0[r] + p * w;
-	}
+	for (size_t r = 0; r < x->nr; r++)
+		us[r] = u0[r] + med * (u1[r] - u0[r]);
 	if (fit_dist(x, u0, us, &fl) < 0 || fit_dist(x, us, u1, &fr) < 0 || close_fits(x, &fl, &fr)) {
 		add_leaf(x, u0, u1, f);
 		return;
@@ -373,7 +392,9 @@ static int model_block(struct lp_xmodel *m, struct xgroup *g, size_t b)
 				fmin_ = fmin(fmin_, c / xhist_finite(h[r]));
 				fmax_ = fmax(fmax_, c / xhist_finite(h[r]));
 			}
-			if (!ok || present < 2 || fmax_ > 8 * fmin_ || fmax_ < 1e-5)
+			/* a bin of 1e-4 of the accesses or less is noise, better
+			 * left to the bins of the rest */
+			if (!ok || present < 2 || fmax_ > 8 * fmin_ || fmin_ < 1e-4)
 				continue;
 			double *ncd = realloc(cd, (nconst + 1) * sizeof(*ncd));
 			if (!ncd) {
@@ -402,18 +423,10 @@ static int model_block(struct lp_xmodel *m, struct xgroup *g, size_t b)
 	x.footprint = m->fblock ? &m->footprint : NULL;
 	x.fscale = m->fblock ? (double)m->fblock / (double)m->blocks[b] : 1;
 	x.hi = hi;
-	if (x.footprint) {
-		/* a stack distance never exceeds the footprint, so it cannot grow
-		 * faster: terms that outgrow the footprint's fit between the
-		 * largest size and the end of the range are left out */
-		double pm = m->sizes[n - 1], f0 = lp_xfit_eval(&m->basis, x.footprint, pm);
-		double f1 = lp_xfit_eval(&m->basis, x.footprint, hi);
-		for (size_t j = 0; j < m->basis.n && f0 > 0 && f1 > 0; j++) {
-			double a = fabs(lp_xexpr_eval(m->basis.f[j], pm)), c = fabs(lp_xexpr_eval(m->basis.f[j], hi));
-			if (a > 0 && c / a <= 1.01 * f1 / f0)
-				x.allowed |= 1u << j;
-		}
-	}
+	/* a stack distance never exceeds the footprint, so it cannot grow
+	 * faster: terms that outgrow the footprint's fit are left out */
+	if (x.footprint)
+		x.allowed = no_faster(m, x.footprint, x.fscale);
 	x.P = malloc(n * sizeof(*x.P));
 	x.R = malloc(n * sizeof(*x.R));
 	x.ridx = malloc(n * sizeof(*x.ridx));
@@ -448,6 +461,8 @@ static int model_block(struct lp_xmodel *m, struct xgroup *g, size_t b)
 	}
 	if ((rc = lp_xfit_select(&m->basis, m->sizes, y, n, cf, hi, &bm->rest)) < 0)
 		goto out;
+	x.rest = &bm->rest;
+	x.rest_allowed = no_faster(m, &bm->rest, 1);
 	if (x.nr) {
 		struct lp_xfit f;
 		double u0[MAXRUNS], u1[MAXRUNS];
@@ -1003,8 +1018,14 @@ int lp_xmodel_hist(const struct lp_xmodel *m, size_t g, uint64_t block, double P
 		return lp_seterr(LP_ENOMEM, "out of memory");
 	for (size_t i = 0; i < bm->nconst; i++)
 		v[i] = (struct lp_xbin){ bm->cd[i], ev(m, &bm->ck[i], P) };
+	/* the bins' counts are fitted one by one; they share out the rest,
+	 * whose own fit is the better measure of their sum */
+	double sum = 0, rest = ev(m, &bm->rest, P);
 	for (size_t i = 0; i < bm->nbins; i++)
-		v[bm->nconst + i] = (struct lp_xbin){ ev(m, &bm->dist[i], P), ev(m, &bm->cnt[i], P) };
+		sum += ev(m, &bm->cnt[i], P);
+	for (size_t i = 0; i < bm->nbins; i++)
+		v[bm->nconst + i] = (struct lp_xbin){ ev(m, &bm->dist[i], P),
+						      sum > 0 ? ev(m, &bm->cnt[i], P) * rest / sum : 0 };
 	*nbins = bm->nconst + bm->nbins;
 	qsort(v, *nbins, sizeof(*v), cmp_bin);
 	*bins = v;

@@ -304,7 +304,8 @@ static void test_machine(void **state)
 /* Run file of a program with two reference groups in two loops:
  *   group 0 (pcs 0 and 1, one loop, like A[i][k] and A[i][k+1]): per
  *     64-byte block, P^2 cold, P^2 accesses at the constant distance 1,
- *     2P^2 at 3P + 5 and P at P^2/2;
+ *     2P^2 at 3P + 5 and P^2/2 at P^2/2 (the paper's model: the parts of
+ *     the histogram beyond the constant distances keep their shares);
  *   group 1 (pc 2, another loop): 3P^2 cold, 4P^2 at 2P^2 + 1.
  * (A distance never exceeds the lines touched: 4P^2 here.)
  * At 4096-byte blocks everything is at distance 0 or cold. */
@@ -318,17 +319,17 @@ static char *write_run(double P)
 	path = lp_test_path(name);
 	assert_non_null(f = fopen(path, "w"));
 	fprintf(f, "# locprof xpred run v1\nsize %ld\ncommand ./prog%%20%ld\nreferences %ld\n", p, p,
-		4 * p * p + p + 7 * p * p);
+		4 * p * p + p * p / 2 + 7 * p * p);
 	fprintf(f, "blocks 64 4096\nbias 0x0 mappings\nmodule 0 /bin/prog\n");
 	fprintf(f, "loop 0 0 0x1000 -1 1 0 kernel k.c:10-12\nloop 1 0 0x2000 -1 1 1 kernel k.c:20-20\n");
-	fprintf(f, "pc 0 0 0x1010 %ld 0 0 8 k.c:11 kernel\n", (4 * p * p + p) / 2);
-	fprintf(f, "pc 1 0 0x1020 %ld 0 0 8 k.c:11 kernel\n", (4 * p * p + p) - (4 * p * p + p) / 2);
+	fprintf(f, "pc 0 0 0x1010 %ld 0 0 8 k.c:11 kernel\n", (4 * p * p + p * p / 2) / 2);
+	fprintf(f, "pc 1 0 0x1020 %ld 0 0 8 k.c:11 kernel\n", (4 * p * p + p * p / 2) - (4 * p * p + p * p / 2) / 2);
 	fprintf(f, "pc 2 0 0x2010 %ld 1 1 16 k.c:20 kernel\n", 7 * p * p);
 	/* pc 0 and pc 1 split group 0's accesses unevenly (the unrolled pair) */
-	fprintf(f, "hist 0 64 %ld 1:%ld %ld:%ld %ld:%ld\n", p * p, p * p, 3 * p + 5, 2 * p * p - 1, p * p / 2, p);
+	fprintf(f, "hist 0 64 %ld 1:%ld %ld:%ld %ld:%ld\n", p * p, p * p, 3 * p + 5, 2 * p * p - 1, p * p / 2, p * p / 2);
 	fprintf(f, "hist 1 64 0 %ld:1\n", 3 * p + 5);
 	fprintf(f, "hist 2 64 %ld %ld:%ld\n", 3 * p * p, 2 * p * p + 1, 4 * p * p);
-	fprintf(f, "hist 0 4096 1 0:%ld\n", 4 * p * p + p - 1);
+	fprintf(f, "hist 0 4096 1 0:%ld\n", 4 * p * p + p * p / 2 - 1);
 	fprintf(f, "hist 2 4096 1 0:%ld\n", 7 * p * p - 1);
 	fprintf(f, "end\n");
 	fclose(f);
@@ -400,7 +401,7 @@ static void test_synthetic_groups(void **state)
 	assert_int_equal(lp_xmodel_nloops(m), 2);
 	/* 10x beyond the largest fitted size, and a size in between */
 	for (double P = 35; P <= 500; P += 155) {
-		double d0[] = { 1, 3 * P + 5, P * P / 2 }, c0[] = { P * P, 2 * P * P, P };
+		double d0[] = { 1, 3 * P + 5, P * P / 2 }, c0[] = { P * P, 2 * P * P, P * P / 2 };
 		double d1[] = { 2 * P * P + 1 }, c1[] = { 4 * P * P };
 		check_group(m, 0, P, d0, c0, 3, P * P);
 		check_group(m, 1, P, d1, c1, 1, 3 * P * P);
@@ -435,12 +436,12 @@ static void test_predict_cut(void **state)
 	double P = 300;
 
 	(void)state;
-	/* group 0 at P = 300: cold P^2; P^2 at 1, 2P^2 at 905, P at 45000 */
+	/* group 0 at P = 300: cold P^2; P^2 at 1, 2P^2 at 905, P^2/2 at 45000 */
 	for (uint64_t lines = 1; lines < 100000; lines = lines * 3 + 1) {
 		struct lp_xlevel l = { .name = "L", .blocks = lines, .assoc = 0, .block = 64 };
 		struct lp_xcount c;
 		double want = P * P + (lines <= 1 ? P * P : 0) + (lines <= 905 ? 2 * P * P : 0) +
-			      (lines <= 45000 ? P : 0);
+			      (lines <= 45000 ? P * P / 2 : 0);
 		assert_int_equal(lp_xmodel_predict(m, 0, &l, P, &c), 0);
 		assert_true(REL(c.fa_misses, want));
 		assert_true(REL(c.sa_misses, want)); /* one set: the cut */
