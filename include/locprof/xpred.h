@@ -169,6 +169,7 @@ struct lp_xcollect_summary {
 	uint64_t references, pcs, pcs_placed, loops, groups;
 	uint64_t bias; /* where the binary was found in memory */
 	int bias_inferred;
+	int place_failed; /* no load address put the pcs on the binary's code */
 };
 void lp_xcollect_summary(const struct lp_xcollect *c, struct lp_xcollect_summary *out);
 
@@ -188,8 +189,8 @@ struct lp_xfit_options {
 };
 
 /* Fit a model from n runs of the same program at distinct sizes (n >= 3).
- * The runs are kept by the model (for measured points); do not free them
- * before the model. */
+ * The model keeps what it needs of them (the measured histograms, for
+ * plots); the runs may be freed right after. */
 int lp_xmodel_fit(struct lp_xmodel **out, struct lp_xrun *const *runs, size_t n,
 		  const struct lp_xfit_options *o);
 int lp_xmodel_write(const struct lp_xmodel *m, const char *path);

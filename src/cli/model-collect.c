@@ -301,7 +301,9 @@ int model_collect(int argc, char **argv)
 			 out, size, (unsigned long long)s.references, (unsigned long long)s.pcs,
 			 (unsigned long long)s.pcs_placed, (unsigned long long)s.loops,
 			 (unsigned long long)s.groups);
-		if (s.pcs && s.pcs_placed * 2 < s.pcs)
+		if (s.place_failed)
+			cli_warn("the pcs are not in '%s' at any load address: no loops, no groups by loop", binary);
+		else if (s.pcs && s.pcs_placed * 2 < s.pcs)
 			cli_warn("most pcs are in no known binary: give --binary, or a trace with mappings");
 	}
 	goto done;

@@ -981,48 +981,127 @@ static int is_boundary(struct xcode *c, int module, uint64_t vaddr)
 	return ins_at(&c->funcs[f], vaddr) >= 0;
 }
 
-int xcode_place(struct xcode *c, const uint64_t *pcs, size_t n)
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* First index of sorted v[0..n) with v[i] >= x. */
+static size_t lower(const uint64_t *v, size_t n, uint64_t x)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (v[mid] < x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* How well a bias places the pcs: those that land on an instruction
+ * boundary of a function of the binary, less twice those that land inside
+ * a function but between instructions (under the true bias there are none
+ * of those; under a wrong one, most). */
+static long place_score(struct xcode *c, const uint64_t *pcs, size_t n, uint64_t bias)
+{
+	long ok = 0, bad = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		uint64_t v = pcs[i] - bias;
+		if (!mod_sec(&c->mods[0], v) || func_of(c, 0, v) < 0)
+			continue;
+		if (is_boundary(c, 0, v))
+			ok++;
+		else
+			bad++;
+	}
+	return ok - 2 * bad;
+}
+
+int xcode_place(struct xcode *c, const uint64_t *pcs_in, size_t n)
 {
 	struct xmod *m;
-	uint64_t best_bias = 0;
-	size_t best = 0, tested = n < 64 ? n : 64;
+	uint64_t *pcs = NULL, *cand = NULL, best_bias = 0, lo = UINT64_MAX, hi = 0;
+	size_t ncand = 0, capc = 0, step, k = 0;
+	long best = 0, second = 0;
+	int rc = 0;
 
 	if (!c->nmods)
 		return lp_seterr(LP_EINVAL, "no binary to place");
 	m = &c->mods[0];
-	if (!m->is_dyn) {
+	if (!m->is_dyn || !n) {
 		c->bias = 0;
-	} else if (n) {
-		/* candidates: pcs[0] - v for every v of executable code with the
-		 * same page offset */
-		for (size_t s = 0; s < m->nsecs; s++) {
-			uint64_t off = pcs[0] & 4095, a = (m->secs[s].addr & ~4095ull) + off;
-			for (; a < m->secs[s].addr + m->secs[s].size; a += 4096) {
-				size_t ok = 0;
-				uint64_t bias = pcs[0] - a;
-				if (a < m->secs[s].addr)
+		c->placed = 1;
+		return 0;
+	}
+	if (!(pcs = malloc(n * sizeof(*pcs))))
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	memcpy(pcs, pcs_in, n * sizeof(*pcs));
+	qsort(pcs, n, sizeof(*pcs), cmp_u64);
+	for (size_t i = 0; i < n; i++)
+		if (!k || pcs[i] != pcs[k - 1])
+			pcs[k++] = pcs[i];
+	n = k;
+	for (size_t s2 = 0; s2 < m->nsecs; s2++) {
+		lo = m->secs[s2].addr < lo ? m->secs[s2].addr : lo;
+		hi = m->secs[s2].addr + m->secs[s2].size > hi ? m->secs[s2].addr + m->secs[s2].size : hi;
+	}
+	/* candidates: a pc (of a sample of them: the trace may hold pcs of
+	 * other code, the loader and libc under valgrind) read as an address
+	 * of the binary's code with the same offset in a page */
+	step = n > 512 ? n / 512 : 1;
+	for (size_t i = 0; i < n; i += step)
+		for (size_t s2 = 0; s2 < m->nsecs; s2++) {
+			uint64_t off = pcs[i] & 4095, a = (m->secs[s2].addr & ~4095ull) + off;
+			for (; a < m->secs[s2].addr + m->secs[s2].size; a += 4096) {
+				if (a < m->secs[s2].addr || ((pcs[i] - a) & 4095))
 					continue;
-				for (size_t i = 0; i < tested; i++) {
-					uint64_t v = pcs[i * (n / tested)] - bias;
-					if (mod_sec(m, v) && is_boundary(c, 0, v))
-						ok++;
+				if (ncand == capc) {
+					uint64_t *nc = realloc(cand, (capc = capc ? 2 * capc : 256) * sizeof(*nc));
+					if (!nc) {
+						rc = lp_seterr(LP_ENOMEM, "out of memory");
+						goto out;
+					}
+					cand = nc;
 				}
-				if (ok > best) {
-					best = ok;
-					best_bias = bias;
-				}
+				cand[ncand++] = pcs[i] - a;
 			}
 		}
-		if (best * 2 < tested)
-			return lp_seterr(LP_EINVAL,
-					 "the pcs of the trace are not in '%s' (wrong binary?)", m->path);
-		c->bias = best_bias;
-		c->inferred = 1;
+	qsort(cand, ncand, sizeof(*cand), cmp_u64);
+	/* the true bias puts every pc of the binary's functions on an
+	 * instruction boundary; a wrong one few, by chance */
+	for (size_t i = 0, tried = 0; i < ncand && tried < 4096; i++) {
+		size_t a, b;
+		long sc;
+		if (i && cand[i] == cand[i - 1])
+			continue;
+		tried++;
+		a = lower(pcs, n, cand[i] + lo);
+		b = lower(pcs, n, cand[i] + hi);
+		sc = place_score(c, pcs + a, b - a, cand[i]);
+		if (sc > best) {
+			second = best;
+			best = sc;
+			best_bias = cand[i];
+		} else if (sc > second) {
+			second = sc;
+		}
 	}
+	if (best < 2 || best < 2 * second) {
+		rc = lp_seterr(LP_EINVAL, "the pcs of the trace are not in '%s' (wrong binary?)", m->path);
+		goto out;
+	}
+	c->bias = best_bias;
+	c->inferred = 1;
 	c->placed = 1;
-	/* the functions decoded while testing keep their instructions; the
-	 * analysis proper happens at lookup */
-	return 0;
+out:
+	free(pcs);
+	free(cand);
+	return rc;
 }
 
 int xcode_lookup(struct xcode *c, uint64_t pc, struct xpc *out)

@@ -44,6 +44,7 @@
 #define MG_K 4
 #define PLACE_PCS 256
 #define PLACE_REFS (1u << 20)
+#define PLACE_MAX_REFS (1u << 24) /* held at most, waiting to place the binary */
 
 struct mg {
 	int64_t v[MG_K];
@@ -83,6 +84,7 @@ struct lp_xcollect {
 	struct pend *pend;
 	size_t npend, cappend;
 	int pending;
+	size_t place_pcs, place_refs; /* the next try to place the binary */
 	uint64_t last_pc;
 	size_t last_idx;
 	struct lp_xcollect_summary sum;
@@ -130,6 +132,8 @@ int lp_xcollect_new(struct lp_xcollect **out, const struct lp_xcollect_config *c
 		goto fail;
 	}
 	c->last_idx = SIZE_MAX;
+	c->place_pcs = PLACE_PCS;
+	c->place_refs = PLACE_REFS;
 	*out = c;
 	return 0;
 fail:
@@ -389,24 +393,12 @@ static int track(struct lp_xcollect *c, uint64_t pc, uint64_t addr, uint32_t tid
 	return 0;
 }
 
-/* Place the binary from the pcs seen so far and replay the held references. */
-static int flush_pending(struct lp_xcollect *c)
+/* Replay the held references (after placing the binary, or giving up). */
+static int replay(struct lp_xcollect *c)
 {
-	uint64_t *pcs;
 	int rc = 0;
 
-	if (!c->pending)
-		return 0;
 	c->pending = 0;
-	if (!(pcs = malloc((c->npcs + 1) * sizeof(*pcs))))
-		return lp_seterr(LP_ENOMEM, "out of memory");
-	for (size_t i = 0; i < c->npcs; i++)
-		pcs[i] = c->pcs[i].pc;
-	if (c->npcs)
-		rc = xcode_place(c->code, pcs, c->npcs);
-	free(pcs);
-	if (rc < 0)
-		return rc;
 	for (size_t i = 0; i < c->npcs; i++) {
 		c->pcs[i].refs = 0;
 		if ((rc = lookup(c, &c->pcs[i])) < 0)
@@ -419,6 +411,36 @@ static int flush_pending(struct lp_xcollect *c)
 	c->pend = NULL;
 	c->npend = c->cappend = 0;
 	return rc;
+}
+
+/* Try to place the binary from the pcs seen so far. A trace may start with
+ * many pcs of other code (the loader, under valgrind): then the references
+ * stay held and the next try comes with twice as many. `last`: no later
+ * try; give up (the pcs stay in no known binary). */
+static int flush_pending(struct lp_xcollect *c, int last)
+{
+	uint64_t *pcs;
+	int rc = 0;
+
+	if (!c->pending)
+		return 0;
+	if (!(pcs = malloc((c->npcs + 1) * sizeof(*pcs))))
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	for (size_t i = 0; i < c->npcs; i++)
+		pcs[i] = c->pcs[i].pc;
+	if (c->npcs)
+		rc = xcode_place(c->code, pcs, c->npcs);
+	free(pcs);
+	if (rc == LP_EINVAL && !last && c->npend < PLACE_MAX_REFS) {
+		c->place_pcs *= 2;
+		c->place_refs *= 2;
+		return 0;
+	}
+	if (rc == LP_EINVAL)
+		c->sum.place_failed = 1;
+	else if (rc < 0)
+		return rc;
+	return replay(c);
 }
 
 int lp_xcollect_feed(struct lp_xcollect *c, const struct lp_ref *refs, size_t n)
@@ -444,7 +466,7 @@ int lp_xcollect_feed(struct lp_xcollect *c, const struct lp_ref *refs, size_t n)
 			c->pend[c->npend++] = (struct pend){ r->addr, r->pc, r->tid };
 			if (pc_index(c, r->pc) == SIZE_MAX)
 				return lp_seterr(LP_ENOMEM, "out of memory");
-			if ((c->npcs >= PLACE_PCS || c->npend >= PLACE_REFS) && (rc = flush_pending(c)) < 0)
+			if ((c->npcs >= c->place_pcs || c->npend >= c->place_refs) && (rc = flush_pending(c, 0)) < 0)
 				return rc;
 			continue;
 		}
@@ -548,7 +570,7 @@ int lp_xcollect_write(struct lp_xcollect *c, const char *path, double size, cons
 	char *tmp = NULL, buf[512];
 	int rc = 0;
 
-	if ((rc = flush_pending(c)) < 0)
+	if ((rc = flush_pending(c, 1)) < 0)
 		return rc;
 	np = c->npcs;
 	nl = c->code ? xcode_nloops(c->code) : 0;
@@ -745,6 +767,7 @@ int lp_xcollect_write(struct lp_xcollect *c, const char *path, double size, cons
 		c->sum.loops += lused[l] != 0;
 	c->sum.bias = bias;
 	c->sum.bias_inferred = inferred;
+	c->sum.pcs_placed = c->sum.place_failed ? 0 : c->sum.pcs_placed;
 out:
 	if (f)
 		fclose(f);

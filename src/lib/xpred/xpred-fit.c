@@ -2,22 +2,23 @@
  * combination of basis functions, under inequality constraints.
  *
  * Assumptions and choices (docs/prediction.md, "Fitting"):
- * - Least squares are relative: each residual is divided by the measured
- *   value, so that a size where the quantity is small counts as much as one
- *   where it is large (the values span orders of magnitude).
- * - Constraints are enforced on a geometric grid of sizes from the smallest
- *   fitted size to `hi` (16 times the largest by default): the fitted
- *   function must stay >= 0 there (NONNEG) and, when the data are monotone,
- *   move in the same direction everywhere (MONOTONE). That is what keeps a
- *   cubic from turning down or oscillating when it is extrapolated 10x.
+ * - Least squares are absolute (residuals scaled by the largest value): the
+ *   noise of a measured distance (whole numbers, small offsets) does not
+ *   grow with it, and the largest sizes are the best guide to larger ones.
+ * - Constraints are enforced on a geometric grid of 48 sizes from the
+ *   smallest fitted size to `hi` (16 times the largest by default): the
+ *   function stays >= 0 there (NONNEG) and, when the data are monotone,
+ *   moves in the same direction everywhere (MONOTONE); optionally it stays
+ *   below a bound (a distance below the footprint). That is what keeps a
+ *   cubic from turning down or oscillating when extrapolated 10x.
  * - The constrained problems are solved by Lawson & Hanson's LSI -> LDP ->
  *   NNLS reduction. GSL provides the linear algebra (QR decomposition,
  *   triangular solves, SVD least squares for NNLS's subproblems); it has no
  *   NNLS or quadratic-programming solver, so those ~100 lines are here.
- * - The terms are chosen by leave-one-out cross-validation over every subset
- *   of the basis with fewer terms than sizes; among subsets within 50% of
- *   the best error the one with fewest terms wins. Exact polynomial data
- *   are thus recovered with exactly their own terms.
+ * - The terms are chosen among all subsets of the basis with at most n-2
+ *   terms (n sizes) by the corrected Akaike criterion (AICc): a term must
+ *   cut the residual many times over to be kept, so noisy data get few
+ *   terms and exact polynomial data exactly their own.
  */
 #include <locprof/xpred.h>
 

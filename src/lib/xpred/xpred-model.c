@@ -905,12 +905,6 @@ int lp_xmodel_group_in_loop(const struct lp_xmodel *m, size_t g, size_t l)
 	return 0;
 }
 
-const struct lp_xbasis *xmodel_basis(const struct lp_xmodel *m);
-const struct lp_xbasis *xmodel_basis(const struct lp_xmodel *m)
-{
-	return &m->basis;
-}
-
 int lp_xmodel_bins(const struct lp_xmodel *m, size_t g, uint64_t block, size_t *nconst,
 		   size_t *nbins)
 {
