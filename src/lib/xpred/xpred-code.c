@@ -304,7 +304,7 @@ int xcode_new(struct xcode **out, const struct lp_mappings *maps, const char *bi
 				if (!c->mods[0].is_dyn) { /* fixed addresses */
 					c->placed = 1;
 					c->bias = 0;
-					rc = xcode_place(c, NULL, 0);
+					rc = xcode_place(c, NULL, 0, 0);
 				}
 			}
 		}
@@ -1006,7 +1006,7 @@ static size_t lower(const uint64_t *v, size_t n, uint64_t x)
  * boundary of a function of the binary, less twice those that land inside
  * a function but between instructions (under the true bias there are none
  * of those; under a wrong one, most). */
-static long place_score(struct xcode *c, const uint64_t *pcs, size_t n, uint64_t bias)
+static long place_score(struct xcode *c, const uint64_t *pcs, size_t n, uint64_t bias, long *okp)
 {
 	long ok = 0, bad = 0;
 
@@ -1019,15 +1019,16 @@ static long place_score(struct xcode *c, const uint64_t *pcs, size_t n, uint64_t
 		else
 			bad++;
 	}
+	*okp = ok;
 	return ok - 2 * bad;
 }
 
-int xcode_place(struct xcode *c, const uint64_t *pcs_in, size_t n)
+int xcode_place(struct xcode *c, const uint64_t *pcs_in, size_t n, size_t min_pcs)
 {
 	struct xmod *m;
 	uint64_t *pcs = NULL, *cand = NULL, best_bias = 0, lo = UINT64_MAX, hi = 0;
 	size_t ncand = 0, capc = 0, step, k = 0;
-	long best = 0, second = 0;
+	long best = 0, second = 0, best_ok = 0;
 	int rc = 0;
 
 	if (!c->nmods)
@@ -1076,22 +1077,25 @@ int xcode_place(struct xcode *c, const uint64_t *pcs_in, size_t n)
 	 * instruction boundary; a wrong one few, by chance */
 	for (size_t i = 0, tried = 0; i < ncand && tried < 4096; i++) {
 		size_t a, b;
-		long sc;
+		long sc, ok;
 		if (i && cand[i] == cand[i - 1])
 			continue;
 		tried++;
 		a = lower(pcs, n, cand[i] + lo);
 		b = lower(pcs, n, cand[i] + hi);
-		sc = place_score(c, pcs + a, b - a, cand[i]);
+		sc = place_score(c, pcs + a, b - a, cand[i], &ok);
 		if (sc > best) {
 			second = best;
 			best = sc;
+			best_ok = ok;
 			best_bias = cand[i];
 		} else if (sc > second) {
 			second = sc;
 		}
 	}
-	if (best < 2 || best < 2 * second) {
+	/* enough pcs on the binary's instructions, nearly none between them,
+	 * and clearly better than any other bias */
+	if (best < 2 || best < 2 * second || (size_t)best_ok < min_pcs || best < best_ok * 3 / 4) {
 		rc = lp_seterr(LP_EINVAL, "the pcs of the trace are not in '%s' (wrong binary?)", m->path);
 		goto out;
 	}

@@ -428,8 +428,10 @@ static int flush_pending(struct lp_xcollect *c, int last)
 		return lp_seterr(LP_ENOMEM, "out of memory");
 	for (size_t i = 0; i < c->npcs; i++)
 		pcs[i] = c->pcs[i].pc;
+	/* early tries want 32 pcs in the binary: a few pcs of other code can
+	 * fall on its instructions by chance; the last try takes what there is */
 	if (c->npcs)
-		rc = xcode_place(c->code, pcs, c->npcs);
+		rc = xcode_place(c->code, pcs, c->npcs, last ? 2 : 32);
 	free(pcs);
 	if (rc == LP_EINVAL && !last && c->npend < PLACE_MAX_REFS) {
 		c->place_pcs *= 2;

@@ -42,8 +42,9 @@ void xcode_free(struct xcode *c);
 /* Nonzero when pcs can be looked up (mappings given, or the binary placed). */
 int xcode_placed(const struct xcode *c);
 /* Place the binary (no mappings): find the load bias under which the
- * distinct runtime pcs land on instruction boundaries of its code. */
-int xcode_place(struct xcode *c, const uint64_t *pcs, size_t n);
+ * distinct runtime pcs land on instruction boundaries of its code, with at
+ * least min_pcs of them there. LP_EINVAL when no bias does. */
+int xcode_place(struct xcode *c, const uint64_t *pcs, size_t n, size_t min_pcs);
 uint64_t xcode_bias(const struct xcode *c, int *inferred);
 int xcode_lookup(struct xcode *c, uint64_t pc, struct xpc *out);
 int xcode_reach(const struct xcode *c, int loop, int a, int b);
