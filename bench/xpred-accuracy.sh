@@ -53,7 +53,7 @@ spec() {
 	matmul:1)    echo "matmul.c|naive P|16 20 24 28 32|128|P^3" ;;
 	stencil:0)   echo "stencil.c|P 4|248 376 504 632 760|3040|P^2" ;;
 	stencil:1)   echo "stencil.c|P 2|32 40 48 56 64|256|P^2" ;;
-	transpose:0) echo "transpose.c|P 2|248 376 504 632 760|3040 7600|P^2" ;;
+	transpose:0) echo "transpose.c|P 2|2056 2184 2312 2440 2568|10280|P^2" ;;
 	transpose:1) echo "transpose.c|P 2|32 40 48 56 64|256|P^2" ;;
 	spmv:0)      echo "spmv.c|P 2|96 144 192 240 288|1152 2880|P^2" ;;
 	spmv:1)      echo "spmv.c|P 2|16 20 24 28 32|128|P^2" ;;

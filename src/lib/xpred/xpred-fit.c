@@ -562,6 +562,30 @@ static int subset_fit(const struct lp_xbasis *b, uint32_t used, const double *P,
 	return 0;
 }
 
+/* Relative error of the subset fitted without the largest size, at it. */
+static double extrapolation_error(const struct lp_xbasis *b, uint32_t used, const double *P,
+				  const double *y, size_t n, unsigned flags, double hi,
+				  const struct bound *ub)
+{
+	double coef[LP_XBASIS_MAX], lo = INFINITY, ymax = 0;
+	size_t top = 0;
+	uint64_t mask = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		lo = fmin(lo, P[i]);
+		ymax = fmax(ymax, fabs(y[i]));
+		hi = fmax(hi, P[i]);
+		if (P[i] > P[top])
+			top = i;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (i != top)
+			mask |= 1ull << i;
+	if (fit_points(b, used, P, y, n, mask, flags, direction(P, y, n), lo, hi, ub, coef) < 0)
+		return INFINITY;
+	return fabs(rel(eval_coef(b, used, coef, P[top]), y[top], ymax));
+}
+
 int lp_xfit_subset(const struct lp_xbasis *b, uint32_t used, const double *P, const double *y,
 		   size_t n, unsigned flags, double hi, struct lp_xfit *out)
 {
@@ -587,6 +611,7 @@ int lp_xfit_select_below(const struct lp_xbasis *b, const double *P, const doubl
 	struct lp_xfit c;
 	int all_zero = 1, have = 0;
 
+
 	memset(out, 0, sizeof(*out));
 	if (!n || !b->n)
 		return lp_seterr(LP_EINVAL, "nothing to fit");
@@ -598,22 +623,42 @@ int lp_xfit_select_below(const struct lp_xbasis *b, const double *P, const doubl
 	}
 	if (all_zero)
 		return 0; /* the zero function: no terms */
+	struct lp_xfit cand[1 << LP_XBASIS_MAX];
+	size_t nc = 0;
+	double best = INFINITY;
 	for (uint32_t s = 1; s < (1u << b->n); s++) {
-		int k = popcount(s), kb = have ? popcount(out->used) : 0;
+		int k = popcount(s);
 		if (allowed && (s & ~allowed))
 			continue;
 		/* with 1 or 2 sizes the criterion is undefined: one term */
-		if ((n <= 2 && k > 1) || (n > 2 && (size_t)k + 2 > n) || subset_fit(b, s, P, y, n, flags, hi, bound ? &ub : NULL, 1, &c) < 0)
+		if ((n <= 2 && k > 1) || (n > 2 && (size_t)k + 2 > n) ||
+		    subset_fit(b, s, P, y, n, flags, hi, bound ? &ub : NULL, 1, &c) < 0)
 			continue;
 		if (n <= 2)
 			c.score = c.rms;
-		if (!have || c.score < out->score - 1e-9 || (fabs(c.score - out->score) <= 1e-9 && k < kb)) {
-			*out = c;
+		cand[nc++] = c;
+		best = fmin(best, c.score);
+	}
+	if (!nc)
+		return lp_seterr(LP_EINVAL, "no subset of the basis fits the data");
+	/* among the models the criterion cannot tell apart (within 10 of the
+	 * best: odds of 150 to 1), the one that best predicts the largest size
+	 * from the smaller ones: the use of a model is to extrapolate */
+	double best_ext = INFINITY;
+	for (size_t i = 0; i < nc; i++) {
+		double e = 0;
+		int k = popcount(cand[i].used), kb = have ? popcount(out->used) : 0;
+		if (cand[i].score > best + (n > 3 ? 10 : 1e-9))
+			continue;
+		if (n > 3)
+			e = extrapolation_error(b, cand[i].used, P, y, n, flags, hi, bound ? &ub : NULL);
+		if (!have || e < best_ext * (1 - 1e-6) ||
+		    (e <= best_ext * (1 + 1e-6) && (k < kb || (k == kb && cand[i].score < out->score)))) {
+			*out = cand[i];
+			best_ext = e;
 			have = 1;
 		}
 	}
-	if (!have)
-		return lp_seterr(LP_EINVAL, "no subset of the basis fits the data");
 	return 0;
 }
 
