@@ -652,8 +652,10 @@ int lp_xfit_select_below(const struct lp_xbasis *b, const double *P, const doubl
 			continue;
 		if (n > 3)
 			e = extrapolation_error(b, cand[i].used, P, y, n, flags, hi, bound ? &ub : NULL);
-		if (!have || e < best_ext * (1 - 1e-6) ||
-		    (e <= best_ext * (1 + 1e-6) && (k < kb || (k == kb && cand[i].score < out->score)))) {
+		/* errors within rounding (1e-9) or 1e-6 of each other are ties */
+		double tie = fmax(1e-9, 1e-6 * best_ext);
+		if (!have || e < best_ext - tie ||
+		    (e <= best_ext + tie && (k < kb || (k == kb && cand[i].score < out->score)))) {
 			*out = cand[i];
 			best_ext = e;
 			have = 1;
