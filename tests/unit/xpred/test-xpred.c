@@ -338,7 +338,7 @@ static char *write_run(double P)
 
 static struct lp_xmodel *fit_synthetic(const double *sizes, size_t n, const char *basis)
 {
-	struct lp_xrun *runs[8];
+	struct lp_xrun *runs[8] = { 0 };
 	struct lp_xmodel *m;
 	struct lp_xfit_options o = { .basis = basis };
 
