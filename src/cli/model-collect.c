@@ -244,8 +244,10 @@ int model_collect(int argc, char **argv)
 		}
 		rc = record(tpath, argv + optind);
 		if (access(tpath, R_OK) != 0) {
-			cli_error("no trace of '%s' (locprof record exited %d)", argv[optind], rc);
-			status = CLI_ERROR;
+			/* locprof record has said why when it failed */
+			if (rc <= 0)
+				cli_error("no trace of '%s': it made no instrumented memory reference", argv[optind]);
+			status = rc > 0 ? rc : CLI_ERROR;
 			goto done;
 		}
 		if (rc != 0)
