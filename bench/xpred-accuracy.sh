@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# Accuracy of cross-input prediction (locprof model, Marin & Mellor-Crummey)
+# against full simulation (locprof simulate) of the same hierarchy.
+#
+# For each kernel: build it with `locprof cc --no-lto -O2 -g` (line info for
+# the groups; clang 14 crashes linking -g with LTO), collect runs at five
+# small sizes, fit a model, then at each prediction size (4x to 10x the
+# largest fitted size) record the full trace, simulate the machine's
+# hierarchy twice (its real geometry, and fully associative levels of the
+# same sizes) plus its TLBs (fully associative caches of page-sized blocks),
+# and compare with the model's fully-associative and set-associative
+# predictions. Prints one row per kernel, size and level; errors are
+# (predicted - simulated) / simulated.
+#
+# usage: bench/xpred-accuracy.sh [--quick] [--machine M] [--keep DIR] [KERNEL...]
+#   kernels: matmul stencil transpose spmv (default: all)
+#   --quick   smaller sizes (a few seconds per kernel; for development)
+# Environment: LOCPROF_BUILD (default build/).
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+build=${LOCPROF_BUILD:-$here/build}
+L=$build/locprof
+machine=itanium2
+quick=0
+keep=
+kernels=()
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--quick) quick=1 ;;
+	--machine) machine=$2; shift ;;
+	--keep) keep=$2; shift ;;
+	-h|--help) sed -n 2,17p "$0"; exit 0 ;;
+	*) kernels+=("$1") ;;
+	esac
+	shift
+done
+[ ${#kernels[@]} -gt 0 ] || kernels=(matmul stencil transpose spmv)
+[ -x "$L" ] || { echo "no $L: build first (scripts/build)" >&2; exit 1; }
+
+if [ -n "$keep" ]; then
+	W=$keep
+	mkdir -p "$W"
+else
+	W=$(mktemp -d /tmp/locprof-xpred-bench.XXXXXX)
+	trap 'rm -rf "$W"' EXIT
+fi
+
+# kernel: source, arguments with P for the size, fitted sizes, predicted
+# sizes (quick: smaller), unit of work
+spec() {
+	case "$1:$quick" in
+	matmul:0)    echo "matmul.c|naive P|96 112 128 144 160|648|P^3" ;;
+	matmul:1)    echo "matmul.c|naive P|16 20 24 28 32|128|P^3" ;;
+	stencil:0)   echo "stencil.c|P 4|248 376 504 632 760|3040|P^2" ;;
+	stencil:1)   echo "stencil.c|P 2|32 40 48 56 64|256|P^2" ;;
+	transpose:0) echo "transpose.c|P 2|2056 2184 2312 2440 2568|10280|P^2" ;;
+	transpose:1) echo "transpose.c|P 2|32 40 48 56 64|256|P^2" ;;
+	spmv:0)      echo "spmv.c|P 2|96 144 192 240 288|1152 2880|P^2" ;;
+	spmv:1)      echo "spmv.c|P 2|16 20 24 28 32|128|P^2" ;;
+	*) echo "unknown kernel '$1' (matmul stencil transpose spmv)" >&2; exit 2 ;;
+	esac
+}
+
+# The machine's levels as simulator specs: hierarchy (real and fully
+# associative) and TLBs, from `locprof model predict --format json`.
+levels_of() {
+	"$L" model predict "$1" --size 1 --machine "$machine" --format json |
+		grep -o '"levels": \[[^]]*\]' | head -1 |
+		grep -o '{[^}]*}' |
+		sed -E 's/.*"name": "([^"]*)", "kind": "([^"]*)", "blocks": ([0-9]+), "assoc": ([0-9]+), "block": ([0-9]+).*/\1 \2 \3 \4 \5/'
+}
+
+printf "%-10s %6s %-5s %14s %14s %8s %14s %14s %8s\n" kernel P level fa_sim fa_pred fa_err% sa_sim sa_pred sa_err%
+worst_fa=0
+worst_sa=0
+for k in "${kernels[@]}"; do
+	IFS='|' read -r src args fit pred work < <(spec "$k")
+	bin=$W/$k-lp
+	"$L" cc --no-lto -O2 -g -o "$bin" "$here/examples/$src" 2>"$W/cc.err" || { cat "$W/cc.err" >&2; exit 1; }
+	dir=$W/$k-model
+	rm -rf "$dir"
+	for p in $fit; do
+		# shellcheck disable=SC2086
+		"$L" model collect -q --size "$p" -o "$dir" -- "$bin" ${args//P/$p} >/dev/null
+	done
+	"$L" model fit -q "$dir"
+	mapfile -t lv < <(levels_of "$dir")
+	sa=() fa=() tlb=()
+	for x in "${lv[@]}"; do
+		read -r name kind blocks assoc block <<<"$x"
+		size=$((blocks * block))
+		a=$([ "$assoc" = 0 ] && echo full || echo "$assoc")
+		if [ "$kind" = tlb ]; then
+			tlb+=(--cache "$size:$a:$block")
+		else
+			sa+=(--level "$size:$a:$block")
+			fa+=(--level "$size:full:$block")
+		fi
+	done
+	meas=$W/$k-measured.csv
+	echo "size,level,fa_misses,sa_misses" >"$meas"
+	for p in $pred; do
+		trace=$W/$k-$p.lpt
+		# shellcheck disable=SC2086
+		"$L" record -q --mode trace -o "$trace" -- "$bin" ${args//P/$p} >/dev/null
+		simfa=$("$L" simulate "$trace" "${fa[@]}" --format csv | tail -n +2 | cut -d, -f4)
+		simsa=$("$L" simulate "$trace" "${sa[@]}" --format csv | tail -n +2 | cut -d, -f4)
+		simtlb=
+		[ ${#tlb[@]} -eq 0 ] || simtlb=$("$L" simulate "$trace" "${tlb[@]}" --format csv | tail -n +2 | cut -d, -f4)
+		rm -f "$trace"
+		mapfile -t vfa <<<"$simfa"
+		mapfile -t vsa <<<"$simsa"
+		mapfile -t vtlb <<<"$simtlb"
+		ci=0 ti=0
+		for x in "${lv[@]}"; do
+			read -r name kind blocks assoc block <<<"$x"
+			if [ "$kind" = tlb ]; then
+				echo "$p,$name,${vtlb[$ti]},${vtlb[$ti]}" >>"$meas"
+				ti=$((ti + 1))
+			else
+				echo "$p,$name,${vfa[$ci]},${vsa[$ci]}" >>"$meas"
+				ci=$((ci + 1))
+			fi
+		done
+		"$L" model predict "$dir" --size "$p" --machine "$machine" --format csv |
+			awk -F, -v P="$p" '$2 == "program" { print $6, $10, $11 }' >"$W/pred.txt"
+		while read -r name pfa psa; do
+			line=$(grep "^$p,$name," "$meas")
+			sfa=$(echo "$line" | cut -d, -f3)
+			ssa=$(echo "$line" | cut -d, -f4)
+			read -r efa esa < <(awk -v a="$pfa" -v b="$sfa" -v c="$psa" -v d="$ssa" \
+				'BEGIN { printf "%.2f %.2f\n", (b > 0 ? 100 * (a - b) / b : (a > 0.5 ? 100 : 0)), (d > 0 ? 100 * (c - d) / d : (c > 0.5 ? 100 : 0)) }')
+			printf "%-10s %6s %-5s %14.0f %14.0f %8s %14.0f %14.0f %8s\n" "$k" "$p" "$name" "$sfa" "$pfa" "$efa" "$ssa" "$psa" "$esa"
+			worst_fa=$(awk -v w="$worst_fa" -v e="$efa" 'BEGIN { e = e < 0 ? -e : e; print (e > w ? e : w) }')
+			worst_sa=$(awk -v w="$worst_sa" -v e="$esa" 'BEGIN { e = e < 0 ? -e : e; print (e > w ? e : w) }')
+		done <"$W/pred.txt"
+	done
+	# plots: misses per unit of work against P, with the simulated points
+	"$L" model predict "$dir" --size "${pred// /,}" --machine "$machine" --work "$work" \
+		--measured "$meas" --svg "$W/$k" >/dev/null
+done
+echo "worst |error|: fully associative $worst_fa%, set associative $worst_sa% (machine $machine)"
+[ -z "$keep" ] || echo "models, measurements and plots kept in $W"

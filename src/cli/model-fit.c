@@ -1,0 +1,210 @@
+/* locprof model fit: the runs of a directory -> DIR/model.xmodel. */
+#include "model-cli.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage[] =
+	"usage: locprof model fit DIR [options]\n"
+	"\n"
+	"Fit a model from the runs in DIR (DIR/size-*.xrun, 3 or more sizes) and\n"
+	"write DIR/model.xmodel. Each reference group's histogram at each block\n"
+	"size becomes: cold accesses, the leading bins of constant distance, and\n"
+	"bins of fixed shares of the rest, every count and distance a function of\n"
+	"the problem size P fitted by constrained least squares (section 4.1).\n"
+	"\n"
+	"  -B, --basis LIST    basis functions of P (default 1,P,P^2,P^3,P^4), e.g.\n"
+	"                      '1,P,P^2,P*log(P)'\n"
+	"  -r, --range R       the fits stay >= 0 and monotone up to R times the\n"
+	"                      largest size (default 16)\n"
+	"  -t, --tolerance T   bins stop splitting when their distance models\n"
+	"                      agree within T (default 0.05)\n"
+	"  -d, --depth N       limit of the recursive splitting (default 10)\n"
+	"  -o, --output FILE   the model file (default DIR/model.xmodel)\n"
+	"  -v, --verbose       print every group's formulas (at --block)\n"
+	"      --block B       block size shown (default 64, or the first)\n"
+	"  -q, --quiet         no summary\n"
+	"  -h, --help          this help\n";
+
+static const struct cli_command cmd_fit = {
+	.name = "model fit",
+	.summary = "",
+	.usage = usage,
+};
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int model_fit(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "basis", required_argument, NULL, 'B' },
+		{ "range", required_argument, NULL, 'r' },
+		{ "tolerance", required_argument, NULL, 't' },
+		{ "depth", required_argument, NULL, 'd' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "block", required_argument, NULL, 'K' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct lp_xfit_options fo = { 0 };
+	const char *dir, *output = NULL;
+	char **names = NULL, *mpath = NULL;
+	size_t nn = 0, capn = 0;
+	struct lp_xrun **runs = NULL;
+	struct lp_xmodel *m = NULL;
+	int c, verbose = 0, quiet = 0, status = CLI_OK;
+	uint64_t show = 0, u;
+	DIR *d;
+	struct dirent *de;
+
+	while ((c = cli_getopt(argc, argv, "B:r:t:d:o:vqh", opts)) != -1) {
+		switch (c) {
+		case 'B': {
+			struct lp_xbasis b;
+			if (lp_xbasis_parse(&b, optarg) < 0)
+				return cli_usage_error(&cmd_model, "bad --basis: %s", lp_errmsg());
+			lp_xbasis_release(&b);
+			fo.basis = optarg;
+			break;
+		}
+		case 'r':
+			if (cli_parse_double(optarg, &fo.range) < 0 || !(fo.range >= 1) || fo.range > 1e6)
+				return cli_usage_error(&cmd_model, "bad --range '%s' (>= 1)", optarg);
+			break;
+		case 't':
+			if (cli_parse_double(optarg, &fo.tolerance) < 0 || !(fo.tolerance > 0) || fo.tolerance > 10)
+				return cli_usage_error(&cmd_model, "bad --tolerance '%s' (0 < T <= 10)", optarg);
+			break;
+		case 'd':
+			if (cli_parse_u64(optarg, &u) < 0 || !u || u > 30)
+				return cli_usage_error(&cmd_model, "bad --depth '%s' (1 to 30)", optarg);
+			fo.max_depth = (unsigned)u;
+			break;
+		case 'o': output = optarg; break;
+		case 'v': verbose = 1; break;
+		case 'K':
+			if (cli_parse_size(optarg, &show) < 0 || !show)
+				return cli_usage_error(&cmd_model, "bad --block '%s'", optarg);
+			break;
+		case 'q': quiet = 1; break;
+		case 'h': return cli_print_usage(&cmd_fit);
+		default: return cli_usage_error(&cmd_model, "bad option");
+		}
+	}
+	if (optind + 1 != argc)
+		return cli_usage_error(&cmd_model, "fit needs one directory of runs");
+	dir = argv[optind];
+	if (!(d = opendir(dir))) {
+		cli_error("cannot open directory '%s': %s", dir, strerror(errno));
+		return CLI_ERROR;
+	}
+	while ((de = readdir(d))) {
+		size_t len = strlen(de->d_name);
+		if (len < 6 || strcmp(de->d_name + len - 5, ".xrun") || de->d_name[0] == '.')
+			continue;
+		if (nn == capn) {
+			capn = capn ? capn * 2 : 16;
+			char **nv = realloc(names, capn * sizeof(*nv));
+			if (!nv) {
+				closedir(d);
+				goto nomem;
+			}
+			names = nv;
+		}
+		if (asprintf(&names[nn], "%s/%s", dir, de->d_name) < 0) {
+			closedir(d);
+			goto nomem;
+		}
+		nn++;
+	}
+	closedir(d);
+	if (nn < 3) {
+		cli_error("'%s' holds %zu run%s; a model needs 3 or more sizes "
+			  "(locprof model collect --size P -o %s -- PROGRAM ...)", dir, nn, nn == 1 ? "" : "s", dir);
+		status = CLI_ERROR;
+		goto done;
+	}
+	qsort(names, nn, sizeof(*names), cmp_str);
+	if (!(runs = calloc(nn, sizeof(*runs))))
+		goto nomem;
+	for (size_t i = 0; i < nn; i++)
+		if (lp_xrun_read(&runs[i], names[i]) < 0) {
+			cli_error("%s", lp_errmsg());
+			status = CLI_ERROR;
+			goto done;
+		}
+	if (lp_xmodel_fit(&m, runs, nn, &fo) < 0) {
+		cli_error("cannot fit: %s", lp_errmsg());
+		status = CLI_ERROR;
+		goto done;
+	}
+	if (!output) {
+		if (asprintf(&mpath, "%s/model.xmodel", dir) < 0)
+			goto nomem;
+		output = mpath;
+	}
+	if (lp_xmodel_write(m, output) < 0) {
+		cli_error("%s", lp_errmsg());
+		status = CLI_ERROR;
+		goto done;
+	}
+	if (!quiet) {
+		size_t ns = lp_xmodel_nsizes(m), nb = lp_xmodel_nblocks(m);
+		char f[512];
+		if (!show) {
+			show = lp_xmodel_block(m, 0);
+			for (size_t b = 0; b < nb; b++)
+				if (lp_xmodel_block(m, b) == 64)
+					show = 64;
+		}
+		printf("model %s: %zu sizes (%g .. %g), %zu groups, %zu loops\n", output, ns,
+		       lp_xmodel_fit_size(m, 0), lp_xmodel_fit_size(m, ns - 1), lp_xmodel_ngroups(m),
+		       lp_xmodel_nloops(m));
+		printf("command: %s\n", lp_xmodel_command(m));
+		printf("references: %s\n\n", lp_xmodel_refs_formula(m, SIZE_MAX, f, sizeof(f)));
+		printf("%-5s %-18s %-22s %-14s %4s %9s  %s\n", "group", "function", "where", "strides",
+		       "pcs", "bins", "references");
+		for (size_t g = 0; g < lp_xmodel_ngroups(m); g++) {
+			struct lp_xgroup_info gi;
+			size_t nc, nbins;
+			char bins[32];
+			lp_xmodel_group(m, g, &gi);
+			if (lp_xmodel_bins(m, g, show, &nc, &nbins) < 0) {
+				cli_error("%s", lp_errmsg());
+				status = CLI_ERROR;
+				goto done;
+			}
+			snprintf(bins, sizeof(bins), "%zu+%zu", nc, nbins);
+			printf("%-5zu %-18s %-22s %-14s %4zu %9s  %s\n", g, gi.function, gi.where, gi.strides,
+			       gi.npcs, bins, lp_xmodel_refs_formula(m, g, f, sizeof(f)));
+			if (verbose) {
+				char *desc = lp_xmodel_describe(m, g, show);
+				if (desc)
+					fputs(desc, stdout);
+				free(desc);
+			}
+		}
+		printf("\nbins: constant-distance + rest bins at %llu-byte blocks\n", (unsigned long long)show);
+	}
+	goto done;
+nomem:
+	cli_error("out of memory");
+	status = CLI_ERROR;
+done:
+	for (size_t i = 0; runs && i < nn; i++)
+		lp_xrun_free(runs[i]);
+	lp_xmodel_free(m);
+	for (size_t i = 0; i < nn; i++)
+		free(names[i]);
+	free(names);
+	free(runs);
+	free(mpath);
+	return status;
+}

@@ -1,0 +1,1469 @@
+/* Scalable models of reuse-distance histograms (Marin & Mellor-Crummey,
+ * section 4.1) and their evaluation (section 5).
+ *
+ * Assumptions (docs/prediction.md, "Modelling"):
+ * - A group's histogram at a block size is modelled as: cold accesses; the
+ *   leading bins whose distance is the same at every size (constant-distance
+ *   reuse inside the innermost loop), each with its own count; and the rest,
+ *   split into bins that hold a fixed fraction of the rest at every size,
+ *   each with a distance that is a function of P. Counts (accesses, cold,
+ *   constant bins, rest) and distances are each fitted as functions of P
+ *   (xpred-fit.c), the counts rather than fractions because they are the
+ *   quantities that scale as plain polynomials in regular codes.
+ * - Splitting: a bin [u0, u1] of the rest's quantiles is split where, in
+ *   each run, the midpoint of its distance range falls; the median of those
+ *   fractions over the runs is the split for all runs. Splitting stops when
+ *   the two halves' fitted distances agree within the tolerance at every
+ *   fitted size and on a grid up to the constraint range, at a depth limit,
+ *   or when the bin is already that narrow in every run. Adjacent bins whose
+ *   models agree are then coalesced.
+ * - A bin's accesses are all at its fitted (mean) distance: fully
+ *   associative LRU misses are cold accesses plus the bins at distances >=
+ *   the cache's blocks (section 5.1); set-associative ones weight each bin
+ *   by the binomial miss probability (section 5.2, lp_binomial_miss()).
+ * - Stack distances are per block size: a level is predicted only from
+ *   histograms collected at its line (or page) size.
+ */
+#include "xpred/xpred-internal.h"
+
+#include "common/error.h"
+#include "common/io.h"
+
+#include <locprof/model.h>
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct xbm {
+	int valid;
+	struct lp_xfit acc, cold, rest;
+	size_t nconst;
+	double *cd;
+	struct lp_xfit *ck;
+	size_t nbins;
+	struct lp_xfit *cnt; /* accesses of each bin of the rest */
+	struct lp_xfit *dist;
+};
+
+struct xgroup {
+	char *function, *where, *strides;
+	int loop;
+	size_t npcs;
+	struct lp_xfit refs;
+	struct xbm *bm;    /* per block */
+	double *mrefs;     /* per run */
+	struct xhist *mh;  /* per run x block */
+};
+
+struct xmloop {
+	char *function, *where;
+	int parent, depth;
+};
+
+struct lp_xmodel {
+	struct lp_xbasis basis;
+	char *command;
+	size_t nsizes;
+	double *sizes;
+	size_t nblocks;
+	uint64_t *blocks;
+	double range, tolerance;
+	unsigned max_depth;
+	struct lp_xfit footprint;  /* distinct blocks of the program at the smallest block size */
+	uint64_t fblock;           /* that block size; 0 if no footprint */
+	double *total;     /* per run */
+	struct lp_xfit refs;
+	size_t ngroups;
+	struct xgroup *g;
+	size_t nloops;
+	struct xmloop *loops;
+};
+
+static long block_index(const struct lp_xmodel *m, uint64_t block);
+static double ev(const struct lp_xmodel *m, const struct lp_xfit *f, double P);
+
+static void bm_release(struct xbm *b)
+{
+	free(b->cd);
+	free(b->ck);
+	free(b->cnt);
+	free(b->dist);
+	memset(b, 0, sizeof(*b));
+}
+
+void lp_xmodel_free(struct lp_xmodel *m)
+{
+	if (!m)
+		return;
+	lp_xbasis_release(&m->basis);
+	free(m->command);
+	free(m->sizes);
+	free(m->blocks);
+	free(m->total);
+	for (size_t i = 0; i < m->ngroups; i++) {
+		struct xgroup *g = &m->g[i];
+		free(g->function);
+		free(g->where);
+		free(g->strides);
+		for (size_t b = 0; g->bm && b < m->nblocks; b++)
+			bm_release(&g->bm[b]);
+		free(g->bm);
+		free(g->mrefs);
+		for (size_t k = 0; g->mh && k < m->nsizes * m->nblocks; k++)
+			xhist_release(&g->mh[k]);
+		free(g->mh);
+	}
+	free(m->g);
+	for (size_t i = 0; i < m->nloops; i++) {
+		free(m->loops[i].function);
+		free(m->loops[i].where);
+	}
+	free(m->loops);
+	free(m);
+}
+
+/* ---- fitting one group at one block size ---------------------------------- */
+
+#define MAXRUNS 64
+
+/* A bin of the rest: in each run, the accesses between two fractions of
+ * that run's rest (sorted by distance). */
+struct leaf {
+	double u0[MAXRUNS], u1[MAXRUNS];
+	struct lp_xfit dist, cnt;
+};
+
+struct bctx {
+	const struct lp_xmodel *m;
+	const struct lp_xfit *footprint;
+	double fscale;    /* footprint blocks -> blocks of this model */
+	uint32_t allowed; /* basis functions growing no faster than the footprint */
+	double hi;
+	size_t nr;        /* runs with a rest; the others count 0 */
+	size_t *ridx;     /* their index among the model's sizes */
+	double *P, *R;    /* their size and rest count */
+	struct xq *q;
+	const struct lp_xfit *rest; /* the rest's count */
+	uint32_t rest_allowed;      /* terms growing no faster than it */
+	size_t nleaf, capleaf;
+	struct leaf *leaf;
+	int err;
+};
+
+/* The basis functions that grow no faster than f between the largest
+ * fitted size and the end of the range (all, when f is not positive). */
+static uint32_t no_faster(const struct lp_xmodel *m, const struct lp_xfit *f, double scale)
+{
+	double pm = m->sizes[m->nsizes - 1], hi = m->range * pm;
+	double f0 = lp_xfit_eval(&m->basis, f, pm) * scale, f1 = lp_xfit_eval(&m->basis, f, hi) * scale;
+	uint32_t allowed = 0;
+
+	if (!(f0 > 0 && f1 > 0))
+		return 0;
+	for (size_t j = 0; j < m->basis.n; j++) {
+		double a = fabs(lp_xexpr_eval(m->basis.f[j], pm)), c = fabs(lp_xexpr_eval(m->basis.f[j], hi));
+		if (a > 0 && c / a <= 1.01 * f1 / f0)
+			allowed |= 1u << j;
+	}
+	return allowed;
+}
+
+/* A stack distance is below the number of distinct blocks the program
+ * touches: the fitted footprint, with a margin for its own fitting error. */
+static double below_footprint(void *arg, double P)
+{
+	const struct bctx *x = arg;
+	double f = lp_xfit_eval(&x->m->basis, x->footprint, P) * x->fscale;
+
+	return f > 0 ? 1.05 * f + 16 : INFINITY;
+}
+
+/* Fit the mean distance of a bin over the runs where it holds accesses. */
+static int fit_dist(struct bctx *x, const double *u0, const double *u1, struct lp_xfit *out)
+{
+	double y[MAXRUNS], P[MAXRUNS];
+	size_t k = 0;
+	const unsigned cf = LP_XFIT_NONNEG | LP_XFIT_MONOTONE;
+
+	for (size_t r = 0; r < x->nr; r++)
+		if ((u1[r] - u0[r]) * x->R[r] > 1e-9) {
+			P[k] = x->P[r];
+			y[k++] = xq_mean(&x->q[r], u0[r], u1[r]);
+		}
+	if (!k)
+		return lp_seterr(LP_EINVAL, "empty bin");
+	if (x->footprint && lp_xfit_select_below(&x->m->basis, P, y, k, cf, x->hi, x->allowed,
+						 below_footprint, x, out) == 0)
+		return 0;
+	return lp_xfit_select(&x->m->basis, P, y, k, cf, x->hi, out);
+}
+
+/* A bin holds no more accesses than the rest. */
+static double below_rest(void *arg, double P)
+{
+	const struct bctx *x = arg;
+	double f = lp_xfit_eval(&x->m->basis, x->rest, P);
+
+	return f > 0 ? 1.05 * f + 1 : INFINITY;
+}
+
+/* Fit the number of accesses of a bin over every size (0 where none),
+ * with terms that grow no faster than the rest's, and below it. */
+static int fit_count(struct bctx *x, const double *u0, const double *u1, struct lp_xfit *out)
+{
+	double y[MAXRUNS] = { 0 };
+	const unsigned cf = LP_XFIT_NONNEG | LP_XFIT_MONOTONE;
+
+	for (size_t r = 0; r < x->nr; r++)
+		y[x->ridx[r]] = (u1[r] - u0[r]) * x->R[r];
+	if (x->rest && lp_xfit_select_below(&x->m->basis, x->m->sizes, y, x->m->nsizes, cf, x->hi,
+					    x->rest_allowed, below_rest, x, out) == 0)
+		return 0;
+	return lp_xfit_select(&x->m->basis, x->m->sizes, y, x->m->nsizes, cf, x->hi, out);
+}
+
+/* Two bins' distance models agree at every fitted size within the
+ * tolerance, plus one: distances are whole numbers, so at small sizes a
+ * difference of one is quantisation, not structure. Beyond the fitted
+ * sizes the models are not compared: there only the data can tell bins
+ * apart, and noise in small bins would fan their extrapolations out. */
+static int close_fits(const struct bctx *x, const struct lp_xfit *a, const struct lp_xfit *b)
+{
+	double tol = x->m->tolerance;
+
+	for (size_t r = 0; r < x->nr; r++) {
+		double da = lp_xfit_eval(&x->m->basis, a, x->P[r]), db = lp_xfit_eval(&x->m->basis, b, x->P[r]);
+		if (fabs(da - db) > tol * (fabs(da) + fabs(db)) / 2 + 1)
+			return 0;
+	}
+	return 1;
+}
+
+static void add_leaf(struct bctx *x, const double *u0, const double *u1, const struct lp_xfit *f)
+{
+	if (x->err)
+		return;
+	if (x->nleaf == x->capleaf) {
+		size_t cap = x->capleaf ? x->capleaf * 2 : 16;
+		struct leaf *nl = realloc(x->leaf, cap * sizeof(*nl));
+		if (!nl) {
+			x->err = lp_seterr(LP_ENOMEM, "out of memory");
+			return;
+		}
+		x->leaf = nl;
+		x->capleaf = cap;
+	}
+	struct leaf *L = &x->leaf[x->nleaf++];
+	memcpy(L->u0, u0, x->nr * sizeof(*u0));
+	memcpy(L->u1, u1, x->nr * sizeof(*u1));
+	L->dist = *f;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Split a bin in two where the midpoint of its distance range falls
+ * (section 4.1): in each run, the share of the bin's accesses below the
+ * midpoint of the bin's distances; the median share over the runs splits
+ * every run, so the halves keep fixed shares of the bin. (Splitting each
+ * run at its own midpoint instead was tried: it follows shares that change
+ * with the size, but pairs up different reuse patterns at different sizes
+ * and extrapolates far worse on real programs.) */
+static void split(struct bctx *x, const double *u0, const double *u1, const struct lp_xfit *f,
+		  unsigned depth)
+{
+	double srt[MAXRUNS], us[MAXRUNS], med;
+	struct lp_xfit fl, fr;
+	int narrow = 1;
+	size_t nm = 0;
+
+	if (x->err)
+		return;
+	for (size_t r = 0; r < x->nr; r++) {
+		double w = u1[r] - u0[r], a, b, mean, rho;
+		if (!(w * x->R[r] > 1e-9))
+			continue;
+		a = xq_quantile(&x->q[r], u0[r]);
+		b = xq_quantile(&x->q[r], u1[r]);
+		mean = xq_mean(&x->q[r], u0[r], u1[r]);
+		if (b - a > x->m->tolerance * mean + 1)
+			narrow = 0;
+		rho = (xq_cdf(&x->q[r], (a + b) / 2) - u0[r]) / w;
+		srt[nm++] = rho >= 0 ? (rho > 1 ? 1 : rho) : 0;
+	}
+	if (narrow || depth >= x->m->max_depth || !nm) {
+		add_leaf(x, u0, u1, f);
+		return;
+	}
+	qsort(srt, nm, sizeof(*srt), cmp_double);
+	med = nm % 2 ? srt[nm / 2] : (srt[nm / 2 - 1] + srt[nm / 2]) / 2;
+	if (med < 1e-6 || med > 1 - 1e-6)
+		med = 0.5; /* a degenerate midpoint: halve the bin */
+	for (size_t r = 0; r < x->nr; r++)
+		us[r] = u0[r] + med * (u1[r] - u0[r]);
+	if (fit_dist(x, u0, us, &fl) < 0 || fit_dist(x, us, u1, &fr) < 0 || close_fits(x, &fl, &fr)) {
+		add_leaf(x, u0, u1, f);
+		return;
+	}
+	split(x, u0, us, &fl, depth + 1);
+	split(x, us, u1, &fr, depth + 1);
+}
+
+/* Merge neighbouring bins whose distance models agree. */
+static int coalesce(struct bctx *x)
+{
+	for (int changed = 1; changed;) {
+		changed = 0;
+		for (size_t i = 0; i + 1 < x->nleaf; i++) {
+			struct leaf *a = &x->leaf[i], *b = &x->leaf[i + 1];
+			struct lp_xfit f;
+			if (!close_fits(x, &a->dist, &b->dist) || fit_dist(x, a->u0, b->u1, &f) < 0)
+				continue;
+			memcpy(a->u1, b->u1, x->nr * sizeof(*a->u1));
+			a->dist = f;
+			memmove(b, b + 1, (x->nleaf - i - 2) * sizeof(*b));
+			x->nleaf--;
+			changed = 1;
+		}
+	}
+	return 0;
+}
+
+/* Count of an exact distance d in h (0 if absent). */
+static double count_at(const struct xhist *h, double d)
+{
+	for (size_t i = 0; i < h->n && h->e[i].lo <= d; i++)
+		if (h->e[i].lo == d && h->e[i].hi == d)
+			return h->e[i].count;
+	return 0;
+}
+
+static int model_block(struct lp_xmodel *m, struct xgroup *g, size_t b)
+{
+	size_t n = m->nsizes, nf = 0;
+	double y[64], hi = m->range * m->sizes[n - 1], *cd = NULL;
+	struct xbm *bm = &g->bm[b];
+	struct xhist *h[64];
+	struct bctx x = { 0 };
+	struct xhent *rest[64] = { 0 };
+	size_t nrest[64] = { 0 }, nconst = 0;
+	int rc = 0, fin[64];
+	const unsigned cf = LP_XFIT_NONNEG | LP_XFIT_MONOTONE;
+
+	memset(bm, 0, sizeof(*bm));
+	for (size_t r = 0; r < n; r++) {
+		h[r] = &g->mh[r * m->nblocks + b];
+		fin[r] = xhist_finite(h[r]) > 0;
+		nf += fin[r];
+		y[r] = xhist_finite(h[r]) + h[r]->cold;
+	}
+	if ((rc = lp_xfit_select(&m->basis, m->sizes, y, n, cf, hi, &bm->acc)) < 0)
+		return rc;
+	for (size_t r = 0; r < n; r++)
+		y[r] = h[r]->cold;
+	if ((rc = lp_xfit_select(&m->basis, m->sizes, y, n, cf, hi, &bm->cold)) < 0)
+		return rc;
+	bm->valid = 1;
+	/* constant distances (section 4.1: reuse inside the innermost loop,
+	 * the same at every size): an exact small distance present in the
+	 * largest run and at least one other, holding a share of the accesses
+	 * that stays within a factor of 8 over the runs that have it. (A
+	 * distance can appear only from some size on: a row that starts to
+	 * straddle a page.) A scaling distance that passes through a small
+	 * value at some size fails the share test. */
+	if (nf >= 2) {
+		size_t last = n - 1;
+		while (!fin[last])
+			last--;
+		const struct xhist *hl = h[last];
+		for (size_t i = 0; i < hl->n; i++) {
+			double d = hl->e[i].lo, fmin_ = INFINITY, fmax_ = 0;
+			int ok = hl->e[i].hi == d && d < 256, present = 0;
+			for (size_t r = 0; r < n && ok; r++) {
+				double c;
+				if (!fin[r] || !((c = count_at(h[r], d)) > 0))
+					continue;
+				present++;
+				fmin_ = fmin(fmin_, c / xhist_finite(h[r]));
+				fmax_ = fmax(fmax_, c / xhist_finite(h[r]));
+			}
+			/* a bin of 1e-4 of the accesses or less is noise, better
+			 * left to the bins of the rest */
+			if (!ok || present < 2 || fmax_ > 8 * fmin_ || fmin_ < 1e-4)
+				continue;
+			double *ncd = realloc(cd, (nconst + 1) * sizeof(*ncd));
+			if (!ncd) {
+				free(cd);
+				return lp_seterr(LP_ENOMEM, "out of memory");
+			}
+			cd = ncd;
+			cd[nconst++] = d;
+		}
+	}
+	bm->nconst = nconst;
+	bm->cd = cd;
+	if (nconst && !(bm->ck = calloc(nconst, sizeof(*bm->ck))))
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	for (size_t j = 0; j < nconst; j++) {
+		for (size_t r = 0; r < n; r++)
+			y[r] = count_at(h[r], cd[j]);
+		if ((rc = lp_xfit_select(&m->basis, m->sizes, y, n, cf, hi, &bm->ck[j])) < 0)
+			return rc;
+	}
+	/* the rest */
+	x.m = m;
+	/* the footprint is measured most finely at the smallest block size;
+	 * at a larger one it is that many bytes, in blocks, plus a few blocks
+	 * split between data structures */
+	x.footprint = m->fblock ? &m->footprint : NULL;
+	x.fscale = m->fblock ? (double)m->fblock / (double)m->blocks[b] : 1;
+	x.hi = hi;
+	/* a stack distance never exceeds the footprint, so it cannot grow
+	 * faster: terms that outgrow the footprint's fit are left out */
+	if (x.footprint)
+		x.allowed = no_faster(m, x.footprint, x.fscale);
+	x.P = malloc(n * sizeof(*x.P));
+	x.R = malloc(n * sizeof(*x.R));
+	x.ridx = malloc(n * sizeof(*x.ridx));
+	x.q = calloc(n, sizeof(*x.q));
+	if (!x.P || !x.R || !x.ridx || !x.q) {
+		rc = lp_seterr(LP_ENOMEM, "out of memory");
+		goto out;
+	}
+	for (size_t r = 0; r < n; r++) {
+		double s = 0;
+		if (!(rest[r] = malloc((h[r]->n + 1) * sizeof(*rest[r])))) {
+			rc = lp_seterr(LP_ENOMEM, "out of memory");
+			goto out;
+		}
+		for (size_t i = 0; i < h[r]->n; i++) {
+			int isconst = 0;
+			for (size_t j = 0; j < nconst; j++)
+				isconst |= h[r]->e[i].lo == cd[j] && h[r]->e[i].hi == cd[j];
+			if (!isconst) {
+				rest[r][nrest[r]++] = h[r]->e[i];
+				s += h[r]->e[i].count;
+			}
+		}
+		y[r] = s;
+		if (s > 0) {
+			if ((rc = xq_init(&x.q[x.nr], rest[r], nrest[r])) < 0)
+				goto out;
+			x.P[x.nr] = m->sizes[r];
+			x.R[x.nr] = s;
+			x.ridx[x.nr++] = r;
+		}
+	}
+	if ((rc = lp_xfit_select(&m->basis, m->sizes, y, n, cf, hi, &bm->rest)) < 0)
+		goto out;
+	x.rest = &bm->rest;
+	x.rest_allowed = no_faster(m, &bm->rest, 1);
+	if (x.nr) {
+		struct lp_xfit f;
+		double u0[MAXRUNS], u1[MAXRUNS];
+		for (size_t r = 0; r < x.nr; r++) {
+			u0[r] = 0;
+			u1[r] = 1;
+		}
+		if ((rc = fit_dist(&x, u0, u1, &f)) < 0)
+			goto out;
+		split(&x, u0, u1, &f, 0);
+		if ((rc = x.err) < 0 || (rc = coalesce(&x)) < 0)
+			goto out;
+		bm->nbins = x.nleaf;
+		bm->cnt = malloc((x.nleaf + 1) * sizeof(*bm->cnt));
+		bm->dist = malloc((x.nleaf + 1) * sizeof(*bm->dist));
+		if (!bm->cnt || !bm->dist) {
+			rc = lp_seterr(LP_ENOMEM, "out of memory");
+			goto out;
+		}
+		for (size_t i = 0; i < x.nleaf; i++) {
+			bm->dist[i] = x.leaf[i].dist;
+			if ((rc = fit_count(&x, x.leaf[i].u0, x.leaf[i].u1, &bm->cnt[i])) < 0)
+				goto out;
+		}
+	}
+out:
+	for (size_t r = 0; r < x.nr; r++)
+		xq_release(&x.q[r]);
+	for (size_t r = 0; r < n; r++)
+		free(rest[r]);
+	free(x.q);
+	free(x.P);
+	free(x.R);
+	free(x.ridx);
+	free(x.leaf);
+	return rc;
+}
+
+/* ---- grouping across runs ---------------------------------------------------- */
+
+static size_t uf_find(size_t *p, size_t x)
+{
+	while (p[x] != x)
+		x = p[x] = p[p[x]];
+	return x;
+}
+
+static void uf_union(size_t *p, size_t a, size_t b)
+{
+	a = uf_find(p, a);
+	b = uf_find(p, b);
+	if (a != b)
+		p[a > b ? a : b] = a < b ? a : b;
+}
+
+struct gkey {
+	const char *module;
+	uint64_t addr;
+};
+
+/* Index of key in keys[0..*n), appended when new. */
+static size_t key_index(struct gkey **keys, size_t *n, size_t *cap, const char *module, uint64_t addr)
+{
+	for (size_t i = 0; i < *n; i++)
+		if ((*keys)[i].addr == addr && !strcmp((*keys)[i].module, module))
+			return i;
+	if (*n == *cap) {
+		size_t c = *cap ? *cap * 2 : 64;
+		struct gkey *nk = realloc(*keys, c * sizeof(*nk));
+		if (!nk)
+			return SIZE_MAX;
+		*keys = nk;
+		*cap = c;
+	}
+	(*keys)[*n] = (struct gkey){ module, addr };
+	return (*n)++;
+}
+
+static int cmp_run(const void *a, const void *b)
+{
+	const struct lp_xrun *x = *(const struct lp_xrun *const *)a, *y = *(const struct lp_xrun *const *)b;
+	return x->size < y->size ? -1 : x->size > y->size;
+}
+
+/* "file:a-b" or "file:a" -> file (in buf), a, b; 0 if it does not parse. */
+static int parse_where(const char *w, char *file, size_t len, int *a, int *b)
+{
+	const char *colon = strrchr(w, ':');
+	char *end;
+
+	if (!colon || (size_t)(colon - w) >= len)
+		return 0;
+	memcpy(file, w, (size_t)(colon - w));
+	file[colon - w] = 0;
+	*a = (int)strtol(colon + 1, &end, 10);
+	*b = *a;
+	if (*end == '-')
+		*b = (int)strtol(end + 1, &end, 10);
+	return !*end && *a > 0;
+}
+
+static char *join_where(const char *file, int a, int b)
+{
+	char *s = NULL;
+	int rc = a == b ? asprintf(&s, "%s:%d", file, a) : asprintf(&s, "%s:%d-%d", file, a, b);
+
+	return rc < 0 ? NULL : s;
+}
+
+int lp_xmodel_fit(struct lp_xmodel **out, struct lp_xrun *const *runs_in, size_t n,
+		  const struct lp_xfit_options *o)
+{
+	struct lp_xmodel *m;
+	struct lp_xrun **runs = NULL;
+	struct gkey *pk = NULL, *lk = NULL;
+	size_t npk = 0, cappk = 0, nlk = 0, caplk = 0;
+	size_t **pcmap = NULL, **loopmap = NULL, *gp = NULL, *lsrc = NULL, *gof = NULL, *lof = NULL;
+	int rc = 0;
+
+	*out = NULL;
+	if (n < 3)
+		return lp_seterr(LP_EINVAL, "a model needs runs at 3 or more sizes (have %zu)", n);
+	if (n > 64)
+		return lp_seterr(LP_ELIMIT, "at most 64 runs");
+	if (!(m = calloc(1, sizeof(*m))))
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	if ((rc = lp_xbasis_parse(&m->basis, o && o->basis ? o->basis : NULL)) < 0)
+		goto fail;
+	m->range = o && o->range > 0 ? o->range : 16;
+	m->tolerance = o && o->tolerance > 0 ? o->tolerance : 0.05;
+	m->max_depth = o && o->max_depth ? o->max_depth : 10;
+	if (!(runs = malloc(n * sizeof(*runs))))
+		goto nomem;
+	memcpy(runs, runs_in, n * sizeof(*runs));
+	qsort(runs, n, sizeof(*runs), cmp_run);
+	for (size_t r = 1; r < n; r++)
+		if (runs[r]->size == runs[r - 1]->size) {
+			rc = lp_seterr(LP_EINVAL, "two runs at size %g", runs[r]->size);
+			goto fail;
+		}
+	m->nsizes = n;
+	if (!(m->sizes = malloc(n * sizeof(*m->sizes))) || !(m->total = malloc(n * sizeof(*m->total))))
+		goto nomem;
+	for (size_t r = 0; r < n; r++) {
+		m->sizes[r] = runs[r]->size;
+		m->total[r] = (double)runs[r]->references;
+	}
+	if (!(m->command = strdup(runs[n - 1]->command ? runs[n - 1]->command : "")))
+		goto nomem;
+	/* block sizes common to every run */
+	if (!(m->blocks = malloc(runs[0]->nblocks * sizeof(*m->blocks))))
+		goto nomem;
+	for (size_t b = 0; b < runs[0]->nblocks; b++) {
+		int all = 1;
+		for (size_t r = 1; r < n && all; r++) {
+			int have = 0;
+			for (size_t k = 0; k < runs[r]->nblocks; k++)
+				have |= runs[r]->blocks[k] == runs[0]->blocks[b];
+			all = have;
+		}
+		if (all)
+			m->blocks[m->nblocks++] = runs[0]->blocks[b];
+	}
+	if (!m->nblocks) {
+		rc = lp_seterr(LP_EINVAL, "the runs have no block size in common");
+		goto fail;
+	}
+	/* global pcs and loops */
+	pcmap = calloc(n, sizeof(*pcmap));
+	loopmap = calloc(n, sizeof(*loopmap));
+	if (!pcmap || !loopmap)
+		goto nomem;
+	for (size_t r = 0; r < n; r++) {
+		struct lp_xrun *R = runs[r];
+		pcmap[r] = malloc((R->npcs + 1) * sizeof(**pcmap));
+		loopmap[r] = malloc((R->nloops + 1) * sizeof(**loopmap));
+		if (!pcmap[r] || !loopmap[r])
+			goto nomem;
+		for (size_t l = 0; l < R->nloops; l++)
+			if ((loopmap[r][l] = key_index(&lk, &nlk, &caplk, R->modules[R->loops[l].module],
+						       R->loops[l].header)) == SIZE_MAX)
+				goto nomem;
+		for (size_t i = 0; i < R->npcs; i++) {
+			const struct xrun_pc *p = &R->pcs[i];
+			/* code in no binary has no address stable across runs */
+			const char *mod = p->module >= 0 ? R->modules[p->module] : "";
+			if ((pcmap[r][i] = key_index(&pk, &npk, &cappk, mod, p->module >= 0 ? p->vaddr : 0)) ==
+			    SIZE_MAX)
+				goto nomem;
+		}
+	}
+	gp = malloc((npk + 1) * sizeof(*gp));
+	lsrc = malloc((nlk + 1) * sizeof(*lsrc));
+	gof = malloc((npk + 1) * sizeof(*gof));
+	lof = malloc((nlk + 1) * sizeof(*lof));
+	if (!gp || !lsrc || !gof || !lof)
+		goto nomem;
+	for (size_t i = 0; i < npk; i++)
+		gp[i] = i;
+	for (size_t i = 0; i < nlk; i++)
+		lsrc[i] = i;
+	for (size_t r = 0; r < n; r++) {
+		struct lp_xrun *R = runs[r];
+		for (size_t l = 0; l < R->nloops; l++)
+			if (R->loops[l].src >= 0)
+				uf_union(lsrc, loopmap[r][l], loopmap[r][R->loops[l].src]);
+		/* first pc of each run group */
+		for (size_t i = 0; i < R->npcs; i++)
+			for (size_t j = 0; j < i; j++)
+				if (R->pcs[j].group == R->pcs[i].group) {
+					uf_union(gp, pcmap[r][i], pcmap[r][j]);
+					break;
+				}
+	}
+	/* model loops: source loops, numbered in order of first appearance */
+	for (size_t i = 0; i < nlk; i++)
+		lof[i] = SIZE_MAX;
+	for (size_t r = n; r-- > 0;) {
+		struct lp_xrun *R = runs[r];
+		for (size_t l = 0; l < R->nloops; l++) {
+			size_t root = uf_find(lsrc, loopmap[r][l]);
+			if (lof[root] == SIZE_MAX) {
+				struct xmloop *nl2 = realloc(m->loops, (m->nloops + 1) * sizeof(*nl2));
+				if (!nl2)
+					goto nomem;
+				m->loops = nl2;
+				memset(&m->loops[m->nloops], 0, sizeof(*m->loops));
+				m->loops[m->nloops].parent = -1;
+				m->loops[m->nloops].depth = R->loops[l].depth;
+				if (!(m->loops[m->nloops].function = strdup(R->loops[l].function)) ||
+				    !(m->loops[m->nloops].where = strdup(R->loops[l].where)))
+					goto nomem;
+				lof[root] = m->nloops++;
+			} else {
+				/* widen the line range over the source loop's object loops */
+				struct xmloop *L = &m->loops[lof[root]];
+				char f1[256], f2[256];
+				int a1, b1, a2, b2;
+				if (parse_where(L->where, f1, sizeof(f1), &a1, &b1) &&
+				    parse_where(R->loops[l].where, f2, sizeof(f2), &a2, &b2) && !strcmp(f1, f2) &&
+				    (a2 < a1 || b2 > b1)) {
+					char *w = join_where(f1, a2 < a1 ? a2 : a1, b2 > b1 ? b2 : b1);
+					if (!w)
+						goto nomem;
+					free(L->where);
+					L->where = w;
+				}
+			}
+		}
+	}
+	for (size_t r = n; r-- > 0;) {
+		struct lp_xrun *R = runs[r];
+		for (size_t l = 0; l < R->nloops; l++) {
+			size_t me = lof[uf_find(lsrc, loopmap[r][l])];
+			if (R->loops[l].parent >= 0 && m->loops[me].parent < 0) {
+				size_t p = lof[uf_find(lsrc, loopmap[r][R->loops[l].parent])];
+				if (p != me)
+					m->loops[me].parent = (int)p;
+			}
+		}
+	}
+	/* model groups */
+	for (size_t i = 0; i < npk; i++)
+		gof[i] = SIZE_MAX;
+	for (size_t i = 0; i < npk; i++) {
+		size_t root = uf_find(gp, i);
+		if (gof[root] == SIZE_MAX)
+			gof[root] = m->ngroups++;
+		gof[i] = gof[root];
+	}
+	if (!(m->g = calloc(m->ngroups + 1, sizeof(*m->g))))
+		goto nomem;
+	for (size_t k = 0; k < m->ngroups; k++) {
+		struct xgroup *g = &m->g[k];
+		g->loop = -1;
+		g->bm = calloc(m->nblocks, sizeof(*g->bm));
+		g->mrefs = calloc(n, sizeof(*g->mrefs));
+		g->mh = calloc(n * m->nblocks, sizeof(*g->mh));
+		if (!g->bm || !g->mrefs || !g->mh)
+			goto nomem;
+	}
+	{
+		/* per group: the pcs counted once, names from its busiest pc */
+		unsigned char *counted = calloc(npk + 1, 1);
+		uint64_t *best = calloc(m->ngroups + 1, sizeof(*best));
+		int *lmin = calloc(m->ngroups + 1, sizeof(*lmin)), *lmax = calloc(m->ngroups + 1, sizeof(*lmax));
+		char (*file)[256] = calloc(m->ngroups + 1, sizeof(*file));
+		if (!counted || !best || !lmin || !lmax || !file) {
+			free(counted);
+			free(best);
+			free(lmin);
+			free(lmax);
+			free(file);
+			goto nomem;
+		}
+		for (size_t r = n; r-- > 0 && !rc;) {
+			struct lp_xrun *R = runs[r];
+			for (size_t i = 0; i < R->npcs && !rc; i++) {
+				const struct xrun_pc *p = &R->pcs[i];
+				size_t gi = gof[pcmap[r][i]];
+				struct xgroup *g = &m->g[gi];
+				char f[256];
+				int a, b;
+				g->mrefs[r] += (double)p->refs;
+				for (size_t bb = 0; bb < m->nblocks && !rc; bb++) {
+					size_t k;
+					for (k = 0; k < R->nblocks && R->blocks[k] != m->blocks[bb]; k++)
+						;
+					rc = xhist_merge(&g->mh[r * m->nblocks + bb], &p->h[k]);
+				}
+				if (!counted[pcmap[r][i]]) {
+					counted[pcmap[r][i]] = 1;
+					g->npcs++;
+				}
+				if (parse_where(p->where, f, sizeof(f), &a, &b) &&
+				    (!file[gi][0] || !strcmp(file[gi], f))) {
+					snprintf(file[gi], sizeof(file[gi]), "%s", f);
+					if (!lmin[gi] || a < lmin[gi])
+						lmin[gi] = a;
+					if (b > lmax[gi])
+						lmax[gi] = b;
+				}
+				if (!g->function || p->refs > best[gi]) {
+					best[gi] = p->refs;
+					free(g->function);
+					free(g->strides);
+					g->function = strdup(p->function);
+					g->strides = strdup(p->strides);
+					g->loop = p->loop >= 0 ? (int)lof[uf_find(lsrc, loopmap[r][p->loop])] : -1;
+					if (!g->function || !g->strides)
+						rc = lp_seterr(LP_ENOMEM, "out of memory");
+				}
+			}
+		}
+		for (size_t k = 0; k < m->ngroups && !rc; k++) {
+			struct xgroup *g = &m->g[k];
+			if (file[k][0])
+				g->where = join_where(file[k], lmin[k], lmax[k]);
+			else
+				g->where = strdup("");
+			if (!g->where)
+				rc = lp_seterr(LP_ENOMEM, "out of memory");
+		}
+		free(counted);
+		free(best);
+		free(lmin);
+		free(lmax);
+		free(file);
+		if (rc < 0)
+			goto fail;
+	}
+	/* the models: references, footprints, then each group */
+	if ((rc = lp_xfit_select(&m->basis, m->sizes, m->total, n, LP_XFIT_NONNEG | LP_XFIT_MONOTONE,
+				 m->range * m->sizes[n - 1], &m->refs)) < 0)
+		goto fail;
+	{
+		size_t fb = 0;
+		double y[64] = { 0 };
+		for (size_t b = 1; b < m->nblocks; b++)
+			if (m->blocks[b] < m->blocks[fb])
+				fb = b;
+		for (size_t k = 0; k < m->ngroups; k++)
+			for (size_t r = 0; r < n; r++)
+				y[r] += m->g[k].mh[r * m->nblocks + fb].cold;
+		if (lp_xfit_select(&m->basis, m->sizes, y, n, LP_XFIT_NONNEG | LP_XFIT_MONOTONE,
+				   m->range * m->sizes[n - 1], &m->footprint) == 0)
+			m->fblock = m->blocks[fb];
+	}
+	for (size_t k = 0; k < m->ngroups; k++) {
+		struct xgroup *g = &m->g[k];
+		if ((rc = lp_xfit_select(&m->basis, m->sizes, g->mrefs, n, LP_XFIT_NONNEG | LP_XFIT_MONOTONE,
+					 m->range * m->sizes[n - 1], &g->refs)) < 0)
+			goto fail;
+		for (size_t b = 0; b < m->nblocks; b++)
+			if ((rc = model_block(m, g, b)) < 0)
+				goto fail;
+	}
+	goto done;
+nomem:
+	rc = lp_seterr(LP_ENOMEM, "out of memory");
+fail:
+	lp_xmodel_free(m);
+	m = NULL;
+done:
+	for (size_t r = 0; r < n; r++) {
+		if (pcmap)
+			free(pcmap[r]);
+		if (loopmap)
+			free(loopmap[r]);
+	}
+	free(pcmap);
+	free(loopmap);
+	free(runs);
+	free(pk);
+	free(lk);
+	free(gp);
+	free(lsrc);
+	free(gof);
+	free(lof);
+	if (rc < 0)
+		return rc;
+	*out = m;
+	return 0;
+}
+
+/* ---- accessors ------------------------------------------------------------------ */
+
+size_t lp_xmodel_nsizes(const struct lp_xmodel *m) { return m->nsizes; }
+double lp_xmodel_fit_size(const struct lp_xmodel *m, size_t i) { return m->sizes[i]; }
+size_t lp_xmodel_nblocks(const struct lp_xmodel *m) { return m->nblocks; }
+uint64_t lp_xmodel_block(const struct lp_xmodel *m, size_t i) { return m->blocks[i]; }
+const char *lp_xmodel_command(const struct lp_xmodel *m) { return m->command; }
+size_t lp_xmodel_ngroups(const struct lp_xmodel *m) { return m->ngroups; }
+size_t lp_xmodel_nloops(const struct lp_xmodel *m) { return m->nloops; }
+
+void lp_xmodel_group(const struct lp_xmodel *m, size_t g, struct lp_xgroup_info *out)
+{
+	const struct xgroup *x = &m->g[g];
+
+	out->function = x->function && *x->function ? x->function : "?";
+	out->where = x->where ? x->where : "";
+	out->strides = x->strides ? x->strides : "-";
+	out->loop = x->loop;
+	out->npcs = x->npcs;
+}
+
+void lp_xmodel_loop(const struct lp_xmodel *m, size_t l, struct lp_xloop_info *out)
+{
+	out->function = m->loops[l].function;
+	out->where = m->loops[l].where;
+	out->parent = m->loops[l].parent;
+	out->depth = m->loops[l].depth;
+}
+
+int lp_xmodel_group_in_loop(const struct lp_xmodel *m, size_t g, size_t l)
+{
+	for (int x = m->g[g].loop, guard = 0; x >= 0 && guard < 64; x = m->loops[x].parent, guard++)
+		if ((size_t)x == l)
+			return 1;
+	return 0;
+}
+
+int lp_xmodel_bins(const struct lp_xmodel *m, size_t g, uint64_t block, size_t *nconst,
+		   size_t *nbins)
+{
+	long b = block_index(m, block);
+
+	*nconst = *nbins = 0;
+	if (b < 0 || g >= m->ngroups)
+		return lp_seterr(LP_EINVAL, "no group %zu or block size %" PRIu64, g, block);
+	*nconst = m->g[g].bm[b].nconst;
+	*nbins = m->g[g].bm[b].nbins;
+	return 0;
+}
+
+const char *lp_xmodel_refs_formula(const struct lp_xmodel *m, size_t g, char *buf, size_t len)
+{
+	return lp_xfit_format(&m->basis, g == SIZE_MAX ? &m->refs : &m->g[g].refs, buf, len);
+}
+
+double lp_xmodel_references(const struct lp_xmodel *m, double P)
+{
+	return ev(m, &m->refs, P);
+}
+
+double lp_xmodel_measured_references(const struct lp_xmodel *m, size_t i)
+{
+	return i < m->nsizes ? m->total[i] : 0;
+}
+
+char *lp_xmodel_describe(const struct lp_xmodel *m, size_t g, uint64_t block)
+{
+	long b = block_index(m, block);
+	const struct xbm *bm;
+	char f[512], *s = NULL;
+	size_t len = 0;
+	FILE *o;
+
+	if (b < 0 || g >= m->ngroups) {
+		lp_seterr(LP_EINVAL, "no group %zu or block size %" PRIu64, g, block);
+		return NULL;
+	}
+	bm = &m->g[g].bm[b];
+	if (!(o = open_memstream(&s, &len))) {
+		lp_seterr(LP_ENOMEM, "out of memory");
+		return NULL;
+	}
+	fprintf(o, "  accesses   %s\n", lp_xfit_format(&m->basis, &bm->acc, f, sizeof(f)));
+	fprintf(o, "  cold       %s\n", lp_xfit_format(&m->basis, &bm->cold, f, sizeof(f)));
+	for (size_t i = 0; i < bm->nconst; i++)
+		fprintf(o, "  d = %-6g count %s\n", bm->cd[i], lp_xfit_format(&m->basis, &bm->ck[i], f, sizeof(f)));
+	fprintf(o, "  rest       %s\n", lp_xfit_format(&m->basis, &bm->rest, f, sizeof(f)));
+	for (size_t i = 0; i < bm->nbins; i++) {
+		char c[512];
+		fprintf(o, "  bin %2zu  count %s  at d = %s\n", i, lp_xfit_format(&m->basis, &bm->cnt[i], c, sizeof(c)),
+			lp_xfit_format(&m->basis, &bm->dist[i], f, sizeof(f)));
+	}
+	if (fclose(o)) {
+		free(s);
+		lp_seterr(LP_ENOMEM, "out of memory");
+		return NULL;
+	}
+	return s;
+}
+
+/* ---- prediction --------------------------------------------------------------------- */
+
+static long block_index(const struct lp_xmodel *m, uint64_t block)
+{
+	for (size_t b = 0; b < m->nblocks; b++)
+		if (m->blocks[b] == block)
+			return (long)b;
+	return -1;
+}
+
+static double ev(const struct lp_xmodel *m, const struct lp_xfit *f, double P)
+{
+	double v = lp_xfit_eval(&m->basis, f, P);
+	return v > 0 && isfinite(v) ? v : 0;
+}
+
+static int cmp_bin(const void *a, const void *b)
+{
+	const struct lp_xbin *x = a, *y = b;
+	return x->distance < y->distance ? -1 : x->distance > y->distance;
+}
+
+int lp_xmodel_hist(const struct lp_xmodel *m, size_t g, uint64_t block, double P,
+		   struct lp_xbin **bins, size_t *nbins, double *cold)
+{
+	long b = block_index(m, block);
+	const struct xbm *bm;
+	struct lp_xbin *v;
+
+	*bins = NULL;
+	*nbins = 0;
+	*cold = 0;
+	if (g >= m->ngroups)
+		return lp_seterr(LP_EINVAL, "no group %zu", g);
+	if (b < 0)
+		return lp_seterr(LP_EINVAL, "no histograms of %" PRIu64 "-byte blocks in the model", block);
+	bm = &m->g[g].bm[b];
+	if (!bm->valid)
+		return 0;
+	*cold = ev(m, &bm->cold, P);
+	if (!(v = malloc((bm->nconst + bm->nbins + 1) * sizeof(*v))))
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	for (size_t i = 0; i < bm->nconst; i++)
+		v[i] = (struct lp_xbin){ bm->cd[i], ev(m, &bm->ck[i], P) };
+	/* the bins' counts are fitted one by one; they share out the rest,
+	 * whose own fit is the better measure of their sum */
+	double sum = 0, rest = ev(m, &bm->rest, P);
+	for (size_t i = 0; i < bm->nbins; i++)
+		sum += ev(m, &bm->cnt[i], P);
+	for (size_t i = 0; i < bm->nbins; i++)
+		v[bm->nconst + i] = (struct lp_xbin){ ev(m, &bm->dist[i], P),
+						      sum > 0 ? ev(m, &bm->cnt[i], P) * rest / sum : 0 };
+	*nbins = bm->nconst + bm->nbins;
+	qsort(v, *nbins, sizeof(*v), cmp_bin);
+	*bins = v;
+	return 0;
+}
+
+static double miss_fa(double d, uint64_t blocks)
+{
+	return d >= (double)blocks ? 1 : 0;
+}
+
+static double miss_sa(double d, uint64_t sets, uint64_t ways)
+{
+	if (sets <= 1)
+		return miss_fa(d, ways);
+	return lp_binomial_miss(d, sets, ways);
+}
+
+int lp_xmodel_predict(const struct lp_xmodel *m, size_t g, const struct lp_xlevel *l, double P,
+		      struct lp_xcount *out)
+{
+	struct lp_xbin *bins;
+	size_t nb;
+	double cold;
+	uint64_t sets = lp_xlevel_sets(l), ways = lp_xlevel_ways(l);
+	long b = block_index(m, l->block);
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (b < 0)
+		return lp_seterr(LP_EINVAL, "level %s needs histograms of %" PRIu64 "-byte blocks, "
+				 "which were not collected (collect with --line or --page)", l->name, l->block);
+	if ((rc = lp_xmodel_hist(m, g, l->block, P, &bins, &nb, &cold)) < 0)
+		return rc;
+	out->references = ev(m, &m->g[g].refs, P);
+	out->accesses = m->g[g].bm[b].valid ? ev(m, &m->g[g].bm[b].acc, P) : 0;
+	out->fa_misses = out->sa_misses = cold;
+	for (size_t i = 0; i < nb; i++) {
+		out->fa_misses += bins[i].count * miss_fa(bins[i].distance, l->blocks);
+		out->sa_misses += bins[i].count * miss_sa(bins[i].distance, sets, ways);
+	}
+	free(bins);
+	return 0;
+}
+
+int lp_xmodel_measured(const struct lp_xmodel *m, size_t g, const struct lp_xlevel *l, size_t run,
+		       struct lp_xcount *out)
+{
+	long b = block_index(m, l->block);
+	const struct xhist *h;
+	uint64_t sets = lp_xlevel_sets(l), ways = lp_xlevel_ways(l);
+	double S = (double)l->blocks;
+
+	memset(out, 0, sizeof(*out));
+	if (b < 0)
+		return lp_seterr(LP_EINVAL, "level %s needs histograms of %" PRIu64 "-byte blocks, "
+				 "which were not collected", l->name, l->block);
+	if (run >= m->nsizes || g >= m->ngroups)
+		return lp_seterr(LP_EINVAL, "no run %zu or group %zu", run, g);
+	h = &m->g[g].mh[run * m->nblocks + (size_t)b];
+	out->references = m->g[g].mrefs[run];
+	out->accesses = xhist_finite(h) + h->cold;
+	out->fa_misses = out->sa_misses = h->cold;
+	for (size_t i = 0; i < h->n; i++) {
+		const struct xhent *e = &h->e[i];
+		double fa;
+		if (e->lo >= S)
+			fa = e->count;
+		else if (e->hi < S)
+			fa = 0;
+		else
+			fa = e->count * (e->hi - S + 1) / (e->hi - e->lo + 1);
+		out->fa_misses += fa;
+		out->sa_misses += sets <= 1 ? fa : e->count * lp_binomial_miss((e->lo + e->hi) / 2, sets, ways);
+	}
+	return 0;
+}
+
+/* ---- model files ---------------------------------------------------------------------- */
+
+static void put_fit(FILE *f, const struct lp_xmodel *m, const struct lp_xfit *x)
+{
+	fprintf(f, " %x", x->used);
+	for (size_t j = 0; j < m->basis.n; j++)
+		fprintf(f, "%s%.17g", j ? "," : ":", x->coef[j]);
+}
+
+int lp_xmodel_write(const struct lp_xmodel *m, const char *path)
+{
+	char *tmp = NULL, buf[512];
+	FILE *f;
+
+	if (asprintf(&tmp, "%s.tmp", path) < 0)
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	if (!(f = fopen(tmp, "w"))) {
+		int rc = lp_seterr_errno("cannot write '%s'", tmp);
+		free(tmp);
+		return rc;
+	}
+	fprintf(f, "# locprof xpred model v1\ncommand ");
+	xw_put(f, m->command);
+	fprintf(f, "\nbasis ");
+	xw_put(f, lp_xbasis_text(&m->basis, buf, sizeof(buf)));
+	fprintf(f, "\nrange %.17g\ntolerance %.17g\ndepth %u\nsizes", m->range, m->tolerance, m->max_depth);
+	for (size_t r = 0; r < m->nsizes; r++)
+		fprintf(f, " %.17g", m->sizes[r]);
+	fprintf(f, "\nblocks");
+	for (size_t b = 0; b < m->nblocks; b++)
+		fprintf(f, " %" PRIu64, m->blocks[b]);
+	fprintf(f, "\ntotal");
+	for (size_t r = 0; r < m->nsizes; r++)
+		fprintf(f, " %.17g", m->total[r]);
+	fprintf(f, "\nrefs");
+	put_fit(f, m, &m->refs);
+	fputc('\n', f);
+	for (size_t l = 0; l < m->nloops; l++) {
+		fprintf(f, "loop %zu %d %d ", l, m->loops[l].parent, m->loops[l].depth);
+		xw_put(f, m->loops[l].function);
+		fputc(' ', f);
+		xw_put(f, m->loops[l].where);
+		fputc('\n', f);
+	}
+	for (size_t k = 0; k < m->ngroups; k++) {
+		const struct xgroup *g = &m->g[k];
+		fprintf(f, "group %zu %d %zu ", k, g->loop, g->npcs);
+		xw_put(f, g->function);
+		fputc(' ', f);
+		xw_put(f, g->where);
+		fputc(' ', f);
+		xw_put(f, g->strides);
+		fprintf(f, "\ngrefs %zu", k);
+		put_fit(f, m, &g->refs);
+		fputc('\n', f);
+		for (size_t r = 0; r < m->nsizes; r++) {
+			fprintf(f, "mrefs %zu %zu %.17g\n", k, r, g->mrefs[r]);
+			for (size_t b = 0; b < m->nblocks; b++) {
+				const struct xhist *h = &g->mh[r * m->nblocks + b];
+				fprintf(f, "mhist %zu %zu %" PRIu64 " %.17g", k, r, m->blocks[b], h->cold);
+				for (size_t i = 0; i < h->n; i++) {
+					if (h->e[i].lo == h->e[i].hi)
+						fprintf(f, " %.17g:%.17g", h->e[i].lo, h->e[i].count);
+					else
+						fprintf(f, " %.17g-%.17g:%.17g", h->e[i].lo, h->e[i].hi, h->e[i].count);
+				}
+				fputc('\n', f);
+			}
+		}
+		for (size_t b = 0; b < m->nblocks; b++) {
+			const struct xbm *bm = &g->bm[b];
+			if (!bm->valid)
+				continue;
+			fprintf(f, "bm %zu %" PRIu64 " acc", k, m->blocks[b]);
+			put_fit(f, m, &bm->acc);
+			fprintf(f, " cold");
+			put_fit(f, m, &bm->cold);
+			fprintf(f, " rest");
+			put_fit(f, m, &bm->rest);
+			fputc('\n', f);
+			for (size_t i = 0; i < bm->nconst; i++) {
+				fprintf(f, "bconst %zu %" PRIu64 " %.17g", k, m->blocks[b], bm->cd[i]);
+				put_fit(f, m, &bm->ck[i]);
+				fputc('\n', f);
+			}
+			for (size_t i = 0; i < bm->nbins; i++) {
+				fprintf(f, "bbin %zu %" PRIu64, k, m->blocks[b]);
+				put_fit(f, m, &bm->cnt[i]);
+				put_fit(f, m, &bm->dist[i]);
+				fputc('\n', f);
+			}
+		}
+	}
+	fprintf(f, "end\n");
+	if (ferror(f) | fclose(f)) {
+		int rc = lp_seterr_errno("cannot write '%s'", tmp);
+		remove(tmp);
+		free(tmp);
+		return rc;
+	}
+	if (rename(tmp, path) < 0) {
+		int rc = lp_seterr_errno("cannot rename '%s' to '%s'", tmp, path);
+		remove(tmp);
+		free(tmp);
+		return rc;
+	}
+	free(tmp);
+	return 0;
+}
+
+static int get_fit(const struct lp_xmodel *m, const char *s, struct lp_xfit *x)
+{
+	char *end;
+	unsigned long used = strtoul(s, &end, 16);
+
+	memset(x, 0, sizeof(*x));
+	if (*end != ':' || used >= (1ul << m->basis.n))
+		return -1;
+	x->used = (uint32_t)used;
+	for (size_t j = 0; j < m->basis.n; j++) {
+		s = end + 1;
+		x->coef[j] = strtod(s, &end);
+		if (end == s || !isfinite(x->coef[j]) || *end != (j + 1 < m->basis.n ? ',' : 0))
+			return -1;
+	}
+	return 0;
+}
+
+static int parse_hist(char **w, int n, struct xhist *h)
+{
+	for (int i = 0; i < n; i++) {
+		struct xhent e;
+		char *colon = strchr(w[i], ':'), *dash, *end;
+		if (!colon)
+			return -1;
+		*colon = 0;
+		dash = strchr(w[i] + 1, '-');
+		if (dash)
+			*dash = 0;
+		e.lo = strtod(w[i], &end);
+		if (*end)
+			return -1;
+		e.hi = dash ? strtod(dash + 1, &end) : e.lo;
+		if (*end)
+			return -1;
+		e.count = strtod(colon + 1, &end);
+		if (*end || !(e.count >= 0) || !(e.hi >= e.lo) || (h->n && e.lo <= h->e[h->n - 1].hi))
+			return -1;
+		struct xhent *ne = realloc(h->e, (h->n + 1) * sizeof(*ne));
+		if (!ne)
+			return -2;
+		h->e = ne;
+		h->e[h->n++] = e;
+	}
+	return 0;
+}
+
+#define MW 8192
+
+int lp_xmodel_read(struct lp_xmodel **out, const char *path)
+{
+	struct lp_in *in = NULL;
+	struct lp_xmodel *m;
+	char *line, **w = malloc(MW * sizeof(*w));
+	size_t lineno = 0;
+	int rc, ended = 0;
+
+	*out = NULL;
+	if (!w || !(m = calloc(1, sizeof(*m)))) {
+		free(w);
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	}
+	if ((rc = lp_in_open(&in, path)) < 0)
+		goto fail;
+	while ((rc = (int)lp_in_getline(in, &line)) > 0) {
+		int n;
+		size_t k;
+		lineno++;
+		if (lineno == 1) {
+			if (strcmp(line, "# locprof xpred model v1")) {
+				rc = lp_seterr(!strncmp(line, "# locprof xpred model v", 23) ? LP_EVERSION : LP_EFORMAT,
+					       "'%s' is not a locprof prediction model (v1)", path);
+				goto fail;
+			}
+			continue;
+		}
+		n = xw_split(line, w, MW);
+		if (!n || w[0][0] == '#')
+			continue;
+		if (n == MW)
+			goto bad;
+		if (!strcmp(w[0], "command") && n == 2) {
+			free(m->command);
+			if (!(m->command = strdup(w[1])))
+				goto nomem;
+		} else if (!strcmp(w[0], "basis") && n == 2 && !m->basis.n) {
+			if ((rc = lp_xbasis_parse(&m->basis, w[1])) < 0)
+				goto fail;
+		} else if (!strcmp(w[0], "range") && n == 2) {
+			m->range = strtod(w[1], NULL);
+		} else if (!strcmp(w[0], "tolerance") && n == 2) {
+			m->tolerance = strtod(w[1], NULL);
+		} else if (!strcmp(w[0], "depth") && n == 2) {
+			m->max_depth = (unsigned)strtoul(w[1], NULL, 10);
+		} else if (!strcmp(w[0], "sizes") && n >= 2 && !m->sizes) {
+			m->nsizes = (size_t)n - 1;
+			if (!(m->sizes = malloc(m->nsizes * sizeof(*m->sizes))))
+				goto nomem;
+			for (size_t r = 0; r < m->nsizes; r++)
+				if (!((m->sizes[r] = strtod(w[r + 1], NULL)) > 0))
+					goto bad;
+		} else if (!strcmp(w[0], "blocks") && n >= 2 && !m->blocks) {
+			m->nblocks = (size_t)n - 1;
+			if (!(m->blocks = malloc(m->nblocks * sizeof(*m->blocks))))
+				goto nomem;
+			for (size_t b = 0; b < m->nblocks; b++)
+				if (!(m->blocks[b] = strtoull(w[b + 1], NULL, 10)))
+					goto bad;
+		} else if (!strcmp(w[0], "total") && m->sizes && (size_t)n == m->nsizes + 1 && !m->total) {
+			if (!(m->total = malloc(m->nsizes * sizeof(*m->total))))
+				goto nomem;
+			for (size_t r = 0; r < m->nsizes; r++)
+				m->total[r] = strtod(w[r + 1], NULL);
+		} else if (!strcmp(w[0], "refs") && n == 2 && m->basis.n) {
+			if (get_fit(m, w[1], &m->refs) < 0)
+				goto bad;
+		} else if (!strcmp(w[0], "loop") && n == 6) {
+			struct xmloop *nl = realloc(m->loops, (m->nloops + 1) * sizeof(*nl)), *L;
+			if (!nl)
+				goto nomem;
+			m->loops = nl;
+			L = &m->loops[m->nloops];
+			memset(L, 0, sizeof(*L));
+			if (strtoul(w[1], NULL, 10) != m->nloops)
+				goto bad;
+			L->parent = atoi(w[2]);
+			L->depth = atoi(w[3]);
+			if (L->parent < -1)
+				goto bad;
+			m->nloops++;
+			if (!(L->function = strdup(w[4])) || !(L->where = strdup(w[5])))
+				goto nomem;
+		} else if (!strcmp(w[0], "group") && n == 7 && m->sizes && m->blocks && m->basis.n) {
+			struct xgroup *ng = realloc(m->g, (m->ngroups + 1) * sizeof(*ng)), *g;
+			if (!ng)
+				goto nomem;
+			m->g = ng;
+			g = &m->g[m->ngroups];
+			memset(g, 0, sizeof(*g));
+			if (strtoul(w[1], NULL, 10) != m->ngroups)
+				goto bad;
+			m->ngroups++;
+			g->loop = atoi(w[2]);
+			g->npcs = strtoul(w[3], NULL, 10);
+			g->bm = calloc(m->nblocks, sizeof(*g->bm));
+			g->mrefs = calloc(m->nsizes, sizeof(*g->mrefs));
+			g->mh = calloc(m->nsizes * m->nblocks, sizeof(*g->mh));
+			if (!g->bm || !g->mrefs || !g->mh || !(g->function = strdup(w[4])) ||
+			    !(g->where = strdup(w[5])) || !(g->strides = strdup(w[6])))
+				goto nomem;
+		} else if (!strcmp(w[0], "grefs") && n == 3 && m->ngroups &&
+			   strtoul(w[1], NULL, 10) == m->ngroups - 1) {
+			if (get_fit(m, w[2], &m->g[m->ngroups - 1].refs) < 0)
+				goto bad;
+		} else if (!strcmp(w[0], "mrefs") && n == 4 && m->ngroups &&
+			   strtoul(w[1], NULL, 10) == m->ngroups - 1) {
+			k = strtoul(w[2], NULL, 10);
+			if (k >= m->nsizes)
+				goto bad;
+			m->g[m->ngroups - 1].mrefs[k] = strtod(w[3], NULL);
+		} else if (!strcmp(w[0], "mhist") && n >= 5 && m->ngroups &&
+			   strtoul(w[1], NULL, 10) == m->ngroups - 1) {
+			size_t r = strtoul(w[2], NULL, 10);
+			long b = block_index(m, strtoull(w[3], NULL, 10));
+			struct xhist *h;
+			if (r >= m->nsizes || b < 0)
+				goto bad;
+			h = &m->g[m->ngroups - 1].mh[r * m->nblocks + (size_t)b];
+			xhist_release(h);
+			h->cold = strtod(w[4], NULL);
+			if ((rc = parse_hist(w + 5, n - 5, h)) < 0) {
+				if (rc == -2)
+					goto nomem;
+				goto bad;
+			}
+		} else if (!strcmp(w[0], "bm") && n == 9 && m->ngroups &&
+			   strtoul(w[1], NULL, 10) == m->ngroups - 1) {
+			long b = block_index(m, strtoull(w[2], NULL, 10));
+			struct xbm *bm;
+			if (b < 0 || strcmp(w[3], "acc") || strcmp(w[5], "cold") || strcmp(w[7], "rest"))
+				goto bad;
+			bm = &m->g[m->ngroups - 1].bm[b];
+			if (get_fit(m, w[4], &bm->acc) < 0 || get_fit(m, w[6], &bm->cold) < 0 ||
+			    get_fit(m, w[8], &bm->rest) < 0)
+				goto bad;
+			bm->valid = 1;
+		} else if (!strcmp(w[0], "bconst") && n == 5 && m->ngroups &&
+			   strtoul(w[1], NULL, 10) == m->ngroups - 1) {
+			long b = block_index(m, strtoull(w[2], NULL, 10));
+			struct xbm *bm;
+			struct lp_xfit fit;
+			double v = strtod(w[3], NULL);
+			if (b < 0 || get_fit(m, w[4], &fit) < 0 || !(v >= 0))
+				goto bad;
+			bm = &m->g[m->ngroups - 1].bm[b];
+			if (!bm->valid)
+				goto bad;
+			double *a = realloc(bm->cd, (bm->nconst + 1) * sizeof(*a));
+			if (a)
+				bm->cd = a;
+			struct lp_xfit *c = a ? realloc(bm->ck, (bm->nconst + 1) * sizeof(*c)) : NULL;
+			if (!c)
+				goto nomem;
+			bm->ck = c;
+			bm->cd[bm->nconst] = v;
+			bm->ck[bm->nconst++] = fit;
+		} else if (!strcmp(w[0], "bbin") && n == 5 && m->ngroups &&
+			   strtoul(w[1], NULL, 10) == m->ngroups - 1) {
+			long b = block_index(m, strtoull(w[2], NULL, 10));
+			struct xbm *bm;
+			struct lp_xfit cf, df;
+			if (b < 0 || get_fit(m, w[3], &cf) < 0 || get_fit(m, w[4], &df) < 0)
+				goto bad;
+			bm = &m->g[m->ngroups - 1].bm[b];
+			if (!bm->valid)
+				goto bad;
+			struct lp_xfit *a = realloc(bm->cnt, (bm->nbins + 1) * sizeof(*a));
+			if (a)
+				bm->cnt = a;
+			struct lp_xfit *c = a ? realloc(bm->dist, (bm->nbins + 1) * sizeof(*c)) : NULL;
+			if (!c)
+				goto nomem;
+			bm->dist = c;
+			bm->cnt[bm->nbins] = cf;
+			bm->dist[bm->nbins++] = df;
+		} else if (!strcmp(w[0], "end") && n == 1) {
+			ended = 1;
+			break;
+		} else {
+			goto bad;
+		}
+	}
+	if (rc < 0)
+		goto fail;
+	if (!ended || !m->sizes || !m->blocks || !m->basis.n || !m->total) {
+		rc = lp_seterr(LP_ETRUNCATED, "'%s': the model file ends early (line %zu)", path, lineno);
+		goto fail;
+	}
+	for (size_t l = 0; l < m->nloops; l++)
+		if (m->loops[l].parent >= (int)m->nloops)
+			goto bad;
+	for (size_t k = 0; k < m->ngroups; k++)
+		if (m->g[k].loop >= (int)m->nloops)
+			goto bad;
+	lp_in_free(in);
+	free(w);
+	*out = m;
+	return 0;
+nomem:
+	rc = lp_seterr(LP_ENOMEM, "out of memory");
+	goto fail;
+bad:
+	rc = lp_seterr(LP_ECORRUPT, "'%s' line %zu: malformed", path, lineno);
+fail:
+	lp_in_free(in);
+	free(w);
+	lp_xmodel_free(m);
+	return rc;
+}

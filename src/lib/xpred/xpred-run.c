@@ -1,0 +1,457 @@
+/* Run files (one collected problem size; docs/formats.md, "Prediction run
+ * files"), the words of the text formats, and quantile arithmetic on
+ * histograms. */
+#include "xpred/xpred-internal.h"
+
+#include "common/error.h"
+#include "common/io.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- words ---------------------------------------------------------------- */
+
+void xw_put(FILE *f, const char *s)
+{
+	if (!s || !*s) {
+		fputs("%-", f);
+		return;
+	}
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+		if (ch == ' ' || ch == '%' || ch == '\t' || ch == '\n' || ch == '\r')
+			fprintf(f, "%%%02X", ch);
+		else
+			fputc(ch, f);
+	}
+}
+
+static int hexv(int ch)
+{
+	if (ch >= '0' && ch <= '9')
+		return ch - '0';
+	if (ch >= 'A' && ch <= 'F')
+		return ch - 'A' + 10;
+	if (ch >= 'a' && ch <= 'f')
+		return ch - 'a' + 10;
+	return -1;
+}
+
+int xw_split(char *line, char **w, int max)
+{
+	int n = 0;
+	char *s = line;
+
+	while (*s && n < max) {
+		char *d, *start;
+		while (*s == ' ')
+			s++;
+		if (!*s)
+			break;
+		start = d = s;
+		while (*s && *s != ' ') {
+			if (s[0] == '%' && s[1] == '-' && (s[2] == ' ' || !s[2]) && s == start) {
+				s += 2;
+				break;
+			}
+			if (s[0] == '%' && hexv(s[1]) >= 0 && hexv(s[2]) >= 0) {
+				*d++ = (char)(hexv(s[1]) * 16 + hexv(s[2]));
+				s += 3;
+			} else {
+				*d++ = *s++;
+			}
+		}
+		if (*s == ' ')
+			s++;
+		*d = 0;
+		w[n++] = start;
+	}
+	return n;
+}
+
+/* ---- histograms ---------------------------------------------------------------- */
+
+void xhist_release(struct xhist *h)
+{
+	free(h->e);
+	memset(h, 0, sizeof(*h));
+}
+
+double xhist_finite(const struct xhist *h)
+{
+	double s = 0;
+
+	for (size_t i = 0; i < h->n; i++)
+		s += h->e[i].count;
+	return s;
+}
+
+int xhist_merge(struct xhist *dst, const struct xhist *src)
+{
+	struct xhent *m = malloc((dst->n + src->n + 1) * sizeof(*m));
+	size_t i = 0, j = 0, k = 0;
+
+	if (!m)
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	while (i < dst->n || j < src->n) {
+		const struct xhent *x;
+		if (j == src->n || (i < dst->n && dst->e[i].lo <= src->e[j].lo))
+			x = &dst->e[i++];
+		else
+			x = &src->e[j++];
+		/* bins come from the same fixed grid: equal ranges add */
+		if (k && m[k - 1].lo == x->lo && m[k - 1].hi == x->hi)
+			m[k - 1].count += x->count;
+		else
+			m[k++] = *x;
+	}
+	free(dst->e);
+	dst->e = m;
+	dst->n = k;
+	dst->cold += src->cold;
+	return 0;
+}
+
+/* ---- quantiles -------------------------------------------------------------------- */
+/* A distribution is a list of entries, each uniform over [lo, hi] (a point
+ * when lo == hi); u in [0, 1] is the fraction of the mass. */
+
+int xq_init(struct xq *q, const struct xhent *e, size_t n)
+{
+	memset(q, 0, sizeof(*q));
+	q->e = e;
+	q->n = n;
+	if (!(q->cum = malloc((n + 1) * sizeof(*q->cum))))
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++)
+		q->total += e[i].count;
+	double s = 0;
+	for (size_t i = 0; i < n; i++) {
+		q->cum[i] = q->total > 0 ? s / q->total : 0;
+		s += e[i].count;
+	}
+	q->cum[n] = 1;
+	return 0;
+}
+
+void xq_release(struct xq *q)
+{
+	free(q->cum);
+	memset(q, 0, sizeof(*q));
+}
+
+/* Entry holding quantile u: the last i with cum[i] <= u (among entries with mass). */
+static size_t entry_of(const struct xq *q, double u)
+{
+	size_t lo = 0, hi = q->n;
+
+	while (hi - lo > 1) {
+		size_t mid = (lo + hi) / 2;
+		if (q->cum[mid] <= u)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	while (lo + 1 < q->n && q->cum[lo + 1] <= u && q->cum[lo + 1] - q->cum[lo] <= 0)
+		lo++;
+	return lo;
+}
+
+static double at(const struct xq *q, size_t i, double u)
+{
+	double w = q->cum[i + 1] - q->cum[i], t;
+
+	if (!(w > 0))
+		return q->e[i].lo;
+	t = (u - q->cum[i]) / w;
+	if (t < 0)
+		t = 0;
+	if (t > 1)
+		t = 1;
+	return q->e[i].lo + t * (q->e[i].hi - q->e[i].lo);
+}
+
+double xq_quantile(const struct xq *q, double u)
+{
+	if (!q->n)
+		return 0;
+	return at(q, entry_of(q, u), u);
+}
+
+double xq_mean(const struct xq *q, double u0, double u1)
+{
+	double s = 0;
+
+	if (!q->n)
+		return 0;
+	if (!(u1 > u0))
+		return xq_quantile(q, u0);
+	for (size_t i = entry_of(q, u0); i < q->n && q->cum[i] < u1; i++) {
+		double a = fmax(u0, q->cum[i]), b = fmin(u1, q->cum[i + 1]);
+		if (b > a)
+			s += (b - a) * (at(q, i, a) + at(q, i, b)) / 2;
+	}
+	return s / (u1 - u0);
+}
+
+double xq_cdf(const struct xq *q, double d)
+{
+	double s = 0;
+
+	for (size_t i = 0; i < q->n; i++) {
+		double w = q->cum[i + 1] - q->cum[i];
+		const struct xhent *e = &q->e[i];
+		if (e->hi < d)
+			s += w;
+		else if (e->lo < d && e->hi > e->lo)
+			s += w * (d - e->lo) / (e->hi - e->lo);
+	}
+	return s;
+}
+
+/* ---- reading run files ---------------------------------------------------------- */
+
+void lp_xrun_free(struct lp_xrun *r)
+{
+	if (!r)
+		return;
+	free(r->command);
+	free(r->blocks);
+	for (size_t i = 0; i < r->nmodules; i++)
+		free(r->modules[i]);
+	free(r->modules);
+	for (size_t i = 0; i < r->nloops; i++) {
+		free(r->loops[i].function);
+		free(r->loops[i].where);
+	}
+	free(r->loops);
+	for (size_t i = 0; i < r->npcs; i++) {
+		free(r->pcs[i].strides);
+		free(r->pcs[i].where);
+		free(r->pcs[i].function);
+		for (size_t b = 0; r->pcs[i].h && b < r->nblocks; b++)
+			xhist_release(&r->pcs[i].h[b]);
+		free(r->pcs[i].h);
+	}
+	free(r->pcs);
+	free(r);
+}
+
+double lp_xrun_size(const struct lp_xrun *r)
+{
+	return r->size;
+}
+
+static int parse_u64(const char *s, uint64_t *v)
+{
+	char *end;
+
+	if (!*s)
+		return -1;
+	*v = strtoull(s, &end, 0);
+	return *end ? -1 : 0;
+}
+
+static int parse_entry(char *s, struct xhent *e)
+{
+	char *colon = strchr(s, ':'), *dash, *end;
+
+	if (!colon)
+		return -1;
+	*colon = 0;
+	dash = strchr(s, '-');
+	if (dash)
+		*dash = 0;
+	e->lo = strtod(s, &end);
+	if (*end || end == s)
+		return -1;
+	e->hi = dash ? strtod(dash + 1, &end) : e->lo;
+	if (dash && (*end || end == dash + 1))
+		return -1;
+	e->count = strtod(colon + 1, &end);
+	if (*end || end == colon + 1 || !(e->count >= 0) || !(e->hi >= e->lo) || !(e->lo >= 0))
+		return -1;
+	return 0;
+}
+
+#define MAXW 16
+
+int lp_xrun_read(struct lp_xrun **out, const char *path)
+{
+	struct lp_in *in = NULL;
+	struct lp_xrun *r;
+	char *line, *w[MAXW];
+	size_t lineno = 0, cappcs = 0;
+	int rc, ended = 0;
+
+	*out = NULL;
+	if (!(r = calloc(1, sizeof(*r))))
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	r->size = NAN;
+	if ((rc = lp_in_open(&in, path)) < 0)
+		goto fail;
+	while ((rc = (int)lp_in_getline(in, &line)) > 0) {
+		int n;
+		lineno++;
+		if (lineno == 1) {
+			if (strcmp(line, "# locprof xpred run v1")) {
+				rc = lp_seterr(!strncmp(line, "# locprof xpred run v", 21) ? LP_EVERSION : LP_EFORMAT,
+					       "'%s' is not a locprof prediction run file (v1)", path);
+				goto fail;
+			}
+			continue;
+		}
+		if (line[0] == '#' || !line[0])
+			continue;
+		if (!strncmp(line, "hist ", 5)) {
+			/* hist PC BLOCK COLD entries... : entries may be many */
+			char *s = line + 5, *tok, *save = NULL;
+			uint64_t pc, block, cold;
+			size_t b, cap = 0;
+			struct xhist *h;
+			tok = strtok_r(s, " ", &save);
+			if (!tok || parse_u64(tok, &pc) < 0 || pc >= r->npcs)
+				goto bad;
+			tok = strtok_r(NULL, " ", &save);
+			if (!tok || parse_u64(tok, &block) < 0)
+				goto bad;
+			for (b = 0; b < r->nblocks && r->blocks[b] != block; b++)
+				;
+			if (b == r->nblocks)
+				goto bad;
+			tok = strtok_r(NULL, " ", &save);
+			if (!tok || parse_u64(tok, &cold) < 0)
+				goto bad;
+			if (!r->pcs[pc].h && !(r->pcs[pc].h = calloc(r->nblocks, sizeof(struct xhist)))) {
+				rc = lp_seterr(LP_ENOMEM, "out of memory");
+				goto fail;
+			}
+			h = &r->pcs[pc].h[b];
+			xhist_release(h);
+			h->cold = (double)cold;
+			while ((tok = strtok_r(NULL, " ", &save))) {
+				if (h->n == cap) {
+					cap = cap ? cap * 2 : 16;
+					struct xhent *ne = realloc(h->e, cap * sizeof(*ne));
+					if (!ne) {
+						rc = lp_seterr(LP_ENOMEM, "out of memory");
+						goto fail;
+					}
+					h->e = ne;
+				}
+				if (parse_entry(tok, &h->e[h->n]) < 0 || (h->n && h->e[h->n].lo <= h->e[h->n - 1].hi))
+					goto bad;
+				h->n++;
+			}
+			continue;
+		}
+		n = xw_split(line, w, MAXW);
+		if (!n)
+			continue;
+		if (!strcmp(w[0], "size") && n == 2) {
+			char *end;
+			r->size = strtod(w[1], &end);
+			if (*end || !(r->size > 0) || !isfinite(r->size))
+				goto bad;
+		} else if (!strcmp(w[0], "command") && n == 2) {
+			free(r->command);
+			if (!(r->command = strdup(w[1])))
+				goto nomem;
+		} else if (!strcmp(w[0], "references") && n == 2) {
+			if (parse_u64(w[1], &r->references) < 0)
+				goto bad;
+		} else if (!strcmp(w[0], "blocks") && n >= 2 && !r->blocks) {
+			r->nblocks = (size_t)n - 1;
+			if (!(r->blocks = malloc(r->nblocks * sizeof(*r->blocks))))
+				goto nomem;
+			for (int i = 1; i < n; i++)
+				if (parse_u64(w[i], &r->blocks[i - 1]) < 0 || !r->blocks[i - 1])
+					goto bad;
+		} else if (!strcmp(w[0], "bias") && n >= 2) {
+			/* informational */
+		} else if (!strcmp(w[0], "module") && n == 3) {
+			char **nm = realloc(r->modules, (r->nmodules + 1) * sizeof(*nm));
+			if (!nm)
+				goto nomem;
+			r->modules = nm;
+			if (!(r->modules[r->nmodules++] = strdup(w[2])))
+				goto nomem;
+		} else if (!strcmp(w[0], "loop") && n == 9) {
+			struct xrun_loop *nl = realloc(r->loops, (r->nloops + 1) * sizeof(*nl)), *L;
+			uint64_t id;
+			if (!nl)
+				goto nomem;
+			r->loops = nl;
+			L = &r->loops[r->nloops];
+			memset(L, 0, sizeof(*L));
+			if (parse_u64(w[1], &id) < 0 || id != r->nloops)
+				goto bad;
+			L->module = atoi(w[2]);
+			if (parse_u64(w[3], &L->header) < 0)
+				goto bad;
+			L->parent = atoi(w[4]);
+			L->depth = atoi(w[5]);
+			L->src = atoi(w[6]);
+			if (L->parent >= (int)r->nloops + 1 || L->src > (int)r->nloops ||
+			    L->module < 0 || (size_t)L->module >= r->nmodules)
+				goto bad;
+			if (!(L->function = strdup(w[7])) || !(L->where = strdup(w[8])))
+				goto nomem;
+			r->nloops++;
+		} else if (!strcmp(w[0], "pc") && n == 10) {
+			struct xrun_pc *p;
+			uint64_t id, g;
+			if (r->npcs == cappcs) {
+				cappcs = cappcs ? cappcs * 2 : 64;
+				struct xrun_pc *np = realloc(r->pcs, cappcs * sizeof(*np));
+				if (!np)
+					goto nomem;
+				r->pcs = np;
+			}
+			p = &r->pcs[r->npcs];
+			memset(p, 0, sizeof(*p));
+			if (parse_u64(w[1], &id) < 0 || id != r->npcs)
+				goto bad;
+			p->module = atoi(w[2]);
+			if (parse_u64(w[3], &p->vaddr) < 0 || parse_u64(w[4], &p->refs) < 0 ||
+			    parse_u64(w[5], &g) < 0)
+				goto bad;
+			p->group = (int)g;
+			p->loop = atoi(w[6]);
+			if (p->loop >= (int)r->nloops || p->module >= (int)r->nmodules)
+				goto bad;
+			r->npcs++;
+			if (!(p->strides = strdup(w[7])) || !(p->where = strdup(w[8])) ||
+			    !(p->function = strdup(w[9])))
+				goto nomem;
+		} else if (!strcmp(w[0], "end") && n == 1) {
+			ended = 1;
+			break;
+		} else {
+			goto bad;
+		}
+	}
+	if (rc < 0)
+		goto fail;
+	if (!ended || isnan(r->size) || !r->nblocks) {
+		rc = lp_seterr(LP_ETRUNCATED, "'%s': the run file ends early (line %zu)", path, lineno);
+		goto fail;
+	}
+	for (size_t i = 0; i < r->npcs; i++)
+		if (!r->pcs[i].h && !(r->pcs[i].h = calloc(r->nblocks, sizeof(struct xhist))))
+			goto nomem;
+	lp_in_free(in);
+	*out = r;
+	return 0;
+nomem:
+	rc = lp_seterr(LP_ENOMEM, "out of memory");
+	goto fail;
+bad:
+	rc = lp_seterr(LP_ECORRUPT, "'%s' line %zu: malformed", path, lineno);
+fail:
+	lp_in_free(in);
+	lp_xrun_free(r);
+	return rc;
+}

@@ -1,0 +1,544 @@
+/* Cross-architecture prediction: expressions, constrained fits, machines,
+ * run and model files, and known answers for the models: synthetic groups
+ * whose distances and counts scale as known polynomials are recovered
+ * exactly, and the binomial model is the fully-associative cut at s = 1. */
+#include "lp-test.h"
+
+#include <locprof/model.h>
+#include <locprof/xpred.h>
+
+#include "xpred/xpred-internal.h"
+
+#include <math.h>
+#include <sys/stat.h>
+
+static int REL(double a, double b)
+{
+	return fabs(a - b) <= 1e-6 * fmax(1, fabs(b));
+}
+
+/* ---- expressions ------------------------------------------------------- */
+
+static double ev(const char *s, double P)
+{
+	struct lp_xexpr *e;
+	double v;
+
+	assert_int_equal(lp_xexpr_parse(&e, s), 0);
+	v = lp_xexpr_eval(e, P);
+	lp_xexpr_free(e);
+	return v;
+}
+
+static void test_expr(void **state)
+{
+	struct lp_xexpr *e;
+
+	(void)state;
+	assert_true(ev("P^2", 3) == 9);
+	assert_true(ev("2^3^2", 1) == 512); /* right-associative */
+	assert_true(ev("-P^2", 3) == -9);
+	assert_true(ev("1/P + 2*P", 4) == 8.25);
+	assert_true(REL(ev("P*log(P)", M_E), M_E));
+	assert_true(ev("log2(P) + sqrt(P) - abs(-1)", 16) == 7);
+	assert_true(ev(" ( P + 1 ) * ( P - 1 ) ", 5) == 24);
+	assert_int_equal(lp_xexpr_parse(&e, "P * log(P)"), 0);
+	assert_string_equal(lp_xexpr_text(e), "P*log(P)");
+	lp_xexpr_free(e);
+	assert_int_equal(lp_xexpr_parse(&e, "P^"), LP_EPARSE);
+	assert_int_equal(lp_xexpr_parse(&e, "foo(P)"), LP_EPARSE);
+	assert_int_equal(lp_xexpr_parse(&e, "(P"), LP_EPARSE);
+	assert_int_equal(lp_xexpr_parse(&e, "P)"), LP_EPARSE);
+	assert_int_equal(lp_xexpr_parse(&e, "N"), LP_EPARSE);
+	assert_int_equal(lp_xexpr_parse(&e, ""), LP_EPARSE);
+	assert_null(e);
+}
+
+/* ---- NNLS and LSI ---------------------------------------------------------- */
+
+/* Brute force: the best of every subset of free variables, the others 0. */
+static double nnls_brute(const double *E, const double *f, size_t m, size_t n, double *best_x)
+{
+	double best = INFINITY;
+
+	for (unsigned s = 0; s < (1u << n); s++) {
+		double x[4] = { 0 }, A[64], r = 0;
+		size_t k = 0, idx[4];
+		for (size_t j = 0; j < n; j++)
+			if (s >> j & 1)
+				idx[k++] = j;
+		if (k) {
+			for (size_t i = 0; i < m; i++)
+				for (size_t t = 0; t < k; t++)
+					A[i * k + t] = E[i * n + idx[t]];
+			double z[4];
+			if (lp_lsi(A, f, m, k, NULL, NULL, 0, z) < 0)
+				continue;
+			int neg = 0;
+			for (size_t t = 0; t < k; t++)
+				neg |= z[t] < 0;
+			if (neg)
+				continue;
+			for (size_t t = 0; t < k; t++)
+				x[idx[t]] = z[t];
+		}
+		for (size_t i = 0; i < m; i++) {
+			double s2 = -f[i];
+			for (size_t j = 0; j < n; j++)
+				s2 += E[i * n + j] * x[j];
+			r += s2 * s2;
+		}
+		if (r < best) {
+			best = r;
+			memcpy(best_x, x, n * sizeof(*x));
+		}
+	}
+	return best;
+}
+
+static void test_nnls(void **state)
+{
+	double E[] = { 1, 0, 0, 1 }, f[] = { 1, -1 }, x[4];
+	uint64_t seed = 12345;
+
+	(void)state;
+	assert_int_equal(lp_nnls(E, f, 2, 2, x), 0);
+	assert_true(REL(x[0], 1) && x[1] == 0);
+	/* random problems against brute force */
+	for (int trial = 0; trial < 200; trial++) {
+		double A[6 * 3], b[6], xb[4], r = 0;
+		for (int i = 0; i < 18; i++) {
+			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+			A[i] = (double)(seed >> 40) / (1 << 24) - 0.5;
+		}
+		for (int i = 0; i < 6; i++) {
+			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+			b[i] = (double)(seed >> 40) / (1 << 24) - 0.5;
+		}
+		double best = nnls_brute(A, b, 6, 3, xb);
+		assert_int_equal(lp_nnls(A, b, 6, 3, x), 0);
+		for (int i = 0; i < 6; i++) {
+			double s = -b[i];
+			for (int j = 0; j < 3; j++) {
+				assert_true(x[j] >= 0);
+				s += A[i * 3 + j] * x[j];
+			}
+			r += s * s;
+		}
+		assert_true(r <= best + 1e-9);
+	}
+}
+
+static void test_lsi(void **state)
+{
+	/* min ||x - (1, -1)|| subject to x2 >= 0 and x1 + x2 >= 2 */
+	double A[] = { 1, 0, 0, 1 }, b[] = { 1, -1 }, G[] = { 0, 1, 1, 1 }, h[] = { 0, 2 }, x[2];
+
+	(void)state;
+	assert_int_equal(lp_lsi(A, b, 2, 2, G, h, 1, x), 0);
+	assert_true(REL(x[0], 1) && fabs(x[1]) < 1e-9);
+	/* both: the projection onto x1 + x2 = 2 is (2, 0) */
+	assert_int_equal(lp_lsi(A, b, 2, 2, G, h, 2, x), 0);
+	assert_true(REL(x[0], 2) && fabs(x[1]) < 1e-9);
+	/* no constraint: plain least squares of an overdetermined line fit */
+	double A2[] = { 1, 1, 1, 2, 1, 3 }, b2[] = { 3, 5, 7 };
+	assert_int_equal(lp_lsi(A2, b2, 3, 2, NULL, NULL, 0, x), 0);
+	assert_true(REL(x[0], 1) && REL(x[1], 2));
+	/* x1 >= 1 and -x1 >= 0 cannot both hold */
+	double G3[] = { 1, 0, -1, 0 }, h3[] = { 1, 0 };
+	assert_int_equal(lp_lsi(A, b, 2, 2, G3, h3, 2, x), LP_EINVAL);
+	/* rank deficient */
+	double A4[] = { 1, 1, 2, 2, 3, 3 };
+	assert_int_equal(lp_lsi(A4, b2, 3, 2, NULL, NULL, 0, x), LP_EINVAL);
+}
+
+/* ---- fits ----------------------------------------------------------------------- */
+
+static void check_recovered(const char *basis, const char *truth, const double *P, size_t n)
+{
+	struct lp_xbasis b;
+	struct lp_xexpr *t;
+	struct lp_xfit f;
+	double y[16];
+	char buf[256];
+
+	assert_int_equal(lp_xbasis_parse(&b, basis), 0);
+	assert_int_equal(lp_xexpr_parse(&t, truth), 0);
+	for (size_t i = 0; i < n; i++)
+		y[i] = lp_xexpr_eval(t, P[i]);
+	assert_int_equal(lp_xfit_select(&b, P, y, n, LP_XFIT_NONNEG | LP_XFIT_MONOTONE, 16 * P[n - 1], &f), 0);
+	/* the same function far outside the fitted range: exact recovery */
+	for (double x = P[0]; x <= 100 * P[n - 1]; x *= 1.7)
+		if (!REL(lp_xfit_eval(&b, &f, x), lp_xexpr_eval(t, x))) {
+			fprintf(stderr, "%s fitted as %s: %g at %g, want %g\n", truth,
+				lp_xfit_format(&b, &f, buf, sizeof(buf)), lp_xfit_eval(&b, &f, x), x, lp_xexpr_eval(t, x));
+			fail();
+		}
+	lp_xexpr_free(t);
+	lp_xbasis_release(&b);
+}
+
+static void test_fit_exact(void **state)
+{
+	const double P5[] = { 16, 24, 32, 40, 48 }, P6[] = { 10, 20, 30, 40, 50, 60 };
+	struct lp_xbasis b;
+	struct lp_xfit f;
+	double y[5];
+
+	(void)state;
+	check_recovered(NULL, "0.125*P^3", P5, 5);
+	check_recovered(NULL, "3*P^2 + 5*P", P5, 5);
+	check_recovered(NULL, "2*P^2 + 3*P + 7", P5, 5);
+	check_recovered(NULL, "P^4/2048 + 3", P5, 5);
+	check_recovered(NULL, "42", P5, 5);
+	check_recovered("1,P,P^2,P^3", "P^3 - 4*P^2 + 100*P + 9", P6, 6);
+	check_recovered("1,P,log(P),P*log(P)", "3*P*log(P) + 2", P5, 5);
+	check_recovered("1,P,log(P),P*log(P)", "7*log(P) - 1", P5, 5);
+	/* the terms found are exactly the true ones */
+	assert_int_equal(lp_xbasis_parse(&b, "1,P,P^2,P^3"), 0);
+	for (int i = 0; i < 5; i++)
+		y[i] = 3 * P5[i] * P5[i] + 5 * P5[i];
+	assert_int_equal(lp_xfit_select(&b, P5, y, 5, 0, 0, &f), 0);
+	assert_int_equal(f.used, 0x6); /* P and P^2 */
+	assert_true(REL(f.coef[1], 5) && REL(f.coef[2], 3));
+	for (int i = 0; i < 5; i++)
+		y[i] = 0;
+	assert_int_equal(lp_xfit_select(&b, P5, y, 5, 0, 0, &f), 0);
+	assert_int_equal(f.used, 0);
+	lp_xbasis_release(&b);
+	/* refusals */
+	assert_int_equal(lp_xbasis_parse(&b, "P,P"), LP_EINVAL);
+	assert_int_equal(lp_xbasis_parse(&b, "P,("), LP_EPARSE);
+}
+
+static void test_fit_constraints(void **state)
+{
+	/* counts that rise then flatten: an unconstrained cubic through them
+	 * turns down soon after the last size; the constrained fit may not */
+	const double P[] = { 10, 20, 30, 40, 50, 60 }, y[] = { 100, 390, 820, 1280, 1600, 1700 };
+	struct lp_xbasis b;
+	struct lp_xfit f;
+
+	(void)state;
+	assert_int_equal(lp_xbasis_parse(&b, "1,P,P^2,P^3"), 0);
+	assert_int_equal(lp_xfit_subset(&b, 0xf, P, y, 6, 0, 0, &f), 0);
+	assert_true(lp_xfit_eval(&b, &f, 200) < lp_xfit_eval(&b, &f, 60)); /* it does turn down */
+	assert_int_equal(lp_xfit_subset(&b, 0xf, P, y, 6, LP_XFIT_MONOTONE | LP_XFIT_NONNEG, 960, &f), 0);
+	for (double x = 10; x < 960; x += 5) {
+		if (!(lp_xfit_eval(&b, &f, x + 5) >= lp_xfit_eval(&b, &f, x) - 1e-6)) {
+			char buf[256];
+			fprintf(stderr, "%s decreases at %g: %g -> %g\n", lp_xfit_format(&b, &f, buf, sizeof(buf)), x,
+				lp_xfit_eval(&b, &f, x), lp_xfit_eval(&b, &f, x + 5));
+			fail();
+		}
+		assert_true(lp_xfit_eval(&b, &f, x) >= -1e-6);
+	}
+	lp_xbasis_release(&b);
+}
+
+/* ---- machines ------------------------------------------------------------------- */
+
+static void test_machine(void **state)
+{
+	struct lp_machine m;
+	char *dir = lp_test_path("sys"), path[512];
+
+	(void)state;
+	assert_int_equal(lp_machine_builtin(&m, "itanium2"), 0);
+	assert_int_equal(m.n, 5);
+	assert_string_equal(m.level[2].name, "L3");
+	assert_int_equal(m.level[2].blocks, 12288);
+	assert_int_equal(lp_xlevel_sets(&m.level[2]), 2048);
+	assert_int_equal(lp_xlevel_ways(&m.level[2]), 6);
+	assert_int_equal(m.level[4].kind, LP_XLEVEL_TLB);
+	assert_int_equal(lp_xlevel_sets(&m.level[4]), 1);
+	assert_int_equal(lp_xlevel_ways(&m.level[4]), 128);
+	assert_int_equal(lp_machine_builtin(&m, "r12000"), 0);
+	assert_int_equal(m.level[1].blocks, 65536);
+	assert_int_equal(m.level[2].block, 32768);
+	assert_int_equal(lp_machine_builtin(&m, "pdp11"), LP_EINVAL);
+	assert_int_equal(lp_machine_parse(&m, "name x\ncache L1 32K full 64 # comment\ntlb T 64 4K 4\n", "t"), 0);
+	assert_int_equal(m.level[0].assoc, 0);
+	assert_int_equal(m.level[0].blocks, 512);
+	assert_int_equal(m.level[1].assoc, 4);
+	assert_int_equal(lp_machine_parse(&m, "cache L1 32K 8 48\n", "t"), LP_EINVAL);
+	assert_int_equal(lp_machine_parse(&m, "cache L1 32K 7 64\n", "t"), LP_EINVAL);
+	assert_int_equal(lp_machine_parse(&m, "cache L1 32K 8\n", "t"), LP_EPARSE);
+	assert_int_equal(lp_machine_parse(&m, "cache L1 32K 8 64\ncache L1 1M 8 64\n", "t"), LP_EINVAL);
+	assert_int_equal(lp_machine_parse(&m, "# nothing\n", "t"), LP_EINVAL);
+	/* the host, from a copy of sysfs */
+	const char *idx[][5] = { { "0", "1", "Data", "48K", "12" }, { "1", "1", "Instruction", "32K", "8" },
+				 { "2", "2", "Unified", "1280K", "10" } };
+	mkdir(dir, 0755);
+	snprintf(path, sizeof(path), "%s/cpu0", dir);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/cpu0/cache", dir);
+	mkdir(path, 0755);
+	for (int i = 0; i < 3; i++) {
+		char d[512], f[600];
+		snprintf(d, sizeof(d), "%s/cpu0/cache/index%s", dir, idx[i][0]);
+		mkdir(d, 0755);
+		snprintf(f, sizeof(f), "%s/level", d);
+		lp_test_write_file(f, idx[i][1], 1);
+		snprintf(f, sizeof(f), "%s/type", d);
+		lp_test_write_file(f, idx[i][2], strlen(idx[i][2]));
+		snprintf(f, sizeof(f), "%s/size", d);
+		lp_test_write_file(f, idx[i][3], strlen(idx[i][3]));
+		snprintf(f, sizeof(f), "%s/ways_of_associativity", d);
+		lp_test_write_file(f, idx[i][4], strlen(idx[i][4]));
+		snprintf(f, sizeof(f), "%s/coherency_line_size", d);
+		lp_test_write_file(f, "64", 2);
+	}
+	assert_int_equal(lp_machine_host(&m, dir), 0);
+	assert_int_equal(m.n, 3);
+	assert_string_equal(m.level[0].name, "L1");
+	assert_int_equal(m.level[0].blocks, 768);
+	assert_int_equal(m.level[1].blocks, 20480);
+	assert_int_equal(m.level[1].assoc, 10);
+	assert_int_equal(m.level[2].kind, LP_XLEVEL_TLB);
+	free(dir);
+}
+
+/* ---- synthetic runs and exact recovery --------------------------------------- */
+
+/* Run file of a program with two reference groups in two loops:
+ *   group 0 (pcs 0 and 1, one loop, like A[i][k] and A[i][k+1]): per
+ *     64-byte block, P^2 cold, P^2 accesses at the constant distance 1,
+ *     2P^2 at 3P + 5 and P^2/2 at P^2/2 (the paper's model: the parts of
+ *     the histogram beyond the constant distances keep their shares);
+ *   group 1 (pc 2, another loop): 3P^2 cold, 4P^2 at 2P^2 + 1.
+ * (A distance never exceeds the lines touched: 4P^2 here.)
+ * At 4096-byte blocks everything is at distance 0 or cold. */
+static char *write_run(double P)
+{
+	char name[64], *path;
+	FILE *f;
+	long p = (long)P;
+
+	snprintf(name, sizeof(name), "size-%ld.xrun", p);
+	path = lp_test_path(name);
+	assert_non_null(f = fopen(path, "w"));
+	fprintf(f, "# locprof xpred run v1\nsize %ld\ncommand ./prog%%20%ld\nreferences %ld\n", p, p,
+		4 * p * p + p * p / 2 + 7 * p * p);
+	fprintf(f, "blocks 64 4096\nbias 0x0 mappings\nmodule 0 /bin/prog\n");
+	fprintf(f, "loop 0 0 0x1000 -1 1 0 kernel k.c:10-12\nloop 1 0 0x2000 -1 1 1 kernel k.c:20-20\n");
+	fprintf(f, "pc 0 0 0x1010 %ld 0 0 8 k.c:11 kernel\n", (4 * p * p + p * p / 2) / 2);
+	fprintf(f, "pc 1 0 0x1020 %ld 0 0 8 k.c:11 kernel\n", (4 * p * p + p * p / 2) - (4 * p * p + p * p / 2) / 2);
+	fprintf(f, "pc 2 0 0x2010 %ld 1 1 16 k.c:20 kernel\n", 7 * p * p);
+	/* pc 0 and pc 1 split group 0's accesses unevenly (the unrolled pair) */
+	fprintf(f, "hist 0 64 %ld 1:%ld %ld:%ld %ld:%ld\n", p * p, p * p, 3 * p + 5, 2 * p * p - 1, p * p / 2, p * p / 2);
+	fprintf(f, "hist 1 64 0 %ld:1\n", 3 * p + 5);
+	fprintf(f, "hist 2 64 %ld %ld:%ld\n", 3 * p * p, 2 * p * p + 1, 4 * p * p);
+	fprintf(f, "hist 0 4096 1 0:%ld\n", 4 * p * p + p * p / 2 - 1);
+	fprintf(f, "hist 2 4096 1 0:%ld\n", 7 * p * p - 1);
+	fprintf(f, "end\n");
+	fclose(f);
+	return path;
+}
+
+static struct lp_xmodel *fit_synthetic(const double *sizes, size_t n, const char *basis)
+{
+	struct lp_xrun *runs[8] = { 0 };
+	struct lp_xmodel *m;
+	struct lp_xfit_options o = { .basis = basis };
+
+	for (size_t i = 0; i < n; i++) {
+		char *path = write_run(sizes[i]);
+		assert_int_equal(lp_xrun_read(&runs[i], path), 0);
+		assert_true(lp_xrun_size(runs[i]) == sizes[i]);
+		free(path);
+	}
+	assert_int_equal(lp_xmodel_fit(&m, runs, n, &o), 0);
+	for (size_t i = 0; i < n; i++)
+		lp_xrun_free(runs[i]);
+	return m;
+}
+
+static void check_group(const struct lp_xmodel *m, size_t g, double P, const double *d, const double *c,
+			size_t nb, double cold)
+{
+	struct lp_xbin *bins;
+	size_t n;
+	double cl;
+
+	assert_int_equal(lp_xmodel_hist(m, g, 64, P, &bins, &n, &cl), 0);
+	assert_true(REL(cl, cold));
+	/* each true bin is found with its count (the model may cut one true
+	 * bin into several at the same distance) */
+	for (size_t i = 0; i < nb; i++) {
+		double sum = 0;
+		for (size_t k = 0; k < n; k++)
+			if (REL(bins[k].distance, d[i]))
+				sum += bins[k].count;
+		if (!REL(sum, c[i])) {
+			fprintf(stderr, "group %zu at P=%g: %g accesses at distance %g, want %g\n", g, P, sum, d[i], c[i]);
+			fail();
+		}
+	}
+	double total = 0, want = 0;
+	for (size_t k = 0; k < n; k++)
+		total += bins[k].count;
+	for (size_t i = 0; i < nb; i++)
+		want += c[i];
+	assert_true(REL(total, want));
+	free(bins);
+}
+
+static void test_synthetic_groups(void **state)
+{
+	const double sizes[] = { 10, 20, 30, 40, 50 };
+	struct lp_xmodel *m = fit_synthetic(sizes, 5, NULL);
+	struct lp_xgroup_info gi;
+	char *path = lp_test_path("model.xmodel");
+	struct lp_xmodel *m2;
+
+	(void)state;
+	assert_int_equal(lp_xmodel_ngroups(m), 2);
+	lp_xmodel_group(m, 0, &gi);
+	assert_int_equal(gi.npcs, 2);
+	assert_string_equal(gi.function, "kernel");
+	assert_string_equal(gi.where, "k.c:11");
+	assert_int_equal(lp_xmodel_nloops(m), 2);
+	/* 10x beyond the largest fitted size, and a size in between */
+	for (double P = 35; P <= 500; P += 155) {
+		double d0[] = { 1, 3 * P + 5, P * P / 2 }, c0[] = { P * P, 2 * P * P, P * P / 2 };
+		double d1[] = { 2 * P * P + 1 }, c1[] = { 4 * P * P };
+		check_group(m, 0, P, d0, c0, 3, P * P);
+		check_group(m, 1, P, d1, c1, 1, 3 * P * P);
+	}
+	/* the model file keeps it all */
+	assert_int_equal(lp_xmodel_write(m, path), 0);
+	assert_int_equal(lp_xmodel_read(&m2, path), 0);
+	for (size_t g = 0; g < 2; g++) {
+		struct lp_xlevel l = { .name = "L", .blocks = 1000, .assoc = 4, .block = 64 };
+		struct lp_xcount a, b;
+		assert_int_equal(lp_xmodel_predict(m, g, &l, 480, &a), 0);
+		assert_int_equal(lp_xmodel_predict(m2, g, &l, 480, &b), 0);
+		assert_true(REL(a.fa_misses, b.fa_misses) && REL(a.sa_misses, b.sa_misses));
+		assert_true(REL(a.references, b.references) && REL(a.accesses, b.accesses));
+	}
+	/* a level whose block size was not collected */
+	{
+		struct lp_xlevel l = { .name = "L9", .blocks = 10, .assoc = 0, .block = 128 };
+		struct lp_xcount a;
+		assert_int_equal(lp_xmodel_predict(m, 0, &l, 100, &a), LP_EINVAL);
+	}
+	lp_xmodel_free(m2);
+	lp_xmodel_free(m);
+	free(path);
+}
+
+/* Misses of a fully-associative cache from a predicted histogram, by hand. */
+static void test_predict_cut(void **state)
+{
+	const double sizes[] = { 10, 20, 30, 40, 50 };
+	struct lp_xmodel *m = fit_synthetic(sizes, 5, NULL);
+	double P = 300;
+
+	(void)state;
+	/* group 0 at P = 300: cold P^2; P^2 at 1, 2P^2 at 905, P^2/2 at 45000 */
+	for (uint64_t lines = 1; lines < 100000; lines = lines * 3 + 1) {
+		struct lp_xlevel l = { .name = "L", .blocks = lines, .assoc = 0, .block = 64 };
+		struct lp_xcount c;
+		double want = P * P + (lines <= 1 ? P * P : 0) + (lines <= 905 ? 2 * P * P : 0) +
+			      (lines <= 45000 ? P * P / 2 : 0);
+		assert_int_equal(lp_xmodel_predict(m, 0, &l, P, &c), 0);
+		assert_true(REL(c.fa_misses, want));
+		assert_true(REL(c.sa_misses, want)); /* one set: the cut */
+	}
+	lp_xmodel_free(m);
+}
+
+/* The binomial model with one set is the cut at the cache size. */
+static void test_binomial_cut(void **state)
+{
+	(void)state;
+	for (uint64_t k = 1; k <= 64; k *= 2)
+		for (double d = 0; d < 3 * k + 5; d += 1)
+			assert_true(lp_binomial_miss(d, 1, k) == (d >= (double)k ? 1.0 : 0.0));
+	/* and with many sets it is a probability that grows with the distance */
+	double last = 0;
+	for (double d = 0; d < 400; d += 7) {
+		double p = lp_binomial_miss(d, 64, 4);
+		assert_true(p >= last - 1e-12 && p >= 0 && p <= 1);
+		last = p;
+	}
+	/* through the model: a set-associative level with one set equals the
+	 * fully-associative prediction */
+	const double sizes[] = { 10, 20, 30, 40, 50 };
+	struct lp_xmodel *m = fit_synthetic(sizes, 5, NULL);
+	for (uint64_t lines = 2; lines < 50000; lines *= 3) {
+		struct lp_xlevel fa = { .name = "F", .blocks = lines, .assoc = 0, .block = 64 };
+		struct lp_xbin *bins;
+		size_t n;
+		double cold, sa;
+		struct lp_xcount c;
+		assert_int_equal(lp_xmodel_predict(m, 0, &fa, 250, &c), 0);
+		assert_int_equal(lp_xmodel_hist(m, 0, 64, 250, &bins, &n, &cold), 0);
+		sa = cold;
+		for (size_t i = 0; i < n; i++)
+			sa += bins[i].count * lp_binomial_miss(bins[i].distance, 1, lines);
+		if (!REL(sa, c.fa_misses)) {
+			fprintf(stderr, "lines %llu: binomial %g, cut %g\n", (unsigned long long)lines, sa, c.fa_misses);
+			for (size_t i = 0; i < n; i++)
+				fprintf(stderr, "  %.17g: %g\n", bins[i].distance, bins[i].count);
+			fail();
+		}
+		free(bins);
+	}
+	lp_xmodel_free(m);
+}
+
+/* ---- bad files --------------------------------------------------------------------- */
+
+static void test_bad_files(void **state)
+{
+	char *p = lp_test_path("bad.xrun");
+	struct lp_xrun *r;
+	struct lp_xmodel *m;
+
+	(void)state;
+	lp_test_write_file(p, "hello\n", 6);
+	assert_int_equal(lp_xrun_read(&r, p), LP_EFORMAT);
+	assert_int_equal(lp_xmodel_read(&m, p), LP_EFORMAT);
+	lp_test_write_file(p, "# locprof xpred run v2\n", 23);
+	assert_int_equal(lp_xrun_read(&r, p), LP_EVERSION);
+	const char *trunc = "# locprof xpred run v1\nsize 10\nblocks 64\n";
+	lp_test_write_file(p, trunc, strlen(trunc));
+	assert_int_equal(lp_xrun_read(&r, p), LP_ETRUNCATED);
+	const char *bad = "# locprof xpred run v1\nsize 10\nblocks 64\nhist 5 64 0 1:1\nend\n";
+	lp_test_write_file(p, bad, strlen(bad));
+	assert_int_equal(lp_xrun_read(&r, p), LP_ECORRUPT);
+	assert_int_equal(lp_xrun_read(&r, "/nonexistent/x.xrun"), LP_EIO);
+	/* too few runs, two runs at one size */
+	const double one[] = { 10, 20 };
+	struct lp_xrun *runs[3];
+	for (int i = 0; i < 2; i++) {
+		char *q = write_run(one[i]);
+		assert_int_equal(lp_xrun_read(&runs[i], q), 0);
+		free(q);
+	}
+	assert_int_equal(lp_xmodel_fit(&m, runs, 2, NULL), LP_EINVAL);
+	runs[2] = runs[1];
+	assert_int_equal(lp_xmodel_fit(&m, runs, 3, NULL), LP_EINVAL);
+	lp_xrun_free(runs[0]);
+	lp_xrun_free(runs[1]);
+	free(p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_expr),
+		cmocka_unit_test(test_nnls),
+		cmocka_unit_test(test_lsi),
+		cmocka_unit_test(test_fit_exact),
+		cmocka_unit_test(test_fit_constraints),
+		cmocka_unit_test(test_machine),
+		cmocka_unit_test(test_synthetic_groups),
+		cmocka_unit_test(test_predict_cut),
+		cmocka_unit_test(test_binomial_cut),
+		cmocka_unit_test(test_bad_files),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
