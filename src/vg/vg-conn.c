@@ -123,7 +123,7 @@ void lpvg_send_samples(struct lpvg_thread *t)
 		return;
 	lpvg_header(&m.h, LP_MSG_SAMPLES, sizeof(m) + bytes, t);
 	m.count = t->nsamples;
-	m.pad = 0;
+	m.level = 0; /* no --samples thinning in this tool */
 	lpvg_send2(t, &m, sizeof(m), t->samples, bytes);
 	t->nsamples = 0;
 }

@@ -392,7 +392,7 @@ static void checkpoint_thread(struct lpvg_thread *t)
 			s->size = t->table[i].size;
 			s->kind = t->table[i].kind;
 			s->line_index = t->table[i].idx;
-			s->pad = 0;
+			s->level = 0; /* fixed rate: never thinned */
 		}
 		t->table[i].used = 0;
 	}

@@ -143,7 +143,7 @@ static void emit(struct lpvg_thread *t, const struct lpvg_watch *w, ULong end, U
 	s->size = w->size;
 	s->kind = w->kind;
 	s->line_index = w->idx;
-	s->pad = 0;
+	s->level = 0; /* fixed rate: never thinned */
 }
 
 static void check_watches(struct lpvg_thread *t, ULong addr, ULong pc, ULong now)

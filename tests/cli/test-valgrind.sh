@@ -19,7 +19,7 @@ hexawk='function hex(s,   i, c, v) { v = 0; s = tolower(s); sub(/^0x/, "", s);
 K=100 R=200
 expect_status 0 "$LOCPROF" record --backend valgrind --rate 0.05 --seed 3 -o "$T/p.lpp" -- "$T/pattern" $K $R
 read -r _ lo hi _ <"$T/out"
-expect_grep "p.lpp: [0-9]+ samples .* of [0-9]+ references, 1 thread .*exit 0" "$T/err"
+expect_grep "p.lpp: [0-9]+ samples .* of [0-9]+ references( at rate [^,]*)?, 1 thread .*exit 0" "$T/err"
 "$LOCPROF" dump "$T/p.lpp" >"$T/dump"
 expect_grep "^source: valgrind" "$T/dump"
 awk -v lo="$lo" -v hi="$hi" -v k=$K "$hexawk"'
