@@ -170,8 +170,9 @@ static inline __attribute__((always_inline)) uint64_t fast_reuse(struct fast *s,
 	uint64_t above = ~UINT64_C(1) << (p & 63), d = 0, now = s->now;
 	size_t ip = (size_t)(p / LEAF_BITS), in = (size_t)(now / LEAF_BITS);
 
+	d = (uint64_t)__builtin_popcountll(leaf[wi] & above);
 	for (unsigned k = 0; k < LEAF_BITS / 64; k++) {
-		uint64_t m = k > wi ? ~UINT64_C(0) : k == wi ? above : 0;
+		uint64_t m = (uint64_t)(((int64_t)wi - (int64_t)k) >> 63);
 
 		d += (uint64_t)__builtin_popcountll(leaf[k] & m);
 	}
