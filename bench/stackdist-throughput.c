@@ -3,6 +3,10 @@
  *
  *   bench-stackdist-throughput [--quick] [--n N] [--m M[,M...]] [--algos a,b,...]
  *                              [--dist uniform|zipf|both] [--repeat R]
+ *                              [--isa avx512|avx2|popcnt|generic]
+ *
+ * An algorithm written fast@ISA (e.g. --algos fast@generic,fast@avx2) is
+ * fast with that variant of its inner loop, to compare them in one run.
  *
  * With --repeat R every cell is the median of R runs on the same trace (the
  * VM is shared, so single runs vary by +-20%). Times are the thread's CPU
@@ -25,6 +29,8 @@
 #include "exact/exact-internal.h"
 
 #define CHUNK 65536
+
+static const char *fast_isa; /* --isa: variant of fast's loop (NULL = best) */
 
 static double now_s(void)
 {
@@ -75,7 +81,11 @@ static void generate(uint64_t *lines, size_t n, size_t m, int zipf, uint64_t see
 	free(cdf);
 }
 
-/* The floor: one hash lookup and update per access, nothing else. */
+/* The floor: one hash lookup and update per access, nothing else, in the
+ * simplest table of the module (lp_xhtab: 16-byte slots, linear probing).
+ * fast uses a bucket table (lp_xbtab) that holds half the bytes per line
+ * but spends more instructions per lookup, so at large M fast's table
+ * alone can be faster than this floor. */
 static double run_floor(const uint64_t *lines, size_t n, size_t *mem, uint64_t *check)
 {
 	struct lp_xhtab t;
@@ -109,7 +119,17 @@ static double run_floor(const uint64_t *lines, size_t n, size_t *mem, uint64_t *
 static double run_algo(const char *algo, enum lp_distance kind, const uint64_t *lines, size_t n,
 		       size_t *mem, uint64_t *check)
 {
-	struct lp_exact_opts o = { .kind = kind, .algorithm = algo, .prealloc_n = n + 1 };
+	struct lp_exact_opts o = { .kind = kind, .algorithm = algo, .prealloc_n = n + 1,
+				   .fast_isa = fast_isa };
+	char name[64];
+
+	/* "fast@avx2": fast with that variant of its loop */
+	if (algo && strchr(algo, '@')) {
+		snprintf(name, sizeof(name), "%s", algo);
+		*strchr(name, '@') = 0;
+		o.algorithm = name;
+		o.fast_isa = strchr(algo, '@') + 1;
+	}
 	struct lp_distcalc *c;
 	static uint64_t dist[CHUNK];
 	size_t probe = n / 50, done;
@@ -196,6 +216,8 @@ int main(int argc, char **argv)
 				if (*s == ',')
 					s++;
 			}
+		} else if (!strcmp(argv[i], "--isa") && i + 1 < argc) {
+			fast_isa = argv[++i];
 		} else if (!strcmp(argv[i], "--repeat") && i + 1 < argc) {
 			repeat = atoi(argv[++i]);
 			if (repeat < 1 || repeat > 64)
@@ -211,7 +233,7 @@ int main(int argc, char **argv)
 				algos[na++] = tok;
 		} else {
 			fprintf(stderr, "usage: %s [--quick] [--n N] [--m M,...] [--algos a,b,...] "
-				"[--dist uniform|zipf|both] [--repeat R]\n", argv[0]);
+				"[--dist uniform|zipf|both] [--repeat R] [--isa avx512|avx2|popcnt|generic]\n", argv[0]);
 			return 2;
 		}
 	}
@@ -223,6 +245,7 @@ int main(int argc, char **argv)
 	printf("N = %zu line accesses per trace; M accesses per CPU second (MiB held by the structures)", n);
 	if (repeat > 1)
 		printf("; median of %d runs", repeat);
+	printf("; fast's loop: %s", lp_exact_fast_isa(fast_isa) ? lp_exact_fast_isa(fast_isa) : "?");
 	printf("\n\n");
 	printf("| trace | M | floor (hash only) | reuse |");
 	for (size_t a = 0; a < na; a++)
