@@ -47,7 +47,9 @@ static const char usage[] =
 	"  --attribute          misses and memory stall per (data object, function)\n"
 	"                       pair, per data object, per function and per pc;\n"
 	"                       heap blocks are named by their allocation site\n"
-	"  --binary PATH        take symbols from this non-PIE executable\n"
+	"                       (symbols from the binaries the trace's mappings name)\n"
+	"  --binary PATH        also take symbols from this non-PIE executable (for\n"
+	"                       traces without mappings: text, lackey)\n"
 	"  --miss-latency N     cycles per miss (default 100)\n"
 	"  --compute-cost N     cycles per reference (default 1)\n"
 	"  --top N              rows per table (default 20, 0 = all)\n"
@@ -445,6 +447,34 @@ static int parse_policies(const char *s, unsigned *out)
 	return ok && *out ? 0 : -1;
 }
 
+/* Symbols for --attribute: the binaries the trace's mappings name (an .lpt
+ * from `locprof record --mode trace` carries them), plus --binary. None at
+ * all only costs the names (pcs and objects are then shown as addresses),
+ * unless --binary was given and cannot be read. */
+static int attrib_symbols(const struct opts *o, struct lp_trace_reader *rd, struct lp_symbols **syms)
+{
+	const struct lp_mappings *maps = lp_trace_reader_mappings(rd);
+
+	if (maps && !maps->n)
+		maps = NULL;
+	if (!maps && !o->binary) {
+		cli_note("the trace carries no mappings: pcs and data objects are shown as addresses "
+			 "(give the executable with --binary)");
+		return 0;
+	}
+	if (lp_symbols_new(syms, maps, o->binary) < 0) {
+		if (o->binary) {
+			cli_error("%s", lp_errmsg());
+			return -1;
+		}
+		cli_warn("no symbols: %s", lp_errmsg());
+		return 0;
+	}
+	if (lp_symbols_warning(*syms))
+		cli_warn("%s", lp_symbols_warning(*syms));
+	return 0;
+}
+
 static int run(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -595,14 +625,16 @@ static int run(int argc, char **argv)
 	}
 	status = CLI_ERROR;
 
+	if (lp_trace_reader_open(&rd, o.trace, o.from) < 0) {
+		cli_error("%s", lp_errmsg());
+		goto out;
+	}
 	if (o.attribute) {
 		struct lp_attrib_params ap = { .cache = o.specs[0], .seed = o.seed,
 					       .miss_latency = o.miss_latency, .compute_cost = o.compute_cost };
-		/* text traces carry no mappings: symbols only come from --binary */
-		if (o.binary && lp_symbols_new(&syms, NULL, o.binary) < 0) {
-			cli_error("%s", lp_errmsg());
+
+		if (attrib_symbols(&o, rd, &syms) < 0)
 			goto out;
-		}
 		if (lp_attrib_new(&attrib, &ap, syms) < 0) {
 			cli_error("%s", lp_errmsg());
 			goto out;
@@ -634,10 +666,6 @@ static int run(int argc, char **argv)
 				cli_error("%s", lp_errmsg());
 				goto out;
 			}
-	}
-	if (lp_trace_reader_open(&rd, o.trace, o.from) < 0) {
-		cli_error("%s", lp_errmsg());
-		goto out;
 	}
 	if (!(buf = malloc(BATCH * sizeof(*buf)))) {
 		cli_error("out of memory");
