@@ -1,9 +1,8 @@
 /* Symbolisation with elfutils' libdwfl, behind two caches.
  *
- * Assumptions: a mapping of file offset O at address S places the ELF file
- * at S - O (true for the usual loaders, where segments keep p_vaddr -
- * p_offset constant); each file is reported once, at its lowest-offset
- * mapping. A mapping that records a build-id is used only if the file at
+ * Assumptions: a mapping of file offset O at address S is the PT_LOAD
+ * segment at that offset, placed by the loader with a constant bias (see
+ * file_bias()); each file is reported once, at its lowest-offset mapping. A mapping that records a build-id is used only if the file at
  * its path still has that build-id (a rebuilt binary would give wrong
  * names); such files are listed by lp_symbols_warning(). A --binary is a
  * non-PIE executable, used at its link addresses. Data symbols are ELF
@@ -23,6 +22,8 @@
 #include "common/hash.h"
 #include "symbol/symbol-internal.h"
 
+#include <dwarf.h>
+#include <elfutils/libdw.h>
 #include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 #include <fcntl.h>
@@ -44,8 +45,25 @@ struct pcent {
 	int found, used;
 };
 
+/* Compilation units of a module by address range, for modules without
+ * .debug_aranges (clang emits none unless asked), where libdwfl finds no
+ * unit for any address. */
+struct cuent {
+	uint64_t lo, hi; /* DWARF addresses, [lo, hi) */
+	Dwarf_Die die;
+};
+
+struct modcus {
+	Dwfl_Module *mod;
+	Dwarf_Addr bias;
+	struct cuent *v;
+	size_t n;
+};
+
 struct lp_symbols {
 	Dwfl *dwfl;
+	struct modcus *mcu;
+	size_t nmcu;
 	/* data symbols, sorted by start; built on first use */
 	struct dsym *ds;
 	size_t nds;
@@ -65,24 +83,65 @@ static const Dwfl_Callbacks callbacks = {
 	.debuginfo_path = &debuginfo_path,
 };
 
-/* Whether the ELF file at path has this GNU build-id. */
-static int same_build_id(const char *path, const uint8_t *id, size_t len)
+/* Where the ELF file mapped at m is loaded (the bias added to its
+ * addresses), from its program headers: the mapping of file offset O at
+ * address S belongs to the PT_LOAD segment whose page-aligned offset is O,
+ * and the loader put that segment's page-aligned p_vaddr at S. (S - O is
+ * wrong for lld's layouts, where p_vaddr - p_offset is 0x1000 or more.)
+ * Also checks the GNU build-id when the mapping has one. Returns 1 and
+ * sets *bias, 0 when the file cannot be read or has no such segment, -1
+ * when its build-id differs. */
+static int file_bias(const struct lp_mapping *m, uint64_t *bias)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC), same = 0;
-	const void *bits;
+	int fd = open(m->path, O_RDONLY | O_CLOEXEC), ret = 0;
+	const uint64_t page = 4096;
+	size_t nph = 0;
 	Elf *elf;
 
 	if (fd < 0)
 		return 0;
 	elf_version(EV_CURRENT);
-	if ((elf = elf_begin(fd, ELF_C_READ_MMAP, NULL))) {
+	if (!(elf = elf_begin(fd, ELF_C_READ_MMAP, NULL)))
+		goto out_fd;
+	if (m->build_id_len) {
+		const void *bits;
 		ssize_t n = dwelf_elf_gnu_build_id(elf, &bits);
 
-		same = n == (ssize_t)len && !memcmp(bits, id, len);
-		elf_end(elf);
+		if (n != (ssize_t)m->build_id_len || memcmp(bits, m->build_id, m->build_id_len)) {
+			ret = -1;
+			goto out_elf;
+		}
 	}
+	if (elf_getphdrnum(elf, &nph) < 0)
+		goto out_elf;
+	/* the segment whose page-aligned offset is O, preferring an
+	 * executable one (a page can hold the end of one segment and the
+	 * start of the next, and the mappings recorded are the executable
+	 * ones); else the one containing O */
+	for (int pass = 0; pass < 3 && !ret; pass++)
+		for (size_t i = 0; i < nph; i++) {
+			GElf_Phdr ph;
+			int hit;
+
+			if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+				continue;
+			if (pass < 2)
+				hit = (ph.p_offset & ~(page - 1)) == (m->file_offset & ~(page - 1)) &&
+				      (pass || (ph.p_flags & PF_X));
+			else
+				hit = ph.p_offset <= m->file_offset && m->file_offset < ph.p_offset + ph.p_filesz;
+			if (hit) {
+				*bias = m->start - ((ph.p_vaddr & ~(page - 1)) +
+						    (m->file_offset - (ph.p_offset & ~(page - 1))));
+				ret = 1;
+				break;
+			}
+		}
+out_elf:
+	elf_end(elf);
+out_fd:
 	close(fd);
-	return same;
+	return ret;
 }
 
 /* Append "path" to the list of files whose build-id changed. */
@@ -123,6 +182,7 @@ int lp_symbols_new(struct lp_symbols **out, const struct lp_mappings *maps, cons
 	}
 	for (size_t i = 0; maps && i < maps->n; i++) {
 		const struct lp_mapping *m = &maps->v[i];
+		uint64_t bias = 0;
 		int first = 1;
 
 		if (!m->path || m->path[0] != '/')
@@ -134,13 +194,18 @@ int lp_symbols_new(struct lp_symbols **out, const struct lp_mappings *maps, cons
 				first = 0;
 		if (!first)
 			continue;
-		if (m->build_id_len && !same_build_id(m->path, m->build_id, m->build_id_len)) {
+		switch (file_bias(m, &bias)) {
+		case -1:
 			/* not the file that ran: its names would be wrong */
 			note_stale(s, m->path, &nstale);
 			continue;
+		case 0:
+			/* unreadable, or no segment there: the usual layout */
+			bias = m->start - m->file_offset;
+			break;
 		}
 		/* an unreadable library only loses its names */
-		if (dwfl_report_elf(s->dwfl, m->path, m->path, -1, m->start - m->file_offset, false))
+		if (dwfl_report_elf(s->dwfl, m->path, m->path, -1, bias, false))
 			reported++;
 	}
 	dwfl_report_end(s->dwfl, NULL, NULL);
@@ -168,6 +233,9 @@ void lp_symbols_free(struct lp_symbols *s)
 	if (!s)
 		return;
 	dwfl_end(s->dwfl);
+	for (size_t i = 0; i < s->nmcu; i++)
+		free(s->mcu[i].v);
+	free(s->mcu);
 	free(s->ds);
 	free(s->pcs);
 	free(s->warning);
@@ -181,20 +249,224 @@ const char *lp_symbols_warning(const struct lp_symbols *s)
 
 /* ---- pcs ----------------------------------------------------------------- */
 
+/* Inlined code of locprof's own runtime: the instrumentation callbacks
+ * that record a reference. A pc the runtime recorded lies in (or returns
+ * to) such code when the compiler inlined it (locprof cc with LTO), and
+ * the place of the reference is where that code was inlined. */
+static int runtime_function(const char *name)
+{
+	return name && (!strncmp(name, "lp_rt_", 6) || !strncmp(name, "__sanitizer_cov_", 16) ||
+			!strncmp(name, "__tsan_", 7));
+}
+
+static const char *die_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute attr;
+
+	if (dwarf_attr_integrate(die, DW_AT_name, &attr))
+		return dwarf_formstring(&attr);
+	return NULL;
+}
+
+static const char *basename_of(const char *path)
+{
+	const char *slash = path ? strrchr(path, '/') : NULL;
+
+	return slash ? slash + 1 : path;
+}
+
+static int cmp_cuent(const void *x, const void *y)
+{
+	const struct cuent *a = x, *b = y;
+
+	return a->lo < b->lo ? -1 : a->lo > b->lo;
+}
+
+static struct modcus *module_cus(struct lp_symbols *s, Dwfl_Module *mod)
+{
+	struct modcus *m, *v;
+	Dwarf_CU *cu = NULL;
+	Dwarf *dw;
+	size_t cap = 0;
+
+	for (size_t i = 0; i < s->nmcu; i++)
+		if (s->mcu[i].mod == mod)
+			return &s->mcu[i];
+	if (!(v = realloc(s->mcu, (s->nmcu + 1) * sizeof(*v))))
+		return NULL;
+	s->mcu = v;
+	m = &s->mcu[s->nmcu++];
+	memset(m, 0, sizeof(*m));
+	m->mod = mod;
+	if (!(dw = dwfl_module_getdwarf(mod, &m->bias)))
+		return m;
+	for (;;) {
+		Dwarf_CU *next;
+		Dwarf_Die die;
+		Dwarf_Addr base, lo, hi;
+		uint8_t type;
+		ptrdiff_t off = 0;
+
+		if (dwarf_get_units(dw, cu, &next, NULL, &type, &die, NULL) != 0)
+			break;
+		cu = next;
+		if (dwarf_tag(&die) != DW_TAG_compile_unit)
+			continue;
+		while ((off = dwarf_ranges(&die, off, &base, &lo, &hi)) > 0) {
+			if (hi <= lo)
+				continue;
+			if (m->n == cap) {
+				struct cuent *nv = realloc(m->v, (cap = cap ? 2 * cap : 16) * sizeof(*nv));
+
+				if (!nv)
+					return m;
+				m->v = nv;
+			}
+			m->v[m->n++] = (struct cuent){ .lo = lo, .hi = hi, .die = die };
+		}
+	}
+	qsort(m->v, m->n, sizeof(*m->v), cmp_cuent);
+	return m;
+}
+
+/* The compilation unit of pc: libdwfl's (from .debug_aranges), else ours. */
+static int cu_of(struct lp_symbols *s, Dwfl_Module *mod, uint64_t pc, Dwarf_Die *out, Dwarf_Addr *bias)
+{
+	Dwarf_Die *d = dwfl_module_addrdie(mod, pc, bias);
+	struct modcus *m;
+	size_t lo = 0, hi;
+
+	if (d) {
+		*out = *d;
+		return 1;
+	}
+	if (!(m = module_cus(s, mod)) || !m->n)
+		return 0;
+	*bias = m->bias;
+	hi = m->n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (m->v[mid].lo <= pc - m->bias)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i > 0; i--)
+		if (pc - m->bias < m->v[i - 1].hi) {
+			*out = m->v[i - 1].die;
+			return 1;
+		}
+	return 0;
+}
+
+/* The line table's answer for addr; 0 when it has no line there (line 0
+ * is compiler-generated code). */
+static int line_of(Dwarf_Die *cu, uint64_t addr, struct lp_code_loc *out)
+{
+	Dwarf_Line *line = dwarf_getsrc_die(cu, addr);
+	const char *file;
+	int ln = 0;
+
+	if (!line || !(file = dwarf_linesrc(line, NULL, NULL)) || dwarf_lineno(line, &ln) < 0)
+		return 0;
+	out->file = basename_of(file);
+	out->line = ln;
+	return ln > 0;
+}
+
+/* The chain of functions (subprogram, then inlined subroutines, outermost
+ * first) whose code ranges contain addr, at most max of them. (libdw's
+ * dwarf_getscopes fails with "no address value" on the inlined runtime of
+ * clang's LTO output, whose abstract origins lie in other units.) */
+static int fn_chain(Dwarf_Die *parent, uint64_t addr, Dwarf_Die *chain, int n, int max)
+{
+	Dwarf_Die c;
+
+	if (dwarf_child(parent, &c) != 0)
+		return n;
+	do {
+		int tag = dwarf_tag(&c);
+
+		switch (tag) {
+		case DW_TAG_namespace:
+		case DW_TAG_module:
+		case DW_TAG_class_type:
+		case DW_TAG_structure_type:
+		case DW_TAG_union_type:
+			/* no code range of their own; C++ methods inside */
+			if (dwarf_haschildren(&c)) {
+				int m = fn_chain(&c, addr, chain, n, max);
+
+				if (m > n)
+					return m;
+			}
+			continue;
+		case DW_TAG_subprogram:
+		case DW_TAG_inlined_subroutine:
+		case DW_TAG_lexical_block:
+			if (dwarf_haspc(&c, addr) <= 0)
+				continue;
+			if (tag != DW_TAG_lexical_block && n < max)
+				chain[n++] = c;
+			return fn_chain(&c, addr, chain, n, max);
+		default:
+			continue;
+		}
+	} while (dwarf_siblingof(&c, &c) == 0);
+	return n;
+}
+
+/* The function and the source line of pc. The function is the innermost
+ * one that contains pc, inlined or not (DWARF scopes), after stepping out
+ * of inlined runtime callbacks; its place is the line table's, or for a
+ * function we stepped out of, the call site of the inlined code. Where the
+ * line table has no line for pc (line 0: compiler-generated code, such as
+ * the instruction after a call, which is what a recorded return address
+ * points at), pc - 1 is used instead, for the line and the scopes. Without
+ * DWARF: the ELF symbol only. */
 int lp_symbols_pc_dwfl(struct lp_symbols *s, uint64_t pc, struct lp_code_loc *out)
 {
 	Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, pc);
-	Dwfl_Line *line;
+	Dwarf_Die cudie, chain[64];
+	Dwarf_Addr bias = 0;
+	int n = 0;
 
 	memset(out, 0, sizeof(*out));
 	if (!mod)
 		return 0;
 	out->function = dwfl_module_addrname(mod, pc);
-	if ((line = dwfl_module_getsrc(mod, pc))) {
-		const char *file = dwfl_lineinfo(line, NULL, &out->line, NULL, NULL, NULL);
-		if (file) {
-			const char *slash = strrchr(file, '/');
-			out->file = slash ? slash + 1 : file;
+	if (cu_of(s, mod, pc, &cudie, &bias)) {
+		uint64_t addr = pc - bias;
+
+		if (!line_of(&cudie, addr, out) && line_of(&cudie, addr - 1, out))
+			addr--;
+		n = fn_chain(&cudie, addr, chain, 0, (int)(sizeof(chain) / sizeof(chain[0])));
+	}
+	if (n > 0) {
+		Dwarf_Files *files = NULL;
+		size_t nfiles = 0;
+
+		for (int i = n - 1; i >= 0; i--) {
+			const char *name = die_name(&chain[i]);
+			Dwarf_Attribute attr;
+			Dwarf_Word file, line;
+
+			if (!i || dwarf_tag(&chain[i]) != DW_TAG_inlined_subroutine || !runtime_function(name)) {
+				if (name)
+					out->function = name;
+				break;
+			}
+			/* a runtime callback inlined here: the place is its
+			 * call site, in the next function out */
+			if (!files && dwarf_getsrcfiles(&cudie, &files, &nfiles) < 0)
+				files = NULL;
+			if (files && dwarf_formudata(dwarf_attr(&chain[i], DW_AT_call_file, &attr), &file) == 0 &&
+			    dwarf_formudata(dwarf_attr(&chain[i], DW_AT_call_line, &attr), &line) == 0 &&
+			    file < nfiles) {
+				out->file = basename_of(dwarf_filesrc(files, file, NULL, NULL));
+				out->line = (int)line;
+			}
 		}
 	}
 	return out->function || out->file;
