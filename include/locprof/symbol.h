@@ -38,6 +38,7 @@ struct lp_code_loc {
 	const char *function; /* NULL when unknown */
 	const char *file;     /* NULL when there is no line information */
 	int line;
+	int column;           /* 0 when unknown */
 };
 /* 1 when something was found, 0 when the pc is unknown. Answers are
  * cached per pc. */

@@ -138,7 +138,7 @@ table=$(addr g_table); walk=$(addr walk_table); mk=$(addr make_list)
 } >"$T/prog.txt"
 expect_status 0 "$LOCPROF" simulate "$T/prog.txt" --cache 4K:1:64 --attribute --binary "$T/prog" --miss-latency 50
 expect_grep '^g_table +walk_table +1024 +1024 +512 +512 +9[0-9]\.[0-9]$' "$T/out"
-expect_grep '^heap@make_list \(prog.c:[0-9]+\) +make_list +100 +13 +13 +0 ' "$T/out"
+expect_grep '^heap@make_list \(prog.c:[0-9]+(:[0-9]+)?\) +make_list +100 +13 +13 +0 ' "$T/out"
 expect_grep '^walk_table +1024 +1024 +100.00 +51200 +1024 ' "$T/out"
 expect_grep '^0x[0-9a-f]+ prog.c:[0-9]+ +walk_table ' "$T/out"
 expect_status 0 "$LOCPROF" simulate "$T/prog.txt" --cache 4K:1:64 --attribute --binary "$T/prog" --format csv

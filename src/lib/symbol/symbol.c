@@ -372,6 +372,8 @@ static int line_of(Dwarf_Die *cu, uint64_t addr, struct lp_code_loc *out)
 		return 0;
 	out->file = basename_of(file);
 	out->line = ln;
+	if (dwarf_linecol(line, &out->column) < 0)
+		out->column = 0;
 	return ln > 0;
 }
 
@@ -464,8 +466,13 @@ int lp_symbols_pc_dwfl(struct lp_symbols *s, uint64_t pc, struct lp_code_loc *ou
 			if (files && dwarf_formudata(dwarf_attr(&chain[i], DW_AT_call_file, &attr), &file) == 0 &&
 			    dwarf_formudata(dwarf_attr(&chain[i], DW_AT_call_line, &attr), &line) == 0 &&
 			    file < nfiles) {
+				Dwarf_Word col = 0;
+
+				if (dwarf_formudata(dwarf_attr(&chain[i], DW_AT_call_column, &attr), &col) != 0)
+					col = 0;
 				out->file = basename_of(dwarf_filesrc(files, file, NULL, NULL));
 				out->line = (int)line;
+				out->column = (int)col;
 			}
 		}
 	}
