@@ -355,11 +355,14 @@ static void print_attrib(const struct opts *o, struct lp_attrib *a)
 	lp_cache_spec_format(&o->specs[0], spec, sizeof(spec));
 	if (o->fmt == FMT_CSV)
 		printf("table,object,function,pc,where,refs,accesses,misses,cold,replacement,stall,compute,stall_share\n");
-	else if (o->fmt == FMT_JSON)
-		printf("{\"trace\": \"%s\", \"cache\": \"%s\", \"miss_latency\": %g, \"compute_cost\": %g, "
+	else if (o->fmt == FMT_JSON) {
+		printf("{\"trace\": ");
+		cli_json_string(o->trace);
+		printf(", \"cache\": \"%s\", \"miss_latency\": %g, \"compute_cost\": %g, "
 		       "\"refs\": %llu, \"misses\": %llu, \"stall\": %.0f, \"compute\": %.0f",
-		       o->trace, spec, o->miss_latency, o->compute_cost, (unsigned long long)total.refs,
+		       spec, o->miss_latency, o->compute_cost, (unsigned long long)total.refs,
 		       (unsigned long long)total.misses, total.stall, total.compute);
+	}
 	else
 		printf("# MemSpy attribution of %s, cache %s: %llu references, %llu misses; "
 		       "%g cycles a miss, %g a reference: stall %.0f, compute %.0f cycles (%.1f%% stall)\n",
@@ -370,8 +373,17 @@ static void print_attrib(const struct opts *o, struct lp_attrib *a)
 		const struct lp_attrib_row *rows;
 		size_t n = lp_attrib_rows(a, views[t].v, &rows);
 
+		int w1 = 28, w2 = 24; /* text columns: as wide as the longest name shown */
+
 		if (o->top && n > o->top)
 			n = o->top;
+		for (size_t i = 0; i < n; i++) {
+			int l1 = t == 3 ? 19 + (int)strlen(rows[i].where) : (int)strlen(rows[i].object);
+			int l2 = (int)strlen(rows[i].function);
+
+			w1 = l1 > w1 ? l1 : w1;
+			w2 = l2 > w2 ? l2 : w2;
+		}
 		if (o->fmt == FMT_JSON)
 			printf(", \"%s\": [", views[t].name);
 		else if (o->fmt == FMT_TEXT) {
@@ -384,8 +396,9 @@ static void print_attrib(const struct opts *o, struct lp_attrib *a)
 				printf("%-36s %10s %10s %7s %12s %12s %7s\n", "procedure", "refs", "misses", "miss%",
 				       "stall", "compute", "stall%");
 			else
-				printf("%-28s %-24s %10s %10s %10s %10s %7s\n", t == 3 ? "pc (file:line)" : "data object",
-				       t == 3 || t == 0 ? "procedure" : "", "refs", "misses", "cold", "repl", "stall%");
+				printf("%-*s %-*s %10s %10s %10s %10s %7s\n", w1, t == 3 ? "pc (file:line)" : "data object",
+				       t == 1 ? 24 : w2, t == 3 || t == 0 ? "procedure" : "", "refs", "misses", "cold",
+				       "repl", "stall%");
 		}
 		for (size_t i = 0; i < n; i++) {
 			const struct lp_attrib_row *r = &rows[i];
@@ -397,10 +410,14 @@ static void print_attrib(const struct opts *o, struct lp_attrib *a)
 				       (unsigned long long)r->misses, (unsigned long long)r->cold,
 				       (unsigned long long)r->replacement, r->stall, r->compute, r->share);
 			} else if (o->fmt == FMT_JSON) {
-				printf("%s\n  {\"object\": \"%s\", \"function\": \"%s\", \"pc\": %llu, \"where\": \"%s\", "
-				       "\"refs\": %llu, \"misses\": %llu, \"cold\": %llu, \"replacement\": %llu, "
+				printf("%s\n  {\"object\": ", i ? "," : "");
+				cli_json_string(r->object);
+				printf(", \"function\": ");
+				cli_json_string(r->function);
+				printf(", \"pc\": %llu, \"where\": ", (unsigned long long)r->pc);
+				cli_json_string(r->where);
+				printf(", \"refs\": %llu, \"misses\": %llu, \"cold\": %llu, \"replacement\": %llu, "
 				       "\"stall\": %.0f, \"compute\": %.0f, \"stall_share\": %.6f}",
-				       i ? "," : "", r->object, r->function, (unsigned long long)r->pc, r->where,
 				       (unsigned long long)r->refs, (unsigned long long)r->misses,
 				       (unsigned long long)r->cold, (unsigned long long)r->replacement, r->stall,
 				       r->compute, r->share);
@@ -413,8 +430,9 @@ static void print_attrib(const struct opts *o, struct lp_attrib *a)
 				char where[300];
 				if (t == 3)
 					snprintf(where, sizeof(where), "0x%llx %s", (unsigned long long)r->pc, r->where);
-				printf("%-28s %-24s %10llu %10llu %10llu %10llu %7.1f\n", t == 3 ? where : r->object,
-				       r->function, (unsigned long long)r->refs, (unsigned long long)r->misses,
+				printf("%-*s %-*s %10llu %10llu %10llu %10llu %7.1f\n", w1, t == 3 ? where : r->object,
+				       t == 1 ? 24 : w2, r->function, (unsigned long long)r->refs,
+				       (unsigned long long)r->misses,
 				       (unsigned long long)r->cold, (unsigned long long)r->replacement, 100 * r->share);
 			}
 		}
