@@ -2,6 +2,15 @@
  * generated in memory: uniform and Zipf (s = 1) over M lines, N accesses.
  *
  *   bench-stackdist-throughput [--quick] [--n N] [--m M[,M...]] [--algos a,b,...]
+ *                              [--dist uniform|zipf|both] [--repeat R]
+ *                              [--isa avx512|avx2|popcnt|generic]
+ *
+ * An algorithm written fast@ISA (e.g. --algos fast@generic,fast@avx2) is
+ * fast with that variant of its inner loop, to compare them in one run.
+ *
+ * With --repeat R every cell is the median of R runs on the same trace (the
+ * VM is shared, so single runs vary by +-20%). Times are the thread's CPU
+ * time, not wall time, for the same reason.
  *
  * Prints a markdown table: M accesses/s of each algorithm, of reuse
  * distance, and of a floor that only looks each line up in the same hash
@@ -21,11 +30,15 @@
 
 #define CHUNK 65536
 
+static const char *fast_isa; /* --isa: variant of fast's loop (NULL = best) */
+
 static double now_s(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	/* CPU time of this thread: the VM is shared with other jobs, and
+	 * wall time counts the time slices they take */
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
@@ -68,7 +81,11 @@ static void generate(uint64_t *lines, size_t n, size_t m, int zipf, uint64_t see
 	free(cdf);
 }
 
-/* The floor: one hash lookup and update per access, nothing else. */
+/* The floor: one hash lookup and update per access, nothing else, in the
+ * simplest table of the module (lp_xhtab: 16-byte slots, linear probing).
+ * fast uses a bucket table (lp_xbtab) that holds half the bytes per line
+ * but spends more instructions per lookup, so at large M fast's table
+ * alone can be faster than this floor. */
 static double run_floor(const uint64_t *lines, size_t n, size_t *mem, uint64_t *check)
 {
 	struct lp_xhtab t;
@@ -102,7 +119,17 @@ static double run_floor(const uint64_t *lines, size_t n, size_t *mem, uint64_t *
 static double run_algo(const char *algo, enum lp_distance kind, const uint64_t *lines, size_t n,
 		       size_t *mem, uint64_t *check)
 {
-	struct lp_exact_opts o = { .kind = kind, .algorithm = algo, .prealloc_n = n + 1 };
+	struct lp_exact_opts o = { .kind = kind, .algorithm = algo, .prealloc_n = n + 1,
+				   .fast_isa = fast_isa };
+	char name[64];
+
+	/* "fast@avx2": fast with that variant of its loop */
+	if (algo && strchr(algo, '@')) {
+		snprintf(name, sizeof(name), "%s", algo);
+		*strchr(name, '@') = 0;
+		o.algorithm = name;
+		o.fast_isa = strchr(algo, '@') + 1;
+	}
 	struct lp_distcalc *c;
 	static uint64_t dist[CHUNK];
 	size_t probe = n / 50, done;
@@ -143,8 +170,31 @@ static double run_algo(const char *algo, enum lp_distance kind, const uint64_t *
 	return t0;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Median of `repeat` runs (a skip in any run is reported as a skip). */
+static double run_median(const char *algo, enum lp_distance kind, const uint64_t *lines, size_t n,
+			 size_t *mem, uint64_t *check, int repeat, int floor)
+{
+	double t[64];
+
+	for (int r = 0; r < repeat; r++) {
+		t[r] = floor ? run_floor(lines, n, mem, check) : run_algo(algo, kind, lines, n, mem, check);
+		if (t[r] < 0)
+			return t[r];
+	}
+	qsort(t, (size_t)repeat, sizeof(t[0]), cmp_double);
+	return repeat % 2 ? t[repeat / 2] : (t[repeat / 2 - 1] + t[repeat / 2]) / 2;
+}
+
 int main(int argc, char **argv)
 {
+	int repeat = 1, dist_lo = 0, dist_hi = 1;
 	size_t n = 100000000, ms[8] = { 1000, 100000, 1000000, 10000000 }, nm = 4;
 	const char *algos_default[] = { "fast", "prealloc", "bk", "avl", "markers", "naive" };
 	const char *algos[8];
@@ -166,13 +216,24 @@ int main(int argc, char **argv)
 				if (*s == ',')
 					s++;
 			}
+		} else if (!strcmp(argv[i], "--isa") && i + 1 < argc) {
+			fast_isa = argv[++i];
+		} else if (!strcmp(argv[i], "--repeat") && i + 1 < argc) {
+			repeat = atoi(argv[++i]);
+			if (repeat < 1 || repeat > 64)
+				repeat = 1;
+		} else if (!strcmp(argv[i], "--dist") && i + 1 < argc) {
+			i++;
+			dist_lo = !strcmp(argv[i], "zipf");
+			dist_hi = strcmp(argv[i], "uniform") ? 1 : 0;
 		} else if (!strcmp(argv[i], "--algos") && i + 1 < argc) {
 			snprintf(algobuf, sizeof(algobuf), "%s", argv[++i]);
 			na = 0;
 			for (char *tok = strtok(algobuf, ","); tok && na < 8; tok = strtok(NULL, ","))
 				algos[na++] = tok;
 		} else {
-			fprintf(stderr, "usage: %s [--quick] [--n N] [--m M,...] [--algos a,b,...]\n", argv[0]);
+			fprintf(stderr, "usage: %s [--quick] [--n N] [--m M,...] [--algos a,b,...] "
+				"[--dist uniform|zipf|both] [--repeat R] [--isa avx512|avx2|popcnt|generic]\n", argv[0]);
 			return 2;
 		}
 	}
@@ -181,7 +242,11 @@ int main(int argc, char **argv)
 		perror("malloc");
 		return 1;
 	}
-	printf("N = %zu line accesses per trace; M accesses/s (MiB held by the structures)\n\n", n);
+	printf("N = %zu line accesses per trace; M accesses per CPU second (MiB held by the structures)", n);
+	if (repeat > 1)
+		printf("; median of %d runs", repeat);
+	printf("; fast's loop: %s", lp_exact_fast_isa(fast_isa) ? lp_exact_fast_isa(fast_isa) : "?");
+	printf("\n\n");
 	printf("| trace | M | floor (hash only) | reuse |");
 	for (size_t a = 0; a < na; a++)
 		printf(" %s |", algos[a]);
@@ -190,7 +255,7 @@ int main(int argc, char **argv)
 		printf("---|");
 	printf("\n");
 	fflush(stdout);
-	for (int zipf = 0; zipf < 2; zipf++) {
+	for (int zipf = dist_lo; zipf <= dist_hi; zipf++) {
 		for (size_t k = 0; k < nm; k++) {
 			size_t mem;
 			uint64_t check, ref = 0;
@@ -198,14 +263,14 @@ int main(int argc, char **argv)
 
 			generate(lines, n, ms[k], zipf, 1 + k);
 			printf("| %s | %zu |", zipf ? "zipf 1.0" : "uniform", ms[k]);
-			t = run_floor(lines, n, &mem, &check);
+			t = run_median(NULL, LP_DIST_REUSE, lines, n, &mem, &check, repeat, 1);
 			printf(" %.1f (%.0f) |", n / t / 1e6, mem / 1048576.0);
 			fflush(stdout);
-			t = run_algo(NULL, LP_DIST_REUSE, lines, n, &mem, &check);
+			t = run_median(NULL, LP_DIST_REUSE, lines, n, &mem, &check, repeat, 0);
 			printf(" %.1f (%.0f) |", n / t / 1e6, mem / 1048576.0);
 			fflush(stdout);
 			for (size_t a = 0; a < na; a++) {
-				t = run_algo(algos[a], LP_DIST_STACK, lines, n, &mem, &check);
+				t = run_median(algos[a], LP_DIST_STACK, lines, n, &mem, &check, repeat, 0);
 				if (t < 0) {
 					printf(" skipped [~%.2f] |", n / -t / 1e6);
 				} else {

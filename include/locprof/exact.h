@@ -83,7 +83,16 @@ struct lp_exact_opts {
 	uint64_t fast_min_slots; /* "fast": smallest time capacity, a power of two
 				  * >= 512; 0 = 2^20. Small values force frequent
 				  * compactions (for tests). */
+	const char *fast_isa;    /* "fast": instruction set of its inner loop,
+				  * "avx512", "avx2", "popcnt" or "generic";
+				  * NULL = the best this CPU has (for tests and
+				  * benchmarks of each variant). */
 };
+
+/* The name of the variant of "fast" that lp_exact_opts.fast_isa = name
+ * selects on this CPU (name NULL: the best one), or NULL if that variant is
+ * unknown or unsupported here. */
+const char *lp_exact_fast_isa(const char *name);
 
 /* Comma-separated names of the stack distance algorithms ("fast, naive, ..."). */
 const char *lp_exact_algorithm_names(void);

@@ -24,24 +24,32 @@ extern "C" {
 struct lp_symbols;
 
 /* maps may be NULL; binary (a non-PIE executable, used at its link
- * addresses) may be NULL. At least one must be given. */
+ * addresses) may be NULL. At least one must be given. A mapping with a
+ * build-id is skipped when the file at its path has another one (it was
+ * rebuilt since the run); LP_EINVAL when no file at all could be used. */
 int lp_symbols_new(struct lp_symbols **out, const struct lp_mappings *maps, const char *binary);
 void lp_symbols_free(struct lp_symbols *s);
+/* A message naming the mapped files skipped because their build-id
+ * changed, or NULL. */
+const char *lp_symbols_warning(const struct lp_symbols *s);
 
 /* Strings are owned by s and valid until lp_symbols_free(). */
 struct lp_code_loc {
 	const char *function; /* NULL when unknown */
 	const char *file;     /* NULL when there is no line information */
 	int line;
+	int column;           /* 0 when unknown */
 };
-/* 1 when something was found, 0 when the pc is unknown. */
+/* 1 when something was found, 0 when the pc is unknown. Answers are
+ * cached per pc. */
 int lp_symbols_pc(struct lp_symbols *s, uint64_t pc, struct lp_code_loc *out);
 
 struct lp_data_sym {
 	const char *name;
 	uint64_t start, size;
 };
-/* 1 when addr lies inside a sized STT_OBJECT symbol, else 0. */
+/* 1 when addr lies inside a sized STT_OBJECT symbol, else 0. A binary
+ * search in a table of all data symbols, built on the first call. */
 int lp_symbols_data(struct lp_symbols *s, uint64_t addr, struct lp_data_sym *out);
 
 /* ---- attribution ------------------------------------------------------- */

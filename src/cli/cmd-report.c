@@ -149,11 +149,38 @@ static int cmp_pc(const void *a, const void *b)
 	return x->pc < y->pc ? -1 : x->pc > y->pc;
 }
 
-/* Symbolising hook: a symboliser (src/lib/symbol) will turn pcs into
- * function names; until then the raw pc. */
-static const char *pc_name(uint64_t pc, char *buf, size_t len)
+/* ---- pc symbolisation ----------------------------------------------------
+ * The binaries the profile's mappings name, read once when the top pcs are
+ * printed; without them (a profile of a program whose files are gone or
+ * were rebuilt) pcs stay addresses. */
+static struct lp_symbols *report_symbols(const struct lp_profile *p)
 {
-	snprintf(buf, len, "%#" PRIx64, pc);
+	struct lp_symbols *syms = NULL;
+
+	if (!p->mappings.n)
+		return NULL;
+	if (lp_symbols_new(&syms, &p->mappings, NULL) < 0) {
+		cli_warn("pcs are not symbolised: %s", lp_errmsg());
+		return NULL;
+	}
+	if (lp_symbols_warning(syms))
+		cli_warn("%s", lp_symbols_warning(syms));
+	return syms;
+}
+
+/* "func (file.c:12)", "func" or the address. */
+static const char *pc_name(struct lp_symbols *syms, uint64_t pc, char *buf, size_t len)
+{
+	struct lp_code_loc loc;
+
+	if (syms && lp_symbols_pc(syms, pc, &loc) && loc.function) {
+		if (loc.file)
+			snprintf(buf, len, "%s (%s:%d)", loc.function, loc.file, loc.line);
+		else
+			snprintf(buf, len, "%s", loc.function);
+	} else {
+		snprintf(buf, len, "%#" PRIx64, pc);
+	}
 	return buf;
 }
 
@@ -281,6 +308,7 @@ static int run(int argc, char **argv)
 	struct lp_marker marks[32];
 	double *lines = NULL, *ratio_lru = NULL, *ratio_rnd = NULL, *prob = NULL;
 	struct pcrow *rows = NULL;
+	struct lp_symbols *syms = NULL;
 	int li;
 
 	memset(curves, 0, sizeof(curves));
@@ -473,12 +501,16 @@ static int run(int argc, char **argv)
 			m = top_pcs(p, first, n, prob, rows, &total);
 			printf("\ntop pcs by predicted %s misses at %s (the pc of the access that misses):\n",
 			       want_lru ? "LRU" : "random", cli_format_size(at, b1, sizeof(b1)));
-			printf("%20s %12s %8s\n", "pc", "misses", "share");
+			syms = report_symbols(p);
+			printf("%18s %12s %8s  %s\n", "pc", "misses", "share", "function (file:line)");
 			for (size_t i = 0; i < m && i < top && rows[i].misses > 0; i++) {
-				char nb[64];
+				char nb[512], pb[32];
 				/* each sample stands for 1/rate accesses */
-				printf("%20s %12.0f %7.1f%%\n", pc_name(rows[i].pc, nb, sizeof(nb)),
-				       rows[i].misses / (p->rate > 0 ? p->rate : 1), 100 * rows[i].misses / total);
+				snprintf(pb, sizeof(pb), "%#" PRIx64, rows[i].pc);
+				pc_name(syms, rows[i].pc, nb, sizeof(nb));
+				printf("%18s %12.0f %7.1f%%  %s\n", pb,
+				       rows[i].misses / (p->rate > 0 ? p->rate : 1), 100 * rows[i].misses / total,
+				       strcmp(nb, pb) ? nb : "?");
 			}
 			print_top_objects(p, first, n, prob, top, want_lru ? "LRU" : "random",
 					  cli_format_size(at, b1, sizeof(b1)));
@@ -494,6 +526,7 @@ static int run(int argc, char **argv)
 		}
 	}
 out:
+	lp_symbols_free(syms);
 	lp_curves_free(refs, nrefs);
 	lp_statstack_free(ss);
 	lp_statcache_free(sc);

@@ -47,7 +47,9 @@ static const char usage[] =
 	"  --attribute          misses and memory stall per (data object, function)\n"
 	"                       pair, per data object, per function and per pc;\n"
 	"                       heap blocks are named by their allocation site\n"
-	"  --binary PATH        take symbols from this non-PIE executable\n"
+	"                       (symbols from the binaries the trace's mappings name)\n"
+	"  --binary PATH        also take symbols from this non-PIE executable (for\n"
+	"                       traces without mappings: text, lackey)\n"
 	"  --miss-latency N     cycles per miss (default 100)\n"
 	"  --compute-cost N     cycles per reference (default 1)\n"
 	"  --top N              rows per table (default 20, 0 = all)\n"
@@ -353,11 +355,14 @@ static void print_attrib(const struct opts *o, struct lp_attrib *a)
 	lp_cache_spec_format(&o->specs[0], spec, sizeof(spec));
 	if (o->fmt == FMT_CSV)
 		printf("table,object,function,pc,where,refs,accesses,misses,cold,replacement,stall,compute,stall_share\n");
-	else if (o->fmt == FMT_JSON)
-		printf("{\"trace\": \"%s\", \"cache\": \"%s\", \"miss_latency\": %g, \"compute_cost\": %g, "
+	else if (o->fmt == FMT_JSON) {
+		printf("{\"trace\": ");
+		cli_json_string(o->trace);
+		printf(", \"cache\": \"%s\", \"miss_latency\": %g, \"compute_cost\": %g, "
 		       "\"refs\": %llu, \"misses\": %llu, \"stall\": %.0f, \"compute\": %.0f",
-		       o->trace, spec, o->miss_latency, o->compute_cost, (unsigned long long)total.refs,
+		       spec, o->miss_latency, o->compute_cost, (unsigned long long)total.refs,
 		       (unsigned long long)total.misses, total.stall, total.compute);
+	}
 	else
 		printf("# MemSpy attribution of %s, cache %s: %llu references, %llu misses; "
 		       "%g cycles a miss, %g a reference: stall %.0f, compute %.0f cycles (%.1f%% stall)\n",
@@ -368,8 +373,17 @@ static void print_attrib(const struct opts *o, struct lp_attrib *a)
 		const struct lp_attrib_row *rows;
 		size_t n = lp_attrib_rows(a, views[t].v, &rows);
 
+		int w1 = 28, w2 = 24; /* text columns: as wide as the longest name shown */
+
 		if (o->top && n > o->top)
 			n = o->top;
+		for (size_t i = 0; i < n; i++) {
+			int l1 = t == 3 ? 19 + (int)strlen(rows[i].where) : (int)strlen(rows[i].object);
+			int l2 = (int)strlen(rows[i].function);
+
+			w1 = l1 > w1 ? l1 : w1;
+			w2 = l2 > w2 ? l2 : w2;
+		}
 		if (o->fmt == FMT_JSON)
 			printf(", \"%s\": [", views[t].name);
 		else if (o->fmt == FMT_TEXT) {
@@ -382,8 +396,9 @@ static void print_attrib(const struct opts *o, struct lp_attrib *a)
 				printf("%-36s %10s %10s %7s %12s %12s %7s\n", "procedure", "refs", "misses", "miss%",
 				       "stall", "compute", "stall%");
 			else
-				printf("%-28s %-24s %10s %10s %10s %10s %7s\n", t == 3 ? "pc (file:line)" : "data object",
-				       t == 3 || t == 0 ? "procedure" : "", "refs", "misses", "cold", "repl", "stall%");
+				printf("%-*s %-*s %10s %10s %10s %10s %7s\n", w1, t == 3 ? "pc (file:line)" : "data object",
+				       t == 1 ? 24 : w2, t == 3 || t == 0 ? "procedure" : "", "refs", "misses", "cold",
+				       "repl", "stall%");
 		}
 		for (size_t i = 0; i < n; i++) {
 			const struct lp_attrib_row *r = &rows[i];
@@ -395,10 +410,14 @@ static void print_attrib(const struct opts *o, struct lp_attrib *a)
 				       (unsigned long long)r->misses, (unsigned long long)r->cold,
 				       (unsigned long long)r->replacement, r->stall, r->compute, r->share);
 			} else if (o->fmt == FMT_JSON) {
-				printf("%s\n  {\"object\": \"%s\", \"function\": \"%s\", \"pc\": %llu, \"where\": \"%s\", "
-				       "\"refs\": %llu, \"misses\": %llu, \"cold\": %llu, \"replacement\": %llu, "
+				printf("%s\n  {\"object\": ", i ? "," : "");
+				cli_json_string(r->object);
+				printf(", \"function\": ");
+				cli_json_string(r->function);
+				printf(", \"pc\": %llu, \"where\": ", (unsigned long long)r->pc);
+				cli_json_string(r->where);
+				printf(", \"refs\": %llu, \"misses\": %llu, \"cold\": %llu, \"replacement\": %llu, "
 				       "\"stall\": %.0f, \"compute\": %.0f, \"stall_share\": %.6f}",
-				       i ? "," : "", r->object, r->function, (unsigned long long)r->pc, r->where,
 				       (unsigned long long)r->refs, (unsigned long long)r->misses,
 				       (unsigned long long)r->cold, (unsigned long long)r->replacement, r->stall,
 				       r->compute, r->share);
@@ -411,8 +430,9 @@ static void print_attrib(const struct opts *o, struct lp_attrib *a)
 				char where[300];
 				if (t == 3)
 					snprintf(where, sizeof(where), "0x%llx %s", (unsigned long long)r->pc, r->where);
-				printf("%-28s %-24s %10llu %10llu %10llu %10llu %7.1f\n", t == 3 ? where : r->object,
-				       r->function, (unsigned long long)r->refs, (unsigned long long)r->misses,
+				printf("%-*s %-*s %10llu %10llu %10llu %10llu %7.1f\n", w1, t == 3 ? where : r->object,
+				       t == 1 ? 24 : w2, r->function, (unsigned long long)r->refs,
+				       (unsigned long long)r->misses,
 				       (unsigned long long)r->cold, (unsigned long long)r->replacement, 100 * r->share);
 			}
 		}
@@ -443,6 +463,34 @@ static int parse_policies(const char *s, unsigned *out)
 	}
 	free(dup);
 	return ok && *out ? 0 : -1;
+}
+
+/* Symbols for --attribute: the binaries the trace's mappings name (an .lpt
+ * from `locprof record --mode trace` carries them), plus --binary. None at
+ * all only costs the names (pcs and objects are then shown as addresses),
+ * unless --binary was given and cannot be read. */
+static int attrib_symbols(const struct opts *o, struct lp_trace_reader *rd, struct lp_symbols **syms)
+{
+	const struct lp_mappings *maps = lp_trace_reader_mappings(rd);
+
+	if (maps && !maps->n)
+		maps = NULL;
+	if (!maps && !o->binary) {
+		cli_note("the trace carries no mappings: pcs and data objects are shown as addresses "
+			 "(give the executable with --binary)");
+		return 0;
+	}
+	if (lp_symbols_new(syms, maps, o->binary) < 0) {
+		if (o->binary) {
+			cli_error("%s", lp_errmsg());
+			return -1;
+		}
+		cli_warn("no symbols: %s", lp_errmsg());
+		return 0;
+	}
+	if (lp_symbols_warning(*syms))
+		cli_warn("%s", lp_symbols_warning(*syms));
+	return 0;
 }
 
 static int run(int argc, char **argv)
@@ -595,14 +643,16 @@ static int run(int argc, char **argv)
 	}
 	status = CLI_ERROR;
 
+	if (lp_trace_reader_open(&rd, o.trace, o.from) < 0) {
+		cli_error("%s", lp_errmsg());
+		goto out;
+	}
 	if (o.attribute) {
 		struct lp_attrib_params ap = { .cache = o.specs[0], .seed = o.seed,
 					       .miss_latency = o.miss_latency, .compute_cost = o.compute_cost };
-		/* text traces carry no mappings: symbols only come from --binary */
-		if (o.binary && lp_symbols_new(&syms, NULL, o.binary) < 0) {
-			cli_error("%s", lp_errmsg());
+
+		if (attrib_symbols(&o, rd, &syms) < 0)
 			goto out;
-		}
 		if (lp_attrib_new(&attrib, &ap, syms) < 0) {
 			cli_error("%s", lp_errmsg());
 			goto out;
@@ -634,10 +684,6 @@ static int run(int argc, char **argv)
 				cli_error("%s", lp_errmsg());
 				goto out;
 			}
-	}
-	if (lp_trace_reader_open(&rd, o.trace, o.from) < 0) {
-		cli_error("%s", lp_errmsg());
-		goto out;
 	}
 	if (!(buf = malloc(BATCH * sizeof(*buf)))) {
 		cli_error("out of memory");

@@ -77,16 +77,31 @@ expect_grep '^usage: locprof simulate' "$T/out"
 printf 'R 0x10 8\nR zz 8\n' >"$T/bad.txt"
 expect_status 1 "$LOCPROF" simulate "$T/bad.txt" --cache 32:1:16
 expect_grep "line 2: bad address 'zz'" "$T/err"
-# a truncated binary trace gives the results so far and status 3 (when the
-# lpt format is available in this build)
-if "$LOCPROF" convert "$T/a.txt" "$T/a.lpt" 2>/dev/null; then
-	for i in $(seq 1 300); do cat "$T/a.txt"; done | grep -v '^A' >"$T/big.txt"
-	"$LOCPROF" convert "$T/big.txt" "$T/big.lpt"
-	head -c $(( $(stat -c %s "$T/big.lpt") / 2 )) "$T/big.lpt" >"$T/cut.lpt"
-	expect_status 3 "$LOCPROF" simulate "$T/cut.lpt" --cache 32:1:16
-	expect_grep '^C1 ' "$T/out"
-	expect_grep 'warning' "$T/err"
-fi
+# A truncated .lpt gives the results of the complete blocks before the cut,
+# a warning and status 3. The trace has four blocks (65536 records each,
+# the last partial) and is cut in the middle, inside the second or third
+# block: the results must be those of exactly the first 65536*k records
+# (k >= 1), checked against a simulation of that prefix in text form.
+"$LOCPROF" synth uniform -n 200000 -L 4096 -o "$T/four.lpt"
+head -c $(( $(stat -c %s "$T/four.lpt") / 2 )) "$T/four.lpt" >"$T/cut.lpt"
+expect_status 3 "$LOCPROF" simulate "$T/cut.lpt" --cache 4K:2:64 --format csv
+expect_grep "warning: .*truncated inside a block \([12] complete blocks, (65536|131072) records read\)" "$T/err"
+read -r _ _ got _ < <(grep '^C1,' "$T/out" | tr ',' ' ')
+[ "$got" = 65536 ] || [ "$got" = 131072 ] || fail "truncated trace: $got accesses, not a whole number of blocks"
+"$LOCPROF" convert "$T/four.lpt" "$T/four.txt"
+awk -v n="$got" '!/^#/ { print; if (++k == n) exit }' "$T/four.txt" >"$T/prefix.txt"
+expect_status 0 "$LOCPROF" simulate "$T/prefix.txt" --cache 4K:2:64 --format csv
+grep '^C1,' "$T/out" >"$T/prefix.csv"
+"$LOCPROF" simulate "$T/cut.lpt" --cache 4K:2:64 --format csv 2>/dev/null | grep '^C1,' >"$T/cut.csv" || true
+cmp -s "$T/prefix.csv" "$T/cut.csv" || fail "truncated trace: $(cat "$T/cut.csv") != prefix $(cat "$T/prefix.csv")"
+# cut inside the file header and inside the first block: no records, still 3
+head -c 10 "$T/four.lpt" >"$T/cut0.lpt"
+expect_status 1 "$LOCPROF" simulate "$T/cut0.lpt" --cache 4K:2:64
+expect_one_line "$T/err"
+head -c 2000 "$T/four.lpt" >"$T/cut1.lpt"
+expect_status 3 "$LOCPROF" simulate "$T/cut1.lpt" --cache 4K:2:64
+expect_grep '0 records read' "$T/err"
+
 # MemSpy attribution on a real program: compile it with -g, take its
 # addresses from nm, write the trace by hand.
 cat >"$T/prog.c" <<'C'
@@ -123,7 +138,7 @@ table=$(addr g_table); walk=$(addr walk_table); mk=$(addr make_list)
 } >"$T/prog.txt"
 expect_status 0 "$LOCPROF" simulate "$T/prog.txt" --cache 4K:1:64 --attribute --binary "$T/prog" --miss-latency 50
 expect_grep '^g_table +walk_table +1024 +1024 +512 +512 +9[0-9]\.[0-9]$' "$T/out"
-expect_grep '^heap@make_list \(prog.c:[0-9]+\) +make_list +100 +13 +13 +0 ' "$T/out"
+expect_grep '^heap@make_list \(prog.c:[0-9]+(:[0-9]+)?\) +make_list +100 +13 +13 +0 ' "$T/out"
 expect_grep '^walk_table +1024 +1024 +100.00 +51200 +1024 ' "$T/out"
 expect_grep '^0x[0-9a-f]+ prog.c:[0-9]+ +walk_table ' "$T/out"
 expect_status 0 "$LOCPROF" simulate "$T/prog.txt" --cache 4K:1:64 --attribute --binary "$T/prog" --format csv

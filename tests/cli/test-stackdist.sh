@@ -70,9 +70,25 @@ expect_status 1 "$LOCPROF" stackdist --algorithm prealloc --prealloc-n 5 "$T/cyc
 expect_grep 'more than 5 line accesses.*--prealloc-n' "$T/err"
 expect_one_line "$T/err"
 
-# a malformed trace is an error (exit 1, one line naming the line); truncated
-# or corrupt binary traces (exit 3 with results) need the lpt reader, which
-# is not in this tree yet
+# a truncated .lpt (four blocks of 65536 records, cut in the middle): the
+# histogram of the complete blocks before the cut, a warning, exit 3; the
+# same histogram as the prefix of that many records in text form
+"$LOCPROF" synth uniform -n 200000 -L 4096 -o "$T/four.lpt"
+head -c $(( $(stat -c %s "$T/four.lpt") / 2 )) "$T/four.lpt" >"$T/cut.lpt"
+"$LOCPROF" convert "$T/four.lpt" "$T/four.txt"
+for cmd in stackdist reusedist; do
+	expect_status 3 "$LOCPROF" $cmd "$T/cut.lpt" --format csv
+	expect_grep "warning: .*truncated inside a block \([12] complete blocks, (65536|131072) records read\)" "$T/err"
+	got=$(sed -n 's/.*(\([12]\) complete blocks.*/\1/p' "$T/err")
+	cp "$T/out" "$T/cut.csv"
+	awk -v n=$((got * 65536)) '!/^#/ { print; if (++k == n) exit }' "$T/four.txt" >"$T/prefix.txt"
+	expect_status 0 "$LOCPROF" $cmd "$T/prefix.txt" --format csv
+	cmp -s "$T/out" "$T/cut.csv" || fail "$cmd of a truncated trace differs from its prefix's"
+	[ "$(awk -F, 'NR > 1 { s += $2 } END { print s }' "$T/out")" = $((got * 65536)) ] ||
+		fail "$cmd: the histogram does not count $((got * 65536)) accesses"
+done
+
+# a malformed trace is an error (exit 1, one line naming the line)
 printf 'R 0x1000 8\nR 0x1040 8\nR 0x1000 8\nR zz 8\n' >"$T/bad.txt"
 expect_status 1 "$LOCPROF" stackdist "$T/bad.txt"
 expect_grep "line 4: bad address 'zz'" "$T/err"

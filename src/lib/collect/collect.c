@@ -457,6 +457,18 @@ static int handle_message(struct lp_recorder *r, struct conn *c, const uint8_t *
 		v[p->maps_len[m.when]] = 0;
 		p->maps[m.when] = v;
 		p->maps_done[m.when] = m.last != 0;
+		if (p->trace && p->open && m.when == LP_MAPS_START && p->maps_done[m.when]) {
+			/* a trace carries the start snapshot (sent before any
+			 * reference), so that its pcs can be symbolised */
+			struct lp_mappings maps = { 0 };
+			int e = lp_collect_parse_maps(&maps, p->maps[m.when], p->maps_len[m.when]);
+
+			if (e >= 0)
+				e = lp_trace_writer_set_mappings(p->tw, &maps);
+			lp_mappings_release(&maps);
+			if (e < 0)
+				return proc_fail(p, e);
+		}
 		return 0;
 	}
 	case LP_MSG_SAMPLES: {

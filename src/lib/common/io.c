@@ -111,6 +111,14 @@ ssize_t lp_in_peek(struct lp_in *in, const uint8_t **p, size_t want)
 	return n < 0 ? n : (n > (ssize_t)want ? (ssize_t)want : n);
 }
 
+void lp_in_consume(struct lp_in *in, size_t n)
+{
+	if (n > in->len - in->pos)
+		n = in->len - in->pos;
+	in->pos += n;
+	in->offset += n;
+}
+
 ssize_t lp_in_read(struct lp_in *in, void *dst, size_t n)
 {
 	size_t done = 0;

@@ -24,6 +24,10 @@ const char *lp_in_name(const struct lp_in *in);
  * the input), or a negative LP_E* code. */
 ssize_t lp_in_peek(struct lp_in *in, const uint8_t **p, size_t want);
 
+/* Consume n bytes that lp_in_peek() made available (n <= what it returned),
+ * for formats that decode straight from the buffer instead of copying. */
+void lp_in_consume(struct lp_in *in, size_t n);
+
 /* Read exactly n bytes unless the input ends first. Returns the count read
  * or a negative LP_E* code. */
 ssize_t lp_in_read(struct lp_in *in, void *dst, size_t n);

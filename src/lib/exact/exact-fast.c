@@ -19,20 +19,32 @@
  *    Setting the bit of the current time walks the same path every time,
  *    which stays in L1.
  *
- * The dominant cost at M = 10^6..10^7 is the cache miss of the hash table
- * slot, prefetched 16 accesses ahead. A second prefetch, of the bitmap word
- * of access i+8 read from its (by then arrived) slot, made no difference
- * at M = 10^5 or 10^7 in A/B runs (20.9/20.4 vs 21.2/24.0 M/s and 8.8/7.0
- * vs 9.4/7.4 M/s), so it is not done. Numbers: docs/algorithms.md. */
+ * P is a bucket table (lp_xbtab: 5 keys and 5 u32 times per cache line).
+ * The bucket of access i+16 is prefetched while access i is processed: at
+ * M = 10^6..10^7 the bucket is a cache miss on almost every access. A
+ * second prefetch, of the bitmap word of access i+8 read from its (by then
+ * arrived) slot, made no difference at M = 10^5 or 10^7 in A/B runs, so it
+ * is not done.
+ *
+ * The per-access loop (exact-fast-body.h) is compiled four times, for
+ * baseline x86-64, popcnt, AVX2 and AVX-512 (F + VPOPCNTDQ), and the CPU
+ * picks one at creation. Numbers: docs/algorithms.md. */
 #include "exact/exact-internal.h"
+
+#include <immintrin.h>
 
 #define LEAF_BITS 512
 #define FANOUT 16
 #define MAX_LEVELS 8
 #define MIN_CAP (UINT64_C(1) << 20)
+#define PF_DIST 16
+
+struct fast;
+typedef int fast_batch_fn(struct fast *s, const uint64_t *lines, size_t n, uint64_t *dist,
+			  size_t *done);
 
 struct fast {
-	struct lp_xhtab ht;
+	struct lp_xbtab ht;
 	uint64_t *bits;              /* cap / 64 words */
 	uint32_t *lv[MAX_LEVELS];    /* counts; each padded to a multiple of 16 */
 	size_t nlv[MAX_LEVELS];
@@ -41,7 +53,7 @@ struct fast {
 	uint32_t *rank;              /* scratch for compaction */
 	uint64_t compactions;
 	uint64_t min_cap;
-	int has_popcnt;
+	fast_batch_fn *batch;
 };
 
 static void fast_free_tree(struct fast *s)
@@ -82,36 +94,6 @@ out_nomem:
 			 (unsigned long long)cap);
 }
 
-static int fast_create(void **st, const struct lp_exact_opts *o)
-{
-	struct fast *s = calloc(1, sizeof(*s));
-	int err;
-
-	if (!s)
-		return lp_seterr(LP_ENOMEM, "out of memory");
-	s->min_cap = MIN_CAP;
-	if (o->fast_min_slots) {
-		if (o->fast_min_slots < LEAF_BITS || (o->fast_min_slots & (o->fast_min_slots - 1))) {
-			free(s);
-			return lp_seterr(LP_EINVAL, "fast: minimum capacity %llu is not a power of two >= 512",
-					 (unsigned long long)o->fast_min_slots);
-		}
-		s->min_cap = o->fast_min_slots;
-	}
-	if ((err = lp_xhtab_init(&s->ht, 1 << 12)) < 0)
-		goto out_free;
-	if ((err = fast_alloc_tree(s, s->min_cap)) < 0)
-		goto out_ht;
-	s->has_popcnt = __builtin_cpu_supports("popcnt");
-	*st = s;
-	return 0;
-out_ht:
-	lp_xhtab_release(&s->ht);
-out_free:
-	free(s);
-	return err;
-}
-
 static void fast_destroy(void *st)
 {
 	struct fast *s = st;
@@ -119,7 +101,7 @@ static void fast_destroy(void *st)
 	if (!s)
 		return;
 	fast_free_tree(s);
-	lp_xhtab_release(&s->ht);
+	lp_xbtab_release(&s->ht);
 	free(s->rank);
 	free(s);
 }
@@ -127,67 +109,14 @@ static void fast_destroy(void *st)
 static size_t fast_memory(const void *st)
 {
 	const struct fast *s = st;
-	size_t m = sizeof(*s) + lp_xhtab_memory(&s->ht) + (size_t)(s->cap / 8);
+	size_t m = sizeof(*s) + lp_xbtab_memory(&s->ht) + (size_t)(s->cap / 8);
 
 	for (int j = 0; j < s->nlevels; j++)
 		m += (s->nlv[j] + FANOUT - 1) / FANOUT * FANOUT * sizeof(uint32_t);
 	return m;
 }
 
-/* Sum of the entries of a 16-entry node after position `off`, with SSE2
- * vectors (baseline x86-64) and no branch on off: the scalar loop with a
- * data-dependent bound mispredicted on every level and was half of the
- * time at M = 10^5 (perf annotate). */
 typedef int32_t lp_v4i __attribute__((vector_size(16)));
-
-static inline __attribute__((always_inline)) uint32_t node_tail(const uint32_t *node, unsigned off)
-{
-	static const lp_v4i idx[4] = { { 0, 1, 2, 3 }, { 4, 5, 6, 7 }, { 8, 9, 10, 11 }, { 12, 13, 14, 15 } };
-	lp_v4i o = { (int32_t)off, (int32_t)off, (int32_t)off, (int32_t)off }, acc = { 0, 0, 0, 0 };
-
-	for (int q = 0; q < 4; q++) {
-		lp_v4i v;
-
-		memcpy(&v, node + 4 * q, sizeof(v));
-		acc += v & (idx[q] > o);
-	}
-	return (uint32_t)(acc[0] + acc[1] + acc[2] + acc[3]);
-}
-
-/* A reuse: the ones of B strictly after p (the stack distance), then clear
- * B(p) and set B(now), as one walk. The leaf's 8 words are all counted under
- * masks rather than looping from p's word, so no branch depends on p.
- * Above the leaf, the walk stops at the first level where p's and now's
- * ancestors are the same entry: there the -1 of p and the +1 of now cancel,
- * and no entry after it can hold a one (nothing lies after now). Short
- * distances, the common case, thus touch one or two levels instead of all.
- * (On the shared, loaded VM an A/B run at M = 10^5 showed no difference
- * beyond the noise; it is kept because it does strictly less work.) */
-static inline __attribute__((always_inline)) uint64_t fast_reuse(struct fast *s, uint64_t p)
-{
-	const uint64_t *leaf = s->bits + (p / LEAF_BITS) * (LEAF_BITS / 64);
-	unsigned wi = (unsigned)((p / 64) % (LEAF_BITS / 64));
-	uint64_t above = ~UINT64_C(1) << (p & 63), d = 0, now = s->now;
-	size_t ip = (size_t)(p / LEAF_BITS), in = (size_t)(now / LEAF_BITS);
-
-	for (unsigned k = 0; k < LEAF_BITS / 64; k++) {
-		uint64_t m = k > wi ? ~UINT64_C(0) : k == wi ? above : 0;
-
-		d += (uint64_t)__builtin_popcountll(leaf[k] & m);
-	}
-	s->bits[p >> 6] &= ~(UINT64_C(1) << (p & 63));
-	s->bits[now >> 6] |= UINT64_C(1) << (now & 63);
-	for (int j = 0; j < s->nlevels && ip != in; j++) {
-		uint32_t *node = s->lv[j] + (ip & ~(size_t)(FANOUT - 1));
-
-		d += node_tail(node, (unsigned)(ip & (FANOUT - 1)));
-		node[ip & (FANOUT - 1)]--;
-		s->lv[j][in]++;
-		ip /= FANOUT;
-		in /= FANOUT;
-	}
-	return d;
-}
 
 static inline __attribute__((always_inline)) void fast_set(struct fast *s, uint64_t t)
 {
@@ -198,6 +127,16 @@ static inline __attribute__((always_inline)) void fast_set(struct fast *s, uint6
 		s->lv[j][i]++;
 		i /= FANOUT;
 	}
+}
+
+/* Ones of B before time t, given s->rank (ones before each leaf). */
+static uint32_t fast_rank(const struct fast *s, uint64_t t)
+{
+	uint32_t nr = s->rank[t / LEAF_BITS];
+
+	for (uint64_t wd = (t / LEAF_BITS) * (LEAF_BITS / 64); wd < t >> 6; wd++)
+		nr += (uint32_t)__builtin_popcountll(s->bits[wd]);
+	return nr + (uint32_t)__builtin_popcountll(s->bits[t >> 6] & ((UINT64_C(1) << (t & 63)) - 1));
 }
 
 /* Renumber the live slots 0..live-1 in time order and rebuild B. */
@@ -220,29 +159,15 @@ static int fast_compact(struct fast *s)
 		s->rank[b] = (uint32_t)r;
 		r += s->lv[0][b];
 	}
-	for (size_t k = 0; k <= s->ht.mask; k++) {
-		uint64_t t, *v;
-		uint32_t nr;
+	for (size_t bi = 0; bi < s->ht.nb; bi++) {
+		struct lp_xbucket *bk = &s->ht.b[bi];
 
-		if (s->ht.s[k].key == LP_XHTAB_EMPTY)
-			continue;
-		v = &s->ht.s[k].val;
-		t = *v;
-		nr = s->rank[t / LEAF_BITS];
-		for (uint64_t wd = (t / LEAF_BITS) * (LEAF_BITS / 64); wd < t >> 6; wd++)
-			nr += (uint32_t)__builtin_popcountll(s->bits[wd]);
-		nr += (uint32_t)__builtin_popcountll(s->bits[t >> 6] & ((UINT64_C(1) << (t & 63)) - 1));
-		*v = nr;
+		for (unsigned k = 0; k < LP_XB_SLOTS; k++)
+			if (bk->key[k] != LP_XHTAB_EMPTY)
+				bk->val[k] = fast_rank(s, bk->val[k]);
 	}
-	if (s->ht.has_top) {
-		uint64_t t = s->ht.top_val;
-		uint32_t nr = s->rank[t / LEAF_BITS];
-
-		for (uint64_t wd = (t / LEAF_BITS) * (LEAF_BITS / 64); wd < t >> 6; wd++)
-			nr += (uint32_t)__builtin_popcountll(s->bits[wd]);
-		nr += (uint32_t)__builtin_popcountll(s->bits[t >> 6] & ((UINT64_C(1) << (t & 63)) - 1));
-		s->ht.top_val = nr;
-	}
+	if (s->ht.has_top)
+		s->ht.top_val = fast_rank(s, s->ht.top_val);
 	oldbits = s->bits;
 	s->bits = NULL; /* keep the old bitmap until the new tree exists */
 	if ((err = fast_alloc_tree(s, cap)) < 0) {
@@ -257,60 +182,132 @@ static int fast_compact(struct fast *s)
 	return 0;
 }
 
-/* The per-access loop, instantiated twice below: the baseline x86-64
- * target has no popcnt instruction, and gcc's __popcountdi2 library call
- * showed up in every profile; with popcnt M = 10^5 went from 6.8 to 8.9
- * M accesses/s (before node_tail was vectorised). */
-static inline __attribute__((always_inline)) int
-fast_batch_body(struct fast *s, const uint64_t *lines, size_t n, uint64_t *dist, size_t *done)
+/* The per-access loop, once per instruction set. The baseline x86-64
+ * target has no popcnt instruction (gcc calls __popcountdi2: 6.8 -> 8.9 M
+ * accesses/s at M = 10^5 with popcnt, before the node sums were
+ * vectorised); AVX2 and AVX-512 count node entries, bucket keys and (with
+ * VPOPCNTDQ) leaf bits in one or two vectors. */
+#define FB_GENERIC 0
+#define FB_POPCNT 1
+#define FB_AVX2 2
+#define FB_AVX512 3
+
+#define FB_SUFFIX generic
+#define FB_ISA FB_GENERIC
+#define FB_ATTR
+#include "exact/exact-fast-body.h"
+#undef FB_SUFFIX
+#undef FB_ISA
+#undef FB_ATTR
+
+#define FB_SUFFIX popcnt
+#define FB_ISA FB_POPCNT
+#define FB_ATTR __attribute__((target("popcnt")))
+#include "exact/exact-fast-body.h"
+#undef FB_SUFFIX
+#undef FB_ISA
+#undef FB_ATTR
+
+#define FB_SUFFIX avx2
+#define FB_ISA FB_AVX2
+#define FB_ATTR __attribute__((target("avx2,popcnt")))
+#include "exact/exact-fast-body.h"
+#undef FB_SUFFIX
+#undef FB_ISA
+#undef FB_ATTR
+
+#define FB_SUFFIX avx512
+#define FB_ISA FB_AVX512
+#define FB_ATTR __attribute__((target("avx512f,avx512vpopcntdq,popcnt")))
+#include "exact/exact-fast-body.h"
+#undef FB_SUFFIX
+#undef FB_ISA
+#undef FB_ATTR
+
+static int cpu_avx512(void)
 {
+	return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vpopcntdq") &&
+	       __builtin_cpu_supports("popcnt");
+}
+
+static int cpu_avx2(void)
+{
+	return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt");
+}
+
+static int cpu_popcnt(void)
+{
+	return __builtin_cpu_supports("popcnt");
+}
+
+static int cpu_any(void)
+{
+	return 1;
+}
+
+/* Best first. */
+static const struct fast_isa {
+	const char *name;
+	int (*supported)(void);
+	fast_batch_fn *batch;
+} fast_isas[] = {
+	{ "avx512", cpu_avx512, fast_batch_avx512 },
+	{ "avx2", cpu_avx2, fast_batch_avx2 },
+	{ "popcnt", cpu_popcnt, fast_batch_popcnt },
+	{ "generic", cpu_any, fast_batch_generic },
+};
+
+const char *lp_exact_fast_isa(const char *name)
+{
+	for (size_t i = 0; i < sizeof(fast_isas) / sizeof(fast_isas[0]); i++)
+		if ((!name || !strcmp(name, fast_isas[i].name)) && fast_isas[i].supported())
+			return fast_isas[i].name;
+	return NULL;
+}
+
+static int fast_create(void **st, const struct lp_exact_opts *o)
+{
+	struct fast *s = calloc(1, sizeof(*s));
 	int err;
 
-	*done = 0;
-	if (lp_xhtab_reserve(&s->ht, n) < 0)
-		return LP_ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		int isnew;
-		uint64_t *v;
-
-		if (i + 16 < n)
-			lp_xhtab_prefetch(&s->ht, lines[i + 16]);
-		if (s->now == s->cap && (err = fast_compact(s)) < 0) {
-			*done = i;
-			return err;
+	if (!s)
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	s->min_cap = MIN_CAP;
+	if (o->fast_min_slots) {
+		if (o->fast_min_slots < LEAF_BITS || (o->fast_min_slots & (o->fast_min_slots - 1))) {
+			free(s);
+			return lp_seterr(LP_EINVAL, "fast: minimum capacity %llu is not a power of two >= 512",
+					 (unsigned long long)o->fast_min_slots);
 		}
-		v = lp_xhtab_get(&s->ht, lines[i], &isnew);
-		if (isnew) {
-			dist[i] = LP_DIST_COLD;
-			fast_set(s, s->now);
-		} else {
-			dist[i] = fast_reuse(s, *v);
-		}
-		*v = s->now++;
+		s->min_cap = o->fast_min_slots;
 	}
-	*done = n;
+	for (size_t i = 0; i < sizeof(fast_isas) / sizeof(fast_isas[0]) && !s->batch; i++)
+		if ((!o->fast_isa || !strcmp(o->fast_isa, fast_isas[i].name)) &&
+		    fast_isas[i].supported())
+			s->batch = fast_isas[i].batch;
+	if (!s->batch) {
+		free(s);
+		return lp_seterr(LP_EINVAL, "fast: instruction set '%s' unknown or not supported "
+				 "by this CPU (known: avx512, avx2, popcnt, generic)", o->fast_isa);
+	}
+	if ((err = lp_xbtab_init(&s->ht, 1024)) < 0)
+		goto out_free;
+	if ((err = fast_alloc_tree(s, s->min_cap)) < 0)
+		goto out_ht;
+	*st = s;
 	return 0;
-}
-
-__attribute__((target("popcnt"))) static int
-fast_batch_popcnt(struct fast *s, const uint64_t *lines, size_t n, uint64_t *dist, size_t *done)
-{
-	return fast_batch_body(s, lines, n, dist, done);
-}
-
-static int fast_batch_generic(struct fast *s, const uint64_t *lines, size_t n, uint64_t *dist,
-			      size_t *done)
-{
-	return fast_batch_body(s, lines, n, dist, done);
+out_ht:
+	lp_xbtab_release(&s->ht);
+out_free:
+	free(s);
+	return err;
 }
 
 static int fast_batch(void *st, const uint64_t *lines, size_t n, uint64_t *dist, size_t *done)
 {
 	struct fast *s = st;
 
-	if (s->has_popcnt)
-		return fast_batch_popcnt(s, lines, n, dist, done);
-	return fast_batch_generic(s, lines, n, dist, done);
+	return s->batch(s, lines, n, dist, done);
 }
 
 const struct lp_exact_algo lp_exact_algo_fast = {

@@ -148,4 +148,91 @@ static inline size_t lp_xhtab_memory(const struct lp_xhtab *t)
 	return (t->mask + 1) * sizeof(struct lp_xslot);
 }
 
+/* ---- bucket table: line -> 32-bit value -------------------------------
+ * What `fast` looks lines up in (its values are compacted times, < 2^32).
+ * A bucket is one 64-byte cache line holding 5 keys and their 5 values, so
+ * a lookup reads one line and compares 5 keys at once (no branch on which
+ * slot holds the key); a full bucket overflows into the next one (linear
+ * probing by buckets; lines are never removed, so a bucket with a free
+ * slot ends the search). The bucket is chosen by the high half of
+ * hash * nbuckets, so the bucket count need not be a power of two: the
+ * table grows by 1.5x at a load of 4/5 and holds 16-24 bytes per line,
+ * against 21-43 for lp_xhtab (16-byte slots, powers of two, load <= 3/4).
+ * Measured on `fast` at 2 x 10^7 uniform accesses: 1.05x at M = 10^5,
+ * 1.09x at 10^6, 1.23x at 10^7 (0.95x at 10^3, where everything is in L1).
+ * The empty key is UINT64_MAX; the one real line UINT64_MAX is kept apart. */
+#define LP_XB_SLOTS 5
+
+struct lp_xbucket {
+	uint64_t key[LP_XB_SLOTS];
+	uint32_t val[LP_XB_SLOTS];
+	uint32_t pad;
+} __attribute__((aligned(64)));
+
+struct lp_xbtab {
+	struct lp_xbucket *b;
+	size_t nb;   /* buckets */
+	size_t n;    /* keys in b[] */
+	int has_top; /* key UINT64_MAX present */
+	uint32_t top_val;
+};
+
+int lp_xbtab_init(struct lp_xbtab *t, size_t nbuckets);
+void lp_xbtab_release(struct lp_xbtab *t);
+/* Make room for `extra` more keys at a load of at most 4/5. */
+int lp_xbtab_reserve(struct lp_xbtab *t, size_t extra);
+
+static inline size_t lp_xbtab_bucket(const struct lp_xbtab *t, uint64_t key)
+{
+	return (size_t)(((unsigned __int128)lp_hash64(key) * t->nb) >> 64);
+}
+
+/* Slots of bucket b holding key, as a bit mask (portable version; `fast`
+ * has vector versions). */
+static inline unsigned lp_xbtab_match(const struct lp_xbucket *b, uint64_t key)
+{
+	unsigned m = 0;
+
+#pragma GCC unroll 8
+	for (unsigned k = 0; k < LP_XB_SLOTS; k++)
+		m |= (unsigned)(b->key[k] == key) << k;
+	return m;
+}
+
+/* Pointer to the value of key in bucket bi = lp_xbtab_bucket(t, key) or
+ * after, inserting it (value untouched, *isnew = 1) if absent. Requires a
+ * prior lp_xbtab_reserve() covering the insert. `fast` has a copy of this
+ * loop with a vector match (exact-fast-body.h). */
+static inline uint32_t *lp_xbtab_get(struct lp_xbtab *t, size_t bi, uint64_t key, int *isnew)
+{
+	if (__builtin_expect(key == LP_XHTAB_EMPTY, 0)) {
+		*isnew = !t->has_top;
+		t->has_top = 1;
+		return &t->top_val;
+	}
+	for (;;) {
+		struct lp_xbucket *b = &t->b[bi];
+		unsigned m = lp_xbtab_match(b, key);
+
+		if (__builtin_expect(m != 0, 1)) {
+			*isnew = 0;
+			return &b->val[__builtin_ctz(m)];
+		}
+		if ((m = lp_xbtab_match(b, LP_XHTAB_EMPTY)) != 0) {
+			unsigned k = (unsigned)__builtin_ctz(m);
+
+			b->key[k] = key;
+			t->n++;
+			*isnew = 1;
+			return &b->val[k];
+		}
+		bi = bi + 1 == t->nb ? 0 : bi + 1;
+	}
+}
+
+static inline size_t lp_xbtab_memory(const struct lp_xbtab *t)
+{
+	return t->nb * sizeof(struct lp_xbucket);
+}
+
 #endif

@@ -250,6 +250,7 @@ void lp_cache_free(struct lp_cache *c)
 	free(c->tail);
 	free(c->bits);
 	free(c->stamp);
+	free(c->ages);
 	free(c);
 }
 

@@ -153,28 +153,48 @@ static int feed(struct lp_sim *s, size_t i, const uint64_t *lines, size_t n, uns
 int lp_sim_refs(struct lp_sim *s, const struct lp_ref *refs, size_t n)
 {
 	struct level *l = &s->lv[0];
+	uint64_t *in = l->in, nrefs = 0;
+	unsigned shift = l->shift;
 	size_t k = 0;
-	int err;
+	int err = 0;
 
+	/* The reference count lives in a local and the common case, a
+	 * reference within one line, is one store: s->refs++ in memory and
+	 * the general loop cost ~6 ns a reference, as much as the LRU cache
+	 * itself (perf, bench-sim-throughput). */
 	for (size_t i = 0; i < n; i++) {
 		uint64_t first, last;
 
+		__builtin_prefetch(&refs[i + 32]);
 		if (!lp_ref_is_access(&refs[i]))
 			continue;
-		s->refs++;
-		lp_ref_lines(&refs[i], l->shift, &first, &last);
-		for (uint64_t x = first;; x++) {
-			l->in[k++] = x;
-			if (k == LINEBUF) {
-				if ((err = run_level(s, 0, l->in, k)) < 0)
-					return err;
-				k = 0;
+		nrefs++;
+		lp_ref_lines(&refs[i], shift, &first, &last);
+		if (first != last) {
+			for (uint64_t x = first;; x++) {
+				in[k++] = x;
+				if (k == LINEBUF) {
+					if ((err = run_level(s, 0, in, k)) < 0)
+						goto out;
+					k = 0;
+				}
+				if (x == last)
+					break;
 			}
-			if (x == last)
-				break;
+			continue;
+		}
+		in[k++] = first;
+		if (k == LINEBUF) {
+			if ((err = run_level(s, 0, in, k)) < 0)
+				goto out;
+			k = 0;
 		}
 	}
-	return k ? run_level(s, 0, l->in, k) : 0;
+	if (k)
+		err = run_level(s, 0, in, k);
+out:
+	s->refs += nrefs;
+	return err;
 }
 
 size_t lp_sim_levels(const struct lp_sim *s)

@@ -47,7 +47,8 @@ struct lp_cache {
 	uint32_t *prev, *next; /* per slot, way numbers */
 	uint32_t *head, *tail; /* per set */
 	uint8_t *bits;         /* PLRU tree, per set ways bytes (node 1..ways-1) */
-	uint64_t *stamp, clock; /* LRU of small sets: time of last use per slot */
+	uint64_t *stamp, clock; /* LRU of 17..32 ways: time of last use per slot */
+	uint8_t *ages;          /* LRU of <= 16 ways: 16 age bytes per set */
 	struct lp_rng rng;
 	uint64_t accesses, misses;
 };

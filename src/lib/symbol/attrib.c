@@ -258,7 +258,10 @@ static int heap_object(struct lp_attrib *a, uint64_t site, uint32_t *out)
 	}
 	if (a->syms)
 		lp_symbols_pc(a->syms, site, &loc);
-	if (loc.function && loc.file)
+	/* with the column: two allocations on one line are two objects */
+	if (loc.function && loc.file && loc.column)
+		err = asprintf(&name, "heap@%s (%s:%d:%d)", loc.function, loc.file, loc.line, loc.column);
+	else if (loc.function && loc.file)
 		err = asprintf(&name, "heap@%s (%s:%d)", loc.function, loc.file, loc.line);
 	else if (loc.function)
 		err = asprintf(&name, "heap@%s", loc.function);

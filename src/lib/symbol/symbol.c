@@ -1,22 +1,78 @@
-/* Symbolisation with elfutils' libdwfl.
+/* Symbolisation with elfutils' libdwfl, behind two caches.
  *
- * Assumptions: a mapping of file offset O at address S places the ELF file
- * at S - O (true for the usual loaders, where segments keep p_vaddr -
- * p_offset constant); each file is reported once, at its lowest-offset
- * mapping. A --binary is a non-PIE executable, used at its link addresses.
- * Data symbols are ELF STT_OBJECT symbols with a non-zero size (globals and
- * statics; the stack and the heap have none). */
+ * Assumptions: a mapping of file offset O at address S is the PT_LOAD
+ * segment at that offset, placed by the loader with a constant bias (see
+ * file_bias()); each file is reported once, at its lowest-offset mapping. A mapping that records a build-id is used only if the file at
+ * its path still has that build-id (a rebuilt binary would give wrong
+ * names); such files are listed by lp_symbols_warning(). A --binary is a
+ * non-PIE executable, used at its link addresses. Data symbols are ELF
+ * STT_OBJECT symbols with a non-zero size (globals and statics; the stack
+ * and the heap have none).
+ *
+ * Caches: attribution asks for the data object of every reference that is
+ * not in a heap block (stack, globals), and libdwfl answers each question
+ * by searching the module's symbol table. So the sized data symbols of all
+ * modules are gathered once into an array sorted by address (each named
+ * as libdwfl names its start address), and a lookup is a binary search.
+ * pcs go through a hash table of the answers already given. Both are
+ * checked against libdwfl itself in tests/unit/symbol. */
 #include <locprof/symbol.h>
 
 #include "common/error.h"
+#include "common/hash.h"
+#include "symbol/symbol-internal.h"
 
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
+#include <fcntl.h>
 #include <gelf.h>
+#include <unistd.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+struct dsym {
+	uint64_t start, end; /* [start, end) */
+	uint64_t maxend;     /* largest end among this entry and all before it */
+	const char *name;    /* owned by libdwfl; NULL: ask libdwfl (see below) */
+};
+
+struct pcent {
+	uint64_t pc;
+	struct lp_code_loc loc;
+	int found, used;
+};
+
+/* Compilation units of a module by address range, for modules without
+ * .debug_aranges (clang emits none unless asked), where libdwfl finds no
+ * unit for any address. */
+struct cuent {
+	uint64_t lo, hi; /* DWARF addresses, [lo, hi) */
+	Dwarf_Die die;
+};
+
+struct modcus {
+	Dwfl_Module *mod;
+	Dwarf_Addr bias;
+	struct cuent *v;
+	size_t n;
+};
+
 struct lp_symbols {
 	Dwfl *dwfl;
+	struct modcus *mcu;
+	size_t nmcu;
+	/* data symbols, sorted by start; built on first use */
+	struct dsym *ds;
+	size_t nds;
+	int ds_built;
+	size_t last; /* index of the last symbol found (+1; 0 = none) */
+	/* pc -> answer */
+	struct pcent *pcs;
+	size_t pcmask, npcs;
+	char *warning;
 };
 
 static char *debuginfo_path;
@@ -27,9 +83,85 @@ static const Dwfl_Callbacks callbacks = {
 	.debuginfo_path = &debuginfo_path,
 };
 
+/* Where the ELF file mapped at m is loaded (the bias added to its
+ * addresses), from its program headers: the mapping of file offset O at
+ * address S belongs to the PT_LOAD segment whose page-aligned offset is O,
+ * and the loader put that segment's page-aligned p_vaddr at S. (S - O is
+ * wrong for lld's layouts, where p_vaddr - p_offset is 0x1000 or more.)
+ * Also checks the GNU build-id when the mapping has one. Returns 1 and
+ * sets *bias, 0 when the file cannot be read or has no such segment, -1
+ * when its build-id differs. */
+static int file_bias(const struct lp_mapping *m, uint64_t *bias)
+{
+	int fd = open(m->path, O_RDONLY | O_CLOEXEC), ret = 0;
+	const uint64_t page = 4096;
+	size_t nph = 0;
+	Elf *elf;
+
+	if (fd < 0)
+		return 0;
+	elf_version(EV_CURRENT);
+	if (!(elf = elf_begin(fd, ELF_C_READ_MMAP, NULL)))
+		goto out_fd;
+	if (m->build_id_len) {
+		const void *bits;
+		ssize_t n = dwelf_elf_gnu_build_id(elf, &bits);
+
+		if (n != (ssize_t)m->build_id_len || memcmp(bits, m->build_id, m->build_id_len)) {
+			ret = -1;
+			goto out_elf;
+		}
+	}
+	if (elf_getphdrnum(elf, &nph) < 0)
+		goto out_elf;
+	/* the segment whose page-aligned offset is O, preferring an
+	 * executable one (a page can hold the end of one segment and the
+	 * start of the next, and the mappings recorded are the executable
+	 * ones); else the one containing O */
+	for (int pass = 0; pass < 3 && !ret; pass++)
+		for (size_t i = 0; i < nph; i++) {
+			GElf_Phdr ph;
+			int hit;
+
+			if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+				continue;
+			if (pass < 2)
+				hit = (ph.p_offset & ~(page - 1)) == (m->file_offset & ~(page - 1)) &&
+				      (pass || (ph.p_flags & PF_X));
+			else
+				hit = ph.p_offset <= m->file_offset && m->file_offset < ph.p_offset + ph.p_filesz;
+			if (hit) {
+				*bias = m->start - ((ph.p_vaddr & ~(page - 1)) +
+						    (m->file_offset - (ph.p_offset & ~(page - 1))));
+				ret = 1;
+				break;
+			}
+		}
+out_elf:
+	elf_end(elf);
+out_fd:
+	close(fd);
+	return ret;
+}
+
+/* Append "path" to the list of files whose build-id changed. */
+static void note_stale(struct lp_symbols *s, const char *path, size_t *nstale)
+{
+	char *w;
+
+	(*nstale)++;
+	if (*nstale > 3)
+		return;
+	if (asprintf(&w, "%s%s'%s'", s->warning ? s->warning : "", s->warning ? ", " : "", path) < 0)
+		return;
+	free(s->warning);
+	s->warning = w;
+}
+
 int lp_symbols_new(struct lp_symbols **out, const struct lp_mappings *maps, const char *binary)
 {
 	struct lp_symbols *s;
+	size_t nstale = 0;
 	int reported = 0;
 
 	*out = NULL;
@@ -50,6 +182,7 @@ int lp_symbols_new(struct lp_symbols **out, const struct lp_mappings *maps, cons
 	}
 	for (size_t i = 0; maps && i < maps->n; i++) {
 		const struct lp_mapping *m = &maps->v[i];
+		uint64_t bias = 0;
 		int first = 1;
 
 		if (!m->path || m->path[0] != '/')
@@ -59,14 +192,37 @@ int lp_symbols_new(struct lp_symbols **out, const struct lp_mappings *maps, cons
 			    (maps->v[j].file_offset < m->file_offset ||
 			     (maps->v[j].file_offset == m->file_offset && j < i)))
 				first = 0;
+		if (!first)
+			continue;
+		switch (file_bias(m, &bias)) {
+		case -1:
+			/* not the file that ran: its names would be wrong */
+			note_stale(s, m->path, &nstale);
+			continue;
+		case 0:
+			/* unreadable, or no segment there: the usual layout */
+			bias = m->start - m->file_offset;
+			break;
+		}
 		/* an unreadable library only loses its names */
-		if (first && dwfl_report_elf(s->dwfl, m->path, m->path, -1, m->start - m->file_offset, false))
+		if (dwfl_report_elf(s->dwfl, m->path, m->path, -1, bias, false))
 			reported++;
 	}
 	dwfl_report_end(s->dwfl, NULL, NULL);
+	if (nstale) {
+		char *w;
+
+		if (asprintf(&w, "%zu file%s changed since the run (build-id differs), no names from %s%s",
+			     nstale, nstale > 1 ? "s" : "", s->warning, nstale > 3 ? ", ..." : "") >= 0) {
+			free(s->warning);
+			s->warning = w;
+		}
+	}
 	if (!reported) {
+		int err = lp_seterr(LP_EINVAL, "no binary to take symbols from%s%s",
+				    s->warning ? ": " : "", s->warning ? s->warning : "");
 		lp_symbols_free(s);
-		return lp_seterr(LP_EINVAL, "no binary to take symbols from");
+		return err;
 	}
 	*out = s;
 	return 0;
@@ -77,29 +233,296 @@ void lp_symbols_free(struct lp_symbols *s)
 	if (!s)
 		return;
 	dwfl_end(s->dwfl);
+	for (size_t i = 0; i < s->nmcu; i++)
+		free(s->mcu[i].v);
+	free(s->mcu);
+	free(s->ds);
+	free(s->pcs);
+	free(s->warning);
 	free(s);
 }
 
-int lp_symbols_pc(struct lp_symbols *s, uint64_t pc, struct lp_code_loc *out)
+const char *lp_symbols_warning(const struct lp_symbols *s)
+{
+	return s->warning;
+}
+
+/* ---- pcs ----------------------------------------------------------------- */
+
+/* Inlined code of locprof's own runtime: the instrumentation callbacks
+ * that record a reference. A pc the runtime recorded lies in (or returns
+ * to) such code when the compiler inlined it (locprof cc with LTO), and
+ * the place of the reference is where that code was inlined. */
+static int runtime_function(const char *name)
+{
+	return name && (!strncmp(name, "lp_rt_", 6) || !strncmp(name, "__sanitizer_cov_", 16) ||
+			!strncmp(name, "__tsan_", 7));
+}
+
+static const char *die_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute attr;
+
+	if (dwarf_attr_integrate(die, DW_AT_name, &attr))
+		return dwarf_formstring(&attr);
+	return NULL;
+}
+
+static const char *basename_of(const char *path)
+{
+	const char *slash = path ? strrchr(path, '/') : NULL;
+
+	return slash ? slash + 1 : path;
+}
+
+static int cmp_cuent(const void *x, const void *y)
+{
+	const struct cuent *a = x, *b = y;
+
+	return a->lo < b->lo ? -1 : a->lo > b->lo;
+}
+
+static struct modcus *module_cus(struct lp_symbols *s, Dwfl_Module *mod)
+{
+	struct modcus *m, *v;
+	Dwarf_CU *cu = NULL;
+	Dwarf *dw;
+	size_t cap = 0;
+
+	for (size_t i = 0; i < s->nmcu; i++)
+		if (s->mcu[i].mod == mod)
+			return &s->mcu[i];
+	if (!(v = realloc(s->mcu, (s->nmcu + 1) * sizeof(*v))))
+		return NULL;
+	s->mcu = v;
+	m = &s->mcu[s->nmcu++];
+	memset(m, 0, sizeof(*m));
+	m->mod = mod;
+	if (!(dw = dwfl_module_getdwarf(mod, &m->bias)))
+		return m;
+	for (;;) {
+		Dwarf_CU *next;
+		Dwarf_Die die;
+		Dwarf_Addr base, lo, hi;
+		uint8_t type;
+		ptrdiff_t off = 0;
+
+		if (dwarf_get_units(dw, cu, &next, NULL, &type, &die, NULL) != 0)
+			break;
+		cu = next;
+		if (dwarf_tag(&die) != DW_TAG_compile_unit)
+			continue;
+		while ((off = dwarf_ranges(&die, off, &base, &lo, &hi)) > 0) {
+			if (hi <= lo)
+				continue;
+			if (m->n == cap) {
+				struct cuent *nv = realloc(m->v, (cap = cap ? 2 * cap : 16) * sizeof(*nv));
+
+				if (!nv)
+					return m;
+				m->v = nv;
+			}
+			m->v[m->n++] = (struct cuent){ .lo = lo, .hi = hi, .die = die };
+		}
+	}
+	qsort(m->v, m->n, sizeof(*m->v), cmp_cuent);
+	return m;
+}
+
+/* The compilation unit of pc: libdwfl's (from .debug_aranges), else ours. */
+static int cu_of(struct lp_symbols *s, Dwfl_Module *mod, uint64_t pc, Dwarf_Die *out, Dwarf_Addr *bias)
+{
+	Dwarf_Die *d = dwfl_module_addrdie(mod, pc, bias);
+	struct modcus *m;
+	size_t lo = 0, hi;
+
+	if (d) {
+		*out = *d;
+		return 1;
+	}
+	if (!(m = module_cus(s, mod)) || !m->n)
+		return 0;
+	*bias = m->bias;
+	hi = m->n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (m->v[mid].lo <= pc - m->bias)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i > 0; i--)
+		if (pc - m->bias < m->v[i - 1].hi) {
+			*out = m->v[i - 1].die;
+			return 1;
+		}
+	return 0;
+}
+
+/* The line table's answer for addr; 0 when it has no line there (line 0
+ * is compiler-generated code). */
+static int line_of(Dwarf_Die *cu, uint64_t addr, struct lp_code_loc *out)
+{
+	Dwarf_Line *line = dwarf_getsrc_die(cu, addr);
+	const char *file;
+	int ln = 0;
+
+	if (!line || !(file = dwarf_linesrc(line, NULL, NULL)) || dwarf_lineno(line, &ln) < 0)
+		return 0;
+	out->file = basename_of(file);
+	out->line = ln;
+	if (dwarf_linecol(line, &out->column) < 0)
+		out->column = 0;
+	return ln > 0;
+}
+
+/* The chain of functions (subprogram, then inlined subroutines, outermost
+ * first) whose code ranges contain addr, at most max of them. (libdw's
+ * dwarf_getscopes fails with "no address value" on the inlined runtime of
+ * clang's LTO output, whose abstract origins lie in other units.) */
+static int fn_chain(Dwarf_Die *parent, uint64_t addr, Dwarf_Die *chain, int n, int max)
+{
+	Dwarf_Die c;
+
+	if (dwarf_child(parent, &c) != 0)
+		return n;
+	do {
+		int tag = dwarf_tag(&c);
+
+		switch (tag) {
+		case DW_TAG_namespace:
+		case DW_TAG_module:
+		case DW_TAG_class_type:
+		case DW_TAG_structure_type:
+		case DW_TAG_union_type:
+			/* no code range of their own; C++ methods inside */
+			if (dwarf_haschildren(&c)) {
+				int m = fn_chain(&c, addr, chain, n, max);
+
+				if (m > n)
+					return m;
+			}
+			continue;
+		case DW_TAG_subprogram:
+		case DW_TAG_inlined_subroutine:
+		case DW_TAG_lexical_block:
+			if (dwarf_haspc(&c, addr) <= 0)
+				continue;
+			if (tag != DW_TAG_lexical_block && n < max)
+				chain[n++] = c;
+			return fn_chain(&c, addr, chain, n, max);
+		default:
+			continue;
+		}
+	} while (dwarf_siblingof(&c, &c) == 0);
+	return n;
+}
+
+/* The function and the source line of pc. The function is the innermost
+ * one that contains pc, inlined or not (DWARF scopes), after stepping out
+ * of inlined runtime callbacks; its place is the line table's, or for a
+ * function we stepped out of, the call site of the inlined code. Where the
+ * line table has no line for pc (line 0: compiler-generated code, such as
+ * the instruction after a call, which is what a recorded return address
+ * points at), pc - 1 is used instead, for the line and the scopes. Without
+ * DWARF: the ELF symbol only. */
+int lp_symbols_pc_dwfl(struct lp_symbols *s, uint64_t pc, struct lp_code_loc *out)
 {
 	Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, pc);
-	Dwfl_Line *line;
+	Dwarf_Die cudie, chain[64];
+	Dwarf_Addr bias = 0;
+	int n = 0;
 
 	memset(out, 0, sizeof(*out));
 	if (!mod)
 		return 0;
 	out->function = dwfl_module_addrname(mod, pc);
-	if ((line = dwfl_module_getsrc(mod, pc))) {
-		const char *file = dwfl_lineinfo(line, NULL, &out->line, NULL, NULL, NULL);
-		if (file) {
-			const char *slash = strrchr(file, '/');
-			out->file = slash ? slash + 1 : file;
+	if (cu_of(s, mod, pc, &cudie, &bias)) {
+		uint64_t addr = pc - bias;
+
+		if (!line_of(&cudie, addr, out) && line_of(&cudie, addr - 1, out))
+			addr--;
+		n = fn_chain(&cudie, addr, chain, 0, (int)(sizeof(chain) / sizeof(chain[0])));
+	}
+	if (n > 0) {
+		Dwarf_Files *files = NULL;
+		size_t nfiles = 0;
+
+		for (int i = n - 1; i >= 0; i--) {
+			const char *name = die_name(&chain[i]);
+			Dwarf_Attribute attr;
+			Dwarf_Word file, line;
+
+			if (!i || dwarf_tag(&chain[i]) != DW_TAG_inlined_subroutine || !runtime_function(name)) {
+				if (name)
+					out->function = name;
+				break;
+			}
+			/* a runtime callback inlined here: the place is its
+			 * call site, in the next function out */
+			if (!files && dwarf_getsrcfiles(&cudie, &files, &nfiles) < 0)
+				files = NULL;
+			if (files && dwarf_formudata(dwarf_attr(&chain[i], DW_AT_call_file, &attr), &file) == 0 &&
+			    dwarf_formudata(dwarf_attr(&chain[i], DW_AT_call_line, &attr), &line) == 0 &&
+			    file < nfiles) {
+				Dwarf_Word col = 0;
+
+				if (dwarf_formudata(dwarf_attr(&chain[i], DW_AT_call_column, &attr), &col) != 0)
+					col = 0;
+				out->file = basename_of(dwarf_filesrc(files, file, NULL, NULL));
+				out->line = (int)line;
+				out->column = (int)col;
+			}
 		}
 	}
 	return out->function || out->file;
 }
 
-int lp_symbols_data(struct lp_symbols *s, uint64_t addr, struct lp_data_sym *out)
+static int pc_cache_grow(struct lp_symbols *s)
+{
+	size_t cap = s->pcs ? 2 * (s->pcmask + 1) : 1024;
+	struct pcent *n = calloc(cap, sizeof(*n));
+
+	if (!n)
+		return -1;
+	for (size_t i = 0; s->pcs && i <= s->pcmask; i++) {
+		size_t h;
+
+		if (!s->pcs[i].used)
+			continue;
+		for (h = lp_hash64(s->pcs[i].pc) & (cap - 1); n[h].used; h = (h + 1) & (cap - 1))
+			;
+		n[h] = s->pcs[i];
+	}
+	free(s->pcs);
+	s->pcs = n;
+	s->pcmask = cap - 1;
+	return 0;
+}
+
+int lp_symbols_pc(struct lp_symbols *s, uint64_t pc, struct lp_code_loc *out)
+{
+	size_t h;
+
+	if (2 * (s->npcs + 1) > (s->pcs ? s->pcmask + 1 : 0) && pc_cache_grow(s) < 0)
+		return lp_symbols_pc_dwfl(s, pc, out); /* out of memory: no cache */
+	for (h = lp_hash64(pc) & s->pcmask; s->pcs[h].used; h = (h + 1) & s->pcmask)
+		if (s->pcs[h].pc == pc) {
+			*out = s->pcs[h].loc;
+			return s->pcs[h].found;
+		}
+	s->pcs[h].used = 1;
+	s->pcs[h].pc = pc;
+	s->pcs[h].found = lp_symbols_pc_dwfl(s, pc, &s->pcs[h].loc);
+	s->npcs++;
+	*out = s->pcs[h].loc;
+	return s->pcs[h].found;
+}
+
+/* ---- data ---------------------------------------------------------------- */
+
+int lp_symbols_data_dwfl(struct lp_symbols *s, uint64_t addr, struct lp_data_sym *out)
 {
 	Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, addr);
 	GElf_Off off;
@@ -117,4 +540,160 @@ int lp_symbols_data(struct lp_symbols *s, uint64_t addr, struct lp_data_sym *out
 	out->start = addr - off;
 	out->size = sym.st_size;
 	return 1;
+}
+
+static int cmp_dsym(const void *x, const void *y)
+{
+	const struct dsym *a = x, *b = y;
+
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	return a->end < b->end ? -1 : a->end > b->end;
+}
+
+struct gather {
+	struct lp_symbols *s;
+	size_t cap;
+	int err;
+};
+
+static int gather_module(Dwfl_Module *mod, void **user, const char *name, Dwarf_Addr base, void *arg)
+{
+	struct gather *g = arg;
+	struct lp_symbols *s = g->s;
+	int n = dwfl_module_getsymtab(mod);
+
+	(void)user;
+	(void)name;
+	(void)base;
+	for (int i = 1; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		const char *nm = dwfl_module_getsym_info(mod, i, &sym, &addr, NULL, NULL, NULL);
+
+		if (!nm || GELF_ST_TYPE(sym.st_info) != STT_OBJECT || !sym.st_size ||
+		    sym.st_shndx == SHN_UNDEF || addr + sym.st_size < addr)
+			continue;
+		if (s->nds == g->cap) {
+			size_t cap = g->cap ? 2 * g->cap : 256;
+			struct dsym *v = realloc(s->ds, cap * sizeof(*v));
+
+			if (!v) {
+				g->err = LP_ENOMEM;
+				return DWARF_CB_ABORT;
+			}
+			s->ds = v;
+			g->cap = cap;
+		}
+		s->ds[s->nds++] = (struct dsym){ .start = addr, .end = addr + sym.st_size, .name = nm };
+	}
+	return DWARF_CB_OK;
+}
+
+/* Sorted, one entry per address range. Where several symbols share a
+ * range (aliases such as environ and __environ), the entry takes the name
+ * libdwfl gives its start, as libdwfl prefers one binding over another;
+ * a symbol alone on its range is named by itself (asking libdwfl for every
+ * symbol would cost O(symbols) each: libdwfl scans the symbol table). Where
+ * symbols overlap (nested or partly overlapping objects, which C compilers
+ * do not emit but hand-written assembly may), the entry has no name and
+ * lookups that land in it ask libdwfl, so the cache never answers
+ * differently from libdwfl (tests/unit/symbol/test-symbol-cache.c checks
+ * every range's edges against it, for this process and its libraries). */
+static int build_data_syms(struct lp_symbols *s)
+{
+	struct gather g = { .s = s };
+	size_t k = 0;
+	uint64_t maxend = 0;
+
+	s->ds_built = 1;
+	dwfl_getmodules(s->dwfl, gather_module, &g, 0);
+	if (g.err) {
+		free(s->ds);
+		s->ds = NULL;
+		s->nds = 0;
+		return g.err;
+	}
+	qsort(s->ds, s->nds, sizeof(*s->ds), cmp_dsym);
+	for (size_t i = 0; i < s->nds; i++) {
+		struct lp_data_sym ans;
+
+		if (k && s->ds[k - 1].start == s->ds[i].start && s->ds[k - 1].end == s->ds[i].end) {
+			/* an alias: the name is libdwfl's choice */
+			struct dsym *d = &s->ds[k - 1];
+
+			if (lp_symbols_data_dwfl(s, d->start, &ans) && ans.start == d->start &&
+			    ans.size == d->end - d->start)
+				d->name = ans.name;
+			else
+				d->name = NULL;
+			continue;
+		}
+		s->ds[k++] = s->ds[i];
+	}
+	s->nds = k;
+	for (size_t i = 0; i < s->nds; i++) {
+		struct dsym *d = &s->ds[i];
+
+		if ((i > 0 && d->start < maxend) || (i + 1 < s->nds && s->ds[i + 1].start < d->end))
+			d->name = NULL; /* overlaps another */
+		if (d->end > maxend)
+			maxend = d->end;
+		d->maxend = maxend;
+	}
+	return 0;
+}
+
+int lp_symbols_data(struct lp_symbols *s, uint64_t addr, struct lp_data_sym *out)
+{
+	size_t lo = 0, hi;
+	const struct dsym *d;
+
+	if (!s->ds_built && build_data_syms(s) < 0)
+		return lp_symbols_data_dwfl(s, addr, out);
+	/* consecutive references often touch the same object */
+	if (s->last && addr >= s->ds[s->last - 1].start && addr < s->ds[s->last - 1].end) {
+		d = &s->ds[s->last - 1];
+		goto found;
+	}
+	/* last entry with start <= addr, then back while an earlier entry
+	 * could still contain addr (nested symbols) */
+	hi = s->nds;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (s->ds[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i > 0 && s->ds[i - 1].maxend > addr; i--) {
+		if (addr < s->ds[i - 1].end) {
+			d = &s->ds[i - 1];
+			s->last = i;
+			goto found;
+		}
+	}
+	memset(out, 0, sizeof(*out));
+	return 0;
+found:
+	if (!d->name)
+		return lp_symbols_data_dwfl(s, addr, out);
+	out->name = d->name;
+	out->start = d->start;
+	out->size = d->end - d->start;
+	return 1;
+}
+
+size_t lp_symbols_data_count(struct lp_symbols *s)
+{
+	if (!s->ds_built)
+		build_data_syms(s);
+	return s->nds;
+}
+
+void lp_symbols_data_range(struct lp_symbols *s, size_t i, uint64_t *start, uint64_t *end)
+{
+	*start = s->ds[i].start;
+	*end = s->ds[i].end;
 }

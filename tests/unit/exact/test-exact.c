@@ -6,6 +6,7 @@
 #include <locprof/exact.h>
 
 #include "common/rng.h"
+#include "exact/exact-internal.h"
 
 static const char *const algos[] = { "fast", "naive", "markers", "bk", "avl", "prealloc" };
 #define N_ALGOS (sizeof(algos) / sizeof(algos[0]))
@@ -72,11 +73,15 @@ static void brute(const uint64_t *lines, size_t n, uint64_t *stack, uint64_t *re
 }
 
 static uint64_t fast_min_slots; /* 0, or small to force compactions */
+static const char *fast_isa;     /* NULL, or the variant of fast's loop to use */
+static const char *const isas[] = { "generic", "popcnt", "avx2", "avx512" };
+#define N_ISAS (sizeof(isas) / sizeof(isas[0]))
 
 static void run_algo(const char *algo, enum lp_distance kind, const uint64_t *lines, size_t n,
 		     uint64_t *dist)
 {
-	struct lp_exact_opts o = { .kind = kind, .algorithm = algo, .fast_min_slots = fast_min_slots };
+	struct lp_exact_opts o = { .kind = kind, .algorithm = algo, .fast_min_slots = fast_min_slots,
+				   .fast_isa = fast_isa };
 	struct lp_distcalc *c;
 	size_t done = 0;
 
@@ -113,14 +118,24 @@ static void check_all(const uint64_t *lines, size_t n, int with_naive_only_small
 		}
 	}
 	/* fast again with the smallest time capacity: a compaction every few
-	 * hundred accesses, with M crossing the capacity both ways */
-	fast_min_slots = 512;
-	run_algo("fast", LP_DIST_STACK, lines, n, d);
+	 * hundred accesses, with M crossing the capacity both ways; and with
+	 * each variant of its inner loop this CPU can run */
+	for (size_t v = 0; v < N_ISAS; v++) {
+		if (!lp_exact_fast_isa(isas[v]))
+			continue;
+		fast_isa = isas[v];
+		for (int small = 0; small < 2; small++) {
+			fast_min_slots = small ? 512 : 0;
+			run_algo("fast", LP_DIST_STACK, lines, n, d);
+			for (size_t i = 0; i < n; i++)
+				if (d[i] != bs[i])
+					fail_msg("fast (%s, min slots %llu): access %zu: got %llu, want %llu",
+						 isas[v], (unsigned long long)fast_min_slots, i,
+						 (unsigned long long)d[i], (unsigned long long)bs[i]);
+		}
+	}
+	fast_isa = NULL;
 	fast_min_slots = 0;
-	for (size_t i = 0; i < n; i++)
-		if (d[i] != bs[i])
-			fail_msg("fast (512 slots): access %zu: got %llu, want %llu", i,
-				 (unsigned long long)d[i], (unsigned long long)bs[i]);
 	run_algo(NULL, LP_DIST_REUSE, lines, n, d);
 	for (size_t i = 0; i < n; i++)
 		if (d[i] != br[i])
@@ -257,12 +272,18 @@ static void test_fast_adversarial(void **state)
 			lines[i] = (lp_rng_below(&r, fresh - 1) + 1) * 64;
 	}
 	run_algo("avl", LP_DIST_STACK, lines, n, d0);
-	run_algo("fast", LP_DIST_STACK, lines, n, d1);
-	assert_memory_equal(d0, d1, n * sizeof(*d0));
-	fast_min_slots = 4096;
-	run_algo("fast", LP_DIST_STACK, lines, n, d1);
-	fast_min_slots = 0;
-	assert_memory_equal(d0, d1, n * sizeof(*d0));
+	for (size_t v = 0; v < N_ISAS; v++) {
+		if (!lp_exact_fast_isa(isas[v]))
+			continue;
+		fast_isa = isas[v];
+		run_algo("fast", LP_DIST_STACK, lines, n, d1);
+		assert_memory_equal(d0, d1, n * sizeof(*d0));
+		fast_min_slots = 4096;
+		run_algo("fast", LP_DIST_STACK, lines, n, d1);
+		fast_min_slots = 0;
+		assert_memory_equal(d0, d1, n * sizeof(*d0));
+	}
+	fast_isa = NULL;
 	run_algo("bk", LP_DIST_STACK, lines, n, d1);
 	assert_memory_equal(d0, d1, n * sizeof(*d0));
 	run_algo("prealloc", LP_DIST_STACK, lines, n, d1);
@@ -288,6 +309,60 @@ static void test_prealloc_limit(void **state)
 	assert_non_null(strstr(lp_errmsg(), "--prealloc-n"));
 	assert_int_equal(d[99], 9);
 	lp_distcalc_free(c);
+}
+
+/* fast's bucket table: lines chosen so that all of them hash to the last
+ * bucket of the initial table (1024 buckets), so the chain overflows bucket
+ * after bucket and wraps around to bucket 0; also the line UINT64_MAX,
+ * kept beside the table. Checked against the brute force with every
+ * variant of fast's loop, in batches small enough that the table keeps
+ * its initial size. */
+static void test_fast_bucket_chains(void **state)
+{
+	enum { K = 37, N = 3000 };
+	struct lp_xbtab t;
+	uint64_t keys[K], lines[N], bs[N], br[N], d[N];
+	size_t k = 0;
+	struct lp_rng r;
+
+	assert_int_equal(lp_xbtab_init(&t, 1024), 0);
+	for (uint64_t x = 1; k < K - 1; x++)
+		if (lp_xbtab_bucket(&t, x) == 1023)
+			keys[k++] = x;
+	keys[k++] = UINT64_MAX;
+	lp_xbtab_release(&t);
+	lp_rng_seed(&r, 11);
+	for (size_t i = 0; i < N; i++)
+		lines[i] = i < 2 * K ? keys[i % K] : keys[lp_rng_below(&r, K)];
+	brute(lines, N, bs, br);
+	for (size_t v = 0; v < N_ISAS; v++) {
+		struct lp_exact_opts o = { .kind = LP_DIST_STACK, .fast_isa = isas[v] };
+		struct lp_distcalc *c;
+		size_t done;
+
+		if (!lp_exact_fast_isa(isas[v]))
+			continue;
+		assert_int_equal(lp_distcalc_new(&c, &o), 0);
+		for (size_t off = 0; off < N; off += 100)
+			assert_int_equal(lp_distcalc_run(c, lines + off, 100, d + off, &done), 0);
+		lp_distcalc_free(c);
+		for (size_t i = 0; i < N; i++)
+			if (d[i] != bs[i])
+				fail_msg("fast (%s): access %zu: got %llu, want %llu", isas[v], i,
+					 (unsigned long long)d[i], (unsigned long long)bs[i]);
+	}
+}
+
+static void test_fast_isa_names(void **state)
+{
+	struct lp_exact_opts o = { .kind = LP_DIST_STACK, .fast_isa = "sse9" };
+	struct lp_distcalc *c;
+
+	assert_string_equal(lp_exact_fast_isa("generic"), "generic");
+	assert_non_null(lp_exact_fast_isa(NULL));
+	assert_null(lp_exact_fast_isa("sse9"));
+	assert_int_equal(lp_distcalc_new(&c, &o), LP_EINVAL);
+	assert_non_null(strstr(lp_errmsg(), "sse9"));
 }
 
 static void test_unknown_algorithm(void **state)
@@ -470,6 +545,8 @@ int main(void)
 		cmocka_unit_test(test_fast_adversarial),
 		cmocka_unit_test(test_prealloc_limit),
 		cmocka_unit_test(test_unknown_algorithm),
+		cmocka_unit_test(test_fast_bucket_chains),
+		cmocka_unit_test(test_fast_isa_names),
 		cmocka_unit_test(test_hist_bins),
 		cmocka_unit_test(test_hist_counts),
 		cmocka_unit_test(test_engine_multi_line_sizes),
