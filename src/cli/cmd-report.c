@@ -251,11 +251,11 @@ static void print_top_objects(const struct lp_profile *p, size_t first, size_t n
 		const struct lp_sample *s = &p->samples[first + i];
 		uint64_t start, size, site;
 		struct lp_data_sym ds;
-		char nb[64];
+		char nb[150];
 		if (prob[i] <= 0)
 			continue;
 		if (lp_objects_find(objs, s->addr, s->time, &start, &size, &site))
-			snprintf(rows[m].name, sizeof(rows[m].name), "heap@%s", pc_name(site, nb, sizeof(nb)));
+			snprintf(rows[m].name, sizeof(rows[m].name), "heap@%s", pc_name(syms, site, nb, sizeof(nb)));
 		else if (syms && lp_symbols_data(syms, s->addr, &ds) && ds.name)
 			snprintf(rows[m].name, sizeof(rows[m].name), "%s", ds.name);
 		else
