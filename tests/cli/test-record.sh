@@ -26,6 +26,8 @@ K=97 R=200
 #    and locprof report predicting a miss ratio of 1 below K lines, 0 above.
 expect_status 0 "$LOCPROF" record -o "$T/cyc.lpp" --rate 0.01 -- "$T/cyclic" $K $R
 expect_status 0 "$LOCPROF" dump "$T/cyc.lpp"
+expect_grep '^references: [1-9][0-9]*  threads: 1$' "$T/out"
+expect_grep '^  thread 0: [1-9][0-9]* references$' "$T/out"
 [ "$(awk '!/^#/ && NF == 8 && $7 != "dangling" && $5 == "R" { print $7 }' "$T/out" | sort -u)" = $((K - 1)) ] ||
 	fail "lpp: reuse distances are not all $((K - 1))"
 awk '!/^#/ && NF == 8 && $7 != "dangling" && $8 == "0"' "$T/out" | grep -q . &&

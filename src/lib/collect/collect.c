@@ -535,8 +535,12 @@ static int handle_message(struct lp_recorder *r, struct conn *c, const uint8_t *
 		if (len < sizeof(m))
 			return lp_seterr(LP_ECORRUPT, "bad THREAD");
 		memcpy(&m, msg, sizeof(m));
-		if (!c->thread_done)
+		if (!c->thread_done) {
 			p->thread_refs += m.references;
+			if (!p->trace && p->sink->thread &&
+			    (err = p->sink->thread(p->sink_state, m.thread, m.references)) < 0)
+				proc_fail(p, err);
+		}
 		c->thread_done = 1;
 		return 0;
 	}

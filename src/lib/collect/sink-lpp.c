@@ -128,6 +128,13 @@ static void lpp_free(struct lpp_sink *s)
 	free(s);
 }
 
+static int lpp_thread(void *state, uint32_t thread, uint64_t references)
+{
+	struct lpp_sink *s = state;
+
+	return lp_profile_set_thread_refs(s->p, thread, references);
+}
+
 static int lpp_close(void *state, const struct lp_collect_summary *sum,
 		     const struct lp_mappings *maps)
 {
@@ -159,6 +166,7 @@ const struct lp_sample_sink_ops lp_sample_sink_lpp = {
 	.open = lpp_open,
 	.samples = lpp_samples,
 	.events = lpp_events,
+	.thread = lpp_thread,
 	.close = lpp_close,
 	.abort = lpp_abort,
 };

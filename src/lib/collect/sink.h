@@ -43,6 +43,8 @@ struct lp_sample_sink_ops {
 	int (*samples)(void *state, const struct lp_msg_sample *s, size_t n);
 	int (*events)(void *state, const struct lp_ref *ev, size_t n); /* LP_EV_ALLOC/FREE */
 	/* Write the end, rename into place, free the state. */
+	/* One thread ended with this many references (may be NULL). */
+	int (*thread)(void *state, uint32_t thread, uint64_t references);
 	int (*close)(void *state, const struct lp_collect_summary *sum,
 		     const struct lp_mappings *maps);
 	void (*abort)(void *state);
