@@ -39,6 +39,8 @@ struct proc {
 	uint32_t conns; /* open connections */
 	int bye_refs_valid;
 	uint64_t bye_refs, thread_refs;
+	uint64_t *trefs; /* references per thread number, from THREAD */
+	uint32_t ntrefs;
 	struct lp_ref *conv; /* conversion buffer */
 	size_t conv_cap;
 	/* --samples: the output is opened at the end, at the final rate;
@@ -381,6 +383,12 @@ static int proc_close(struct proc *p)
 	sum.ended = p->out.ended;
 	sum.status = p->out.status;
 	sum.exec = p->out.exec;
+	for (uint32_t t = 0; t < p->ntrefs && p->sink->thread && err >= 0; t++)
+		err = p->sink->thread(p->sink_state, t, p->trefs[t]);
+	if (err < 0) {
+		lp_mappings_release(&maps);
+		return proc_fail(p, err);
+	}
 	err = p->sink->close(p->sink_state, &sum, &maps);
 	p->open = 0;
 	lp_mappings_release(&maps);
@@ -537,9 +545,16 @@ static int handle_message(struct lp_recorder *r, struct conn *c, const uint8_t *
 		memcpy(&m, msg, sizeof(m));
 		if (!c->thread_done) {
 			p->thread_refs += m.references;
-			if (!p->trace && p->sink->thread &&
-			    (err = p->sink->thread(p->sink_state, m.thread, m.references)) < 0)
-				proc_fail(p, err);
+			if (m.thread >= p->ntrefs && m.thread < (1u << 20)) {
+				uint64_t *v = realloc(p->trefs, ((size_t)m.thread + 1) * sizeof(*v));
+				if (!v)
+					return lp_seterr(LP_ENOMEM, "out of memory");
+				memset(v + p->ntrefs, 0, (m.thread + 1 - p->ntrefs) * sizeof(*v));
+				p->trefs = v;
+				p->ntrefs = m.thread + 1;
+			}
+			if (m.thread < p->ntrefs)
+				p->trefs[m.thread] += m.references;
 		}
 		c->thread_done = 1;
 		return 0;
@@ -765,6 +780,7 @@ void lp_recorder_free(struct lp_recorder *r)
 		free(p->conv);
 		free(p->held);
 		free(p->held_ev);
+		free(p->trefs);
 		free(p);
 	}
 	free(r->procs);
