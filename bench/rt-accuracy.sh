@@ -11,7 +11,8 @@
 # with gcc (tsan path) and with clang -mavx2, traced; their reference
 # counts against the default clang build and the mean absolute difference
 # of their exact LRU curves from the default build's.
-# usage: bench/rt-accuracy.sh [BUILD_DIR]   (SEEDS="1 2 3", NOREAL=1)
+# usage: bench/rt-accuracy.sh [BUILD_DIR]
+#   SEEDS="1 2 3"; NOREAL=1 examples only; REALPROG="lua zstd"; ONLY=REGEX; PART2=0
 set -euo pipefail
 cd "$(dirname "$0")/.."
 B=${1:-build}
@@ -31,6 +32,12 @@ if [ -z "${NOREAL:-}" ]; then
 	W+=("lua|$R/bin/lua|$PWD/bench/workloads/bench.lua 0.2"
 		"sqlite|$R/bin/sqlite3|:memory: .read $PWD/bench/workloads/bench.sql"
 		"zstd-c|$R/bin/zstd|-q -3 -f -o /dev/null $R/zstd-input")
+fi
+
+if [ -n "${ONLY:-}" ]; then
+	keep=()
+	for w in "${W[@]}"; do [[ ${w%%|*} =~ $ONLY ]] && keep+=("$w"); done
+	W=("${keep[@]}")
 fi
 
 mae() { # mae SIM.csv MODEL.csv -> "statcache-mean max statstack-mean max"
@@ -82,6 +89,7 @@ for w in "${W[@]}"; do
 	rm -f "$T/t.lpt"
 done
 
+[ "${PART2:-1}" = 1 ] || exit 0
 echo
 echo "What the compile paths see: trace-mode reference counts and the mean absolute"
 echo "difference (percentage points) of the exact LRU curve from the default build's"

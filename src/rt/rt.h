@@ -59,8 +59,9 @@ void lp_rt_slow(uint64_t addr, uint32_t size, uint32_t kind, uint64_t pc)
  * still stored every time, for the slow path and other threads). With the
  * old two-call snippet it reloaded them from TLS at every access; this
  * form, with the direct-mapped byte map instead of a hashed bit filter,
- * took `matmul naive` from 3.1x to 1.9x and the vectorised `interchange`
- * from 5.6x to 3.0x (CPU time, LTO, runtime inert; docs/runtime.md). */
+ * took `matmul naive` from 3.45x to 1.48x and the vectorised `interchange`
+ * from 6.1x to 3.3x (program CPU time, LTO, runtime inert; bench/overhead.sh,
+ * docs/runtime.md). */
 static inline __attribute__((always_inline)) void lp_rt_access(uint64_t addr, uint32_t size,
 							       uint32_t kind, uint64_t pc)
 {
