@@ -267,7 +267,10 @@ int main(int argc, char **argv)
 			printf(" %.1f (%.0f) |", n / t / 1e6, mem / 1048576.0);
 			fflush(stdout);
 			t = run_median(NULL, LP_DIST_REUSE, lines, n, &mem, &check, repeat, 0);
-			printf(" %.1f (%.0f) |", n / t / 1e6, mem / 1048576.0);
+			if (t < 0)
+				printf(" skipped [~%.2f] |", n / -t / 1e6);
+			else
+				printf(" %.1f (%.0f) |", n / t / 1e6, mem / 1048576.0);
 			fflush(stdout);
 			for (size_t a = 0; a < na; a++) {
 				t = run_median(algos[a], LP_DIST_STACK, lines, n, &mem, &check, repeat, 0);
