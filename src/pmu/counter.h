@@ -32,6 +32,7 @@ struct lp_pmu_counter_config {
 	uint64_t seed;       /* for emulated skid */
 	unsigned emulate_skid; /* step: deliver 0..emulate_skid memory instructions late */
 	int overflow_signal; /* pmu: the real-time signal used for overflows */
+	const char *compensate; /* pmu: "step,fault,syscall,trap" rates; NULL: LOCPROF_PMU_COMPENSATE or 1,1,1,1 */
 };
 
 /* What the tracer caused that a hardware counter miscounts (§3.5). */
@@ -56,8 +57,11 @@ struct lp_pmu_counter_ops {
 	void (*detach)(struct lp_pmu_counter *c, pid_t tid);
 	/* Notify once the clock reaches at (absolute). */
 	int (*arm)(struct lp_pmu_counter *c, uint64_t at);
-	/* The clock: references retired so far. */
+	/* The clock: references retired so far, by all threads. */
 	uint64_t (*time)(struct lp_pmu_counter *c);
+	/* References of one thread so far (a thread detached: its last count).
+	 * Non-stepping sources only: the engine counts stepped threads itself. */
+	uint64_t (*thread_time)(struct lp_pmu_counter *c, pid_t tid);
 	/* An instruction with refs references retired under single-step. */
 	void (*retired)(struct lp_pmu_counter *c, pid_t tid, unsigned refs);
 	/* Stepping sources: 1 once the armed notification is delivered (it is

@@ -32,7 +32,7 @@ static void on_sample(void *ctx, const struct lp_pmu_sample *s)
 			s->kind ? 'W' : 'R', s->tid, how[s->ended_by]);
 }
 
-static void on_ref(void *ctx, uint64_t time, const struct lp_ref *r)
+static void on_ref(void *ctx, uint64_t time, uint32_t image, uint32_t itid, const struct lp_ref *r)
 {
 	struct out *o = ctx;
 

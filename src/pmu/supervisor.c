@@ -94,6 +94,8 @@ void lp_pmu_sup_forget(struct lp_pmu_sup *s, struct lp_pmu_thread *t)
 		s->n--;
 		break;
 	}
+	if (s->on_thread_leave && t->proc)
+		s->on_thread_leave(s->ctx, t, 1);
 	lp_pmu_proc_put(t->proc);
 	free(t->eng);
 	free(t);
@@ -458,6 +460,8 @@ int lp_pmu_sup_wait(struct lp_pmu_sup *s, pid_t tid, struct lp_pmu_ev *ev, int n
 		for (int i = s->n - 1; i >= 0; i--)
 			if (s->t[i] != t && s->t[i]->tgid == t->tgid)
 				lp_pmu_sup_forget(s, s->t[i]);
+		if (s->on_thread_leave && t->proc)
+			s->on_thread_leave(s->ctx, t, 0);
 		lp_pmu_proc_put(t->proc);
 		t->proc = p;
 		if ((err = load_maps(p)) < 0 || (err = make_gadget(s, t)) < 0)

@@ -78,6 +78,11 @@ struct lp_pmu_sup {
 	int leader_done;
 	uint64_t injected; /* system calls made on the target's behalf */
 	void (*on_release)(void *ctx, struct lp_pmu_proc *p);
+	/* Thread t leaves its address space t->proc, before that may be
+	 * released: gone = 1 when the thread is dropped (exit, the other
+	 * threads of an exec, the end), 0 when it execs (it stays, with a new
+	 * proc). May be NULL. */
+	void (*on_thread_leave)(void *ctx, struct lp_pmu_thread *t, int gone);
 	void *ctx;
 };
 
