@@ -95,8 +95,7 @@ static int probe_pmu(void)
 	fd = lp_perf_event_open(&a, 0, -1, -1, 0);
 	if (fd < 0)
 		return lp_seterr(LP_EUNSUPPORTED,
-				 "no hardware performance counters (perf_event_open: %s); "
-				 "use --counter step (exact, slow) instead", strerror(errno));
+				 "no hardware performance counters (perf_event_open: %s)", strerror(errno));
 	close((int)fd);
 	return 0;
 }
@@ -106,8 +105,8 @@ static int encode(struct pmu_counter *p)
 	int ret = pfm_initialize();
 
 	if (ret != PFM_SUCCESS)
-		return lp_seterr(LP_EUNSUPPORTED, "no hardware performance counters (libpfm4: %s); "
-				 "use --counter step (exact, slow) instead", pfm_strerror(ret));
+		return lp_seterr(LP_EUNSUPPORTED, "no hardware performance counters (libpfm4: %s)",
+				 pfm_strerror(ret));
 	for (size_t i = 0; i < sizeof(event_names) / sizeof(event_names[0]); i++) {
 		int ok = 1;
 
@@ -125,7 +124,7 @@ static int encode(struct pmu_counter *p)
 			return 0;
 	}
 	return lp_seterr(LP_EUNSUPPORTED, "no retired load/store events on this PMU (libpfm4 knows "
-			 "none of MEM_INST_RETIRED:ALL_LOADS and its equivalents); use --counter step instead");
+			 "none of MEM_INST_RETIRED:ALL_LOADS and its equivalents)");
 }
 
 static void parse_rates(struct pmu_counter *p)

@@ -114,7 +114,8 @@ int main(int argc, char **argv)
 	if (out.samples != stdout)
 		fclose(out.samples);
 	if (err < 0) {
-		fprintf(stderr, "locprof-pmu-probe: error: %s\n", lp_errmsg());
+		fprintf(stderr, "locprof-pmu-probe: error: %s%s\n", lp_errmsg(),
+			err == LP_EUNSUPPORTED ? "; use --counter step (exact, slow) instead" : "");
 		return 125;
 	}
 	if (stats) {

@@ -25,6 +25,7 @@
 #include "pmu-sampler.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,7 +44,7 @@
 #include "supervisor.h"
 
 #define PAGE 4096ULL
-#define MAX_UNPROT 64
+#define MAX_UNPROT 256
 #define NO_IMAGE UINT32_MAX
 
 struct watch {
@@ -1026,6 +1027,74 @@ static int sys_buffers(struct engine *e, struct lp_pmu_thread *t, uint64_t nr, c
 	return 0;
 }
 
+/* Open page pg (watched) for the coming system call; sys_post closes it. */
+static int open_for_call(struct engine *e, struct lp_pmu_thread *t, uint64_t pg)
+{
+	struct ethread *x = t->eng;
+	int err;
+
+	if (!page_watched(t->proc->watch, pg))
+		return 0;
+	for (int i = 0; i < x->n_unprot; i++)
+		if (x->unprot[i] == pg)
+			return 0;
+	if (x->n_unprot == MAX_UNPROT)
+		return 0; /* the call may fail with EFAULT: the target's to handle */
+	if ((err = unprotect(e, t, pg)) < 0)
+		return err;
+	x->unprot[x->n_unprot++] = pg;
+	return 0;
+}
+
+/* The pages of the NUL-terminated string at a. */
+static int open_string(struct engine *e, struct lp_pmu_thread *t, uint64_t a)
+{
+	char buf[256];
+	int err;
+
+	for (int k = 0; a && k < 512; k++) { /* at most 128 KiB (MAX_ARG_STRLEN) */
+		long got = lp_pmu_sup_read(t->proc, a, buf, sizeof(buf));
+
+		if (got <= 0)
+			return 0;
+		if ((err = open_for_call(e, t, page_of(a))) < 0 ||
+		    (err = open_for_call(e, t, page_of(a + (uint64_t)got - 1))) < 0)
+			return err;
+		if (memchr(buf, 0, (size_t)got))
+			return 0;
+		a += (uint64_t)got;
+	}
+	return 0;
+}
+
+/* execve reads its path, argv[] and envp[] and their strings, from pages
+ * we may have protected: open those for the call. If it succeeds the
+ * address space is gone (and a vfork parent protects its pages again when
+ * its vfork returns); if it fails sys_post protects them again. */
+static int exec_pages(struct engine *e, struct lp_pmu_thread *t, uint64_t path, uint64_t argv, uint64_t envp)
+{
+	uint64_t vec[2] = { argv, envp };
+	int err;
+
+	if ((err = open_string(e, t, path)) < 0)
+		return err;
+	for (int v = 0; v < 2; v++) {
+		for (uint64_t i = 0; vec[v] && i < 65536; i++) {
+			uint64_t p;
+
+			if (lp_pmu_sup_read(t->proc, vec[v] + 8 * i, &p, 8) != 8)
+				break;
+			if ((err = open_for_call(e, t, page_of(vec[v] + 8 * i))) < 0)
+				return err;
+			if (!p)
+				break;
+			if ((err = open_string(e, t, p)) < 0)
+				return err;
+		}
+	}
+	return 0;
+}
+
 static int sys_pre(struct engine *e, struct lp_pmu_thread *t, uint64_t nr, const struct user_regs_struct *r)
 {
 	struct ethread *x = t->eng;
@@ -1042,8 +1111,12 @@ static int sys_pre(struct engine *e, struct lp_pmu_thread *t, uint64_t nr, const
 	if (nr == SYS_rseq && !(x->sys_args[2] & 1))
 		x->rseq = x->sys_args[0]; /* from now on its page stays open */
 	/* No return to re-protect after: nothing may be opened. */
-	if (!as || !as->n || nr == SYS_exit || nr == SYS_exit_group || nr == SYS_execve)
+	if (!as || !as->n || nr == SYS_exit || nr == SYS_exit_group)
 		return 0;
+	if (nr == SYS_execve)
+		return exec_pages(e, t, x->sys_args[0], x->sys_args[1], x->sys_args[2]);
+	if (nr == SYS_execveat)
+		return exec_pages(e, t, x->sys_args[1], x->sys_args[2], x->sys_args[3]);
 	n = sys_buffers(e, t, x->sys_nr, x->sys_args, r->rsp, rg, 16);
 	/* The kernel's access to a watched line is that line's reuse, placed
 	 * just after the last reference before the call. */
@@ -1124,6 +1197,13 @@ static int sys_post(struct engine *e, struct lp_pmu_thread *t)
 		if (as && page_watched(as, x->unprot[i]) && (err = protect(e, t, x->unprot[i])) < 0)
 			return err;
 	x->n_unprot = 0;
+	if (as && (x->sys_nr == SYS_vfork || (x->sys_nr == SYS_clone && (x->sys_args[0] & CLONE_VFORK)))) {
+		/* The child shared this address space and may have opened
+		 * pages for its execve: protect every watched page again. */
+		for (size_t i = 0; i < as->pc_cap; i++)
+			if (as->pc[i].page && as->pc[i].n && (err = protect(e, t, as->pc[i].page)) < 0)
+				return err;
+	}
 	if (changed > 0 && as) {
 		/* The target changed mappings: a watched page that is gone ends
 		 * its samples (dangling); one that is still there gets our
