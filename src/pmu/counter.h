@@ -64,12 +64,19 @@ struct lp_pmu_counter_ops {
 	uint64_t (*thread_time)(struct lp_pmu_counter *c, pid_t tid);
 	/* An instruction with refs references retired under single-step. */
 	void (*retired)(struct lp_pmu_counter *c, pid_t tid, unsigned refs);
-	/* Stepping sources: 1 once the armed notification is delivered (it is
-	 * then consumed). Signal sources: is this signal stop our overflow?
+	/* si == NULL: has the armed point been reached (1, then consumed) or
+	 * not yet (0)? Stepping sources notify only this way (after their
+	 * emulated skid). Signal sources: is this signal stop our overflow?
 	 * 1 yes and the point is reached, 0 ours but re-armed internally
 	 * (keep running, swallow the signal), -1 not ours. */
 	int (*pending)(struct lp_pmu_counter *c, pid_t tid, const siginfo_t *si);
+	/* Is this signal one of the source's notifications? (Never the
+	 * target's: those are delivered.) */
+	int (*owns)(struct lp_pmu_counter *c, const siginfo_t *si);
 	void (*note)(struct lp_pmu_counter *c, pid_t tid, enum lp_pmu_note what);
+	/* 0, or the LP_E* of a failure the other calls could not return
+	 * (a counter that could not be read: the clock is not exact). */
+	int (*status)(struct lp_pmu_counter *c);
 };
 
 extern const struct lp_pmu_counter_ops lp_pmu_counter_step;

@@ -107,6 +107,7 @@ struct engine {
 	double p;          /* sampling probability per reference */
 	uint64_t sp;       /* next sample point (clock value) */
 	int seeking;       /* notified: stepping to sp */
+	pid_t seek_tid;    /* pmu counter: the seek goes on when this thread stops next */
 	unsigned line[LP_PMU_MAX_LINE_SIZES];
 	unsigned nlines;
 	uint32_t next_image;
@@ -821,7 +822,9 @@ static int step_sync(struct engine *e, struct lp_pmu_thread *t, int sig, siginfo
 			*si = ev.si;
 			return 2;
 		}
-		if (ev.kind == LP_PMU_EV_SIGNAL)
+		/* A signal for the target waits for the next resume; an
+		 * overflow notification queued earlier is dropped. */
+		if (ev.kind == LP_PMU_EV_SIGNAL && !e->c->ops->owns(e->c, &ev.si))
 			et(t)->pending_sig = ev.sig;
 		/* The step has not happened yet: ask again. */
 		if ((err = lp_pmu_sup_resume(t, LP_PMU_STEP, 0)) < 0)
@@ -1360,7 +1363,7 @@ static int syscall_sync(struct engine *e, struct lp_pmu_thread *t, int sig)
 		}
 		if (ev.kind == LP_PMU_EV_TRAP)
 			return 1;
-		if (ev.kind == LP_PMU_EV_SIGNAL)
+		if (ev.kind == LP_PMU_EV_SIGNAL && !e->c->ops->owns(e->c, &ev.si))
 			et(t)->pending_sig = ev.sig;
 		if ((err = on_event(e, &ev)) < 0)
 			return err;
@@ -1542,6 +1545,52 @@ static int loop_step(struct engine *e)
 
 /* ---- the hardware counter: the target runs freely ---------------------- */
 
+/* Give up reaching the armed point with t (it exited, or it must run
+ * freely through a system call): let the counter notify again from the
+ * next reference on. If the point is then passed, check_point counts the
+ * sample as missed and arms the next one. */
+static int seek_abandon(struct engine *e)
+{
+	uint64_t early = 2 + (uint64_t)LP_PMU_REFS_PER_INSN * e->o->max_skid;
+	uint64_t at = e->sp > early ? e->sp - early : 0, t = now(e);
+
+	e->seeking = 0;
+	return e->c->ops->arm(e->c, at > t ? at : t + 1);
+}
+
+/* Skid compensation (§3.3.2.1): the notification came at or before the
+ * early point; step t, decoding each instruction, to the sample point.
+ * A system call on the way is run freely (PTRACE_SYSCALL): the seek goes
+ * on at its exit stop (e->seek_tid). */
+static int seek(struct engine *e, struct lp_pmu_thread *t)
+{
+	struct user_regs_struct r;
+	pid_t tid = t->tid;
+	int err;
+
+	e->seeking = 1;
+	e->seek_tid = 0;
+	while (e->seeking) {
+		struct ethread *x;
+
+		if ((err = prepare(e, t, &r)) < 0)
+			return err;
+		x = t->eng;
+		if (x->insn.flags & LP_PMU_INSN_SYSCALL) {
+			e->seek_tid = tid;
+			return 0;
+		}
+		if (x->pending_sig)
+			break; /* the target's signal first (a handler runs freely) */
+		if ((err = run_insn(e, t, 0)) < 0)
+			return err;
+		if (lp_pmu_sup_find(&e->sup, tid) != t)
+			break; /* it exited */
+		e->c->ops->note(e->c, tid, LP_PMU_NOTE_STEP);
+	}
+	return e->seeking ? seek_abandon(e) : 0;
+}
+
 static int loop_free(struct engine *e)
 {
 	struct lp_pmu_ev ev;
@@ -1560,7 +1609,11 @@ static int loop_free(struct engine *e)
 		if ((res = lp_pmu_sup_wait(&e->sup, -1, &ev, 0)) < 0)
 			return res;
 		if (ev.kind == LP_PMU_EV_EXIT) {
+			int was = e->seek_tid == ev.child->tid;
+
 			thread_exit(e, &ev);
+			if (was && (err = seek_abandon(e)) < 0)
+				return err;
 			continue;
 		}
 		t = ev.t;
@@ -1579,30 +1632,20 @@ static int loop_free(struct engine *e)
 				x->sys_async = 0;
 				if ((err = sys_post(e, t)) < 0)
 					return err;
+				if (e->seek_tid == tid && (err = seek(e, t)) < 0)
+					return err;
 			}
 			break;
 		case LP_PMU_EV_SIGNAL:
 			res = e->c->ops->pending(e->c, t->tid, &ev.si);
 			if (res == 1) {
-				/* Skid compensation: step to the sample point. */
-				e->seeking = 1;
-				while (e->seeking) {
-					if ((err = prepare(e, t, &r)) < 0)
-						return err;
-					if (x->insn.flags & LP_PMU_INSN_SYSCALL)
-						break; /* resume; the next overflow retries */
-					if ((err = run_insn(e, t, 0)) < 0)
-						return err;
-					if (lp_pmu_sup_find(&e->sup, tid) != t)
-						break; /* it exited */
-					e->c->ops->note(e->c, tid, LP_PMU_NOTE_STEP);
-				}
+				if ((err = seek(e, t)) < 0)
+					return err;
 			} else if (res < 0 && ev.sig == SIGSEGV && is_our_page(t, (uint64_t)ev.si.si_addr)) {
 				if ((err = prepare(e, t, &r)) < 0 || (err = run_insn(e, t, 0)) < 0)
 					return err;
 			} else if (res < 0) {
 				sig = ev.sig;
-				e->st->target_signals++;
 			}
 			break;
 		case LP_PMU_EV_TRAP: {
@@ -1636,8 +1679,19 @@ static int loop_free(struct engine *e)
 				return err;
 			break;
 		}
+		if ((err = e->c->ops->status(e->c)) < 0)
+			return err;
 		t = lp_pmu_sup_find(&e->sup, tid);
-		if (t && t->state == LP_PMU_T_STOPPED && (err = lp_pmu_sup_resume(t, LP_PMU_SYSCALLS, sig)) < 0)
+		if (!t || t->state != LP_PMU_T_STOPPED)
+			continue;
+		/* A signal of the target's found while stepping it is its own. */
+		if (!sig && (x = t->eng) && x->pending_sig) {
+			sig = x->pending_sig;
+			x->pending_sig = 0;
+		}
+		if (sig)
+			e->st->target_signals++;
+		if ((err = lp_pmu_sup_resume(t, LP_PMU_SYSCALLS, sig)) < 0)
 			return err;
 	}
 	return 0;
