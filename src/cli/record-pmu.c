@@ -319,7 +319,10 @@ static void on_sample(void *ctx, const struct lp_pmu_sample *s)
 	x.time = s->ibegin - 1;
 	x.pc = s->pc;
 	x.addr = s->addr;
-	x.reuse = s->dangling ? LP_REUSE_DANGLING : s->iend - s->ibegin - 1; /* Eq. 3.4 */
+	/* Eq. 3.4. A hardware clock that is not exact (compensation off by
+	 * a few counts) can put the end at or before the begin: the reuse
+	 * was then as short as it gets. */
+	x.reuse = s->dangling ? LP_REUSE_DANGLING : s->iend > s->ibegin ? s->iend - s->ibegin - 1 : 0;
 	x.reuse_pc = s->dangling ? 0 : s->end_pc;
 	x.tid = s->itid;
 	x.kind = s->kind;

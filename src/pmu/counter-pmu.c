@@ -94,6 +94,7 @@ struct pmu_counter {
 	uint64_t at;
 	int armed;
 	double rate[LP_PMU_NOTE_COUNT];
+	uint64_t unit; /* events per clock tick: 1 (pmu-sw: 1 ms of task clock) */
 	int err;       /* first failure of the kernel interface, LP_E* */
 };
 
@@ -278,7 +279,7 @@ static uint64_t raw_of(struct pmu_counter *p, struct pmu_thread *t)
 			fail(p, r, "reading the counters of", t->tid);
 			continue;
 		}
-		sum += v;
+		sum += v / p->unit;
 	}
 	return sum;
 }
@@ -310,6 +311,8 @@ static int set_all(struct pmu_counter *p, uint64_t period)
 {
 	int r;
 
+	if (period < LP_PMU_PERIOD_NEVER / p->unit)
+		period *= p->unit;
 	for (int i = 0; i < p->n; i++)
 		for (int k = 0; k < 2; k++)
 			if ((r = p->sys.set_period(p->sys.ctx, p->t[i].fd[k], period)) < 0)
@@ -450,6 +453,7 @@ int lp_pmu_counter_pmu_new(const struct lp_pmu_counter_config *cfg, const struct
 		return err;
 	}
 	p->base.ops = &lp_pmu_counter_pmu;
+	p->unit = 1;
 	p->sys = *sys;
 	p->sig = cfg->overflow_signal ? cfg->overflow_signal : SIGRTMIN + 3;
 	for (int k = 0; k < 2; k++) {
@@ -491,6 +495,52 @@ static int pmu_create(const struct lp_pmu_counter_config *cfg, struct lp_pmu_cou
 		return err;
 	return lp_pmu_counter_pmu_new(cfg, &real_sys, attr, out);
 }
+
+/* A stand-in for tests on machines without a PMU: the same source over
+ * the same kernel interface (perf_event_open, the overflow signal, the
+ * ioctls, ptrace interception), with the task's software clock in
+ * milliseconds instead of its loads and stores. Its "references" are
+ * milliseconds, so its samples mean nothing; it exists so that the
+ * free-running half of the engine runs somewhere. */
+static int pmu_sw_create(const struct lp_pmu_counter_config *cfg, struct lp_pmu_counter **out)
+{
+	struct perf_event_attr attr[2];
+
+	struct lp_pmu_counter_config c = *cfg;
+	int err;
+
+	memset(attr, 0, sizeof(attr));
+	for (int k = 0; k < 2; k++) {
+		attr[k].type = PERF_TYPE_SOFTWARE;
+		attr[k].config = PERF_COUNT_SW_TASK_CLOCK;
+	}
+	c.compensate = "0,0,0,0";
+	if ((err = lp_pmu_counter_pmu_new(&c, &real_sys, attr, out)) < 0)
+		return err;
+	(*out)->ops = &lp_pmu_counter_pmu_sw;
+	/* Ticks of 1 ms: a single-step (tens of microseconds of task time)
+	 * rarely moves the clock, so the engine finds sample points at
+	 * memory instructions and the watchpoint paths run too. */
+	((struct pmu_counter *)*out)->unit = 1000000;
+	return 0;
+}
+
+const struct lp_pmu_counter_ops lp_pmu_counter_pmu_sw = {
+	.name = "pmu-sw",
+	.stepping = 0,
+	.create = pmu_sw_create,
+	.destroy = pmu_destroy,
+	.attach = pmu_attach,
+	.detach = pmu_detach,
+	.arm = pmu_arm,
+	.time = pmu_time,
+	.thread_time = pmu_thread_time,
+	.retired = pmu_retired,
+	.pending = pmu_pending,
+	.owns = pmu_owns,
+	.note = pmu_note,
+	.status = pmu_status,
+};
 
 const struct lp_pmu_counter_ops lp_pmu_counter_pmu = {
 	.name = "pmu",

@@ -134,5 +134,7 @@ const struct lp_pmu_counter_ops *lp_pmu_counter_find(const char *name)
 		return &lp_pmu_counter_step;
 	if (!strcmp(name, "pmu"))
 		return &lp_pmu_counter_pmu;
+	if (!strcmp(name, "pmu-sw"))
+		return &lp_pmu_counter_pmu_sw;
 	return NULL;
 }

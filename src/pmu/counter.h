@@ -81,6 +81,9 @@ struct lp_pmu_counter_ops {
 
 extern const struct lp_pmu_counter_ops lp_pmu_counter_step;
 extern const struct lp_pmu_counter_ops lp_pmu_counter_pmu;
+/* Tests only: the pmu source with the task's software clock (ns) in place
+ * of loads and stores, so that the free-running engine runs without a PMU. */
+extern const struct lp_pmu_counter_ops lp_pmu_counter_pmu_sw;
 
 /* By name ("step", "pmu"), or NULL. */
 const struct lp_pmu_counter_ops *lp_pmu_counter_find(const char *name);

@@ -1644,6 +1644,10 @@ static int loop_free(struct engine *e)
 			} else if (res < 0 && ev.sig == SIGSEGV && is_our_page(t, (uint64_t)ev.si.si_addr)) {
 				if ((err = prepare(e, t, &r)) < 0 || (err = run_insn(e, t, 0)) < 0)
 					return err;
+				/* That instruction may have brought the clock to the
+				 * armed point (retired() asked the counter). */
+				if (e->seeking && lp_pmu_sup_find(&e->sup, tid) == t && (err = seek(e, t)) < 0)
+					return err;
 			} else if (res < 0) {
 				sig = ev.sig;
 			}
