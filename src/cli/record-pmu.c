@@ -449,13 +449,14 @@ static void print_output(const struct image_out *im, enum lp_record_mode mode)
 static void print_stats(const struct lp_pmu_stats *st)
 {
 	cli_note("pmu: refs %llu steps %llu skid_steps %llu samples %llu missed %llu no_slot %llu "
-		 "unwatchable %llu undecoded %llu page_hits %llu dr_hits %llu same_hits %llu "
+		 "unwatchable %llu undecoded %llu decode_misses %llu partial %llu page_hits %llu dr_hits %llu same_hits %llu "
 		 "syscall_hits %llu dangling %llu false_faults %llu target_signals %llu injected %llu "
 		 "watches_max %llu",
 		 (unsigned long long)st->refs, (unsigned long long)st->steps,
 		 (unsigned long long)st->skid_steps, (unsigned long long)st->samples,
 		 (unsigned long long)st->missed, (unsigned long long)st->no_slot,
 		 (unsigned long long)st->unwatchable, (unsigned long long)st->undecoded,
+		 (unsigned long long)st->decode_misses, (unsigned long long)st->partial,
 		 (unsigned long long)st->page_hits, (unsigned long long)st->dr_hits,
 		 (unsigned long long)st->same_hits, (unsigned long long)st->syscall_hits,
 		 (unsigned long long)st->dangling, (unsigned long long)st->false_faults,

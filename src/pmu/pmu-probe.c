@@ -122,7 +122,8 @@ int main(int argc, char **argv)
 		const struct { const char *name; uint64_t v; } f[] = {
 			{ "refs", st.refs }, { "steps", st.steps }, { "skid_steps", st.skid_steps },
 			{ "samples", st.samples }, { "missed", st.missed }, { "no_slot", st.no_slot },
-			{ "unwatchable", st.unwatchable }, { "undecoded", st.undecoded }, { "page_hits", st.page_hits }, { "dr_hits", st.dr_hits },
+			{ "unwatchable", st.unwatchable }, { "undecoded", st.undecoded },
+			{ "decode_misses", st.decode_misses }, { "partial", st.partial }, { "page_hits", st.page_hits }, { "dr_hits", st.dr_hits },
 			{ "same_hits", st.same_hits }, { "syscall_hits", st.syscall_hits },
 			{ "dangling", st.dangling }, { "false_faults", st.false_faults },
 			{ "target_signals", st.target_signals }, { "injected", st.injected },

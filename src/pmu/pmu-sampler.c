@@ -41,6 +41,7 @@
 #include "common/rng.h"
 #include "counter.h"
 #include "decode.h"
+#include "pagecount.h"
 #include "supervisor.h"
 
 #define PAGE 4096ULL
@@ -56,20 +57,11 @@ struct watch {
 	struct lp_pmu_sample s;
 };
 
-/* Pages holding page watches: page -> number of watches (open addressing,
- * linear probing, backward-shift deletion), so that "is this fault ours"
- * costs O(1) however many samples are dangling. */
-struct pcount {
-	uint64_t page; /* 0: empty slot (page 0 is never mapped) */
-	uint32_t n;
-};
-
 /* Engine state of one address space = one process image. */
 struct aspace {
 	struct watch *w;   /* live watches, any order */
 	size_t n, cap;
-	struct pcount *pc; /* capacity a power of two, at most half full */
-	size_t pc_n, pc_cap;
+	struct lp_pmu_pagecount pc; /* pages with page watches */
 	uint32_t image;    /* its number */
 	uint32_t nthreads; /* image thread numbers handed out */
 	uint64_t *thread_refs; /* references of each image thread that is gone */
@@ -80,7 +72,7 @@ struct aspace {
 
 struct ethread {
 	struct lp_pmu_insn insn;
-	struct lp_pmu_access acc[LP_PMU_MAX_MEM];
+	struct lp_pmu_access acc[LP_PMU_MAX_ACC];
 	int n;
 	int sample_k;      /* index into acc of the reference to sample, -1 */
 	int pending_sig;   /* a signal of the target's to deliver at next resume */
@@ -113,6 +105,9 @@ struct engine {
 	uint32_t next_image;
 	int rr;
 	int err;           /* first error inside a callback that cannot return one */
+	struct lp_pmu_xsave_layout xlayout;
+	struct lp_pmu_vregs vregs;
+	uint8_t xsave[16384];
 };
 
 static uint64_t now(struct engine *e)
@@ -254,71 +249,9 @@ static int image_start(struct engine *e, struct lp_pmu_proc *p, struct lp_pmu_th
 
 /* ---- page protection ----------------------------------------------- */
 
-static struct pcount *pc_slot(struct aspace *as, uint64_t page)
-{
-	size_t mask = as->pc_cap - 1, i;
-
-	if (!as->pc_cap)
-		return NULL;
-	for (i = lp_hash64(page) & mask; as->pc[i].page && as->pc[i].page != page; i = (i + 1) & mask)
-		;
-	return &as->pc[i];
-}
-
 static int page_watched(struct aspace *as, uint64_t page)
 {
-	struct pcount *c = as ? pc_slot(as, page) : NULL;
-
-	return c && c->page == page && c->n > 0;
-}
-
-static int pc_add(struct aspace *as, uint64_t page)
-{
-	struct pcount *c;
-
-	if (2 * (as->pc_n + 1) > as->pc_cap) {
-		size_t cap = as->pc_cap ? 2 * as->pc_cap : 64, old = as->pc_cap;
-		struct pcount *v = calloc(cap, sizeof(*v)), *ov = as->pc;
-
-		if (!v)
-			return lp_seterr(LP_ENOMEM, "out of memory");
-		as->pc = v;
-		as->pc_cap = cap;
-		for (size_t i = 0; i < old; i++)
-			if (ov[i].page)
-				*pc_slot(as, ov[i].page) = ov[i];
-		free(ov);
-	}
-	c = pc_slot(as, page);
-	if (!c->page) {
-		c->page = page;
-		as->pc_n++;
-	}
-	c->n++;
-	return 0;
-}
-
-static void pc_remove(struct aspace *as, uint64_t page)
-{
-	struct pcount *c = pc_slot(as, page);
-	size_t mask = as->pc_cap - 1, i, j;
-
-	if (!c || c->page != page || --c->n > 0)
-		return;
-	/* Backward-shift deletion: no tombstones. */
-	i = (size_t)(c - as->pc);
-	as->pc[i].page = 0;
-	as->pc_n--;
-	for (j = (i + 1) & mask; as->pc[j].page; j = (j + 1) & mask) {
-		size_t home = lp_hash64(as->pc[j].page) & mask;
-
-		/* Move it back when i lies on its probe path [home, j). */
-		if (((j - home) & mask) >= ((j - i) & mask)) {
-			as->pc[i] = as->pc[j];
-			as->pc[j].page = 0;
-			i = j;
-		}
-	}
+	return as && lp_pmu_pagecount_get(&as->pc, page) > 0;
 }
 
 /* A new watch slot (not yet counted in as->n). */
@@ -344,7 +277,7 @@ static int w_commit(struct engine *e, struct aspace *as)
 {
 	struct watch *w = &as->w[as->n];
 
-	if (w->mech == LP_PMU_WATCH_PAGE && pc_add(as, page_of(w->line)) < 0)
+	if (w->mech == LP_PMU_WATCH_PAGE && lp_pmu_pagecount_add(&as->pc, page_of(w->line)) < 0)
 		return LP_ENOMEM;
 	as->n++;
 	if (as->n > e->st->watches_max)
@@ -356,7 +289,7 @@ static int w_commit(struct engine *e, struct aspace *as)
 static void w_del(struct aspace *as, size_t i)
 {
 	if (as->w[i].mech == LP_PMU_WATCH_PAGE)
-		pc_remove(as, page_of(as->w[i].line));
+		lp_pmu_pagecount_remove(&as->pc, page_of(as->w[i].line));
 	as->w[i] = as->w[--as->n];
 }
 
@@ -641,7 +574,18 @@ static int prepare(struct engine *e, struct lp_pmu_thread *t, struct user_regs_s
 		e->st->undecoded++;
 		return 0;
 	}
-	x->n = lp_pmu_insn_accesses(&x->insn, r, x->acc);
+	if (x->insn.flags & LP_PMU_INSN_VSIB) {
+		/* A gather or scatter: its element addresses are in the
+		 * vector registers. */
+		long len = lp_pmu_sup_getxstate(t, e->xsave, sizeof(e->xsave));
+
+		if (len < 0 || lp_pmu_vregs_parse(e->xsave, (size_t)len, &e->xlayout, &e->vregs) < 0)
+			return len < 0 ? (int)len : lp_seterr(LP_EIO, "cannot read the vector registers of thread %d",
+								 (int)t->tid);
+		x->n = lp_pmu_insn_accesses(&x->insn, r, &e->vregs, x->acc);
+		return 0;
+	}
+	x->n = lp_pmu_insn_accesses(&x->insn, r, NULL, x->acc);
 	return 0;
 }
 
@@ -720,8 +664,10 @@ static int retired(struct engine *e, struct lp_pmu_thread *t, uint64_t t0)
 				for (int j = 0; j < x->n && hit < 0; j++)
 					if (overlaps(x->acc[j].addr, x->acc[j].size, w->line, w->size))
 						hit = j;
-				if (hit < 0)
+				if (hit < 0) {
+					e->st->decode_misses++;
 					hit = x->n > 0 ? x->n - 1 : 0;
+				}
 				e->st->dr_hits++;
 				if ((err = watch_end(e, t, as, i, t0 + (uint64_t)hit + 1, x->insn.pc, LP_PMU_END_DR)) < 0)
 					return err;
@@ -839,11 +785,59 @@ static int is_our_page(struct lp_pmu_thread *t, uint64_t addr)
 	return as && page_watched(as, addr & ~(PAGE - 1));
 }
 
+static int addr_in(const struct lp_pmu_access *acc, int n, uint64_t addr)
+{
+	for (int j = 0; j < n; j++)
+		if (addr >= acc[j].addr && addr < acc[j].addr + (acc[j].size ? acc[j].size : 1))
+			return 1;
+	return 0;
+}
+
 static int page_in(const uint64_t *pages, int n, uint64_t addr)
 {
 	for (int i = 0; i < n; i++)
 		if (pages[i] == (addr & ~(PAGE - 1)))
 			return 1;
+	return 0;
+}
+
+/* A gather or scatter can trap (single-step) before it is complete,
+ * when the hardware suspended it (on a page fault the kernel handled, for
+ * one): its rip stays on it and the mask has the elements done cleared.
+ * Then only those elements retired; the rest are decoded again from the
+ * new mask at the next step, as a new execution. */
+static int gather_partial(struct engine *e, struct lp_pmu_thread *t, uint64_t t0)
+{
+	struct ethread *x = t->eng;
+	struct lp_pmu_access after[LP_PMU_MAX_ACC];
+	struct user_regs_struct r;
+	char used[LP_PMU_MAX_ACC] = { 0 };
+	long len;
+	int n_after, n = 0, err;
+
+	if ((err = lp_pmu_sup_getregs(t, &r)) < 0)
+		return err;
+	if (r.rip != x->insn.pc)
+		return 0;
+	if ((len = lp_pmu_sup_getxstate(t, e->xsave, sizeof(e->xsave))) < 0)
+		return (int)len;
+	if (lp_pmu_vregs_parse(e->xsave, (size_t)len, &e->xlayout, &e->vregs) < 0)
+		return lp_seterr(LP_EIO, "cannot read the vector registers of thread %d", (int)t->tid);
+	n_after = lp_pmu_insn_accesses(&x->insn, &r, &e->vregs, after);
+	/* Done = planned before and no longer planned (a multiset). */
+	for (int j = 0; j < x->n; j++) {
+		int left = 0;
+
+		for (int k = 0; k < n_after && !left; k++)
+			if (!used[k] && after[k].addr == x->acc[j].addr && after[k].kind == x->acc[j].kind)
+				used[k] = left = 1;
+		if (!left)
+			x->acc[n++] = x->acc[j];
+	}
+	x->n = n;
+	e->st->partial++;
+	/* The sample point may lie in what is left: look again. */
+	x->sample_k = e->seeking && e->sp > t0 && e->sp <= t0 + (uint64_t)n ? (int)(e->sp - t0 - 1) : -1;
 	return 0;
 }
 
@@ -857,7 +851,7 @@ static int open_pages(struct engine *e, struct lp_pmu_thread *t, const struct lp
 
 	for (int j = 0; as && j < n; j++) {
 		for (uint64_t pg = acc[j].addr & ~(PAGE - 1); pg < acc[j].addr + acc[j].size; pg += PAGE) {
-			if (!page_watched(as, pg) || page_in(opened, *n_opened, pg) || *n_opened == 2 * LP_PMU_MAX_MEM)
+			if (!page_watched(as, pg) || page_in(opened, *n_opened, pg) || *n_opened == 2 * LP_PMU_MAX_ACC)
 				continue;
 			if ((err = unprotect(e, t, pg)) < 0)
 				return err;
@@ -880,7 +874,7 @@ static int run_insn(struct engine *e, struct lp_pmu_thread *t, int sig)
 {
 	struct ethread *x = t->eng;
 	uint64_t t0 = now(e);
-	uint64_t opened[2 * LP_PMU_MAX_MEM];
+	uint64_t opened[2 * LP_PMU_MAX_ACC];
 	int n_opened = 0, ours = 0, hit = 0, r, err;
 	siginfo_t si;
 
@@ -901,12 +895,14 @@ static int run_insn(struct engine *e, struct lp_pmu_thread *t, int sig)
 		/* Ours: run the access with the target's permissions. */
 		ours = 1;
 		e->c->ops->note(e->c, t->tid, LP_PMU_NOTE_FAULT);
-		if (x->n == 0) {
+		if (x->n == 0 && !x->insn.len) {
 			/* Undecoded instruction: the fault address is all we know. */
 			x->acc[0] = (struct lp_pmu_access){ (uint64_t)si.si_addr, 1, LP_REF_READ };
 			x->n = 1;
 			x->fake = 1;
 		}
+		if (!addr_in(x->acc, x->n, (uint64_t)si.si_addr))
+			e->st->decode_misses++;
 		hit = touches_page_watch(e, t->proc->watch, x->acc, x->n);
 		if (!hit)
 			e->st->false_faults++;
@@ -915,7 +911,8 @@ static int run_insn(struct engine *e, struct lp_pmu_thread *t, int sig)
 		/* An access the decoder did not report (or one more page):
 		 * open the faulting page too, as often as it takes. */
 		while ((r = step_sync(e, t, 0, &si)) == 2 && is_our_page(t, (uint64_t)si.si_addr) &&
-		       n_opened < 2 * LP_PMU_MAX_MEM && !page_in(opened, n_opened, (uint64_t)si.si_addr)) {
+		       n_opened < 2 * LP_PMU_MAX_ACC && !page_in(opened, n_opened, (uint64_t)si.si_addr)) {
+			e->st->decode_misses++;
 			opened[n_opened] = (uint64_t)si.si_addr & ~(PAGE - 1);
 			if ((err = unprotect(e, t, opened[n_opened++])) < 0)
 				return err;
@@ -924,6 +921,8 @@ static int run_insn(struct engine *e, struct lp_pmu_thread *t, int sig)
 			return r;
 		e->c->ops->note(e->c, t->tid, LP_PMU_NOTE_STEP);
 	}
+	if (r == 1 && (x->insn.flags & LP_PMU_INSN_VSIB) && (err = gather_partial(e, t, t0)) < 0)
+		return err;
 	if (ours && r == 1) {
 		/* Retired: its accesses to watched lines are the reuses. */
 		if ((err = end_touched(e, t, x->acc, x->n, t0, x->insn.pc, opened, n_opened)) < 0)
@@ -1203,8 +1202,8 @@ static int sys_post(struct engine *e, struct lp_pmu_thread *t)
 	if (as && (x->sys_nr == SYS_vfork || (x->sys_nr == SYS_clone && (x->sys_args[0] & CLONE_VFORK)))) {
 		/* The child shared this address space and may have opened
 		 * pages for its execve: protect every watched page again. */
-		for (size_t i = 0; i < as->pc_cap; i++)
-			if (as->pc[i].page && as->pc[i].n && (err = protect(e, t, as->pc[i].page)) < 0)
+		for (size_t i = 0; i < as->pc.cap; i++)
+			if (as->pc.v[i].page && as->pc.v[i].n && (err = protect(e, t, as->pc.v[i].page)) < 0)
 				return err;
 	}
 	if (changed > 0 && as) {
@@ -1267,12 +1266,11 @@ static void on_release(void *ctx, struct lp_pmu_proc *p)
 		e->o->on_image_end(e->o->ctx, &end);
 	/* The supervisor frees p->watch itself (one flat block): free ours. */
 	free(as->w);
-	free(as->pc);
+	lp_pmu_pagecount_release(&as->pc);
 	free(as->thread_refs);
 	as->w = NULL;
-	as->pc = NULL;
 	as->thread_refs = NULL;
-	as->cap = as->pc_cap = as->pc_n = as->tr_cap = 0;
+	as->cap = as->tr_cap = 0;
 }
 
 static int on_event(struct engine *e, struct lp_pmu_ev *ev)
@@ -1304,7 +1302,7 @@ static int on_event(struct engine *e, struct lp_pmu_ev *ev)
 				return err;
 			w->mech = LP_PMU_WATCH_PAGE;
 			w->slots = 0;
-			if (pc_add(as, pg) < 0)
+			if (lp_pmu_pagecount_add(&as->pc, pg) < 0)
 				return LP_ENOMEM;
 			if (!had && (err = protect(e, c, pg)) < 0)
 				return err;
@@ -1737,6 +1735,7 @@ int lp_pmu_run(const struct lp_pmu_options *o, char *const argv[], struct lp_pmu
 	for (unsigned i = 0; i < e->nlines; i++)
 		e->line[i] = o->n_lines ? o->line_sizes[i] : o->line_size;
 	lp_rng_seed(&e->rng, o->seed);
+	lp_pmu_xsave_layout_host(&e->xlayout);
 	cfg.compensate = o->compensate;
 	if ((err = ops->create(&cfg, &e->c)) < 0)
 		goto out_engine;

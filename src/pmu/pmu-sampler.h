@@ -111,7 +111,11 @@ struct lp_pmu_stats {
 	uint64_t missed;         /* notification came after the point (skid > max) */
 	uint64_t watches_max;    /* most watches live at once in one image */
 	uint64_t no_slot;        /* DR only: no free debug register */
-	uint64_t undecoded;      /* instructions Capstone could not decode (counted as no access) */
+	uint64_t undecoded;      /* instructions the decoder could not decode (counted as no access) */
+	uint64_t partial;        /* gathers/scatters that trapped before they were complete */
+	uint64_t decode_misses;  /* hardware accesses the decoding did not predict: a fault on a
+	                            watched page outside the decoded accesses, a debug-register
+	                            trap no decoded access explains */
 	uint64_t unwatchable;    /* line on a page we must not protect (rseq area) */
 	uint64_t page_hits, dr_hits, same_hits, syscall_hits, dangling;
 	uint64_t false_faults;   /* faults on a protected page outside watched lines (β) */

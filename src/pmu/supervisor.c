@@ -7,6 +7,7 @@
  * creating the thread record on whichever comes first. */
 #include "supervisor.h"
 
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stddef.h>
@@ -332,6 +333,15 @@ int lp_pmu_sup_syscall(struct lp_pmu_sup *s, struct lp_pmu_thread *t, long nr, c
 		if (later & (1ULL << (sig - 1)))
 			syscall(SYS_tgkill, t->tgid, t->tid, sig);
 	return lp_pmu_sup_setregs(t, &saved);
+}
+
+long lp_pmu_sup_getxstate(struct lp_pmu_thread *t, void *buf, size_t len)
+{
+	struct iovec iov = { buf, len };
+
+	if (ptrace(PTRACE_GETREGSET, t->tid, (void *)NT_X86_XSTATE, &iov) < 0)
+		return lp_seterr_errno("ptrace(GETREGSET xstate %d)", (int)t->tid);
+	return (long)iov.iov_len;
 }
 
 int lp_pmu_sup_dr_get(struct lp_pmu_thread *t, int i, uint64_t *v)

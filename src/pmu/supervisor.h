@@ -111,6 +111,10 @@ int lp_pmu_sup_write(struct lp_pmu_proc *p, uint64_t addr, const void *buf, size
 int lp_pmu_sup_syscall(struct lp_pmu_sup *s, struct lp_pmu_thread *t, long nr, const uint64_t args[6],
 		       int64_t *ret);
 
+/* The XSAVE image of t's extended registers (PTRACE_GETREGSET
+ * NT_X86_XSTATE, standard format): bytes read, or LP_E*. */
+long lp_pmu_sup_getxstate(struct lp_pmu_thread *t, void *buf, size_t len);
+
 /* Debug registers of one thread (x86: DR0-3 address, DR6 status, DR7 control). */
 int lp_pmu_sup_dr_get(struct lp_pmu_thread *t, int i, uint64_t *v);
 int lp_pmu_sup_dr_set(struct lp_pmu_thread *t, int i, uint64_t v);

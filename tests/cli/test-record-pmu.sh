@@ -9,9 +9,6 @@ PMU=$LOCPROF_BUILD/src/pmu
 CHECK=$PMU/pmu-check-samples
 [ -x "$CHECK" ] || { echo "SKIP: no pmu backend in this build" >&2; exit 0; }
 command -v cc >/dev/null || { echo "SKIP: no C compiler" >&2; exit 0; }
-# Capstone 4 cannot decode some EVEX (AVX-512) forms glibc picks on such
-# CPUs; keep glibc on SSE2 so that the traces are complete.
-export GLIBC_TUNABLES=glibc.cpu.hwcaps=-AVX512VL,-AVX512BW,-AVX512F,-AVX2
 
 cat >"$T/prog.c" <<'EOF'
 /* prog N [crash|loop|exec]: sums over a list and an array, prints, exits 3. */
