@@ -498,6 +498,7 @@ static int run(const struct record_request *req)
 		o.on_sample = on_sample;
 
 	memset(&sa, 0, sizeof(sa));
+	sa.sa_flags = SA_RESTART; /* the engine's waits go on */
 	sa.sa_handler = on_ignore;
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGQUIT, &sa, &old_quit);

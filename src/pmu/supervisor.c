@@ -28,6 +28,17 @@
 #define PTRACE_OPTS (PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | \
 		     PTRACE_O_TRACEEXEC | PTRACE_O_TRACESYSGOOD | PTRACE_O_EXITKILL)
 
+/* waitpid for one thread, through signals that interrupt it (the front
+ * end forwards SIGTERM to the target from a handler). */
+static pid_t wait_tid(pid_t tid, int *status)
+{
+	pid_t r;
+
+	while ((r = waitpid(tid, status, __WALL)) < 0 && errno == EINTR)
+		;
+	return r;
+}
+
 static struct lp_pmu_proc *proc_new(struct lp_pmu_sup *s, pid_t pid)
 {
 	struct lp_pmu_proc *p = calloc(1, sizeof(*p));
@@ -134,7 +145,7 @@ static int make_gadget(struct lp_pmu_sup *s, struct lp_pmu_thread *t)
 	for (;;) {
 		int status;
 
-		if (waitpid(t->tid, &status, __WALL) < 0)
+		if (wait_tid(t->tid, &status) < 0)
 			return lp_seterr_errno("waitpid");
 		if (!WIFSTOPPED(status))
 			return lp_seterr(LP_EIO, "the target died after exec");
@@ -191,13 +202,13 @@ int lp_pmu_sup_spawn(struct lp_pmu_sup *s, char *const argv[], int no_aslr)
 		_exit(127);
 	}
 	s->leader = pid;
-	if (waitpid(pid, &status, __WALL) < 0 || !WIFSTOPPED(status))
+	if (wait_tid(pid, &status) < 0 || !WIFSTOPPED(status))
 		return lp_seterr(LP_EIO, "the target did not stop before exec");
 	if (ptrace(PTRACE_SETOPTIONS, pid, 0, PTRACE_OPTS) < 0)
 		return lp_seterr_errno("ptrace(SETOPTIONS)");
 	if (ptrace(PTRACE_CONT, pid, 0, 0) < 0)
 		return lp_seterr_errno("ptrace(CONT)");
-	if (waitpid(pid, &status, __WALL) < 0)
+	if (wait_tid(pid, &status) < 0)
 		return lp_seterr_errno("waitpid");
 	if (!WIFSTOPPED(status) || status >> 8 != (SIGTRAP | (PTRACE_EVENT_EXEC << 8))) {
 		if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
@@ -312,7 +323,7 @@ int lp_pmu_sup_syscall(struct lp_pmu_sup *s, struct lp_pmu_thread *t, long nr, c
 	for (;;) {
 		if (ptrace(PTRACE_SINGLESTEP, t->tid, 0, 0) < 0)
 			return lp_seterr_errno("ptrace(SINGLESTEP %d)", (int)t->tid);
-		if (waitpid(t->tid, &status, __WALL) < 0)
+		if (wait_tid(t->tid, &status) < 0)
 			return lp_seterr_errno("waitpid");
 		if (!WIFSTOPPED(status))
 			return lp_seterr(LP_EIO, "thread %d died in an injected system call", (int)t->tid);

@@ -286,8 +286,8 @@ static void test_protocol(void **state)
 
 			for (int t = 0; t < nthreads; t++)
 				assert_int_equal(c->ops->attach(c, 1000 + t), 0);
-			for (int round = 0; round < 200; round++) {
-				uint64_t d = 1 + lp_rng_below(&rng, round % 2 ? 50 : 2000000);
+			for (int round = 0; round < 100; round++) {
+				uint64_t d = 1 + lp_rng_below(&rng, round % 2 ? 50 : 100000);
 				uint64_t at = clock + d, got;
 				int notes = 0, bound;
 
