@@ -7,7 +7,9 @@
 #     protection and by debug register, one injected system call.
 #  2. Each example under `locprof record --backend pmu --counter step`,
 #     once without samples (T0: the exact clock alone, every instruction
-#     stepped and decoded) and once sampling at RATE (T1); median of RUNS.
+#     stepped and decoded) and once sampling at RATE (T1); median of RUNS
+#     of the CPU time (user + system, locprof and the program: the wall
+#     time of ptrace round trips on a shared machine is mostly waiting).
 #     The engine's counts of the T1 run give, per sample, the single-steps
 #     a PMU run would make to reach the sample point (n_s = skid steps) and
 #     the faults (n_f: false positives, true hits). T1 - T0 is what sampling
@@ -33,31 +35,30 @@ E=$B/examples
 T=$(mktemp -d /tmp/locprof-bench-pmu.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 [ -x "$B/bench/bench-pmu-costs" ] && [ -x "$L" ] || { echo "build first: scripts/build" >&2; exit 2; }
+[ -x /usr/bin/time ] || { echo "needs /usr/bin/time (Debian package time)" >&2; exit 2; }
 
 median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-now() { date +%s.%N; }
-# timeit OUT CMD...: median wall seconds of RUNS runs; the last run's stderr in OUT
+# timeit OUT CMD...: median CPU seconds (user + system of locprof and the
+# program: on a machine shared with other work, wall time mostly measures
+# waiting for a CPU) of RUNS runs; the last run's stderr in OUT
 timeit() {
 	local out=$1; shift
 	for _ in $(seq "$RUNS"); do
-		local t0 t1
-		t0=$(now)
-		"$@" >/dev/null 2>"$out" || true
-		t1=$(now)
-		awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.6f\n", b - a }'
+		/usr/bin/time -f "%U %S" -o "$T/time" "$@" >/dev/null 2>"$out" || true
+		awk '{ printf "%.6f\n", $1 + $2 }' "$T/time"
 	done | median
 }
 stat() { grep -o " $2 [0-9]*" "$1" | head -1 | awk '{ print $2 }'; }
 
 # ---- 1. micro-costs ----------------------------------------------------
 "$B/bench/bench-pmu-costs" "$ITER" >"$T/costs"
-cost() { awk -v k="$1" 'index($0, k) == 1 { print $NF }' "$T/costs"; }
+cost() { awk -v k="$1" 'index($0, k) == 1 { print $NF }' "$T/costs"; } # the CPU column
 A=$(cost "step (alpha)")
 BETA=$(cost "false-positive fault")
 HP=$(cost "true hit, page protection")
 HD=$(cost "true hit, debug register")
 INJ=$(cost "injected system call")
-echo "# micro-costs (bench-pmu-costs $ITER), microseconds"
+echo "# micro-costs (bench-pmu-costs $ITER), CPU microseconds per event (tracer + target)"
 printf '%-34s %8.2f\n' "single-step (alpha)" "$A" "false-positive fault (beta)" "$BETA" \
 	"true hit, page protection" "$HP" "true hit, debug register" "$HD" "injected system call" "$INJ"
 echo
@@ -98,7 +99,7 @@ for ex in "${EX[@]}"; do
 		if (dt > 0.05 * t0)
 			printf "%5.0f%% %5.0f%% %5.0f%% %5.0f%% %6.2f\n", 100 * fp / dt, 100 * hit / dt, 100 * ij / dt,
 				100 * rest / dt, t1 / t0
-		else /* within the noise of a shared machine */
+		else # within the noise of a shared machine
 			printf "%6s %6s %6s %6s %6.2f\n", "-", "-", "-", "-", t1 / t0
 	}'
 done

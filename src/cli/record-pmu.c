@@ -522,9 +522,14 @@ static int run(const struct record_request *req)
 		rc = CLI_ERROR;
 		goto out;
 	}
+	if (err == LP_EINVAL && !r.n) {
+		cli_error("%s", lp_errmsg()); /* "cannot run 'x' (not found or not executable)" */
+		rc = 127;
+		goto out;
+	}
 	if (err < 0 && !r.n) {
-		cli_error("cannot run '%s': %s", req->argv[0], lp_errmsg());
-		rc = err == LP_EINVAL ? 127 : CLI_ERROR;
+		cli_error("cannot run '%s' under the pmu backend: %s", req->argv[0], lp_errmsg());
+		rc = CLI_ERROR;
 		goto out;
 	}
 	if (err < 0)

@@ -83,6 +83,33 @@ static int no_access(ZydisMnemonic m)
 	}
 }
 
+/* XSAVE and XRSTOR in all their forms: Zydis gives the 576 bytes of the
+ * legacy area and header; the area the CPU uses is as large as the
+ * enabled state components (CPUID leaf 0xD: 2.7 KiB with AVX-512). The
+ * dynamic loader's lazy binding saves it on the stack. */
+static int xsave_family(ZydisMnemonic m)
+{
+	switch (m) {
+	case ZYDIS_MNEMONIC_XSAVE: case ZYDIS_MNEMONIC_XSAVE64: case ZYDIS_MNEMONIC_XSAVEC:
+	case ZYDIS_MNEMONIC_XSAVEC64: case ZYDIS_MNEMONIC_XSAVEOPT: case ZYDIS_MNEMONIC_XSAVEOPT64:
+	case ZYDIS_MNEMONIC_XSAVES: case ZYDIS_MNEMONIC_XSAVES64: case ZYDIS_MNEMONIC_XRSTOR:
+	case ZYDIS_MNEMONIC_XRSTOR64: case ZYDIS_MNEMONIC_XRSTORS: case ZYDIS_MNEMONIC_XRSTORS64:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static uint32_t xsave_size(void)
+{
+	static uint32_t size;
+	unsigned a, b, c, d;
+
+	if (!size)
+		size = __get_cpuid_count(0xd, 0, &a, &b, &c, &d) && b >= 576 ? b : 576;
+	return size;
+}
+
 /* Gathers/scatters with 32-bit indices ("d" forms); the others have 64. */
 static int dword_index(ZydisMnemonic m)
 {
@@ -209,6 +236,10 @@ int lp_pmu_decode(struct lp_pmu_decoder *d, const uint8_t *code, size_t len, uin
 			m->scale = o->mem.scale ? o->mem.scale : 1;
 			m->disp = o->mem.disp.has_displacement ? o->mem.disp.value : 0;
 			m->size = o->size >= 8 ? o->size / 8u : 1;
+			if (xsave_family(in.mnemonic)) {
+				m->size = xsave_size();
+				insn->flags |= LP_PMU_INSN_WIDE;
+			}
 			m->kind = pass == 0 ? LP_REF_READ : LP_REF_WRITE;
 			m->rip_rel = o->mem.base == ZYDIS_REGISTER_RIP || o->mem.base == ZYDIS_REGISTER_EIP;
 			/* 0x67 sizes explicit addresses; the stack of an

@@ -54,6 +54,8 @@ enum lp_pmu_insn_flag {
 	LP_PMU_INSN_STRING = 1 << 2,  /* movs/stos/lods/cmps/scas/ins/outs */
 	LP_PMU_INSN_INT3 = 1 << 3,
 	LP_PMU_INSN_VSIB = 1 << 4,    /* gather/scatter: needs the vector registers */
+	LP_PMU_INSN_WIDE = 1 << 5,    /* xsave/xrstor family: the decoded access is the
+	                                 largest area; the CPU may touch less of it */
 };
 
 struct lp_pmu_insn {

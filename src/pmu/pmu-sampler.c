@@ -310,6 +310,11 @@ static int set_prot(struct engine *e, struct lp_pmu_thread *t, uint64_t page, in
 
 static int protect(struct engine *e, struct lp_pmu_thread *t, uint64_t page)
 {
+	/* A page the target unmapped meanwhile (munmap of a page opened for
+	 * that very call) is not ours to protect: its watches end as
+	 * dangling in sys_post. */
+	if (lp_pmu_maps_prot(&t->proc->maps, page) < 0)
+		return 0;
 	return set_prot(e, t, page, PROT_NONE);
 }
 
@@ -642,28 +647,37 @@ static int retired(struct engine *e, struct lp_pmu_thread *t, uint64_t t0)
 			e->o->on_ref(e->o->ctx, t0 + (uint64_t)j + 1, image, x->itid, &r);
 		}
 	}
-	/* Debug-register hits of this instruction. */
+	/* Debug-register hits of this instruction (for xsave/xrstor, whose
+	 * decoded area may be larger than what the CPU touched, the decoding
+	 * decides, as for page watches). */
 	if (t->dr_used > 0) {
 		uint64_t dr6 = 0;
+		int wide = (x->insn.flags & LP_PMU_INSN_WIDE) != 0;
 
 		if ((err = lp_pmu_sup_dr_get(t, 6, &dr6)) < 0)
 			return err;
-		if (dr6 & 0xf) {
+		if ((dr6 & 0xf) || wide) {
 			struct aspace *as = t->proc->watch;
 
-			lp_pmu_sup_dr_set(t, 6, 0);
-			e->c->ops->note(e->c, t->tid, LP_PMU_NOTE_TRAP);
+			if (dr6 & 0xf) {
+				lp_pmu_sup_dr_set(t, 6, 0);
+				e->c->ops->note(e->c, t->tid, LP_PMU_NOTE_TRAP);
+			}
 			for (size_t i = 0; as && i < as->n;) {
 				struct watch *w = &as->w[i];
 				int hit = -1;
 
-				if (w->mech != LP_PMU_WATCH_DR || !(w->slots & (int)dr6)) {
+				if (w->mech != LP_PMU_WATCH_DR) {
 					i++;
 					continue;
 				}
 				for (int j = 0; j < x->n && hit < 0; j++)
 					if (overlaps(x->acc[j].addr, x->acc[j].size, w->line, w->size))
 						hit = j;
+				if (!(w->slots & (int)dr6) && !(wide && hit >= 0)) {
+					i++;
+					continue;
+				}
 				if (hit < 0) {
 					e->st->decode_misses++;
 					hit = x->n > 0 ? x->n - 1 : 0;
@@ -879,11 +893,14 @@ static int run_insn(struct engine *e, struct lp_pmu_thread *t, int sig)
 	siginfo_t si;
 
 	check_point(e, t, t0);
-	if (x->in_segv && t->proc->watch) {
-		/* Inside the target's SIGSEGV handler a fault of ours would
-		 * make the kernel reset the handler to the default (a forced
-		 * blocked SIGSEGV): open our pages before the access instead,
-		 * and see the reuse from the decoded accesses. */
+	/* Inside the target's SIGSEGV handler, and for xsave/xrstor (whose
+	 * decoded access is the largest area: the hardware may not touch the
+	 * watched line, or even its page), the reuse is taken from the
+	 * decoding: the pages are opened before the access. */
+	if ((x->in_segv || (x->insn.flags & LP_PMU_INSN_WIDE)) && t->proc->watch) {
+		/* (In the handler a fault of ours would make the kernel reset
+		 * it to the default: a forced SIGSEGV while SIGSEGV is
+		 * blocked.) */
 		if ((err = open_pages(e, t, x->acc, x->n, opened, &n_opened)) < 0)
 			return err;
 		ours = n_opened > 0;
@@ -1207,21 +1224,15 @@ static int sys_post(struct engine *e, struct lp_pmu_thread *t)
 				return err;
 	}
 	if (changed > 0 && as) {
-		/* The target changed mappings: a watched page that is gone ends
-		 * its samples (dangling); one that is still there gets our
-		 * protection back, since the call may have reset it. */
-		for (size_t k = 0; k < as->n;) {
-			uint64_t pg = as->w[k].line & ~(PAGE - 1);
-
-			if (as->w[k].mech == LP_PMU_WATCH_PAGE && lp_pmu_maps_prot(&t->proc->maps, pg) < 0) {
-				emit(e, &as->w[k].s);
-				w_del(as, k);
-				continue;
-			}
-			if (as->w[k].mech == LP_PMU_WATCH_PAGE && (err = protect(e, t, pg)) < 0)
+		/* The target changed mappings: a watched page that is still (or
+		 * again) mapped gets our protection back, since the call may
+		 * have reset it. One that is gone keeps its watch: reuse is by
+		 * address, as in a trace, so an access after the address is
+		 * mapped again (the next mmap often returns it) is the reuse;
+		 * otherwise the sample dangles at the end. */
+		for (size_t k = 0; k < as->n; k++)
+			if (as->w[k].mech == LP_PMU_WATCH_PAGE && (err = protect(e, t, page_of(as->w[k].line))) < 0)
 				return err;
-			k++;
-		}
 	}
 	return 0;
 }

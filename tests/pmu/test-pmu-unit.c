@@ -185,6 +185,10 @@ static void test_rmw_and_implicit(void **state)
 	assert_int_equal(acc_of("\x67\xe8\x00\x00\x00\x00", 6, &r, a, &in), 1);
 	assert_int_equal(a[0].addr, 0x7fffffffe778ULL);
 	r.rsp = 0x8000;
+	/* xsavec [rsp]: the whole area the CPU uses, not Zydis's 576 bytes */
+	assert_int_equal(acc_of("\x0f\xc7\x24\x24", 4, &r, a, &in), 1);
+	assert_true(a[0].size >= 576);
+	assert_int_equal(a[0].kind, LP_REF_WRITE);
 	/* prefetcht0 [rax], clflush [rax]: nothing */
 	assert_int_equal(acc_of("\x0f\x18\x08", 3, &r, a, &in), 0);
 	assert_int_equal(acc_of("\x0f\xae\x38", 3, &r, a, &in), 0);

@@ -88,6 +88,9 @@ if [ -s "$tmp/gather-page.trace" ]; then
 	fi
 fi
 
+# 3c. Watched pages the program unmaps (munmap's argument points into one).
+exact munmap target-munmap 0 64 --seed 5 --period 2 --watch page
+
 # 4. Debug registers, lines that fit the four 8-byte slots.
 for line in 8 16 32; do
 	MIN=5
