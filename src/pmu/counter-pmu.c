@@ -1,38 +1,60 @@
 /* The hardware counter source: perf_event_open on the retired-load and
  * retired-store events of each target thread (encoded by libpfm4 for the
- * host's PMU), overflow notified as a signal to the target thread, which
+ * host's PMU), overflows notified as a signal to the target thread, which
  * the supervisor intercepts before the target sees it.
  *
- * perf_event_open(2) details relied on:
- *  - pid = the target tid, cpu = -1: count that thread on any CPU; the
- *    tracer may open it because it may ptrace the thread;
- *  - exclude_kernel/exclude_hv: only the target's own user-mode references;
- *  - the overflow signal: O_ASYNC + F_SETSIG (so si_fd names the counter)
- *    + F_SETOWN_EX(F_OWNER_TID) so it goes to the counted thread, which
- *    stops in signal-delivery-stop where the supervisor swallows it;
- *  - PERF_EVENT_IOC_REFRESH 1: one overflow is notified, then the event
- *    disables itself; we re-arm explicitly with IOC_PERIOD + IOC_RESET +
- *    IOC_REFRESH, so a period change is never "one overflow late" (the
- *    quirk of thesis §3.3.2.1 with IOC_PERIOD on a running event).
+ * Reviewed against perf_event_open(2) (man-pages 6.03) and the kernel's
+ * overflow path; docs/pmu.md ("The pmu counter, reviewed") has the
+ * reasoning and what changed. What is relied on:
+ *  - pid = the target tid, cpu = -1: count that thread on any CPU. The
+ *    tracer may: it passes the PTRACE_MODE_READ_REALCREDS check (or has
+ *    CAP_PERFMON); perf_event_paranoid <= 2 allows user-mode counting.
+ *  - exclude_kernel, exclude_hv: the program's own user-mode references.
+ *  - pinned, each event its own group: an event is never multiplexed (its
+ *    count would miss references: the clock must be exact). A pinned event
+ *    that cannot get a counter goes into an error state where read()
+ *    returns 0 bytes; that is reported, never taken for a count. The
+ *    running and enabled times are read too and must agree.
+ *  - sample_period (freq = 0): overflow after exactly that many events.
+ *    PERF_EVENT_IOC_PERIOD takes effect at once since Linux 3.14 (it
+ *    resets the period's remainder); before, one overflow late: the quirk
+ *    of thesis §3.3.2.1. Either way the clock is read at every
+ *    notification, never assumed, so a late period or an early
+ *    notification only costs one more round.
+ *  - notification: O_ASYNC + F_SETSIG (a real-time signal, so si_fd names
+ *    the counter and si_code is POLL_IN/POLL_HUP) + F_SETOWN_EX with
+ *    F_OWNER_TID (to the counted thread, not to any thread of its process:
+ *    the BUGS section of the man page). PERF_EVENT_IOC_REFRESH with a huge
+ *    count enables the event for that many overflows. One-shot refresh
+ *    (REFRESH 1) is not used: an event disables itself after its last
+ *    overflow and would stop counting, so the clock would lose the
+ *    references the engine steps through after a notification.
+ *  - inherit = 0: threads and children are attached one by one as ptrace
+ *    reports them (before they run); inherited events could not be read
+ *    per thread, and REFRESH is refused on them.
+ *  - precise_ip = 0 (arbitrary skid): skid is compensated by stepping
+ *    (§3.3.2.1). The PEBS double trap (§3.3.2.2, precise_ip = 2 and the
+ *    sampled IP from the ring buffer) is not implemented: the thesis shows
+ *    it biased.
  *
- * One clock from two events: no x86 PMU counts loads and stores as one
- * event, so both are armed with half the remaining distance d: the first to
- * overflow proves the sum advanced by at least d/2 and at most d (the other
- * stayed below d/2). Repeating halves the distance until the engine's
- * early point is reached: O(log period) overflows per sample, and the
- * notification is never later than the point plus skid. An early
- * notification (§3.3.2.1) is harmless: the clock is read, not assumed.
+ * One clock from many events: no x86 PMU counts loads and stores as one
+ * event, and every thread has its own pair. With n events armed with
+ * period floor(d/n) for a distance d to the early point, no overflow means
+ * the sum is still below the point, and the first overflow proves it moved
+ * by at least d/n: O(n log d) notifications reach the point without
+ * overshooting it (lp_pmu_event_period).
  *
  * Compensation (§3.5): the tracer's single-steps, the page faults of
  * page-protection watchpoints, system calls and debug traps add counts
- * that are not references of the program; each kind is subtracted at a
- * per-host rate (LOCPROF_PMU_COMPENSATE="step,fault,syscall,trap", default
- * 1,1,1,1, to be calibrated on the host as docs/pmu.md describes). */
-#include "counter.h"
+ * that are not references of the program; each kind is counted per thread
+ * and subtracted at a per-host rate (-X compensate=S,F,C,T or
+ * LOCPROF_PMU_COMPENSATE, default 1,1,1,1; docs/pmu.md says how to
+ * calibrate them). */
+#include "counter-pmu.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/perf_event.h>
+#include <limits.h>
 #include <perfmon/pfmlib_perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,56 +80,52 @@ static const char *const event_names[][2] = {
 struct pmu_thread {
 	pid_t tid;
 	int fd[2]; /* loads, stores */
-	uint64_t base; /* counts of threads that exited, kept in the clock */
+	uint64_t notes[LP_PMU_NOTE_COUNT];
 };
 
 struct pmu_counter {
 	struct lp_pmu_counter base;
+	struct lp_pmu_sys sys;
 	struct perf_event_attr attr[2];
 	int sig;
 	struct pmu_thread t[MAX_THREADS];
 	int n;
-	uint64_t dead; /* references of exited threads */
+	uint64_t dead; /* compensated references of detached threads */
 	uint64_t at;
 	int armed;
-	uint64_t notes[LP_PMU_NOTE_COUNT];
 	double rate[LP_PMU_NOTE_COUNT];
+	uint64_t unit; /* events per clock tick: 1 (pmu-sw: 1 ms of task clock) */
+	int err;       /* first failure of the kernel interface, LP_E* */
 };
 
-static long lp_perf_event_open(struct perf_event_attr *a, pid_t pid, int cpu, int group, unsigned long flags)
+/* ---- the pure parts ------------------------------------------------------ */
+
+void lp_pmu_attr_init(struct perf_event_attr *a)
 {
-	return syscall(SYS_perf_event_open, a, pid, cpu, group, flags);
+	a->size = sizeof(*a);
+	a->disabled = 1;          /* enabled by IOC_REFRESH once set up */
+	a->exclude_kernel = 1;
+	a->exclude_hv = 1;
+	a->exclude_user = 0;
+	a->pinned = 1;
+	a->exclusive = 0;
+	a->inherit = 0;
+	a->freq = 0;
+	a->sample_period = LP_PMU_PERIOD_NEVER;
+	a->sample_type = 0;       /* no ring buffer: the signal is all we use */
+	a->wakeup_events = 1;
+	a->precise_ip = 0;
+	a->read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+	a->enable_on_exec = 0;
 }
 
-static int probe_pmu(void)
-{
-	struct perf_event_attr a;
-	long fd;
-
-	/* The plainest hardware event: if this fails, no PMU is exposed. */
-	memset(&a, 0, sizeof(a));
-	a.size = sizeof(a);
-	a.type = PERF_TYPE_HARDWARE;
-	a.config = PERF_COUNT_HW_INSTRUCTIONS;
-	a.disabled = 1;
-	a.exclude_kernel = 1;
-	a.exclude_hv = 1;
-	fd = lp_perf_event_open(&a, 0, -1, -1, 0);
-	if (fd < 0)
-		return lp_seterr(LP_EUNSUPPORTED,
-				 "no hardware performance counters (perf_event_open: %s); "
-				 "use --counter step (exact, slow) instead", strerror(errno));
-	close((int)fd);
-	return 0;
-}
-
-static int encode(struct pmu_counter *p)
+int lp_pmu_encode_events(struct perf_event_attr attr[2], const char *const **names)
 {
 	int ret = pfm_initialize();
 
 	if (ret != PFM_SUCCESS)
-		return lp_seterr(LP_EUNSUPPORTED, "no hardware performance counters (libpfm4: %s); "
-				 "use --counter step (exact, slow) instead", pfm_strerror(ret));
+		return lp_seterr(LP_EUNSUPPORTED, "no hardware performance counters (libpfm4: %s)",
+				 pfm_strerror(ret));
 	for (size_t i = 0; i < sizeof(event_names) / sizeof(event_names[0]); i++) {
 		int ok = 1;
 
@@ -115,60 +133,296 @@ static int encode(struct pmu_counter *p)
 			pfm_perf_encode_arg_t arg;
 
 			memset(&arg, 0, sizeof(arg));
-			memset(&p->attr[k], 0, sizeof(p->attr[k]));
-			arg.attr = &p->attr[k];
+			memset(&attr[k], 0, sizeof(attr[k]));
+			arg.attr = &attr[k];
 			arg.size = sizeof(arg);
-			ok = pfm_get_os_event_encoding(event_names[i][k], PFM_PLM3, PFM_OS_PERF_EVENT,
-						       &arg) == PFM_SUCCESS;
+			ok = pfm_get_os_event_encoding(event_names[i][k], PFM_PLM3, PFM_OS_PERF_EVENT, &arg) ==
+			     PFM_SUCCESS;
 		}
-		if (ok)
+		if (ok) {
+			if (names)
+				*names = event_names[i];
 			return 0;
+		}
 	}
 	return lp_seterr(LP_EUNSUPPORTED, "no retired load/store events on this PMU (libpfm4 knows "
-			 "none of MEM_INST_RETIRED:ALL_LOADS and its equivalents); use --counter step instead");
+			 "none of MEM_INST_RETIRED:ALL_LOADS and its equivalents)");
 }
 
-static void parse_rates(struct pmu_counter *p)
+uint64_t lp_pmu_event_period(uint64_t now, uint64_t at, unsigned n_events)
 {
-	const char *s = getenv("LOCPROF_PMU_COMPENSATE");
+	uint64_t d = at > now ? at - now : 0, p;
+
+	if (!n_events)
+		return LP_PMU_PERIOD_NEVER;
+	p = d / n_events;
+	return p ? p : 1;
+}
+
+uint64_t lp_pmu_compensated(uint64_t raw, const uint64_t notes[LP_PMU_NOTE_COUNT],
+			    const double rate[LP_PMU_NOTE_COUNT])
+{
+	double comp = 0;
 
 	for (int k = 0; k < LP_PMU_NOTE_COUNT; k++)
-		p->rate[k] = 1.0;
-	if (s)
-		sscanf(s, "%lf,%lf,%lf,%lf", &p->rate[0], &p->rate[1], &p->rate[2], &p->rate[3]);
+		comp += rate[k] * (double)notes[k];
+	comp += 0.5; /* round to the nearest count */
+	return comp >= (double)raw ? 0 : raw - (uint64_t)comp;
 }
 
-static int pmu_create(const struct lp_pmu_counter_config *cfg, struct lp_pmu_counter **out)
+int lp_pmu_parse_rates(const char *s, double rate[LP_PMU_NOTE_COUNT])
 {
-	struct pmu_counter *p;
-	int err;
+	double v[LP_PMU_NOTE_COUNT];
+	const char *p = s;
 
-	*out = NULL;
-	if ((err = probe_pmu()) < 0)
-		return err;
-	p = calloc(1, sizeof(*p));
-	if (!p)
-		return lp_seterr(LP_ENOMEM, "out of memory");
-	p->base.ops = &lp_pmu_counter_pmu;
-	p->sig = cfg->overflow_signal ? cfg->overflow_signal : SIGRTMIN + 3;
-	if ((err = encode(p)) < 0) {
-		free(p);
-		return err;
-	}
-	for (int k = 0; k < 2; k++) {
-		struct perf_event_attr *a = &p->attr[k];
+	for (int k = 0; k < LP_PMU_NOTE_COUNT; k++)
+		rate[k] = 1.0;
+	if (!s || !*s)
+		return 0;
+	for (int k = 0; k < LP_PMU_NOTE_COUNT; k++) {
+		char *end;
 
-		a->size = sizeof(*a);
-		a->disabled = 1;
-		a->exclude_kernel = 1;
-		a->exclude_hv = 1;
-		a->sample_period = 1ULL << 62; /* set for real by arm() */
-		a->wakeup_events = 1;
-		a->precise_ip = 0; /* skid is compensated by stepping, not PEBS (§3.3.2.2) */
+		v[k] = strtod(p, &end);
+		if (end == p || !(v[k] >= 0) || v[k] > 1e6 || (*end != (k + 1 < LP_PMU_NOTE_COUNT ? ',' : '\0')))
+			return lp_seterr(LP_EINVAL, "bad compensation rates '%s' (four numbers >= 0: "
+					 "step,fault,syscall,trap)", s);
+		p = end + 1;
 	}
-	parse_rates(p);
-	*out = &p->base;
+	memcpy(rate, v, sizeof(v));
 	return 0;
+}
+
+int lp_pmu_is_overflow(const siginfo_t *si, int sig, const int *fds, int n_fds)
+{
+	if (!si || si->si_signo != sig || (si->si_code != POLL_IN && si->si_code != POLL_HUP))
+		return 0;
+	for (int i = 0; i < n_fds; i++)
+		if (fds[i] >= 0 && fds[i] == si->si_fd)
+			return 1;
+	return 0;
+}
+
+/* ---- the real kernel interface ------------------------------------------ */
+
+static int sys_open(void *ctx, const struct perf_event_attr *a, pid_t tid, int sig)
+{
+	struct perf_event_attr attr = *a;
+	struct f_owner_ex own = { F_OWNER_TID, tid };
+	long fd = syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	int e;
+
+	if (fd < 0)
+		return -errno;
+	if (fcntl((int)fd, F_SETFL, O_ASYNC | O_NONBLOCK) < 0 || fcntl((int)fd, F_SETSIG, sig) < 0 ||
+	    fcntl((int)fd, F_SETOWN_EX, &own) < 0 || ioctl((int)fd, PERF_EVENT_IOC_REFRESH, INT_MAX / 2) < 0) {
+		e = -errno;
+		close((int)fd);
+		return e;
+	}
+	return (int)fd;
+}
+
+static int sys_set_period(void *ctx, int fd, uint64_t period)
+{
+	return ioctl(fd, PERF_EVENT_IOC_PERIOD, &period) < 0 ? -errno : 0;
+}
+
+static int sys_read(void *ctx, int fd, uint64_t *count)
+{
+	uint64_t v[3]; /* value, time enabled, time running */
+	ssize_t n = read(fd, v, sizeof(v));
+
+	if (n < 0)
+		return -errno;
+	if (n != (ssize_t)sizeof(v) || v[2] != v[1])
+		return -EIO; /* a pinned event that lost its counter */
+	*count = v[0];
+	return 0;
+}
+
+static void sys_close(void *ctx, int fd)
+{
+	close(fd);
+}
+
+static const struct lp_pmu_sys real_sys = { sys_open, sys_set_period, sys_read, sys_close, NULL };
+
+/* ---- the counter source ------------------------------------------------ */
+
+static int fail(struct pmu_counter *p, int errnum, const char *what, pid_t tid)
+{
+	if (!p->err) {
+		if (errnum == -EIO)
+			p->err = lp_seterr(LP_EIO, "%s thread %d: the counter was not on the PMU all the time "
+					   "(another user of the PMU? the count would miss references)", what, (int)tid);
+		else
+			p->err = lp_seterr(LP_EIO, "%s thread %d: %s", what, (int)tid, strerror(-errnum));
+	}
+	return p->err;
+}
+
+static struct pmu_thread *find_thread(struct pmu_counter *p, pid_t tid)
+{
+	for (int i = 0; i < p->n; i++)
+		if (p->t[i].tid == tid)
+			return &p->t[i];
+	return NULL;
+}
+
+static uint64_t raw_of(struct pmu_counter *p, struct pmu_thread *t)
+{
+	uint64_t sum = 0, v;
+	int r;
+
+	for (int k = 0; k < 2; k++) {
+		if ((r = p->sys.read(p->sys.ctx, t->fd[k], &v)) < 0) {
+			fail(p, r, "reading the counters of", t->tid);
+			continue;
+		}
+		sum += v / p->unit;
+	}
+	return sum;
+}
+
+static uint64_t time_of(struct pmu_counter *p, struct pmu_thread *t)
+{
+	return lp_pmu_compensated(raw_of(p, t), t->notes, p->rate);
+}
+
+static uint64_t pmu_time(struct lp_pmu_counter *c)
+{
+	struct pmu_counter *p = (struct pmu_counter *)c;
+	uint64_t sum = p->dead;
+
+	for (int i = 0; i < p->n; i++)
+		sum += time_of(p, &p->t[i]);
+	return sum;
+}
+
+static uint64_t pmu_thread_time(struct lp_pmu_counter *c, pid_t tid)
+{
+	struct pmu_counter *p = (struct pmu_counter *)c;
+	struct pmu_thread *t = find_thread(p, tid);
+
+	return t ? time_of(p, t) : 0;
+}
+
+static int set_all(struct pmu_counter *p, uint64_t period)
+{
+	int r;
+
+	if (period < LP_PMU_PERIOD_NEVER / p->unit)
+		period *= p->unit;
+	for (int i = 0; i < p->n; i++)
+		for (int k = 0; k < 2; k++)
+			if ((r = p->sys.set_period(p->sys.ctx, p->t[i].fd[k], period)) < 0)
+				return fail(p, r, "setting the period of", p->t[i].tid);
+	return 0;
+}
+
+/* Re-arm every event for the distance left to p->at. */
+static int rearm(struct pmu_counter *p)
+{
+	return set_all(p, lp_pmu_event_period(pmu_time(&p->base), p->at, 2u * (unsigned)p->n));
+}
+
+static int pmu_arm(struct lp_pmu_counter *c, uint64_t at)
+{
+	struct pmu_counter *p = (struct pmu_counter *)c;
+
+	p->at = at;
+	p->armed = 1;
+	return rearm(p);
+}
+
+static int reached(struct pmu_counter *p)
+{
+	p->armed = 0;
+	return set_all(p, LP_PMU_PERIOD_NEVER);
+}
+
+static int pmu_attach(struct lp_pmu_counter *c, pid_t tid)
+{
+	struct pmu_counter *p = (struct pmu_counter *)c;
+	struct pmu_thread *t;
+	int r;
+
+	if (p->n == MAX_THREADS)
+		return lp_seterr(LP_ELIMIT, "more than %d threads to count", MAX_THREADS);
+	t = &p->t[p->n];
+	memset(t, 0, sizeof(*t));
+	t->tid = tid;
+	t->fd[0] = t->fd[1] = -1;
+	for (int k = 0; k < 2; k++) {
+		if ((r = p->sys.open(p->sys.ctx, &p->attr[k], tid, p->sig)) < 0) {
+			for (int j = 0; j < k; j++)
+				p->sys.close(p->sys.ctx, t->fd[j]);
+			return lp_seterr(LP_EIO, "perf_event_open on thread %d: %s", (int)tid, strerror(-r));
+		}
+		t->fd[k] = r;
+	}
+	p->n++;
+	/* One more pair shares the distance: every period shrinks. */
+	return p->armed ? rearm(p) : 0;
+}
+
+static void pmu_detach(struct lp_pmu_counter *c, pid_t tid)
+{
+	struct pmu_counter *p = (struct pmu_counter *)c;
+	struct pmu_thread *t = find_thread(p, tid);
+
+	if (!t)
+		return;
+	/* An exited thread's events keep their final count. */
+	p->dead += time_of(p, t);
+	for (int k = 0; k < 2; k++)
+		p->sys.close(p->sys.ctx, t->fd[k]);
+	*t = p->t[--p->n];
+}
+
+static void pmu_retired(struct lp_pmu_counter *c, pid_t tid, unsigned refs)
+{
+	/* The hardware counts by itself; a step is compensated through note(). */
+}
+
+static int pmu_owns(struct lp_pmu_counter *c, const siginfo_t *si)
+{
+	struct pmu_counter *p = (struct pmu_counter *)c;
+
+	for (int i = 0; i < p->n; i++)
+		if (lp_pmu_is_overflow(si, p->sig, p->t[i].fd, 2))
+			return 1;
+	return 0;
+}
+
+static int pmu_pending(struct lp_pmu_counter *c, pid_t tid, const siginfo_t *si)
+{
+	struct pmu_counter *p = (struct pmu_counter *)c;
+
+	if (si && !pmu_owns(c, si))
+		return -1;
+	if (!p->armed)
+		return 0; /* a notification queued before the point was reached */
+	if (pmu_time(c) >= p->at) {
+		reached(p);
+		return 1;
+	}
+	if (si)
+		rearm(p); /* early (§3.3.2.1), or the first of several rounds */
+	return 0;
+}
+
+static void pmu_note(struct lp_pmu_counter *c, pid_t tid, enum lp_pmu_note what)
+{
+	struct pmu_thread *t = find_thread((struct pmu_counter *)c, tid);
+
+	if (t)
+		t->notes[what]++;
+}
+
+static int pmu_status(struct lp_pmu_counter *c)
+{
+	return ((struct pmu_counter *)c)->err;
 }
 
 static void pmu_destroy(struct lp_pmu_counter *c)
@@ -179,138 +433,114 @@ static void pmu_destroy(struct lp_pmu_counter *c)
 		return;
 	for (int i = 0; i < p->n; i++)
 		for (int k = 0; k < 2; k++)
-			if (p->t[i].fd[k] >= 0)
-				close(p->t[i].fd[k]);
+			p->sys.close(p->sys.ctx, p->t[i].fd[k]);
 	free(p);
 }
 
-static int pmu_attach(struct lp_pmu_counter *c, pid_t tid)
+int lp_pmu_counter_pmu_new(const struct lp_pmu_counter_config *cfg, const struct lp_pmu_sys *sys,
+			   const struct perf_event_attr attr[2], struct lp_pmu_counter **out)
 {
-	struct pmu_counter *p = (struct pmu_counter *)c;
-	struct pmu_thread *t;
+	struct pmu_counter *p;
+	const char *rates = cfg->compensate ? cfg->compensate : getenv("LOCPROF_PMU_COMPENSATE");
+	int err;
 
-	if (p->n == MAX_THREADS)
-		return lp_seterr(LP_ELIMIT, "more than %d threads to count", MAX_THREADS);
-	t = &p->t[p->n];
-	t->tid = tid;
-	t->fd[0] = t->fd[1] = -1;
-	for (int k = 0; k < 2; k++) {
-		struct f_owner_ex own = { F_OWNER_TID, tid };
-		long fd = lp_perf_event_open(&p->attr[k], tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
-
-		if (fd < 0)
-			goto out_errno;
-		t->fd[k] = (int)fd;
-		if (fcntl(t->fd[k], F_SETFL, O_ASYNC | O_NONBLOCK) < 0 ||
-		    fcntl(t->fd[k], F_SETSIG, p->sig) < 0 ||
-		    fcntl(t->fd[k], F_SETOWN_EX, &own) < 0)
-			goto out_errno;
-	}
-	p->n++;
-	return p->armed ? c->ops->arm(c, p->at) : 0;
-out_errno:
-	{
-		int err = lp_seterr_errno("perf_event_open on thread %d", (int)tid);
-
-		for (int k = 0; k < 2; k++)
-			if (t->fd[k] >= 0)
-				close(t->fd[k]);
+	*out = NULL;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	if ((err = lp_pmu_parse_rates(rates, p->rate)) < 0) {
+		free(p);
 		return err;
 	}
-}
-
-static uint64_t read_fd(int fd)
-{
-	uint64_t v = 0;
-
-	if (fd < 0 || read(fd, &v, sizeof(v)) != sizeof(v))
-		return 0;
-	return v;
-}
-
-static void pmu_detach(struct lp_pmu_counter *c, pid_t tid)
-{
-	struct pmu_counter *p = (struct pmu_counter *)c;
-
-	for (int i = 0; i < p->n; i++) {
-		if (p->t[i].tid != tid)
-			continue;
-		for (int k = 0; k < 2; k++) {
-			p->dead += read_fd(p->t[i].fd[k]);
-			close(p->t[i].fd[k]);
-		}
-		p->t[i] = p->t[--p->n];
-		return;
+	p->base.ops = &lp_pmu_counter_pmu;
+	p->unit = 1;
+	p->sys = *sys;
+	p->sig = cfg->overflow_signal ? cfg->overflow_signal : SIGRTMIN + 3;
+	for (int k = 0; k < 2; k++) {
+		p->attr[k] = attr[k];
+		lp_pmu_attr_init(&p->attr[k]);
 	}
-}
-
-static uint64_t pmu_time(struct lp_pmu_counter *c)
-{
-	struct pmu_counter *p = (struct pmu_counter *)c;
-	uint64_t sum = p->dead;
-	double comp = 0;
-
-	for (int i = 0; i < p->n; i++)
-		sum += read_fd(p->t[i].fd[0]) + read_fd(p->t[i].fd[1]);
-	for (int k = 0; k < LP_PMU_NOTE_COUNT; k++)
-		comp += p->rate[k] * (double)p->notes[k];
-	return comp >= (double)sum ? 0 : sum - (uint64_t)comp;
-}
-
-static int pmu_arm(struct lp_pmu_counter *c, uint64_t at)
-{
-	struct pmu_counter *p = (struct pmu_counter *)c;
-	uint64_t now = pmu_time(c), half;
-
-	p->at = at;
-	p->armed = 1;
-	half = at > now ? (at - now + 1) / 2 : 1;
-	for (int i = 0; i < p->n; i++) {
-		for (int k = 0; k < 2; k++) {
-			int fd = p->t[i].fd[k];
-
-			/* The count itself is never reset: it is the clock. The
-			 * period is the distance to the next overflow, from now. */
-			if (ioctl(fd, PERF_EVENT_IOC_DISABLE, 0) < 0 ||
-			    ioctl(fd, PERF_EVENT_IOC_PERIOD, &half) < 0 ||
-			    ioctl(fd, PERF_EVENT_IOC_REFRESH, 1) < 0)
-				return lp_seterr_errno("arming the counters of thread %d", (int)p->t[i].tid);
-		}
-	}
+	*out = &p->base;
 	return 0;
 }
 
-static void pmu_retired(struct lp_pmu_counter *c, pid_t tid, unsigned refs)
+/* Is a PMU there at all? The plainest hardware event tells. */
+static int probe_pmu(void)
 {
-	/* The hardware counts by itself; a step is compensated through note(). */
-}
+	struct perf_event_attr a;
+	long fd;
 
-static int pmu_pending(struct lp_pmu_counter *c, pid_t tid, const siginfo_t *si)
-{
-	struct pmu_counter *p = (struct pmu_counter *)c;
-	int ours = 0;
-
-	if (!si || si->si_signo != p->sig)
-		return -1;
-	for (int i = 0; i < p->n; i++)
-		for (int k = 0; k < 2; k++)
-			ours |= p->t[i].fd[k] == si->si_fd;
-	if (!ours)
-		return -1;
-	if (!p->armed)
-		return 0;
-	if (pmu_time(c) >= p->at) {
-		p->armed = 0;
-		return 1;
-	}
-	pmu_arm(c, p->at);
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_HARDWARE;
+	a.config = PERF_COUNT_HW_INSTRUCTIONS;
+	a.disabled = 1;
+	a.exclude_kernel = 1;
+	a.exclude_hv = 1;
+	fd = syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return lp_seterr(LP_EUNSUPPORTED, "no hardware performance counters (perf_event_open: %s)",
+				 strerror(errno));
+	close((int)fd);
 	return 0;
 }
 
-static void pmu_note(struct lp_pmu_counter *c, pid_t tid, enum lp_pmu_note what)
+static int pmu_create(const struct lp_pmu_counter_config *cfg, struct lp_pmu_counter **out)
 {
-	((struct pmu_counter *)c)->notes[what]++;
+	struct perf_event_attr attr[2];
+	int err;
+
+	*out = NULL;
+	if ((err = probe_pmu()) < 0 || (err = lp_pmu_encode_events(attr, NULL)) < 0)
+		return err;
+	return lp_pmu_counter_pmu_new(cfg, &real_sys, attr, out);
 }
+
+/* A stand-in for tests on machines without a PMU: the same source over
+ * the same kernel interface (perf_event_open, the overflow signal, the
+ * ioctls, ptrace interception), with the task's software clock in
+ * milliseconds instead of its loads and stores. Its "references" are
+ * milliseconds, so its samples mean nothing; it exists so that the
+ * free-running half of the engine runs somewhere. */
+static int pmu_sw_create(const struct lp_pmu_counter_config *cfg, struct lp_pmu_counter **out)
+{
+	struct perf_event_attr attr[2];
+
+	struct lp_pmu_counter_config c = *cfg;
+	int err;
+
+	memset(attr, 0, sizeof(attr));
+	for (int k = 0; k < 2; k++) {
+		attr[k].type = PERF_TYPE_SOFTWARE;
+		attr[k].config = PERF_COUNT_SW_TASK_CLOCK;
+	}
+	c.compensate = "0,0,0,0";
+	if ((err = lp_pmu_counter_pmu_new(&c, &real_sys, attr, out)) < 0)
+		return err;
+	(*out)->ops = &lp_pmu_counter_pmu_sw;
+	/* Ticks of 1 ms: a single-step (tens of microseconds of task time)
+	 * rarely moves the clock, so the engine finds sample points at
+	 * memory instructions and the watchpoint paths run too. */
+	((struct pmu_counter *)*out)->unit = 1000000;
+	return 0;
+}
+
+const struct lp_pmu_counter_ops lp_pmu_counter_pmu_sw = {
+	.name = "pmu-sw",
+	.stepping = 0,
+	.create = pmu_sw_create,
+	.destroy = pmu_destroy,
+	.attach = pmu_attach,
+	.detach = pmu_detach,
+	.arm = pmu_arm,
+	.time = pmu_time,
+	.thread_time = pmu_thread_time,
+	.retired = pmu_retired,
+	.pending = pmu_pending,
+	.owns = pmu_owns,
+	.note = pmu_note,
+	.status = pmu_status,
+};
 
 const struct lp_pmu_counter_ops lp_pmu_counter_pmu = {
 	.name = "pmu",
@@ -321,7 +551,10 @@ const struct lp_pmu_counter_ops lp_pmu_counter_pmu = {
 	.detach = pmu_detach,
 	.arm = pmu_arm,
 	.time = pmu_time,
+	.thread_time = pmu_thread_time,
 	.retired = pmu_retired,
 	.pending = pmu_pending,
+	.owns = pmu_owns,
 	.note = pmu_note,
+	.status = pmu_status,
 };

@@ -102,6 +102,16 @@ static void step_note(struct lp_pmu_counter *c, pid_t tid, enum lp_pmu_note what
 	/* Exact by construction: nothing the tracer does is counted. */
 }
 
+static int step_owns(struct lp_pmu_counter *c, const siginfo_t *si)
+{
+	return 0;
+}
+
+static int step_status(struct lp_pmu_counter *c)
+{
+	return 0;
+}
+
 const struct lp_pmu_counter_ops lp_pmu_counter_step = {
 	.name = "step",
 	.stepping = 1,
@@ -113,7 +123,9 @@ const struct lp_pmu_counter_ops lp_pmu_counter_step = {
 	.time = step_time,
 	.retired = step_retired,
 	.pending = step_pending,
+	.owns = step_owns,
 	.note = step_note,
+	.status = step_status,
 };
 
 const struct lp_pmu_counter_ops *lp_pmu_counter_find(const char *name)
@@ -122,5 +134,7 @@ const struct lp_pmu_counter_ops *lp_pmu_counter_find(const char *name)
 		return &lp_pmu_counter_step;
 	if (!strcmp(name, "pmu"))
 		return &lp_pmu_counter_pmu;
+	if (!strcmp(name, "pmu-sw"))
+		return &lp_pmu_counter_pmu_sw;
 	return NULL;
 }

@@ -32,6 +32,7 @@ struct lp_pmu_counter_config {
 	uint64_t seed;       /* for emulated skid */
 	unsigned emulate_skid; /* step: deliver 0..emulate_skid memory instructions late */
 	int overflow_signal; /* pmu: the real-time signal used for overflows */
+	const char *compensate; /* pmu: "step,fault,syscall,trap" rates; NULL: LOCPROF_PMU_COMPENSATE or 1,1,1,1 */
 };
 
 /* What the tracer caused that a hardware counter miscounts (§3.5). */
@@ -56,20 +57,33 @@ struct lp_pmu_counter_ops {
 	void (*detach)(struct lp_pmu_counter *c, pid_t tid);
 	/* Notify once the clock reaches at (absolute). */
 	int (*arm)(struct lp_pmu_counter *c, uint64_t at);
-	/* The clock: references retired so far. */
+	/* The clock: references retired so far, by all threads. */
 	uint64_t (*time)(struct lp_pmu_counter *c);
+	/* References of one thread so far (a thread detached: its last count).
+	 * Non-stepping sources only: the engine counts stepped threads itself. */
+	uint64_t (*thread_time)(struct lp_pmu_counter *c, pid_t tid);
 	/* An instruction with refs references retired under single-step. */
 	void (*retired)(struct lp_pmu_counter *c, pid_t tid, unsigned refs);
-	/* Stepping sources: 1 once the armed notification is delivered (it is
-	 * then consumed). Signal sources: is this signal stop our overflow?
+	/* si == NULL: has the armed point been reached (1, then consumed) or
+	 * not yet (0)? Stepping sources notify only this way (after their
+	 * emulated skid). Signal sources: is this signal stop our overflow?
 	 * 1 yes and the point is reached, 0 ours but re-armed internally
 	 * (keep running, swallow the signal), -1 not ours. */
 	int (*pending)(struct lp_pmu_counter *c, pid_t tid, const siginfo_t *si);
+	/* Is this signal one of the source's notifications? (Never the
+	 * target's: those are delivered.) */
+	int (*owns)(struct lp_pmu_counter *c, const siginfo_t *si);
 	void (*note)(struct lp_pmu_counter *c, pid_t tid, enum lp_pmu_note what);
+	/* 0, or the LP_E* of a failure the other calls could not return
+	 * (a counter that could not be read: the clock is not exact). */
+	int (*status)(struct lp_pmu_counter *c);
 };
 
 extern const struct lp_pmu_counter_ops lp_pmu_counter_step;
 extern const struct lp_pmu_counter_ops lp_pmu_counter_pmu;
+/* Tests only: the pmu source with the task's software clock (ns) in place
+ * of loads and stores, so that the free-running engine runs without a PMU. */
+extern const struct lp_pmu_counter_ops lp_pmu_counter_pmu_sw;
 
 /* By name ("step", "pmu"), or NULL. */
 const struct lp_pmu_counter_ops *lp_pmu_counter_find(const char *name);

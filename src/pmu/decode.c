@@ -1,9 +1,17 @@
-/* Instruction decoding for the pmu backend with Capstone: which memory
+/* Instruction decoding for the pmu backend with Zydis 4: which memory
  * references an instruction makes (decode.h says what counts) and their
- * addresses from a thread's registers. */
+ * addresses from a thread's registers, gathers and scatters included.
+ *
+ * Zydis reports every memory operand with its actions (read, write,
+ * conditional) and visibility: hidden operands are the implicit ones
+ * (stack of push/pop/call/ret/leave, [rsi]/[rdi] of string instructions),
+ * so no per-instruction table is kept here, only the few corrections:
+ * Zydis places the stack slot of push/call at [rsp] (the value before the
+ * instruction), and xlat's [rbx + al] without its index. */
 #include "decode.h"
 
-#include <capstone/capstone.h>
+#include <Zydis/Zydis.h>
+#include <cpuid.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,8 +20,7 @@
 #include "common/error.h"
 
 struct lp_pmu_decoder {
-	csh cs;
-	cs_insn *scratch; /* one instruction buffer reused: decoding allocates nothing */
+	ZydisDecoder z;
 };
 
 int lp_pmu_decoder_new(struct lp_pmu_decoder **out)
@@ -23,16 +30,9 @@ int lp_pmu_decoder_new(struct lp_pmu_decoder **out)
 	*out = NULL;
 	if (!d)
 		return lp_seterr(LP_ENOMEM, "out of memory");
-	if (cs_open(CS_ARCH_X86, CS_MODE_64, &d->cs) != CS_ERR_OK) {
+	if (!ZYAN_SUCCESS(ZydisDecoderInit(&d->z, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64))) {
 		free(d);
-		return lp_seterr(LP_EIO, "capstone: cannot open an x86-64 decoder");
-	}
-	cs_option(d->cs, CS_OPT_DETAIL, CS_OPT_ON);
-	d->scratch = cs_malloc(d->cs);
-	if (!d->scratch) {
-		cs_close(&d->cs);
-		free(d);
-		return lp_seterr(LP_ENOMEM, "out of memory");
+		return lp_seterr(LP_EIO, "zydis: cannot set up an x86-64 decoder");
 	}
 	*out = d;
 	return 0;
@@ -40,212 +40,309 @@ int lp_pmu_decoder_new(struct lp_pmu_decoder **out)
 
 void lp_pmu_decoder_free(struct lp_pmu_decoder *d)
 {
-	if (!d)
-		return;
-	cs_free(d->scratch, 1);
-	cs_close(&d->cs);
 	free(d);
 }
 
-static int is_string_id(unsigned id)
+static int is_string(ZydisMnemonic m)
 {
-	switch (id) {
-	case X86_INS_MOVSB: case X86_INS_MOVSW: case X86_INS_MOVSD: case X86_INS_MOVSQ:
-	case X86_INS_STOSB: case X86_INS_STOSW: case X86_INS_STOSD: case X86_INS_STOSQ:
-	case X86_INS_LODSB: case X86_INS_LODSW: case X86_INS_LODSD: case X86_INS_LODSQ:
-	case X86_INS_CMPSB: case X86_INS_CMPSW: case X86_INS_CMPSD: case X86_INS_CMPSQ:
-	case X86_INS_SCASB: case X86_INS_SCASW: case X86_INS_SCASD: case X86_INS_SCASQ:
-	case X86_INS_INSB: case X86_INS_INSW: case X86_INS_INSD:
-	case X86_INS_OUTSB: case X86_INS_OUTSW: case X86_INS_OUTSD:
+	switch (m) {
+	case ZYDIS_MNEMONIC_MOVSB: case ZYDIS_MNEMONIC_MOVSW: case ZYDIS_MNEMONIC_MOVSD: case ZYDIS_MNEMONIC_MOVSQ:
+	case ZYDIS_MNEMONIC_STOSB: case ZYDIS_MNEMONIC_STOSW: case ZYDIS_MNEMONIC_STOSD: case ZYDIS_MNEMONIC_STOSQ:
+	case ZYDIS_MNEMONIC_LODSB: case ZYDIS_MNEMONIC_LODSW: case ZYDIS_MNEMONIC_LODSD: case ZYDIS_MNEMONIC_LODSQ:
+	case ZYDIS_MNEMONIC_CMPSB: case ZYDIS_MNEMONIC_CMPSW: case ZYDIS_MNEMONIC_CMPSD: case ZYDIS_MNEMONIC_CMPSQ:
+	case ZYDIS_MNEMONIC_SCASB: case ZYDIS_MNEMONIC_SCASW: case ZYDIS_MNEMONIC_SCASD: case ZYDIS_MNEMONIC_SCASQ:
+	case ZYDIS_MNEMONIC_INSB: case ZYDIS_MNEMONIC_INSW: case ZYDIS_MNEMONIC_INSD:
+	case ZYDIS_MNEMONIC_OUTSB: case ZYDIS_MNEMONIC_OUTSW: case ZYDIS_MNEMONIC_OUTSD:
 		return 1;
+	default:
+		return 0;
 	}
-	return 0;
 }
 
-/* Instructions whose memory operand is not a data access. */
-static int no_access_id(unsigned id)
+/* Memory operands that are not data we could watch. */
+static int no_access(ZydisMnemonic m)
 {
-	switch (id) {
-	case X86_INS_LEA: case X86_INS_NOP:
-	case X86_INS_PREFETCH: case X86_INS_PREFETCHNTA: case X86_INS_PREFETCHT0:
-	case X86_INS_PREFETCHT1: case X86_INS_PREFETCHT2: case X86_INS_PREFETCHW:
-	case X86_INS_CLFLUSH: case X86_INS_CLFLUSHOPT: case X86_INS_CLWB:
+	switch (m) {
+	case ZYDIS_MNEMONIC_LEA: case ZYDIS_MNEMONIC_NOP:
+	case ZYDIS_MNEMONIC_PREFETCH: case ZYDIS_MNEMONIC_PREFETCHNTA: case ZYDIS_MNEMONIC_PREFETCHT0:
+	case ZYDIS_MNEMONIC_PREFETCHT1: case ZYDIS_MNEMONIC_PREFETCHT2: case ZYDIS_MNEMONIC_PREFETCHW:
+	case ZYDIS_MNEMONIC_PREFETCHWT1:
+	case ZYDIS_MNEMONIC_CLFLUSH: case ZYDIS_MNEMONIC_CLFLUSHOPT: case ZYDIS_MNEMONIC_CLWB:
+	case ZYDIS_MNEMONIC_CLDEMOTE:
+	case ZYDIS_MNEMONIC_VGATHERPF0DPD: case ZYDIS_MNEMONIC_VGATHERPF0DPS: case ZYDIS_MNEMONIC_VGATHERPF0QPD:
+	case ZYDIS_MNEMONIC_VGATHERPF0QPS: case ZYDIS_MNEMONIC_VGATHERPF1DPD: case ZYDIS_MNEMONIC_VGATHERPF1DPS:
+	case ZYDIS_MNEMONIC_VGATHERPF1QPD: case ZYDIS_MNEMONIC_VGATHERPF1QPS:
+	case ZYDIS_MNEMONIC_VGATHERPF0HINTDPD: case ZYDIS_MNEMONIC_VGATHERPF0HINTDPS:
+	case ZYDIS_MNEMONIC_VSCATTERPF0DPD: case ZYDIS_MNEMONIC_VSCATTERPF0DPS: case ZYDIS_MNEMONIC_VSCATTERPF0QPD:
+	case ZYDIS_MNEMONIC_VSCATTERPF0QPS: case ZYDIS_MNEMONIC_VSCATTERPF1DPD: case ZYDIS_MNEMONIC_VSCATTERPF1DPS:
+	case ZYDIS_MNEMONIC_VSCATTERPF1QPD: case ZYDIS_MNEMONIC_VSCATTERPF1QPS:
+	case ZYDIS_MNEMONIC_VSCATTERPF0HINTDPD: case ZYDIS_MNEMONIC_VSCATTERPF0HINTDPS:
 		return 1;
+	default:
+		return 0;
 	}
-	return 0;
 }
 
-static void add_stack(struct lp_pmu_insn *insn, int base, int64_t disp, uint32_t size, uint8_t kind)
+/* XSAVE and XRSTOR in all their forms: Zydis gives the 576 bytes of the
+ * legacy area and header; the area the CPU uses is as large as the
+ * enabled state components (CPUID leaf 0xD: 2.7 KiB with AVX-512). The
+ * dynamic loader's lazy binding saves it on the stack. */
+static int xsave_family(ZydisMnemonic m)
 {
-	struct lp_pmu_memop *m;
+	switch (m) {
+	case ZYDIS_MNEMONIC_XSAVE: case ZYDIS_MNEMONIC_XSAVE64: case ZYDIS_MNEMONIC_XSAVEC:
+	case ZYDIS_MNEMONIC_XSAVEC64: case ZYDIS_MNEMONIC_XSAVEOPT: case ZYDIS_MNEMONIC_XSAVEOPT64:
+	case ZYDIS_MNEMONIC_XSAVES: case ZYDIS_MNEMONIC_XSAVES64: case ZYDIS_MNEMONIC_XRSTOR:
+	case ZYDIS_MNEMONIC_XRSTOR64: case ZYDIS_MNEMONIC_XRSTORS: case ZYDIS_MNEMONIC_XRSTORS64:
+		return 1;
+	default:
+		return 0;
+	}
+}
 
-	if (insn->n_mem >= LP_PMU_MAX_MEM)
-		return;
-	m = &insn->mem[insn->n_mem++];
-	memset(m, 0, sizeof(*m));
-	m->base = base;
-	m->disp = disp;
-	m->scale = 1;
-	m->size = size;
-	m->kind = kind;
+static uint32_t xsave_size(void)
+{
+	static uint32_t size;
+	unsigned a, b, c, d;
+
+	if (!size)
+		size = __get_cpuid_count(0xd, 0, &a, &b, &c, &d) && b >= 576 ? b : 576;
+	return size;
+}
+
+/* Gathers/scatters with 32-bit indices ("d" forms); the others have 64. */
+static int dword_index(ZydisMnemonic m)
+{
+	switch (m) {
+	case ZYDIS_MNEMONIC_VGATHERDPD: case ZYDIS_MNEMONIC_VGATHERDPS: case ZYDIS_MNEMONIC_VPGATHERDD:
+	case ZYDIS_MNEMONIC_VPGATHERDQ: case ZYDIS_MNEMONIC_VSCATTERDPD: case ZYDIS_MNEMONIC_VSCATTERDPS:
+	case ZYDIS_MNEMONIC_VPSCATTERDD: case ZYDIS_MNEMONIC_VPSCATTERDQ:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static int is_vector(ZydisRegister r)
+{
+	ZydisRegisterClass c = ZydisRegisterGetClass(r);
+
+	return c == ZYDIS_REGCLASS_XMM || c == ZYDIS_REGCLASS_YMM || c == ZYDIS_REGCLASS_ZMM;
+}
+
+/* Number of zmm holding vector register r, or -1. */
+static int vec_num(int r)
+{
+	if (r >= ZYDIS_REGISTER_XMM0 && r <= ZYDIS_REGISTER_XMM31)
+		return r - ZYDIS_REGISTER_XMM0;
+	if (r >= ZYDIS_REGISTER_YMM0 && r <= ZYDIS_REGISTER_YMM31)
+		return r - ZYDIS_REGISTER_YMM0;
+	if (r >= ZYDIS_REGISTER_ZMM0 && r <= ZYDIS_REGISTER_ZMM31)
+		return r - ZYDIS_REGISTER_ZMM0;
+	return -1;
+}
+
+/* Element count and mask of a gather/scatter's VSIB operand m. */
+static void vsib_setup(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *op, struct lp_pmu_memop *m)
+{
+	unsigned idx_bits = ZydisRegisterGetWidth(ZYDIS_MACHINE_MODE_LONG_64, (ZydisRegister)m->index);
+	unsigned data_bits = 0;
+	int data = -1;
+
+	m->vsib = 1;
+	m->idx_bytes = dword_index(in->mnemonic) ? 4 : 8;
+	/* The data register: the first explicit vector register operand
+	 * (gathers: the destination; scatters: the source). The AVX2 forms
+	 * have a vector mask as their last explicit operand. */
+	for (int i = 0; i < in->operand_count_visible && data < 0; i++)
+		if (op[i].type == ZYDIS_OPERAND_TYPE_REGISTER && is_vector(op[i].reg.value))
+			data = i;
+	if (data >= 0)
+		data_bits = op[data].size;
+	m->n_elem = (uint8_t)(idx_bits / (8u * m->idx_bytes));
+	if (data_bits && m->size && data_bits / (8u * m->size) < m->n_elem)
+		m->n_elem = (uint8_t)(data_bits / (8u * m->size));
+	if (in->encoding == ZYDIS_INSTRUCTION_ENCODING_EVEX) {
+		m->mask = in->avx.mask.reg != ZYDIS_REGISTER_K0 ? in->avx.mask.reg : 0;
+		m->mask_vec = 0;
+	} else {
+		for (int i = in->operand_count_visible - 1; i > data; i--)
+			if (op[i].type == ZYDIS_OPERAND_TYPE_REGISTER && is_vector(op[i].reg.value)) {
+				m->mask = op[i].reg.value;
+				m->mask_vec = 1;
+				break;
+			}
+	}
 }
 
 int lp_pmu_decode(struct lp_pmu_decoder *d, const uint8_t *code, size_t len, uint64_t pc,
 		  struct lp_pmu_insn *insn)
 {
-	const uint8_t *p = code;
-	uint64_t addr = pc;
-	size_t left = len;
-	cs_insn *ci = d->scratch;
-	const cs_x86 *x;
-	int string, stack_read = 0, stack_write = 0;
-	uint32_t stack_size = 8;
-	int pass;
+	ZydisDecodedInstruction in;
+	ZydisDecodedOperand op[ZYDIS_MAX_OPERAND_COUNT];
+	int string;
 
 	memset(insn, 0, sizeof(*insn));
-	if (!cs_disasm_iter(d->cs, &p, &left, &addr, ci))
-		return lp_seterr(LP_EPARSE, "cannot decode the instruction at 0x%llx",
-				 (unsigned long long)pc);
-	x = &ci->detail->x86;
+	if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(&d->z, code, len, &in, op)))
+		return lp_seterr(LP_EPARSE, "cannot decode the instruction at 0x%llx", (unsigned long long)pc);
 	insn->pc = pc;
-	insn->len = ci->size;
-	insn->id = ci->id;
-	snprintf(insn->text, sizeof(insn->text), "%.15s %.46s", ci->mnemonic, ci->op_str);
+	insn->len = in.length;
+	insn->id = (uint32_t)in.mnemonic;
+	snprintf(insn->text, sizeof(insn->text), "%s", ZydisMnemonicGetString(in.mnemonic));
 
-	switch (ci->id) {
-	case X86_INS_SYSCALL: case X86_INS_SYSENTER:
+	switch (in.mnemonic) {
+	case ZYDIS_MNEMONIC_SYSCALL: case ZYDIS_MNEMONIC_SYSENTER:
 		insn->flags |= LP_PMU_INSN_SYSCALL;
 		break;
-	case X86_INS_INT:
-		if (x->op_count == 1 && x->operands[0].type == X86_OP_IMM && x->operands[0].imm == 0x80)
+	case ZYDIS_MNEMONIC_INT:
+		if (in.operand_count_visible >= 1 && op[0].type == ZYDIS_OPERAND_TYPE_IMMEDIATE && op[0].imm.value.u == 0x80)
 			insn->flags |= LP_PMU_INSN_SYSCALL;
 		break;
-	case X86_INS_INT3:
+	case ZYDIS_MNEMONIC_INT3:
 		insn->flags |= LP_PMU_INSN_INT3;
 		break;
-	case X86_INS_PUSH: case X86_INS_PUSHFQ: case X86_INS_CALL:
-		stack_write = 1;
-		break;
-	case X86_INS_PUSHF: /* 66-prefixed pushf writes 2 bytes */
-		stack_write = 1;
-		stack_size = 2;
-		break;
-	case X86_INS_POP: case X86_INS_POPFQ: case X86_INS_RET:
-		stack_read = 1;
-		break;
-	case X86_INS_POPF:
-		stack_read = 1;
-		stack_size = 2;
+	default:
 		break;
 	}
-	if ((ci->id == X86_INS_PUSH || ci->id == X86_INS_POP) && x->op_count == 1 &&
-	    x->operands[0].size == 2)
-		stack_size = 2;
-
-	/* SSE movsd/cmpsd share ids with the string forms; the string forms are
-	 * the ones whose operands are all memory. */
-	string = is_string_id(ci->id);
-	if (string && (ci->id == X86_INS_MOVSD || ci->id == X86_INS_CMPSD)) {
-		for (int i = 0; i < x->op_count; i++)
-			if (x->operands[i].type != X86_OP_MEM)
-				string = 0;
-	}
+	/* SSE movsd/cmpsd share mnemonics with the string forms, whose
+	 * operands are all hidden. */
+	string = is_string(in.mnemonic) && in.operand_count_visible == 0;
 	if (string) {
 		insn->flags |= LP_PMU_INSN_STRING;
-		if (x->prefix[0] == X86_PREFIX_REP || x->prefix[0] == X86_PREFIX_REPNE)
+		if (in.attributes & (ZYDIS_ATTRIB_HAS_REP | ZYDIS_ATTRIB_HAS_REPE | ZYDIS_ATTRIB_HAS_REPNE))
 			insn->flags |= LP_PMU_INSN_REP;
 	}
-	if (no_access_id(ci->id))
+	if (no_access(in.mnemonic))
 		return 0;
 
 	/* Reads first, then writes: the order the hardware performs them and
 	 * the order a trace lists them. */
-	for (pass = 0; pass < 2; pass++) {
-		uint8_t want = pass == 0 ? CS_AC_READ : CS_AC_WRITE;
-
-		for (int i = 0; i < x->op_count; i++) {
-			const cs_x86_op *op = &x->operands[i];
-			uint8_t access = op->access;
+	for (int pass = 0; pass < 2; pass++) {
+		for (int i = 0; i < in.operand_count; i++) {
+			const ZydisDecodedOperand *o = &op[i];
+			int rd = (o->actions & (ZYDIS_OPERAND_ACTION_READ | ZYDIS_OPERAND_ACTION_CONDREAD)) != 0;
+			int wr = (o->actions & (ZYDIS_OPERAND_ACTION_WRITE | ZYDIS_OPERAND_ACTION_CONDWRITE)) != 0;
 			struct lp_pmu_memop *m;
 
-			if (op->type != X86_OP_MEM)
+			if (o->type != ZYDIS_OPERAND_TYPE_MEMORY ||
+			    (o->mem.type != ZYDIS_MEMOP_TYPE_MEM && o->mem.type != ZYDIS_MEMOP_TYPE_VSIB))
 				continue;
-			/* Capstone leaves access unset for a few forms; a memory
-			 * operand that is neither is taken as a read. */
-			if (!(access & (CS_AC_READ | CS_AC_WRITE)))
-				access = CS_AC_READ;
-			if (!(access & want) || insn->n_mem >= LP_PMU_MAX_MEM)
+			if (!(pass == 0 ? rd : wr) || insn->n_mem >= LP_PMU_MAX_MEM)
 				continue;
 			m = &insn->mem[insn->n_mem++];
-			m->seg = op->mem.segment == X86_REG_INVALID ? 0 : op->mem.segment;
-			m->base = op->mem.base == X86_REG_INVALID ? 0 : op->mem.base;
-			m->index = op->mem.index == X86_REG_INVALID ? 0 : op->mem.index;
-			m->scale = op->mem.scale ? op->mem.scale : 1;
-			m->disp = op->mem.disp;
-			m->size = op->size ? op->size : 1;
+			m->seg = o->mem.segment == ZYDIS_REGISTER_FS || o->mem.segment == ZYDIS_REGISTER_GS ? o->mem.segment : 0;
+			m->base = o->mem.base != ZYDIS_REGISTER_NONE ? o->mem.base : 0;
+			m->index = o->mem.index != ZYDIS_REGISTER_NONE ? o->mem.index : 0;
+			m->scale = o->mem.scale ? o->mem.scale : 1;
+			m->disp = o->mem.disp.has_displacement ? o->mem.disp.value : 0;
+			m->size = o->size >= 8 ? o->size / 8u : 1;
+			if (xsave_family(in.mnemonic)) {
+				m->size = xsave_size();
+				insn->flags |= LP_PMU_INSN_WIDE;
+			}
 			m->kind = pass == 0 ? LP_REF_READ : LP_REF_WRITE;
-			m->rip_rel = op->mem.base == X86_REG_RIP;
-			m->addr32 = x->addr_size == 4;
+			m->rip_rel = o->mem.base == ZYDIS_REGISTER_RIP || o->mem.base == ZYDIS_REGISTER_EIP;
+			/* 0x67 sizes explicit addresses; the stack of an
+			 * "addr32 call" (in glibc's _start) is still rsp. */
+			m->addr32 = in.address_width == 32 && o->visibility == ZYDIS_OPERAND_VISIBILITY_EXPLICIT;
+			if (in.mnemonic == ZYDIS_MNEMONIC_XLAT && !m->index) {
+				m->index = ZYDIS_REGISTER_AL;
+				m->scale = 1;
+			}
+			/* push, call, pushf, enter: Zydis names the slot by rsp
+			 * before the instruction; the write is just below. */
+			if (pass == 1 && o->visibility == ZYDIS_OPERAND_VISIBILITY_HIDDEN && !rd &&
+			    (m->base == ZYDIS_REGISTER_RSP || m->base == ZYDIS_REGISTER_ESP) &&
+			    (in.mnemonic == ZYDIS_MNEMONIC_PUSH || in.mnemonic == ZYDIS_MNEMONIC_CALL ||
+			     in.mnemonic == ZYDIS_MNEMONIC_PUSHF || in.mnemonic == ZYDIS_MNEMONIC_PUSHFD ||
+			     in.mnemonic == ZYDIS_MNEMONIC_PUSHFQ || in.mnemonic == ZYDIS_MNEMONIC_ENTER))
+				m->below = 1;
+			if (o->mem.type == ZYDIS_MEMOP_TYPE_VSIB) {
+				vsib_setup(&in, op, m);
+				insn->flags |= LP_PMU_INSN_VSIB;
+			}
 		}
-		if (pass == 0 && stack_read)
-			add_stack(insn, X86_REG_RSP, 0, stack_size, LP_REF_READ);
-		if (pass == 0 && ci->id == X86_INS_LEAVE)
-			add_stack(insn, X86_REG_RBP, 0, 8, LP_REF_READ);
-		if (pass == 1 && stack_write)
-			add_stack(insn, X86_REG_RSP, -(int64_t)stack_size, stack_size, LP_REF_WRITE);
 	}
 	return 0;
 }
 
 int lp_pmu_reg_value(int reg, const struct user_regs_struct *r, uint64_t *v)
 {
+	ZydisRegister big;
+	unsigned width;
+	uint64_t x;
+
 	switch (reg) {
-	case X86_REG_RAX: *v = r->rax; return 0;
-	case X86_REG_RBX: *v = r->rbx; return 0;
-	case X86_REG_RCX: *v = r->rcx; return 0;
-	case X86_REG_RDX: *v = r->rdx; return 0;
-	case X86_REG_RSI: *v = r->rsi; return 0;
-	case X86_REG_RDI: *v = r->rdi; return 0;
-	case X86_REG_RBP: *v = r->rbp; return 0;
-	case X86_REG_RSP: *v = r->rsp; return 0;
-	case X86_REG_R8: *v = r->r8; return 0;
-	case X86_REG_R9: *v = r->r9; return 0;
-	case X86_REG_R10: *v = r->r10; return 0;
-	case X86_REG_R11: *v = r->r11; return 0;
-	case X86_REG_R12: *v = r->r12; return 0;
-	case X86_REG_R13: *v = r->r13; return 0;
-	case X86_REG_R14: *v = r->r14; return 0;
-	case X86_REG_R15: *v = r->r15; return 0;
-	case X86_REG_RIP: *v = r->rip; return 0;
-	case X86_REG_EAX: *v = (uint32_t)r->rax; return 0;
-	case X86_REG_EBX: *v = (uint32_t)r->rbx; return 0;
-	case X86_REG_ECX: *v = (uint32_t)r->rcx; return 0;
-	case X86_REG_EDX: *v = (uint32_t)r->rdx; return 0;
-	case X86_REG_ESI: *v = (uint32_t)r->rsi; return 0;
-	case X86_REG_EDI: *v = (uint32_t)r->rdi; return 0;
-	case X86_REG_EBP: *v = (uint32_t)r->rbp; return 0;
-	case X86_REG_ESP: *v = (uint32_t)r->rsp; return 0;
-	case X86_REG_R8D: *v = (uint32_t)r->r8; return 0;
-	case X86_REG_R9D: *v = (uint32_t)r->r9; return 0;
-	case X86_REG_R10D: *v = (uint32_t)r->r10; return 0;
-	case X86_REG_R11D: *v = (uint32_t)r->r11; return 0;
-	case X86_REG_R12D: *v = (uint32_t)r->r12; return 0;
-	case X86_REG_R13D: *v = (uint32_t)r->r13; return 0;
-	case X86_REG_R14D: *v = (uint32_t)r->r14; return 0;
-	case X86_REG_R15D: *v = (uint32_t)r->r15; return 0;
-	case X86_REG_EIP: *v = (uint32_t)r->rip; return 0;
-	case X86_REG_AL: *v = (uint8_t)r->rax; return 0; /* xlat */
-	case X86_REG_FS: *v = r->fs_base; return 0;
-	case X86_REG_GS: *v = r->gs_base; return 0;
-	case X86_REG_DS: case X86_REG_ES: case X86_REG_SS: case X86_REG_CS:
+	case ZYDIS_REGISTER_FS: *v = r->fs_base; return 0;
+	case ZYDIS_REGISTER_GS: *v = r->gs_base; return 0;
+	case ZYDIS_REGISTER_DS: case ZYDIS_REGISTER_ES: case ZYDIS_REGISTER_SS: case ZYDIS_REGISTER_CS:
 		*v = 0; /* flat in 64-bit mode */
 		return 0;
 	}
-	return LP_EINVAL;
+	big = ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, (ZydisRegister)reg);
+	width = ZydisRegisterGetWidth(ZYDIS_MACHINE_MODE_LONG_64, (ZydisRegister)reg);
+	switch (big) {
+	case ZYDIS_REGISTER_RAX: x = r->rax; break;
+	case ZYDIS_REGISTER_RBX: x = r->rbx; break;
+	case ZYDIS_REGISTER_RCX: x = r->rcx; break;
+	case ZYDIS_REGISTER_RDX: x = r->rdx; break;
+	case ZYDIS_REGISTER_RSI: x = r->rsi; break;
+	case ZYDIS_REGISTER_RDI: x = r->rdi; break;
+	case ZYDIS_REGISTER_RBP: x = r->rbp; break;
+	case ZYDIS_REGISTER_RSP: x = r->rsp; break;
+	case ZYDIS_REGISTER_R8: x = r->r8; break;
+	case ZYDIS_REGISTER_R9: x = r->r9; break;
+	case ZYDIS_REGISTER_R10: x = r->r10; break;
+	case ZYDIS_REGISTER_R11: x = r->r11; break;
+	case ZYDIS_REGISTER_R12: x = r->r12; break;
+	case ZYDIS_REGISTER_R13: x = r->r13; break;
+	case ZYDIS_REGISTER_R14: x = r->r14; break;
+	case ZYDIS_REGISTER_R15: x = r->r15; break;
+	case ZYDIS_REGISTER_RIP: x = r->rip; break;
+	default:
+		return LP_EINVAL;
+	}
+	if (reg == ZYDIS_REGISTER_AH || reg == ZYDIS_REGISTER_BH || reg == ZYDIS_REGISTER_CH ||
+	    reg == ZYDIS_REGISTER_DH)
+		x >>= 8;
+	if (width < 64)
+		x &= (1ULL << width) - 1;
+	*v = x;
+	return 0;
+}
+
+static int64_t vec_index(const struct lp_pmu_vregs *v, int reg, unsigned i, unsigned bytes)
+{
+	int n = vec_num(reg);
+	int32_t d;
+	int64_t q;
+
+	if (n < 0 || (i + 1) * bytes > 64)
+		return 0;
+	if (bytes == 4) {
+		memcpy(&d, &v->zmm[n][4 * i], 4);
+		return d;
+	}
+	memcpy(&q, &v->zmm[n][8 * i], 8);
+	return q;
+}
+
+static int elem_enabled(const struct lp_pmu_memop *m, const struct lp_pmu_vregs *v, unsigned i)
+{
+	int n;
+
+	if (!m->mask)
+		return 1;
+	if (!m->mask_vec)
+		return m->mask >= ZYDIS_REGISTER_K0 && m->mask <= ZYDIS_REGISTER_K7 &&
+		       ((v->k[m->mask - ZYDIS_REGISTER_K0] >> i) & 1);
+	/* AVX2: the sign bit of element i (elements of the data size). */
+	n = vec_num(m->mask);
+	return n >= 0 && (i + 1) * m->size <= 64 && (v->zmm[n][(i + 1) * m->size - 1] & 0x80);
 }
 
 int lp_pmu_insn_accesses(const struct lp_pmu_insn *insn, const struct user_regs_struct *regs,
-			 struct lp_pmu_access *out)
+			 const struct lp_pmu_vregs *vr, struct lp_pmu_access *out)
 {
 	int n = 0;
 
@@ -253,23 +350,77 @@ int lp_pmu_insn_accesses(const struct lp_pmu_insn *insn, const struct user_regs_
 		return 0;
 	for (int i = 0; i < insn->n_mem; i++) {
 		const struct lp_pmu_memop *m = &insn->mem[i];
-		uint64_t a = 0, v;
+		uint64_t a = 0, v, seg = 0;
 
 		if (m->rip_rel)
 			a = insn->pc + insn->len;
 		else if (m->base && lp_pmu_reg_value(m->base, regs, &v) == 0)
 			a = v;
-		if (m->index && lp_pmu_reg_value(m->index, regs, &v) == 0)
+		if (m->seg && lp_pmu_reg_value(m->seg, regs, &v) == 0)
+			seg = v;
+		if (m->vsib && vr) {
+			for (unsigned e = 0; e < m->n_elem && n < LP_PMU_MAX_ACC; e++) {
+				uint64_t x;
+
+				if (!elem_enabled(m, vr, e))
+					continue;
+				x = a + (uint64_t)vec_index(vr, m->index, e, m->idx_bytes) * (uint64_t)m->scale +
+				    (uint64_t)m->disp;
+				if (m->addr32)
+					x = (uint32_t)x;
+				out[n++] = (struct lp_pmu_access){ x + seg, m->size, m->kind };
+			}
+			continue;
+		}
+		if (m->index && !m->vsib && lp_pmu_reg_value(m->index, regs, &v) == 0)
 			a += v * (uint64_t)m->scale;
 		a += (uint64_t)m->disp;
+		if (m->below)
+			a -= m->size;
 		if (m->addr32)
 			a = (uint32_t)a;
-		if (m->seg && lp_pmu_reg_value(m->seg, regs, &v) == 0)
-			a += v;
-		out[n].addr = a;
-		out[n].size = m->size;
-		out[n].kind = m->kind;
-		n++;
+		if (n < LP_PMU_MAX_ACC)
+			out[n++] = (struct lp_pmu_access){ a + seg, m->size, m->kind };
 	}
 	return n;
+}
+
+void lp_pmu_xsave_layout_host(struct lp_pmu_xsave_layout *l)
+{
+	unsigned a, b, c, d;
+
+	memset(l, 0, sizeof(*l));
+	for (unsigned i = 2; i < 8; i++)
+		if (__get_cpuid_count(0xd, i, &a, &b, &c, &d) && a)
+			l->off[i] = b;
+}
+
+int lp_pmu_vregs_parse(const uint8_t *x, size_t len, const struct lp_pmu_xsave_layout *l, struct lp_pmu_vregs *v)
+{
+	static const unsigned sz[8] = { 0, 0, 16 * 16, 0, 0, 8 * 8, 16 * 32, 16 * 64 };
+	uint64_t bv;
+
+	memset(v, 0, sizeof(*v));
+	if (len < 576)
+		return LP_EINVAL;
+	memcpy(&bv, x + 512, 8); /* XSTATE_BV: components not in their initial state */
+	for (int i = 0; i < 16 && (bv & 2); i++)
+		memcpy(v->zmm[i], x + 160 + 16 * i, 16); /* legacy area: xmm0..15 */
+	for (unsigned c = 2; c < 8; c++) {
+		if (!sz[c] || !l->off[c] || !(bv & (1ULL << c)))
+			continue;
+		if (l->off[c] + sz[c] > len)
+			return LP_EINVAL;
+		for (int i = 0; i < 16; i++) {
+			const uint8_t *p = x + l->off[c];
+
+			switch (c) {
+			case 2: memcpy(&v->zmm[i][16], p + 16 * i, 16); break;
+			case 5: if (i < 8) memcpy(&v->k[i], p + 8 * i, 8); break;
+			case 6: memcpy(&v->zmm[i][32], p + 32 * i, 32); break;
+			case 7: memcpy(v->zmm[16 + i], p + 64 * i, 64); break;
+			}
+		}
+	}
+	return 0;
 }

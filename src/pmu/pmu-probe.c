@@ -32,7 +32,7 @@ static void on_sample(void *ctx, const struct lp_pmu_sample *s)
 			s->kind ? 'W' : 'R', s->tid, how[s->ended_by]);
 }
 
-static void on_ref(void *ctx, uint64_t time, const struct lp_ref *r)
+static void on_ref(void *ctx, uint64_t time, uint32_t image, uint32_t itid, const struct lp_ref *r)
 {
 	struct out *o = ctx;
 
@@ -114,14 +114,16 @@ int main(int argc, char **argv)
 	if (out.samples != stdout)
 		fclose(out.samples);
 	if (err < 0) {
-		fprintf(stderr, "locprof-pmu-probe: error: %s\n", lp_errmsg());
+		fprintf(stderr, "locprof-pmu-probe: error: %s%s\n", lp_errmsg(),
+			err == LP_EUNSUPPORTED ? "; use --counter step (exact, slow) instead" : "");
 		return 125;
 	}
 	if (stats) {
 		const struct { const char *name; uint64_t v; } f[] = {
 			{ "refs", st.refs }, { "steps", st.steps }, { "skid_steps", st.skid_steps },
 			{ "samples", st.samples }, { "missed", st.missed }, { "no_slot", st.no_slot },
-			{ "unwatchable", st.unwatchable }, { "undecoded", st.undecoded }, { "page_hits", st.page_hits }, { "dr_hits", st.dr_hits },
+			{ "unwatchable", st.unwatchable }, { "undecoded", st.undecoded },
+			{ "decode_misses", st.decode_misses }, { "partial", st.partial }, { "page_hits", st.page_hits }, { "dr_hits", st.dr_hits },
 			{ "same_hits", st.same_hits }, { "syscall_hits", st.syscall_hits },
 			{ "dangling", st.dangling }, { "false_faults", st.false_faults },
 			{ "target_signals", st.target_signals }, { "injected", st.injected },

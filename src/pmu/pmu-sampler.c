@@ -25,6 +25,7 @@
 #include "pmu-sampler.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,31 +37,42 @@
 #include <unistd.h>
 
 #include "common/error.h"
+#include "common/hash.h"
 #include "common/rng.h"
 #include "counter.h"
 #include "decode.h"
+#include "pagecount.h"
 #include "supervisor.h"
 
 #define PAGE 4096ULL
-#define MAX_WATCH 256
-#define MAX_UNPROT 64
+#define MAX_UNPROT 256
+#define NO_IMAGE UINT32_MAX
 
 struct watch {
 	uint64_t line;   /* first byte of the watched line */
+	uint32_t size;   /* its line size */
 	int mech;        /* LP_PMU_WATCH_DR or LP_PMU_WATCH_PAGE */
 	int slots;       /* DR: bitmask of debug registers */
 	struct lp_pmu_thread *dr_thread;
 	struct lp_pmu_sample s;
 };
 
+/* Engine state of one address space = one process image. */
 struct aspace {
-	struct watch w[MAX_WATCH];
-	int n;
+	struct watch *w;   /* live watches, any order */
+	size_t n, cap;
+	struct lp_pmu_pagecount pc; /* pages with page watches */
+	uint32_t image;    /* its number */
+	uint32_t nthreads; /* image thread numbers handed out */
+	uint64_t *thread_refs; /* references of each image thread that is gone */
+	size_t tr_cap;
+	uint64_t dead;     /* references of its threads that are gone */
+	int exited, status, exec;
 };
 
 struct ethread {
 	struct lp_pmu_insn insn;
-	struct lp_pmu_access acc[LP_PMU_MAX_MEM];
+	struct lp_pmu_access acc[LP_PMU_MAX_ACC];
 	int n;
 	int sample_k;      /* index into acc of the reference to sample, -1 */
 	int pending_sig;   /* a signal of the target's to deliver at next resume */
@@ -71,6 +83,10 @@ struct ethread {
 	uint64_t rseq; /* the thread's registered rseq area, 0 if none */
 	int fake;      /* acc[0] stands for an undecoded instruction's fault */
 	int in_segv;   /* running the target's SIGSEGV handler (SIGSEGV blocked) */
+	uint32_t itid; /* thread number in its image */
+	uint32_t image; /* its image */
+	uint64_t refs; /* stepping counters: references it made (all images) */
+	uint64_t base; /* its references before it joined its current image */
 };
 
 struct engine {
@@ -83,8 +99,15 @@ struct engine {
 	double p;          /* sampling probability per reference */
 	uint64_t sp;       /* next sample point (clock value) */
 	int seeking;       /* notified: stepping to sp */
-	uint64_t line_mask;
+	pid_t seek_tid;    /* pmu counter: the seek goes on when this thread stops next */
+	unsigned line[LP_PMU_MAX_LINE_SIZES];
+	unsigned nlines;
+	uint32_t next_image;
 	int rr;
+	int err;           /* first error inside a callback that cannot return one */
+	struct lp_pmu_xsave_layout xlayout;
+	struct lp_pmu_vregs vregs;
+	uint8_t xsave[16384];
 };
 
 static uint64_t now(struct engine *e)
@@ -116,14 +139,158 @@ static int overlaps(uint64_t a, uint64_t size, uint64_t s, uint64_t len)
 	return a < s + len && s < a + (size ? size : 1);
 }
 
+static uint64_t page_of(uint64_t a)
+{
+	return a & ~(PAGE - 1);
+}
+
+/* ---- the references of threads and images (per-image clocks) ---------- */
+
+/* References thread t made since it joined its current image. */
+static uint64_t thread_refs(struct engine *e, struct lp_pmu_thread *t)
+{
+	struct ethread *x = t->eng;
+	uint64_t total;
+
+	if (!x)
+		return 0;
+	total = e->c->ops->stepping ? x->refs : e->c->ops->thread_time(e->c, t->tid);
+	return total > x->base ? total - x->base : 0;
+}
+
+/* The clock of t's image: the references of its threads only. */
+static uint64_t image_now(struct engine *e, struct lp_pmu_proc *p)
+{
+	struct aspace *as = p->watch;
+	uint64_t sum = as ? as->dead : 0;
+
+	for (int i = 0; i < e->sup.n; i++)
+		if (e->sup.t[i]->proc == p)
+			sum += thread_refs(e, e->sup.t[i]);
+	return sum;
+}
+
+/* Give t its place in image p (a new thread, or the one that exec'd). */
+static void join_image(struct engine *e, struct lp_pmu_thread *t, struct aspace *as)
+{
+	struct ethread *x = et(t);
+
+	if (!x || !as)
+		return;
+	x->itid = as->nthreads++;
+	x->image = as->image;
+	x->base = e->c->ops->stepping ? x->refs : e->c->ops->thread_time(e->c, t->tid);
+}
+
+/* Thread t leaves its image (exit, or exec into a new one): keep its count. */
+static void leave_image(struct engine *e, struct lp_pmu_thread *t)
+{
+	struct aspace *as = t->proc ? t->proc->watch : NULL;
+	struct ethread *x = t->eng;
+	uint64_t r;
+
+	if (!as || !x)
+		return;
+	r = thread_refs(e, t);
+	as->dead += r;
+	if (x->itid >= as->tr_cap) {
+		size_t cap = as->tr_cap ? as->tr_cap : 8;
+		uint64_t *v;
+
+		while (cap <= x->itid)
+			cap *= 2;
+		v = realloc(as->thread_refs, cap * sizeof(*v));
+		if (!v) {
+			e->err = lp_seterr(LP_ENOMEM, "out of memory");
+			return;
+		}
+		memset(v + as->tr_cap, 0, (cap - as->tr_cap) * sizeof(*v));
+		as->thread_refs = v;
+		as->tr_cap = cap;
+	}
+	as->thread_refs[x->itid] = r;
+	x->base += r; /* nothing counted twice if it joins another image */
+}
+
+/* A new image starts in p (first thread t). */
+static int image_start(struct engine *e, struct lp_pmu_proc *p, struct lp_pmu_thread *t, uint32_t parent,
+		       int ppid, int exec)
+{
+	struct aspace *as = as_of(p);
+	struct lp_pmu_image img;
+
+	if (!as || !et(t))
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	as->image = e->next_image++;
+	join_image(e, t, as);
+	img.id = as->image;
+	img.parent = parent;
+	img.pid = p->pid;
+	img.ppid = ppid;
+	if (exec) {
+		/* Same process, so the same parent: ask the kernel. */
+		char path[64], buf[512], *rp;
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)p->pid);
+		if ((f = fopen(path, "re"))) {
+			if (fgets(buf, sizeof(buf), f) && (rp = strrchr(buf, ')')))
+				sscanf(rp + 1, " %*c %d", &img.ppid);
+			fclose(f);
+		}
+	}
+	img.exec = exec;
+	if (e->o->on_image)
+		e->o->on_image(e->o->ctx, &img);
+	if (e->o->on_maps)
+		e->o->on_maps(e->o->ctx, as->image, p->pid);
+	return 0;
+}
+
 /* ---- page protection ----------------------------------------------- */
 
 static int page_watched(struct aspace *as, uint64_t page)
 {
-	for (int i = 0; i < as->n; i++)
-		if (as->w[i].mech == LP_PMU_WATCH_PAGE && (as->w[i].line & ~(PAGE - 1)) == page)
-			return 1;
+	return as && lp_pmu_pagecount_get(&as->pc, page) > 0;
+}
+
+/* A new watch slot (not yet counted in as->n). */
+static struct watch *w_new(struct engine *e, struct aspace *as)
+{
+	if (as->n == as->cap) {
+		size_t cap = as->cap ? 2 * as->cap : 64;
+		struct watch *v = realloc(as->w, cap * sizeof(*v));
+
+		if (!v) {
+			lp_seterr(LP_ENOMEM, "out of memory");
+			return NULL;
+		}
+		as->w = v;
+		as->cap = cap;
+	}
+	memset(&as->w[as->n], 0, sizeof(as->w[0]));
+	return &as->w[as->n];
+}
+
+/* Count w (as->w[as->n]) in: it is live from now on. */
+static int w_commit(struct engine *e, struct aspace *as)
+{
+	struct watch *w = &as->w[as->n];
+
+	if (w->mech == LP_PMU_WATCH_PAGE && lp_pmu_pagecount_add(&as->pc, page_of(w->line)) < 0)
+		return LP_ENOMEM;
+	as->n++;
+	if (as->n > e->st->watches_max)
+		e->st->watches_max = as->n;
 	return 0;
+}
+
+/* Forget watch i (the caller restores page permissions if needed). */
+static void w_del(struct aspace *as, size_t i)
+{
+	if (as->w[i].mech == LP_PMU_WATCH_PAGE)
+		lp_pmu_pagecount_remove(&as->pc, page_of(as->w[i].line));
+	as->w[i] = as->w[--as->n];
 }
 
 static int set_prot(struct engine *e, struct lp_pmu_thread *t, uint64_t page, int prot)
@@ -143,6 +310,11 @@ static int set_prot(struct engine *e, struct lp_pmu_thread *t, uint64_t page, in
 
 static int protect(struct engine *e, struct lp_pmu_thread *t, uint64_t page)
 {
+	/* A page the target unmapped meanwhile (munmap of a page opened for
+	 * that very call) is not ours to protect: its watches end as
+	 * dangling in sys_post. */
+	if (lp_pmu_maps_prot(&t->proc->maps, page) < 0)
+		return 0;
 	return set_prot(e, t, page, PROT_NONE);
 }
 
@@ -175,12 +347,14 @@ static int dr_apply(struct lp_pmu_thread *t)
 	return lp_pmu_sup_dr_set(t, 7, dr7);
 }
 
+/* Debug registers for w's line: line/8 aligned 8-byte read/write slots.
+ * 1 done, 0 no room (or the line does not fit), LP_E* on error. */
 static int dr_alloc(struct engine *e, struct lp_pmu_thread *t, struct watch *w)
 {
-	unsigned words = e->o->line_size / 8;
-	int slots = 0, have = 0;
+	unsigned words = w->size / 8;
+	int slots = 0, have = 0, err;
 
-	if (e->o->line_size > 32 || t->dr_used < 0)
+	if (w->size > 32 || t->dr_used < 0)
 		return 0;
 	for (int i = 0; i < 4 && have < (int)words; i++) {
 		if (t->dr_used & (1 << i))
@@ -195,12 +369,12 @@ static int dr_alloc(struct engine *e, struct lp_pmu_thread *t, struct watch *w)
 		if (!(slots & (1 << i)))
 			continue;
 		/* 8-byte, read-or-write: catches any access overlapping the word. */
-		if (lp_pmu_sup_dr_set(t, i, w->line + 8ULL * (unsigned)have++) < 0)
-			return lp_errmsg()[0] ? -1 : -1;
+		if ((err = lp_pmu_sup_dr_set(t, i, w->line + 8ULL * (unsigned)have++)) < 0)
+			return err;
 	}
 	t->dr_used |= slots;
-	if (dr_apply(t) < 0)
-		return -1;
+	if ((err = dr_apply(t)) < 0)
+		return err;
 	w->slots = slots;
 	w->dr_thread = t;
 	return 1;
@@ -216,14 +390,14 @@ static void emit(struct engine *e, struct lp_pmu_sample *s)
 
 /* Stop watching as->w[i]. A page watch whose page is in open[0..n_open)
  * (already given the target's permissions for a step) needs no call. */
-static int watch_drop(struct engine *e, struct lp_pmu_thread *t, struct aspace *as, int i,
+static int watch_drop(struct engine *e, struct lp_pmu_thread *t, struct aspace *as, size_t i,
 		      const uint64_t *open, int n_open)
 {
 	struct watch w = as->w[i];
-	uint64_t pg = w.line & ~(PAGE - 1);
+	uint64_t pg = page_of(w.line);
 	int err = 0;
 
-	as->w[i] = as->w[--as->n];
+	w_del(as, i);
 	if (w.mech == LP_PMU_WATCH_DR) {
 		struct lp_pmu_thread *d = w.dr_thread;
 
@@ -240,20 +414,32 @@ static int watch_drop(struct engine *e, struct lp_pmu_thread *t, struct aspace *
 	return err;
 }
 
-static int watch_remove(struct engine *e, struct lp_pmu_thread *t, struct aspace *as, int i)
+static int watch_remove(struct engine *e, struct lp_pmu_thread *t, struct aspace *as, size_t i)
 {
 	return watch_drop(e, t, as, i, NULL, 0);
 }
 
-static int watch_end(struct engine *e, struct lp_pmu_thread *t, struct aspace *as, int i, uint64_t end,
-		     int how)
+/* The sample of watch i ends at global clock value end. The image's clock
+ * differs from the global one by a constant while t runs, so its end is
+ * end - (global now - image now). */
+static void sample_end(struct engine *e, struct lp_pmu_thread *t, struct aspace *as, size_t i, uint64_t end,
+		       uint64_t pc, int how)
 {
 	struct lp_pmu_sample s = as->w[i].s;
+	uint64_t g = now(e), l = image_now(e, t->proc);
 
 	s.end = end;
+	s.iend = end - (g - l);
+	s.end_pc = pc;
 	s.dangling = 0;
 	s.ended_by = (uint8_t)how;
 	emit(e, &s);
+}
+
+static int watch_end(struct engine *e, struct lp_pmu_thread *t, struct aspace *as, size_t i, uint64_t end,
+		     uint64_t pc, int how)
+{
+	sample_end(e, t, as, i, end, pc, how);
 	return watch_remove(e, t, as, i);
 }
 
@@ -273,6 +459,7 @@ static int rseq_page(struct engine *e, struct lp_pmu_thread *t, uint64_t page)
 	return 0;
 }
 
+/* Watch the line of sample s (its line size: s->line_idx). */
 static int watch_start(struct engine *e, struct lp_pmu_thread *t, const struct lp_pmu_sample *s)
 {
 	struct aspace *as = as_of(t->proc);
@@ -280,26 +467,20 @@ static int watch_start(struct engine *e, struct lp_pmu_thread *t, const struct l
 	uint64_t page;
 	int r;
 
-	if (!as)
+	if (!as || !(w = w_new(e, as)))
 		return lp_seterr(LP_ENOMEM, "out of memory");
-	if (as->n == MAX_WATCH) {
-		e->st->missed++;
-		return 0;
-	}
-	w = &as->w[as->n];
-	memset(w, 0, sizeof(*w));
-	w->line = s->addr & e->line_mask;
+	w->size = e->line[s->line_idx];
+	w->line = s->addr & ~(uint64_t)(w->size - 1);
 	w->s = *s;
 	/* Debug registers are per thread: only used while the process has
-	 * one thread (a clone moves them to pages, see on_clone). */
+	 * one thread (a clone moves them to pages, see on_event). */
 	if (e->o->watch != LP_PMU_WATCH_PAGE && nthreads(e, t->tgid) == 1) {
 		r = dr_alloc(e, t, w);
 		if (r < 0)
-			return LP_EIO;
+			return r;
 		if (r > 0) {
 			w->mech = LP_PMU_WATCH_DR;
-			as->n++;
-			return 0;
+			return w_commit(e, as);
 		}
 	}
 	if (e->o->watch == LP_PMU_WATCH_DR) {
@@ -307,41 +488,41 @@ static int watch_start(struct engine *e, struct lp_pmu_thread *t, const struct l
 		return 0;
 	}
 	w->mech = LP_PMU_WATCH_PAGE;
-	page = w->line & ~(PAGE - 1);
+	page = page_of(w->line);
 	if (lp_pmu_maps_prot(&t->proc->maps, page) < 0 || rseq_page(e, t, page)) {
 		e->st->unwatchable++; /* not a mapped page (vsyscall), or the kernel's */
 		return 0;
 	}
 	r = page_watched(as, page);
-	as->n++;
+	if (w_commit(e, as) < 0)
+		return LP_ENOMEM;
 	return r ? 0 : protect(e, t, page);
 }
 
 /* Does any page watch's line overlap acc[0..n)? */
 static int touches_page_watch(struct engine *e, struct aspace *as, const struct lp_pmu_access *acc, int n)
 {
-	for (int i = 0; as && i < as->n; i++)
+	for (size_t i = 0; as && i < as->n; i++)
 		for (int j = 0; j < n; j++)
 			if (as->w[i].mech == LP_PMU_WATCH_PAGE &&
-			    overlaps(acc[j].addr, acc[j].size, as->w[i].line, e->o->line_size))
+			    overlaps(acc[j].addr, acc[j].size, as->w[i].line, as->w[i].size))
 				return 1;
 	return 0;
 }
 
 /* Page watches whose lines acc[0..n) touch end at the first touching
- * access; the instruction has retired (t0: the clock before it). Pages in
- * open[0..n_open) already have the target's permissions. */
+ * access; the instruction at pc has retired (t0: the clock before it).
+ * Pages in open[0..n_open) already have the target's permissions. */
 static int end_touched(struct engine *e, struct lp_pmu_thread *t, const struct lp_pmu_access *acc, int n,
-		       uint64_t t0, const uint64_t *open, int n_open)
+		       uint64_t t0, uint64_t pc, const uint64_t *open, int n_open)
 {
 	struct aspace *as = t->proc->watch;
 	int err;
 
 	if (!as)
 		return 0;
-	for (int i = 0; i < as->n;) {
+	for (size_t i = 0; i < as->n;) {
 		struct watch *w = &as->w[i];
-		struct lp_pmu_sample s;
 		int hit = -1;
 
 		if (w->mech != LP_PMU_WATCH_PAGE) {
@@ -349,18 +530,14 @@ static int end_touched(struct engine *e, struct lp_pmu_thread *t, const struct l
 			continue;
 		}
 		for (int j = 0; j < n && hit < 0; j++)
-			if (overlaps(acc[j].addr, acc[j].size, w->line, e->o->line_size))
+			if (overlaps(acc[j].addr, acc[j].size, w->line, w->size))
 				hit = j;
 		if (hit < 0) {
 			i++;
 			continue;
 		}
 		e->st->page_hits++;
-		s = w->s;
-		s.end = t0 + (uint64_t)hit + 1;
-		s.dangling = 0;
-		s.ended_by = LP_PMU_END_PAGE;
-		emit(e, &s);
+		sample_end(e, t, as, i, t0 + (uint64_t)hit + 1, pc, LP_PMU_END_PAGE);
 		if ((err = watch_drop(e, t, as, i, open, n_open)) < 0)
 			return err;
 	}
@@ -402,7 +579,56 @@ static int prepare(struct engine *e, struct lp_pmu_thread *t, struct user_regs_s
 		e->st->undecoded++;
 		return 0;
 	}
-	x->n = lp_pmu_insn_accesses(&x->insn, r, x->acc);
+	if (x->insn.flags & LP_PMU_INSN_VSIB) {
+		/* A gather or scatter: its element addresses are in the
+		 * vector registers. */
+		long len = lp_pmu_sup_getxstate(t, e->xsave, sizeof(e->xsave));
+
+		if (len < 0 || lp_pmu_vregs_parse(e->xsave, (size_t)len, &e->xlayout, &e->vregs) < 0)
+			return len < 0 ? (int)len : lp_seterr(LP_EIO, "cannot read the vector registers of thread %d",
+								 (int)t->tid);
+		x->n = lp_pmu_insn_accesses(&x->insn, r, &e->vregs, x->acc);
+		return 0;
+	}
+	x->n = lp_pmu_insn_accesses(&x->insn, r, NULL, x->acc);
+	return 0;
+}
+
+/* Start the sample of reference k of t's instruction (t0 references
+ * before it): one watch per line size, unless the same instruction
+ * touches that line again (add [m],1: read then write). */
+static int sample_start(struct engine *e, struct lp_pmu_thread *t, uint64_t t0, int k)
+{
+	struct ethread *x = t->eng;
+	struct lp_pmu_access *a = &x->acc[k];
+	uint64_t lag = now(e) - image_now(e, t->proc);
+	int err;
+
+	e->st->samples++;
+	for (unsigned li = 0; li < e->nlines; li++) {
+		struct lp_pmu_sample s = { .begin = t0 + (uint64_t)k + 1, .pc = x->insn.pc, .addr = a->addr,
+					   .size = a->size, .kind = a->kind, .line_idx = (uint8_t)li,
+					   .tid = t->num, .dangling = 1, .image = as_of(t->proc)->image,
+					   .itid = x->itid };
+		uint64_t line = a->addr & ~(uint64_t)(e->line[li] - 1);
+		int same = -1;
+
+		s.ibegin = s.begin - lag;
+		for (int j = k + 1; j < x->n && same < 0; j++)
+			if (overlaps(x->acc[j].addr, x->acc[j].size, line, e->line[li]))
+				same = j;
+		if (same >= 0) {
+			s.dangling = 0;
+			s.end = t0 + (uint64_t)same + 1;
+			s.iend = s.end - lag;
+			s.end_pc = x->insn.pc;
+			s.ended_by = LP_PMU_END_SAME;
+			e->st->same_hits++;
+			emit(e, &s);
+		} else if ((err = watch_start(e, t, &s)) < 0) {
+			return err;
+		}
+	}
 	return 0;
 }
 
@@ -413,37 +639,51 @@ static int retired(struct engine *e, struct lp_pmu_thread *t, uint64_t t0)
 	int err;
 
 	if (e->o->on_ref) {
+		uint32_t image = as_of(t->proc)->image;
+
 		for (int j = 0; j < x->n; j++) {
 			struct lp_ref r = { x->acc[j].addr, x->insn.pc, x->acc[j].size, t->num, x->acc[j].kind };
 
-			e->o->on_ref(e->o->ctx, t0 + (uint64_t)j + 1, &r);
+			e->o->on_ref(e->o->ctx, t0 + (uint64_t)j + 1, image, x->itid, &r);
 		}
 	}
-	/* Debug-register hits of this instruction. */
+	/* Debug-register hits of this instruction (for xsave/xrstor, whose
+	 * decoded area may be larger than what the CPU touched, the decoding
+	 * decides, as for page watches). */
 	if (t->dr_used > 0) {
 		uint64_t dr6 = 0;
+		int wide = (x->insn.flags & LP_PMU_INSN_WIDE) != 0;
 
 		if ((err = lp_pmu_sup_dr_get(t, 6, &dr6)) < 0)
 			return err;
-		if (dr6 & 0xf) {
+		if ((dr6 & 0xf) || wide) {
 			struct aspace *as = t->proc->watch;
 
-			lp_pmu_sup_dr_set(t, 6, 0);
-			e->c->ops->note(e->c, t->tid, LP_PMU_NOTE_TRAP);
-			for (int i = 0; as && i < as->n;) {
+			if (dr6 & 0xf) {
+				lp_pmu_sup_dr_set(t, 6, 0);
+				e->c->ops->note(e->c, t->tid, LP_PMU_NOTE_TRAP);
+			}
+			for (size_t i = 0; as && i < as->n;) {
 				struct watch *w = &as->w[i];
 				int hit = -1;
 
-				if (w->mech != LP_PMU_WATCH_DR || !(w->slots & (int)dr6)) {
+				if (w->mech != LP_PMU_WATCH_DR) {
 					i++;
 					continue;
 				}
 				for (int j = 0; j < x->n && hit < 0; j++)
-					if (overlaps(x->acc[j].addr, x->acc[j].size, w->line, e->o->line_size))
+					if (overlaps(x->acc[j].addr, x->acc[j].size, w->line, w->size))
 						hit = j;
+				if (!(w->slots & (int)dr6) && !(wide && hit >= 0)) {
+					i++;
+					continue;
+				}
+				if (hit < 0) {
+					e->st->decode_misses++;
+					hit = x->n > 0 ? x->n - 1 : 0;
+				}
 				e->st->dr_hits++;
-				if ((err = watch_end(e, t, as, i, t0 + (uint64_t)(hit < 0 ? x->n - 1 : hit) + 1,
-						     LP_PMU_END_DR)) < 0)
+				if ((err = watch_end(e, t, as, i, t0 + (uint64_t)hit + 1, x->insn.pc, LP_PMU_END_DR)) < 0)
 					return err;
 			}
 		}
@@ -451,30 +691,13 @@ static int retired(struct engine *e, struct lp_pmu_thread *t, uint64_t t0)
 	/* Usually one sample point per instruction; a short gap can put the
 	 * next one in the same instruction (read and write of add [m],1). */
 	while (x->sample_k >= 0) {
-		struct lp_pmu_access *a = &x->acc[x->sample_k];
-		struct lp_pmu_sample s = { .begin = t0 + (uint64_t)x->sample_k + 1, .pc = x->insn.pc,
-					   .addr = a->addr, .size = a->size, .kind = a->kind,
-					   .tid = t->num, .dangling = 1 };
-		uint64_t line = a->addr & e->line_mask;
-		int same = -1;
-
-		e->st->samples++;
-		for (int j = x->sample_k + 1; j < x->n && same < 0; j++)
-			if (overlaps(x->acc[j].addr, x->acc[j].size, line, e->o->line_size))
-				same = j;
-		if (same >= 0) {
-			s.dangling = 0;
-			s.end = t0 + (uint64_t)same + 1;
-			s.ended_by = LP_PMU_END_SAME;
-			e->st->same_hits++;
-			emit(e, &s);
-		} else if ((err = watch_start(e, t, &s)) < 0) {
+		if ((err = sample_start(e, t, t0, x->sample_k)) < 0)
 			return err;
-		}
 		if ((err = arm_next(e)) < 0)
 			return err;
 		x->sample_k = e->sp <= t0 + (uint64_t)x->n ? (int)(e->sp - t0 - 1) : -1;
 	}
+	x->refs += (unsigned)x->n;
 	e->c->ops->retired(e->c, t->tid, (unsigned)x->n);
 	if (!e->seeking && e->c->ops->pending(e->c, t->tid, NULL) == 1)
 		e->seeking = 1;
@@ -501,6 +724,37 @@ static void check_point(struct engine *e, struct lp_pmu_thread *t, uint64_t t0)
 		e->st->skid_steps++;
 }
 
+/* ---- threads that go ------------------------------------------------------ */
+
+/* A thread leaves its address space (supervisor hook): keep its
+ * references in its image; a thread that is dropped is no longer counted.
+ * An exec by the last thread of an image ends that image by exec. */
+static void thread_leave(void *ctx, struct lp_pmu_thread *t, int gone)
+{
+	struct engine *e = ctx;
+	struct aspace *as = t->proc->watch;
+
+	leave_image(e, t);
+	if (!gone && as && t->proc->refs == 1)
+		as->exec = 1;
+	if (gone)
+		e->c->ops->detach(e->c, t->tid);
+}
+
+/* An EXIT event: the image records its process's status (the leader's
+ * exit is reported last), then the thread is dropped. */
+static void thread_exit(struct engine *e, struct lp_pmu_ev *ev)
+{
+	struct lp_pmu_thread *t = ev->child;
+	struct aspace *as = t->proc ? t->proc->watch : NULL;
+
+	if (as && t->tid == t->proc->pid) {
+		as->exited = 1;
+		as->status = ev->status;
+	}
+	lp_pmu_sup_forget(&e->sup, t);
+}
+
 /* ---- stepping one thread ---------------------------------------------- */
 
 /* Step t once and wait for that step. Returns 1 done (SIGTRAP), 2 a
@@ -519,8 +773,7 @@ static int step_sync(struct engine *e, struct lp_pmu_thread *t, int sig, siginfo
 		if (r < 0)
 			return r;
 		if (ev.kind == LP_PMU_EV_EXIT) {
-			e->c->ops->detach(e->c, ev.child->tid);
-			lp_pmu_sup_forget(&e->sup, ev.child);
+			thread_exit(e, &ev);
 			return 0;
 		}
 		if (ev.kind == LP_PMU_EV_TRAP)
@@ -529,7 +782,9 @@ static int step_sync(struct engine *e, struct lp_pmu_thread *t, int sig, siginfo
 			*si = ev.si;
 			return 2;
 		}
-		if (ev.kind == LP_PMU_EV_SIGNAL)
+		/* A signal for the target waits for the next resume; an
+		 * overflow notification queued earlier is dropped. */
+		if (ev.kind == LP_PMU_EV_SIGNAL && !e->c->ops->owns(e->c, &ev.si))
 			et(t)->pending_sig = ev.sig;
 		/* The step has not happened yet: ask again. */
 		if ((err = lp_pmu_sup_resume(t, LP_PMU_STEP, 0)) < 0)
@@ -544,11 +799,59 @@ static int is_our_page(struct lp_pmu_thread *t, uint64_t addr)
 	return as && page_watched(as, addr & ~(PAGE - 1));
 }
 
+static int addr_in(const struct lp_pmu_access *acc, int n, uint64_t addr)
+{
+	for (int j = 0; j < n; j++)
+		if (addr >= acc[j].addr && addr < acc[j].addr + (acc[j].size ? acc[j].size : 1))
+			return 1;
+	return 0;
+}
+
 static int page_in(const uint64_t *pages, int n, uint64_t addr)
 {
 	for (int i = 0; i < n; i++)
 		if (pages[i] == (addr & ~(PAGE - 1)))
 			return 1;
+	return 0;
+}
+
+/* A gather or scatter can trap (single-step) before it is complete,
+ * when the hardware suspended it (on a page fault the kernel handled, for
+ * one): its rip stays on it and the mask has the elements done cleared.
+ * Then only those elements retired; the rest are decoded again from the
+ * new mask at the next step, as a new execution. */
+static int gather_partial(struct engine *e, struct lp_pmu_thread *t, uint64_t t0)
+{
+	struct ethread *x = t->eng;
+	struct lp_pmu_access after[LP_PMU_MAX_ACC];
+	struct user_regs_struct r;
+	char used[LP_PMU_MAX_ACC] = { 0 };
+	long len;
+	int n_after, n = 0, err;
+
+	if ((err = lp_pmu_sup_getregs(t, &r)) < 0)
+		return err;
+	if (r.rip != x->insn.pc)
+		return 0;
+	if ((len = lp_pmu_sup_getxstate(t, e->xsave, sizeof(e->xsave))) < 0)
+		return (int)len;
+	if (lp_pmu_vregs_parse(e->xsave, (size_t)len, &e->xlayout, &e->vregs) < 0)
+		return lp_seterr(LP_EIO, "cannot read the vector registers of thread %d", (int)t->tid);
+	n_after = lp_pmu_insn_accesses(&x->insn, &r, &e->vregs, after);
+	/* Done = planned before and no longer planned (a multiset). */
+	for (int j = 0; j < x->n; j++) {
+		int left = 0;
+
+		for (int k = 0; k < n_after && !left; k++)
+			if (!used[k] && after[k].addr == x->acc[j].addr && after[k].kind == x->acc[j].kind)
+				used[k] = left = 1;
+		if (!left)
+			x->acc[n++] = x->acc[j];
+	}
+	x->n = n;
+	e->st->partial++;
+	/* The sample point may lie in what is left: look again. */
+	x->sample_k = e->seeking && e->sp > t0 && e->sp <= t0 + (uint64_t)n ? (int)(e->sp - t0 - 1) : -1;
 	return 0;
 }
 
@@ -562,7 +865,7 @@ static int open_pages(struct engine *e, struct lp_pmu_thread *t, const struct lp
 
 	for (int j = 0; as && j < n; j++) {
 		for (uint64_t pg = acc[j].addr & ~(PAGE - 1); pg < acc[j].addr + acc[j].size; pg += PAGE) {
-			if (!page_watched(as, pg) || page_in(opened, *n_opened, pg) || *n_opened == 2 * LP_PMU_MAX_MEM)
+			if (!page_watched(as, pg) || page_in(opened, *n_opened, pg) || *n_opened == 2 * LP_PMU_MAX_ACC)
 				continue;
 			if ((err = unprotect(e, t, pg)) < 0)
 				return err;
@@ -585,16 +888,19 @@ static int run_insn(struct engine *e, struct lp_pmu_thread *t, int sig)
 {
 	struct ethread *x = t->eng;
 	uint64_t t0 = now(e);
-	uint64_t opened[2 * LP_PMU_MAX_MEM];
+	uint64_t opened[2 * LP_PMU_MAX_ACC];
 	int n_opened = 0, ours = 0, hit = 0, r, err;
 	siginfo_t si;
 
 	check_point(e, t, t0);
-	if (x->in_segv && t->proc->watch) {
-		/* Inside the target's SIGSEGV handler a fault of ours would
-		 * make the kernel reset the handler to the default (a forced
-		 * blocked SIGSEGV): open our pages before the access instead,
-		 * and see the reuse from the decoded accesses. */
+	/* Inside the target's SIGSEGV handler, and for xsave/xrstor (whose
+	 * decoded access is the largest area: the hardware may not touch the
+	 * watched line, or even its page), the reuse is taken from the
+	 * decoding: the pages are opened before the access. */
+	if ((x->in_segv || (x->insn.flags & LP_PMU_INSN_WIDE)) && t->proc->watch) {
+		/* (In the handler a fault of ours would make the kernel reset
+		 * it to the default: a forced SIGSEGV while SIGSEGV is
+		 * blocked.) */
 		if ((err = open_pages(e, t, x->acc, x->n, opened, &n_opened)) < 0)
 			return err;
 		ours = n_opened > 0;
@@ -606,12 +912,14 @@ static int run_insn(struct engine *e, struct lp_pmu_thread *t, int sig)
 		/* Ours: run the access with the target's permissions. */
 		ours = 1;
 		e->c->ops->note(e->c, t->tid, LP_PMU_NOTE_FAULT);
-		if (x->n == 0) {
+		if (x->n == 0 && !x->insn.len) {
 			/* Undecoded instruction: the fault address is all we know. */
 			x->acc[0] = (struct lp_pmu_access){ (uint64_t)si.si_addr, 1, LP_REF_READ };
 			x->n = 1;
 			x->fake = 1;
 		}
+		if (!addr_in(x->acc, x->n, (uint64_t)si.si_addr))
+			e->st->decode_misses++;
 		hit = touches_page_watch(e, t->proc->watch, x->acc, x->n);
 		if (!hit)
 			e->st->false_faults++;
@@ -620,7 +928,8 @@ static int run_insn(struct engine *e, struct lp_pmu_thread *t, int sig)
 		/* An access the decoder did not report (or one more page):
 		 * open the faulting page too, as often as it takes. */
 		while ((r = step_sync(e, t, 0, &si)) == 2 && is_our_page(t, (uint64_t)si.si_addr) &&
-		       n_opened < 2 * LP_PMU_MAX_MEM && !page_in(opened, n_opened, (uint64_t)si.si_addr)) {
+		       n_opened < 2 * LP_PMU_MAX_ACC && !page_in(opened, n_opened, (uint64_t)si.si_addr)) {
+			e->st->decode_misses++;
 			opened[n_opened] = (uint64_t)si.si_addr & ~(PAGE - 1);
 			if ((err = unprotect(e, t, opened[n_opened++])) < 0)
 				return err;
@@ -629,9 +938,11 @@ static int run_insn(struct engine *e, struct lp_pmu_thread *t, int sig)
 			return r;
 		e->c->ops->note(e->c, t->tid, LP_PMU_NOTE_STEP);
 	}
+	if (r == 1 && (x->insn.flags & LP_PMU_INSN_VSIB) && (err = gather_partial(e, t, t0)) < 0)
+		return err;
 	if (ours && r == 1) {
 		/* Retired: its accesses to watched lines are the reuses. */
-		if ((err = end_touched(e, t, x->acc, x->n, t0, opened, n_opened)) < 0)
+		if ((err = end_touched(e, t, x->acc, x->n, t0, x->insn.pc, opened, n_opened)) < 0)
 			return err;
 	} else if (hit) {
 		/* Faulted with the target's permissions: no reuse yet, and
@@ -735,6 +1046,74 @@ static int sys_buffers(struct engine *e, struct lp_pmu_thread *t, uint64_t nr, c
 	return 0;
 }
 
+/* Open page pg (watched) for the coming system call; sys_post closes it. */
+static int open_for_call(struct engine *e, struct lp_pmu_thread *t, uint64_t pg)
+{
+	struct ethread *x = t->eng;
+	int err;
+
+	if (!page_watched(t->proc->watch, pg))
+		return 0;
+	for (int i = 0; i < x->n_unprot; i++)
+		if (x->unprot[i] == pg)
+			return 0;
+	if (x->n_unprot == MAX_UNPROT)
+		return 0; /* the call may fail with EFAULT: the target's to handle */
+	if ((err = unprotect(e, t, pg)) < 0)
+		return err;
+	x->unprot[x->n_unprot++] = pg;
+	return 0;
+}
+
+/* The pages of the NUL-terminated string at a. */
+static int open_string(struct engine *e, struct lp_pmu_thread *t, uint64_t a)
+{
+	char buf[256];
+	int err;
+
+	for (int k = 0; a && k < 512; k++) { /* at most 128 KiB (MAX_ARG_STRLEN) */
+		long got = lp_pmu_sup_read(t->proc, a, buf, sizeof(buf));
+
+		if (got <= 0)
+			return 0;
+		if ((err = open_for_call(e, t, page_of(a))) < 0 ||
+		    (err = open_for_call(e, t, page_of(a + (uint64_t)got - 1))) < 0)
+			return err;
+		if (memchr(buf, 0, (size_t)got))
+			return 0;
+		a += (uint64_t)got;
+	}
+	return 0;
+}
+
+/* execve reads its path, argv[] and envp[] and their strings, from pages
+ * we may have protected: open those for the call. If it succeeds the
+ * address space is gone (and a vfork parent protects its pages again when
+ * its vfork returns); if it fails sys_post protects them again. */
+static int exec_pages(struct engine *e, struct lp_pmu_thread *t, uint64_t path, uint64_t argv, uint64_t envp)
+{
+	uint64_t vec[2] = { argv, envp };
+	int err;
+
+	if ((err = open_string(e, t, path)) < 0)
+		return err;
+	for (int v = 0; v < 2; v++) {
+		for (uint64_t i = 0; vec[v] && i < 65536; i++) {
+			uint64_t p;
+
+			if (lp_pmu_sup_read(t->proc, vec[v] + 8 * i, &p, 8) != 8)
+				break;
+			if ((err = open_for_call(e, t, page_of(vec[v] + 8 * i))) < 0)
+				return err;
+			if (!p)
+				break;
+			if ((err = open_string(e, t, p)) < 0)
+				return err;
+		}
+	}
+	return 0;
+}
+
 static int sys_pre(struct engine *e, struct lp_pmu_thread *t, uint64_t nr, const struct user_regs_struct *r)
 {
 	struct ethread *x = t->eng;
@@ -751,8 +1130,12 @@ static int sys_pre(struct engine *e, struct lp_pmu_thread *t, uint64_t nr, const
 	if (nr == SYS_rseq && !(x->sys_args[2] & 1))
 		x->rseq = x->sys_args[0]; /* from now on its page stays open */
 	/* No return to re-protect after: nothing may be opened. */
-	if (!as || !as->n || nr == SYS_exit || nr == SYS_exit_group || nr == SYS_execve)
+	if (!as || !as->n || nr == SYS_exit || nr == SYS_exit_group)
 		return 0;
+	if (nr == SYS_execve)
+		return exec_pages(e, t, x->sys_args[0], x->sys_args[1], x->sys_args[2]);
+	if (nr == SYS_execveat)
+		return exec_pages(e, t, x->sys_args[1], x->sys_args[2], x->sys_args[3]);
 	n = sys_buffers(e, t, x->sys_nr, x->sys_args, r->rsp, rg, 16);
 	/* The kernel's access to a watched line is that line's reuse, placed
 	 * just after the last reference before the call. */
@@ -761,10 +1144,10 @@ static int sys_pre(struct engine *e, struct lp_pmu_thread *t, uint64_t nr, const
 
 		if (!rg[i].len)
 			continue;
-		for (int k = 0; k < as->n;) {
-			if (overlaps(acc.addr, acc.size, as->w[k].line, e->o->line_size)) {
+		for (size_t k = 0; k < as->n;) {
+			if (overlaps(acc.addr, acc.size, as->w[k].line, as->w[k].size)) {
 				e->st->syscall_hits++;
-				if ((err = watch_end(e, t, as, k, t0 + 1, LP_PMU_END_SYSCALL)) < 0)
+				if ((err = watch_end(e, t, as, k, t0 + 1, x->insn.pc, LP_PMU_END_SYSCALL)) < 0)
 					return err;
 			} else {
 				k++;
@@ -774,7 +1157,7 @@ static int sys_pre(struct engine *e, struct lp_pmu_thread *t, uint64_t nr, const
 	/* The rseq page can no longer be protected (rseq_page()): its other
 	 * watches cannot be finished and are dropped. */
 	if (nr == SYS_rseq && x->rseq) {
-		for (int k = 0; k < as->n;) {
+		for (size_t k = 0; k < as->n;) {
 			if (as->w[k].mech == LP_PMU_WATCH_PAGE && rseq_page(e, t, as->w[k].line & ~(PAGE - 1))) {
 				e->st->unwatchable++;
 				if ((err = watch_remove(e, t, as, k)) < 0)
@@ -786,7 +1169,7 @@ static int sys_pre(struct engine *e, struct lp_pmu_thread *t, uint64_t nr, const
 	}
 	/* Still-protected pages the kernel will touch must not make it fail
 	 * with EFAULT: open them for the call. */
-	for (int k = 0; k < as->n; k++) {
+	for (size_t k = 0; k < as->n; k++) {
 		uint64_t pg = as->w[k].line & ~(PAGE - 1);
 		int touch = 0, dup = 0;
 
@@ -823,26 +1206,33 @@ static int sys_post(struct engine *e, struct lp_pmu_thread *t)
 		x->rseq = (x->sys_args[2] & 1) ? 0 : x->sys_args[0]; /* flag 1: unregister */
 	if (changed < 0)
 		return LP_ENOMEM;
+	/* New code may be mapped (dlopen): the front end reads the maps now,
+	 * while the process is there to read. */
+	if (changed > 0 && (int64_t)r.rax >= 0 && e->o->on_maps &&
+	    (((x->sys_nr == SYS_mmap || x->sys_nr == SYS_mprotect) && (x->sys_args[2] & PROT_EXEC)) ||
+	     x->sys_nr == SYS_mremap))
+		e->o->on_maps(e->o->ctx, as_of(t->proc)->image, t->proc->pid);
 	for (int i = 0; i < x->n_unprot; i++)
 		if (as && page_watched(as, x->unprot[i]) && (err = protect(e, t, x->unprot[i])) < 0)
 			return err;
 	x->n_unprot = 0;
-	if (changed > 0 && as) {
-		/* The target changed mappings: a watched page that is gone ends
-		 * its samples (dangling); one that is still there gets our
-		 * protection back, since the call may have reset it. */
-		for (int k = 0; k < as->n;) {
-			uint64_t pg = as->w[k].line & ~(PAGE - 1);
-
-			if (as->w[k].mech == LP_PMU_WATCH_PAGE && lp_pmu_maps_prot(&t->proc->maps, pg) < 0) {
-				emit(e, &as->w[k].s);
-				as->w[k] = as->w[--as->n];
-				continue;
-			}
-			if (as->w[k].mech == LP_PMU_WATCH_PAGE && (err = protect(e, t, pg)) < 0)
+	if (as && (x->sys_nr == SYS_vfork || (x->sys_nr == SYS_clone && (x->sys_args[0] & CLONE_VFORK)))) {
+		/* The child shared this address space and may have opened
+		 * pages for its execve: protect every watched page again. */
+		for (size_t i = 0; i < as->pc.cap; i++)
+			if (as->pc.v[i].page && as->pc.v[i].n && (err = protect(e, t, as->pc.v[i].page)) < 0)
 				return err;
-			k++;
-		}
+	}
+	if (changed > 0 && as) {
+		/* The target changed mappings: a watched page that is still (or
+		 * again) mapped gets our protection back, since the call may
+		 * have reset it. One that is gone keeps its watch: reuse is by
+		 * address, as in a trace, so an access after the address is
+		 * mapped again (the next mmap often returns it) is the reuse;
+		 * otherwise the sample dangles at the end. */
+		for (size_t k = 0; k < as->n; k++)
+			if (as->w[k].mech == LP_PMU_WATCH_PAGE && (err = protect(e, t, page_of(as->w[k].line))) < 0)
+				return err;
 	}
 	return 0;
 }
@@ -853,31 +1243,68 @@ static void on_release(void *ctx, struct lp_pmu_proc *p)
 {
 	struct engine *e = ctx;
 	struct aspace *as = p->watch;
+	struct lp_pmu_image_end end;
 
-	/* The address space is going: what is still watched is dangling. */
-	for (int i = 0; as && i < as->n; i++)
+	if (!as)
+		return;
+	/* The address space is going: what is still watched is dangling.
+	 * Its threads have all left (thread_leave), so its count is final. */
+	for (size_t i = 0; i < as->n; i++)
 		emit(e, &as->w[i].s);
-	if (as)
-		as->n = 0;
+	as->n = 0;
+	memset(&end, 0, sizeof(end));
+	end.id = as->image;
+	end.pid = p->pid;
+	end.refs = as->dead;
+	end.threads = as->nthreads;
+	if (as->tr_cap < as->nthreads) {
+		/* Every thread that left has its entry; make the rest 0. */
+		uint64_t *v = realloc(as->thread_refs, as->nthreads * sizeof(*v));
+
+		if (v) {
+			memset(v + as->tr_cap, 0, (as->nthreads - as->tr_cap) * sizeof(*v));
+			as->thread_refs = v;
+			as->tr_cap = as->nthreads;
+		} else {
+			end.threads = (uint32_t)as->tr_cap;
+		}
+	}
+	end.thread_refs = as->thread_refs;
+	end.exec = as->exec;
+	end.exited = as->exited;
+	end.status = as->status;
+	if (e->o->on_image_end)
+		e->o->on_image_end(e->o->ctx, &end);
+	/* The supervisor frees p->watch itself (one flat block): free ours. */
+	free(as->w);
+	lp_pmu_pagecount_release(&as->pc);
+	free(as->thread_refs);
+	as->w = NULL;
+	as->thread_refs = NULL;
+	as->cap = as->tr_cap = 0;
 }
 
 static int on_event(struct engine *e, struct lp_pmu_ev *ev)
 {
 	struct lp_pmu_thread *t = ev->t, *c = ev->child;
-	struct aspace *as;
+	struct aspace *as = as_of(t->proc);
+	uint32_t parent;
 	int err;
 
+	if (!as)
+		return lp_seterr(LP_ENOMEM, "out of memory");
 	switch (ev->kind) {
 	case LP_PMU_EV_CLONE:
 		if ((err = e->c->ops->attach(e->c, c->tid)) < 0)
 			return err;
+		join_image(e, c, as);
 		/* Debug registers watch one thread; with two, move their
 		 * watches to page protection (the new thread, stopped at its
 		 * first stop, makes the calls). */
-		as = t->proc->watch;
-		for (int i = 0; as && i < as->n; i++) {
+		for (size_t i = 0; i < as->n; i++) {
 			struct watch *w = &as->w[i];
-			uint64_t pg = w->line & ~(PAGE - 1);
+			uint64_t pg = page_of(w->line);
+			int had = page_watched(as, pg);
 
 			if (w->mech != LP_PMU_WATCH_DR)
 				continue;
@@ -886,7 +1313,9 @@ static int on_event(struct engine *e, struct lp_pmu_ev *ev)
 				return err;
 			w->mech = LP_PMU_WATCH_PAGE;
 			w->slots = 0;
-			if ((err = protect(e, c, pg)) < 0)
+			if (lp_pmu_pagecount_add(&as->pc, pg) < 0)
+				return LP_ENOMEM;
+			if (!had && (err = protect(e, c, pg)) < 0)
 				return err;
 		}
 		return 0;
@@ -896,13 +1325,17 @@ static int on_event(struct engine *e, struct lp_pmu_ev *ev)
 		/* The child keeps its parent's rseq registration. */
 		if (et(c) && et(t))
 			et(c)->rseq = et(t)->rseq;
-		if (ev->vfork)
+		if (ev->vfork) {
+			/* It shares the parent's image until it execs. */
+			join_image(e, c, as);
 			return 0;
+		}
+		if ((err = image_start(e, c->proc, c, as->image, t->tgid, 0)) < 0)
+			return err;
 		/* The child inherited our protections but none of our watches:
 		 * give it the permissions its program set. */
-		as = t->proc->watch;
-		for (int i = 0; as && i < as->n; i++) {
-			uint64_t pg = as->w[i].line & ~(PAGE - 1);
+		for (size_t i = 0; i < as->n; i++) {
+			uint64_t pg = page_of(as->w[i].line);
 
 			if (as->w[i].mech == LP_PMU_WATCH_PAGE && (err = unprotect(e, c, pg)) < 0)
 				return err;
@@ -910,9 +1343,11 @@ static int on_event(struct engine *e, struct lp_pmu_ev *ev)
 		return 0;
 	case LP_PMU_EV_EXEC:
 		t->dr_used = 0; /* exec clears the debug registers */
-		if (et(t))
-			et(t)->rseq = 0; /* and unregisters rseq */
-		return 0;
+		if (!et(t))
+			return lp_seterr(LP_ENOMEM, "out of memory");
+		et(t)->rseq = 0; /* and unregisters rseq */
+		parent = et(t)->image;
+		return image_start(e, t->proc, t, parent, t->tgid, 1);
 	default:
 		return 0;
 	}
@@ -932,13 +1367,12 @@ static int syscall_sync(struct engine *e, struct lp_pmu_thread *t, int sig)
 		if ((r = lp_pmu_sup_wait(&e->sup, t->tid, &ev, 0)) < 0)
 			return r;
 		if (ev.kind == LP_PMU_EV_EXIT) {
-			e->c->ops->detach(e->c, ev.child->tid);
-			lp_pmu_sup_forget(&e->sup, ev.child);
+			thread_exit(e, &ev);
 			return 0;
 		}
 		if (ev.kind == LP_PMU_EV_TRAP)
 			return 1;
-		if (ev.kind == LP_PMU_EV_SIGNAL)
+		if (ev.kind == LP_PMU_EV_SIGNAL && !e->c->ops->owns(e->c, &ev.si))
 			et(t)->pending_sig = ev.sig;
 		if ((err = on_event(e, &ev)) < 0)
 			return err;
@@ -961,7 +1395,7 @@ static int deliver_caught(struct engine *e, struct lp_pmu_thread *t, int sig, ui
 	int n_opened = 0, res, err;
 	siginfo_t si;
 
-	for (int k = 0; as && k < as->n; k++) {
+	for (size_t k = 0; as && k < as->n; k++) {
 		uint64_t pg = as->w[k].line & ~(PAGE - 1);
 		int dup = 0;
 
@@ -985,10 +1419,10 @@ static int deliver_caught(struct engine *e, struct lp_pmu_thread *t, int sig, ui
 	if (lp_pmu_sup_getregs(t, &r) == 0 && as) {
 		uint64_t t0 = now(e);
 
-		for (int k = 0; k < as->n;) {
-			if (overlaps(r.rsp, rsp - 128 - r.rsp, as->w[k].line, e->o->line_size)) {
+		for (size_t k = 0; k < as->n;) {
+			if (overlaps(r.rsp, rsp - 128 - r.rsp, as->w[k].line, as->w[k].size)) {
 				e->st->syscall_hits++;
-				if ((err = watch_end(e, t, as, k, t0 + 1, LP_PMU_END_SYSCALL)) < 0)
+				if ((err = watch_end(e, t, as, k, t0 + 1, 0, LP_PMU_END_SYSCALL)) < 0)
 					return err;
 			} else {
 				k++;
@@ -1046,8 +1480,7 @@ static int background_event(struct engine *e, struct lp_pmu_ev *ev)
 	int err;
 
 	if (ev->kind == LP_PMU_EV_EXIT) {
-		e->c->ops->detach(e->c, ev->child->tid);
-		lp_pmu_sup_forget(&e->sup, ev->child);
+		thread_exit(e, ev);
 		return 0;
 	}
 	x = et(t);
@@ -1121,6 +1554,52 @@ static int loop_step(struct engine *e)
 
 /* ---- the hardware counter: the target runs freely ---------------------- */
 
+/* Give up reaching the armed point with t (it exited, or it must run
+ * freely through a system call): let the counter notify again from the
+ * next reference on. If the point is then passed, check_point counts the
+ * sample as missed and arms the next one. */
+static int seek_abandon(struct engine *e)
+{
+	uint64_t early = 2 + (uint64_t)LP_PMU_REFS_PER_INSN * e->o->max_skid;
+	uint64_t at = e->sp > early ? e->sp - early : 0, t = now(e);
+
+	e->seeking = 0;
+	return e->c->ops->arm(e->c, at > t ? at : t + 1);
+}
+
+/* Skid compensation (§3.3.2.1): the notification came at or before the
+ * early point; step t, decoding each instruction, to the sample point.
+ * A system call on the way is run freely (PTRACE_SYSCALL): the seek goes
+ * on at its exit stop (e->seek_tid). */
+static int seek(struct engine *e, struct lp_pmu_thread *t)
+{
+	struct user_regs_struct r;
+	pid_t tid = t->tid;
+	int err;
+
+	e->seeking = 1;
+	e->seek_tid = 0;
+	while (e->seeking) {
+		struct ethread *x;
+
+		if ((err = prepare(e, t, &r)) < 0)
+			return err;
+		x = t->eng;
+		if (x->insn.flags & LP_PMU_INSN_SYSCALL) {
+			e->seek_tid = tid;
+			return 0;
+		}
+		if (x->pending_sig)
+			break; /* the target's signal first (a handler runs freely) */
+		if ((err = run_insn(e, t, 0)) < 0)
+			return err;
+		if (lp_pmu_sup_find(&e->sup, tid) != t)
+			break; /* it exited */
+		e->c->ops->note(e->c, tid, LP_PMU_NOTE_STEP);
+	}
+	return e->seeking ? seek_abandon(e) : 0;
+}
+
 static int loop_free(struct engine *e)
 {
 	struct lp_pmu_ev ev;
@@ -1139,8 +1618,11 @@ static int loop_free(struct engine *e)
 		if ((res = lp_pmu_sup_wait(&e->sup, -1, &ev, 0)) < 0)
 			return res;
 		if (ev.kind == LP_PMU_EV_EXIT) {
-			e->c->ops->detach(e->c, ev.child->tid);
-			lp_pmu_sup_forget(&e->sup, ev.child);
+			int was = e->seek_tid == ev.child->tid;
+
+			thread_exit(e, &ev);
+			if (was && (err = seek_abandon(e)) < 0)
+				return err;
 			continue;
 		}
 		t = ev.t;
@@ -1159,30 +1641,24 @@ static int loop_free(struct engine *e)
 				x->sys_async = 0;
 				if ((err = sys_post(e, t)) < 0)
 					return err;
+				if (e->seek_tid == tid && (err = seek(e, t)) < 0)
+					return err;
 			}
 			break;
 		case LP_PMU_EV_SIGNAL:
 			res = e->c->ops->pending(e->c, t->tid, &ev.si);
 			if (res == 1) {
-				/* Skid compensation: step to the sample point. */
-				e->seeking = 1;
-				while (e->seeking) {
-					if ((err = prepare(e, t, &r)) < 0)
-						return err;
-					if (x->insn.flags & LP_PMU_INSN_SYSCALL)
-						break; /* resume; the next overflow retries */
-					if ((err = run_insn(e, t, 0)) < 0)
-						return err;
-					if (lp_pmu_sup_find(&e->sup, tid) != t)
-						break; /* it exited */
-					e->c->ops->note(e->c, tid, LP_PMU_NOTE_STEP);
-				}
+				if ((err = seek(e, t)) < 0)
+					return err;
 			} else if (res < 0 && ev.sig == SIGSEGV && is_our_page(t, (uint64_t)ev.si.si_addr)) {
 				if ((err = prepare(e, t, &r)) < 0 || (err = run_insn(e, t, 0)) < 0)
 					return err;
+				/* That instruction may have brought the clock to the
+				 * armed point (retired() asked the counter). */
+				if (e->seeking && lp_pmu_sup_find(&e->sup, tid) == t && (err = seek(e, t)) < 0)
+					return err;
 			} else if (res < 0) {
 				sig = ev.sig;
-				e->st->target_signals++;
 			}
 			break;
 		case LP_PMU_EV_TRAP: {
@@ -1195,10 +1671,10 @@ static int loop_free(struct engine *e)
 
 				lp_pmu_sup_dr_set(t, 6, 0);
 				e->c->ops->note(e->c, t->tid, LP_PMU_NOTE_TRAP);
-				for (int i = 0; as && i < as->n;) {
+				for (size_t i = 0; as && i < as->n;) {
 					if (as->w[i].mech == LP_PMU_WATCH_DR && (as->w[i].slots & (int)dr6)) {
 						e->st->dr_hits++;
-						if ((err = watch_end(e, t, as, i, now(e), LP_PMU_END_DR)) < 0)
+						if ((err = watch_end(e, t, as, i, now(e), 0, LP_PMU_END_DR)) < 0)
 							return err;
 					} else {
 						i++;
@@ -1216,8 +1692,19 @@ static int loop_free(struct engine *e)
 				return err;
 			break;
 		}
+		if ((err = e->c->ops->status(e->c)) < 0)
+			return err;
 		t = lp_pmu_sup_find(&e->sup, tid);
-		if (t && t->state == LP_PMU_T_STOPPED && (err = lp_pmu_sup_resume(t, LP_PMU_SYSCALLS, sig)) < 0)
+		if (!t || t->state != LP_PMU_T_STOPPED)
+			continue;
+		/* A signal of the target's found while stepping it is its own. */
+		if (!sig && (x = t->eng) && x->pending_sig) {
+			sig = x->pending_sig;
+			x->pending_sig = 0;
+		}
+		if (sig)
+			e->st->target_signals++;
+		if ((err = lp_pmu_sup_resume(t, LP_PMU_SYSCALLS, sig)) < 0)
 			return err;
 	}
 	return 0;
@@ -1237,8 +1724,14 @@ int lp_pmu_run(const struct lp_pmu_options *o, char *const argv[], struct lp_pmu
 	*status = 0;
 	if (!ops)
 		return lp_seterr(LP_EINVAL, "unknown counter '%s' (step, pmu)", o->counter);
-	if (o->line_size < 8 || o->line_size > 4096 || (o->line_size & (o->line_size - 1)))
-		return lp_seterr(LP_EINVAL, "line size %u is not a power of two in 8..4096", o->line_size);
+	if (o->n_lines > LP_PMU_MAX_LINE_SIZES)
+		return lp_seterr(LP_EINVAL, "at most %d line sizes", LP_PMU_MAX_LINE_SIZES);
+	for (unsigned i = 0; i < (o->n_lines ? o->n_lines : 1); i++) {
+		unsigned l = o->n_lines ? o->line_sizes[i] : o->line_size;
+
+		if (l < 8 || l > 4096 || (l & (l - 1)))
+			return lp_seterr(LP_EINVAL, "line size %u is not a power of two in 8..4096", l);
+	}
 	if (!(o->period >= 1.0))
 		return lp_seterr(LP_EINVAL, "sample period %g is below 1", o->period);
 	if (o->on_ref && !ops->stepping)
@@ -1249,21 +1742,30 @@ int lp_pmu_run(const struct lp_pmu_options *o, char *const argv[], struct lp_pmu
 	e->o = o;
 	e->st = stats;
 	e->p = 1.0 / o->period;
-	e->line_mask = ~(uint64_t)(o->line_size - 1);
+	e->nlines = o->n_lines ? o->n_lines : 1;
+	for (unsigned i = 0; i < e->nlines; i++)
+		e->line[i] = o->n_lines ? o->line_sizes[i] : o->line_size;
 	lp_rng_seed(&e->rng, o->seed);
+	lp_pmu_xsave_layout_host(&e->xlayout);
+	cfg.compensate = o->compensate;
 	if ((err = ops->create(&cfg, &e->c)) < 0)
 		goto out_engine;
 	if ((err = lp_pmu_decoder_new(&e->dec)) < 0)
 		goto out_counter;
 	e->sup.on_release = on_release;
+	e->sup.on_thread_leave = thread_leave;
 	e->sup.ctx = e;
 	if ((err = lp_pmu_sup_spawn(&e->sup, argv, o->no_aslr)) < 0)
 		goto out_sup;
 	if ((err = e->c->ops->attach(e->c, e->sup.t[0]->tid)) < 0)
 		goto out_sup;
+	if ((err = image_start(e, e->sup.t[0]->proc, e->sup.t[0], NO_IMAGE, (int)getpid(), 0)) < 0)
+		goto out_sup;
 	if ((err = arm_next(e)) < 0)
 		goto out_sup;
 	err = ops->stepping ? loop_step(e) : loop_free(e);
+	if (err == 0 && e->err)
+		err = e->err;
 	if (err == 0) {
 		stats->refs = now(e);
 		*status = e->sup.leader_status;

@@ -16,15 +16,25 @@
 
 #include <locprof/common.h>
 
+#define LP_PMU_MAX_LINE_SIZES 4
+
 struct lp_pmu_sample {
 	uint64_t begin;   /* the clock value of the sampled reference (1-based) */
 	uint64_t end;     /* the clock value of the next reference to its line */
 	int dangling;     /* 1: the line was never touched again (end = 0) */
 	uint64_t pc, addr;
+	uint64_t end_pc;  /* pc of the reusing instruction, 0 when unknown */
 	uint32_t size;
 	uint8_t kind;     /* LP_REF_READ / LP_REF_WRITE */
+	uint8_t line_idx; /* which of the line sizes */
 	uint32_t tid;     /* thread number, 0 = first */
 	uint8_t ended_by; /* enum lp_pmu_end: how the reuse was seen */
+	/* The same in the terms of the sample's process image (below): its
+	 * own clock, which counts only the references of its threads, and
+	 * its own thread numbers. */
+	uint32_t image;
+	uint32_t itid;
+	uint64_t ibegin, iend;
 };
 /* reuse distance = end - begin - 1 (thesis Eq. 3.4) */
 
@@ -43,23 +53,55 @@ enum lp_pmu_watch_mech {
 	LP_PMU_WATCH_PAGE,   /* page protection only */
 };
 
+/* A process image: the program started, a forked child, or what a
+ * process exec'd (exec ends the old image and starts a new one). */
+struct lp_pmu_image {
+	uint32_t id;      /* 0, 1, ... in order of appearance */
+	uint32_t parent;  /* the image that forked or exec'd it; UINT32_MAX for 0 */
+	int pid, ppid;
+	int exec;         /* 1: started by an exec of parent (same pid) */
+};
+
+struct lp_pmu_image_end {
+	uint32_t id;
+	int pid;
+	uint64_t refs;               /* its clock at the end */
+	uint32_t threads;            /* threads it had, over its life */
+	const uint64_t *thread_refs; /* references of each (image thread numbers) */
+	int exec;                    /* 1: it ended by exec'ing a new image */
+	int exited;                  /* 1: its process ended; status is waitpid's */
+	int status;
+};
+
 struct lp_pmu_options {
 	const char *counter;     /* "step" or "pmu" */
 	double period;           /* mean references between samples */
 	uint64_t seed;
 	unsigned max_skid;       /* memory instructions the trigger may be late */
 	unsigned emulate_skid;   /* step counter: deliver 0..emulate_skid late */
-	unsigned line_size;      /* power of two, 8..4096 */
+	unsigned line_size;      /* power of two, 8..4096 (when n_lines is 0) */
+	unsigned line_sizes[LP_PMU_MAX_LINE_SIZES]; /* several: one watch each per sample */
+	unsigned n_lines;
 	enum lp_pmu_watch_mech watch;
 	int no_aslr;             /* run the target without address randomisation */
+	const char *compensate;  /* pmu counter: "step,fault,syscall,trap" rates, NULL = default */
 	void *ctx;
+	/* One call per finished sample and line size. */
 	void (*on_sample)(void *ctx, const struct lp_pmu_sample *s);
-	/* Every reference, in clock order (step counter only); NULL: none. */
-	void (*on_ref)(void *ctx, uint64_t time, const struct lp_ref *r);
+	/* Every reference, in clock order (step counter only); NULL: none.
+	 * r->tid is the thread number, itid the image's. */
+	void (*on_ref)(void *ctx, uint64_t time, uint32_t image, uint32_t itid, const struct lp_ref *r);
+	/* A process image starts (before any of its references), ends (after
+	 * its last samples), or may have mapped new code (start, mmap or
+	 * mprotect with PROT_EXEC: read /proc/pid/maps now, it may be gone at
+	 * the end). Each may be NULL. */
+	void (*on_image)(void *ctx, const struct lp_pmu_image *img);
+	void (*on_image_end)(void *ctx, const struct lp_pmu_image_end *end);
+	void (*on_maps)(void *ctx, uint32_t image, int pid);
 };
 
 #define LP_PMU_OPTIONS_DEFAULT { .counter = "step", .period = 1000, .seed = 1, .max_skid = 0, \
-	.emulate_skid = 0, .line_size = 64, .watch = LP_PMU_WATCH_AUTO, .no_aslr = 1 }
+	.emulate_skid = 0, .line_size = 64, .n_lines = 0, .watch = LP_PMU_WATCH_AUTO, .no_aslr = 1 }
 
 struct lp_pmu_stats {
 	uint64_t refs;           /* the clock at the end */
@@ -67,8 +109,13 @@ struct lp_pmu_stats {
 	uint64_t skid_steps;     /* of which between notification and sample point */
 	uint64_t samples;        /* started */
 	uint64_t missed;         /* notification came after the point (skid > max) */
+	uint64_t watches_max;    /* most watches live at once in one image */
 	uint64_t no_slot;        /* DR only: no free debug register */
-	uint64_t undecoded;      /* instructions Capstone could not decode (counted as no access) */
+	uint64_t undecoded;      /* instructions the decoder could not decode (counted as no access) */
+	uint64_t partial;        /* gathers/scatters that trapped before they were complete */
+	uint64_t decode_misses;  /* hardware accesses the decoding did not predict: a fault on a
+	                            watched page outside the decoded accesses, a debug-register
+	                            trap no decoded access explains */
 	uint64_t unwatchable;    /* line on a page we must not protect (rseq area) */
 	uint64_t page_hits, dr_hits, same_hits, syscall_hits, dangling;
 	uint64_t false_faults;   /* faults on a protected page outside watched lines (β) */

@@ -7,6 +7,7 @@
  * creating the thread record on whichever comes first. */
 #include "supervisor.h"
 
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stddef.h>
@@ -26,6 +27,17 @@
 
 #define PTRACE_OPTS (PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | \
 		     PTRACE_O_TRACEEXEC | PTRACE_O_TRACESYSGOOD | PTRACE_O_EXITKILL)
+
+/* waitpid for one thread, through signals that interrupt it (the front
+ * end forwards SIGTERM to the target from a handler). */
+static pid_t wait_tid(pid_t tid, int *status)
+{
+	pid_t r;
+
+	while ((r = waitpid(tid, status, __WALL)) < 0 && errno == EINTR)
+		;
+	return r;
+}
 
 static struct lp_pmu_proc *proc_new(struct lp_pmu_sup *s, pid_t pid)
 {
@@ -94,6 +106,8 @@ void lp_pmu_sup_forget(struct lp_pmu_sup *s, struct lp_pmu_thread *t)
 		s->n--;
 		break;
 	}
+	if (s->on_thread_leave && t->proc)
+		s->on_thread_leave(s->ctx, t, 1);
 	lp_pmu_proc_put(t->proc);
 	free(t->eng);
 	free(t);
@@ -131,7 +145,7 @@ static int make_gadget(struct lp_pmu_sup *s, struct lp_pmu_thread *t)
 	for (;;) {
 		int status;
 
-		if (waitpid(t->tid, &status, __WALL) < 0)
+		if (wait_tid(t->tid, &status) < 0)
 			return lp_seterr_errno("waitpid");
 		if (!WIFSTOPPED(status))
 			return lp_seterr(LP_EIO, "the target died after exec");
@@ -188,13 +202,13 @@ int lp_pmu_sup_spawn(struct lp_pmu_sup *s, char *const argv[], int no_aslr)
 		_exit(127);
 	}
 	s->leader = pid;
-	if (waitpid(pid, &status, __WALL) < 0 || !WIFSTOPPED(status))
+	if (wait_tid(pid, &status) < 0 || !WIFSTOPPED(status))
 		return lp_seterr(LP_EIO, "the target did not stop before exec");
 	if (ptrace(PTRACE_SETOPTIONS, pid, 0, PTRACE_OPTS) < 0)
 		return lp_seterr_errno("ptrace(SETOPTIONS)");
 	if (ptrace(PTRACE_CONT, pid, 0, 0) < 0)
 		return lp_seterr_errno("ptrace(CONT)");
-	if (waitpid(pid, &status, __WALL) < 0)
+	if (wait_tid(pid, &status) < 0)
 		return lp_seterr_errno("waitpid");
 	if (!WIFSTOPPED(status) || status >> 8 != (SIGTRAP | (PTRACE_EVENT_EXEC << 8))) {
 		if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
@@ -309,7 +323,7 @@ int lp_pmu_sup_syscall(struct lp_pmu_sup *s, struct lp_pmu_thread *t, long nr, c
 	for (;;) {
 		if (ptrace(PTRACE_SINGLESTEP, t->tid, 0, 0) < 0)
 			return lp_seterr_errno("ptrace(SINGLESTEP %d)", (int)t->tid);
-		if (waitpid(t->tid, &status, __WALL) < 0)
+		if (wait_tid(t->tid, &status) < 0)
 			return lp_seterr_errno("waitpid");
 		if (!WIFSTOPPED(status))
 			return lp_seterr(LP_EIO, "thread %d died in an injected system call", (int)t->tid);
@@ -330,6 +344,15 @@ int lp_pmu_sup_syscall(struct lp_pmu_sup *s, struct lp_pmu_thread *t, long nr, c
 		if (later & (1ULL << (sig - 1)))
 			syscall(SYS_tgkill, t->tgid, t->tid, sig);
 	return lp_pmu_sup_setregs(t, &saved);
+}
+
+long lp_pmu_sup_getxstate(struct lp_pmu_thread *t, void *buf, size_t len)
+{
+	struct iovec iov = { buf, len };
+
+	if (ptrace(PTRACE_GETREGSET, t->tid, (void *)NT_X86_XSTATE, &iov) < 0)
+		return lp_seterr_errno("ptrace(GETREGSET xstate %d)", (int)t->tid);
+	return (long)iov.iov_len;
 }
 
 int lp_pmu_sup_dr_get(struct lp_pmu_thread *t, int i, uint64_t *v)
@@ -458,6 +481,8 @@ int lp_pmu_sup_wait(struct lp_pmu_sup *s, pid_t tid, struct lp_pmu_ev *ev, int n
 		for (int i = s->n - 1; i >= 0; i--)
 			if (s->t[i] != t && s->t[i]->tgid == t->tgid)
 				lp_pmu_sup_forget(s, s->t[i]);
+		if (s->on_thread_leave && t->proc)
+			s->on_thread_leave(s->ctx, t, 0);
 		lp_pmu_proc_put(t->proc);
 		t->proc = p;
 		if ((err = load_maps(p)) < 0 || (err = make_gadget(s, t)) < 0)

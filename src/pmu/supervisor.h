@@ -78,6 +78,11 @@ struct lp_pmu_sup {
 	int leader_done;
 	uint64_t injected; /* system calls made on the target's behalf */
 	void (*on_release)(void *ctx, struct lp_pmu_proc *p);
+	/* Thread t leaves its address space t->proc, before that may be
+	 * released: gone = 1 when the thread is dropped (exit, the other
+	 * threads of an exec, the end), 0 when it execs (it stays, with a new
+	 * proc). May be NULL. */
+	void (*on_thread_leave)(void *ctx, struct lp_pmu_thread *t, int gone);
 	void *ctx;
 };
 
@@ -105,6 +110,10 @@ int lp_pmu_sup_write(struct lp_pmu_proc *p, uint64_t addr, const void *buf, size
  * of the stop is discarded (the engine re-delivers if needed). */
 int lp_pmu_sup_syscall(struct lp_pmu_sup *s, struct lp_pmu_thread *t, long nr, const uint64_t args[6],
 		       int64_t *ret);
+
+/* The XSAVE image of t's extended registers (PTRACE_GETREGSET
+ * NT_X86_XSTATE, standard format): bytes read, or LP_E*. */
+long lp_pmu_sup_getxstate(struct lp_pmu_thread *t, void *buf, size_t len);
 
 /* Debug registers of one thread (x86: DR0-3 address, DR6 status, DR7 control). */
 int lp_pmu_sup_dr_get(struct lp_pmu_thread *t, int i, uint64_t *v);

@@ -5,7 +5,17 @@
  * threads are other processes (fork children): their references and the
  * others' never touch the same line. Prints the number of
  * samples checked, exits 1 at the first disagreement. A reference
- * implementation: a plain scan of the trace, nothing shared with the engine. */
+ * implementation: a plain scan of the trace, nothing shared with the engine.
+ *
+ * pmu-check-samples --dump TRACE DUMP LINE_SIZE: the samples are the lines
+ * of `locprof dump PROFILE` ("line time pc addr kind tid reuse reuse_pc",
+ * time counted from 0) whose line size is LINE_SIZE, the trace is the text
+ * form of the same process's trace (`locprof convert`). The reusing pc must
+ * be the trace's too. A line reused by a system call (the kernel reading or
+ * writing a buffer) ends a sample before the next reference of the trace:
+ * accepted when it ends no later than the trace's next touch and the
+ * reference at its end is not by its reusing pc (the system call
+ * instruction itself makes no reference). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,9 +46,15 @@ int main(int argc, char **argv)
 	size_t n = 0, cap = 0, checked = 0;
 	char line[512];
 	unsigned long long L;
+	int dump = 0;
 
+	if (argc > 1 && !strcmp(argv[1], "--dump")) {
+		dump = 1;
+		argv++;
+		argc--;
+	}
 	if (argc < 4 || !(tf = fopen(argv[1], "r")) || !(sf = fopen(argv[2], "r"))) {
-		fprintf(stderr, "usage: pmu-check-samples TRACE SAMPLES LINE_SIZE\n");
+		fprintf(stderr, "usage: pmu-check-samples [--dump] TRACE SAMPLES LINE_SIZE [TID...]\n");
 		return 2;
 	}
 	L = strtoull(argv[3], NULL, 0);
@@ -47,7 +63,9 @@ int main(int argc, char **argv)
 	while (fgets(line, sizeof(line), tf)) {
 		struct ref r;
 
-		if (sscanf(line, "%c %llx %llu %llx %u", &r.kind, &r.addr, &r.size, &r.pc, &r.tid) != 5)
+		r.tid = 0; /* the text format leaves thread 0 out */
+		if (sscanf(line, "%c %llx %llu %llx %u", &r.kind, &r.addr, &r.size, &r.pc, &r.tid) < 4 ||
+		    (r.kind != 'R' && r.kind != 'W'))
 			continue;
 		if (n == cap) {
 			cap = cap ? cap * 2 : 4096;
@@ -61,8 +79,25 @@ int main(int argc, char **argv)
 		unsigned tid;
 		size_t j;
 
-		if (sscanf(line, "%llu %31s %llx %llx %c %u %15s", &b, es, &pc, &addr, &kind, &tid, how) < 6)
+		unsigned long long rpc = 0;
+
+		if (dump) {
+			/* line time pc addr kind tid reuse reuse_pc */
+			unsigned long long ls2, time;
+			char reuse[32], rpcs[32];
+
+			if (line[0] == '#' || sscanf(line, "%llu %llu %llx %llx %c %u %31s %31s", &ls2, &time, &pc,
+						     &addr, &kind, &tid, reuse, rpcs) != 8 || ls2 != L)
+				continue;
+			rpc = strtoull(rpcs, NULL, 16); /* "-" when dangling */
+			b = time + 1;
+			if (!strcmp(reuse, "dangling"))
+				strcpy(es, "-");
+			else
+				snprintf(es, sizeof(es), "%llu", time + strtoull(reuse, NULL, 10) + 2);
+		} else if (sscanf(line, "%llu %31s %llx %llx %c %u %15s", &b, es, &pc, &addr, &kind, &tid, how) < 6) {
 			continue;
+		}
 		if (b < 1 || b > n) {
 			fprintf(stderr, "sample at %llu: beyond the trace (%zu refs)\n", b, n);
 			return 1;
@@ -83,6 +118,15 @@ int main(int argc, char **argv)
 		if (!strcmp(how, "syscall") && e >= b + 1 && (j == n || e <= j + 1)) {
 			checked++;
 			continue;
+		}
+		if (dump && e >= b + 1 && (j == n || e < j + 1) && e <= n && t[e - 1].pc != rpc) {
+			checked++; /* a system call's, before the trace's next touch */
+			continue;
+		}
+		if (dump && e && j < n && e == j + 1 && t[j].pc != rpc) {
+			fprintf(stderr, "sample at %llu (0x%llx): reused by pc 0x%llx, trace says 0x%llx\n", b,
+				addr, rpc, t[j].pc);
+			return 1;
 		}
 		if ((j == n && e != 0) || (j < n && e != j + 1)) {
 			fprintf(stderr, "sample at %llu (0x%llx): end %s, trace says %zu\n", b, addr, es,
