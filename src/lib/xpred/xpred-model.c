@@ -343,6 +343,20 @@ static double count_at(const struct xhist *h, double d)
 	return 0;
 }
 
+struct accbound {
+	const struct lp_xmodel *m;
+	const struct lp_xfit *acc;
+};
+
+/* A bin holds no more accesses than its group. */
+static double below_acc_fn(void *arg, double P)
+{
+	const struct accbound *a = arg;
+	double f = lp_xfit_eval(&a->m->basis, a->acc, P);
+
+	return f > 0 ? 1.05 * f + 1 : INFINITY;
+}
+
 static int model_block(struct lp_xmodel *m, struct xgroup *g, size_t b)
 {
 	size_t n = m->nsizes, nf = 0;
@@ -394,7 +408,11 @@ static int model_block(struct lp_xmodel *m, struct xgroup *g, size_t b)
 			}
 			/* a bin of 1e-4 of the accesses or less is noise, better
 			 * left to the bins of the rest */
-			if (!ok || present < 2 || fmax_ > 8 * fmin_ || fmin_ < 1e-4)
+			/* a distance seen only from some size on must be small (reuse
+			 * inside an iteration: a few blocks); larger ones appearing
+			 * late are modes of the rest moving with the size */
+			if (!ok || present < 2 || fmax_ > 8 * fmin_ || fmin_ < 1e-4 ||
+			    ((size_t)present < nf && d > 8))
 				continue;
 			double *ncd = realloc(cd, (nconst + 1) * sizeof(*ncd));
 			if (!ncd) {
@@ -409,10 +427,16 @@ static int model_block(struct lp_xmodel *m, struct xgroup *g, size_t b)
 	bm->cd = cd;
 	if (nconst && !(bm->ck = calloc(nconst, sizeof(*bm->ck))))
 		return lp_seterr(LP_ENOMEM, "out of memory");
+	/* a constant bin holds no more accesses than the group, and grows no
+	 * faster */
+	uint32_t acc_allowed = no_faster(m, &bm->acc, 1);
 	for (size_t j = 0; j < nconst; j++) {
 		for (size_t r = 0; r < n; r++)
 			y[r] = count_at(h[r], cd[j]);
-		if ((rc = lp_xfit_select(&m->basis, m->sizes, y, n, cf, hi, &bm->ck[j])) < 0)
+		struct accbound ab = { m, &bm->acc };
+		if (lp_xfit_select_below(&m->basis, m->sizes, y, n, cf, hi, acc_allowed, below_acc_fn, &ab,
+					 &bm->ck[j]) < 0 &&
+		    (rc = lp_xfit_select(&m->basis, m->sizes, y, n, cf, hi, &bm->ck[j])) < 0)
 			return rc;
 	}
 	/* the rest */
@@ -1014,12 +1038,21 @@ int lp_xmodel_hist(const struct lp_xmodel *m, size_t g, uint64_t block, double P
 		v[i] = (struct lp_xbin){ bm->cd[i], ev(m, &bm->ck[i], P) };
 	/* the bins' counts are fitted one by one; they share out the rest,
 	 * whose own fit is the better measure of their sum */
-	double sum = 0, rest = ev(m, &bm->rest, P);
+	double sum = 0, rest = ev(m, &bm->rest, P), acc = ev(m, &bm->acc, P), parts = *cold + rest;
 	for (size_t i = 0; i < bm->nbins; i++)
 		sum += ev(m, &bm->cnt[i], P);
 	for (size_t i = 0; i < bm->nbins; i++)
 		v[bm->nconst + i] = (struct lp_xbin){ ev(m, &bm->dist[i], P),
 						      sum > 0 ? ev(m, &bm->cnt[i], P) * rest / sum : 0 };
+	/* and all the parts share out the accesses: when their separate fits
+	 * add up to more, the non-cold parts are scaled down */
+	for (size_t i = 0; i < bm->nconst; i++)
+		parts += v[i].count;
+	if (parts > acc && parts > *cold) {
+		double k = acc > *cold ? (acc - *cold) / (parts - *cold) : 0;
+		for (size_t i = 0; i < bm->nconst + bm->nbins; i++)
+			v[i].count *= k;
+	}
 	*nbins = bm->nconst + bm->nbins;
 	qsort(v, *nbins, sizeof(*v), cmp_bin);
 	*bins = v;
