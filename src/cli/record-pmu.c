@@ -251,6 +251,7 @@ static void on_image(void *ctx, const struct lp_pmu_image *img)
 	im->id = img->id;
 	im->exec = 0;
 	im->out.pid = (uint32_t)img->pid;
+	im->out.rate = r->req->opts.rate;
 	im->out.ppid = (uint32_t)img->ppid;
 	im->out.path = output_name(r, img->id, (uint32_t)img->pid);
 	im->command = read_cmdline(img->pid);
@@ -386,6 +387,7 @@ static void on_image_end(void *ctx, const struct lp_pmu_image_end *end)
 		return;
 	im->finished = 1;
 	im->exec = end->exec;
+	im->out.exec = end->exec;
 	im->out.references = end->refs;
 	im->out.threads = end->threads;
 	im->out.ended = 1;
@@ -430,20 +432,7 @@ out:
 
 static void print_output(const struct image_out *im, enum lp_record_mode mode)
 {
-	const struct lp_record_output *x = &im->out;
-
-	if (!im->exec || x->error) {
-		record_print_output(x, mode);
-		return;
-	}
-	/* Same line as record_print_output, for an image replaced by exec. */
-	if (mode == LP_RECORD_TRACE)
-		cli_note("%s: %llu references, %llu allocations, %u thread%s (pid %u, exec)", x->path,
-			 (unsigned long long)x->traced, 0ULL, x->threads, x->threads == 1 ? "" : "s", x->pid);
-	else
-		cli_note("%s: %llu samples (%llu dangling) of %llu references, %u thread%s (pid %u, exec)",
-			 x->path, (unsigned long long)x->samples, (unsigned long long)x->dangling,
-			 (unsigned long long)x->references, x->threads, x->threads == 1 ? "" : "s", x->pid);
+	record_print_output(&im->out, mode);
 }
 
 static void print_stats(const struct lp_pmu_stats *st)

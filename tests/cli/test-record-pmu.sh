@@ -82,7 +82,7 @@ expect_grep "t.lpt: [0-9]+ references, 0 allocations, 1 thread \(pid [0-9]+, exi
 expect_status 3 "$LOCPROF" record --backend pmu --counter step --rate 0.02 --seed 5 --line 64,16 \
 	-o "$T/s.lpp" -- "$T/prog" 40
 cmp -s "$T/out" "$T/native.out" || fail "sample mode changed the program's output"
-expect_grep "s.lpp: [0-9]+ samples \([0-9]+ dangling\) of [0-9]+ references, 1 thread \(pid [0-9]+, exit 3\)" "$T/err"
+expect_grep "s.lpp: [0-9]+ samples \([0-9]+ dangling\) of [0-9]+ references at rate [^,]*, 1 thread \(pid [0-9]+, exit 3\)" "$T/err"
 expect_status 0 "$LOCPROF" convert "$T/t.lpt" "$T/t.txt"
 expect_status 0 "$LOCPROF" dump "$T/s.lpp"
 cp "$T/out" "$T/s.dump"
