@@ -55,7 +55,7 @@ spec() {
 	stencil:1)   echo "stencil.c|P 2|32 40 48 56 64|256|P^2" ;;
 	transpose:0) echo "transpose.c|P 2|2056 2184 2312 2440 2568|10280|P^2" ;;
 	transpose:1) echo "transpose.c|P 2|32 40 48 56 64|256|P^2" ;;
-	spmv:0)      echo "spmv.c|P 2|96 144 192 240 288|1152 2880|P^2" ;;
+	spmv:0)      echo "spmv.c|P 2|400 480 560 640 720|2880|P^2" ;;
 	spmv:1)      echo "spmv.c|P 2|16 20 24 28 32|128|P^2" ;;
 	*) echo "unknown kernel '$1' (matmul stencil transpose spmv)" >&2; exit 2 ;;
 	esac
