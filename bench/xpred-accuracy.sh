@@ -12,6 +12,13 @@
 # predictions. Prints one row per kernel, size and level; errors are
 # (predicted - simulated) / simulated.
 #
+# Sizes: five fitted sizes, multiples of 8 (vectorised loops: no odd
+# remainders), predictions at 4x the largest (the simulations of 10x cost
+# too much here: up to 2.6 billion references), none a power of two (see
+# docs/prediction.md, "Limits"); transpose and
+# spmv are fitted where their rows and vectors are already larger than a
+# 16K page and the TLBs' reach.
+#
 # usage: bench/xpred-accuracy.sh [--quick] [--machine M] [--keep DIR] [KERNEL...]
 #   kernels: matmul stencil transpose spmv (default: all)
 #   --quick   smaller sizes (a few seconds per kernel; for development)
@@ -29,7 +36,7 @@ while [ $# -gt 0 ]; do
 	--quick) quick=1 ;;
 	--machine) machine=$2; shift ;;
 	--keep) keep=$2; shift ;;
-	-h|--help) sed -n 2,17p "$0"; exit 0 ;;
+	-h|--help) sed -n '2,/^# Environment/p' "$0"; exit 0 ;;
 	*) kernels+=("$1") ;;
 	esac
 	shift
