@@ -12,6 +12,13 @@
 # predictions. Prints one row per kernel, size and level; errors are
 # (predicted - simulated) / simulated.
 #
+# Sizes: five fitted sizes, multiples of 8 (vectorised loops: no odd
+# remainders), predictions at 4x the largest (the simulations of 10x cost
+# too much here: up to 2.6 billion references), none a power of two (see
+# docs/prediction.md, "Limits"); transpose and
+# spmv are fitted where their rows and vectors are already larger than a
+# 16K page and the TLBs' reach.
+#
 # usage: bench/xpred-accuracy.sh [--quick] [--machine M] [--keep DIR] [KERNEL...]
 #   kernels: matmul stencil transpose spmv (default: all)
 #   --quick   smaller sizes (a few seconds per kernel; for development)
@@ -29,7 +36,7 @@ while [ $# -gt 0 ]; do
 	--quick) quick=1 ;;
 	--machine) machine=$2; shift ;;
 	--keep) keep=$2; shift ;;
-	-h|--help) sed -n 2,17p "$0"; exit 0 ;;
+	-h|--help) sed -n '2,/^# Environment/p' "$0"; exit 0 ;;
 	*) kernels+=("$1") ;;
 	esac
 	shift
@@ -55,7 +62,7 @@ spec() {
 	stencil:1)   echo "stencil.c|P 2|32 40 48 56 64|256|P^2" ;;
 	transpose:0) echo "transpose.c|P 2|2056 2184 2312 2440 2568|10280|P^2" ;;
 	transpose:1) echo "transpose.c|P 2|32 40 48 56 64|256|P^2" ;;
-	spmv:0)      echo "spmv.c|P 2|96 144 192 240 288|1152 2880|P^2" ;;
+	spmv:0)      echo "spmv.c|P 2|400 480 560 640 720|2880|P^2" ;;
 	spmv:1)      echo "spmv.c|P 2|16 20 24 28 32|128|P^2" ;;
 	*) echo "unknown kernel '$1' (matmul stencil transpose spmv)" >&2; exit 2 ;;
 	esac
