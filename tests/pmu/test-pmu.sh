@@ -19,9 +19,10 @@ trap 'rm -rf "$tmp"' EXIT
 ok() { echo "ok - $*"; }
 bad() { echo "FAIL - $*"; fail=1; }
 # A check that still fails now and then under load because of a known,
-# documented race (docs/pmu.md, "Known bugs"): printed, not counted.
-# Remove its use when the race is fixed.
-known() { echo "KNOWN BUG - $*"; }
+# documented race (docs/pmu.md, "Known bugs"): it gets three tries, each
+# failure printed; it fails only if all three do. Remove the retries when
+# the race is fixed.
+known() { echo "KNOWN BUG - $*"; known_hit=1; }
 
 # run NAME TARGET EXPECTED_RC CHECK_ARGS... -- PROBE_ARGS...
 # Runs the probe with a full trace and checks every sample against it.
@@ -131,7 +132,12 @@ done
 SEP=2
 # Known race: another thread may run through a page we opened for a false
 # positive, so a reuse is seen late (docs/pmu.md, "Known bugs").
-ON_DISAGREE=known exact threads target-threads 4 64 --seed 2 --period 10
+for try in 1 2 3; do
+	known_hit=0
+	ON_DISAGREE=known exact threads target-threads 4 64 --seed 2 --period 10
+	[ "$known_hit" = 0 ] && break
+done
+[ "$known_hit" = 0 ] || bad "threads: samples disagreed with the trace in 3 runs"
 SEP=""
 grep -qx "threads 60 60 child 5" "$tmp/threads.out" && ok "threads: output and child status" ||
 	bad "threads: output '$(cat "$tmp/threads.out")'"
@@ -152,20 +158,25 @@ rc=$?
 # software-clock stand-in for the load/store counters (ticks of 1 ms of
 # task time: its distances mean nothing, the plumbing is what is tested).
 for w in page auto; do
-	"$PROBE" --counter pmu-sw --period 3 --watch $w --stats --out "$tmp/sw-$w.samples" -- \
-		"$TARGETS/pmu-target-busy" >"$tmp/sw-$w.out" 2>"$tmp/sw-$w.err"
-	rc=$?
-	n=$(grep -c . "$tmp/sw-$w.samples")
-	hits=$(( $(stat sw-$w page_hits) + $(stat sw-$w dr_hits) + $(stat sw-$w same_hits) ))
-	# About 30 samples are expected (0.2 s of task time, a period of 3 ms).
-	if [ "$rc" = 6 ] && grep -qx "busy 36857856000 36857856000 child 1" "$tmp/sw-$w.out" && [ "$n" -ge 10 ] &&
-	   [ "$hits" -ge 5 ]; then
-		ok "pmu-sw ($w): output and status unchanged, $n samples, $hits reuses seen"
-	else
-		# Known bug: under load the forked child's status seen by the
-		# target differs now and then (docs/pmu.md, "Known bugs").
-		known "pmu-sw ($w): rc $rc, $n samples, $hits hits, output '$(cat "$tmp/sw-$w.out")' $(cat "$tmp/sw-$w.err")"
-	fi
+	for try in 1 2 3; do
+		known_hit=0
+		"$PROBE" --counter pmu-sw --period 3 --watch $w --stats --out "$tmp/sw-$w.samples" -- \
+			"$TARGETS/pmu-target-busy" >"$tmp/sw-$w.out" 2>"$tmp/sw-$w.err"
+		rc=$?
+		n=$(grep -c . "$tmp/sw-$w.samples")
+		hits=$(( $(stat sw-$w page_hits) + $(stat sw-$w dr_hits) + $(stat sw-$w same_hits) ))
+		# About 30 samples are expected (0.2 s of task time, a period of 3 ms).
+		if [ "$rc" = 6 ] && grep -qx "busy 36857856000 36857856000 child 1" "$tmp/sw-$w.out" && [ "$n" -ge 10 ] &&
+		   [ "$hits" -ge 5 ]; then
+			ok "pmu-sw ($w): output and status unchanged, $n samples, $hits reuses seen"
+		else
+			# Known bug: under load the forked child's status seen by the
+			# target differs now and then (docs/pmu.md, "Known bugs").
+			known "pmu-sw ($w): rc $rc, $n samples, $hits hits, output '$(cat "$tmp/sw-$w.out")' $(cat "$tmp/sw-$w.err")"
+		fi
+		[ "$known_hit" = 0 ] && break
+	done
+	[ "$known_hit" = 0 ] || bad "pmu-sw ($w): failed in 3 runs"
 done
 
 # 9. No PMU here: one clear line, no target run.
