@@ -440,7 +440,7 @@ static void print_stats(const struct lp_pmu_stats *st)
 	cli_note("pmu: refs %llu steps %llu skid_steps %llu samples %llu missed %llu no_slot %llu "
 		 "unwatchable %llu undecoded %llu decode_misses %llu partial %llu page_hits %llu dr_hits %llu same_hits %llu "
 		 "syscall_hits %llu dangling %llu false_faults %llu target_signals %llu injected %llu "
-		 "watches_max %llu",
+		 "watches_max %llu world_stops %llu held_checks %llu stale_faults %llu exposed %llu",
 		 (unsigned long long)st->refs, (unsigned long long)st->steps,
 		 (unsigned long long)st->skid_steps, (unsigned long long)st->samples,
 		 (unsigned long long)st->missed, (unsigned long long)st->no_slot,
@@ -450,7 +450,9 @@ static void print_stats(const struct lp_pmu_stats *st)
 		 (unsigned long long)st->same_hits, (unsigned long long)st->syscall_hits,
 		 (unsigned long long)st->dangling, (unsigned long long)st->false_faults,
 		 (unsigned long long)st->target_signals, (unsigned long long)st->injected,
-		 (unsigned long long)st->watches_max);
+		 (unsigned long long)st->watches_max, (unsigned long long)st->world_stops,
+		 (unsigned long long)st->held_checks, (unsigned long long)st->stale_faults,
+		 (unsigned long long)st->exposed);
 }
 
 static int run(const struct record_request *req)

@@ -127,6 +127,8 @@ int main(int argc, char **argv)
 			{ "same_hits", st.same_hits }, { "syscall_hits", st.syscall_hits },
 			{ "dangling", st.dangling }, { "false_faults", st.false_faults },
 			{ "target_signals", st.target_signals }, { "injected", st.injected },
+			{ "world_stops", st.world_stops }, { "held_checks", st.held_checks },
+			{ "stale_faults", st.stale_faults }, { "exposed", st.exposed },
 		};
 
 		for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)

@@ -62,6 +62,9 @@ struct aspace {
 	struct watch *w;   /* live watches, any order */
 	size_t n, cap;
 	struct lp_pmu_pagecount pc; /* pages with page watches */
+	/* Watched pages held open for system calls in flight (one count per
+	 * thread whose call needs the page): never protected meanwhile. */
+	struct lp_pmu_pagecount held;
 	uint32_t image;    /* its number */
 	uint32_t nthreads; /* image thread numbers handed out */
 	uint64_t *thread_refs; /* references of each image thread that is gone */
@@ -87,6 +90,8 @@ struct ethread {
 	uint32_t image; /* its image */
 	uint64_t refs; /* stepping counters: references it made (all images) */
 	uint64_t base; /* its references before it joined its current image */
+	int paused;    /* stopped by world_stop, resumed by world_release */
+	uint64_t stale_pc, stale_addr, stale_gen; /* last SIGSEGV retried as stale */
 };
 
 struct engine {
@@ -104,11 +109,17 @@ struct engine {
 	unsigned nlines;
 	uint32_t next_image;
 	int rr;
+	/* Free-running counter: the address space whose other threads
+	 * world_stop stopped, while a page of it is open for one thread. */
+	struct lp_pmu_proc *world;
+	uint64_t prot_gen; /* mprotect calls of ours so far */
 	int err;           /* first error inside a callback that cannot return one */
 	struct lp_pmu_xsave_layout xlayout;
 	struct lp_pmu_vregs vregs;
 	uint8_t xsave[16384];
 };
+
+static int release_holds(struct engine *e, struct lp_pmu_thread *t, int reprotect);
 
 static uint64_t now(struct engine *e)
 {
@@ -299,6 +310,7 @@ static int set_prot(struct engine *e, struct lp_pmu_thread *t, uint64_t page, in
 	int64_t ret;
 	int err = lp_pmu_sup_syscall(&e->sup, t, SYS_mprotect, a, &ret);
 
+	e->prot_gen++;
 	e->c->ops->note(e->c, t->tid, LP_PMU_NOTE_SYSCALL);
 	if (err < 0)
 		return err;
@@ -315,6 +327,9 @@ static int protect(struct engine *e, struct lp_pmu_thread *t, uint64_t page)
 	 * dangling in sys_post. */
 	if (lp_pmu_maps_prot(&t->proc->maps, page) < 0)
 		return 0;
+	/* Held open for a system call in flight: its sys_post protects it. */
+	if (t->proc->watch && lp_pmu_pagecount_get(&((struct aspace *)t->proc->watch)->held, page) > 0)
+		return 0;
 	return set_prot(e, t, page, PROT_NONE);
 }
 
@@ -328,12 +343,13 @@ static int unprotect(struct engine *e, struct lp_pmu_thread *t, uint64_t page)
 
 /* ---- watches ----------------------------------------------------------- */
 
-static int nthreads(struct engine *e, pid_t tgid)
+/* Threads of t's address space (threads, and vfork or CLONE_VM children). */
+static int nthreads(struct engine *e, struct lp_pmu_thread *t)
 {
 	int n = 0;
 
 	for (int i = 0; i < e->sup.n; i++)
-		n += e->sup.t[i]->tgid == tgid;
+		n += e->sup.t[i]->proc == t->proc;
 	return n;
 }
 
@@ -474,7 +490,7 @@ static int watch_start(struct engine *e, struct lp_pmu_thread *t, const struct l
 	w->s = *s;
 	/* Debug registers are per thread: only used while the process has
 	 * one thread (a clone moves them to pages, see on_event). */
-	if (e->o->watch != LP_PMU_WATCH_PAGE && nthreads(e, t->tgid) == 1) {
+	if (e->o->watch != LP_PMU_WATCH_PAGE && nthreads(e, t) == 1) {
 		r = dr_alloc(e, t, w);
 		if (r < 0)
 			return r;
@@ -735,6 +751,7 @@ static void thread_leave(void *ctx, struct lp_pmu_thread *t, int gone)
 	struct aspace *as = t->proc->watch;
 
 	leave_image(e, t);
+	release_holds(e, t, 0); /* its call will never return: nothing to protect with */
 	if (!gone && as && t->proc->refs == 1)
 		as->exec = 1;
 	if (gone)
@@ -756,6 +773,18 @@ static void thread_exit(struct engine *e, struct lp_pmu_ev *ev)
 }
 
 /* ---- stepping one thread ---------------------------------------------- */
+
+/* A signal stop met while t is stepped: the target's waits for the next
+ * resume, the counter's is noted (t->notified) for loop_free. */
+static void note_signal(struct engine *e, struct lp_pmu_thread *t, const struct lp_pmu_ev *ev)
+{
+	if (e->c->ops->owns(e->c, &ev->si)) {
+		t->notified = 1;
+		t->notified_si = ev->si;
+	} else {
+		et(t)->pending_sig = ev->sig;
+	}
+}
 
 /* Step t once and wait for that step. Returns 1 done (SIGTRAP), 2 a
  * SIGSEGV stopped it instead, 0 the thread is gone, or LP_E*. Other
@@ -783,13 +812,72 @@ static int step_sync(struct engine *e, struct lp_pmu_thread *t, int sig, siginfo
 			return 2;
 		}
 		/* A signal for the target waits for the next resume; an
-		 * overflow notification queued earlier is dropped. */
-		if (ev.kind == LP_PMU_EV_SIGNAL && !e->c->ops->owns(e->c, &ev.si))
-			et(t)->pending_sig = ev.sig;
+		 * overflow notification is noted for the free-running loop. */
+		if (ev.kind == LP_PMU_EV_SIGNAL)
+			note_signal(e, t, &ev);
 		/* The step has not happened yet: ask again. */
 		if ((err = lp_pmu_sup_resume(t, LP_PMU_STEP, 0)) < 0)
 			return err;
 	}
+}
+
+/* ---- one page open for one thread (free-running counter) --------------- */
+
+/* A watched page given the target's permissions is open for every thread
+ * of the address space, not only for the one whose access is being
+ * single-stepped: another thread touching a watched line on it meanwhile
+ * would not fault, and its sample would end at a later reuse. With the
+ * step counter nothing else runs (every thread is stepped by us, one
+ * instruction at a time). With a free-running counter the other threads
+ * of the address space (threads, vfork and CLONE_VM children: all that
+ * share t->proc) are stopped first with PTRACE_INTERRUPT and resumed once
+ * the page is closed (world_release). Only threads that can execute
+ * instructions are stopped: one between its syscall-entry and -exit stops
+ * (sys_async) stops by itself at the exit stop, which is not handled
+ * before the page is closed. A thread that stops for a reason of its own
+ * before our interrupt (a signal, a system call, an event, its exit) keeps
+ * that stop: the supervisor stashes it and the main loop handles it later
+ * as if it had come then. Forked children have their own memory: nothing
+ * to stop. Single-threaded address spaces pay nothing. */
+static int world_stop(struct engine *e, struct lp_pmu_thread *t)
+{
+	if (e->c->ops->stepping || e->world)
+		return 0;
+	e->world = t->proc;
+	for (int i = 0; i < e->sup.n; i++) {
+		struct lp_pmu_thread *o = e->sup.t[i];
+		struct ethread *x = et(o);
+		int r;
+
+		if (o == t || o->proc != t->proc || o->state != LP_PMU_T_RUNNING || !x || x->sys_async)
+			continue;
+		if ((r = lp_pmu_sup_interrupt(&e->sup, o)) < 0)
+			return r;
+		x->paused = r == 1;
+		e->st->world_stops++;
+	}
+	return 0;
+}
+
+/* Resume the threads world_stop stopped, as they were: running freely
+ * with system-call stops, no signal (a signal pending for one of them is
+ * delivered at its next stop). One that died meanwhile (a kill, or an
+ * exec by another thread) is reported by waitpid later. */
+static void world_release(struct engine *e)
+{
+	if (!e->world)
+		return;
+	for (int i = 0; i < e->sup.n; i++) {
+		struct lp_pmu_thread *o = e->sup.t[i];
+		struct ethread *x = o->eng;
+
+		if (!x || !x->paused)
+			continue;
+		x->paused = 0;
+		if (ptrace(PTRACE_SYSCALL, o->tid, 0, 0) == 0)
+			o->state = LP_PMU_T_RUNNING;
+	}
+	e->world = NULL;
 }
 
 static int is_our_page(struct lp_pmu_thread *t, uint64_t addr)
@@ -867,11 +955,25 @@ static int open_pages(struct engine *e, struct lp_pmu_thread *t, const struct lp
 		for (uint64_t pg = acc[j].addr & ~(PAGE - 1); pg < acc[j].addr + acc[j].size; pg += PAGE) {
 			if (!page_watched(as, pg) || page_in(opened, *n_opened, pg) || *n_opened == 2 * LP_PMU_MAX_ACC)
 				continue;
-			if ((err = unprotect(e, t, pg)) < 0)
+			if ((err = world_stop(e, t)) < 0 || (err = unprotect(e, t, pg)) < 0)
 				return err;
 			opened[(*n_opened)++] = pg;
 		}
 	}
+	return 0;
+}
+
+/* Does acc[0..n) touch a watched page held open for a system call in
+ * flight (another thread's, blocked in the kernel)? Such an access does
+ * not fault: the decoding finds the reuse. */
+static int touches_held(struct aspace *as, const struct lp_pmu_access *acc, int n)
+{
+	if (!as || !as->held.n)
+		return 0;
+	for (int j = 0; j < n; j++)
+		for (uint64_t pg = page_of(acc[j].addr); pg < acc[j].addr + (acc[j].size ? acc[j].size : 1); pg += PAGE)
+			if (lp_pmu_pagecount_get(&as->held, pg) > 0 && page_watched(as, pg))
+				return 1;
 	return 0;
 }
 
@@ -905,9 +1007,17 @@ static int run_insn(struct engine *e, struct lp_pmu_thread *t, int sig)
 			return err;
 		ours = n_opened > 0;
 	}
+	/* A page held open for another thread's system call does not fault:
+	 * the reuse is taken from the decoding, as above. */
+	if (touches_held(t->proc->watch, x->acc, x->n)) {
+		ours = 1;
+		e->st->held_checks++;
+	}
 	r = step_sync(e, t, sig, &si);
-	if (r <= 0)
+	if (r <= 0) {
+		world_release(e);
 		return r; /* t may be gone: touch nothing of it */
+	}
 	if (r == 2 && is_our_page(t, (uint64_t)si.si_addr)) {
 		/* Ours: run the access with the target's permissions. */
 		ours = 1;
@@ -931,11 +1041,13 @@ static int run_insn(struct engine *e, struct lp_pmu_thread *t, int sig)
 		       n_opened < 2 * LP_PMU_MAX_ACC && !page_in(opened, n_opened, (uint64_t)si.si_addr)) {
 			e->st->decode_misses++;
 			opened[n_opened] = (uint64_t)si.si_addr & ~(PAGE - 1);
-			if ((err = unprotect(e, t, opened[n_opened++])) < 0)
+			if ((err = world_stop(e, t)) < 0 || (err = unprotect(e, t, opened[n_opened++])) < 0)
 				return err;
 		}
-		if (r <= 0)
+		if (r <= 0) {
+			world_release(e);
 			return r;
+		}
 		e->c->ops->note(e->c, t->tid, LP_PMU_NOTE_STEP);
 	}
 	if (r == 1 && (x->insn.flags & LP_PMU_INSN_VSIB) && (err = gather_partial(e, t, t0)) < 0)
@@ -952,6 +1064,7 @@ static int run_insn(struct engine *e, struct lp_pmu_thread *t, int sig)
 	for (int k = 0; k < n_opened; k++)
 		if (page_watched(t->proc->watch, opened[k]) && (err = protect(e, t, opened[k])) < 0)
 			return err;
+	world_release(e);
 	if (x->fake) {
 		x->n = 0;
 		x->fake = 0;
@@ -1046,11 +1159,53 @@ static int sys_buffers(struct engine *e, struct lp_pmu_thread *t, uint64_t nr, c
 	return 0;
 }
 
+/* Give watched page pg the target's permissions for t's coming system
+ * call and hold it open (as->held) until sys_post: nothing protects it
+ * meanwhile. The other threads of the address space may run during the
+ * call (the step counter's blocking calls, every call with a free-running
+ * counter): with the step counter their accesses to the page are decided
+ * by the decoding (touches_held); with a free-running counter they are
+ * not seen (stats.exposed counts such pages; docs/pmu.md). */
+static int hold_for_call(struct engine *e, struct lp_pmu_thread *t, uint64_t pg)
+{
+	struct ethread *x = t->eng;
+	struct aspace *as = t->proc->watch;
+	int err;
+
+	if (lp_pmu_pagecount_add(&as->held, pg) < 0)
+		return LP_ENOMEM;
+	x->unprot[x->n_unprot++] = pg;
+	if (!e->c->ops->stepping && nthreads(e, t) > 1)
+		e->st->exposed++;
+	if (lp_pmu_pagecount_get(&as->held, pg) > 1)
+		return 0; /* already open */
+	if ((err = unprotect(e, t, pg)) < 0)
+		return err;
+	return 0;
+}
+
+/* Release t's holds (its call returned, or it is gone); with reprotect,
+ * protect again the pages still watched that nobody else holds. */
+static int release_holds(struct engine *e, struct lp_pmu_thread *t, int reprotect)
+{
+	struct ethread *x = t->eng;
+	struct aspace *as = t->proc ? t->proc->watch : NULL;
+	int err;
+
+	for (int i = 0; x && as && i < x->n_unprot; i++) {
+		lp_pmu_pagecount_remove(&as->held, x->unprot[i]);
+		if (reprotect && page_watched(as, x->unprot[i]) && (err = protect(e, t, x->unprot[i])) < 0)
+			return err;
+	}
+	if (x)
+		x->n_unprot = 0;
+	return 0;
+}
+
 /* Open page pg (watched) for the coming system call; sys_post closes it. */
 static int open_for_call(struct engine *e, struct lp_pmu_thread *t, uint64_t pg)
 {
 	struct ethread *x = t->eng;
-	int err;
 
 	if (!page_watched(t->proc->watch, pg))
 		return 0;
@@ -1059,10 +1214,7 @@ static int open_for_call(struct engine *e, struct lp_pmu_thread *t, uint64_t pg)
 			return 0;
 	if (x->n_unprot == MAX_UNPROT)
 		return 0; /* the call may fail with EFAULT: the target's to handle */
-	if ((err = unprotect(e, t, pg)) < 0)
-		return err;
-	x->unprot[x->n_unprot++] = pg;
-	return 0;
+	return hold_for_call(e, t, pg);
 }
 
 /* The pages of the NUL-terminated string at a. */
@@ -1125,7 +1277,8 @@ static int sys_pre(struct engine *e, struct lp_pmu_thread *t, uint64_t nr, const
 	x->sys_nr = nr;
 	x->sys_args[0] = r->rdi; x->sys_args[1] = r->rsi; x->sys_args[2] = r->rdx;
 	x->sys_args[3] = r->r10; x->sys_args[4] = r->r8; x->sys_args[5] = r->r9;
-	x->n_unprot = 0;
+	if ((err = release_holds(e, t, 0)) < 0)
+		return err;
 	e->c->ops->note(e->c, t->tid, LP_PMU_NOTE_SYSCALL);
 	if (nr == SYS_rseq && !(x->sys_args[2] & 1))
 		x->rseq = x->sys_args[0]; /* from now on its page stays open */
@@ -1183,9 +1336,8 @@ static int sys_pre(struct engine *e, struct lp_pmu_thread *t, uint64_t nr, const
 			dup |= x->unprot[i] == pg;
 		if (!touch || dup || x->n_unprot == MAX_UNPROT)
 			continue;
-		if ((err = unprotect(e, t, pg)) < 0)
+		if ((err = hold_for_call(e, t, pg)) < 0)
 			return err;
-		x->unprot[x->n_unprot++] = pg;
 	}
 	return 0;
 }
@@ -1212,10 +1364,8 @@ static int sys_post(struct engine *e, struct lp_pmu_thread *t)
 	    (((x->sys_nr == SYS_mmap || x->sys_nr == SYS_mprotect) && (x->sys_args[2] & PROT_EXEC)) ||
 	     x->sys_nr == SYS_mremap))
 		e->o->on_maps(e->o->ctx, as_of(t->proc)->image, t->proc->pid);
-	for (int i = 0; i < x->n_unprot; i++)
-		if (as && page_watched(as, x->unprot[i]) && (err = protect(e, t, x->unprot[i])) < 0)
-			return err;
-	x->n_unprot = 0;
+	if ((err = release_holds(e, t, 1)) < 0)
+		return err;
 	if (as && (x->sys_nr == SYS_vfork || (x->sys_nr == SYS_clone && (x->sys_args[0] & CLONE_VFORK)))) {
 		/* The child shared this address space and may have opened
 		 * pages for its execve: protect every watched page again. */
@@ -1278,6 +1428,7 @@ static void on_release(void *ctx, struct lp_pmu_proc *p)
 	/* The supervisor frees p->watch itself (one flat block): free ours. */
 	free(as->w);
 	lp_pmu_pagecount_release(&as->pc);
+	lp_pmu_pagecount_release(&as->held);
 	free(as->thread_refs);
 	as->w = NULL;
 	as->thread_refs = NULL;
@@ -1372,8 +1523,8 @@ static int syscall_sync(struct engine *e, struct lp_pmu_thread *t, int sig)
 		}
 		if (ev.kind == LP_PMU_EV_TRAP)
 			return 1;
-		if (ev.kind == LP_PMU_EV_SIGNAL && !e->c->ops->owns(e->c, &ev.si))
-			et(t)->pending_sig = ev.sig;
+		if (ev.kind == LP_PMU_EV_SIGNAL)
+			note_signal(e, t, &ev);
 		if ((err = on_event(e, &ev)) < 0)
 			return err;
 		if ((err = lp_pmu_sup_resume(t, LP_PMU_STEP, 0)) < 0)
@@ -1567,6 +1718,46 @@ static int seek_abandon(struct engine *e)
 	return e->c->ops->arm(e->c, at > t ? at : t + 1);
 }
 
+static int restarts(const struct user_regs_struct *r)
+{
+	int64_t ax = (int64_t)r->rax;
+
+	/* ERESTARTSYS, ERESTARTNOINTR, ERESTARTNOHAND, ERESTART_RESTARTBLOCK */
+	return (int64_t)r->orig_rax >= 0 && (ax == -512 || ax == -513 || ax == -514 || ax == -516);
+}
+
+/* A SIGSEGV on a page that is not ours (any more): was it ours when the
+ * access was made? With a free-running counter another thread can fault on
+ * a watched page while the engine handles a first one, whose hit ends the
+ * last watch there and opens the page before the second fault is read.
+ * Such a fault (SEGV_ACCERR, an access the target's own permissions allow)
+ * is retried, not delivered; the same fault again with no protection of
+ * ours changed in between is the target's. */
+static int stale_fault(struct engine *e, struct lp_pmu_thread *t, const siginfo_t *si)
+{
+	struct ethread *x = et(t);
+	struct user_regs_struct r;
+	uint64_t addr = (uint64_t)si->si_addr, pg = page_of(addr);
+	int prot, need = 0;
+
+	if (!x || si->si_code != SEGV_ACCERR || (prot = lp_pmu_maps_prot(&t->proc->maps, pg)) < 0 ||
+	    prepare(e, t, &r) < 0)
+		return 0;
+	for (int j = 0; j < x->n; j++)
+		if (overlaps(x->acc[j].addr, x->acc[j].size, pg, PAGE))
+			need |= x->acc[j].kind == LP_REF_WRITE ? PROT_WRITE : PROT_READ;
+	if (!need || (prot & need) != need)
+		return 0;
+	if (x->stale_pc == r.rip && x->stale_addr == addr && x->stale_gen == e->prot_gen) {
+		x->stale_pc = x->stale_addr = 0;
+		return 0;
+	}
+	x->stale_pc = r.rip;
+	x->stale_addr = addr;
+	x->stale_gen = e->prot_gen;
+	return 1;
+}
+
 /* Skid compensation (§3.3.2.1): the notification came at or before the
  * early point; step t, decoding each instruction, to the sample point.
  * A system call on the way is run freely (PTRACE_SYSCALL): the seek goes
@@ -1585,7 +1776,10 @@ static int seek(struct engine *e, struct lp_pmu_thread *t)
 		if ((err = prepare(e, t, &r)) < 0)
 			return err;
 		x = t->eng;
-		if (x->insn.flags & LP_PMU_INSN_SYSCALL) {
+		/* A system call next, or one interrupted by the signal of this
+		 * stop that the kernel will restart (its test: orig_rax >= 0
+		 * and a restart code in rax) as soon as t resumes. */
+		if ((x->insn.flags & LP_PMU_INSN_SYSCALL) || restarts(&r)) {
 			e->seek_tid = tid;
 			return 0;
 		}
@@ -1657,6 +1851,8 @@ static int loop_free(struct engine *e)
 				 * armed point (retired() asked the counter). */
 				if (e->seeking && lp_pmu_sup_find(&e->sup, tid) == t && (err = seek(e, t)) < 0)
 					return err;
+			} else if (res < 0 && ev.sig == SIGSEGV && stale_fault(e, t, &ev.si)) {
+				e->st->stale_faults++; /* resumed without it: the access is made again */
 			} else if (res < 0) {
 				sig = ev.sig;
 			}
@@ -1697,6 +1893,24 @@ static int loop_free(struct engine *e)
 		t = lp_pmu_sup_find(&e->sup, tid);
 		if (!t || t->state != LP_PMU_T_STOPPED)
 			continue;
+		/* An overflow notification that a stop inside our own handling
+		 * of t took (a step, an injected call) counts as if it had
+		 * come now: re-armed if early, sought if the point is reached
+		 * (at the system call's exit if t is inside one). */
+		if (t->notified) {
+			siginfo_t nsi = t->notified_si;
+
+			t->notified = 0;
+			if (e->c->ops->pending(e->c, tid, &nsi) == 1) {
+				if (et(t)->sys_async)
+					e->seek_tid = tid;
+				else if ((err = seek(e, t)) < 0)
+					return err;
+				t = lp_pmu_sup_find(&e->sup, tid);
+				if (!t || t->state != LP_PMU_T_STOPPED)
+					continue;
+			}
+		}
 		/* A signal of the target's found while stepping it is its own. */
 		if (!sig && (x = t->eng) && x->pending_sig) {
 			sig = x->pending_sig;
@@ -1711,6 +1925,13 @@ static int loop_free(struct engine *e)
 }
 
 /* ---- entry point ------------------------------------------------------ */
+
+static int sup_owns(void *ctx, const siginfo_t *si)
+{
+	struct engine *e = ctx;
+
+	return e->c->ops->owns(e->c, si);
+}
 
 int lp_pmu_run(const struct lp_pmu_options *o, char *const argv[], struct lp_pmu_stats *stats,
 	       int *status)
@@ -1754,6 +1975,7 @@ int lp_pmu_run(const struct lp_pmu_options *o, char *const argv[], struct lp_pmu
 		goto out_counter;
 	e->sup.on_release = on_release;
 	e->sup.on_thread_leave = thread_leave;
+	e->sup.owns = sup_owns;
 	e->sup.ctx = e;
 	if ((err = lp_pmu_sup_spawn(&e->sup, argv, o->no_aslr)) < 0)
 		goto out_sup;

@@ -121,6 +121,13 @@ struct lp_pmu_stats {
 	uint64_t false_faults;   /* faults on a protected page outside watched lines (β) */
 	uint64_t target_signals; /* signals delivered to the target */
 	uint64_t injected;       /* system calls made on the target's behalf */
+	uint64_t world_stops;    /* free-running: threads stopped while a page was open for another */
+	uint64_t held_checks;    /* instructions on a page held open for a call in flight, decided
+	                            by the decoding */
+	uint64_t stale_faults;   /* free-running: faults on a page protected when the access was
+	                            made and opened since (retried, not delivered) */
+	uint64_t exposed;        /* free-running: watched pages held open for a blocking call while
+	                            other threads of the address space ran (docs/pmu.md) */
 };
 
 int lp_pmu_run(const struct lp_pmu_options *o, char *const argv[], struct lp_pmu_stats *stats,

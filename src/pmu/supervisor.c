@@ -1,10 +1,15 @@
 /* ptrace supervisor (supervisor.h).
  *
- * The target is started with PTRACE_TRACEME and stops at its exec; options
- * follow clones, forks, vforks and execs and kill everything if we die
- * (PTRACE_O_EXITKILL). A new thread or child may report its initial
- * SIGSTOP before or after the parent's event; both orders are handled by
- * creating the thread record on whichever comes first. */
+ * The target is attached with PTRACE_SEIZE before its exec (so that
+ * PTRACE_INTERRUPT works: the engine stops the other threads of an
+ * address space while it has one of its pages open) and stops at its
+ * exec; options follow clones, forks, vforks and execs and kill
+ * everything if we die (PTRACE_O_EXITKILL). A new thread or child may
+ * report its initial stop before or after the parent's event; both orders
+ * are handled by creating the thread record on whichever comes first.
+ * Whether a new task shares its parent's address space is decided by its
+ * clone flags (CLONE_VM), not by the kind of event: a clone(CLONE_VM)
+ * without CLONE_THREAD is reported as a fork but shares the memory. */
 #include "supervisor.h"
 
 #include <elf.h>
@@ -15,11 +20,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sched.h>
 #include <sys/personality.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <locprof/common.h>
@@ -149,9 +156,9 @@ static int make_gadget(struct lp_pmu_sup *s, struct lp_pmu_thread *t)
 			return lp_seterr_errno("waitpid");
 		if (!WIFSTOPPED(status))
 			return lp_seterr(LP_EIO, "the target died after exec");
-		if (WSTOPSIG(status) == SIGTRAP)
+		if (status >> 8 == SIGTRAP)
 			break;
-		if (ptrace(PTRACE_SINGLESTEP, t->tid, 0, (void *)(long)WSTOPSIG(status)) < 0)
+		if (ptrace(PTRACE_SINGLESTEP, t->tid, 0, (void *)(long)(status >> 16 ? 0 : WSTOPSIG(status))) < 0)
 			return lp_seterr_errno("ptrace(SINGLESTEP %d)", (int)t->tid);
 	}
 	if ((err = lp_pmu_sup_getregs(t, &saved)) < 0)
@@ -184,30 +191,48 @@ static int make_gadget(struct lp_pmu_sup *s, struct lp_pmu_thread *t)
 
 int lp_pmu_sup_spawn(struct lp_pmu_sup *s, char *const argv[], int no_aslr)
 {
-	int status, err;
+	int status, err, go[2];
 	pid_t pid;
 	struct lp_pmu_proc *p;
 	struct lp_pmu_thread *t;
 
+	if (pipe2(go, O_CLOEXEC) < 0)
+		return lp_seterr_errno("pipe");
 	pid = fork();
-	if (pid < 0)
+	if (pid < 0) {
+		close(go[0]);
+		close(go[1]);
 		return lp_seterr_errno("fork");
+	}
 	if (pid == 0) {
+		char c;
+		ssize_t n;
+
+		close(go[1]);
 		if (no_aslr)
 			personality(ADDR_NO_RANDOMIZE);
-		if (ptrace(PTRACE_TRACEME, 0, 0, 0) < 0)
+		/* Wait until the parent has seized us. */
+		while ((n = read(go[0], &c, 1)) < 0 && errno == EINTR)
+			;
+		if (n != 1)
 			_exit(126);
-		raise(SIGSTOP);
 		execvp(argv[0], argv);
 		_exit(127);
 	}
+	close(go[0]);
 	s->leader = pid;
-	if (wait_tid(pid, &status) < 0 || !WIFSTOPPED(status))
-		return lp_seterr(LP_EIO, "the target did not stop before exec");
-	if (ptrace(PTRACE_SETOPTIONS, pid, 0, PTRACE_OPTS) < 0)
-		return lp_seterr_errno("ptrace(SETOPTIONS)");
-	if (ptrace(PTRACE_CONT, pid, 0, 0) < 0)
-		return lp_seterr_errno("ptrace(CONT)");
+	if (ptrace(PTRACE_SEIZE, pid, 0, PTRACE_OPTS) < 0) {
+		err = lp_seterr_errno("ptrace(SEIZE %d)", (int)pid);
+		close(go[1]);
+		kill(pid, SIGKILL);
+		wait_tid(pid, &status);
+		return err;
+	}
+	if (write(go[1], "x", 1) != 1) {
+		close(go[1]);
+		return lp_seterr_errno("cannot start the target");
+	}
+	close(go[1]);
 	if (wait_tid(pid, &status) < 0)
 		return lp_seterr_errno("waitpid");
 	if (!WIFSTOPPED(status) || status >> 8 != (SIGTRAP | (PTRACE_EVENT_EXEC << 8))) {
@@ -251,6 +276,7 @@ int lp_pmu_sup_resume(struct lp_pmu_thread *t, enum lp_pmu_resume how, int sig)
 	if (ptrace(req, t->tid, 0, (void *)(long)sig) < 0)
 		return lp_seterr_errno("ptrace(resume %d)", (int)t->tid);
 	t->state = LP_PMU_T_RUNNING;
+	t->at_entry = 0;
 	return 0;
 }
 
@@ -297,53 +323,153 @@ int lp_pmu_sup_write(struct lp_pmu_proc *p, uint64_t addr, const void *buf, size
 	return 0;
 }
 
+/* Resume t with req until its stop has status >> 8 == want. Event stops
+ * on the way (a pending PTRACE_INTERRUPT, a group-stop) are resumed past;
+ * a signal-delivery-stop dequeued a signal: the engine's are dropped and
+ * noted in t->notified, the target's are collected in *later (queued
+ * again by the caller once done: queuing at once would stop us again
+ * before the step, forever). */
+static int run_until(struct lp_pmu_sup *s, struct lp_pmu_thread *t, long req, int want, uint64_t *later)
+{
+	int status;
+
+	for (;;) {
+		siginfo_t si;
+		int sig;
+
+		if (ptrace(req, t->tid, 0, 0) < 0)
+			return lp_seterr_errno("ptrace(resume %d)", (int)t->tid);
+		if (wait_tid(t->tid, &status) < 0)
+			return lp_seterr_errno("waitpid");
+		if (!WIFSTOPPED(status))
+			return lp_seterr(LP_EIO, "thread %d died in an injected system call", (int)t->tid);
+		if (status >> 8 == want)
+			return 0;
+		if (status >> 16)
+			continue;
+		sig = WSTOPSIG(status);
+		if (sig == (SIGTRAP | 0x80))
+			continue;
+		if (s->owns && ptrace(PTRACE_GETSIGINFO, t->tid, 0, &si) == 0 && s->owns(s->ctx, &si)) {
+			t->notified = 1;
+			t->notified_si = si;
+			continue;
+		}
+		/* Its siginfo becomes that of a tgkill. */
+		if (sig != SIGSTOP && sig < 65)
+			*later |= 1ULL << (sig - 1);
+	}
+}
+
 int lp_pmu_sup_syscall(struct lp_pmu_sup *s, struct lp_pmu_thread *t, long nr, const uint64_t a[6],
 		       int64_t *ret)
 {
 	struct user_regs_struct saved, r;
 	uint64_t later = 0;
-	int status, err;
+	int err;
 
 	if (!t->proc->gadget)
 		return lp_seterr(LP_EINVAL, "no system call gadget in process %d", (int)t->proc->pid);
 	if ((err = lp_pmu_sup_getregs(t, &saved)) < 0)
 		return err;
 	r = saved;
-	r.rip = t->proc->gadget;
-	r.rax = (uint64_t)nr;
-	r.orig_rax = (uint64_t)-1; /* not restarting an interrupted call */
 	r.rdi = a[0];
 	r.rsi = a[1];
 	r.rdx = a[2];
 	r.r10 = a[3];
 	r.r8 = a[4];
 	r.r9 = a[5];
-	if ((err = lp_pmu_sup_setregs(t, &r)) < 0)
-		return err;
-	for (;;) {
-		if (ptrace(PTRACE_SINGLESTEP, t->tid, 0, 0) < 0)
-			return lp_seterr_errno("ptrace(SINGLESTEP %d)", (int)t->tid);
-		if (wait_tid(t->tid, &status) < 0)
-			return lp_seterr_errno("waitpid");
-		if (!WIFSTOPPED(status))
-			return lp_seterr(LP_EIO, "thread %d died in an injected system call", (int)t->tid);
-		if (WSTOPSIG(status) == SIGTRAP)
-			break;
-		/* A signal of the target's got in first: it was dequeued by
-		 * this stop, so queue it again once we are done (re-queuing at
-		 * once would stop us again before the step, forever). Its
-		 * siginfo becomes that of a tgkill. */
-		if (WSTOPSIG(status) != SIGSTOP && WSTOPSIG(status) < 65)
-			later |= 1ULL << (WSTOPSIG(status) - 1);
+	if (t->at_entry) {
+		/* A syscall-entry stop is inside the kernel, past the syscall
+		 * instruction: a jump to the gadget would only take effect
+		 * after the target's call (which setting orig_rax to -1 would
+		 * skip: it "returned" -ENOSYS) and the step would trap at its
+		 * exit before the gadget ran. So our call replaces the
+		 * target's here, and the target's is then entered again from
+		 * its syscall instruction (2 bytes), back to this stop. */
+		r.orig_rax = (uint64_t)nr;
+		if ((err = lp_pmu_sup_setregs(t, &r)) < 0)
+			return err;
+		if ((err = run_until(s, t, PTRACE_SYSCALL, SIGTRAP | 0x80, &later)) < 0)
+			return err;
+		if ((err = lp_pmu_sup_getregs(t, &r)) < 0)
+			return err;
+		*ret = (int64_t)r.rax;
+		r = saved;
+		r.rip -= 2;
+		r.rax = saved.orig_rax;
+		if ((err = lp_pmu_sup_setregs(t, &r)) < 0 ||
+		    (err = run_until(s, t, PTRACE_SYSCALL, SIGTRAP | 0x80, &later)) < 0 ||
+		    (err = lp_pmu_sup_getregs(t, &r)) < 0)
+			return err;
+		if (r.orig_rax != saved.orig_rax || r.rip != saved.rip)
+			return lp_seterr(LP_EIO, "thread %d did not enter its system call again", (int)t->tid);
+		t->at_entry = 1;
+	} else {
+		r.rip = t->proc->gadget;
+		r.rax = (uint64_t)nr;
+		r.orig_rax = (uint64_t)-1; /* not restarting an interrupted call */
+		if ((err = lp_pmu_sup_setregs(t, &r)) < 0)
+			return err;
+		if ((err = run_until(s, t, PTRACE_SINGLESTEP, SIGTRAP, &later)) < 0)
+			return err;
+		if ((err = lp_pmu_sup_getregs(t, &r)) < 0)
+			return err;
+		*ret = (int64_t)r.rax;
 	}
-	if ((err = lp_pmu_sup_getregs(t, &r)) < 0)
-		return err;
-	*ret = (int64_t)r.rax;
 	s->injected++;
 	for (int sig = 1; sig <= 64; sig++)
 		if (later & (1ULL << (sig - 1)))
 			syscall(SYS_tgkill, t->tgid, t->tid, sig);
 	return lp_pmu_sup_setregs(t, &saved);
+}
+
+/* Is tid a zombie or gone (it can run no more)? */
+static int cannot_run(pid_t tid)
+{
+	char path[64], buf[256], *rp;
+	FILE *f;
+	int gone = 1;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)tid);
+	if ((f = fopen(path, "re"))) {
+		if (fgets(buf, sizeof(buf), f) && (rp = strrchr(buf, ')')))
+			gone = rp[1] == ' ' && (rp[2] == 'Z' || rp[2] == 'X');
+		fclose(f);
+	}
+	return gone;
+}
+
+int lp_pmu_sup_interrupt(struct lp_pmu_sup *s, struct lp_pmu_thread *t)
+{
+	int status;
+	pid_t r;
+
+	if (ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) < 0)
+		return errno == ESRCH ? 0 : lp_seterr_errno("ptrace(INTERRUPT %d)", (int)t->tid);
+	/* Polled, not waited for: a leader that has exited while its other
+	 * threads run is a zombie that reports nothing until they are gone. */
+	for (unsigned spins = 0;; spins++) {
+		r = waitpid(t->tid, &status, __WALL | WNOHANG);
+		if (r == t->tid)
+			break;
+		if (r < 0 && errno != EINTR)
+			return lp_seterr_errno("waitpid");
+		if (spins < 64) {
+			sched_yield();
+			continue;
+		}
+		if (cannot_run(t->tid))
+			return 0;
+		nanosleep(&(struct timespec){ 0, 20000 }, NULL);
+	}
+	t->state = LP_PMU_T_STOPPED;
+	t->at_entry = 0;
+	if (WIFSTOPPED(status) && status >> 8 == (SIGTRAP | (PTRACE_EVENT_STOP << 8)))
+		return 1;
+	t->stashed = 1;
+	t->stash_status = status;
+	return 0;
 }
 
 long lp_pmu_sup_getxstate(struct lp_pmu_thread *t, void *buf, size_t len)
@@ -374,6 +500,27 @@ int lp_pmu_sup_dr_set(struct lp_pmu_thread *t, int i, uint64_t v)
 	return 0;
 }
 
+/* The clone flags of the call that t's event (clone, fork, vfork)
+ * reports: from its registers at the event stop (clone: rdi; clone3: the
+ * first field of its struct clone_args), else from the event's kind. */
+static uint64_t clone_flags(struct lp_pmu_thread *t, int event)
+{
+	struct user_regs_struct r;
+	uint64_t f;
+
+	if (event == PTRACE_EVENT_VFORK)
+		return CLONE_VM | CLONE_VFORK;
+	if (lp_pmu_sup_getregs(t, &r) == 0) {
+		if (r.orig_rax == SYS_clone)
+			return r.rdi;
+		if (r.orig_rax == SYS_clone3 && lp_pmu_sup_read(t->proc, r.rdi, &f, 8) == 8)
+			return f;
+		if (r.orig_rax == SYS_fork)
+			return 0;
+	}
+	return event == PTRACE_EVENT_CLONE ? CLONE_VM | CLONE_THREAD : 0;
+}
+
 int lp_pmu_sup_wait(struct lp_pmu_sup *s, pid_t tid, struct lp_pmu_ev *ev, int nohang)
 {
 	int status, event;
@@ -382,6 +529,18 @@ int lp_pmu_sup_wait(struct lp_pmu_sup *s, pid_t tid, struct lp_pmu_ev *ev, int n
 
 	memset(ev, 0, sizeof(*ev));
 	for (;;) {
+		/* A stop taken by lp_pmu_sup_interrupt comes first (a frozen
+		 * thread's only when asked for by its tid). */
+		t = NULL;
+		for (int i = 0; i < s->n && !t; i++)
+			if (s->t[i]->stashed && (tid == -1 ? !s->t[i]->frozen : s->t[i]->tid == tid))
+				t = s->t[i];
+		if (t) {
+			t->stashed = 0;
+			status = t->stash_status;
+			got = t->tid;
+			break;
+		}
 		got = waitpid(tid, &status, __WALL | (nohang ? WNOHANG : 0));
 		if (got == 0)
 			return 0;
@@ -418,22 +577,24 @@ int lp_pmu_sup_wait(struct lp_pmu_sup *s, pid_t tid, struct lp_pmu_ev *ev, int n
 		return 1;
 	}
 	t->state = LP_PMU_T_STOPPED;
+	t->at_entry = 0;
 	event = status >> 16;
 	if (event == PTRACE_EVENT_CLONE || event == PTRACE_EVENT_FORK || event == PTRACE_EVENT_VFORK) {
 		unsigned long msg;
+		uint64_t flags = clone_flags(t, event);
 		struct lp_pmu_thread *c;
 
 		ptrace(PTRACE_GETEVENTMSG, got, 0, &msg);
 		c = lp_pmu_sup_find(s, (pid_t)msg);
 		if (!c && !(c = thread_add(s, (pid_t)msg, NULL)))
 			return lp_seterr(LP_ELIMIT, "more than %d threads", LP_PMU_MAX_THREADS);
-		c->tgid = event == PTRACE_EVENT_CLONE ? t->tgid : c->tid;
-		if (event == PTRACE_EVENT_CLONE) {
+		c->tgid = (flags & CLONE_THREAD) ? t->tgid : c->tid;
+		if ((flags & CLONE_VM) && (flags & CLONE_THREAD)) {
 			c->proc = t->proc;
 			t->proc->refs++;
 			ev->kind = LP_PMU_EV_CLONE;
-		} else if (event == PTRACE_EVENT_VFORK) {
-			/* Same address space until the child execs. */
+		} else if (flags & CLONE_VM) {
+			/* Same address space (vfork: until the child execs). */
 			c->proc = t->proc;
 			t->proc->refs++;
 			ev->kind = LP_PMU_EV_FORK;
@@ -491,6 +652,10 @@ int lp_pmu_sup_wait(struct lp_pmu_sup *s, pid_t tid, struct lp_pmu_ev *ev, int n
 		return 1;
 	}
 	if (WSTOPSIG(status) == (SIGTRAP | 0x80)) {
+		struct __ptrace_syscall_info info;
+
+		if (ptrace(PTRACE_GET_SYSCALL_INFO, got, sizeof(info), &info) > 0)
+			t->at_entry = info.op == PTRACE_SYSCALL_INFO_ENTRY;
 		ev->kind = LP_PMU_EV_SYSCALL;
 		return 1;
 	}

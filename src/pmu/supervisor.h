@@ -44,6 +44,19 @@ struct lp_pmu_thread {
 	uint64_t sys_nr, sys_args[6];
 	int sys_in;
 	void *eng;                /* the engine's per-thread state */
+	/* Stopped at a syscall-entry stop (PTRACE_GET_SYSCALL_INFO): the
+	 * kernel is inside the call, so lp_pmu_sup_syscall must run the
+	 * injected call in its place and then re-enter the target's. */
+	int at_entry;
+	/* A stop (waitpid status) taken while stopping the thread for
+	 * lp_pmu_sup_interrupt: the thread stays stopped and the next
+	 * lp_pmu_sup_wait returns it (unless frozen). */
+	int stashed, stash_status;
+	int frozen;               /* kept stopped for another thread (see .c) */
+	/* Signals the engine owns (s->owns) that a stop inside the
+	 * supervisor took and dropped: the last one's siginfo. */
+	int notified;
+	siginfo_t notified_si;
 };
 
 enum lp_pmu_event {
@@ -83,6 +96,10 @@ struct lp_pmu_sup {
 	 * threads of an exec, the end), 0 when it execs (it stays, with a new
 	 * proc). May be NULL. */
 	void (*on_thread_leave)(void *ctx, struct lp_pmu_thread *t, int gone);
+	/* Is this signal the engine's (a counter overflow)? Signals that stop
+	 * an injected system call are kept for the target unless it says
+	 * so; then they are dropped and noted in t->notified. May be NULL. */
+	int (*owns)(void *ctx, const siginfo_t *si);
 	void *ctx;
 };
 
@@ -106,8 +123,11 @@ long lp_pmu_sup_read(struct lp_pmu_proc *p, uint64_t addr, void *buf, size_t len
 int lp_pmu_sup_write(struct lp_pmu_proc *p, uint64_t addr, const void *buf, size_t len);
 
 /* Make the stopped thread t execute system call nr(args) and return its
- * result in *ret; the thread's registers are restored. A pending signal
- * of the stop is discarded (the engine re-delivers if needed). */
+ * result in *ret; the thread's registers are restored. From a
+ * syscall-entry stop the injected call replaces the target's, which is
+ * then entered again (the thread is back at its entry stop). Target
+ * signals that arrive meanwhile are queued again afterwards; the
+ * engine's (s->owns) are dropped and noted in t->notified. */
 int lp_pmu_sup_syscall(struct lp_pmu_sup *s, struct lp_pmu_thread *t, long nr, const uint64_t args[6],
 		       int64_t *ret);
 
@@ -118,6 +138,14 @@ long lp_pmu_sup_getxstate(struct lp_pmu_thread *t, void *buf, size_t len);
 /* Debug registers of one thread (x86: DR0-3 address, DR6 status, DR7 control). */
 int lp_pmu_sup_dr_get(struct lp_pmu_thread *t, int i, uint64_t *v);
 int lp_pmu_sup_dr_set(struct lp_pmu_thread *t, int i, uint64_t v);
+
+/* Stop the running thread t (PTRACE_INTERRUPT) and wait until it is
+ * stopped. 1: it is in our interrupt's stop; 0: it stopped for a reason
+ * of its own first (a signal, a system call, an event, its exit), which
+ * is stashed for the next lp_pmu_sup_wait; LP_E* on error. A thread that
+ * cannot run any more (a zombie leader) also gives 0, with nothing
+ * stashed. */
+int lp_pmu_sup_interrupt(struct lp_pmu_sup *s, struct lp_pmu_thread *t);
 
 struct lp_pmu_thread *lp_pmu_sup_find(struct lp_pmu_sup *s, pid_t tid);
 void lp_pmu_proc_put(struct lp_pmu_proc *p);
