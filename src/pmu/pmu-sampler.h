@@ -126,7 +126,7 @@ struct lp_pmu_stats {
 	                            by the decoding */
 	uint64_t stale_faults;   /* free-running: faults on a page protected when the access was
 	                            made and opened since (retried, not delivered) */
-	uint64_t exposed;        /* free-running: watched pages held open for a blocking call while
+	uint64_t exposed;        /* free-running: watched pages held open for a system call while
 	                            other threads of the address space ran (docs/pmu.md) */
 };
 
