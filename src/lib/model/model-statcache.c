@@ -493,8 +493,7 @@ int lp_statcache_new(struct lp_statcache **out, const struct lp_profile *p, unsi
 		nbase = 1;
 	m->k = malloc((m->n ? m->n : 1) * sizeof(*m->k));
 	m->win = malloc((m->n ? m->n : 1) * sizeof(*m->win));
-	m->w = calloc(nbase, sizeof(*m->w));
-	if (!m->k || !m->win || !m->w) {
+	if (!m->k || !m->win) {
 		lp_statcache_free(m);
 		return lp_seterr(LP_ENOMEM, "out of memory");
 	}
@@ -512,15 +511,25 @@ int lp_statcache_new(struct lp_statcache **out, const struct lp_profile *p, unsi
 			lp_statcache_free(m);
 			return err;
 		}
-		for (size_t bw = 0; bw < nbase; bw++) {
-			uint64_t start = (uint64_t)bw * m->length;
-			uint64_t end = bw + 1 == nbase ? total : start + m->length;
+		/* the phase boundaries need not be on the grid of windows
+		 * (model-phases.c): walk the pieces between both */
+		if (!(m->w = calloc(nbase + np, sizeof(*m->w)))) {
+			free(bounds);
+			lp_statcache_free(m);
+			return lp_seterr(LP_ENOMEM, "out of memory");
+		}
+		for (uint64_t start = 0, end; start < total; start = end) {
 			struct sc_window *wp = m->nw ? &m->w[m->nw - 1] : NULL;
 			int new_phase = 0;
 			while (ph + 1 < np && bounds[ph + 1] <= start) {
 				ph++;
 				new_phase = 1;
 			}
+			end = (start / m->length + 1) * m->length;
+			if (end > total || end < start)
+				end = total;
+			if (ph + 1 < np && bounds[ph + 1] < end)
+				end = bounds[ph + 1];
 			if (!wp || new_phase || wp->n + wp->dangling >= min_samples) {
 				wp = &m->w[m->nw++];
 				wp->start = start;
