@@ -110,19 +110,30 @@ static size_t first_at(const struct lp_sample *s, size_t n, uint64_t t)
 
 /* Move each boundary v[k] to the likeliest change point in
  * [v[k] - len, v[k] + len), given the samples of the two phases outside
- * that zone; boundaries whose zone would reach a neighbour stay. */
-static void refine(const struct lp_sample *s, size_t n, uint64_t *v, size_t np, uint64_t len)
+ * that zone. A phase of one window between two others is most often the
+ * window that straddles the change (its mixture differs from both): its
+ * two boundaries become one, searched over the window and one either
+ * side. Boundaries whose zone would reach a neighbour stay. Returns the
+ * new number of phases (v keeps its last entry, the end of the run). */
+static size_t refine(const struct lp_sample *s, size_t n, uint64_t *v, size_t np, uint64_t len)
 {
 	double pl[RBINS], pr[RBINS];
+	size_t out = 1, k = 1;
 
-	for (size_t k = 1; k < np; k++) {
-		uint64_t zl = v[k] - len, zr = v[k] + len;
-		if (v[k] < len || zl <= v[k - 1] || zr >= v[k + 1])
-			continue;
-		size_t a = first_at(s, n, v[k - 1]), zi = first_at(s, n, zl), zj = first_at(s, n, zr),
-		       b = first_at(s, n, v[k + 1]);
+	while (k < np) {
+		int pair = k + 1 < np && v[k + 1] - v[k] <= len;
+		uint64_t prev = v[out - 1], next = v[k + 1 + pair];
+		uint64_t zl = v[k] - len, zr = v[k + pair] + len;
+		size_t a, zi, zj, b;
+
+		if (v[k] < len || zl <= prev || zr >= next)
+			goto keep;
+		a = first_at(s, n, prev);
+		zi = first_at(s, n, zl);
+		zj = first_at(s, n, zr);
+		b = first_at(s, n, next);
 		if (zi == a || zj == b || zj == zi)
-			continue;
+			goto keep;
 		rhist(s, a, zi, pl);
 		rhist(s, zj, b, pr);
 		/* score(j): samples zi..zi+j-1 left, the rest right */
@@ -140,14 +151,20 @@ static void refine(const struct lp_sample *s, size_t n, uint64_t *v, size_t np, 
 			}
 		}
 		if (bj == 0)
-			v[k] = zl;
+			v[out++] = zl;
 		else if (zi + bj == zj)
-			v[k] = zr;
+			v[out++] = zr;
 		else { /* halfway between the last left and the first right sample */
 			uint64_t t0 = s[zi + bj - 1].time, t1 = s[zi + bj].time;
-			v[k] = t0 + 1 + (t1 - t0 - 1) / 2;
+			v[out++] = t0 + 1 + (t1 - t0 - 1) / 2;
 		}
+		k += 1 + pair;
+		continue;
+keep:
+		v[out++] = v[k++];
 	}
+	v[out] = v[np];
+	return out;
 }
 
 int lp_model_phases(const struct lp_sample *s, size_t n, uint64_t total, uint64_t len,
@@ -188,7 +205,7 @@ int lp_model_phases(const struct lp_sample *s, size_t n, uint64_t total, uint64_
 		nseg += nwin;
 	}
 	v[np] = total;
-	refine(s, n, v, np, len);
+	np = refine(s, n, v, np, len);
 	free(seg);
 	free(win);
 	*bounds = v;
