@@ -11,9 +11,12 @@
  *   change inside a window breaks this; shorter windows help but hold
  *   fewer samples (noisier, and biased: Eq. 6 is not linear). So windows
  *   are the paper's 200 000 accesses widened to SC_MIN_SAMPLES samples,
- *   never across a phase boundary. The overall ratio is the average of
- *   the window solutions weighted by their samples (= accesses, since every
- *   access is sampled with the same probability).
+ *   never across a phase boundary, which need not be on the grid of
+ *   windows (model-phases.c places it at the likeliest change point).
+ *   The overall ratio is the sum of the windows' expected misses over
+ *   their finite samples (each access is sampled with the same
+ *   probability); without censored samples that is the average of the
+ *   window solutions weighted by their samples.
  * - A sample is assigned to the window of its first access, although its
  *   reuse may end in a later window.
  * - The cache is full from the start and only the misses R counts evict
@@ -21,13 +24,22 @@
  *   the cache filling up and cold misses evicting (window_ev): better when
  *   first touches are a large share of the accesses, worse when they are
  *   bunched in time (docs/models.md), so it is an option.
- * - Dangling samples: the line was never touched again, so the sample
- *   describes no reuse and no access that could miss. The number of
- *   dangling samples estimates the number of cold misses (every line has
- *   exactly one last access). Excluded by default, as in the paper (2.6);
- *   with include_cold they are reuses at infinite distance: f = 1, a miss
- *   for any finite cache, which adds the cold misses back.
- *
+ * - Dangling samples are censored reuses: the line was not touched again
+ *   before the run ended, so its reuse distance is at least the rest of
+ *   the run, r = T - 1 - t, and unknown beyond. They describe no miss the
+ *   simulation counts (that reuse ends after the run, as a cold miss's
+ *   starts before it), so they never enter the ratio; but they do enter
+ *   the equation of their window, since the eviction rate there comes
+ *   from all its accesses. Left out (the paper, 2.6), the windows near
+ *   the end kept only their short reuses and solved to a ratio near 0
+ *   (the last 10 % of a zipf run: the curve 0.5 points low at 4 MiB).
+ *   Each one is replaced by SC_IMPUTE reuses at the quantiles of the
+ *   Kaplan-Meier estimate of the distribution given K >= r
+ *   (impute_dangling()); the mass past the last observed reuse is at
+ *   infinite distance (f = 1: a line never seen again, whose reuse, like
+ *   a cold miss, still evicts). The window's ratio is then the mean of f
+ *   over its finite reuses at the rate that solves the whole equation.
+ *   With include_cold they are instead misses, f = 1, as before.
  * Solver. psi(R) = sum f(kR) + D - R N is concave with psi(0) = 0, so
  * apart from the trivial root R = 0 it has at most one root in (0, 1]: it
  * exists iff the slope at 0, sum(k)*(-log(1-1/L)) (+inf with dangling
