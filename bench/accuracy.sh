@@ -18,7 +18,11 @@
 # trace (`locprof sample`).
 #
 # usage: [N=100M] [RATES="1e-2 1e-3 1e-4"] [SEEDS="1 2 3"]
-#        [TRACES="uniform zipf ..."] bench/accuracy.sh [build dir]
+#        [TRACES="uniform zipf ..."] [CACHE=dir] bench/accuracy.sh [build dir]
+# CACHE keeps each trace and its reference curves in dir (as NAME-N.lpt,
+# NAME-N.sim.csv, NAME-N.simsa.csv) and reuses them when present: the
+# simulation is most of the time, and it does not depend on the model.
+# The "simulate CPU s" column is then empty for reused curves.
 # The same N, SEEDS and build give the same table (timings aside).
 set -euo pipefail
 B=${1:-build}
@@ -58,19 +62,36 @@ echo "| trace | rate | samples | StatCache mean | max | StatStack mean | max | n
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 for name in ${TRACES:-uniform zipf seq cyclic strided mix}; do
 	s=${spec[$name]}
+	spec_s=$s
 	if [[ $s == record\ * ]]; then
 		read -r _ prog args <<<"$s"
 		[ -x "$B/examples/$prog" ] || { echo "accuracy: no $B/examples/$prog" >&2; continue; }
-		"$L" record -q --mode trace -o "$T/$name.lpt" -- "$B/examples/$prog" $args >/dev/null
 		s="$prog $args"
-	else
-		"$L" synth $s -n "$N" -o "$T/$name.lpt"
 	fi
-	cpu sim_s "$L" simulate "$T/$name.lpt" --sizes 4K..64M --policy lru,random --format csv
-	mv "$T/cpu.out" "$T/sim.csv"
+	C=${CACHE:+$CACHE/$name-$N}
 	sa_args=()
 	for c in $SA_CACHES; do sa_args+=(--cache "$c"); done
-	"$L" simulate "$T/$name.lpt" "${sa_args[@]}" --format csv >"$T/simsa.csv"
+	if [ -n "$C" ] && [ -s "$C.lpt" ] && [ -s "$C.sim.csv" ] && [ -s "$C.simsa.csv" ]; then
+		ln -sf "$(realpath "$C.lpt")" "$T/$name.lpt"
+		cp "$C.sim.csv" "$T/sim.csv"
+		cp "$C.simsa.csv" "$T/simsa.csv"
+		sim_s=nan
+	else
+		if [[ $spec_s == record\ * ]]; then
+			"$L" record -q --mode trace -o "$T/$name.lpt" -- "$B/examples/$prog" $args >/dev/null
+		else
+			"$L" synth $s -n "$N" -o "$T/$name.lpt"
+		fi
+		cpu sim_s "$L" simulate "$T/$name.lpt" --sizes 4K..64M --policy lru,random --format csv
+		mv "$T/cpu.out" "$T/sim.csv"
+		"$L" simulate "$T/$name.lpt" "${sa_args[@]}" --format csv >"$T/simsa.csv"
+		if [ -n "$C" ]; then
+			mkdir -p "$CACHE"
+			cp "$T/$name.lpt" "$C.lpt"
+			cp "$T/sim.csv" "$C.sim.csv"
+			cp "$T/simsa.csv" "$C.simsa.csv"
+		fi
+	fi
 	for rate in ${RATES:-1e-2 1e-3 1e-4}; do
 		: >"$T/rows.txt"
 		for seed in ${SEEDS:-1 2 3}; do
