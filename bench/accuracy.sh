@@ -18,7 +18,11 @@
 # trace (`locprof sample`).
 #
 # usage: [N=100M] [RATES="1e-2 1e-3 1e-4"] [SEEDS="1 2 3"]
-#        [TRACES="uniform zipf ..."] bench/accuracy.sh [build dir]
+#        [TRACES="uniform zipf ..."] [CACHE=dir] bench/accuracy.sh [build dir]
+# CACHE keeps each trace and its reference curves in dir (as NAME-N.lpt,
+# NAME-N.sim.csv, NAME-N.simsa.csv) and reuses them when present: the
+# simulation is most of the time, and it does not depend on the model.
+# The "simulate CPU s" column is then empty for reused curves.
 # The same N, SEEDS and build give the same table (timings aside).
 set -euo pipefail
 B=${1:-build}
@@ -29,7 +33,9 @@ for cmd in synth simulate sample report dump; do
 	"$L" help $cmd >/dev/null 2>&1 || { echo "accuracy: 'locprof $cmd' is not available in $L" >&2; exit 2; }
 done
 N=${N:-100M}
-SA_CACHES=${SA_CACHES:-"32K:8:64 256K:8:64 1M:16:64 8M:16:64"}
+# SA_CACHES="" leaves out the set-associative columns (and their
+# simulation pass)
+SA_CACHES=${SA_CACHES-"32K:8:64 256K:8:64 1M:16:64 8M:16:64"}
 # Six synthetic traces of N references (default 10^8; the issue's target is
 # for traces of that length), each a `locprof synth` command line, and
 # three traces recorded from the examples (TRACES="matmul stencil
@@ -58,26 +64,48 @@ echo "| trace | rate | samples | StatCache mean | max | StatStack mean | max | n
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 for name in ${TRACES:-uniform zipf seq cyclic strided mix}; do
 	s=${spec[$name]}
+	spec_s=$s
 	if [[ $s == record\ * ]]; then
 		read -r _ prog args <<<"$s"
 		[ -x "$B/examples/$prog" ] || { echo "accuracy: no $B/examples/$prog" >&2; continue; }
-		"$L" record -q --mode trace -o "$T/$name.lpt" -- "$B/examples/$prog" $args >/dev/null
 		s="$prog $args"
-	else
-		"$L" synth $s -n "$N" -o "$T/$name.lpt"
 	fi
-	cpu sim_s "$L" simulate "$T/$name.lpt" --sizes 4K..64M --policy lru,random --format csv
-	mv "$T/cpu.out" "$T/sim.csv"
+	C=${CACHE:+$CACHE/$name-$N}
 	sa_args=()
 	for c in $SA_CACHES; do sa_args+=(--cache "$c"); done
-	"$L" simulate "$T/$name.lpt" "${sa_args[@]}" --format csv >"$T/simsa.csv"
+	if [ -n "$C" ] && [ -s "$C.lpt" ] && [ -s "$C.sim.csv" ] && { [ -z "$SA_CACHES" ] || [ -s "$C.simsa.csv" ]; }; then
+		ln -sf "$(realpath "$C.lpt")" "$T/$name.lpt"
+		cp "$C.sim.csv" "$T/sim.csv"
+		if [ -n "$SA_CACHES" ]; then cp "$C.simsa.csv" "$T/simsa.csv"; else : >"$T/simsa.csv"; fi
+		sim_s=nan
+	else
+		if [[ $spec_s == record\ * ]]; then
+			"$L" record -q --mode trace -o "$T/$name.lpt" -- "$B/examples/$prog" $args >/dev/null
+		else
+			"$L" synth $s -n "$N" -o "$T/$name.lpt"
+		fi
+		cpu sim_s "$L" simulate "$T/$name.lpt" --sizes 4K..64M --policy lru,random --format csv
+		mv "$T/cpu.out" "$T/sim.csv"
+		: >"$T/simsa.csv"
+		[ -z "$SA_CACHES" ] || "$L" simulate "$T/$name.lpt" "${sa_args[@]}" --format csv >"$T/simsa.csv"
+		if [ -n "$C" ]; then
+			mkdir -p "$CACHE"
+			cp "$T/$name.lpt" "$C.lpt"
+			cp "$T/sim.csv" "$C.sim.csv"
+			[ -z "$SA_CACHES" ] || cp "$T/simsa.csv" "$C.simsa.csv"
+		fi
+	fi
 	for rate in ${RATES:-1e-2 1e-3 1e-4}; do
 		: >"$T/rows.txt"
 		for seed in ${SEEDS:-1 2 3}; do
 			cpu samp_s "$L" sample "$T/$name.lpt" -o "$T/p.lpp" --rate "$rate" --seed "$seed"
 			cpu rep_s "$L" report "$T/p.lpp" --sizes 4K..64M --format csv
 			mv "$T/cpu.out" "$T/model.csv"
-			"$L" report "$T/p.lpp" "${sa_args[@]}" --format json --top 0 >"$T/modelsa.json"
+			if [ -n "$SA_CACHES" ]; then
+				"$L" report "$T/p.lpp" "${sa_args[@]}" --format json --top 0 >"$T/modelsa.json"
+			else
+				echo '{"caches": []}' >"$T/modelsa.json"
+			fi
 			"$L" dump "$T/p.lpp" | awk '/^line 64:/ {print $6, $8}' | tr -d '(' >"$T/n.txt"
 			python3 - "$T/sim.csv" "$T/model.csv" "$T/simsa.csv" "$T/modelsa.json" "$T/n.txt" \
 				"$rep_s" "$samp_s" >>"$T/rows.txt" <<'PY'
@@ -102,7 +130,7 @@ floor = sum(math.sqrt(2 / math.pi) * math.sqrt(p * (1 - p) / finite) * 100 for p
 # set-associative: simulated (misses - cold) / (accesses - cold) against
 # the binomial model's ratio (cold excluded)
 sas = {}
-for row in csv.DictReader(open(sasimp)):
+for row in csv.DictReader(l for l in open(sasimp) if l.strip()):
     acc, mis, cold = int(row['accesses']), int(row['misses']), int(row['cold'])
     sas[row['spec'].rsplit(':', 1)[0]] = (mis - cold) / (acc - cold) if acc > cold else 0.0
 sam = {c['cache']: c['lru'] for c in json.load(open(samodp))['caches']}

@@ -68,6 +68,18 @@ double lp_statcache_solve(const double *reuse, size_t n, double dangling, int in
 double lp_statcache_solve_ev(const double *reuse, size_t n, double dangling, int include_cold,
 			     double ev0, double ev1, double lines, double warm);
 
+/* The same with censored reuses: cn reuse distances ck with weights cw and
+ * cinf of weight at infinite distance, all counted in N (the model's
+ * windows replace their dangling samples by these; docs/models.md). */
+double lp_statcache_solve_censored(const double *reuse, size_t n, const double *ck,
+				   const double *cw, size_t cn, double cinf, double ev0, double ev1,
+				   double lines, double warm);
+
+/* The censored reuses window k solves with (see above); none when cold
+ * misses are included. */
+void lp_statcache_window_censored(const struct lp_statcache *m, size_t k, const double **ck,
+				  const double **cw, size_t *cn, double *cinf);
+
 /* ---- StatStack: LRU, fully and set associative ------------------------ */
 
 struct lp_statstack;

@@ -11,9 +11,12 @@
  *   change inside a window breaks this; shorter windows help but hold
  *   fewer samples (noisier, and biased: Eq. 6 is not linear). So windows
  *   are the paper's 200 000 accesses widened to SC_MIN_SAMPLES samples,
- *   never across a phase boundary. The overall ratio is the average of
- *   the window solutions weighted by their samples (= accesses, since every
- *   access is sampled with the same probability).
+ *   never across a phase boundary, which need not be on the grid of
+ *   windows (model-phases.c places it at the likeliest change point).
+ *   The overall ratio is the sum of the windows' expected misses over
+ *   their finite samples (each access is sampled with the same
+ *   probability); without censored samples that is the average of the
+ *   window solutions weighted by their samples.
  * - A sample is assigned to the window of its first access, although its
  *   reuse may end in a later window.
  * - The cache is full from the start and only the misses R counts evict
@@ -21,13 +24,22 @@
  *   the cache filling up and cold misses evicting (window_ev): better when
  *   first touches are a large share of the accesses, worse when they are
  *   bunched in time (docs/models.md), so it is an option.
- * - Dangling samples: the line was never touched again, so the sample
- *   describes no reuse and no access that could miss. The number of
- *   dangling samples estimates the number of cold misses (every line has
- *   exactly one last access). Excluded by default, as in the paper (2.6);
- *   with include_cold they are reuses at infinite distance: f = 1, a miss
- *   for any finite cache, which adds the cold misses back.
- *
+ * - Dangling samples are censored reuses: the line was not touched again
+ *   before the run ended, so its reuse distance is at least the rest of
+ *   the run, r = T - 1 - t, and unknown beyond. They describe no miss the
+ *   simulation counts (that reuse ends after the run, as a cold miss's
+ *   starts before it), so they never enter the ratio; but they do enter
+ *   the equation of their window, since the eviction rate there comes
+ *   from all its accesses. Left out (the paper, 2.6), the windows near
+ *   the end kept only their short reuses and solved to a ratio near 0
+ *   (the last 10 % of a zipf run: the curve 0.5 points low at 4 MiB).
+ *   Each one is replaced by SC_IMPUTE reuses at the quantiles of the
+ *   Kaplan-Meier estimate of the distribution given K >= r
+ *   (impute_dangling()); the mass past the last observed reuse is at
+ *   infinite distance (f = 1: a line never seen again, whose reuse, like
+ *   a cold miss, still evicts). The window's ratio is then the mean of f
+ *   over its finite reuses at the rate that solves the whole equation.
+ *   With include_cold they are instead misses, f = 1, as before.
  * Solver. psi(R) = sum f(kR) + D - R N is concave with psi(0) = 0, so
  * apart from the trivial root R = 0 it has at most one root in (0, 1]: it
  * exists iff the slope at 0, sum(k)*(-log(1-1/L)) (+inf with dangling
@@ -59,6 +71,15 @@ struct sc_hist {
 	size_t n;
 	const double *pw[4];
 	double sum_k;
+	/* censored reuses (dangling samples, see lp_statcache_new()): reuse
+	 * distances ck[0, cn) with weights cw, plus cinf of weight at infinite
+	 * distance; cN = their total weight, csum_k = sum cw * ck */
+	const double *ck, *cw;
+	size_t cn;
+	double cinf, cN, csum_k;
+	/* when set, ck is sorted and cpw[0][i] = sum_{i' < i} cw[i'],
+	 * cpw[j][i] = sum_{i' < i} cw[i'] ck[i']^j (the fast path of psi) */
+	const double *cpw[5];
 };
 
 /* Fewest samples a window is solved from (docs/models.md): at a rate of
@@ -72,6 +93,7 @@ struct sc_window {
 	double dangling;
 	double sum_k;
 	struct sc_hist h; /* the finite reuse distances, sorted, with power sums */
+	size_t cfirst;    /* its censored part: m->ck/m->cw[cfirst, cfirst + h.cn) */
 	double u0, u1;    /* distinct lines touched before start, before end */
 	double root; /* warm start: the root for the last, smaller cache */
 	double last_lines;
@@ -90,6 +112,8 @@ struct lp_statcache {
 	double *k;   /* finite reuse distances grouped by window */
 	double *pw[4]; /* power sums of each window's k (n + 1 per window) */
 	size_t *win; /* window of each profile sample (index from m->first) */
+	double *ck, *cw; /* imputed reuse distances of the dangling samples */
+	double *cpw[5];  /* their prefix sums, per window (sc_hist.cpw) */
 	struct sc_window *w;
 	size_t nw;
 };
@@ -137,6 +161,26 @@ static void psi(const struct sc_hist *h, double dangling, int include_cold, stru
 		s += 1.0 - e;
 		d += h->k[i] * e;
 	}
+	if (a > 0 && h->cn) {
+		const double *const *c = h->cpw;
+		lo = 0;
+		hi = h->cn;
+		if (c[0]) {
+			lo = k_bound(h->ck, 0, h->cn, SERIES_X / a);
+			hi = k_bound(h->ck, lo, h->cn, SATURATE_X / a);
+			double p1 = c[1][lo], p2 = c[2][lo], p3 = c[3][lo], p4 = c[4][lo];
+			s += a * (p1 - a * (p2 / 2 - a * (p3 / 6 - a * p4 / 24)));
+			d += p1 - a * (p2 - a * (p3 / 2 - a * p4 / 6));
+			s += c[0][h->cn] - c[0][hi];
+		}
+		for (size_t i = lo; i < hi; i++) {
+			double e = exp(-h->ck[i] * a);
+			s += h->cw[i] * (1.0 - e);
+			d += h->cw[i] * h->ck[i] * e;
+		}
+	}
+	if (a > 0)
+		s += h->cinf;
 	if (include_cold)
 		s += dangling;
 	*val = s - R * N;
@@ -146,7 +190,7 @@ static void psi(const struct sc_hist *h, double dangling, int include_cold, stru
 static double solve(const struct sc_hist *h, double dangling, int include_cold, struct sc_ev ev,
 		    double lines, double warm)
 {
-	double N = (double)h->n + (include_cold ? dangling : 0);
+	double N = (double)h->n + (include_cold ? dangling : 0) + h->cN;
 	double b, R, v, dv;
 
 	if (N <= 0)
@@ -156,15 +200,18 @@ static double solve(const struct sc_hist *h, double dangling, int include_cold, 
 		b = -INFINITY;
 	else
 		b = log1p(-1.0 / lines);
-	if (!(include_cold && dangling > 0) && !(ev.al > 0) &&
-	    (isinf(b) ? h->sum_k == 0 || !(ev.be > 0) : -b * ev.be * h->sum_k <= N))
+	if (!(include_cold && dangling > 0) && !(ev.al > 0) && !(h->cinf > 0) &&
+	    (isinf(b) ? h->sum_k + h->csum_k == 0 || !(ev.be > 0)
+		      : -b * ev.be * (h->sum_k + h->csum_k) <= N))
 		return 0; /* slope at 0 <= N: only the trivial root */
 	if (isinf(b)) {
 		/* f(kR) = 1 for every k >= 1 and R > 0 */
 		double hits = 0;
 		for (size_t i = 0; i < h->n; i++)
 			hits += h->k[i] == 0;
-		return ((double)h->n - hits + (include_cold ? dangling : 0)) / N;
+		for (size_t i = 0; i < h->cn; i++)
+			hits += h->ck[i] == 0 ? h->cw[i] : 0;
+		return (N - hits) / N;
 	}
 	R = warm > 0 && warm <= 1 ? warm : 1;
 	psi(h, dangling, include_cold, ev, N, b, R, &v, &dv);
@@ -214,6 +261,36 @@ double lp_statcache_solve_ev(const double *k, size_t n, double dangling, int inc
 	return solve(&h, dangling, include_cold, (struct sc_ev){ ev0, ev1 }, lines, warm);
 }
 
+double lp_statcache_solve_censored(const double *k, size_t n, const double *ck, const double *cw,
+				   size_t cn, double cinf, double ev0, double ev1, double lines,
+				   double warm)
+{
+	struct sc_hist h = { .k = k, .n = n, .ck = ck, .cw = cw, .cn = cn, .cinf = cinf };
+
+	for (size_t i = 0; i < n; i++)
+		h.sum_k += k[i];
+	for (size_t i = 0; i < cn; i++) {
+		h.cN += cw[i];
+		h.csum_k += cw[i] * ck[i];
+	}
+	h.cN += cinf;
+	return solve(&h, 0, 0, (struct sc_ev){ ev0, ev1 }, lines, warm);
+}
+
+/* Sum of f over the finite reuses of a histogram at evictions per access
+ * a (the expected misses among them). */
+static double finite_misses(const struct sc_hist *h, double a)
+{
+	struct sc_hist fin = *h;
+	double v, dv;
+
+	fin.cn = 0;
+	fin.cinf = 0;
+	/* psi with N = 0 and R = 0 is the sum itself; psi() takes a from ev */
+	psi(&fin, 0, 0, (struct sc_ev){ a, 0 }, 0, -1, 0, &v, &dv);
+	return v;
+}
+
 double lp_statcache_solve(const double *k, size_t n, double dangling, int include_cold,
 			  double lines, double warm)
 {
@@ -224,6 +301,181 @@ static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
 	return x < y ? -1 : x > y;
+}
+
+/* An observation for the Kaplan-Meier estimate: a reuse distance, or a
+ * lower bound of one (censored). */
+struct km_obs {
+	double v;
+	int censored;
+};
+
+static int cmp_km(const void *a, const void *b)
+{
+	const struct km_obs *x = a, *y = b;
+	/* at a tie the events first: a reuse censored at v is at risk at v */
+	if (x->v != y->v)
+		return x->v < y->v ? -1 : 1;
+	return x->censored - y->censored;
+}
+
+/* Quantiles a dangling sample is replaced by (docs/models.md). */
+#define SC_IMPUTE 8
+#define SC_MERGE 0.01
+
+/* Dangling samples are censored reuses: a dangling sample at time t of a
+ * run of T line accesses has a reuse distance of at least r = T - 1 - t,
+ * unknown beyond. The Kaplan-Meier estimate of the survival function
+ * S(k) = P(K > k) from all the samples of the line size (the finite ones
+ * events, the dangling ones censored at r) gives the distribution of K
+ * given K >= r: each dangling sample becomes SC_IMPUTE reuses of weight
+ * 1/SC_IMPUTE at the midpoint quantiles of that distribution, the ones
+ * past the last event at infinite distance (a line never reused within
+ * what the run shows: f = 1 for any positive miss ratio). Fills m->ck,
+ * m->cw and the censored part of every window's histogram. */
+static int impute_dangling(struct lp_statcache *m, uint64_t total)
+{
+	const struct lp_sample *smp = m->p->samples + m->first;
+	struct km_obs *o;
+	double *ev, *sv, S = 1, at_risk = (double)m->n;
+	size_t nd = 0, ne = 0, c = 0;
+
+	for (size_t i = 0; i < m->n; i++)
+		nd += smp[i].reuse == LP_REUSE_DANGLING;
+	if (!nd)
+		return 0;
+	o = malloc(m->n * sizeof(*o));
+	ev = malloc(m->n * sizeof(*ev));
+	sv = malloc(m->n * sizeof(*sv));
+	m->ck = malloc(nd * SC_IMPUTE * sizeof(*m->ck));
+	m->cw = malloc(nd * SC_IMPUTE * sizeof(*m->cw));
+	if (!o || !ev || !sv || !m->ck || !m->cw) {
+		free(o);
+		free(ev);
+		free(sv);
+		return LP_ENOMEM;
+	}
+	for (size_t i = 0; i < m->n; i++) {
+		int cens = smp[i].reuse == LP_REUSE_DANGLING;
+		double r = smp[i].time + 1 < total ? (double)(total - 1 - smp[i].time) : 0;
+		o[i] = (struct km_obs){ cens ? r : (double)smp[i].reuse, cens };
+	}
+	qsort(o, m->n, sizeof(*o), cmp_km);
+	for (size_t i = 0; i < m->n;) {
+		size_t j = i, d = 0;
+		for (; j < m->n && o[j].v == o[i].v; j++)
+			d += !o[j].censored;
+		if (d) {
+			S *= 1.0 - (double)d / at_risk;
+			ev[ne] = o[i].v;
+			sv[ne++] = S;
+		}
+		at_risk -= (double)(j - i);
+		i = j;
+	}
+	/* the windows are in time order, and so are their dangling samples */
+	for (size_t w = 0; w < m->nw; w++) {
+		m->w[w].cfirst = c;
+		m->w[w].h.ck = m->ck + c;
+		m->w[w].h.cw = m->cw + c;
+	}
+	for (size_t i = 0; i < m->n; i++) {
+		struct sc_window *wp = &m->w[m->win[i]];
+		double r, Sr;
+		size_t lo, hi;
+
+		if (smp[i].reuse != LP_REUSE_DANGLING)
+			continue;
+		r = smp[i].time + 1 < total ? (double)(total - 1 - smp[i].time) : 0;
+		/* S(r-) = P(K >= r): the survival after the last event below r */
+		lo = 0, hi = ne;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (ev[mid] < r)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		Sr = lo ? sv[lo - 1] : 1;
+		if (wp->h.cn == 0) { /* first dangling sample of this window */
+			wp->cfirst = c;
+			wp->h.ck = m->ck + c;
+			wp->h.cw = m->cw + c;
+		}
+		for (int q = 0; q < SC_IMPUTE; q++) {
+			double u = (q + 0.5) / SC_IMPUTE, target = Sr * (1 - u);
+			/* first event with S <= target (S falls at events >= r) */
+			size_t a = lo, b = ne;
+			while (a < b) {
+				size_t mid = a + (b - a) / 2;
+				if (sv[mid] > target)
+					a = mid + 1;
+				else
+					b = mid;
+			}
+			if (a == ne) {
+				wp->h.cinf += 1.0 / SC_IMPUTE;
+			} else {
+				m->ck[c] = ev[a];
+				m->cw[c++] = 1.0 / SC_IMPUTE;
+				wp->h.cn++;
+				wp->h.csum_k += ev[a] / SC_IMPUTE;
+			}
+		}
+		wp->h.cN += 1;
+	}
+	/* windows without censored reuses sit where the next ones start */
+	for (size_t w = 0, pos = 0; w < m->nw; w++) {
+		if (!m->w[w].h.cn) {
+			m->w[w].cfirst = pos;
+			m->w[w].h.ck = m->ck + pos;
+			m->w[w].h.cw = m->cw + pos;
+		}
+		pos = m->w[w].cfirst + m->w[w].h.cn;
+	}
+	/* sort each window's censored reuses, with prefix sums for psi */
+	for (size_t j = 0; j < 5; j++)
+		if (!(m->cpw[j] = malloc((c + m->nw) * sizeof(double)))) {
+			free(o);
+			free(ev);
+			free(sv);
+			return LP_ENOMEM;
+		}
+	for (size_t w = 0; w < m->nw; w++) {
+		struct sc_hist *h = &m->w[w].h;
+		size_t n = h->cn, off = m->w[w].cfirst + w;
+		double *k = m->ck + m->w[w].cfirst, *wt = m->cw + m->w[w].cfirst;
+		size_t out = 0;
+		/* all weights are equal (1/SC_IMPUTE): sorting ck alone keeps
+		 * the pairs */
+		qsort(k, n, sizeof(double), cmp_double);
+		/* Merge the reuses within SC_MERGE of each other into one at
+		 * their weighted mean (sum w k is kept, so the slope at R = 0
+		 * is too; f(kR) is smooth in k: the error is O(SC_MERGE^2)),
+		 * which bounds their number by the octaves they span, not by
+		 * SC_IMPUTE times the dangling samples. */
+		for (size_t q = 0; q < n;) {
+			double sw = 0, swk = 0, k0 = k[q];
+			for (; q < n && k[q] <= k0 * (1 + SC_MERGE); q++) {
+				sw += wt[q];
+				swk += wt[q] * k[q];
+			}
+			k[out] = swk / sw;
+			wt[out++] = sw;
+		}
+		h->cn = n = out;
+		for (size_t j = 0; j < 5; j++) {
+			double *v = m->cpw[j] + off;
+			v[0] = 0;
+			for (size_t q = 0; q < n; q++)
+				v[q + 1] = v[q] + h->cw[q] * (j ? pow(h->ck[q], (double)j) : 1);
+			h->cpw[j] = v;
+		}
+	}
+	free(o);
+	free(ev);
+	free(sv);
+	return 0;
 }
 
 int lp_statcache_new(struct lp_statcache **out, const struct lp_profile *p, unsigned li,
@@ -253,8 +505,7 @@ int lp_statcache_new(struct lp_statcache **out, const struct lp_profile *p, unsi
 		nbase = 1;
 	m->k = malloc((m->n ? m->n : 1) * sizeof(*m->k));
 	m->win = malloc((m->n ? m->n : 1) * sizeof(*m->win));
-	m->w = calloc(nbase, sizeof(*m->w));
-	if (!m->k || !m->win || !m->w) {
+	if (!m->k || !m->win) {
 		lp_statcache_free(m);
 		return lp_seterr(LP_ENOMEM, "out of memory");
 	}
@@ -272,15 +523,25 @@ int lp_statcache_new(struct lp_statcache **out, const struct lp_profile *p, unsi
 			lp_statcache_free(m);
 			return err;
 		}
-		for (size_t bw = 0; bw < nbase; bw++) {
-			uint64_t start = (uint64_t)bw * m->length;
-			uint64_t end = bw + 1 == nbase ? total : start + m->length;
+		/* the phase boundaries need not be on the grid of windows
+		 * (model-phases.c): walk the pieces between both */
+		if (!(m->w = calloc(nbase + np, sizeof(*m->w)))) {
+			free(bounds);
+			lp_statcache_free(m);
+			return lp_seterr(LP_ENOMEM, "out of memory");
+		}
+		for (uint64_t start = 0, end; start < total; start = end) {
 			struct sc_window *wp = m->nw ? &m->w[m->nw - 1] : NULL;
 			int new_phase = 0;
 			while (ph + 1 < np && bounds[ph + 1] <= start) {
 				ph++;
 				new_phase = 1;
 			}
+			end = (start / m->length + 1) * m->length;
+			if (end > total || end < start)
+				end = total;
+			if (ph + 1 < np && bounds[ph + 1] < end)
+				end = bounds[ph + 1];
 			if (!wp || new_phase || wp->n + wp->dangling >= min_samples) {
 				wp = &m->w[m->nw++];
 				wp->start = start;
@@ -322,6 +583,13 @@ int lp_statcache_new(struct lp_statcache **out, const struct lp_profile *p, unsi
 		}
 	}
 	m->li = li;
+	if (!include_cold) {
+		int err = impute_dangling(m, total);
+		if (err < 0) {
+			lp_statcache_free(m);
+			return lp_seterr(err, "out of memory");
+		}
+	}
 	for (size_t w = 0; w < m->nw; w++) {
 		m->w[w].root = 1;
 		m->w[w].last_lines = 0;
@@ -339,6 +607,10 @@ void lp_statcache_free(struct lp_statcache *m)
 	for (size_t j = 0; j < 4; j++)
 		free(m->pw[j]);
 	free(m->win);
+	free(m->ck);
+	free(m->cw);
+	for (size_t j = 0; j < 5; j++)
+		free(m->cpw[j]);
 	free(m->w);
 	free(m);
 }
@@ -445,6 +717,15 @@ void lp_statcache_window_evictions(struct lp_statcache *m, size_t k, double line
 	*ev1 = e.be;
 }
 
+void lp_statcache_window_censored(const struct lp_statcache *m, size_t k, const double **ck,
+				  const double **cw, size_t *cn, double *cinf)
+{
+	*ck = m->w[k].h.ck;
+	*cw = m->w[k].h.cw;
+	*cn = m->fill_model ? 0 : m->w[k].h.cn;
+	*cinf = m->fill_model ? 0 : m->w[k].h.cinf;
+}
+
 static double window_weight(const struct lp_statcache *m, const struct sc_window *w)
 {
 	return (double)w->n + (m->include_cold ? w->dangling : 0);
@@ -455,10 +736,37 @@ static double window_weight(const struct lp_statcache *m, const struct sc_window
 static double solve_window(struct lp_statcache *m, struct sc_window *w, double lines)
 {
 	double warm = w->last_lines > 0 && w->last_lines <= lines ? w->root : 1;
+	struct sc_hist h = w->h;
 
-	w->root = solve(&w->h, w->dangling, m->include_cold, window_ev(m, w, lines), lines, warm);
+	if (m->fill_model) { /* it counts the cold misses its own way */
+		h.cn = 0;
+		h.cinf = h.cN = h.csum_k = 0;
+	}
+	w->root = solve(&h, w->dangling, m->include_cold, window_ev(m, w, lines), lines, warm);
 	w->last_lines = lines;
 	return w->root;
+}
+
+/* Expected misses among the finite reuses of window w, solved for
+ * `lines`: R N when nothing is censored (Eq. 6), else the sum of f over
+ * the finite reuses at the eviction rate the censored ones helped find. */
+static double window_misses(struct lp_statcache *m, struct sc_window *w, double lines)
+{
+	double R = solve_window(m, w, lines), ev, n = 0;
+	struct sc_ev e;
+
+	if (m->include_cold || m->fill_model || w->h.cN == 0)
+		return R * window_weight(m, w);
+	e = window_ev(m, w, lines);
+	ev = e.al + e.be * R;
+	if (!(ev > 0))
+		return 0;
+	if (lines <= 1) {
+		for (size_t i = 0; i < w->h.n; i++)
+			n += w->h.k[i] > 0;
+		return n;
+	}
+	return finite_misses(&w->h, -log1p(-1.0 / lines) * ev);
 }
 
 static int cmp_idx_lines(const void *a, const void *b, void *ctx)
@@ -483,7 +791,7 @@ int lp_statcache_curve(struct lp_statcache *m, const double *lines, size_t n, do
 			double wt = window_weight(m, &m->w[w]);
 			if (wt <= 0)
 				continue;
-			num += wt * solve_window(m, &m->w[w], L);
+			num += window_misses(m, &m->w[w], L);
 			den += wt;
 		}
 		ratio[order[j]] = den > 0 ? num / den : NAN;
