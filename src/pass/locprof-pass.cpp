@@ -380,12 +380,37 @@ bool Instrumenter::run(Function &F)
 	return true;
 }
 
+// Every function may now write lp_rt_fast: an instrumented one directly,
+// any other through its callees. Attributes inferred before the pass ran
+// (readonly, argmemonly...) would let later passes, e.g. LTO's, forward
+// the countdown stored before a call to the reload after it: measured, a
+// recursive function lost all its callees' references that way.
+static const Attribute::AttrKind memoryAttrs[] = { Attribute::ReadNone, Attribute::ReadOnly, Attribute::WriteOnly,
+						   Attribute::ArgMemOnly, Attribute::InaccessibleMemOnly,
+						   Attribute::InaccessibleMemOrArgMemOnly };
+
+static void dropMemoryAttrs(Module &M)
+{
+	for (Function &F : M) {
+		if (F.isIntrinsic())
+			continue;
+		for (Attribute::AttrKind k : memoryAttrs)
+			F.removeFnAttr(k);
+		for (BasicBlock &BB : F)
+			for (Instruction &I : BB)
+				if (isProgramCall(I))
+					for (Attribute::AttrKind k : memoryAttrs)
+						cast<CallBase>(I).removeFnAttr(k);
+	}
+}
+
 struct LocprofPass : PassInfoMixin<LocprofPass> {
 	PreservedAnalyses run(Module &M, ModuleAnalysisManager &)
 	{
 		Instrumenter ins(M);
 		bool changed = false;
 		std::vector<Function *> fns;
+		dropMemoryAttrs(M);
 		for (Function &F : M)
 			fns.push_back(&F);
 		for (Function *F : fns)
