@@ -71,12 +71,13 @@ private:
 	FunctionCallee slow;  // lp_rt_slow(addr, size, kind, pc)
 	MDNode *cold;         // branch weights: the slow side is cold
 	AllocaInst *cdSlot = nullptr, *mapSlot = nullptr, *maskSlot = nullptr;
+	AllocaInst *dirtySlot = nullptr; // a slow path ran in this fast block
 
 	bool accessOf(Instruction &I, Access &a) const;
 	Value *field(IRBuilder<> &B, unsigned i) { return B.CreateStructGEP(fastTy, fast, i); }
 	void reload(IRBuilder<> &B);
 	void writeBack(IRBuilder<> &B, Value *cd);
-	void slowCall(Instruction *before, Value *cond, const Access &a, Value *tlsCd, uint64_t rest);
+	void slowCall(Instruction *before, Value *cond, const Access &a, Value *tlsCd, uint64_t rest, bool dirty);
 	void instrumentFast(const std::vector<Access> &acc, Value *cdHead);
 	void instrumentSlow(const std::vector<Access> &acc);
 };
@@ -154,10 +155,12 @@ void Instrumenter::writeBack(IRBuilder<> &B, Value *cd)
 // rest: references of this block already subtracted from the SSA copy but
 // not yet made. The slow path never lowers the countdown on a watch hit
 // (it keeps it, or sets it inert), so the subtraction cannot wrap.
-void Instrumenter::slowCall(Instruction *before, Value *cond, const Access &a, Value *tlsCd, uint64_t rest)
+void Instrumenter::slowCall(Instruction *before, Value *cond, const Access &a, Value *tlsCd, uint64_t rest, bool dirty)
 {
 	Instruction *then = SplitBlockAndInsertIfThen(cond, before, false, cold);
 	IRBuilder<> B(then);
+	if (dirty)
+		B.CreateStore(ConstantInt::getTrue(C), dirtySlot);
 	writeBack(B, tlsCd);
 	Value *addr = B.CreatePtrToInt(a.ptr, i64);
 	CallInst *call = B.CreateCall(slow, { addr, ConstantInt::get(i32, a.size > 0xffffffffu ? 0xffffffffu : a.size),
@@ -165,7 +168,7 @@ void Instrumenter::slowCall(Instruction *before, Value *cond, const Access &a, V
 	if (DISubprogram *sp = before->getFunction()->getSubprogram()) {
 		// An inlinable call needs a location when the function has
 		// debug info; the access's own if it has one.
-		DebugLoc dl = before->getDebugLoc();
+		DebugLoc dl = a.inst->getDebugLoc();
 		call->setDebugLoc(dl ? dl : DebugLoc(DILocation::get(C, 0, 0, sp)));
 	}
 	reload(B);
@@ -183,18 +186,34 @@ static Value *watched(IRBuilder<> &B, Value *ptr, Value *map, Value *mask, Type 
 
 // The block's countdown was tested and decremented by acc.size() at its
 // head (cdHead is the value before): each access only checks the map.
+// An access to the same address as an earlier one of the block skips the
+// check unless a slow path ran in between: the map only changes in the
+// slow path (a watch hit ends watches, it never starts one), so the
+// answer is the earlier one's, which was no. `c[j] += ...` is then two
+// checks, not three. (A watch started by a signal handler in between is
+// missed; so it was by the inlined callbacks, which kept the map pointer.)
 void Instrumenter::instrumentFast(const std::vector<Access> &acc, Value *cdHead)
 {
 	uint64_t n = acc.size();
+	SmallPtrSet<Value *, 8> seen;
 
+	{
+		IRBuilder<> B(acc[0].inst);
+		B.CreateStore(ConstantInt::getFalse(C), dirtySlot);
+	}
 	for (uint64_t i = 0; i < n; i++) {
-		IRBuilder<> B(acc[i].inst);
+		Instruction *at = acc[i].inst;
+		if (!seen.insert(acc[i].ptr->stripPointerCasts()).second) {
+			IRBuilder<> D(at);
+			at = SplitBlockAndInsertIfThen(D.CreateLoad(Type::getInt1Ty(C), dirtySlot), at, false, cold);
+		}
+		IRBuilder<> B(at);
 		Value *map = B.CreateLoad(i8p, mapSlot), *mask = B.CreateLoad(i64, maskSlot);
 		Value *cond = watched(B, acc[i].ptr, map, mask, i64, i8);
 		// The runtime expects the countdown as it would be after this
 		// reference: the SSA copy (after all n) plus the n-1-i to come.
 		Value *tlsCd = B.CreateAdd(B.CreateLoad(i64, cdSlot), ConstantInt::get(i64, n - 1 - i));
-		slowCall(acc[i].inst, cond, acc[i], tlsCd, n - 1 - i);
+		slowCall(at, cond, acc[i], tlsCd, n - 1 - i, true);
 	}
 	(void)cdHead;
 }
@@ -211,7 +230,7 @@ void Instrumenter::instrumentSlow(const std::vector<Access> &acc)
 		Value *map = B.CreateLoad(i8p, mapSlot), *mask = B.CreateLoad(i64, maskSlot);
 		Value *cond = B.CreateOr(B.CreateICmpEQ(cd, ConstantInt::get(i64, 0)),
 					 watched(B, a.ptr, map, mask, i64, i8));
-		slowCall(a.inst, cond, a, dec, 0);
+		slowCall(a.inst, cond, a, dec, 0, false);
 	}
 }
 
@@ -262,6 +281,7 @@ bool Instrumenter::run(Function &F)
 	cdSlot = EB.CreateAlloca(i64, nullptr, "lp.cd.slot");
 	mapSlot = EB.CreateAlloca(i8p, nullptr, "lp.map.slot");
 	maskSlot = EB.CreateAlloca(i64, nullptr, "lp.mask.slot");
+	dirtySlot = EB.CreateAlloca(Type::getInt1Ty(C), nullptr, "lp.dirty.slot");
 	Instruction *br = EB.CreateBr(oldEntry);
 	std::vector<AllocaInst *> statics;
 	for (Instruction &I : *oldEntry)
@@ -330,6 +350,7 @@ bool Instrumenter::run(Function &F)
 		cdSlot->eraseFromParent();
 		mapSlot->eraseFromParent();
 		maskSlot->eraseFromParent();
+		dirtySlot->eraseFromParent();
 		return true;
 	}
 	// Program calls and returns, collected before the slow-path calls exist.
@@ -376,7 +397,7 @@ bool Instrumenter::run(Function &F)
 	reload(IB);
 
 	DominatorTree DT(F);
-	PromoteMemToReg({ cdSlot, mapSlot, maskSlot }, DT);
+	PromoteMemToReg({ cdSlot, mapSlot, maskSlot, dirtySlot }, DT);
 	return true;
 }
 
