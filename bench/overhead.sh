@@ -14,6 +14,8 @@
 # shared). The last row of each is the median over the programs.
 # usage: bench/overhead.sh [BUILD_DIR]   (default build/)
 #   RUNS=N  rounds;  NOREAL=1  examples only;  ONLY=REGEX  some workloads
+#   SANCOV=1  also the SanitizerCoverage builds (locprof cc --sancov) at
+#             1e-4, with and without LTO, in the same rounds (columns sc-*)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 B=${1:-build}
@@ -25,13 +27,17 @@ trap 'rm -rf "$T"' EXIT
 [ -x "$CPU" ] || { echo "overhead: build first (no $CPU)" >&2; exit 1; }
 
 # Workloads: "label|dir-prefix|args"; binaries are PREFIX-native,
-# PREFIX-native-lto, PREFIX-lp, PREFIX-lp-nolto.
+# PREFIX-native-lto, PREFIX-lp, PREFIX-lp-nolto (and PREFIX-sc, -sc-nolto).
 W=()
 for ex in matmul layout listwalk stencil; do
 	clang -O2 -w -o "$T/$ex-native" "examples/$ex.c"
 	clang -O2 -w -flto -fuse-ld=lld -o "$T/$ex-native-lto" "examples/$ex.c"
 	ln -sf "$(cd "$B/examples" && pwd)/$ex-lp" "$T/$ex-lp"
 	ln -sf "$(cd "$B/examples" && pwd)/$ex-lp-nolto" "$T/$ex-lp-nolto"
+	if [ -n "${SANCOV:-}" ]; then
+		"$L" cc --sancov --lto -O2 -g -o "$T/$ex-sc" "examples/$ex.c"
+		"$L" cc --sancov --no-lto -O2 -g -o "$T/$ex-sc-nolto" "examples/$ex.c"
+	fi
 done
 W+=("matmul naive|$T/matmul|naive" "matmul interchange|$T/matmul|interchange 700"
 	"matmul blocked|$T/matmul|blocked 700" "layout aos|$T/layout|aos 3000000"
@@ -65,12 +71,15 @@ run() {
 	inert) "$CPU" "$T/t" "$p-lp" "$@" ;;
 	lto-*) "$L" record -q -o "$T/p.lpp" --rate "${kind#lto-}" -- "$CPU" "$T/t" "$p-lp" "$@" ;;
 	nolto-*) "$L" record -q -o "$T/p.lpp" --rate "${kind#nolto-}" -- "$CPU" "$T/t" "$p-lp-nolto" "$@" ;;
+	sc-lto-*) "$L" record -q -o "$T/p.lpp" --rate "${kind#sc-lto-}" -- "$CPU" "$T/t" "$p-sc" "$@" ;;
+	sc-nolto-*) "$L" record -q -o "$T/p.lpp" --rate "${kind#sc-nolto-}" -- "$CPU" "$T/t" "$p-sc-nolto" "$@" ;;
 	esac >/dev/null 2>"$T/err" || { echo "overhead: $kind $p $* failed: $(head -c 300 "$T/err")" >&2; exit 1; }
 	t1=$(date +%s.%N)
 	echo "$(cut -d' ' -f1 "$T/t") $(echo "$t1 - $t0" | bc -l)"
 }
 
 K=(inert lto-1e-3 lto-1e-4 nolto-1e-3 nolto-1e-4)
+[ -n "${SANCOV:-}" ] && K+=(sc-lto-1e-4 sc-nolto-1e-4)
 hdr=$(printf '| %-20s | %9s |' program "native s"; printf ' %-10s |' "${K[@]}")
 declare -A CPUR WALLR
 for w in "${W[@]}"; do
@@ -81,7 +90,7 @@ for w in "${W[@]}"; do
 		echo "$nc" >>"$T/native-$name"
 		for k in "${K[@]}"; do
 			read -r c wl < <(run "$k" "$p" $args)
-			case $k in inert|lto-*) bc_=$lc; bw=$lw ;; *) bc_=$nc; bw=$nw ;; esac
+			case $k in inert|lto-*|sc-lto-*) bc_=$lc; bw=$lw ;; *) bc_=$nc; bw=$nw ;; esac
 			echo "$c / $bc_" | bc -l >>"$T/cpu-$name-$k"
 			echo "$wl / $bw" | bc -l >>"$T/wall-$name-$k"
 		done

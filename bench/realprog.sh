@@ -5,6 +5,7 @@
 # ways with the same clang:
 #   NAME-native       clang -O2                 NAME-lp-nolto  locprof cc --no-lto -O2
 #   NAME-native-lto   clang -O2 -flto (lld)     NAME-lp        locprof cc --lto -O2
+# and with SANCOV=1 also NAME-sc-nolto and NAME-sc (locprof cc --sancov).
 # usage: bench/realprog.sh BUILD_DIR [OUT_DIR]   (default OUT_DIR: BUILD_DIR/realprog)
 # Prints nothing but errors; builds only what is missing. Needs root for
 # the deb-src line and tclsh (package tcl) to make SQLite's amalgamation.
@@ -58,17 +59,23 @@ realprog_build() {
 		"$zstd"/lib/dictBuilder/*.c "$zstd"/programs/*.c)
 	local luasrc=()
 	for f in "$lua"/*.c; do case $f in */luac.c|*/onelua.c) ;; *) luasrc+=("$f") ;; esac; done
-	local v cc rt=$B/src/rt/liblocprof-rt.a
-	# Instrumented builds are redone when the runtime is newer.
-	for v in lp lp-nolto; do
-		for f in "$O"/bin/*-$v; do [ -e "$f" ] && [ "$f" -ot "$rt" ] && rm -f "$f"; done
+	local v cc rt=$B/src/rt/liblocprof-rt.a pass=$B/src/rt/locprof-pass.so
+	local vs=(native native-lto lp lp-nolto)
+	[ -n "${SANCOV:-}" ] && vs+=(sc sc-nolto)
+	# Instrumented builds are redone when the runtime (or the pass) is newer.
+	for v in lp lp-nolto sc sc-nolto; do
+		for f in "$O"/bin/*-$v; do
+			[ -e "$f" ] && { [ "$f" -ot "$rt" ] || { [ $v = lp -o $v = lp-nolto ] && [ "$f" -ot "$pass" ]; }; } && rm -f "$f"
+		done
 	done
-	for v in native native-lto lp lp-nolto; do
+	for v in "${vs[@]}"; do
 		case $v in
 		native) cc=(clang -O2) ;;
 		native-lto) cc=(clang -O2 -flto -fuse-ld=lld) ;;
 		lp) cc=("$L" cc --lto -O2) ;;
 		lp-nolto) cc=("$L" cc --no-lto -O2) ;;
+		sc) cc=("$L" cc --sancov --lto -O2) ;;
+		sc-nolto) cc=("$L" cc --sancov --no-lto -O2) ;;
 		esac
 		realprog_has lua && { [ -e "$O/bin/lua-$v" ] || "${cc[@]}" -w -DLUA_USE_LINUX -o "$O/bin/lua-$v" "${luasrc[@]}" -lm -ldl; }
 		realprog_has sqlite3 && { [ -e "$O/bin/sqlite3-$v" ] || "${cc[@]}" -w -DSQLITE_THREADSAFE=0 -DSQLITE_OMIT_LOAD_EXTENSION \

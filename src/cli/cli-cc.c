@@ -87,14 +87,16 @@ static int is_no_link_arg(const char *a)
 
 int cli_cc_main(const struct cli_command *cmd, int argc, char **argv, int cxx)
 {
-	int use_gcc = 0, lto = -1, show = 0, link = 1, i = 1, n = 0, inputs = 0;
+	int use_gcc = 0, sancov = 0, lto = -1, show = 0, link = 1, i = 1, n = 0, inputs = 0;
 	const char *rt = cli_rt_dir(), *compiler, *env;
-	char archive[PATH_MAX + 64];
+	char archive[PATH_MAX + 64], plugin[PATH_MAX + 80];
 	char **args;
 
 	for (; i < argc; i++) {
 		if (!strcmp(argv[i], "--gcc"))
 			use_gcc = 1;
+		else if (!strcmp(argv[i], "--sancov"))
+			sancov = 1;
 		else if (!strcmp(argv[i], "--lto"))
 			lto = 1;
 		else if (!strcmp(argv[i], "--no-lto"))
@@ -120,6 +122,17 @@ int cli_cc_main(const struct cli_command *cmd, int argc, char **argv, int cxx)
 	compiler = env && *env ? env : use_gcc ? (cxx ? "g++" : "gcc") : (cxx ? "clang++" : "clang");
 	if (use_gcc && lto == 1)
 		return cli_usage_error(cmd, "--lto needs clang (drop --gcc)");
+	if (use_gcc && sancov)
+		return cli_usage_error(cmd, "--sancov and --gcc are two different instrumentations");
+	/* locprof's own LLVM pass when it was built (src/pass), else
+	 * SanitizerCoverage's callbacks. */
+	if (!use_gcc && !sancov) {
+		plugin[0] = 0;
+		if (rt)
+			snprintf(plugin, sizeof(plugin), "-fpass-plugin=%s/locprof-pass.so", rt);
+		if (!rt || !file_exists(plugin + strlen("-fpass-plugin=")))
+			sancov = 1;
+	}
 	if (lto == -1)
 		lto = !use_gcc && in_path("ld.lld") && rt &&
 		      (snprintf(archive, sizeof(archive), "%s/liblocprof-rt-lto.a", rt),
@@ -148,17 +161,23 @@ int cli_cc_main(const struct cli_command *cmd, int argc, char **argv, int cxx)
 		args[n++] = "-Xpreprocessor";
 		args[n++] = "--param=tsan-instrument-func-entry-exit=0";
 	} else {
-		args[n++] = "-fsanitize-coverage=edge,trace-loads,trace-stores";
-		/* Otherwise clang links its ubsan runtime, whose weak coverage
-		 * callbacks and constructors we do not want. */
-		args[n++] = "-fno-sanitize-link-runtime";
+		if (sancov) {
+			args[n++] = "-fsanitize-coverage=edge,trace-loads,trace-stores";
+			/* Otherwise clang links its ubsan runtime, whose weak
+			 * coverage callbacks and constructors we do not want. */
+			args[n++] = "-fno-sanitize-link-runtime";
+		} else {
+			args[n++] = plugin;
+		}
 		if (lto)
 			args[n++] = "-flto";
 	}
 	for (int j = i; j < argc; j++)
 		args[n++] = argv[j];
 	if (link) {
-		snprintf(archive, sizeof(archive), "%s/liblocprof-rt%s.a", rt, lto ? "-lto" : "");
+		/* The pass inlines its own code: the callbacks' bitcode is
+		 * only for SanitizerCoverage's calls. */
+		snprintf(archive, sizeof(archive), "%s/liblocprof-rt%s.a", rt, lto && sancov ? "-lto" : "");
 		/* Only when linking: clang warns about it on compile-only
 		 * commands, which breaks builds using -Werror. */
 		if (lto)

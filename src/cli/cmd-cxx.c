@@ -2,27 +2,31 @@
 #include "cli-cc.h"
 
 static const char usage[] =
-	"usage: locprof c++ [--lto|--no-lto] [--gcc] [--show] COMPILER-ARGS...\n"
+	"usage: locprof c++ [--lto|--no-lto] [--sancov|--gcc] [--show] COMPILER-ARGS...\n"
 	"\n"
 	"Compile and link a C++ program so that `locprof record` can profile it:\n"
-	"runs clang++ with -fsanitize-coverage=edge,trace-loads,trace-stores (a\n"
-	"callback before every load and store) and, when linking, adds the\n"
-	"locprof runtime (liblocprof-rt.a, -lpthread, -lm). Every other argument\n"
-	"passes through untouched, so `make CXX=\"locprof c++\"` works. The program\n"
+	"runs clang++ with locprof's LLVM pass (-fpass-plugin=locprof-pass.so: inline\n"
+	"code before every load and store) and, when linking, adds the locprof\n"
+	"runtime (liblocprof-rt.a, -lpthread, -lm). Every other argument passes\n"
+	"through untouched, so `make CXX=\"locprof c++\"` works. The program\n"
 	"runs normally (a few percent slower) unless started by `locprof record`.\n"
 	"\n"
-	"  --lto      compile with -flto and link with lld and the LTO runtime, so\n"
-	"             the per-access code is inlined (default when ld.lld exists)\n"
+	"  --lto      compile with -flto and link with lld (default when ld.lld\n"
+	"             exists); with --sancov, the callbacks are then inlined\n"
 	"  --no-lto   plain objects and the default linker\n"
+	"  --sancov   clang's SanitizerCoverage callbacks instead of the pass\n"
+	"             (-fsanitize-coverage=edge,trace-loads,trace-stores); the\n"
+	"             default when the pass was not built\n"
 	"  --gcc      use gcc with -fsanitize=thread instrumentation instead; the\n"
 	"             program is linked with the locprof runtime, not libtsan\n"
 	"  --show     print the compiler command line on stderr\n"
 	"\n"
 	"Options of locprof must come before the compiler's. The compiler can be\n"
 	"changed with LOCPROF_CLANG / LOCPROF_GCC (and LOCPROF_CLANGXX /\n"
-	"LOCPROF_GXX for c++); the runtime is found next to the locprof\n"
-	"executable or in $LOCPROF_RT_DIR. With -shared the runtime is not added:\n"
-	"link the executable with locprof cc too. See docs/commands/cc.md.\n";
+	"LOCPROF_GXX for c++; the pass needs clang 14, else use --sancov); the\n"
+	"runtime is found next to the locprof executable or in $LOCPROF_RT_DIR.\n"
+	"With -shared the runtime is not added: link the executable with\n"
+	"locprof c++ too. See docs/commands/cc.md.\n";
 
 static int run(int argc, char **argv);
 
