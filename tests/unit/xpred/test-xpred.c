@@ -555,6 +555,42 @@ static void test_binomial_cut(void **state)
 	lp_xmodel_free(m);
 }
 
+/* The binomial model (section 5.2) against a direct computation: the
+ * probabilities of i of the n other lines in our set by the recurrence
+ * P(0) = q^n, P(i+1) = P(i) (n-i)/(i+1) p/q in long double, summed for
+ * i < k; and three values computed exactly in rational arithmetic (Python's
+ * fractions), among them the distances near capacity of the matrix multiply
+ * (about 690 lines in the Itanium2's L2, 256 sets of 8 ways) and of the
+ * transpose (about 10300 lines in its L3, 2048 sets of 6 ways). */
+static void test_binomial_direct(void **state)
+{
+	const struct {
+		double n;
+		uint64_t s, k;
+	} c[] = { { 8, 256, 8 }, { 9, 2, 8 }, { 100, 64, 4 }, { 690, 256, 8 }, { 1394, 256, 8 },
+		  { 5000, 2048, 6 }, { 10300, 2048, 6 }, { 12287, 2048, 6 }, { 40000, 4, 16 } };
+
+	(void)state;
+	for (size_t t = 0; t < sizeof(c) / sizeof(c[0]); t++) {
+		long double p = 1.0L / c[t].s, q = 1 - p, P = powl(q, c[t].n), hit = 0;
+		for (uint64_t i = 0; i < c[t].k && i <= c[t].n; i++) {
+			hit += P;
+			P *= (c[t].n - i) / (i + 1) * p / q;
+		}
+		double want = (double)(1 - hit), got = lp_binomial_miss(c[t].n, c[t].s, c[t].k);
+		if (!(fabs(got - want) <= 1e-9 + 1e-9 * want)) {
+			fprintf(stderr, "n %g s %llu k %llu: %.17g, direct %.17g\n", c[t].n, (unsigned long long)c[t].s,
+				(unsigned long long)c[t].k, got, want);
+			fail();
+		}
+	}
+	assert_true(fabs(lp_binomial_miss(690, 256, 8) - 0.0064399716313541374) < 1e-9 * 0.0064399716313541374);
+	assert_true(fabs(lp_binomial_miss(10300, 2048, 6) - 0.38918109604894996) < 1e-9 * 0.38918109604894996);
+	assert_true(fabs(lp_binomial_miss(100, 64, 4) - 0.0722166023506088) < 1e-9 * 0.0722166023506088);
+	/* n <= k - 1: always a hit */
+	assert_true(lp_binomial_miss(7, 256, 8) == 0);
+}
+
 /* ---- bad files --------------------------------------------------------------------- */
 
 static void test_bad_files(void **state)
@@ -605,6 +641,7 @@ int main(void)
 		cmocka_unit_test(test_page_walk),
 		cmocka_unit_test(test_predict_cut),
 		cmocka_unit_test(test_binomial_cut),
+		cmocka_unit_test(test_binomial_direct),
 		cmocka_unit_test(test_bad_files),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
