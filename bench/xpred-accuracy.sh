@@ -15,9 +15,21 @@
 # Sizes: five fitted sizes, multiples of 8 (vectorised loops: no odd
 # remainders), predictions at 4x the largest (the simulations of 10x cost
 # too much here: up to 2.6 billion references), none a power of two (see
-# docs/prediction.md, "Limits"); transpose and
-# spmv are fitted where their rows and vectors are already larger than a
-# 16K page and the TLBs' reach.
+# docs/prediction.md, "Limits"). Each kernel is fitted where its data
+# already span tens of the TLBs' 16K pages at the largest sizes, so that
+# page-level distances and counts are not a handful of whole pages, and
+# transpose's and spmv's rows and vectors are already larger than a page
+# and the TLBs' reach (docs/prediction.md, "Tiny fitted sizes"). matmul's
+# sizes span 2.5x, like the paper's 20..50 (the multiples of 8 nearest to
+# 80 * 2.5^(i/4), 128 replaced by 120): over a narrower range (136..200,
+# B spanning 9 to 20 pages) the P^2 growth of its page-level distances
+# (0.25 pages off a straight line) is lost in the +-1 page by which a walk's
+# page crossings depend on where malloc put B. A larger matmul would be
+# better still, but its 4x simulation costs 2N^3 references: 1 billion at
+# 808.
+#
+# One recording at the predicted size is streamed (record -o -) into the
+# three simulations at once: its trace would take gigabytes.
 #
 # usage: bench/xpred-accuracy.sh [--quick] [--machine M] [--keep DIR] [KERNEL...]
 #   kernels: matmul stencil transpose spmv (default: all)
@@ -56,7 +68,7 @@ fi
 # sizes (quick: smaller), unit of work
 spec() {
 	case "$1:$quick" in
-	matmul:0)    echo "matmul.c|naive P|96 112 128 144 160|648|P^3" ;;
+	matmul:0)    echo "matmul.c|naive P|80 104 120 160 200|808|P^3" ;;
 	matmul:1)    echo "matmul.c|naive P|16 20 24 28 32|128|P^3" ;;
 	stencil:0)   echo "stencil.c|P 4|248 376 504 632 760|3040|P^2" ;;
 	stencil:1)   echo "stencil.c|P 2|32 40 48 56 64|256|P^2" ;;
@@ -107,14 +119,29 @@ for k in "${kernels[@]}"; do
 	meas=$W/$k-measured.csv
 	echo "size,level,fa_misses,sa_misses" >"$meas"
 	for p in $pred; do
-		trace=$W/$k-$p.lpt
+		# one recording, streamed (record -o -) into the three simulations
+		# at once: the traces of these sizes would take gigabytes
+		f1=$W/fifo-fa f2=$W/fifo-tlb
+		rm -f "$f1" "$f2"
+		mkfifo "$f1" "$f2"
+		"$L" simulate - "${fa[@]}" --format csv <"$f1" >"$W/sim-fa.csv" &
+		pfa=$!
+		if [ ${#tlb[@]} -gt 0 ]; then
+			"$L" simulate - "${tlb[@]}" --format csv <"$f2" >"$W/sim-tlb.csv" &
+		else
+			cat "$f2" >/dev/null &
+		fi
+		ptlb=$!
 		# shellcheck disable=SC2086
-		"$L" record -q --mode trace -o "$trace" -- "$bin" ${args//P/$p} >/dev/null
-		simfa=$("$L" simulate "$trace" "${fa[@]}" --format csv | tail -n +2 | cut -d, -f4)
-		simsa=$("$L" simulate "$trace" "${sa[@]}" --format csv | tail -n +2 | cut -d, -f4)
+		"$L" record -q --mode trace -o - -- "$bin" ${args//P/$p} 2>"$W/record.err" |
+			tee "$f1" "$f2" | "$L" simulate - "${sa[@]}" --format csv >"$W/sim-sa.csv" ||
+			{ cat "$W/record.err" >&2; exit 1; }
+		wait "$pfa" && wait "$ptlb" || { echo "a simulation failed" >&2; exit 1; }
+		rm -f "$f1" "$f2"
+		simfa=$(tail -n +2 "$W/sim-fa.csv" | cut -d, -f4)
+		simsa=$(tail -n +2 "$W/sim-sa.csv" | cut -d, -f4)
 		simtlb=
-		[ ${#tlb[@]} -eq 0 ] || simtlb=$("$L" simulate "$trace" "${tlb[@]}" --format csv | tail -n +2 | cut -d, -f4)
-		rm -f "$trace"
+		[ ${#tlb[@]} -eq 0 ] || simtlb=$(tail -n +2 "$W/sim-tlb.csv" | cut -d, -f4)
 		mapfile -t vfa <<<"$simfa"
 		mapfile -t vsa <<<"$simsa"
 		mapfile -t vtlb <<<"$simtlb"

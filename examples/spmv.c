@@ -29,7 +29,13 @@ int main(int argc, char **argv)
 		return 1;
 	for (long r = 0; r < n; r++) {
 		long i = r / g, j = r % g;
+		/* splitmix64's finaliser: r * golden ratio alone (a Weyl
+		 * sequence) gives columns in a quasi-periodic pattern whose reuse
+		 * distances depend on n arithmetically, not at random */
 		uint64_t h = (uint64_t)r * 0x9e3779b97f4a7c15ull;
+		h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
+		h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
+		h ^= h >> 31;
 		rowptr[r] = nnz;
 		if (i > 0)
 			col[nnz] = (int)(r - g), val[nnz++] = -1;
@@ -40,7 +46,7 @@ int main(int argc, char **argv)
 			col[nnz] = (int)(r + 1), val[nnz++] = -1;
 		if (i < g - 1)
 			col[nnz] = (int)(r + g), val[nnz++] = -1;
-		col[nnz] = (int)((h >> 20) % (uint64_t)n), val[nnz++] = 0.25;
+		col[nnz] = (int)(h % (uint64_t)n), val[nnz++] = 0.25;
 	}
 	rowptr[n] = nnz;
 	for (long r = 0; r < n; r++)

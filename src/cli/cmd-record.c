@@ -19,7 +19,9 @@ static const char usage[] =
 	"stderr are its own, and locprof exits with PROGRAM's exit status\n"
 	"(128+N if a signal N killed it).\n"
 	"\n"
-	"  -o, --output OUT    output (default locprof.lpp; trace mode locprof.lpt)\n"
+	"  -o, --output OUT    output (default locprof.lpp; trace mode locprof.lpt;\n"
+	"                      - in trace mode: an .lpt stream on stdout, the\n"
+	"                      program's stdout going to stderr)\n"
 	"  -m, --mode MODE     sample (default) or trace\n"
 	"  -r, --rate R        sampling rate, the chance of each reference being\n"
 	"                      sampled (default 1e-4)\n"
@@ -184,7 +186,9 @@ static int run(int argc, char **argv)
 		return cli_usage_error(&cmd_record, "no program to run");
 	if (!req.opts.output)
 		req.opts.output = req.opts.mode == LP_RECORD_TRACE ? "locprof.lpt" : "locprof.lpp";
-	if (req.opts.mode == LP_RECORD_TRACE && !lp_trace_format_for_path(req.opts.output))
+	if (!strcmp(req.opts.output, "-") && (req.opts.mode != LP_RECORD_TRACE || backend == &record_backend_pmu))
+		return cli_usage_error(&cmd_record, "-o - (stdout) is for --mode trace with the inst or valgrind backend");
+	if (req.opts.mode == LP_RECORD_TRACE && strcmp(req.opts.output, "-") && !lp_trace_format_for_path(req.opts.output))
 		return cli_usage_error(&cmd_record, "cannot tell the trace format of '%s' (known: %s)",
 				       req.opts.output, lp_trace_format_names());
 	req.argv = argv + optind;

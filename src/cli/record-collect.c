@@ -94,6 +94,7 @@ static void on_forward(int sig)
 
 void record_print_output(const struct lp_record_output *x, enum lp_record_mode mode)
 {
+	const char *path = strcmp(x->path, "-") ? x->path : "<stdout>";
 	char how[64];
 
 	if (!x->ended)
@@ -104,15 +105,16 @@ void record_print_output(const struct lp_record_output *x, enum lp_record_mode m
 		snprintf(how, sizeof(how), "killed by signal %d", -x->status);
 	else
 		snprintf(how, sizeof(how), "exit %d", x->status);
+
 	if (x->error)
-		cli_error("%s (pid %u): not written: %s", x->path, x->pid, lp_strerror(x->error));
+		cli_error("%s (pid %u): not written: %s", path, x->pid, lp_strerror(x->error));
 	else if (mode == LP_RECORD_TRACE)
-		cli_note("%s: %llu references, %llu allocations, %u thread%s (pid %u, %s)", x->path,
+		cli_note("%s: %llu references, %llu allocations, %u thread%s (pid %u, %s)", path,
 			 (unsigned long long)x->traced, (unsigned long long)x->allocs, x->threads,
 			 x->threads == 1 ? "" : "s", x->pid, how);
 	else
 		cli_note("%s: %llu samples (%llu dangling) of %llu references at rate %.3g, %u thread%s (pid %u, %s)",
-			 x->path, (unsigned long long)x->samples, (unsigned long long)x->dangling,
+			 path, (unsigned long long)x->samples, (unsigned long long)x->dangling,
 			 (unsigned long long)x->references, x->rate, x->threads, x->threads == 1 ? "" : "s",
 			 x->pid, how);
 }
@@ -169,6 +171,10 @@ int record_with_collector(const struct record_request *req, const char *path,
 		sigaction(SIGTERM, &old_term, NULL);
 		sigaction(SIGHUP, &old_hup, NULL);
 		close(pipefd[0]);
+		/* -o -: the trace is locprof's stdout; the program's goes to
+		 * stderr so that the stream stays a trace */
+		if (req->opts.output && !strcmp(req->opts.output, "-"))
+			dup2(STDERR_FILENO, STDOUT_FILENO);
 		execve(path, exec_argv, env);
 		e = errno;
 		if (write(pipefd[1], &e, sizeof(e)) < 0)

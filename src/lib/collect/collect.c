@@ -192,8 +192,8 @@ static int name_taken(const struct lp_recorder *r, const char *path)
  * prof.<pid>-2.lpp for a second image of the same pid, after exec). */
 static char *output_name(const struct lp_recorder *r, uint32_t pid)
 {
-	const char *o = r->o.output, *slash = strrchr(o, '/'), *dot = strrchr(o, '.');
-	size_t n = strlen(o) + 48, stem;
+	const char *o = r->o.output, *slash, *dot;
+	size_t n = strlen(o) + 64, stem;
 	char *p = malloc(n);
 
 	if (!p)
@@ -202,6 +202,12 @@ static char *output_name(const struct lp_recorder *r, uint32_t pid)
 		snprintf(p, n, "%s", o);
 		return p;
 	}
+	/* "-" (stdout) is the first process's; the others write files named
+	 * as if OUT were the default */
+	if (!strcmp(o, "-"))
+		o = r->o.mode == LP_RECORD_TRACE ? "locprof.lpt" : "locprof.lpp";
+	slash = strrchr(o, '/');
+	dot = strrchr(o, '.');
 	if (!dot || (slash && dot < slash) || dot == o || (slash && dot == slash + 1))
 		dot = o + strlen(o);
 	stem = (size_t)(dot - o);
@@ -276,7 +282,12 @@ static struct proc *proc_get(struct lp_recorder *r, const struct lp_msg_hello *h
 		return p;
 	}
 	if (p->trace) {
-		err = lp_trace_writer_open(&p->tw, p->out.path, r->o.trace_format);
+		/* a trace on stdout is a stream for another command: the compact
+		 * binary format unless one is named */
+		const char *fmt = r->o.trace_format;
+		if (!fmt && !strcmp(p->out.path, "-"))
+			fmt = "lpt";
+		err = lp_trace_writer_open(&p->tw, p->out.path, fmt);
 	} else {
 		p->sink = lp_sample_sink_for_path(p->out.path);
 		err = p->sink->open(&p->sink_state, p->out.path, &p->info);

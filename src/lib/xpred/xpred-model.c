@@ -145,26 +145,40 @@ struct bctx {
 	size_t *ridx;     /* their index among the model's sizes */
 	double *P, *R;    /* their size and rest count */
 	struct xq *q;
-	const struct lp_xfit *rest; /* the rest's count */
-	uint32_t rest_allowed;      /* terms growing no faster than it */
 	size_t nleaf, capleaf;
 	struct leaf *leaf;
 	int err;
 };
 
 /* The basis functions that grow no faster than f between the largest
- * fitted size and the end of the range (all, when f is not positive). */
+ * fitted size and the end of the range (all, when f is not positive).
+ * f's growth there is that of its dominant term at the end of the range:
+ * P^4/2048 + P^2 grows as P^4 (comparing with f's own ratio f(hi)/f(pm)
+ * instead would exclude P^4 itself, since the lower term lowers the
+ * ratio: the count of a column walk's page crossings then could not have
+ * the P^4 term it has). */
 static uint32_t no_faster(const struct lp_xmodel *m, const struct lp_xfit *f, double scale)
 {
 	double pm = m->sizes[m->nsizes - 1], hi = m->range * pm;
 	double f0 = lp_xfit_eval(&m->basis, f, pm) * scale, f1 = lp_xfit_eval(&m->basis, f, hi) * scale;
+	double top = 0, growth = 0;
 	uint32_t allowed = 0;
 
 	if (!(f0 > 0 && f1 > 0))
 		return 0;
 	for (size_t j = 0; j < m->basis.n; j++) {
 		double a = fabs(lp_xexpr_eval(m->basis.f[j], pm)), c = fabs(lp_xexpr_eval(m->basis.f[j], hi));
-		if (a > 0 && c / a <= 1.01 * f1 / f0)
+		double t = fabs(f->coef[j]) * c;
+		if ((f->used >> j & 1) && a > 0 && t > top) {
+			top = t;
+			growth = c / a;
+		}
+	}
+	if (!(growth > 0))
+		growth = f1 / f0;
+	for (size_t j = 0; j < m->basis.n; j++) {
+		double a = fabs(lp_xexpr_eval(m->basis.f[j], pm)), c = fabs(lp_xexpr_eval(m->basis.f[j], hi));
+		if (a > 0 && c / a <= 1.01 * growth)
 			allowed |= 1u << j;
 	}
 	return allowed;
@@ -198,30 +212,6 @@ static int fit_dist(struct bctx *x, const double *u0, const double *u1, struct l
 						 below_footprint, x, out) == 0)
 		return 0;
 	return lp_xfit_select(&x->m->basis, P, y, k, cf, x->hi, out);
-}
-
-/* A bin holds no more accesses than the rest. */
-static double below_rest(void *arg, double P)
-{
-	const struct bctx *x = arg;
-	double f = lp_xfit_eval(&x->m->basis, x->rest, P);
-
-	return f > 0 ? 1.05 * f + 1 : INFINITY;
-}
-
-/* Fit the number of accesses of a bin over every size (0 where none),
- * with terms that grow no faster than the rest's, and below it. */
-static int fit_count(struct bctx *x, const double *u0, const double *u1, struct lp_xfit *out)
-{
-	double y[MAXRUNS] = { 0 };
-	const unsigned cf = LP_XFIT_NONNEG | LP_XFIT_MONOTONE;
-
-	for (size_t r = 0; r < x->nr; r++)
-		y[x->ridx[r]] = (u1[r] - u0[r]) * x->R[r];
-	if (x->rest && lp_xfit_select_below(&x->m->basis, x->m->sizes, y, x->m->nsizes, cf, x->hi,
-					    x->rest_allowed, below_rest, x, out) == 0)
-		return 0;
-	return lp_xfit_select(&x->m->basis, x->m->sizes, y, x->m->nsizes, cf, x->hi, out);
 }
 
 /* Two bins' distance models agree at every fitted size within the
@@ -486,8 +476,6 @@ static int model_block(struct lp_xmodel *m, struct xgroup *g, size_t b)
 	}
 	if ((rc = lp_xfit_select(&m->basis, m->sizes, y, n, cf, hi, &bm->rest)) < 0)
 		goto out;
-	x.rest = &bm->rest;
-	x.rest_allowed = no_faster(m, &bm->rest, 1);
 	if (x.nr) {
 		struct lp_xfit f;
 		double u0[MAXRUNS], u1[MAXRUNS];
@@ -508,9 +496,16 @@ static int model_block(struct lp_xmodel *m, struct xgroup *g, size_t b)
 			goto out;
 		}
 		for (size_t i = 0; i < x.nleaf; i++) {
+			/* section 4.1: a split keeps the same share of its parent's
+			 * accesses in every run, so a bin's count is its share of
+			 * the rest (the same in every run; the parent's frequency
+			 * "divided proportionally with the splitting ratio"), not a
+			 * fit of its own */
+			double share = x.leaf[i].u1[0] - x.leaf[i].u0[0];
 			bm->dist[i] = x.leaf[i].dist;
-			if ((rc = fit_count(&x, x.leaf[i].u0, x.leaf[i].u1, &bm->cnt[i])) < 0)
-				goto out;
+			bm->cnt[i] = bm->rest;
+			for (size_t j = 0; j < LP_XBASIS_MAX; j++)
+				bm->cnt[i].coef[j] *= share;
 		}
 	}
 out:
@@ -1037,22 +1032,36 @@ int lp_xmodel_hist(const struct lp_xmodel *m, size_t g, uint64_t block, double P
 		return lp_seterr(LP_ENOMEM, "out of memory");
 	for (size_t i = 0; i < bm->nconst; i++)
 		v[i] = (struct lp_xbin){ bm->cd[i], ev(m, &bm->ck[i], P) };
-	/* the bins' counts are fitted one by one; they share out the rest,
-	 * whose own fit is the better measure of their sum */
-	double sum = 0, rest = ev(m, &bm->rest, P), acc = ev(m, &bm->acc, P), parts = *cold + rest;
+	/* the bins of the rest share it out (their counts are shares of it:
+	 * normalised here only against rounding) */
+	double sum = 0, rest = ev(m, &bm->rest, P), acc = ev(m, &bm->acc, P), cst = 0;
 	for (size_t i = 0; i < bm->nbins; i++)
 		sum += ev(m, &bm->cnt[i], P);
 	for (size_t i = 0; i < bm->nbins; i++)
 		v[bm->nconst + i] = (struct lp_xbin){ ev(m, &bm->dist[i], P),
 						      sum > 0 ? ev(m, &bm->cnt[i], P) * rest / sum : 0 };
-	/* and all the parts share out the accesses: when their separate fits
-	 * add up to more, the non-cold parts are scaled down */
+	/* and all the parts share out the accesses (section 4.1: the
+	 * normalised frequencies of a histogram add up to one). The paper
+	 * models the leading constant-distance bins and leaves the rest what
+	 * remains; here the rest's count is fitted on its own data (it holds
+	 * the long reuses, the misses) and the constant-distance bins take
+	 * what remains, in the proportions of their fits: their counts are
+	 * differences such as a column walk's P^3 - P^4/2048 reuses within a
+	 * page, which the constraints over the whole range need not let a fit
+	 * reproduce. Only when cold and rest alone exceed the accesses is the
+	 * rest scaled down. */
 	for (size_t i = 0; i < bm->nconst; i++)
-		parts += v[i].count;
-	if (parts > acc && parts > *cold) {
-		double k = acc > *cold ? (acc - *cold) / (parts - *cold) : 0;
-		for (size_t i = 0; i < bm->nconst + bm->nbins; i++)
+		cst += v[i].count;
+	if (cst > 0) {
+		double room = acc - *cold - rest, k = room > 0 ? room / cst : 0;
+		for (size_t i = 0; i < bm->nconst; i++)
 			v[i].count *= k;
+		cst *= k;
+	}
+	if (*cold + rest > acc && rest > 0) {
+		double k = acc > *cold ? (acc - *cold) / rest : 0;
+		for (size_t i = 0; i < bm->nbins; i++)
+			v[bm->nconst + i].count *= k;
 	}
 	*nbins = bm->nconst + bm->nbins;
 	qsort(v, *nbins, sizeof(*v), cmp_bin);

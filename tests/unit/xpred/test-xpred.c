@@ -354,14 +354,14 @@ static struct lp_xmodel *fit_synthetic(const double *sizes, size_t n, const char
 	return m;
 }
 
-static void check_group(const struct lp_xmodel *m, size_t g, double P, const double *d, const double *c,
-			size_t nb, double cold)
+static void check_group_block(const struct lp_xmodel *m, size_t g, uint64_t block, double P, const double *d,
+			      const double *c, size_t nb, double cold)
 {
 	struct lp_xbin *bins;
 	size_t n;
 	double cl;
 
-	assert_int_equal(lp_xmodel_hist(m, g, 64, P, &bins, &n, &cl), 0);
+	assert_int_equal(lp_xmodel_hist(m, g, block, P, &bins, &n, &cl), 0);
 	assert_true(REL(cl, cold));
 	/* each true bin is found with its count (the model may cut one true
 	 * bin into several at the same distance) */
@@ -382,6 +382,12 @@ static void check_group(const struct lp_xmodel *m, size_t g, double P, const dou
 		want += c[i];
 	assert_true(REL(total, want));
 	free(bins);
+}
+
+static void check_group(const struct lp_xmodel *m, size_t g, double P, const double *d, const double *c,
+			size_t nb, double cold)
+{
+	check_group_block(m, g, 64, P, d, c, nb, cold);
 }
 
 static void test_synthetic_groups(void **state)
@@ -426,6 +432,66 @@ static void test_synthetic_groups(void **state)
 	lp_xmodel_free(m2);
 	lp_xmodel_free(m);
 	free(path);
+}
+
+/* A column walk at page level (the matrix multiply's B at 16K pages):
+ * P^3 accesses; P^3 - P^4/2048 - P^2 of them on the page of the previous
+ * row (constant distance 1), P^4/2048 + P^2 crossing to a page last seen a
+ * walk ago, at distance P^2/2048 + 2 (the pages of B, of A and of C);
+ * 3P^2/2048 cold (the three matrices' pages). At P = 64k the distances are whole numbers (4, 10, 20, 34, 52 at
+ * 64..320): small integers whose quadratic scaling must be recovered
+ * exactly through the binning and the fits, and the counts' P^4 term with
+ * it, so that 4x beyond, where the walk spans more pages than a TLB holds,
+ * the cut is right. */
+static char *write_walk_run(double P)
+{
+	char name[64], *path;
+	FILE *f;
+	long p = (long)P, cross = p * p * p * p / 2048 + p * p, d = p * p / 2048 + 2, cold = 3 * p * p / 2048;
+
+	snprintf(name, sizeof(name), "walk-%ld.xrun", p);
+	path = lp_test_path(name);
+	assert_non_null(f = fopen(path, "w"));
+	fprintf(f, "# locprof xpred run v1\nsize %ld\ncommand ./walk%%20%ld\nreferences %ld\n", p, p, p * p * p);
+	fprintf(f, "blocks 16384\nbias 0x0 mappings\nmodule 0 /bin/walk\n");
+	fprintf(f, "loop 0 0 0x1000 -1 1 0 kernel w.c:10-12\n");
+	fprintf(f, "pc 0 0 0x1010 %ld 0 0 %ld w.c:11 kernel\n", p * p * p, 8 * p);
+	fprintf(f, "hist 0 16384 %ld 1:%ld %ld:%ld\n", cold, p * p * p - cross - cold, d, cross);
+	fprintf(f, "end\n");
+	fclose(f);
+	return path;
+}
+
+static void test_page_walk(void **state)
+{
+	const double sizes[] = { 64, 128, 192, 256, 320 };
+	struct lp_xrun *runs[5];
+	struct lp_xmodel *m;
+
+	(void)state;
+	for (size_t i = 0; i < 5; i++) {
+		char *path = write_walk_run(sizes[i]);
+		assert_int_equal(lp_xrun_read(&runs[i], path), 0);
+		free(path);
+	}
+	assert_int_equal(lp_xmodel_fit(&m, runs, 5, NULL), 0);
+	for (double P = 96; P <= 1280; P += 296) {
+		struct lp_xbin *bins;
+		size_t n;
+		double cold, cross = P * P * P * P / 2048 + P * P, d = P * P / 2048 + 2, cl = 3 * P * P / 2048;
+		double want_d[] = { 1, d }, want_c[] = { P * P * P - cross - cl, cross };
+		check_group_block(m, 0, 16384, P, want_d, want_c, 2, cl);
+		/* and the TLB cut: 128 entries */
+		struct lp_xlevel l = { .name = "TLB", .blocks = 128, .assoc = 0, .block = 16384 };
+		struct lp_xcount c;
+		assert_int_equal(lp_xmodel_predict(m, 0, &l, P, &c), 0);
+		assert_true(REL(c.fa_misses, cl + (d >= 128 ? cross : 0)));
+		assert_int_equal(lp_xmodel_hist(m, 0, 16384, P, &bins, &n, &cold), 0);
+		free(bins);
+	}
+	lp_xmodel_free(m);
+	for (size_t i = 0; i < 5; i++)
+		lp_xrun_free(runs[i]);
 }
 
 /* Misses of a fully-associative cache from a predicted histogram, by hand. */
@@ -489,6 +555,42 @@ static void test_binomial_cut(void **state)
 	lp_xmodel_free(m);
 }
 
+/* The binomial model (section 5.2) against a direct computation: the
+ * probabilities of i of the n other lines in our set by the recurrence
+ * P(0) = q^n, P(i+1) = P(i) (n-i)/(i+1) p/q in long double, summed for
+ * i < k; and three values computed exactly in rational arithmetic (Python's
+ * fractions), among them the distances near capacity of the matrix multiply
+ * (about 690 lines in the Itanium2's L2, 256 sets of 8 ways) and of the
+ * transpose (about 10300 lines in its L3, 2048 sets of 6 ways). */
+static void test_binomial_direct(void **state)
+{
+	const struct {
+		double n;
+		uint64_t s, k;
+	} c[] = { { 8, 256, 8 }, { 9, 2, 8 }, { 100, 64, 4 }, { 690, 256, 8 }, { 1394, 256, 8 },
+		  { 5000, 2048, 6 }, { 10300, 2048, 6 }, { 12287, 2048, 6 }, { 40000, 4, 16 } };
+
+	(void)state;
+	for (size_t t = 0; t < sizeof(c) / sizeof(c[0]); t++) {
+		long double p = 1.0L / c[t].s, q = 1 - p, P = powl(q, c[t].n), hit = 0;
+		for (uint64_t i = 0; i < c[t].k && i <= c[t].n; i++) {
+			hit += P;
+			P *= (c[t].n - i) / (i + 1) * p / q;
+		}
+		double want = (double)(1 - hit), got = lp_binomial_miss(c[t].n, c[t].s, c[t].k);
+		if (!(fabs(got - want) <= 1e-9 + 1e-9 * want)) {
+			fprintf(stderr, "n %g s %llu k %llu: %.17g, direct %.17g\n", c[t].n, (unsigned long long)c[t].s,
+				(unsigned long long)c[t].k, got, want);
+			fail();
+		}
+	}
+	assert_true(fabs(lp_binomial_miss(690, 256, 8) - 0.0064399716313541374) < 1e-9 * 0.0064399716313541374);
+	assert_true(fabs(lp_binomial_miss(10300, 2048, 6) - 0.38918109604894996) < 1e-9 * 0.38918109604894996);
+	assert_true(fabs(lp_binomial_miss(100, 64, 4) - 0.0722166023506088) < 1e-9 * 0.0722166023506088);
+	/* n <= k - 1: always a hit */
+	assert_true(lp_binomial_miss(7, 256, 8) == 0);
+}
+
 /* ---- bad files --------------------------------------------------------------------- */
 
 static void test_bad_files(void **state)
@@ -536,8 +638,10 @@ int main(void)
 		cmocka_unit_test(test_fit_constraints),
 		cmocka_unit_test(test_machine),
 		cmocka_unit_test(test_synthetic_groups),
+		cmocka_unit_test(test_page_walk),
 		cmocka_unit_test(test_predict_cut),
 		cmocka_unit_test(test_binomial_cut),
+		cmocka_unit_test(test_binomial_direct),
 		cmocka_unit_test(test_bad_files),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
