@@ -217,7 +217,7 @@ static void sim_ref(struct sim *s, pid_t tid, int kind, uint64_t skid)
 	}
 }
 
-static const struct lp_pmu_sys sim_sys = { sim_open, sim_set_period, sim_read, sim_close, NULL };
+static const struct lp_pmu_sys sim_sys = { sim_open, sim_set_period, sim_read, sim_close, NULL, NULL };
 
 static struct lp_pmu_counter *sim_counter(struct sim *s)
 {
