@@ -394,8 +394,7 @@ static int open_precise(struct pmu_counter *p, int k, pid_t tid)
 	}
 	if (first)
 		return lp_seterr(LP_EUNSUPPORTED, "no precise sampling (PEBS) on this PMU for the load/store "
-				 "events (perf_event_open with precise_ip %s: %s); --sample-start step works "
-				 "without it", tried, strerror(-r));
+				 "events (perf_event_open with precise_ip %s: %s)", tried, strerror(-r));
 	return lp_seterr(LP_EIO, "perf_event_open on thread %d at precise_ip %d: %s", (int)tid,
 			 p->base.precise_ip, strerror(-r));
 }

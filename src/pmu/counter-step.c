@@ -96,15 +96,14 @@ static void step_retired(struct lp_pmu_counter *c, pid_t tid, unsigned refs, uin
 		miss |= *slot != line + 1;
 		*slot = line + 1;
 	}
-	if (s->wait_miss && miss && s->skid_left > 0) {
-		s->skid_left = 0;
-		s->wait_miss = 0;
-		return;
-	}
-
 	s->time += refs;
 	if (s->skid_left > 0 && refs)
 		s->skid_left--;
+	if (s->wait_miss && miss && s->skid_left > 0) {
+		/* The long-latency instruction retired: the interrupt now. */
+		s->skid_left = 0;
+		s->wait_miss = 0;
+	}
 	if (s->armed && s->time >= s->at) {
 		/* What PEBS would have written: this instruction, and the kind
 		 * of the reference that reached the point (its event). */

@@ -135,7 +135,8 @@ int main(int argc, char **argv)
 		fclose(out.samples);
 	if (err < 0) {
 		fprintf(stderr, "locprof-pmu-probe: error: %s%s\n", lp_errmsg(),
-			err == LP_EUNSUPPORTED ? "; use --counter step (exact, slow) instead" : "");
+			err != LP_EUNSUPPORTED ? "" : strstr(lp_errmsg(), "precise sampling") ?
+			"; --sample-start step works without it" : "; use --counter step (exact, slow) instead");
 		return 125;
 	}
 	if (stats) {
