@@ -109,6 +109,8 @@ struct ethread {
 	int paused;    /* stopped by world_stop, resumed by world_release */
 	uint64_t stale_pc, stale_addr, stale_gen; /* last SIGSEGV retried as stale */
 	uint8_t op0;   /* first byte of the prepared instruction (our int3 taken out) */
+	siginfo_t psi; /* the siginfo of pending_sig when it must be kept (an int3's) */
+	int have_psi;
 	int dt;        /* the pending sample_k is a double trap's: no arm_next */
 	uint64_t dt_trigger, dt_armed;
 };
@@ -854,8 +856,14 @@ static void note_signal(struct engine *e, struct lp_pmu_thread *t, const struct 
 static int step_sync(struct engine *e, struct lp_pmu_thread *t, int sig, siginfo_t *si)
 {
 	struct lp_pmu_ev ev;
+	struct ethread *x = t->eng;
 	int r, err;
 
+	if (x && x->have_psi) {
+		if (sig == x->psi.si_signo)
+			ptrace(PTRACE_SETSIGINFO, t->tid, 0, &x->psi);
+		x->have_psi = 0;
+	}
 	if ((err = lp_pmu_sup_resume(t, LP_PMU_STEP, sig)) < 0)
 		return err;
 	e->st->steps++;
@@ -1118,8 +1126,14 @@ static int run_insn(struct engine *e, struct lp_pmu_thread *t, int sig)
 		return err;
 	/* The target's own int3 (ours never get here): its SIGTRAP is
 	 * delivered at the next resume, from this signal-delivery-stop. */
-	if (r == 1 && x->op0 == 0xcc && x->insn.len == 1 && si.si_code == SI_KERNEL)
+	if (r == 1 && x->op0 == 0xcc && x->insn.len == 1 && si.si_code == SI_KERNEL) {
 		x->pending_sig = SIGTRAP;
+		/* Injected calls (pages opened for its delivery) pass through
+		 * other stops, whose siginfo the kernel would deliver: keep
+		 * this one (SI_KERNEL) for the resume that delivers it. */
+		x->psi = si;
+		x->have_psi = 1;
+	}
 	if (ours && r == 1) {
 		/* Retired: its accesses to watched lines are the reuses. */
 		if ((err = end_touched(e, t, x->acc, x->n, t0, x->insn.pc, opened, n_opened)) < 0)
