@@ -438,14 +438,12 @@ static int pmu_attach(struct lp_pmu_counter *c, pid_t tid)
 	t->tid = tid;
 	t->fd[0] = t->fd[1] = -1;
 	for (int k = 0; k < 2; k++) {
-		if (p->precise && (r = open_precise(p, k, tid)) < 0) {
+		r = p->precise ? open_precise(p, k, tid) : p->sys.open(p->sys.ctx, &p->attr[k], tid, p->sig);
+		if (r < 0) {
 			for (int j = 0; j < k; j++)
 				close_event(p, t, j);
-			return r;
-		}
-		if (!p->precise && (r = p->sys.open(p->sys.ctx, &p->attr[k], tid, p->sig)) < 0) {
-			for (int j = 0; j < k; j++)
-				close_event(p, t, j);
+			if (p->precise)
+				return r; /* LP_E*, message set */
 			return lp_seterr(LP_EIO, "perf_event_open on thread %d: %s", (int)tid, strerror(-r));
 		}
 		t->fd[k] = r;
