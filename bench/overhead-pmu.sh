@@ -114,3 +114,37 @@ done <"$T/fit"
 echo "(C = alpha*n_s + beta*n_f + hits + mprotect calls; not included: the PMU's overflow stops, about"
 echo " log2(period) per sample, ~0.2 ms; 64-byte lines are always watched by page protection, lines"
 echo " of 32 bytes or less by the debug registers while the process has one thread)"
+echo
+
+# ---- 4. the double trap (-X sample-start=double-trap, thesis §3.3.2.2) ----
+# The same examples with the step counter's emulated PEBS record (skid
+# emulated 0..MaxSkid): no single-steps between the notification and the
+# sample; instead one breakpoint trap, two one-byte writes and one step per
+# sample. A breakpoint trap is costed as a debug-register hit (a trap stop,
+# registers read and written, resume: the same round trip) plus one step.
+echo "# double trap: record --backend pmu --counter step -X sample-start=double-trap -X emulate-skid=$MAXSKID;"
+echo "# Eq. 4.1 per sample projected to a PMU run, against skid compensation (section 3)"
+printf '%-20s %7s %8s %8s %8s %8s %10s %10s %9s\n' example samples replaced n_s n_f C/ms "C step/ms" "saving" overhead
+while IFS='|' read -r ex rest; do
+	set -- $ex
+	prog=$1; shift
+	"$L" record -q --backend pmu --counter step --rate "$RATE" --max-skid "$MAXSKID" --line "$LINE" \
+		-X emulate-skid="$MAXSKID" -X sample-start=double-trap -X stats -o "$T/p.lpp" -- "$E/$prog" "$@" \
+		</dev/null >/dev/null 2>"$T/dt"
+	tr ' ' '\n' <"$T/dt" >"$T/dt.w"
+	get() { awk -v k="$1" 'p {print; exit} $0 == k {p = 1}' "$T/dt.w"; }
+	echo "$rest" | awk -v ex="$ex" -v A="$A" -v BETA="$BETA" -v HP="$HP" -v HD="$HD" -v INJ="$INJ" \
+	    -v n="$(get samples)" -v rep="$(get replaced)" -v sk="$(get skid_steps)" -v ff="$(get false_faults)" \
+	    -v ph="$(get page_hits)" -v dh="$(get dr_hits)" -v inj="$(get injected)" '{
+		# skid compensation, as in section 3
+		m = $5; ni = ($10 - $11 - 2 * $7 - $8) / m; if (ni < 0) ni = 0
+		cs = A * $6 / m + BETA * $7 / m + ($8 * HP + $9 * HD) / m + INJ * ni
+		# double trap
+		nj = (inj - $11 - 2 * ff - ph) / n; if (nj < 0) nj = 0
+		cd = A * sk / n + (HD + A) + BETA * ff / n + (ph * HP + dh * HD) / n + INJ * nj
+		printf "%-20s %7d %8d %8.1f %8.1f %8.3f %10.3f %9.0f%% %8.1f%%\n", ex, n, rep, sk / n, ff / n, cd / 1000,
+			cs / 1000, 100 * (cs - cd) / cs, 100 * cd * 1e-6 * 100
+	}'
+done <"$T/fit"
+echo "(replaced: breakpoints removed unhit at the next notification, their samples lost; saving: 1 - C/C step,"
+echo " per sample; overhead at a period of 1e7 references, 1e9 references/s, as in section 3)"

@@ -37,6 +37,8 @@
 struct pmu_args {
 	enum lp_pmu_watch_mech watch;
 	unsigned emulate_skid;
+	int skid_miss;
+	enum lp_pmu_sample_start sample_start;
 	int aslr, stats;
 	const char *compensate;
 };
@@ -99,6 +101,12 @@ static const char *parse_args(const struct record_request *req, struct pmu_args 
 			a->watch = LP_PMU_WATCH_PAGE;
 		else if (!strncmp(x, "emulate-skid=", 13) && cli_parse_u64(x + 13, &u) == 0 && u <= 1000)
 			a->emulate_skid = (unsigned)u;
+		else if (!strcmp(x, "sample-start=step"))
+			a->sample_start = LP_PMU_START_STEP;
+		else if (!strcmp(x, "sample-start=double-trap"))
+			a->sample_start = LP_PMU_START_DOUBLE_TRAP;
+		else if (!strcmp(x, "skid-miss"))
+			a->skid_miss = 1;
 		else if (!strcmp(x, "aslr"))
 			a->aslr = 1;
 		else if (!strcmp(x, "stats"))
@@ -107,8 +115,9 @@ static const char *parse_args(const struct record_request *req, struct pmu_args 
 			a->compensate = x + 11;
 		else {
 			snprintf(msg, sizeof(msg),
-				 "unknown -X '%s' for the pmu backend (watch=auto|dr|page, emulate-skid=N, "
-				 "compensate=S,F,C,T, aslr, stats)", x);
+				 "unknown -X '%s' for the pmu backend (watch=auto|dr|page, "
+				 "sample-start=step|double-trap, emulate-skid=N, skid-miss, compensate=S,F,C,T, "
+				 "aslr, stats)", x);
 			return msg;
 		}
 	}
@@ -136,6 +145,8 @@ static const char *check(const struct record_request *req)
 		       "only sample; they cannot see every reference)";
 	if (a.emulate_skid && (!req->counter || strcmp(req->counter, "step")))
 		return "-X emulate-skid is for --counter step";
+	if (a.skid_miss && (!req->counter || strcmp(req->counter, "step") || !a.emulate_skid))
+		return "-X skid-miss is for --counter step with -X emulate-skid=N (its bound)";
 	for (uint32_t i = 0; i < req->opts.nlines; i++)
 		if (req->opts.line_size[i] < 8 || req->opts.line_size[i] > 4096) {
 			snprintf(msg, sizeof(msg), "the pmu backend watches lines of 8 to 4096 bytes, not %u",
@@ -453,6 +464,15 @@ static void print_stats(const struct lp_pmu_stats *st)
 		 (unsigned long long)st->watches_max, (unsigned long long)st->world_stops,
 		 (unsigned long long)st->held_checks, (unsigned long long)st->stale_faults,
 		 (unsigned long long)st->exposed);
+	if (st->precise_ip >= 0 && (st->dt_inserted || st->ring_samples || st->dt_norecord))
+		cli_note("pmu double trap: precise_ip %d inserted %llu hits %llu replaced %llu norecord %llu "
+			 "nomem %llu stale %llu forks %llu ring_samples %llu ring_lost %llu ring_throttled %llu "
+			 "ring_damaged %llu", st->precise_ip, (unsigned long long)st->dt_inserted,
+			 (unsigned long long)st->dt_hits, (unsigned long long)st->dt_replaced,
+			 (unsigned long long)st->dt_norecord, (unsigned long long)st->dt_nomem,
+			 (unsigned long long)st->dt_stale, (unsigned long long)st->dt_forks,
+			 (unsigned long long)st->ring_samples, (unsigned long long)st->ring_lost,
+			 (unsigned long long)st->ring_throttled, (unsigned long long)st->ring_damaged);
 }
 
 static int run(const struct record_request *req)
@@ -471,6 +491,8 @@ static int run(const struct record_request *req)
 	o.seed = req->opts.seed;
 	o.max_skid = req->max_skid;
 	o.emulate_skid = a.emulate_skid;
+	o.skid_miss = a.skid_miss;
+	o.sample_start = a.sample_start;
 	if (o.max_skid < o.emulate_skid)
 		o.max_skid = o.emulate_skid;
 	o.n_lines = req->opts.nlines;
@@ -506,6 +528,13 @@ static int run(const struct record_request *req)
 	sigaction(SIGTERM, &old_term, NULL);
 	sigaction(SIGHUP, &old_hup, NULL);
 
+	if (err == LP_EUNSUPPORTED && !r.n && o.sample_start == LP_PMU_START_DOUBLE_TRAP &&
+	    strstr(lp_errmsg(), "precise sampling")) {
+		/* A PMU, but no PEBS (or not Intel): the double trap cannot run. */
+		cli_error("%s; -X sample-start=step (the default) works without it", lp_errmsg());
+		rc = CLI_ERROR;
+		goto out;
+	}
 	if (err == LP_EUNSUPPORTED && !r.n) {
 		/* Nothing ran: no PMU here (the one-line answer the issue asks). */
 		cli_error("%s; use --counter step (exact, slow), --backend inst (programs built with "

@@ -33,9 +33,15 @@
  *    reports them (before they run); inherited events could not be read
  *    per thread, and REFRESH is refused on them.
  *  - precise_ip = 0 (arbitrary skid): skid is compensated by stepping
- *    (§3.3.2.1). The PEBS double trap (§3.3.2.2, precise_ip = 2 and the
- *    sampled IP from the ring buffer) is not implemented: the thesis shows
- *    it biased.
+ *    (§3.3.2.1). With --sample-start double-trap (config.precise, thesis
+ *    §3.3.2.2) the events sample instead: precise_ip as high as the
+ *    kernel accepts (3, then 2, then 1: perf_event_open fails with EINVAL
+ *    or EOPNOTSUPP for a level the PMU cannot give), sample_type
+ *    PERF_SAMPLE_IP | PERF_SAMPLE_TID, wakeup_events = 1 (a wakeup, so a
+ *    signal, per record), a ring buffer of 1 + 2 pages read at every
+ *    notification (perf-ring.c). The newest record's ip is the pc of the
+ *    overflowing reference's instruction (PEBS: the "eventing IP" since
+ *    Haswell at precise_ip >= 2; PERF_RECORD_MISC_EXACT_IP says so).
  *
  * One clock from many events: no x86 PMU counts loads and stores as one
  * event, and every thread has its own pair. With n events armed with
@@ -81,6 +87,9 @@ struct pmu_thread {
 	pid_t tid;
 	int fd[2]; /* loads, stores */
 	uint64_t notes[LP_PMU_NOTE_COUNT];
+	struct lp_pmu_ring ring[2];  /* double trap: the events' sample records */
+	struct lp_pmu_precise rec;   /* the newest record */
+	int have_rec;
 };
 
 struct pmu_counter {
@@ -95,6 +104,8 @@ struct pmu_counter {
 	int armed;
 	double rate[LP_PMU_NOTE_COUNT];
 	uint64_t unit; /* events per clock tick: 1 (pmu-sw: 1 ms of task clock) */
+	int precise;   /* double trap: sampling events with rings */
+	int min_level; /* lowest precise_ip to try: 1 on a PMU (0 is no PEBS), 0 for pmu-sw */
 	int err;       /* first failure of the kernel interface, LP_E* */
 };
 
@@ -117,6 +128,14 @@ void lp_pmu_attr_init(struct perf_event_attr *a)
 	a->precise_ip = 0;
 	a->read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
 	a->enable_on_exec = 0;
+}
+
+void lp_pmu_attr_precise(struct perf_event_attr *a, unsigned level)
+{
+	a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID;
+	a->precise_ip = level & 3;
+	a->wakeup_events = 1;
+	a->watermark = 0;
 }
 
 int lp_pmu_encode_events(struct perf_event_attr attr[2], const char *const **names)
@@ -245,7 +264,12 @@ static void sys_close(void *ctx, int fd)
 	close(fd);
 }
 
-static const struct lp_pmu_sys real_sys = { sys_open, sys_set_period, sys_read, sys_close, NULL };
+static int sys_map(void *ctx, int fd, struct lp_pmu_ring *r)
+{
+	return lp_pmu_ring_map(r, fd, 1);
+}
+
+static const struct lp_pmu_sys real_sys = { sys_open, sys_set_period, sys_read, sys_close, NULL, sys_map };
 
 /* ---- the counter source ------------------------------------------------ */
 
@@ -341,6 +365,66 @@ static int reached(struct pmu_counter *p)
 	return set_all(p, LP_PMU_PERIOD_NEVER);
 }
 
+static void close_event(struct pmu_counter *p, struct pmu_thread *t, int k)
+{
+	lp_pmu_ring_unmap(&t->ring[k]);
+	if (t->fd[k] >= 0)
+		p->sys.close(p->sys.ctx, t->fd[k]);
+	t->fd[k] = -1;
+}
+
+/* Open event k for tid at the highest precise_ip the kernel accepts (the
+ * first thread decides; the others get the same level). fd or LP_E*. */
+static int open_precise(struct pmu_counter *p, int k, pid_t tid)
+{
+	int first = p->base.precise_ip < 0, r = -EINVAL;
+	char tried[32] = "";
+
+	for (int level = first ? 3 : p->base.precise_ip; level >= (first ? p->min_level : p->base.precise_ip); level--) {
+		struct perf_event_attr a = p->attr[k];
+
+		lp_pmu_attr_precise(&a, (unsigned)level);
+		if ((r = p->sys.open(p->sys.ctx, &a, tid, p->sig)) >= 0) {
+			p->base.precise_ip = level;
+			return r;
+		}
+		snprintf(tried + strlen(tried), sizeof(tried) - strlen(tried), "%s%d", *tried ? ", " : "", level);
+		if (r != -EINVAL && r != -EOPNOTSUPP && r != -ENOENT)
+			break; /* not a matter of the level */
+	}
+	if (first)
+		return lp_seterr(LP_EUNSUPPORTED, "no precise sampling (PEBS) on this PMU for the load/store "
+				 "events (perf_event_open with precise_ip %s: %s)", tried, strerror(-r));
+	return lp_seterr(LP_EIO, "perf_event_open on thread %d at precise_ip %d: %s", (int)tid,
+			 p->base.precise_ip, strerror(-r));
+}
+
+/* Read the rings of t; the newest sample (of the event that signalled,
+ * fd, when it has one) is t's record. */
+static void drain(struct pmu_counter *p, struct pmu_thread *t, int fd)
+{
+	for (int pass = 0; pass < 2; pass++) {
+		for (int k = 0; k < 2; k++) {
+			struct lp_pmu_ring_read rd;
+
+			if (!t->ring[k].meta || (pass == 0) == (t->fd[k] == fd))
+				continue; /* the signalling event last, so that it wins */
+			memset(&rd, 0, sizeof(rd));
+			lp_pmu_ring_drain(&t->ring[k], &rd);
+			p->base.ring_samples += rd.samples;
+			p->base.ring_lost += rd.lost;
+			p->base.ring_throttled += rd.throttled;
+			p->base.ring_damaged += (uint64_t)rd.damaged;
+			if (rd.have) {
+				t->rec = (struct lp_pmu_precise){ .pc = rd.ip, .time = 0, .tid = (pid_t)rd.tid,
+								  .kind = (uint8_t)(k == 1 ? LP_REF_WRITE : LP_REF_READ),
+								  .exact = rd.exact };
+				t->have_rec = 1;
+			}
+		}
+	}
+}
+
 static int pmu_attach(struct lp_pmu_counter *c, pid_t tid)
 {
 	struct pmu_counter *p = (struct pmu_counter *)c;
@@ -354,12 +438,20 @@ static int pmu_attach(struct lp_pmu_counter *c, pid_t tid)
 	t->tid = tid;
 	t->fd[0] = t->fd[1] = -1;
 	for (int k = 0; k < 2; k++) {
-		if ((r = p->sys.open(p->sys.ctx, &p->attr[k], tid, p->sig)) < 0) {
+		r = p->precise ? open_precise(p, k, tid) : p->sys.open(p->sys.ctx, &p->attr[k], tid, p->sig);
+		if (r < 0) {
 			for (int j = 0; j < k; j++)
-				p->sys.close(p->sys.ctx, t->fd[j]);
+				close_event(p, t, j);
+			if (p->precise)
+				return r; /* LP_E*, message set */
 			return lp_seterr(LP_EIO, "perf_event_open on thread %d: %s", (int)tid, strerror(-r));
 		}
 		t->fd[k] = r;
+		if (p->precise && p->sys.map && (r = p->sys.map(p->sys.ctx, t->fd[k], &t->ring[k])) < 0) {
+			for (int j = 0; j <= k; j++)
+				close_event(p, t, j);
+			return r;
+		}
 	}
 	p->n++;
 	/* One more pair shares the distance: every period shrinks. */
@@ -376,11 +468,12 @@ static void pmu_detach(struct lp_pmu_counter *c, pid_t tid)
 	/* An exited thread's events keep their final count. */
 	p->dead += time_of(p, t);
 	for (int k = 0; k < 2; k++)
-		p->sys.close(p->sys.ctx, t->fd[k]);
+		close_event(p, t, k);
 	*t = p->t[--p->n];
 }
 
-static void pmu_retired(struct lp_pmu_counter *c, pid_t tid, unsigned refs)
+static void pmu_retired(struct lp_pmu_counter *c, pid_t tid, unsigned refs, uint64_t pc, uint64_t writes,
+			const uint64_t *addrs)
 {
 	/* The hardware counts by itself; a step is compensated through note(). */
 }
@@ -401,6 +494,12 @@ static int pmu_pending(struct lp_pmu_counter *c, pid_t tid, const siginfo_t *si)
 
 	if (si && !pmu_owns(c, si))
 		return -1;
+	if (p->precise) {
+		struct pmu_thread *t = find_thread(p, tid);
+
+		if (t)
+			drain(p, t, si ? si->si_fd : -1);
+	}
 	if (!p->armed)
 		return 0; /* a notification queued before the point was reached */
 	if (pmu_time(c) >= p->at) {
@@ -425,6 +524,17 @@ static int pmu_status(struct lp_pmu_counter *c)
 	return ((struct pmu_counter *)c)->err;
 }
 
+static int pmu_precise(struct lp_pmu_counter *c, pid_t tid, struct lp_pmu_precise *out)
+{
+	struct pmu_thread *t = find_thread((struct pmu_counter *)c, tid);
+
+	if (!t || !t->have_rec)
+		return 0;
+	*out = t->rec;
+	t->have_rec = 0;
+	return 1;
+}
+
 static void pmu_destroy(struct lp_pmu_counter *c)
 {
 	struct pmu_counter *p = (struct pmu_counter *)c;
@@ -433,7 +543,7 @@ static void pmu_destroy(struct lp_pmu_counter *c)
 		return;
 	for (int i = 0; i < p->n; i++)
 		for (int k = 0; k < 2; k++)
-			p->sys.close(p->sys.ctx, p->t[i].fd[k]);
+			close_event(p, &p->t[i], k);
 	free(p);
 }
 
@@ -453,6 +563,9 @@ int lp_pmu_counter_pmu_new(const struct lp_pmu_counter_config *cfg, const struct
 		return err;
 	}
 	p->base.ops = &lp_pmu_counter_pmu;
+	p->base.precise_ip = -1;
+	p->precise = cfg->precise;
+	p->min_level = 1;
 	p->unit = 1;
 	p->sys = *sys;
 	p->sig = cfg->overflow_signal ? cfg->overflow_signal : SIGRTMIN + 3;
@@ -522,6 +635,9 @@ static int pmu_sw_create(const struct lp_pmu_counter_config *cfg, struct lp_pmu_
 	 * rarely moves the clock, so the engine finds sample points at
 	 * memory instructions and the watchpoint paths run too. */
 	((struct pmu_counter *)*out)->unit = 1000000;
+	/* Its "precise" pc is where the timer interrupted the thread (any
+	 * instruction, often not a memory one): precise_ip 0 is accepted. */
+	((struct pmu_counter *)*out)->min_level = 0;
 	return 0;
 }
 
@@ -540,6 +656,7 @@ const struct lp_pmu_counter_ops lp_pmu_counter_pmu_sw = {
 	.owns = pmu_owns,
 	.note = pmu_note,
 	.status = pmu_status,
+	.precise = pmu_precise,
 };
 
 const struct lp_pmu_counter_ops lp_pmu_counter_pmu = {
@@ -557,4 +674,5 @@ const struct lp_pmu_counter_ops lp_pmu_counter_pmu = {
 	.owns = pmu_owns,
 	.note = pmu_note,
 	.status = pmu_status,
+	.precise = pmu_precise,
 };

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "counter.h"
+#include "perf-ring.h"
 
 /* "No overflow for the rest of the run": far beyond any real count, and
  * below 2^63 (IOC_PERIOD rejects bit 63). x86 programs at most its
@@ -31,6 +32,9 @@ struct lp_pmu_sys {
 	int (*read)(void *ctx, int fd, uint64_t *count);
 	void (*close)(void *ctx, int fd);
 	void *ctx;
+	/* Map fd's ring buffer (double trap); NULL: no ring (a simulation
+	 * without samples). 0 or LP_E*. */
+	int (*map)(void *ctx, int fd, struct lp_pmu_ring *r);
 };
 
 /* Our fields of an event's attributes, on top of libpfm4's encoding of the
@@ -39,6 +43,14 @@ struct lp_pmu_sys {
  * thread is attached explicitly), arbitrary skid (compensated by stepping,
  * thesis §3.3.2.1; precise_ip would ask for PEBS). */
 void lp_pmu_attr_init(struct perf_event_attr *a);
+
+/* The double trap (§3.3.2.2): a sampling event whose overflows write
+ * the pc to the ring buffer (perf_event_open(2): sample_type
+ * PERF_SAMPLE_IP | PERF_SAMPLE_TID, one record per overflow with
+ * wakeup_events = 1, so each overflow also signals) at skid constraint
+ * precise_ip = level ("0 arbitrary skid, 1 constant skid, 2 requested to
+ * have 0 skid, 3 must have 0 skid"; on Intel, 1 and above use PEBS). */
+void lp_pmu_attr_precise(struct perf_event_attr *a, unsigned level);
 
 /* Encode the retired load and store events of the host's PMU with
  * libpfm4 into attr[0] (loads) and attr[1] (stores); *names gets the pair

@@ -20,6 +20,11 @@ struct step_counter {
 	long skid_left; /* memory instructions still to retire before delivery; -1 none */
 	unsigned max_skid;
 	struct lp_rng rng;
+	/* The emulated PEBS record of the last crossing (config.precise). */
+	struct lp_pmu_precise rec;
+	int have_rec;
+	int skid_miss, wait_miss;
+	uint64_t l1[512]; /* skid_miss: line + 1 per set, 0 empty */
 };
 
 static int step_create(const struct lp_pmu_counter_config *cfg, struct lp_pmu_counter **out)
@@ -31,7 +36,9 @@ static int step_create(const struct lp_pmu_counter_config *cfg, struct lp_pmu_co
 		return lp_seterr(LP_ENOMEM, "out of memory");
 	s->base.ops = &lp_pmu_counter_step;
 	s->max_skid = cfg->emulate_skid;
+	s->skid_miss = cfg->skid_miss;
 	s->skid_left = -1;
+	s->base.precise_ip = cfg->precise ? 3 : -1; /* emulated: exact by construction */
 	/* Its own stream, so that skid never shifts the sample points. */
 	lp_rng_seed(&s->rng, cfg->seed ^ 0x5b1dc0ffee5eedULL);
 	*out = &s->base;
@@ -59,7 +66,12 @@ static int step_arm(struct lp_pmu_counter *c, uint64_t at)
 	s->at = at;
 	s->armed = 1;
 	s->skid_left = -1;
-	if (s->time >= at) {
+	s->wait_miss = 0;
+	if (s->time >= at && s->base.precise_ip >= 0) {
+		/* As a PMU would: a period already passed overflows at the
+		 * next reference, which makes the record. */
+		s->at = s->time + 1;
+	} else if (s->time >= at) {
 		s->armed = 0;
 		s->skid_left = 0; /* already there: deliver at once */
 	}
@@ -71,16 +83,42 @@ static uint64_t step_time(struct lp_pmu_counter *c)
 	return ((struct step_counter *)c)->time;
 }
 
-static void step_retired(struct lp_pmu_counter *c, pid_t tid, unsigned refs)
+static void step_retired(struct lp_pmu_counter *c, pid_t tid, unsigned refs, uint64_t pc, uint64_t writes,
+			 const uint64_t *addrs)
 {
 	struct step_counter *s = (struct step_counter *)c;
+	uint64_t before = s->time;
+	int miss = 0;
 
+	for (unsigned j = 0; s->skid_miss && j < refs; j++) {
+		uint64_t line = addrs[j] >> 6, *slot = &s->l1[line & 511];
+
+		miss |= *slot != line + 1;
+		*slot = line + 1;
+	}
 	s->time += refs;
 	if (s->skid_left > 0 && refs)
 		s->skid_left--;
+	if (s->wait_miss && miss && s->skid_left > 0) {
+		/* The long-latency instruction retired: the interrupt now. */
+		s->skid_left = 0;
+		s->wait_miss = 0;
+	}
 	if (s->armed && s->time >= s->at) {
+		/* What PEBS would have written: this instruction, and the kind
+		 * of the reference that reached the point (its event). */
+		unsigned k = s->at > before ? (unsigned)(s->at - before - 1) : 0;
+
+		s->rec = (struct lp_pmu_precise){ .pc = pc, .time = before + k + 1, .tid = tid,
+						  .kind = (uint8_t)(k < 64 && ((writes >> k) & 1)), .exact = 1 };
+		s->have_rec = 1;
 		s->armed = 0;
-		s->skid_left = s->max_skid ? (long)lp_rng_below(&s->rng, s->max_skid + 1) : 0;
+		if (s->skid_miss) {
+			s->wait_miss = !miss;
+			s->skid_left = miss ? 0 : (long)s->max_skid;
+		} else {
+			s->skid_left = s->max_skid ? (long)lp_rng_below(&s->rng, s->max_skid + 1) : 0;
+		}
 	}
 }
 
@@ -112,6 +150,17 @@ static int step_status(struct lp_pmu_counter *c)
 	return 0;
 }
 
+static int step_precise(struct lp_pmu_counter *c, pid_t tid, struct lp_pmu_precise *out)
+{
+	struct step_counter *s = (struct step_counter *)c;
+
+	if (!s->have_rec)
+		return 0;
+	*out = s->rec;
+	s->have_rec = 0;
+	return 1;
+}
+
 const struct lp_pmu_counter_ops lp_pmu_counter_step = {
 	.name = "step",
 	.stepping = 1,
@@ -126,6 +175,7 @@ const struct lp_pmu_counter_ops lp_pmu_counter_step = {
 	.owns = step_owns,
 	.note = step_note,
 	.status = step_status,
+	.precise = step_precise,
 };
 
 const struct lp_pmu_counter_ops *lp_pmu_counter_find(const char *name)

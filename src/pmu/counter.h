@@ -31,8 +31,30 @@
 struct lp_pmu_counter_config {
 	uint64_t seed;       /* for emulated skid */
 	unsigned emulate_skid; /* step: deliver 0..emulate_skid memory instructions late */
+	/* step: skid as on hardware, where the interrupt is taken when a
+	 * long-latency instruction retires (thesis §3.3.1, Fig. 3.5):
+	 * delivered after the first instruction, from the one that reached
+	 * the point on, with a reference that misses in an emulated 32 KiB
+	 * direct-mapped cache of 64-byte lines; at most emulate_skid memory
+	 * instructions late. */
+	int skid_miss;
 	int overflow_signal; /* pmu: the real-time signal used for overflows */
 	const char *compensate; /* pmu: "step,fault,syscall,trap" rates; NULL: LOCPROF_PMU_COMPENSATE or 1,1,1,1 */
+	/* The double trap (thesis §3.3.2.2): each notification also gives
+	 * the pc of the reference that reached the armed point (precise()).
+	 * pmu: sampling events with precise_ip (PEBS) and a ring buffer;
+	 * step: the emulation of that record (the exact pc, while the
+	 * notification still comes emulate_skid late). */
+	int precise;
+};
+
+/* The precise record of the last notification (PEBS, or its emulation). */
+struct lp_pmu_precise {
+	uint64_t pc;     /* the instruction of the reference that reached the point */
+	uint64_t time;   /* that reference's clock value; 0 when unknown (hardware) */
+	pid_t tid;       /* the thread that made it */
+	uint8_t kind;    /* LP_REF_READ (a load event) or LP_REF_WRITE (a store event) */
+	int exact;       /* the hardware said the pc is exact (PERF_RECORD_MISC_EXACT_IP) */
 };
 
 /* What the tracer caused that a hardware counter miscounts (§3.5). */
@@ -62,8 +84,10 @@ struct lp_pmu_counter_ops {
 	/* References of one thread so far (a thread detached: its last count).
 	 * Non-stepping sources only: the engine counts stepped threads itself. */
 	uint64_t (*thread_time)(struct lp_pmu_counter *c, pid_t tid);
-	/* An instruction with refs references retired under single-step. */
-	void (*retired)(struct lp_pmu_counter *c, pid_t tid, unsigned refs);
+	/* An instruction at pc with refs references retired under
+	 * single-step; bit j of writes: reference j is a write. */
+	void (*retired)(struct lp_pmu_counter *c, pid_t tid, unsigned refs, uint64_t pc, uint64_t writes,
+			const uint64_t *addrs);
 	/* si == NULL: has the armed point been reached (1, then consumed) or
 	 * not yet (0)? Stepping sources notify only this way (after their
 	 * emulated skid). Signal sources: is this signal stop our overflow?
@@ -77,6 +101,10 @@ struct lp_pmu_counter_ops {
 	/* 0, or the LP_E* of a failure the other calls could not return
 	 * (a counter that could not be read: the clock is not exact). */
 	int (*status)(struct lp_pmu_counter *c);
+	/* With config.precise: the record of the notification that pending()
+	 * just reported (1), or none (0: the hardware wrote no sample, e.g.
+	 * lost or throttled). */
+	int (*precise)(struct lp_pmu_counter *c, pid_t tid, struct lp_pmu_precise *out);
 };
 
 extern const struct lp_pmu_counter_ops lp_pmu_counter_step;
@@ -90,6 +118,9 @@ const struct lp_pmu_counter_ops *lp_pmu_counter_find(const char *name);
 
 struct lp_pmu_counter {
 	const struct lp_pmu_counter_ops *ops;
+	int precise_ip;   /* with config.precise: the precise_ip level the kernel took, -1 none */
+	/* Ring-buffer counts (pmu, config.precise), for the stats. */
+	uint64_t ring_samples, ring_lost, ring_throttled, ring_damaged;
 };
 
 #endif

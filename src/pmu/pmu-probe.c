@@ -16,6 +16,7 @@
 
 struct out {
 	FILE *samples, *trace;
+	int dt;
 };
 
 static void on_sample(void *ctx, const struct lp_pmu_sample *s)
@@ -23,6 +24,11 @@ static void on_sample(void *ctx, const struct lp_pmu_sample *s)
 	struct out *o = ctx;
 	static const char *how[] = { "-", "same", "page", "dr", "syscall" };
 
+	if (o->dt) {
+		/* Double trap: the overflow's reference and the clock at the
+		 * breakpoint's insertion, then the usual fields. */
+		fprintf(o->samples, "%llu %llu ", (unsigned long long)s->trigger, (unsigned long long)s->armed);
+	}
 	if (s->dangling)
 		fprintf(o->samples, "%llu - 0x%llx 0x%llx %c %u -\n", (unsigned long long)s->begin,
 			(unsigned long long)s->pc, (unsigned long long)s->addr, s->kind ? 'W' : 'R', s->tid);
@@ -42,7 +48,8 @@ static void on_ref(void *ctx, uint64_t time, uint32_t image, uint32_t itid, cons
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: locprof-pmu-probe [--counter step|pmu] [--period N] [--seed N]\n"
+	fprintf(f, "usage: locprof-pmu-probe [--counter step|pmu|pmu-sw] [--period N] [--seed N]\n"
+		   "         [--sample-start step|double-trap] [--skid-miss]\n"
 		   "         [--max-skid N] [--emulate-skid N] [--line N] [--watch auto|dr|page]\n"
 		   "         [--trace FILE] [--out FILE] [--stats] [--aslr] -- PROGRAM [ARGS...]\n");
 }
@@ -53,11 +60,11 @@ int main(int argc, char **argv)
 		{ "counter", 1, 0, 'c' }, { "period", 1, 0, 'p' }, { "seed", 1, 0, 's' },
 		{ "max-skid", 1, 0, 'k' }, { "emulate-skid", 1, 0, 'e' }, { "line", 1, 0, 'l' },
 		{ "watch", 1, 0, 'w' }, { "trace", 1, 0, 't' }, { "out", 1, 0, 'o' },
-		{ "stats", 0, 0, 'S' }, { "aslr", 0, 0, 'A' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 },
+		{ "stats", 0, 0, 'S' }, { "sample-start", 1, 0, 'D' }, { "skid-miss", 0, 0, 'M' }, { "aslr", 0, 0, 'A' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 },
 	};
 	struct lp_pmu_options o = LP_PMU_OPTIONS_DEFAULT;
 	struct lp_pmu_stats st;
-	struct out out = { stdout, NULL };
+	struct out out = { stdout, NULL, 0 };
 	int c, status, err, stats = 0;
 
 	while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
@@ -94,6 +101,18 @@ int main(int argc, char **argv)
 			}
 			break;
 		case 'S': stats = 1; break;
+		case 'M': o.skid_miss = 1; break;
+		case 'D':
+			if (!strcmp(optarg, "double-trap"))
+				o.sample_start = LP_PMU_START_DOUBLE_TRAP;
+			else if (!strcmp(optarg, "step"))
+				o.sample_start = LP_PMU_START_STEP;
+			else {
+				fprintf(stderr, "locprof-pmu-probe: error: unknown sample start '%s' (step, double-trap)\n",
+					optarg);
+				return 2;
+			}
+			break;
 		case 'A': o.no_aslr = 0; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
@@ -105,6 +124,7 @@ int main(int argc, char **argv)
 	}
 	if (o.max_skid < o.emulate_skid)
 		o.max_skid = o.emulate_skid;
+	out.dt = o.sample_start == LP_PMU_START_DOUBLE_TRAP;
 	o.ctx = &out;
 	o.on_sample = on_sample;
 	fflush(stdout);
@@ -115,7 +135,8 @@ int main(int argc, char **argv)
 		fclose(out.samples);
 	if (err < 0) {
 		fprintf(stderr, "locprof-pmu-probe: error: %s%s\n", lp_errmsg(),
-			err == LP_EUNSUPPORTED ? "; use --counter step (exact, slow) instead" : "");
+			err != LP_EUNSUPPORTED ? "" : strstr(lp_errmsg(), "precise sampling") ?
+			"; --sample-start step works without it" : "; use --counter step (exact, slow) instead");
 		return 125;
 	}
 	if (stats) {
@@ -129,10 +150,16 @@ int main(int argc, char **argv)
 			{ "target_signals", st.target_signals }, { "injected", st.injected },
 			{ "world_stops", st.world_stops }, { "held_checks", st.held_checks },
 			{ "stale_faults", st.stale_faults }, { "exposed", st.exposed },
+			{ "precise_ip", (uint64_t)(int64_t)st.precise_ip }, { "dt_inserted", st.dt_inserted },
+			{ "dt_hits", st.dt_hits }, { "dt_replaced", st.dt_replaced },
+			{ "dt_norecord", st.dt_norecord }, { "dt_nomem", st.dt_nomem },
+			{ "dt_stale", st.dt_stale }, { "dt_forks", st.dt_forks },
+			{ "ring_samples", st.ring_samples }, { "ring_lost", st.ring_lost },
+			{ "ring_throttled", st.ring_throttled }, { "ring_damaged", st.ring_damaged },
 		};
 
 		for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
-			fprintf(stderr, "%s%s %llu", i ? " " : "", f[i].name, (unsigned long long)f[i].v);
+			fprintf(stderr, "%s%s %lld", i ? " " : "", f[i].name, (long long)f[i].v);
 		fputc('\n', stderr);
 	}
 	fflush(stdout);

@@ -17,6 +17,22 @@
  * a later access of the same instruction to the line (add [m],1: read then
  * write) is a reuse at distance 0, seen from the decoded accesses.
  *
+ * Double trap (§3.3.2.2, --sample-start double-trap): the counter is armed
+ * at Sp itself; its notification (after skid) comes with the precise pc of
+ * the reference that reached Sp (PEBS, or the step counter's emulation of
+ * it). An int3 goes in at that pc (the original byte saved; written through
+ * /proc/PID/mem, which works on read-only text) and the target resumes;
+ * the next thread of that address space to execute the pc traps (SIGTRAP,
+ * SI_KERNEL, rip = pc + 1): the byte is restored, rip set back to pc, and
+ * the instruction's reference of the event's kind is sampled, as the step
+ * path samples (decoded, effective address from the registers). One
+ * breakpoint at a time: the next notification removes one that was not
+ * hit (the pc never ran again). The engine never sees its int3: code is
+ * read with the original byte in its place (prepare). A fork child's copy
+ * of the text gets the original byte back; exec drops it with the text;
+ * a trap of a breakpoint another thread already removed is retried; the
+ * target's own int3 traps are delivered unchanged.
+ *
  * Page protection is changed by system calls injected through ptrace (the
  * stopped thread jumps to our "syscall; int3" page), not by a preloaded
  * helper: it works for static binaries, needs no socket or thread inside
@@ -92,7 +108,24 @@ struct ethread {
 	uint64_t base; /* its references before it joined its current image */
 	int paused;    /* stopped by world_stop, resumed by world_release */
 	uint64_t stale_pc, stale_addr, stale_gen; /* last SIGSEGV retried as stale */
+	uint8_t op0;   /* first byte of the prepared instruction (our int3 taken out) */
+	siginfo_t psi; /* the siginfo of pending_sig when it must be kept (an int3's) */
+	int have_psi;
+	int dt;        /* the pending sample_k is a double trap's: no arm_next */
+	uint64_t dt_trigger, dt_armed;
 };
+
+/* The double trap's breakpoint. */
+struct bkpt {
+	struct lp_pmu_proc *proc; /* the address space whose text holds it */
+	uint64_t pc;
+	uint8_t orig;             /* the byte the int3 replaced */
+	uint8_t kind;             /* the event's: which reference of the instruction to sample */
+	int active;
+	uint64_t trigger, armed;  /* see lp_pmu_sample */
+};
+
+#define DT_OLD 16
 
 struct engine {
 	const struct lp_pmu_options *o;
@@ -114,12 +147,16 @@ struct engine {
 	struct lp_pmu_proc *world;
 	uint64_t prot_gen; /* mprotect calls of ours so far */
 	int err;           /* first error inside a callback that cannot return one */
+	struct bkpt bp;        /* double trap: the breakpoint in place, if active */
+	struct bkpt old[DT_OLD]; /* breakpoints removed lately (stale traps) */
+	unsigned n_old;
 	struct lp_pmu_xsave_layout xlayout;
 	struct lp_pmu_vregs vregs;
 	uint8_t xsave[16384];
 };
 
 static int release_holds(struct engine *e, struct lp_pmu_thread *t, int reprotect);
+static int dt_overflow(struct engine *e, struct lp_pmu_thread *t);
 
 static uint64_t now(struct engine *e)
 {
@@ -564,7 +601,9 @@ static int end_touched(struct engine *e, struct lp_pmu_thread *t, const struct l
 
 static int arm_next(struct engine *e)
 {
-	uint64_t early = 2 + (uint64_t)LP_PMU_REFS_PER_INSN * e->o->max_skid;
+	/* The double trap arms at Sp itself: the pc comes from the record. */
+	uint64_t early = e->o->sample_start == LP_PMU_START_DOUBLE_TRAP ? 0 :
+			 2 + (uint64_t)LP_PMU_REFS_PER_INSN * e->o->max_skid;
 
 	e->sp += lp_rng_geometric(&e->rng, e->p);
 	e->seeking = 0;
@@ -585,6 +624,10 @@ static int prepare(struct engine *e, struct lp_pmu_thread *t, struct user_regs_s
 	if ((err = lp_pmu_sup_getregs(t, r)) < 0)
 		return err;
 	got = lp_pmu_sup_read(t->proc, r->rip, code, sizeof(code));
+	/* Our int3 is not the program's: decode the byte it replaced. */
+	if (e->bp.active && e->bp.proc == t->proc && got > 0 && e->bp.pc >= r->rip && e->bp.pc < r->rip + (uint64_t)got)
+		code[e->bp.pc - r->rip] = e->bp.orig;
+	x->op0 = got > 0 ? code[0] : 0;
 	x->n = 0;
 	x->sample_k = -1;
 	if (got <= 0 || lp_pmu_decode(e->dec, code, (size_t)got, r->rip, &x->insn) < 0) {
@@ -630,6 +673,10 @@ static int sample_start(struct engine *e, struct lp_pmu_thread *t, uint64_t t0, 
 		int same = -1;
 
 		s.ibegin = s.begin - lag;
+		if (x->dt) {
+			s.trigger = x->dt_trigger;
+			s.armed = x->dt_armed;
+		}
 		for (int j = k + 1; j < x->n && same < 0; j++)
 			if (overlaps(x->acc[j].addr, x->acc[j].size, line, e->line[li]))
 				same = j;
@@ -709,14 +756,31 @@ static int retired(struct engine *e, struct lp_pmu_thread *t, uint64_t t0)
 	while (x->sample_k >= 0) {
 		if ((err = sample_start(e, t, t0, x->sample_k)) < 0)
 			return err;
+		if (x->dt) {
+			/* A double trap's: the next point is armed already. */
+			x->dt = 0;
+			x->sample_k = -1;
+			break;
+		}
 		if ((err = arm_next(e)) < 0)
 			return err;
 		x->sample_k = e->sp <= t0 + (uint64_t)x->n ? (int)(e->sp - t0 - 1) : -1;
 	}
 	x->refs += (unsigned)x->n;
-	e->c->ops->retired(e->c, t->tid, (unsigned)x->n);
-	if (!e->seeking && e->c->ops->pending(e->c, t->tid, NULL) == 1)
+	{
+		uint64_t writes = 0, addrs[LP_PMU_MAX_ACC];
+
+		for (int j = 0; j < x->n; j++) {
+			writes |= (uint64_t)(x->acc[j].kind == LP_REF_WRITE) << j;
+			addrs[j] = x->acc[j].addr;
+		}
+		e->c->ops->retired(e->c, t->tid, (unsigned)x->n, x->insn.pc, writes, addrs);
+	}
+	if (!e->seeking && e->c->ops->pending(e->c, t->tid, NULL) == 1) {
+		if (e->o->sample_start == LP_PMU_START_DOUBLE_TRAP)
+			return dt_overflow(e, t);
 		e->seeking = 1;
+	}
 	return 0;
 }
 
@@ -792,8 +856,14 @@ static void note_signal(struct engine *e, struct lp_pmu_thread *t, const struct 
 static int step_sync(struct engine *e, struct lp_pmu_thread *t, int sig, siginfo_t *si)
 {
 	struct lp_pmu_ev ev;
+	struct ethread *x = t->eng;
 	int r, err;
 
+	if (x && x->have_psi) {
+		if (sig == x->psi.si_signo)
+			ptrace(PTRACE_SETSIGINFO, t->tid, 0, &x->psi);
+		x->have_psi = 0;
+	}
 	if ((err = lp_pmu_sup_resume(t, LP_PMU_STEP, sig)) < 0)
 		return err;
 	e->st->steps++;
@@ -805,8 +875,10 @@ static int step_sync(struct engine *e, struct lp_pmu_thread *t, int sig, siginfo
 			thread_exit(e, &ev);
 			return 0;
 		}
-		if (ev.kind == LP_PMU_EV_TRAP)
+		if (ev.kind == LP_PMU_EV_TRAP) {
+			*si = ev.si;
 			return 1;
+		}
 		if (ev.kind == LP_PMU_EV_SIGNAL && ev.sig == SIGSEGV) {
 			*si = ev.si;
 			return 2;
@@ -1052,6 +1124,16 @@ static int run_insn(struct engine *e, struct lp_pmu_thread *t, int sig)
 	}
 	if (r == 1 && (x->insn.flags & LP_PMU_INSN_VSIB) && (err = gather_partial(e, t, t0)) < 0)
 		return err;
+	/* The target's own int3 (ours never get here): its SIGTRAP is
+	 * delivered at the next resume, from this signal-delivery-stop. */
+	if (r == 1 && x->op0 == 0xcc && x->insn.len == 1 && si.si_code == SI_KERNEL) {
+		x->pending_sig = SIGTRAP;
+		/* Injected calls (pages opened for its delivery) pass through
+		 * other stops, whose siginfo the kernel would deliver: keep
+		 * this one (SI_KERNEL) for the resume that delivers it. */
+		x->psi = si;
+		x->have_psi = 1;
+	}
 	if (ours && r == 1) {
 		/* Retired: its accesses to watched lines are the reuses. */
 		if ((err = end_touched(e, t, x->acc, x->n, t0, x->insn.pc, opened, n_opened)) < 0)
@@ -1076,6 +1158,145 @@ static int run_insn(struct engine *e, struct lp_pmu_thread *t, int sig)
 		return 0;
 	}
 	return retired(e, t, t0);
+}
+
+/* ---- the double trap (§3.3.2.2) ------------------------------------------ */
+
+/* Take the breakpoint out (the original byte back), remembering it so that
+ * a trap another thread took on it meanwhile is recognised (dt_stale). */
+static int bp_remove(struct engine *e)
+{
+	int err;
+
+	if (!e->bp.active)
+		return 0;
+	e->bp.active = 0;
+	e->old[e->n_old++ % DT_OLD] = e->bp;
+	if ((err = lp_pmu_sup_write(e->bp.proc, e->bp.pc, &e->bp.orig, 1)) < 0)
+		return err;
+	return 0;
+}
+
+/* The counter reached the point (its notification, after skid, with t
+ * stopped): an int3 at the record's pc, then the next point is armed. A
+ * breakpoint of the previous notification still in place was not hit:
+ * removed (its pc never ran again), that sample is lost. */
+static int dt_overflow(struct engine *e, struct lp_pmu_thread *t)
+{
+	struct lp_pmu_precise rec;
+	struct lp_pmu_thread *rt;
+	struct lp_pmu_proc *p;
+	uint8_t b, cc = 0xcc;
+	int err;
+
+	if (e->bp.active) {
+		e->st->dt_replaced++;
+		if ((err = bp_remove(e)) < 0)
+			return err;
+	}
+	if (!e->c->ops->precise || e->c->ops->precise(e->c, t->tid, &rec) != 1) {
+		e->st->dt_norecord++;
+		return arm_next(e);
+	}
+	rt = lp_pmu_sup_find(&e->sup, rec.tid);
+	p = rt && rt->proc ? rt->proc : t->proc;
+	/* A pc holding an int3 already is the program's own breakpoint
+	 * (not a memory instruction): no sample. */
+	if (lp_pmu_sup_read(p, rec.pc, &b, 1) != 1 || b == 0xcc) {
+		e->st->dt_norecord++;
+		return arm_next(e);
+	}
+	if ((err = lp_pmu_sup_write(p, rec.pc, &cc, 1)) < 0)
+		return err;
+	e->bp = (struct bkpt){ .proc = p, .pc = rec.pc, .orig = b, .kind = rec.kind, .active = 1,
+			       .trigger = rec.time, .armed = now(e) };
+	e->st->dt_inserted++;
+	return arm_next(e);
+}
+
+/* Is t, stopped by an int3 trap with rip, at our breakpoint? */
+static int dt_ours(struct engine *e, struct lp_pmu_thread *t, uint64_t rip)
+{
+	return e->bp.active && t->proc == e->bp.proc && rip == e->bp.pc + 1;
+}
+
+/* A trap of a breakpoint removed since another thread hit it (or the next
+ * notification replaced it): put rip back on the instruction, no signal. */
+static int dt_stale(struct engine *e, struct lp_pmu_thread *t, struct user_regs_struct *r)
+{
+	uint8_t b;
+
+	for (unsigned i = 0; i < DT_OLD && i < e->n_old; i++) {
+		struct bkpt *o = &e->old[i];
+
+		if (o->proc != t->proc || r->rip != o->pc + 1 || lp_pmu_sup_read(t->proc, o->pc, &b, 1) != 1 || b == 0xcc)
+			continue;
+		r->rip = o->pc;
+		if (lp_pmu_sup_setregs(t, r) < 0)
+			return 0;
+		e->st->dt_stale++;
+		return 1;
+	}
+	return 0;
+}
+
+/* t trapped on our int3 (rip = pc + 1): restore the byte, rip back to pc,
+ * and run the instruction with its reference of the event's kind sampled
+ * (the first of that kind; the first reference when none is). */
+static int dt_take(struct engine *e, struct lp_pmu_thread *t)
+{
+	struct user_regs_struct r;
+	struct bkpt b = e->bp;
+	struct ethread *x = et(t);
+	int err, k = -1;
+
+	if (!x)
+		return LP_ENOMEM;
+	if ((err = bp_remove(e)) < 0 || (err = lp_pmu_sup_getregs(t, &r)) < 0)
+		return err;
+	r.rip = b.pc;
+	if ((err = lp_pmu_sup_setregs(t, &r)) < 0)
+		return err;
+	e->st->dt_hits++;
+	e->c->ops->note(e->c, t->tid, LP_PMU_NOTE_TRAP);
+	if ((err = prepare(e, t, &r)) < 0)
+		return err;
+	for (int j = 0; j < x->n && k < 0; j++)
+		if (x->acc[j].kind == b.kind)
+			k = j;
+	if (k < 0 && x->n > 0)
+		k = 0;
+	if (k < 0) {
+		e->st->dt_nomem++;
+		return 0; /* nothing to sample: it runs on as usual */
+	}
+	x->sample_k = k;
+	x->dt = 1;
+	x->dt_trigger = b.trigger;
+	x->dt_armed = b.armed;
+	return run_insn(e, t, 0);
+}
+
+/* Step counter: t is about to execute our int3 (prepare read the
+ * original byte). Let it trap, as the hardware path does, and take it. */
+static int dt_step_hit(struct engine *e, struct lp_pmu_thread *t, int sig)
+{
+	struct user_regs_struct r;
+	siginfo_t si;
+	int res, err;
+
+	res = step_sync(e, t, sig, &si);
+	if (res <= 0)
+		return res;
+	if (res == 2) {
+		et(t)->pending_sig = SIGSEGV;
+		return 0;
+	}
+	if ((err = lp_pmu_sup_getregs(t, &r)) < 0)
+		return err;
+	if (si.si_code != SI_KERNEL || !dt_ours(e, t, r.rip))
+		return 0; /* a signal's handler ran first: the breakpoint stays */
+	return dt_take(e, t);
 }
 
 /* ---- signals of the target ------------------------------------------- */
@@ -1395,6 +1616,12 @@ static void on_release(void *ctx, struct lp_pmu_proc *p)
 	struct aspace *as = p->watch;
 	struct lp_pmu_image_end end;
 
+	/* Its text goes with it, and our breakpoint in it. */
+	if (e->bp.proc == p)
+		e->bp.active = 0;
+	for (unsigned i = 0; i < DT_OLD; i++)
+		if (e->old[i].proc == p)
+			e->old[i].proc = NULL;
 	if (!as)
 		return;
 	/* The address space is going: what is still watched is dangling.
@@ -1483,6 +1710,13 @@ static int on_event(struct engine *e, struct lp_pmu_ev *ev)
 		}
 		if ((err = image_start(e, c->proc, c, as->image, t->tgid, 0)) < 0)
 			return err;
+		/* Its copy of the text has our int3: the original byte back
+		 * there (the breakpoint stays in the parent's). */
+		if (e->bp.active && e->bp.proc == t->proc && c->proc != t->proc) {
+			if ((err = lp_pmu_sup_write(c->proc, e->bp.pc, &e->bp.orig, 1)) < 0)
+				return err;
+			e->st->dt_forks++;
+		}
 		/* The child inherited our protections but none of our watches:
 		 * give it the permissions its program set. */
 		for (size_t i = 0; i < as->n; i++) {
@@ -1567,6 +1801,20 @@ static int deliver_caught(struct engine *e, struct lp_pmu_thread *t, int sig, ui
 		et(t)->pending_sig = SIGSEGV;
 	else if (sig == SIGSEGV)
 		et(t)->in_segv = 1;
+	if (res == 1 && sig == SIGTRAP) {
+		/* In its SIGTRAP handler, SIGTRAP is blocked; the SIGTRAP every
+		 * single-step forces would then reset the handler to SIG_DFL
+		 * (force_sig on a blocked signal), and the program's next int3
+		 * would kill it. Unblocked, the step's SIGTRAP is only a
+		 * ptrace stop, which we discard. The frame keeps the mask
+		 * that sigreturn restores. */
+		uint64_t mask;
+
+		if (ptrace(PTRACE_GETSIGMASK, t->tid, (void *)8, &mask) == 0 && (mask & (1ULL << (SIGTRAP - 1)))) {
+			mask &= ~(1ULL << (SIGTRAP - 1));
+			ptrace(PTRACE_SETSIGMASK, t->tid, (void *)8, &mask);
+		}
+	}
 	if (lp_pmu_sup_getregs(t, &r) == 0 && as) {
 		uint64_t t0 = now(e);
 
@@ -1603,6 +1851,8 @@ static int step_thread(struct engine *e, struct lp_pmu_thread *t)
 		if (caught(t, sig))
 			return deliver_caught(e, t, sig, r.rsp);
 	}
+	if (e->bp.active && e->bp.proc == t->proc && r.rip == e->bp.pc)
+		return dt_step_hit(e, t, sig);
 	if (!(x->insn.flags & LP_PMU_INSN_SYSCALL))
 		return run_insn(e, t, sig);
 	if ((err = sys_pre(e, t, r.rax, &r)) < 0)
@@ -1841,7 +2091,10 @@ static int loop_free(struct engine *e)
 			break;
 		case LP_PMU_EV_SIGNAL:
 			res = e->c->ops->pending(e->c, t->tid, &ev.si);
-			if (res == 1) {
+			if (res == 1 && e->o->sample_start == LP_PMU_START_DOUBLE_TRAP) {
+				if ((err = dt_overflow(e, t)) < 0)
+					return err;
+			} else if (res == 1) {
 				if ((err = seek(e, t)) < 0)
 					return err;
 			} else if (res < 0 && ev.sig == SIGSEGV && is_our_page(t, (uint64_t)ev.si.si_addr)) {
@@ -1876,8 +2129,14 @@ static int loop_free(struct engine *e)
 						i++;
 					}
 				}
+			} else if (ev.si.si_code == SI_KERNEL && lp_pmu_sup_getregs(t, &r) == 0 &&
+				   dt_ours(e, t, r.rip)) {
+				if ((err = dt_take(e, t)) < 0)
+					return err;
+			} else if (ev.si.si_code == SI_KERNEL && dt_stale(e, t, &r)) {
+				/* retried: it runs the restored instruction */
 			} else {
-				sig = SIGTRAP;
+				sig = SIGTRAP; /* the target's own int3 or trap */
 			}
 			break;
 		}
@@ -1902,7 +2161,10 @@ static int loop_free(struct engine *e)
 
 			t->notified = 0;
 			if (e->c->ops->pending(e->c, tid, &nsi) == 1) {
-				if (et(t)->sys_async)
+				if (e->o->sample_start == LP_PMU_START_DOUBLE_TRAP) {
+					if ((err = dt_overflow(e, t)) < 0)
+						return err;
+				} else if (et(t)->sys_async)
 					e->seek_tid = tid;
 				else if ((err = seek(e, t)) < 0)
 					return err;
@@ -1937,7 +2199,9 @@ int lp_pmu_run(const struct lp_pmu_options *o, char *const argv[], struct lp_pmu
 	       int *status)
 {
 	const struct lp_pmu_counter_ops *ops = lp_pmu_counter_find(o->counter ? o->counter : "step");
-	struct lp_pmu_counter_config cfg = { .seed = o->seed, .emulate_skid = o->emulate_skid };
+	struct lp_pmu_counter_config cfg = { .seed = o->seed, .emulate_skid = o->emulate_skid,
+					     .skid_miss = o->skid_miss,
+					     .precise = o->sample_start == LP_PMU_START_DOUBLE_TRAP };
 	struct engine *e;
 	int err;
 
@@ -1955,6 +2219,9 @@ int lp_pmu_run(const struct lp_pmu_options *o, char *const argv[], struct lp_pmu
 	}
 	if (!(o->period >= 1.0))
 		return lp_seterr(LP_EINVAL, "sample period %g is below 1", o->period);
+	if (o->sample_start == LP_PMU_START_DOUBLE_TRAP && !ops->precise)
+		return lp_seterr(LP_EINVAL, "counter '%s' gives no precise pc for --sample-start double-trap",
+				 ops->name);
 	if (o->on_ref && !ops->stepping)
 		return lp_seterr(LP_EINVAL, "a full trace needs --counter step");
 	e = calloc(1, sizeof(*e));
@@ -1985,6 +2252,7 @@ int lp_pmu_run(const struct lp_pmu_options *o, char *const argv[], struct lp_pmu
 		goto out_sup;
 	if ((err = arm_next(e)) < 0)
 		goto out_sup;
+	stats->precise_ip = e->c->precise_ip;
 	err = ops->stepping ? loop_step(e) : loop_free(e);
 	if (err == 0 && e->err)
 		err = e->err;
@@ -1994,6 +2262,10 @@ int lp_pmu_run(const struct lp_pmu_options *o, char *const argv[], struct lp_pmu
 	}
 out_sup:
 	stats->injected = e->sup.injected;
+	stats->ring_samples = e->c->ring_samples;
+	stats->ring_lost = e->c->ring_lost;
+	stats->ring_throttled = e->c->ring_throttled;
+	stats->ring_damaged = e->c->ring_damaged;
 	lp_pmu_sup_release(&e->sup);
 	lp_pmu_decoder_free(e->dec);
 out_counter:

@@ -35,6 +35,11 @@ struct lp_pmu_sample {
 	uint32_t image;
 	uint32_t itid;
 	uint64_t ibegin, iend;
+	/* Double trap only (global clock): the reference whose overflow
+	 * chose the pc (0 when the hardware does not say), and the clock when
+	 * the breakpoint went in (the notification, after skid). The sample
+	 * is the next execution of pc after armed. */
+	uint64_t trigger, armed;
 };
 /* reuse distance = end - begin - 1 (thesis Eq. 3.4) */
 
@@ -73,12 +78,23 @@ struct lp_pmu_image_end {
 	int status;
 };
 
+/* How a sample starts after the counter's notification. */
+enum lp_pmu_sample_start {
+	LP_PMU_START_STEP,        /* skid compensation: armed early, single-step to the
+	                             exact reference (thesis §3.3.2.1) */
+	LP_PMU_START_DOUBLE_TRAP, /* the precise pc of the overflow (PEBS) gets an int3;
+	                             its next execution is sampled (§3.3.2.2) */
+};
+
 struct lp_pmu_options {
 	const char *counter;     /* "step" or "pmu" */
+	enum lp_pmu_sample_start sample_start;
 	double period;           /* mean references between samples */
 	uint64_t seed;
 	unsigned max_skid;       /* memory instructions the trigger may be late */
 	unsigned emulate_skid;   /* step counter: deliver 0..emulate_skid late */
+	int skid_miss;           /* step counter: late until an emulated cache miss retires
+	                            (at most emulate_skid; counter.h) */
 	unsigned line_size;      /* power of two, 8..4096 (when n_lines is 0) */
 	unsigned line_sizes[LP_PMU_MAX_LINE_SIZES]; /* several: one watch each per sample */
 	unsigned n_lines;
@@ -128,6 +144,17 @@ struct lp_pmu_stats {
 	                            made and opened since (retried, not delivered) */
 	uint64_t exposed;        /* free-running: watched pages held open for a system call while
 	                            other threads of the address space ran (docs/pmu.md) */
+	/* Double trap. */
+	int precise_ip;          /* the precise_ip level in use (-1: none) */
+	uint64_t dt_inserted;    /* breakpoints inserted (one per notification with a record) */
+	uint64_t dt_hits;        /* breakpoints hit: samples started at their pc */
+	uint64_t dt_replaced;    /* removed unhit at the next notification (pc not run again) */
+	uint64_t dt_norecord;    /* notifications without a usable record (lost, throttled,
+	                            or a pc holding an int3 already) */
+	uint64_t dt_nomem;       /* hit an instruction that made no reference (pmu-sw) */
+	uint64_t dt_stale;       /* traps of a breakpoint already removed (another thread), retried */
+	uint64_t dt_forks;       /* breakpoints removed from a fork child's copy of the text */
+	uint64_t ring_samples, ring_lost, ring_throttled, ring_damaged; /* ring-buffer records */
 };
 
 int lp_pmu_run(const struct lp_pmu_options *o, char *const argv[], struct lp_pmu_stats *stats,

@@ -15,7 +15,14 @@
  * writing a buffer) ends a sample before the next reference of the trace:
  * accepted when it ends no later than the trace's next touch and the
  * reference at its end is not by its reusing pc (the system call
- * instruction itself makes no reference). */
+ * instruction itself makes no reference).
+ *
+ * pmu-check-samples --double-trap TRACE SAMPLES LINE_SIZE [TID...]: the
+ * samples of --sample-start double-trap, each line led by "trigger armed"
+ * (the overflowing reference's time, the clock when the breakpoint went
+ * in). Also checked: the trace's reference at trigger is by the sample's
+ * pc, and the sample is that pc's first execution after armed (in the
+ * same address space), at its first reference of the trigger's kind. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,8 +53,13 @@ int main(int argc, char **argv)
 	size_t n = 0, cap = 0, checked = 0;
 	char line[512];
 	unsigned long long L;
-	int dump = 0;
+	int dump = 0, dt = 0;
 
+	if (argc > 1 && !strcmp(argv[1], "--double-trap")) {
+		dt = 1;
+		argv++;
+		argc--;
+	}
 	if (argc > 1 && !strcmp(argv[1], "--dump")) {
 		dump = 1;
 		argv++;
@@ -95,6 +107,34 @@ int main(int argc, char **argv)
 				strcpy(es, "-");
 			else
 				snprintf(es, sizeof(es), "%llu", time + strtoull(reuse, NULL, 10) + 2);
+		} else if (dt) {
+			unsigned long long trig, armed;
+			size_t jj, k;
+
+			if (sscanf(line, "%llu %llu %llu %31s %llx %llx %c %u %15s", &trig, &armed, &b, es, &pc, &addr,
+				   &kind, &tid, how) < 8)
+				continue;
+			if (trig < 1 || trig > n || armed < trig || armed > n) {
+				fprintf(stderr, "sample at %llu: trigger %llu armed %llu out of range\n", b, trig, armed);
+				return 1;
+			}
+			if (t[trig - 1].pc != pc) {
+				fprintf(stderr, "sample at %llu: pc 0x%llx, but the overflowing reference %llu is by 0x%llx\n",
+					b, pc, trig, t[trig - 1].pc);
+				return 1;
+			}
+			for (jj = armed; jj < n; jj++)
+				if (t[jj].pc == pc && space(t[jj].tid) == space(t[trig - 1].tid))
+					break;
+			k = jj;
+			if (jj + 1 < n && t[jj].kind != t[trig - 1].kind && t[jj + 1].pc == pc &&
+			    t[jj + 1].kind == t[trig - 1].kind && t[jj + 1].tid == t[jj].tid)
+				k = jj + 1;
+			if (jj == n || b != k + 1) {
+				fprintf(stderr, "sample at %llu (pc 0x%llx, armed %llu): the next execution of the pc "
+					"is at %zu\n", b, pc, armed, jj == n ? (size_t)0 : k + 1);
+				return 1;
+			}
 		} else if (sscanf(line, "%llu %31s %llx %llx %c %u %15s", &b, es, &pc, &addr, &kind, &tid, how) < 6) {
 			continue;
 		}

@@ -3,7 +3,10 @@
  * arithmetic, the compensation and its rates, the recognition of overflow
  * signals, and the whole arm/overflow/re-arm protocol against a simulated
  * PMU (threads retiring loads and stores, events overflowing after their
- * period and reloading it, notifications arriving after a skid). */
+ * period and reloading it, notifications arriving after a skid). The
+ * double trap's parts: the ring-buffer reader on synthetic buffers
+ * (wrap-around, lost and throttle records, partial and damaged records),
+ * the precise_ip fallback and the record of a notification. */
 #include "lp-test.h"
 
 #include <errno.h>
@@ -217,7 +220,7 @@ static void sim_ref(struct sim *s, pid_t tid, int kind, uint64_t skid)
 	}
 }
 
-static const struct lp_pmu_sys sim_sys = { sim_open, sim_set_period, sim_read, sim_close, NULL };
+static const struct lp_pmu_sys sim_sys = { sim_open, sim_set_period, sim_read, sim_close, NULL, NULL };
 
 static struct lp_pmu_counter *sim_counter(struct sim *s)
 {
@@ -394,6 +397,301 @@ static void test_no_pmu(void **state)
 	assert_null(strchr(lp_errmsg(), '\n'));
 }
 
+/* ---- the ring buffer (double trap) --------------------------------------- */
+
+#define RSIZE 256
+
+struct fake_ring {
+	struct perf_event_mmap_page meta;
+	unsigned char data[RSIZE];
+	struct lp_pmu_ring r;
+	uint64_t head; /* where the next record goes (published with publish) */
+};
+
+static void fr_init(struct fake_ring *f, uint64_t start)
+{
+	memset(f, 0, sizeof(*f));
+	f->r.meta = &f->meta;
+	f->r.data = f->data;
+	f->r.size = RSIZE;
+	f->meta.data_head = f->meta.data_tail = f->head = start;
+}
+
+/* Write bytes at ring offset off, across the end. */
+static void fr_put(struct fake_ring *f, uint64_t off, const void *p, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		f->data[(off + i) % RSIZE] = ((const unsigned char *)p)[i];
+}
+
+static void fr_record(struct fake_ring *f, uint32_t type, uint16_t misc, const void *body, uint16_t body_len)
+{
+	struct perf_event_header h = { type, misc, (uint16_t)(sizeof(h) + body_len) };
+
+	fr_put(f, f->head, &h, sizeof(h));
+	fr_put(f, f->head + sizeof(h), body, body_len);
+	f->head += h.size;
+}
+
+static void fr_sample(struct fake_ring *f, uint64_t ip, uint32_t pid, uint32_t tid, uint16_t misc)
+{
+	unsigned char b[16];
+
+	memcpy(b, &ip, 8);
+	memcpy(b + 8, &pid, 4);
+	memcpy(b + 12, &tid, 4);
+	fr_record(f, PERF_RECORD_SAMPLE, misc, b, 16);
+}
+
+static void fr_publish(struct fake_ring *f)
+{
+	f->meta.data_head = f->head;
+}
+
+static void test_ring_samples(void **state)
+{
+	static struct fake_ring f;
+	struct lp_pmu_ring_read rd;
+
+	/* One sample, then two (the newest wins), then none. */
+	fr_init(&f, 0);
+	fr_sample(&f, 0x401000, 10, 11, 0);
+	fr_publish(&f);
+	memset(&rd, 0, sizeof(rd));
+	assert_int_equal(lp_pmu_ring_drain(&f.r, &rd), 1);
+	assert_true(rd.have);
+	assert_int_equal(rd.ip, 0x401000);
+	assert_int_equal(rd.pid, 10);
+	assert_int_equal(rd.tid, 11);
+	assert_false(rd.exact);
+	assert_int_equal(f.meta.data_tail, f.head); /* the space is given back */
+	fr_sample(&f, 0x402000, 10, 11, 0);
+	fr_sample(&f, 0x403000, 10, 12, PERF_RECORD_MISC_EXACT_IP | PERF_RECORD_MISC_USER);
+	fr_publish(&f);
+	memset(&rd, 0, sizeof(rd));
+	assert_int_equal(lp_pmu_ring_drain(&f.r, &rd), 2);
+	assert_int_equal(rd.ip, 0x403000);
+	assert_int_equal(rd.tid, 12);
+	assert_true(rd.exact);
+	assert_int_equal(rd.exact_samples, 1);
+	memset(&rd, 0, sizeof(rd));
+	assert_int_equal(lp_pmu_ring_drain(&f.r, &rd), 0);
+	assert_false(rd.have);
+}
+
+static void test_ring_wrap(void **state)
+{
+	static struct fake_ring f;
+	struct lp_pmu_ring_read rd;
+
+	/* Every start offset near the end: the header, the ip or the tid
+	 * is split by the end of the area; positions run far past 2^8 (the
+	 * kernel's head and tail only grow). */
+	for (uint64_t start = 5 * RSIZE - 40; start < 5 * RSIZE + 8; start += 8) {
+		fr_init(&f, start);
+		for (int i = 0; i < 3; i++)
+			fr_sample(&f, 0xabc000 + (uint64_t)i, 7, 8 + (uint32_t)i, 0);
+		fr_publish(&f);
+		memset(&rd, 0, sizeof(rd));
+		assert_int_equal(lp_pmu_ring_drain(&f.r, &rd), 3);
+		assert_int_equal(rd.ip, 0xabc002);
+		assert_int_equal(rd.tid, 10);
+		assert_int_equal(f.meta.data_tail, start + 3 * 24);
+		assert_false(rd.damaged);
+	}
+	/* A full buffer (head - tail == size) is read whole. */
+	fr_init(&f, 3 * RSIZE - 16);
+	for (int i = 0; i < RSIZE / 32; i++)
+		fr_sample(&f, 0x500000 + (uint64_t)i, 1, 1, 0), fr_record(&f, PERF_RECORD_THROTTLE, 0, "\0\0\0\0\0\0\0\0", 0);
+	fr_publish(&f);
+	assert_int_equal(f.head - f.meta.data_tail, RSIZE);
+	memset(&rd, 0, sizeof(rd));
+	assert_int_equal(lp_pmu_ring_drain(&f.r, &rd), RSIZE / 32);
+	assert_int_equal(rd.ip, 0x500000 + RSIZE / 32 - 1);
+	assert_int_equal(rd.throttled, RSIZE / 32);
+}
+
+static void test_ring_lost_throttle(void **state)
+{
+	static struct fake_ring f;
+	struct lp_pmu_ring_read rd;
+	uint64_t lost[2] = { 99, 5 }, thr[3] = { 1, 2, 3 }, other = 0;
+
+	fr_init(&f, RSIZE - 8);
+	fr_sample(&f, 0x1111, 1, 2, 0);
+	fr_record(&f, PERF_RECORD_LOST, 0, lost, sizeof(lost));
+	fr_record(&f, PERF_RECORD_THROTTLE, 0, thr, sizeof(thr));
+	fr_record(&f, PERF_RECORD_UNTHROTTLE, 0, thr, sizeof(thr));
+	fr_record(&f, PERF_RECORD_COMM, 0, &other, sizeof(other));
+	fr_record(&f, PERF_RECORD_LOST, 0, lost, sizeof(lost));
+	fr_publish(&f);
+	memset(&rd, 0, sizeof(rd));
+	assert_int_equal(lp_pmu_ring_drain(&f.r, &rd), 1);
+	assert_int_equal(rd.ip, 0x1111);
+	assert_int_equal(rd.lost, 10);
+	assert_int_equal(rd.throttled, 1);
+	assert_int_equal(rd.unthrottled, 1);
+	assert_int_equal(rd.other, 1);
+	assert_false(rd.damaged);
+	assert_int_equal(f.meta.data_tail, f.head);
+}
+
+static void test_ring_partial_damaged(void **state)
+{
+	static struct fake_ring f;
+	struct lp_pmu_ring_read rd;
+	struct perf_event_header h;
+	uint64_t start;
+
+	/* Published data that ends inside a record (only its header, or
+	 * half its body): nothing is read past the complete records, the
+	 * tail stays at the partial one, and it is read once complete. */
+	for (unsigned cut = 1; cut < 24; cut++) {
+		fr_init(&f, 2 * RSIZE - 12);
+		fr_sample(&f, 0x2222, 1, 2, 0);
+		start = f.head;
+		fr_sample(&f, 0x3333, 1, 2, 0);
+		f.meta.data_head = start + cut;
+		memset(&rd, 0, sizeof(rd));
+		assert_int_equal(lp_pmu_ring_drain(&f.r, &rd), 1);
+		assert_int_equal(rd.ip, 0x2222);
+		assert_int_equal(f.meta.data_tail, start);
+		assert_false(rd.damaged);
+		fr_publish(&f);
+		memset(&rd, 0, sizeof(rd));
+		assert_int_equal(lp_pmu_ring_drain(&f.r, &rd), 1);
+		assert_int_equal(rd.ip, 0x3333);
+		assert_int_equal(f.meta.data_tail, f.head);
+	}
+	/* Impossible sizes: 0 (would never advance), below the header, not
+	 * a multiple of 8, larger than the buffer: the rest is skipped. */
+	const uint16_t bad[] = { 0, 4, 12, RSIZE + 8 };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		fr_init(&f, 40);
+		fr_sample(&f, 0x4444, 1, 2, 0);
+		h = (struct perf_event_header){ PERF_RECORD_SAMPLE, 0, bad[i] };
+		fr_put(&f, f.head, &h, sizeof(h));
+		f.head += 64;
+		fr_publish(&f);
+		memset(&rd, 0, sizeof(rd));
+		assert_int_equal(lp_pmu_ring_drain(&f.r, &rd), 1);
+		assert_int_equal(rd.ip, 0x4444);
+		assert_true(rd.damaged);
+		assert_int_equal(f.meta.data_tail, f.head);
+	}
+	/* A sample record too short for ip and tid. */
+	fr_init(&f, 0);
+	fr_record(&f, PERF_RECORD_SAMPLE, 0, "\1\2\3\4\5\6\7\10", 8);
+	fr_publish(&f);
+	memset(&rd, 0, sizeof(rd));
+	assert_int_equal(lp_pmu_ring_drain(&f.r, &rd), 0);
+	assert_true(rd.damaged);
+	/* More published than the buffer holds. */
+	fr_init(&f, 0);
+	f.meta.data_head = RSIZE + 8;
+	memset(&rd, 0, sizeof(rd));
+	assert_int_equal(lp_pmu_ring_drain(&f.r, &rd), 0);
+	assert_true(rd.damaged);
+	assert_int_equal(f.meta.data_tail, RSIZE + 8);
+}
+
+/* A PMU that takes precise_ip up to max_level, with one synthetic ring
+ * per event. */
+struct psim {
+	int max_level, opened, last_level;
+	struct fake_ring ring[4];
+};
+
+static int psim_open(void *ctx, const struct perf_event_attr *a, pid_t tid, int sig)
+{
+	struct psim *s = ctx;
+
+	assert_int_equal(a->sample_type, PERF_SAMPLE_IP | PERF_SAMPLE_TID);
+	assert_int_equal(a->wakeup_events, 1);
+	if ((int)a->precise_ip > s->max_level)
+		return -EOPNOTSUPP;
+	s->last_level = (int)a->precise_ip;
+	assert_true(s->opened < 4);
+	return 100 + s->opened++;
+}
+
+static int psim_map(void *ctx, int fd, struct lp_pmu_ring *r)
+{
+	struct psim *s = ctx;
+
+	fr_init(&s->ring[fd - 100], 0);
+	*r = s->ring[fd - 100].r;
+	return 0;
+}
+
+static int psim_set_period(void *ctx, int fd, uint64_t period)
+{
+	return 0;
+}
+
+static int psim_read(void *ctx, int fd, uint64_t *count)
+{
+	*count = 1000;
+	return 0;
+}
+
+static void psim_close(void *ctx, int fd)
+{
+}
+
+static void test_precise_levels(void **state)
+{
+	static struct psim s;
+	struct lp_pmu_sys sys = { psim_open, psim_set_period, psim_read, psim_close, &s, psim_map };
+	struct lp_pmu_counter_config cfg = { .overflow_signal = SIGRTMIN + 3, .compensate = "0,0,0,0", .precise = 1 };
+	struct perf_event_attr attr[2];
+	struct lp_pmu_counter *c;
+	struct lp_pmu_precise rec;
+	siginfo_t si;
+
+	memset(attr, 0, sizeof(attr));
+	for (int max = 3; max >= 1; max--) {
+		memset(&s, 0, sizeof(s));
+		s.max_level = max;
+		assert_int_equal(lp_pmu_counter_pmu_new(&cfg, &sys, attr, &c), 0);
+		assert_int_equal(c->precise_ip, -1);
+		assert_int_equal(c->ops->attach(c, 1000), 0);
+		assert_int_equal(c->precise_ip, max); /* the highest the kernel takes */
+		assert_int_equal(c->ops->attach(c, 1001), 0);
+		assert_int_equal(s.last_level, max);  /* the same for every thread */
+		/* The store event of thread 1001 overflows: its record is the
+		 * notification's precise pc, kind write. */
+		fr_sample(&s.ring[1], 0x4000aa, 1000, 1000, 0); /* loads of 1000: not this thread's */
+		fr_publish(&s.ring[1]);
+		fr_sample(&s.ring[3], 0x4000bb, 1000, 1001, PERF_RECORD_MISC_EXACT_IP);
+		fr_publish(&s.ring[3]);
+		assert_int_equal(c->ops->arm(c, 10), 0);
+		memset(&si, 0, sizeof(si));
+		si.si_signo = SIGRTMIN + 3;
+		si.si_code = POLL_IN;
+		si.si_fd = 103;
+		assert_int_equal(c->ops->pending(c, 1001, &si), 1);
+		assert_int_equal(c->ops->precise(c, 1001, &rec), 1);
+		assert_int_equal(rec.pc, 0x4000bb);
+		assert_int_equal(rec.tid, 1001);
+		assert_int_equal(rec.kind, LP_REF_WRITE);
+		assert_true(rec.exact);
+		assert_int_equal(c->ops->precise(c, 1001, &rec), 0); /* consumed */
+		assert_int_equal(c->ring_samples, 1);
+		c->ops->destroy(c);
+	}
+	/* No precise sampling at all (no PEBS, or not Intel): one line that
+	 * names the levels tried. */
+	memset(&s, 0, sizeof(s));
+	s.max_level = 0;
+	assert_int_equal(lp_pmu_counter_pmu_new(&cfg, &sys, attr, &c), 0);
+	assert_int_equal(c->ops->attach(c, 1000), LP_EUNSUPPORTED);
+	assert_non_null(strstr(lp_errmsg(), "no precise sampling (PEBS)"));
+	assert_non_null(strstr(lp_errmsg(), "precise_ip 3, 2, 1"));
+	assert_null(strchr(lp_errmsg(), '\n'));
+	c->ops->destroy(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -405,6 +703,11 @@ int main(void)
 		cmocka_unit_test(test_protocol),
 		cmocka_unit_test(test_threads_and_notes),
 		cmocka_unit_test(test_no_pmu),
+		cmocka_unit_test(test_ring_samples),
+		cmocka_unit_test(test_ring_wrap),
+		cmocka_unit_test(test_ring_lost_throttle),
+		cmocka_unit_test(test_ring_partial_damaged),
+		cmocka_unit_test(test_precise_levels),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
