@@ -136,6 +136,7 @@ static Bool process_option(const HChar *arg)
 	}
 	else if VG_BINT_CLO(arg, "--flush-ms", clo_flush_ms, 1, 3600000) {}
 	else if VG_BINT_CLO(arg, "--reserve-fds", lpvg_o.reserve_fds, 0, 1024) {}
+	else if VG_BOOL_CLO(arg, "--selfcheck", lpvg_o.selfcheck) {}
 	else
 		return VG_(replacement_malloc_process_cmd_line_option)(arg);
 	return True;
@@ -158,7 +159,7 @@ static void print_usage(void)
 
 static void print_debug_usage(void)
 {
-	VG_(printf)("    (none)\n");
+	VG_(printf)("    --selfcheck=yes        check the fast path at every segment (tests)\n");
 }
 
 /* Defaults from the environment `locprof record` gives every backend
@@ -437,6 +438,10 @@ static void fini(Int exitcode)
 
 	if (lpvg_o.inert)
 		return;
+	if (lpvg_o.selfcheck)
+		VG_(printf)("locprof-selfcheck: %llu segments, %llu accesses, %llu sharing a slot, "
+			    "%llu wrong addresses, %llu missed calls\n", lpvg_chk.segs, lpvg_chk.accs,
+			    lpvg_chk.shared, lpvg_chk.bad_addr, lpvg_chk.missed);
 	for (UInt i = 0; i <= VG_N_THREADS; i++)
 		if (threads[i])
 			lpvg_thread_finish(threads[i]);
