@@ -17,26 +17,26 @@
  * (LPVG_NONE_ADDR when it is not done).
  *
  * The filter (sample mode). The accesses of one root are cut into clusters
- * whose offsets span less than the smallest line: every access of a cluster
- * then lies on the line of root + its smallest offset or on the next one,
- * and one 16-bit load of the filter at the first line's slot reads both
- * (an 8-bit load when the cluster has one offset). The check reads a byte
- * too many at worst (a false alarm that costs a table lookup), never too
- * few. At the end of the segment (before the exit):
+ * whose offsets span less than 7 lines: every access of a cluster then
+ * lies on one of the 8 lines from that of root + its smallest offset, and
+ * one load of 1, 2, 4 or 8 filter bytes at the first line's slot reads
+ * them all (the filter has 8 bytes past its end that repeat its first
+ * ones). The check may read bytes of lines no access touches (a false
+ * alarm that costs a table lookup), never too few. The loads of a segment
+ * are ORed. At the end of the segment (before the exit):
  *
- *   sample mode:  cd -= references done + (filter sum << 40);
- *                 if (cd <= 0) lpvg_seg_sample(gsp, seg)
+ *   sample mode:  cd -= references done;
+ *                 if (cd <= 0 || filter OR != 0) lpvg_seg_sample(gsp, seg)
  *   trace mode:   lpvg_seg_trace(gsp, seg)
  *
- * A non-zero filter sum forces the call with a single compare (countdowns
- * stay below 2^38; the slow path keeps the low 40 bits). So the common case
- * of sample mode is, per slot, a store at a small offset from the
- * guest-state register and, per cluster, a shift, an and, a load at a
- * 32-bit displacement (the filter is in the tool's image) and an add; per
- * segment, a load, two subtractions, a store and a compare-and-branch: no
- * call. The countdown and the buffer live in each thread's shadow area
- * (vg-tool.h), so threads need no switching. The slow path rebuilds every
- * address from the slots and replays the segment in order (vg-sample.c).
+ * So the common case of sample mode is, per slot, a store at a small
+ * offset from the guest-state register; per cluster, a copy, a shift, an
+ * and, a load at a 32-bit displacement (the filter is in the tool's image)
+ * and an or; per segment, a load, a subtraction, a store, two compares and
+ * a conditional call. The countdown and the buffer live in each thread's
+ * shadow area (vg-tool.h), so threads need no switching. The slow path
+ * rebuilds every address from the slots and replays the segment in order
+ * (vg-sample.c).
  *
  * --selfcheck=yes (tests) also stores every access's own address in the
  * second shadow area and calls lpvg_seg_check at every segment's end, which
