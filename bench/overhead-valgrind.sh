@@ -15,66 +15,41 @@
 # to other load. Both are printed.
 #
 # usage: bench/overhead-valgrind.sh [BUILD_DIR] [PROGRAM...]
-#   PROGRAM: xz gzip sqlite lua (default all; same workloads as
-#   bench/cachegrind-agreement.sh). REPEAT=N in the environment.
+#   PROGRAM: the programs of bench/workloads/vg-programs.sh (default: the
+#   long runs, then the short, start-up-dominated ones; the same programs as
+#   bench/cachegrind-agreement.sh). REPEAT=N in the environment (3).
+#   Trace mode costs 10-100x native, so it runs only on the short runs
+#   unless TRACE=all (TRACE=none: never). BASELINE_VG_DIR=DIR adds a column:
+#   sample mode with another build of the tool (a directory holding its
+#   locprof-amd64-linux and vgpreload_locprof-amd64-linux.so), to measure
+#   a change of the tool in the same run. NOALLOC=1 adds sample mode
+#   without the malloc replacement (-X --allocs=no: no allocation events),
+#   whose cost dominates allocation-heavy programs (lua, python).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
 [ $# -gt 0 ] && shift
 progs=("$@")
-[ ${#progs[@]} -gt 0 ] || progs=(xz gzip sqlite lua)
 repeat=${REPEAT:-3}
+trace=${TRACE:-short}
 locprof=$(cd "$build" && pwd)/locprof
 [ -x "$locprof" ] || { echo "no $locprof: build first (scripts/build)" >&2; exit 2; }
 
 w=$(mktemp -d /tmp/locprof-vgover.XXXXXX)
 trap 'rm -rf "$w"' EXIT
-awk 'BEGIN { srand(1); for (i = 0; i < 600000; i++)
-	printf "%s%s", int(rand() * rand() * 100000), (i % 12 == 11 ? "\n" : " ") }' >"$w/text"
-head -c 1000000 "$w/text" >"$w/text1m"
-head -c 2000000 "$w/text" >"$w/text2m"
-cat >"$w/query.sql" <<'EOF'
-CREATE TABLE t(id INTEGER PRIMARY KEY, a INTEGER, b TEXT);
-WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c WHERE x < 20000)
-INSERT INTO t SELECT x, (x * 7919) % 10007, printf('row-%08d', (x * 104729) % 20000) FROM c;
-CREATE INDEX ta ON t(a);
-SELECT count(*), sum(a) FROM t WHERE a BETWEEN 1000 AND 5000;
-SELECT b FROM t ORDER BY b LIMIT 3;
-SELECT a, count(*) FROM t GROUP BY a ORDER BY count(*) DESC, a LIMIT 3;
-UPDATE t SET a = a + 1 WHERE id % 3 = 0;
-SELECT sum(a) FROM t;
-EOF
-cat >"$w/script.lua" <<'EOF'
-local t = {}
-local seed = 12345
-for i = 1, 60000 do seed = (seed * 1103515245 + 12345) % 2147483648; t[i] = seed end
-table.sort(t)
-local words = {}
-for i = 1, 30000 do words[#words + 1] = string.format("w%05d", t[i] % 50000) end
-local s = table.concat(words, " ")
-local count = {}
-for w in s:gmatch("%S+") do count[w] = (count[w] or 0) + 1 end
-local n = 0
-for _ in pairs(count) do n = n + 1 end
-print(#s, n)
-EOF
+# shellcheck source=bench/workloads/vg-programs.sh
+source bench/workloads/vg-programs.sh
+[ ${#progs[@]} -gt 0 ] || progs=("${vg_long_programs[@]}" "${vg_short_programs[@]}")
+for p in "${progs[@]}"; do vg_cmd_of "$p" >/dev/null || exit 2; done
+vg_make_inputs "$w"
 
-cmd_of() {
-	case $1 in
-	xz) echo "/dev/null|xz -2 -T1 -c text1m" ;;
-	gzip) echo "/dev/null|gzip -6 -c text2m" ;;
-	sqlite) echo "query.sql|sqlite3 :memory:" ;;
-	lua) echo "/dev/null|lua5.4 script.lua" ;;
-	*) echo "unknown program '$1' (xz gzip sqlite lua)" >&2; exit 2 ;;
-	esac
-}
-
-configs=(native none sample trace cachegrind)
 prefix() {
 	case $1 in
 	native) ;;
 	none) echo "valgrind --tool=none -q" ;;
 	sample) echo "$locprof record --backend valgrind -q -r 1e-4 -o $w/s.lpp --" ;;
+	noalloc) echo "$locprof record --backend valgrind -q -r 1e-4 -X --allocs=no -o $w/s.lpp --" ;;
+	baseline) echo "env LOCPROF_VG_DIR=$BASELINE_VG_DIR $locprof record --backend valgrind -q -r 1e-4 -o $w/s.lpp --" ;;
 	trace) echo "$locprof record --backend valgrind -q -m trace -o $w/t.lpt --" ;;
 	cachegrind) echo "valgrind --tool=cachegrind -q --cache-sim=yes --cachegrind-out-file=/dev/null" ;;
 	esac
@@ -92,35 +67,61 @@ run() {
 
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-echo "| program | native s | none | sample 1e-4 | trace | cachegrind | sample/none | cachegrind/sample |"
-echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+is_short() { [[ " ${vg_short_programs[*]} xz-2m gzip-2m " == *" $1 "* ]]; }
+
+base=${BASELINE_VG_DIR:+baseline}
+noalloc=
+[ -n "${NOALLOC:-}" ] && noalloc=noalloc
+head="| program | native s | none | sample 1e-4 | trace | cachegrind | sample/none | cachegrind/sample | cachegrind/none |"
+sep="|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+[ -n "$noalloc" ] && head+=" no-alloc sample/none | cachegrind/no-alloc |" && sep+="---:|---:|"
+[ -n "$base" ] && head+=" baseline sample/none | cachegrind/baseline |" && sep+="---:|---:|"
+echo "$head"
+echo "$sep"
 status=0
 for p in "${progs[@]}"; do
-	spec=$(cmd_of "$p")
+	spec=$(vg_cmd_of "$p")
 	in=${spec%%|*}
 	read -ra argv <<<"${spec#*|}"
+	command -v "${argv[0]}" >/dev/null || { echo "$p: ${argv[0]} not installed (scripts/install-deps)" >&2; status=1; continue; }
+	cs=(native none sample $noalloc $base cachegrind)
+	if [ "$trace" = all ] || { [ "$trace" = short ] && is_short "$p"; }; then
+		cs=(native none sample $noalloc $base trace cachegrind)
+	fi
 	: >"$w/times"
 	for ((r = 0; r < repeat; r++)); do
-		for c in "${configs[@]}"; do
+		for c in "${cs[@]}"; do
 			echo "$c $(run "$c" "$in" "${argv[@]}")" >>"$w/times"
 		done
 	done
 	declare -A wall cpu
-	for c in "${configs[@]}"; do
+	wall[trace]=; cpu[trace]=
+	for c in "${cs[@]}"; do
 		wall[$c]=$(awk -v c=$c '$1 == c { print $2 }' "$w/times" | median)
 		cpu[$c]=$(awk -v c=$c '$1 == c { print $3 }' "$w/times" | median)
 	done
 	# wall ratios to native; CPU ratios in parentheses
-	cell() { awk -v a="${wall[$1]}" -v b="${wall[native]}" -v c="${cpu[$1]}" -v d="${cpu[native]}" \
+	cell() { [ -n "${wall[$1]}" ] || { echo "-"; return; }
+		awk -v a="${wall[$1]}" -v b="${wall[native]}" -v c="${cpu[$1]}" -v d="${cpu[native]}" \
 		'BEGIN { printf "%.2fx (%.2fx)", a / b, c / d }'; }
 	sn=$(awk -v a="${wall[sample]}" -v b="${wall[none]}" -v c="${cpu[sample]}" -v d="${cpu[none]}" \
 		'BEGIN { printf "%.2f (%.2f)", a / b, c / d }')
-	cs=$(awk -v a="${wall[cachegrind]}" -v b="${wall[sample]}" -v c="${cpu[cachegrind]}" -v d="${cpu[sample]}" \
+	csr=$(awk -v a="${wall[cachegrind]}" -v b="${wall[sample]}" -v c="${cpu[cachegrind]}" -v d="${cpu[sample]}" \
 		'BEGIN { printf "%.1f (%.1f)", a / b, c / d }')
-	echo "| $p | ${wall[native]} | $(cell none) | $(cell sample) | $(cell trace) | $(cell cachegrind) | $sn | $cs |"
+	cn=$(awk -v a="${wall[cachegrind]}" -v b="${wall[none]}" -v c="${cpu[cachegrind]}" -v d="${cpu[none]}" \
+		'BEGIN { printf "%.1f (%.1f)", a / b, c / d }')
+	label=$p
+	is_short "$p" && label="$p (start-up)"
+	row="| $label | ${wall[native]} (${cpu[native]}) | $(cell none) | $(cell sample) | $(cell trace) | $(cell cachegrind) | $sn | $csr | $cn |"
+	for x in $noalloc $base; do
+		row+=$(awk -v a="${wall[$x]}" -v b="${wall[none]}" -v c="${cpu[$x]}" -v d="${cpu[none]}" \
+			-v e="${wall[cachegrind]}" -v f="${cpu[cachegrind]}" \
+			'BEGIN { printf " %.2f (%.2f) | %.1f (%.1f) |", a / b, c / d, e / a, f / c }')
+	done
+	echo "$row"
 	awk -v a="${cpu[sample]}" -v b="${cpu[none]}" -v c="${cpu[cachegrind]}" \
 		'BEGIN { exit !(a <= 1.5 * b && c >= 5 * a) }' || status=1
 done
 echo
-echo "wall-time ratios, CPU-time ratios in parentheses; median of $repeat runs"
+echo "native: wall (CPU) seconds; ratios of wall times, of CPU times in parentheses; median of $repeat runs"
 exit $status

@@ -4,24 +4,45 @@
  *
  * A superblock is cut into segments at its side exits (and every
  * LPVG_SEG_MAX accesses): inside a segment every access happens, except
- * guarded ones whose guard is known only at run time. Per access the code
- * stores the address into the thread's shadow buffer abuf[i] (a guarded
- * access not done stores LPVG_NONE_ADDR) and, in sample mode, adds up the
- * filter bytes of the lines. At the end of the segment (before the exit):
+ * guarded ones whose guard is known only at run time.
  *
- *   sample mode:  cd -= references done + (filter sum << 40);
- *                 if (cd <= 0) lpvg_seg_sample(gsp, seg)
+ * Bases and offsets. The IR is flat and in SSA form, so the address of an
+ * access is a temporary whose definition can be followed through additions
+ * of constants back to a root value: push, pop, spills and reloads are
+ * all %rsp + constant, the fields of a structure p + constant. Within a
+ * segment, accesses with the same root share one slot of the thread's
+ * shadow buffer abuf: the code stores the root once and the segment's
+ * descriptor keeps each access's constant offset (vg-tool.h); constant
+ * addresses need no store at all. A guarded access has its own slot
+ * (LPVG_NONE_ADDR when it is not done).
+ *
+ * The filter (sample mode). The accesses of one root are cut into clusters
+ * whose offsets span less than 7 lines: every access of a cluster then
+ * lies on one of the 8 lines from that of root + its smallest offset, and
+ * one load of 1, 2, 4 or 8 filter bytes at the first line's slot reads
+ * them all (the filter has 8 bytes past its end that repeat its first
+ * ones). The check may read bytes of lines no access touches (a false
+ * alarm that costs a table lookup), never too few. The loads of a segment
+ * are ORed. At the end of the segment (before the exit):
+ *
+ *   sample mode:  cd -= references done;
+ *                 if (cd <= 0 || filter OR != 0) lpvg_seg_sample(gsp, seg)
  *   trace mode:   lpvg_seg_trace(gsp, seg)
  *
- * A non-zero filter sum forces the call with a single compare (countdowns
- * stay below 2^38; the slow path adds the sum back). So the common case of
- * sample mode is, per access, a store at a small offset from the
- * guest-state register, a shift, an and, a byte load at a 32-bit
- * displacement (the filter is in the tool's image) and an add; per segment,
- * a load, two subtractions, a store and a compare-and-branch: no call. The
- * countdown and the buffer live in each thread's shadow area (vg-tool.h),
- * so threads need no switching. The slow path replays the segment from the
- * buffer in order (vg-sample.c).
+ * So the common case of sample mode is, per slot, a store at a small
+ * offset from the guest-state register; per cluster, a copy, a shift, an
+ * and, a load at a 32-bit displacement (the filter is in the tool's image)
+ * and an or; per segment, a load, a subtraction, a store, two compares and
+ * a conditional call. The countdown and the buffer live in each thread's
+ * shadow area (vg-tool.h), so threads need no switching. The slow path
+ * rebuilds every address from the slots and replays the segment in order
+ * (vg-sample.c).
+ *
+ * --selfcheck=yes (tests) also stores every access's own address in the
+ * second shadow area and calls lpvg_seg_check at every segment's end, which
+ * compares the rebuilt addresses with them and checks that the fast path
+ * called whenever the countdown expired or a line of the segment is
+ * watched.
  *
  * Segment descriptors (pc, size, kind of each access) are allocated here and
  * freed when valgrind discards the superblock's translation.
@@ -35,13 +56,30 @@
 #include "pub_tool_machine.h"
 #include "pub_tool_mallocfree.h"
 
+/* One access, planned by the first pass over the superblock. */
+struct plan {
+	IRExpr *addr;    /* atom */
+	IRExpr *guard;   /* NULL, or an Ity_I1 atom saying whether it happens */
+	IRExpr *root;    /* the address is root + off (Const root: absolute) */
+	Long off;
+	ULong pc;
+	UInt seg;
+	UShort size;
+	UChar kind;
+	UChar slot;      /* in its segment's abuf, or LPVG_SLOT_ABS */
+	Bool store;      /* first access of its slot: store the root */
+	Bool check;      /* first access of its cluster: read the filter ... */
+	IRType check_ty; /* ... this wide (Ity_I8..I64: 1, 2, 4, 8 lines) at root + check_off */
+	Long check_off;
+};
+
 struct ist {
 	IRSB *out;
-	ULong pc;
-	UInt n, nguarded;
+	UInt n, nguarded, nslots, nshared;
+	UInt segno; /* segments flushed so far: must match the plan's */
 	struct lpvg_acc acc[LPVG_SEG_MAX];
 	IRExpr *ndyn; /* I64 atom: guarded accesses done, or NULL */
-	IRExpr *hit;  /* I64 atom: OR of filter bytes, or NULL */
+	IRExpr *hit;  /* I64 atom: OR of filter loads, or NULL */
 	struct lpvg_seg *segs;
 };
 
@@ -66,6 +104,195 @@ static IRExpr *u64(ULong v)
 	return IRExpr_Const(IRConst_U64(v));
 }
 
+/* The accesses of one statement, in order (at most 2). */
+struct sacc {
+	IRExpr *addr, *guard;
+	Int size;
+	UInt kind;
+};
+
+static UInt add_acc(struct sacc *a, UInt n, IRExpr *addr, Int size, UInt kind, IRExpr *guard)
+{
+	tl_assert(isIRAtom(addr));
+	if (guard && guard->tag == Iex_Const && guard->Iex.Const.con->Ico.U1)
+		guard = NULL; /* always done */
+	if (guard && guard->tag == Iex_Const)
+		return n; /* never done */
+	a[n].addr = addr;
+	a[n].guard = guard;
+	a[n].size = size;
+	a[n].kind = kind;
+	return n + 1;
+}
+
+static UInt stmt_accesses(IRTypeEnv *tyenv, IRStmt *st, struct sacc *a)
+{
+	switch (st->tag) {
+	case Ist_WrTmp: {
+		IRExpr *e = st->Ist.WrTmp.data;
+		if (e->tag == Iex_Load)
+			return add_acc(a, 0, e->Iex.Load.addr, sizeofIRType(e->Iex.Load.ty), LP_REF_READ,
+				       NULL);
+		return 0;
+	}
+	case Ist_Store:
+		return add_acc(a, 0, st->Ist.Store.addr,
+			       sizeofIRType(typeOfIRExpr(tyenv, st->Ist.Store.data)), LP_REF_WRITE, NULL);
+	case Ist_StoreG: {
+		IRStoreG *sg = st->Ist.StoreG.details;
+		return add_acc(a, 0, sg->addr, sizeofIRType(typeOfIRExpr(tyenv, sg->data)),
+			       LP_REF_WRITE, sg->guard);
+	}
+	case Ist_LoadG: {
+		IRLoadG *lg = st->Ist.LoadG.details;
+		IRType ty = Ity_INVALID, wide = Ity_INVALID;
+		typeOfIRLoadGOp(lg->cvt, &wide, &ty);
+		return add_acc(a, 0, lg->addr, sizeofIRType(ty), LP_REF_READ, lg->guard);
+	}
+	case Ist_Dirty: {
+		IRDirty *d = st->Ist.Dirty.details;
+		UInt n = 0;
+		if (d->mFx == Ifx_None)
+			return 0;
+		if (d->mFx == Ifx_Read || d->mFx == Ifx_Modify)
+			n = add_acc(a, n, d->mAddr, d->mSize, LP_REF_READ, d->guard);
+		if (d->mFx == Ifx_Write || d->mFx == Ifx_Modify)
+			n = add_acc(a, n, d->mAddr, d->mSize, LP_REF_WRITE, d->guard);
+		return n;
+	}
+	case Ist_CAS: {
+		IRCAS *cas = st->Ist.CAS.details;
+		Int size = sizeofIRType(typeOfIRExpr(tyenv, cas->dataLo));
+		if (cas->dataHi)
+			size *= 2; /* double-word CAS */
+		add_acc(a, 0, cas->addr, size, LP_REF_READ, NULL);
+		return add_acc(a, 1, cas->addr, size, LP_REF_WRITE, NULL);
+	}
+	case Ist_LLSC:
+		if (!st->Ist.LLSC.storedata)
+			return add_acc(a, 0, st->Ist.LLSC.addr,
+				       sizeofIRType(typeOfIRTemp(tyenv, st->Ist.LLSC.result)),
+				       LP_REF_READ, NULL);
+		return add_acc(a, 0, st->Ist.LLSC.addr,
+			       sizeofIRType(typeOfIRExpr(tyenv, st->Ist.LLSC.storedata)), LP_REF_WRITE,
+			       NULL);
+	default:
+		return 0;
+	}
+}
+
+/* addr = root + *off, following the definitions (defs[temp]) of additions
+ * and subtractions of constants. The root is a Const (absolute address) or
+ * a RdTmp. */
+static IRExpr *resolve(IRExpr **defs, UInt ndefs, IRExpr *e, Long *off)
+{
+	ULong o = 0;
+
+	for (UInt depth = 0; depth < 256 && e->tag == Iex_RdTmp; depth++) {
+		IRTemp t = e->Iex.RdTmp.tmp;
+		IRExpr *d = t < ndefs ? defs[t] : NULL, *a1, *a2;
+		if (!d || d->tag != Iex_Binop)
+			break;
+		a1 = d->Iex.Binop.arg1;
+		a2 = d->Iex.Binop.arg2;
+		if (d->Iex.Binop.op == Iop_Add64 && a2->tag == Iex_Const) {
+			o += a2->Iex.Const.con->Ico.U64;
+			e = a1;
+		} else if (d->Iex.Binop.op == Iop_Add64 && a1->tag == Iex_Const) {
+			o += a1->Iex.Const.con->Ico.U64;
+			e = a2;
+		} else if (d->Iex.Binop.op == Iop_Sub64 && a2->tag == Iex_Const) {
+			o -= a2->Iex.Const.con->Ico.U64;
+			e = a1;
+		} else {
+			break;
+		}
+	}
+	if (e->tag == Iex_Const)
+		o += e->Iex.Const.con->Ico.U64;
+	*off = (Long)o;
+	return e;
+}
+
+static Bool same_root(const IRExpr *a, const IRExpr *b)
+{
+	if (a->tag == Iex_Const || b->tag == Iex_Const)
+		return a->tag == b->tag;
+	return a->Iex.RdTmp.tmp == b->Iex.RdTmp.tmp;
+}
+
+/* Slots and filter clusters of the planned accesses p[a..b) (one segment). */
+static void plan_segment(struct plan *p, UInt a, UInt b)
+{
+	UInt nslots = 0, idx[LPVG_SEG_MAX];
+	ULong span = 1ull << lpvg_o.line_shift[0];
+
+	tl_assert(b - a <= LPVG_SEG_MAX);
+	for (UInt i = a; i < b; i++) {
+		p[i].store = p[i].check = False;
+		p[i].check_ty = Ity_I8;
+		p[i].check_off = 0;
+		if (p[i].guard) {
+			p[i].slot = (UChar)nslots++;
+			p[i].store = p[i].check = True;
+			continue;
+		}
+		if (p[i].root->tag == Iex_Const) {
+			p[i].slot = LPVG_SLOT_ABS;
+			continue;
+		}
+		p[i].store = True;
+		for (UInt j = a; j < i; j++) {
+			if (!p[j].guard && same_root(p[j].root, p[i].root)) {
+				p[i].slot = p[j].slot;
+				p[i].store = False;
+				break;
+			}
+		}
+		if (p[i].store)
+			p[i].slot = (UChar)nslots++;
+	}
+	/* Clusters: for each root (a slot, or all absolute addresses), the
+	 * accesses sorted by offset, cut where the span would reach 7 lines
+	 * (then they lie on at most 8 consecutive lines). The check goes with
+	 * the cluster's first access in program order. */
+	for (UInt i = a, abs_seen = 0; i < b; i++) {
+		UInt n = 0, k = 0;
+		if (p[i].guard)
+			continue;
+		if (p[i].slot == LPVG_SLOT_ABS) {
+			if (abs_seen++)
+				continue;
+		} else if (!p[i].store) {
+			continue; /* not the first access of its root */
+		}
+		for (UInt j = i; j < b; j++)
+			if (!p[j].guard && p[j].slot == p[i].slot)
+				idx[n++] = j;
+		for (UInt x = 1; x < n; x++) /* insertion sort by offset, stable */
+			for (UInt y = x; y > 0 && p[idx[y - 1]].off > p[idx[y]].off; y--) {
+				UInt t = idx[y];
+				idx[y] = idx[y - 1];
+				idx[y - 1] = t;
+			}
+		while (k < n) {
+			Long lo = p[idx[k]].off, hi = lo;
+			UInt first = idx[k];
+			ULong w;
+			for (; k < n && (ULong)p[idx[k]].off - (ULong)lo < 7 * span; k++) {
+				hi = p[idx[k]].off;
+				if (idx[k] < first)
+					first = idx[k];
+			}
+			w = (ULong)hi - (ULong)lo;
+			p[first].check = True;
+			p[first].check_ty = w == 0 ? Ity_I8 : w < span ? Ity_I16
+					  : w < 3 * span ? Ity_I32 : Ity_I64;
+			p[first].check_off = lo;
+		}
+	}
+}
+
 static void flush(struct ist *s)
 {
 	struct lpvg_seg *seg;
@@ -78,10 +305,15 @@ static void flush(struct ist *s)
 	seg = VG_(malloc)("lpvg.seg", sizeof(*seg) + s->n * sizeof(seg->acc[0]));
 	seg->n = s->n;
 	seg->nguarded = s->nguarded;
+	seg->nslots = s->nslots;
+	seg->nshared = s->nshared;
 	VG_(memcpy)(seg->acc, s->acc, s->n * sizeof(seg->acc[0]));
 	seg->next = s->segs;
 	s->segs = seg;
-	if (lpvg_o.mode == LP_MODE_TRACE) {
+	if (lpvg_o.selfcheck) {
+		fn = lpvg_seg_check;
+		name = "lpvg_seg_check";
+	} else if (lpvg_o.mode == LP_MODE_TRACE) {
 		fn = lpvg_seg_trace;
 		name = "lpvg_seg_trace";
 	} else {
@@ -92,76 +324,111 @@ static void flush(struct ist *s)
 			       mkIRExprVec_2(IRExpr_GSPTR(), mkIRExpr_HWord((HWord)seg)));
 	/* What the helper reads and writes of the shadow area, so that the
 	 * optimiser keeps the stores before it. */
-	di->nFxState = 2;
 	VG_(memset)(&di->fxState, 0, sizeof(di->fxState));
+	di->nFxState = 2;
 	di->fxState[0].fx = Ifx_Modify;
 	di->fxState[0].offset = LPVG_GS + LPVG_SH_CD;
 	di->fxState[0].size = 8;
 	di->fxState[1].fx = Ifx_Read;
 	di->fxState[1].offset = LPVG_GS + LPVG_SH_THREAD;
-	di->fxState[1].size = (UShort)(LPVG_SH_ABUF - LPVG_SH_THREAD + 8 * s->n);
+	di->fxState[1].size = (UShort)(LPVG_SH_ABUF - LPVG_SH_THREAD + 8 * s->nslots);
+	if (lpvg_o.selfcheck) {
+		di->nFxState = 3;
+		di->fxState[2].fx = Ifx_Read;
+		di->fxState[2].offset = LPVG_SH2_HIT;
+		di->fxState[2].size = (UShort)(8 + 8 * s->n);
+		addStmtToIRSB(s->out, IRStmt_Put(LPVG_SH2_HIT, s->hit ? s->hit : u64(0)));
+	}
 	if (lpvg_o.mode == LP_MODE_SAMPLE) {
-		IRExpr *cd0, *cnt, *cd1;
+		IRExpr *cd0, *cnt, *cd1, *g;
 		cd0 = tmp(s, Ity_I64, IRExpr_Get(LPVG_GS + LPVG_SH_CD, Ity_I64));
-		/* Variable parts first, the constant last: the host code then
-		 * adds an immediate. */
-		cnt = NULL;
-		if (s->hit)
-			cnt = tmp(s, Ity_I64, IRExpr_Binop(Iop_Shl64, s->hit,
-							   IRExpr_Const(IRConst_U8(LPVG_HIT_SHIFT))));
+		cnt = u64(s->n - s->nguarded);
 		if (s->ndyn)
-			cnt = cnt ? tmp(s, Ity_I64, IRExpr_Binop(Iop_Add64, cnt, s->ndyn)) : s->ndyn;
-		if (!cnt)
-			cnt = u64(s->n - s->nguarded);
-		else if (s->n > s->nguarded)
-			cnt = tmp(s, Ity_I64, IRExpr_Binop(Iop_Add64, cnt, u64(s->n - s->nguarded)));
+			cnt = s->n > s->nguarded ? tmp(s, Ity_I64, IRExpr_Binop(Iop_Add64, s->ndyn, cnt))
+						 : s->ndyn;
 		cd1 = tmp(s, Ity_I64, IRExpr_Binop(Iop_Sub64, cd0, cnt));
 		addStmtToIRSB(s->out, IRStmt_Put(LPVG_GS + LPVG_SH_CD, cd1));
-		di->guard = tmp(s, Ity_I1, IRExpr_Binop(Iop_CmpLE64S, cd1, u64(0)));
+		g = tmp(s, Ity_I1, IRExpr_Binop(Iop_CmpLE64S, cd1, u64(0)));
+		if (s->hit) {
+			IRExpr *h = tmp(s, Ity_I1, IRExpr_Binop(Iop_CmpNE64, s->hit, u64(0)));
+			g = tmp(s, Ity_I1, IRExpr_Binop(Iop_Or1, g, h));
+		}
+		if (!lpvg_o.selfcheck)
+			di->guard = g;
 	}
 	addStmtToIRSB(s->out, IRStmt_Dirty(di));
 	s->n = 0;
+	s->segno++;
 	s->nguarded = 0;
+	s->nslots = 0;
+	s->nshared = 0;
 	s->ndyn = NULL;
 	s->hit = NULL;
 }
 
-/* One access. guard: NULL, or an Ity_I1 atom saying whether it happens. */
-static void access(struct ist *s, IRExpr *addr, Int size, UInt kind, IRExpr *guard)
+/* The filter bytes of the line of a and the next ones (1, 2, 4 or 8: ty),
+ * ORed into the segment's hit. */
+static void filter_check(struct ist *s, IRExpr *a, IRType ty)
+{
+	IRExpr *l = tmp(s, Ity_I64, IRExpr_Binop(Iop_Shr64, a,
+						 IRExpr_Const(IRConst_U8(lpvg_o.line_shift[0]))));
+	IRExpr *m = tmp(s, Ity_I64, IRExpr_Binop(Iop_And64, l, u64((1ull << LPVG_FILTER_LOG2) - 1)));
+	IRExpr *q = tmp(s, Ity_I64, IRExpr_Binop(Iop_Add64, m, u64((HWord)lpvg_filter)));
+	IRExpr *b = tmp(s, ty, IRExpr_Load(Iend_LE, ty, q));
+	IROp widen = ty == Ity_I8 ? Iop_8Uto64 : ty == Ity_I16 ? Iop_16Uto64 : Iop_32Uto64;
+	IRExpr *b64 = ty == Ity_I64 ? b : tmp(s, Ity_I64, IRExpr_Unop(widen, b));
+
+	s->hit = s->hit ? tmp(s, Ity_I64, IRExpr_Binop(Iop_Or64, s->hit, b64)) : b64;
+}
+
+/* Emit the code of one planned access. */
+static void access(struct ist *s, const struct plan *p)
 {
 	struct lpvg_acc *a;
+	IRExpr *addr = p->addr;
 	UInt i;
 
-	tl_assert(isIRAtom(addr));
-	if (guard && guard->tag == Iex_Const && guard->Iex.Const.con->Ico.U1)
-		guard = NULL; /* always done */
-	if (guard && guard->tag == Iex_Const)
-		return; /* never done */
 	if (s->n == LPVG_SEG_MAX)
 		flush(s);
+	tl_assert(p->seg == s->segno);
 	i = s->n++;
 	a = &s->acc[i];
-	a->pc = s->pc;
-	a->size = size < 1 ? 1 : size > 65535 ? 65535 : (UShort)size;
-	a->kind = (UChar)kind;
-	a->guarded = guard != NULL;
-	if (guard) {
-		IRExpr *g64 = tmp(s, Ity_I64, IRExpr_Unop(Iop_1Uto64, guard));
-		addr = tmp(s, Ity_I64, IRExpr_ITE(guard, addr, u64(LPVG_NONE_ADDR)));
+	a->pc = p->pc;
+	a->size = p->size;
+	a->kind = p->kind;
+	a->guarded = p->guard != NULL;
+	a->slot = p->slot;
+	a->off = p->guard ? 0 : p->off;
+	if (p->slot != LPVG_SLOT_ABS && p->slot >= s->nslots)
+		s->nslots = p->slot + 1u;
+	if (!p->store)
+		s->nshared++;
+	if (p->guard) {
+		IRExpr *g64 = tmp(s, Ity_I64, IRExpr_Unop(Iop_1Uto64, p->guard));
+		addr = tmp(s, Ity_I64, IRExpr_ITE(p->guard, addr, u64(LPVG_NONE_ADDR)));
 		s->nguarded++;
 		s->ndyn = s->ndyn ? tmp(s, Ity_I64, IRExpr_Binop(Iop_Add64, s->ndyn, g64)) : g64;
+		addStmtToIRSB(s->out, IRStmt_Put(LPVG_GS + LPVG_SH_ABUF + 8 * (Int)p->slot, addr));
+		if (lpvg_o.mode == LP_MODE_SAMPLE)
+			filter_check(s, addr, Ity_I8);
+	} else {
+		if (p->store)
+			addStmtToIRSB(s->out,
+				      IRStmt_Put(LPVG_GS + LPVG_SH_ABUF + 8 * (Int)p->slot, p->root));
+		if (p->check && lpvg_o.mode == LP_MODE_SAMPLE) {
+			IRExpr *c;
+			if (p->root->tag == Iex_Const)
+				c = u64((ULong)p->check_off);
+			else if (p->check_off)
+				c = tmp(s, Ity_I64, IRExpr_Binop(Iop_Add64, p->root,
+								 u64((ULong)p->check_off)));
+			else
+				c = p->root;
+			filter_check(s, c, (IRType)p->check_ty);
+		}
 	}
-	addStmtToIRSB(s->out, IRStmt_Put(LPVG_GS + LPVG_SH_ABUF + 8 * (Int)i, addr));
-	if (lpvg_o.mode == LP_MODE_SAMPLE) {
-		IRExpr *l = tmp(s, Ity_I64, IRExpr_Binop(Iop_Shr64, addr,
-							 IRExpr_Const(IRConst_U8(lpvg_o.line_shift[0]))));
-		IRExpr *m = tmp(s, Ity_I64,
-				IRExpr_Binop(Iop_And64, l, u64((1ull << LPVG_FILTER_LOG2) - 1)));
-		IRExpr *p = tmp(s, Ity_I64, IRExpr_Binop(Iop_Add64, m, u64((HWord)lpvg_filter)));
-		IRExpr *b = tmp(s, Ity_I8, IRExpr_Load(Iend_LE, Ity_I8, p));
-		IRExpr *b64 = tmp(s, Ity_I64, IRExpr_Unop(Iop_8Uto64, b));
-		s->hit = s->hit ? tmp(s, Ity_I64, IRExpr_Binop(Iop_Add64, s->hit, b64)) : b64;
-	}
+	if (lpvg_o.selfcheck)
+		addStmtToIRSB(s->out, IRStmt_Put(LPVG_SH2_ADDR + 8 * (Int)i, addr));
 }
 
 IRSB *lpvg_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestLayout *layout,
@@ -170,7 +437,11 @@ IRSB *lpvg_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestLayout
 {
 	IRTypeEnv *tyenv = in->tyenv;
 	struct ist s;
-	Int i = 0;
+	struct plan *p;
+	IRExpr **defs;
+	UInt ndefs = (UInt)tyenv->types_used, np = 0, nseg = 0, seg = 0, segstart = 0, j = 0;
+	ULong pc = 0;
+	Int i = 0, first;
 
 	if (gWordTy != Ity_I64 || hWordTy != Ity_I64)
 		VG_(tool_panic)("locprof: only amd64 is supported");
@@ -178,79 +449,85 @@ IRSB *lpvg_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestLayout
 		return in;
 	tl_assert(layout->total_sizeB == LPVG_GS &&
 		  LPVG_SH_ABUF + 8 * LPVG_SEG_MAX <= layout->total_sizeB);
-	VG_(memset)(&s, 0, sizeof(s));
-	s.out = deepCopyIRSBExceptStmts(in);
+
+	/* Pass 1: the accesses, their segments (cut exactly where pass 2
+	 * flushes), roots and offsets; then slots and clusters. */
+	p = VG_(malloc)("lpvg.plan", (2 * (SizeT)in->stmts_used + 1) * sizeof(*p));
+	defs = VG_(calloc)("lpvg.defs", ndefs + 1, sizeof(*defs));
+	for (Int k = 0; k < in->stmts_used; k++) {
+		IRStmt *st = in->stmts[k];
+		if (st && st->tag == Ist_WrTmp)
+			defs[st->Ist.WrTmp.tmp] = st->Ist.WrTmp.data;
+	}
 	while (i < in->stmts_used && in->stmts[i]->tag != Ist_IMark)
-		addStmtToIRSB(s.out, in->stmts[i++]);
+		i++;
+	first = i;
 	for (; i < in->stmts_used; i++) {
 		IRStmt *st = in->stmts[i];
+		struct sacc a[2];
+		UInt na;
 		if (!st || st->tag == Ist_NoOp)
 			continue;
-		switch (st->tag) {
-		case Ist_IMark:
-			s.pc = (ULong)st->Ist.IMark.addr + (ULong)(Long)st->Ist.IMark.delta;
-			break;
-		case Ist_WrTmp: {
-			IRExpr *e = st->Ist.WrTmp.data;
-			if (e->tag == Iex_Load)
-				access(&s, e->Iex.Load.addr, sizeofIRType(e->Iex.Load.ty), LP_REF_READ, NULL);
-			break;
+		if (st->tag == Ist_IMark) {
+			pc = (ULong)st->Ist.IMark.addr + (ULong)(Long)st->Ist.IMark.delta;
+			continue;
 		}
-		case Ist_Store:
-			access(&s, st->Ist.Store.addr,
-			       sizeofIRType(typeOfIRExpr(tyenv, st->Ist.Store.data)), LP_REF_WRITE, NULL);
-			break;
-		case Ist_StoreG: {
-			IRStoreG *sg = st->Ist.StoreG.details;
-			access(&s, sg->addr, sizeofIRType(typeOfIRExpr(tyenv, sg->data)), LP_REF_WRITE,
-			       sg->guard);
-			break;
+		if (st->tag == Ist_Exit) {
+			if (nseg) {
+				plan_segment(p, segstart, np);
+				seg++;
+				segstart = np;
+				nseg = 0;
+			}
+			continue;
 		}
-		case Ist_LoadG: {
-			IRLoadG *lg = st->Ist.LoadG.details;
-			IRType ty = Ity_INVALID, wide = Ity_INVALID;
-			typeOfIRLoadGOp(lg->cvt, &wide, &ty);
-			access(&s, lg->addr, sizeofIRType(ty), LP_REF_READ, lg->guard);
-			break;
+		na = stmt_accesses(tyenv, st, a);
+		for (UInt k = 0; k < na; k++) {
+			struct plan *q = &p[np];
+			if (nseg == LPVG_SEG_MAX) {
+				plan_segment(p, segstart, np);
+				seg++;
+				segstart = np;
+				nseg = 0;
+			}
+			q->addr = a[k].addr;
+			q->guard = a[k].guard;
+			q->root = resolve(defs, ndefs, a[k].addr, &q->off);
+			q->pc = pc;
+			q->seg = seg;
+			q->size = a[k].size < 1 ? 1 : a[k].size > 65535 ? 65535 : (UShort)a[k].size;
+			q->kind = (UChar)a[k].kind;
+			np++;
+			nseg++;
 		}
-		case Ist_Dirty: {
-			IRDirty *d = st->Ist.Dirty.details;
-			if (d->mFx == Ifx_None)
-				break;
-			if (d->mFx == Ifx_Read || d->mFx == Ifx_Modify)
-				access(&s, d->mAddr, d->mSize, LP_REF_READ, d->guard);
-			if (d->mFx == Ifx_Write || d->mFx == Ifx_Modify)
-				access(&s, d->mAddr, d->mSize, LP_REF_WRITE, d->guard);
-			break;
-		}
-		case Ist_CAS: {
-			IRCAS *cas = st->Ist.CAS.details;
-			Int size = sizeofIRType(typeOfIRExpr(tyenv, cas->dataLo));
-			if (cas->dataHi)
-				size *= 2; /* double-word CAS */
-			access(&s, cas->addr, size, LP_REF_READ, NULL);
-			access(&s, cas->addr, size, LP_REF_WRITE, NULL);
-			break;
-		}
-		case Ist_LLSC:
-			if (!st->Ist.LLSC.storedata)
-				access(&s, st->Ist.LLSC.addr,
-				       sizeofIRType(typeOfIRTemp(tyenv, st->Ist.LLSC.result)), LP_REF_READ,
-				       NULL);
-			else
-				access(&s, st->Ist.LLSC.addr,
-				       sizeofIRType(typeOfIRExpr(tyenv, st->Ist.LLSC.storedata)),
-				       LP_REF_WRITE, NULL);
-			break;
-		case Ist_Exit:
+	}
+	if (nseg)
+		plan_segment(p, segstart, np);
+	VG_(free)(defs);
+
+	/* Pass 2: the instrumented superblock. */
+	VG_(memset)(&s, 0, sizeof(s));
+	s.out = deepCopyIRSBExceptStmts(in);
+	for (i = 0; i < first; i++)
+		addStmtToIRSB(s.out, in->stmts[i]);
+	for (; i < in->stmts_used; i++) {
+		IRStmt *st = in->stmts[i];
+		struct sacc a[2];
+		UInt na;
+		if (!st || st->tag == Ist_NoOp)
+			continue;
+		if (st->tag == Ist_Exit)
 			flush(&s); /* the exit may be taken: account for what came before */
-			break;
-		default:
-			break;
+		na = st->tag == Ist_IMark || st->tag == Ist_Exit ? 0 : stmt_accesses(tyenv, st, a);
+		for (UInt k = 0; k < na; k++) {
+			tl_assert(j < np && p[j].addr == a[k].addr);
+			access(&s, &p[j++]);
 		}
 		addStmtToIRSB(s.out, st);
 	}
+	tl_assert(j == np);
 	flush(&s);
+	VG_(free)(p);
 	if (s.segs) {
 		struct sb_node *old = VG_(HT_remove)(sb_table, (UWord)vge->base[0]);
 		struct sb_node *nd = VG_(malloc)("lpvg.sb", sizeof(*nd));

@@ -39,7 +39,8 @@
 #include "pub_tool_mallocfree.h"
 #include "pub_tool_threadstate.h"
 
-UChar lpvg_filter[1u << LPVG_FILTER_LOG2];
+UChar lpvg_filter[(1u << LPVG_FILTER_LOG2) + LPVG_FILTER_TAIL];
+struct lpvg_check lpvg_chk;
 
 enum { TABLE_MIN = 64 };
 
@@ -61,6 +62,8 @@ static void filter_add(const struct lpvg_watch *w, Int delta)
 		else if (*c)
 			(*c)--;
 	}
+	/* the copy of the first slots, for wide loads at the last ones */
+	VG_(memcpy)(&lpvg_filter[FILTER_MASK + 1], lpvg_filter, LPVG_FILTER_TAIL);
 }
 
 void lpvg_filter_reset(void)
@@ -290,30 +293,27 @@ static void maybe_flush(struct lpvg_thread *t)
 /* ---- the slow paths --------------------------------------------------------- */
 
 /* Sample mode. The countdown in the shadow area already has this segment's
- * references subtracted, and its filter counts << LPVG_HIT_SHIFT: add those
- * back (the filter has not changed since the generated code read it). */
+ * references subtracted. */
 VG_REGPARM(2) void lpvg_seg_sample(UChar *gsp, struct lpvg_seg *s)
 {
 	UChar *sh = gsp + LPVG_GS;
 	Long *cdp = (Long *)(sh + LPVG_SH_CD);
 	struct lpvg_thread *t = *(struct lpvg_thread **)(sh + LPVG_SH_THREAD);
 	const ULong *abuf = (const ULong *)(sh + LPVG_SH_ABUF);
-	ULong done = s->n, refs, now, hits = 0;
+	ULong done = s->n, refs, now;
 
 	if (!t || t->dead) {
 		*cdp = LPVG_GAP_MAX;
 		return;
 	}
-	for (UInt i = 0; i < s->n; i++)
-		hits += lpvg_filter[(abuf[i] >> lpvg_o.line_shift[0]) & FILTER_MASK];
 	if (s->nguarded)
 		for (UInt i = 0; i < s->n; i++)
-			done -= s->acc[i].guarded && abuf[i] == LPVG_NONE_ADDR;
-	refs = t->epoch - (ULong)(*cdp + (Long)(hits << LPVG_HIT_SHIFT)); /* this segment included */
+			done -= s->acc[i].guarded && abuf[s->acc[i].slot] == LPVG_NONE_ADDR;
+	refs = t->epoch - (ULong)*cdp; /* this segment included */
 	now = refs - done; /* number of its first reference */
 	for (UInt i = 0; i < s->n; i++) {
 		const struct lpvg_acc *a = &s->acc[i];
-		ULong addr = abuf[i];
+		ULong addr = lpvg_acc_addr(a, abuf);
 		if (a->guarded && addr == LPVG_NONE_ADDR)
 			continue;
 		if (t->live)
@@ -341,13 +341,14 @@ VG_REGPARM(2) void lpvg_seg_trace(UChar *gsp, struct lpvg_seg *s)
 		return;
 	for (UInt i = 0; i < s->n; i++) {
 		const struct lpvg_acc *a = &s->acc[i];
+		ULong addr = lpvg_acc_addr(a, abuf);
 		struct lp_msg_ref *r;
-		if (a->guarded && abuf[i] == LPVG_NONE_ADDR)
+		if (a->guarded && addr == LPVG_NONE_ADDR)
 			continue;
 		if (t->nevents == t->event_cap)
 			lpvg_send_events(t);
 		r = &t->events[t->nevents++];
-		r->addr = abuf[i];
+		r->addr = addr;
 		r->pc = a->pc;
 		r->size = a->size;
 		r->thread = t->number;
@@ -357,6 +358,45 @@ VG_REGPARM(2) void lpvg_seg_trace(UChar *gsp, struct lpvg_seg *s)
 	/* The countdown is the reference clock here too (never expires). */
 	*cdp -= (Long)done;
 	maybe_flush(t);
+}
+
+/* --selfcheck=yes: called at the end of every segment. The generated code
+ * also stored each access's own address (LPVG_SH2_ADDR); check that the
+ * address rebuilt from the slots is that one, and that the fast path's
+ * test (countdown <= 0) holds whenever the slow path is needed: the
+ * countdown expired in the segment, or one of its lines has a watch (a
+ * non-zero filter byte). Then do what the fast path would have done. */
+VG_REGPARM(2) void lpvg_seg_check(UChar *gsp, struct lpvg_seg *s)
+{
+	UChar *sh = gsp + LPVG_GS;
+	const ULong *abuf = (const ULong *)(sh + LPVG_SH_ABUF);
+	const ULong *own = (const ULong *)(gsp + LPVG_SH2_ADDR);
+	Long raw = *(Long *)(sh + LPVG_SH_CD);
+	Bool need = lpvg_o.mode == LP_MODE_SAMPLE && raw <= 0, hit = False;
+
+	lpvg_chk.segs++;
+	lpvg_chk.accs += s->n;
+	lpvg_chk.shared += s->nshared;
+	for (UInt i = 0; i < s->n; i++) {
+		const struct lpvg_acc *a = &s->acc[i];
+		ULong addr = lpvg_acc_addr(a, abuf);
+		if (addr != own[i])
+			lpvg_chk.bad_addr++;
+		if (a->guarded && addr == LPVG_NONE_ADDR)
+			continue;
+		if (lpvg_filter[(addr >> lpvg_o.line_shift[0]) & FILTER_MASK])
+			need = True;
+	}
+	/* what the generated code decided: the countdown, or its filter loads */
+	hit = *(const ULong *)(gsp + LPVG_SH2_HIT) != 0;
+	if (lpvg_o.mode == LP_MODE_TRACE) {
+		lpvg_seg_trace(gsp, s);
+		return;
+	}
+	if (need && !(raw <= 0 || hit))
+		lpvg_chk.missed++;
+	if (raw <= 0 || hit)
+		lpvg_seg_sample(gsp, s);
 }
 
 /* An allocation event, in the thread's stream (trace mode: between the

@@ -47,33 +47,54 @@ extern Int VG_(fd_hard_limit);
 #define LPVG_ALLOC_CAP 1024   /* allocation events per ALLOCS message */
 #define LPVG_CMDLINE_MAX 4096
 #define LPVG_NONE_ADDR (~0ULL) /* address slot of a guarded access not done */
-#define LPVG_GAP_MAX (1ll << 38) /* countdowns stay below 2^40 (filter hits) */
-#define LPVG_HIT_SHIFT 40     /* filter counts are subtracted from the countdown << this */
+#define LPVG_GAP_MAX (1ll << 38) /* longest gap between samples */
+#define LPVG_FILTER_TAIL 8    /* filter bytes past the last slot: copies of the first */
 
 /* Offsets in the shadow area (guest state offset sizeof(VexGuestAMD64State)). */
 #define LPVG_SH_CD 0          /* Long: references left before the next sample */
 #define LPVG_SH_THREAD 8      /* struct lpvg_thread * */
 #define LPVG_SH_ABUF 16       /* ULong[LPVG_SEG_MAX]: the segment's addresses */
 #define LPVG_GS ((Int)sizeof(VexGuestAMD64State)) /* where the shadow area starts */
+/* --selfcheck=yes: the OR of the segment's filter loads and every access's
+ * own address, in the second shadow area. */
+#define LPVG_SH2_HIT (2 * LPVG_GS)
+#define LPVG_SH2_ADDR (2 * LPVG_GS + 8)
 
-/* One memory access of a segment, fixed at instrumentation time. */
+/* One memory access of a segment, fixed at instrumentation time. Its
+ * address is abuf[slot] + off: accesses of a segment whose addresses are
+ * the same IR value plus constants (push/pop, spills, fields of one
+ * structure) share one slot; a constant address has slot LPVG_SLOT_ABS
+ * and off = the address. A guarded access has a slot of its own (off 0)
+ * that holds LPVG_NONE_ADDR when the access is not done. */
 struct lpvg_acc {
 	ULong pc;
+	Long off;
 	UShort size;   /* bytes (a dirty helper may touch up to 512+) */
 	UChar kind;    /* LP_REF_READ / LP_REF_WRITE */
-	UChar guarded; /* address slot may hold LPVG_NONE_ADDR */
+	UChar guarded; /* its slot may hold LPVG_NONE_ADDR */
+	UChar slot;    /* index in abuf, or LPVG_SLOT_ABS */
 };
+#define LPVG_SLOT_ABS 0xff
 
 /* A segment: the accesses between two possible exits of a superblock. The
- * generated code stores each access's address in lpvg_abuf[i] and, at the
- * end of the segment, subtracts the number done from the countdown and
- * calls the slow path if it reached zero or the filter saw a watched line. */
+ * generated code stores the base of each slot in abuf[slot] and, at the
+ * end of the segment, subtracts the number of accesses done from the
+ * countdown and calls the slow path if the result is <= 0 or the filter
+ * saw a watched line. */
 struct lpvg_seg {
 	struct lpvg_seg *next; /* all segments of one superblock */
 	UInt n;
 	UInt nguarded;
+	UInt nslots;
+	UInt nshared;          /* accesses that reuse another's slot or are absolute */
 	struct lpvg_acc acc[];
 };
+
+/* The address of access a of a segment, from the slots the code stored. */
+static inline ULong lpvg_acc_addr(const struct lpvg_acc *a, const ULong *abuf)
+{
+	return (a->slot == LPVG_SLOT_ABS ? 0 : abuf[a->slot]) + (ULong)a->off;
+}
 
 struct lpvg_watch {
 	ULong line; /* addr >> line_shift[idx] */
@@ -113,12 +134,22 @@ struct lpvg_opts {
 	UInt flush_ms;
 	Int reserve_fds;          /* extra fds kept out of the client's reach */
 	Bool inert;               /* no collector: run uninstrumented */
+	Bool selfcheck;           /* test: check the fast path against every address */
 };
 
 extern struct lpvg_opts lpvg_o;
 
-/* The watched-line filter, read by generated code. */
-extern UChar lpvg_filter[1u << LPVG_FILTER_LOG2];
+/* The watched-line filter, read by generated code: one byte per slot and
+ * LPVG_FILTER_TAIL more, copies of the first slots, so that a load of up
+ * to 8 bytes at any slot reads that slot and the next ones (mod
+ * 2^LPVG_FILTER_LOG2). */
+extern UChar lpvg_filter[(1u << LPVG_FILTER_LOG2) + LPVG_FILTER_TAIL];
+
+/* --selfcheck counters (vg-sample.c). */
+struct lpvg_check {
+	ULong segs, accs, shared, bad_addr, missed;
+};
+extern struct lpvg_check lpvg_chk;
 
 /* Process image. */
 struct lpvg_proc {
@@ -145,6 +176,7 @@ void lpvg_instr_init(void);
 /* vg-sample.c */
 VG_REGPARM(2) void lpvg_seg_sample(UChar *gsp, struct lpvg_seg *s);
 VG_REGPARM(2) void lpvg_seg_trace(UChar *gsp, struct lpvg_seg *s);
+VG_REGPARM(2) void lpvg_seg_check(UChar *gsp, struct lpvg_seg *s);
 struct lpvg_thread *lpvg_thread_new(ThreadId vtid);
 void lpvg_thread_finish(struct lpvg_thread *t);
 void lpvg_thread_free(struct lpvg_thread *t);

@@ -41,6 +41,36 @@ expect_status 0 "$LOCPROF" record --backend valgrind --rate 0.05 --seed 3 -o "$T
 grep '^[0-9]' "$T/dump" | awk '{print $2, $3}' >"$T/s1"
 cmp -s "$T/s1" "$T/s2" || fail "two runs with the same seed selected different references"
 
+# ---- the fast path is exact --------------------------------------------------
+# Three loads per line from one base register (offsets 0, 24, 56): the
+# instrumentation stores the base once and reads the filter once for the
+# three; every sample must still have its exact distance (0 after the
+# loads at 0 and 24, 3K-3 after the load at 56).
+expect_status 0 "$LOCPROF" record --backend valgrind --rate 0.05 --seed 4 -o "$T/f.lpp" -- "$T/pattern" $K $R fields
+read -r _ lo hi _ <"$T/out"
+"$LOCPROF" dump "$T/f.lpp" >"$T/fdump"
+awk -v lo="$lo" -v hi="$hi" -v k=$K "$hexawk"'
+	/^[0-9]/ && NF >= 7 { a = hex($4); if (a >= hex(lo) && a < hex(hi)) {
+		o = (a - hex(lo)) % 64; want = (o == 56) ? 3 * k - 3 : 0
+		if ($7 == "dangling") d++; else if ($7 == want) ok++; else { bad++; print "bad sample: " $0 >"/dev/stderr" } } }
+	END { printf "%d %d %d\n", ok, bad, d }' "$T/fdump" >"$T/count"
+read -r ok bad dangling <"$T/count"
+[ "$bad" -eq 0 ] || fail "$bad samples of the fields pattern have a wrong reuse distance"
+[ "$ok" -ge 2600 ] && [ "$ok" -le 3400 ] || fail "$ok fields samples with the expected distance, expected about 3000"
+# --selfcheck=yes: at every segment's end the tool rebuilds each address
+# from the shared slots and compares it with the access's own (stored
+# separately), and checks that the fast path called the slow path whenever
+# the countdown expired or a line of the segment is watched: on the whole
+# run (ld.so, libc, the program), with one and with two line sizes, and in
+# trace mode.
+for opts in "--rate 0.02 -o $T/sc.lpp" "--rate 0.05 --line 64,256 -o $T/sc.lpp" "-m trace -o $T/sc.lpt"; do
+	# shellcheck disable=SC2086
+	expect_status 0 "$LOCPROF" record --backend valgrind $opts --seed 5 -X --selfcheck=yes \
+		-- "$T/pattern" $K 20 fields
+	expect_grep "locprof-selfcheck: [1-9][0-9]* segments, [1-9][0-9]* accesses, [1-9][0-9]* sharing a slot, 0 wrong addresses, 0 missed calls" "$T/err"
+	rm -f "$T/sc.lpp" "$T/sc.lpt"
+done
+
 # A rate locprof writes with an exponent (%.17g: 2.0000000000000002e-05)
 # reaches the tool intact.
 expect_status 0 "$LOCPROF" record --backend valgrind --rate 2e-5 -o "$T/r.lpp" -- "$T/pattern" 10 10

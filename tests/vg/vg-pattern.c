@@ -3,9 +3,16 @@
  * the cycle after the first has reuse distance exactly K-1 (K-1 other
  * references in between) and the buffer gets exactly K*R references.
  * Built with -O2: the loop keeps its counters in registers, so the volatile
- * loads are its only memory references. Prints the buffer's range. */
+ * loads are its only memory references. Prints the buffer's range.
+ *
+ * With a third argument "fields", each line is read three times per cycle,
+ * at offsets 0, 24 and 56 from one base register (as the fields of a
+ * structure, which the tool's instrumentation groups under one address
+ * slot): the next touch of the line after a load at 0 or 24 comes at once
+ * (reuse distance 0), after a load at 56 3K-3 references later. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define LINE 64
 
@@ -19,9 +26,19 @@ int main(int argc, char **argv)
 
 	if (k < 1 || k > 4096 || r < 1)
 		return 2;
-	for (int c = 0; c < r; c++)
-		for (int i = 0; i < k; i++)
-			sum += p[(long)i * LINE];
+	if (argc > 3 && !strcmp(argv[3], "fields")) {
+		for (int c = 0; c < r; c++)
+			for (int i = 0; i < k; i++) {
+				volatile char *q = p + (long)i * LINE;
+				sum += q[0];
+				sum += q[24];
+				sum += q[56];
+			}
+	} else {
+		for (int c = 0; c < r; c++)
+			for (int i = 0; i < k; i++)
+				sum += p[(long)i * LINE];
+	}
 	printf("buf %p %p sum %u\n", (void *)buf, (void *)(buf + (long)k * LINE), sum);
 	return 0;
 }
