@@ -1,10 +1,7 @@
 /* Internal: the byte-level encoding of .lpp profiles (docs/formats.md).
  *
- * Freestanding on purpose: no libc beyond the compiler's <stdint.h> and
- * <stddef.h>, no allocation, no I/O. The injected runtime (src/rt) compiles
- * profile-chunk.c into itself to flush sample chunks from inside a profiled
- * program, where malloc and stdio are off limits; the library's reader and
- * writer (profile.c) use the same code, so the two cannot drift apart.
+ * No allocation and no I/O: the reader and the writer (profile.c) and the
+ * collector's sinks share this code, so the encodings cannot drift apart.
  *
  * A chunk is a 12-byte header (tag, payload length, CRC-32 of tag, length
  * and payload) followed by the payload. Integers are little-endian. */
