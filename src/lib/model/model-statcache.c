@@ -382,20 +382,13 @@ static int impute_dangling(struct lp_statcache *m, uint64_t total)
 	for (size_t i = 0; i < m->n; i++) {
 		struct sc_window *wp = &m->w[m->win[i]];
 		double r, Sr;
-		size_t lo, hi;
+		size_t lo;
 
 		if (smp[i].reuse != LP_REUSE_DANGLING)
 			continue;
 		r = smp[i].time + 1 < total ? (double)(total - 1 - smp[i].time) : 0;
 		/* S(r-) = P(K >= r): the survival after the last event below r */
-		lo = 0, hi = ne;
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-			if (ev[mid] < r)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
+		lo = k_bound(ev, 0, ne, r);
 		Sr = lo ? sv[lo - 1] : 1;
 		if (wp->h.cn == 0) { /* first dangling sample of this window */
 			wp->cfirst = c;
