@@ -783,11 +783,14 @@ static char *write_setd_run(long p)
 	path = lp_test_path(name);
 	assert_non_null(f = fopen(path, "w"));
 	fprintf(f, "# locprof xpred run v1\nsize %ld\ncommand ./walk%%20%ld\nreferences %ld\n", p, p, 4 * p);
-	fprintf(f, "blocks 64 %" PRIu64 "\nbias 0x0 mappings\nmodule 0 /bin/walk\n", LP_XKEY(16, 64));
+	fprintf(f, "blocks 64 %" PRIu64 " %" PRIu64 "\nbias 0x0 mappings\nmodule 0 /bin/walk\n",
+		LP_XKEY(16, 64), LP_XKEY(1, 64));
 	fprintf(f, "loop 0 0 0x1000 -1 1 0 walk w.c:10-12\n");
 	fprintf(f, "pc 0 0 0x1010 %ld 0 0 64 w.c:11 walk\n", 4 * p);
 	fprintf(f, "hist 0 64 %ld 0:%ld %ld:%ld\n", p, p, p - 1, 2 * p);
 	fprintf(f, "hist 0 %" PRIu64 " %ld 0:%ld %ld:%ld\n", LP_XKEY(16, 64), p, p, p / 16 - 1, 2 * p);
+	/* one set: the set distances are the stack distances */
+	fprintf(f, "hist 0 %" PRIu64 " %ld 0:%ld %ld:%ld\n", LP_XKEY(1, 64), p, p, p - 1, 2 * p);
 	fprintf(f, "end\n");
 	fclose(f);
 	return path;
@@ -847,6 +850,17 @@ static void test_setd_predict(void **state)
 			assert_true(REL(cb.sa_misses, b32));
 		}
 	}
+	/* a level of one set (given by its ways) uses the set distances of
+	 * 1x64: the fully-associative cut */
+	for (double P = 160; P <= 2560; P += 160)
+		for (uint64_t w = 2; w <= 4096; w *= 2) {
+			struct lp_xlevel one = { .name = "S", .blocks = w, .assoc = w, .block = 64 };
+			struct lp_xcount c;
+			assert_int_equal(lp_xmodel_predict(m, 0, &one, P, &c), 0);
+			assert_int_equal(c.sa_setd, 1);
+			assert_true(REL(c.sa_misses, c.fa_misses));
+			assert_true(REL(c.sa_misses, P + (P - 1 >= (double)w ? 2 * P : 0)));
+		}
 	/* the measured histograms of the fitted runs too */
 	for (size_t r = 0; r < 5; r++) {
 		struct lp_xlevel l = { .name = "L", .blocks = 16 * 8, .assoc = 8, .block = 64 };
