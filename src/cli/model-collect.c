@@ -97,6 +97,7 @@ static int add_sets(const char *s, struct lp_xsetspec *v, size_t *n, size_t max)
 		sets = strtoull(tok, &end, 10);
 		if (errno || *end || !*tok || !sets || cli_parse_size(x + 1, &line) < 0 || !line ||
 		    (line & (line - 1))) {
+			*x = 'x';
 			rc = cli_usage_error(&cmd_collect, "bad --sets item '%s' (SETSxLINE: sets >= 1, "
 					     "LINE a power of two)", tok);
 			break;

@@ -70,10 +70,10 @@ expect_status 0 "$LOCPROF" model collect -q --size 128 -o "$T/m" --trace "$T/wal
 grep -q '^blocks 64 4096 128 274877907008 1099511627904 8796093022336$' "$T/m/size-128.xrun" ||
 	fail "--machine itanium2: $(grep '^blocks' "$T/m/size-128.xrun")"
 
-# refusals: one line, usage status
+# refusals: usage status, the item named
 for bad in 64 x64 0x64 64x63 64x; do
 	expect_status 2 "$LOCPROF" model collect --size 1 -o "$T/bad" --trace "$T/walk-128.txt" --sets "$bad"
-	expect_one_line "$T/err"
+	expect_grep "bad --sets item '$bad'" "$T/err"
 done
 expect_status 1 "$LOCPROF" model collect --size 1 -o "$T/bad" --trace "$T/walk-128.txt" --machine /nonexistent
 expect_one_line "$T/err"
