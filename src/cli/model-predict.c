@@ -570,7 +570,9 @@ static int plot(struct ctx *x, const char *prefix, double pmax)
 			}
 		s[k++] = (struct lp_xseries){ "predicted, fully assoc.", px, fa + l * npts, npts, 0, 0, 0 };
 		if (L->assoc)
-			s[k++] = (struct lp_xseries){ "predicted, set assoc.", px, sa + l * npts, npts, 0, 1, 1 };
+			s[k++] = (struct lp_xseries){ !strcmp(sa_model(x, l), "setd") ? "predicted, set distances"
+										 : "predicted, binomial",
+						      px, sa + l * npts, npts, 0, 1, 1 };
 		s[k++] = (struct lp_xseries){ "fitted runs (exact, FA)", mx, my, ns, 1, 0, 0 };
 		if (nq) {
 			s[k++] = (struct lp_xseries){ "simulated, fully assoc.", qx, qf, nq, 1, 0, 2 };
