@@ -404,6 +404,12 @@ static int model_block(struct lp_xmodel *m, struct xgroup *g, size_t b)
 			if (!ok || present < 2 || fmax_ > 8 * fmin_ || fmin_ < 1e-4 ||
 			    ((size_t)present < nf && d > 8))
 				continue;
+			/* set distances: the reuses of a growing footprint spread
+			 * over the sets sit at 1, 2, 3 lines per set at small
+			 * sizes before they grow (as D/s): only 0, the reuse of
+			 * the line just used, is taken as constant */
+			if (lp_xkey_sets(m->blocks[b]) && d > 0)
+				continue;
 			double *ncd = realloc(cd, (nconst + 1) * sizeof(*ncd));
 			if (!ncd) {
 				free(cd);
