@@ -274,8 +274,13 @@ struct lp_xcount {
 	int sa_setd;       /* 1: sa_misses came from set-distance histograms */
 };
 
-/* Nonzero if the model has set-distance histograms for level l. */
+/* Nonzero if the model has set-distance histograms for level l (then
+ * lp_xmodel_measured() uses them). */
 int lp_xmodel_has_setd(const struct lp_xmodel *m, const struct lp_xlevel *l);
+/* Nonzero if lp_xmodel_predict() uses them: the largest fitted run has set
+ * distances of at least the level's ways; else the fitted runs never
+ * exercised its ways, and the binomial model is used. */
+int lp_xmodel_uses_setd(const struct lp_xmodel *m, const struct lp_xlevel *l);
 /* How sa_misses are predicted: set distances when collected for the
  * level's geometry, else the binomial model (AUTO); always the binomial. */
 enum { LP_XSA_AUTO = 0, LP_XSA_BINOMIAL = 1 };

@@ -206,13 +206,17 @@ static int want_group(const struct ctx *x, size_t g, const void *arg)
 }
 
 /* Which model gave a level's sa_misses: "setd" (set-distance histograms),
- * "binomial", or "full" (a fully-associative level: the cut). */
+ * "binomial", "binomial-unexercised" (set distances collected, but no
+ * fitted run has any as large as the ways), or "full" (a fully-associative
+ * level: the cut). */
 static const char *sa_model(const struct ctx *x, size_t l)
 {
 	const struct lp_xlevel *L = &x->mc.level[l];
 
-	if (x->sa_how != LP_XSA_BINOMIAL && lp_xmodel_has_setd(x->m, L))
+	if (x->sa_how != LP_XSA_BINOMIAL && lp_xmodel_uses_setd(x->m, L))
 		return "setd";
+	if (x->sa_how != LP_XSA_BINOMIAL && lp_xmodel_has_setd(x->m, L))
+		return "binomial-unexercised";
 	return !L->assoc || lp_xlevel_sets(L) <= 1 ? "full" : "binomial";
 }
 

@@ -1102,9 +1102,40 @@ static uint64_t setd_key(const struct lp_xmodel *m, const struct lp_xlevel *l)
 	return block_index(m, LP_XKEY(sets, l->block)) >= 0 ? LP_XKEY(sets, l->block) : 0;
 }
 
+/* The key of the set-distance histograms predict uses for level l: those
+ * of its geometry, if the largest fitted run has set distances of at least
+ * the level's ways (in some group). If none has, the fitted runs never
+ * exercised the level's ways: every reuse then sat at a few lines per set,
+ * where set distances are small integers that hide how the reuses grow
+ * (a capacity reuse of 7500 lines in 2048 sets is at 3 or 4 like its
+ * neighbours), and the binomial model of the stack distances, which keep
+ * that growth, is used instead. */
+static uint64_t setd_use(const struct lp_xmodel *m, const struct lp_xlevel *l)
+{
+	uint64_t key = setd_key(m, l);
+	double W = (double)lp_xlevel_ways(l);
+	long b;
+
+	if (!key)
+		return 0;
+	b = block_index(m, key);
+	for (size_t g = 0; g < m->ngroups; g++) {
+		const struct xhist *h = &m->g[g].mh[(m->nsizes - 1) * m->nblocks + (size_t)b];
+		for (size_t i = 0; i < h->n; i++)
+			if (h->e[i].hi >= W && h->e[i].count > 0)
+				return key;
+	}
+	return 0;
+}
+
 int lp_xmodel_has_setd(const struct lp_xmodel *m, const struct lp_xlevel *l)
 {
 	return setd_key(m, l) != 0;
+}
+
+int lp_xmodel_uses_setd(const struct lp_xmodel *m, const struct lp_xlevel *l)
+{
+	return setd_use(m, l) != 0;
 }
 
 int lp_xmodel_predict(const struct lp_xmodel *m, size_t g, const struct lp_xlevel *l, double P,
@@ -1120,7 +1151,7 @@ int lp_xmodel_predict_sa(const struct lp_xmodel *m, size_t g, const struct lp_xl
 	size_t nb;
 	double cold;
 	uint64_t sets = lp_xlevel_sets(l), ways = lp_xlevel_ways(l);
-	uint64_t key = how == LP_XSA_BINOMIAL ? 0 : setd_key(m, l);
+	uint64_t key = how == LP_XSA_BINOMIAL ? 0 : setd_use(m, l);
 	long b = block_index(m, l->block);
 	int rc;
 
