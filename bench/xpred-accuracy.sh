@@ -31,9 +31,16 @@
 # One recording at the predicted size is streamed (record -o -) into the
 # three simulations at once: its trace would take gigabytes.
 #
-# usage: bench/xpred-accuracy.sh [--quick] [--machine M] [--keep DIR] [KERNEL...]
+# Set associativity two ways: the binomial model (sa_*, from the stack
+# distances alone) and, because the runs are collected with `--machine M`,
+# the set-distance histograms of the machine's set-associative levels
+# (sd_*: exact at the fitted sizes; `model predict` uses them by default,
+# `--binomial` for the other). TLBs are fully associative: both are the cut.
+#
+# usage: bench/xpred-accuracy.sh [--quick] [--machine M] [--keep DIR] [--no-sets] [KERNEL...]
 #   kernels: matmul stencil transpose spmv (default: all)
 #   --quick   smaller sizes (a few seconds per kernel; for development)
+#   --no-sets collect no set distances (binomial only; sd_* = sa_*)
 # Environment: LOCPROF_BUILD (default build/).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -41,11 +48,13 @@ build=${LOCPROF_BUILD:-$here/build}
 L=$build/locprof
 machine=itanium2
 quick=0
+sets=1
 keep=
 kernels=()
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--quick) quick=1 ;;
+	--no-sets) sets=0 ;;
 	--machine) machine=$2; shift ;;
 	--keep) keep=$2; shift ;;
 	-h|--help) sed -n '2,/^# Environment/p' "$0"; exit 0 ;;
@@ -89,9 +98,12 @@ levels_of() {
 		sed -E 's/.*"name": "([^"]*)", "kind": "([^"]*)", "blocks": ([0-9]+), "assoc": ([0-9]+), "block": ([0-9]+).*/\1 \2 \3 \4 \5/'
 }
 
-printf "%-10s %6s %-5s %14s %14s %8s %14s %14s %8s\n" kernel P level fa_sim fa_pred fa_err% sa_sim sa_pred sa_err%
+printf "%-10s %6s %-5s %14s %14s %8s %14s %14s %8s %14s %8s\n" kernel P level fa_sim fa_pred fa_err% sa_sim sa_pred sa_err% sd_pred sd_err%
 worst_fa=0
 worst_sa=0
+worst_sd=0
+collect_opts=()
+[ "$sets" = 0 ] || collect_opts=(--machine "$machine")
 for k in "${kernels[@]}"; do
 	IFS='|' read -r src args fit pred work < <(spec "$k")
 	bin=$W/$k-lp
@@ -100,7 +112,7 @@ for k in "${kernels[@]}"; do
 	rm -rf "$dir"
 	for p in $fit; do
 		# shellcheck disable=SC2086
-		"$L" model collect -q --size "$p" -o "$dir" -- "$bin" ${args//P/$p} >/dev/null
+		"$L" model collect -q "${collect_opts[@]}" --size "$p" -o "$dir" -- "$bin" ${args//P/$p} >/dev/null
 	done
 	"$L" model fit -q "$dir"
 	mapfile -t lv < <(levels_of "$dir")
@@ -156,22 +168,28 @@ for k in "${kernels[@]}"; do
 				ci=$((ci + 1))
 			fi
 		done
+		# binomial (sa) and set distances (sd; the binomial where none)
+		"$L" model predict "$dir" --size "$p" --machine "$machine" --format csv --binomial |
+			awk -F, '$2 == "program" { print $6, $10, $11 }' >"$W/pred-bin.txt"
 		"$L" model predict "$dir" --size "$p" --machine "$machine" --format csv |
-			awk -F, -v P="$p" '$2 == "program" { print $6, $10, $11 }' >"$W/pred.txt"
-		while read -r name pfa psa; do
+			awk -F, '$2 == "program" { print $11 }' >"$W/pred-sd.txt"
+		paste -d' ' "$W/pred-bin.txt" "$W/pred-sd.txt" >"$W/pred.txt"
+		while read -r name pfa psa psd; do
 			line=$(grep "^$p,$name," "$meas")
 			sfa=$(echo "$line" | cut -d, -f3)
 			ssa=$(echo "$line" | cut -d, -f4)
-			read -r efa esa < <(awk -v a="$pfa" -v b="$sfa" -v c="$psa" -v d="$ssa" \
-				'BEGIN { printf "%.2f %.2f\n", (b > 0 ? 100 * (a - b) / b : (a > 0.5 ? 100 : 0)), (d > 0 ? 100 * (c - d) / d : (c > 0.5 ? 100 : 0)) }')
-			printf "%-10s %6s %-5s %14.0f %14.0f %8s %14.0f %14.0f %8s\n" "$k" "$p" "$name" "$sfa" "$pfa" "$efa" "$ssa" "$psa" "$esa"
+			read -r efa esa esd < <(awk -v a="$pfa" -v b="$sfa" -v c="$psa" -v d="$ssa" -v e="$psd" \
+				'function err(p, s) { return s > 0 ? 100 * (p - s) / s : (p > 0.5 ? 100 : 0) }
+				 BEGIN { printf "%.2f %.2f %.2f\n", err(a, b), err(c, d), err(e, d) }')
+			printf "%-10s %6s %-5s %14.0f %14.0f %8s %14.0f %14.0f %8s %14.0f %8s\n" "$k" "$p" "$name" "$sfa" "$pfa" "$efa" "$ssa" "$psa" "$esa" "$psd" "$esd"
 			worst_fa=$(awk -v w="$worst_fa" -v e="$efa" 'BEGIN { e = e < 0 ? -e : e; print (e > w ? e : w) }')
 			worst_sa=$(awk -v w="$worst_sa" -v e="$esa" 'BEGIN { e = e < 0 ? -e : e; print (e > w ? e : w) }')
+			worst_sd=$(awk -v w="$worst_sd" -v e="$esd" 'BEGIN { e = e < 0 ? -e : e; print (e > w ? e : w) }')
 		done <"$W/pred.txt"
 	done
 	# plots: misses per unit of work against P, with the simulated points
 	"$L" model predict "$dir" --size "${pred// /,}" --machine "$machine" --work "$work" \
 		--measured "$meas" --svg "$W/$k" >/dev/null
 done
-echo "worst |error|: fully associative $worst_fa%, set associative $worst_sa% (machine $machine)"
+echo "worst |error|: fully associative $worst_fa%, set associative $worst_sa% (binomial), $worst_sd% (set distances) (machine $machine)"
 [ -z "$keep" ] || echo "models, measurements and plots kept in $W"

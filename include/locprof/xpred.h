@@ -146,9 +146,24 @@ int lp_machine_parse(struct lp_machine *m, const char *text, const char *what);
 int lp_machine_host(struct lp_machine *m, const char *root);
 
 /* ---- collection ------------------------------------------------------------ */
+/* Histograms are keyed by a 64-bit "block key": a block size B for LRU
+ * stack distances of B-byte blocks, or LP_XKEY(s, B) for set distances in
+ * a cache of s sets of B-byte lines (the distance of an access in its
+ * set's own LRU stack; an LRU cache of k ways misses exactly when it is
+ * >= k). Run and model files write keys as numbers. */
+#define LP_XKEY(sets, line) (((uint64_t)(sets) << 32) | (uint64_t)(line))
+static inline uint64_t lp_xkey_sets(uint64_t key) { return key >> 32; }      /* 0: stack distances */
+static inline uint64_t lp_xkey_block(uint64_t key) { return key & 0xffffffffu; }
+
+struct lp_xsetspec {
+	uint64_t sets, line; /* line: a power of two below 2^32 */
+};
+
 struct lp_xcollect_config {
 	const uint64_t *blocks;        /* block sizes (powers of two): lines and pages */
 	size_t nblocks;
+	const struct lp_xsetspec *setd; /* set-distance histograms wanted (may be NULL) */
+	size_t nsetd;
 	const struct lp_mappings *maps; /* the trace's mappings, or NULL */
 	const char *binary;            /* the executable, when maps lack it or are NULL */
 };
@@ -253,13 +268,30 @@ struct lp_xcount {
 	double references; /* instructions executed (loads and stores) */
 	double accesses;   /* block accesses at the level's block size */
 	double fa_misses;  /* fully-associative LRU: cold + distances >= blocks */
-	double sa_misses;  /* set-associative LRU: binomial model */
+	double sa_misses;  /* set-associative LRU: set distances when the model
+			    * has them for the level's sets and line, else the
+			    * binomial model */
+	int sa_setd;       /* 1: sa_misses came from set-distance histograms */
 };
+
+/* Nonzero if the model has set-distance histograms for level l (then
+ * lp_xmodel_measured() uses them). */
+int lp_xmodel_has_setd(const struct lp_xmodel *m, const struct lp_xlevel *l);
+/* Nonzero if lp_xmodel_predict() uses them: the largest fitted run has set
+ * distances of at least the level's ways; else the fitted runs never
+ * exercised its ways, and the binomial model is used. */
+int lp_xmodel_uses_setd(const struct lp_xmodel *m, const struct lp_xlevel *l);
+/* How sa_misses are predicted: set distances when collected for the
+ * level's geometry, else the binomial model (AUTO); always the binomial. */
+enum { LP_XSA_AUTO = 0, LP_XSA_BINOMIAL = 1 };
 
 /* Misses of group g at one level at size P. LP_EINVAL if the model has no
  * histograms for the level's block size. */
 int lp_xmodel_predict(const struct lp_xmodel *m, size_t g, const struct lp_xlevel *l, double P,
 		      struct lp_xcount *out);
+/* The same with how (LP_XSA_*). */
+int lp_xmodel_predict_sa(const struct lp_xmodel *m, size_t g, const struct lp_xlevel *l, double P,
+			 int how, struct lp_xcount *out);
 
 /* The same from the measured histograms of fitted run i (exact, not a
  * prediction): what the model was fitted on. */

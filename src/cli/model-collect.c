@@ -24,6 +24,11 @@ static const char usage[] =
 	"  -o, --output DIR    directory of the runs (created if missing)\n"
 	"  -l, --line LIST     cache line sizes to collect (default 32,64,128)\n"
 	"  -p, --page LIST     page sizes, for TLBs (default 4K,16K,32K)\n"
+	"  -S, --sets LIST     set-distance histograms for caches of SETS sets of\n"
+	"                      LINE-byte lines: SETSxLINE,... (e.g. 256x128); the\n"
+	"                      exact set-associative LRU model for those geometries\n"
+	"  -m, --machine M     set distances for every set-associative cache level\n"
+	"                      of machine M (built-in or file), and its line sizes\n"
 	"  -t, --trace TRACE   read this trace instead of running a program\n"
 	"  -f, --from FORMAT   format of TRACE (lpt, text, lackey)\n"
 	"  -b, --binary PATH   the executable the trace's pcs belong to (default:\n"
@@ -69,6 +74,46 @@ static int add_list(const char *s, uint64_t *v, size_t *n, size_t max, const cha
 	}
 	free(list);
 	return 0;
+}
+
+/* "256x128,64x64": set-distance geometries. */
+static int add_sets(const char *s, struct lp_xsetspec *v, size_t *n, size_t max)
+{
+	char *copy = strdup(s), *save = NULL, *tok;
+	int rc = 0;
+
+	if (!copy)
+		return -1;
+	for (tok = strtok_r(copy, ",", &save); tok && !rc; tok = strtok_r(NULL, ",", &save)) {
+		char *x = strchr(tok, 'x'), *end;
+		uint64_t sets, line;
+		int dup = 0;
+		if (!x) {
+			rc = cli_usage_error(&cmd_collect, "bad --sets item '%s' (SETSxLINE, e.g. 256x128)", tok);
+			break;
+		}
+		*x = 0;
+		errno = 0;
+		sets = strtoull(tok, &end, 10);
+		if (errno || *end || !*tok || !sets || cli_parse_size(x + 1, &line) < 0 || !line ||
+		    (line & (line - 1))) {
+			*x = 'x';
+			rc = cli_usage_error(&cmd_collect, "bad --sets item '%s' (SETSxLINE: sets >= 1, "
+					     "LINE a power of two)", tok);
+			break;
+		}
+		for (size_t j = 0; j < *n; j++)
+			dup |= v[j].sets == sets && v[j].line == line;
+		if (dup)
+			continue;
+		if (*n == max) {
+			rc = cli_usage_error(&cmd_collect, "at most %zu set-distance geometries", max);
+			break;
+		}
+		v[(*n)++] = (struct lp_xsetspec){ sets, line };
+	}
+	free(copy);
+	return rc ? -1 : 0;
 }
 
 /* Resolve a program name as execvp does; returns a malloc'ed path or NULL. */
@@ -142,6 +187,8 @@ int model_collect(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "line", required_argument, NULL, 'l' },
 		{ "page", required_argument, NULL, 'p' },
+		{ "sets", required_argument, NULL, 'S' },
+		{ "machine", required_argument, NULL, 'm' },
 		{ "trace", required_argument, NULL, 't' },
 		{ "from", required_argument, NULL, 'f' },
 		{ "binary", required_argument, NULL, 'b' },
@@ -151,7 +198,9 @@ int model_collect(int argc, char **argv)
 		{ 0 },
 	};
 	uint64_t blocks[16];
-	size_t nblocks = 0;
+	size_t nblocks = 0, nsetd = 0;
+	struct lp_xsetspec setd[16];
+	const char *setlist = NULL, *machine = NULL;
 	const char *dir = NULL, *trace = NULL, *from = NULL, *lines = "32,64,128", *pages = "4K,16K,32K";
 	char *binary = NULL, *tpath = NULL, *out = NULL, *command = NULL;
 	double size = 0;
@@ -161,7 +210,7 @@ int model_collect(int argc, char **argv)
 	struct lp_xcollect_config cfg = { 0 };
 	struct lp_ref *buf = NULL;
 
-	while ((c = cli_getopt(argc, argv, "+s:o:l:p:t:f:b:kqh", opts)) != -1) {
+	while ((c = cli_getopt(argc, argv, "+s:o:l:p:S:m:t:f:b:kqh", opts)) != -1) {
 		switch (c) {
 		case 's':
 			if (cli_parse_double(optarg, &size) < 0 || !(size > 0) || size > 1e15)
@@ -171,6 +220,8 @@ int model_collect(int argc, char **argv)
 		case 'o': dir = optarg; break;
 		case 'l': lines = optarg; break;
 		case 'p': pages = optarg; break;
+		case 'S': setlist = optarg; break;
+		case 'm': machine = optarg; break;
 		case 't': trace = optarg; break;
 		case 'f':
 			if (!lp_trace_format_known(optarg))
@@ -206,6 +257,44 @@ int model_collect(int argc, char **argv)
 	if (add_list(lines, blocks, &nblocks, 16, "line") < 0 || add_list(pages, blocks, &nblocks, 16, "page") < 0) {
 		free(binary);
 		return CLI_USAGE;
+	}
+	if (setlist && add_sets(setlist, setd, &nsetd, 16) < 0) {
+		free(binary);
+		return CLI_USAGE;
+	}
+	if (machine) {
+		struct lp_machine mach;
+		if (lp_machine_get(&mach, machine) < 0) {
+			cli_error("%s", lp_errmsg());
+			free(binary);
+			return CLI_ERROR;
+		}
+		for (size_t i = 0; i < mach.n; i++) {
+			const struct lp_xlevel *l = &mach.level[i];
+			uint64_t sets = lp_xlevel_sets(l);
+			char item[64];
+			int dup = 0;
+			if (l->kind != LP_XLEVEL_CACHE || !l->assoc || sets <= 1)
+				continue;
+			snprintf(item, sizeof(item), "%llu", (unsigned long long)l->block);
+			for (size_t j = 0; j < nsetd; j++)
+				dup |= setd[j].sets == sets && setd[j].line == l->block;
+			if (add_list(item, blocks, &nblocks, 16, "line") < 0 ||
+			    (!dup && add_sets((snprintf(item, sizeof(item), "%llux%llu", (unsigned long long)sets,
+						       (unsigned long long)l->block), item),
+					      setd, &nsetd, 16) < 0)) {
+				free(binary);
+				return CLI_USAGE;
+			}
+		}
+	}
+	for (size_t i = 0; i < nsetd; i++) {
+		char item[32];
+		snprintf(item, sizeof(item), "%llu", (unsigned long long)setd[i].line);
+		if (add_list(item, blocks, &nblocks, 16, "line") < 0) {
+			free(binary);
+			return CLI_USAGE;
+		}
 	}
 	if (mkdir(dir, 0777) < 0 && errno != EEXIST) {
 		cli_error("cannot create directory '%s': %s", dir, strerror(errno));
@@ -263,6 +352,8 @@ int model_collect(int argc, char **argv)
 	}
 	cfg.blocks = blocks;
 	cfg.nblocks = nblocks;
+	cfg.setd = setd;
+	cfg.nsetd = nsetd;
 	cfg.maps = lp_trace_reader_mappings(r);
 	cfg.binary = binary;
 	if ((rc = lp_xcollect_new(&xc, &cfg)) < 0) {

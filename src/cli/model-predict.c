@@ -13,7 +13,9 @@ static const char usage[] =
 	"Evaluate a fitted model (DIR/model.xmodel) at problem sizes P: predicted\n"
 	"stack-distance histograms, and for every level of the machine the\n"
 	"predicted misses of a fully-associative LRU cache of its size (the cut\n"
-	"at the cache size) and of its real geometry (the binomial model of\n"
+	"at the cache size) and of its real geometry (from the set-distance\n"
+	"histograms when they were collected for the level's sets and line size,\n"
+	"`model collect --sets/--machine`; else the binomial model of\n"
 	"set-associativity); TLBs are caches of page-sized blocks.\n"
 	"\n"
 	"  -s, --size LIST     problem sizes to predict (required), e.g. 480 or 240,480\n"
@@ -30,6 +32,8 @@ static const char usage[] =
 	"                      fitted size, or the largest --size)\n"
 	"      --measured CSV  measured totals to compare with and plot: lines\n"
 	"                      'size,level,fa_misses,sa_misses' (a field may be empty)\n"
+	"      --binomial      the binomial model for every set-associative level,\n"
+	"                      even where set distances were collected\n"
 	"  -h, --help          this help\n"
 	"\n"
 	"Machine files: 'name N', 'cache NAME SIZE ASSOC|full LINE' and\n"
@@ -53,7 +57,7 @@ struct ctx {
 	struct lp_xmodel *m;
 	struct lp_machine mc;
 	struct lp_xexpr *work;
-	int fmt, top;
+	int fmt, top, sa_how;
 	uint64_t hist_block;
 	struct meas *meas;
 	size_t nmeas;
@@ -155,7 +159,7 @@ static int predict_all(struct ctx *x, double P)
 
 	for (size_t g = 0; g < ng; g++)
 		for (size_t l = 0; l < x->mc.n; l++)
-			if (lp_xmodel_predict(x->m, g, &x->mc.level[l], P, &x->cnt[g * x->mc.n + l]) < 0) {
+			if (lp_xmodel_predict_sa(x->m, g, &x->mc.level[l], P, x->sa_how, &x->cnt[g * x->mc.n + l]) < 0) {
 				cli_error("%s", lp_errmsg());
 				return -1;
 			}
@@ -199,6 +203,21 @@ static int want_loop(const struct ctx *x, size_t g, const void *arg)
 static int want_group(const struct ctx *x, size_t g, const void *arg)
 {
 	return g == *(const size_t *)arg;
+}
+
+/* Which model gave a level's sa_misses: "setd" (set-distance histograms),
+ * "binomial", "binomial-unexercised" (set distances collected, but no
+ * fitted run has any as large as the ways), or "full" (a fully-associative
+ * level: the cut). */
+static const char *sa_model(const struct ctx *x, size_t l)
+{
+	const struct lp_xlevel *L = &x->mc.level[l];
+
+	if (x->sa_how != LP_XSA_BINOMIAL && lp_xmodel_uses_setd(x->m, L))
+		return "setd";
+	if (x->sa_how != LP_XSA_BINOMIAL && lp_xmodel_has_setd(x->m, L))
+		return "binomial-unexercised";
+	return !L->assoc || lp_xlevel_sets(L) <= 1 ? "full" : "binomial";
 }
 
 static const char *geometry(const struct lp_xlevel *l, char *buf, size_t len)
@@ -265,12 +284,12 @@ static int print_text(struct ctx *x, double P, struct lp_xcount *tot)
 	}
 	printf("\n== P = %g: %.6g references, work %.6g (%s)\n", P, lp_xmodel_references(x->m, P), work,
 	       x->work ? lp_xexpr_text(x->work) : "references");
-	printf("%-5s %-26s %13s %13s %13s %11s %11s\n", "level", "geometry", "accesses", "fa_misses",
-	       "sa_misses", "fa/work", "sa/work");
+	printf("%-5s %-26s %13s %13s %13s %11s %11s  %s\n", "level", "geometry", "accesses", "fa_misses",
+	       "sa_misses", "fa/work", "sa/work", "sa_model");
 	for (size_t l = 0; l < x->mc.n; l++)
-		printf("%-5s %-26s %13.6g %13.6g %13.6g %11.4g %11.4g\n", x->mc.level[l].name,
+		printf("%-5s %-26s %13.6g %13.6g %13.6g %11.4g %11.4g  %s\n", x->mc.level[l].name,
 		       geometry(&x->mc.level[l], geo, sizeof(geo)), tot[l].accesses, tot[l].fa_misses,
-		       tot[l].sa_misses, tot[l].fa_misses / work, tot[l].sa_misses / work);
+		       tot[l].sa_misses, tot[l].fa_misses / work, tot[l].sa_misses / work, sa_model(x, l));
 	/* measured, when given */
 	int any = 0;
 	for (size_t l = 0; l < x->mc.n; l++)
@@ -393,9 +412,9 @@ static void csv_rows(const struct ctx *x, double P, const char *scope, long id, 
 		csv_quoted(name);
 		putchar(',');
 		csv_quoted(where);
-		printf(",%s,%llu,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g\n", x->mc.level[l].name,
+		printf(",%s,%llu,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g,%s\n", x->mc.level[l].name,
 		       (unsigned long long)x->mc.level[l].block, c[l].references, c[l].accesses, c[l].fa_misses,
-		       c[l].sa_misses, work, c[l].fa_misses / work, c[l].sa_misses / work);
+		       c[l].sa_misses, work, c[l].fa_misses / work, c[l].sa_misses / work, sa_model(x, l));
 	}
 }
 
@@ -555,7 +574,9 @@ static int plot(struct ctx *x, const char *prefix, double pmax)
 			}
 		s[k++] = (struct lp_xseries){ "predicted, fully assoc.", px, fa + l * npts, npts, 0, 0, 0 };
 		if (L->assoc)
-			s[k++] = (struct lp_xseries){ "predicted, set assoc.", px, sa + l * npts, npts, 0, 1, 1 };
+			s[k++] = (struct lp_xseries){ !strcmp(sa_model(x, l), "setd") ? "predicted, set distances"
+										 : "predicted, binomial",
+						      px, sa + l * npts, npts, 0, 1, 1 };
 		s[k++] = (struct lp_xseries){ "fitted runs (exact, FA)", mx, my, ns, 1, 0, 0 };
 		if (nq) {
 			s[k++] = (struct lp_xseries){ "simulated, fully assoc.", qx, qf, nq, 1, 0, 2 };
@@ -596,6 +617,7 @@ int model_predict(int argc, char **argv)
 		{ "svg", required_argument, NULL, 'S' },
 		{ "plot-max", required_argument, NULL, 'X' },
 		{ "measured", required_argument, NULL, 'M' },
+		{ "binomial", no_argument, NULL, 'B' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -647,6 +669,7 @@ int model_predict(int argc, char **argv)
 				goto usage_bad;
 			break;
 		case 'M': measured = optarg; break;
+		case 'B': x.sa_how = LP_XSA_BINOMIAL; break;
 		case 'h':
 			free(sizes);
 			lp_xexpr_free(x.work);
@@ -712,7 +735,7 @@ int model_predict(int argc, char **argv)
 			printf("# references: %s\n", lp_xmodel_refs_formula(x.m, SIZE_MAX, f, sizeof(f)));
 		} else if (x.fmt == FMT_CSV) {
 			printf("size,scope,id,name,where,level,block,references,accesses,fa_misses,sa_misses,"
-			       "work,fa_per_work,sa_per_work\n");
+			       "work,fa_per_work,sa_per_work,sa_model\n");
 		} else {
 			printf("{\"model\": ");
 			cli_json_string(mpath);
@@ -728,10 +751,10 @@ int model_predict(int argc, char **argv)
 			printf(", \"levels\": [");
 			for (size_t l = 0; l < x.mc.n; l++)
 				printf("%s{\"name\": \"%s\", \"kind\": \"%s\", \"blocks\": %llu, \"assoc\": %llu, "
-				       "\"block\": %llu}", l ? ", " : "", x.mc.level[l].name,
+				       "\"block\": %llu, \"sa_model\": \"%s\"}", l ? ", " : "", x.mc.level[l].name,
 				       x.mc.level[l].kind == LP_XLEVEL_TLB ? "tlb" : "cache",
 				       (unsigned long long)x.mc.level[l].blocks, (unsigned long long)x.mc.level[l].assoc,
-				       (unsigned long long)x.mc.level[l].block);
+				       (unsigned long long)x.mc.level[l].block, sa_model(&x, l));
 			printf("],\n \"predictions\": [");
 		}
 	}

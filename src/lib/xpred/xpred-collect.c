@@ -71,6 +71,8 @@ struct lp_xcollect {
 	struct lp_exact *exact;
 	size_t nblocks;
 	uint64_t blocks[16];
+	struct xsets *setd[16];
+	size_t nsetd;
 	struct pcst *pcs;
 	size_t npcs, cappcs;
 	uint32_t *ptab; /* pc -> index + 1 */
@@ -107,8 +109,27 @@ int lp_xcollect_new(struct lp_xcollect **out, const struct lp_xcollect_config *c
 			if (cfg->blocks[j] == b)
 				return lp_seterr(LP_EINVAL, "block size %" PRIu64 " given twice", b);
 	}
+	if (cfg->nsetd > 16)
+		return lp_seterr(LP_EINVAL, "at most 16 set-distance geometries");
+	for (size_t i = 0; i < cfg->nsetd; i++) {
+		const struct lp_xsetspec *q = &cfg->setd[i];
+		if (!q->sets || q->sets >= (1ull << 31) || !q->line || (q->line & (q->line - 1)) ||
+		    q->line >= (1ull << 32))
+			return lp_seterr(LP_EINVAL, "set distances of %" PRIu64 " sets of %" PRIu64
+					 "-byte lines: sets must be 1 to 2^31-1, the line a power of two below 4G",
+					 q->sets, q->line);
+		for (size_t j = 0; j < i; j++)
+			if (cfg->setd[j].sets == q->sets && cfg->setd[j].line == q->line)
+				return lp_seterr(LP_EINVAL, "set distances of %" PRIu64 "x%" PRIu64 " given twice",
+						 q->sets, q->line);
+	}
 	if (!(c = calloc(1, sizeof(*c))))
 		return lp_seterr(LP_ENOMEM, "out of memory");
+	for (size_t i = 0; i < cfg->nsetd; i++) {
+		if ((rc = xsets_new(&c->setd[i], cfg->setd[i].sets, cfg->setd[i].line)) < 0)
+			goto fail;
+		c->nsetd++;
+	}
 	c->nblocks = cfg->nblocks;
 	memcpy(c->blocks, cfg->blocks, cfg->nblocks * sizeof(*cfg->blocks));
 	ec.kind = LP_DIST_STACK;
@@ -147,6 +168,8 @@ void lp_xcollect_free(struct lp_xcollect *c)
 		return;
 	xcode_free(c->code);
 	lp_exact_free(c->exact);
+	for (size_t i = 0; i < c->nsetd; i++)
+		xsets_free(c->setd[i]);
 	free(c->pcs);
 	free(c->ptab);
 	free(c->lkey);
@@ -456,6 +479,14 @@ int lp_xcollect_feed(struct lp_xcollect *c, const struct lp_ref *refs, size_t n)
 		if (!lp_ref_is_access(r))
 			continue;
 		c->references++;
+		if (c->nsetd) {
+			size_t idx = pc_index(c, r->pc);
+			if (idx == SIZE_MAX)
+				return lp_seterr(LP_ENOMEM, "out of memory");
+			for (size_t k = 0; k < c->nsetd; k++)
+				if ((rc = xsets_access(c->setd[k], r, idx)) < 0)
+					return rc;
+		}
 		if (c->pending) {
 			if (c->npend == c->cappend) {
 				size_t cap = c->cappend ? c->cappend * 2 : 4096;
@@ -559,6 +590,24 @@ static void fmt_strides(const struct pcst *s, const struct pcout *o, char *buf, 
 	}
 	if (!s->info.depth)
 		snprintf(buf, len, "-");
+}
+
+static void put_hist(FILE *f, size_t idx, uint64_t key, const struct lp_hist *h)
+{
+	size_t nbins = lp_hist_nbins(h);
+
+	fprintf(f, "hist %zu %" PRIu64 " %" PRIu64, idx, key, lp_hist_cold(h));
+	for (size_t bin = 0; bin < nbins; bin++) {
+		uint64_t cnt = lp_hist_bin_count(h, bin), lo, hi;
+		if (!cnt)
+			continue;
+		lp_hist_bin_range(bin, &lo, &hi);
+		if (lo == hi)
+			fprintf(f, " %" PRIu64 ":%" PRIu64, lo, cnt);
+		else
+			fprintf(f, " %" PRIu64 "-%" PRIu64 ":%" PRIu64, lo, hi, cnt);
+	}
+	fputc('\n', f);
 }
 
 int lp_xcollect_write(struct lp_xcollect *c, const char *path, double size, const char *command)
@@ -679,6 +728,8 @@ int lp_xcollect_write(struct lp_xcollect *c, const char *path, double size, cons
 	fprintf(f, "blocks");
 	for (size_t b = 0; b < c->nblocks; b++)
 		fprintf(f, " %" PRIu64, c->blocks[b]);
+	for (size_t b = 0; b < c->nsetd; b++)
+		fprintf(f, " %" PRIu64, LP_XKEY(xsets_sets(c->setd[b]), xsets_line(c->setd[b])));
 	fprintf(f, "\nbias 0x%" PRIx64 " %s\n", bias, inferred ? "inferred" : "mappings");
 	for (size_t m = 0; c->code && m < xcode_nmodules(c->code); m++) {
 		fprintf(f, "module %zu ", m);
@@ -728,23 +779,20 @@ int lp_xcollect_write(struct lp_xcollect *c, const char *path, double size, cons
 		for (size_t k = 0; k < n; k++) {
 			uint64_t pc;
 			const struct lp_hist *h = lp_exact_pc_hist(c->exact, b, k, &pc);
-			size_t idx = pc_index(c, pc), nbins = lp_hist_nbins(h);
+			size_t idx = pc_index(c, pc);
 			if (idx == SIZE_MAX) {
 				rc = lp_seterr(LP_ENOMEM, "out of memory");
 				goto out;
 			}
-			fprintf(f, "hist %zu %" PRIu64 " %" PRIu64, idx, c->blocks[b], lp_hist_cold(h));
-			for (size_t bin = 0; bin < nbins; bin++) {
-				uint64_t cnt = lp_hist_bin_count(h, bin), lo, hi;
-				if (!cnt)
-					continue;
-				lp_hist_bin_range(bin, &lo, &hi);
-				if (lo == hi)
-					fprintf(f, " %" PRIu64 ":%" PRIu64, lo, cnt);
-				else
-					fprintf(f, " %" PRIu64 "-%" PRIu64 ":%" PRIu64, lo, hi, cnt);
-			}
-			fputc('\n', f);
+			put_hist(f, idx, c->blocks[b], h);
+		}
+	}
+	for (size_t b = 0; b < c->nsetd; b++) {
+		uint64_t key = LP_XKEY(xsets_sets(c->setd[b]), xsets_line(c->setd[b]));
+		for (size_t k = 0; k < c->npcs; k++) {
+			const struct lp_hist *h = xsets_hist(c->setd[b], k);
+			if (h)
+				put_hist(f, k, key, h);
 		}
 	}
 	fprintf(f, "end\n");

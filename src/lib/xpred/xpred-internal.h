@@ -125,4 +125,16 @@ double xq_quantile(const struct xq *q, double u);
 double xq_mean(const struct xq *q, double u0, double u1);
 double xq_cdf(const struct xq *q, double d); /* fraction of mass below d */
 
+/* ---- set distances (xpred-sets.c) ------------------------------------------- */
+struct xsets;
+
+int xsets_new(struct xsets **out, uint64_t sets, uint64_t line);
+void xsets_free(struct xsets *e);
+uint64_t xsets_sets(const struct xsets *e);
+uint64_t xsets_line(const struct xsets *e);
+/* One reference (every line it touches) by the pc of index pcidx. */
+int xsets_access(struct xsets *e, const struct lp_ref *r, size_t pcidx);
+/* The set-distance histogram of a pc index (NULL if it made no access). */
+const struct lp_hist *xsets_hist(const struct xsets *e, size_t pcidx);
+
 #endif

@@ -404,6 +404,12 @@ static int model_block(struct lp_xmodel *m, struct xgroup *g, size_t b)
 			if (!ok || present < 2 || fmax_ > 8 * fmin_ || fmin_ < 1e-4 ||
 			    ((size_t)present < nf && d > 8))
 				continue;
+			/* set distances: the reuses of a growing footprint spread
+			 * over the sets sit at 1, 2, 3 lines per set at small
+			 * sizes before they grow (as D/s): only 0, the reuse of
+			 * the line just used, is taken as constant */
+			if (lp_xkey_sets(m->blocks[b]) && d > 0)
+				continue;
 			double *ncd = realloc(cd, (nconst + 1) * sizeof(*ncd));
 			if (!ncd) {
 				free(cd);
@@ -436,7 +442,8 @@ static int model_block(struct lp_xmodel *m, struct xgroup *g, size_t b)
 	 * at a larger one it is that many bytes, in blocks, plus a few blocks
 	 * split between data structures */
 	x.footprint = m->fblock ? &m->footprint : NULL;
-	x.fscale = m->fblock ? (double)m->fblock / (double)m->blocks[b] : 1;
+	/* (a set distance is at most the stack distance at its line size) */
+	x.fscale = m->fblock ? (double)m->fblock / (double)lp_xkey_block(m->blocks[b]) : 1;
 	x.hi = hi;
 	/* a stack distance never exceeds the footprint, so it cannot grow
 	 * faster: terms that outgrow the footprint's fit are left out */
@@ -841,6 +848,7 @@ int lp_xmodel_fit(struct lp_xmodel **out, struct lp_xrun *const *runs_in, size_t
 	{
 		size_t fb = 0;
 		double y[64] = { 0 };
+		/* (keys of set distances are above every block size) */
 		for (size_t b = 1; b < m->nblocks; b++)
 			if (m->blocks[b] < m->blocks[fb])
 				fb = b;
@@ -1081,13 +1089,69 @@ static double miss_sa(double d, uint64_t sets, uint64_t ways)
 	return lp_binomial_miss(d, sets, ways);
 }
 
+/* The key of the level's set-distance histograms, 0 if the model has none
+ * (or the level is fully associative, assoc 0: its stack distances are
+ * exact; a level of one set given by its ways uses the set distances of
+ * 1xLINE when they were collected, which are its stack distances). */
+static uint64_t setd_key(const struct lp_xmodel *m, const struct lp_xlevel *l)
+{
+	uint64_t sets = lp_xlevel_sets(l);
+
+	if (l->assoc == 0 || l->block >= (1ull << 32) || sets >= (1ull << 31))
+		return 0;
+	return block_index(m, LP_XKEY(sets, l->block)) >= 0 ? LP_XKEY(sets, l->block) : 0;
+}
+
+/* The key of the set-distance histograms predict uses for level l: those
+ * of its geometry, if the largest fitted run has set distances of at least
+ * the level's ways (in some group). If none has, the fitted runs never
+ * exercised the level's ways: every reuse then sat at a few lines per set,
+ * where set distances are small integers that hide how the reuses grow
+ * (a capacity reuse of 7500 lines in 2048 sets is at 3 or 4 like its
+ * neighbours), and the binomial model of the stack distances, which keep
+ * that growth, is used instead. */
+static uint64_t setd_use(const struct lp_xmodel *m, const struct lp_xlevel *l)
+{
+	uint64_t key = setd_key(m, l);
+	double W = (double)lp_xlevel_ways(l);
+	long b;
+
+	if (!key)
+		return 0;
+	b = block_index(m, key);
+	for (size_t g = 0; g < m->ngroups; g++) {
+		const struct xhist *h = &m->g[g].mh[(m->nsizes - 1) * m->nblocks + (size_t)b];
+		for (size_t i = 0; i < h->n; i++)
+			if (h->e[i].hi >= W && h->e[i].count > 0)
+				return key;
+	}
+	return 0;
+}
+
+int lp_xmodel_has_setd(const struct lp_xmodel *m, const struct lp_xlevel *l)
+{
+	return setd_key(m, l) != 0;
+}
+
+int lp_xmodel_uses_setd(const struct lp_xmodel *m, const struct lp_xlevel *l)
+{
+	return setd_use(m, l) != 0;
+}
+
 int lp_xmodel_predict(const struct lp_xmodel *m, size_t g, const struct lp_xlevel *l, double P,
 		      struct lp_xcount *out)
+{
+	return lp_xmodel_predict_sa(m, g, l, P, LP_XSA_AUTO, out);
+}
+
+int lp_xmodel_predict_sa(const struct lp_xmodel *m, size_t g, const struct lp_xlevel *l, double P,
+			 int how, struct lp_xcount *out)
 {
 	struct lp_xbin *bins;
 	size_t nb;
 	double cold;
 	uint64_t sets = lp_xlevel_sets(l), ways = lp_xlevel_ways(l);
+	uint64_t key = how == LP_XSA_BINOMIAL ? 0 : setd_use(m, l);
 	long b = block_index(m, l->block);
 	int rc;
 
@@ -1102,9 +1166,20 @@ int lp_xmodel_predict(const struct lp_xmodel *m, size_t g, const struct lp_xleve
 	out->fa_misses = out->sa_misses = cold;
 	for (size_t i = 0; i < nb; i++) {
 		out->fa_misses += bins[i].count * miss_fa(bins[i].distance, l->blocks);
-		out->sa_misses += bins[i].count * miss_sa(bins[i].distance, sets, ways);
+		if (!key)
+			out->sa_misses += bins[i].count * miss_sa(bins[i].distance, sets, ways);
 	}
 	free(bins);
+	if (key) {
+		/* set distances: an LRU set of k ways misses when d >= k */
+		if ((rc = lp_xmodel_hist(m, g, key, P, &bins, &nb, &cold)) < 0)
+			return rc;
+		out->sa_misses = cold;
+		for (size_t i = 0; i < nb; i++)
+			out->sa_misses += bins[i].count * miss_fa(bins[i].distance, ways);
+		out->sa_setd = 1;
+		free(bins);
+	}
 	return 0;
 }
 
@@ -1122,6 +1197,32 @@ int lp_xmodel_measured(const struct lp_xmodel *m, size_t g, const struct lp_xlev
 				 "which were not collected", l->name, l->block);
 	if (run >= m->nsizes || g >= m->ngroups)
 		return lp_seterr(LP_EINVAL, "no run %zu or group %zu", run, g);
+	if (setd_key(m, l)) {
+		/* exact: an LRU set of k ways misses when the set distance is >= k */
+		const struct xhist *sh = &m->g[g].mh[run * m->nblocks + (size_t)block_index(m, setd_key(m, l))];
+		double W = (double)ways, sa = sh->cold;
+		for (size_t i = 0; i < sh->n; i++) {
+			const struct xhent *e = &sh->e[i];
+			if (e->lo >= W)
+				sa += e->count;
+			else if (e->hi >= W)
+				sa += e->count * (e->hi - W + 1) / (e->hi - e->lo + 1);
+		}
+		out->sa_setd = 1;
+		h = &m->g[g].mh[run * m->nblocks + (size_t)b];
+		out->references = m->g[g].mrefs[run];
+		out->accesses = xhist_finite(h) + h->cold;
+		out->fa_misses = h->cold;
+		for (size_t i = 0; i < h->n; i++) {
+			const struct xhent *e = &h->e[i];
+			if (e->lo >= S)
+				out->fa_misses += e->count;
+			else if (e->hi >= S)
+				out->fa_misses += e->count * (e->hi - S + 1) / (e->hi - e->lo + 1);
+		}
+		out->sa_misses = sa;
+		return 0;
+	}
 	h = &m->g[g].mh[run * m->nblocks + (size_t)b];
 	out->references = m->g[g].mrefs[run];
 	out->accesses = xhist_finite(h) + h->cold;

@@ -1,7 +1,9 @@
 /* Cross-architecture prediction: expressions, constrained fits, machines,
  * run and model files, and known answers for the models: synthetic groups
  * whose distances and counts scale as known polynomials are recovered
- * exactly, and the binomial model is the fully-associative cut at s = 1. */
+ * exactly, and the binomial model is the fully-associative cut at s = 1;
+ * set distances equal a naive per-set count, are the stack distances at
+ * s = 1, and give exact set-associative predictions. */
 #include "lp-test.h"
 
 #include <locprof/model.h>
@@ -9,6 +11,7 @@
 
 #include "xpred/xpred-internal.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <sys/stat.h>
 
@@ -628,6 +631,260 @@ static void test_bad_files(void **state)
 	free(p);
 }
 
+/* ---- set distances --------------------------------------------------------- */
+
+#include "common/rng.h"
+
+#include <locprof/exact.h>
+
+/* Set distances the slow way: for each access, look back to the last
+ * access of its line and count the distinct other lines of its set in
+ * between (no stacks at all). */
+static void naive_setd(const uint64_t *line, size_t n, uint64_t sets, size_t npc, struct lp_hist **h)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint64_t x = line[i], s = x % sets, d = LP_DIST_COLD;
+		size_t j = i;
+		while (j > 0 && line[j - 1] != x)
+			j--;
+		if (j > 0) {
+			d = 0;
+			for (size_t k = j; k < i; k++) {
+				int seen = line[k] % sets != s;
+				for (size_t q = j; q < k && !seen; q++)
+					seen = line[q] == line[k];
+				d += !seen;
+			}
+		}
+		assert_int_equal(lp_hist_add(h[i % npc], d, 1), 0);
+	}
+}
+
+static void check_setd(const uint64_t *addr, size_t n, uint64_t sets, uint64_t lsize)
+{
+	struct xsets *e;
+	struct lp_hist *want[3];
+	uint64_t *line = malloc(n * sizeof(*line));
+	int shift = 0;
+
+	while ((1ull << shift) < lsize)
+		shift++;
+	for (size_t i = 0; i < n; i++)
+		line[i] = addr[i] >> shift;
+	for (int p = 0; p < 3; p++)
+		assert_int_equal(lp_hist_new(&want[p]), 0);
+	naive_setd(line, n, sets, 3, want);
+	assert_int_equal(xsets_new(&e, sets, lsize), 0);
+	for (size_t i = 0; i < n; i++) {
+		struct lp_ref r = { .addr = addr[i], .size = 1, .pc = 0x100 + i % 3, .kind = LP_REF_READ };
+		assert_int_equal(xsets_access(e, &r, i % 3), 0);
+	}
+	for (int p = 0; p < 3; p++) {
+		const struct lp_hist *got = xsets_hist(e, (size_t)p);
+		assert_non_null(got);
+		assert_int_equal(lp_hist_cold(got), lp_hist_cold(want[p]));
+		assert_int_equal(lp_hist_nbins(got), lp_hist_nbins(want[p]));
+		for (size_t b = 0; b < lp_hist_nbins(got); b++)
+			if (lp_hist_bin_count(got, b) != lp_hist_bin_count(want[p], b)) {
+				fprintf(stderr, "sets %" PRIu64 " pc %d bin %zu: %" PRIu64 ", want %" PRIu64 "\n",
+					sets, p, b, lp_hist_bin_count(got, b), lp_hist_bin_count(want[p], b));
+				fail();
+			}
+		lp_hist_free(want[p]);
+	}
+	xsets_free(e);
+	free(line);
+}
+
+/* The engine's set distances equal the naive ones on random traces and on
+ * power-of-two strides that fold onto a few sets, for several geometries
+ * (including a non-power-of-two number of sets, and enough accesses per
+ * set to renumber its times many times). */
+static void test_setd_naive(void **state)
+{
+	enum { N = 3000 };
+	uint64_t *a = malloc(N * sizeof(*a));
+	struct lp_rng rng;
+	const uint64_t sets[] = { 1, 2, 3, 64, 256 };
+
+	(void)state;
+	lp_rng_seed(&rng, 42);
+	for (size_t g = 0; g < sizeof(sets) / sizeof(*sets); g++) {
+		/* random over 600 lines of 64 bytes */
+		for (size_t i = 0; i < N; i++)
+			a[i] = 0x10000 + (lp_rng_next(&rng) % (600 * 64));
+		check_setd(a, N, sets[g], 64);
+		/* a few hot lines: small sets reused many times */
+		for (size_t i = 0; i < N; i++)
+			a[i] = 0x10000 + 64 * (lp_rng_next(&rng) % 9);
+		check_setd(a, N, sets[g], 64);
+		/* power-of-two strides: 4096 bytes (one set of 64), 8192, with
+		 * passes of several lengths over the same lines */
+		for (size_t i = 0; i < N; i++) {
+			uint64_t len = 5 + (i / 500) * 7;
+			a[i] = 0x100000 + (i % len) * (i < N / 2 ? 4096 : 8192);
+		}
+		check_setd(a, N, sets[g], 64);
+		/* column walk of a matrix with a power-of-two row (128 lines)
+		 * and 128-byte lines */
+		for (size_t i = 0; i < N; i++)
+			a[i] = 0x200000 + (i % 40) * 16384 + (i / 40) * 8;
+		check_setd(a, N, sets[g], 128);
+	}
+	free(a);
+}
+
+/* With one set the set distances are the stack distances of the exact
+ * engine (so the set-distance prediction of one set is the cut). */
+static void test_setd_one_set(void **state)
+{
+	enum { N = 20000 };
+	struct lp_ref *r = calloc(N, sizeof(*r));
+	struct lp_exact *x;
+	struct xsets *e;
+	struct lp_rng rng;
+	uint64_t line = 64;
+	struct lp_exact_config ec = { .kind = LP_DIST_STACK, .line_sizes = &line, .n_line_sizes = 1 };
+
+	(void)state;
+	lp_rng_seed(&rng, 7);
+	for (size_t i = 0; i < N; i++) {
+		/* unaligned 8-byte accesses, some across two lines */
+		r[i].addr = 0x4000 + lp_rng_next(&rng) % (5000 * 64) + (i % 7 == 0 ? 60 : 0);
+		r[i].size = 8;
+		r[i].kind = LP_REF_READ;
+	}
+	assert_int_equal(lp_exact_new(&x, &ec), 0);
+	assert_int_equal(lp_exact_feed(x, r, N), 0);
+	assert_int_equal(xsets_new(&e, 1, 64), 0);
+	for (size_t i = 0; i < N; i++)
+		assert_int_equal(xsets_access(e, &r[i], 0), 0);
+	const struct lp_hist *a = lp_exact_hist(x, 0), *b = xsets_hist(e, 0);
+	assert_int_equal(lp_hist_cold(a), lp_hist_cold(b));
+	assert_int_equal(lp_hist_nbins(a), lp_hist_nbins(b));
+	for (size_t k = 0; k < lp_hist_nbins(a); k++)
+		assert_int_equal(lp_hist_bin_count(a, k), lp_hist_bin_count(b, k));
+	xsets_free(e);
+	lp_exact_free(x);
+	free(r);
+}
+
+/* Prediction from set-distance histograms: a run whose group has, per
+ * 64-byte line, P cold accesses, 2P at set distance P/16 - 1 (in 16 sets)
+ * and P at set distance 0, with stack distances P - 1 and 0: a 16-set
+ * level uses them (misses: cold + those >= ways), a 32-set one the
+ * binomial model, and --binomial forces the binomial. */
+static char *write_setd_run(long p)
+{
+	char name[64], *path;
+	FILE *f;
+
+	snprintf(name, sizeof(name), "setd-%ld.xrun", p);
+	path = lp_test_path(name);
+	assert_non_null(f = fopen(path, "w"));
+	fprintf(f, "# locprof xpred run v1\nsize %ld\ncommand ./walk%%20%ld\nreferences %ld\n", p, p, 4 * p);
+	fprintf(f, "blocks 64 %" PRIu64 " %" PRIu64 "\nbias 0x0 mappings\nmodule 0 /bin/walk\n",
+		LP_XKEY(16, 64), LP_XKEY(1, 64));
+	fprintf(f, "loop 0 0 0x1000 -1 1 0 walk w.c:10-12\n");
+	fprintf(f, "pc 0 0 0x1010 %ld 0 0 64 w.c:11 walk\n", 4 * p);
+	fprintf(f, "hist 0 64 %ld 0:%ld %ld:%ld\n", p, p, p - 1, 2 * p);
+	fprintf(f, "hist 0 %" PRIu64 " %ld 0:%ld %ld:%ld\n", LP_XKEY(16, 64), p, p, p / 16 - 1, 2 * p);
+	/* one set: the set distances are the stack distances */
+	fprintf(f, "hist 0 %" PRIu64 " %ld 0:%ld %ld:%ld\n", LP_XKEY(1, 64), p, p, p - 1, 2 * p);
+	fprintf(f, "end\n");
+	fclose(f);
+	return path;
+}
+
+static void test_setd_predict(void **state)
+{
+	struct lp_xrun *runs[5];
+	struct lp_xmodel *m, *m2;
+	struct lp_xfit_options o = { 0 };
+	char *mp = lp_test_path("setd.xmodel");
+
+	(void)state;
+	for (int i = 0; i < 5; i++) {
+		char *path = write_setd_run(160 + 32 * i);
+		assert_int_equal(lp_xrun_read(&runs[i], path), 0);
+		free(path);
+	}
+	assert_int_equal(lp_xmodel_fit(&m, runs, 5, &o), 0);
+	for (int i = 0; i < 5; i++)
+		lp_xrun_free(runs[i]);
+	assert_int_equal(lp_xmodel_write(m, mp), 0);
+	assert_int_equal(lp_xmodel_read(&m2, mp), 0);
+	for (double P = 160; P <= 2560; P += 320) {
+		for (uint64_t ways = 1; ways <= 64; ways *= 2) {
+			struct lp_xlevel l16 = { .name = "L", .blocks = 16 * ways, .assoc = ways, .block = 64 };
+			struct lp_xlevel l32 = { .name = "M", .blocks = 32 * ways, .assoc = ways, .block = 64 };
+			struct lp_xcount c, cb, c2;
+			double want = P + (P / 16 - 1 >= (double)ways ? 2 * P : 0);
+			assert_true(lp_xmodel_has_setd(m, &l16));
+			assert_false(lp_xmodel_has_setd(m, &l32));
+			/* the largest fitted run (P = 288) has set distances up to
+			 * 17: levels of 32 and 64 ways were not exercised */
+			if (ways > 17) {
+				assert_false(lp_xmodel_uses_setd(m, &l16));
+				assert_int_equal(lp_xmodel_predict(m, 0, &l16, P, &c), 0);
+				assert_int_equal(c.sa_setd, 0);
+				continue;
+			}
+			assert_true(lp_xmodel_uses_setd(m, &l16));
+			assert_int_equal(lp_xmodel_predict(m, 0, &l16, P, &c), 0);
+			assert_int_equal(c.sa_setd, 1);
+			if (!REL(c.sa_misses, want)) {
+				fprintf(stderr, "P %g ways %" PRIu64 ": %g, want %g\n", P, ways, c.sa_misses, want);
+				fail();
+			}
+			assert_int_equal(lp_xmodel_predict(m2, 0, &l16, P, &c2), 0);
+			assert_true(REL(c2.sa_misses, want));
+			/* the binomial model of the same level, on the predicted
+			 * stack-distance histogram */
+			struct lp_xbin *bins;
+			size_t nb;
+			double cold, b16, b32;
+			assert_int_equal(lp_xmodel_hist(m, 0, 64, P, &bins, &nb, &cold), 0);
+			b16 = b32 = cold;
+			for (size_t i = 0; i < nb; i++) {
+				b16 += bins[i].count * lp_binomial_miss(bins[i].distance, 16, ways);
+				b32 += bins[i].count * lp_binomial_miss(bins[i].distance, 32, ways);
+			}
+			free(bins);
+			assert_int_equal(lp_xmodel_predict_sa(m, 0, &l16, P, LP_XSA_BINOMIAL, &cb), 0);
+			assert_int_equal(cb.sa_setd, 0);
+			assert_true(REL(cb.sa_misses, b16));
+			assert_int_equal(lp_xmodel_predict(m, 0, &l32, P, &cb), 0);
+			assert_int_equal(cb.sa_setd, 0);
+			assert_true(REL(cb.sa_misses, b32));
+		}
+	}
+	/* a level of one set (given by its ways) uses the set distances of
+	 * 1x64: the fully-associative cut */
+	for (double P = 160; P <= 2560; P += 160)
+		for (uint64_t w = 2; w <= 4096; w *= 2) {
+			struct lp_xlevel one = { .name = "S", .blocks = w, .assoc = w, .block = 64 };
+			struct lp_xcount c;
+			assert_int_equal(lp_xmodel_predict(m, 0, &one, P, &c), 0);
+			/* (up to the largest fitted run's distance 287) */
+			assert_int_equal(c.sa_setd, w <= 287);
+			assert_true(REL(c.sa_misses, c.fa_misses));
+			assert_true(REL(c.sa_misses, P + (P - 1 >= (double)w ? 2 * P : 0)));
+		}
+	/* the measured histograms of the fitted runs too */
+	for (size_t r = 0; r < 5; r++) {
+		struct lp_xlevel l = { .name = "L", .blocks = 16 * 8, .assoc = 8, .block = 64 };
+		struct lp_xcount c;
+		double P = 160 + 32 * (double)r;
+		assert_int_equal(lp_xmodel_measured(m, 0, &l, r, &c), 0);
+		assert_int_equal(c.sa_setd, 1);
+		assert_true(REL(c.sa_misses, P + (P / 16 - 1 >= 8 ? 2 * P : 0)));
+	}
+	lp_xmodel_free(m);
+	lp_xmodel_free(m2);
+	free(mp);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -643,6 +900,9 @@ int main(void)
 		cmocka_unit_test(test_binomial_cut),
 		cmocka_unit_test(test_binomial_direct),
 		cmocka_unit_test(test_bad_files),
+		cmocka_unit_test(test_setd_naive),
+		cmocka_unit_test(test_setd_one_set),
+		cmocka_unit_test(test_setd_predict),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
