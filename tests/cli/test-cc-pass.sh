@@ -5,7 +5,9 @@
 # seed (thread, time, reuse time, size, kind, line size) must be identical;
 # only the pcs differ. Checked with and without LTO on the known-pattern
 # programs and on a C++ program with calls in loops, exceptions,
-# vectorised loops, recursion and longjmp (tests/rt/passmix.cpp).
+# vectorised loops, recursion and longjmp (tests/rt/passmix.cpp); and again
+# with --clone-max=0, where the pass clones no block (the in-place snippet
+# of functions over the clone limit).
 . "$(dirname "$0")/lib.sh"
 RT=$LOCPROF_SRC/tests/rt
 command -v clang >/dev/null || { echo "SKIP: no clang" >&2; exit 0; }
