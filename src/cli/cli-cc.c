@@ -103,6 +103,16 @@ int cli_cc_main(const struct cli_command *cmd, int argc, char **argv, int cxx)
 			lto = 0;
 		else if (!strcmp(argv[i], "--show"))
 			show = 1;
+		else if (!strncmp(argv[i], "--clone-max=", 12)) {
+			/* Read by the pass in the compiler (src/pass). */
+			const char *v = argv[i] + 12;
+			if (!*v || strspn(v, "0123456789") != strlen(v) || strlen(v) > 18)
+				return cli_usage_error(cmd, "--clone-max needs a number of IR instructions");
+			if (setenv("LOCPROF_PASS_CLONE_MAX", v, 1)) {
+				cli_error("cannot set LOCPROF_PASS_CLONE_MAX: %s", strerror(errno));
+				return CLI_ERROR;
+			}
+		}
 		else if (!strcmp(argv[i], "--help") && argc == 2)
 			return cli_print_usage(cmd);
 		else if (!strcmp(argv[i], "--"))

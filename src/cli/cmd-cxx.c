@@ -2,7 +2,8 @@
 #include "cli-cc.h"
 
 static const char usage[] =
-	"usage: locprof c++ [--lto|--no-lto] [--sancov|--gcc] [--show] COMPILER-ARGS...\n"
+	"usage: locprof c++ [--lto|--no-lto] [--sancov|--gcc] [--clone-max=N] [--show]\n"
+	"       COMPILER-ARGS...\n"
 	"\n"
 	"Compile and link a C++ program so that `locprof record` can profile it:\n"
 	"runs clang++ with locprof's LLVM pass (-fpass-plugin=locprof-pass.so: inline\n"
@@ -19,6 +20,9 @@ static const char usage[] =
 	"             default when the pass was not built\n"
 	"  --gcc      use gcc with -fsanitize=thread instrumentation instead; the\n"
 	"             program is linked with the locprof runtime, not libtsan\n"
+	"  --clone-max=N  the pass clones the blocks of functions of at most N\n"
+	"             IR instructions (default 2000; 0: none), a speed/compile-time\n"
+	"             trade-off with the same samples either way\n"
 	"  --show     print the compiler command line on stderr\n"
 	"\n"
 	"Options of locprof must come before the compiler's. The compiler can be\n"

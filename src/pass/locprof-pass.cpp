@@ -23,6 +23,13 @@
 //    thread) it runs a clone of the block whose accesses each do the full
 //    snippet (decrement, test, watch check), so the exact reference is
 //    sampled.
+//  * Only where that pays and compiles in reasonable time: a block with one
+//    access, and every block of a function larger than the clone limit
+//    (LOCPROF_PASS_CLONE_MAX IR instructions, default kCloneMax), runs the
+//    full snippet in place, as the clone would, without a clone. Cloning
+//    doubles the code, and LLVM's code generator is superlinear in a
+//    function's size: Lua's lvm.c took 37 s instead of 0.9 s to compile
+//    with every block cloned (docs/runtime.md, "Compile time").
 // Semantics that differ: references made by a signal handler while an
 // instrumented function holds the countdown in a register are lost from
 // the thread's clock when that function writes it back (the inlined
@@ -42,12 +49,21 @@
 #include "llvm/Transforms/Utils/PromoteMemToReg.h"
 #include "llvm/Transforms/Utils/ValueMapper.h"
 
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
 using namespace llvm;
 
 namespace {
 
 // LP_REF_READ / LP_REF_WRITE of include/locprof/common.h.
 enum { kRead = 0, kWrite = 1 };
+
+// Functions of more IR instructions than this (counted before
+// instrumentation) are not cloned; chosen by measurement (docs/runtime.md,
+// "Compile time").
+enum : uint64_t { kCloneMax = 2000 };
 
 struct Access {
 	Instruction *inst;
@@ -70,6 +86,8 @@ private:
 	Constant *fast;       // the thread's lp_rt_fast (initial-exec TLS)
 	FunctionCallee slow;  // lp_rt_slow(addr, size, kind, pc)
 	MDNode *cold;         // branch weights: the slow side is cold
+	uint64_t cloneMax = kCloneMax;
+	bool stats = false;   // LOCPROF_PASS_STATS: one line per function on stderr
 	AllocaInst *cdSlot = nullptr, *mapSlot = nullptr, *maskSlot = nullptr;
 	AllocaInst *dirtySlot = nullptr; // a slow path ran in this fast block
 
@@ -97,6 +115,18 @@ Instrumenter::Instrumenter(Module &Mod) : M(Mod), C(Mod.getContext())
 	if (Function *f = dyn_cast<Function>(slow.getCallee()->stripPointerCasts()))
 		f->addFnAttr(Attribute::Cold);
 	cold = MDBuilder(C).createBranchWeights(1, 1 << 20);
+	// Set by `locprof cc --clone-max=N` (or by hand): 0 clones nothing,
+	// which the tests use to compare that path with SanitizerCoverage.
+	if (const char *e = getenv("LOCPROF_PASS_CLONE_MAX")) {
+		char *end;
+		unsigned long long v = strtoull(e, &end, 10);
+		if (*e && !*end)
+			cloneMax = v;
+		else
+			report_fatal_error("locprof-pass: LOCPROF_PASS_CLONE_MAX is not a number", false);
+	}
+	const char *st = getenv("LOCPROF_PASS_STATS");
+	stats = st && *st && strcmp(st, "0");
 }
 
 // The references the runtime counts: ordinary loads and stores of any
@@ -291,6 +321,11 @@ bool Instrumenter::run(Function &F)
 	for (AllocaInst *AI : statics)
 		AI->moveBefore(cdSlot);
 
+	uint64_t size = 0, nacc = 0, cloned = 0;
+	for (BasicBlock *BB : blocks)
+		size += BB->size();
+	bool mayClone = size <= cloneMax;
+
 	std::vector<Block> work;
 	bool any = false;
 	for (BasicBlock *BB : blocks) {
@@ -302,6 +337,18 @@ bool Instrumenter::run(Function &F)
 		if (acc.empty())
 			continue;
 		any = true;
+		nacc += acc.size();
+		if (!mayClone || acc.size() == 1) {
+			// The clone's code in place: the same per-access snippet,
+			// so the same references are sampled. For one access it
+			// is also as fast: one test of the countdown either way.
+			Block w;
+			w.slow = acc;
+			w.cdHead = nullptr;
+			work.push_back(std::move(w));
+			continue;
+		}
+		cloned++;
 		// head: PHIs, test -> body (fast) or body.slow (clone) -> tail: terminator
 		Instruction *first = &*BB->getFirstInsertionPt();
 		BasicBlock *body = BB->splitBasicBlock(first, BB->getName() + ".lp");
@@ -345,6 +392,10 @@ bool Instrumenter::run(Function &F)
 		w.cdHead = cd;
 		work.push_back(std::move(w));
 	}
+	if (stats)
+		fprintf(stderr, "locprof-pass: %s: %llu instructions, %llu accesses, %llu of %zu blocks cloned\n",
+			F.getName().str().c_str(), (unsigned long long)size, (unsigned long long)nacc,
+			(unsigned long long)cloned, blocks.size());
 	if (!any) {
 		// Nothing to count here: the calls' callees keep their own.
 		cdSlot->eraseFromParent();
@@ -363,7 +414,8 @@ bool Instrumenter::run(Function &F)
 				progCalls.push_back(&I);
 		}
 	for (Block &w : work) {
-		instrumentFast(w.fast, w.cdHead);
+		if (!w.fast.empty())
+			instrumentFast(w.fast, w.cdHead);
 		instrumentSlow(w.slow);
 	}
 	for (Instruction *I : exits) {

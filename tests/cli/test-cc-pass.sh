@@ -5,7 +5,9 @@
 # seed (thread, time, reuse time, size, kind, line size) must be identical;
 # only the pcs differ. Checked with and without LTO on the known-pattern
 # programs and on a C++ program with calls in loops, exceptions,
-# vectorised loops, recursion and longjmp (tests/rt/passmix.cpp).
+# vectorised loops, recursion and longjmp (tests/rt/passmix.cpp); and again
+# with --clone-max=0, where the pass clones no block (the in-place snippet
+# of functions over the clone limit).
 . "$(dirname "$0")/lib.sh"
 RT=$LOCPROF_SRC/tests/rt
 command -v clang >/dev/null || { echo "SKIP: no clang" >&2; exit 0; }
@@ -20,6 +22,7 @@ grep -q -- '-fsanitize-coverage=edge,trace-loads,trace-stores' "$T/show" || fail
 expect_status 2 "$LOCPROF" cc --sancov --gcc -c "$RT/count.c"
 expect_grep 'different instrumentations' "$T/err"
 
+PASSOPT=() # extra options of the pass builds
 build() { # build NAME SOURCE [options...]
 	local name=$1 src=$2 drv=cc; shift 2
 	case $src in *.cpp) drv=c++ ;; esac
@@ -35,7 +38,7 @@ compare() {
 	while [ "$1" != -- ]; do targs+=("$1"); shift; done; shift
 	sargs=("$@")
 	for lto in --lto --no-lto; do
-		build "$name-p" "$src" $lto
+		build "$name-p" "$src" $lto "${PASSOPT[@]}"
 		build "$name-s" "$src" $lto --sancov
 		nm "$T/$name-p" | grep -q ' U __sanitizer_cov' && fail "$name $lto: the pass build calls SanitizerCoverage"
 		for v in p s; do
@@ -64,6 +67,22 @@ compare cyclic "$RT/cyclic.c" 0.01 97 20 -- 97 200
 compare lockstep "$RT/lockstep.c" 0.02 50 30 -- 50 300
 compare random "$RT/random.c" 0.01 1024 20000 -- 4096 200000
 compare passmix "$RT/passmix.cpp" 0.01 300 -- 3000
+
+# Functions above the clone limit run the per-access snippet in place
+# (no clone): with the limit at 0 every function does, and must still
+# give SanitizerCoverage's references and samples.
+"$LOCPROF" cc --clone-max=0 --show -O2 -c -o "$T/x.o" "$RT/count.c" 2>/dev/null || fail "--clone-max=0 build"
+expect_status 2 "$LOCPROF" cc --clone-max=x -c "$RT/count.c"
+expect_grep 'clone-max needs a number' "$T/err"
+LOCPROF_PASS_STATS=1 "$LOCPROF" c++ --no-lto -O2 -c -o "$T/x.o" "$RT/passmix.cpp" 2>"$T/stats" || fail "stats build"
+grep -Eq ', [1-9][0-9]* of [0-9]+ blocks cloned' "$T/stats" || fail "default: no block cloned: $(cat "$T/stats")"
+LOCPROF_PASS_STATS=1 "$LOCPROF" c++ --clone-max=0 --no-lto -O2 -c -o "$T/x.o" "$RT/passmix.cpp" 2>"$T/stats" || fail "stats build"
+grep -q 'blocks cloned' "$T/stats" || fail "--clone-max=0: no statistics"
+! grep -Eq ', [1-9][0-9]* of [0-9]+ blocks cloned' "$T/stats" || fail "--clone-max=0: blocks cloned: $(cat "$T/stats")"
+PASSOPT=(--clone-max=0)
+compare lockstep0 "$RT/lockstep.c" 0.02 50 30 -- 50 300
+compare passmix0 "$RT/passmix.cpp" 0.01 300 -- 3000
+PASSOPT=()
 
 # The known answers hold for the pass build on its own (not only equal to
 # SanitizerCoverage's): cyclic sweep distance K-1, lock-step 2N-1.
