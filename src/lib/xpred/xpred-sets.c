@@ -10,6 +10,7 @@
 
 #include "common/error.h"
 #include "common/hash.h"
+#include "exact/exact-internal.h"
 
 #include <locprof/exact.h>
 
@@ -30,10 +31,7 @@ struct xset {
 struct xsets {
 	uint64_t sets, line, shift;
 	struct xset *st;
-	/* line -> time of its marker in its set (open addressing; key + 1) */
-	uint64_t *key;
-	uint32_t *pos;
-	size_t mcap, mcount;
+	struct lp_xhtab pos; /* line -> time of its marker in its set */
 	struct lp_hist **h; /* per pc index */
 	size_t nh;
 };
@@ -53,12 +51,9 @@ int xsets_new(struct xsets **out, uint64_t sets, uint64_t line)
 	e->line = line;
 	while ((1ull << e->shift) < line)
 		e->shift++;
-	e->mcap = 1024;
-	e->key = calloc(e->mcap, sizeof(*e->key));
-	e->pos = calloc(e->mcap, sizeof(*e->pos));
-	if (!e->key || !e->pos) {
+	if (lp_xhtab_init(&e->pos, 1024) < 0) {
 		xsets_free(e);
-		return lp_seterr(LP_ENOMEM, "out of memory");
+		return LP_ENOMEM;
 	}
 	*out = e;
 	return 0;
@@ -75,52 +70,13 @@ void xsets_free(struct xsets *e)
 	for (size_t i = 0; i < e->nh; i++)
 		lp_hist_free(e->h[i]);
 	free(e->st);
-	free(e->key);
-	free(e->pos);
+	lp_xhtab_release(&e->pos);
 	free(e->h);
 	free(e);
 }
 
 uint64_t xsets_sets(const struct xsets *e) { return e->sets; }
 uint64_t xsets_line(const struct xsets *e) { return e->line; }
-
-/* The slot of line x in the map (its key, or an empty slot). */
-static size_t slot_of(const struct xsets *e, uint64_t x)
-{
-	size_t mask = e->mcap - 1, i = lp_hash64(x) & mask;
-
-	while (e->key[i] && e->key[i] != x + 1)
-		i = (i + 1) & mask;
-	return i;
-}
-
-static int map_grow(struct xsets *e)
-{
-	size_t ncap = e->mcap * 2;
-	uint64_t *nk = calloc(ncap, sizeof(*nk));
-	uint32_t *np = calloc(ncap, sizeof(*np));
-
-	if (!nk || !np) {
-		free(nk);
-		free(np);
-		return lp_seterr(LP_ENOMEM, "out of memory");
-	}
-	for (size_t i = 0; i < e->mcap; i++) {
-		if (!e->key[i])
-			continue;
-		size_t j = lp_hash64(e->key[i] - 1) & (ncap - 1);
-		while (nk[j])
-			j = (j + 1) & (ncap - 1);
-		nk[j] = e->key[i];
-		np[j] = e->pos[i];
-	}
-	free(e->key);
-	free(e->pos);
-	e->key = nk;
-	e->pos = np;
-	e->mcap = ncap;
-	return 0;
-}
 
 static void bit_add(uint32_t *bit, uint32_t cap, uint32_t t, int v)
 {
@@ -159,7 +115,8 @@ static int set_room(struct xsets *e, struct xset *q)
 		if (q->who[t] == UINT64_MAX)
 			continue;
 		nw[n] = q->who[t];
-		e->pos[slot_of(e, q->who[t])] = n;
+		int isnew;
+		*lp_xhtab_get(&e->pos, q->who[t], &isnew) = n;
 		nb[n] = 1; /* leaves first, then the tree built in place */
 		n++;
 	}
@@ -184,31 +141,26 @@ static int set_room(struct xsets *e, struct xset *q)
 static int access_line(struct xsets *e, uint64_t x, uint64_t *dist)
 {
 	struct xset *q = &e->st[e->sets & (e->sets - 1) ? x % e->sets : x & (e->sets - 1)];
-	size_t i;
-	int rc;
+	uint64_t *pos;
+	int rc, isnew;
 
 	if (q->t == q->cap && (rc = set_room(e, q)) < 0)
 		return rc;
 	if (x == UINT64_MAX)
 		return lp_seterr(LP_EINVAL, "line 2^64-1 cannot be tracked");
-	i = slot_of(e, x);
-	if (e->key[i]) {
-		uint32_t p = e->pos[i];
+	if ((rc = lp_xhtab_reserve(&e->pos, 1)) < 0)
+		return rc;
+	pos = lp_xhtab_get(&e->pos, x, &isnew);
+	if (!isnew) {
+		uint32_t p = (uint32_t)*pos;
 		*dist = q->live - bit_prefix(q->bit, p + 1);
 		bit_add(q->bit, q->cap, p, -1);
 		q->who[p] = UINT64_MAX;
 	} else {
 		*dist = LP_DIST_COLD;
-		if ((e->mcount + 1) * 2 > e->mcap) {
-			if ((rc = map_grow(e)) < 0)
-				return rc;
-			i = slot_of(e, x);
-		}
-		e->key[i] = x + 1;
-		e->mcount++;
 		q->live++;
 	}
-	e->pos[i] = q->t;
+	*pos = q->t;
 	q->who[q->t] = x;
 	bit_add(q->bit, q->cap, q->t, 1);
 	q->t++;
