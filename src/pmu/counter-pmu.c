@@ -253,8 +253,14 @@ static int sys_read(void *ctx, int fd, uint64_t *count)
 
 	if (n < 0)
 		return -errno;
-	if (n != (ssize_t)sizeof(v) || v[2] != v[1])
-		return -EIO; /* a pinned event that lost its counter */
+	/* A pinned event that cannot be on the PMU goes into an error state
+	 * where read returns end-of-file (perf_event_open(2), "pinned"). The
+	 * enabled and running times are not compared: read for a thread
+	 * being switched in or out can see them a few ns apart (seen with the
+	 * software clock of pmu-sw, once in 80 runs, while the thread had
+	 * never been off the counter). */
+	if (n != (ssize_t)sizeof(v))
+		return -EIO;
 	*count = v[0];
 	return 0;
 }

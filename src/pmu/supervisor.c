@@ -273,7 +273,10 @@ int lp_pmu_sup_resume(struct lp_pmu_thread *t, enum lp_pmu_resume how, int sig)
 {
 	long req = how == LP_PMU_STEP ? PTRACE_SINGLESTEP : how == LP_PMU_CONT ? PTRACE_CONT : PTRACE_SYSCALL;
 
-	if (ptrace(req, t->tid, 0, (void *)(long)sig) < 0)
+	/* ESRCH: the thread was killed while stopped (another thread's
+	 * exit_group, a SIGKILL); ptrace(2) says a tracer must expect it on
+	 * any request. It is as good as running: wait reports its exit next. */
+	if (ptrace(req, t->tid, 0, (void *)(long)sig) < 0 && errno != ESRCH)
 		return lp_seterr_errno("ptrace(resume %d)", (int)t->tid);
 	t->state = LP_PMU_T_RUNNING;
 	t->at_entry = 0;
