@@ -7,18 +7,17 @@
 // (where SanitizerCoverage runs too, so both see the same loads and stores)
 // and keeps the runtime's semantics exactly: the reference that finds the
 // thread's countdown at 0 is sampled, every reference is checked against
-// the watch map, and both go to the runtime's one slow path, lp_rt_slow(),
+// the watch shadow, and both go to the runtime's one slow path, lp_rt_slow(),
 // with the countdown in lp_rt_fast already decremented (src/rt/rt.h).
 //
 // What it does differently from the inlined callbacks:
-//  * The countdown, the map pointer and its mask live in SSA values inside
-//    a function (allocas promoted by mem2reg): loaded from TLS at entry and
-//    after every call, the countdown stored back before calls and returns.
-//    The hot path stores nothing.
+//  * The countdown lives in an SSA value inside a function (an alloca
+//    promoted by mem2reg): loaded from TLS at entry and after every call,
+//    stored back before calls and returns. The hot path stores nothing.
 //  * One countdown test per basic block, not per access: a block with n
 //    accesses (and no call among them: blocks are split after calls) tests
 //    countdown >= n once, subtracts n and runs its accesses with the watch
-//    check only (shift, mask, byte load, branch). Otherwise (a sample falls
+//    check only (shift, byte load from the fixed shadow, branch). Otherwise (a sample falls
 //    in this block, or the runtime wants every reference: trace mode, a new
 //    thread) it runs a clone of the block whose accesses each do the full
 //    snippet (decrement, test, watch check), so the exact reference is
@@ -82,13 +81,13 @@ private:
 	LLVMContext &C;
 	Type *i8, *i32, *i64;
 	PointerType *i8p;
-	StructType *fastTy;   // the first three fields of struct lp_rt_fast
+	StructType *fastTy;   // the first field of struct lp_rt_fast
 	Constant *fast;       // the thread's lp_rt_fast (initial-exec TLS)
 	FunctionCallee slow;  // lp_rt_slow(addr, size, kind, pc)
 	MDNode *cold;         // branch weights: the slow side is cold
 	uint64_t cloneMax = kCloneMax;
 	bool stats = false;   // LOCPROF_PASS_STATS: one line per function on stderr
-	AllocaInst *cdSlot = nullptr, *mapSlot = nullptr, *maskSlot = nullptr;
+	AllocaInst *cdSlot = nullptr;
 	AllocaInst *dirtySlot = nullptr; // a slow path ran in this fast block
 
 	bool accessOf(Instruction &I, Access &a) const;
@@ -106,7 +105,7 @@ Instrumenter::Instrumenter(Module &Mod) : M(Mod), C(Mod.getContext())
 	i32 = Type::getInt32Ty(C);
 	i64 = Type::getInt64Ty(C);
 	i8p = PointerType::getUnqual(i8);
-	fastTy = StructType::get(C, { i64, i8p, i64 });
+	fastTy = StructType::get(C, ArrayRef<Type *>(i64));
 	fast = M.getOrInsertGlobal("lp_rt_fast", fastTy, [&] {
 		return new GlobalVariable(M, fastTy, false, GlobalValue::ExternalLinkage, nullptr,
 					  "lp_rt_fast", nullptr, GlobalValue::InitialExecTLSModel);
@@ -166,13 +165,11 @@ bool Instrumenter::accessOf(Instruction &I, Access &a) const
 	return true;
 }
 
-// The SSA copies of countdown, map and mask from the runtime's TLS: at
-// entry and after anything that may have run the slow path.
+// The SSA copy of the countdown from the runtime's TLS: at entry and after
+// anything that may have run the slow path.
 void Instrumenter::reload(IRBuilder<> &B)
 {
 	B.CreateStore(B.CreateLoad(i64, field(B, 0), "lp.cd"), cdSlot);
-	B.CreateStore(B.CreateLoad(i8p, field(B, 1), "lp.map"), mapSlot);
-	B.CreateStore(B.CreateLoad(i64, field(B, 2), "lp.mask"), maskSlot);
 }
 
 void Instrumenter::writeBack(IRBuilder<> &B, Value *cd)
@@ -206,22 +203,26 @@ void Instrumenter::slowCall(Instruction *before, Value *cond, const Access &a, V
 		B.CreateStore(B.CreateSub(B.CreateLoad(i64, cdSlot), ConstantInt::get(i64, rest)), cdSlot);
 }
 
-// The map test of the snippet: map[(addr >> 6) & mask] != 0.
-static Value *watched(IRBuilder<> &B, Value *ptr, Value *map, Value *mask, Type *i64, Type *i8)
+// The shadow test of the snippet: shadow[addr >> 6] != 0, the shadow at a
+// fixed address that fits a 32-bit displacement (LP_RT_SHADOW and
+// LP_RT_GRANULE_SHIFT of src/rt/rt.h), so no register holds its base.
+static constexpr uint64_t kShadow = 0x7fff8000ull;
+static Value *watched(IRBuilder<> &B, Value *ptr, Type *i64, Type *i8)
 {
-	Value *g = B.CreateLShr(B.CreatePtrToInt(ptr, i64), 6); // LP_RT_GRANULE_SHIFT
-	Value *byte = B.CreateLoad(i8, B.CreateGEP(i8, map, B.CreateAnd(g, mask)), "lp.w");
-	return B.CreateICmpNE(byte, ConstantInt::get(i8, 0));
+	Value *g = B.CreateLShr(B.CreatePtrToInt(ptr, i64), 6);
+	Value *at = B.CreateIntToPtr(B.CreateAdd(g, ConstantInt::get(i64, kShadow)), PointerType::getUnqual(i8));
+	return B.CreateICmpNE(B.CreateLoad(i8, at, "lp.w"), ConstantInt::get(i8, 0));
 }
 
 // The block's countdown was tested and decremented by acc.size() at its
-// head (cdHead is the value before): each access only checks the map.
+// head (cdHead is the value before): each access only checks the shadow.
 // An access to the same address as an earlier one of the block skips the
-// check unless a slow path ran in between: the map only changes in the
-// slow path (a watch hit ends watches, it never starts one), so the
-// answer is the earlier one's, which was no. `c[j] += ...` is then two
-// checks, not three. (A watch started by a signal handler in between is
-// missed; so it was by the inlined callbacks, which kept the map pointer.)
+// check unless a slow path ran in between: this thread's watches only
+// change in its slow path (a watch hit ends watches, it never starts
+// one), and other threads' watches are not its business, so the answer is
+// the earlier one's, which was no. `c[j] += ...` is then two checks, not
+// three. (A watch started by a signal handler in between is missed; so it
+// was by the inlined callbacks.)
 void Instrumenter::instrumentFast(const std::vector<Access> &acc, Value *cdHead)
 {
 	uint64_t n = acc.size();
@@ -238,8 +239,7 @@ void Instrumenter::instrumentFast(const std::vector<Access> &acc, Value *cdHead)
 			at = SplitBlockAndInsertIfThen(D.CreateLoad(Type::getInt1Ty(C), dirtySlot), at, false, cold);
 		}
 		IRBuilder<> B(at);
-		Value *map = B.CreateLoad(i8p, mapSlot), *mask = B.CreateLoad(i64, maskSlot);
-		Value *cond = watched(B, acc[i].ptr, map, mask, i64, i8);
+		Value *cond = watched(B, acc[i].ptr, i64, i8);
 		// The runtime expects the countdown as it would be after this
 		// reference: the SSA copy (after all n) plus the n-1-i to come.
 		Value *tlsCd = B.CreateAdd(B.CreateLoad(i64, cdSlot), ConstantInt::get(i64, n - 1 - i));
@@ -257,9 +257,8 @@ void Instrumenter::instrumentSlow(const std::vector<Access> &acc)
 		Value *cd = B.CreateLoad(i64, cdSlot);
 		Value *dec = B.CreateSub(cd, ConstantInt::get(i64, 1));
 		B.CreateStore(dec, cdSlot);
-		Value *map = B.CreateLoad(i8p, mapSlot), *mask = B.CreateLoad(i64, maskSlot);
 		Value *cond = B.CreateOr(B.CreateICmpEQ(cd, ConstantInt::get(i64, 0)),
-					 watched(B, a.ptr, map, mask, i64, i8));
+					 watched(B, a.ptr, i64, i8));
 		slowCall(a.inst, cond, a, dec, 0, false);
 	}
 }
@@ -303,14 +302,12 @@ bool Instrumenter::run(Function &F)
 	for (BasicBlock &BB : F)
 		blocks.push_back(&BB);
 
-	// A new entry block holds the static allocas, the three slots and
+	// A new entry block holds the static allocas, the two slots and
 	// their first load; the old entry becomes an ordinary block.
 	BasicBlock *oldEntry = &F.getEntryBlock();
 	BasicBlock *entry = BasicBlock::Create(C, "lp.entry", &F, oldEntry);
 	IRBuilder<> EB(entry);
 	cdSlot = EB.CreateAlloca(i64, nullptr, "lp.cd.slot");
-	mapSlot = EB.CreateAlloca(i8p, nullptr, "lp.map.slot");
-	maskSlot = EB.CreateAlloca(i64, nullptr, "lp.mask.slot");
 	dirtySlot = EB.CreateAlloca(Type::getInt1Ty(C), nullptr, "lp.dirty.slot");
 	Instruction *br = EB.CreateBr(oldEntry);
 	std::vector<AllocaInst *> statics;
@@ -399,8 +396,6 @@ bool Instrumenter::run(Function &F)
 	if (!any) {
 		// Nothing to count here: the calls' callees keep their own.
 		cdSlot->eraseFromParent();
-		mapSlot->eraseFromParent();
-		maskSlot->eraseFromParent();
 		dirtySlot->eraseFromParent();
 		return true;
 	}
@@ -449,7 +444,7 @@ bool Instrumenter::run(Function &F)
 	reload(IB);
 
 	DominatorTree DT(F);
-	PromoteMemToReg({ cdSlot, mapSlot, maskSlot, dirtySlot }, DT);
+	PromoteMemToReg({ cdSlot, dirtySlot }, DT);
 	return true;
 }
 

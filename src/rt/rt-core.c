@@ -33,24 +33,12 @@
 #include <time.h>
 #include <unistd.h>
 
-/* An always-empty one-entry map, for threads with nothing to watch yet and
- * for the inert runtime. */
-static const uint8_t rt_zero_map[1];
-
-/* The map starts valid, so that no hot path ever reads through NULL. */
-__thread struct lp_rt_fast lp_rt_fast
-	__attribute__((tls_model("initial-exec"))) = { .map = rt_zero_map };
+__thread struct lp_rt_fast lp_rt_fast __attribute__((tls_model("initial-exec")));
 
 enum {
 	SAMPLE_CAP = 4096,  /* samples per SAMPLES message (160 KiB) */
 	EVENT_CAP_TRACE = 8192, /* references per REFS message (256 KiB) */
 	EVENT_CAP_ALLOC = 1024, /* allocation events per ALLOCS message */
-	/* Map entries per live watched granule: a uniformly spread access
-	 * takes a false-positive slow path with probability about 1/128. */
-	MAP_PER_GRANULE = 128,
-	/* 1 MiB: covers 64 MiB of address space before entries alias. Pages
-	 * never written cost nothing (reads map the zero page). */
-	MAP_MIN = 1 << 20,
 	TABLE_MIN = 64,
 	MAPS_CHUNK = 60000,
 	CMDLINE_MAX = 4096,
@@ -78,9 +66,6 @@ struct lp_rt_thread {
 
 	struct rt_watch *table;
 	uint64_t table_cap, live;
-	uint8_t *map;            /* watch counts per granule (saturating at 255) */
-	uint64_t map_entries;
-	uint64_t live_granules;  /* map increments owed to live watches */
 
 	struct lp_msg_sample *samples;
 	uint32_t nsamples;
@@ -287,8 +272,52 @@ static void rt_process_init(void)
 	atomic_store(&g.init_state, 2);
 }
 
+/* ---- the watch shadow (rt.h) ----------------------------------------------
+ * Mapped before any instrumented code can run: from the executable's
+ * .preinit_array, which the dynamic loader (or the static start-up code)
+ * runs before every constructor, ours and the libraries' (instrumented
+ * shared libraries use the executable's runtime). Without it no
+ * instrumented access can execute, so failing to map it is fatal, in one
+ * line. libc is not initialised yet here: raw system calls only. */
+static void rt_shadow_fail(long err)
+{
+	static const char head[] = "locprof runtime: cannot reserve the 2 TiB watch shadow at 0x7fff8000: ";
+	const char *why = err == ENOMEM ? "out of address space (is `ulimit -v` set, or "
+					  "vm.overcommit_memory 2?)\n"
+			  : err == EEXIST ? "something is already mapped there (a non-PIE "
+					    "program of over 2 GiB?)\n"
+					  : "mmap failed\n";
+
+	(void)!syscall(SYS_write, 2, head, sizeof(head) - 1);
+	(void)!syscall(SYS_write, 2, why, strlen(why));
+	syscall(SYS_exit_group, 127);
+}
+
+static void rt_shadow_map(void)
+{
+	static int mapped;
+	long p;
+
+	if (mapped)
+		return;
+	p = syscall(SYS_mmap, (void *)(uintptr_t)LP_RT_SHADOW, LP_RT_SHADOW_BYTES,
+		    PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+	if (p == -1)
+		rt_shadow_fail(errno);
+	if ((uint64_t)p != LP_RT_SHADOW) { /* a kernel before 4.17 took it as a hint */
+		syscall(SYS_munmap, (void *)p, LP_RT_SHADOW_BYTES);
+		rt_shadow_fail(EEXIST);
+	}
+	mapped = 1;
+}
+
+__attribute__((section(".preinit_array"), used)) static void (*const rt_shadow_preinit)(void) =
+	rt_shadow_map;
+
 __attribute__((constructor(101))) static void rt_constructor(void)
 {
+	rt_shadow_map(); /* done by .preinit_array unless that was not linked */
 	lp_rt_fast.in_rt++;
 	rt_process_init();
 	lp_rt_fast.in_rt--;
@@ -453,12 +482,16 @@ static void rt_connect(struct lp_rt_thread *t)
 #define LP_RT_HASH 0x9e3779b97f4a7c15ull
 
 /* ---- watches ----------------------------------------------------------------
- * Exact table: open addressing with linear probing and backward-shift
- * deletion (no tombstones, so lookups stay short however many samples
- * complete). Map: a direct-mapped count per 64-byte granule, incremented
- * for every granule a watch's line covers and decremented when it ends, so
- * it never needs cleaning; a count that reaches 255 stays there (a false
- * positive costs only a table lookup) until the map is next rebuilt. */
+ * Exact table, per thread: open addressing with linear probing and
+ * backward-shift deletion (no tombstones, so lookups stay short however
+ * many samples complete). Shadow (rt.h), shared by the threads: a count
+ * per 64-byte granule, incremented for every granule a watch's line covers
+ * and decremented when it ends, so it never needs cleaning; a count that
+ * reaches 255 stays there (a false positive costs only a table lookup).
+ * Another thread's watch is a false positive too: the exact table is the
+ * thread's own. Relaxed atomics: only the thread that set a watch must see
+ * it, and it does in program order; other threads' views only decide
+ * whether they look in their own table. */
 
 static uint64_t rt_slot(const struct lp_rt_thread *t, uint64_t line, uint32_t idx)
 {
@@ -491,24 +524,38 @@ static uint64_t rt_granules(const struct rt_watch *w, uint64_t *first)
 	return 1ull << (shift - LP_RT_GRANULE_SHIFT);
 }
 
-static void rt_map_add(struct lp_rt_thread *t, const struct rt_watch *w, int delta)
+static void rt_shadow_add(const struct rt_watch *w, int delta)
 {
-	uint64_t first, n = rt_granules(w, &first), mask = t->map_entries - 1;
+	uint64_t first, n = rt_granules(w, &first);
 
 	for (uint64_t k = 0; k < n; k++) {
-		uint8_t *e = &t->map[(first + k) & mask];
-		if (*e != 255)
-			*e = (uint8_t)(*e + delta);
+		uint8_t *e = (uint8_t *)(uintptr_t)(LP_RT_SHADOW + first + k), v;
+		if (first + k >= LP_RT_SHADOW_BYTES)
+			continue; /* no user address maps there */
+		v = __atomic_load_n(e, __ATOMIC_RELAXED);
+		do {
+			if (v == 255)
+				break;
+		} while (!__atomic_compare_exchange_n(e, &v, (uint8_t)(v + delta), 1, __ATOMIC_RELAXED,
+						      __ATOMIC_RELAXED));
 	}
+}
+
+/* Take every live watch of a thread off the shadow (its table stays: the
+ * thread is ending, or it is a parent's thread in a forked child). */
+static void rt_shadow_drop(struct lp_rt_thread *t)
+{
+	for (uint64_t i = 0; t->table && i < t->table_cap; i++)
+		if (t->table[i].used)
+			rt_shadow_add(&t->table[i], -1);
 }
 
 static void rt_remove(struct lp_rt_thread *t, struct rt_watch *w)
 {
-	uint64_t mask = t->table_cap - 1, i = (uint64_t)(w - t->table), j = i, first;
+	uint64_t mask = t->table_cap - 1, i = (uint64_t)(w - t->table), j = i;
 
 	t->live--;
-	t->live_granules -= rt_granules(w, &first);
-	rt_map_add(t, w, -1);
+	rt_shadow_add(w, -1);
 	for (;;) {
 		uint64_t home;
 		t->table[i].used = 0;
@@ -522,28 +569,6 @@ static void rt_remove(struct lp_rt_thread *t, struct rt_watch *w)
 		t->table[i] = t->table[j];
 		i = j;
 	}
-}
-
-/* Move to a bigger map. The old one is never unmapped: a signal handler's
- * slow path may grow the map while the code it interrupted still holds the
- * old pointer in a register (it then misses only the watches set since,
- * until its next slow path). Sizes grow 4x, so the old maps add at most a
- * third, and their pages never written cost nothing. On failure to get
- * memory the old map stays: still correct, only fuller. */
-static int rt_map_grow(struct lp_rt_thread *t, uint64_t entries)
-{
-	uint8_t *nm = rt_alloc(entries);
-
-	if (!nm)
-		return -1;
-	t->map = nm;
-	t->map_entries = entries;
-	for (uint64_t i = 0; i < t->table_cap; i++)
-		if (t->table[i].used)
-			rt_map_add(t, &t->table[i], 1);
-	t->fast->map = t->map;
-	t->fast->map_mask = t->map_entries - 1;
-	return 0;
 }
 
 static int rt_table_grow(struct lp_rt_thread *t)
@@ -643,7 +668,7 @@ static void rt_start_sample(struct lp_rt_thread *t, uint64_t addr, uint32_t size
 		return;
 	for (uint32_t i = 0; i < g.nlines; i++) {
 		struct rt_watch *w;
-		uint64_t line = addr >> g.line_shift[i], j, first;
+		uint64_t line = addr >> g.line_shift[i], j;
 
 		if ((t->live + 1) * 2 > t->table_cap && rt_table_grow(t) < 0)
 			return; /* out of memory: sample fewer, stay correct */
@@ -661,16 +686,7 @@ static void rt_start_sample(struct lp_rt_thread *t, uint64_t addr, uint32_t size
 		w->level = (uint8_t)level;
 		w->used = 1;
 		t->live++;
-		t->live_granules += rt_granules(w, &first);
-		if (t->live_granules * MAP_PER_GRANULE > t->map_entries) {
-			uint64_t entries = t->map_entries;
-			while (t->live_granules * MAP_PER_GRANULE > entries)
-				entries *= 4;
-			if (rt_map_grow(t, entries) < 0) /* else it counted this watch too */
-				rt_map_add(t, w, 1);
-		} else {
-			rt_map_add(t, w, 1);
-		}
+		rt_shadow_add(w, 1);
 	}
 }
 
@@ -680,18 +696,14 @@ static void rt_make_inert(struct lp_rt_fast *f)
 {
 	f->countdown = INERT_COUNTDOWN;
 	f->epoch = INERT_COUNTDOWN;
-	f->map = rt_zero_map;
-	f->map_mask = 0;
 }
 
 static void rt_thread_unmap(struct lp_rt_thread *t)
 {
 	rt_free(t->table, t->table_cap * sizeof(struct rt_watch));
-	rt_free(t->map, t->map_entries);
 	rt_free(t->samples, SAMPLE_CAP * sizeof(struct lp_msg_sample));
 	rt_free(t->events, (uint64_t)t->event_cap * sizeof(struct lp_msg_ref));
 	t->table = NULL;
-	t->map = NULL;
 	t->samples = NULL;
 	t->events = NULL;
 }
@@ -732,12 +744,10 @@ static struct lp_rt_thread *rt_thread_init(struct lp_rt_fast *f)
 	lp_rng_seed(&t->rng, lp_splitmix64(&x));
 	t->table_cap = TABLE_MIN;
 	t->table = rt_alloc(TABLE_MIN * sizeof(struct rt_watch));
-	t->map_entries = MAP_MIN;
-	t->map = rt_alloc(MAP_MIN);
 	t->samples = rt_alloc(SAMPLE_CAP * sizeof(struct lp_msg_sample));
 	t->event_cap = g.mode == LP_MODE_TRACE ? EVENT_CAP_TRACE : EVENT_CAP_ALLOC;
 	t->events = rt_alloc((uint64_t)t->event_cap * sizeof(struct lp_msg_ref));
-	if (!t->table || !t->map || !t->samples || !t->events) {
+	if (!t->table || !t->samples || !t->events) {
 		rt_thread_unmap(t);
 		rt_free(t, sizeof(*t));
 		return NULL;
@@ -747,8 +757,6 @@ static struct lp_rt_thread *rt_thread_init(struct lp_rt_fast *f)
 	if (atomic_exchange(&g.maps_sent, 1) == 0)
 		rt_send_maps(t, LP_MAPS_START);
 	f->t = t;
-	f->map = t->map;
-	f->map_mask = t->map_entries - 1;
 	rt_set_gap(f, t, UINT64_MAX); /* no reference yet */
 	pthread_setspecific(g.key, t);
 	t->next = atomic_load(&g.threads);
@@ -779,6 +787,7 @@ static void rt_thread_finish(struct lp_rt_thread *t)
 				rt_emit(t, &t->table[i], LP_SAMPLE_DANGLING, 0);
 		rt_send_samples(t);
 	}
+	rt_shadow_drop(t); /* the table stays, for nothing */
 	rt_send_events(t);
 	rt_header(&m.h, LP_MSG_THREAD, sizeof(m), t);
 	m.thread = t->number;
@@ -870,8 +879,6 @@ void lp_rt_slow(uint64_t addr, uint32_t size, uint32_t kind, uint64_t pc)
 		/* Before our constructor: try again at the next reference. */
 		f->countdown = 0;
 		f->epoch = 0;
-		f->map = rt_zero_map;
-		f->map_mask = 0;
 		return;
 	}
 	f->in_rt++;
@@ -1040,6 +1047,7 @@ static void rt_atfork_child(void)
 		next = t->next;
 		if (t->fd >= 0)
 			close(t->fd);
+		rt_shadow_drop(t);
 		rt_thread_unmap(t);
 		rt_free(t, sizeof(*t));
 	}
@@ -1048,6 +1056,4 @@ static void rt_atfork_child(void)
 	f->t = NULL;
 	f->countdown = 0; /* the next reference re-initialises this thread */
 	f->epoch = 0;
-	f->map = rt_zero_map;
-	f->map_mask = 0;
 }

@@ -13,12 +13,24 @@
 
 #include <stdint.h>
 
-/* The watch map is direct-mapped over 64-byte granules: entry
- * (addr >> 6) & map_mask counts the live watches whose line covers a
- * granule mapping there. A line size below 64 bytes shares its granule
- * (the slow path's exact table sorts that out); a larger one covers
- * several granules. */
+/* The watch shadow: one byte per 64-byte granule of the whole user
+ * address space (2^47 bytes, so 2^41 bytes of shadow), at a fixed address
+ * that fits an x86-64 32-bit displacement, so that the check of an access
+ * is `shr $6; cmpb $0, SHADOW(reg); jne`: no base or mask register, no
+ * aliasing. Byte (addr >> 6) counts the live watches, of any thread, whose
+ * line covers that granule (saturating at 255). A line size below 64
+ * bytes shares its granule (the slow path's exact table sorts that out);
+ * a larger one covers several granules. Mapped once per process image,
+ * MAP_NORESERVE: pages never written read as the zero page and cost
+ * nothing (docs/runtime.md, "The watch shadow"). */
 #define LP_RT_GRANULE_SHIFT 6
+#define LP_RT_SHADOW 0x7fff8000ull
+#define LP_RT_SHADOW_BYTES (1ull << (47 - LP_RT_GRANULE_SHIFT))
+
+static inline __attribute__((always_inline)) uint8_t lp_rt_shadow_load(uint64_t addr)
+{
+	return *(const uint8_t *)(LP_RT_SHADOW + (addr >> LP_RT_GRANULE_SHIFT));
+}
 
 /* The hot, per-thread state, reached through the initial-exec TLS model
  * (a %fs-relative access, no __tls_get_addr call). */
@@ -28,8 +40,6 @@ struct lp_rt_fast {
 	 * to see). Unsigned, so that the test and the decrement are one
 	 * `sub $1; jb` when the compiler keeps it in memory. */
 	uint64_t countdown;
-	const uint8_t *map;     /* watch counts, map_mask + 1 entries */
-	uint64_t map_mask;
 	/* Reference clock: references of this thread so far, including the
 	 * current one = epoch - countdown (mod 2^64), so the hot path keeps
 	 * one counter, not two. */
@@ -69,9 +79,9 @@ static inline __attribute__((always_inline)) void lp_rt_access(uint64_t addr, ui
 	uint64_t cd = f->countdown;
 
 	f->countdown = cd - 1;
-	/* | and not ||: the map is always valid (rt_zero_map at worst), and
-	 * with || its loads sit in a block of their own, which defeats PRE. */
-	if (__builtin_expect((cd == 0) | (f->map[(addr >> LP_RT_GRANULE_SHIFT) & f->map_mask] != 0), 0))
+	/* | and not ||: the shadow is always mapped, and with || its load
+	 * sits in a block of its own, which defeats PRE. */
+	if (__builtin_expect((cd == 0) | (lp_rt_shadow_load(addr) != 0), 0))
 		lp_rt_slow(addr, size, kind, pc);
 }
 

@@ -84,6 +84,14 @@ expect_grep 'thr.samples: .* 5 threads' "$T/err"
 [ "$(awk '!/^#/ && $6 == 1 { print $1 }' "$T/thr.samples" | sort -u | wc -l)" = 4 ] || fail "not 4 sampled threads"
 [ "$(distances "$T/thr.samples")" = $((K - 1)) ] || fail "threads: distances $(distances "$T/thr.samples" | tr '\n' ' ')"
 
+# 4b. Threads sweeping the same lines at once: the watch shadow is shared,
+#     so each thread's watches are false positives for the others, which
+#     must not complete them: distances are still per thread, exactly K-1.
+expect_status 0 "$LOCPROF" record -o "$T/shr.samples" --rate 0.01 -- "$T/cyclic-t" $K $R shared
+expect_grep 'shr.samples: .* 5 threads' "$T/err"
+[ "$(awk '!/^#/ && $6 == 1 { print $1 }' "$T/shr.samples" | sort -u | wc -l)" = 4 ] || fail "shared: not 4 sampled threads"
+[ "$(distances "$T/shr.samples")" = $((K - 1)) ] || fail "shared: distances $(distances "$T/shr.samples" | tr '\n' ' ')"
+
 # 5. Fork: the child gets its own profile, named by pid, with its own samples.
 expect_status 0 "$LOCPROF" record -o "$T/fork.samples" --rate 0.01 -- "$T/cyclic" $K $R fork
 ls "$T"/fork.*.samples >/dev/null 2>&1 || fail "no child profile"
@@ -232,6 +240,12 @@ awk 'NR == FNR { a[++n] = $1; next } { b[++m] = $1 }
 		while (i <= n && a[i] == v) i++; while (j <= m && b[j] == v) j++
 		x = (i - 1) / n - (j - 1) / m; if (x < 0) x = -x; if (x > d) d = x }
 	exit !(d > 1.95 * sqrt((n + m) / (n * m))) }' "$T/d1" "$T/d3" || fail "the KS test does not tell M=4096 from M=1024"
+
+# 11b. Without the 2 TiB of address space for the watch shadow an
+#      instrumented program cannot run: one clear line, status 127.
+expect_status 127 sh -c "ulimit -v 4000000; exec \"\$0\" 3 1" "$T/cyclic"
+expect_grep 'cannot reserve the 2 TiB watch shadow' "$T/err"
+expect_one_line "$T/err"
 
 # 11. The runtime is inert without locprof record.
 [ "$("$T/cyclic" $K $R)" = "$("$T/plain" 1 1 >/dev/null; "$T/cyclic-nolto" $K $R)" ] || fail "inert output differs"

@@ -4,7 +4,9 @@
  * usage: cyclic K R [mode]   mode: exit (default), segv, abort, fork,
  * threads, spin (sweep until killed; writes its pid to argv[4]), exec and
  * execlp (sweep, then run itself again in mode exit: two images), vfork
- * (a vfork child that fails to exec and _exits, then the parent sweeps) */
+ * (a vfork child that fails to exec and _exits, then the parent sweeps),
+ * shared (four threads sweep the same lines at once: each one's watches
+ * are in granules the others touch, a false positive for them) */
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -22,6 +24,14 @@ static long sweep(volatile char *a, long rounds)
 		for (long i = 0; i < K; i++)
 			s += a[i * 64];
 	return s;
+}
+
+static volatile char *shared_lines;
+
+static void *shared_main(void *arg)
+{
+	*(long *)arg = sweep(shared_lines, R);
+	return NULL;
 }
 
 static void *thread_main(void *arg)
@@ -49,6 +59,17 @@ int main(int argc, char **argv)
 		long res[4];
 		for (int i = 0; i < 4; i++)
 			pthread_create(&t[i], NULL, thread_main, &res[i]);
+		for (int i = 0; i < 4; i++)
+			pthread_join(t[i], NULL);
+		printf("%ld\n", res[0] + res[1] + res[2] + res[3]);
+		return 0;
+	}
+	if (!strcmp(mode, "shared")) {
+		pthread_t t[4];
+		long res[4];
+		shared_lines = a;
+		for (int i = 0; i < 4; i++)
+			pthread_create(&t[i], NULL, shared_main, &res[i]);
 		for (int i = 0; i < 4; i++)
 			pthread_join(t[i], NULL);
 		printf("%ld\n", res[0] + res[1] + res[2] + res[3]);
