@@ -291,10 +291,12 @@ enum { LP_XSA_AUTO = 0, LP_XSA_BINOMIAL = 1, LP_XSA_CALIBRATED = 2 };
  * s sets, a set distance d that depends on where the D other lines fall:
  *   RANDOM  each into each set with chance 1/s: d ~ Binomial(D, 1/s), the
  *           paper's model (section 5.2);
- *   EVEN    spread evenly over the sets: d = floor(D/s) or ceil(D/s), with
- *           mean D/s;
- *   CUT     a cyclic sweep: d = floor(D/s), a miss in k ways exactly when
- *           D >= s*k (the fully-associative cut).
+ *   EVEN    the reused line and the D others spread evenly over the sets
+ *           (each set holds floor or ceil of (D+1)/s of them; the reused
+ *           line is in a fuller set in proportion to its count): exact for
+ *           a cyclic sweep over consecutive lines;
+ *   CUT     a miss in k ways exactly when D >= s*k (the fully-associative
+ *           cut; the same as EVEN up to s*k lines, more misses beyond).
  * For each group and collected geometry the weights of a mixture of the
  * three are fitted (least squares, weights >= 0 adding up to 1) so that
  * the mixture of the transforms of the measured stack-distance histograms
@@ -319,7 +321,7 @@ struct lp_xplacement {
  * weights of RANDOM fitted to each run alone span at most `agree` (0: 0.5;
  * 1 or more: no check). lp_xmodel_fit() and lp_xmodel_read() calibrate
  * with LP_XPLACE_DEFAULT and 0. */
-#define LP_XPLACE_DEFAULT ((1u << LP_XPLACE_RANDOM) | (1u << LP_XPLACE_CUT))
+#define LP_XPLACE_DEFAULT ((1u << LP_XPLACE_RANDOM) | (1u << LP_XPLACE_EVEN))
 int lp_xmodel_calibrate(struct lp_xmodel *m, unsigned mask, double agree);
 /* The placement fit of group g for level l's geometry (have = 0 if its set
  * distances were not collected; a fully-associative level has none). */

@@ -36,12 +36,12 @@ static const char usage[] =
 	"                      even where set distances were collected\n"
 	"      --calibrated    placement-calibrated set associativity: per group, a\n"
 	"                      mixture of random placement (the binomial model) and\n"
-	"                      regular placement (the cut at the cache size) fitted\n"
-	"                      to the set distances of the fitted runs (binomial\n"
-	"                      where they were not collected or do not determine\n"
-	"                      it); text output lists the weights\n"
-	"      --placement L   the placements mixed with random: cut (default),\n"
-	"                      even (lines spread evenly over the sets), even,cut\n"
+	"                      even placement (lines spread evenly over the sets)\n"
+	"                      fitted to the set distances of the fitted runs\n"
+	"                      (binomial where they were not collected or do not\n"
+	"                      determine it); text output lists the weights\n"
+	"      --placement L   the placements mixed with random: even (default),\n"
+	"                      cut (the fully-associative cut), even,cut\n"
 	"      --agree X       use a group's weights only when the runs' own fits\n"
 	"                      of the random weight span at most X (default 0.5;\n"
 	"                      1: always)\n"
@@ -76,7 +76,7 @@ struct ctx {
 	struct lp_xcount *cnt;
 };
 
-/* "cut", "even", "even,cut", "none": the placements besides random. */
+/* "even", "cut", "even,cut", "none": the placements besides random. */
 static int parse_placement(const char *s, unsigned *mask)
 {
 	char *copy = strdup(s), *save = NULL;

@@ -1183,7 +1183,7 @@ static void tail_random(double D, double s, double *t)
  * with chance r(q+1)/n, and d is its set's count minus itself. */
 static double tail_even(double D, double s, double k)
 {
-	double n = floor(D) + 1, q = floor(n / s), r = n - q * s;
+	double n = floor(D + 1e-6) + 1, q = floor(n / s), r = n - q * s; /* (a fitted 286.99999 is 287) */
 
 	if (q >= k + 1)
 		return 1;
@@ -1193,14 +1193,15 @@ static double tail_even(double D, double s, double k)
 /* Miss chance in k ways of a reuse at stack distance D under a placement. */
 static double miss_place(int place, double D, uint64_t sets, uint64_t ways)
 {
-	D = floor(D);
+	/* (as the unweighted models: the cut of miss_fa(), the binomial of
+	 * miss_sa()) */
 	switch (place) {
 	case LP_XPLACE_EVEN:
 		return tail_even(D, (double)sets, (double)ways);
 	case LP_XPLACE_CUT:
-		return D >= (double)sets * (double)ways ? 1 : 0;
+		return miss_fa(D, sets * ways);
 	default:
-		return sets <= 1 ? (D >= (double)ways ? 1 : 0) : lp_binomial_miss(D, sets, ways);
+		return miss_sa(D, sets, ways);
 	}
 }
 
