@@ -743,13 +743,19 @@ int model_predict(int argc, char **argv)
 		case 'B': x.sa_how = LP_XSA_BINOMIAL; break;
 		case 'C': x.sa_how = LP_XSA_CALIBRATED; break;
 		case 'P':
-			if (parse_placement(optarg, &place) < 0)
-				goto usage_bad;
+			if (parse_placement(optarg, &place) < 0) {
+				free(sizes);
+				lp_xexpr_free(x.work);
+				return cli_usage_error(&cmd_model, "bad --placement '%s' (even, cut or even,cut)", optarg);
+			}
 			x.sa_how = LP_XSA_CALIBRATED;
 			break;
 		case 'A':
-			if (cli_parse_double(optarg, &agree) < 0 || !(agree > 0))
-				goto usage_bad;
+			if (cli_parse_double(optarg, &agree) < 0 || !(agree > 0)) {
+				free(sizes);
+				lp_xexpr_free(x.work);
+				return cli_usage_error(&cmd_model, "bad --agree '%s' (a positive number)", optarg);
+			}
 			x.sa_how = LP_XSA_CALIBRATED;
 			break;
 		case 'h':
