@@ -1287,14 +1287,19 @@ static int calibrate_one(struct lp_xmodel *m, struct xgroup *g, size_t b, unsign
 				x[2 * CAL_K + k - 1] += w * frac_ge(e->lo, e->hi, sk);
 			}
 		}
-		for (int k = 0; k < CAL_K; k++)
-			sep += fabs(x[k] - x[CAL_K + k]) + fabs(x[k] - x[2 * CAL_K + k]);
+		/* how far random is from the other placements allowed */
+		for (int p = 1; p < LP_XPLACE_N; p++)
+			for (int k = 0; k < CAL_K && (mask >> p & 1); k++)
+				sep += fabs(x[k] - x[p * CAL_K + k]);
 		nr++;
 	}
 	c->have = nr > 0;
 	if (nr) {
 		double w[LP_XPLACE_N];
-		sep /= 2 * (double)nr;
+		int np = 0;
+		for (int p = 1; p < LP_XPLACE_N; p++)
+			np += mask >> p & 1;
+		sep = np ? sep / (np * (double)nr) : 0;
 		c->sep = sep;
 		cal_grid(obs, tr, 0, nr, mask, c->w);
 		for (int p = 0; p < LP_XPLACE_N; p++)
