@@ -576,6 +576,22 @@ static int print_struct(struct ctx *x, double P, const struct lp_xcount *tot, in
 			cli_json_string(gi.strides);
 			printf(", \"levels\": ");
 			json_levels(x, c, work);
+			if (x->sa_how == LP_XSA_CALIBRATED) {
+				/* the placement weights per level that has them */
+				int n = 0;
+				printf(", \"placement\": [");
+				for (size_t l = 0; l < x->mc.n; l++) {
+					struct lp_xplacement pl;
+					lp_xmodel_placement(x->m, g, &x->mc.level[l], &pl);
+					if (!pl.have || lp_xlevel_sets(&x->mc.level[l]) <= 1)
+						continue;
+					printf("%s{\"level\": \"%s\", \"random\": %.4g, \"even\": %.4g, \"cut\": %.4g, "
+					       "\"random_min\": %.4g, \"random_max\": %.4g, \"sep\": %.4g, \"resid\": %.4g, "
+					       "\"used\": %s}", n++ ? ", " : "", x->mc.level[l].name, pl.w[0], pl.w[1], pl.w[2],
+					       pl.lo[0], pl.hi[0], pl.sep, pl.resid, pl.det ? "true" : "false");
+				}
+				printf("]");
+			}
 			printf("}");
 		}
 		printf("]}");
@@ -640,8 +656,9 @@ static int plot(struct ctx *x, const char *prefix, double pmax)
 			}
 		s[k++] = (struct lp_xseries){ "predicted, fully assoc.", px, fa + l * npts, npts, 0, 0, 0 };
 		if (L->assoc)
-			s[k++] = (struct lp_xseries){ !strcmp(sa_model(x, l), "setd") ? "predicted, set distances"
-										 : "predicted, binomial",
+			s[k++] = (struct lp_xseries){ !strcmp(sa_model(x, l), "setd")	   ? "predicted, set distances"
+						      : !strcmp(sa_model(x, l), "calibrated") ? "predicted, calibrated"
+											      : "predicted, binomial",
 						      px, sa + l * npts, npts, 0, 1, 1 };
 		s[k++] = (struct lp_xseries){ "fitted runs (exact, FA)", mx, my, ns, 1, 0, 0 };
 		if (nq) {

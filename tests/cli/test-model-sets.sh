@@ -105,6 +105,8 @@ done
 expect_status 0 "$LOCPROF" model predict "$C" --size 288 --machine "$T/sa.machine" --calibrated
 expect_grep '^L1 .*4-way.* calibrated$' "$T/out"
 expect_grep '^L1 .* 0\.00 1\.00 0\.00 .* used$' "$T/out"
+expect_status 0 "$LOCPROF" model predict "$C" --size 288 --machine "$T/sa.machine" --calibrated --format json
+expect_grep '"placement": \[{"level": "L1", "random": 0, "even": 1, "cut": 0, .*"used": true}\]' "$T/out"
 # with the cut instead: every reuse at 287 lines misses (the fully
 # associative cut), so it is off at 288
 expect_status 0 "$LOCPROF" model predict "$C" --size 288 --machine "$T/sa.machine" --format csv --placement cut
