@@ -35,12 +35,19 @@
 # distances alone) and, because the runs are collected with `--machine M`,
 # the set-distance histograms of the machine's set-associative levels
 # (sd_*: exact at the fitted sizes; `model predict` uses them by default,
-# `--binomial` for the other). TLBs are fully associative: both are the cut.
+# `--binomial` for the other) and, third, the placement-calibrated model
+# (cal_*: `model predict --calibrated`, a mixture of random and even
+# placement fitted per group to the set distances; the binomial model where
+# undetermined). TLBs are fully associative: all are the cut.
 #
-# usage: bench/xpred-accuracy.sh [--quick] [--machine M] [--keep DIR] [--no-sets] [KERNEL...]
+# usage: bench/xpred-accuracy.sh [--quick] [--machine M] [--keep DIR] [--reuse] [--no-sets] [KERNEL...]
 #   kernels: matmul stencil transpose spmv (default: all)
 #   --quick   smaller sizes (a few seconds per kernel; for development)
-#   --no-sets collect no set distances (binomial only; sd_* = sa_*)
+#   --no-sets collect no set distances (binomial only; sd_* = cal_* = sa_*)
+#   --reuse   with --keep DIR: a kernel whose runs (DIR/K-model/size-*.xrun)
+#             and simulated counts (DIR/K-measured.csv) are already there is
+#             refitted and predicted with the current code, not collected
+#             and simulated again
 # Environment: LOCPROF_BUILD (default build/).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -50,6 +57,7 @@ machine=itanium2
 quick=0
 sets=1
 keep=
+reuse=0
 kernels=()
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -57,6 +65,7 @@ while [ $# -gt 0 ]; do
 	--no-sets) sets=0 ;;
 	--machine) machine=$2; shift ;;
 	--keep) keep=$2; shift ;;
+	--reuse) reuse=1 ;;
 	-h|--help) sed -n '2,/^# Environment/p' "$0"; exit 0 ;;
 	*) kernels+=("$1") ;;
 	esac
@@ -64,6 +73,7 @@ while [ $# -gt 0 ]; do
 done
 [ ${#kernels[@]} -gt 0 ] || kernels=(matmul stencil transpose spmv)
 [ -x "$L" ] || { echo "no $L: build first (scripts/build)" >&2; exit 1; }
+[ "$reuse" = 0 ] || [ -n "$keep" ] || { echo "--reuse needs --keep DIR" >&2; exit 2; }
 
 if [ -n "$keep" ]; then
 	W=$keep
@@ -98,22 +108,59 @@ levels_of() {
 		sed -E 's/.*"name": "([^"]*)", "kind": "([^"]*)", "blocks": ([0-9]+), "assoc": ([0-9]+), "block": ([0-9]+).*/\1 \2 \3 \4 \5/'
 }
 
-printf "%-10s %6s %-5s %14s %14s %8s %14s %14s %8s %14s %8s\n" kernel P level fa_sim fa_pred fa_err% sa_sim sa_pred sa_err% sd_pred sd_err%
+# The predicted rows of kernel $k at size $p (model $dir, simulated counts
+# $meas): binomial (sa), set distances (sd; the binomial where none) and
+# placement-calibrated (cal; the binomial where undetermined).
+predict_row() {
+	"$L" model predict "$dir" --size "$p" --machine "$machine" --format csv --binomial |
+		awk -F, '$2 == "program" { print $6, $10, $11 }' >"$W/pred-bin.txt"
+	"$L" model predict "$dir" --size "$p" --machine "$machine" --format csv |
+		awk -F, '$2 == "program" { print $11 }' >"$W/pred-sd.txt"
+	"$L" model predict "$dir" --size "$p" --machine "$machine" --format csv --calibrated |
+		awk -F, '$2 == "program" { print $11 }' >"$W/pred-cal.txt"
+	paste -d' ' "$W/pred-bin.txt" "$W/pred-sd.txt" "$W/pred-cal.txt" >"$W/pred.txt"
+	while read -r name pfa psa psd pcal; do
+		line=$(grep "^$p,$name," "$meas")
+		sfa=$(echo "$line" | cut -d, -f3)
+		ssa=$(echo "$line" | cut -d, -f4)
+		read -r efa esa esd ecal < <(awk -v a="$pfa" -v b="$sfa" -v c="$psa" -v d="$ssa" -v e="$psd" -v f="$pcal" \
+			'function err(p, s) { return s > 0 ? 100 * (p - s) / s : (p > 0.5 ? 100 : 0) }
+			 BEGIN { printf "%.2f %.2f %.2f %.2f\n", err(a, b), err(c, d), err(e, d), err(f, d) }')
+		printf "%-10s %6s %-5s %14.0f %14.0f %8s %14.0f %14.0f %8s %14.0f %8s %14.0f %8s\n" "$k" "$p" "$name" \
+			"$sfa" "$pfa" "$efa" "$ssa" "$psa" "$esa" "$psd" "$esd" "$pcal" "$ecal"
+		worst_fa=$(awk -v w="$worst_fa" -v e="$efa" 'BEGIN { e = e < 0 ? -e : e; print (e > w ? e : w) }')
+		worst_sa=$(awk -v w="$worst_sa" -v e="$esa" 'BEGIN { e = e < 0 ? -e : e; print (e > w ? e : w) }')
+		worst_sd=$(awk -v w="$worst_sd" -v e="$esd" 'BEGIN { e = e < 0 ? -e : e; print (e > w ? e : w) }')
+		worst_cal=$(awk -v w="$worst_cal" -v e="$ecal" 'BEGIN { e = e < 0 ? -e : e; print (e > w ? e : w) }')
+	done <"$W/pred.txt"
+}
+
+printf "%-10s %6s %-5s %14s %14s %8s %14s %14s %8s %14s %8s %14s %8s\n" kernel P level fa_sim fa_pred fa_err% sa_sim sa_pred sa_err% sd_pred sd_err% cal_pred cal_err%
 worst_fa=0
 worst_sa=0
 worst_sd=0
+worst_cal=0
 collect_opts=()
 [ "$sets" = 0 ] || collect_opts=(--machine "$machine")
 for k in "${kernels[@]}"; do
 	IFS='|' read -r src args fit pred work < <(spec "$k")
 	bin=$W/$k-lp
-	"$L" cc --no-lto -O2 -g -o "$bin" "$here/examples/$src" 2>"$W/cc.err" || { cat "$W/cc.err" >&2; exit 1; }
 	dir=$W/$k-model
-	rm -rf "$dir"
-	for p in $fit; do
-		# shellcheck disable=SC2086
-		"$L" model collect -q "${collect_opts[@]}" --size "$p" -o "$dir" -- "$bin" ${args//P/$p} >/dev/null
-	done
+	meas=$W/$k-measured.csv
+	again=0
+	if [ "$reuse" = 1 ] && [ -f "$meas" ]; then
+		again=1
+		for p in $fit; do [ -f "$dir/size-$p.xrun" ] || again=0; done
+		for p in $pred; do grep -q "^$p," "$meas" || again=0; done
+	fi
+	if [ "$again" = 0 ]; then
+		"$L" cc --no-lto -O2 -g -o "$bin" "$here/examples/$src" 2>"$W/cc.err" || { cat "$W/cc.err" >&2; exit 1; }
+		rm -rf "$dir"
+		for p in $fit; do
+			# shellcheck disable=SC2086
+			"$L" model collect -q "${collect_opts[@]}" --size "$p" -o "$dir" -- "$bin" ${args//P/$p} >/dev/null
+		done
+	fi
 	"$L" model fit -q "$dir"
 	mapfile -t lv < <(levels_of "$dir")
 	sa=() fa=() tlb=()
@@ -128,9 +175,9 @@ for k in "${kernels[@]}"; do
 			fa+=(--level "$size:full:$block")
 		fi
 	done
-	meas=$W/$k-measured.csv
-	echo "size,level,fa_misses,sa_misses" >"$meas"
+	[ "$again" = 1 ] || echo "size,level,fa_misses,sa_misses" >"$meas"
 	for p in $pred; do
+		[ "$again" = 0 ] || { predict_row; continue; }
 		# one recording, streamed (record -o -) into the three simulations
 		# at once: the traces of these sizes would take gigabytes
 		f1=$W/fifo-fa f2=$W/fifo-tlb
@@ -168,28 +215,11 @@ for k in "${kernels[@]}"; do
 				ci=$((ci + 1))
 			fi
 		done
-		# binomial (sa) and set distances (sd; the binomial where none)
-		"$L" model predict "$dir" --size "$p" --machine "$machine" --format csv --binomial |
-			awk -F, '$2 == "program" { print $6, $10, $11 }' >"$W/pred-bin.txt"
-		"$L" model predict "$dir" --size "$p" --machine "$machine" --format csv |
-			awk -F, '$2 == "program" { print $11 }' >"$W/pred-sd.txt"
-		paste -d' ' "$W/pred-bin.txt" "$W/pred-sd.txt" >"$W/pred.txt"
-		while read -r name pfa psa psd; do
-			line=$(grep "^$p,$name," "$meas")
-			sfa=$(echo "$line" | cut -d, -f3)
-			ssa=$(echo "$line" | cut -d, -f4)
-			read -r efa esa esd < <(awk -v a="$pfa" -v b="$sfa" -v c="$psa" -v d="$ssa" -v e="$psd" \
-				'function err(p, s) { return s > 0 ? 100 * (p - s) / s : (p > 0.5 ? 100 : 0) }
-				 BEGIN { printf "%.2f %.2f %.2f\n", err(a, b), err(c, d), err(e, d) }')
-			printf "%-10s %6s %-5s %14.0f %14.0f %8s %14.0f %14.0f %8s %14.0f %8s\n" "$k" "$p" "$name" "$sfa" "$pfa" "$efa" "$ssa" "$psa" "$esa" "$psd" "$esd"
-			worst_fa=$(awk -v w="$worst_fa" -v e="$efa" 'BEGIN { e = e < 0 ? -e : e; print (e > w ? e : w) }')
-			worst_sa=$(awk -v w="$worst_sa" -v e="$esa" 'BEGIN { e = e < 0 ? -e : e; print (e > w ? e : w) }')
-			worst_sd=$(awk -v w="$worst_sd" -v e="$esd" 'BEGIN { e = e < 0 ? -e : e; print (e > w ? e : w) }')
-		done <"$W/pred.txt"
+		predict_row
 	done
 	# plots: misses per unit of work against P, with the simulated points
 	"$L" model predict "$dir" --size "${pred// /,}" --machine "$machine" --work "$work" \
 		--measured "$meas" --svg "$W/$k" >/dev/null
 done
-echo "worst |error|: fully associative $worst_fa%, set associative $worst_sa% (binomial), $worst_sd% (set distances) (machine $machine)"
+echo "worst |error|: fully associative $worst_fa%, set associative $worst_sa% (binomial), $worst_sd% (set distances), $worst_cal% (calibrated) (machine $machine)"
 [ -z "$keep" ] || echo "models, measurements and plots kept in $W"

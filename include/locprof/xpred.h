@@ -272,6 +272,7 @@ struct lp_xcount {
 			    * has them for the level's sets and line, else the
 			    * binomial model */
 	int sa_setd;       /* 1: sa_misses came from set-distance histograms */
+	int sa_cal;        /* 1: sa_misses from calibrated placement weights */
 };
 
 /* Nonzero if the model has set-distance histograms for level l (then
@@ -283,7 +284,49 @@ int lp_xmodel_has_setd(const struct lp_xmodel *m, const struct lp_xlevel *l);
 int lp_xmodel_uses_setd(const struct lp_xmodel *m, const struct lp_xlevel *l);
 /* How sa_misses are predicted: set distances when collected for the
  * level's geometry, else the binomial model (AUTO); always the binomial. */
-enum { LP_XSA_AUTO = 0, LP_XSA_BINOMIAL = 1 };
+enum { LP_XSA_AUTO = 0, LP_XSA_BINOMIAL = 1, LP_XSA_CALIBRATED = 2 };
+
+/* Placement-calibrated set associativity (docs/prediction.md, "Placement
+ * calibration"). A reuse at stack distance D has, in its set of a cache of
+ * s sets, a set distance d that depends on where the D other lines fall:
+ *   RANDOM  each into each set with chance 1/s: d ~ Binomial(D, 1/s), the
+ *           paper's model (section 5.2);
+ *   EVEN    the reused line and the D others spread evenly over the sets
+ *           (each set holds floor or ceil of (D+1)/s of them; the reused
+ *           line is in a fuller set in proportion to its count): exact for
+ *           a cyclic sweep over consecutive lines;
+ *   CUT     a miss in k ways exactly when D >= s*k (the fully-associative
+ *           cut; the same as EVEN up to s*k lines, more misses beyond).
+ * For each group and collected geometry the weights of a mixture of the
+ * three are fitted (least squares, weights >= 0 adding up to 1) so that
+ * the mixture of the transforms of the measured stack-distance histograms
+ * matches the measured set-distance histograms of the fitted runs, over set
+ * distances 1..32 and all runs; the mixture then predicts set-associative
+ * misses from the predicted stack-distance histogram at any size. A fit
+ * that the data do not determine falls back to RANDOM alone. */
+enum { LP_XPLACE_RANDOM = 0, LP_XPLACE_EVEN = 1, LP_XPLACE_CUT = 2, LP_XPLACE_N = 3 };
+
+struct lp_xplacement {
+	int have;                /* set distances collected for the geometry */
+	int det;                 /* the fit is used (else RANDOM alone) */
+	double w[LP_XPLACE_N];   /* fitted weights */
+	double lo[LP_XPLACE_N], hi[LP_XPLACE_N]; /* range of the runs' own fits */
+	double sep;              /* how far apart the transforms are (W1, lines) */
+	double resid;            /* how far the mixture is from the data (W1) */
+};
+
+/* Refit the placement weights of every group and geometry with only the
+ * placements in mask (bits 1 << LP_XPLACE_*; RANDOM is always allowed). A
+ * fit is used (det) when the transforms are apart (sep >= 0.01) and the
+ * weights of RANDOM fitted to each run alone span at most `agree` (0: 0.5;
+ * 1 or more: no check). lp_xmodel_fit() and lp_xmodel_read() calibrate
+ * with LP_XPLACE_DEFAULT and 0. */
+#define LP_XPLACE_DEFAULT ((1u << LP_XPLACE_RANDOM) | (1u << LP_XPLACE_EVEN))
+int lp_xmodel_calibrate(struct lp_xmodel *m, unsigned mask, double agree);
+/* The placement fit of group g for level l's geometry (have = 0 if its set
+ * distances were not collected; a fully-associative level has none). */
+void lp_xmodel_placement(const struct lp_xmodel *m, size_t g, const struct lp_xlevel *l,
+			 struct lp_xplacement *out);
 
 /* Misses of group g at one level at size P. LP_EINVAL if the model has no
  * histograms for the level's block size. */

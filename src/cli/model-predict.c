@@ -34,6 +34,17 @@ static const char usage[] =
 	"                      'size,level,fa_misses,sa_misses' (a field may be empty)\n"
 	"      --binomial      the binomial model for every set-associative level,\n"
 	"                      even where set distances were collected\n"
+	"      --calibrated    placement-calibrated set associativity: per group, a\n"
+	"                      mixture of random placement (the binomial model) and\n"
+	"                      even placement (lines spread evenly over the sets)\n"
+	"                      fitted to the set distances of the fitted runs\n"
+	"                      (binomial where they were not collected or do not\n"
+	"                      determine it); text output lists the weights\n"
+	"      --placement L   the placements mixed with random: even (default),\n"
+	"                      cut (the fully-associative cut), even,cut\n"
+	"      --agree X       use a group's weights only when the runs' own fits\n"
+	"                      of the random weight span at most X (default 0.5;\n"
+	"                      1: always)\n"
 	"  -h, --help          this help\n"
 	"\n"
 	"Machine files: 'name N', 'cache NAME SIZE ASSOC|full LINE' and\n"
@@ -64,6 +75,27 @@ struct ctx {
 	/* per group x level for the current size */
 	struct lp_xcount *cnt;
 };
+
+/* "even", "cut", "even,cut", "none": the placements besides random. */
+static int parse_placement(const char *s, unsigned *mask)
+{
+	char *copy = strdup(s), *save = NULL;
+	int rc = 0;
+
+	*mask = 1u << LP_XPLACE_RANDOM;
+	if (!copy)
+		return -1;
+	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(t, "even"))
+			*mask |= 1u << LP_XPLACE_EVEN;
+		else if (!strcmp(t, "cut"))
+			*mask |= 1u << LP_XPLACE_CUT;
+		else if (strcmp(t, "random") && strcmp(t, "none"))
+			rc = -1;
+	}
+	free(copy);
+	return rc;
+}
 
 static int parse_sizes(const char *s, double **out, size_t *n)
 {
@@ -213,9 +245,11 @@ static const char *sa_model(const struct ctx *x, size_t l)
 {
 	const struct lp_xlevel *L = &x->mc.level[l];
 
-	if (x->sa_how != LP_XSA_BINOMIAL && lp_xmodel_uses_setd(x->m, L))
+	if (x->sa_how == LP_XSA_CALIBRATED && lp_xmodel_has_setd(x->m, L) && lp_xlevel_sets(L) > 1)
+		return "calibrated";
+	if (x->sa_how == LP_XSA_AUTO && lp_xmodel_uses_setd(x->m, L))
 		return "setd";
-	if (x->sa_how != LP_XSA_BINOMIAL && lp_xmodel_has_setd(x->m, L))
+	if (x->sa_how == LP_XSA_AUTO && lp_xmodel_has_setd(x->m, L))
 		return "binomial-unexercised";
 	return !L->assoc || lp_xlevel_sets(L) <= 1 ? "full" : "binomial";
 }
@@ -268,6 +302,36 @@ static int cmp_rank(const void *a, const void *b)
 	return x->key > y->key ? -1 : x->key < y->key;
 }
 
+/* The placement weights of the groups with set distances, per level. */
+static void print_placements(const struct ctx *x)
+{
+	size_t ng = lp_xmodel_ngroups(x->m);
+	int head = 0;
+
+	for (size_t l = 0; l < x->mc.n; l++) {
+		const struct lp_xlevel *L = &x->mc.level[l];
+		if (lp_xlevel_sets(L) <= 1 || !lp_xmodel_has_setd(x->m, L))
+			continue;
+		for (size_t g = 0; g < ng; g++) {
+			struct lp_xplacement pl;
+			struct lp_xgroup_info gi;
+			char name[64];
+			lp_xmodel_placement(x->m, g, L, &pl);
+			if (!pl.have)
+				continue;
+			if (!head++)
+				printf("\nplacement weights (random even cut; [min-max] of the runs' own fits; "
+				       "sep, resid: W1 lines/access)\n");
+			lp_xmodel_group(x->m, g, &gi);
+			snprintf(name, sizeof(name), "#%zu %s", g, gi.function);
+			printf("%-5s %-12.12s %-18.18s %4.2f %4.2f %4.2f  [%4.2f-%4.2f %4.2f-%4.2f %4.2f-%4.2f] "
+			       "sep %.3g resid %.3g %s\n", L->name, name, gi.where, pl.w[0], pl.w[1], pl.w[2],
+			       pl.lo[0], pl.hi[0], pl.lo[1], pl.hi[1], pl.lo[2], pl.hi[2], pl.sep, pl.resid,
+			       pl.det ? "used" : "binomial (undetermined)");
+		}
+	}
+}
+
 static int print_text(struct ctx *x, double P, struct lp_xcount *tot)
 {
 	size_t ng = lp_xmodel_ngroups(x->m), nl = lp_xmodel_nloops(x->m), n;
@@ -290,6 +354,8 @@ static int print_text(struct ctx *x, double P, struct lp_xcount *tot)
 		printf("%-5s %-26s %13.6g %13.6g %13.6g %11.4g %11.4g  %s\n", x->mc.level[l].name,
 		       geometry(&x->mc.level[l], geo, sizeof(geo)), tot[l].accesses, tot[l].fa_misses,
 		       tot[l].sa_misses, tot[l].fa_misses / work, tot[l].sa_misses / work, sa_model(x, l));
+	if (x->sa_how == LP_XSA_CALIBRATED)
+		print_placements(x);
 	/* measured, when given */
 	int any = 0;
 	for (size_t l = 0; l < x->mc.n; l++)
@@ -510,6 +576,22 @@ static int print_struct(struct ctx *x, double P, const struct lp_xcount *tot, in
 			cli_json_string(gi.strides);
 			printf(", \"levels\": ");
 			json_levels(x, c, work);
+			if (x->sa_how == LP_XSA_CALIBRATED) {
+				/* the placement weights per level that has them */
+				int n = 0;
+				printf(", \"placement\": [");
+				for (size_t l = 0; l < x->mc.n; l++) {
+					struct lp_xplacement pl;
+					lp_xmodel_placement(x->m, g, &x->mc.level[l], &pl);
+					if (!pl.have || lp_xlevel_sets(&x->mc.level[l]) <= 1)
+						continue;
+					printf("%s{\"level\": \"%s\", \"random\": %.4g, \"even\": %.4g, \"cut\": %.4g, "
+					       "\"random_min\": %.4g, \"random_max\": %.4g, \"sep\": %.4g, \"resid\": %.4g, "
+					       "\"used\": %s}", n++ ? ", " : "", x->mc.level[l].name, pl.w[0], pl.w[1], pl.w[2],
+					       pl.lo[0], pl.hi[0], pl.sep, pl.resid, pl.det ? "true" : "false");
+				}
+				printf("]");
+			}
 			printf("}");
 		}
 		printf("]}");
@@ -574,8 +656,9 @@ static int plot(struct ctx *x, const char *prefix, double pmax)
 			}
 		s[k++] = (struct lp_xseries){ "predicted, fully assoc.", px, fa + l * npts, npts, 0, 0, 0 };
 		if (L->assoc)
-			s[k++] = (struct lp_xseries){ !strcmp(sa_model(x, l), "setd") ? "predicted, set distances"
-										 : "predicted, binomial",
+			s[k++] = (struct lp_xseries){ !strcmp(sa_model(x, l), "setd")	   ? "predicted, set distances"
+						      : !strcmp(sa_model(x, l), "calibrated") ? "predicted, calibrated"
+											      : "predicted, binomial",
 						      px, sa + l * npts, npts, 0, 1, 1 };
 		s[k++] = (struct lp_xseries){ "fitted runs (exact, FA)", mx, my, ns, 1, 0, 0 };
 		if (nq) {
@@ -618,11 +701,16 @@ int model_predict(int argc, char **argv)
 		{ "plot-max", required_argument, NULL, 'X' },
 		{ "measured", required_argument, NULL, 'M' },
 		{ "binomial", no_argument, NULL, 'B' },
+		{ "calibrated", no_argument, NULL, 'C' },
+		{ "placement", required_argument, NULL, 'P' },
+		{ "agree", required_argument, NULL, 'A' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	struct ctx x = { .fmt = FMT_TEXT, .top = 20 };
 	const char *machine = "host", *svg = NULL, *measured = NULL;
+	unsigned place = LP_XPLACE_DEFAULT;
+	double agree = 0;
 	double *sizes = NULL, pmax = 0;
 	size_t nsizes = 0;
 	char *mpath = NULL;
@@ -670,6 +758,23 @@ int model_predict(int argc, char **argv)
 			break;
 		case 'M': measured = optarg; break;
 		case 'B': x.sa_how = LP_XSA_BINOMIAL; break;
+		case 'C': x.sa_how = LP_XSA_CALIBRATED; break;
+		case 'P':
+			if (parse_placement(optarg, &place) < 0) {
+				free(sizes);
+				lp_xexpr_free(x.work);
+				return cli_usage_error(&cmd_model, "bad --placement '%s' (even, cut or even,cut)", optarg);
+			}
+			x.sa_how = LP_XSA_CALIBRATED;
+			break;
+		case 'A':
+			if (cli_parse_double(optarg, &agree) < 0 || !(agree > 0)) {
+				free(sizes);
+				lp_xexpr_free(x.work);
+				return cli_usage_error(&cmd_model, "bad --agree '%s' (a positive number)", optarg);
+			}
+			x.sa_how = LP_XSA_CALIBRATED;
+			break;
 		case 'h':
 			free(sizes);
 			lp_xexpr_free(x.work);
@@ -718,6 +823,11 @@ int model_predict(int argc, char **argv)
 			status = CLI_ERROR;
 			goto done;
 		}
+	}
+	if ((place != LP_XPLACE_DEFAULT || agree > 0) && lp_xmodel_calibrate(x.m, place, agree) < 0) {
+		cli_error("%s", lp_errmsg());
+		status = CLI_ERROR;
+		goto done;
 	}
 	if (measured && read_measured(measured, &x) < 0) {
 		status = CLI_ERROR;

@@ -77,4 +77,44 @@ for bad in 64 x64 0x64 64x63 64x; do
 done
 expect_status 1 "$LOCPROF" model collect --size 1 -o "$T/bad" --trace "$T/walk-128.txt" --machine /nonexistent
 expect_one_line "$T/err"
+# --calibrated: a consecutive walk of P lines, three times, fitted at 24..56
+# lines in 64 sets (0.4 to 0.9 lines per set): its placement is even, and
+# the calibrated prediction at 224 and 288 lines is the simulation (the
+# binomial model is not; at 288, 32 sets hold 5 lines and miss, 32 hold 4)
+ctrace() {
+	awk -v P="$1" 'BEGIN { for (r = 0; r < 3; r++) for (i = 0; i < P; i++) printf "R %x 8 20\n", 268435456 + i * 64 }' \
+		>"$T/cwalk-$1.txt"
+}
+C=$T/cruns
+for p in 24 32 40 48 56; do
+	ctrace $p
+	expect_status 0 "$LOCPROF" model collect -q --size $p -o "$C" --trace "$T/cwalk-$p.txt" --line 64 --page 4K --sets 64x64
+done
+expect_status 0 "$LOCPROF" model fit -q "$C"
+for p in 224 288; do
+	ctrace $p
+	sim=$("$LOCPROF" simulate "$T/cwalk-$p.txt" --cache 16K:4:64 --format csv | tail -1 | cut -d, -f4)
+	expect_status 0 "$LOCPROF" model predict "$C" --size $p --machine "$T/sa.machine" --format csv --calibrated
+	row=$(grep '^[0-9.e+]*,program,' "$T/out")
+	[ "$(echo "$row" | cut -d, -f15)" = calibrated ] || fail "sa_model with --calibrated: $row"
+	close "$(echo "$row" | cut -d, -f11)" "$sim" || fail "P=$p: calibrated $(echo "$row" | cut -d, -f11), simulate $sim"
+	expect_status 0 "$LOCPROF" model predict "$C" --size $p --machine "$T/sa.machine" --format csv --binomial
+	row=$(grep '^[0-9.e+]*,program,' "$T/out")
+	! close "$(echo "$row" | cut -d, -f11)" "$sim" || fail "P=$p: the binomial model is exact here?"
+done
+expect_status 0 "$LOCPROF" model predict "$C" --size 288 --machine "$T/sa.machine" --calibrated
+expect_grep '^L1 .*4-way.* calibrated$' "$T/out"
+expect_grep '^L1 .* 0\.00 1\.00 0\.00 .* used$' "$T/out"
+expect_status 0 "$LOCPROF" model predict "$C" --size 288 --machine "$T/sa.machine" --calibrated --format json
+expect_grep '"placement": \[{"level": "L1", "random": 0, "even": 1, "cut": 0, .*"used": true}\]' "$T/out"
+# with the cut instead: every reuse at 287 lines misses (the fully
+# associative cut), so it is off at 288
+expect_status 0 "$LOCPROF" model predict "$C" --size 288 --machine "$T/sa.machine" --format csv --placement cut
+row=$(grep '^[0-9.e+]*,program,' "$T/out")
+close "$(echo "$row" | cut -d, -f11)" "$(echo "$row" | cut -d, -f10)" || fail "--placement cut is not the cut: $row"
+for bad in "--placement odd" "--agree 0" "--agree x"; do
+	# shellcheck disable=SC2086
+	expect_status 2 "$LOCPROF" model predict "$C" --size 288 --machine "$T/sa.machine" $bad
+	expect_grep "bad ${bad% *} '${bad#* }'" "$T/err"
+done
 echo ok

@@ -53,6 +53,7 @@ struct xgroup {
 	size_t npcs;
 	struct lp_xfit refs;
 	struct xbm *bm;    /* per block */
+	struct lp_xplacement *cal; /* per block (set-distance keys only) */
 	double *mrefs;     /* per run */
 	struct xhist *mh;  /* per run x block */
 };
@@ -110,6 +111,7 @@ void lp_xmodel_free(struct lp_xmodel *m)
 		for (size_t b = 0; g->bm && b < m->nblocks; b++)
 			bm_release(&g->bm[b]);
 		free(g->bm);
+		free(g->cal);
 		free(g->mrefs);
 		for (size_t k = 0; g->mh && k < m->nsizes * m->nblocks; k++)
 			xhist_release(&g->mh[k]);
@@ -868,6 +870,8 @@ int lp_xmodel_fit(struct lp_xmodel **out, struct lp_xrun *const *runs_in, size_t
 			if ((rc = model_block(m, g, b)) < 0)
 				goto fail;
 	}
+	if ((rc = lp_xmodel_calibrate(m, LP_XPLACE_DEFAULT, 0)) < 0)
+		goto fail;
 	goto done;
 nomem:
 	rc = lp_seterr(LP_ENOMEM, "out of memory");
@@ -1138,6 +1142,219 @@ int lp_xmodel_uses_setd(const struct lp_xmodel *m, const struct lp_xlevel *l)
 	return setd_use(m, l) != 0;
 }
 
+/* ---- placement calibration -------------------------------------------------------- */
+
+#define CAL_K 32        /* set distances compared: P(d >= k), k = 1..CAL_K */
+#define CAL_STEP 100    /* grid of the weights: steps of 1/CAL_STEP */
+#define CAL_SEP 0.01    /* transforms closer than this (W1, lines per access)
+			 * do not determine the weights */
+#define CAL_AGREE 0.5   /* default: the runs' own random weights must agree
+			 * within this */
+
+/* P(d >= k), k = 1..K, for d ~ Binomial(D, 1/s) (the sum of
+ * lp_binomial_miss()'s terms, accumulated once for all k). */
+static void tail_random(double D, double s, double *t)
+{
+	double lp, lq, lgD, cum = 0;
+
+	D = floor(D);
+	if (s <= 1) {
+		for (int k = 1; k <= CAL_K; k++)
+			t[k - 1] = D >= k;
+		return;
+	}
+	lp = -log(s);
+	lq = log1p(-1 / s);
+	lgD = lgamma(D + 1);
+	for (int k = 1; k <= CAL_K; k++) {
+		double i = k - 1;
+		if (i > D) {
+			t[k - 1] = 0;
+			continue;
+		}
+		cum += exp(lgD - lgamma(i + 1) - lgamma(D - i + 1) + i * lp + (D - i) * lq);
+		t[k - 1] = cum >= 1 ? 0 : 1 - cum;
+	}
+}
+
+/* P(d >= k) when the reused line and the D others are spread evenly over
+ * the s sets: n = D + 1 lines, r sets hold q + 1 = floor(n/s) + 1 of them,
+ * the others q; the reused line is one of the n, so it is in a fuller set
+ * with chance r(q+1)/n, and d is its set's count minus itself. */
+static double tail_even(double D, double s, double k)
+{
+	double n = floor(D + 1e-6) + 1, q = floor(n / s), r = n - q * s; /* (a fitted 286.99999 is 287) */
+
+	if (q >= k + 1)
+		return 1;
+	return q == k ? r * (q + 1) / n : 0;
+}
+
+/* Miss chance in k ways of a reuse at stack distance D under a placement. */
+static double miss_place(int place, double D, uint64_t sets, uint64_t ways)
+{
+	/* (as the unweighted models: the cut of miss_fa(), the binomial of
+	 * miss_sa()) */
+	switch (place) {
+	case LP_XPLACE_EVEN:
+		return tail_even(D, (double)sets, (double)ways);
+	case LP_XPLACE_CUT:
+		return miss_fa(D, sets * ways);
+	default:
+		return miss_sa(D, sets, ways);
+	}
+}
+
+/* Fraction of the distances lo..hi (whole numbers) at or above t. */
+static double frac_ge(double lo, double hi, double t)
+{
+	t = ceil(t);
+	if (lo >= t)
+		return 1;
+	if (hi < t)
+		return 0;
+	return (hi - t + 1) / (hi - lo + 1);
+}
+
+/* The weights on a grid of steps of 1/CAL_STEP minimising the squared
+ * differences of P(d >= k) over the runs r0..r1-1 (rows of CAL_K). */
+static double cal_grid(const double *obs, const double *tr, size_t r0, size_t r1, unsigned mask,
+		       double *w)
+{
+	double best = INFINITY;
+
+	for (int a = 0; a <= CAL_STEP; a++) {
+		if (a && !(mask >> LP_XPLACE_EVEN & 1))
+			break;
+		for (int c = 0; a + c <= CAL_STEP; c++) {
+			double we = (double)a / CAL_STEP, wc = (double)c / CAL_STEP, wr = 1 - we - wc, e = 0;
+			if (c && !(mask >> LP_XPLACE_CUT & 1))
+				break;
+			for (size_t r = r0; r < r1; r++)
+				for (int k = 0; k < CAL_K; k++) {
+					const double *x = &tr[(r * LP_XPLACE_N) * CAL_K + k];
+					double d = obs[r * CAL_K + k] - wr * x[0] - we * x[CAL_K] - wc * x[2 * CAL_K];
+					e += d * d;
+				}
+			/* ties (to the grid's rounding): the least departure from random */
+			if (e < best * (1 - 1e-12) - 1e-18) {
+				best = e;
+				w[LP_XPLACE_RANDOM] = wr;
+				w[LP_XPLACE_EVEN] = we;
+				w[LP_XPLACE_CUT] = wc;
+			}
+		}
+	}
+	return best;
+}
+
+/* Calibrate group g at the set-distance key of block index b. */
+static int calibrate_one(struct lp_xmodel *m, struct xgroup *g, size_t b, unsigned mask, double agree)
+{
+	struct lp_xplacement *c = &g->cal[b];
+	uint64_t key = m->blocks[b], s = lp_xkey_sets(key);
+	long bs = block_index(m, lp_xkey_block(key));
+	size_t n = m->nsizes, nr = 0;
+	double *obs, *tr, sep = 0;
+
+	memset(c, 0, sizeof(*c));
+	c->w[LP_XPLACE_RANDOM] = 1;
+	if (!s || bs < 0)
+		return 0;
+	if (!(obs = calloc(n * CAL_K, sizeof(*obs))) || !(tr = calloc(n * LP_XPLACE_N * CAL_K, sizeof(*tr)))) {
+		free(obs);
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	}
+	for (size_t r = 0; r < n; r++) {
+		const struct xhist *h = &g->mh[r * m->nblocks + (size_t)bs], *sh = &g->mh[r * m->nblocks + b];
+		double A = xhist_finite(h), t[CAL_K];
+		double *o = &obs[nr * CAL_K], *x = &tr[nr * LP_XPLACE_N * CAL_K];
+		if (!(A > 0) || !(xhist_finite(sh) > 0))
+			continue;
+		for (size_t i = 0; i < sh->n; i++)
+			for (int k = 1; k <= CAL_K; k++)
+				o[k - 1] += sh->e[i].count * frac_ge(sh->e[i].lo, sh->e[i].hi, k) / A;
+		for (size_t i = 0; i < h->n; i++) {
+			const struct xhent *e = &h->e[i];
+			double w = e->count / A;
+			if (e->lo < 1 && e->hi < 1)
+				continue; /* distance 0: set distance 0 under every placement */
+			tail_random((e->lo + e->hi) / 2, (double)s, t);
+			for (int k = 1; k <= CAL_K; k++) {
+				double sk = (double)s * k;
+				x[k - 1] += w * t[k - 1];
+				x[CAL_K + k - 1] += w * tail_even((e->lo + e->hi) / 2, (double)s, k);
+				x[2 * CAL_K + k - 1] += w * frac_ge(e->lo, e->hi, sk);
+			}
+		}
+		/* how far random is from the other placements allowed */
+		for (int p = 1; p < LP_XPLACE_N; p++)
+			for (int k = 0; k < CAL_K && (mask >> p & 1); k++)
+				sep += fabs(x[k] - x[p * CAL_K + k]);
+		nr++;
+	}
+	c->have = nr > 0;
+	if (nr) {
+		double w[LP_XPLACE_N];
+		int np = 0;
+		for (int p = 1; p < LP_XPLACE_N; p++)
+			np += mask >> p & 1;
+		sep = np ? sep / (np * (double)nr) : 0;
+		c->sep = sep;
+		cal_grid(obs, tr, 0, nr, mask, c->w);
+		for (int p = 0; p < LP_XPLACE_N; p++)
+			c->lo[p] = c->hi[p] = c->w[p];
+		for (size_t r = 0; r < nr; r++) {
+			cal_grid(obs, tr, r, r + 1, mask, w);
+			for (int p = 0; p < LP_XPLACE_N; p++) {
+				c->lo[p] = fmin(c->lo[p], w[p]);
+				c->hi[p] = fmax(c->hi[p], w[p]);
+			}
+		}
+		for (size_t r = 0; r < nr; r++)
+			for (int k = 0; k < CAL_K; k++) {
+				const double *x = &tr[(r * LP_XPLACE_N) * CAL_K + k];
+				c->resid += fabs(obs[r * CAL_K + k] - c->w[0] * x[0] - c->w[1] * x[CAL_K] -
+						 c->w[2] * x[2 * CAL_K]) / (double)nr;
+			}
+		/* even and cut trade places with the size's arithmetic against
+		 * the sets (a column walk's lines fall into distinct sets or
+		 * not): what must hold across the runs is how much of the
+		 * placement is random */
+		c->det = sep >= CAL_SEP && c->hi[LP_XPLACE_RANDOM] - c->lo[LP_XPLACE_RANDOM] <= agree;
+	}
+	free(obs);
+	free(tr);
+	return 0;
+}
+
+int lp_xmodel_calibrate(struct lp_xmodel *m, unsigned mask, double agree)
+{
+	if (!(agree > 0))
+		agree = CAL_AGREE;
+	for (size_t k = 0; k < m->ngroups; k++) {
+		struct xgroup *g = &m->g[k];
+		int rc;
+		if (!g->cal && !(g->cal = calloc(m->nblocks, sizeof(*g->cal))))
+			return lp_seterr(LP_ENOMEM, "out of memory");
+		for (size_t b = 0; b < m->nblocks; b++)
+			if ((rc = calibrate_one(m, g, b, mask, agree)) < 0)
+				return rc;
+	}
+	return 0;
+}
+
+void lp_xmodel_placement(const struct lp_xmodel *m, size_t g, const struct lp_xlevel *l,
+			 struct lp_xplacement *out)
+{
+	uint64_t key = setd_key(m, l);
+
+	memset(out, 0, sizeof(*out));
+	out->w[LP_XPLACE_RANDOM] = 1;
+	if (key && g < m->ngroups && m->g[g].cal)
+		*out = m->g[g].cal[block_index(m, key)];
+}
+
 int lp_xmodel_predict(const struct lp_xmodel *m, size_t g, const struct lp_xlevel *l, double P,
 		      struct lp_xcount *out)
 {
@@ -1151,8 +1368,9 @@ int lp_xmodel_predict_sa(const struct lp_xmodel *m, size_t g, const struct lp_xl
 	size_t nb;
 	double cold;
 	uint64_t sets = lp_xlevel_sets(l), ways = lp_xlevel_ways(l);
-	uint64_t key = how == LP_XSA_BINOMIAL ? 0 : setd_use(m, l);
+	uint64_t key = how == LP_XSA_AUTO ? setd_use(m, l) : 0;
 	long b = block_index(m, l->block);
+	struct lp_xplacement pl;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
@@ -1164,10 +1382,20 @@ int lp_xmodel_predict_sa(const struct lp_xmodel *m, size_t g, const struct lp_xl
 	out->references = ev(m, &m->g[g].refs, P);
 	out->accesses = m->g[g].bm[b].valid ? ev(m, &m->g[g].bm[b].acc, P) : 0;
 	out->fa_misses = out->sa_misses = cold;
+	lp_xmodel_placement(m, g, l, &pl);
+	if (how == LP_XSA_CALIBRATED && pl.det && sets > 1)
+		out->sa_cal = 1;
 	for (size_t i = 0; i < nb; i++) {
 		out->fa_misses += bins[i].count * miss_fa(bins[i].distance, l->blocks);
-		if (!key)
+		if (key)
+			continue;
+		if (!out->sa_cal) {
 			out->sa_misses += bins[i].count * miss_sa(bins[i].distance, sets, ways);
+			continue;
+		}
+		for (int p = 0; p < LP_XPLACE_N; p++)
+			if (pl.w[p] > 0)
+				out->sa_misses += bins[i].count * pl.w[p] * miss_place(p, bins[i].distance, sets, ways);
 	}
 	free(bins);
 	if (key) {
@@ -1596,6 +1824,8 @@ int lp_xmodel_read(struct lp_xmodel **out, const char *path)
 	for (size_t k = 0; k < m->ngroups; k++)
 		if (m->g[k].loop >= (int)m->nloops)
 			goto bad;
+	if ((rc = lp_xmodel_calibrate(m, LP_XPLACE_DEFAULT, 0)) < 0)
+		goto fail;
 	lp_in_free(in);
 	free(w);
 	*out = m;

@@ -7,6 +7,7 @@
 #include "lp-test.h"
 
 #include <locprof/model.h>
+#include <locprof/sim.h>
 #include <locprof/xpred.h>
 
 #include "xpred/xpred-internal.h"
@@ -885,6 +886,216 @@ static void test_setd_predict(void **state)
 	free(mp);
 }
 
+/* ---- placement calibration -------------------------------------------------- */
+
+#define CAL_SETS 64
+#define CAL_BLOCKS 32
+
+/* The line trace of a synthetic group at size P: `regular`, one cyclic
+ * sweep over P consecutive lines, three times (in 64 sets its set distance
+ * is floor((P-1)/64): the cut); else CAL_BLOCKS blocks of P lines with
+ * random line numbers, each swept three times (set distances binomial). */
+static uint64_t *cal_trace(int regular, long P, size_t *n)
+{
+	size_t nb = regular ? 1 : CAL_BLOCKS, k = 0;
+	uint64_t *t = malloc(nb * 3 * (size_t)P * sizeof(*t)), *blk = malloc((size_t)P * sizeof(*blk));
+	struct lp_rng rng;
+
+	assert_non_null(t);
+	assert_non_null(blk);
+	lp_rng_seed(&rng, 0x5eed + (uint64_t)P);
+	for (size_t b = 0; b < nb; b++) {
+		for (long i = 0; i < P; i++)
+			blk[i] = regular ? 4096 + (uint64_t)i : lp_rng_next(&rng) >> 8;
+		for (int s = 0; s < 3; s++)
+			for (long i = 0; i < P; i++)
+				t[k++] = blk[i];
+	}
+	free(blk);
+	*n = k;
+	return t;
+}
+
+static void cal_put_hist(FILE *f, uint64_t key, const struct lp_hist *h)
+{
+	fprintf(f, "hist 0 %" PRIu64 " %" PRIu64, key, lp_hist_cold(h));
+	for (size_t b = 0; b < lp_hist_nbins(h); b++) {
+		uint64_t lo, hi, c = lp_hist_bin_count(h, b);
+		if (!c)
+			continue;
+		lp_hist_bin_range(b, &lo, &hi);
+		if (lo == hi)
+			fprintf(f, " %" PRIu64 ":%" PRIu64, lo, c);
+		else
+			fprintf(f, " %" PRIu64 "-%" PRIu64 ":%" PRIu64, lo, hi, c);
+	}
+	fputc('\n', f);
+}
+
+/* A run file of the trace: stack distances (one set of 64-byte lines) and
+ * set distances in CAL_SETS sets and in one set, from the set-distance
+ * engine (test_setd_naive checks it against a naive count). */
+static char *write_cal_run(int regular, long P)
+{
+	uint64_t keys[3] = { 64, LP_XKEY(CAL_SETS, 64), LP_XKEY(1, 64) }, nsets[3] = { 1, CAL_SETS, 1 };
+	size_t n;
+	uint64_t *t = cal_trace(regular, P, &n);
+	char name[64], *path;
+	FILE *f;
+
+	snprintf(name, sizeof(name), "cal-%d-%ld.xrun", regular, P);
+	path = lp_test_path(name);
+	assert_non_null(f = fopen(path, "w"));
+	fprintf(f, "# locprof xpred run v1\nsize %ld\ncommand ./sweep%%20%ld\nreferences %zu\n", P, P, n);
+	fprintf(f, "blocks 64 %" PRIu64 " %" PRIu64 "\nbias 0x0 mappings\nmodule 0 /bin/sweep\n", keys[1],
+		keys[2]);
+	fprintf(f, "loop 0 0 0x1000 -1 1 0 sweep s.c:10-12\n");
+	fprintf(f, "pc 0 0 0x1010 %zu 0 0 64 s.c:11 sweep\n", n);
+	for (int k = 0; k < 3; k++) {
+		struct xsets *e;
+		assert_int_equal(xsets_new(&e, nsets[k], 64), 0);
+		for (size_t i = 0; i < n; i++) {
+			struct lp_ref r = { .addr = t[i] * 64, .size = 1, .pc = 0x1010, .kind = LP_REF_READ };
+			assert_int_equal(xsets_access(e, &r, 0), 0);
+		}
+		cal_put_hist(f, keys[k], xsets_hist(e, 0));
+		xsets_free(e);
+	}
+	fprintf(f, "end\n");
+	fclose(f);
+	free(t);
+	return path;
+}
+
+/* Misses of the trace at size P in an LRU cache of CAL_SETS sets of `ways`
+ * ways: the functional simulation. */
+static double cal_simulate(int regular, long P, uint64_t sets, uint64_t ways)
+{
+	struct lp_cache_spec spec = { .size = sets * ways * 64, .assoc = ways, .line = 64, .policy = "lru" };
+	struct lp_cache *c;
+	size_t n;
+	uint64_t *t = cal_trace(regular, P, &n), acc, miss;
+
+	assert_int_equal(lp_cache_new(&c, &spec, 1), 0);
+	lp_cache_access_lines(c, t, n, NULL, NULL);
+	lp_cache_counts(c, &acc, &miss);
+	lp_cache_free(c);
+	free(t);
+	return (double)miss;
+}
+
+static struct lp_xmodel *cal_model(int regular)
+{
+	struct lp_xrun *runs[5];
+	struct lp_xmodel *m;
+	struct lp_xfit_options o = { 0 };
+
+	/* 24..56 lines in 64 sets: 0.37 to 0.87 lines per set */
+	for (int i = 0; i < 5; i++) {
+		char *path = write_cal_run(regular, 24 + 8 * i);
+		assert_int_equal(lp_xrun_read(&runs[i], path), 0);
+		free(path);
+	}
+	assert_int_equal(lp_xmodel_fit(&m, runs, 5, &o), 0);
+	for (int i = 0; i < 5; i++)
+		lp_xrun_free(runs[i]);
+	return m;
+}
+
+/* A group of regular placement (a cyclic sweep) gets a random weight of
+ * about 0, and its calibrated prediction at 4x the largest fitted size and
+ * beyond is the simulation; a group of random placement gets about 1 and
+ * the binomial model; one set is the cut under every model. */
+static void test_calibrated(void **state)
+{
+	struct lp_xlevel l4 = { .name = "L", .blocks = CAL_SETS * 4, .assoc = 4, .block = 64 };
+	struct lp_xlevel one = { .name = "S", .blocks = 4, .assoc = 4, .block = 64 };
+	struct lp_xplacement pl;
+	struct lp_xcount c, cb;
+
+	(void)state;
+	for (int regular = 1; regular >= 0; regular--) {
+		struct lp_xmodel *m = cal_model(regular);
+		char *mp = lp_test_path("cal.xmodel");
+		struct lp_xmodel *m2;
+		lp_xmodel_placement(m, 0, &l4, &pl);
+		assert_true(pl.have);
+		assert_true(pl.det);
+		assert_true(pl.sep >= 0.01);
+		if (regular) {
+			assert_true(pl.w[LP_XPLACE_RANDOM] <= 0.02);
+			assert_true(pl.w[LP_XPLACE_EVEN] >= 0.98);
+		} else {
+			assert_true(pl.w[LP_XPLACE_RANDOM] >= 0.85);
+		}
+		/* written and read back: the same calibration */
+		assert_int_equal(lp_xmodel_write(m, mp), 0);
+		assert_int_equal(lp_xmodel_read(&m2, mp), 0);
+		free(mp);
+		for (long P = 224; P <= 288; P += 32) {
+			double sim = cal_simulate(regular, P, CAL_SETS, 4);
+			struct lp_xcount c2;
+			assert_int_equal(lp_xmodel_predict_sa(m, 0, &l4, (double)P, LP_XSA_CALIBRATED, &c), 0);
+			assert_int_equal(lp_xmodel_predict_sa(m2, 0, &l4, (double)P, LP_XSA_CALIBRATED, &c2), 0);
+			assert_int_equal(lp_xmodel_predict_sa(m, 0, &l4, (double)P, LP_XSA_BINOMIAL, &cb), 0);
+			assert_int_equal(c.sa_cal, 1);
+			assert_int_equal(cb.sa_cal, 0);
+			assert_true(REL(c.sa_misses, c2.sa_misses));
+			if (regular) {
+				/* exact: cold only up to 256 lines; beyond, the
+				 * lines of the fuller sets (at 288, 32 sets of 5) */
+				if (!REL(c.sa_misses, sim)) {
+					fprintf(stderr, "regular P %ld: %g, simulated %g\n", P, c.sa_misses, sim);
+					fail();
+				}
+				if (P <= 256)
+					assert_true(REL(c.sa_misses, (double)P));
+				else
+					assert_true(c.sa_misses < c.fa_misses);
+				/* the binomial model is far off near the capacity */
+				if (P < 256)
+					assert_true(cb.sa_misses > 1.5 * sim);
+			} else if (fabs(c.sa_misses - sim) > 0.05 * sim ||
+				   fabs(c.sa_misses - cb.sa_misses) > 0.05 * cb.sa_misses) {
+				fprintf(stderr, "random P %ld: %g, simulated %g, binomial %g\n", P, c.sa_misses, sim,
+					cb.sa_misses);
+				fail();
+			}
+		}
+		/* the cut as the regular placement: the same up to the
+		 * capacity (256 lines), every reuse a miss beyond */
+		assert_int_equal(lp_xmodel_calibrate(m, (1u << LP_XPLACE_RANDOM) | (1u << LP_XPLACE_CUT), 0), 0);
+		lp_xmodel_placement(m, 0, &l4, &pl);
+		assert_true(pl.det);
+		assert_true(regular ? pl.w[LP_XPLACE_CUT] >= 0.98 : pl.w[LP_XPLACE_RANDOM] >= 0.85);
+		if (regular)
+			for (long P = 224; P <= 288; P += 32) {
+				assert_int_equal(lp_xmodel_predict_sa(m, 0, &l4, (double)P, LP_XSA_CALIBRATED, &c), 0);
+				assert_true(REL(c.sa_misses, c.fa_misses));
+				assert_true(REL(c.sa_misses, P <= 256 ? (double)P : 3.0 * (double)P));
+			}
+		/* random alone is the binomial model */
+		assert_int_equal(lp_xmodel_calibrate(m, 1u << LP_XPLACE_RANDOM, 0), 0);
+		lp_xmodel_placement(m, 0, &l4, &pl);
+		assert_true(pl.w[LP_XPLACE_RANDOM] == 1);
+		assert_int_equal(lp_xmodel_predict_sa(m, 0, &l4, 224, LP_XSA_CALIBRATED, &c), 0);
+		assert_int_equal(lp_xmodel_predict_sa(m, 0, &l4, 224, LP_XSA_BINOMIAL, &cb), 0);
+		assert_true(REL(c.sa_misses, cb.sa_misses));
+		/* one set: the transforms are all the cut, nothing to fit */
+		lp_xmodel_placement(m, 0, &one, &pl);
+		assert_true(pl.have);
+		assert_false(pl.det);
+		assert_true(pl.sep == 0);
+		for (long P = 2; P <= 256; P *= 2) {
+			assert_int_equal(lp_xmodel_predict_sa(m, 0, &one, (double)P, LP_XSA_CALIBRATED, &c), 0);
+			assert_int_equal(c.sa_cal, 0);
+			assert_true(REL(c.sa_misses, c.fa_misses));
+		}
+		lp_xmodel_free(m);
+		lp_xmodel_free(m2);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -903,6 +1114,7 @@ int main(void)
 		cmocka_unit_test(test_setd_naive),
 		cmocka_unit_test(test_setd_one_set),
 		cmocka_unit_test(test_setd_predict),
+		cmocka_unit_test(test_calibrated),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
