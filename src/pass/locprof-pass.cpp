@@ -408,6 +408,19 @@ bool Instrumenter::run(Function &F)
 			else if (isProgramCall(I))
 				progCalls.push_back(&I);
 		}
+	// Cloning a block replaced the uses of its values after it with PHIs
+	// (tail), and an access of a block collected earlier may be such a
+	// use: a loop whose later block computes the pointer an earlier one
+	// loads through (SQLite's regexp matcher). Take every access's pointer
+	// again from its instruction, or the check would use the body's value,
+	// which the clone's path does not define (tests/pass/stale-ptr.ll).
+	for (Block &w : work)
+		for (std::vector<Access> *v : { &w.fast, &w.slow })
+			for (Access &x : *v) {
+				Access now;
+				if (accessOf(*x.inst, now))
+					x.ptr = now.ptr;
+			}
 	for (Block &w : work) {
 		if (!w.fast.empty())
 			instrumentFast(w.fast, w.cdHead);
@@ -495,5 +508,14 @@ extern "C" LLVM_ATTRIBUTE_WEAK PassPluginLibraryInfo llvmGetPassPluginInfo()
 	return { LLVM_PLUGIN_API_VERSION, "locprof", "1", [](PassBuilder &PB) {
 			PB.registerOptimizerLastEPCallback(
 				[](ModulePassManager &MPM, OptimizationLevel) { MPM.addPass(LocprofPass()); });
+			// `opt -load-pass-plugin=locprof-pass.so -passes=locprof`: the
+			// pass alone on hand-written IR (tests/pass/).
+			PB.registerPipelineParsingCallback(
+				[](StringRef name, ModulePassManager &MPM, ArrayRef<PassBuilder::PipelineElement>) {
+					if (name != "locprof")
+						return false;
+					MPM.addPass(LocprofPass());
+					return true;
+				});
 		} };
 }
