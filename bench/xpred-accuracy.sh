@@ -34,8 +34,8 @@
 # Set associativity two ways: the binomial model (sa_*, from the stack
 # distances alone) and, because the runs are collected with `--machine M`,
 # the set-distance histograms of the machine's set-associative levels
-# (sd_*: exact at the fitted sizes; `model predict` uses them by default,
-# `--binomial` for the other) and, third, the placement-calibrated model
+# (sd_*: exact at the fitted sizes; `model predict --set-distances`; the
+# binomial model is the default) and, third, the placement-calibrated model
 # (cal_*: `model predict --calibrated`, a mixture of random and even
 # placement fitted per group to the set distances; the binomial model where
 # undetermined). TLBs are fully associative: all are the cut.
@@ -114,7 +114,7 @@ levels_of() {
 predict_row() {
 	"$L" model predict "$dir" --size "$p" --machine "$machine" --format csv --binomial |
 		awk -F, '$2 == "program" { print $6, $10, $11 }' >"$W/pred-bin.txt"
-	"$L" model predict "$dir" --size "$p" --machine "$machine" --format csv |
+	"$L" model predict "$dir" --size "$p" --machine "$machine" --format csv --set-distances |
 		awk -F, '$2 == "program" { print $11 }' >"$W/pred-sd.txt"
 	"$L" model predict "$dir" --size "$p" --machine "$machine" --format csv --calibrated |
 		awk -F, '$2 == "program" { print $11 }' >"$W/pred-cal.txt"

@@ -33,7 +33,7 @@ printf 'name one\ncache F 16K 256 64\n' >"$T/one.machine"
 close() { awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; exit !(d < 1e-3 && d > -1e-3) }'; }
 for p in 256 1536; do
 	sim=$("$LOCPROF" simulate "$T/walk-$p.txt" --cache 16K:4:64 --format csv | tail -1 | cut -d, -f4)
-	expect_status 0 "$LOCPROF" model predict "$D" --size $p --machine "$T/sa.machine" --format csv
+	expect_status 0 "$LOCPROF" model predict "$D" --size $p --machine "$T/sa.machine" --format csv --set-distances
 	row=$(grep '^[0-9.e+]*,program,' "$T/out")
 	sd=$(echo "$row" | cut -d, -f11)
 	[ "$(echo "$row" | cut -d, -f15)" = setd ] || fail "sa_model: $row"
@@ -44,6 +44,9 @@ for p in 256 1536; do
 	expect_status 0 "$LOCPROF" model predict "$D" --size $p --machine "$T/sa.machine" --format csv --binomial
 	row=$(grep '^[0-9.e+]*,program,' "$T/out")
 	[ "$(echo "$row" | cut -d, -f15)" = binomial ] || fail "sa_model with --binomial: $row"
+	# ... which is the default, set distances collected or not
+	expect_status 0 "$LOCPROF" model predict "$D" --size $p --machine "$T/sa.machine" --format csv
+	[ "$(grep '^[0-9.e+]*,program,' "$T/out")" = "$row" ] || fail "the default is not the binomial model"
 	# (at 1536 both miss on every reuse)
 	[ $p != 256 ] || ! close "$(echo "$row" | cut -d, -f11)" "$sim" ||
 		fail "P=$p: the binomial model is exact here?"
@@ -57,10 +60,10 @@ for p in 256 1536; do
 	close "$(echo "$row" | cut -d, -f11)" "$fa" || fail "P=$p: one set $(echo "$row" | cut -d, -f11), simulate $fa"
 done
 # text and json say which model each level used
-expect_status 0 "$LOCPROF" model predict "$D" --size 512 --machine "$T/sa.machine"
+expect_status 0 "$LOCPROF" model predict "$D" --size 512 --machine "$T/sa.machine" --set-distances
 expect_grep '^L1 .*4-way.* setd$' "$T/out"
 printf 'name three\ncache L1 16K 4 64\ncache L2 64K 8 64\ntlb TLB1 32 4K\n' >"$T/three.machine"
-expect_status 0 "$LOCPROF" model predict "$D" --size 512 --machine "$T/three.machine" --format json
+expect_status 0 "$LOCPROF" model predict "$D" --size 512 --machine "$T/three.machine" --format json --set-distances
 expect_grep '"name": "L1", .*"sa_model": "setd"' "$T/out"
 expect_grep '"name": "L2", .*"sa_model": "binomial"' "$T/out"
 expect_grep '"name": "TLB1", .*"sa_model": "full"' "$T/out"
