@@ -19,7 +19,7 @@ realprog_has() { [[ " $REALPROG " == *" $1 "* ]]; }
 # "name binary args..." lines; @W@ is bench/workloads, @D@ the data dir.
 realprog_workloads() {
 	realprog_has lua && echo "lua lua @W@/bench.lua 2"
-	realprog_has sqlite3 && echo "sqlite sqlite3 :memory: .read @W@/bench.sql"
+	realprog_has sqlite3 && echo "sqlite sqlite3 -init @W@/bench.sql :memory: .quit"
 	realprog_has zstd && echo "zstd-c zstd -q -3 -f -o /dev/null @D@/zstd-input" &&
 		echo "zstd-d zstd -q -d -f -o /dev/null @D@/zstd-input.zst"
 	return 0
