@@ -9,6 +9,7 @@
 #   (defaults build/ and BUILD_DIR/realprog/src)
 #   WHAT="lvm lua zstd"  which measurements;  LUAV=, ZV=  which variants
 #   OLDPASS=plugin.so    also lvm.c with another pass plugin
+#   variants lpnv-nolto, lpnv: the pass without loop versioning
 set -u
 B=$(cd "${1:-build}" && pwd); S=${2:-$B/realprog/src}
 L=$B/locprof; O=$(mktemp -d /tmp/locprof-ctime.XXXXXX)
@@ -33,6 +34,8 @@ cc_of() {
 	lp0) echo "$L" cc --clone-max=0 --lto -O2 ;;
 	lp0-nolto) echo "$L" cc --clone-max=0 --no-lto -O2 ;;
 	lpinf-nolto) echo "$L" cc --clone-max=100000000 --no-lto -O2 ;;
+	lpnv-nolto) echo env LOCPROF_PASS_LOOP_VERSION=0 "$L" cc --no-lto -O2 ;; # no loop versioning
+	lpnv) echo env LOCPROF_PASS_LOOP_VERSION=0 "$L" cc --lto -O2 ;;
 	esac
 }
 for what in ${WHAT:-lvm lua zstd}; do

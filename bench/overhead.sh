@@ -16,6 +16,8 @@
 #   RUNS=N  rounds;  NOREAL=1  examples only;  ONLY=REGEX  some workloads
 #   SANCOV=1  also the SanitizerCoverage builds (locprof cc --sancov) at
 #             1e-4, with and without LTO, in the same rounds (columns sc-*)
+#   NOLV=1  also the pass without loop versioning (LOCPROF_PASS_LOOP_VERSION=0):
+#           inert and at 1e-4 with and without LTO, same rounds (nolv-*)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 B=${1:-build}
@@ -34,6 +36,10 @@ for ex in matmul layout listwalk stencil; do
 	clang -O2 -w -flto -fuse-ld=lld -o "$T/$ex-native-lto" "examples/$ex.c"
 	ln -sf "$(cd "$B/examples" && pwd)/$ex-lp" "$T/$ex-lp"
 	ln -sf "$(cd "$B/examples" && pwd)/$ex-lp-nolto" "$T/$ex-lp-nolto"
+	if [ -n "${NOLV:-}" ]; then # the pass without loop versioning, same rounds
+		LOCPROF_PASS_LOOP_VERSION=0 "$L" cc --lto -O2 -g -o "$T/$ex-nolv" "examples/$ex.c"
+		LOCPROF_PASS_LOOP_VERSION=0 "$L" cc --no-lto -O2 -g -o "$T/$ex-nolv-nolto" "examples/$ex.c"
+	fi
 	if [ -n "${SANCOV:-}" ]; then
 		"$L" cc --sancov --lto -O2 -g -o "$T/$ex-sc" "examples/$ex.c"
 		"$L" cc --sancov --no-lto -O2 -g -o "$T/$ex-sc-nolto" "examples/$ex.c"
@@ -71,6 +77,9 @@ run() {
 	inert) "$CPU" "$T/t" "$p-lp" "$@" ;;
 	lto-*) "$L" record -q -o "$T/p.lpp" --rate "${kind#lto-}" -- "$CPU" "$T/t" "$p-lp" "$@" ;;
 	nolto-*) "$L" record -q -o "$T/p.lpp" --rate "${kind#nolto-}" -- "$CPU" "$T/t" "$p-lp-nolto" "$@" ;;
+	nolv-inert) "$CPU" "$T/t" "$p-nolv" "$@" ;;
+	nolv-lto-*) "$L" record -q -o "$T/p.lpp" --rate "${kind#nolv-lto-}" -- "$CPU" "$T/t" "$p-nolv" "$@" ;;
+	nolv-nolto-*) "$L" record -q -o "$T/p.lpp" --rate "${kind#nolv-nolto-}" -- "$CPU" "$T/t" "$p-nolv-nolto" "$@" ;;
 	sc-lto-*) "$L" record -q -o "$T/p.lpp" --rate "${kind#sc-lto-}" -- "$CPU" "$T/t" "$p-sc" "$@" ;;
 	sc-nolto-*) "$L" record -q -o "$T/p.lpp" --rate "${kind#sc-nolto-}" -- "$CPU" "$T/t" "$p-sc-nolto" "$@" ;;
 	esac >/dev/null 2>"$T/err" || { echo "overhead: $kind $p $* failed: $(head -c 300 "$T/err")" >&2; exit 1; }
@@ -79,6 +88,7 @@ run() {
 }
 
 K=(inert lto-1e-3 lto-1e-4 nolto-1e-3 nolto-1e-4)
+[ -n "${NOLV:-}" ] && K+=(nolv-inert nolv-lto-1e-4 nolv-nolto-1e-4)
 [ -n "${SANCOV:-}" ] && K+=(sc-lto-1e-4 sc-nolto-1e-4)
 hdr=$(printf '| %-20s | %9s |' program "native s"; printf ' %-10s |' "${K[@]}")
 declare -A CPUR WALLR
@@ -90,7 +100,7 @@ for w in "${W[@]}"; do
 		echo "$nc" >>"$T/native-$name"
 		for k in "${K[@]}"; do
 			read -r c wl < <(run "$k" "$p" $args)
-			case $k in inert|lto-*|sc-lto-*) bc_=$lc; bw=$lw ;; *) bc_=$nc; bw=$nw ;; esac
+			case $k in inert|lto-*|sc-lto-*|nolv-inert|nolv-lto-*) bc_=$lc; bw=$lw ;; *) bc_=$nc; bw=$nw ;; esac
 			echo "$c / $bc_" | bc -l >>"$T/cpu-$name-$k"
 			echo "$wl / $bw" | bc -l >>"$T/wall-$name-$k"
 		done

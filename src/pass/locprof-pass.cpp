@@ -29,12 +29,26 @@
 //    doubles the code, and LLVM's code generator is superlinear in a
 //    function's size: Lua's lvm.c took 37 s instead of 0.9 s to compile
 //    with every block cloned (docs/runtime.md, "Compile time").
+//  * Loop versioning: an innermost loop with no calls, affine accesses
+//    (constant steps of at most 256 bytes) and a computable trip count
+//    runs an uninstrumented copy, strip by strip of 64 iterations, while
+//    no live watch of the thread lies in the strip's address ranges (the
+//    runtime's per-page watch counts) and no sample is due; otherwise the
+//    instrumented loop (planLoops, versionLoop; docs/runtime.md, "Loop
+//    versioning"). LOCPROF_PASS_LOOP_VERSION=0 turns it off.
 // Semantics that differ: references made by a signal handler while an
 // instrumented function holds the countdown in a register are lost from
 // the thread's clock when that function writes it back (the inlined
 // callbacks had the same window, smaller); another thread reading this
 // thread's reference count at exit sees it as of this thread's last call.
 #include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/ADT/Triple.h"
+#include "llvm/Analysis/AssumptionCache.h"
+#include "llvm/Analysis/LoopInfo.h"
+#include "llvm/Analysis/ScalarEvolution.h"
+#include "llvm/Analysis/ScalarEvolutionExpressions.h"
+#include "llvm/Analysis/TargetLibraryInfo.h"
+#include "llvm/IR/Verifier.h"
 #include "llvm/IR/Dominators.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Instructions.h"
@@ -45,12 +59,16 @@
 #include "llvm/Passes/PassPlugin.h"
 #include "llvm/Transforms/Utils/BasicBlockUtils.h"
 #include "llvm/Transforms/Utils/Cloning.h"
+#include "llvm/Transforms/Utils/LoopSimplify.h"
+#include "llvm/Transforms/Utils/LoopUtils.h"
+#include "llvm/Transforms/Utils/ScalarEvolutionExpander.h"
 #include "llvm/Transforms/Utils/PromoteMemToReg.h"
 #include "llvm/Transforms/Utils/ValueMapper.h"
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 
 using namespace llvm;
 
@@ -63,6 +81,34 @@ enum { kRead = 0, kWrite = 1 };
 // instrumentation) are not cloned; chosen by measurement (docs/runtime.md,
 // "Compile time").
 enum : uint64_t { kCloneMax = 2000 };
+
+// Loop versioning limits: accesses per loop body, address ranges (distinct
+// runs of accesses) per loop, and the fewest iterations worth a range query.
+// A strip's range grows with the step, and the range query scans a count
+// per 4 KiB page of it: steps are constants of at most kLoopMaxStep bytes
+// (a column walk, e.g. matmul naive's b[k][j], is left instrumented).
+enum : uint64_t { kLoopMaxAccesses = 64, kLoopMaxRanges = 8, kLoopMinTrips = 8, kLoopStrip = 64 };
+enum : int64_t { kLoopMaxStep = 256 };
+
+// An innermost loop planned for versioning (Instrumenter::planLoops): the
+// accesses' start addresses and steps and the backedge-taken count are
+// already expanded at the end of its preheader.
+// A run of accesses at constant offsets from one address with one step
+// (e.g. a[i], a[i+1], a[i+2] of an unrolled loop): one range per strip.
+struct VRef {
+	Value *start;   // i64 address of the run's first access at iteration 0
+	int64_t step;   // bytes per iteration (0: loop-invariant)
+	int64_t lo, hi; // the run's bytes at iteration 0: [start + lo, start + hi)
+};
+struct VLoop {
+	BasicBlock *preheader, *header, *latch;
+	std::vector<BasicBlock *> blocks;
+	SmallVector<BasicBlock *, 4> exits;
+	std::vector<VRef> refs;
+	Value *btc;                             // i64
+	std::map<BasicBlock *, uint64_t> count; // accesses per block
+	uint64_t total;                         // accesses of all blocks
+};
 
 struct Access {
 	Instruction *inst;
@@ -81,12 +127,17 @@ private:
 	LLVMContext &C;
 	Type *i8, *i32, *i64;
 	PointerType *i8p;
-	StructType *fastTy;   // the first field of struct lp_rt_fast
+	StructType *fastTy;   // the first two fields of struct lp_rt_fast
 	Constant *fast;       // the thread's lp_rt_fast (initial-exec TLS)
 	FunctionCallee slow;  // lp_rt_slow(addr, size, kind, pc)
 	MDNode *cold;         // branch weights: the slow side is cold
 	uint64_t cloneMax = kCloneMax;
 	bool stats = false;   // LOCPROF_PASS_STATS: one line per function on stderr
+	bool loopVersion = true; // LOCPROF_PASS_LOOP_VERSION=0 turns it off
+	uint64_t strip = kLoopStrip; // LOCPROF_PASS_LOOP_STRIP: iterations per range query
+	bool verify = false;  // LOCPROF_PASS_VERIFY: run the IR verifier after each function
+	FunctionCallee rangeQuery; // lp_rt_range_watched(lo, hi)
+	SmallPtrSet<BasicBlock *, 32> fastBlocks; // the uninstrumented loop copies and range queries
 	AllocaInst *cdSlot = nullptr;
 	AllocaInst *dirtySlot = nullptr; // a slow path ran in this fast block
 
@@ -97,6 +148,8 @@ private:
 	void slowCall(Instruction *before, Value *cond, const Access &a, Value *tlsCd, uint64_t rest, bool dirty);
 	void instrumentFast(const std::vector<Access> &acc, Value *cdHead);
 	void instrumentSlow(const std::vector<Access> &acc);
+	std::vector<VLoop> planLoops(Function &F);
+	void versionLoop(Function &F, VLoop &v);
 };
 
 Instrumenter::Instrumenter(Module &Mod) : M(Mod), C(Mod.getContext())
@@ -105,7 +158,7 @@ Instrumenter::Instrumenter(Module &Mod) : M(Mod), C(Mod.getContext())
 	i32 = Type::getInt32Ty(C);
 	i64 = Type::getInt64Ty(C);
 	i8p = PointerType::getUnqual(i8);
-	fastTy = StructType::get(C, ArrayRef<Type *>(i64));
+	fastTy = StructType::get(C, { i64, PointerType::getUnqual(i32) }); // countdown, pages
 	fast = M.getOrInsertGlobal("lp_rt_fast", fastTy, [&] {
 		return new GlobalVariable(M, fastTy, false, GlobalValue::ExternalLinkage, nullptr,
 					  "lp_rt_fast", nullptr, GlobalValue::InitialExecTLSModel);
@@ -126,6 +179,19 @@ Instrumenter::Instrumenter(Module &Mod) : M(Mod), C(Mod.getContext())
 	}
 	const char *st = getenv("LOCPROF_PASS_STATS");
 	stats = st && *st && strcmp(st, "0");
+	const char *lv = getenv("LOCPROF_PASS_LOOP_VERSION");
+	loopVersion = !(lv && !strcmp(lv, "0"));
+	if (const char *e = getenv("LOCPROF_PASS_LOOP_STRIP")) {
+		char *end;
+		unsigned long long v = strtoull(e, &end, 10);
+		if (*e && !*end && v > 0)
+			strip = v;
+		else
+			report_fatal_error("locprof-pass: LOCPROF_PASS_LOOP_STRIP is not a positive number", false);
+	}
+	const char *vf = getenv("LOCPROF_PASS_VERIFY");
+	verify = vf && *vf && strcmp(vf, "0");
+	rangeQuery = M.getOrInsertFunction("lp_rt_range_watched", FunctionType::get(i32, { i64, i64 }, false));
 }
 
 // The references the runtime counts: ordinary loads and stores of any
@@ -161,6 +227,8 @@ bool Instrumenter::accessOf(Instruction &I, Access &a) const
 	// but the program may name it) and allocas' spills are references too;
 	// only the runtime's state is left out.
 	if (a.ptr->stripPointerCasts() == fast)
+		return false;
+	if (a.ptr == cdSlot || a.ptr == dirtySlot)
 		return false;
 	return true;
 }
@@ -267,8 +335,395 @@ static bool isProgramCall(Instruction &I)
 {
 	auto *CB = dyn_cast<CallBase>(&I);
 	// Intrinsics (memcpy and friends included) and inline asm never run
-	// instrumented code; every other call may.
-	return CB && !isa<IntrinsicInst>(CB) && !CB->isInlineAsm();
+	// instrumented code; every other call may, except our own range query.
+	if (!CB || isa<IntrinsicInst>(CB) || CB->isInlineAsm())
+		return false;
+	Function *f = CB->getCalledFunction();
+	return !(f && f->getName() == "lp_rt_range_watched");
+}
+
+// ---- loop versioning ---------------------------------------------------
+//
+// An innermost loop without program calls whose accesses are all affine in
+// it (ScalarEvolution AddRecs of the loop, or loop-invariant) and whose
+// backedge-taken count is computable before it gets an uninstrumented copy,
+// entered by strips of `strip` iterations:
+//
+//   check:     if (trips < kLoopMinTrips) goto header (never back to query)
+//   query(i):  n = min(strip, trips - i); the address range [lo, hi) of
+//              each run of accesses over iterations [i, i + n);
+//              watched = the page counts of lo and hi (inline) if the
+//              ranges span at most two pages, else lp_rt_range_watched()
+//              if (!watched) goto fast.head (to i + n) else goto header
+//              (instrumented, to i + n)
+//   fast.head: if (i == end of strip) goto query(i);
+//              if (countdown < total) goto header (instrumented, same strip)
+//              the loop's blocks, each only subtracting its accesses from
+//              the countdown; the latch goes back to fast.head
+//   header:    if (i == end of strip) goto query(i); the instrumented loop
+//
+// A loop of one block makes exactly `total` references per iteration: its
+// strip ends after min(n, countdown / total) iterations instead (none:
+// instrumented), with no countdown in the fast loop, and the countdown is
+// written back on the ways out of the copy.
+//
+// No live watch of the thread lies in the strip's ranges, and the map only
+// changes in a slow path, which the fast copy never takes, so every watch
+// check the fast copy leaves out would have said no. The countdown test at
+// each iteration boundary leaves the fast copy for the instrumented loop,
+// with the same header values, before an iteration that could contain the
+// sampled reference (total bounds one iteration's references: each block of
+// an innermost loop runs at most once per iteration). So the same
+// references are sampled and the same reuses seen.
+std::vector<VLoop> Instrumenter::planLoops(Function &F)
+{
+	std::vector<VLoop> plan;
+	DominatorTree DT(F);
+	LoopInfo LI(DT);
+	if (LI.empty())
+		return plan;
+	TargetLibraryInfoImpl TLII(Triple(M.getTargetTriple()));
+	TargetLibraryInfo TLI(TLII);
+	AssumptionCache AC(F);
+	ScalarEvolution SE(F, TLI, AC, DT, LI);
+	const DataLayout &DL = M.getDataLayout();
+
+	std::vector<Loop *> loops;
+	for (Loop *L : LI.getLoopsInPreorder())
+		if (L->isInnermost())
+			loops.push_back(L);
+	for (Loop *L : loops) {
+		std::vector<Access> acc;
+		std::map<BasicBlock *, uint64_t> count;
+		bool ok = true;
+		for (BasicBlock *BB : L->blocks()) {
+			Instruction *term = BB->getTerminator();
+			if (!isa<BranchInst>(term) && !isa<SwitchInst>(term))
+				ok = false;
+			for (Instruction &I : *BB) {
+				Access a;
+				if (isProgramCall(I) || (isa<CallBase>(I) && cast<CallBase>(I).isInlineAsm()))
+					ok = false;
+				else if (accessOf(I, a)) {
+					acc.push_back(a);
+					count[BB]++;
+				}
+			}
+		}
+		if (!ok || acc.empty() || acc.size() > kLoopMaxAccesses)
+			continue;
+		if (!L->isLoopSimplifyForm())
+			simplifyLoop(L, &DT, &LI, &SE, &AC, nullptr, false);
+		if (!L->isLoopSimplifyForm() || !L->getLoopPreheader() || !L->getLoopLatch())
+			continue;
+		const SCEV *btc = SE.getBackedgeTakenCount(L);
+		if (isa<SCEVCouldNotCompute>(btc) || !btc->getType()->isIntegerTy() ||
+		    btc->getType()->getIntegerBitWidth() > 64)
+			continue;
+		const SCEV *n = SE.getZeroExtendExpr(btc, i64);
+		Instruction *at = L->getLoopPreheader()->getTerminator();
+		struct Run {
+			const SCEV *start;
+			int64_t step, lo, hi;
+		};
+		std::vector<Run> runs;
+		for (const Access &a : acc) {
+			const SCEV *p = SE.getSCEV(a.ptr);
+			const SCEV *pi = SE.getPtrToIntExpr(p, i64), *start;
+			int64_t step = 0;
+			if (isa<SCEVCouldNotCompute>(pi) || pi->getType() != i64) {
+				ok = false;
+				break;
+			}
+			if (SE.isLoopInvariant(pi, L)) {
+				start = pi;
+			} else if (auto *ar = dyn_cast<SCEVAddRecExpr>(pi)) {
+				auto *c = dyn_cast<SCEVConstant>(ar->getStepRecurrence(SE));
+				if (ar->getLoop() != L || !ar->isAffine() || !SE.isLoopInvariant(ar->getStart(), L) || !c ||
+				    c->getAPInt().abs().ugt(kLoopMaxStep)) {
+					ok = false;
+					break;
+				}
+				start = ar->getStart();
+				step = c->getAPInt().getSExtValue();
+			} else {
+				ok = false;
+				break;
+			}
+			bool joined = false;
+			for (Run &r : runs) {
+				if (r.step != step)
+					continue;
+				auto *d = dyn_cast<SCEVConstant>(SE.getMinusSCEV(start, r.start));
+				if (!d || d->getAPInt().abs().ugt(1 << 20))
+					continue;
+				int64_t off = d->getAPInt().getSExtValue();
+				r.lo = std::min(r.lo, off);
+				r.hi = std::max(r.hi, off + (int64_t)a.size);
+				joined = true;
+				break;
+			}
+			if (!joined) {
+				if (!isSafeToExpandAt(start, at, SE) || a.size > (1u << 20)) {
+					ok = false;
+					break;
+				}
+				runs.push_back({ start, step, 0, (int64_t)a.size });
+			}
+		}
+		if (!ok || runs.size() > kLoopMaxRanges || !isSafeToExpandAt(n, at, SE))
+			continue;
+		formLCSSA(*L, DT, &LI, &SE);
+		VLoop v;
+		SCEVExpander ex(SE, DL, "lp.range");
+		v.btc = ex.expandCodeFor(n, i64, at);
+		for (Run &r : runs)
+			v.refs.push_back({ ex.expandCodeFor(r.start, i64, at), r.step, r.lo, r.hi });
+		v.preheader = L->getLoopPreheader();
+		v.header = L->getHeader();
+		v.latch = L->getLoopLatch();
+		v.blocks.assign(L->block_begin(), L->block_end());
+		L->getUniqueExitBlocks(v.exits);
+		v.count = count;
+		v.total = acc.size();
+		plan.push_back(std::move(v));
+	}
+	return plan;
+}
+
+static Value *umin(IRBuilder<> &B, Value *a, Value *b)
+{
+	return B.CreateSelect(B.CreateICmpULT(a, b), a, b);
+}
+
+void Instrumenter::versionLoop(Function &F, VLoop &v)
+{
+	BasicBlock *H = v.header;
+	BasicBlock *check = v.preheader->splitBasicBlock(v.preheader->getTerminator(), "lp.lv.check");
+	SmallPtrSet<BasicBlock *, 16> inLoop(v.blocks.begin(), v.blocks.end());
+
+	// The fast copy, then both headers split after their PHIs: the
+	// header blocks only test, their bodies hold the original code.
+	ValueToValueMapTy vm;
+	std::vector<BasicBlock *> copies;
+	for (BasicBlock *B : v.blocks) {
+		BasicBlock *nb = CloneBasicBlock(B, vm, ".lpf", &F);
+		vm[B] = nb;
+		copies.push_back(nb);
+	}
+	for (BasicBlock *nb : copies)
+		for (Instruction &I : *nb)
+			RemapInstruction(&I, vm, RF_IgnoreMissingLocals | RF_NoModuleLevelChanges);
+	BasicBlock *fh = cast<BasicBlock>(vm[H]);
+	BasicBlock *fhBody = fh->splitBasicBlock(fh->getFirstNonPHI(), H->getName() + ".lpf.body");
+	BasicBlock *hBody = H->splitBasicBlock(H->getFirstNonPHI(), H->getName() + ".lp.body");
+	inLoop.insert(hBody);
+	auto fastOf = [&](BasicBlock *B) { return B == hBody ? fhBody : cast<BasicBlock>(vm[B]); };
+	BasicBlock *latch = v.latch == H ? hBody : v.latch, *fLatch = fastOf(latch);
+	for (BasicBlock *nb : copies)
+		fastBlocks.insert(nb);
+	fastBlocks.insert(fhBody);
+
+	// The exits: values of the fast copy merge in the (LCSSA) PHIs.
+	for (BasicBlock *E : v.exits)
+		for (PHINode &phi : E->phis()) {
+			unsigned n = phi.getNumIncomingValues();
+			for (unsigned i = 0; i < n; i++) {
+				BasicBlock *X = phi.getIncomingBlock(i);
+				if (!inLoop.count(X))
+					continue;
+				Value *val = phi.getIncomingValue(i);
+				Value *fv = vm.count(val) ? (Value *)vm[val] : val;
+				phi.addIncoming(fv, fastOf(X));
+			}
+		}
+
+	BasicBlock *query = BasicBlock::Create(C, "lp.lv.query", &F, H);
+	BasicBlock *fh2 = BasicBlock::Create(C, "lp.lv.fast.cd", &F, fhBody);
+	fastBlocks.insert(fh2);
+	Value *trips = nullptr;
+	{
+		IRBuilder<> CB(check->getTerminator());
+		trips = CB.CreateAdd(v.btc, ConstantInt::get(i64, 1), "lp.trips");
+	}
+	check->getTerminator()->eraseFromParent();
+	IRBuilder<> CB(check);
+	CB.CreateCondBr(CB.CreateICmpUGE(trips, ConstantInt::get(i64, kLoopMinTrips)), query, H);
+
+	// The iteration number and the end of the strip, in both copies.
+	IRBuilder<> QB(query), HB(H, H->getFirstInsertionPt()), FB(fh, fh->getFirstInsertionPt());
+	PHINode *qi = QB.CreatePHI(i64, 3, "lp.i");
+	PHINode *iv = HB.CreatePHI(i64, 5, "lp.i"), *next = HB.CreatePHI(i64, 5, "lp.end");
+	PHINode *fiv = FB.CreatePHI(i64, 2, "lp.i"), *fend = FB.CreatePHI(i64, 2, "lp.end");
+	Value *ivn = IRBuilder<>(&*hBody->getFirstInsertionPt()).CreateAdd(iv, ConstantInt::get(i64, 1));
+	Value *fivn = IRBuilder<>(&*fhBody->getFirstInsertionPt()).CreateAdd(fiv, ConstantInt::get(i64, 1));
+
+	// query: the ranges of the strip [i, i + n).
+	Value *n = umin(QB, ConstantInt::get(i64, strip), QB.CreateSub(trips, qi));
+	Value *end = QB.CreateAdd(qi, n, "lp.end");
+	Value *last = QB.CreateSub(n, ConstantInt::get(i64, 1));
+	std::vector<Value *> lo, hi;
+	for (const VRef &r : v.refs) {
+		// The run's bytes over the strip: [a + r.lo, a + r.hi) at each
+		// iteration, a = start + step * iteration.
+		Value *a = r.start, *span = ConstantInt::get(i64, 0);
+		if (r.step) {
+			a = QB.CreateAdd(a, QB.CreateMul(qi, ConstantInt::get(i64, r.step)));
+			span = QB.CreateMul(last, ConstantInt::get(i64, r.step));
+		}
+		if (r.step >= 0) {
+			lo.push_back(QB.CreateAdd(a, ConstantInt::get(i64, r.lo)));
+			hi.push_back(QB.CreateAdd(QB.CreateAdd(a, span), ConstantInt::get(i64, r.hi)));
+		} else {
+			lo.push_back(QB.CreateAdd(QB.CreateAdd(a, span), ConstantInt::get(i64, r.lo)));
+			hi.push_back(QB.CreateAdd(a, ConstantInt::get(i64, r.hi)));
+		}
+	}
+	// Ranges of one or two pages (short strips, small steps: the usual
+	// case) read the runtime's page counts inline; longer ones call it.
+	Value *pages = QB.CreateLoad(PointerType::getUnqual(i32), field(QB, 1), "lp.pages");
+	Value *pmask = ConstantInt::get(i64, 0xffff); // LP_RT_PAGE_ENTRIES - 1
+	Value *small = nullptr, *inl = nullptr;
+	for (unsigned k = 0; k < v.refs.size(); k++) {
+		Value *p0 = QB.CreateLShr(lo[k], 12), *p1 = QB.CreateLShr(QB.CreateSub(hi[k], ConstantInt::get(i64, 1)), 12);
+		Value *sm = QB.CreateICmpULE(QB.CreateSub(p1, p0), ConstantInt::get(i64, 1));
+		Value *w = QB.CreateOr(QB.CreateLoad(i32, QB.CreateGEP(i32, pages, QB.CreateAnd(p0, pmask))),
+				       QB.CreateLoad(i32, QB.CreateGEP(i32, pages, QB.CreateAnd(p1, pmask))));
+		small = small ? QB.CreateAnd(small, sm) : sm;
+		inl = inl ? QB.CreateOr(inl, w) : w;
+	}
+	BasicBlock *call = BasicBlock::Create(C, "lp.lv.call", &F, H);
+	BasicBlock *done = BasicBlock::Create(C, "lp.lv.done", &F, H);
+	QB.CreateCondBr(small, done, call, MDBuilder(C).createBranchWeights(1 << 10, 1));
+	IRBuilder<> KB(call);
+	Value *any = nullptr;
+	for (unsigned k = 0; k < v.refs.size(); k++) {
+		Value *w = KB.CreateCall(rangeQuery, { lo[k], hi[k] });
+		any = any ? KB.CreateOr(any, w) : w;
+	}
+	KB.CreateBr(done);
+	// The runtime's state read here is not the program's: not instrumented.
+	fastBlocks.insert(query);
+	fastBlocks.insert(call);
+	fastBlocks.insert(done);
+	IRBuilder<> DB(done);
+	PHINode *watch = DB.CreatePHI(i32, 2, "lp.watched");
+	watch->addIncoming(inl, query);
+	watch->addIncoming(any, call);
+	// A loop of one block (most vectorised loops) makes exactly `total`
+	// references per iteration: the fast copy runs as many iterations as
+	// the countdown allows (at most the strip) with no countdown in the
+	// loop, and the countdown is written back where it leaves the copy.
+	// Other loops test the countdown at each fast iteration and subtract
+	// each block's references.
+	bool single = v.blocks.size() == 1;
+	Value *fend0 = end, *cdEnd = nullptr, *cdExit = nullptr;
+	BasicBlock *fexit = nullptr, *fromFast = fh2; // where the fast copy enters H
+	if (single) {
+		Value *cdq = DB.CreateLoad(i64, cdSlot, "lp.cd");
+		Value *room = umin(DB, n, DB.CreateUDiv(cdq, ConstantInt::get(i64, v.total)));
+		fend0 = DB.CreateAdd(qi, room, "lp.fend");
+		// The countdown where the fast copy ends: after `room`
+		// iterations at the end of its run; on the way out of the loop
+		// after all `trips` (the backedge-taken count is exact, and the
+		// exiting iteration made all its references: one block). Neither
+		// depends on the iteration number, so the fast loop keeps no
+		// countdown at all (with `base - total * i` at the exits, LSR
+		// made it a countdown in the loop again).
+		cdEnd = DB.CreateSub(cdq, DB.CreateMul(room, ConstantInt::get(i64, v.total)), "lp.cd.end");
+		cdExit = DB.CreateSub(cdq, DB.CreateMul(DB.CreateSub(trips, qi), ConstantInt::get(i64, v.total)),
+				      "lp.cd.exit");
+		Value *go = DB.CreateAnd(DB.CreateICmpEQ(watch, ConstantInt::get(i32, 0)),
+					 DB.CreateICmpNE(room, ConstantInt::get(i64, 0)));
+		DB.CreateCondBr(go, fh, H, MDBuilder(C).createBranchWeights(1 << 10, 1));
+		fh2->eraseFromParent();
+		fastBlocks.erase(fh2);
+		fromFast = nullptr;
+		fexit = BasicBlock::Create(C, "lp.lv.fast.exit", &F, fhBody);
+		fastBlocks.insert(fexit);
+		IRBuilder<> XB(fexit);
+		XB.CreateStore(cdEnd, cdSlot);
+		XB.CreateBr(query);
+		// Leaving the loop from the fast copy: the iteration that exits
+		// made all its references (one block).
+		std::vector<BasicBlock *> succ(succ_begin(fhBody), succ_end(fhBody));
+		for (BasicBlock *S : succ) {
+			if (S == fh)
+				continue;
+			BasicBlock *x = SplitEdge(fhBody, S);
+			fastBlocks.insert(x);
+			IRBuilder<> EB(&*x->getFirstInsertionPt());
+			EB.CreateStore(cdExit, cdSlot);
+		}
+	} else {
+		DB.CreateCondBr(DB.CreateICmpEQ(watch, ConstantInt::get(i32, 0)), fh, H,
+				MDBuilder(C).createBranchWeights(1 << 10, 1));
+	}
+	BasicBlock *toQuery = single ? fexit : fh; // the fast copy's way to query
+
+	// The header values: query merges them from check and both headers.
+	std::vector<std::pair<PHINode *, PHINode *>> phis; // original, its query copy
+	for (PHINode &phi : H->phis())
+		if (&phi != iv && &phi != next)
+			phis.push_back({ &phi, nullptr });
+	IRBuilder<> QP(query, query->getFirstInsertionPt());
+	for (auto &pp : phis) {
+		PHINode *phi = pp.first, *fphi = cast<PHINode>(vm[phi]);
+		PHINode *q = QP.CreatePHI(phi->getType(), 3, phi->getName() + ".lpq");
+		q->addIncoming(phi->getIncomingValueForBlock(check), check);
+		q->addIncoming(fphi, toQuery);
+		q->addIncoming(phi, H);
+		phi->addIncoming(q, done);
+		if (fromFast)
+			phi->addIncoming(fphi, fromFast);
+		int k = fphi->getBasicBlockIndex(check);
+		fphi->setIncomingBlock(k, done);
+		fphi->setIncomingValue(k, q);
+		pp.second = q;
+	}
+	qi->addIncoming(ConstantInt::get(i64, 0), check);
+	qi->addIncoming(fiv, toQuery);
+	qi->addIncoming(iv, H);
+	iv->addIncoming(ConstantInt::get(i64, 0), check);
+	iv->addIncoming(qi, done);
+	if (fromFast)
+		iv->addIncoming(fiv, fromFast);
+	iv->addIncoming(ivn, latch);
+	next->addIncoming(ConstantInt::getAllOnesValue(i64), check); // short loop: no strips
+	next->addIncoming(end, done);
+	if (fromFast)
+		next->addIncoming(fend, fromFast);
+	next->addIncoming(next, latch);
+	fiv->addIncoming(qi, done);
+	fiv->addIncoming(fivn, fLatch);
+	fend->addIncoming(fend0, done);
+	fend->addIncoming(fend, fLatch);
+
+	// The instrumented header: at the end of a strip, ask again.
+	H->getTerminator()->eraseFromParent();
+	IRBuilder<> HT(H);
+	HT.CreateCondBr(HT.CreateICmpEQ(iv, next), query, hBody, MDBuilder(C).createBranchWeights(1, 64));
+	// The fast header: at the end of the strip ask again; leave for the
+	// instrumented loop when a sample may fall in the next iteration.
+	fh->getTerminator()->eraseFromParent();
+	IRBuilder<> FT(fh);
+	if (single) {
+		FT.CreateCondBr(FT.CreateICmpEQ(fiv, fend), fexit, fhBody, MDBuilder(C).createBranchWeights(1, 64));
+		return;
+	}
+	FT.CreateCondBr(FT.CreateICmpEQ(fiv, fend), query, fh2, MDBuilder(C).createBranchWeights(1, 64));
+	IRBuilder<> F2(fh2);
+	Value *cd = F2.CreateLoad(i64, cdSlot, "lp.cd");
+	F2.CreateCondBr(F2.CreateICmpUGE(cd, ConstantInt::get(i64, v.total)), fhBody, H,
+			MDBuilder(C).createBranchWeights(1 << 20, 1));
+	for (BasicBlock *B : v.blocks) {
+		uint64_t k = v.count.count(B) ? v.count[B] : 0;
+		if (!k)
+			continue;
+		BasicBlock *nb = B == H ? fhBody : cast<BasicBlock>(vm[B]);
+		IRBuilder<> SB(&*nb->getFirstInsertionPt());
+		SB.CreateStore(SB.CreateSub(SB.CreateLoad(i64, cdSlot), ConstantInt::get(i64, k)), cdSlot);
+	}
 }
 
 bool Instrumenter::run(Function &F)
@@ -298,9 +753,10 @@ bool Instrumenter::run(Function &F)
 		std::vector<Access> fast, slow;
 		Value *cdHead;
 	};
-	std::vector<BasicBlock *> blocks;
+	uint64_t size = 0, nacc = 0, cloned = 0;
 	for (BasicBlock &BB : F)
-		blocks.push_back(&BB);
+		size += BB.size();
+	bool mayClone = size <= cloneMax;
 
 	// A new entry block holds the static allocas, the two slots and
 	// their first load; the old entry becomes an ordinary block.
@@ -318,10 +774,23 @@ bool Instrumenter::run(Function &F)
 	for (AllocaInst *AI : statics)
 		AI->moveBefore(cdSlot);
 
-	uint64_t size = 0, nacc = 0, cloned = 0;
-	for (BasicBlock *BB : blocks)
-		size += BB->size();
-	bool mayClone = size <= cloneMax;
+	// Loop versioning first, on the uninstrumented code; the instrumented
+	// copies are then instrumented as any block, the fast copies not.
+	// Only where blocks are cloned: it doubles the loops' code too.
+	fastBlocks.clear();
+	uint64_t versioned = 0, versionedOne = 0;
+	if (loopVersion && mayClone) {
+		std::vector<VLoop> plan = planLoops(F);
+		for (VLoop &v : plan)
+			versionLoop(F, v);
+		versioned = plan.size();
+		for (VLoop &v : plan)
+			versionedOne += v.blocks.size() == 1;
+	}
+	std::vector<BasicBlock *> blocks;
+	for (BasicBlock &BB : F)
+		if (&BB != entry && !fastBlocks.count(&BB))
+			blocks.push_back(&BB);
 
 	std::vector<Block> work;
 	bool any = false;
@@ -390,9 +859,10 @@ bool Instrumenter::run(Function &F)
 		work.push_back(std::move(w));
 	}
 	if (stats)
-		fprintf(stderr, "locprof-pass: %s: %llu instructions, %llu accesses, %llu of %zu blocks cloned\n",
+		fprintf(stderr, "locprof-pass: %s: %llu instructions, %llu accesses, %llu of %zu blocks cloned, %llu loops versioned (%llu of one block)\n",
 			F.getName().str().c_str(), (unsigned long long)size, (unsigned long long)nacc,
-			(unsigned long long)cloned, blocks.size());
+			(unsigned long long)cloned, blocks.size(), (unsigned long long)versioned,
+			(unsigned long long)versionedOne);
 	if (!any) {
 		// Nothing to count here: the calls' callees keep their own.
 		cdSlot->eraseFromParent();
@@ -458,6 +928,8 @@ bool Instrumenter::run(Function &F)
 
 	DominatorTree DT(F);
 	PromoteMemToReg({ cdSlot, dirtySlot }, DT);
+	if (verify && verifyFunction(F, &errs()))
+		report_fatal_error("locprof-pass: broken function " + F.getName(), false);
 	return true;
 }
 

@@ -33,13 +33,26 @@
 #include <time.h>
 #include <unistd.h>
 
-__thread struct lp_rt_fast lp_rt_fast __attribute__((tls_model("initial-exec")));
+/* Always-empty page counts, for threads with nothing to watch yet and for
+ * the inert runtime (bss: its pages cost nothing). */
+static uint32_t rt_zero_pages[LP_RT_PAGE_ENTRIES];
+
+/* The page counts start valid, so that no range query reads through NULL. */
+__thread struct lp_rt_fast lp_rt_fast
+	__attribute__((tls_model("initial-exec"))) = { .pages = rt_zero_pages };
 
 enum {
 	SAMPLE_CAP = 4096,  /* samples per SAMPLES message (160 KiB) */
 	EVENT_CAP_TRACE = 8192, /* references per REFS message (256 KiB) */
 	EVENT_CAP_ALLOC = 1024, /* allocation events per ALLOCS message */
 	TABLE_MIN = 64,
+	/* The coarse maps of lp_rt_range_watched(): this thread's live watched
+	 * granules per 4 KiB page and per 1 MiB region, direct-mapped (256 MiB
+	 * and 4 GiB of address space before entries alias). */
+	PAGE_SHIFT_RT = LP_RT_PAGE_SHIFT,
+	REGION_SHIFT_RT = 20,
+	PAGE_ENTRIES = LP_RT_PAGE_ENTRIES,
+	REGION_ENTRIES = 1 << 12,
 	MAPS_CHUNK = 60000,
 	CMDLINE_MAX = 4096,
 	INERT_COUNTDOWN = INT64_MAX / 2,
@@ -66,6 +79,8 @@ struct lp_rt_thread {
 
 	struct rt_watch *table;
 	uint64_t table_cap, live;
+	uint32_t *pages;         /* live watched granules per page (exact counts) */
+	uint32_t *regions;       /* the sum of pages per region */
 
 	struct lp_msg_sample *samples;
 	uint32_t nsamples;
@@ -550,12 +565,63 @@ static void rt_shadow_drop(struct lp_rt_thread *t)
 			rt_shadow_add(&t->table[i], -1);
 }
 
+/* The coarse maps count every granule of every live watch, exactly (no
+ * saturation), so a zero entry means no live watch there. */
+static void rt_coarse_add(struct lp_rt_thread *t, const struct rt_watch *w, int32_t delta)
+{
+	uint64_t first, n = rt_granules(w, &first);
+	const uint32_t gp = PAGE_SHIFT_RT - LP_RT_GRANULE_SHIFT;
+
+	for (uint64_t p = first >> gp; p <= (first + n - 1) >> gp; p++) {
+		uint64_t lo = p << gp > first ? p << gp : first;
+		uint64_t hi = (p + 1) << gp < first + n ? (p + 1) << gp : first + n;
+		uint32_t k = (uint32_t)(hi - lo) * (uint32_t)delta;
+		t->pages[p & (PAGE_ENTRIES - 1)] += k;
+		t->regions[(p >> (REGION_SHIFT_RT - PAGE_SHIFT_RT)) & (REGION_ENTRIES - 1)] += k;
+	}
+}
+
+/* Called by the pass's versioned loops once before the loop: may a live
+ * watch of this thread cover a byte of [lo, hi)? 0 only if certainly not.
+ * Conservative: aliasing in the coarse maps, a range too wide to scan or a
+ * runtime busy in a slow path (a signal handler) answer 1. */
+int lp_rt_range_watched(uint64_t lo, uint64_t hi)
+{
+	struct lp_rt_fast *f = &lp_rt_fast;
+	struct lp_rt_thread *t = f->t;
+	uint64_t r0, r1, p0, p1;
+
+	/* No state (the countdown is 0 or inert) or a finished thread (the
+	 * map is the zero map): the per-access checks could not hit either. */
+	if (!t || t->dead || !t->live)
+		return 0;
+	if (f->in_rt)
+		return 1;
+	if (hi <= lo)
+		return hi != lo;
+	r0 = lo >> REGION_SHIFT_RT;
+	r1 = (hi - 1) >> REGION_SHIFT_RT;
+	if (r1 - r0 >= REGION_ENTRIES)
+		return 1;
+	for (uint64_t r = r0; r <= r1; r++) {
+		if (!t->regions[r & (REGION_ENTRIES - 1)])
+			continue;
+		p0 = r == r0 ? lo >> PAGE_SHIFT_RT : r << (REGION_SHIFT_RT - PAGE_SHIFT_RT);
+		p1 = r == r1 ? (hi - 1) >> PAGE_SHIFT_RT : ((r + 1) << (REGION_SHIFT_RT - PAGE_SHIFT_RT)) - 1;
+		for (uint64_t p = p0; p <= p1; p++)
+			if (t->pages[p & (PAGE_ENTRIES - 1)])
+				return 1;
+	}
+	return 0;
+}
+
 static void rt_remove(struct lp_rt_thread *t, struct rt_watch *w)
 {
 	uint64_t mask = t->table_cap - 1, i = (uint64_t)(w - t->table), j = i;
 
 	t->live--;
 	rt_shadow_add(w, -1);
+	rt_coarse_add(t, w, -1);
 	for (;;) {
 		uint64_t home;
 		t->table[i].used = 0;
@@ -687,6 +753,7 @@ static void rt_start_sample(struct lp_rt_thread *t, uint64_t addr, uint32_t size
 		w->used = 1;
 		t->live++;
 		rt_shadow_add(w, 1);
+		rt_coarse_add(t, w, 1);
 	}
 }
 
@@ -696,14 +763,19 @@ static void rt_make_inert(struct lp_rt_fast *f)
 {
 	f->countdown = INERT_COUNTDOWN;
 	f->epoch = INERT_COUNTDOWN;
+	f->pages = rt_zero_pages;
 }
 
 static void rt_thread_unmap(struct lp_rt_thread *t)
 {
 	rt_free(t->table, t->table_cap * sizeof(struct rt_watch));
+	rt_free(t->pages, PAGE_ENTRIES * sizeof(uint32_t));
+	rt_free(t->regions, REGION_ENTRIES * sizeof(uint32_t));
 	rt_free(t->samples, SAMPLE_CAP * sizeof(struct lp_msg_sample));
 	rt_free(t->events, (uint64_t)t->event_cap * sizeof(struct lp_msg_ref));
 	t->table = NULL;
+	t->pages = NULL;
+	t->regions = NULL;
 	t->samples = NULL;
 	t->events = NULL;
 }
@@ -744,10 +816,12 @@ static struct lp_rt_thread *rt_thread_init(struct lp_rt_fast *f)
 	lp_rng_seed(&t->rng, lp_splitmix64(&x));
 	t->table_cap = TABLE_MIN;
 	t->table = rt_alloc(TABLE_MIN * sizeof(struct rt_watch));
+	t->pages = rt_alloc(PAGE_ENTRIES * sizeof(uint32_t));
+	t->regions = rt_alloc(REGION_ENTRIES * sizeof(uint32_t));
 	t->samples = rt_alloc(SAMPLE_CAP * sizeof(struct lp_msg_sample));
 	t->event_cap = g.mode == LP_MODE_TRACE ? EVENT_CAP_TRACE : EVENT_CAP_ALLOC;
 	t->events = rt_alloc((uint64_t)t->event_cap * sizeof(struct lp_msg_ref));
-	if (!t->table || !t->samples || !t->events) {
+	if (!t->table || !t->pages || !t->regions || !t->samples || !t->events) {
 		rt_thread_unmap(t);
 		rt_free(t, sizeof(*t));
 		return NULL;
@@ -757,6 +831,7 @@ static struct lp_rt_thread *rt_thread_init(struct lp_rt_fast *f)
 	if (atomic_exchange(&g.maps_sent, 1) == 0)
 		rt_send_maps(t, LP_MAPS_START);
 	f->t = t;
+	f->pages = t->pages;
 	rt_set_gap(f, t, UINT64_MAX); /* no reference yet */
 	pthread_setspecific(g.key, t);
 	t->next = atomic_load(&g.threads);
@@ -879,6 +954,7 @@ void lp_rt_slow(uint64_t addr, uint32_t size, uint32_t kind, uint64_t pc)
 		/* Before our constructor: try again at the next reference. */
 		f->countdown = 0;
 		f->epoch = 0;
+		f->pages = rt_zero_pages;
 		return;
 	}
 	f->in_rt++;
@@ -1056,4 +1132,5 @@ static void rt_atfork_child(void)
 	f->t = NULL;
 	f->countdown = 0; /* the next reference re-initialises this thread */
 	f->epoch = 0;
+	f->pages = rt_zero_pages;
 }

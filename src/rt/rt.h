@@ -26,6 +26,8 @@
 #define LP_RT_GRANULE_SHIFT 6
 #define LP_RT_SHADOW 0x7fff8000ull
 #define LP_RT_SHADOW_BYTES (1ull << (47 - LP_RT_GRANULE_SHIFT))
+#define LP_RT_PAGE_SHIFT 12
+#define LP_RT_PAGE_ENTRIES (1 << 16)
 
 static inline __attribute__((always_inline)) uint8_t lp_rt_shadow_load(uint64_t addr)
 {
@@ -40,6 +42,13 @@ struct lp_rt_fast {
 	 * to see). Unsigned, so that the test and the decrement are one
 	 * `sub $1; jb` when the compiler keeps it in memory. */
 	uint64_t countdown;
+	/* This thread's live watched granules per 4 KiB page,
+	 * LP_RT_PAGE_ENTRIES entries, direct-mapped (entry
+	 * (addr >> LP_RT_PAGE_SHIFT) & (entries - 1)): the pass's versioned
+	 * loops read it inline for ranges of one or two pages, and
+	 * lp_rt_range_watched() for longer ones. The second field: the pass
+	 * knows the first two. */
+	const uint32_t *pages;
 	/* Reference clock: references of this thread so far, including the
 	 * current one = epoch - countdown (mod 2^64), so the hot path keeps
 	 * one counter, not two. */
@@ -56,6 +65,12 @@ extern __thread struct lp_rt_fast lp_rt_fast __attribute__((tls_model("initial-e
  * address, which is in the instrumented function. */
 void lp_rt_slow(uint64_t addr, uint32_t size, uint32_t kind, uint64_t pc)
 	__attribute__((noinline, cold));
+
+/* The pass's loop versioning asks before a strip of a loop whether a live
+ * watch of this thread may cover a byte of [lo, hi) (docs/runtime.md, "Loop
+ * versioning"): 0 only if certainly not, then the strip runs without watch
+ * checks. */
+int lp_rt_range_watched(uint64_t lo, uint64_t hi);
 
 #ifdef LP_RT_INLINED
 #define LP_RT_PC() 0
