@@ -478,7 +478,7 @@ static void fini(Int exitcode)
  * header just before the block); the requested size is that minus a small
  * slack. So: one byte per 16-byte granule of the heap (blocks are 16-byte
  * aligned), 0 for "no block starts here", else 1 + the slack (255: the
- * slack is in a side table, for the rare slack over 253), in 64 KiB leaves
+ * slack is in a side table, for the rare slack of 254 or more), in 64 KiB leaves
  * covering 1 MiB each, found through a small table of chunks with a
  * one-entry cache. Blocks allocated or freed together have their bytes
  * together, so the map's cache misses follow the program's own. Valgrind's
