@@ -215,7 +215,15 @@ static int run(const struct record_request *req)
 		if (!allocs_option(req->backend_opts[i], &allocs))
 			argv[n++] = (char *)req->backend_opts[i];
 	argv[n++] = "--";
-	argv[n++] = (char *)req->prog;
+	/* The program as typed, not req->prog (its PATH-resolved name):
+	 * valgrind searches PATH itself and makes the name it was given the
+	 * program's argv[0], so the program sees the argv[0] it sees natively
+	 * and under `valgrind --tool=cachegrind PROG`. A longer argv[0]
+	 * (/usr/bin/lua5.4 for lua5.4) changes what some programs allocate
+	 * (Lua copies it into its arg table; its GC is paced by bytes
+	 * allocated), hence their whole heap layout and their cache misses
+	 * (docs/valgrind.md, "Agreement with Cachegrind"). */
+	argv[n++] = req->argv[0];
 	for (size_t i = 1; i < nargs; i++)
 		argv[n++] = req->argv[i];
 	argv[n] = NULL;

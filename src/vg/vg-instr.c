@@ -348,10 +348,19 @@ static void flush(struct ist *s)
 						 : s->ndyn;
 		cd1 = tmp(s, Ity_I64, IRExpr_Binop(Iop_Sub64, cd0, cnt));
 		addStmtToIRSB(s->out, IRStmt_Put(LPVG_GS + LPVG_SH_CD, cd1));
-		g = tmp(s, Ity_I1, IRExpr_Binop(Iop_CmpLE64S, cd1, u64(0)));
 		if (s->hit) {
-			IRExpr *h = tmp(s, Ity_I1, IRExpr_Binop(Iop_CmpNE64, s->hit, u64(0)));
-			g = tmp(s, Ity_I1, IRExpr_Binop(Iop_Or1, g, h));
+			/* cd1 <= 0 || hit != 0, as one test: (cd1 - 1) >> 63
+			 * (arithmetic) is all ones when cd1 <= 0, else 0; ORed
+			 * with hit it is non-zero exactly when a call is due.
+			 * Two comparisons and an Or1 cost VEX a setcc each and
+			 * an or and a test more. */
+			IRExpr *m = tmp(s, Ity_I64, IRExpr_Binop(Iop_Sub64, cd1, u64(1)));
+			IRExpr *sgn = tmp(s, Ity_I64, IRExpr_Binop(Iop_Sar64, m,
+								   IRExpr_Const(IRConst_U8(63))));
+			IRExpr *u = tmp(s, Ity_I64, IRExpr_Binop(Iop_Or64, sgn, s->hit));
+			g = tmp(s, Ity_I1, IRExpr_Binop(Iop_CmpNE64, u, u64(0)));
+		} else {
+			g = tmp(s, Ity_I1, IRExpr_Binop(Iop_CmpLE64S, cd1, u64(0)));
 		}
 		if (!lpvg_o.selfcheck)
 			di->guard = g;

@@ -472,12 +472,142 @@ static void fini(Int exitcode)
  * address in the caller of malloc (frame 1 of the stack: frame 0 is the
  * replacement function), as the runtime's __builtin_return_address(0). */
 
-struct block {
-	struct block *next;
-	UWord key; /* address */
-	SizeT size;
+/* The live blocks, for realloc, free and malloc_usable_size: which
+ * addresses are blocks of ours, and their requested sizes. Valgrind's
+ * arena knows each block's usable size (the request rounded up, in the
+ * header just before the block); the requested size is that minus a small
+ * slack. So: one byte per 16-byte granule of the heap (blocks are 16-byte
+ * aligned), 0 for "no block starts here", else 1 + the slack (255: the
+ * slack is in a side table, for the rare slack of 254 or more), in 64 KiB leaves
+ * covering 1 MiB each, found through a small table of chunks with a
+ * one-entry cache. Blocks allocated or freed together have their bytes
+ * together, so the map's cache misses follow the program's own. Valgrind's
+ * VG_(HT_*) table (a VG_(malloc)'d node per block, chains) and then a
+ * hashed table with the entries inline cost one cache miss per insertion
+ * and per removal: 8% and 4% of the CPU time of lua (`perf` on
+ * `bench.lua 3`), most of the cost of the allocation events. */
+enum { BM_CHUNK_SHIFT = 20, BM_GRAN_SHIFT = 4,
+       BM_LEAF = 1 << (BM_CHUNK_SHIFT - BM_GRAN_SHIFT), BM_BIG = 255 };
+struct bm_chunk {
+	Addr key;    /* (address >> BM_CHUNK_SHIFT) + 1; 0: empty */
+	UChar *leaf; /* BM_LEAF bytes */
 };
-static VgHashTable *blocks;
+static struct bm_chunk *bm_tab;
+static UWord bm_cap, bm_used;
+static Addr bm_last_key;
+static UChar *bm_last_leaf;
+struct bm_big { /* a block with a slack of BM_BIG - 1 or more */
+	struct bm_big *next;
+	UWord key;
+	SizeT slack;
+};
+static VgHashTable *bm_bigs;
+
+static UWord bm_home(Addr key, UWord cap)
+{
+	return (UWord)(((ULong)key * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1);
+}
+
+static void bm_insert(struct bm_chunk *tab, UWord cap, Addr key, UChar *leaf)
+{
+	UWord i = bm_home(key, cap);
+
+	while (tab[i].key)
+		i = (i + 1) & (cap - 1);
+	tab[i].key = key;
+	tab[i].leaf = leaf;
+}
+
+/* The leaf of the chunk holding a; NULL if it has none and !create. */
+static UChar *bm_leaf(Addr a, Bool create)
+{
+	Addr key = (a >> BM_CHUNK_SHIFT) + 1;
+	UWord i;
+	UChar *leaf;
+
+	if (key == bm_last_key)
+		return bm_last_leaf;
+	for (i = bm_home(key, bm_cap); bm_tab[i].key; i = (i + 1) & (bm_cap - 1))
+		if (bm_tab[i].key == key)
+			goto found;
+	if (!create)
+		return NULL;
+	if (2 * (bm_used + 1) > bm_cap) {
+		struct bm_chunk *t = VG_(calloc)("lpvg.blockmap", 2 * bm_cap, sizeof(*t));
+		for (UWord k = 0; k < bm_cap; k++)
+			if (bm_tab[k].key)
+				bm_insert(t, 2 * bm_cap, bm_tab[k].key, bm_tab[k].leaf);
+		VG_(free)(bm_tab);
+		bm_tab = t;
+		bm_cap *= 2;
+	}
+	leaf = VG_(calloc)("lpvg.blockmap.leaf", BM_LEAF, 1);
+	bm_insert(bm_tab, bm_cap, key, leaf);
+	bm_used++;
+	bm_last_key = key;
+	return bm_last_leaf = leaf;
+found:
+	bm_last_key = key;
+	return bm_last_leaf = bm_tab[i].leaf;
+}
+
+static UWord bm_index(Addr a)
+{
+	return (a >> BM_GRAN_SHIFT) & (BM_LEAF - 1);
+}
+
+static void block_add(Addr a, SizeT size)
+{
+	SizeT slack = VG_(cli_malloc_usable_size)((void *)a) - size;
+	UChar *leaf = bm_leaf(a, True);
+
+	tl_assert((a & ((1 << BM_GRAN_SHIFT) - 1)) == 0);
+	if (slack < BM_BIG - 1) {
+		leaf[bm_index(a)] = (UChar)(slack + 1);
+	} else {
+		struct bm_big *b = VG_(malloc)("lpvg.blockmap.big", sizeof(*b));
+		b->key = a;
+		b->slack = slack;
+		VG_(HT_add_node)(bm_bigs, b);
+		leaf[bm_index(a)] = BM_BIG;
+	}
+}
+
+/* Whether a is a live block of ours; if so, its requested size. */
+static Bool block_find(Addr a, SizeT *size)
+{
+	UChar *leaf;
+	SizeT slack;
+	UChar v;
+
+	if (!a || (a & ((1 << BM_GRAN_SHIFT) - 1)) || !(leaf = bm_leaf(a, False)))
+		return False;
+	v = leaf[bm_index(a)];
+	if (!v)
+		return False;
+	if (v == BM_BIG)
+		slack = ((struct bm_big *)VG_(HT_lookup)(bm_bigs, a))->slack;
+	else
+		slack = v - 1u;
+	*size = VG_(cli_malloc_usable_size)((void *)a) - slack;
+	return True;
+}
+
+static void block_remove(Addr a)
+{
+	UChar *leaf = bm_leaf(a, False);
+
+	if (leaf[bm_index(a)] == BM_BIG)
+		VG_(free)(VG_(HT_remove)(bm_bigs, a));
+	leaf[bm_index(a)] = 0;
+}
+
+static void blocks_init(void)
+{
+	bm_cap = 64;
+	bm_tab = VG_(calloc)("lpvg.blockmap", bm_cap, sizeof(*bm_tab));
+	bm_bigs = VG_(HT_construct)("lpvg.blockmap.big");
+}
 
 /* The call site by valgrind's unwinder (CFI): slow, a few hundred ns a
  * call, which doubled the time of allocation-heavy programs (lua). */
@@ -533,7 +663,6 @@ static struct lpvg_thread *thread_of(ThreadId tid)
 static void *alloc_block(ThreadId tid, SizeT n, SizeT align, Bool zero)
 {
 	void *p;
-	struct block *b;
 
 	if ((Long)n < 0)
 		return NULL;
@@ -542,10 +671,7 @@ static void *alloc_block(ThreadId tid, SizeT n, SizeT align, Bool zero)
 		return NULL;
 	if (zero)
 		VG_(memset)(p, 0, n);
-	b = VG_(malloc)("lpvg.block", sizeof(*b));
-	b->key = (UWord)p;
-	b->size = n;
-	VG_(HT_add_node)(blocks, b);
+	block_add((Addr)p, n);
 	if (!lpvg_o.inert)
 		lpvg_event(thread_of(tid), (ULong)p, n, LP_EV_ALLOC, call_site(tid));
 	return p;
@@ -553,14 +679,13 @@ static void *alloc_block(ThreadId tid, SizeT n, SizeT align, Bool zero)
 
 static void free_block(ThreadId tid, void *p)
 {
-	struct block *b;
+	SizeT size;
 
 	if (!p)
 		return;
-	b = VG_(HT_remove)(blocks, (UWord)p);
-	if (!b)
+	if (!block_find((Addr)p, &size))
 		return; /* not ours: ignore, as glibc would crash instead */
-	VG_(free)(b);
+	block_remove((Addr)p);
 	VG_(cli_free)(p);
 	if (!lpvg_o.inert)
 		lpvg_event(thread_of(tid), (ULong)p, 0, LP_EV_FREE, call_site(tid));
@@ -600,27 +725,26 @@ static void lp_delete_aligned(ThreadId tid, void *p, SizeT align)
 
 static void *lp_realloc(ThreadId tid, void *old, SizeT n)
 {
-	struct block *b;
+	SizeT osize;
 	void *p;
 
 	if (!old)
 		return lp_malloc(tid, n);
-	b = VG_(HT_lookup)(blocks, (UWord)old);
-	if (!b)
+	if (!block_find((Addr)old, &osize))
 		return NULL;
 	p = alloc_block(tid, n, VG_(clo_alignment), False);
 	if (!p)
 		return NULL; /* the old block stays */
-	VG_(memcpy)(p, old, b->size < n ? b->size : n);
+	VG_(memcpy)(p, old, osize < n ? osize : n);
 	free_block(tid, old);
 	return p;
 }
 
 static SizeT lp_usable_size(ThreadId tid, void *p)
 {
-	struct block *b = VG_(HT_lookup)(blocks, (UWord)p);
+	SizeT size;
 
-	return b ? b->size : 0;
+	return block_find((Addr)p, &size) ? size : 0;
 }
 
 /* ---- registration ---------------------------------------------------------------- */
@@ -643,7 +767,7 @@ static void pre_clo_init(void)
 	VG_(atfork)(NULL, NULL, atfork_child);
 	lpvg_o.reserve_fds = 64;
 	env_defaults();
-	blocks = VG_(HT_construct)("lpvg.blocks");
+	blocks_init();
 	/* The replacement is used only if vgpreload_locprof-amd64-linux.so
 	 * is in the tool directory: `locprof record -X --allocs=no` leaves it
 	 * out, and the program then runs glibc's malloc (traced like any
