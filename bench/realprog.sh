@@ -20,8 +20,12 @@ realprog_has() { [[ " $REALPROG " == *" $1 "* ]]; }
 realprog_workloads() {
 	realprog_has lua && echo "lua lua @W@/bench.lua 2"
 	realprog_has sqlite3 && echo "sqlite sqlite3 -init @W@/bench.sql :memory: .quit"
-	realprog_has zstd && echo "zstd-c zstd -q -3 -f -o /dev/null @D@/zstd-input" &&
-		echo "zstd-d zstd -q -d -f -o /dev/null @D@/zstd-input.zst"
+	# -c: the output goes to the scripts' stdout, which they send to
+	# /dev/null. Not `-f -o /dev/null`: with -f, zstd running as root may
+	# remove or replace its output file, and during a session that ran
+	# these workloads /dev/null turned into a regular file.
+	realprog_has zstd && echo "zstd-c zstd -q -3 -c @D@/zstd-input" &&
+		echo "zstd-d zstd -q -d -c @D@/zstd-input.zst"
 	return 0
 }
 

@@ -30,8 +30,8 @@ if [ -z "${NOREAL:-}" ]; then
 	R=$B/realprog
 	realprog_build "$B" "$R"
 	W+=("lua|$R/bin/lua|$PWD/bench/workloads/bench.lua 0.2"
-		"sqlite|$R/bin/sqlite3|:memory: .read $PWD/bench/workloads/bench.sql"
-		"zstd-c|$R/bin/zstd|-q -3 -f -o /dev/null $R/zstd-input")
+		"sqlite|$R/bin/sqlite3|-init $PWD/bench/workloads/bench.sql :memory: .quit"
+		"zstd-c|$R/bin/zstd|-q -3 -c $R/zstd-input")
 fi
 
 if [ -n "${ONLY:-}" ]; then
