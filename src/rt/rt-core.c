@@ -549,20 +549,27 @@ static void rt_shadow_add(const struct rt_watch *w, int delta)
 			continue; /* no user address maps there */
 		v = __atomic_load_n(e, __ATOMIC_RELAXED);
 		do {
-			if (v == 255)
+			if (v == 255 || (v == 0 && delta < 0)) /* saturated; never below 0 */
 				break;
 		} while (!__atomic_compare_exchange_n(e, &v, (uint8_t)(v + delta), 1, __ATOMIC_RELAXED,
 						      __ATOMIC_RELAXED));
 	}
 }
 
-/* Take every live watch of a thread off the shadow (its table stays: the
- * thread is ending, or it is a parent's thread in a forked child). */
+/* Take every live watch of a thread off the shadow and out of its table:
+ * the thread is ending (its watches were just sent as dangling samples),
+ * or it is a parent's thread in a forked child. Emptying the table makes
+ * this idempotent: a thread that ended in the parent before the fork is
+ * dropped again in the child, and must not take its watches off twice
+ * (the counts would wrap to 255, a false positive for good). */
 static void rt_shadow_drop(struct lp_rt_thread *t)
 {
 	for (uint64_t i = 0; t->table && i < t->table_cap; i++)
-		if (t->table[i].used)
+		if (t->table[i].used) {
 			rt_shadow_add(&t->table[i], -1);
+			t->table[i].used = 0;
+		}
+	t->live = 0;
 }
 
 /* The coarse maps count every granule of every live watch, exactly (no
@@ -862,7 +869,7 @@ static void rt_thread_finish(struct lp_rt_thread *t)
 				rt_emit(t, &t->table[i], LP_SAMPLE_DANGLING, 0);
 		rt_send_samples(t);
 	}
-	rt_shadow_drop(t); /* the table stays, for nothing */
+	rt_shadow_drop(t);
 	rt_send_events(t);
 	rt_header(&m.h, LP_MSG_THREAD, sizeof(m), t);
 	m.thread = t->number;
