@@ -36,17 +36,24 @@
 //    runtime's per-page watch counts) and no sample is due; otherwise the
 //    instrumented loop (planLoops, versionLoop; docs/runtime.md, "Loop
 //    versioning"). LOCPROF_PASS_LOOP_VERSION=0 turns it off.
+//  * Check merging: accesses near one pointer share one test of the
+//    shadow, and those it still covers (no call, no slow path since) test
+//    a flag only (planChecks; docs/runtime.md, "Check merging").
+//    LOCPROF_PASS_CHECK_MERGE=0 turns it off.
 // Semantics that differ: references made by a signal handler while an
 // instrumented function holds the countdown in a register are lost from
 // the thread's clock when that function writes it back (the inlined
 // callbacks had the same window, smaller); another thread reading this
 // thread's reference count at exit sees it as of this thread's last call.
+#include "llvm/ADT/BitVector.h"
+#include "llvm/ADT/PostOrderIterator.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/Triple.h"
 #include "llvm/Analysis/AssumptionCache.h"
 #include "llvm/Analysis/LoopInfo.h"
 #include "llvm/Analysis/ScalarEvolution.h"
 #include "llvm/Analysis/ScalarEvolutionExpressions.h"
+#include "llvm/Analysis/ValueTracking.h"
 #include "llvm/Analysis/TargetLibraryInfo.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/IR/Dominators.h"
@@ -117,6 +124,20 @@ struct Access {
 	unsigned kind;
 };
 
+// Check merging (Instrumenter::planChecks): what an access's watch check
+// becomes. A cluster is a set of accesses at constant offsets from one
+// base pointer whose start granules all lie in `width` consecutive
+// granules from the granule of base + lo; its checker loads those shadow
+// bytes at once, and an access of the cluster the checker's answer still
+// covers (no call and no slow path since) is checked only if it said yes.
+enum CheckRole { kPlain, kChecker, kCovered };
+struct Check {
+	CheckRole role = kPlain;
+	Value *base = nullptr;
+	int64_t lo = 0;     // the window's first byte: base + lo
+	unsigned width = 1; // shadow bytes (granules) in the window: 1, 2, 4, 8
+};
+
 class Instrumenter {
 public:
 	explicit Instrumenter(Module &M);
@@ -139,13 +160,18 @@ private:
 	FunctionCallee rangeQuery; // lp_rt_range_watched(lo, hi)
 	SmallPtrSet<BasicBlock *, 32> fastBlocks; // the uninstrumented loop copies and range queries
 	AllocaInst *cdSlot = nullptr;
-	AllocaInst *dirtySlot = nullptr; // a slow path ran in this fast block
+	AllocaInst *dirtySlot = nullptr; // a slow path or a positive window ran since the last reset
+	bool mergeChecks = true; // LOCPROF_PASS_CHECK_MERGE=0 turns check merging off
+	std::map<Instruction *, Check> checks; // per instrumented access (planChecks)
 
 	bool accessOf(Instruction &I, Access &a) const;
 	Value *field(IRBuilder<> &B, unsigned i) { return B.CreateStructGEP(fastTy, fast, i); }
 	void reload(IRBuilder<> &B);
 	void writeBack(IRBuilder<> &B, Value *cd);
-	void slowCall(Instruction *before, Value *cond, const Access &a, Value *tlsCd, uint64_t rest, bool dirty);
+	void resetDirty(IRBuilder<> &B) { B.CreateStore(ConstantInt::getFalse(C), dirtySlot); }
+	void slowCall(Instruction *before, Value *cond, const Access &a, Value *tlsCd, uint64_t rest);
+	void planChecks(Function &F, const std::vector<const Access *> &acc, std::vector<BasicBlock *> &resets);
+	Value *precheck(IRBuilder<> &B, const Access &a, const Check &k);
 	void instrumentFast(const std::vector<Access> &acc, Value *cdHead);
 	void instrumentSlow(const std::vector<Access> &acc);
 	std::vector<VLoop> planLoops(Function &F);
@@ -189,6 +215,8 @@ Instrumenter::Instrumenter(Module &Mod) : M(Mod), C(Mod.getContext())
 		else
 			report_fatal_error("locprof-pass: LOCPROF_PASS_LOOP_STRIP is not a positive number", false);
 	}
+	const char *cm = getenv("LOCPROF_PASS_CHECK_MERGE");
+	mergeChecks = !(cm && !strcmp(cm, "0"));
 	const char *vf = getenv("LOCPROF_PASS_VERIFY");
 	verify = vf && *vf && strcmp(vf, "0");
 	rangeQuery = M.getOrInsertFunction("lp_rt_range_watched", FunctionType::get(i32, { i64, i64 }, false));
@@ -250,12 +278,12 @@ void Instrumenter::writeBack(IRBuilder<> &B, Value *cd)
 // rest: references of this block already subtracted from the SSA copy but
 // not yet made. The slow path never lowers the countdown on a watch hit
 // (it keeps it, or sets it inert), so the subtraction cannot wrap.
-void Instrumenter::slowCall(Instruction *before, Value *cond, const Access &a, Value *tlsCd, uint64_t rest, bool dirty)
+void Instrumenter::slowCall(Instruction *before, Value *cond, const Access &a, Value *tlsCd, uint64_t rest)
 {
 	Instruction *then = SplitBlockAndInsertIfThen(cond, before, false, cold);
 	IRBuilder<> B(then);
-	if (dirty)
-		B.CreateStore(ConstantInt::getTrue(C), dirtySlot);
+	// A sample starts a watch: no earlier "no" covers what follows.
+	B.CreateStore(ConstantInt::getTrue(C), dirtySlot);
 	writeBack(B, tlsCd);
 	Value *addr = B.CreatePtrToInt(a.ptr, i64);
 	CallInst *call = B.CreateCall(slow, { addr, ConstantInt::get(i32, a.size > 0xffffffffu ? 0xffffffffu : a.size),
@@ -282,42 +310,62 @@ static Value *watched(IRBuilder<> &B, Value *ptr, Type *i64, Type *i8)
 	return B.CreateICmpNE(B.CreateLoad(i8, at, "lp.w"), ConstantInt::get(i8, 0));
 }
 
+static bool isProgramCall(Instruction &I);
+
+// The window test of a checker: the shadow bytes of `width` granules from
+// that of base + lo, in one load (x86 loads need no alignment; the window
+// ends within 448 bytes of an address the access makes, and the kernel
+// never maps the last page of the user address space, so the load stays
+// inside the shadow).
+static Value *windowWatched(IRBuilder<> &B, const Check &k, Type *i64)
+{
+	LLVMContext &C = B.getContext();
+	Value *p = B.CreateConstGEP1_64(Type::getInt8Ty(C), B.CreatePointerCast(k.base, Type::getInt8PtrTy(C)), k.lo);
+	Value *g = B.CreateLShr(B.CreatePtrToInt(p, i64), 6);
+	Type *w = Type::getIntNTy(C, 8 * k.width);
+	Value *at = B.CreateIntToPtr(B.CreateAdd(g, ConstantInt::get(i64, kShadow)), PointerType::getUnqual(w));
+	LoadInst *l = B.CreateAlignedLoad(w, at, Align(1), "lp.ww");
+	return B.CreateICmpNE(l, ConstantInt::get(w, 0));
+}
+
+// The watch test of an access (see planChecks): a plain access tests its
+// granule, a checker its cluster's window, a covered access the dirty
+// flag. Any yes goes to the slow path, which looks the access up in the
+// thread's exact table (a window's yes may be a neighbour's watch) and
+// sets the dirty flag (slowCall).
+Value *Instrumenter::precheck(IRBuilder<> &B, const Access &a, const Check &k)
+{
+	switch (k.role) {
+	case kChecker:
+		return windowWatched(B, k, i64);
+	case kCovered:
+		return B.CreateLoad(Type::getInt1Ty(C), dirtySlot, "lp.dirty");
+	default:
+		return watched(B, a.ptr, i64, i8);
+	}
+}
+
 // The block's countdown was tested and decremented by acc.size() at its
-// head (cdHead is the value before): each access only checks the shadow.
-// An access to the same address as an earlier one of the block skips the
-// check unless a slow path ran in between: this thread's watches only
-// change in its slow path (a watch hit ends watches, it never starts
-// one), and other threads' watches are not its business, so the answer is
-// the earlier one's, which was no. `c[j] += ...` is then two checks, not
-// three. (A watch started by a signal handler in between is missed; so it
-// was by the inlined callbacks.)
+// head (cdHead is the value before): each access only checks the shadow,
+// merged as planChecks decided.
 void Instrumenter::instrumentFast(const std::vector<Access> &acc, Value *cdHead)
 {
 	uint64_t n = acc.size();
-	SmallPtrSet<Value *, 8> seen;
 
-	{
-		IRBuilder<> B(acc[0].inst);
-		B.CreateStore(ConstantInt::getFalse(C), dirtySlot);
-	}
 	for (uint64_t i = 0; i < n; i++) {
 		Instruction *at = acc[i].inst;
-		if (!seen.insert(acc[i].ptr->stripPointerCasts()).second) {
-			IRBuilder<> D(at);
-			at = SplitBlockAndInsertIfThen(D.CreateLoad(Type::getInt1Ty(C), dirtySlot), at, false, cold);
-		}
 		IRBuilder<> B(at);
-		Value *cond = watched(B, acc[i].ptr, i64, i8);
+		Value *cond = precheck(B, acc[i], checks[at]);
 		// The runtime expects the countdown as it would be after this
 		// reference: the SSA copy (after all n) plus the n-1-i to come.
 		Value *tlsCd = B.CreateAdd(B.CreateLoad(i64, cdSlot), ConstantInt::get(i64, n - 1 - i));
-		slowCall(at, cond, acc[i], tlsCd, n - 1 - i, true);
+		slowCall(at, cond, acc[i], tlsCd, n - 1 - i);
 	}
 	(void)cdHead;
 }
 
 // The exact snippet per access: cd = countdown--; if (cd == 0 || watched)
-// slow path.
+// slow path (watched: the merged test of precheck).
 void Instrumenter::instrumentSlow(const std::vector<Access> &acc)
 {
 	for (const Access &a : acc) {
@@ -325,9 +373,123 @@ void Instrumenter::instrumentSlow(const std::vector<Access> &acc)
 		Value *cd = B.CreateLoad(i64, cdSlot);
 		Value *dec = B.CreateSub(cd, ConstantInt::get(i64, 1));
 		B.CreateStore(dec, cdSlot);
-		Value *cond = B.CreateOr(B.CreateICmpEQ(cd, ConstantInt::get(i64, 0)),
-					 watched(B, a.ptr, i64, i8));
-		slowCall(a.inst, cond, a, dec, 0, false);
+		Value *cond = B.CreateOr(B.CreateICmpEQ(cd, ConstantInt::get(i64, 0)), precheck(B, a, checks[a.inst]));
+		slowCall(a.inst, cond, a, dec, 0);
+	}
+}
+
+// Check merging. The watch check of an access can be left to an earlier
+// one when nothing can have started a watch of this thread in between:
+// a watch starts only in a slow path (a sample), of this function or of a
+// callee. So, per function:
+//  * clusters: accesses at constant offsets from one base pointer
+//    (GetPointerBaseWithConstantOffset) whose start addresses lie within
+//    448 bytes of the lowest, base + lo. Their start granules then lie in
+//    the `width` granules (2, 4 or 8; 1 when all offsets are equal) from
+//    that of base + lo, whatever base's alignment: a window of shadow bytes
+//    one load reads.
+//  * available windows: a forward must-dataflow over the blocks in reverse
+//    post-order: an access whose cluster's window is available is covered;
+//    otherwise it is the checker and makes its window available. A program
+//    call kills every window; a block reached by a back edge (its
+//    predecessor not yet visited) starts with none.
+//  * the dirty flag (one per function, in a register after mem2reg): set
+//    by every slow path, which every checker whose window is not all zero
+//    takes; reset at the entry, after every program call and at the blocks
+//    that start with no window (resets, returned in `resets`). A covered
+//    access goes to the slow path (the exact table) only when it is set.
+// If the flag is clear at a covered access X, then since the last reset
+// before X no slow path ran and every checker said no; every path from a
+// reset to X passes a checker of X's cluster (the window is available at
+// X and none is at a reset), and no call. So that checker's window held no
+// watch, no watch started since, and X's own check would have said no
+// (other threads' watches only make the shadow say yes where this
+// thread's exact table says no). A yes the plain test would not have
+// given costs a slow path that finds nothing in the exact table. The
+// sampled references are the countdown's, which is untouched; the reuses
+// found are the same.
+void Instrumenter::planChecks(Function &F, const std::vector<const Access *> &acc, std::vector<BasicBlock *> &resets)
+{
+	const DataLayout &DL = M.getDataLayout();
+	checks.clear();
+	resets.clear();
+	if (!mergeChecks)
+		return;
+	struct Ref {
+		int64_t off;
+		Instruction *inst;
+	};
+	std::map<Value *, std::vector<Ref>> byBase;
+	for (const Access *a : acc) {
+		int64_t off = 0;
+		Value *base = GetPointerBaseWithConstantOffset(a->ptr, off, DL);
+		byBase[base].push_back({ off, a->inst });
+	}
+	std::map<Instruction *, int> clusterOf;
+	std::vector<Check> windows;
+	for (auto &entry : byBase) {
+		Value *base = entry.first;
+		std::vector<Ref> &refs = entry.second;
+		if (refs.size() < 2)
+			continue;
+		std::stable_sort(refs.begin(), refs.end(), [](const Ref &x, const Ref &y) { return x.off < y.off; });
+		for (size_t i = 0; i < refs.size();) {
+			size_t j = i;
+			while (j < refs.size() && refs[j].off - refs[i].off <= 448)
+				j++;
+			if (j - i >= 2) {
+				int64_t span = refs[j - 1].off - refs[i].off;
+				Check w;
+				w.role = kChecker;
+				w.base = base;
+				w.lo = refs[i].off;
+				w.width = span == 0 ? 1 : span <= 64 ? 2 : span <= 192 ? 4 : 8;
+				for (size_t m = i; m < j; m++)
+					clusterOf[refs[m].inst] = windows.size();
+				windows.push_back(w);
+			}
+			i = j;
+		}
+	}
+	if (windows.empty())
+		return;
+	std::map<BasicBlock *, BitVector> out;
+	ReversePostOrderTraversal<Function *> rpo(&F);
+	for (BasicBlock *BB : rpo) {
+		BitVector avail(windows.size());
+		bool first = true, back = BB == &F.getEntryBlock();
+		for (BasicBlock *P : predecessors(BB)) {
+			auto it = out.find(P);
+			if (it == out.end()) {
+				back = true;
+				break;
+			}
+			if (first)
+				avail = it->second;
+			else
+				avail &= it->second;
+			first = false;
+		}
+		if (back) {
+			avail.reset();
+			if (BB != &F.getEntryBlock())
+				resets.push_back(BB);
+		}
+		for (Instruction &I : *BB) {
+			if (isProgramCall(I)) {
+				avail.reset();
+				continue;
+			}
+			auto it = clusterOf.find(&I);
+			if (it == clusterOf.end())
+				continue;
+			Check k = windows[it->second];
+			if (avail.test(it->second))
+				k.role = kCovered;
+			avail.set(it->second);
+			checks[&I] = k;
+		}
+		out[BB] = std::move(avail);
 	}
 }
 
@@ -891,6 +1053,26 @@ bool Instrumenter::run(Function &F)
 				if (accessOf(*x.inst, now))
 					x.ptr = now.ptr;
 			}
+	std::vector<const Access *> all;
+	for (Block &w : work)
+		for (std::vector<Access> *v : { &w.fast, &w.slow })
+			for (Access &x : *v)
+				all.push_back(&x);
+	std::vector<BasicBlock *> resets;
+	planChecks(F, all, resets);
+	if (stats) {
+		uint64_t covered = 0, checkers = 0;
+		for (auto &c : checks) {
+			covered += c.second.role == kCovered;
+			checkers += c.second.role == kChecker;
+		}
+		fprintf(stderr, "locprof-pass: %s: %llu of %zu checks covered by %llu windows\n", F.getName().str().c_str(),
+			(unsigned long long)covered, all.size(), (unsigned long long)checkers);
+	}
+	for (BasicBlock *R : resets) {
+		IRBuilder<> RB(&*R->getFirstInsertionPt());
+		resetDirty(RB);
+	}
 	for (Block &w : work) {
 		if (!w.fast.empty())
 			instrumentFast(w.fast, w.cdHead);
@@ -909,11 +1091,13 @@ bool Instrumenter::run(Function &F)
 			BasicBlock *normal = SplitEdge(inv->getParent(), inv->getNormalDest());
 			IRBuilder<> NB(&*normal->getFirstInsertionPt());
 			reload(NB);
+			resetDirty(NB);
 			// Every predecessor of a landing pad is an invoke, which
 			// wrote the countdown back.
 			if (pads.insert(pad).second) {
 				IRBuilder<> LB(&*pad->getFirstInsertionPt());
 				reload(LB);
+				resetDirty(LB);
 			}
 			continue;
 		}
@@ -921,10 +1105,12 @@ bool Instrumenter::run(Function &F)
 		if (!cast<CallInst>(I)->isMustTailCall() && !isa<ReturnInst>(next) && !isa<UnreachableInst>(next)) {
 			IRBuilder<> A(next);
 			reload(A);
+			resetDirty(A);
 		}
 	}
 	IRBuilder<> IB(br);
 	reload(IB);
+	resetDirty(IB);
 
 	DominatorTree DT(F);
 	PromoteMemToReg({ cdSlot, dirtySlot }, DT);
