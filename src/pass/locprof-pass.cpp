@@ -96,6 +96,12 @@ enum : uint64_t { kCloneMax = 2000 };
 // (a column walk, e.g. matmul naive's b[k][j], is left instrumented).
 enum : uint64_t { kLoopMaxAccesses = 64, kLoopMaxRanges = 8, kLoopMinTrips = 8, kLoopStrip = 64 };
 enum : int64_t { kLoopMaxStep = 256 };
+// The longest range (bytes) a versioned loop's query reads from the watch
+// shadow directly: 14 granules, so that any alignment spans at most 16.
+enum : uint64_t { kShadowQueryBytes = 14 * 64 };
+// Accesses of one step within this many bytes of each other form one run
+// (one range per strip); farther ones only when the runs would be too many.
+enum : uint64_t { kLoopJoinNear = 256 };
 
 // An innermost loop planned for versioning (Instrumenter::planLoops): the
 // accesses' start addresses and steps and the backedge-taken count are
@@ -161,6 +167,7 @@ private:
 	SmallPtrSet<BasicBlock *, 32> fastBlocks; // the uninstrumented loop copies and range queries
 	AllocaInst *cdSlot = nullptr;
 	AllocaInst *dirtySlot = nullptr; // a slow path or a positive window ran since the last reset
+	uint64_t rangesAll = 0, rangesShadow = 0; // versioned loops' ranges, those read from the shadow
 	bool mergeChecks = true; // LOCPROF_PASS_CHECK_MERGE=0 turns check merging off
 	std::map<Instruction *, Check> checks; // per instrumented access (planChecks)
 
@@ -588,51 +595,61 @@ std::vector<VLoop> Instrumenter::planLoops(Function &F)
 			const SCEV *start;
 			int64_t step, lo, hi;
 		};
+		// Runs join accesses within `join` bytes of the run's first: near
+		// ones first (a[i], a[i+1]: each run's range stays short, so its
+		// query can read the shadow, and precise), far ones (rows of a
+		// stencil) only if there would be too many runs otherwise.
 		std::vector<Run> runs;
-		for (const Access &a : acc) {
-			const SCEV *p = SE.getSCEV(a.ptr);
-			const SCEV *pi = SE.getPtrToIntExpr(p, i64), *start;
-			int64_t step = 0;
-			if (isa<SCEVCouldNotCompute>(pi) || pi->getType() != i64) {
-				ok = false;
-				break;
-			}
-			if (SE.isLoopInvariant(pi, L)) {
-				start = pi;
-			} else if (auto *ar = dyn_cast<SCEVAddRecExpr>(pi)) {
-				auto *c = dyn_cast<SCEVConstant>(ar->getStepRecurrence(SE));
-				if (ar->getLoop() != L || !ar->isAffine() || !SE.isLoopInvariant(ar->getStart(), L) || !c ||
-				    c->getAPInt().abs().ugt(kLoopMaxStep)) {
+		auto makeRuns = [&](uint64_t join) {
+			runs.clear();
+			for (const Access &a : acc) {
+				const SCEV *p = SE.getSCEV(a.ptr);
+				const SCEV *pi = SE.getPtrToIntExpr(p, i64), *start;
+				int64_t step = 0;
+				if (isa<SCEVCouldNotCompute>(pi) || pi->getType() != i64) {
 					ok = false;
 					break;
 				}
-				start = ar->getStart();
-				step = c->getAPInt().getSExtValue();
-			} else {
-				ok = false;
-				break;
-			}
-			bool joined = false;
-			for (Run &r : runs) {
-				if (r.step != step)
-					continue;
-				auto *d = dyn_cast<SCEVConstant>(SE.getMinusSCEV(start, r.start));
-				if (!d || d->getAPInt().abs().ugt(1 << 20))
-					continue;
-				int64_t off = d->getAPInt().getSExtValue();
-				r.lo = std::min(r.lo, off);
-				r.hi = std::max(r.hi, off + (int64_t)a.size);
-				joined = true;
-				break;
-			}
-			if (!joined) {
-				if (!isSafeToExpandAt(start, at, SE) || a.size > (1u << 20)) {
+				if (SE.isLoopInvariant(pi, L)) {
+					start = pi;
+				} else if (auto *ar = dyn_cast<SCEVAddRecExpr>(pi)) {
+					auto *c = dyn_cast<SCEVConstant>(ar->getStepRecurrence(SE));
+					if (ar->getLoop() != L || !ar->isAffine() || !SE.isLoopInvariant(ar->getStart(), L) || !c ||
+					    c->getAPInt().abs().ugt(kLoopMaxStep)) {
+						ok = false;
+						break;
+					}
+					start = ar->getStart();
+					step = c->getAPInt().getSExtValue();
+				} else {
 					ok = false;
 					break;
 				}
-				runs.push_back({ start, step, 0, (int64_t)a.size });
+				bool joined = false;
+				for (Run &r : runs) {
+					if (r.step != step)
+						continue;
+					auto *d = dyn_cast<SCEVConstant>(SE.getMinusSCEV(start, r.start));
+					if (!d || d->getAPInt().abs().ugt(join))
+						continue;
+					int64_t off = d->getAPInt().getSExtValue();
+					r.lo = std::min(r.lo, off);
+					r.hi = std::max(r.hi, off + (int64_t)a.size);
+					joined = true;
+					break;
+				}
+				if (!joined) {
+					if (!isSafeToExpandAt(start, at, SE) || a.size > (1u << 20)) {
+						ok = false;
+						break;
+					}
+					runs.push_back({ start, step, 0, (int64_t)a.size });
+				}
 			}
-		}
+		};
+		makeRuns(kLoopJoinNear);
+		if (ok && runs.size() > kLoopMaxRanges)
+			makeRuns(1 << 20);
 		if (!ok || runs.size() > kLoopMaxRanges || !isSafeToExpandAt(n, at, SE))
 			continue;
 		formLCSSA(*L, DT, &LI, &SE);
@@ -656,6 +673,36 @@ std::vector<VLoop> Instrumenter::planLoops(Function &F)
 static Value *umin(IRBuilder<> &B, Value *a, Value *b)
 {
 	return B.CreateSelect(B.CreateICmpULT(a, b), a, b);
+}
+
+// Whether a shadow byte of the granules of [lo, hi) is set, for a range
+// of at most kShadowQueryBytes (16 granules at most, however aligned):
+// the 16 bytes from lo's granule, the bytes past hi's granule masked off.
+static Value *shadowRangeWatched(IRBuilder<> &B, Value *lo, Value *hi)
+{
+	LLVMContext &C = B.getContext();
+	Type *i64 = Type::getInt64Ty(C);
+	Value *g0 = B.CreateLShr(lo, 6), *g1 = B.CreateLShr(B.CreateSub(hi, ConstantInt::get(i64, 1)), 6);
+	Value *cnt = B.CreateAdd(B.CreateSub(g1, g0), ConstantInt::get(i64, 1)); // 1..16 granules
+	Value *ones = ConstantInt::getAllOnesValue(i64), *any = nullptr;
+	for (int k = 0; k < 2; k++) {
+		Value *at = B.CreateIntToPtr(B.CreateAdd(g0, ConstantInt::get(i64, kShadow + 8 * k)),
+					     PointerType::getUnqual(i64));
+		Value *q = B.CreateAlignedLoad(i64, at, Align(1), "lp.sq");
+		// Granules of this word in the range: clamp(cnt - 8k, 0, 8);
+		// the mask keeps that many low bytes (little-endian: the first
+		// granule is the low byte).
+		Value *left = B.CreateSub(cnt, ConstantInt::get(i64, 8 * k));
+		Value *inw = B.CreateSelect(B.CreateICmpSGT(left, ConstantInt::get(i64, 8)), ConstantInt::get(i64, 8), left);
+		Value *pos = B.CreateICmpSGT(inw, ConstantInt::get(i64, 0));
+		Value *sh = B.CreateSub(ConstantInt::get(i64, 64), B.CreateMul(inw, ConstantInt::get(i64, 8)));
+		// sh is 64 only where inw is 0, and then the select drops it.
+		Value *mask = B.CreateSelect(pos, B.CreateLShr(ones, B.CreateSelect(pos, sh, ConstantInt::get(i64, 0))),
+					     ConstantInt::get(i64, 0));
+		Value *w = B.CreateAnd(q, mask);
+		any = any ? B.CreateOr(any, w) : w;
+	}
+	return B.CreateICmpNE(any, ConstantInt::get(i64, 0));
 }
 
 void Instrumenter::versionLoop(Function &F, VLoop &v)
@@ -720,8 +767,20 @@ void Instrumenter::versionLoop(Function &F, VLoop &v)
 	Value *ivn = IRBuilder<>(&*hBody->getFirstInsertionPt()).CreateAdd(iv, ConstantInt::get(i64, 1));
 	Value *fivn = IRBuilder<>(&*fhBody->getFirstInsertionPt()).CreateAdd(fiv, ConstantInt::get(i64, 1));
 
+	// The strip: `strip` iterations, fewer for steps over 14 bytes, so
+	// that each run's range fits the shadow window the query reads (below)
+	// while that leaves at least kLoopMinTrips iterations per query.
+	uint64_t stripLen = strip;
+	for (const VRef &r : v.refs) {
+		uint64_t step = (uint64_t)std::abs(r.step), width = (uint64_t)(r.hi - r.lo);
+		if (step && width <= kShadowQueryBytes) {
+			uint64_t fit = (kShadowQueryBytes - width) / step + 1;
+			if (fit >= kLoopMinTrips)
+				stripLen = std::min(stripLen, fit);
+		}
+	}
 	// query: the ranges of the strip [i, i + n).
-	Value *n = umin(QB, ConstantInt::get(i64, strip), QB.CreateSub(trips, qi));
+	Value *n = umin(QB, ConstantInt::get(i64, stripLen), QB.CreateSub(trips, qi));
 	Value *end = QB.CreateAdd(qi, n, "lp.end");
 	Value *last = QB.CreateSub(n, ConstantInt::get(i64, 1));
 	std::vector<Value *> lo, hi;
@@ -741,12 +800,29 @@ void Instrumenter::versionLoop(Function &F, VLoop &v)
 			hi.push_back(QB.CreateAdd(a, ConstantInt::get(i64, r.hi)));
 		}
 	}
-	// Ranges of one or two pages (short strips, small steps: the usual
-	// case) read the runtime's page counts inline; longer ones call it.
+	// A range of at most kShadowQueryBytes (the usual case: a strip of a
+	// small step) reads the watch shadow itself, a byte per 64-byte
+	// granule: two 8-byte loads from its first granule, masked to the
+	// range's granules (at most 16). So a strip runs instrumented only if
+	// a watched line is within its own bytes, not somewhere in its 4 KiB
+	// page. (The shadow counts every thread's watches: another thread's
+	// costs a strip instrumented, never a missed watch. The loads stay
+	// within 1 KiB of an address the loop accesses, inside the shadow.)
+	// Other ranges of one or two pages read the runtime's per-thread page
+	// counts inline; longer ones call it.
 	Value *pages = QB.CreateLoad(PointerType::getUnqual(i32), field(QB, 1), "lp.pages");
 	Value *pmask = ConstantInt::get(i64, 0xffff); // LP_RT_PAGE_ENTRIES - 1
 	Value *small = nullptr, *inl = nullptr;
 	for (unsigned k = 0; k < v.refs.size(); k++) {
+		const VRef &r = v.refs[k];
+		uint64_t most = (stripLen - 1) * (uint64_t)std::abs(r.step) + (uint64_t)(r.hi - r.lo);
+		rangesAll++;
+		if (most <= kShadowQueryBytes) {
+			rangesShadow++;
+			Value *w = QB.CreateZExt(shadowRangeWatched(QB, lo[k], hi[k]), i32);
+			inl = inl ? QB.CreateOr(inl, w) : w;
+			continue;
+		}
 		Value *p0 = QB.CreateLShr(lo[k], 12), *p1 = QB.CreateLShr(QB.CreateSub(hi[k], ConstantInt::get(i64, 1)), 12);
 		Value *sm = QB.CreateICmpULE(QB.CreateSub(p1, p0), ConstantInt::get(i64, 1));
 		Value *w = QB.CreateOr(QB.CreateLoad(i32, QB.CreateGEP(i32, pages, QB.CreateAnd(p0, pmask))),
@@ -756,6 +832,8 @@ void Instrumenter::versionLoop(Function &F, VLoop &v)
 	}
 	BasicBlock *call = BasicBlock::Create(C, "lp.lv.call", &F, H);
 	BasicBlock *done = BasicBlock::Create(C, "lp.lv.done", &F, H);
+	if (!small)
+		small = ConstantInt::getTrue(C);
 	QB.CreateCondBr(small, done, call, MDBuilder(C).createBranchWeights(1 << 10, 1));
 	IRBuilder<> KB(call);
 	Value *any = nullptr;
@@ -941,6 +1019,7 @@ bool Instrumenter::run(Function &F)
 	// Only where blocks are cloned: it doubles the loops' code too.
 	fastBlocks.clear();
 	uint64_t versioned = 0, versionedOne = 0;
+	rangesAll = rangesShadow = 0;
 	if (loopVersion && mayClone) {
 		std::vector<VLoop> plan = planLoops(F);
 		for (VLoop &v : plan)
@@ -1025,6 +1104,9 @@ bool Instrumenter::run(Function &F)
 			F.getName().str().c_str(), (unsigned long long)size, (unsigned long long)nacc,
 			(unsigned long long)cloned, blocks.size(), (unsigned long long)versioned,
 			(unsigned long long)versionedOne);
+	if (stats && rangesAll)
+		fprintf(stderr, "locprof-pass: %s: %llu of %llu loop ranges read from the shadow\n", F.getName().str().c_str(),
+			(unsigned long long)rangesShadow, (unsigned long long)rangesAll);
 	if (!any) {
 		// Nothing to count here: the calls' callees keep their own.
 		cdSlot->eraseFromParent();

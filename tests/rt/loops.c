@@ -60,6 +60,12 @@ int main(int argc, char **argv)
 				b[i] = a[i] * 0.5;
 			small[3] += 1;
 		}
+		/* Larger constant steps: 32 bytes (a shorter strip, its range
+		 * still read from the shadow) and 192 bytes (the page counts). */
+		for (long i = 0; i + 3 < big; i += 4)
+			a[i + 1] += small[i & 15];
+		for (long i = 0; i < big; i += 24)
+			s += c[i];
 		/* Short loops (fewer trips than the range query is worth). */
 		for (long i = 0; i < n; i++)
 			for (long j = 0; j < (i & 7); j++)
