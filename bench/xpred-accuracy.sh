@@ -40,7 +40,12 @@
 # placement fitted per group to the set distances; the binomial model where
 # undetermined). TLBs are fully associative: all are the cut.
 #
-# usage: bench/xpred-accuracy.sh [--quick] [--machine M] [--keep DIR] [--reuse] [--no-sets] [KERNEL...]
+# Fourth, strided placement (st_*: `model predict --strided`): for groups
+# that walk memory with a measured stride, the sets the walk fills at the
+# predicted size (docs/prediction.md, "Strided placement"); the binomial
+# model for the others.
+#
+# usage: bench/xpred-accuracy.sh [--quick] [--machine M] [--keep DIR] [--reuse [--recollect]] [--no-sets] [KERNEL...]
 #   kernels: matmul stencil transpose spmv (default: all)
 #   --quick   smaller sizes (a few seconds per kernel; for development)
 #   --no-sets collect no set distances (binomial only; sd_* = cal_* = sa_*)
@@ -48,6 +53,8 @@
 #             and simulated counts (DIR/K-measured.csv) are already there is
 #             refitted and predicted with the current code, not collected
 #             and simulated again
+#   --recollect with --reuse: collect the runs again with the current code
+#             (the simulated counts at the predicted sizes are kept)
 # Environment: LOCPROF_BUILD (default build/).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -58,6 +65,7 @@ quick=0
 sets=1
 keep=
 reuse=0
+recollect=0
 kernels=()
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -66,6 +74,7 @@ while [ $# -gt 0 ]; do
 	--machine) machine=$2; shift ;;
 	--keep) keep=$2; shift ;;
 	--reuse) reuse=1 ;;
+	--recollect) recollect=1 ;;
 	-h|--help) sed -n '2,/^# Environment/p' "$0"; exit 0 ;;
 	*) kernels+=("$1") ;;
 	esac
@@ -118,28 +127,32 @@ predict_row() {
 		awk -F, '$2 == "program" { print $11 }' >"$W/pred-sd.txt"
 	"$L" model predict "$dir" --size "$p" --machine "$machine" --format csv --calibrated |
 		awk -F, '$2 == "program" { print $11 }' >"$W/pred-cal.txt"
-	paste -d' ' "$W/pred-bin.txt" "$W/pred-sd.txt" "$W/pred-cal.txt" >"$W/pred.txt"
-	while read -r name pfa psa psd pcal; do
+	"$L" model predict "$dir" --size "$p" --machine "$machine" --format csv --strided |
+		awk -F, '$2 == "program" { print $11 }' >"$W/pred-st.txt"
+	paste -d' ' "$W/pred-bin.txt" "$W/pred-sd.txt" "$W/pred-cal.txt" "$W/pred-st.txt" >"$W/pred.txt"
+	while read -r name pfa psa psd pcal pst; do
 		line=$(grep "^$p,$name," "$meas")
 		sfa=$(echo "$line" | cut -d, -f3)
 		ssa=$(echo "$line" | cut -d, -f4)
-		read -r efa esa esd ecal < <(awk -v a="$pfa" -v b="$sfa" -v c="$psa" -v d="$ssa" -v e="$psd" -v f="$pcal" \
+		read -r efa esa esd ecal est < <(awk -v a="$pfa" -v b="$sfa" -v c="$psa" -v d="$ssa" -v e="$psd" -v f="$pcal" -v g="$pst" \
 			'function err(p, s) { return s > 0 ? 100 * (p - s) / s : (p > 0.5 ? 100 : 0) }
-			 BEGIN { printf "%.2f %.2f %.2f %.2f\n", err(a, b), err(c, d), err(e, d), err(f, d) }')
-		printf "%-10s %6s %-5s %14.0f %14.0f %8s %14.0f %14.0f %8s %14.0f %8s %14.0f %8s\n" "$k" "$p" "$name" \
-			"$sfa" "$pfa" "$efa" "$ssa" "$psa" "$esa" "$psd" "$esd" "$pcal" "$ecal"
+			 BEGIN { printf "%.2f %.2f %.2f %.2f %.2f\n", err(a, b), err(c, d), err(e, d), err(f, d), err(g, d) }')
+		printf "%-10s %6s %-5s %14.0f %14.0f %8s %14.0f %14.0f %8s %14.0f %8s %14.0f %8s %14.0f %8s\n" "$k" "$p" "$name" \
+			"$sfa" "$pfa" "$efa" "$ssa" "$psa" "$esa" "$psd" "$esd" "$pcal" "$ecal" "$pst" "$est"
 		worst_fa=$(awk -v w="$worst_fa" -v e="$efa" 'BEGIN { e = e < 0 ? -e : e; print (e > w ? e : w) }')
 		worst_sa=$(awk -v w="$worst_sa" -v e="$esa" 'BEGIN { e = e < 0 ? -e : e; print (e > w ? e : w) }')
 		worst_sd=$(awk -v w="$worst_sd" -v e="$esd" 'BEGIN { e = e < 0 ? -e : e; print (e > w ? e : w) }')
 		worst_cal=$(awk -v w="$worst_cal" -v e="$ecal" 'BEGIN { e = e < 0 ? -e : e; print (e > w ? e : w) }')
+		worst_st=$(awk -v w="$worst_st" -v e="$est" 'BEGIN { e = e < 0 ? -e : e; print (e > w ? e : w) }')
 	done <"$W/pred.txt"
 }
 
-printf "%-10s %6s %-5s %14s %14s %8s %14s %14s %8s %14s %8s %14s %8s\n" kernel P level fa_sim fa_pred fa_err% sa_sim sa_pred sa_err% sd_pred sd_err% cal_pred cal_err%
+printf "%-10s %6s %-5s %14s %14s %8s %14s %14s %8s %14s %8s %14s %8s %14s %8s\n" kernel P level fa_sim fa_pred fa_err% sa_sim sa_pred sa_err% sd_pred sd_err% cal_pred cal_err% st_pred st_err%
 worst_fa=0
 worst_sa=0
 worst_sd=0
 worst_cal=0
+worst_st=0
 collect_opts=()
 [ "$sets" = 0 ] || collect_opts=(--machine "$machine")
 for k in "${kernels[@]}"; do
@@ -153,7 +166,7 @@ for k in "${kernels[@]}"; do
 		for p in $fit; do [ -f "$dir/size-$p.xrun" ] || again=0; done
 		for p in $pred; do grep -q "^$p," "$meas" || again=0; done
 	fi
-	if [ "$again" = 0 ]; then
+	if [ "$again" = 0 ] || [ "$recollect" = 1 ]; then
 		"$L" cc --no-lto -O2 -g -o "$bin" "$here/examples/$src" 2>"$W/cc.err" || { cat "$W/cc.err" >&2; exit 1; }
 		rm -rf "$dir"
 		for p in $fit; do
@@ -221,5 +234,5 @@ for k in "${kernels[@]}"; do
 	"$L" model predict "$dir" --size "${pred// /,}" --machine "$machine" --work "$work" \
 		--measured "$meas" --svg "$W/$k" >/dev/null
 done
-echo "worst |error|: fully associative $worst_fa%, set associative $worst_sa% (binomial), $worst_sd% (set distances), $worst_cal% (calibrated) (machine $machine)"
+echo "worst |error|: fully associative $worst_fa%, set associative $worst_sa% (binomial), $worst_sd% (set distances), $worst_cal% (calibrated), $worst_st% (strided) (machine $machine)"
 [ -z "$keep" ] || echo "models, measurements and plots kept in $W"

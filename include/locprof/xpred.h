@@ -273,6 +273,9 @@ struct lp_xcount {
 			    * binomial model */
 	int sa_setd;       /* 1: sa_misses came from set-distance histograms */
 	int sa_cal;        /* 1: sa_misses from calibrated placement weights */
+	int sa_strided;    /* 1: sa_misses from the placement of the group's
+			    * strided walk at P (LP_XSA_STRIDED; groups with no
+			    * walk: the binomial model) */
 };
 
 /* Nonzero if the model has set-distance histograms for level l (then
@@ -284,7 +287,7 @@ int lp_xmodel_has_setd(const struct lp_xmodel *m, const struct lp_xlevel *l);
 int lp_xmodel_uses_setd(const struct lp_xmodel *m, const struct lp_xlevel *l);
 /* How sa_misses are predicted: set distances when collected for the
  * level's geometry, else the binomial model (AUTO); always the binomial. */
-enum { LP_XSA_AUTO = 0, LP_XSA_BINOMIAL = 1, LP_XSA_CALIBRATED = 2 };
+enum { LP_XSA_AUTO = 0, LP_XSA_BINOMIAL = 1, LP_XSA_CALIBRATED = 2, LP_XSA_STRIDED = 3 };
 
 /* Placement-calibrated set associativity (docs/prediction.md, "Placement
  * calibration"). A reuse at stack distance D has, in its set of a cache of

@@ -36,6 +36,11 @@ static const char usage[] =
 	"                      (`model collect --sets/--machine`): exact at the\n"
 	"                      fitted sizes, poor beyond them (docs/prediction.md)\n"
 	"      --binomial      the binomial model everywhere (the default)\n"
+	"      --strided       strided placement: for a group that walks memory with\n"
+	"                      a stride (measured by `model collect`), the sets its\n"
+	"                      walk fills at P, computed from the stride and walk\n"
+	"                      length fitted as functions of P; the binomial model\n"
+	"                      for the other lines and for groups with no walk\n"
 	"      --calibrated    placement-calibrated set associativity: per group, a\n"
 	"                      mixture of random placement (the binomial model) and\n"
 	"                      even placement (lines spread evenly over the sets)\n"
@@ -249,6 +254,8 @@ static const char *sa_model(const struct ctx *x, size_t l)
 
 	if (x->sa_how == LP_XSA_CALIBRATED && lp_xmodel_has_setd(x->m, L) && lp_xlevel_sets(L) > 1)
 		return "calibrated";
+	if (x->sa_how == LP_XSA_STRIDED && L->assoc && lp_xlevel_sets(L) > 1)
+		return "strided";
 	if (x->sa_how == LP_XSA_AUTO && lp_xmodel_uses_setd(x->m, L))
 		return "setd";
 	if (x->sa_how == LP_XSA_AUTO && lp_xmodel_has_setd(x->m, L))
@@ -660,6 +667,7 @@ static int plot(struct ctx *x, const char *prefix, double pmax)
 		if (L->assoc)
 			s[k++] = (struct lp_xseries){ !strcmp(sa_model(x, l), "setd")	   ? "predicted, set distances"
 						      : !strcmp(sa_model(x, l), "calibrated") ? "predicted, calibrated"
+						      : !strcmp(sa_model(x, l), "strided")    ? "predicted, strided"
 											      : "predicted, binomial",
 						      px, sa + l * npts, npts, 0, 1, 1 };
 		s[k++] = (struct lp_xseries){ "fitted runs (exact, FA)", mx, my, ns, 1, 0, 0 };
@@ -705,6 +713,7 @@ int model_predict(int argc, char **argv)
 		{ "binomial", no_argument, NULL, 'B' },
 		{ "set-distances", no_argument, NULL, 'D' },
 		{ "calibrated", no_argument, NULL, 'C' },
+		{ "strided", no_argument, NULL, 'R' },
 		{ "placement", required_argument, NULL, 'P' },
 		{ "agree", required_argument, NULL, 'A' },
 		{ "help", no_argument, NULL, 'h' },
@@ -767,6 +776,7 @@ int model_predict(int argc, char **argv)
 		case 'B': x.sa_how = LP_XSA_BINOMIAL; break;
 		case 'D': x.sa_how = LP_XSA_AUTO; break;
 		case 'C': x.sa_how = LP_XSA_CALIBRATED; break;
+		case 'R': x.sa_how = LP_XSA_STRIDED; break;
 		case 'P':
 			if (parse_placement(optarg, &place) < 0) {
 				free(sizes);

@@ -59,6 +59,16 @@ struct pcst {
 	int seen, looked_up;
 	uint64_t base[XMAX_DEPTH];
 	struct mg st[XMAX_DEPTH];
+	/* walks: the first address, and runs of equal steps at the innermost
+	 * level (a run ends at any other step or an entry), per step value:
+	 * how many runs and steps (the biggest XRUN_K values by steps) */
+	uint64_t first;
+	int64_t rv;
+	uint64_t rl;
+	struct {
+		int64_t v;
+		uint64_t runs, steps;
+	} run[MG_K];
 };
 
 struct pend {
@@ -361,6 +371,30 @@ static void classify(struct lp_xcollect *c, const struct xpc *A, const struct xp
 		c->entry_time[B->loop[k]] = c->now;
 }
 
+static void run_end(struct pcst *s)
+{
+	int best = -1;
+
+	if (!s->rl)
+		return;
+	for (int i = 0; i < MG_K; i++)
+		if (s->run[i].runs && s->run[i].v == s->rv) {
+			s->run[i].runs++;
+			s->run[i].steps += s->rl;
+			s->rl = 0;
+			return;
+		}
+	for (int i = 0; i < MG_K; i++)
+		if (best < 0 || s->run[i].steps < s->run[best].steps)
+			best = i;
+	if (!s->run[best].runs || s->run[best].steps < s->rl) {
+		s->run[best].v = s->rv;
+		s->run[best].runs = 1;
+		s->run[best].steps = s->rl;
+	}
+	s->rl = 0;
+}
+
 static void strides(struct lp_xcollect *c, struct pcst *s, uint64_t addr)
 {
 	const struct xpc *B = &s->info;
@@ -368,6 +402,7 @@ static void strides(struct lp_xcollect *c, struct pcst *s, uint64_t addr)
 
 	if (!s->seen) {
 		s->seen = 1;
+		s->first = addr;
 		for (int k = 0; k < d; k++)
 			s->base[k] = addr;
 		return;
@@ -382,6 +417,18 @@ static void strides(struct lp_xcollect *c, struct pcst *s, uint64_t addr)
 			kit = k;
 			break;
 		}
+	if (kit == 0 && kin < 0) {
+		int64_t v = (int64_t)(addr - s->base[0]);
+		if (s->rl && v == s->rv) {
+			s->rl++;
+		} else {
+			run_end(s);
+			s->rv = v;
+			s->rl = 1;
+		}
+	} else {
+		run_end(s);
+	}
 	if (kit > kin) {
 		mg_add(&s->st[kit], (int64_t)(addr - s->base[kit]));
 		for (int k = 0; k <= kit; k++)
@@ -773,6 +820,21 @@ int lp_xcollect_write(struct lp_xcollect *c, const char *path, double size, cons
 		fputc(' ', f);
 		xw_put(f, s->info.func >= 0 ? xcode_func_name(c->code, s->info.func) : "");
 		fputc('\n', f);
+	}
+	/* walks: first address; runs and steps of the innermost stride */
+	for (size_t i = 0; i < np; i++) {
+		struct pcst *s = &c->pcs[i];
+		uint64_t runs = 0, steps = 0;
+		if (!s->seen || s->info.module < 0)
+			continue;
+		run_end(s);
+		if (s->info.depth && po[i].st[0].kind == ST_VALUE)
+			for (int k = 0; k < MG_K; k++)
+				if (s->run[k].runs && s->run[k].v == po[i].st[0].v) {
+					runs = s->run[k].runs;
+					steps = s->run[k].steps;
+				}
+		fprintf(f, "walk %zu 0x%" PRIx64 " %" PRIu64 " %" PRIu64 "\n", i, s->first, runs, steps);
 	}
 	for (size_t b = 0; b < c->nblocks; b++) {
 		size_t n = lp_exact_pc_count(c->exact, b);

@@ -426,6 +426,16 @@ int lp_xrun_read(struct lp_xrun **out, const char *path)
 			if (!(p->strides = strdup(w[7])) || !(p->where = strdup(w[8])) ||
 			    !(p->function = strdup(w[9])))
 				goto nomem;
+		} else if (!strcmp(w[0], "walk") && n == 5) {
+			uint64_t id;
+			struct xrun_pc *p;
+			if (parse_u64(w[1], &id) < 0 || id >= r->npcs)
+				goto bad;
+			p = &r->pcs[id];
+			if (parse_u64(w[2], &p->first) < 0 || parse_u64(w[3], &p->wruns) < 0 ||
+			    parse_u64(w[4], &p->wsteps) < 0)
+				goto bad;
+			p->has_walk = 1;
 		} else if (!strcmp(w[0], "end") && n == 1) {
 			ended = 1;
 			break;

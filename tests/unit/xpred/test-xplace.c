@@ -1,0 +1,254 @@
+/* Strided placement (src/lib/xpred/xpred-place.c) against a functional
+ * set-associative LRU simulation (lp_cache): cyclic strided sweeps are
+ * exact for every stride, adversarial ones included (one line, a power of
+ * two equal to sets x line, strides folding onto a few sets, strides
+ * coprime with the sets, fractional strides in lines); a sweep with random
+ * lines between its reuses matches the simulation within its noise; no walk
+ * is the binomial model (and random lines are simulated as it says); one
+ * set is the fully-associative cut. */
+#include "lp-test.h"
+
+#include <locprof/model.h>
+#include <locprof/sim.h>
+#include <locprof/xpred.h>
+
+#include "common/rng.h"
+#include "xpred/xpred-internal.h"
+
+#include <math.h>
+
+static uint64_t gcd(uint64_t a, uint64_t b)
+{
+	while (b) {
+		uint64_t t = a % b;
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+/* Simulate `sweeps` passes over the n lines floor((x0 + k stride) / line)
+ * (a stride below the line: n consecutive lines), each pass followed by
+ * `rnd` fresh lines at random addresses; the miss ratio of the walk's
+ * accesses after the first pass. */
+static double sim_sweep(uint64_t sets, uint64_t ways, uint64_t line, uint64_t stride, uint64_t x0, size_t n,
+			size_t rnd, int sweeps, struct lp_rng *rng)
+{
+	struct lp_cache_spec spec = { .size = sets * ways * line, .assoc = ways, .line = line, .policy = "lru" };
+	struct lp_cache *c;
+	uint64_t *walk = malloc(n * sizeof(*walk)), *r = malloc((rnd + 1) * sizeof(*r));
+	uint8_t *hit = malloc(n);
+	size_t misses = 0;
+
+	assert_non_null(walk);
+	assert_non_null(r);
+	assert_non_null(hit);
+	assert_int_equal(lp_cache_new(&c, &spec, 1), 0);
+	for (size_t k = 0; k < n; k++)
+		walk[k] = stride < line ? x0 / line + k : (x0 + k * stride) / line;
+	for (int s = 0; s < sweeps; s++) {
+		lp_cache_access_lines(c, walk, n, hit, NULL);
+		if (s)
+			for (size_t k = 0; k < n; k++)
+				misses += !hit[k];
+		for (size_t k = 0; k < rnd; k++)
+			r[k] = (1ull << 40) + lp_rng_below(rng, 1ull << 36); /* far from the walk */
+		if (rnd)
+			lp_cache_access_lines(c, r, rnd, NULL, NULL);
+	}
+	lp_cache_free(c);
+	free(walk);
+	free(r);
+	free(hit);
+	return (double)misses / ((double)(sweeps - 1) * (double)n);
+}
+
+/* The average over the offsets within a line that give different walks. */
+static double sim_sweep_avg(uint64_t sets, uint64_t ways, uint64_t line, uint64_t stride, size_t n, size_t rnd,
+			    int sweeps, struct lp_rng *rng)
+{
+	uint64_t g = stride < line ? line : gcd(stride, line), q = line / g;
+	double sum = 0;
+
+	for (uint64_t o = 0; o < q; o++)
+		sum += sim_sweep(sets, ways, line, stride, (1ull << 30) + o * g, n, rnd, sweeps, rng);
+	return sum / (double)q;
+}
+
+static double model(uint64_t sets, uint64_t ways, uint64_t line, double stride, double lines, double D)
+{
+	struct xplace_walk w = { stride, lines };
+	double p = -1;
+
+	assert_int_equal(xplace_miss(&w, sets, ways, line, &D, 1, &p), 0);
+	assert_true(p >= 0 && p <= 1);
+	return p;
+}
+
+/* Pure strided sweeps: exact. */
+static void test_place_sweeps(void **state)
+{
+	static const struct {
+		uint64_t sets, ways, line;
+	} geo[] = { { 64, 4, 64 }, { 256, 8, 128 }, { 2048, 6, 128 }, { 4, 2, 64 } };
+	struct lp_rng rng;
+
+	(void)state;
+	lp_rng_seed(&rng, 7);
+	for (size_t gi = 0; gi < sizeof(geo) / sizeof(geo[0]); gi++) {
+		uint64_t S = geo[gi].sets, A = geo[gi].ways, B = geo[gi].line, SB = S * B;
+		uint64_t strides[] = {
+			8,                  /* below a line: consecutive lines */
+			B,                  /* one line */
+			3 * B,              /* coprime with the sets */
+			7 * B + B / 2,      /* fractional: half lines */
+			B + 8,              /* fractional: 1/16 lines (1/8 at 64) */
+			SB,                 /* every line in one set */
+			SB / 2, SB / 4, 4096, 8192, /* powers of two: a few sets */
+			SB + B,             /* one line modulo the sets */
+			S > 256 ? 82240u : 6464u, /* the transpose's and matmul's rows */
+		};
+		for (size_t si = 0; si < sizeof(strides) / sizeof(strides[0]); si++) {
+			uint64_t st = strides[si];
+			size_t ns[] = { 2, A, A + 1, S * A / 2, S * A - 1, S * A, S * A + S / 2 + 1, 2 * S * A + 3 };
+			if (st < B && st != 8)
+				continue;
+			for (size_t ni = 0; ni < sizeof(ns) / sizeof(ns[0]); ni++) {
+				size_t n = ns[ni];
+				double sim = sim_sweep_avg(S, A, B, st, n, 0, 3, &rng);
+				double p = model(S, A, B, (double)st, (double)n, (double)n - 1);
+				if (fabs(p - sim) > 1e-9) {
+					fprintf(stderr, "S %lu A %lu B %lu stride %lu n %zu: model %.9f, simulated %.9f\n",
+						(unsigned long)S, (unsigned long)A, (unsigned long)B, (unsigned long)st, n,
+						p, sim);
+					fail();
+				}
+			}
+		}
+	}
+}
+
+/* Many distances at once (sorted or not) give what each gives alone, and
+ * a window shorter than the walk is a window of the same walk. */
+static void test_place_batch(void **state)
+{
+	double D[] = { 5000, 3, 767, 1500, 100000, 0, 2047, 1200.4 }, p[8];
+	struct xplace_walk w = { 6464, 808 };
+
+	(void)state;
+	assert_int_equal(xplace_miss(&w, 256, 8, 128, D, 8, p), 0);
+	for (int i = 0; i < 8; i++)
+		assert_true(fabs(p[i] - model(256, 8, 128, 6464, 808, D[i])) < 1e-12);
+	/* the longest reuses: the walk's 808 lines and the rest at random */
+	assert_true(p[4] > 0.99);
+	assert_true(p[5] == 0);
+}
+
+/* A sweep with random lines between its reuses: the walk's own sets, and
+ * the binomial model for the random lines. */
+static void test_place_mixed(void **state)
+{
+	static const struct {
+		uint64_t sets, ways, line, stride;
+		size_t n, rnd;
+	} c[] = {
+		{ 2048, 6, 128, 82240, 10280, 652 }, /* the transpose's column and row */
+		{ 256, 8, 128, 6464, 808, 51 },      /* the matrix multiply's */
+		{ 64, 4, 64, 4096, 40, 100 },        /* a walk folded onto one set */
+		{ 64, 4, 64, 192, 200, 60 },
+	};
+	struct lp_rng rng;
+
+	(void)state;
+	lp_rng_seed(&rng, 11);
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		double sim = sim_sweep_avg(c[i].sets, c[i].ways, c[i].line, c[i].stride, c[i].n, c[i].rnd, 41, &rng);
+		double p = model(c[i].sets, c[i].ways, c[i].line, (double)c[i].stride, (double)c[i].n,
+				 (double)(c[i].n - 1 + c[i].rnd));
+		double b = lp_binomial_miss((double)(c[i].n - 1 + c[i].rnd), c[i].sets, c[i].ways);
+		fprintf(stderr, "walk %lu x %zu + %zu random: model %.5f, simulated %.5f, binomial %.5f\n",
+			(unsigned long)c[i].stride, c[i].n, c[i].rnd, p, sim, b);
+		/* the simulation's noise: 40 passes over n lines */
+		assert_true(fabs(p - sim) <= 0.05 * sim + 0.003);
+	}
+}
+
+/* No walk: the binomial model, which a cyclic sweep over lines at random
+ * addresses follows. */
+static void test_place_random(void **state)
+{
+	struct lp_rng rng;
+
+	(void)state;
+	lp_rng_seed(&rng, 3);
+	for (double D = 0; D < 3000; D += 37) {
+		double p[2];
+		struct xplace_walk one = { 6464, 1 };
+		assert_int_equal(xplace_miss(NULL, 256, 8, 128, &D, 1, &p[0]), 0);
+		assert_int_equal(xplace_miss(&one, 256, 8, 128, &D, 1, &p[1]), 0);
+		assert_true(p[0] == lp_binomial_miss(D, 256, 8));
+		assert_true(p[1] == p[0]);
+	}
+	/* random lines, swept cyclically: per sweep of n lines, the share of
+	 * lines whose set holds `ways` or more of the others, on average the
+	 * binomial tail (averaged over placements) */
+	for (size_t n = 150; n <= 450; n += 100) {
+		struct lp_cache_spec spec = { .size = 64 * 4 * 64, .assoc = 4, .line = 64, .policy = "lru" };
+		double sum = 0, b = lp_binomial_miss((double)n - 1, 64, 4);
+		int trials = 200;
+		uint64_t *l = malloc(n * sizeof(*l));
+		uint8_t *hit = malloc(n);
+		for (int t = 0; t < trials; t++) {
+			struct lp_cache *c;
+			size_t miss = 0;
+			assert_int_equal(lp_cache_new(&c, &spec, 1), 0);
+			for (size_t k = 0; k < n; k++) {
+				int dup;
+				do {
+					l[k] = lp_rng_below(&rng, 1ull << 30);
+					dup = 0;
+					for (size_t j = 0; j < k; j++)
+						dup |= l[j] == l[k];
+				} while (dup);
+			}
+			lp_cache_access_lines(c, l, n, hit, NULL);
+			lp_cache_access_lines(c, l, n, hit, NULL);
+			for (size_t k = 0; k < n; k++)
+				miss += !hit[k];
+			sum += (double)miss / (double)n;
+			lp_cache_free(c);
+		}
+		free(l);
+		free(hit);
+		fprintf(stderr, "random sweep of %zu lines: simulated %.4f, binomial %.4f\n", n, sum / trials, b);
+		assert_true(fabs(sum / trials - b) <= 0.05 * b + 0.01);
+	}
+}
+
+/* One set: the fully-associative cut, whatever the walk. */
+static void test_place_one_set(void **state)
+{
+	(void)state;
+	for (uint64_t A = 1; A <= 32; A *= 2)
+		for (double D = 0; D < 4 * A + 3; D += 1) {
+			double cut = D >= (double)A ? 1 : 0;
+			assert_true(model(1, A, 64, 64, 1e6, D) == cut);
+			assert_true(model(1, A, 64, 8, 3, D) == cut);
+			assert_true(model(1, A, 64, 4096 + 32, 1e3, D) == cut);
+			double p;
+			assert_int_equal(xplace_miss(NULL, 1, A, 64, &D, 1, &p), 0);
+			assert_true(p == cut);
+		}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_place_sweeps),
+		cmocka_unit_test(test_place_batch),
+		cmocka_unit_test(test_place_mixed),
+		cmocka_unit_test(test_place_random),
+		cmocka_unit_test(test_place_one_set),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
