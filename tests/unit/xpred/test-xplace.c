@@ -241,6 +241,114 @@ static void test_place_one_set(void **state)
 		}
 }
 
+/* ---- through collect's run files, fit and predict ------------------------ */
+
+/* A column walk of a P x P matrix of doubles, column after column, by an
+ * unrolled pair of pcs (pc 0 the even rows, pc 1 the odd ones: 16P bytes
+ * apart each, one row apart from each other). Lines of 64 bytes hold 8
+ * columns: the first column of each line is a cold access, the next 7 reuse
+ * the line after the column's P - 1 other lines. `skew` moves pc 1's first
+ * address off the interleaving (two arrays, not one walk). */
+static char *write_walk_run(long P, int skew)
+{
+	char name[64], *path;
+	FILE *f;
+	long refs = P * P;
+
+	snprintf(name, sizeof(name), "walk-%d-%ld.xrun", skew, P);
+	path = lp_test_path(name);
+	assert_non_null(f = fopen(path, "w"));
+	fprintf(f, "# locprof xpred run v1\nsize %ld\ncommand ./walk%%20%ld\nreferences %ld\n", P, P, refs);
+	fprintf(f, "blocks 64\nbias 0x0 mappings\nmodule 0 /bin/walk\n");
+	fprintf(f, "loop 0 0 0x0f00 -1 1 0 kernel w.c:9-9\nloop 1 0 0x1000 0 2 1 kernel w.c:10-10\n");
+	fprintf(f, "pc 0 0 0x1010 %ld 0 1 %ld,? w.c:10 kernel\n", refs / 2, 16 * P);
+	fprintf(f, "pc 1 0 0x1020 %ld 0 1 %ld,? w.c:10 kernel\n", refs / 2, 16 * P);
+	/* runs of the innermost stride: P columns of P/2 - 1 steps per pc */
+	fprintf(f, "walk 0 0x%lx %ld %ld\n", 1L << 30, P, P * (P / 2 - 1));
+	fprintf(f, "walk 1 0x%lx %ld %ld\n", (1L << 30) + 8 * P + (skew ? 24 : 0), P, P * (P / 2 - 1));
+	fprintf(f, "hist 0 64 %ld %ld:%ld\n", P * P / 8, P - 1, P * P - P * P / 8);
+	fprintf(f, "hist 1 64 0\n");
+	fprintf(f, "end\n");
+	fclose(f);
+	return path;
+}
+
+static double sim_walk(long P, uint64_t sets, uint64_t ways)
+{
+	struct lp_cache_spec spec = { .size = sets * ways * 64, .assoc = ways, .line = 64, .policy = "lru" };
+	struct lp_cache *c;
+	uint64_t *l = malloc((size_t)(P * P) * sizeof(*l)), acc, miss;
+	size_t k = 0;
+
+	assert_non_null(l);
+	for (long i = 0; i < P; i++)
+		for (long r = 0; r < P; r++)
+			l[k++] = ((1ull << 30) + (uint64_t)(r * 8 * P + 8 * i)) / 64;
+	assert_int_equal(lp_cache_new(&c, &spec, 1), 0);
+	lp_cache_access_lines(c, l, k, NULL, NULL);
+	lp_cache_counts(c, &acc, &miss);
+	lp_cache_free(c);
+	free(l);
+	return (double)miss;
+}
+
+static void test_place_model(void **state)
+{
+	struct lp_xlevel l4 = { .name = "L", .blocks = 64 * 4, .assoc = 4, .block = 64 };
+	struct lp_xlevel one = { .name = "F", .blocks = 4, .assoc = 4, .block = 64 };
+	struct lp_xcount c, cb, c2;
+
+	(void)state;
+	for (int skew = 0; skew <= 1; skew++) {
+		struct lp_xrun *runs[5];
+		struct lp_xmodel *m, *m2;
+		struct lp_xfit_options o = { 0 };
+		char *mp = lp_test_path("walk.xmodel");
+		for (int i = 0; i < 5; i++) {
+			char *path = write_walk_run(40 + 8 * i, skew);
+			if (lp_xrun_read(&runs[i], path) < 0) {
+				fprintf(stderr, "%s\n", lp_errmsg());
+				fail();
+			}
+			free(path);
+		}
+		assert_int_equal(lp_xmodel_fit(&m, runs, 5, &o), 0);
+		for (int i = 0; i < 5; i++)
+			lp_xrun_free(runs[i]);
+		assert_int_equal(lp_xmodel_ngroups(m), 1);
+		assert_int_equal(lp_xmodel_write(m, mp), 0);
+		assert_int_equal(lp_xmodel_read(&m2, mp), 0);
+		free(mp);
+		/* 200: a row of 25 lines, prime to the 64 sets: 3 or 4 lines of
+		 * the column per set, no misses but the cold ones; 256: a row of
+		 * 32 lines, 2 sets hold the column, every reuse misses; 264: 33
+		 * lines, 8 sets of 5 (their lines miss) */
+		for (long P = 200; P <= 264; P += P == 200 ? 56 : 8) {
+			double sim = sim_walk(P, 64, 4);
+			assert_int_equal(lp_xmodel_predict_sa(m, 0, &l4, (double)P, LP_XSA_STRIDED, &c), 0);
+			assert_int_equal(lp_xmodel_predict_sa(m2, 0, &l4, (double)P, LP_XSA_STRIDED, &c2), 0);
+			assert_int_equal(lp_xmodel_predict_sa(m, 0, &l4, (double)P, LP_XSA_BINOMIAL, &cb), 0);
+			assert_true(fabs(c.sa_misses - c2.sa_misses) <= 1e-6 * c.sa_misses);
+			fprintf(stderr, "skew %d P %ld: strided %.1f (walk %d), binomial %.1f, simulated %.1f\n", skew, P,
+				c.sa_misses, c.sa_strided, cb.sa_misses, sim);
+			if (!skew) {
+				assert_int_equal(c.sa_strided, 1);
+				assert_true(fabs(c.sa_misses - sim) <= 1e-6 * sim);
+				assert_true(fabs(cb.sa_misses - sim) > 0.1 * sim);
+			} else {
+				/* not one walk: the binomial model */
+				assert_int_equal(c.sa_strided, 0);
+				assert_true(c.sa_misses == cb.sa_misses);
+			}
+			/* one set: the cut */
+			assert_int_equal(lp_xmodel_predict_sa(m, 0, &one, (double)P, LP_XSA_STRIDED, &c), 0);
+			assert_true(c.sa_misses == c.fa_misses);
+		}
+		lp_xmodel_free(m);
+		lp_xmodel_free(m2);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -249,6 +357,7 @@ int main(void)
 		cmocka_unit_test(test_place_mixed),
 		cmocka_unit_test(test_place_random),
 		cmocka_unit_test(test_place_one_set),
+		cmocka_unit_test(test_place_model),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
