@@ -166,6 +166,12 @@ struct lp_xcollect_config {
 	size_t nsetd;
 	const struct lp_mappings *maps; /* the trace's mappings, or NULL */
 	const char *binary;            /* the executable, when maps lack it or are NULL */
+	uint64_t phase;                /* page phases: the histograms of a block size B
+					* above it are averaged over the addresses
+					* shifted by k B / n, n = min(B / phase, 8)
+					* (where the program's arrays fall in a page:
+					* address randomisation moves them by 4K);
+					* 0: none */
 };
 
 struct lp_xcollect;
