@@ -411,7 +411,11 @@ static int model_block(struct lp_xmodel *m, struct xgroup *g, size_t b)
 			/* a distance seen only from some size on must be small (reuse
 			 * inside an iteration: a few blocks); larger ones appearing
 			 * late are modes of the rest moving with the size */
-			if (!ok || present < 2 || fmax_ > 8 * fmin_ || fmin_ < 1e-4 ||
+			/* distance 0 (the block just used, nothing between) is
+			 * no scaling distance passing by: its share may change
+			 * (two arrays sharing a page at their boundary, a share
+			 * that shrinks as the arrays grow) */
+			if (!ok || present < 2 || (d > 0 && fmax_ > 8 * fmin_) || fmin_ < 1e-4 ||
 			    ((size_t)present < nf && d > 8))
 				continue;
 			/* set distances: the reuses of a growing footprint spread

@@ -349,6 +349,62 @@ static void test_place_model(void **state)
 	}
 }
 
+/* ---- distance 0 is a constant-distance bin --------------------------------- */
+
+/* A group whose reuses at distance 0 (two arrays sharing a page at their
+ * boundary) are a share that shrinks as P grows, next to long reuses at
+ * P^2/16 blocks: distance 0 is its own bin, so that the rest keeps only
+ * the long reuses and their distance extrapolates. */
+static char *write_zero_run(long P)
+{
+	char name[64], *path;
+	FILE *f;
+	long zero = (1L << 20) / P, lng = P * P, near = P * P * P, cold = P * P / 8;
+
+	snprintf(name, sizeof(name), "zero-%ld.xrun", P);
+	path = lp_test_path(name);
+	assert_non_null(f = fopen(path, "w"));
+	/* (the long reuses skip P^2/16 blocks: the footprint holds P^2/8) */
+	fprintf(f, "# locprof xpred run v1\nsize %ld\ncommand ./z%%20%ld\nreferences %ld\n", P, P,
+		zero + lng + near + cold);
+	fprintf(f, "blocks 4096\nbias 0x0 mappings\nmodule 0 /bin/z\n");
+	fprintf(f, "pc 0 0 0x1010 %ld 0 -1 - z.c:1 kernel\n", zero + lng + near + cold);
+	fprintf(f, "hist 0 4096 %ld 0:%ld 1:%ld %ld:%ld\n", cold, zero, near, P * P / 16, lng);
+	fprintf(f, "end\n");
+	fclose(f);
+	return path;
+}
+
+static void test_zero_bin(void **state)
+{
+	struct lp_xrun *runs[5];
+	struct lp_xmodel *m;
+	struct lp_xfit_options o = { 0 };
+	struct lp_xlevel tlb = { .name = "T", .blocks = 8192, .assoc = 0, .block = 4096 };
+	struct lp_xcount c;
+	size_t nconst, nbins;
+
+	(void)state;
+	for (int i = 0; i < 5; i++) {
+		char *path = write_zero_run(64 + 16 * i);
+		assert_int_equal(lp_xrun_read(&runs[i], path), 0);
+		free(path);
+	}
+	assert_int_equal(lp_xmodel_fit(&m, runs, 5, &o), 0);
+	for (int i = 0; i < 5; i++)
+		lp_xrun_free(runs[i]);
+	assert_int_equal(lp_xmodel_bins(m, 0, 4096, &nconst, &nbins), 0);
+	assert_int_equal(nconst, 2); /* 0 and 1 */
+	/* at 512 the long reuses are at 16384 blocks: all miss in 8192, with
+	 * the cold accesses */
+	assert_int_equal(lp_xmodel_predict(m, 0, &tlb, 512, &c), 0);
+	if (fabs(c.fa_misses - 1.125 * 512 * 512) > 1e-3 * 512 * 512) {
+		fprintf(stderr, "fa misses %g, want %g\n", c.fa_misses, 1.125 * 512 * 512);
+		fail();
+	}
+	lp_xmodel_free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -358,6 +414,7 @@ int main(void)
 		cmocka_unit_test(test_place_random),
 		cmocka_unit_test(test_place_one_set),
 		cmocka_unit_test(test_place_model),
+		cmocka_unit_test(test_zero_bin),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
