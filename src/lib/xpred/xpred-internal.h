@@ -145,6 +145,8 @@ const struct lp_hist *xsets_hist(const struct xsets *e, size_t pcidx);
 struct xplace_walk {
 	double stride; /* bytes between consecutive accesses of the walk (> 0) */
 	double lines;  /* distinct lines of one walk; < 2: no walk (random placement) */
+	double stride1; /* bytes by which the next outer iteration moves the
+			 * walk (0: unknown, or it does not move) */
 };
 
 /* Miss chances, in an LRU cache of `sets` sets of `ways` ways and `line`-byte

@@ -59,9 +59,9 @@ struct xgroup {
 	/* strided walk (docs/prediction.md, "Strided placement"): measured in
 	 * every run; its combined stride (bytes) and accesses per walk, as
 	 * functions of P, and as measured */
-	int walk;
-	struct lp_xfit wstride, wlen;
-	double *mwstride, *mwlen; /* per run */
+	int walk, walk1;
+	struct lp_xfit wstride, wlen, wstride1;
+	double *mwstride, *mwlen, *mwstride1; /* per run (stride1 < 0: none) */
 };
 
 struct xmloop {
@@ -121,6 +121,7 @@ void lp_xmodel_free(struct lp_xmodel *m)
 		free(g->mrefs);
 		free(g->mwstride);
 		free(g->mwlen);
+		free(g->mwstride1);
 		for (size_t k = 0; g->mh && k < m->nsizes * m->nblocks; k++)
 			xhist_release(&g->mh[k]);
 		free(g->mh);
@@ -625,6 +626,19 @@ static int64_t inner_stride(const char *st)
 	return *end == ',' || !*end ? (int64_t)v : 0;
 }
 
+/* The stride at the next level out ("16,8,?" -> 8); -1 if not a value. */
+static double outer_stride(const char *st)
+{
+	const char *c = st ? strchr(st, ',') : NULL;
+	char *end;
+	long long v;
+
+	if (!c || !(c[1] == '-' || (c[1] >= '0' && c[1] <= '9')))
+		return -1;
+	v = strtoll(c + 1, &end, 10);
+	return *end == ',' || !*end ? (double)(v < 0 ? -v : v) : -1;
+}
+
 static int cmp_i64(const void *a, const void *b)
 {
 	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -637,7 +651,8 @@ static int cmp_i64(const void *a, const void *b)
  * interleave when their offsets modulo |s| are multiples of |s| / u (an
  * unrolled loop: A[i][k], A[i][k+1]); then the group walks with stride
  * |s| / u, u (steps per run + 1) accesses per walk. 0 if not. */
-static int run_walk(const struct lp_xrun *R, const size_t *grp, size_t gi, double *stride, double *len)
+static int run_walk(const struct lp_xrun *R, const size_t *grp, size_t gi, double *stride, double *len,
+		    double *stride1)
 {
 	const struct xrun_pc *best = NULL;
 	int64_t s, off[64];
@@ -679,6 +694,8 @@ static int run_walk(const struct lp_xrun *R, const size_t *grp, size_t gi, doubl
 			return 0;
 	*stride = (double)(s / (int64_t)u);
 	*len = (double)u * ((double)best->wsteps / (double)best->wruns + 1);
+	/* the next loop out moves every pc of the walk by the same step */
+	*stride1 = outer_stride(best->strides);
 	return 1;
 }
 
@@ -703,6 +720,18 @@ static int fit_walk(struct lp_xmodel *m, struct xgroup *g)
 				 hi, &g->wlen)) < 0)
 		return rc;
 	g->walk = 1;
+	/* the outer stride, when every run has one (and fitted exactly) */
+	g->walk1 = 0;
+	for (size_t r = 0; r < m->nsizes; r++)
+		if (!(g->mwstride1[r] > 0))
+			return 0;
+	if ((rc = lp_xfit_select(&m->basis, m->sizes, g->mwstride1, m->nsizes, LP_XFIT_NONNEG, hi,
+				 &g->wstride1)) < 0)
+		return rc;
+	for (size_t r = 0; r < m->nsizes; r++)
+		if (fabs(ev(m, &g->wstride1, m->sizes[r]) - g->mwstride1[r]) > 0.5)
+			return 0;
+	g->walk1 = 1;
 	return 0;
 }
 
@@ -877,7 +906,8 @@ int lp_xmodel_fit(struct lp_xmodel **out, struct lp_xrun *const *runs_in, size_t
 		g->mh = calloc(n * m->nblocks, sizeof(*g->mh));
 		g->mwstride = calloc(n, sizeof(*g->mwstride));
 		g->mwlen = calloc(n, sizeof(*g->mwlen));
-		if (!g->bm || !g->mrefs || !g->mh || !g->mwstride || !g->mwlen)
+		g->mwstride1 = calloc(n, sizeof(*g->mwstride1));
+		if (!g->bm || !g->mrefs || !g->mh || !g->mwstride || !g->mwlen || !g->mwstride1)
 			goto nomem;
 	}
 	/* walks, per run */
@@ -888,8 +918,8 @@ int lp_xmodel_fit(struct lp_xmodel **out, struct lp_xrun *const *runs_in, size_t
 		for (size_t i = 0; i < runs[r]->npcs; i++)
 			grp[i] = gof[pcmap[r][i]];
 		for (size_t k = 0; k < m->ngroups; k++)
-			if (!run_walk(runs[r], grp, k, &m->g[k].mwstride[r], &m->g[k].mwlen[r]))
-				m->g[k].mwstride[r] = m->g[k].mwlen[r] = 0;
+			if (!run_walk(runs[r], grp, k, &m->g[k].mwstride[r], &m->g[k].mwlen[r], &m->g[k].mwstride1[r]))
+				m->g[k].mwstride[r] = m->g[k].mwlen[r] = 0, m->g[k].mwstride1[r] = -1;
 		free(grp);
 	}
 	{
@@ -1114,10 +1144,12 @@ char *lp_xmodel_describe(const struct lp_xmodel *m, size_t g, uint64_t block)
 			lp_xfit_format(&m->basis, &bm->dist[i], f, sizeof(f)));
 	}
 	if (m->g[g].walk) {
-		char c[512];
-		fprintf(o, "  walk       stride %s bytes, %s accesses\n",
-			lp_xfit_format(&m->basis, &m->g[g].wstride, f, sizeof(f)),
+		char c[512], d[512];
+		fprintf(o, "  walk       stride %s bytes, %s accesses", lp_xfit_format(&m->basis, &m->g[g].wstride, f, sizeof(f)),
 			lp_xfit_format(&m->basis, &m->g[g].wlen, c, sizeof(c)));
+		if (m->g[g].walk1)
+			fprintf(o, ", moved by %s bytes", lp_xfit_format(&m->basis, &m->g[g].wstride1, d, sizeof(d)));
+		fputc('\n', o);
 	}
 	if (fclose(o)) {
 		free(s);
@@ -1497,6 +1529,8 @@ int xmodel_walk(const struct lp_xmodel *m, size_t g, const struct lp_xlevel *l, 
 	if (!(st > 0) || !(acc >= 2))
 		return 0;
 	w->stride = st;
+	if (G->walk1)
+		w->stride1 = fabs(round(ev(m, &G->wstride1, P)));
 	/* a stride below the line walks consecutive lines */
 	w->lines = st >= (double)l->block ? acc : ceil(acc * st / (double)l->block);
 	return w->lines >= 2;
@@ -1698,11 +1732,14 @@ int lp_xmodel_write(const struct lp_xmodel *m, const char *path)
 		fputc('\n', f);
 		for (size_t r = 0; r < m->nsizes && g->mwstride; r++)
 			if (g->mwstride[r] > 0)
-				fprintf(f, "mwalk %zu %zu %.17g %.17g\n", k, r, g->mwstride[r], g->mwlen[r]);
+				fprintf(f, "mwalk %zu %zu %.17g %.17g %.17g\n", k, r, g->mwstride[r], g->mwlen[r],
+					g->mwstride1[r]);
 		if (g->walk) {
 			fprintf(f, "walk %zu", k);
 			put_fit(f, m, &g->wstride);
 			put_fit(f, m, &g->wlen);
+			if (g->walk1)
+				put_fit(f, m, &g->wstride1);
 			fputc('\n', f);
 		}
 		for (size_t r = 0; r < m->nsizes; r++) {
@@ -1909,14 +1946,16 @@ int lp_xmodel_read(struct lp_xmodel **out, const char *path)
 			g->mh = calloc(m->nsizes * m->nblocks, sizeof(*g->mh));
 			g->mwstride = calloc(m->nsizes, sizeof(*g->mwstride));
 			g->mwlen = calloc(m->nsizes, sizeof(*g->mwlen));
-			if (!g->bm || !g->mrefs || !g->mh || !g->mwstride || !g->mwlen || !(g->function = strdup(w[4])) ||
+			g->mwstride1 = calloc(m->nsizes, sizeof(*g->mwstride1));
+			if (!g->bm || !g->mrefs || !g->mh || !g->mwstride || !g->mwlen || !g->mwstride1 ||
+			    !(g->function = strdup(w[4])) ||
 			    !(g->where = strdup(w[5])) || !(g->strides = strdup(w[6])))
 				goto nomem;
 		} else if (!strcmp(w[0], "grefs") && n == 3 && m->ngroups &&
 			   strtoul(w[1], NULL, 10) == m->ngroups - 1) {
 			if (get_fit(m, w[2], &m->g[m->ngroups - 1].refs) < 0)
 				goto bad;
-		} else if (!strcmp(w[0], "mwalk") && n == 5 && m->ngroups &&
+		} else if (!strcmp(w[0], "mwalk") && (n == 5 || n == 6) && m->ngroups &&
 			   strtoul(w[1], NULL, 10) == m->ngroups - 1) {
 			struct xgroup *g = &m->g[m->ngroups - 1];
 			k = strtoul(w[2], NULL, 10);
@@ -1924,14 +1963,17 @@ int lp_xmodel_read(struct lp_xmodel **out, const char *path)
 				goto bad;
 			g->mwstride[k] = strtod(w[3], NULL);
 			g->mwlen[k] = strtod(w[4], NULL);
+			g->mwstride1[k] = n == 6 ? strtod(w[5], NULL) : -1;
 			if (!(g->mwstride[k] > 0) || !(g->mwlen[k] >= 0))
 				goto bad;
-		} else if (!strcmp(w[0], "walk") && n == 4 && m->ngroups &&
+		} else if (!strcmp(w[0], "walk") && (n == 4 || n == 5) && m->ngroups &&
 			   strtoul(w[1], NULL, 10) == m->ngroups - 1) {
 			struct xgroup *g = &m->g[m->ngroups - 1];
-			if (get_fit(m, w[2], &g->wstride) < 0 || get_fit(m, w[3], &g->wlen) < 0)
+			if (get_fit(m, w[2], &g->wstride) < 0 || get_fit(m, w[3], &g->wlen) < 0 ||
+			    (n == 5 && get_fit(m, w[4], &g->wstride1) < 0))
 				goto bad;
 			g->walk = 1;
+			g->walk1 = n == 5;
 		} else if (!strcmp(w[0], "mrefs") && n == 4 && m->ngroups &&
 			   strtoul(w[1], NULL, 10) == m->ngroups - 1) {
 			k = strtoul(w[2], NULL, 10);

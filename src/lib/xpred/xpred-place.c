@@ -32,6 +32,7 @@
 #include <string.h>
 
 #define XPLACE_MAX_OFFSETS 64
+#define XPLACE_MAX_LATTICE (1u << 20) /* lines of a walk and its moves */
 
 static uint64_t gcd64(uint64_t a, uint64_t b)
 {
@@ -61,7 +62,7 @@ static void binom_tails(double r, double s, int K, double *t)
 }
 
 struct req {
-	double n; /* window lines */
+	double n; /* the reuse's lines: D + 1 */
 	size_t idx;
 };
 
@@ -71,16 +72,83 @@ static int cmp_req(const void *a, const void *b)
 	return x->n < y->n ? -1 : x->n > y->n;
 }
 
+/* Lines of the walk seen (with an outer stride, columns overlap). */
+struct lineset {
+	uint64_t *k; /* line + 1; 0: empty */
+	size_t cap, n;
+};
+
+static int lineset_add(struct lineset *h, uint64_t line)
+{
+	size_t i;
+
+	if (2 * (h->n + 1) > h->cap) {
+		size_t nc = h->cap ? 2 * h->cap : 1024;
+		uint64_t *nk = calloc(nc, sizeof(*nk));
+		if (!nk)
+			return lp_seterr(LP_ENOMEM, "out of memory");
+		for (size_t j = 0; j < h->cap; j++)
+			if (h->k[j]) {
+				for (i = (size_t)(h->k[j] * 0x9e3779b97f4a7c15ull >> 20) & (nc - 1); nk[i]; i = (i + 1) & (nc - 1))
+					;
+				nk[i] = h->k[j];
+			}
+		free(h->k);
+		h->k = nk;
+		h->cap = nc;
+	}
+	for (i = (size_t)((line + 1) * 0x9e3779b97f4a7c15ull >> 20) & (h->cap - 1); h->k[i]; i = (i + 1) & (h->cap - 1))
+		if (h->k[i] == line + 1)
+			return 0;
+	h->k[i] = line + 1;
+	h->n++;
+	return 1;
+}
+
+struct occ {
+	uint64_t sets;
+	size_t K;
+	uint32_t *occ; /* lines per set */
+	uint64_t hc[66]; /* lines in sets holding c of them (K: K or more) */
+	uint64_t lines;
+};
+
+static void occ_add(struct occ *o, uint64_t line)
+{
+	uint64_t s = line % o->sets;
+	uint32_t c0 = o->occ[s]++;
+
+	if (c0 >= o->K) {
+		o->hc[o->K]++;
+	} else {
+		o->hc[c0] -= c0;
+		o->hc[c0 + 1 > o->K ? o->K : c0 + 1] += c0 + 1;
+	}
+	o->lines++;
+}
+
+/* The miss chance of a reuse whose `n` lines are the `wn` of the window
+ * (their classes hc) and n - wn at random. */
+static double window_miss(const uint64_t *hc, uint64_t wn, double n, double sets, size_t K)
+{
+	double t[66], p = 0, rest = n - (double)wn;
+
+	binom_tails(rest > 0 ? rest : 0, sets, (int)K, t);
+	for (size_t c = 1; c <= K; c++)
+		p += (double)hc[c] / (double)wn * t[K - c]; /* X >= ways + 1 - c */
+	return p;
+}
+
 int xplace_miss(const struct xplace_walk *w, uint64_t sets, uint64_t ways, uint64_t line, const double *D,
 		size_t nd, double *miss)
 {
-	uint64_t stride, q, g, T, cap;
-	size_t nreq = 0, K;
+	uint64_t stride, s1, q, g, T, cap, col, span, lcap;
+	size_t nreq = 0, K, noff, offstep;
 	struct req *rq = NULL;
-	double *frac = NULL, walk;
-	uint32_t *occ = NULL;
-	uint64_t *hc = NULL;
-	size_t noff, offstep;
+	struct occ o = { 0 };
+	struct lineset ls = { 0 };
+	double walk;
+	int rc = 0;
 
 	if (!nd)
 		return 0;
@@ -90,95 +158,118 @@ int xplace_miss(const struct xplace_walk *w, uint64_t sets, uint64_t ways, uint6
 		return 0;
 	}
 	walk = w ? floor(w->lines) : 0;
-	if (!w || !(walk >= 2) || !(w->stride > 0) || !line) {
+	if (!w || !(walk >= 2) || !(w->stride > 0) || !line || ways + 1 > 64) {
 		for (size_t i = 0; i < nd; i++)
 			miss[i] = lp_binomial_miss(D[i], sets, ways);
 		return 0;
 	}
-	/* stride in lines = p / q; the walk repeats its set pattern after T
-	 * lines: positions x0 + k stride modulo sets * line */
+	/* the walk's k-th line: (x0 + k stride) / line, a stride below the
+	 * line read as one line (consecutive lines); positions modulo
+	 * sets * line repeat after T lines */
 	stride = w->stride < (double)line ? line : (uint64_t)llround(w->stride);
+	/* (an outer stride below the line moves the walk to the next lines
+	 * after line / stride1 steps, which add no line before: whole lines,
+	 * like the walk's own stride) */
+	s1 = w->stride1 >= 1 ? (uint64_t)llround(w->stride1) : 0;
+	if (s1 && s1 < line)
+		s1 = line;
+	span = sets * line;
 	g = gcd64(stride, line);
+	if (s1)
+		g = gcd64(g, s1);
 	q = line / g;
-	T = sets * line / gcd64(stride, sets * line);
+	T = span / gcd64(stride, span);
 	K = ways + 1; /* occupancy classes 1..K; K: more than the ways */
-	/* every set the walk visits gets a line per period: after (ways + 1)
+	/* every set the walk visits gets a line per period: after (ways + 2)
 	 * periods all are over-full, every reuse in the window misses */
 	cap = (ways + 2) * T;
-	if (!(rq = malloc(nd * sizeof(*rq))) || !(frac = calloc(nd * (K + 1), sizeof(*frac))) ||
-	    !(occ = malloc(sets * sizeof(*occ))) || !(hc = malloc((K + 1) * sizeof(*hc)))) {
-		free(rq);
-		free(frac);
-		free(occ);
-		return lp_seterr(LP_ENOMEM, "out of memory");
+	col = (uint64_t)walk;
+	/* moved walks are followed up to 8 (ways + 1) lines per set: a reuse
+	 * over more lines hits with a chance under 1/8 whatever the placement
+	 * (the lines in sets of at most `ways` are at most sets * ways), and
+	 * beyond that the last walks that fit and the rest at random say
+	 * nearly always miss */
+	lcap = 8 * sets * (ways + 1);
+	if (lcap > XPLACE_MAX_LATTICE)
+		lcap = XPLACE_MAX_LATTICE;
+	if (!(rq = malloc(nd * sizeof(*rq))) || !(o.occ = malloc(sets * sizeof(*o.occ)))) {
+		rc = lp_seterr(LP_ENOMEM, "out of memory");
+		goto out;
 	}
+	o.sets = sets;
+	o.K = K;
 	for (size_t i = 0; i < nd; i++) {
 		double n = floor(D[i] + 0.5) + 1;
-		if (!(n >= 1))
-			n = 1;
-		if (n > walk)
-			n = walk;
-		rq[nreq++] = (struct req){ n, i };
+		miss[i] = 0;
+		rq[nreq++] = (struct req){ n >= 1 ? n : 1, i };
 	}
 	qsort(rq, nreq, sizeof(*rq), cmp_req);
-	noff = q <= XPLACE_MAX_OFFSETS ? (size_t)q : XPLACE_MAX_OFFSETS;
+	/* an outer stride costs a set of lines per start: fewer starts */
+	noff = q <= (s1 ? 16u : XPLACE_MAX_OFFSETS) ? (size_t)q : (s1 ? 16u : XPLACE_MAX_OFFSETS);
 	offstep = (size_t)(q / noff);
-	for (size_t o = 0; o < noff; o++) {
-		uint64_t x = (uint64_t)o * offstep * g, k = 0; /* position modulo sets * line */
-		uint64_t span = sets * line, step = stride % span;
+	for (size_t off = 0; off < noff && !rc; off++) {
+		uint64_t x0 = (uint64_t)off * offstep * g, hcprev[66], lprev;
 		size_t r = 0;
-		memset(occ, 0, sets * sizeof(*occ));
-		memset(hc, 0, (K + 1) * sizeof(*hc));
-		while (r < nreq) {
-			if ((double)k >= rq[r].n || k >= cap) {
-				double *f = &frac[rq[r].idx * (K + 1)];
-				if ((double)k < rq[r].n) {
-					f[K] += 1; /* beyond the cap: all over-full */
-				} else {
-					for (size_t c = 1; c <= K; c++)
-						f[c] += (double)hc[c] / (double)k;
-				}
+		int capped = 0;
+		memset(o.occ, 0, sets * sizeof(*o.occ));
+		memset(o.hc, 0, sizeof(o.hc));
+		o.lines = 0;
+		if (ls.k)
+			memset(ls.k, 0, ls.cap * sizeof(*ls.k));
+		ls.n = 0;
+		/* the walk itself: a window of n of its lines */
+		for (uint64_t k = 0;; k++) {
+			while (r < nreq && rq[r].n <= (double)o.lines) {
+				miss[rq[r].idx] += window_miss(o.hc, o.lines, rq[r].n, (double)sets, K) / (double)noff;
 				r++;
-				continue;
 			}
-			uint64_t s = x / line % sets;
-			uint32_t c0 = occ[s]++;
-			if (c0 >= K) {
-				hc[K]++;
-			} else {
-				hc[c0] -= c0;
-				hc[c0 + 1 > K ? K : c0 + 1] += c0 + 1;
+			if (r == nreq || k == col)
+				break;
+			if (k >= cap) {
+				capped = 1;
+				break;
 			}
-			x += step;
-			if (x >= span)
-				x -= span;
-			k++;
+			uint64_t l = (x0 + k * stride) / line;
+			if (s1 && (rc = lineset_add(&ls, l)) < 0)
+				goto out;
+			rc = 0;
+			occ_add(&o, l);
 		}
-	}
-	for (size_t i = 0; i < nd; i++) {
-		double n = floor(D[i] + 0.5) + 1, rest, t[64], p = 0;
-		const double *f = &frac[i * (K + 1)];
-
-		if (!(n >= 1))
-			n = 1;
-		if (n > walk)
-			n = walk;
-		rest = floor(D[i] + 0.5) + 1 - n;
-		if (rest < 0)
-			rest = 0;
-		if (K + 1 <= 64) {
-			binom_tails(rest, (double)sets, (int)K, t);
-			for (size_t c = 1; c <= K; c++)
-				p += f[c] / (double)noff * t[K - c]; /* X >= ways + 1 - c */
-		} else {
-			/* very high associativity: the binomial model */
-			p = lp_binomial_miss(D[i], sets, ways);
+		if (capped) {
+			for (; r < nreq; r++)
+				miss[rq[r].idx] += 1.0 / (double)noff;
+			continue;
 		}
-		miss[i] = p > 1 ? 1 : p < 0 ? 0 : p;
+		/* beyond one walk: with an outer stride, whole walks moved by it
+		 * as long as their lines fit in the reuse (the window is the walks
+		 * that fit, the rest at random); without, the walk and the rest at
+		 * random */
+		memcpy(hcprev, o.hc, sizeof(hcprev));
+		lprev = o.lines;
+		for (uint64_t k1 = 1; s1 && r < nreq && o.lines < lcap; k1++) {
+			for (uint64_t k = 0; k < col; k++) {
+				uint64_t l = (x0 + k * stride + k1 * s1) / line;
+				if ((rc = lineset_add(&ls, l)) < 0)
+					goto out;
+				if (rc)
+					occ_add(&o, l);
+			}
+			rc = 0;
+			while (r < nreq && rq[r].n < (double)o.lines) {
+				miss[rq[r].idx] += window_miss(hcprev, lprev, rq[r].n, (double)sets, K) / (double)noff;
+				r++;
+			}
+			memcpy(hcprev, o.hc, sizeof(hcprev));
+			lprev = o.lines;
+		}
+		for (; r < nreq; r++)
+			miss[rq[r].idx] += window_miss(hcprev, lprev, rq[r].n, (double)sets, K) / (double)noff;
 	}
+	for (size_t i = 0; i < nd; i++)
+		miss[i] = miss[i] > 1 ? 1 : miss[i] < 0 ? 0 : miss[i];
+out:
 	free(rq);
-	free(frac);
-	free(occ);
-	free(hc);
-	return 0;
+	free(o.occ);
+	free(ls.k);
+	return rc;
 }

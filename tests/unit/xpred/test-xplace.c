@@ -77,7 +77,7 @@ static double sim_sweep_avg(uint64_t sets, uint64_t ways, uint64_t line, uint64_
 
 static double model(uint64_t sets, uint64_t ways, uint64_t line, double stride, double lines, double D)
 {
-	struct xplace_walk w = { stride, lines };
+	struct xplace_walk w = { stride, lines, 0 };
 	double p = -1;
 
 	assert_int_equal(xplace_miss(&w, sets, ways, line, &D, 1, &p), 0);
@@ -133,7 +133,7 @@ static void test_place_sweeps(void **state)
 static void test_place_batch(void **state)
 {
 	double D[] = { 5000, 3, 767, 1500, 100000, 0, 2047, 1200.4 }, p[8];
-	struct xplace_walk w = { 6464, 808 };
+	struct xplace_walk w = { 6464, 808, 0 };
 
 	(void)state;
 	assert_int_equal(xplace_miss(&w, 256, 8, 128, D, 8, p), 0);
@@ -142,6 +142,84 @@ static void test_place_batch(void **state)
 	/* the longest reuses: the walk's 808 lines and the rest at random */
 	assert_true(p[4] > 0.99);
 	assert_true(p[5] == 0);
+}
+
+/* A walk moved by an outer stride (a matrix walked column after column):
+ * the cyclic sweep over all its distinct lines. Exact when the moves are
+ * whole lines; a move below a line (the next column of doubles) is taken
+ * as moving to the next lines once every line / stride1 moves, close to
+ * the simulation of the real moves. */
+static double sim_lattice(uint64_t sets, uint64_t ways, uint64_t line, uint64_t stride, uint64_t n0,
+			  uint64_t stride1, uint64_t n1, uint64_t x0, size_t *nlines)
+{
+	struct lp_cache_spec spec = { .size = sets * ways * line, .assoc = ways, .line = line, .policy = "lru" };
+	size_t cap = n0 * n1, n = 0, misses = 0;
+	uint64_t *l = malloc(cap * sizeof(*l)), base = 1ull << 30;
+	uint8_t *hit = malloc(cap), *seen = calloc(1u << 24, 1);
+	struct lp_cache *cc;
+
+	assert_non_null(l);
+	assert_non_null(hit);
+	assert_non_null(seen);
+	/* the distinct lines in walk order */
+	for (uint64_t k1 = 0; k1 < n1; k1++)
+		for (uint64_t k = 0; k < n0; k++) {
+			uint64_t x = (base + x0 + k * stride + k1 * stride1) / line, rel = x - base / line;
+			assert_true(rel < (1u << 24));
+			if (!seen[rel]) {
+				seen[rel] = 1;
+				l[n++] = x;
+			}
+		}
+	assert_int_equal(lp_cache_new(&cc, &spec, 1), 0);
+	lp_cache_access_lines(cc, l, n, hit, NULL);
+	for (int r = 0; r < 2; r++) {
+		lp_cache_access_lines(cc, l, n, hit, NULL);
+		for (size_t j = 0; j < n; j++)
+			misses += !hit[j];
+	}
+	lp_cache_free(cc);
+	free(l);
+	free(hit);
+	free(seen);
+	*nlines = n;
+	return (double)misses / (2.0 * (double)n);
+}
+
+static void test_place_lattice(void **state)
+{
+	static const struct {
+		uint64_t sets, ways, line, stride, n0, stride1, n1;
+	} c[] = {
+		{ 256, 8, 128, 1024, 128, 8, 128 },    /* matmul's B at 128 in the L2: 32 sets a column */
+		{ 64, 4, 64, 768, 72, 64, 3 },         /* 16 sets a column, 4 or 5 lines each */
+		{ 64, 4, 64, 4096, 20, 64, 10 },       /* one set a column, 10 sets */
+		{ 64, 4, 64, 1024, 40, 2048, 6 },      /* columns overlapping by 38 rows */
+		{ 64, 4, 64, 192, 50, 4096, 5 },       /* moves onto the same sets */
+		{ 2048, 6, 128, 82240, 3000, 8, 20 },  /* the transpose's columns, moved by a double */
+		{ 256, 8, 128, 6464, 400, 8, 40 },     /* matmul's at 808, 400 rows */
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		struct xplace_walk w = { (double)c[i].stride, (double)c[i].n0, (double)c[i].stride1 };
+		uint64_t B = c[i].line, s0 = c[i].stride < B ? B : c[i].stride, s1 = c[i].stride1 < B ? B : c[i].stride1;
+		uint64_t g = gcd(gcd(s0, B), s1), q = B / g;
+		double p, D, sim = 0;
+		size_t n = 0;
+		for (uint64_t o = 0; o < q; o++)
+			sim += sim_lattice(c[i].sets, c[i].ways, B, c[i].stride, c[i].n0, c[i].stride1, c[i].n1, o * g, &n) /
+			       (double)q;
+		D = (double)n - 1;
+		assert_int_equal(xplace_miss(&w, c[i].sets, c[i].ways, B, &D, 1, &p), 0);
+		fprintf(stderr, "walk %lu x %lu moved by %lu x %lu (%zu lines): model %.6f, simulated %.6f, binomial %.6f\n",
+			(unsigned long)c[i].stride, (unsigned long)c[i].n0, (unsigned long)c[i].stride1,
+			(unsigned long)c[i].n1, n, p, sim, lp_binomial_miss(D, c[i].sets, c[i].ways));
+		if (c[i].stride1 % B == 0)
+			assert_true(fabs(p - sim) < 1e-9);
+		else
+			assert_true(fabs(p - sim) < 0.03);
+	}
 }
 
 /* A sweep with random lines between its reuses: the walk's own sets, and
@@ -183,7 +261,7 @@ static void test_place_random(void **state)
 	lp_rng_seed(&rng, 3);
 	for (double D = 0; D < 3000; D += 37) {
 		double p[2];
-		struct xplace_walk one = { 6464, 1 };
+		struct xplace_walk one = { 6464, 1, 0 };
 		assert_int_equal(xplace_miss(NULL, 256, 8, 128, &D, 1, &p[0]), 0);
 		assert_int_equal(xplace_miss(&one, 256, 8, 128, &D, 1, &p[1]), 0);
 		assert_true(p[0] == lp_binomial_miss(D, 256, 8));
@@ -410,6 +488,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_place_sweeps),
 		cmocka_unit_test(test_place_batch),
+		cmocka_unit_test(test_place_lattice),
 		cmocka_unit_test(test_place_mixed),
 		cmocka_unit_test(test_place_random),
 		cmocka_unit_test(test_place_one_set),
