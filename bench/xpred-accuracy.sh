@@ -31,16 +31,19 @@
 # One recording at the predicted size is streamed (record -o -) into the
 # three simulations at once: its trace would take gigabytes.
 #
-# Set associativity two ways: the binomial model (sa_*, from the stack
-# distances alone) and, because the runs are collected with `--machine M`,
-# the set-distance histograms of the machine's set-associative levels
-# (sd_*: exact at the fitted sizes; `model predict --set-distances`; the
-# binomial model is the default) and, third, the placement-calibrated model
-# (cal_*: `model predict --calibrated`, a mixture of random and even
-# placement fitted per group to the set distances; the binomial model where
-# undetermined). TLBs are fully associative: all are the cut.
+# Set associativity four ways: sa_* is `model predict`'s default, strided
+# placement (for groups that walk memory with a measured stride, the sets
+# the walk fills at the predicted size; docs/prediction.md, "Strided
+# placement"; the binomial model for the others); bin_* the paper's
+# binomial model (`--binomial`, from the stack distances alone); and,
+# because the runs are collected with `--machine M`, sd_* the set-distance
+# histograms of the machine's set-associative levels (exact at the fitted
+# sizes; `--set-distances`) and cal_* the placement-calibrated model
+# (`--calibrated`, a mixture of random and even placement fitted per group
+# to the set distances; the binomial model where undetermined). TLBs are
+# fully associative: all are the cut.
 #
-# usage: bench/xpred-accuracy.sh [--quick] [--machine M] [--keep DIR] [--reuse] [--no-sets] [KERNEL...]
+# usage: bench/xpred-accuracy.sh [--quick] [--machine M] [--keep DIR] [--reuse [--recollect]] [--no-sets] [KERNEL...]
 #   kernels: matmul stencil transpose spmv (default: all)
 #   --quick   smaller sizes (a few seconds per kernel; for development)
 #   --no-sets collect no set distances (binomial only; sd_* = cal_* = sa_*)
@@ -48,6 +51,8 @@
 #             and simulated counts (DIR/K-measured.csv) are already there is
 #             refitted and predicted with the current code, not collected
 #             and simulated again
+#   --recollect with --reuse: collect the runs again with the current code
+#             (the simulated counts at the predicted sizes are kept)
 # Environment: LOCPROF_BUILD (default build/).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -58,6 +63,7 @@ quick=0
 sets=1
 keep=
 reuse=0
+recollect=0
 kernels=()
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -66,6 +72,7 @@ while [ $# -gt 0 ]; do
 	--machine) machine=$2; shift ;;
 	--keep) keep=$2; shift ;;
 	--reuse) reuse=1 ;;
+	--recollect) recollect=1 ;;
 	-h|--help) sed -n '2,/^# Environment/p' "$0"; exit 0 ;;
 	*) kernels+=("$1") ;;
 	esac
@@ -112,34 +119,38 @@ levels_of() {
 # $meas): binomial (sa), set distances (sd; the binomial where none) and
 # placement-calibrated (cal; the binomial where undetermined).
 predict_row() {
+	"$L" model predict "$dir" --size "$p" --machine "$machine" --format csv |
+		awk -F, '$2 == "program" { print $6, $10, $11 }' >"$W/pred-st.txt"
 	"$L" model predict "$dir" --size "$p" --machine "$machine" --format csv --binomial |
-		awk -F, '$2 == "program" { print $6, $10, $11 }' >"$W/pred-bin.txt"
+		awk -F, '$2 == "program" { print $11 }' >"$W/pred-bin.txt"
 	"$L" model predict "$dir" --size "$p" --machine "$machine" --format csv --set-distances |
 		awk -F, '$2 == "program" { print $11 }' >"$W/pred-sd.txt"
 	"$L" model predict "$dir" --size "$p" --machine "$machine" --format csv --calibrated |
 		awk -F, '$2 == "program" { print $11 }' >"$W/pred-cal.txt"
-	paste -d' ' "$W/pred-bin.txt" "$W/pred-sd.txt" "$W/pred-cal.txt" >"$W/pred.txt"
-	while read -r name pfa psa psd pcal; do
+	paste -d' ' "$W/pred-st.txt" "$W/pred-bin.txt" "$W/pred-sd.txt" "$W/pred-cal.txt" >"$W/pred.txt"
+	while read -r name pfa psa pbin psd pcal; do
 		line=$(grep "^$p,$name," "$meas")
 		sfa=$(echo "$line" | cut -d, -f3)
 		ssa=$(echo "$line" | cut -d, -f4)
-		read -r efa esa esd ecal < <(awk -v a="$pfa" -v b="$sfa" -v c="$psa" -v d="$ssa" -v e="$psd" -v f="$pcal" \
+		read -r efa esa ebin esd ecal < <(awk -v a="$pfa" -v b="$sfa" -v c="$psa" -v d="$ssa" -v e="$psd" -v f="$pcal" -v g="$pbin" \
 			'function err(p, s) { return s > 0 ? 100 * (p - s) / s : (p > 0.5 ? 100 : 0) }
-			 BEGIN { printf "%.2f %.2f %.2f %.2f\n", err(a, b), err(c, d), err(e, d), err(f, d) }')
-		printf "%-10s %6s %-5s %14.0f %14.0f %8s %14.0f %14.0f %8s %14.0f %8s %14.0f %8s\n" "$k" "$p" "$name" \
-			"$sfa" "$pfa" "$efa" "$ssa" "$psa" "$esa" "$psd" "$esd" "$pcal" "$ecal"
+			 BEGIN { printf "%.2f %.2f %.2f %.2f %.2f\n", err(a, b), err(c, d), err(g, d), err(e, d), err(f, d) }')
+		printf "%-10s %6s %-5s %14.0f %14.0f %8s %14.0f %14.0f %8s %14.0f %8s %14.0f %8s %14.0f %8s\n" "$k" "$p" "$name" \
+			"$sfa" "$pfa" "$efa" "$ssa" "$psa" "$esa" "$pbin" "$ebin" "$psd" "$esd" "$pcal" "$ecal"
 		worst_fa=$(awk -v w="$worst_fa" -v e="$efa" 'BEGIN { e = e < 0 ? -e : e; print (e > w ? e : w) }')
 		worst_sa=$(awk -v w="$worst_sa" -v e="$esa" 'BEGIN { e = e < 0 ? -e : e; print (e > w ? e : w) }')
+		worst_bin=$(awk -v w="$worst_bin" -v e="$ebin" 'BEGIN { e = e < 0 ? -e : e; print (e > w ? e : w) }')
 		worst_sd=$(awk -v w="$worst_sd" -v e="$esd" 'BEGIN { e = e < 0 ? -e : e; print (e > w ? e : w) }')
 		worst_cal=$(awk -v w="$worst_cal" -v e="$ecal" 'BEGIN { e = e < 0 ? -e : e; print (e > w ? e : w) }')
 	done <"$W/pred.txt"
 }
 
-printf "%-10s %6s %-5s %14s %14s %8s %14s %14s %8s %14s %8s %14s %8s\n" kernel P level fa_sim fa_pred fa_err% sa_sim sa_pred sa_err% sd_pred sd_err% cal_pred cal_err%
+printf "%-10s %6s %-5s %14s %14s %8s %14s %14s %8s %14s %8s %14s %8s %14s %8s\n" kernel P level fa_sim fa_pred fa_err% sa_sim sa_pred sa_err% bin_pred bin_err% sd_pred sd_err% cal_pred cal_err%
 worst_fa=0
 worst_sa=0
 worst_sd=0
 worst_cal=0
+worst_bin=0
 collect_opts=()
 [ "$sets" = 0 ] || collect_opts=(--machine "$machine")
 for k in "${kernels[@]}"; do
@@ -153,7 +164,7 @@ for k in "${kernels[@]}"; do
 		for p in $fit; do [ -f "$dir/size-$p.xrun" ] || again=0; done
 		for p in $pred; do grep -q "^$p," "$meas" || again=0; done
 	fi
-	if [ "$again" = 0 ]; then
+	if [ "$again" = 0 ] || [ "$recollect" = 1 ]; then
 		"$L" cc --no-lto -O2 -g -o "$bin" "$here/examples/$src" 2>"$W/cc.err" || { cat "$W/cc.err" >&2; exit 1; }
 		rm -rf "$dir"
 		for p in $fit; do
@@ -221,5 +232,5 @@ for k in "${kernels[@]}"; do
 	"$L" model predict "$dir" --size "${pred// /,}" --machine "$machine" --work "$work" \
 		--measured "$meas" --svg "$W/$k" >/dev/null
 done
-echo "worst |error|: fully associative $worst_fa%, set associative $worst_sa% (binomial), $worst_sd% (set distances), $worst_cal% (calibrated) (machine $machine)"
+echo "worst |error|: fully associative $worst_fa%, set associative $worst_sa% (strided, the default), $worst_bin% (binomial), $worst_sd% (set distances), $worst_cal% (calibrated) (machine $machine)"
 [ -z "$keep" ] || echo "models, measurements and plots kept in $W"

@@ -166,6 +166,12 @@ struct lp_xcollect_config {
 	size_t nsetd;
 	const struct lp_mappings *maps; /* the trace's mappings, or NULL */
 	const char *binary;            /* the executable, when maps lack it or are NULL */
+	uint64_t phase;                /* page phases: the histograms of a block size B
+					* above it are averaged over the addresses
+					* shifted by k B / n, n = min(B / phase, 8)
+					* (where the program's arrays fall in a page:
+					* address randomisation moves them by 4K);
+					* 0: none */
 };
 
 struct lp_xcollect;
@@ -273,6 +279,9 @@ struct lp_xcount {
 			    * binomial model */
 	int sa_setd;       /* 1: sa_misses came from set-distance histograms */
 	int sa_cal;        /* 1: sa_misses from calibrated placement weights */
+	int sa_strided;    /* 1: sa_misses from the placement of the group's
+			    * strided walk at P (LP_XSA_STRIDED; groups with no
+			    * walk: the binomial model) */
 };
 
 /* Nonzero if the model has set-distance histograms for level l (then
@@ -284,7 +293,7 @@ int lp_xmodel_has_setd(const struct lp_xmodel *m, const struct lp_xlevel *l);
 int lp_xmodel_uses_setd(const struct lp_xmodel *m, const struct lp_xlevel *l);
 /* How sa_misses are predicted: set distances when collected for the
  * level's geometry, else the binomial model (AUTO); always the binomial. */
-enum { LP_XSA_AUTO = 0, LP_XSA_BINOMIAL = 1, LP_XSA_CALIBRATED = 2 };
+enum { LP_XSA_AUTO = 0, LP_XSA_BINOMIAL = 1, LP_XSA_CALIBRATED = 2, LP_XSA_STRIDED = 3 };
 
 /* Placement-calibrated set associativity (docs/prediction.md, "Placement
  * calibration"). A reuse at stack distance D has, in its set of a cache of

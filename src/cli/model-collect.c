@@ -29,6 +29,10 @@ static const char usage[] =
 	"                      exact set-associative LRU model for those geometries\n"
 	"  -m, --machine M     set distances for every set-associative cache level\n"
 	"                      of machine M (built-in or file), and its line sizes\n"
+	"      --phase SIZE    average the histograms of blocks above SIZE over the\n"
+	"                      placements of the address space by multiples of\n"
+	"                      SIZE (up to 8; default 4K: where randomised\n"
+	"                      addresses put the arrays in a page; 0: none)\n"
 	"  -t, --trace TRACE   read this trace instead of running a program\n"
 	"  -f, --from FORMAT   format of TRACE (lpt, text, lackey)\n"
 	"  -b, --binary PATH   the executable the trace's pcs belong to (default:\n"
@@ -193,11 +197,12 @@ int model_collect(int argc, char **argv)
 		{ "from", required_argument, NULL, 'f' },
 		{ "binary", required_argument, NULL, 'b' },
 		{ "keep-trace", no_argument, NULL, 'k' },
+		{ "phase", required_argument, NULL, 'P' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	uint64_t blocks[16];
+	uint64_t blocks[16], phase = 4096;
 	size_t nblocks = 0, nsetd = 0;
 	struct lp_xsetspec setd[16];
 	const char *setlist = NULL, *machine = NULL;
@@ -237,6 +242,12 @@ int model_collect(int argc, char **argv)
 			}
 			break;
 		case 'k': keep = 1; break;
+		case 'P':
+			if (cli_parse_size(optarg, &phase) < 0 || (phase & (phase - 1))) {
+				free(binary);
+				return cli_usage_error(&cmd_model, "bad --phase '%s' (0 or a power of two)", optarg);
+			}
+			break;
 		case 'q': quiet = 1; break;
 		case 'h': free(binary); return cli_print_usage(&cmd_collect);
 		default: free(binary); return cli_usage_error(&cmd_model, "bad option");
@@ -352,6 +363,7 @@ int model_collect(int argc, char **argv)
 	}
 	cfg.blocks = blocks;
 	cfg.nblocks = nblocks;
+	cfg.phase = phase;
 	cfg.setd = setd;
 	cfg.nsetd = nsetd;
 	cfg.maps = lp_trace_reader_mappings(r);

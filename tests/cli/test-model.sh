@@ -75,6 +75,13 @@ expect_grep '^references: ' "$T/out"
 expect_status 0 "$LOCPROF" model fit "$D" -v --block 32
 expect_grep '^  accesses ' "$T/out"
 expect_grep 'count .* at d = ' "$T/out"
+# walks (strided placement): each pc's first address and runs of its
+# innermost stride; the B pair interleaves (16N bytes each, 8N apart) into
+# one walk of stride 8N bytes and N accesses per walk, the A pair into one
+# of 8 bytes (a row)
+awk '$1 == "walk" && $4 > 0' "$D/size-48.xrun" | grep -q . || fail "no walks in the run file"
+expect_grep '^  walk +stride 8\*P bytes, 1\*P accesses' "$T/out"
+expect_grep '^  walk +stride 8 bytes, 1\*P accesses' "$T/out"
 
 # 3. predict at twice the largest size and compare with a simulation of the
 #    same hierarchy (fully associative and real geometry) on the real trace.

@@ -59,6 +59,16 @@ struct pcst {
 	int seen, looked_up;
 	uint64_t base[XMAX_DEPTH];
 	struct mg st[XMAX_DEPTH];
+	/* walks: the first address, and runs of equal steps at the innermost
+	 * level (a run ends at any other step or an entry), per step value:
+	 * how many runs and steps (the biggest XRUN_K values by steps) */
+	uint64_t first;
+	int64_t rv;
+	uint64_t rl;
+	struct {
+		int64_t v;
+		uint64_t runs, steps;
+	} run[MG_K];
 };
 
 struct pend {
@@ -66,9 +76,18 @@ struct pend {
 	uint32_t tid;
 };
 
+#define XPHASE_MAX 8 /* placements of a page averaged, at most */
+
 struct lp_xcollect {
 	struct xcode *code;
 	struct lp_exact *exact;
+	/* page phases: for a block size B above the phase unit, more engines
+	 * see the addresses shifted by k B / nph (k = 1 .. nph - 1) */
+	uint64_t phase;
+	struct lp_exact *shifted[16][XPHASE_MAX];
+	size_t nph[16];
+	struct lp_ref *sbuf;
+	size_t sbufcap;
 	size_t nblocks;
 	uint64_t blocks[16];
 	struct xsets *setd[16];
@@ -138,6 +157,18 @@ int lp_xcollect_new(struct lp_xcollect **out, const struct lp_xcollect_config *c
 	ec.per_pc = 1;
 	if ((rc = lp_exact_new(&c->exact, &ec)) < 0)
 		goto fail;
+	c->phase = cfg->phase;
+	for (size_t b = 0; b < c->nblocks; b++) {
+		uint64_t nph = c->phase && c->blocks[b] > c->phase ? c->blocks[b] / c->phase : 1;
+		c->nph[b] = nph > XPHASE_MAX ? XPHASE_MAX : (size_t)nph;
+		for (size_t k = 1; k < c->nph[b]; k++) {
+			struct lp_exact_config sc = ec;
+			sc.line_sizes = &c->blocks[b];
+			sc.n_line_sizes = 1;
+			if ((rc = lp_exact_new(&c->shifted[b][k], &sc)) < 0)
+				goto fail;
+		}
+	}
 	if ((cfg->maps && cfg->maps->n) || cfg->binary) {
 		if ((rc = xcode_new(&c->code, cfg->maps, cfg->binary)) < 0)
 			goto fail;
@@ -168,6 +199,10 @@ void lp_xcollect_free(struct lp_xcollect *c)
 		return;
 	xcode_free(c->code);
 	lp_exact_free(c->exact);
+	for (size_t b = 0; b < 16; b++)
+		for (size_t k = 0; k < XPHASE_MAX; k++)
+			lp_exact_free(c->shifted[b][k]);
+	free(c->sbuf);
 	for (size_t i = 0; i < c->nsetd; i++)
 		xsets_free(c->setd[i]);
 	free(c->pcs);
@@ -361,6 +396,30 @@ static void classify(struct lp_xcollect *c, const struct xpc *A, const struct xp
 		c->entry_time[B->loop[k]] = c->now;
 }
 
+static void run_end(struct pcst *s)
+{
+	int best = -1;
+
+	if (!s->rl)
+		return;
+	for (int i = 0; i < MG_K; i++)
+		if (s->run[i].runs && s->run[i].v == s->rv) {
+			s->run[i].runs++;
+			s->run[i].steps += s->rl;
+			s->rl = 0;
+			return;
+		}
+	for (int i = 0; i < MG_K; i++)
+		if (best < 0 || s->run[i].steps < s->run[best].steps)
+			best = i;
+	if (!s->run[best].runs || s->run[best].steps < s->rl) {
+		s->run[best].v = s->rv;
+		s->run[best].runs = 1;
+		s->run[best].steps = s->rl;
+	}
+	s->rl = 0;
+}
+
 static void strides(struct lp_xcollect *c, struct pcst *s, uint64_t addr)
 {
 	const struct xpc *B = &s->info;
@@ -368,6 +427,7 @@ static void strides(struct lp_xcollect *c, struct pcst *s, uint64_t addr)
 
 	if (!s->seen) {
 		s->seen = 1;
+		s->first = addr;
 		for (int k = 0; k < d; k++)
 			s->base[k] = addr;
 		return;
@@ -382,6 +442,18 @@ static void strides(struct lp_xcollect *c, struct pcst *s, uint64_t addr)
 			kit = k;
 			break;
 		}
+	if (kit == 0 && kin < 0) {
+		int64_t v = (int64_t)(addr - s->base[0]);
+		if (s->rl && v == s->rv) {
+			s->rl++;
+		} else {
+			run_end(s);
+			s->rv = v;
+			s->rl = 1;
+		}
+	} else {
+		run_end(s);
+	}
 	if (kit > kin) {
 		mg_add(&s->st[kit], (int64_t)(addr - s->base[kit]));
 		for (int k = 0; k <= kit; k++)
@@ -474,6 +546,23 @@ int lp_xcollect_feed(struct lp_xcollect *c, const struct lp_ref *refs, size_t n)
 
 	if ((rc = lp_exact_feed(c->exact, refs, n)) < 0)
 		return rc;
+	for (size_t b = 0; b < c->nblocks; b++)
+		for (size_t k = 1; k < c->nph[b]; k++) {
+			uint64_t shift = k * (c->blocks[b] / c->nph[b]);
+			if (n > c->sbufcap) {
+				struct lp_ref *nb = realloc(c->sbuf, n * sizeof(*nb));
+				if (!nb)
+					return lp_seterr(LP_ENOMEM, "out of memory");
+				c->sbuf = nb;
+				c->sbufcap = n;
+			}
+			for (size_t i = 0; i < n; i++) {
+				c->sbuf[i] = refs[i];
+				c->sbuf[i].addr += shift;
+			}
+			if ((rc = lp_exact_feed(c->shifted[b][k], c->sbuf, n)) < 0)
+				return rc;
+		}
 	for (size_t i = 0; i < n; i++) {
 		const struct lp_ref *r = &refs[i];
 		if (!lp_ref_is_access(r))
@@ -590,6 +679,75 @@ static void fmt_strides(const struct pcst *s, const struct pcout *o, char *buf, 
 	}
 	if (!s->info.depth)
 		snprintf(buf, len, "-");
+}
+
+/* The per-pc histograms of block b averaged over its phases (the base
+ * engine's and the shifted ones'): counts become means, written as
+ * decimals. */
+static int put_phased(struct lp_xcollect *c, FILE *f, size_t b)
+{
+	size_t np = c->npcs, nph = c->nph[b];
+	double **acc = calloc(np + 1, sizeof(*acc)), *cold = calloc(np + 1, sizeof(*cold));
+	size_t *nbins = calloc(np + 1, sizeof(*nbins));
+	int rc = 0;
+
+	if (!acc || !cold || !nbins) {
+		rc = lp_seterr(LP_ENOMEM, "out of memory");
+		goto out;
+	}
+	for (size_t k = 0; k < nph && !rc; k++) {
+		struct lp_exact *e = k ? c->shifted[b][k] : c->exact;
+		size_t bi = k ? 0 : b, n = lp_exact_pc_count(e, bi);
+		for (size_t j = 0; j < n; j++) {
+			uint64_t pc;
+			const struct lp_hist *h = lp_exact_pc_hist(e, bi, j, &pc);
+			size_t idx = pc_index(c, pc), nb = lp_hist_nbins(h);
+			if (idx == SIZE_MAX || idx >= np) {
+				rc = lp_seterr(LP_ENOMEM, "out of memory");
+				break;
+			}
+			if (nb > nbins[idx]) {
+				double *na = realloc(acc[idx], nb * sizeof(*na));
+				if (!na) {
+					rc = lp_seterr(LP_ENOMEM, "out of memory");
+					break;
+				}
+				memset(na + nbins[idx], 0, (nb - nbins[idx]) * sizeof(*na));
+				acc[idx] = na;
+				nbins[idx] = nb;
+			}
+			if (!acc[idx] && !(acc[idx] = calloc(1, sizeof(double)))) {
+				rc = lp_seterr(LP_ENOMEM, "out of memory");
+				break;
+			}
+			cold[idx] += (double)lp_hist_cold(h);
+			for (size_t i = 0; i < nb; i++)
+				acc[idx][i] += (double)lp_hist_bin_count(h, i);
+		}
+	}
+	for (size_t idx = 0; idx < np && !rc; idx++) {
+		if (!acc[idx])
+			continue;
+		fprintf(f, "hist %zu %" PRIu64 " %.17g", idx, c->blocks[b], cold[idx] / (double)nph);
+		for (size_t i = 0; i < nbins[idx]; i++) {
+			uint64_t lo, hi;
+			if (!acc[idx][i])
+				continue;
+			lp_hist_bin_range(i, &lo, &hi);
+			if (lo == hi)
+				fprintf(f, " %" PRIu64 ":%.17g", lo, acc[idx][i] / (double)nph);
+			else
+				fprintf(f, " %" PRIu64 "-%" PRIu64 ":%.17g", lo, hi, acc[idx][i] / (double)nph);
+		}
+		fputc('\n', f);
+	}
+out:
+	for (size_t i = 0; acc && i < np; i++)
+		free(acc[i]);
+	free(acc);
+	free(cold);
+	free(nbins);
+	return rc;
 }
 
 static void put_hist(FILE *f, size_t idx, uint64_t key, const struct lp_hist *h)
@@ -774,8 +932,28 @@ int lp_xcollect_write(struct lp_xcollect *c, const char *path, double size, cons
 		xw_put(f, s->info.func >= 0 ? xcode_func_name(c->code, s->info.func) : "");
 		fputc('\n', f);
 	}
+	/* walks: first address; runs and steps of the innermost stride */
+	for (size_t i = 0; i < np; i++) {
+		struct pcst *s = &c->pcs[i];
+		uint64_t runs = 0, steps = 0;
+		if (!s->seen || s->info.module < 0)
+			continue;
+		run_end(s);
+		if (s->info.depth && po[i].st[0].kind == ST_VALUE)
+			for (int k = 0; k < MG_K; k++)
+				if (s->run[k].runs && s->run[k].v == po[i].st[0].v) {
+					runs = s->run[k].runs;
+					steps = s->run[k].steps;
+				}
+		fprintf(f, "walk %zu 0x%" PRIx64 " %" PRIu64 " %" PRIu64 "\n", i, s->first, runs, steps);
+	}
 	for (size_t b = 0; b < c->nblocks; b++) {
 		size_t n = lp_exact_pc_count(c->exact, b);
+		if (c->nph[b] > 1) {
+			if ((rc = put_phased(c, f, b)) < 0)
+				goto out;
+			continue;
+		}
 		for (size_t k = 0; k < n; k++) {
 			uint64_t pc;
 			const struct lp_hist *h = lp_exact_pc_hist(c->exact, b, k, &pc);

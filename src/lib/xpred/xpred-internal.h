@@ -90,6 +90,10 @@ struct xrun_pc {
 	int group, loop;
 	char *strides, *where, *function;
 	struct xhist *h; /* per block */
+	/* walk (runs written by this version): the pc's first address, and the
+	 * runs of its innermost stride: how many, and their steps in all */
+	int has_walk;
+	uint64_t first, wruns, wsteps;
 };
 
 struct lp_xrun {
@@ -136,5 +140,22 @@ uint64_t xsets_line(const struct xsets *e);
 int xsets_access(struct xsets *e, const struct lp_ref *r, size_t pcidx);
 /* The set-distance histogram of a pc index (NULL if it made no access). */
 const struct lp_hist *xsets_hist(const struct xsets *e, size_t pcidx);
+
+/* ---- strided placement (xpred-place.c) ---------------------------------------- */
+struct xplace_walk {
+	double stride; /* bytes between consecutive accesses of the walk (> 0) */
+	double lines;  /* distinct lines of one walk; < 2: no walk (random placement) */
+	double stride1; /* bytes by which the next outer iteration moves the
+			 * walk (0: unknown, or it does not move) */
+};
+
+/* Miss chances, in an LRU cache of `sets` sets of `ways` ways and `line`-byte
+ * lines, of reuses at stack distances D[0..nd-1] by a group that walks as w
+ * (NULL: random placement, the binomial model), into miss[]. */
+/* The walk of group g at size P for level l's line size (0 if none). */
+int xmodel_walk(const struct lp_xmodel *m, size_t g, const struct lp_xlevel *l, double P,
+		   struct xplace_walk *w);
+int xplace_miss(const struct xplace_walk *w, uint64_t sets, uint64_t ways, uint64_t line, const double *D,
+		size_t nd, double *miss);
 
 #endif

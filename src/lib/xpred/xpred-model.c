@@ -56,6 +56,12 @@ struct xgroup {
 	struct lp_xplacement *cal; /* per block (set-distance keys only) */
 	double *mrefs;     /* per run */
 	struct xhist *mh;  /* per run x block */
+	/* strided walk (docs/prediction.md, "Strided placement"): measured in
+	 * every run; its combined stride (bytes) and accesses per walk, as
+	 * functions of P, and as measured */
+	int walk, walk1;
+	struct lp_xfit wstride, wlen, wstride1;
+	double *mwstride, *mwlen, *mwstride1; /* per run (stride1 < 0: none) */
 };
 
 struct xmloop {
@@ -113,6 +119,9 @@ void lp_xmodel_free(struct lp_xmodel *m)
 		free(g->bm);
 		free(g->cal);
 		free(g->mrefs);
+		free(g->mwstride);
+		free(g->mwlen);
+		free(g->mwstride1);
 		for (size_t k = 0; g->mh && k < m->nsizes * m->nblocks; k++)
 			xhist_release(&g->mh[k]);
 		free(g->mh);
@@ -403,7 +412,11 @@ static int model_block(struct lp_xmodel *m, struct xgroup *g, size_t b)
 			/* a distance seen only from some size on must be small (reuse
 			 * inside an iteration: a few blocks); larger ones appearing
 			 * late are modes of the rest moving with the size */
-			if (!ok || present < 2 || fmax_ > 8 * fmin_ || fmin_ < 1e-4 ||
+			/* distance 0 (the block just used, nothing between) is
+			 * no scaling distance passing by: its share may change
+			 * (two arrays sharing a page at their boundary, a share
+			 * that shrinks as the arrays grow) */
+			if (!ok || present < 2 || (d > 0 && fmax_ > 8 * fmin_) || fmin_ < 1e-4 ||
 			    ((size_t)present < nf && d > 8))
 				continue;
 			/* set distances: the reuses of a growing footprint spread
@@ -601,6 +614,127 @@ static char *join_where(const char *file, int a, int b)
 	return rc < 0 ? NULL : s;
 }
 
+/* The innermost stride of a pc ("16,0,?" -> 16); 0 if not a value. */
+static int64_t inner_stride(const char *st)
+{
+	char *end;
+	long long v;
+
+	if (!st || !(*st == '-' || (*st >= '0' && *st <= '9')))
+		return 0;
+	v = strtoll(st, &end, 10);
+	return *end == ',' || !*end ? (int64_t)v : 0;
+}
+
+/* The stride at the next level out ("16,8,?" -> 8); -1 if not a value. */
+static double outer_stride(const char *st)
+{
+	const char *c = st ? strchr(st, ',') : NULL;
+	char *end;
+	long long v;
+
+	if (!c || !(c[1] == '-' || (c[1] >= '0' && c[1] <= '9')))
+		return -1;
+	v = strtoll(c + 1, &end, 10);
+	return *end == ',' || !*end ? (double)(v < 0 ? -v : v) : -1;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The walk of model group gi in run R (pcs mapped to groups by grp[]):
+ * the busiest pc with a nonzero innermost stride s and measured runs; the
+ * group's pcs with the same |s| at distinct first addresses, u of them,
+ * interleave when their offsets modulo |s| are multiples of |s| / u (an
+ * unrolled loop: A[i][k], A[i][k+1]); then the group walks with stride
+ * |s| / u, u (steps per run + 1) accesses per walk. 0 if not. */
+static int run_walk(const struct lp_xrun *R, const size_t *grp, size_t gi, double *stride, double *len,
+		    double *stride1)
+{
+	const struct xrun_pc *best = NULL;
+	int64_t s, off[64];
+	size_t u = 0;
+
+	for (size_t i = 0; i < R->npcs; i++) {
+		const struct xrun_pc *p = &R->pcs[i];
+		if (grp[i] != gi || !p->has_walk || !p->wruns || !inner_stride(p->strides))
+			continue;
+		if (!best || p->refs > best->refs)
+			best = p;
+	}
+	if (!best)
+		return 0;
+	s = inner_stride(best->strides);
+	s = s < 0 ? -s : s;
+	for (size_t i = 0; i < R->npcs; i++) {
+		const struct xrun_pc *p = &R->pcs[i];
+		int64_t v = inner_stride(p->strides), o;
+		int dup = 0;
+		if (grp[i] != gi || !p->has_walk || (v != s && v != -s))
+			continue;
+		o = (int64_t)(p->first - best->first) % s;
+		if (o < 0)
+			o += s;
+		for (size_t k = 0; k < u; k++)
+			dup |= off[k] == o;
+		if (dup)
+			continue;
+		if (u == 64)
+			return 0;
+		off[u++] = o;
+	}
+	qsort(off, u, sizeof(*off), cmp_i64);
+	if (s % (int64_t)u)
+		return 0;
+	for (size_t k = 0; k < u; k++)
+		if (off[k] != (int64_t)k * (s / (int64_t)u))
+			return 0;
+	*stride = (double)(s / (int64_t)u);
+	*len = (double)u * ((double)best->wsteps / (double)best->wruns + 1);
+	/* the next loop out moves every pc of the walk by the same step */
+	*stride1 = outer_stride(best->strides);
+	return 1;
+}
+
+/* Fit the group's walk when every run has one; the stride must be fitted
+ * exactly (within half a byte at every run), or there is no walk. */
+static int fit_walk(struct lp_xmodel *m, struct xgroup *g)
+{
+	double hi = m->range * m->sizes[m->nsizes - 1];
+	int rc;
+
+	g->walk = 0;
+	for (size_t r = 0; r < m->nsizes; r++)
+		if (!(g->mwstride[r] > 0) || !(g->mwlen[r] >= 1))
+			return 0;
+	if ((rc = lp_xfit_select(&m->basis, m->sizes, g->mwstride, m->nsizes, LP_XFIT_NONNEG,
+				 hi, &g->wstride)) < 0)
+		return rc;
+	for (size_t r = 0; r < m->nsizes; r++)
+		if (fabs(ev(m, &g->wstride, m->sizes[r]) - g->mwstride[r]) > 0.5)
+			return 0;
+	if ((rc = lp_xfit_select(&m->basis, m->sizes, g->mwlen, m->nsizes, LP_XFIT_NONNEG | LP_XFIT_MONOTONE,
+				 hi, &g->wlen)) < 0)
+		return rc;
+	g->walk = 1;
+	/* the outer stride, when every run has one (and fitted exactly) */
+	g->walk1 = 0;
+	for (size_t r = 0; r < m->nsizes; r++)
+		if (!(g->mwstride1[r] > 0))
+			return 0;
+	if ((rc = lp_xfit_select(&m->basis, m->sizes, g->mwstride1, m->nsizes, LP_XFIT_NONNEG, hi,
+				 &g->wstride1)) < 0)
+		return rc;
+	for (size_t r = 0; r < m->nsizes; r++)
+		if (fabs(ev(m, &g->wstride1, m->sizes[r]) - g->mwstride1[r]) > 0.5)
+			return 0;
+	g->walk1 = 1;
+	return 0;
+}
+
 int lp_xmodel_fit(struct lp_xmodel **out, struct lp_xrun *const *runs_in, size_t n,
 		  const struct lp_xfit_options *o)
 {
@@ -770,8 +904,23 @@ int lp_xmodel_fit(struct lp_xmodel **out, struct lp_xrun *const *runs_in, size_t
 		g->bm = calloc(m->nblocks, sizeof(*g->bm));
 		g->mrefs = calloc(n, sizeof(*g->mrefs));
 		g->mh = calloc(n * m->nblocks, sizeof(*g->mh));
-		if (!g->bm || !g->mrefs || !g->mh)
+		g->mwstride = calloc(n, sizeof(*g->mwstride));
+		g->mwlen = calloc(n, sizeof(*g->mwlen));
+		g->mwstride1 = calloc(n, sizeof(*g->mwstride1));
+		if (!g->bm || !g->mrefs || !g->mh || !g->mwstride || !g->mwlen || !g->mwstride1)
 			goto nomem;
+	}
+	/* walks, per run */
+	for (size_t r = 0; r < n; r++) {
+		size_t *grp = malloc((runs[r]->npcs + 1) * sizeof(*grp));
+		if (!grp)
+			goto nomem;
+		for (size_t i = 0; i < runs[r]->npcs; i++)
+			grp[i] = gof[pcmap[r][i]];
+		for (size_t k = 0; k < m->ngroups; k++)
+			if (!run_walk(runs[r], grp, k, &m->g[k].mwstride[r], &m->g[k].mwlen[r], &m->g[k].mwstride1[r]))
+				m->g[k].mwstride[r] = m->g[k].mwlen[r] = 0, m->g[k].mwstride1[r] = -1;
+		free(grp);
 	}
 	{
 		/* per group: the pcs counted once, names from its busiest pc */
@@ -869,6 +1018,8 @@ int lp_xmodel_fit(struct lp_xmodel **out, struct lp_xrun *const *runs_in, size_t
 		for (size_t b = 0; b < m->nblocks; b++)
 			if ((rc = model_block(m, g, b)) < 0)
 				goto fail;
+		if ((rc = fit_walk(m, g)) < 0)
+			goto fail;
 	}
 	if ((rc = lp_xmodel_calibrate(m, LP_XPLACE_DEFAULT, 0)) < 0)
 		goto fail;
@@ -991,6 +1142,14 @@ char *lp_xmodel_describe(const struct lp_xmodel *m, size_t g, uint64_t block)
 		char c[512];
 		fprintf(o, "  bin %2zu  count %s  at d = %s\n", i, lp_xfit_format(&m->basis, &bm->cnt[i], c, sizeof(c)),
 			lp_xfit_format(&m->basis, &bm->dist[i], f, sizeof(f)));
+	}
+	if (m->g[g].walk) {
+		char c[512], d[512];
+		fprintf(o, "  walk       stride %s bytes, %s accesses", lp_xfit_format(&m->basis, &m->g[g].wstride, f, sizeof(f)),
+			lp_xfit_format(&m->basis, &m->g[g].wlen, c, sizeof(c)));
+		if (m->g[g].walk1)
+			fprintf(o, ", moved by %s bytes", lp_xfit_format(&m->basis, &m->g[g].wstride1, d, sizeof(d)));
+		fputc('\n', o);
 	}
 	if (fclose(o)) {
 		free(s);
@@ -1355,6 +1514,28 @@ void lp_xmodel_placement(const struct lp_xmodel *m, size_t g, const struct lp_xl
 		*out = m->g[g].cal[block_index(m, key)];
 }
 
+int xmodel_walk(const struct lp_xmodel *m, size_t g, const struct lp_xlevel *l, double P,
+		   struct xplace_walk *w)
+{
+	const struct xgroup *G;
+	double st, acc;
+
+	memset(w, 0, sizeof(*w));
+	if (g >= m->ngroups || !(G = &m->g[g])->walk)
+		return 0;
+	/* strides are whole bytes */
+	st = fabs(round(ev(m, &G->wstride, P)));
+	acc = ev(m, &G->wlen, P);
+	if (!(st > 0) || !(acc >= 2))
+		return 0;
+	w->stride = st;
+	if (G->walk1)
+		w->stride1 = fabs(round(ev(m, &G->wstride1, P)));
+	/* a stride below the line walks consecutive lines */
+	w->lines = st >= (double)l->block ? acc : ceil(acc * st / (double)l->block);
+	return w->lines >= 2;
+}
+
 int lp_xmodel_predict(const struct lp_xmodel *m, size_t g, const struct lp_xlevel *l, double P,
 		      struct lp_xcount *out)
 {
@@ -1385,6 +1566,30 @@ int lp_xmodel_predict_sa(const struct lp_xmodel *m, size_t g, const struct lp_xl
 	lp_xmodel_placement(m, g, l, &pl);
 	if (how == LP_XSA_CALIBRATED && pl.det && sets > 1)
 		out->sa_cal = 1;
+	if (how == LP_XSA_STRIDED && sets > 1) {
+		/* placement of the group's walk at P (xpred-place.c) */
+		struct xplace_walk w;
+		double *D = malloc((nb + 1) * sizeof(*D)), *pm = malloc((nb + 1) * sizeof(*pm));
+		int have = xmodel_walk(m, g, l, P, &w);
+		if (!D || !pm) {
+			free(D);
+			free(pm);
+			free(bins);
+			return lp_seterr(LP_ENOMEM, "out of memory");
+		}
+		for (size_t i = 0; i < nb; i++)
+			D[i] = bins[i].distance;
+		rc = xplace_miss(have ? &w : NULL, sets, ways, l->block, D, nb, pm);
+		for (size_t i = 0; i < nb && rc == 0; i++) {
+			out->fa_misses += bins[i].count * miss_fa(bins[i].distance, l->blocks);
+			out->sa_misses += bins[i].count * pm[i];
+		}
+		out->sa_strided = have;
+		free(D);
+		free(pm);
+		free(bins);
+		return rc;
+	}
 	for (size_t i = 0; i < nb; i++) {
 		out->fa_misses += bins[i].count * miss_fa(bins[i].distance, l->blocks);
 		if (key)
@@ -1525,6 +1730,18 @@ int lp_xmodel_write(const struct lp_xmodel *m, const char *path)
 		fprintf(f, "\ngrefs %zu", k);
 		put_fit(f, m, &g->refs);
 		fputc('\n', f);
+		for (size_t r = 0; r < m->nsizes && g->mwstride; r++)
+			if (g->mwstride[r] > 0)
+				fprintf(f, "mwalk %zu %zu %.17g %.17g %.17g\n", k, r, g->mwstride[r], g->mwlen[r],
+					g->mwstride1[r]);
+		if (g->walk) {
+			fprintf(f, "walk %zu", k);
+			put_fit(f, m, &g->wstride);
+			put_fit(f, m, &g->wlen);
+			if (g->walk1)
+				put_fit(f, m, &g->wstride1);
+			fputc('\n', f);
+		}
 		for (size_t r = 0; r < m->nsizes; r++) {
 			fprintf(f, "mrefs %zu %zu %.17g\n", k, r, g->mrefs[r]);
 			for (size_t b = 0; b < m->nblocks; b++) {
@@ -1727,13 +1944,36 @@ int lp_xmodel_read(struct lp_xmodel **out, const char *path)
 			g->bm = calloc(m->nblocks, sizeof(*g->bm));
 			g->mrefs = calloc(m->nsizes, sizeof(*g->mrefs));
 			g->mh = calloc(m->nsizes * m->nblocks, sizeof(*g->mh));
-			if (!g->bm || !g->mrefs || !g->mh || !(g->function = strdup(w[4])) ||
+			g->mwstride = calloc(m->nsizes, sizeof(*g->mwstride));
+			g->mwlen = calloc(m->nsizes, sizeof(*g->mwlen));
+			g->mwstride1 = calloc(m->nsizes, sizeof(*g->mwstride1));
+			if (!g->bm || !g->mrefs || !g->mh || !g->mwstride || !g->mwlen || !g->mwstride1 ||
+			    !(g->function = strdup(w[4])) ||
 			    !(g->where = strdup(w[5])) || !(g->strides = strdup(w[6])))
 				goto nomem;
 		} else if (!strcmp(w[0], "grefs") && n == 3 && m->ngroups &&
 			   strtoul(w[1], NULL, 10) == m->ngroups - 1) {
 			if (get_fit(m, w[2], &m->g[m->ngroups - 1].refs) < 0)
 				goto bad;
+		} else if (!strcmp(w[0], "mwalk") && (n == 5 || n == 6) && m->ngroups &&
+			   strtoul(w[1], NULL, 10) == m->ngroups - 1) {
+			struct xgroup *g = &m->g[m->ngroups - 1];
+			k = strtoul(w[2], NULL, 10);
+			if (k >= m->nsizes)
+				goto bad;
+			g->mwstride[k] = strtod(w[3], NULL);
+			g->mwlen[k] = strtod(w[4], NULL);
+			g->mwstride1[k] = n == 6 ? strtod(w[5], NULL) : -1;
+			if (!(g->mwstride[k] > 0) || !(g->mwlen[k] >= 0))
+				goto bad;
+		} else if (!strcmp(w[0], "walk") && (n == 4 || n == 5) && m->ngroups &&
+			   strtoul(w[1], NULL, 10) == m->ngroups - 1) {
+			struct xgroup *g = &m->g[m->ngroups - 1];
+			if (get_fit(m, w[2], &g->wstride) < 0 || get_fit(m, w[3], &g->wlen) < 0 ||
+			    (n == 5 && get_fit(m, w[4], &g->wstride1) < 0))
+				goto bad;
+			g->walk = 1;
+			g->walk1 = n == 5;
 		} else if (!strcmp(w[0], "mrefs") && n == 4 && m->ngroups &&
 			   strtoul(w[1], NULL, 10) == m->ngroups - 1) {
 			k = strtoul(w[2], NULL, 10);

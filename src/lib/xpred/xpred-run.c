@@ -308,7 +308,9 @@ int lp_xrun_read(struct lp_xrun **out, const char *path)
 		if (!strncmp(line, "hist ", 5)) {
 			/* hist PC BLOCK COLD entries... : entries may be many */
 			char *s = line + 5, *tok, *save = NULL;
-			uint64_t pc, block, cold;
+			uint64_t pc, block;
+			double cold;
+			char *cend;
 			size_t b, cap = 0;
 			struct xhist *h;
 			tok = strtok_r(s, " ", &save);
@@ -321,8 +323,12 @@ int lp_xrun_read(struct lp_xrun **out, const char *path)
 				;
 			if (b == r->nblocks)
 				goto bad;
+			/* (counts are means when averaged over page phases) */
 			tok = strtok_r(NULL, " ", &save);
-			if (!tok || parse_u64(tok, &cold) < 0)
+			if (!tok)
+				goto bad;
+			cold = strtod(tok, &cend);
+			if (*cend || cend == tok || !(cold >= 0))
 				goto bad;
 			if (!r->pcs[pc].h && !(r->pcs[pc].h = calloc(r->nblocks, sizeof(struct xhist)))) {
 				rc = lp_seterr(LP_ENOMEM, "out of memory");
@@ -330,7 +336,7 @@ int lp_xrun_read(struct lp_xrun **out, const char *path)
 			}
 			h = &r->pcs[pc].h[b];
 			xhist_release(h);
-			h->cold = (double)cold;
+			h->cold = cold;
 			while ((tok = strtok_r(NULL, " ", &save))) {
 				if (h->n == cap) {
 					cap = cap ? cap * 2 : 16;
@@ -426,6 +432,16 @@ int lp_xrun_read(struct lp_xrun **out, const char *path)
 			if (!(p->strides = strdup(w[7])) || !(p->where = strdup(w[8])) ||
 			    !(p->function = strdup(w[9])))
 				goto nomem;
+		} else if (!strcmp(w[0], "walk") && n == 5) {
+			uint64_t id;
+			struct xrun_pc *p;
+			if (parse_u64(w[1], &id) < 0 || id >= r->npcs)
+				goto bad;
+			p = &r->pcs[id];
+			if (parse_u64(w[2], &p->first) < 0 || parse_u64(w[3], &p->wruns) < 0 ||
+			    parse_u64(w[4], &p->wsteps) < 0)
+				goto bad;
+			p->has_walk = 1;
 		} else if (!strcmp(w[0], "end") && n == 1) {
 			ended = 1;
 			break;
