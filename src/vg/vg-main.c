@@ -15,6 +15,7 @@
 #include "pub_tool_machine.h"
 #include "pub_tool_mallocfree.h"
 #include "pub_tool_options.h"
+#include "pub_tool_oset.h"
 #include "pub_tool_replacemalloc.h"
 #include "pub_tool_stacktrace.h"
 #include "pub_tool_threadstate.h"
@@ -31,6 +32,9 @@ static const HChar *clo_seed = "1";
 static Long clo_flush_ms = 100;
 
 static struct lpvg_thread **threads; /* by valgrind ThreadId */
+static const HChar *clo_alloc_events = "touched";
+static void blocks_atfork(void);
+static void send_alloc_summary(struct lpvg_thread *t);
 static struct lpvg_thread *last_thread; /* the last to end, kept for BYE */
 
 /* ---- options ----------------------------------------------------------------- */
@@ -137,6 +141,11 @@ static Bool process_option(const HChar *arg)
 	else if VG_BINT_CLO(arg, "--flush-ms", clo_flush_ms, 1, 3600000) {}
 	else if VG_BINT_CLO(arg, "--reserve-fds", lpvg_o.reserve_fds, 0, 1024) {}
 	else if VG_BOOL_CLO(arg, "--selfcheck", lpvg_o.selfcheck) {}
+	else if VG_STR_CLO(arg, "--alloc-events", clo_alloc_events) {
+		if (VG_(strcmp)(clo_alloc_events, "touched") && VG_(strcmp)(clo_alloc_events, "all"))
+			VG_(fmsg_bad_option)(arg, "allocation events are 'touched' or 'all'\n");
+		lpvg_o.alloc_all = !VG_(strcmp)(clo_alloc_events, "all");
+	}
 	else
 		return VG_(replacement_malloc_process_cmd_line_option)(arg);
 	return True;
@@ -153,6 +162,8 @@ static void print_usage(void)
 		"    --flush-ms=MS          send data at least this often [100]\n"
 		"    --reserve-fds=N        descriptors kept from the program for the\n"
 		"                           per-thread connections [64]\n"
+		"    --alloc-events=touched|all  sample mode: allocation events of the\n"
+		"                           blocks samples touch, or of every block [touched]\n"
 		"  Normally started by 'locprof record --backend valgrind', which sets\n"
 		"  all of these from its own options.\n");
 }
@@ -348,6 +359,7 @@ static void atfork_child(ThreadId tid)
 	lpvg_thread_free(last_thread);
 	last_thread = NULL;
 	lpvg_filter_reset();
+	blocks_atfork();
 	new_image();
 }
 
@@ -411,6 +423,7 @@ static void before_exec(void)
 	t = any_connected();
 	if (t) {
 		lpvg_send_maps(t, LP_MAPS_EXIT);
+		send_alloc_summary(t);
 		lpvg_send_bye(t, 0, LP_BYE_EXIT, total_refs());
 	}
 }
@@ -449,6 +462,7 @@ static void fini(Int exitcode)
 	t = any_connected();
 	if (t) {
 		lpvg_send_maps(t, LP_MAPS_EXIT);
+		send_alloc_summary(t);
 		/* Valgrind tells a tool neither the exit status nor a fatal
 		 * signal: the status comes from the exit_group call. Without one
 		 * the program was killed by a signal; no BYE then, and the
@@ -472,43 +486,74 @@ static void fini(Int exitcode)
  * address in the caller of malloc (frame 1 of the stack: frame 0 is the
  * replacement function), as the runtime's __builtin_return_address(0). */
 
-/* The live blocks, for realloc, free and malloc_usable_size: which
- * addresses are blocks of ours, and their requested sizes. Valgrind's
- * arena knows each block's usable size (the request rounded up, in the
- * header just before the block); the requested size is that minus a small
- * slack. So: one byte per 16-byte granule of the heap (blocks are 16-byte
- * aligned), 0 for "no block starts here", else 1 + the slack (255: the
- * slack is in a side table, for the rare slack of 254 or more), in 64 KiB leaves
- * covering 1 MiB each, found through a small table of chunks with a
- * one-entry cache. Blocks allocated or freed together have their bytes
- * together, so the map's cache misses follow the program's own. Valgrind's
- * VG_(HT_*) table (a VG_(malloc)'d node per block, chains) and then a
- * hashed table with the entries inline cost one cache miss per insertion
- * and per removal: 8% and 4% of the CPU time of lua (`perf` on
- * `bench.lua 3`), most of the cost of the allocation events. */
-enum { BM_CHUNK_SHIFT = 20, BM_GRAN_SHIFT = 4,
-       BM_LEAF = 1 << (BM_CHUNK_SHIFT - BM_GRAN_SHIFT), BM_BIG = 255 };
+/* The live blocks: which addresses are blocks of ours (for realloc, free
+ * and malloc_usable_size), and for each its record: requested size,
+ * allocation time (the allocating thread's references before it), call
+ * site and thread, and whether its allocation event went out. In sample
+ * mode the allocation events are sent lazily (docs/valgrind.md, "Touched
+ * blocks only"): a block's ALLOC goes out, with its original time, when a
+ * sample or a reuse first falls in it, and its FREE only if its ALLOC did;
+ * so the block map must also answer "which live block holds this
+ * address".
+ *
+ * The map: one u32 per 16-byte granule of the heap (blocks are 16-byte
+ * aligned), 0 for "no block starts here", else the index of the block's
+ * record in a pool; in leaves covering 1 MiB each (256 KiB), found through
+ * a small table of chunks with a one-entry cache. Blocks allocated or
+ * freed together have their entries together, so the map's cache misses
+ * follow the program's own; the records are reused last-freed-first, so a
+ * program that frees and allocates touches the same few records. (A
+ * hashed table with the entries inline cost a cache miss per insertion
+ * and per removal: 4% of lua's CPU time.) The block holding an address is
+ * the nearest block start at or below it: a backward scan of at most
+ * SMALL_MAX bytes' entries finds it for any block up to SMALL_MAX bytes;
+ * larger blocks are also in an ordered set (valgrind's OSet) searched by
+ * range when the scan finds no start. */
+enum { BM_CHUNK_SHIFT = 20, BM_GRAN_SHIFT = 4, BM_LEAF = 1 << (BM_CHUNK_SHIFT - BM_GRAN_SHIFT),
+       SMALL_MAX = 4096 };
 struct bm_chunk {
-	Addr key;    /* (address >> BM_CHUNK_SHIFT) + 1; 0: empty */
-	UChar *leaf; /* BM_LEAF bytes */
+	Addr key;   /* (address >> BM_CHUNK_SHIFT) + 1; 0: empty */
+	UInt *leaf; /* BM_LEAF entries */
 };
 static struct bm_chunk *bm_tab;
 static UWord bm_cap, bm_used;
 static Addr bm_last_key;
-static UChar *bm_last_leaf;
-struct bm_big { /* a block with a slack of BM_BIG - 1 or more */
-	struct bm_big *next;
-	UWord key;
-	SizeT slack;
+static UInt *bm_last_leaf;
+
+struct blk {
+	ULong size;    /* requested bytes; on the free list: the next free index */
+	ULong time;    /* allocating thread's references before the allocation */
+	ULong site;    /* call site */
+	UInt thread;   /* allocating thread's number */
+	UInt emitted;  /* its ALLOC event was sent */
 };
-static VgHashTable *bm_bigs;
+static struct blk *blks; /* blks[0] unused: index 0 means "none" */
+static UInt blk_cap, blk_top, blk_free;
+
+struct large { /* a block of more than SMALL_MAX bytes */
+	Addr start;
+	UInt idx;
+};
+static OSet *larges;
+static Addr large_lo, large_hi; /* every large block ever was inside */
+static Bool allocs_seen;        /* the malloc replacement is in use */
+
+/* Counts of the whole run, for ALLOC_SUM. */
+static ULong n_allocs, n_frees, n_bytes;
+
+/* Allocation events with their time (sample mode), in one process-wide
+ * buffer: valgrind runs one thread at a time, so the buffer's order is the
+ * order of the events (a block's free after its allocation, whichever
+ * threads send them). */
+static struct lp_msg_alloc_t aev[LPVG_ALLOC_CAP];
+static UInt naev;
 
 static UWord bm_home(Addr key, UWord cap)
 {
 	return (UWord)(((ULong)key * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1);
 }
 
-static void bm_insert(struct bm_chunk *tab, UWord cap, Addr key, UChar *leaf)
+static void bm_insert(struct bm_chunk *tab, UWord cap, Addr key, UInt *leaf)
 {
 	UWord i = bm_home(key, cap);
 
@@ -519,11 +564,11 @@ static void bm_insert(struct bm_chunk *tab, UWord cap, Addr key, UChar *leaf)
 }
 
 /* The leaf of the chunk holding a; NULL if it has none and !create. */
-static UChar *bm_leaf(Addr a, Bool create)
+static UInt *bm_leaf(Addr a, Bool create)
 {
 	Addr key = (a >> BM_CHUNK_SHIFT) + 1;
 	UWord i;
-	UChar *leaf;
+	UInt *leaf;
 
 	if (key == bm_last_key)
 		return bm_last_leaf;
@@ -541,7 +586,7 @@ static UChar *bm_leaf(Addr a, Bool create)
 		bm_tab = t;
 		bm_cap *= 2;
 	}
-	leaf = VG_(calloc)("lpvg.blockmap.leaf", BM_LEAF, 1);
+	leaf = VG_(calloc)("lpvg.blockmap.leaf", BM_LEAF, sizeof(*leaf));
 	bm_insert(bm_tab, bm_cap, key, leaf);
 	bm_used++;
 	bm_last_key = key;
@@ -556,57 +601,199 @@ static UWord bm_index(Addr a)
 	return (a >> BM_GRAN_SHIFT) & (BM_LEAF - 1);
 }
 
-static void block_add(Addr a, SizeT size)
+static UInt blk_new(void)
 {
-	SizeT slack = VG_(cli_malloc_usable_size)((void *)a) - size;
-	UChar *leaf = bm_leaf(a, True);
+	UInt i;
+
+	if (blk_free) {
+		i = blk_free;
+		blk_free = (UInt)blks[i].size;
+		return i;
+	}
+	if (blk_top == blk_cap) {
+		blk_cap = blk_cap ? 2 * blk_cap : 4096;
+		tl_assert(blk_cap < (1u << 31));
+		blks = VG_(realloc)("lpvg.blocks", blks, blk_cap * sizeof(*blks));
+		if (!blk_top)
+			blk_top = 1;
+	}
+	return blk_top++;
+}
+
+static Word large_cmp(const void *key, const void *elem)
+{
+	Addr a = *(const Addr *)key;
+	const struct large *l = elem;
+
+	if (a < l->start)
+		return -1;
+	return a - l->start < blks[l->idx].size ? 0 : 1;
+}
+
+static struct blk *block_add(Addr a, SizeT size, ULong time, ULong site, UInt thread)
+{
+	UInt *leaf = bm_leaf(a, True);
+	UInt i = blk_new();
+	struct blk *b = &blks[i];
 
 	tl_assert((a & ((1 << BM_GRAN_SHIFT) - 1)) == 0);
-	if (slack < BM_BIG - 1) {
-		leaf[bm_index(a)] = (UChar)(slack + 1);
-	} else {
-		struct bm_big *b = VG_(malloc)("lpvg.blockmap.big", sizeof(*b));
-		b->key = a;
-		b->slack = slack;
-		VG_(HT_add_node)(bm_bigs, b);
-		leaf[bm_index(a)] = BM_BIG;
+	b->size = size;
+	b->time = time;
+	b->site = site;
+	b->thread = thread;
+	b->emitted = 0;
+	leaf[bm_index(a)] = i;
+	if (size > SMALL_MAX) {
+		struct large *l = VG_(OSetGen_AllocNode)(larges, sizeof(*l));
+		l->start = a;
+		l->idx = i;
+		VG_(OSetGen_Insert)(larges, l);
+		if (!large_hi || a < large_lo)
+			large_lo = a;
+		if (a + size > large_hi)
+			large_hi = a + size;
 	}
+	return b;
 }
 
-/* Whether a is a live block of ours; if so, its requested size. */
-static Bool block_find(Addr a, SizeT *size)
+/* The record of the live block starting at a, or NULL. */
+static struct blk *block_find(Addr a)
 {
-	UChar *leaf;
-	SizeT slack;
-	UChar v;
+	UInt *leaf;
+	UInt i;
 
 	if (!a || (a & ((1 << BM_GRAN_SHIFT) - 1)) || !(leaf = bm_leaf(a, False)))
-		return False;
-	v = leaf[bm_index(a)];
-	if (!v)
-		return False;
-	if (v == BM_BIG)
-		slack = ((struct bm_big *)VG_(HT_lookup)(bm_bigs, a))->slack;
-	else
-		slack = v - 1u;
-	*size = VG_(cli_malloc_usable_size)((void *)a) - slack;
-	return True;
+		return NULL;
+	i = leaf[bm_index(a)];
+	return i ? &blks[i] : NULL;
 }
 
-static void block_remove(Addr a)
+static void block_remove(Addr a, struct blk *b)
 {
-	UChar *leaf = bm_leaf(a, False);
+	UInt *leaf = bm_leaf(a, False);
+	UInt i = (UInt)(b - blks);
 
-	if (leaf[bm_index(a)] == BM_BIG)
-		VG_(free)(VG_(HT_remove)(bm_bigs, a));
+	if (b->size > SMALL_MAX)
+		VG_(OSetGen_FreeNode)(larges, VG_(OSetGen_Remove)(larges, &a));
 	leaf[bm_index(a)] = 0;
+	b->size = blk_free;
+	blk_free = i;
+}
+
+/* The live block holding address a: its start, or 0. */
+static Addr block_holding(Addr a, struct blk **out)
+{
+	Addr g = a & ~(Addr)((1 << BM_GRAN_SHIFT) - 1), stop;
+	UInt *leaf = bm_leaf(g, False);
+	struct large *l;
+
+	stop = g >= SMALL_MAX ? g - SMALL_MAX : 0;
+	/* no leaf: no block starts in a's MiB; only a large one can hold it */
+	while (leaf) {
+		UInt i = leaf[bm_index(g)];
+		if (i) {
+			if (a - g < blks[i].size) {
+				*out = &blks[i];
+				return g;
+			}
+			return 0; /* the nearest start: no other block can hold a */
+		}
+		if (g <= stop || g < (1 << BM_GRAN_SHIFT))
+			break;
+		g -= 1 << BM_GRAN_SHIFT;
+		if (bm_index(g) == BM_LEAF - 1 && !(leaf = bm_leaf(g, False)))
+			break;
+	}
+	if (a < large_lo || a >= large_hi)
+		return 0;
+	l = VG_(OSetGen_LookupWithCmp)(larges, &a, large_cmp);
+	if (!l)
+		return 0;
+	*out = &blks[l->idx];
+	return l->start;
 }
 
 static void blocks_init(void)
 {
 	bm_cap = 64;
 	bm_tab = VG_(calloc)("lpvg.blockmap", bm_cap, sizeof(*bm_tab));
-	bm_bigs = VG_(HT_construct)("lpvg.blockmap.big");
+	larges = VG_(OSetGen_Create)(offsetof(struct large, start), NULL, VG_(malloc),
+				     "lpvg.blockmap.large", VG_(free));
+}
+
+/* ---- allocation events ---------------------------------------------------------- */
+
+/* Send the buffered events. */
+void lpvg_allocs_flush(struct lpvg_thread *self)
+{
+	struct lpvg_thread *t;
+
+	if (!naev)
+		return;
+	/* One connection while it lasts (the first thread's), so that the
+	 * collector reads the batches in the order they were sent; the
+	 * calling thread's when it is the last (already out of the table). */
+	t = any_connected();
+	if (!t && self && self->fd >= 0)
+		t = self;
+	if (t)
+		lpvg_send_allocs_t(t, aev, naev);
+	naev = 0;
+}
+
+static void aev_push(ULong time, Addr a, ULong size, ULong pc, UInt thread,
+		     UInt kind)
+{
+	struct lp_msg_alloc_t *e;
+
+	if (naev == LPVG_ALLOC_CAP)
+		lpvg_allocs_flush(NULL);
+	e = &aev[naev++];
+	e->time = time;
+	e->addr = a;
+	e->pc = pc;
+	e->size = size;
+	e->thread = thread;
+	e->kind = kind;
+}
+
+/* A sample or a reuse touched address a (thread t's slow path): the
+ * allocation of the block holding it goes out now if it has not yet. */
+void lpvg_touch(ULong a)
+{
+	struct blk *b = NULL;
+	Addr start = block_holding((Addr)a, &b);
+
+	if (!start || b->emitted)
+		return;
+	b->emitted = 1;
+	aev_push(b->time, start, b->size, b->site, b->thread, LP_EV_ALLOC);
+}
+
+/* The process's counts and what its events are (cumulative; the
+ * collector keeps the last). */
+static void send_alloc_summary(struct lpvg_thread *t)
+{
+	if (!t || lpvg_o.mode != LP_MODE_SAMPLE || !allocs_seen)
+		return;
+	lpvg_allocs_flush(t);
+	lpvg_send_alloc_sum(t, (lpvg_o.alloc_all ? 0 : LP_MSG_ALLOCS_TOUCHED) | LP_MSG_ALLOCS_THREAD_CLOCK,
+			    n_allocs, n_frees, n_bytes);
+}
+
+/* A forked child: its heap is the parent's, its clocks start at 0 and
+ * its profile has none of the parent's events. Inherited blocks become
+ * blocks of the child's first thread allocated at time 0 (before its
+ * first reference), not yet sent. The buffer's events are the parent's. */
+static void blocks_atfork(void)
+{
+	for (UInt i = 1; i < blk_top; i++) {
+		blks[i].time = 0;
+		blks[i].thread = 0;
+		blks[i].emitted = 0;
+	}
+	naev = 0;
+	n_allocs = n_frees = n_bytes = 0;
 }
 
 /* The call site by valgrind's unwinder (CFI): slow, a few hundred ns a
@@ -657,11 +844,25 @@ static ULong call_site(ThreadId tid)
 
 static struct lpvg_thread *thread_of(ThreadId tid)
 {
-	return tid <= VG_N_THREADS ? threads[tid] : NULL;
+	return tid <= VG_N_THREADS && threads ? threads[tid] : NULL;
+}
+
+/* The thread's references so far: its countdown is in its guest state,
+ * current while the scheduler serves the client request. */
+static ULong thread_now(ThreadId tid, const struct lpvg_thread *t)
+{
+	Long cd;
+
+	VG_(get_shadow_regs_area)(tid, (UChar *)&cd, 1, LPVG_SH_CD, sizeof(cd));
+	return t->epoch - (ULong)cd;
 }
 
 static void *alloc_block(ThreadId tid, SizeT n, SizeT align, Bool zero)
 {
+	struct lpvg_thread *t;
+	ULong site, time = ~0ull; /* unknown */
+	UInt thread = 0;
+	struct blk *b;
 	void *p;
 
 	if ((Long)n < 0)
@@ -671,24 +872,51 @@ static void *alloc_block(ThreadId tid, SizeT n, SizeT align, Bool zero)
 		return NULL;
 	if (zero)
 		VG_(memset)(p, 0, n);
-	block_add((Addr)p, n);
-	if (!lpvg_o.inert)
-		lpvg_event(thread_of(tid), (ULong)p, n, LP_EV_ALLOC, call_site(tid));
+	if (lpvg_o.inert) {
+		block_add((Addr)p, n, time, 0, 0);
+		return p;
+	}
+	allocs_seen = True;
+	t = thread_of(tid);
+	site = call_site(tid);
+	if (t && !t->dead) {
+		thread = t->number;
+		if (lpvg_o.mode == LP_MODE_SAMPLE)
+			time = thread_now(tid, t);
+	}
+	b = block_add((Addr)p, n, time, site, thread);
+	n_allocs++;
+	n_bytes += n;
+	if (lpvg_o.mode == LP_MODE_TRACE) {
+		lpvg_event(t, (ULong)p, n, LP_EV_ALLOC, site);
+	} else if (lpvg_o.alloc_all && t && !t->dead) {
+		b->emitted = 1;
+		aev_push(time, (Addr)p, n, site, thread, LP_EV_ALLOC);
+	}
 	return p;
 }
 
 static void free_block(ThreadId tid, void *p)
 {
-	SizeT size;
+	struct lpvg_thread *t;
+	struct blk *b;
+	Bool emitted;
 
 	if (!p)
 		return;
-	if (!block_find((Addr)p, &size))
+	if (!(b = block_find((Addr)p)))
 		return; /* not ours: ignore, as glibc would crash instead */
-	block_remove((Addr)p);
+	emitted = b->emitted;
+	block_remove((Addr)p, b);
 	VG_(cli_free)(p);
-	if (!lpvg_o.inert)
-		lpvg_event(thread_of(tid), (ULong)p, 0, LP_EV_FREE, call_site(tid));
+	if (lpvg_o.inert)
+		return;
+	n_frees++;
+	t = thread_of(tid);
+	if (lpvg_o.mode == LP_MODE_TRACE)
+		lpvg_event(t, (ULong)p, 0, LP_EV_FREE, call_site(tid));
+	else if (emitted && t && !t->dead)
+		aev_push(thread_now(tid, t), (Addr)p, 0, call_site(tid), t->number, LP_EV_FREE);
 }
 
 static void *lp_malloc(ThreadId tid, SizeT n)
@@ -725,13 +953,15 @@ static void lp_delete_aligned(ThreadId tid, void *p, SizeT align)
 
 static void *lp_realloc(ThreadId tid, void *old, SizeT n)
 {
+	struct blk *b;
 	SizeT osize;
 	void *p;
 
 	if (!old)
 		return lp_malloc(tid, n);
-	if (!block_find((Addr)old, &osize))
+	if (!(b = block_find((Addr)old)))
 		return NULL;
+	osize = b->size;
 	p = alloc_block(tid, n, VG_(clo_alignment), False);
 	if (!p)
 		return NULL; /* the old block stays */
@@ -742,9 +972,9 @@ static void *lp_realloc(ThreadId tid, void *old, SizeT n)
 
 static SizeT lp_usable_size(ThreadId tid, void *p)
 {
-	SizeT size;
+	struct blk *b = block_find((Addr)p);
 
-	return block_find((Addr)p, &size) ? size : 0;
+	return b ? b->size : 0;
 }
 
 /* ---- registration ---------------------------------------------------------------- */

@@ -135,6 +135,7 @@ struct lpvg_opts {
 	Int reserve_fds;          /* extra fds kept out of the client's reach */
 	Bool inert;               /* no collector: run uninstrumented */
 	Bool selfcheck;           /* test: check the fast path against every address */
+	Bool alloc_all;           /* --alloc-events=all: every block's events, not the touched ones' */
 };
 
 extern struct lpvg_opts lpvg_o;
@@ -185,12 +186,18 @@ ULong lpvg_thread_refs(const struct lpvg_thread *t);
 void lpvg_event(struct lpvg_thread *t, ULong addr, ULong size, UInt kind, ULong pc);
 void lpvg_filter_reset(void);
 
+/* vg-main.c: allocation events (sample mode) */
+void lpvg_touch(ULong addr);
+void lpvg_allocs_flush(struct lpvg_thread *self);
+
 /* vg-conn.c */
 void lpvg_connect(struct lpvg_thread *t);
 void lpvg_send2(struct lpvg_thread *t, const void *a, ULong alen, const void *b, ULong blen);
 void lpvg_header(struct lp_msg_header *h, UInt type, ULong length, const struct lpvg_thread *t);
 void lpvg_send_samples(struct lpvg_thread *t);
 void lpvg_send_events(struct lpvg_thread *t);
+void lpvg_send_allocs_t(struct lpvg_thread *t, const struct lp_msg_alloc_t *v, UInt n);
+void lpvg_send_alloc_sum(struct lpvg_thread *t, UInt flags, ULong allocs, ULong frees, ULong bytes);
 void lpvg_send_maps(struct lpvg_thread *t, UInt when);
 void lpvg_send_thread_end(struct lpvg_thread *t);
 void lpvg_send_bye(struct lpvg_thread *t, Int status, UInt how, ULong refs);
