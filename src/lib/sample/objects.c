@@ -28,7 +28,7 @@ struct lp_block {
 	uint64_t pc;         /* allocation call site */
 	uint64_t t0, t1;     /* allocation and free times (LP_TIME_UNKNOWN) */
 	size_t ord0, ord1;   /* event indices; ord1 = SIZE_MAX when never freed */
-	uint32_t tid;        /* allocating thread */
+	uint32_t tid, tid1;  /* allocating and freeing threads */
 };
 
 struct lp_objects {
@@ -85,11 +85,12 @@ int lp_objects_new(struct lp_objects **out, const struct lp_profile *p)
 			if (e->kind == LP_EV_ALLOC && e->size > 0) {
 				uint64_t end = e->addr + e->size < e->addr ? UINT64_MAX : e->addr + e->size;
 				o->b[o->n] = (struct lp_block){ e->addr, end, e->pc, e->time, LP_TIME_UNKNOWN,
-								ev[j].i, SIZE_MAX, e->tid };
+								ev[j].i, SIZE_MAX, e->tid, e->tid };
 				open = o->n++;
 			} else if (e->kind == LP_EV_FREE && open != SIZE_MAX) {
 				o->b[open].t1 = e->time;
 				o->b[open].ord1 = ev[j].i;
+				o->b[open].tid1 = e->tid;
 				open = SIZE_MAX;
 			}
 			j++;
@@ -137,7 +138,11 @@ static int fit(const struct lp_objects *o, const struct lp_block *b, uint64_t t,
 		return 1;
 	if (b->t0 > t)
 		return 0;
-	return b->ord1 == SIZE_MAX || b->t1 == LP_TIME_UNKNOWN || b->t1 > t ? 3 : 2;
+	/* freed by another thread: its free time is in another clock */
+	return b->ord1 == SIZE_MAX || b->t1 == LP_TIME_UNKNOWN || (o->thread_clock && b->tid1 != b->tid) ||
+			       b->t1 > t
+		       ? 3
+		       : 2;
 }
 
 int lp_objects_find(const struct lp_objects *o, uint64_t addr, uint64_t time, uint64_t *start,
