@@ -440,6 +440,40 @@ static void access(struct ist *s, const struct plan *p)
 		addStmtToIRSB(s->out, IRStmt_Put(LPVG_SH2_ADDR + 8 * (Int)i, addr));
 }
 
+Addr lpvg_marker, lpvg_pre_lo, lpvg_pre_hi;
+
+/* locprof_vg_event(kind, p, size, site) of the preload: a call to
+ * lpvg_alloc_hook at its entry, which reads the arguments from the guest
+ * registers (and the countdown, for the time). */
+static IRSB *hook_marker(IRSB *in)
+{
+	IRSB *out = deepCopyIRSBExceptStmts(in);
+	IRDirty *di;
+	Int i = 0;
+
+	while (i < in->stmts_used && in->stmts[i]->tag != Ist_IMark)
+		addStmtToIRSB(out, in->stmts[i++]);
+	if (i < in->stmts_used)
+		addStmtToIRSB(out, in->stmts[i++]);
+	di = unsafeIRDirty_0_N(1, "lpvg_alloc_hook", VG_(fnptr_to_fnentry)(lpvg_alloc_hook),
+			       mkIRExprVec_1(IRExpr_GSPTR()));
+	VG_(memset)(&di->fxState, 0, sizeof(di->fxState));
+	di->nFxState = 3;
+	di->fxState[0].fx = Ifx_Read; /* rcx, rdx: adjacent in the guest state */
+	di->fxState[0].offset = offsetof(VexGuestAMD64State, guest_RCX);
+	di->fxState[0].size = 16;
+	di->fxState[1].fx = Ifx_Read; /* rsi, rdi */
+	di->fxState[1].offset = offsetof(VexGuestAMD64State, guest_RSI);
+	di->fxState[1].size = 16;
+	di->fxState[2].fx = Ifx_Read; /* the countdown and the thread */
+	di->fxState[2].offset = LPVG_GS + LPVG_SH_CD;
+	di->fxState[2].size = 16;
+	addStmtToIRSB(out, IRStmt_Dirty(di));
+	for (; i < in->stmts_used; i++)
+		addStmtToIRSB(out, in->stmts[i]);
+	return out;
+}
+
 IRSB *lpvg_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestLayout *layout,
 		      const VexGuestExtents *vge, const VexArchInfo *archinfo, IRType gWordTy,
 		      IRType hWordTy)
@@ -456,6 +490,10 @@ IRSB *lpvg_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestLayout
 		VG_(tool_panic)("locprof: only amd64 is supported");
 	if (lpvg_o.inert)
 		return in;
+	/* The preload's wrappers (vg-preload.c) are not the program: no
+	 * references traced there; its event function calls the tool. */
+	if (vge->base[0] >= lpvg_pre_lo && vge->base[0] < lpvg_pre_hi)
+		return vge->base[0] == lpvg_marker ? hook_marker(in) : in;
 	tl_assert(layout->total_sizeB == LPVG_GS &&
 		  LPVG_SH_ABUF + 8 * LPVG_SEG_MAX <= layout->total_sizeB);
 

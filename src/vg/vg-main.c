@@ -4,6 +4,7 @@
  * valgrind with VALGRIND_LIB pointing at a directory holding this tool
  * (docs/valgrind.md). */
 #include "vg-tool.h"
+#include "vg-preload.h"
 
 #include "pub_tool_clientstate.h"
 #include "pub_tool_hashtable.h"
@@ -15,6 +16,8 @@
 #include "pub_tool_machine.h"
 #include "pub_tool_mallocfree.h"
 #include "pub_tool_options.h"
+#include "pub_tool_debuginfo.h"
+#include "pub_tool_transtab.h"
 #include "pub_tool_oset.h"
 #include "pub_tool_replacemalloc.h"
 #include "pub_tool_stacktrace.h"
@@ -33,6 +36,7 @@ static Long clo_flush_ms = 100;
 
 static struct lpvg_thread **threads; /* by valgrind ThreadId */
 static const HChar *clo_alloc_events = "touched";
+static ULong n_allocs, n_frees, n_bytes; /* the run's, for ALLOC_SUM */
 static void blocks_atfork(void);
 static void send_alloc_summary(struct lpvg_thread *t);
 static struct lpvg_thread *last_thread; /* the last to end, kept for BYE */
@@ -455,6 +459,14 @@ static void fini(Int exitcode)
 		VG_(printf)("locprof-selfcheck: %llu segments, %llu accesses, %llu sharing a slot, "
 			    "%llu wrong addresses, %llu missed calls\n", lpvg_chk.segs, lpvg_chk.accs,
 			    lpvg_chk.shared, lpvg_chk.bad_addr, lpvg_chk.missed);
+	if (VG_(clo_verbosity) > 1) {
+		ULong calls = last_thread ? last_thread->slow_calls : 0;
+		for (UInt i = 0; i <= VG_N_THREADS; i++)
+			if (threads[i])
+				calls += threads[i]->slow_calls;
+		VG_(umsg)("locprof: %llu slow-path calls, %llu allocations, %llu frees\n", calls, n_allocs,
+			  n_frees);
+	}
 	for (UInt i = 0; i <= VG_N_THREADS; i++)
 		if (threads[i])
 			lpvg_thread_finish(threads[i]);
@@ -538,8 +550,6 @@ static OSet *larges;
 static Addr large_lo, large_hi; /* every large block ever was inside */
 static Bool allocs_seen;        /* the malloc replacement is in use */
 
-/* Counts of the whole run, for ALLOC_SUM. */
-static ULong n_allocs, n_frees, n_bytes;
 
 /* Allocation events with their time (sample mode), in one process-wide
  * buffer: valgrind runs one thread at a time, so the buffer's order is the
@@ -857,12 +867,94 @@ static ULong thread_now(ThreadId tid, const struct lpvg_thread *t)
 	return t->epoch - (ULong)cd;
 }
 
+/* A block of n bytes at p, allocated by thread t (NULL: unknown) after
+ * `time` of its references. */
+static void on_alloc(struct lpvg_thread *t, ULong time, Addr p, SizeT n, ULong site)
+{
+	UInt thread = 0;
+	struct blk *b;
+
+	if (p & ((1 << BM_GRAN_SHIFT) - 1))
+		return; /* not a heap block as malloc makes them: not tracked */
+	allocs_seen = True;
+	if (t && !t->dead)
+		thread = t->number;
+	else
+		time = ~0ull; /* unknown */
+	if ((b = block_find(p))) /* its free was missed: the old block ends */
+		block_remove(p, b);
+	b = block_add(p, n, time, site, thread);
+	n_allocs++;
+	n_bytes += n;
+	if (lpvg_o.mode == LP_MODE_TRACE) {
+		lpvg_event(t, (ULong)p, n, LP_EV_ALLOC, site);
+	} else if (lpvg_o.alloc_all && t && !t->dead) {
+		b->emitted = 1;
+		aev_push(time, p, n, site, thread, LP_EV_ALLOC);
+	}
+}
+
+/* The free of p by thread t; False if p is no live block. */
+static Bool on_free(struct lpvg_thread *t, ULong time, Addr p, ULong site)
+{
+	struct blk *b = block_find(p);
+	Bool emitted;
+
+	if (!b)
+		return False;
+	emitted = b->emitted;
+	block_remove(p, b);
+	n_frees++;
+	if (lpvg_o.mode == LP_MODE_TRACE)
+		lpvg_event(t, (ULong)p, 0, LP_EV_FREE, site);
+	else if (emitted && t && !t->dead)
+		aev_push(time, p, 0, site, t->number, LP_EV_FREE);
+	return True;
+}
+
+/* The preload's event function (vg-preload.c), from the generated code of
+ * its entry: arguments in the guest registers. */
+VG_REGPARM(1) void lpvg_alloc_hook(UChar *gsp)
+{
+	const VexGuestAMD64State *g = (const VexGuestAMD64State *)gsp;
+	struct lpvg_thread *t = *(struct lpvg_thread **)(gsp + LPVG_GS + LPVG_SH_THREAD);
+	Long cd = *(const Long *)(gsp + LPVG_GS + LPVG_SH_CD);
+	ULong time = t && lpvg_o.mode == LP_MODE_SAMPLE ? t->epoch - (ULong)cd : ~0ull;
+
+	if (g->guest_RDI == LPVG_EV_ALLOC)
+		on_alloc(t, time, (Addr)g->guest_RSI, (SizeT)g->guest_RDX, g->guest_RCX);
+	else if (g->guest_RDI == LPVG_EV_FREE)
+		on_free(t, time, (Addr)g->guest_RSI, g->guest_RCX);
+}
+
+/* The preload registers its event function: from now on its code is
+ * translated without reference tracing, and the event function calls the
+ * hook (translations made before are dropped). */
+static Bool client_request(ThreadId tid, UWord *args, UWord *ret)
+{
+	DebugInfo *di;
+
+	if (args[0] != LPVG_REQ_REGISTER)
+		return False;
+	*ret = 0;
+	if (lpvg_o.inert || lpvg_marker)
+		return True;
+	di = VG_(find_DebugInfo)(VG_(current_DiEpoch)(), (Addr)args[1]);
+	if (!di || !VG_(DebugInfo_get_text_size)(di))
+		return True; /* no events: the program runs as with --allocs=no */
+	lpvg_pre_lo = VG_(DebugInfo_get_text_avma)(di);
+	lpvg_pre_hi = lpvg_pre_lo + VG_(DebugInfo_get_text_size)(di);
+	lpvg_marker = (Addr)args[1];
+	VG_(discard_translations_safely)(lpvg_pre_lo, lpvg_pre_hi - lpvg_pre_lo, "locprof");
+	*ret = 1;
+	return True;
+}
+
+/* -X --allocs=replace: valgrind's replacement (client requests). */
 static void *alloc_block(ThreadId tid, SizeT n, SizeT align, Bool zero)
 {
 	struct lpvg_thread *t;
-	ULong site, time = ~0ull; /* unknown */
-	UInt thread = 0;
-	struct blk *b;
+	ULong time = ~0ull;
 	void *p;
 
 	if ((Long)n < 0)
@@ -876,23 +968,10 @@ static void *alloc_block(ThreadId tid, SizeT n, SizeT align, Bool zero)
 		block_add((Addr)p, n, time, 0, 0);
 		return p;
 	}
-	allocs_seen = True;
 	t = thread_of(tid);
-	site = call_site(tid);
-	if (t && !t->dead) {
-		thread = t->number;
-		if (lpvg_o.mode == LP_MODE_SAMPLE)
-			time = thread_now(tid, t);
-	}
-	b = block_add((Addr)p, n, time, site, thread);
-	n_allocs++;
-	n_bytes += n;
-	if (lpvg_o.mode == LP_MODE_TRACE) {
-		lpvg_event(t, (ULong)p, n, LP_EV_ALLOC, site);
-	} else if (lpvg_o.alloc_all && t && !t->dead) {
-		b->emitted = 1;
-		aev_push(time, (Addr)p, n, site, thread, LP_EV_ALLOC);
-	}
+	if (t && !t->dead && lpvg_o.mode == LP_MODE_SAMPLE)
+		time = thread_now(tid, t);
+	on_alloc(t, time, (Addr)p, n, call_site(tid));
 	return p;
 }
 
@@ -900,23 +979,20 @@ static void free_block(ThreadId tid, void *p)
 {
 	struct lpvg_thread *t;
 	struct blk *b;
-	Bool emitted;
 
 	if (!p)
 		return;
-	if (!(b = block_find((Addr)p)))
-		return; /* not ours: ignore, as glibc would crash instead */
-	emitted = b->emitted;
-	block_remove((Addr)p, b);
-	VG_(cli_free)(p);
-	if (lpvg_o.inert)
+	if (lpvg_o.inert) {
+		if ((b = block_find((Addr)p))) {
+			block_remove((Addr)p, b);
+			VG_(cli_free)(p);
+		}
 		return;
-	n_frees++;
+	}
 	t = thread_of(tid);
-	if (lpvg_o.mode == LP_MODE_TRACE)
-		lpvg_event(t, (ULong)p, 0, LP_EV_FREE, call_site(tid));
-	else if (emitted && t && !t->dead)
-		aev_push(thread_now(tid, t), (Addr)p, 0, call_site(tid), t->number, LP_EV_FREE);
+	/* not ours: ignore, as glibc would crash instead */
+	if (on_free(t, t && !t->dead ? thread_now(tid, t) : ~0ull, (Addr)p, call_site(tid)))
+		VG_(cli_free)(p);
 }
 
 static void *lp_malloc(ThreadId tid, SizeT n)
@@ -991,6 +1067,7 @@ static void pre_clo_init(void)
 	VG_(needs_command_line_options)(process_option, print_usage, print_debug_usage);
 	VG_(needs_superblock_discards)(lpvg_discard_sb);
 	VG_(needs_syscall_wrapper)(pre_syscall, post_syscall);
+	VG_(needs_client_requests)(client_request);
 	VG_(track_start_client_code)(start_client_code);
 	VG_(track_stop_client_code)(stop_client_code);
 	VG_(track_pre_thread_ll_exit)(thread_exit);

@@ -173,6 +173,8 @@ IRSB *lpvg_instrument(VgCallbackClosure *closure, IRSB *sb, const VexGuestLayout
 		      IRType hWordTy);
 void lpvg_discard_sb(Addr orig_addr, VexGuestExtents vge);
 void lpvg_instr_init(void);
+/* The preload's event function and text (vg-preload.c), once registered. */
+extern Addr lpvg_marker, lpvg_pre_lo, lpvg_pre_hi;
 
 /* vg-sample.c */
 VG_REGPARM(2) void lpvg_seg_sample(UChar *gsp, struct lpvg_seg *s);
@@ -188,6 +190,7 @@ void lpvg_filter_reset(void);
 
 /* vg-main.c: allocation events (sample mode) */
 void lpvg_touch(ULong addr);
+VG_REGPARM(1) void lpvg_alloc_hook(UChar *gsp);
 void lpvg_allocs_flush(struct lpvg_thread *self);
 
 /* vg-conn.c */
