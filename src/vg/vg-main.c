@@ -912,40 +912,143 @@ static Bool on_free(struct lpvg_thread *t, ULong time, Addr p, ULong site)
 	return True;
 }
 
-/* The preload's event function (vg-preload.c), from the generated code of
- * its entry: arguments in the guest registers. */
-VG_REGPARM(1) void lpvg_alloc_hook(UChar *gsp)
+/* ---- the program's own malloc, watched (vg-preload.c) ------------------------ */
+
+static Addr hook_addr[LPVG_HOOKS_MAX];
+static UInt hook_kinds[LPVG_HOOKS_MAX], nhooks;
+static Addr hook_tramp;
+
+UInt lpvg_hook_kind(Addr a)
+{
+	for (UInt i = 0; i < nhooks; i++)
+		if (hook_addr[i] == a)
+			return hook_kinds[i];
+	return LPVG_H_NONE;
+}
+
+static ULong shadow_time(const UChar *gsp, const struct lpvg_thread *t)
+{
+	return lpvg_o.mode == LP_MODE_SAMPLE ? t->epoch - (ULong) * (const Long *)(gsp + LPVG_GS + LPVG_SH_CD)
+					     : ~0ull;
+}
+
+/* The first instruction of a watched function (the segment before it is
+ * counted, so the countdown is the exact time). */
+VG_REGPARM(2) void lpvg_entry_hook(UChar *gsp, UWord kind)
 {
 	const VexGuestAMD64State *g = (const VexGuestAMD64State *)gsp;
 	struct lpvg_thread *t = *(struct lpvg_thread **)(gsp + LPVG_GS + LPVG_SH_THREAD);
-	Long cd = *(const Long *)(gsp + LPVG_GS + LPVG_SH_CD);
-	ULong time = t && lpvg_o.mode == LP_MODE_SAMPLE ? t->epoch - (ULong)cd : ~0ull;
+	ULong sp = g->guest_RSP, ra;
+	struct lpvg_pend *pd;
 
-	if (g->guest_RDI == LPVG_EV_ALLOC)
-		on_alloc(t, time, (Addr)g->guest_RSI, (SizeT)g->guest_RDX, g->guest_RCX);
-	else if (g->guest_RDI == LPVG_EV_FREE)
-		on_free(t, time, (Addr)g->guest_RSI, g->guest_RCX);
+	if (!t || t->dead)
+		return;
+	/* calls whose frame is gone without returning here (a longjmp out of
+	 * a signal handler): forget them */
+	while (t->npend && t->pend[t->npend - 1].sp <= sp)
+		t->npend--;
+	ra = *(const ULong *)sp;
+	if (kind == LPVG_H_NEW) {
+		t->new_site = ra - 1;
+		t->new_sp = sp;
+		return;
+	}
+	if (t->npend)
+		return; /* inside a watched call (realloc's malloc, memalign's...) */
+	if (kind == LPVG_H_FREE) {
+		on_free(t, shadow_time(gsp, t), (Addr)g->guest_RDI, ra - 1);
+		return;
+	}
+	pd = &t->pend[t->npend++];
+	pd->ra = ra;
+	pd->sp = sp;
+	/* operator new's malloc: the site of the new */
+	pd->site = t->new_sp > sp && t->new_sp - sp < 1024 ? t->new_site : ra - 1;
+	t->new_sp = 0;
+	pd->a1 = g->guest_RDI;
+	pd->a2 = g->guest_RSI;
+	pd->a3 = g->guest_RDX;
+	pd->kind = (UInt)kind;
+	*(ULong *)sp = hook_tramp; /* it returns to the trampoline */
 }
 
-/* The preload registers its event function: from now on its code is
- * translated without reference tracing, and the event function calls the
- * hook (translations made before are dropped). */
+/* locprof_vg_ret(result, slot): a watched call returned (through the
+ * trampoline); its real return address goes into the slot. */
+VG_REGPARM(1) void lpvg_ret_hook(UChar *gsp)
+{
+	const VexGuestAMD64State *g = (const VexGuestAMD64State *)gsp;
+	struct lpvg_thread *t = *(struct lpvg_thread **)(gsp + LPVG_GS + LPVG_SH_THREAD);
+	ULong r = g->guest_RDI, time, n;
+	struct lpvg_pend pd;
+
+	if (!t || !t->npend)
+		VG_(tool_panic)("locprof: a watched allocation returned, but none was under way");
+	pd = t->pend[--t->npend];
+	*(ULong *)g->guest_RSI = pd.ra;
+	if (t->dead)
+		return;
+	time = shadow_time(gsp, t);
+	switch (pd.kind) {
+	case LPVG_H_ALLOC1:
+		if (r)
+			on_alloc(t, time, (Addr)r, pd.a1, pd.site);
+		break;
+	case LPVG_H_ALLOC2:
+		if (r)
+			on_alloc(t, time, (Addr)r, pd.a2, pd.site);
+		break;
+	case LPVG_H_CALLOC:
+		if (r && !__builtin_mul_overflow(pd.a1, pd.a2, &n))
+			on_alloc(t, time, (Addr)r, n, pd.site);
+		break;
+	case LPVG_H_REALLOC:
+	case LPVG_H_REALLOCARRAY: {
+		/* the old block ends (realloc(p, 0) frees it), the new one starts
+		 * (at the same address when resized in place) */
+		Bool ovf = pd.kind == LPVG_H_REALLOCARRAY ? __builtin_mul_overflow(pd.a2, pd.a3, &n)
+							  : (n = pd.a2, False);
+		if (pd.a1 && (r || (n == 0 && !ovf)))
+			on_free(t, time, (Addr)pd.a1, pd.site);
+		if (r)
+			on_alloc(t, time, (Addr)r, n, pd.site);
+		break;
+	}
+	case LPVG_H_POSIX_MEMALIGN:
+		if ((Int)r == 0)
+			on_alloc(t, time, (Addr) * (const ULong *)pd.a1, pd.a3, pd.site);
+		break;
+	}
+}
+
+/* The preload registers the functions to watch: from now on its own code
+ * is translated without reference tracing, its return function and the
+ * entries of the watched ones call the hooks (translations made before
+ * are dropped). */
 static Bool client_request(ThreadId tid, UWord *args, UWord *ret)
 {
+	const struct lpvg_hooks *h = (const struct lpvg_hooks *)args[1];
 	DebugInfo *di;
 
 	if (args[0] != LPVG_REQ_REGISTER)
 		return False;
 	*ret = 0;
-	if (lpvg_o.inert || lpvg_marker)
+	if (lpvg_o.inert || lpvg_marker || !h)
 		return True;
-	di = VG_(find_DebugInfo)(VG_(current_DiEpoch)(), (Addr)args[1]);
+	di = VG_(find_DebugInfo)(VG_(current_DiEpoch)(), (Addr)h->ret_fn);
 	if (!di || !VG_(DebugInfo_get_text_size)(di))
 		return True; /* no events: the program runs as with --allocs=no */
 	lpvg_pre_lo = VG_(DebugInfo_get_text_avma)(di);
 	lpvg_pre_hi = lpvg_pre_lo + VG_(DebugInfo_get_text_size)(di);
-	lpvg_marker = (Addr)args[1];
+	lpvg_marker = (Addr)h->ret_fn;
+	hook_tramp = (Addr)h->tramp;
 	VG_(discard_translations_safely)(lpvg_pre_lo, lpvg_pre_hi - lpvg_pre_lo, "locprof");
+	for (UWord i = 0; i < h->n && i < LPVG_HOOKS_MAX; i++) {
+		if (!h->addr[i] || h->kind[i] == LPVG_H_NONE || h->kind[i] > LPVG_H_NEW)
+			continue;
+		hook_addr[nhooks] = (Addr)h->addr[i];
+		hook_kinds[nhooks++] = (UInt)h->kind[i];
+		VG_(discard_translations_safely)((Addr)h->addr[i], 1, "locprof");
+	}
 	*ret = 1;
 	return True;
 }

@@ -4,184 +4,108 @@
  * sends every malloc and free through a client request: a trip out of the
  * generated code to valgrind's scheduler and back, then valgrind's own
  * allocator; on lua that was about 17% of the CPU time beyond --tool=none
- * (docs/valgrind.md, "Overhead"). Here the program's malloc runs as it does
- * natively (glibc's, traced like any code, the native heap layout) and
- * valgrind's function wrapping (valgrind.h, I_WRAP_SONAME_FNNAME_ZU) puts
- * these wrappers around malloc, free, new, delete...: each calls the
- * original, then tells the tool through locprof_vg_event(), an empty
- * function whose code the tool instruments with a direct call into itself
- * (vg-instr.c): no scheduler trip. The tool does not trace this library's
- * own references (its text is excluded), so what is traced is the
- * program, its malloc included.
- *
- * Nested calls (operator new calling malloc) report once, the outermost,
- * with the outermost call site: a per-thread depth. Built without libc
- * (-nodefaultlibs): nothing here may call the functions it wraps. */
+ * (docs/valgrind.md, "Overhead"). Function wrapping (valgrind.h) costs as
+ * much: its call to the original is a "no-redirect" jump, which valgrind
+ * serves in its scheduler too. So nothing is redirected here: the
+ * program's malloc runs as natively (glibc's, traced like any code, the
+ * native heap layout), and the tool instruments the first instruction of
+ * malloc, calloc, realloc, free... (their addresses, as the program binds
+ * them, come from the table this library registers at start-up) with a
+ * direct call into itself (vg-instr.c). At the entry of an allocating
+ * function the tool notes the arguments and the call site and puts the
+ * address of locprof_vg_tramp in place of the return address; the
+ * function returns there, the trampoline calls locprof_vg_ret (whose
+ * entry the tool also instruments: it sees the result, records the
+ * allocation and writes the real return address back in the slot the
+ * trampoline left), and returns to the caller. The tool traces none of
+ * this library's own references. Built without libc (-nodefaultlibs): the
+ * functions are only named here, never called. */
 #include "valgrind.h"
-
-#include <stddef.h>
 
 #include "vg-preload.h"
 
 typedef unsigned long W;
 
-static int registered;
-static __thread int depth __attribute__((tls_model("initial-exec")));
-
-/* The tool instruments this function's entry (arguments in rdi, rsi, rdx,
- * rcx); natively it does nothing. */
-__attribute__((noinline, used, visibility("default"))) void locprof_vg_event(W kind, W p, W size, W site)
+/* The tool instruments this function's entry (result in rdi, the slot for
+ * the return address in rsi); natively it does nothing. */
+__attribute__((noinline, used, visibility("hidden"))) void locprof_vg_ret(W result, W slot)
 {
-	__asm__ volatile("" : : "r"(kind), "r"(p), "r"(size), "r"(site) : "memory");
+	__asm__ volatile("" : : "r"(result), "r"(slot) : "memory");
 }
 
-static void event(W kind, W p, W size, W site)
+/* A watched call returns here (rsp as after a normal return): keep rax,
+ * leave a slot for the real return address (16-byte aligned call), let
+ * the tool fill it, return through it. */
+__asm__(".text\n"
+	".globl locprof_vg_tramp\n"
+	".hidden locprof_vg_tramp\n"
+	".type locprof_vg_tramp,@function\n"
+	"locprof_vg_tramp:\n"
+	"\tsubq $8, %rsp\n"
+	"\tpushq %rax\n"
+	"\tmovq %rax, %rdi\n"
+	"\tleaq 8(%rsp), %rsi\n"
+	"\tcall locprof_vg_ret\n"
+	"\tpopq %rax\n"
+	"\tret\n"
+	".size locprof_vg_tramp, .-locprof_vg_tramp\n");
+extern char locprof_vg_tramp[];
+
+/* As the program binds them (its own malloc if it has one, else libc's);
+ * weak: 0 when nothing defines them (no libstdc++). */
+#define WEAK(name) extern char name[] __attribute__((weak))
+WEAK(malloc);
+WEAK(valloc);
+WEAK(pvalloc);
+WEAK(memalign);
+WEAK(aligned_alloc);
+WEAK(calloc);
+WEAK(realloc);
+WEAK(reallocarray);
+WEAK(posix_memalign);
+WEAK(free);
+WEAK(cfree);
+WEAK(_Znwm);
+WEAK(_Znam);
+WEAK(_ZnwmRKSt9nothrow_t);
+WEAK(_ZnamRKSt9nothrow_t);
+WEAK(_ZnwmSt11align_val_t);
+WEAK(_ZnamSt11align_val_t);
+WEAK(_ZnwmSt11align_val_tRKSt9nothrow_t);
+WEAK(_ZnamSt11align_val_tRKSt9nothrow_t);
+
+static struct lpvg_hooks hooks;
+
+static void add(W addr, W kind)
 {
-	if (!registered) {
-		/* once per process: where the event function and this library's
-		 * code are (before the first event: nothing is translated yet) */
-		registered = 1;
-		VALGRIND_DO_CLIENT_REQUEST_STMT(LPVG_REQ_REGISTER, (W)&locprof_vg_event, 0, 0, 0, 0);
+	if (addr && hooks.n < LPVG_HOOKS_MAX) {
+		hooks.addr[hooks.n] = addr;
+		hooks.kind[hooks.n++] = kind;
 	}
-	locprof_vg_event(kind, p, size, site);
 }
 
-/* The call site: the return address into the caller, minus one (inside
- * the call instruction, as valgrind's unwinder gives it). */
-#define SITE ((W)__builtin_return_address(0) - 1)
-
-/* Call the original with up to three arguments (extra ones are harmless
- * in registers). */
-#define ORIG3(r, a, b, c)                                 \
-	do {                                              \
-		OrigFn fn_;                               \
-		VALGRIND_GET_ORIG_FN(fn_);                \
-		depth++;                                  \
-		CALL_FN_W_WWW(r, fn_, a, b, c);           \
-		depth--;                                  \
-	} while (0)
-
-/* allocation of a1 bytes (operator new, malloc, valloc, pvalloc) */
-#define ALLOC1(so, name)                                               \
-	W I_WRAP_SONAME_FNNAME_ZU(so, name)(W a, W b, W c);            \
-	W I_WRAP_SONAME_FNNAME_ZU(so, name)(W a, W b, W c)             \
-	{                                                              \
-		W r, site = SITE;                                      \
-		ORIG3(r, a, b, c);                                     \
-		if (r && !depth)                                       \
-			event(LPVG_EV_ALLOC, r, a, site);              \
-		return r;                                              \
-	}
-
-/* allocation of a2 bytes (memalign, aligned_alloc) */
-#define ALLOC2(so, name)                                               \
-	W I_WRAP_SONAME_FNNAME_ZU(so, name)(W a, W b, W c);            \
-	W I_WRAP_SONAME_FNNAME_ZU(so, name)(W a, W b, W c)             \
-	{                                                              \
-		W r, site = SITE;                                      \
-		ORIG3(r, a, b, c);                                     \
-		if (r && !depth)                                       \
-			event(LPVG_EV_ALLOC, r, b, site);              \
-		return r;                                              \
-	}
-
-/* free of a1 (free, cfree, operator delete in all its forms) */
-#define FREE1(so, name)                                                \
-	W I_WRAP_SONAME_FNNAME_ZU(so, name)(W a, W b, W c);            \
-	W I_WRAP_SONAME_FNNAME_ZU(so, name)(W a, W b, W c)             \
-	{                                                              \
-		W r, site = SITE;                                      \
-		ORIG3(r, a, b, c);                                     \
-		if (a && !depth)                                       \
-			event(LPVG_EV_FREE, a, 0, site);               \
-		return r;                                              \
-	}
-
-#define LIBC libcZdsoZa
-#define LIBSTDCXX libstdcZpZpZa
-
-ALLOC1(LIBC, malloc)
-ALLOC1(LIBC, valloc)
-ALLOC1(LIBC, pvalloc)
-ALLOC2(LIBC, memalign)
-ALLOC2(LIBC, aligned_alloc)
-FREE1(LIBC, free)
-FREE1(LIBC, cfree)
-
-W I_WRAP_SONAME_FNNAME_ZU(LIBC, calloc)(W m, W n);
-W I_WRAP_SONAME_FNNAME_ZU(LIBC, calloc)(W m, W n)
+__attribute__((constructor)) static void locprof_vg_register(void)
 {
-	W r, site = SITE;
-
-	ORIG3(r, m, n, 0);
-	if (r && !depth)
-		event(LPVG_EV_ALLOC, r, m * n, site);
-	return r;
+	hooks.ret_fn = (W)&locprof_vg_ret;
+	hooks.tramp = (W)locprof_vg_tramp;
+	add((W)malloc, LPVG_H_ALLOC1);
+	add((W)valloc, LPVG_H_ALLOC1);
+	add((W)pvalloc, LPVG_H_ALLOC1);
+	add((W)memalign, LPVG_H_ALLOC2);
+	add((W)aligned_alloc, LPVG_H_ALLOC2);
+	add((W)calloc, LPVG_H_CALLOC);
+	add((W)realloc, LPVG_H_REALLOC);
+	add((W)reallocarray, LPVG_H_REALLOCARRAY);
+	add((W)posix_memalign, LPVG_H_POSIX_MEMALIGN);
+	add((W)free, LPVG_H_FREE);
+	add((W)cfree, LPVG_H_FREE);
+	add((W)_Znwm, LPVG_H_NEW);
+	add((W)_Znam, LPVG_H_NEW);
+	add((W)_ZnwmRKSt9nothrow_t, LPVG_H_NEW);
+	add((W)_ZnamRKSt9nothrow_t, LPVG_H_NEW);
+	add((W)_ZnwmSt11align_val_t, LPVG_H_NEW);
+	add((W)_ZnamSt11align_val_t, LPVG_H_NEW);
+	add((W)_ZnwmSt11align_val_tRKSt9nothrow_t, LPVG_H_NEW);
+	add((W)_ZnamSt11align_val_tRKSt9nothrow_t, LPVG_H_NEW);
+	VALGRIND_DO_CLIENT_REQUEST_STMT(LPVG_REQ_REGISTER, (W)&hooks, 0, 0, 0, 0);
 }
-
-/* realloc moves or resizes: the old block ends, the new one starts (at
- * the same address when resized in place); realloc(p, 0) frees p. */
-static void moved(W p, W r, W n, int overflow, W site)
-{
-	if (depth)
-		return;
-	if (p && (r || (n == 0 && !overflow)))
-		event(LPVG_EV_FREE, p, 0, site);
-	if (r)
-		event(LPVG_EV_ALLOC, r, n, site);
-}
-
-W I_WRAP_SONAME_FNNAME_ZU(LIBC, realloc)(W p, W n);
-W I_WRAP_SONAME_FNNAME_ZU(LIBC, realloc)(W p, W n)
-{
-	W r, site = SITE;
-
-	ORIG3(r, p, n, 0);
-	moved(p, r, n, 0, site);
-	return r;
-}
-
-W I_WRAP_SONAME_FNNAME_ZU(LIBC, reallocarray)(W p, W m, W n);
-W I_WRAP_SONAME_FNNAME_ZU(LIBC, reallocarray)(W p, W m, W n)
-{
-	W r, site = SITE, total;
-	int overflow = __builtin_mul_overflow(m, n, &total);
-
-	ORIG3(r, p, m, n);
-	moved(p, r, total, overflow, site);
-	return r;
-}
-
-int I_WRAP_SONAME_FNNAME_ZU(LIBC, posix_memalign)(void **pp, W al, W n);
-int I_WRAP_SONAME_FNNAME_ZU(LIBC, posix_memalign)(void **pp, W al, W n)
-{
-	W r, site = SITE;
-
-	ORIG3(r, (W)pp, al, n);
-	if ((int)r == 0 && !depth)
-		event(LPVG_EV_ALLOC, (W)*pp, n, site);
-	return (int)r;
-}
-
-/* C++: new (plain, nothrow, aligned), delete (plain, sized, nothrow,
- * aligned). Their malloc and free inside report nothing (depth). */
-ALLOC1(LIBSTDCXX, _Znwm)
-ALLOC1(LIBSTDCXX, _Znam)
-ALLOC1(LIBSTDCXX, _ZnwmRKSt9nothrow_t)
-ALLOC1(LIBSTDCXX, _ZnamRKSt9nothrow_t)
-ALLOC1(LIBSTDCXX, _ZnwmSt11align_val_t)
-ALLOC1(LIBSTDCXX, _ZnamSt11align_val_t)
-ALLOC1(LIBSTDCXX, _ZnwmSt11align_val_tRKSt9nothrow_t)
-ALLOC1(LIBSTDCXX, _ZnamSt11align_val_tRKSt9nothrow_t)
-FREE1(LIBSTDCXX, _ZdlPv)
-FREE1(LIBSTDCXX, _ZdaPv)
-FREE1(LIBSTDCXX, _ZdlPvm)
-FREE1(LIBSTDCXX, _ZdaPvm)
-FREE1(LIBSTDCXX, _ZdlPvRKSt9nothrow_t)
-FREE1(LIBSTDCXX, _ZdaPvRKSt9nothrow_t)
-FREE1(LIBSTDCXX, _ZdlPvSt11align_val_t)
-FREE1(LIBSTDCXX, _ZdaPvSt11align_val_t)
-FREE1(LIBSTDCXX, _ZdlPvmSt11align_val_t)
-FREE1(LIBSTDCXX, _ZdaPvmSt11align_val_t)
-FREE1(LIBSTDCXX, _ZdlPvSt11align_val_tRKSt9nothrow_t)
-FREE1(LIBSTDCXX, _ZdaPvSt11align_val_tRKSt9nothrow_t)
