@@ -110,6 +110,19 @@ CXX
 	expect_grep "heap@make" "$T/cxx.rep"
 fi
 
+# threads and a forked child (tests/vg/vg-threads.c: each thread and the
+# child calloc 400000 bytes in work()): every thread's calls are watched
+gcc -O2 -g -pthread -o "$T/threads" "$LOCPROF_SRC/tests/vg/vg-threads.c"
+expect_status 0 "$LOCPROF" record --backend valgrind --rate 0.01 -X --alloc-events=all -o "$T/th.lpp" -- "$T/threads"
+"$LOCPROF" dump "$T/th.lpp" >"$T/th.dump"
+[ "$(grep -c '^alloc [0-9]* [01] 0x[0-9a-f]* 400000 ' "$T/th.dump")" -eq 2 ] ||
+	fail "not one 400000-byte allocation per thread: $(grep 400000 "$T/th.dump")"
+for f in "$T"/th.[0-9]*.lpp; do
+	"$LOCPROF" dump "$f" | grep -q '^alloc [0-9]* 0 0x[0-9a-f]* 400000 ' || fail "the forked child's allocation is missing"
+done
+"$LOCPROF" report --top 5 --at 4K "$T/th.lpp" >"$T/th.rep"
+expect_grep "heap@work " "$T/th.rep"
+
 # bad value
 expect_status 1 "$LOCPROF" record --backend valgrind -X --alloc-events=some -- "$T/allocs" 1 1
 expect_grep "Bad option: --alloc-events=some" "$T/err"
