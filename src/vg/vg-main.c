@@ -943,22 +943,24 @@ VG_REGPARM(2) void lpvg_entry_hook(UChar *gsp, UWord kind)
 
 	if (!t || t->dead)
 		return;
-	/* calls whose frame is gone without returning here (a longjmp out of
-	 * a signal handler): forget them */
-	while (t->npend && t->pend[t->npend - 1].sp <= sp)
-		t->npend--;
 	ra = *(const ULong *)sp;
 	if (kind == LPVG_H_NEW) {
 		t->new_site = ra - 1;
 		t->new_sp = sp;
 		return;
 	}
-	if (t->npend)
-		return; /* inside a watched call (realloc's malloc, memalign's...) */
+	/* inside a watched call (realloc's malloc, memalign's...): a little
+	 * deeper on the same stack. A call elsewhere (a signal handler on its
+	 * own stack, or after a longjmp out of one that interrupted malloc,
+	 * whose pending call never returns) is a call of its own. */
+	if (t->npend && sp < t->pend[t->npend - 1].sp && t->pend[t->npend - 1].sp - sp < 4096)
+		return;
 	if (kind == LPVG_H_FREE) {
 		on_free(t, shadow_time(gsp, t), (Addr)g->guest_RDI, ra - 1);
 		return;
 	}
+	if (t->npend == LPVG_PEND_MAX)
+		return; /* not watched: lost */
 	pd = &t->pend[t->npend++];
 	pd->ra = ra;
 	pd->sp = sp;
