@@ -108,7 +108,26 @@ struct lp_profile {
 	/* allocation events in the order they happened (ALOC chunks) */
 	struct lp_alloc_event *allocs;
 	size_t n_allocs, cap_allocs;
+
+	/* what the allocation events are (ALSM chunk; 0 and zeros when the
+	 * profile has none: then the events are all of the run's, in one
+	 * clock for all threads, and the totals are counted from them) */
+	uint32_t alloc_flags;  /* LP_ALLOCS_* */
+	uint64_t alloc_total;  /* allocations of the whole run */
+	uint64_t free_total;   /* frees of the whole run */
+	uint64_t alloc_bytes;  /* bytes allocated over the whole run */
 };
+
+/* alloc_flags: the events are those of the blocks that a sample or a reuse
+ * touched only (a block's allocation event is written, with its original
+ * time, when a sample first falls in it; its free only if its allocation
+ * was); the totals are the whole run's. */
+#define LP_ALLOCS_TOUCHED 1u
+/* An event's time counts the references of its own thread (event tid), as
+ * a live profile's sample times do, not those of all threads. */
+#define LP_ALLOCS_THREAD_CLOCK 2u
+/* alloc_total, free_total and alloc_bytes are set. */
+#define LP_ALLOCS_TOTALS 4u
 
 int lp_profile_new(struct lp_profile **out);
 void lp_profile_free(struct lp_profile *p);
@@ -165,6 +184,16 @@ size_t lp_objects_count(const struct lp_objects *o);
  * when no reference straddles two lines. */
 int lp_objects_find(const struct lp_objects *o, uint64_t addr, uint64_t time, uint64_t *start,
 		    uint64_t *size, uint64_t *pc);
+/* The same for an access of thread tid: when the profile's event times
+ * count each thread's own references (LP_ALLOCS_THREAD_CLOCK), only the
+ * blocks allocated by tid compare by time; the others count as times
+ * unknown. */
+int lp_objects_find_tid(const struct lp_objects *o, uint64_t addr, uint64_t time, uint32_t tid,
+			uint64_t *start, uint64_t *size, uint64_t *pc);
+/* Allocations of the whole run: the profile's total when it has one
+ * (LP_ALLOCS_TOTALS: a profile with touched blocks only), else the number
+ * of heap blocks. */
+uint64_t lp_objects_run_allocs(const struct lp_objects *o);
 
 #ifdef __cplusplus
 }

@@ -67,7 +67,11 @@ static void dump_json(const struct lp_profile *p)
 			printf("%" PRIu64, s->reuse);
 		printf(",\"reuse_pc\":%" PRIu64 "}", s->reuse_pc);
 	}
-	printf("\n ],\n \"allocations\":[");
+	printf("\n ],\n \"alloc_flags\":%u,", p->alloc_flags);
+	if (p->alloc_flags & LP_ALLOCS_TOTALS)
+		printf("\"alloc_totals\":{\"allocs\":%" PRIu64 ",\"frees\":%" PRIu64 ",\"bytes\":%" PRIu64 "},",
+		       p->alloc_total, p->free_total, p->alloc_bytes);
+	printf("\n \"allocations\":[");
 	for (size_t i = 0; i < p->n_allocs; i++) {
 		const struct lp_alloc_event *e = &p->allocs[i];
 		printf("%s\n  {\"event\":\"%s\",\"time\":", i ? "," : "",
@@ -115,6 +119,11 @@ static void dump_text(const struct lp_profile *p)
 		printf("allocation events: %zu (%zu allocs, %zu frees)\n", p->n_allocs, p->n_allocs - frees,
 		       frees);
 	}
+	if (p->alloc_flags & LP_ALLOCS_TOUCHED)
+		printf("allocation events of touched blocks only\n");
+	if (p->alloc_flags & LP_ALLOCS_TOTALS)
+		printf("allocations in the run: %" PRIu64 " (%" PRIu64 " frees, %" PRIu64 " bytes)\n",
+		       p->alloc_total, p->free_total, p->alloc_bytes);
 	printf("# line time pc addr kind tid reuse reuse_pc\n");
 	for (size_t i = 0; i < p->n_samples; i++) {
 		const struct lp_sample *s = &p->samples[i];

@@ -254,7 +254,7 @@ static void print_top_objects(const struct lp_profile *p, size_t first, size_t n
 		char nb[150];
 		if (prob[i] <= 0)
 			continue;
-		if (lp_objects_find(objs, s->addr, s->time, &start, &size, &site))
+		if (lp_objects_find_tid(objs, s->addr, s->time, s->tid, &start, &size, &site))
 			snprintf(rows[m].name, sizeof(rows[m].name), "heap@%s", pc_name(syms, site, nb, sizeof(nb)));
 		else if (syms && lp_symbols_data(syms, s->addr, &ds) && ds.name)
 			snprintf(rows[m].name, sizeof(rows[m].name), "%s", ds.name);
@@ -272,8 +272,13 @@ static void print_top_objects(const struct lp_profile *p, size_t first, size_t n
 			rows[k++] = rows[i];
 	}
 	qsort(rows, k, sizeof(*rows), cmp_objrow);
-	printf("\ntop data objects by predicted %s misses at %s (%zu heap blocks in the profile):\n", policy,
-	       at, lp_objects_count(objs));
+	if (p->alloc_flags & LP_ALLOCS_TOUCHED)
+		printf("\ntop data objects by predicted %s misses at %s (%zu heap blocks in the profile, the "
+		       "touched ones of %" PRIu64 " allocated):\n",
+		       policy, at, lp_objects_count(objs), lp_objects_run_allocs(objs));
+	else
+		printf("\ntop data objects by predicted %s misses at %s (%zu heap blocks in the profile):\n",
+		       policy, at, lp_objects_count(objs));
 	printf("%32s %12s %8s\n", "object", "misses", "share");
 	for (size_t i = 0; i < k && i < top; i++)
 		printf("%32s %12.0f %7.1f%%\n", rows[i].name, rows[i].misses / (p->rate > 0 ? p->rate : 1),

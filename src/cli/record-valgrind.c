@@ -24,6 +24,7 @@
 
 #define VG_TOOL "locprof-amd64-linux"
 #define VG_PRELOAD "vgpreload_locprof-amd64-linux.so"
+#define VG_PRELOAD_REPLACE "vgpreload_locprof-replace-amd64-linux.so"
 #define VG_CORE_PRELOAD "vgpreload_core-amd64-linux.so"
 #define VG_SUPP "default.supp"
 
@@ -92,8 +93,9 @@ static int find_system_dir(char *out, size_t len)
 	return -1;
 }
 
-/* -X --allocs=yes|no is ours (it decides whether the malloc replacement is
- * in the tool directory); every other -X goes to valgrind as is. */
+/* -X --allocs=yes|no|replace is ours (it decides which preload is in the
+ * tool directory: the wrappers around the program's malloc, none, or
+ * valgrind's malloc replacement); every other -X goes to valgrind as is. */
 static int allocs_option(const char *opt, int *allocs)
 {
 	if (strncmp(opt, "--allocs=", 9))
@@ -102,6 +104,8 @@ static int allocs_option(const char *opt, int *allocs)
 		*allocs = 1;
 	else if (!strcmp(opt + 9, "no"))
 		*allocs = 0;
+	else if (!strcmp(opt + 9, "replace"))
+		*allocs = 2;
 	else
 		return -1;
 	return 1;
@@ -120,7 +124,7 @@ static const char *check(const struct record_request *req)
 	for (unsigned i = 0; i < req->nbackend_opts; i++) {
 		const char *o = req->backend_opts[i];
 		if (allocs_option(o, &allocs) < 0)
-			return "bad -X --allocs (yes or no)";
+			return "bad -X --allocs (yes, no or replace)";
 		if (o[0] != '-')
 			return "-X takes valgrind options for this backend (e.g. -X --trace-children=no)";
 		if (!strncmp(o, "--tool", 6))
@@ -143,11 +147,12 @@ static void tooldir_remove(struct tooldir *d)
 		rmdir(d->path);
 }
 
-static int tooldir_link(struct tooldir *d, const char *dir, const char *name)
+/* dir/from as d/name (from: NULL for name) */
+static int tooldir_link_as(struct tooldir *d, const char *dir, const char *from, const char *name)
 {
 	char target[PATH_MAX], link[PATH_MAX];
 
-	if ((size_t)snprintf(target, sizeof(target), "%s/%s", dir, name) >= sizeof(target) ||
+	if ((size_t)snprintf(target, sizeof(target), "%s/%s", dir, from ? from : name) >= sizeof(target) ||
 	    (size_t)snprintf(link, sizeof(link), "%s/%s", d->path, name) >= sizeof(link)) {
 		errno = ENAMETOOLONG;
 		return -1;
@@ -156,6 +161,11 @@ static int tooldir_link(struct tooldir *d, const char *dir, const char *name)
 		return -1;
 	memcpy(d->links[d->nlinks++], link, sizeof(link));
 	return 0;
+}
+
+static int tooldir_link(struct tooldir *d, const char *dir, const char *name)
+{
+	return tooldir_link_as(d, dir, NULL, name);
 }
 
 static int run(const struct record_request *req)
@@ -190,7 +200,8 @@ static int run(const struct record_request *req)
 		cli_error("cannot create a temporary directory: %s", strerror(errno));
 		return CLI_ERROR;
 	}
-	if (tooldir_link(&d, tool, VG_TOOL) < 0 || (allocs && tooldir_link(&d, tool, VG_PRELOAD) < 0) ||
+	if (tooldir_link(&d, tool, VG_TOOL) < 0 ||
+	    (allocs && tooldir_link_as(&d, tool, allocs == 2 ? VG_PRELOAD_REPLACE : NULL, VG_PRELOAD) < 0) ||
 	    tooldir_link(&d, sys, VG_CORE_PRELOAD) < 0 || tooldir_link(&d, sys, VG_SUPP) < 0) {
 		cli_error("cannot set up the valgrind tool directory %s: %s", d.path, strerror(errno));
 		tooldir_remove(&d);

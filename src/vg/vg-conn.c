@@ -143,6 +143,30 @@ void lpvg_send_events(struct lpvg_thread *t)
 	t->nevents = 0;
 }
 
+void lpvg_send_allocs_t(struct lpvg_thread *t, const struct lp_msg_alloc_t *v, UInt n)
+{
+	struct lp_msg_allocs_t m;
+	ULong bytes = (ULong)n * sizeof(*v);
+
+	lpvg_header(&m.h, LP_MSG_ALLOCS_T, sizeof(m) + bytes, t);
+	m.count = n;
+	m.pad = 0;
+	lpvg_send2(t, &m, sizeof(m), v, bytes);
+}
+
+void lpvg_send_alloc_sum(struct lpvg_thread *t, UInt flags, ULong allocs, ULong frees, ULong bytes)
+{
+	struct lp_msg_alloc_sum m;
+
+	lpvg_header(&m.h, LP_MSG_ALLOC_SUM, sizeof(m), t);
+	m.flags = flags;
+	m.pad = 0;
+	m.allocs = allocs;
+	m.frees = frees;
+	m.bytes = bytes;
+	lpvg_send2(t, &m, sizeof(m), NULL, 0);
+}
+
 /* /proc/self/maps of the valgrind process: the program's mappings and
  * valgrind's own (the collector keeps executable file mappings; no pc of
  * the program points into valgrind's). Whole lines per piece. */

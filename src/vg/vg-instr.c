@@ -440,6 +440,72 @@ static void access(struct ist *s, const struct plan *p)
 		addStmtToIRSB(s->out, IRStmt_Put(LPVG_SH2_ADDR + 8 * (Int)i, addr));
 }
 
+Addr lpvg_marker, lpvg_pre_lo, lpvg_pre_hi;
+
+/* locprof_vg_ret(result, slot) of the preload: a call to lpvg_ret_hook at
+ * its entry, which reads the arguments from the guest registers (and the
+ * countdown, for the time) and writes the return address into the slot. */
+static IRSB *hook_ret(IRSB *in)
+{
+	IRSB *out = deepCopyIRSBExceptStmts(in);
+
+	/* anywhere in the superblock: VEX may follow the trampoline's call */
+	for (Int i = 0; i < in->stmts_used; i++) {
+		IRStmt *st = in->stmts[i];
+		IRDirty *di;
+		IRTemp slot;
+		addStmtToIRSB(out, st);
+		if (st->tag != Ist_IMark || (Addr)st->Ist.IMark.addr != lpvg_marker)
+			continue;
+		slot = newIRTemp(out->tyenv, Ity_I64);
+		addStmtToIRSB(out, IRStmt_WrTmp(slot, IRExpr_Get(offsetof(VexGuestAMD64State, guest_RSI), Ity_I64)));
+		di = unsafeIRDirty_0_N(1, "lpvg_ret_hook", VG_(fnptr_to_fnentry)(lpvg_ret_hook),
+				       mkIRExprVec_1(IRExpr_GSPTR()));
+		di->mFx = Ifx_Write; /* the return address, into the trampoline's slot */
+		di->mAddr = IRExpr_RdTmp(slot);
+		di->mSize = 8;
+		VG_(memset)(&di->fxState, 0, sizeof(di->fxState));
+		di->nFxState = 2;
+		di->fxState[0].fx = Ifx_Read; /* rsi, rdi */
+		di->fxState[0].offset = offsetof(VexGuestAMD64State, guest_RSI);
+		di->fxState[0].size = 16;
+		di->fxState[1].fx = Ifx_Read; /* the countdown and the thread */
+		di->fxState[1].offset = LPVG_GS + LPVG_SH_CD;
+		di->fxState[1].size = 16;
+		addStmtToIRSB(out, IRStmt_Dirty(di));
+	}
+	return out;
+}
+
+/* The entry of a watched allocation function: lpvg_entry_hook reads its
+ * arguments and return address and may replace the latter. */
+static void hook_entry(IRSB *out, UInt kind)
+{
+	IRDirty *di = unsafeIRDirty_0_N(2, "lpvg_entry_hook", VG_(fnptr_to_fnentry)(lpvg_entry_hook),
+					mkIRExprVec_2(IRExpr_GSPTR(), mkIRExpr_HWord(kind)));
+	IRTemp sp = newIRTemp(out->tyenv, Ity_I64);
+
+	addStmtToIRSB(out, IRStmt_WrTmp(sp, IRExpr_Get(offsetof(VexGuestAMD64State, guest_RSP), Ity_I64)));
+	VG_(memset)(&di->fxState, 0, sizeof(di->fxState));
+	di->nFxState = 4;
+	di->fxState[0].fx = Ifx_Read; /* rdx */
+	di->fxState[0].offset = offsetof(VexGuestAMD64State, guest_RDX);
+	di->fxState[0].size = 8;
+	di->fxState[1].fx = Ifx_Read; /* rsp */
+	di->fxState[1].offset = offsetof(VexGuestAMD64State, guest_RSP);
+	di->fxState[1].size = 8;
+	di->fxState[2].fx = Ifx_Read; /* rsi, rdi */
+	di->fxState[2].offset = offsetof(VexGuestAMD64State, guest_RSI);
+	di->fxState[2].size = 16;
+	di->fxState[3].fx = Ifx_Read; /* the countdown and the thread */
+	di->fxState[3].offset = LPVG_GS + LPVG_SH_CD;
+	di->fxState[3].size = 16;
+	di->mFx = Ifx_Modify; /* the return address */
+	di->mAddr = IRExpr_RdTmp(sp);
+	di->mSize = 8;
+	addStmtToIRSB(out, IRStmt_Dirty(di));
+}
+
 IRSB *lpvg_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestLayout *layout,
 		      const VexGuestExtents *vge, const VexArchInfo *archinfo, IRType gWordTy,
 		      IRType hWordTy)
@@ -448,7 +514,8 @@ IRSB *lpvg_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestLayout
 	struct ist s;
 	struct plan *p;
 	IRExpr **defs;
-	UInt ndefs = (UInt)tyenv->types_used, np = 0, nseg = 0, seg = 0, segstart = 0, j = 0;
+	UInt ndefs = (UInt)tyenv->types_used, np = 0, nseg = 0, seg = 0, segstart = 0, j = 0, hk;
+	Bool nhooked = lpvg_marker != 0;
 	ULong pc = 0;
 	Int i = 0, first;
 
@@ -456,6 +523,10 @@ IRSB *lpvg_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestLayout
 		VG_(tool_panic)("locprof: only amd64 is supported");
 	if (lpvg_o.inert)
 		return in;
+	/* The preload's wrappers (vg-preload.c) are not the program: no
+	 * references traced there; its event function calls the tool. */
+	if (vge->base[0] >= lpvg_pre_lo && vge->base[0] < lpvg_pre_hi)
+		return hook_ret(in);
 	tl_assert(layout->total_sizeB == LPVG_GS &&
 		  LPVG_SH_ABUF + 8 * LPVG_SEG_MAX <= layout->total_sizeB);
 
@@ -479,9 +550,10 @@ IRSB *lpvg_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestLayout
 			continue;
 		if (st->tag == Ist_IMark) {
 			pc = (ULong)st->Ist.IMark.addr + (ULong)(Long)st->Ist.IMark.delta;
-			continue;
+			if (!nhooked || !lpvg_hook_kind((Addr)st->Ist.IMark.addr))
+				continue;
 		}
-		if (st->tag == Ist_Exit) {
+		if (st->tag == Ist_Exit || st->tag == Ist_IMark) { /* an exit, or a hook */
 			if (nseg) {
 				plan_segment(p, segstart, np);
 				seg++;
@@ -527,6 +599,12 @@ IRSB *lpvg_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestLayout
 			continue;
 		if (st->tag == Ist_Exit)
 			flush(&s); /* the exit may be taken: account for what came before */
+		if (st->tag == Ist_IMark && nhooked && (hk = lpvg_hook_kind((Addr)st->Ist.IMark.addr))) {
+			flush(&s); /* the hook reads the clock */
+			addStmtToIRSB(s.out, st);
+			hook_entry(s.out, hk);
+			continue;
+		}
 		na = st->tag == Ist_IMark || st->tag == Ist_Exit ? 0 : stmt_accesses(tyenv, st, a);
 		for (UInt k = 0; k < na; k++) {
 			tl_assert(j < np && p[j].addr == a[k].addr);

@@ -151,13 +151,18 @@ static void emit(struct lpvg_thread *t, const struct lpvg_watch *w, ULong end, U
 
 static void check_watches(struct lpvg_thread *t, ULong addr, ULong pc, ULong now)
 {
+	Bool touched = False;
+
 	for (UInt i = 0; i < lpvg_o.nlines; i++) {
 		struct lpvg_watch *w = table_find(t, addr >> lpvg_o.line_shift[i], i);
 		if (w) {
 			emit(t, w, now, pc);
 			table_remove(t, w);
+			touched = True;
 		}
 	}
+	if (touched && !lpvg_o.alloc_all)
+		lpvg_touch(addr);
 }
 
 static void start_sample(struct lpvg_thread *t, ULong addr, UInt size, UInt kind, ULong pc,
@@ -184,6 +189,9 @@ static void start_sample(struct lpvg_thread *t, ULong addr, UInt size, UInt kind
 		t->live++;
 		filter_add(w, +1);
 	}
+	/* the sampled access's block gets its allocation event now */
+	if (!lpvg_o.alloc_all)
+		lpvg_touch(addr);
 }
 
 /* ---- threads ------------------------------------------------------------ */
@@ -236,6 +244,8 @@ ULong lpvg_thread_refs(const struct lpvg_thread *t)
 
 void lpvg_thread_flush(struct lpvg_thread *t)
 {
+	/* allocations first: a sample's block is sent before the sample */
+	lpvg_allocs_flush(t);
 	lpvg_send_samples(t);
 	lpvg_send_events(t);
 }

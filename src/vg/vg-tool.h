@@ -46,6 +46,7 @@ extern Int VG_(fd_hard_limit);
 #define LPVG_TRACE_CAP 8192   /* references per REFS message */
 #define LPVG_ALLOC_CAP 1024   /* allocation events per ALLOCS message */
 #define LPVG_CMDLINE_MAX 4096
+#define LPVG_PEND_MAX 8       /* nested watched allocation calls per thread */
 #define LPVG_NONE_ADDR (~0ULL) /* address slot of a guarded access not done */
 #define LPVG_GAP_MAX (1ll << 38) /* longest gap between samples */
 #define LPVG_FILTER_TAIL 8    /* filter bytes past the last slot: copies of the first */
@@ -117,6 +118,14 @@ struct lpvg_thread {
 	struct lpvg_watch *table;
 	ULong table_cap, live;
 
+	/* watched allocation calls under way (vg-main.c, vg-preload.c) */
+	struct lpvg_pend {
+		ULong ra, sp, site, a1, a2, a3;
+		UInt kind;
+	} pend[LPVG_PEND_MAX];
+	UInt npend;
+	ULong new_site, new_sp; /* operator new's call site, for its malloc */
+
 	struct lp_msg_sample *samples;
 	UInt nsamples;
 	struct lp_msg_ref *events;
@@ -135,6 +144,7 @@ struct lpvg_opts {
 	Int reserve_fds;          /* extra fds kept out of the client's reach */
 	Bool inert;               /* no collector: run uninstrumented */
 	Bool selfcheck;           /* test: check the fast path against every address */
+	Bool alloc_all;           /* --alloc-events=all: every block's events, not the touched ones' */
 };
 
 extern struct lpvg_opts lpvg_o;
@@ -172,6 +182,10 @@ IRSB *lpvg_instrument(VgCallbackClosure *closure, IRSB *sb, const VexGuestLayout
 		      IRType hWordTy);
 void lpvg_discard_sb(Addr orig_addr, VexGuestExtents vge);
 void lpvg_instr_init(void);
+/* The preload (vg-preload.c), once registered: its return function and
+ * text, and the watched functions' entries. */
+extern Addr lpvg_marker, lpvg_pre_lo, lpvg_pre_hi;
+UInt lpvg_hook_kind(Addr a);
 
 /* vg-sample.c */
 VG_REGPARM(2) void lpvg_seg_sample(UChar *gsp, struct lpvg_seg *s);
@@ -185,12 +199,20 @@ ULong lpvg_thread_refs(const struct lpvg_thread *t);
 void lpvg_event(struct lpvg_thread *t, ULong addr, ULong size, UInt kind, ULong pc);
 void lpvg_filter_reset(void);
 
+/* vg-main.c: allocation events (sample mode) */
+void lpvg_touch(ULong addr);
+VG_REGPARM(1) void lpvg_ret_hook(UChar *gsp);
+VG_REGPARM(2) void lpvg_entry_hook(UChar *gsp, UWord kind);
+void lpvg_allocs_flush(struct lpvg_thread *self);
+
 /* vg-conn.c */
 void lpvg_connect(struct lpvg_thread *t);
 void lpvg_send2(struct lpvg_thread *t, const void *a, ULong alen, const void *b, ULong blen);
 void lpvg_header(struct lp_msg_header *h, UInt type, ULong length, const struct lpvg_thread *t);
 void lpvg_send_samples(struct lpvg_thread *t);
 void lpvg_send_events(struct lpvg_thread *t);
+void lpvg_send_allocs_t(struct lpvg_thread *t, const struct lp_msg_alloc_t *v, UInt n);
+void lpvg_send_alloc_sum(struct lpvg_thread *t, UInt flags, ULong allocs, ULong frees, ULong bytes);
 void lpvg_send_maps(struct lpvg_thread *t, UInt when);
 void lpvg_send_thread_end(struct lpvg_thread *t);
 void lpvg_send_bye(struct lpvg_thread *t, Int status, UInt how, ULong refs);

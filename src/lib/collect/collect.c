@@ -51,6 +51,10 @@ struct proc {
 	size_t nheld, held_cap;
 	struct lp_ref *held_ev;
 	size_t nheld_ev, held_ev_cap;
+	/* ALLOC_SUM: the last one, handed to the sink at the end */
+	int have_asum;
+	uint32_t asum_flags;
+	uint64_t asum_allocs, asum_frees, asum_bytes;
 };
 
 struct conn {
@@ -389,6 +393,16 @@ static int proc_close(struct proc *p)
 	sum.references = p->out.references;
 	sum.samples = p->out.samples;
 	sum.dangling = p->out.dangling;
+	if (p->have_asum) {
+		/* the run's allocations, not the events sent (touched blocks) */
+		p->out.allocs = p->asum_allocs;
+		if (p->sink->alloc_summary &&
+		    (err = p->sink->alloc_summary(p->sink_state, p->asum_flags, p->asum_allocs,
+						  p->asum_frees, p->asum_bytes)) < 0) {
+			lp_mappings_release(&maps);
+			return proc_fail(p, err);
+		}
+	}
 	sum.allocs = p->out.allocs;
 	sum.threads = p->out.threads;
 	sum.ended = p->out.ended;
@@ -547,6 +561,55 @@ static int handle_message(struct lp_recorder *r, struct conn *c, const uint8_t *
 			err = p->sink->events(p->sink_state, refs, m.count);
 		if (err < 0)
 			proc_fail(p, err);
+		return 0;
+	}
+	case LP_MSG_ALLOCS_T: {
+		struct lp_msg_allocs_t m;
+		const struct lp_msg_alloc_t *v = (const void *)(msg + sizeof(m));
+		if (len < sizeof(m))
+			return lp_seterr(LP_ECORRUPT, "bad ALLOCS_T");
+		memcpy(&m, msg, sizeof(m));
+		if ((uint64_t)m.count * sizeof(*v) != len - sizeof(m))
+			return lp_seterr(LP_ECORRUPT, "bad ALLOCS_T length");
+		for (uint32_t i = 0; i < m.count; i++)
+			p->out.allocs += v[i].kind == LP_EV_ALLOC;
+		if (p->open && !p->deferred && !p->trace && p->sink->timed_events) {
+			if ((err = p->sink->timed_events(p->sink_state, v, m.count)) < 0)
+				proc_fail(p, err);
+			return 0;
+		}
+		/* elsewhere the time is dropped, as in ALLOCS */
+		struct lp_ref *refs = p->conv_cap >= m.count ? p->conv : NULL;
+		if (!refs) {
+			refs = realloc(p->conv, (m.count ? m.count : 1) * sizeof(*refs));
+			if (!refs)
+				return lp_seterr(LP_ENOMEM, "out of memory");
+			p->conv = refs;
+			p->conv_cap = m.count ? m.count : 1;
+		}
+		for (uint32_t i = 0; i < m.count; i++)
+			refs[i] = (struct lp_ref){ .addr = v[i].addr, .pc = v[i].pc, .size = v[i].size,
+						   .tid = v[i].thread, .kind = (uint8_t)v[i].kind };
+		if (p->deferred)
+			return proc_hold((void **)&p->held_ev, &p->nheld_ev, &p->held_ev_cap, refs, m.count,
+					 sizeof(*refs));
+		if (!p->open)
+			return 0;
+		err = p->trace ? lp_trace_write(p->tw, refs, m.count) : p->sink->events(p->sink_state, refs, m.count);
+		if (err < 0)
+			proc_fail(p, err);
+		return 0;
+	}
+	case LP_MSG_ALLOC_SUM: {
+		struct lp_msg_alloc_sum m;
+		if (len < sizeof(m))
+			return lp_seterr(LP_ECORRUPT, "bad ALLOC_SUM");
+		memcpy(&m, msg, sizeof(m));
+		p->have_asum = 1;
+		p->asum_flags = m.flags;
+		p->asum_allocs = m.allocs;
+		p->asum_frees = m.frees;
+		p->asum_bytes = m.bytes;
 		return 0;
 	}
 	case LP_MSG_THREAD: {

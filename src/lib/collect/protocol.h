@@ -50,6 +50,8 @@ enum lp_msg_type {
 	LP_MSG_THREAD = 5,  /* a thread ends: its reference count */
 	LP_MSG_BYE = 6,     /* the process ends normally or by a signal */
 	LP_MSG_ALLOCS = 7,  /* sample mode: allocation events */
+	LP_MSG_ALLOCS_T = 8, /* sample mode: allocation events with their time */
+	LP_MSG_ALLOC_SUM = 9, /* what the events are, and the run's totals */
 };
 
 enum lp_msg_mode { LP_MODE_SAMPLE = 0, LP_MODE_TRACE = 1 };
@@ -136,6 +138,37 @@ struct lp_msg_refs {
 	struct lp_msg_header h;
 	uint32_t count, pad;
 	/* struct lp_msg_ref refs[count]; */
+};
+
+/* ALLOCS_T: allocation events with a clock (the valgrind tool). time is
+ * the number of references of thread `thread` (the allocating one, whose
+ * clock the samples of that thread use) before the event. Events of all
+ * threads of a process come in one stream in the order they were sent, so
+ * they may arrive on any of its connections. */
+struct lp_msg_alloc_t {
+	uint64_t time, addr, pc, size;
+	uint32_t thread;
+	uint32_t kind; /* LP_EV_ALLOC or LP_EV_FREE */
+};
+
+struct lp_msg_allocs_t {
+	struct lp_msg_header h;
+	uint32_t count, pad;
+	/* struct lp_msg_alloc_t events[count]; */
+};
+
+/* ALLOC_SUM: sent at the end of a process image (cumulative: the last one
+ * wins). flags: LP_MSG_ALLOCS_TOUCHED when the events are those of the
+ * blocks a sample or a reuse touched only (an allocation sent when a
+ * sample first falls in the block, with its original time; a free only
+ * if the allocation was sent); LP_MSG_ALLOCS_THREAD_CLOCK when event
+ * times count the allocating thread's references. */
+#define LP_MSG_ALLOCS_TOUCHED 1u
+#define LP_MSG_ALLOCS_THREAD_CLOCK 2u
+struct lp_msg_alloc_sum {
+	struct lp_msg_header h;
+	uint32_t flags, pad;
+	uint64_t allocs, frees, bytes; /* the whole run's */
 };
 
 struct lp_msg_thread {

@@ -121,6 +121,41 @@ static int lpp_events(void *state, const struct lp_ref *ev, size_t n)
 	return 0;
 }
 
+/* The valgrind tool's events carry the allocating thread's clock. */
+static int lpp_timed_events(void *state, const struct lp_msg_alloc_t *ev, size_t n)
+{
+	struct lpp_sink *s = state;
+
+	for (size_t i = 0; i < n; i++) {
+		if (ev[i].kind != LP_EV_ALLOC && ev[i].kind != LP_EV_FREE)
+			continue;
+		struct lp_alloc_event e = {
+			.time = ev[i].time, .addr = ev[i].addr,
+			.size = ev[i].size, .pc = ev[i].pc,
+			.tid = ev[i].thread, .kind = (uint8_t)ev[i].kind,
+		};
+		int err = lp_profile_add_alloc(s->p, &e);
+		if (err < 0)
+			return err;
+	}
+	s->p->alloc_flags |= LP_ALLOCS_THREAD_CLOCK;
+	return 0;
+}
+
+static int lpp_alloc_summary(void *state, uint32_t flags, uint64_t allocs, uint64_t frees,
+			     uint64_t bytes)
+{
+	struct lpp_sink *s = state;
+
+	s->p->alloc_flags = (s->p->alloc_flags & LP_ALLOCS_THREAD_CLOCK) | LP_ALLOCS_TOTALS |
+			    (flags & LP_MSG_ALLOCS_TOUCHED ? LP_ALLOCS_TOUCHED : 0) |
+			    (flags & LP_MSG_ALLOCS_THREAD_CLOCK ? LP_ALLOCS_THREAD_CLOCK : 0);
+	s->p->alloc_total = allocs;
+	s->p->free_total = frees;
+	s->p->alloc_bytes = bytes;
+	return 0;
+}
+
 static void lpp_free(struct lpp_sink *s)
 {
 	lp_profile_free(s->p);
@@ -166,6 +201,8 @@ const struct lp_sample_sink_ops lp_sample_sink_lpp = {
 	.open = lpp_open,
 	.samples = lpp_samples,
 	.events = lpp_events,
+	.timed_events = lpp_timed_events,
+	.alloc_summary = lpp_alloc_summary,
 	.thread = lpp_thread,
 	.close = lpp_close,
 	.abort = lpp_abort,

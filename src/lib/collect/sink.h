@@ -42,6 +42,11 @@ struct lp_sample_sink_ops {
 	int (*open)(void **state, const char *path, const struct lp_collect_proc *proc);
 	int (*samples)(void *state, const struct lp_msg_sample *s, size_t n);
 	int (*events)(void *state, const struct lp_ref *ev, size_t n); /* LP_EV_ALLOC/FREE */
+	/* Events with their time (ALLOCS_T); NULL: given to events without it. */
+	int (*timed_events)(void *state, const struct lp_msg_alloc_t *ev, size_t n);
+	/* ALLOC_SUM (may be NULL): what the events are, the run's totals. */
+	int (*alloc_summary)(void *state, uint32_t flags, uint64_t allocs, uint64_t frees,
+			     uint64_t bytes);
 	/* Write the end, rename into place, free the state. */
 	/* One thread ended with this many references (may be NULL). */
 	int (*thread)(void *state, uint32_t thread, uint64_t references);

@@ -7,7 +7,16 @@
  * blocks that can still cover the address. Addresses are reused after a
  * free; among the blocks covering an address the one alive at the asked
  * time wins, else the latest allocated before it, else (times unknown)
- * the latest in event order. */
+ * the latest in event order.
+ *
+ * Nothing here assumes the events in time order across addresses: a
+ * profile with touched blocks only (LP_ALLOCS_TOUCHED) writes a block's
+ * allocation when a sample first touches it, long after it happened, with
+ * its original time; per address the events still come in order (a
+ * block's free follows its allocation, the next block at that address is
+ * allocated after it), which is all the pairing below needs. With
+ * per-thread clocks (LP_ALLOCS_THREAD_CLOCK) a block compares by time only
+ * with accesses of the thread that allocated it. */
 #include <locprof/profile.h>
 
 #include "common/error.h"
@@ -19,12 +28,15 @@ struct lp_block {
 	uint64_t pc;         /* allocation call site */
 	uint64_t t0, t1;     /* allocation and free times (LP_TIME_UNKNOWN) */
 	size_t ord0, ord1;   /* event indices; ord1 = SIZE_MAX when never freed */
+	uint32_t tid, tid1;  /* allocating and freeing threads */
 };
 
 struct lp_objects {
 	struct lp_block *b;
 	uint64_t *maxend; /* maxend[i] = max end of b[0..i] */
 	size_t n;
+	int thread_clock;    /* LP_ALLOCS_THREAD_CLOCK */
+	uint64_t run_allocs; /* the profile's total, or n */
 };
 
 struct ev_ref {
@@ -73,11 +85,12 @@ int lp_objects_new(struct lp_objects **out, const struct lp_profile *p)
 			if (e->kind == LP_EV_ALLOC && e->size > 0) {
 				uint64_t end = e->addr + e->size < e->addr ? UINT64_MAX : e->addr + e->size;
 				o->b[o->n] = (struct lp_block){ e->addr, end, e->pc, e->time, LP_TIME_UNKNOWN,
-								ev[j].i, SIZE_MAX };
+								ev[j].i, SIZE_MAX, e->tid, e->tid };
 				open = o->n++;
 			} else if (e->kind == LP_EV_FREE && open != SIZE_MAX) {
 				o->b[open].t1 = e->time;
 				o->b[open].ord1 = ev[j].i;
+				o->b[open].tid1 = e->tid;
 				open = SIZE_MAX;
 			}
 			j++;
@@ -88,6 +101,8 @@ int lp_objects_new(struct lp_objects **out, const struct lp_profile *p)
 	for (size_t i = 0; i < o->n; i++)
 		o->maxend[i] = i && o->maxend[i - 1] > o->b[i].end ? o->maxend[i - 1] : o->b[i].end;
 	free(ev);
+	o->thread_clock = !!(p->alloc_flags & LP_ALLOCS_THREAD_CLOCK);
+	o->run_allocs = p->alloc_flags & LP_ALLOCS_TOTALS ? p->alloc_total : o->n;
 	*out = o;
 	return 0;
 out_nomem:
@@ -110,19 +125,36 @@ size_t lp_objects_count(const struct lp_objects *o)
 	return o->n;
 }
 
+uint64_t lp_objects_run_allocs(const struct lp_objects *o)
+{
+	return o->run_allocs;
+}
+
 /* How well block b fits time t: 3 alive at t, 2 allocated before t and
  * freed before it too, 1 times unknown, 0 allocated after t. */
-static int fit(const struct lp_block *b, uint64_t t)
+static int fit(const struct lp_objects *o, const struct lp_block *b, uint64_t t, uint32_t tid)
 {
-	if (t == LP_TIME_UNKNOWN || b->t0 == LP_TIME_UNKNOWN)
+	if (t == LP_TIME_UNKNOWN || b->t0 == LP_TIME_UNKNOWN || (o->thread_clock && b->tid != tid))
 		return 1;
 	if (b->t0 > t)
 		return 0;
-	return b->ord1 == SIZE_MAX || b->t1 == LP_TIME_UNKNOWN || b->t1 > t ? 3 : 2;
+	/* freed by another thread: its free time is in another clock */
+	return b->ord1 == SIZE_MAX || b->t1 == LP_TIME_UNKNOWN || (o->thread_clock && b->tid1 != b->tid) ||
+			       b->t1 > t
+		       ? 3
+		       : 2;
 }
 
 int lp_objects_find(const struct lp_objects *o, uint64_t addr, uint64_t time, uint64_t *start,
 		    uint64_t *size, uint64_t *pc)
+{
+	/* no thread: per-thread times cannot be compared */
+	return lp_objects_find_tid(o, addr, o->thread_clock ? LP_TIME_UNKNOWN : time, 0, start, size,
+				   pc);
+}
+
+int lp_objects_find_tid(const struct lp_objects *o, uint64_t addr, uint64_t time, uint32_t tid,
+			uint64_t *start, uint64_t *size, uint64_t *pc)
 {
 	size_t lo = 0, hi = o->n, best = SIZE_MAX;
 	int best_fit = -1;
@@ -139,9 +171,10 @@ int lp_objects_find(const struct lp_objects *o, uint64_t addr, uint64_t time, ui
 		const struct lp_block *b = &o->b[i];
 		if (b->end <= addr)
 			continue;
-		int f = fit(b, time);
+		int f = fit(o, b, time, tid);
 		/* ties: the later allocation (a later time, else a later event) */
-		if (f > best_fit || (f == best_fit && (b->t0 != LP_TIME_UNKNOWN && o->b[best].t0 != LP_TIME_UNKNOWN
+		if (f > best_fit || (f == best_fit && (b->t0 != LP_TIME_UNKNOWN && o->b[best].t0 != LP_TIME_UNKNOWN &&
+						       (!o->thread_clock || b->tid == o->b[best].tid)
 							? b->t0 > o->b[best].t0
 							: b->ord0 > o->b[best].ord0))) {
 			best = i;

@@ -377,6 +377,17 @@ int lp_profile_write(const struct lp_profile *p, const char *path)
 			goto out_abort;
 		nchunks++;
 	}
+	if (p->alloc_flags) {
+		err = LP_ENOMEM;
+		cb_begin(&b);
+		if (cb_u32(&b, LP_ALLOC_SUMMARY_VERSION) < 0 || cb_u32(&b, p->alloc_flags) < 0 ||
+		    cb_u64(&b, p->alloc_total) < 0 || cb_u64(&b, p->free_total) < 0 ||
+		    cb_u64(&b, p->alloc_bytes) < 0)
+			goto out_abort;
+		if ((err = cb_emit(&b, o, LP_CHUNK_ALLOC_SUMMARY)) < 0)
+			goto out_abort;
+		nchunks++;
+	}
 
 	err = LP_ENOMEM;
 	cb_begin(&b);
@@ -566,6 +577,22 @@ static int parse_allocs(struct lp_profile *p, struct cur *c)
 	return 0;
 }
 
+/* ALSM: what the events are, and the run's totals; a later version is
+ * skipped whole. The last one wins. */
+static void parse_alloc_summary(struct lp_profile *p, struct cur *c)
+{
+	uint32_t version = cur_u32(c);
+
+	if (c->bad || version != LP_ALLOC_SUMMARY_VERSION) {
+		c->pos = c->n;
+		return;
+	}
+	p->alloc_flags = cur_u32(c);
+	p->alloc_total = cur_u64(c);
+	p->free_total = cur_u64(c);
+	p->alloc_bytes = cur_u64(c);
+}
+
 int lp_profile_read(struct lp_profile **out, const char *path)
 {
 	struct lp_profile *p = NULL;
@@ -671,6 +698,8 @@ int lp_profile_read(struct lp_profile **out, const char *path)
 			err = parse_mappings(p, &c);
 		} else if (tag == LP_CHUNK_ALLOCS) {
 			err = parse_allocs(p, &c);
+		} else if (tag == LP_CHUNK_ALLOC_SUMMARY) {
+			parse_alloc_summary(p, &c);
 		} else if (tag == LP_CHUNK_END) {
 			if (cur_u32(&c) != nchunks)
 				c.bad = 1;
