@@ -28,10 +28,12 @@
  * path samples (decoded, effective address from the registers). One
  * breakpoint at a time: the next notification removes one that was not
  * hit (the pc never ran again). The engine never sees its int3: code is
- * read with the original byte in its place (prepare). A fork child's copy
- * of the text gets the original byte back; exec drops it with the text;
- * a trap of a breakpoint another thread already removed is retried; the
- * target's own int3 traps are delivered unchanged.
+ * read with the original byte in its place (prepare), and never stepped:
+ * an instruction the engine is about to single-step at the breakpoint (a
+ * fault taken before it went in) is its hit (run_insn). A fork child's
+ * copy of the text gets the original byte back; exec drops it with the
+ * text; a trap of a breakpoint another thread already removed is retried;
+ * the target's own int3 traps are delivered unchanged.
  *
  * Page protection is changed by system calls injected through ptrace (the
  * stopped thread jumps to our "syscall; int3" page), not by a preloaded
