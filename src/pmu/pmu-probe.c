@@ -154,6 +154,7 @@ int main(int argc, char **argv)
 			{ "dt_hits", st.dt_hits }, { "dt_replaced", st.dt_replaced },
 			{ "dt_norecord", st.dt_norecord }, { "dt_nomem", st.dt_nomem },
 			{ "dt_stale", st.dt_stale }, { "dt_forks", st.dt_forks },
+			{ "dt_stepped", st.dt_stepped },
 			{ "ring_samples", st.ring_samples }, { "ring_lost", st.ring_lost },
 			{ "ring_throttled", st.ring_throttled }, { "ring_damaged", st.ring_damaged },
 		};

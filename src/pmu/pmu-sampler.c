@@ -28,10 +28,12 @@
  * path samples (decoded, effective address from the registers). One
  * breakpoint at a time: the next notification removes one that was not
  * hit (the pc never ran again). The engine never sees its int3: code is
- * read with the original byte in its place (prepare). A fork child's copy
- * of the text gets the original byte back; exec drops it with the text;
- * a trap of a breakpoint another thread already removed is retried; the
- * target's own int3 traps are delivered unchanged.
+ * read with the original byte in its place (prepare), and never stepped:
+ * an instruction the engine is about to single-step at the breakpoint (a
+ * fault taken before it went in) is its hit (run_insn). A fork child's
+ * copy of the text gets the original byte back; exec drops it with the
+ * text; a trap of a breakpoint another thread already removed is retried;
+ * the target's own int3 traps are delivered unchanged.
  *
  * Page protection is changed by system calls injected through ptrace (the
  * stopped thread jumps to our "syscall; int3" page), not by a preloaded
@@ -157,6 +159,7 @@ struct engine {
 
 static int release_holds(struct engine *e, struct lp_pmu_thread *t, int reprotect);
 static int dt_overflow(struct engine *e, struct lp_pmu_thread *t);
+static int dt_take(struct engine *e, struct lp_pmu_thread *t, int trapped);
 
 static uint64_t now(struct engine *e)
 {
@@ -1066,6 +1069,19 @@ static int run_insn(struct engine *e, struct lp_pmu_thread *t, int sig)
 	int n_opened = 0, ours = 0, hit = 0, r, err;
 	siginfo_t si;
 
+	/* Our int3 is in memory at this instruction (prepare decoded the
+	 * byte it replaced): a step would run the int3, not the instruction,
+	 * and the thread would go on one byte into it. With a free-running
+	 * counter this happens when a breakpoint goes in (another thread's
+	 * notification) at the instruction of a fault not handled yet: the
+	 * instruction's next execution since the breakpoint went in is this
+	 * one, so it is the breakpoint's hit, taken without the trap. (With a
+	 * signal to deliver the step enters the handler first: the step
+	 * counter's dt_step_hit lets it trap later.) */
+	if (!sig && e->bp.active && e->bp.proc == t->proc && x->insn.pc == e->bp.pc) {
+		e->st->dt_stepped++;
+		return dt_take(e, t, 0);
+	}
 	check_point(e, t, t0);
 	/* Inside the target's SIGSEGV handler, and for xsave/xrstor (whose
 	 * decoded access is the largest area: the hardware may not touch the
@@ -1186,7 +1202,9 @@ static int dt_overflow(struct engine *e, struct lp_pmu_thread *t)
 	struct lp_pmu_precise rec;
 	struct lp_pmu_thread *rt;
 	struct lp_pmu_proc *p;
-	uint8_t b, cc = 0xcc;
+	struct lp_pmu_insn insn;
+	uint8_t code[LP_PMU_MAX_INSN], b, cc = 0xcc;
+	long got;
 	int err;
 
 	if (e->bp.active) {
@@ -1202,8 +1220,19 @@ static int dt_overflow(struct engine *e, struct lp_pmu_thread *t)
 	p = rt && rt->proc ? rt->proc : t->proc;
 	/* A pc holding an int3 already is the program's own breakpoint
 	 * (not a memory instruction): no sample. */
-	if (lp_pmu_sup_read(p, rec.pc, &b, 1) != 1 || b == 0xcc) {
+	if ((got = lp_pmu_sup_read(p, rec.pc, code, sizeof(code))) < 1 || code[0] == 0xcc) {
 		e->st->dt_norecord++;
+		return arm_next(e);
+	}
+	b = code[0];
+	/* An instruction without a memory operand gives no sample (pmu-sw's
+	 * records are at any instruction): no breakpoint. Not on a system
+	 * call instruction in any case: the supervisor runs it again itself
+	 * to re-enter a call after a call injected at its entry stop, and
+	 * our "syscall; int3" gadget is made of nothing else. */
+	if (lp_pmu_decode(e->dec, code, (size_t)got, rec.pc, &insn) < 0 || insn.n_mem == 0 ||
+	    (insn.flags & LP_PMU_INSN_SYSCALL)) {
+		e->st->dt_nomem++;
 		return arm_next(e);
 	}
 	if ((err = lp_pmu_sup_write(p, rec.pc, &cc, 1)) < 0)
@@ -1240,10 +1269,11 @@ static int dt_stale(struct engine *e, struct lp_pmu_thread *t, struct user_regs_
 	return 0;
 }
 
-/* t trapped on our int3 (rip = pc + 1): restore the byte, rip back to pc,
- * and run the instruction with its reference of the event's kind sampled
- * (the first of that kind; the first reference when none is). */
-static int dt_take(struct engine *e, struct lp_pmu_thread *t)
+/* t trapped on our int3 (rip = pc + 1; or, trapped = 0, is about to be
+ * stepped at pc: run_insn): restore the byte, rip back to pc, and run the
+ * instruction with its reference of the event's kind sampled (the first
+ * of that kind; the first reference when none is). */
+static int dt_take(struct engine *e, struct lp_pmu_thread *t, int trapped)
 {
 	struct user_regs_struct r;
 	struct bkpt b = e->bp;
@@ -1258,7 +1288,8 @@ static int dt_take(struct engine *e, struct lp_pmu_thread *t)
 	if ((err = lp_pmu_sup_setregs(t, &r)) < 0)
 		return err;
 	e->st->dt_hits++;
-	e->c->ops->note(e->c, t->tid, LP_PMU_NOTE_TRAP);
+	if (trapped)
+		e->c->ops->note(e->c, t->tid, LP_PMU_NOTE_TRAP);
 	if ((err = prepare(e, t, &r)) < 0)
 		return err;
 	for (int j = 0; j < x->n && k < 0; j++)
@@ -1296,7 +1327,7 @@ static int dt_step_hit(struct engine *e, struct lp_pmu_thread *t, int sig)
 		return err;
 	if (si.si_code != SI_KERNEL || !dt_ours(e, t, r.rip))
 		return 0; /* a signal's handler ran first: the breakpoint stays */
-	return dt_take(e, t);
+	return dt_take(e, t, 1);
 }
 
 /* ---- signals of the target ------------------------------------------- */
@@ -2131,7 +2162,7 @@ static int loop_free(struct engine *e)
 				}
 			} else if (ev.si.si_code == SI_KERNEL && lp_pmu_sup_getregs(t, &r) == 0 &&
 				   dt_ours(e, t, r.rip)) {
-				if ((err = dt_take(e, t)) < 0)
+				if ((err = dt_take(e, t, 1)) < 0)
 					return err;
 			} else if (ev.si.si_code == SI_KERNEL && dt_stale(e, t, &r)) {
 				/* retried: it runs the restored instruction */

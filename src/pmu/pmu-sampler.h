@@ -151,9 +151,13 @@ struct lp_pmu_stats {
 	uint64_t dt_replaced;    /* removed unhit at the next notification (pc not run again) */
 	uint64_t dt_norecord;    /* notifications without a usable record (lost, throttled,
 	                            or a pc holding an int3 already) */
-	uint64_t dt_nomem;       /* hit an instruction that made no reference (pmu-sw) */
+	uint64_t dt_nomem;       /* pc of an instruction without a memory operand (no breakpoint),
+	                            or hit one that made no reference (pmu-sw) */
 	uint64_t dt_stale;       /* traps of a breakpoint already removed (another thread), retried */
 	uint64_t dt_forks;       /* breakpoints removed from a fork child's copy of the text */
+	uint64_t dt_stepped;     /* hits taken as the engine was about to single-step the pc (a
+	                            fault of another thread, not handled yet when the breakpoint
+	                            went in at its instruction) */
 	uint64_t ring_samples, ring_lost, ring_throttled, ring_damaged; /* ring-buffer records */
 };
 
