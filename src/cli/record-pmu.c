@@ -466,11 +466,12 @@ static void print_stats(const struct lp_pmu_stats *st)
 		 (unsigned long long)st->exposed);
 	if (st->precise_ip >= 0 && (st->dt_inserted || st->ring_samples || st->dt_norecord))
 		cli_note("pmu double trap: precise_ip %d inserted %llu hits %llu replaced %llu norecord %llu "
-			 "nomem %llu stale %llu forks %llu ring_samples %llu ring_lost %llu ring_throttled %llu "
+			 "nomem %llu stale %llu stepped %llu forks %llu ring_samples %llu ring_lost %llu ring_throttled %llu "
 			 "ring_damaged %llu", st->precise_ip, (unsigned long long)st->dt_inserted,
 			 (unsigned long long)st->dt_hits, (unsigned long long)st->dt_replaced,
 			 (unsigned long long)st->dt_norecord, (unsigned long long)st->dt_nomem,
-			 (unsigned long long)st->dt_stale, (unsigned long long)st->dt_forks,
+			 (unsigned long long)st->dt_stale, (unsigned long long)st->dt_stepped,
+			 (unsigned long long)st->dt_forks,
 			 (unsigned long long)st->ring_samples, (unsigned long long)st->ring_lost,
 			 (unsigned long long)st->ring_throttled, (unsigned long long)st->ring_damaged);
 }
