@@ -179,7 +179,7 @@ private:
 	void slowCall(Instruction *before, Value *cond, const Access &a, Value *tlsCd, uint64_t rest);
 	void planChecks(Function &F, const std::vector<const Access *> &acc, std::vector<BasicBlock *> &resets);
 	Value *precheck(IRBuilder<> &B, const Access &a, const Check &k);
-	void instrumentFast(const std::vector<Access> &acc, Value *cdHead);
+	void instrumentFast(const std::vector<Access> &acc);
 	void instrumentSlow(const std::vector<Access> &acc);
 	std::vector<VLoop> planLoops(Function &F);
 	void versionLoop(Function &F, VLoop &v);
@@ -353,9 +353,9 @@ Value *Instrumenter::precheck(IRBuilder<> &B, const Access &a, const Check &k)
 }
 
 // The block's countdown was tested and decremented by acc.size() at its
-// head (cdHead is the value before): each access only checks the shadow,
+// head: each access only checks the shadow,
 // merged as planChecks decided.
-void Instrumenter::instrumentFast(const std::vector<Access> &acc, Value *cdHead)
+void Instrumenter::instrumentFast(const std::vector<Access> &acc)
 {
 	uint64_t n = acc.size();
 
@@ -368,7 +368,6 @@ void Instrumenter::instrumentFast(const std::vector<Access> &acc, Value *cdHead)
 		Value *tlsCd = B.CreateAdd(B.CreateLoad(i64, cdSlot), ConstantInt::get(i64, n - 1 - i));
 		slowCall(at, cond, acc[i], tlsCd, n - 1 - i);
 	}
-	(void)cdHead;
 }
 
 // The exact snippet per access: cd = countdown--; if (cd == 0 || watched)
@@ -991,7 +990,6 @@ bool Instrumenter::run(Function &F)
 
 	struct Block {
 		std::vector<Access> fast, slow;
-		Value *cdHead;
 	};
 	uint64_t size = 0, nacc = 0, cloned = 0;
 	for (BasicBlock &BB : F)
@@ -1051,7 +1049,6 @@ bool Instrumenter::run(Function &F)
 			// is also as fast: one test of the countdown either way.
 			Block w;
 			w.slow = acc;
-			w.cdHead = nullptr;
 			work.push_back(std::move(w));
 			continue;
 		}
@@ -1096,7 +1093,6 @@ bool Instrumenter::run(Function &F)
 			y.ptr = vmap.count(x.ptr) ? (Value *)vmap[x.ptr] : x.ptr;
 			w.slow.push_back(y);
 		}
-		w.cdHead = cd;
 		work.push_back(std::move(w));
 	}
 	if (stats)
@@ -1157,7 +1153,7 @@ bool Instrumenter::run(Function &F)
 	}
 	for (Block &w : work) {
 		if (!w.fast.empty())
-			instrumentFast(w.fast, w.cdHead);
+			instrumentFast(w.fast);
 		instrumentSlow(w.slow);
 	}
 	for (Instruction *I : exits) {

@@ -10,8 +10,7 @@
 # of functions over the clone limit).
 . "$(dirname "$0")/lib.sh"
 RT=$LOCPROF_SRC/tests/rt
-command -v clang >/dev/null || { echo "SKIP: no clang" >&2; exit 0; }
-[ -e "$LOCPROF_BUILD/src/rt/locprof-pass.so" ] || { echo "SKIP: the pass was not built (no llvm-14-dev)" >&2; exit 0; }
+need_pass
 
 # The default is the pass; --sancov is the old path; --gcc excludes --sancov.
 "$LOCPROF" cc --show -O2 -c -o "$T/x.o" "$RT/count.c" 2>"$T/show" || fail "pass build"
@@ -28,8 +27,6 @@ build() { # build NAME SOURCE [options...]
 	case $src in *.cpp) drv=c++ ;; esac
 	"$LOCPROF" $drv "$@" -O2 -o "$T/$name" "$src" -lpthread || fail "cannot build $name"
 }
-refs() { awk '$1 == "R" || $1 == "W" { print $1, $3 }' "$1"; }
-samples() { awk '!/^#/ { print $1, $2, $3, $6, $7, $8 }' "$1" | sort; }
 
 # compare NAME SOURCE RATE TRACE-ARGS -- SAMPLE-ARGS
 compare() {
@@ -58,10 +55,6 @@ compare() {
 			fail "$name $lto: reference counts differ"
 	done
 }
-
-# Without ASLR the heap and stack are at the same addresses in both runs
-# of a build, so the reuse times of stack and heap lines can be compared.
-NR=; setarch -R true 2>/dev/null && NR="setarch -R"
 
 compare cyclic "$RT/cyclic.c" 0.01 97 20 -- 97 200
 compare lockstep "$RT/lockstep.c" 0.02 50 30 -- 50 300

@@ -10,10 +10,7 @@
 # rates and line sizes, lines below the 64-byte granule included.
 . "$(dirname "$0")/lib.sh"
 RT=$LOCPROF_SRC/tests/rt
-command -v clang >/dev/null || { echo "SKIP: no clang" >&2; exit 0; }
-[ -e "$LOCPROF_BUILD/src/rt/locprof-pass.so" ] || { echo "SKIP: the pass was not built (no llvm-14-dev)" >&2; exit 0; }
-NR=; setarch -R true 2>/dev/null && NR="setarch -R"
-samples() { awk '!/^#/ { print $1, $2, $3, $6, $7, $8 }' "$1" | sort; }
+need_pass
 
 for build in "--lto" "--no-lto" "--lto --clone-max=0"; do
 	LOCPROF_PASS_VERIFY=1 LOCPROF_PASS_STATS=1 "$LOCPROF" cc $build -O2 -o "$T/m" "$RT/fields.c" 2>"$T/stats" ||
@@ -30,8 +27,7 @@ for build in "--lto" "--no-lto" "--lto --clone-max=0"; do
 		$NR "$LOCPROF" record -q --mode trace -o "$T/$v.txt" -- "$T/$v" 300 2 >"$T/$v.out" || fail "$build $v: trace run"
 	done
 	cmp -s "$T/m.out" "$T/p.out" || fail "$build: the two builds print different results"
-	cmp -s <(awk '$1 == "R" || $1 == "W" { print $1, $3 }' "$T/m.txt") \
-		<(awk '$1 == "R" || $1 == "W" { print $1, $3 }' "$T/p.txt") || fail "$build: traces differ"
+	cmp -s <(refs "$T/m.txt") <(refs "$T/p.txt") || fail "$build: traces differ"
 	for run in "0.01 64 300 4" "0.05 16,64 200 2" "0.002 32,256 400 6"; do
 		set -- $run
 		for v in m p; do

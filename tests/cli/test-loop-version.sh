@@ -12,11 +12,7 @@
 # when one is in range (tests/rt/rangeq.c against a slow reference).
 . "$(dirname "$0")/lib.sh"
 RT=$LOCPROF_SRC/tests/rt
-command -v clang >/dev/null || { echo "SKIP: no clang" >&2; exit 0; }
-[ -e "$LOCPROF_BUILD/src/rt/locprof-pass.so" ] || { echo "SKIP: the pass was not built (no llvm-14-dev)" >&2; exit 0; }
-NR=; setarch -R true 2>/dev/null && NR="setarch -R"
-samples() { awk '!/^#/ { print $1, $2, $3, $6, $7, $8 }' "$1" | sort; }
-refs() { awk '$1 == "R" || $1 == "W" { print $1, $3 }' "$1"; }
+need_pass
 
 for lto in --lto --no-lto; do
 	LOCPROF_PASS_VERIFY=1 LOCPROF_PASS_STATS=1 "$LOCPROF" cc $lto -O2 -o "$T/v" "$RT/loops.c" 2>"$T/stats" ||
