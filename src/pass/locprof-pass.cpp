@@ -858,6 +858,7 @@ void Instrumenter::versionLoop(Function &F, VLoop &v)
 	bool single = v.blocks.size() == 1;
 	Value *fend0 = end, *cdEnd = nullptr, *cdExit = nullptr;
 	BasicBlock *fexit = nullptr, *fromFast = fh2; // where the fast copy enters H
+	BasicBlock *stripLatch = nullptr; // the fast latch's strip-end block, if it tests the strip
 	if (single) {
 		Value *cdq = DB.CreateLoad(i64, cdSlot, "lp.cd");
 		Value *room = umin(DB, n, DB.CreateUDiv(cdq, ConstantInt::get(i64, v.total)));
@@ -886,6 +887,7 @@ void Instrumenter::versionLoop(Function &F, VLoop &v)
 		// Leaving the loop from the fast copy: the iteration that exits
 		// made all its references (one block).
 		std::vector<BasicBlock *> succ(succ_begin(fhBody), succ_end(fhBody));
+		BasicBlock *xexit = nullptr;
 		for (BasicBlock *S : succ) {
 			if (S == fh)
 				continue;
@@ -893,6 +895,25 @@ void Instrumenter::versionLoop(Function &F, VLoop &v)
 			fastBlocks.insert(x);
 			IRBuilder<> EB(&*x->getFirstInsertionPt());
 			EB.CreateStore(cdExit, cdSlot);
+			xexit = x;
+		}
+		// One test per fast iteration, not two: the strip never runs
+		// past the loop's last iteration (room <= trips - i), so the
+		// loop's own exit test is replaced by the strip's, and where the
+		// strip ends the loop ends iff it was its last (the
+		// backedge-taken count is exact). The loop's compare is then
+		// dead, and LSR keeps one induction variable instead of two.
+		auto *lt = dyn_cast<BranchInst>(fhBody->getTerminator());
+		if (xexit && lt && lt->isConditional() && succ.size() == 2 &&
+		    (lt->getSuccessor(0) == fh) != (lt->getSuccessor(1) == fh)) {
+			BasicBlock *fdone = BasicBlock::Create(C, "lp.lv.fast.done", &F, fexit);
+			fastBlocks.insert(fdone);
+			lt->eraseFromParent();
+			IRBuilder<> LB(fhBody);
+			LB.CreateCondBr(LB.CreateICmpEQ(fivn, fend), fdone, fh, MDBuilder(C).createBranchWeights(1, 64));
+			IRBuilder<> XD(fdone);
+			XD.CreateCondBr(XD.CreateICmpEQ(fivn, trips), xexit, fexit);
+			stripLatch = fdone;
 		}
 	} else {
 		DB.CreateCondBr(DB.CreateICmpEQ(watch, ConstantInt::get(i32, 0)), fh, H,
@@ -910,7 +931,9 @@ void Instrumenter::versionLoop(Function &F, VLoop &v)
 		PHINode *phi = pp.first, *fphi = cast<PHINode>(vm[phi]);
 		PHINode *q = QP.CreatePHI(phi->getType(), 3, phi->getName() + ".lpq");
 		q->addIncoming(phi->getIncomingValueForBlock(check), check);
-		q->addIncoming(fphi, toQuery);
+		// From the latch's strip test the header values are those the
+		// back edge would have taken.
+		q->addIncoming(stripLatch ? fphi->getIncomingValueForBlock(fLatch) : (Value *)fphi, toQuery);
 		q->addIncoming(phi, H);
 		phi->addIncoming(q, done);
 		if (fromFast)
@@ -921,7 +944,7 @@ void Instrumenter::versionLoop(Function &F, VLoop &v)
 		pp.second = q;
 	}
 	qi->addIncoming(ConstantInt::get(i64, 0), check);
-	qi->addIncoming(fiv, toQuery);
+	qi->addIncoming(stripLatch ? fivn : fiv, toQuery);
 	qi->addIncoming(iv, H);
 	iv->addIncoming(ConstantInt::get(i64, 0), check);
 	iv->addIncoming(qi, done);
@@ -947,7 +970,11 @@ void Instrumenter::versionLoop(Function &F, VLoop &v)
 	fh->getTerminator()->eraseFromParent();
 	IRBuilder<> FT(fh);
 	if (single) {
-		FT.CreateCondBr(FT.CreateICmpEQ(fiv, fend), fexit, fhBody, MDBuilder(C).createBranchWeights(1, 64));
+		if (stripLatch) // the query gives at least one iteration; the latch tests the strip
+			FT.CreateBr(fhBody);
+		else
+			FT.CreateCondBr(FT.CreateICmpEQ(fiv, fend), fexit, fhBody,
+					MDBuilder(C).createBranchWeights(1, 64));
 		return;
 	}
 	FT.CreateCondBr(FT.CreateICmpEQ(fiv, fend), query, fh2, MDBuilder(C).createBranchWeights(1, 64));
