@@ -91,11 +91,11 @@ enum : uint64_t { kCloneMax = 2000 };
 
 // Loop versioning limits: accesses per loop body, address ranges (distinct
 // runs of accesses) per loop, and the fewest iterations worth a range query.
-// Steps may be any loop-invariant value: a strip's range grows with the
-// step, and the query reads the shadow (short ranges), the page counts
-// (1-2 pages), the region counts (1-2 MiB regions: a column walk such as
-// matmul naive's b[k][j]) or calls the runtime (longer).
+// A strip's range grows with the step, and the range query scans a count
+// per 4 KiB page of it: steps are constants of at most kLoopMaxStep bytes
+// (a column walk, e.g. matmul naive's b[k][j], is left instrumented).
 enum : uint64_t { kLoopMaxAccesses = 64, kLoopMaxRanges = 8, kLoopMinTrips = 8, kLoopStrip = 64 };
+enum : int64_t { kLoopMaxStep = 256 };
 // The longest range (bytes) a versioned loop's query reads from the watch
 // shadow directly: 14 granules, so that any alignment spans at most 16.
 enum : uint64_t { kShadowQueryBytes = 14 * 64 };
@@ -110,8 +110,7 @@ enum : uint64_t { kLoopJoinNear = 256 };
 // (e.g. a[i], a[i+1], a[i+2] of an unrolled loop): one range per strip.
 struct VRef {
 	Value *start;   // i64 address of the run's first access at iteration 0
-	int64_t step;   // bytes per iteration (0: loop-invariant), if a constant
-	Value *stepV;   // the step, i64, if not a constant (then step is 0)
+	int64_t step;   // bytes per iteration (0: loop-invariant)
 	int64_t lo, hi; // the run's bytes at iteration 0: [start + lo, start + hi)
 };
 struct VLoop {
@@ -166,12 +165,11 @@ private:
 	bool loopVersion = true; // LOCPROF_PASS_LOOP_VERSION=0 turns it off
 	uint64_t strip = kLoopStrip; // LOCPROF_PASS_LOOP_STRIP: iterations per range query
 	bool verify = false;  // LOCPROF_PASS_VERIFY: run the IR verifier after each function
-	FunctionCallee rangeQuery;  // lp_rt_range_watched(lo, hi)
-	FunctionCallee strideQuery; // lp_rt_stride_watched(first, step, n, width)
+	FunctionCallee rangeQuery; // lp_rt_range_watched(lo, hi)
 	SmallPtrSet<BasicBlock *, 32> fastBlocks; // the uninstrumented loop copies and range queries
 	AllocaInst *cdSlot = nullptr;
 	AllocaInst *dirtySlot = nullptr; // a slow path or a positive window ran since the last reset
-	uint64_t rangesAll = 0, rangesShadow = 0, rangesRegion = 0; // versioned loops' ranges: all, read from the shadow, long or run-time steps
+	uint64_t rangesAll = 0, rangesShadow = 0; // versioned loops' ranges, those read from the shadow
 	bool mergeChecks = true; // LOCPROF_PASS_CHECK_MERGE=0 turns check merging off
 	std::map<Instruction *, Check> checks; // per instrumented access (planChecks)
 
@@ -231,7 +229,6 @@ Instrumenter::Instrumenter(Module &Mod) : M(Mod), C(Mod.getContext())
 	const char *vf = getenv("LOCPROF_PASS_VERIFY");
 	verify = vf && *vf && strcmp(vf, "0");
 	rangeQuery = M.getOrInsertFunction("lp_rt_range_watched", FunctionType::get(i32, { i64, i64 }, false));
-	strideQuery = M.getOrInsertFunction("lp_rt_stride_watched", FunctionType::get(i32, { i64, i64, i64, i64 }, false));
 }
 
 // The references the runtime counts: ordinary loads and stores of any
@@ -512,7 +509,7 @@ static bool isProgramCall(Instruction &I)
 	if (!CB || isa<IntrinsicInst>(CB) || CB->isInlineAsm())
 		return false;
 	Function *f = CB->getCalledFunction();
-	return !(f && (f->getName() == "lp_rt_range_watched" || f->getName() == "lp_rt_stride_watched"));
+	return !(f && f->getName() == "lp_rt_range_watched");
 }
 
 // ---- loop versioning ---------------------------------------------------
@@ -596,7 +593,7 @@ std::vector<VLoop> Instrumenter::planLoops(Function &F)
 		const SCEV *n = SE.getZeroExtendExpr(btc, i64);
 		Instruction *at = L->getLoopPreheader()->getTerminator();
 		struct Run {
-			const SCEV *start, *stepS; // stepS: a constant, or a loop-invariant value
+			const SCEV *start;
 			int64_t step, lo, hi;
 		};
 		// Runs join accesses within `join` bytes of the run's first: near
@@ -608,7 +605,7 @@ std::vector<VLoop> Instrumenter::planLoops(Function &F)
 			runs.clear();
 			for (const Access &a : acc) {
 				const SCEV *p = SE.getSCEV(a.ptr);
-				const SCEV *pi = SE.getPtrToIntExpr(p, i64), *start, *stepS = SE.getZero(i64);
+				const SCEV *pi = SE.getPtrToIntExpr(p, i64), *start;
 				int64_t step = 0;
 				if (isa<SCEVCouldNotCompute>(pi) || pi->getType() != i64) {
 					ok = false;
@@ -617,23 +614,21 @@ std::vector<VLoop> Instrumenter::planLoops(Function &F)
 				if (SE.isLoopInvariant(pi, L)) {
 					start = pi;
 				} else if (auto *ar = dyn_cast<SCEVAddRecExpr>(pi)) {
-					stepS = ar->getStepRecurrence(SE);
-					if (ar->getLoop() != L || !ar->isAffine() || !SE.isLoopInvariant(ar->getStart(), L) ||
-					    !SE.isLoopInvariant(stepS, L) || stepS->getType() != i64 ||
-					    (!isa<SCEVConstant>(stepS) && !isSafeToExpandAt(stepS, at, SE))) {
+					auto *c = dyn_cast<SCEVConstant>(ar->getStepRecurrence(SE));
+					if (ar->getLoop() != L || !ar->isAffine() || !SE.isLoopInvariant(ar->getStart(), L) || !c ||
+					    c->getAPInt().abs().ugt(kLoopMaxStep)) {
 						ok = false;
 						break;
 					}
 					start = ar->getStart();
-					if (auto *c = dyn_cast<SCEVConstant>(stepS))
-						step = c->getAPInt().getSExtValue();
+					step = c->getAPInt().getSExtValue();
 				} else {
 					ok = false;
 					break;
 				}
 				bool joined = false;
 				for (Run &r : runs) {
-					if (r.stepS != stepS)
+					if (r.step != step)
 						continue;
 					auto *d = dyn_cast<SCEVConstant>(SE.getMinusSCEV(start, r.start));
 					if (!d || d->getAPInt().abs().ugt(join))
@@ -649,7 +644,7 @@ std::vector<VLoop> Instrumenter::planLoops(Function &F)
 						ok = false;
 						break;
 					}
-					runs.push_back({ start, stepS, step, 0, (int64_t)a.size });
+					runs.push_back({ start, step, 0, (int64_t)a.size });
 				}
 			}
 		};
@@ -663,9 +658,7 @@ std::vector<VLoop> Instrumenter::planLoops(Function &F)
 		SCEVExpander ex(SE, DL, "lp.range");
 		v.btc = ex.expandCodeFor(n, i64, at);
 		for (Run &r : runs)
-			v.refs.push_back({ ex.expandCodeFor(r.start, i64, at), r.step,
-					   isa<SCEVConstant>(r.stepS) ? nullptr : ex.expandCodeFor(r.stepS, i64, at), r.lo,
-					   r.hi });
+			v.refs.push_back({ ex.expandCodeFor(r.start, i64, at), r.step, r.lo, r.hi });
 		v.preheader = L->getLoopPreheader();
 		v.header = L->getHeader();
 		v.latch = L->getLoopLatch();
@@ -807,25 +800,15 @@ void Instrumenter::versionLoop(Function &F, VLoop &v)
 	Value *n = umin(QB, ConstantInt::get(i64, stripLen), QB.CreateSub(trips, qi));
 	Value *end = QB.CreateAdd(qi, n, "lp.end");
 	Value *last = QB.CreateSub(n, ConstantInt::get(i64, 1));
-	std::vector<Value *> lo, hi, first; // first: the run's first byte at iteration i
+	std::vector<Value *> lo, hi;
 	for (const VRef &r : v.refs) {
 		// The run's bytes over the strip: [a + r.lo, a + r.hi) at each
 		// iteration, a = start + step * iteration.
 		Value *a = r.start, *span = ConstantInt::get(i64, 0);
-		if (r.stepV) { // a step known only at run time: either sign
-			a = QB.CreateAdd(a, QB.CreateMul(qi, r.stepV));
-			first.push_back(QB.CreateAdd(a, ConstantInt::get(i64, r.lo)));
-			Value *b = QB.CreateAdd(a, QB.CreateMul(last, r.stepV));
-			Value *neg = QB.CreateICmpSLT(r.stepV, ConstantInt::get(i64, 0));
-			lo.push_back(QB.CreateAdd(QB.CreateSelect(neg, b, a), ConstantInt::get(i64, r.lo)));
-			hi.push_back(QB.CreateAdd(QB.CreateSelect(neg, a, b), ConstantInt::get(i64, r.hi)));
-			continue;
-		}
 		if (r.step) {
 			a = QB.CreateAdd(a, QB.CreateMul(qi, ConstantInt::get(i64, r.step)));
 			span = QB.CreateMul(last, ConstantInt::get(i64, r.step));
 		}
-		first.push_back(QB.CreateAdd(a, ConstantInt::get(i64, r.lo)));
 		if (r.step >= 0) {
 			lo.push_back(QB.CreateAdd(a, ConstantInt::get(i64, r.lo)));
 			hi.push_back(QB.CreateAdd(QB.CreateAdd(a, span), ConstantInt::get(i64, r.hi)));
@@ -843,35 +826,14 @@ void Instrumenter::versionLoop(Function &F, VLoop &v)
 	// costs a strip instrumented, never a missed watch. The loads stay
 	// within 1 KiB of an address the loop accesses, inside the shadow.)
 	// Other ranges of one or two pages read the runtime's per-thread page
-	// counts inline; ranges within one or two 1 MiB regions whose region
-	// counts are zero need nothing more (a column walk's strip); the
-	// rest call the runtime, which scans the pages of non-empty regions.
+	// counts inline; longer ones call it.
 	Value *pages = QB.CreateLoad(PointerType::getUnqual(i32), field(QB, 1), "lp.pages");
 	Value *pmask = ConstantInt::get(i64, 0xffff); // LP_RT_PAGE_ENTRIES - 1
-	Value *rmask = ConstantInt::get(i64, 0xfff);  // LP_RT_REGION_ENTRIES - 1
 	Value *small = nullptr, *inl = nullptr;
 	for (unsigned k = 0; k < v.refs.size(); k++) {
 		const VRef &r = v.refs[k];
 		uint64_t most = (stripLen - 1) * (uint64_t)std::abs(r.step) + (uint64_t)(r.hi - r.lo);
 		rangesAll++;
-		if (r.stepV || most > 2 * 4096) {
-			// Pages if the range spans at most two, else regions.
-			rangesRegion++;
-			Value *p0 = QB.CreateLShr(lo[k], 12), *p1 = QB.CreateLShr(QB.CreateSub(hi[k], ConstantInt::get(i64, 1)), 12);
-			Value *r0 = QB.CreateLShr(lo[k], 20), *r1 = QB.CreateLShr(QB.CreateSub(hi[k], ConstantInt::get(i64, 1)), 20);
-			Value *psm = QB.CreateICmpULE(QB.CreateSub(p1, p0), ConstantInt::get(i64, 1));
-			Value *rsm = QB.CreateICmpULE(QB.CreateSub(r1, r0), ConstantInt::get(i64, 1));
-			Value *pw = QB.CreateOr(QB.CreateLoad(i32, QB.CreateGEP(i32, pages, QB.CreateAnd(p0, pmask))),
-						QB.CreateLoad(i32, QB.CreateGEP(i32, pages, QB.CreateAnd(p1, pmask))));
-			Value *regions = QB.CreateGEP(i32, pages, ConstantInt::get(i64, 0x10000)); // + LP_RT_PAGE_ENTRIES
-			Value *rw = QB.CreateOr(QB.CreateLoad(i32, QB.CreateGEP(i32, regions, QB.CreateAnd(r0, rmask))),
-						QB.CreateLoad(i32, QB.CreateGEP(i32, regions, QB.CreateAnd(r1, rmask))));
-			Value *sm = QB.CreateOr(psm, QB.CreateAnd(rsm, QB.CreateICmpEQ(rw, ConstantInt::get(i32, 0))));
-			Value *w = QB.CreateSelect(psm, pw, ConstantInt::get(i32, 0));
-			small = small ? QB.CreateAnd(small, sm) : sm;
-			inl = inl ? QB.CreateOr(inl, w) : w;
-			continue;
-		}
 		if (most <= kShadowQueryBytes) {
 			rangesShadow++;
 			Value *w = QB.CreateZExt(shadowRangeWatched(QB, lo[k], hi[k]), i32);
@@ -893,13 +855,7 @@ void Instrumenter::versionLoop(Function &F, VLoop &v)
 	IRBuilder<> KB(call);
 	Value *any = nullptr;
 	for (unsigned k = 0; k < v.refs.size(); k++) {
-		// A run whose step is past its width touches a small part of its
-		// range: ask about its bytes only.
-		const VRef &r = v.refs[k];
-		bool strided = r.stepV || (uint64_t)std::abs(r.step) > (uint64_t)(r.hi - r.lo) + 64;
-		Value *w = strided ? KB.CreateCall(strideQuery, { first[k], r.stepV ? r.stepV : ConstantInt::get(i64, r.step), n,
-								  ConstantInt::get(i64, r.hi - r.lo) })
-				   : KB.CreateCall(rangeQuery, { lo[k], hi[k] });
+		Value *w = KB.CreateCall(rangeQuery, { lo[k], hi[k] });
 		any = any ? KB.CreateOr(any, w) : w;
 	}
 	KB.CreateBr(done);
@@ -1126,7 +1082,7 @@ bool Instrumenter::run(Function &F)
 	// Only where blocks are cloned: it doubles the loops' code too.
 	fastBlocks.clear();
 	uint64_t versioned = 0, versionedOne = 0;
-	rangesAll = rangesShadow = rangesRegion = 0;
+	rangesAll = rangesShadow = 0;
 	if (loopVersion && mayClone) {
 		std::vector<VLoop> plan = planLoops(F);
 		for (VLoop &v : plan)
@@ -1210,9 +1166,8 @@ bool Instrumenter::run(Function &F)
 			(unsigned long long)cloned, blocks.size(), (unsigned long long)versioned,
 			(unsigned long long)versionedOne);
 	if (stats && rangesAll)
-		fprintf(stderr, "locprof-pass: %s: %llu of %llu loop ranges read from the shadow, %llu from the region counts\n",
-			F.getName().str().c_str(), (unsigned long long)rangesShadow, (unsigned long long)rangesAll,
-			(unsigned long long)rangesRegion);
+		fprintf(stderr, "locprof-pass: %s: %llu of %llu loop ranges read from the shadow\n", F.getName().str().c_str(),
+			(unsigned long long)rangesShadow, (unsigned long long)rangesAll);
 	if (!any) {
 		// Nothing to count here: the calls' callees keep their own.
 		cdSlot->eraseFromParent();

@@ -35,7 +35,7 @@
 
 /* Always-empty page counts, for threads with nothing to watch yet and for
  * the inert runtime (bss: its pages cost nothing). */
-static uint32_t rt_zero_pages[LP_RT_PAGE_ENTRIES + LP_RT_REGION_ENTRIES];
+static uint32_t rt_zero_pages[LP_RT_PAGE_ENTRIES];
 
 /* The page counts start valid, so that no range query reads through NULL. */
 __thread struct lp_rt_fast lp_rt_fast
@@ -50,9 +50,9 @@ enum {
 	 * granules per 4 KiB page and per 1 MiB region, direct-mapped (256 MiB
 	 * and 4 GiB of address space before entries alias). */
 	PAGE_SHIFT_RT = LP_RT_PAGE_SHIFT,
-	REGION_SHIFT_RT = LP_RT_REGION_SHIFT,
+	REGION_SHIFT_RT = 20,
 	PAGE_ENTRIES = LP_RT_PAGE_ENTRIES,
-	REGION_ENTRIES = LP_RT_REGION_ENTRIES,
+	REGION_ENTRIES = 1 << 12,
 	MAPS_CHUNK = 60000,
 	CMDLINE_MAX = 4096,
 	INERT_COUNTDOWN = INT64_MAX / 2,
@@ -61,14 +61,7 @@ enum {
 struct rt_watch {
 	uint64_t line; /* addr >> line_shift[idx] */
 	uint64_t begin, pc, addr;
-	uint32_t span;  /* its entry in the thread's spans */
 	uint8_t used, idx, size, kind, level;
-};
-
-/* The live watches again, densely (spans[0, live)), for queries that
- * look at every live watch: its granules [g0, g1) and its table slot. */
-struct rt_span {
-	uint64_t g0, g1, slot;
 };
 
 struct lp_rt_thread {
@@ -86,7 +79,6 @@ struct lp_rt_thread {
 
 	struct rt_watch *table;
 	uint64_t table_cap, live;
-	struct rt_span *spans;   /* table_cap / 2 entries: live never exceeds it */
 	uint32_t *pages;         /* live watched granules per page (exact counts) */
 	uint32_t *regions;       /* the sum of pages per region */
 
@@ -630,59 +622,6 @@ int lp_rt_range_watched(uint64_t lo, uint64_t hi)
 	return 0;
 }
 
-/* Is some k in [0, n) with lo <= k * step <= hi? */
-static int rt_progression_meets(int64_t lo, int64_t hi, int64_t step, uint64_t n)
-{
-	uint64_t s, k;
-
-	if (step < 0) { /* k * |step| in [-hi, -lo] */
-		int64_t t = lo;
-		lo = -hi;
-		hi = -t;
-		step = -step;
-	}
-	if (hi < 0 || lo > hi)
-		return 0;
-	if (step == 0 || lo <= 0)
-		return step == 0 ? lo <= 0 : 1;
-	s = (uint64_t)step;
-	k = ((uint64_t)lo + s - 1) / s; /* the first k with k * step >= lo */
-	return k < n && k * s <= (uint64_t)hi;
-}
-
-int lp_rt_stride_watched(uint64_t first, int64_t step, uint64_t n, uint64_t width)
-{
-	struct lp_rt_fast *f = &lp_rt_fast;
-	struct lp_rt_thread *t = f->t;
-
-	if (!t || t->dead || !t->live) /* as lp_rt_range_watched() */
-		return 0;
-	if (f->in_rt)
-		return 1;
-	if (!width || !n || step < -(INT64_MAX / 2) || step > INT64_MAX / 2 || first >> 62 ||
-	    n > (uint64_t)1 << 32)
-		return !!width && !!n; /* out of the arithmetic's range: maybe */
-	if (t->live <= 4 * n) {
-		/* Few live watches (the usual case at low rates): does any
-		 * meet [first + k * step, + width)? Byte x_k meets granules
-		 * [g0, g1) iff g0 * 64 - width < x_k < g1 * 64. */
-		for (uint64_t i = 0; i < t->live; i++) {
-			int64_t lo = (int64_t)((t->spans[i].g0 << LP_RT_GRANULE_SHIFT) - width + 1 - first);
-			int64_t hi = (int64_t)((t->spans[i].g1 << LP_RT_GRANULE_SHIFT) - 1 - first);
-			if (rt_progression_meets(lo, hi, step, n))
-				return 1;
-		}
-		return 0;
-	}
-	for (uint64_t k = 0; k < n; k++) { /* many: the shadow bytes of each */
-		uint64_t a = first + (uint64_t)step * k;
-		for (uint64_t gr = a >> LP_RT_GRANULE_SHIFT; gr <= (a + width - 1) >> LP_RT_GRANULE_SHIFT; gr++)
-			if (lp_rt_shadow_load(gr << LP_RT_GRANULE_SHIFT))
-				return 1;
-	}
-	return 0;
-}
-
 static void rt_remove(struct lp_rt_thread *t, struct rt_watch *w)
 {
 	uint64_t mask = t->table_cap - 1, i = (uint64_t)(w - t->table), j = i;
@@ -690,10 +629,6 @@ static void rt_remove(struct lp_rt_thread *t, struct rt_watch *w)
 	t->live--;
 	rt_shadow_add(w, -1);
 	rt_coarse_add(t, w, -1);
-	if (w->span != t->live) { /* the last span fills the hole */
-		t->spans[w->span] = t->spans[t->live];
-		t->table[t->spans[w->span].slot].span = w->span;
-	}
 	for (;;) {
 		uint64_t home;
 		t->table[i].used = 0;
@@ -705,7 +640,6 @@ static void rt_remove(struct lp_rt_thread *t, struct rt_watch *w)
 			/* Move j back to i unless its home lies cyclically in (i, j]. */
 		} while (i <= j ? (i < home && home <= j) : (i < home || home <= j));
 		t->table[i] = t->table[j];
-		t->spans[t->table[i].span].slot = i;
 		i = j;
 	}
 }
@@ -715,16 +649,9 @@ static int rt_table_grow(struct lp_rt_thread *t)
 	struct rt_watch *old = t->table;
 	uint64_t ocap = t->table_cap, ncap = ocap * 2;
 	struct rt_watch *nt = rt_alloc(ncap * sizeof(*nt));
-	struct rt_span *ns = rt_alloc(ncap / 2 * sizeof(*ns));
 
-	if (!nt || !ns) {
-		rt_free(nt, ncap * sizeof(*nt));
-		rt_free(ns, ncap / 2 * sizeof(*ns));
+	if (!nt)
 		return -1;
-	}
-	memcpy(ns, t->spans, t->live * sizeof(*ns));
-	rt_free(t->spans, ocap / 2 * sizeof(*ns));
-	t->spans = ns;
 	t->table = nt;
 	t->table_cap = ncap;
 	for (uint64_t i = 0; i < ocap; i++) {
@@ -733,7 +660,6 @@ static int rt_table_grow(struct lp_rt_thread *t)
 			while (nt[j].used)
 				j = (j + 1) & (ncap - 1);
 			nt[j] = old[i];
-			ns[nt[j].span].slot = j;
 		}
 	}
 	rt_free(old, ocap * sizeof(*old));
@@ -832,9 +758,6 @@ static void rt_start_sample(struct lp_rt_thread *t, uint64_t addr, uint32_t size
 		w->kind = (uint8_t)kind;
 		w->level = (uint8_t)level;
 		w->used = 1;
-		w->span = (uint32_t)t->live;
-		uint64_t g0, gn = rt_granules(w, &g0);
-		t->spans[t->live] = (struct rt_span){ g0, g0 + gn, j };
 		t->live++;
 		rt_shadow_add(w, 1);
 		rt_coarse_add(t, w, 1);
@@ -853,12 +776,11 @@ static void rt_make_inert(struct lp_rt_fast *f)
 static void rt_thread_unmap(struct lp_rt_thread *t)
 {
 	rt_free(t->table, t->table_cap * sizeof(struct rt_watch));
-	rt_free(t->spans, t->table_cap / 2 * sizeof(struct rt_span));
-	rt_free(t->pages, (PAGE_ENTRIES + REGION_ENTRIES) * sizeof(uint32_t)); /* the regions too */
+	rt_free(t->pages, PAGE_ENTRIES * sizeof(uint32_t));
+	rt_free(t->regions, REGION_ENTRIES * sizeof(uint32_t));
 	rt_free(t->samples, SAMPLE_CAP * sizeof(struct lp_msg_sample));
 	rt_free(t->events, (uint64_t)t->event_cap * sizeof(struct lp_msg_ref));
 	t->table = NULL;
-	t->spans = NULL;
 	t->pages = NULL;
 	t->regions = NULL;
 	t->samples = NULL;
@@ -901,13 +823,12 @@ static struct lp_rt_thread *rt_thread_init(struct lp_rt_fast *f)
 	lp_rng_seed(&t->rng, lp_splitmix64(&x));
 	t->table_cap = TABLE_MIN;
 	t->table = rt_alloc(TABLE_MIN * sizeof(struct rt_watch));
-	t->spans = rt_alloc(TABLE_MIN / 2 * sizeof(struct rt_span));
-	t->pages = rt_alloc((PAGE_ENTRIES + REGION_ENTRIES) * sizeof(uint32_t));
-	t->regions = t->pages ? t->pages + PAGE_ENTRIES : NULL; /* where the pass expects them */
+	t->pages = rt_alloc(PAGE_ENTRIES * sizeof(uint32_t));
+	t->regions = rt_alloc(REGION_ENTRIES * sizeof(uint32_t));
 	t->samples = rt_alloc(SAMPLE_CAP * sizeof(struct lp_msg_sample));
 	t->event_cap = g.mode == LP_MODE_TRACE ? EVENT_CAP_TRACE : EVENT_CAP_ALLOC;
 	t->events = rt_alloc((uint64_t)t->event_cap * sizeof(struct lp_msg_ref));
-	if (!t->table || !t->spans || !t->pages || !t->regions || !t->samples || !t->events) {
+	if (!t->table || !t->pages || !t->regions || !t->samples || !t->events) {
 		rt_thread_unmap(t);
 		rt_free(t, sizeof(*t));
 		return NULL;

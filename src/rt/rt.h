@@ -28,10 +28,6 @@
 #define LP_RT_SHADOW_BYTES (1ull << (47 - LP_RT_GRANULE_SHIFT))
 #define LP_RT_PAGE_SHIFT 12
 #define LP_RT_PAGE_ENTRIES (1 << 16)
-/* The counts per 1 MiB region follow the page counts in the same array
- * (`pages + LP_RT_PAGE_ENTRIES`), so the pass reaches both from one field. */
-#define LP_RT_REGION_SHIFT 20
-#define LP_RT_REGION_ENTRIES (1 << 12)
 
 static inline __attribute__((always_inline)) uint8_t lp_rt_shadow_load(uint64_t addr)
 {
@@ -49,8 +45,7 @@ struct lp_rt_fast {
 	/* This thread's live watched granules per 4 KiB page,
 	 * LP_RT_PAGE_ENTRIES entries, direct-mapped (entry
 	 * (addr >> LP_RT_PAGE_SHIFT) & (entries - 1)): the pass's versioned
-	 * loops read it inline for ranges of one or two pages, the region
-	 * counts after it (LP_RT_REGION_ENTRIES) for one or two regions, and
+	 * loops read it inline for ranges of one or two pages, and
 	 * lp_rt_range_watched() for longer ones. The second field: the pass
 	 * knows the first two. */
 	const uint32_t *pages;
@@ -76,12 +71,6 @@ void lp_rt_slow(uint64_t addr, uint32_t size, uint32_t kind, uint64_t pc)
  * versioning"): 0 only if certainly not, then the strip runs without watch
  * checks. */
 int lp_rt_range_watched(uint64_t lo, uint64_t hi);
-/* The same question for a strided run, precisely: may a live watch cover a
- * byte of [first + k * step, first + k * step + width) for some k < n? Read
- * from the watch shadow (every thread's watches: another thread's only
- * costs a strip instrumented). For column walks, whose bounding range is
- * mostly bytes the strip never touches. */
-int lp_rt_stride_watched(uint64_t first, int64_t step, uint64_t n, uint64_t width);
 
 #ifdef LP_RT_INLINED
 #define LP_RT_PC() 0

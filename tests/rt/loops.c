@@ -38,8 +38,6 @@ int main(int argc, char **argv)
 	double *a = alloc(big), *b = alloc(big), *c = alloc(big), *small = alloc(16);
 	double s = 0;
 	int *idx = aligned_alloc(4096, 4096);
-	long farstep = n * 1024; /* doubles: 8n KiB */
-	double *far = alloc(16 * farstep);
 
 	for (int i = 0; i < 1024; i++)
 		idx[i] = (i * 37) % 1024;
@@ -63,26 +61,11 @@ int main(int argc, char **argv)
 			small[3] += 1;
 		}
 		/* Larger constant steps: 32 bytes (a shorter strip, its range
-		 * still read from the shadow), 64 bytes (a strip of 14, read
-		 * from the shadow too), and 128 and 192 bytes (past the
-		 * accesses' width: the page or region counts, or the stride
-		 * query). */
+		 * still read from the shadow) and 192 bytes (the page counts). */
 		for (long i = 0; i + 3 < big; i += 4)
 			a[i + 1] += small[i & 15];
-		for (long i = 0; i < big; i += 8)
-			s += b[i];
-		for (long i = 0; i + 8 < big; i += 16) /* unrolled: 512-byte steps */
-			s += c[i] * c[i + 8];
 		for (long i = 0; i < big; i += 24)
 			s += c[i];
-		/* Steps known only at run time: a column backwards (its strips'
-		 * ranges read the page or region counts) and a walk whose strips
-		 * span many 1 MiB regions (the runtime's query). */
-		for (long k = 0; k < n; k += 7)
-			for (long i = n - 1; i >= 0; i--)
-				s += c[i * n + k];
-		for (long i = 0; i < 16; i++)
-			far[i * farstep] += 1;
 		/* Short loops (fewer trips than the range query is worth). */
 		for (long i = 0; i < n; i++)
 			for (long j = 0; j < (i & 7); j++)

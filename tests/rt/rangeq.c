@@ -1,14 +1,11 @@
-/* The runtime's range queries, lp_rt_range_watched() and
- * lp_rt_stride_watched(), against a slow reference
- * (tests/cli/test-loop-version.sh). Run under `locprof record
+/* The runtime's range query, lp_rt_range_watched(), against a slow
+ * reference (tests/cli/test-loop-version.sh). Run under `locprof record
  * --rate 1`, every reference is sampled, so each line touched once below
  * stays watched. Touches LINES random lines of a 64 MiB region once, then
  * asks about random ranges of the region: the query must say 1 whenever a
  * touched line (of line size LINE_SIZE, the largest recorded) meets the
  * range, and should say 0 mostly otherwise (other watches can alias in its
- * coarse maps). Then the same for strided runs ([first + k * step, + width)
- * for k < n, steps of either sign), which must be exact. Prints
- * "violations V hits H exact E of Z" for each.
+ * coarse maps). Prints "violations V hits H exact E of Z".
  * Usage: rangeq LINES RANGES LINE_SIZE */
 #include <stdint.h>
 #include <stdio.h>
@@ -16,7 +13,6 @@
 #include <sys/mman.h>
 
 int lp_rt_range_watched(uint64_t lo, uint64_t hi);
-int lp_rt_stride_watched(uint64_t first, int64_t step, uint64_t n, uint64_t width);
 
 #define REGION (64ul << 20)
 
@@ -58,39 +54,6 @@ int main(int argc, char **argv)
 		for (long j = 0; j < nlines; j++)
 			want |= line[j] * (uint64_t)ls < hi && (line[j] + 1) * (uint64_t)ls > lo;
 		got = lp_rt_range_watched((uint64_t)r + lo, (uint64_t)r + hi);
-		if (want) {
-			hits++;
-			viol += !got;
-		} else {
-			zero++;
-			exact += !got;
-		}
-	}
-	printf("violations %ld hits %ld exact %ld of %ld\n", viol, hits, exact, zero);
-	viol = hits = exact = zero = 0;
-	for (long q = 0; q < nranges; q++) {
-		/* n up to 64 iterations: with LINES live watches both of the
-		 * query's ways (the live watches, or the shadow) are taken. */
-		uint64_t n = 1 + next() % 64, width = 1 + next() % (q & 1 ? 64 : 300);
-		uint64_t mag = q & 2 ? 64 + next() % 65536 : next() % 256;
-		int64_t step = q & 4 ? -(int64_t)mag : (int64_t)mag;
-		uint64_t span = mag * (n - 1) + width;
-		if (span >= REGION)
-			continue;
-		uint64_t first = step < 0 ? mag * (n - 1) + next() % (REGION - span) : next() % (REGION - span);
-		if (q & 8) { /* aimed: some iteration's bytes start in a touched line */
-			uint64_t x = line[next() % (uint64_t)nlines] * (uint64_t)ls + next() % (uint64_t)ls;
-			first = x - (uint64_t)step * (next() % n);
-			if ((step >= 0 ? first : first + (uint64_t)step * (n - 1)) > REGION - span)
-				continue;
-		}
-		int want = 0, got;
-		for (uint64_t k = 0; k < n && !want; k++) {
-			uint64_t lo = first + (uint64_t)step * k, hi = lo + width;
-			for (long j = 0; j < nlines; j++)
-				want |= line[j] * (uint64_t)ls < hi && (line[j] + 1) * (uint64_t)ls > lo;
-		}
-		got = lp_rt_stride_watched((uint64_t)r + first, step, n, width);
 		if (want) {
 			hits++;
 			viol += !got;
