@@ -76,6 +76,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <tuple>
 
 using namespace llvm;
 
@@ -142,8 +143,25 @@ enum CheckRole { kPlain, kChecker, kCovered };
 struct Check {
 	CheckRole role = kPlain;
 	Value *base = nullptr;
+	Value *index = nullptr; // if set, the window starts at base + ext(index) * scale + lo
+	unsigned ext = 0;       // index extension to i64: 0 none, 1 sign, 2 zero
+	uint64_t scale = 0;
 	int64_t lo = 0;     // the window's first byte: base + lo
 	unsigned width = 1; // shadow bytes (granules) in the window: 1, 2, 4, 8
+};
+
+// An access's address as base + ext(index) * scale + off, with a constant
+// off: constant offsets as LLVM strips them, and then one variable array
+// index of a GEP taken apart as index + constant (a[i] and a[i + 1] of an
+// unrolled loop, p[i].x and p[i].y). index is null when there is none.
+struct AddrKey {
+	Value *base, *index;
+	unsigned ext;
+	uint64_t scale;
+	bool operator<(const AddrKey &o) const
+	{
+		return std::tie(base, index, ext, scale) < std::tie(o.base, o.index, o.ext, o.scale);
+	}
 };
 
 class Instrumenter {
@@ -326,10 +344,70 @@ static bool isProgramCall(Instruction &I);
 // ends within 448 bytes of an address the access makes, and the kernel
 // never maps the last page of the user address space, so the load stays
 // inside the shadow).
+static AddrKey addrKey(Value *ptr, int64_t &off, const DataLayout &DL)
+{
+	off = 0;
+	Value *base = GetPointerBaseWithConstantOffset(ptr, off, DL);
+	AddrKey key{ base, nullptr, 0, 0 };
+	auto *gep = dyn_cast<GetElementPtrInst>(base);
+	if (!gep || gep->getNumIndices() < 1 || isa<Constant>(gep->getOperand(1)))
+		return key;
+	// The first index variable, every other one constant.
+	SmallVector<Value *, 4> rest;
+	for (unsigned i = 2; i < gep->getNumOperands(); i++) {
+		if (!isa<ConstantInt>(gep->getOperand(i)))
+			return key;
+		rest.push_back(gep->getOperand(i));
+	}
+	Type *elem = gep->getSourceElementType();
+	if (!elem->isSized() || DL.getTypeAllocSize(elem).isScalable())
+		return key;
+	uint64_t scale = DL.getTypeAllocSize(elem).getFixedValue();
+	int64_t restOff = 0;
+	if (!rest.empty()) {
+		SmallVector<Value *, 4> idx{ ConstantInt::get(Type::getInt64Ty(ptr->getContext()), 0) };
+		idx.append(rest.begin(), rest.end());
+		restOff = DL.getIndexedOffsetInType(elem, idx);
+	}
+	Value *x = gep->getOperand(1);
+	unsigned ext = 0;
+	if (auto *se = dyn_cast<SExtInst>(x)) {
+		ext = 1;
+		x = se->getOperand(0);
+	} else if (auto *ze = dyn_cast<ZExtInst>(x)) {
+		ext = 2;
+		x = ze->getOperand(0);
+	} else if (x->getType()->getIntegerBitWidth() < 64) {
+		ext = 1; // a GEP sign-extends a narrower index
+	}
+	int64_t c = 0;
+	if (auto *bo = dyn_cast<BinaryOperator>(x)) {
+		auto *ci = dyn_cast<ConstantInt>(bo->getOperand(1));
+		// x + c, and x | c where no bit is shared: an extension of it
+		// is that of x plus c only if the addition cannot wrap.
+		bool isAdd = bo->getOpcode() == Instruction::Add &&
+			     (ext == 0 || (ext == 1 && bo->hasNoSignedWrap()) || (ext == 2 && bo->hasNoUnsignedWrap()));
+		bool isOr = bo->getOpcode() == Instruction::Or && ci && haveNoCommonBitsSet(bo->getOperand(0), ci, DL) &&
+			    (ext != 1 || ci->getValue().isNonNegative());
+		if (ci && ci->getBitWidth() <= 64 && (isAdd || isOr) && std::abs(ci->getSExtValue()) < (1 << 20)) {
+			c = ci->getSExtValue();
+			x = bo->getOperand(0);
+		}
+	}
+	if (!x->getType()->isIntegerTy() || x->getType()->getIntegerBitWidth() > 64)
+		return key;
+	off += c * (int64_t)scale + restOff;
+	return AddrKey{ gep->getPointerOperand(), x, ext, scale };
+}
+
 static Value *windowWatched(IRBuilder<> &B, const Check &k, Type *i64)
 {
 	LLVMContext &C = B.getContext();
 	Value *p = B.CreateConstGEP1_64(Type::getInt8Ty(C), B.CreatePointerCast(k.base, Type::getInt8PtrTy(C)), k.lo);
+	if (k.index) {
+		Value *x = k.ext == 1 ? B.CreateSExtOrTrunc(k.index, i64) : B.CreateZExtOrTrunc(k.index, i64);
+		p = B.CreateGEP(Type::getInt8Ty(C), p, B.CreateMul(x, ConstantInt::get(i64, k.scale)));
+	}
 	Value *g = B.CreateLShr(B.CreatePtrToInt(p, i64), 6);
 	Type *w = Type::getIntNTy(C, 8 * k.width);
 	Value *at = B.CreateIntToPtr(B.CreateAdd(g, ConstantInt::get(i64, kShadow)), PointerType::getUnqual(w));
@@ -427,16 +505,16 @@ void Instrumenter::planChecks(Function &F, const std::vector<const Access *> &ac
 		int64_t off;
 		Instruction *inst;
 	};
-	std::map<Value *, std::vector<Ref>> byBase;
+	std::map<AddrKey, std::vector<Ref>> byBase;
 	for (const Access *a : acc) {
 		int64_t off = 0;
-		Value *base = GetPointerBaseWithConstantOffset(a->ptr, off, DL);
-		byBase[base].push_back({ off, a->inst });
+		AddrKey key = addrKey(a->ptr, off, DL);
+		byBase[key].push_back({ off, a->inst });
 	}
 	std::map<Instruction *, int> clusterOf;
 	std::vector<Check> windows;
 	for (auto &entry : byBase) {
-		Value *base = entry.first;
+		const AddrKey &key = entry.first;
 		std::vector<Ref> &refs = entry.second;
 		if (refs.size() < 2)
 			continue;
@@ -449,7 +527,10 @@ void Instrumenter::planChecks(Function &F, const std::vector<const Access *> &ac
 				int64_t span = refs[j - 1].off - refs[i].off;
 				Check w;
 				w.role = kChecker;
-				w.base = base;
+				w.base = key.base;
+				w.index = key.index;
+				w.ext = key.ext;
+				w.scale = key.scale;
 				w.lo = refs[i].off;
 				w.width = span == 0 ? 1 : span <= 64 ? 2 : span <= 192 ? 4 : 8;
 				for (size_t m = i; m < j; m++)

@@ -20,6 +20,9 @@ for build in "--lto" "--no-lto" "--lto --clone-max=0"; do
 	# walk's fields: most checks covered, windows of more than one granule.
 	read -r cov all win < <(sed -n 's/.*: walk: \([0-9]*\) of \([0-9]*\) checks covered by \([0-9]*\) windows/\1 \2 \3/p' "$T/stats" | head -1)
 	[ -n "$cov" ] && [ "$cov" -ge 4 ] && [ "$win" -ge 2 ] || fail "$build: too few checks merged in walk: $(grep walk "$T/stats")"
+	# indexed's elements: a[j], a[j+1], a[j+2] and p[j]'s fields share windows.
+	read -r cov all win < <(sed -n 's/.*: indexed: \([0-9]*\) of \([0-9]*\) checks covered by \([0-9]*\) windows/\1 \2 \3/p' "$T/stats" | head -1)
+	[ -n "$cov" ] && [ "$cov" -ge 5 ] && [ "$win" -ge 2 ] || fail "$build: too few checks merged in indexed: $(grep indexed "$T/stats")"
 	! grep -q ': [1-9][0-9]* of [0-9]* checks covered' "$T/stats0" || fail "$build: LOCPROF_PASS_CHECK_MERGE=0 still merges"
 	objdump -d "$T/m" >"$T/dis"
 	grep -Eq 'cmp[wlq] +\$0x0,0x7fff8000\(' "$T/dis" || fail "$build: no window test in the merged build"

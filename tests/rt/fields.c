@@ -3,7 +3,9 @@
  * read and written near each other, in the same block and in blocks the
  * first dominates, with calls, loop back edges and samples in between,
  * and a node larger than one window (448 bytes) so that one base has
- * several clusters. Built with and without merging
+ * several clusters; and elements of arrays at a variable index plus a
+ * constant (a[j], a[j + 1], p[j].x, p[j].z with an int j: one window
+ * per cluster of them, the index sign-extended as the GEP does). Built with and without merging
  * (LOCPROF_PASS_CHECK_MERGE=0), the same seed must give the same samples
  * (tests/cli/test-check-merge.sh). Nodes are 4 KiB-aligned blocks of one
  * array, so that both builds see the same lines. Usage: fields N REPS. */
@@ -67,6 +69,27 @@ __attribute__((noinline)) static long search(struct node *root, long key)
 	return root ? depth + root->more[59] : -1;
 }
 
+struct pt {
+	long x, y, z;
+};
+
+__attribute__((noinline)) static long indexed(long *a, const int *idx, struct pt *p, long n, long reps)
+{
+	long s = 0;
+	for (long r = 0; r < reps; r++)
+		for (long i = 0; i < n; i++) {
+			int j = idx[i]; /* indirect: the loop is not versioned */
+			s += a[j] + a[j + 1];
+			a[j + 2] = s;
+			s += p[j].x * p[j].z;
+			p[j].y += s;
+			s ^= a[j + 100]; /* 800 bytes on: another cluster */
+			if (s & 1)
+				s += a[j + 1] - p[j].y; /* a block the first dominates */
+		}
+	return s;
+}
+
 int main(int argc, char **argv)
 {
 	long n = argc > 1 ? atol(argv[1]) : 1000, reps = argc > 2 ? atol(argv[2]) : 4;
@@ -89,6 +112,16 @@ int main(int argc, char **argv)
 		root = insert(root, x);
 	}
 	s += walk(head, reps);
+	long *arr = aligned_alloc(4096, ((size_t)n * 8 + 4096) & ~(size_t)4095);
+	struct pt *pts = aligned_alloc(4096, ((size_t)n * sizeof(struct pt) + 4095) & ~(size_t)4095);
+	int *idx = aligned_alloc(4096, ((size_t)n * sizeof(int) + 4095) & ~(size_t)4095);
+	for (long i = 0; i < n + 100; i++)
+		arr[i] = i;
+	for (long i = 0; i < n; i++) {
+		pts[i].x = pts[i].y = pts[i].z = i;
+		idx[i] = (int)((i * 7919) % (n - 100 > 0 ? n - 100 : 1));
+	}
+	s += indexed(arr, idx, pts, n, reps);
 	for (long r = 0; r < reps; r++)
 		for (long k = 0; k < n; k++)
 			s += search(root, (k * 31) % n);
