@@ -66,8 +66,9 @@ struct plan {
 	UInt seg;
 	UShort size;
 	UChar kind;
-	UChar slot;      /* in its segment's abuf, or LPVG_SLOT_ABS */
-	Bool store;      /* first access of its slot: store the root */
+	UChar slot;      /* in its segment's abuf, LPVG_SLOT_REG + r, or LPVG_SLOT_ABS */
+	Bool store;      /* first access of its abuf slot: store the root */
+	Long regd;       /* LPVG_SLOT_REG: the register holds root + regd */
 	Bool check;      /* first access of its cluster: read the filter ... */
 	IRType check_ty; /* ... this wide (Ity_I8..I64: 1, 2, 4, 8 lines) at root + check_off */
 	Long check_off;
@@ -76,6 +77,7 @@ struct plan {
 struct ist {
 	IRSB *out;
 	UInt n, nguarded, nslots, nshared;
+	Bool regs; /* some access's root is read from a guest register */
 	UInt segno; /* segments flushed so far: must match the plan's */
 	struct lpvg_acc acc[LPVG_SEG_MAX];
 	IRExpr *ndyn; /* I64 atom: guarded accesses done, or NULL */
@@ -221,17 +223,79 @@ static Bool same_root(const IRExpr *a, const IRExpr *b)
 	return a->Iex.RdTmp.tmp == b->Iex.RdTmp.tmp;
 }
 
-/* Slots and filter clusters of the planned accesses p[a..b) (one segment). */
-static void plan_segment(struct plan *p, UInt a, UInt b)
+/* What each guest integer register holds at the current point of the
+ * superblock (pass 1 follows the statements): an atom of the input IR (the
+ * last value PUT there, or the temporary a GET of it was read into), or
+ * NULL when that is not known (not read nor written yet, written in part,
+ * or by a dirty helper). At a segment's end every register is in the guest
+ * state (the exit, or the end of the superblock, needs it; the slow path's
+ * call declares it reads them), so an access whose root is a register's
+ * value there plus a constant needs no store: the slow path reads the
+ * register. */
+static void reg_kill(IRExpr **rv, Int off, Int size)
+{
+	for (UInt r = 0; r < LPVG_NREGS; r++) {
+		Int lo = LPVG_REG0 + 8 * (Int)r;
+		if (off < lo + 8 && lo < off + size)
+			rv[r] = NULL;
+	}
+}
+
+static void reg_track(IRTypeEnv *tyenv, IRStmt *st, IRExpr **rv)
+{
+	switch (st->tag) {
+	case Ist_WrTmp: {
+		IRExpr *e = st->Ist.WrTmp.data;
+		Int off = e->tag == Iex_Get ? e->Iex.Get.offset - LPVG_REG0 : -1;
+		if (e->tag == Iex_Get && e->Iex.Get.ty == Ity_I64 && off >= 0 && off % 8 == 0 &&
+		    off < 8 * LPVG_NREGS)
+			rv[off / 8] = IRExpr_RdTmp(st->Ist.WrTmp.tmp);
+		break;
+	}
+	case Ist_Put: {
+		IRExpr *e = st->Ist.Put.data;
+		Int off = st->Ist.Put.offset, r = off - LPVG_REG0;
+		IRType ty = typeOfIRExpr(tyenv, e);
+		reg_kill(rv, off, sizeofIRType(ty));
+		if (ty == Ity_I64 && r >= 0 && r % 8 == 0 && r < 8 * LPVG_NREGS)
+			rv[r / 8] = e;
+		break;
+	}
+	case Ist_PutI: {
+		IRRegArray *d = st->Ist.PutI.details->descr;
+		reg_kill(rv, d->base, d->nElems * sizeofIRType(d->elemTy));
+		break;
+	}
+	case Ist_Dirty: {
+		IRDirty *d = st->Ist.Dirty.details;
+		for (Int k = 0; k < d->nFxState; k++)
+			if (d->fxState[k].fx != Ifx_Read)
+				reg_kill(rv, d->fxState[k].offset,
+					 d->fxState[k].size + d->fxState[k].nRepeats * d->fxState[k].repeatLen);
+		break;
+	}
+	default:
+		break;
+	}
+}
+
+/* Slots and filter clusters of the planned accesses p[a..b) (one segment;
+ * rv: the registers at its end). */
+static void plan_segment(struct plan *p, UInt a, UInt b, IRExpr **defs, UInt ndefs, IRExpr **rv)
 {
 	UInt nslots = 0, idx[LPVG_SEG_MAX];
 	ULong span = 1ull << lpvg_o.line_shift[0];
+	IRExpr *rroot[LPVG_NREGS];
+	Long rd[LPVG_NREGS];
 
 	tl_assert(b - a <= LPVG_SEG_MAX);
+	for (UInt r = 0; r < LPVG_NREGS; r++)
+		rroot[r] = rv[r] ? resolve(defs, ndefs, rv[r], &rd[r]) : NULL;
 	for (UInt i = a; i < b; i++) {
 		p[i].store = p[i].check = False;
 		p[i].check_ty = Ity_I8;
 		p[i].check_off = 0;
+		p[i].regd = 0;
 		if (p[i].guard) {
 			p[i].slot = (UChar)nslots++;
 			p[i].store = p[i].check = True;
@@ -245,6 +309,17 @@ static void plan_segment(struct plan *p, UInt a, UInt b)
 		for (UInt j = a; j < i; j++) {
 			if (!p[j].guard && same_root(p[j].root, p[i].root)) {
 				p[i].slot = p[j].slot;
+				p[i].regd = p[j].regd;
+				p[i].store = False;
+				break;
+			}
+		}
+		if (!p[i].store)
+			continue;
+		for (UInt r = 0; r < LPVG_NREGS; r++) {
+			if (rroot[r] && rroot[r]->tag == Iex_RdTmp && same_root(rroot[r], p[i].root)) {
+				p[i].slot = (UChar)(LPVG_SLOT_REG + r);
+				p[i].regd = rd[r];
 				p[i].store = False;
 				break;
 			}
@@ -263,8 +338,12 @@ static void plan_segment(struct plan *p, UInt a, UInt b)
 		if (p[i].slot == LPVG_SLOT_ABS) {
 			if (abs_seen++)
 				continue;
-		} else if (!p[i].store) {
-			continue; /* not the first access of its root */
+		} else {
+			UInt j = a;
+			while (j < i && (p[j].guard || p[j].slot != p[i].slot))
+				j++;
+			if (j < i)
+				continue; /* not the first access of its root */
 		}
 		for (UInt j = i; j < b; j++)
 			if (!p[j].guard && p[j].slot == p[i].slot)
@@ -332,11 +411,20 @@ static void flush(struct ist *s)
 	di->fxState[1].fx = Ifx_Read;
 	di->fxState[1].offset = LPVG_GS + LPVG_SH_THREAD;
 	di->fxState[1].size = (UShort)(LPVG_SH_ABUF - LPVG_SH_THREAD + 8 * s->nslots);
+	if (s->regs) {
+		/* the roots it reads from the integer registers (all in the
+		 * guest state here anyway: an exit or the superblock's end
+		 * follows) */
+		di->fxState[di->nFxState].fx = Ifx_Read;
+		di->fxState[di->nFxState].offset = LPVG_REG0;
+		di->fxState[di->nFxState].size = 8 * LPVG_NREGS;
+		di->nFxState++;
+	}
 	if (lpvg_o.selfcheck) {
-		di->nFxState = 3;
-		di->fxState[2].fx = Ifx_Read;
-		di->fxState[2].offset = LPVG_SH2_HIT;
-		di->fxState[2].size = (UShort)(8 + 8 * s->n);
+		di->fxState[di->nFxState].fx = Ifx_Read;
+		di->fxState[di->nFxState].offset = LPVG_SH2_HIT;
+		di->fxState[di->nFxState].size = (UShort)(8 + 8 * s->n);
+		di->nFxState++;
 		addStmtToIRSB(s->out, IRStmt_Put(LPVG_SH2_HIT, s->hit ? s->hit : u64(0)));
 	}
 	if (lpvg_o.mode == LP_MODE_SAMPLE) {
@@ -348,19 +436,20 @@ static void flush(struct ist *s)
 						 : s->ndyn;
 		cd1 = tmp(s, Ity_I64, IRExpr_Binop(Iop_Sub64, cd0, cnt));
 		addStmtToIRSB(s->out, IRStmt_Put(LPVG_GS + LPVG_SH_CD, cd1));
+		/* The countdown goes below 0 when the sampled reference is
+		 * done (vg-sample.c), so its sign bit says a sample is due. */
 		if (s->hit) {
-			/* cd1 <= 0 || hit != 0, as one test: (cd1 - 1) >> 63
-			 * (arithmetic) is all ones when cd1 <= 0, else 0; ORed
+			/* cd1 < 0 || hit != 0, as one test: cd1 >> 63
+			 * (arithmetic) is all ones when cd1 < 0, else 0; ORed
 			 * with hit it is non-zero exactly when a call is due.
 			 * Two comparisons and an Or1 cost VEX a setcc each and
 			 * an or and a test more. */
-			IRExpr *m = tmp(s, Ity_I64, IRExpr_Binop(Iop_Sub64, cd1, u64(1)));
-			IRExpr *sgn = tmp(s, Ity_I64, IRExpr_Binop(Iop_Sar64, m,
+			IRExpr *sgn = tmp(s, Ity_I64, IRExpr_Binop(Iop_Sar64, cd1,
 								   IRExpr_Const(IRConst_U8(63))));
 			IRExpr *u = tmp(s, Ity_I64, IRExpr_Binop(Iop_Or64, sgn, s->hit));
 			g = tmp(s, Ity_I1, IRExpr_Binop(Iop_CmpNE64, u, u64(0)));
 		} else {
-			g = tmp(s, Ity_I1, IRExpr_Binop(Iop_CmpLE64S, cd1, u64(0)));
+			g = tmp(s, Ity_I1, IRExpr_Binop(Iop_CmpLT64S, cd1, u64(0)));
 		}
 		if (!lpvg_o.selfcheck)
 			di->guard = g;
@@ -371,6 +460,7 @@ static void flush(struct ist *s)
 	s->nguarded = 0;
 	s->nslots = 0;
 	s->nshared = 0;
+	s->regs = False;
 	s->ndyn = NULL;
 	s->hit = NULL;
 }
@@ -407,8 +497,12 @@ static void access(struct ist *s, const struct plan *p)
 	a->kind = p->kind;
 	a->guarded = p->guard != NULL;
 	a->slot = p->slot;
-	a->off = p->guard ? 0 : p->off;
-	if (p->slot != LPVG_SLOT_ABS && p->slot >= s->nslots)
+	a->off = p->guard ? 0 : p->off - p->regd;
+	if (p->slot == LPVG_SLOT_ABS)
+		;
+	else if (p->slot & LPVG_SLOT_REG)
+		s->regs = True;
+	else if (p->slot >= s->nslots)
 		s->nslots = p->slot + 1u;
 	if (!p->store)
 		s->nshared++;
@@ -515,6 +609,7 @@ IRSB *lpvg_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestLayout
 	struct plan *p;
 	IRExpr **defs;
 	UInt ndefs = (UInt)tyenv->types_used, np = 0, nseg = 0, seg = 0, segstart = 0, j = 0, hk;
+	IRExpr *rv[LPVG_NREGS];
 	Bool nhooked = lpvg_marker != 0;
 	ULong pc = 0;
 	Int i = 0, first;
@@ -539,8 +634,9 @@ IRSB *lpvg_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestLayout
 		if (st && st->tag == Ist_WrTmp)
 			defs[st->Ist.WrTmp.tmp] = st->Ist.WrTmp.data;
 	}
+	VG_(memset)(rv, 0, sizeof(rv));
 	while (i < in->stmts_used && in->stmts[i]->tag != Ist_IMark)
-		i++;
+		reg_track(tyenv, in->stmts[i++], rv);
 	first = i;
 	for (; i < in->stmts_used; i++) {
 		IRStmt *st = in->stmts[i];
@@ -555,7 +651,7 @@ IRSB *lpvg_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestLayout
 		}
 		if (st->tag == Ist_Exit || st->tag == Ist_IMark) { /* an exit, or a hook */
 			if (nseg) {
-				plan_segment(p, segstart, np);
+				plan_segment(p, segstart, np, defs, ndefs, rv);
 				seg++;
 				segstart = np;
 				nseg = 0;
@@ -566,7 +662,7 @@ IRSB *lpvg_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestLayout
 		for (UInt k = 0; k < na; k++) {
 			struct plan *q = &p[np];
 			if (nseg == LPVG_SEG_MAX) {
-				plan_segment(p, segstart, np);
+				plan_segment(p, segstart, np, defs, ndefs, rv);
 				seg++;
 				segstart = np;
 				nseg = 0;
@@ -581,9 +677,10 @@ IRSB *lpvg_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestLayout
 			np++;
 			nseg++;
 		}
+		reg_track(tyenv, st, rv);
 	}
 	if (nseg)
-		plan_segment(p, segstart, np);
+		plan_segment(p, segstart, np, defs, ndefs, rv);
 	VG_(free)(defs);
 
 	/* Pass 2: the instrumented superblock. */

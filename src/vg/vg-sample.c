@@ -222,11 +222,11 @@ struct lpvg_thread *lpvg_thread_new(ThreadId vtid)
 	t->events = VG_(malloc)("lpvg.events", t->event_cap * sizeof(*t->events));
 	/* References so far = epoch - countdown = 0. In sample mode the first
 	 * sample is reference number gap (the runtime's first reference only
-	 * starts the clock and draws the same gap); in trace mode the countdown
-	 * is unused. */
+	 * starts the clock and draws the same gap): the countdown goes below 0
+	 * when that reference is done; in trace mode it is unused. */
 	gap = lpvg_o.mode == LP_MODE_TRACE ? (ULong)LPVG_GAP_MAX : next_gap(t);
-	t->epoch = gap + 1;
-	t->cd = (Long)(gap + 1);
+	t->epoch = gap;
+	t->cd = (Long)gap;
 	lpvg_connect(t);
 	if (!lpvg_p.maps_sent) {
 		lpvg_p.maps_sent = True;
@@ -323,12 +323,12 @@ VG_REGPARM(2) void lpvg_seg_sample(UChar *gsp, struct lpvg_seg *s)
 	now = refs - done; /* number of its first reference */
 	for (UInt i = 0; i < s->n; i++) {
 		const struct lpvg_acc *a = &s->acc[i];
-		ULong addr = lpvg_acc_addr(a, abuf);
+		ULong addr = lpvg_acc_addr(a, gsp);
 		if (a->guarded && addr == LPVG_NONE_ADDR)
 			continue;
 		if (t->live)
 			check_watches(t, addr, a->pc, now);
-		if (now + 1 == t->epoch) { /* the countdown ends here: sample it */
+		if (now == t->epoch) { /* the countdown ends here: sample it */
 			start_sample(t, addr, a->size, a->kind, a->pc, now);
 			t->epoch += next_gap(t);
 		}
@@ -344,14 +344,13 @@ VG_REGPARM(2) void lpvg_seg_trace(UChar *gsp, struct lpvg_seg *s)
 	UChar *sh = gsp + LPVG_GS;
 	Long *cdp = (Long *)(sh + LPVG_SH_CD);
 	struct lpvg_thread *t = *(struct lpvg_thread **)(sh + LPVG_SH_THREAD);
-	const ULong *abuf = (const ULong *)(sh + LPVG_SH_ABUF);
 	ULong done = 0;
 
 	if (!t || t->dead)
 		return;
 	for (UInt i = 0; i < s->n; i++) {
 		const struct lpvg_acc *a = &s->acc[i];
-		ULong addr = lpvg_acc_addr(a, abuf);
+		ULong addr = lpvg_acc_addr(a, gsp);
 		struct lp_msg_ref *r;
 		if (a->guarded && addr == LPVG_NONE_ADDR)
 			continue;
@@ -373,23 +372,22 @@ VG_REGPARM(2) void lpvg_seg_trace(UChar *gsp, struct lpvg_seg *s)
 /* --selfcheck=yes: called at the end of every segment. The generated code
  * also stored each access's own address (LPVG_SH2_ADDR); check that the
  * address rebuilt from the slots is that one, and that the fast path's
- * test (countdown <= 0) holds whenever the slow path is needed: the
+ * test (countdown < 0) holds whenever the slow path is needed: the
  * countdown expired in the segment, or one of its lines has a watch (a
  * non-zero filter byte). Then do what the fast path would have done. */
 VG_REGPARM(2) void lpvg_seg_check(UChar *gsp, struct lpvg_seg *s)
 {
 	UChar *sh = gsp + LPVG_GS;
-	const ULong *abuf = (const ULong *)(sh + LPVG_SH_ABUF);
 	const ULong *own = (const ULong *)(gsp + LPVG_SH2_ADDR);
 	Long raw = *(Long *)(sh + LPVG_SH_CD);
-	Bool need = lpvg_o.mode == LP_MODE_SAMPLE && raw <= 0, hit = False;
+	Bool need = lpvg_o.mode == LP_MODE_SAMPLE && raw < 0, hit = False;
 
 	lpvg_chk.segs++;
 	lpvg_chk.accs += s->n;
 	lpvg_chk.shared += s->nshared;
 	for (UInt i = 0; i < s->n; i++) {
 		const struct lpvg_acc *a = &s->acc[i];
-		ULong addr = lpvg_acc_addr(a, abuf);
+		ULong addr = lpvg_acc_addr(a, gsp);
 		if (addr != own[i])
 			lpvg_chk.bad_addr++;
 		if (a->guarded && addr == LPVG_NONE_ADDR)
@@ -403,9 +401,9 @@ VG_REGPARM(2) void lpvg_seg_check(UChar *gsp, struct lpvg_seg *s)
 		lpvg_seg_trace(gsp, s);
 		return;
 	}
-	if (need && !(raw <= 0 || hit))
+	if (need && !(raw < 0 || hit))
 		lpvg_chk.missed++;
-	if (raw <= 0 || hit)
+	if (raw < 0 || hit)
 		lpvg_seg_sample(gsp, s);
 }
 

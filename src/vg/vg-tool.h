@@ -52,7 +52,7 @@ extern Int VG_(fd_hard_limit);
 #define LPVG_FILTER_TAIL 8    /* filter bytes past the last slot: copies of the first */
 
 /* Offsets in the shadow area (guest state offset sizeof(VexGuestAMD64State)). */
-#define LPVG_SH_CD 0          /* Long: references left before the next sample */
+#define LPVG_SH_CD 0          /* Long: references left before the next sampled one (< 0: due) */
 #define LPVG_SH_THREAD 8      /* struct lpvg_thread * */
 #define LPVG_SH_ABUF 16       /* ULong[LPVG_SEG_MAX]: the segment's addresses */
 #define LPVG_GS ((Int)sizeof(VexGuestAMD64State)) /* where the shadow area starts */
@@ -73,9 +73,14 @@ struct lpvg_acc {
 	UShort size;   /* bytes (a dirty helper may touch up to 512+) */
 	UChar kind;    /* LP_REF_READ / LP_REF_WRITE */
 	UChar guarded; /* its slot may hold LPVG_NONE_ADDR */
-	UChar slot;    /* index in abuf, or LPVG_SLOT_ABS */
+	UChar slot;    /* index in abuf, LPVG_SLOT_REG + register, or LPVG_SLOT_ABS */
 };
 #define LPVG_SLOT_ABS 0xff
+/* slot LPVG_SLOT_REG + r: the root is guest integer register r (rax, rcx,
+ * ... r15, from LPVG_REG0) at the segment's end: no store at all */
+#define LPVG_SLOT_REG 0x80
+#define LPVG_NREGS 16
+#define LPVG_REG0 ((Int)offsetof(VexGuestAMD64State, guest_RAX))
 
 /* A segment: the accesses between two possible exits of a superblock. The
  * generated code stores the base of each slot in abuf[slot] and, at the
@@ -91,10 +96,19 @@ struct lpvg_seg {
 	struct lpvg_acc acc[];
 };
 
-/* The address of access a of a segment, from the slots the code stored. */
-static inline ULong lpvg_acc_addr(const struct lpvg_acc *a, const ULong *abuf)
+/* The address of access a of a segment, from the slots the code stored
+ * or the guest register its root is in at the segment's end. */
+static inline ULong lpvg_acc_addr(const struct lpvg_acc *a, const UChar *gsp)
 {
-	return (a->slot == LPVG_SLOT_ABS ? 0 : abuf[a->slot]) + (ULong)a->off;
+	ULong base;
+
+	if (a->slot == LPVG_SLOT_ABS)
+		base = 0;
+	else if (a->slot & LPVG_SLOT_REG)
+		base = *(const ULong *)(gsp + LPVG_REG0 + 8 * (a->slot & ~LPVG_SLOT_REG));
+	else
+		base = ((const ULong *)(gsp + LPVG_GS + LPVG_SH_ABUF))[a->slot];
+	return base + (ULong)a->off;
 }
 
 struct lpvg_watch {
@@ -110,7 +124,7 @@ struct lpvg_thread {
 	Int fd;          /* connection, -1 if none or broken */
 	Bool dead;
 	Long cd;         /* copy of the shadow countdown, taken when it stops running */
-	ULong epoch;     /* references so far = epoch - countdown */
+	ULong epoch;     /* references so far = epoch - countdown; the next sampled one */
 	ULong final_refs;
 	ULong slow_calls;
 	struct lp_rng rng;
