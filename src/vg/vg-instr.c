@@ -69,6 +69,7 @@ struct plan {
 	UChar slot;      /* in its segment's abuf, LPVG_SLOT_REG + r, or LPVG_SLOT_ABS */
 	Bool store;      /* first access of its abuf slot: store the root */
 	Long regd;       /* LPVG_SLOT_REG: the register holds root + regd */
+	Long dfm, regdfm; /* multiples of DF - 1 in off and regd (resolve) */
 	Bool check;      /* first access of its cluster: read the filter ... */
 	IRType check_ty; /* ... this wide (Ity_I8..I64: 1, 2, 4, 8 lines) at root + check_off */
 	Long check_off;
@@ -78,11 +79,15 @@ struct ist {
 	IRSB *out;
 	UInt n, nguarded, nslots, nshared;
 	Bool regs; /* some access's root is read from a guest register */
+	Bool df;   /* some access's address depends on the direction flag */
+	Bool dfcheck; /* ... as seen from its root: the filter loads assumed DF = 1 */
 	UInt segno; /* segments flushed so far: must match the plan's */
 	struct lpvg_acc acc[LPVG_SEG_MAX];
 	IRExpr *ndyn; /* I64 atom: guarded accesses done, or NULL */
 	IRExpr *hit;  /* I64 atom: OR of filter loads, or NULL */
 	struct lpvg_seg *segs;
+	IRExpr **defs; /* of the input's temporaries */
+	UInt ndefs;
 };
 
 /* Superblock -> its segments, to free them on discard. */
@@ -90,6 +95,8 @@ struct sb_node {
 	struct sb_node *next;
 	UWord key;
 	struct lpvg_seg *segs;
+	IRExpr **defs; /* of the input's temporaries */
+	UInt ndefs;
 };
 static VgHashTable *sb_table;
 
@@ -183,12 +190,35 @@ static UInt stmt_accesses(IRTypeEnv *tyenv, IRStmt *st, struct sacc *a)
 	}
 }
 
-/* addr = root + *off, following the definitions (defs[temp]) of additions
- * and subtractions of constants. The root is a Const (absolute address) or
- * a RdTmp. */
-static IRExpr *resolve(IRExpr **defs, UInt ndefs, IRExpr *e, Long *off)
+/* e is the direction flag times a power of two (the step of a string
+ * instruction: GET(DFLAG), or that shifted left by a constant): the
+ * multiple, or 0. */
+static Long df_multiple(IRExpr **defs, UInt ndefs, const IRExpr *e)
+{
+	const IRExpr *d = e->tag == Iex_RdTmp && e->Iex.RdTmp.tmp < ndefs ? defs[e->Iex.RdTmp.tmp] : NULL;
+	Long k = 1;
+
+	if (d && d->tag == Iex_Binop && d->Iex.Binop.op == Iop_Shl64 &&
+	    d->Iex.Binop.arg2->tag == Iex_Const && d->Iex.Binop.arg2->Iex.Const.con->Ico.U8 < 8) {
+		k = 1 << d->Iex.Binop.arg2->Iex.Const.con->Ico.U8;
+		e = d->Iex.Binop.arg1;
+		d = e->tag == Iex_RdTmp && e->Iex.RdTmp.tmp < ndefs ? defs[e->Iex.RdTmp.tmp] : NULL;
+	}
+	if (d && d->tag == Iex_Get && d->Iex.Get.ty == Ity_I64 &&
+	    d->Iex.Get.offset == (Int)offsetof(VexGuestAMD64State, guest_DFLAG))
+		return k;
+	return 0;
+}
+
+/* addr = root + *off + *dfm * (DF - 1), following the definitions
+ * (defs[temp]) of additions and subtractions of constants and of
+ * multiples of the direction flag DF (+1 or -1: string instructions step
+ * by it), counted as +1 in *off. The root is a Const (absolute address)
+ * or a RdTmp. */
+static IRExpr *resolve(IRExpr **defs, UInt ndefs, IRExpr *e, Long *off, Long *dfm)
 {
 	ULong o = 0;
+	Long m = 0, k;
 
 	for (UInt depth = 0; depth < 256 && e->tag == Iex_RdTmp; depth++) {
 		IRTemp t = e->Iex.RdTmp.tmp;
@@ -206,6 +236,14 @@ static IRExpr *resolve(IRExpr **defs, UInt ndefs, IRExpr *e, Long *off)
 		} else if (d->Iex.Binop.op == Iop_Sub64 && a2->tag == Iex_Const) {
 			o -= a2->Iex.Const.con->Ico.U64;
 			e = a1;
+		} else if (d->Iex.Binop.op == Iop_Add64 && (k = df_multiple(defs, ndefs, a2)) && m < 4096) {
+			o += (ULong)k;
+			m += k;
+			e = a1;
+		} else if (d->Iex.Binop.op == Iop_Sub64 && (k = df_multiple(defs, ndefs, a2)) && m > -4096) {
+			o -= (ULong)k;
+			m -= k;
+			e = a1;
 		} else {
 			break;
 		}
@@ -213,6 +251,7 @@ static IRExpr *resolve(IRExpr **defs, UInt ndefs, IRExpr *e, Long *off)
 	if (e->tag == Iex_Const)
 		o += e->Iex.Const.con->Ico.U64;
 	*off = (Long)o;
+	*dfm = m;
 	return e;
 }
 
@@ -281,21 +320,22 @@ static void reg_track(IRTypeEnv *tyenv, IRStmt *st, IRExpr **rv)
 
 /* Slots and filter clusters of the planned accesses p[a..b) (one segment;
  * rv: the registers at its end). */
-static void plan_segment(struct plan *p, UInt a, UInt b, IRExpr **defs, UInt ndefs, IRExpr **rv)
+static void plan_segment(struct plan *p, UInt a, UInt b, IRExpr **defs, UInt ndefs, IRExpr **rv,
+			 Bool noregs)
 {
 	UInt nslots = 0, idx[LPVG_SEG_MAX];
 	ULong span = 1ull << lpvg_o.line_shift[0];
 	IRExpr *rroot[LPVG_NREGS];
-	Long rd[LPVG_NREGS];
+	Long rd[LPVG_NREGS], rdfm[LPVG_NREGS];
 
 	tl_assert(b - a <= LPVG_SEG_MAX);
 	for (UInt r = 0; r < LPVG_NREGS; r++)
-		rroot[r] = rv[r] ? resolve(defs, ndefs, rv[r], &rd[r]) : NULL;
+		rroot[r] = rv[r] && !noregs ? resolve(defs, ndefs, rv[r], &rd[r], &rdfm[r]) : NULL;
 	for (UInt i = a; i < b; i++) {
 		p[i].store = p[i].check = False;
 		p[i].check_ty = Ity_I8;
 		p[i].check_off = 0;
-		p[i].regd = 0;
+		p[i].regd = p[i].regdfm = 0;
 		if (p[i].guard) {
 			p[i].slot = (UChar)nslots++;
 			p[i].store = p[i].check = True;
@@ -310,6 +350,7 @@ static void plan_segment(struct plan *p, UInt a, UInt b, IRExpr **defs, UInt nde
 			if (!p[j].guard && same_root(p[j].root, p[i].root)) {
 				p[i].slot = p[j].slot;
 				p[i].regd = p[j].regd;
+				p[i].regdfm = p[j].regdfm;
 				p[i].store = False;
 				break;
 			}
@@ -320,6 +361,7 @@ static void plan_segment(struct plan *p, UInt a, UInt b, IRExpr **defs, UInt nde
 			if (rroot[r] && rroot[r]->tag == Iex_RdTmp && same_root(rroot[r], p[i].root)) {
 				p[i].slot = (UChar)(LPVG_SLOT_REG + r);
 				p[i].regd = rd[r];
+				p[i].regdfm = rdfm[r];
 				p[i].store = False;
 				break;
 			}
@@ -399,8 +441,7 @@ static void flush(struct ist *s)
 		fn = lpvg_seg_sample;
 		name = "lpvg_seg_sample";
 	}
-	di = unsafeIRDirty_0_N(2, name, VG_(fnptr_to_fnentry)(fn),
-			       mkIRExprVec_2(IRExpr_GSPTR(), mkIRExpr_HWord((HWord)seg)));
+	di = unsafeIRDirty_0_N(1, name, VG_(fnptr_to_fnentry)(fn), mkIRExprVec_1(mkIRExpr_HWord((HWord)seg)));
 	/* What the helper reads and writes of the shadow area, so that the
 	 * optimiser keeps the stores before it. */
 	VG_(memset)(&di->fxState, 0, sizeof(di->fxState));
@@ -411,6 +452,19 @@ static void flush(struct ist *s)
 	di->fxState[1].fx = Ifx_Read;
 	di->fxState[1].offset = LPVG_GS + LPVG_SH_THREAD;
 	di->fxState[1].size = (UShort)(LPVG_SH_ABUF - LPVG_SH_THREAD + 8 * s->nslots);
+	if (s->dfcheck && lpvg_o.mode == LP_MODE_SAMPLE) {
+		/* The filter loads took DF as +1 (string instructions step
+		 * forward but after a rare `std`): call whenever it is not. */
+		IRExpr *df = tmp(s, Ity_I64, IRExpr_Get(LPVG_DF, Ity_I64));
+		IRExpr *x = tmp(s, Ity_I64, IRExpr_Binop(Iop_Xor64, df, u64(1)));
+		s->hit = s->hit ? tmp(s, Ity_I64, IRExpr_Binop(Iop_Or64, s->hit, x)) : x;
+	}
+	if (s->df) {
+		di->fxState[di->nFxState].fx = Ifx_Read;
+		di->fxState[di->nFxState].offset = LPVG_DF;
+		di->fxState[di->nFxState].size = 8;
+		di->nFxState++;
+	}
 	if (s->regs) {
 		/* the roots it reads from the integer registers (all in the
 		 * guest state here anyway: an exit or the superblock's end
@@ -461,6 +515,7 @@ static void flush(struct ist *s)
 	s->nslots = 0;
 	s->nshared = 0;
 	s->regs = False;
+	s->df = s->dfcheck = False;
 	s->ndyn = NULL;
 	s->hit = NULL;
 }
@@ -478,6 +533,91 @@ static void filter_check(struct ist *s, IRExpr *a, IRType ty)
 	IRExpr *b64 = ty == Ity_I64 ? b : tmp(s, Ity_I64, IRExpr_Unop(widen, b));
 
 	s->hit = s->hit ? tmp(s, Ity_I64, IRExpr_Binop(Iop_Or64, s->hit, b64)) : b64;
+}
+
+/* An exit to the next instruction of a repeated string instruction (rep
+ * stos, rep movs...: VEX unrolls the loop, one exit per iteration, taken
+ * when the count runs out, once per instruction executed). Such an exit
+ * does not end the segment: a call guarded by the exit's own condition
+ * accounts for the accesses before it when it is taken, and the segment
+ * goes on to the next real exit. In a loop copying n bytes that is one
+ * countdown update, one test and one filter load per 8 iterations instead
+ * of per iteration. Not with guarded accesses before it (their count is
+ * known only at run time). */
+static Bool loop_exit(const IRStmt *st, ULong insn_end, Bool looping, Bool guarded)
+{
+	const IRConst *dst = st->Ist.Exit.dst;
+
+	return looping && !guarded && st->Ist.Exit.guard->tag == Iex_RdTmp && dst->tag == Ico_U64 &&
+	       dst->Ico.U64 == insn_end && st->Ist.Exit.jk == Ijk_Boring;
+}
+
+/* The IMark in->stmts[i] is one iteration of an unrolled loop on one
+ * instruction: the IMark before it (*prev, updated) or the next one has the
+ * same address. */
+static Bool imark_looping(const IRSB *in, Int i, Addr *prev)
+{
+	Addr a = (Addr)in->stmts[i]->Ist.IMark.addr;
+	Bool same = a == *prev;
+
+	*prev = a;
+	for (Int k = i + 1; !same && k < in->stmts_used; k++)
+		if (in->stmts[k] && in->stmts[k]->tag == Ist_IMark) {
+			same = (Addr)in->stmts[k]->Ist.IMark.addr == a;
+			break;
+		}
+	return same;
+}
+
+/* The accesses of the segment so far (no guarded ones), if the exit st
+ * is taken: lpvg_seg_exit accounts for them and calls the slow path when
+ * it is due. */
+static void exit_call(struct ist *s, const IRStmt *st)
+{
+	struct lpvg_seg *seg = VG_(malloc)("lpvg.seg", sizeof(*seg) + s->n * sizeof(seg->acc[0]));
+	IRDirty *di;
+	IRExpr *g;
+	IRTemp t;
+
+	tl_assert(s->nguarded == 0 && !s->regs);
+	seg->n = s->n;
+	seg->nguarded = 0;
+	seg->nslots = s->nslots;
+	seg->nshared = s->nshared;
+	VG_(memcpy)(seg->acc, s->acc, s->n * sizeof(seg->acc[0]));
+	seg->next = s->segs;
+	s->segs = seg;
+	di = unsafeIRDirty_0_N(1, "lpvg_seg_exit", VG_(fnptr_to_fnentry)(lpvg_seg_exit),
+			       mkIRExprVec_1(mkIRExpr_HWord((HWord)seg)));
+	VG_(memset)(&di->fxState, 0, sizeof(di->fxState));
+	di->nFxState = 2;
+	di->fxState[0].fx = Ifx_Modify;
+	di->fxState[0].offset = LPVG_GS + LPVG_SH_CD;
+	di->fxState[0].size = 8;
+	di->fxState[1].fx = Ifx_Read;
+	di->fxState[1].offset = LPVG_GS + LPVG_SH_THREAD;
+	di->fxState[1].size = (UShort)(LPVG_SH_ABUF - LPVG_SH_THREAD + 8 * s->nslots);
+	if (s->df) {
+		di->fxState[di->nFxState].fx = Ifx_Read;
+		di->fxState[di->nFxState].offset = LPVG_DF;
+		di->fxState[di->nFxState].size = 8;
+		di->nFxState++;
+	}
+	if (lpvg_o.selfcheck) {
+		di->fxState[di->nFxState].fx = Ifx_Read;
+		di->fxState[di->nFxState].offset = LPVG_SH2_ADDR;
+		di->fxState[di->nFxState].size = (UShort)(8 * s->n);
+		di->nFxState++;
+	}
+	/* The exit's condition, computed again: one use each, so that VEX
+	 * tests the flags twice instead of keeping a boolean across the
+	 * call. */
+	g = st->Ist.Exit.guard;
+	t = g->Iex.RdTmp.tmp;
+	if (t < s->ndefs && s->defs[t] && s->defs[t]->tag == Iex_Binop)
+		g = tmp(s, Ity_I1, deepCopyIRExpr(s->defs[t]));
+	di->guard = g;
+	addStmtToIRSB(s->out, IRStmt_Dirty(di));
 }
 
 /* Emit the code of one planned access. */
@@ -498,6 +638,11 @@ static void access(struct ist *s, const struct plan *p)
 	a->guarded = p->guard != NULL;
 	a->slot = p->slot;
 	a->off = p->guard ? 0 : p->off - p->regd;
+	a->dfm = p->guard ? 0 : (Short)(p->dfm - p->regdfm);
+	if (a->dfm)
+		s->df = True;
+	if (!p->guard && p->dfm)
+		s->dfcheck = True;
 	if (p->slot == LPVG_SLOT_ABS)
 		;
 	else if (p->slot & LPVG_SLOT_REG)
@@ -610,6 +755,10 @@ IRSB *lpvg_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestLayout
 	IRExpr **defs;
 	UInt ndefs = (UInt)tyenv->types_used, np = 0, nseg = 0, seg = 0, segstart = 0, j = 0, hk;
 	IRExpr *rv[LPVG_NREGS];
+	ULong insn_end = 0;
+	Bool merged = False; /* the segment goes on past a loop exit */
+	Bool looping = False; /* the instruction is unrolled: its IMark repeats next to it */
+	Addr prev_im = 0;
 	Bool nhooked = lpvg_marker != 0;
 	ULong pc = 0;
 	Int i = 0, first;
@@ -646,15 +795,27 @@ IRSB *lpvg_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestLayout
 			continue;
 		if (st->tag == Ist_IMark) {
 			pc = (ULong)st->Ist.IMark.addr + (ULong)(Long)st->Ist.IMark.delta;
+			insn_end = (ULong)st->Ist.IMark.addr + st->Ist.IMark.len;
+			looping = imark_looping(in, i, &prev_im);
 			if (!nhooked || !lpvg_hook_kind((Addr)st->Ist.IMark.addr))
 				continue;
 		}
+		if (st->tag == Ist_Exit && nseg) {
+			Bool guarded = False;
+			for (UInt k = segstart; k < np; k++)
+				guarded |= p[k].guard != NULL;
+			if (loop_exit(st, insn_end, looping, guarded)) {
+				merged = True;
+				continue;
+			}
+		}
 		if (st->tag == Ist_Exit || st->tag == Ist_IMark) { /* an exit, or a hook */
 			if (nseg) {
-				plan_segment(p, segstart, np, defs, ndefs, rv);
+				plan_segment(p, segstart, np, defs, ndefs, rv, merged);
 				seg++;
 				segstart = np;
 				nseg = 0;
+				merged = False;
 			}
 			continue;
 		}
@@ -662,14 +823,15 @@ IRSB *lpvg_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestLayout
 		for (UInt k = 0; k < na; k++) {
 			struct plan *q = &p[np];
 			if (nseg == LPVG_SEG_MAX) {
-				plan_segment(p, segstart, np, defs, ndefs, rv);
+				plan_segment(p, segstart, np, defs, ndefs, rv, merged);
 				seg++;
 				segstart = np;
 				nseg = 0;
+				merged = False;
 			}
 			q->addr = a[k].addr;
 			q->guard = a[k].guard;
-			q->root = resolve(defs, ndefs, a[k].addr, &q->off);
+			q->root = resolve(defs, ndefs, a[k].addr, &q->off, &q->dfm);
 			q->pc = pc;
 			q->seg = seg;
 			q->size = a[k].size < 1 ? 1 : a[k].size > 65535 ? 65535 : (UShort)a[k].size;
@@ -680,11 +842,13 @@ IRSB *lpvg_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestLayout
 		reg_track(tyenv, st, rv);
 	}
 	if (nseg)
-		plan_segment(p, segstart, np, defs, ndefs, rv);
-	VG_(free)(defs);
+		plan_segment(p, segstart, np, defs, ndefs, rv, merged);
 
 	/* Pass 2: the instrumented superblock. */
 	VG_(memset)(&s, 0, sizeof(s));
+	s.defs = defs;
+	prev_im = 0;
+	s.ndefs = ndefs;
 	s.out = deepCopyIRSBExceptStmts(in);
 	for (i = 0; i < first; i++)
 		addStmtToIRSB(s.out, in->stmts[i]);
@@ -694,7 +858,13 @@ IRSB *lpvg_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestLayout
 		UInt na;
 		if (!st || st->tag == Ist_NoOp)
 			continue;
-		if (st->tag == Ist_Exit)
+		if (st->tag == Ist_IMark) {
+			insn_end = (ULong)st->Ist.IMark.addr + st->Ist.IMark.len;
+			looping = imark_looping(in, i, &prev_im);
+		}
+		if (st->tag == Ist_Exit && s.n && loop_exit(st, insn_end, looping, s.nguarded > 0))
+			exit_call(&s, st);
+		else if (st->tag == Ist_Exit)
 			flush(&s); /* the exit may be taken: account for what came before */
 		if (st->tag == Ist_IMark && nhooked && (hk = lpvg_hook_kind((Addr)st->Ist.IMark.addr))) {
 			flush(&s); /* the hook reads the clock */
@@ -712,6 +882,7 @@ IRSB *lpvg_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestLayout
 	tl_assert(j == np);
 	flush(&s);
 	VG_(free)(p);
+	VG_(free)(defs);
 	if (s.segs) {
 		struct sb_node *old = VG_(HT_remove)(sb_table, (UWord)vge->base[0]);
 		struct sb_node *nd = VG_(malloc)("lpvg.sb", sizeof(*nd));

@@ -296,10 +296,36 @@ static void ensure_thread(ThreadId tid)
 	VG_(set_shadow_regs_area)(tid, 1, LPVG_SH_THREAD, sizeof(t), (const UChar *)&t);
 }
 
+/* Where the guest state sits in valgrind's ThreadState (whose layout the
+ * tool headers do not give): found once, as the offset at which the
+ * shadow area holds the thread pointer just written there. */
+static Int gs_off = -1;
+
+static UChar *guest_state(ThreadId tid)
+{
+	UChar *ts = VG_(get_ThreadState)(tid);
+
+	if (gs_off < 0) {
+		struct lpvg_thread *t = threads[tid], *seen;
+		Long cd;
+		for (Int off = 0; off <= 256 && gs_off < 0; off += 8) {
+			VG_(memcpy)(&seen, ts + off + LPVG_GS + LPVG_SH_THREAD, sizeof(seen));
+			VG_(memcpy)(&cd, ts + off + LPVG_GS + LPVG_SH_CD, sizeof(cd));
+			if (seen == t && t && cd == t->cd)
+				gs_off = off;
+		}
+		if (gs_off < 0)
+			VG_(tool_panic)("locprof: cannot find the guest state of a thread");
+	}
+	return ts + gs_off;
+}
+
 static void start_client_code(ThreadId tid, ULong blocks_done)
 {
-	if (!lpvg_o.inert)
-		ensure_thread(tid);
+	if (lpvg_o.inert)
+		return;
+	ensure_thread(tid);
+	lpvg_gsp = guest_state(tid);
 }
 
 /* The countdown of a thread that is not running, for everyone but the

@@ -40,6 +40,7 @@
 #include "pub_tool_threadstate.h"
 
 UChar lpvg_filter[(1u << LPVG_FILTER_LOG2) + LPVG_FILTER_TAIL];
+UChar *lpvg_gsp;
 struct lpvg_check lpvg_chk;
 
 enum { TABLE_MIN = 64 };
@@ -304,8 +305,9 @@ static void maybe_flush(struct lpvg_thread *t)
 
 /* Sample mode. The countdown in the shadow area already has this segment's
  * references subtracted. */
-VG_REGPARM(2) void lpvg_seg_sample(UChar *gsp, struct lpvg_seg *s)
+VG_REGPARM(1) void lpvg_seg_sample(struct lpvg_seg *s)
 {
+	UChar *gsp = lpvg_gsp;
 	UChar *sh = gsp + LPVG_GS;
 	Long *cdp = (Long *)(sh + LPVG_SH_CD);
 	struct lpvg_thread *t = *(struct lpvg_thread **)(sh + LPVG_SH_THREAD);
@@ -339,8 +341,9 @@ VG_REGPARM(2) void lpvg_seg_sample(UChar *gsp, struct lpvg_seg *s)
 }
 
 /* Trace mode: every reference of the segment, in order. */
-VG_REGPARM(2) void lpvg_seg_trace(UChar *gsp, struct lpvg_seg *s)
+VG_REGPARM(1) void lpvg_seg_trace(struct lpvg_seg *s)
 {
+	UChar *gsp = lpvg_gsp;
 	UChar *sh = gsp + LPVG_GS;
 	Long *cdp = (Long *)(sh + LPVG_SH_CD);
 	struct lpvg_thread *t = *(struct lpvg_thread **)(sh + LPVG_SH_THREAD);
@@ -375,8 +378,9 @@ VG_REGPARM(2) void lpvg_seg_trace(UChar *gsp, struct lpvg_seg *s)
  * test (countdown < 0) holds whenever the slow path is needed: the
  * countdown expired in the segment, or one of its lines has a watch (a
  * non-zero filter byte). Then do what the fast path would have done. */
-VG_REGPARM(2) void lpvg_seg_check(UChar *gsp, struct lpvg_seg *s)
+VG_REGPARM(1) void lpvg_seg_check(struct lpvg_seg *s)
 {
+	UChar *gsp = lpvg_gsp;
 	UChar *sh = gsp + LPVG_GS;
 	const ULong *own = (const ULong *)(gsp + LPVG_SH2_ADDR);
 	Long raw = *(Long *)(sh + LPVG_SH_CD);
@@ -398,13 +402,45 @@ VG_REGPARM(2) void lpvg_seg_check(UChar *gsp, struct lpvg_seg *s)
 	/* what the generated code decided: the countdown, or its filter loads */
 	hit = *(const ULong *)(gsp + LPVG_SH2_HIT) != 0;
 	if (lpvg_o.mode == LP_MODE_TRACE) {
-		lpvg_seg_trace(gsp, s);
+		lpvg_seg_trace(s);
 		return;
 	}
 	if (need && !(raw < 0 || hit))
 		lpvg_chk.missed++;
 	if (raw < 0 || hit)
-		lpvg_seg_sample(gsp, s);
+		lpvg_seg_sample(s);
+}
+
+/* A loop exit was taken (vg-instr.c: a repeated string instruction ran
+ * out): the accesses of its segment before it (none guarded) happened, and
+ * the generated code has not counted them. Count them, and do what the
+ * end of a segment does: the slow path if the countdown expired or a line
+ * has a watch (the filter, read here). */
+VG_REGPARM(1) void lpvg_seg_exit(struct lpvg_seg *s)
+{
+	UChar *gsp = lpvg_gsp;
+	Long *cdp = (Long *)(gsp + LPVG_GS + LPVG_SH_CD);
+	Bool due = False;
+
+	if (lpvg_o.selfcheck) {
+		const ULong *own = (const ULong *)(gsp + LPVG_SH2_ADDR);
+		lpvg_chk.segs++;
+		lpvg_chk.accs += s->n;
+		lpvg_chk.shared += s->nshared;
+		for (UInt i = 0; i < s->n; i++)
+			if (lpvg_acc_addr(&s->acc[i], gsp) != own[i])
+				lpvg_chk.bad_addr++;
+	}
+	if (lpvg_o.mode == LP_MODE_TRACE) {
+		lpvg_seg_trace(s);
+		return;
+	}
+	*cdp -= (Long)s->n;
+	due = *cdp < 0;
+	for (UInt i = 0; i < s->n && !due; i++)
+		due = lpvg_filter[(lpvg_acc_addr(&s->acc[i], gsp) >> lpvg_o.line_shift[0]) & FILTER_MASK] != 0;
+	if (due)
+		lpvg_seg_sample(s);
 }
 
 /* An allocation event, in the thread's stream (trace mode: between the

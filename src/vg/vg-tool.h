@@ -39,6 +39,7 @@ extern Int VG_(safe_fd)(Int oldfd);
 extern Int VG_(fcntl)(Int fd, Int cmd, Addr arg);
 extern Int VG_(fd_soft_limit);
 extern Int VG_(fd_hard_limit);
+extern void *VG_(get_ThreadState)(ThreadId tid); /* its guest state at a fixed offset */
 
 #define LPVG_SEG_MAX 64       /* accesses per instrumented segment */
 #define LPVG_FILTER_LOG2 24   /* slots of the watched-line filter */
@@ -74,6 +75,7 @@ struct lpvg_acc {
 	UChar kind;    /* LP_REF_READ / LP_REF_WRITE */
 	UChar guarded; /* its slot may hold LPVG_NONE_ADDR */
 	UChar slot;    /* index in abuf, LPVG_SLOT_REG + register, or LPVG_SLOT_ABS */
+	Short dfm;     /* a string instruction's: plus dfm * (DF - 1) (DF: +1 or -1) */
 };
 #define LPVG_SLOT_ABS 0xff
 /* slot LPVG_SLOT_REG + r: the root is guest integer register r (rax, rcx,
@@ -81,6 +83,7 @@ struct lpvg_acc {
 #define LPVG_SLOT_REG 0x80
 #define LPVG_NREGS 16
 #define LPVG_REG0 ((Int)offsetof(VexGuestAMD64State, guest_RAX))
+#define LPVG_DF ((Int)offsetof(VexGuestAMD64State, guest_DFLAG))
 
 /* A segment: the accesses between two possible exits of a superblock. The
  * generated code stores the base of each slot in abuf[slot] and, at the
@@ -108,6 +111,8 @@ static inline ULong lpvg_acc_addr(const struct lpvg_acc *a, const UChar *gsp)
 		base = *(const ULong *)(gsp + LPVG_REG0 + 8 * (a->slot & ~LPVG_SLOT_REG));
 	else
 		base = ((const ULong *)(gsp + LPVG_GS + LPVG_SH_ABUF))[a->slot];
+	if (a->dfm)
+		base += (ULong)((Long)a->dfm * (*(const Long *)(gsp + LPVG_DF) - 1));
 	return base + (ULong)a->off;
 }
 
@@ -202,9 +207,14 @@ extern Addr lpvg_marker, lpvg_pre_lo, lpvg_pre_hi;
 UInt lpvg_hook_kind(Addr a);
 
 /* vg-sample.c */
-VG_REGPARM(2) void lpvg_seg_sample(UChar *gsp, struct lpvg_seg *s);
-VG_REGPARM(2) void lpvg_seg_trace(UChar *gsp, struct lpvg_seg *s);
-VG_REGPARM(2) void lpvg_seg_check(UChar *gsp, struct lpvg_seg *s);
+/* The guest state of the thread running client code (vg-main.c sets it
+ * whenever one starts), for the slow paths the generated code calls:
+ * passing it as an argument cost two host instructions per segment. */
+extern UChar *lpvg_gsp;
+VG_REGPARM(1) void lpvg_seg_sample(struct lpvg_seg *s);
+VG_REGPARM(1) void lpvg_seg_trace(struct lpvg_seg *s);
+VG_REGPARM(1) void lpvg_seg_check(struct lpvg_seg *s);
+VG_REGPARM(1) void lpvg_seg_exit(struct lpvg_seg *s);
 struct lpvg_thread *lpvg_thread_new(ThreadId vtid);
 void lpvg_thread_finish(struct lpvg_thread *t);
 void lpvg_thread_free(struct lpvg_thread *t);
