@@ -73,7 +73,10 @@ struct plan {
 	Bool check;      /* first access of its cluster: read the filter ... */
 	IRType check_ty; /* ... this wide (Ity_I8..I64: 1, 2, 4, 8 lines) at root + check_off */
 	Long check_off;
+	Bool check_near; /* ... at the line of root, plus check_off lines */
 };
+
+enum { LPVG_NFSLOT = 32 };
 
 struct ist {
 	IRSB *out;
@@ -86,6 +89,8 @@ struct ist {
 	IRExpr *ndyn; /* I64 atom: guarded accesses done, or NULL */
 	IRExpr *hit;  /* I64 atom: OR of filter loads, or NULL */
 	struct lpvg_seg *segs;
+	struct { IRTemp root; IRExpr *slot; } fslot[LPVG_NFSLOT]; /* filter_slot's */
+	UInt nfslot;
 	IRExpr **defs; /* of the input's temporaries */
 	UInt ndefs;
 };
@@ -95,6 +100,8 @@ struct sb_node {
 	struct sb_node *next;
 	UWord key;
 	struct lpvg_seg *segs;
+	struct { IRTemp root; IRExpr *slot; } fslot[LPVG_NFSLOT]; /* filter_slot's */
+	UInt nfslot;
 	IRExpr **defs; /* of the input's temporaries */
 	UInt ndefs;
 };
@@ -332,7 +339,7 @@ static void plan_segment(struct plan *p, UInt a, UInt b, IRExpr **defs, UInt nde
 	for (UInt r = 0; r < LPVG_NREGS; r++)
 		rroot[r] = rv[r] && !noregs ? resolve(defs, ndefs, rv[r], &rd[r], &rdfm[r]) : NULL;
 	for (UInt i = a; i < b; i++) {
-		p[i].store = p[i].check = False;
+		p[i].store = p[i].check = p[i].check_near = False;
 		p[i].check_ty = Ity_I8;
 		p[i].check_off = 0;
 		p[i].regd = p[i].regdfm = 0;
@@ -370,9 +377,17 @@ static void plan_segment(struct plan *p, UInt a, UInt b, IRExpr **defs, UInt nde
 			p[i].slot = (UChar)nslots++;
 	}
 	/* Clusters: for each root (a slot, or all absolute addresses), the
-	 * accesses sorted by offset, cut where the span would reach 7 lines
-	 * (then they lie on at most 8 consecutive lines). The check goes with
-	 * the cluster's first access in program order. */
+	 * accesses sorted by offset, cut where floor(offset / line) would
+	 * grow by more than 6: then they lie on at most 8 consecutive lines,
+	 * from that of root + lo (the smallest offset) or from root's line
+	 * plus floor(lo / line) (the access at root + off is on root's line +
+	 * floor(off / line), or the next one). The second ("near") costs no
+	 * addition: the root's line is shared by its clusters (and the
+	 * filter's copies around the table take the constant in the load's
+	 * displacement), but reads one more line; it is used unless all
+	 * offsets are 0 (one line, no addition either way) or the root is a
+	 * constant or lo is far. The check goes with the cluster's first
+	 * access in program order. */
 	for (UInt i = a, abs_seen = 0; i < b; i++) {
 		UInt n = 0, k = 0;
 		if (p[i].guard)
@@ -400,16 +415,25 @@ static void plan_segment(struct plan *p, UInt a, UInt b, IRExpr **defs, UInt nde
 			Long lo = p[idx[k]].off, hi = lo;
 			UInt first = idx[k];
 			ULong w;
-			for (; k < n && (ULong)p[idx[k]].off - (ULong)lo < 7 * span; k++) {
+			Long lol = lo >> lpvg_o.line_shift[0], nl;
+			for (; k < n && (p[idx[k]].off >> lpvg_o.line_shift[0]) - lol <= 6; k++) {
 				hi = p[idx[k]].off;
 				if (idx[k] < first)
 					first = idx[k];
 			}
 			w = (ULong)hi - (ULong)lo;
+			nl = (hi >> lpvg_o.line_shift[0]) - lol + 2;
 			p[first].check = True;
-			p[first].check_ty = w == 0 ? Ity_I8 : w < span ? Ity_I16
-					  : w < 3 * span ? Ity_I32 : Ity_I64;
-			p[first].check_off = lo;
+			p[first].check_near = p[i].root->tag == Iex_RdTmp && (lo || hi) &&
+					      lol >= -LPVG_FILTER_NEAR && lol <= LPVG_FILTER_NEAR;
+			if (p[first].check_near) {
+				p[first].check_ty = nl <= 2 ? Ity_I16 : nl <= 4 ? Ity_I32 : Ity_I64;
+				p[first].check_off = lol;
+			} else {
+				p[first].check_ty = w == 0 ? Ity_I8 : w < span ? Ity_I16
+						  : w < 3 * span ? Ity_I32 : Ity_I64;
+				p[first].check_off = lo;
+			}
 		}
 	}
 }
@@ -520,14 +544,31 @@ static void flush(struct ist *s)
 	s->hit = NULL;
 }
 
-/* The filter bytes of the line of a and the next ones (1, 2, 4 or 8: ty),
- * ORed into the segment's hit. */
-static void filter_check(struct ist *s, IRExpr *a, IRType ty)
+/* The filter slot of a's line: (a >> line shift) mod 2^LPVG_FILTER_LOG2;
+ * for a root, computed once in the superblock (its value never changes). */
+static IRExpr *filter_slot(struct ist *s, IRExpr *a, Bool root)
 {
-	IRExpr *l = tmp(s, Ity_I64, IRExpr_Binop(Iop_Shr64, a,
-						 IRExpr_Const(IRConst_U8(lpvg_o.line_shift[0]))));
-	IRExpr *m = tmp(s, Ity_I64, IRExpr_Binop(Iop_And64, l, u64((1ull << LPVG_FILTER_LOG2) - 1)));
-	IRExpr *q = tmp(s, Ity_I64, IRExpr_Binop(Iop_Add64, m, u64((HWord)lpvg_filter)));
+	IRExpr *l, *m;
+
+	if (root && a->tag == Iex_RdTmp)
+		for (UInt k = 0; k < s->nfslot; k++)
+			if (s->fslot[k].root == a->Iex.RdTmp.tmp)
+				return s->fslot[k].slot;
+	l = tmp(s, Ity_I64, IRExpr_Binop(Iop_Shr64, a, IRExpr_Const(IRConst_U8(lpvg_o.line_shift[0]))));
+	m = tmp(s, Ity_I64, IRExpr_Binop(Iop_And64, l, u64((1ull << LPVG_FILTER_LOG2) - 1)));
+	if (root && a->tag == Iex_RdTmp && s->nfslot < LPVG_NFSLOT) {
+		s->fslot[s->nfslot].root = a->Iex.RdTmp.tmp;
+		s->fslot[s->nfslot++].slot = m;
+	}
+	return m;
+}
+
+/* The filter bytes of the line of a (+ k lines) and the next ones (1, 2,
+ * 4 or 8: ty), ORed into the segment's hit. */
+static void filter_check(struct ist *s, IRExpr *a, Bool root, Long k, IRType ty)
+{
+	IRExpr *m = filter_slot(s, a, root);
+	IRExpr *q = tmp(s, Ity_I64, IRExpr_Binop(Iop_Add64, m, u64((HWord)lpvg_filter + (ULong)k)));
 	IRExpr *b = tmp(s, ty, IRExpr_Load(Iend_LE, ty, q));
 	IROp widen = ty == Ity_I8 ? Iop_8Uto64 : ty == Ity_I16 ? Iop_16Uto64 : Iop_32Uto64;
 	IRExpr *b64 = ty == Ity_I64 ? b : tmp(s, Ity_I64, IRExpr_Unop(widen, b));
@@ -658,21 +699,23 @@ static void access(struct ist *s, const struct plan *p)
 		s->ndyn = s->ndyn ? tmp(s, Ity_I64, IRExpr_Binop(Iop_Add64, s->ndyn, g64)) : g64;
 		addStmtToIRSB(s->out, IRStmt_Put(LPVG_GS + LPVG_SH_ABUF + 8 * (Int)p->slot, addr));
 		if (lpvg_o.mode == LP_MODE_SAMPLE)
-			filter_check(s, addr, Ity_I8);
+			filter_check(s, addr, False, 0, Ity_I8);
 	} else {
 		if (p->store)
 			addStmtToIRSB(s->out,
 				      IRStmt_Put(LPVG_GS + LPVG_SH_ABUF + 8 * (Int)p->slot, p->root));
 		if (p->check && lpvg_o.mode == LP_MODE_SAMPLE) {
 			IRExpr *c;
-			if (p->root->tag == Iex_Const)
-				c = u64((ULong)p->check_off);
-			else if (p->check_off)
-				c = tmp(s, Ity_I64, IRExpr_Binop(Iop_Add64, p->root,
-								 u64((ULong)p->check_off)));
-			else
-				c = p->root;
-			filter_check(s, c, (IRType)p->check_ty);
+			if (p->check_near)
+				filter_check(s, p->root, True, p->check_off, (IRType)p->check_ty);
+			else if (p->root->tag == Iex_Const)
+				filter_check(s, u64((ULong)p->check_off), False, 0, (IRType)p->check_ty);
+			else if (p->check_off) {
+				c = tmp(s, Ity_I64, IRExpr_Binop(Iop_Add64, p->root, u64((ULong)p->check_off)));
+				filter_check(s, c, False, 0, (IRType)p->check_ty);
+			} else {
+				filter_check(s, p->root, True, 0, (IRType)p->check_ty);
+			}
 		}
 	}
 	if (lpvg_o.selfcheck)

@@ -39,7 +39,7 @@
 #include "pub_tool_mallocfree.h"
 #include "pub_tool_threadstate.h"
 
-UChar lpvg_filter[(1u << LPVG_FILTER_LOG2) + LPVG_FILTER_TAIL];
+UChar lpvg_filter_mem[LPVG_FILTER_PAD + (1u << LPVG_FILTER_LOG2) + LPVG_FILTER_PAD];
 UChar *lpvg_gsp;
 struct lpvg_check lpvg_chk;
 
@@ -55,21 +55,25 @@ static void filter_add(const struct lpvg_watch *w, Int delta)
 	ULong n = 1ull << d, sub = w->line << d;
 
 	for (ULong k = 0; k < n && k <= FILTER_MASK; k++) {
-		UChar *c = &lpvg_filter[(sub + k) & FILTER_MASK];
+		Long j = (Long)((sub + k) & FILTER_MASK);
+		UChar *c = &lpvg_filter[j];
 		if (*c == 255)
 			continue; /* saturated: stays set */
 		if (delta > 0)
 			(*c)++;
 		else if (*c)
 			(*c)--;
+		/* the copies around the table, for loads near its ends */
+		if (j < LPVG_FILTER_PAD)
+			lpvg_filter[j + FILTER_MASK + 1] = *c;
+		if (j > (Long)FILTER_MASK - LPVG_FILTER_PAD)
+			lpvg_filter[j - (Long)FILTER_MASK - 1] = *c;
 	}
-	/* the copy of the first slots, for wide loads at the last ones */
-	VG_(memcpy)(&lpvg_filter[FILTER_MASK + 1], lpvg_filter, LPVG_FILTER_TAIL);
 }
 
 void lpvg_filter_reset(void)
 {
-	VG_(memset)(lpvg_filter, 0, sizeof(lpvg_filter));
+	VG_(memset)(lpvg_filter_mem, 0, sizeof(lpvg_filter_mem));
 }
 
 /* ---- exact watch table ----------------------------------------------------- */

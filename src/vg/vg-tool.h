@@ -50,7 +50,8 @@ extern void *VG_(get_ThreadState)(ThreadId tid); /* its guest state at a fixed o
 #define LPVG_PEND_MAX 8       /* nested watched allocation calls per thread */
 #define LPVG_NONE_ADDR (~0ULL) /* address slot of a guarded access not done */
 #define LPVG_GAP_MAX (1ll << 38) /* longest gap between samples */
-#define LPVG_FILTER_TAIL 8    /* filter bytes past the last slot: copies of the first */
+#define LPVG_FILTER_NEAR 256  /* lines: filter loads at a root's line + up to this many */
+#define LPVG_FILTER_PAD (LPVG_FILTER_NEAR + 8) /* filter bytes before and after: copies */
 
 /* Offsets in the shadow area (guest state offset sizeof(VexGuestAMD64State)). */
 #define LPVG_SH_CD 0          /* Long: references left before the next sampled one (< 0: due) */
@@ -168,11 +169,13 @@ struct lpvg_opts {
 
 extern struct lpvg_opts lpvg_o;
 
-/* The watched-line filter, read by generated code: one byte per slot and
- * LPVG_FILTER_TAIL more, copies of the first slots, so that a load of up
- * to 8 bytes at any slot reads that slot and the next ones (mod
- * 2^LPVG_FILTER_LOG2). */
-extern UChar lpvg_filter[(1u << LPVG_FILTER_LOG2) + LPVG_FILTER_TAIL];
+/* The watched-line filter, read by generated code: one byte per slot,
+ * lpvg_filter[0 .. 2^LPVG_FILTER_LOG2), with LPVG_FILTER_PAD bytes before
+ * and after it that copy the last and the first slots, so that a load of
+ * up to 8 bytes at any slot + k, |k| <= LPVG_FILTER_NEAR, reads slots
+ * (slot + k ...) mod 2^LPVG_FILTER_LOG2. */
+extern UChar lpvg_filter_mem[LPVG_FILTER_PAD + (1u << LPVG_FILTER_LOG2) + LPVG_FILTER_PAD];
+#define lpvg_filter (lpvg_filter_mem + LPVG_FILTER_PAD)
 
 /* --selfcheck counters (vg-sample.c). */
 struct lpvg_check {
