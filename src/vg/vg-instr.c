@@ -85,7 +85,6 @@ struct ist {
 	Bool df;   /* some access's address depends on the direction flag */
 	Bool dfcheck; /* ... as seen from its root: the filter loads assumed DF = 1 */
 	UInt segno; /* segments flushed so far: must match the plan's */
-	struct lpvg_acc acc[LPVG_SEG_MAX];
 	IRExpr *ndyn; /* I64 atom: guarded accesses done, or NULL */
 	IRExpr *hit;  /* I64 atom: OR of filter loads, or NULL */
 	struct lpvg_seg *segs;
@@ -93,6 +92,7 @@ struct ist {
 	UInt nfslot;
 	IRExpr **defs; /* of the input's temporaries */
 	UInt ndefs;
+	struct lpvg_acc acc[LPVG_SEG_MAX]; /* last: not cleared */
 };
 
 /* Superblock -> its segments, to free them on discard. */
@@ -104,6 +104,7 @@ struct sb_node {
 	UInt nfslot;
 	IRExpr **defs; /* of the input's temporaries */
 	UInt ndefs;
+	struct lpvg_acc acc[LPVG_SEG_MAX]; /* last: not cleared */
 };
 static VgHashTable *sb_table;
 
@@ -585,29 +586,24 @@ static void filter_check(struct ist *s, IRExpr *a, Bool root, Long k, IRType ty)
  * countdown update, one test and one filter load per 8 iterations instead
  * of per iteration. Not with guarded accesses before it (their count is
  * known only at run time). */
-static Bool loop_exit(const IRStmt *st, ULong insn_end, Bool looping, Bool guarded)
+static Bool loop_exit(const IRSB *in, const IRStmt *st, Int im, Addr prev_im, Bool guarded)
 {
 	const IRConst *dst = st->Ist.Exit.dst;
+	Addr a;
 
-	return looping && !guarded && st->Ist.Exit.guard->tag == Iex_RdTmp && dst->tag == Ico_U64 &&
-	       dst->Ico.U64 == insn_end && st->Ist.Exit.jk == Ijk_Boring;
-}
-
-/* The IMark in->stmts[i] is one iteration of an unrolled loop on one
- * instruction: the IMark before it (*prev, updated) or the next one has the
- * same address. */
-static Bool imark_looping(const IRSB *in, Int i, Addr *prev)
-{
-	Addr a = (Addr)in->stmts[i]->Ist.IMark.addr;
-	Bool same = a == *prev;
-
-	*prev = a;
-	for (Int k = i + 1; !same && k < in->stmts_used; k++)
-		if (in->stmts[k] && in->stmts[k]->tag == Ist_IMark) {
-			same = (Addr)in->stmts[k]->Ist.IMark.addr == a;
-			break;
-		}
-	return same;
+	if (guarded || st->Ist.Exit.guard->tag != Iex_RdTmp || dst->tag != Ico_U64 ||
+	    st->Ist.Exit.jk != Ijk_Boring || im < 0)
+		return False;
+	a = (Addr)in->stmts[im]->Ist.IMark.addr;
+	if (dst->Ico.U64 != (ULong)a + in->stmts[im]->Ist.IMark.len)
+		return False;
+	/* unrolled: the IMark before it or the next one has the same address */
+	if (a == prev_im)
+		return True;
+	for (Int k = im + 1; k < in->stmts_used; k++)
+		if (in->stmts[k] && in->stmts[k]->tag == Ist_IMark)
+			return (Addr)in->stmts[k]->Ist.IMark.addr == a;
+	return False;
 }
 
 /* The accesses of the segment so far (no guarded ones), if the exit st
@@ -798,10 +794,9 @@ IRSB *lpvg_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestLayout
 	IRExpr **defs;
 	UInt ndefs = (UInt)tyenv->types_used, np = 0, nseg = 0, seg = 0, segstart = 0, j = 0, hk;
 	IRExpr *rv[LPVG_NREGS];
-	ULong insn_end = 0;
 	Bool merged = False; /* the segment goes on past a loop exit */
-	Bool looping = False; /* the instruction is unrolled: its IMark repeats next to it */
-	Addr prev_im = 0;
+	Int im = -1;          /* the current instruction's IMark */
+	Addr prev_im = 0;     /* the address of the one before */
 	Bool nhooked = lpvg_marker != 0;
 	ULong pc = 0;
 	Int i = 0, first;
@@ -838,8 +833,8 @@ IRSB *lpvg_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestLayout
 			continue;
 		if (st->tag == Ist_IMark) {
 			pc = (ULong)st->Ist.IMark.addr + (ULong)(Long)st->Ist.IMark.delta;
-			insn_end = (ULong)st->Ist.IMark.addr + st->Ist.IMark.len;
-			looping = imark_looping(in, i, &prev_im);
+			prev_im = im >= 0 ? (Addr)in->stmts[im]->Ist.IMark.addr : 0;
+			im = i;
 			if (!nhooked || !lpvg_hook_kind((Addr)st->Ist.IMark.addr))
 				continue;
 		}
@@ -847,7 +842,7 @@ IRSB *lpvg_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestLayout
 			Bool guarded = False;
 			for (UInt k = segstart; k < np; k++)
 				guarded |= p[k].guard != NULL;
-			if (loop_exit(st, insn_end, looping, guarded)) {
+			if (loop_exit(in, st, im, prev_im, guarded)) {
 				merged = True;
 				continue;
 			}
@@ -888,9 +883,10 @@ IRSB *lpvg_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestLayout
 		plan_segment(p, segstart, np, defs, ndefs, rv, merged);
 
 	/* Pass 2: the instrumented superblock. */
-	VG_(memset)(&s, 0, sizeof(s));
+	VG_(memset)(&s, 0, offsetof(struct ist, acc)); /* not the accesses' buffer */
 	s.defs = defs;
 	prev_im = 0;
+	im = -1;
 	s.ndefs = ndefs;
 	s.out = deepCopyIRSBExceptStmts(in);
 	for (i = 0; i < first; i++)
@@ -902,10 +898,10 @@ IRSB *lpvg_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestLayout
 		if (!st || st->tag == Ist_NoOp)
 			continue;
 		if (st->tag == Ist_IMark) {
-			insn_end = (ULong)st->Ist.IMark.addr + st->Ist.IMark.len;
-			looping = imark_looping(in, i, &prev_im);
+			prev_im = im >= 0 ? (Addr)in->stmts[im]->Ist.IMark.addr : 0;
+			im = i;
 		}
-		if (st->tag == Ist_Exit && s.n && loop_exit(st, insn_end, looping, s.nguarded > 0))
+		if (st->tag == Ist_Exit && s.n && loop_exit(in, st, im, prev_im, s.nguarded > 0))
 			exit_call(&s, st);
 		else if (st->tag == Ist_Exit)
 			flush(&s); /* the exit may be taken: account for what came before */
