@@ -4,39 +4,48 @@
  *
  * A superblock is cut into segments at its side exits (and every
  * LPVG_SEG_MAX accesses): inside a segment every access happens, except
- * guarded ones whose guard is known only at run time.
+ * guarded ones whose guard is known only at run time. The exits of an
+ * unrolled string-instruction loop (rep stos/movs) do not cut it: a call
+ * guarded by the exit's condition accounts for the accesses before it
+ * when it is taken (loop_exit, exit_call).
  *
  * Bases and offsets. The IR is flat and in SSA form, so the address of an
  * access is a temporary whose definition can be followed through additions
- * of constants back to a root value: push, pop, spills and reloads are
+ * of constants (and of multiples of the direction flag: string
+ * instructions) back to a root value: push, pop, spills and reloads are
  * all %rsp + constant, the fields of a structure p + constant. Within a
  * segment, accesses with the same root share one slot of the thread's
  * shadow buffer abuf: the code stores the root once and the segment's
  * descriptor keeps each access's constant offset (vg-tool.h); constant
- * addresses need no store at all. A guarded access has its own slot
- * (LPVG_NONE_ADDR when it is not done).
+ * addresses need no store at all, nor roots that a guest integer register
+ * holds (plus a constant) at the segment's end: the slow path reads the
+ * register. A guarded access has its own slot (LPVG_NONE_ADDR when it is
+ * not done).
  *
  * The filter (sample mode). The accesses of one root are cut into clusters
- * whose offsets span less than 7 lines: every access of a cluster then
- * lies on one of the 8 lines from that of root + its smallest offset, and
- * one load of 1, 2, 4 or 8 filter bytes at the first line's slot reads
- * them all (the filter has 8 bytes past its end that repeat its first
- * ones). The check may read bytes of lines no access touches (a false
- * alarm that costs a table lookup), never too few. The loads of a segment
- * are ORed. At the end of the segment (before the exit):
+ * whose offsets span at most 6 lines (floor(off / line)): every access of
+ * a cluster then lies on one of the 8 lines from the root's line plus
+ * floor(lo / line), and one load of 2, 4 or 8 filter bytes there reads
+ * them all; the root's filter slot is computed once per segment and
+ * the constant goes in the load's displacement (the filter has copies of
+ * its ends around it). The check may read bytes of lines no access
+ * touches (a false alarm that costs a table lookup), never too few. The
+ * loads of a segment are ORed. At the end of the segment (before the
+ * exit):
  *
  *   sample mode:  cd -= references done;
- *                 if (cd <= 0 || filter OR != 0) lpvg_seg_sample(gsp, seg)
- *   trace mode:   lpvg_seg_trace(gsp, seg)
+ *                 if ((cd >> 63) | filter OR) lpvg_seg_sample(seg)
+ *   trace mode:   lpvg_seg_trace(seg)
  *
- * So the common case of sample mode is, per slot, a store at a small
- * offset from the guest-state register; per cluster, a copy, a shift, an
- * and, a load at a 32-bit displacement (the filter is in the tool's image)
- * and an or; per segment, a load, a subtraction, a store, two compares and
- * a conditional call. The countdown and the buffer live in each thread's
- * shadow area (vg-tool.h), so threads need no switching. The slow path
- * rebuilds every address from the slots and replays the segment in order
- * (vg-sample.c).
+ * So the common case of sample mode is, per root not in a register, a
+ * store at a small offset from the guest-state register; per root, a copy,
+ * a shift and an and; per cluster a load at a 32-bit displacement (the
+ * filter is in the tool's image) and an or; per segment, a load, a
+ * subtraction, a store, a shift, an or, a compare, the descriptor's
+ * address and a conditional call. The countdown and the buffer live in
+ * each thread's shadow area (vg-tool.h), so threads need no switching. The
+ * slow path rebuilds every address from the slots and registers and
+ * replays the segment in order (vg-sample.c).
  *
  * --selfcheck=yes (tests) also stores every access's own address in the
  * second shadow area and calls lpvg_seg_check at every segment's end, which
@@ -100,11 +109,6 @@ struct sb_node {
 	struct sb_node *next;
 	UWord key;
 	struct lpvg_seg *segs;
-	struct { IRTemp root; IRExpr *slot; } fslot[LPVG_NFSLOT]; /* filter_slot's */
-	UInt nfslot;
-	IRExpr **defs; /* of the input's temporaries */
-	UInt ndefs;
-	struct lpvg_acc acc[LPVG_SEG_MAX]; /* last: not cleared */
 };
 static VgHashTable *sb_table;
 
@@ -541,12 +545,13 @@ static void flush(struct ist *s)
 	s->nshared = 0;
 	s->regs = False;
 	s->df = s->dfcheck = False;
+	s->nfslot = 0; /* a root's filter slot lives in one segment: shorter live ranges */
 	s->ndyn = NULL;
 	s->hit = NULL;
 }
 
 /* The filter slot of a's line: (a >> line shift) mod 2^LPVG_FILTER_LOG2;
- * for a root, computed once in the superblock (its value never changes). */
+ * for a root, computed once in the segment. */
 static IRExpr *filter_slot(struct ist *s, IRExpr *a, Bool root)
 {
 	IRExpr *l, *m;

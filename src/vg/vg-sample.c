@@ -81,7 +81,7 @@ void lpvg_filter_reset(void)
 static ULong slot_of(const struct lpvg_thread *t, ULong line, UInt idx)
 {
 	return ((line ^ ((ULong)idx << 58)) * 0x9e3779b97f4a7c15ull) >>
-	       (64 - VG_(log2_64)(t->table_cap));
+	       (64 - t->table_log2);
 }
 
 static struct lpvg_watch *table_find(struct lpvg_thread *t, ULong line, UInt idx)
@@ -124,6 +124,7 @@ static void table_grow(struct lpvg_thread *t)
 
 	t->table = VG_(calloc)("lpvg.watches", ncap, sizeof(*t->table));
 	t->table_cap = ncap;
+	t->table_log2++;
 	for (ULong i = 0; i < ocap; i++) {
 		if (old[i].used) {
 			ULong j = slot_of(t, old[i].line, old[i].idx);
@@ -221,6 +222,7 @@ struct lpvg_thread *lpvg_thread_new(ThreadId vtid)
 	x = lpvg_o.seed + t->number;
 	lp_rng_seed(&t->rng, lp_splitmix64(&x));
 	t->table_cap = TABLE_MIN;
+	t->table_log2 = (UInt)VG_(log2_64)(TABLE_MIN);
 	t->table = VG_(calloc)("lpvg.watches", TABLE_MIN, sizeof(*t->table));
 	t->samples = VG_(malloc)("lpvg.samples", LPVG_SAMPLE_CAP * sizeof(*t->samples));
 	t->event_cap = lpvg_o.mode == LP_MODE_TRACE ? LPVG_TRACE_CAP : LPVG_ALLOC_CAP;

@@ -137,6 +137,7 @@ struct lpvg_thread {
 
 	struct lpvg_watch *table;
 	ULong table_cap, live;
+	UInt table_log2;   /* log2(table_cap) */
 
 	/* watched allocation calls under way (vg-main.c, vg-preload.c) */
 	struct lpvg_pend {
