@@ -724,21 +724,28 @@ static Addr block_holding(Addr a, struct blk **out)
 	struct large *l;
 
 	stop = g >= SMALL_MAX ? g - SMALL_MAX : 0;
-	/* no leaf: no block starts in a's MiB; only a large one can hold it */
+	/* no leaf: no block starts in a's MiB; only a large one can hold it.
+	 * The entries from g down to stop, one leaf at a time (a tight loop:
+	 * a sample in a large block scans all 256). */
 	while (leaf) {
-		UInt i = leaf[bm_index(g)];
-		if (i) {
+		UWord k = bm_index(g), lo;
+		Addr base = g - ((Addr)k << BM_GRAN_SHIFT), low = stop > base ? stop : base;
+		lo = (low - base) >> BM_GRAN_SHIFT;
+		while (k > lo && !leaf[k])
+			k--;
+		if (leaf[k]) {
+			UInt i = leaf[k];
+			g = base + ((Addr)k << BM_GRAN_SHIFT);
 			if (a - g < blks[i].size) {
 				*out = &blks[i];
 				return g;
 			}
 			return 0; /* the nearest start: no other block can hold a */
 		}
-		if (g <= stop || g < (1 << BM_GRAN_SHIFT))
+		if (low == stop || low < (1 << BM_GRAN_SHIFT))
 			break;
-		g -= 1 << BM_GRAN_SHIFT;
-		if (bm_index(g) == BM_LEAF - 1 && !(leaf = bm_leaf(g, False)))
-			break;
+		g = low - (1 << BM_GRAN_SHIFT);
+		leaf = bm_leaf(g, False);
 	}
 	if (a < large_lo || a >= large_hi)
 		return 0;

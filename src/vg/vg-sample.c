@@ -334,7 +334,8 @@ VG_REGPARM(1) void lpvg_seg_sample(struct lpvg_seg *s)
 		ULong addr = lpvg_acc_addr(a, gsp);
 		if (a->guarded && addr == LPVG_NONE_ADDR)
 			continue;
-		if (t->live)
+		/* a zero filter byte: no watch on that line in any thread */
+		if (t->live && lpvg_filter[(addr >> lpvg_o.line_shift[0]) & FILTER_MASK])
 			check_watches(t, addr, a->pc, now);
 		if (now == t->epoch) { /* the countdown ends here: sample it */
 			start_sample(t, addr, a->size, a->kind, a->pc, now);
