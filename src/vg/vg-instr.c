@@ -34,14 +34,14 @@
  * exit):
  *
  *   sample mode:  cd -= references done;
- *                 if ((cd >> 63) | filter OR) lpvg_seg_sample(seg)
+ *                 if ((cd >> 63) != filter OR) lpvg_seg_sample(seg)
  *   trace mode:   lpvg_seg_trace(seg)
  *
  * So the common case of sample mode is, per root not in a register, a
  * store at a small offset from the guest-state register; per root, a copy,
  * a shift and an and; per cluster a load at a 32-bit displacement (the
  * filter is in the tool's image) and an or; per segment, a load, a
- * subtraction, a store, a shift, an or, a compare, the descriptor's
+ * subtraction, a store, a shift, a compare, the descriptor's
  * address and a conditional call. The countdown and the buffer live in
  * each thread's shadow area (vg-tool.h), so threads need no switching. The
  * slow path rebuilds every address from the slots and registers and
@@ -485,7 +485,7 @@ static void flush(struct ist *s)
 		/* The filter loads took DF as +1 (string instructions step
 		 * forward but after a rare `std`): call whenever it is not. */
 		IRExpr *df = tmp(s, Ity_I64, IRExpr_Get(LPVG_DF, Ity_I64));
-		IRExpr *x = tmp(s, Ity_I64, IRExpr_Binop(Iop_Xor64, df, u64(1)));
+		IRExpr *x = tmp(s, Ity_I64, IRExpr_Binop(Iop_And64, df, u64(2))); /* +1: 0, -1: 2 */
 		s->hit = s->hit ? tmp(s, Ity_I64, IRExpr_Binop(Iop_Or64, s->hit, x)) : x;
 	}
 	if (s->df) {
@@ -523,14 +523,15 @@ static void flush(struct ist *s)
 		 * done (vg-sample.c), so its sign bit says a sample is due. */
 		if (s->hit) {
 			/* cd1 < 0 || hit != 0, as one test: cd1 >> 63
-			 * (arithmetic) is all ones when cd1 < 0, else 0; ORed
-			 * with hit it is non-zero exactly when a call is due.
-			 * Two comparisons and an Or1 cost VEX a setcc each and
-			 * an or and a test more. */
+			 * (arithmetic) is all ones when cd1 < 0, else 0; hit
+			 * is never all ones (its top bit is clear: filter
+			 * counts stop at 127, the DF term is 0 or 2), so the
+			 * two differ exactly when a call is due. One compare
+			 * (two comparisons and an Or1 cost VEX a setcc each,
+			 * an or and a test more). */
 			IRExpr *sgn = tmp(s, Ity_I64, IRExpr_Binop(Iop_Sar64, cd1,
 								   IRExpr_Const(IRConst_U8(63))));
-			IRExpr *u = tmp(s, Ity_I64, IRExpr_Binop(Iop_Or64, sgn, s->hit));
-			g = tmp(s, Ity_I1, IRExpr_Binop(Iop_CmpNE64, u, u64(0)));
+			g = tmp(s, Ity_I1, IRExpr_Binop(Iop_CmpNE64, sgn, s->hit));
 		} else {
 			g = tmp(s, Ity_I1, IRExpr_Binop(Iop_CmpLT64S, cd1, u64(0)));
 		}

@@ -26,8 +26,10 @@
  * 2^LPVG_FILTER_LOG2, counting the watches on lines mapping there. A watch on
  * a larger line counts in each of its smallest-size sub-lines. A non-zero
  * byte only sends the segment to the exact table (another thread's watch,
- * or an alias 2^24 lines away, costs one lookup). A count that reached 255
- * stays there (never decremented; a false positive at worst).
+ * or an alias 2^24 lines away, costs one lookup). A count that reached
+ * LPVG_FILTER_SAT (127: the generated code's test needs the top bit of
+ * every filter load clear) stays there (never decremented; a false
+ * positive at worst).
  */
 #include "vg-tool.h"
 
@@ -57,7 +59,7 @@ static void filter_add(const struct lpvg_watch *w, Int delta)
 	for (ULong k = 0; k < n && k <= FILTER_MASK; k++) {
 		Long j = (Long)((sub + k) & FILTER_MASK);
 		UChar *c = &lpvg_filter[j];
-		if (*c == 255)
+		if (*c >= LPVG_FILTER_SAT)
 			continue; /* saturated: stays set */
 		if (delta > 0)
 			(*c)++;

@@ -50,6 +50,7 @@ extern void *VG_(get_ThreadState)(ThreadId tid); /* its guest state at a fixed o
 #define LPVG_PEND_MAX 8       /* nested watched allocation calls per thread */
 #define LPVG_NONE_ADDR (~0ULL) /* address slot of a guarded access not done */
 #define LPVG_GAP_MAX (1ll << 38) /* longest gap between samples */
+#define LPVG_FILTER_SAT 127   /* a filter count stops here: the top bit of every load stays clear */
 #define LPVG_FILTER_NEAR 256  /* lines: filter loads at a root's line + up to this many */
 #define LPVG_FILTER_PAD (LPVG_FILTER_NEAR + 8) /* filter bytes before and after: copies */
 
