@@ -8,8 +8,9 @@
 #   cachegrind   valgrind --tool=cachegrind --cache-sim=yes
 # Targets: sample <= 1.5x none, and cachegrind >= 5x sample.
 #
-# Each configuration runs REPEAT times (default 3), interleaved, and the
-# median is taken, because the machine is shared. Wall time is what a user
+# Each configuration runs REPEAT times (default 3), interleaved (the order
+# rotated every round), and the median is taken, because the machine is
+# shared. Wall time is what a user
 # waits; CPU time (user + system of every process: valgrind, and locprof's
 # collector, which compresses the trace on another core) is less sensitive
 # to other load. Both are printed.
@@ -89,8 +90,13 @@ for p in "${progs[@]}"; do
 		cs=(native none sample $noalloc $base trace cachegrind)
 	fi
 	: >"$w/times"
+	# The order rotates every round (and reverses every other one): on a
+	# shared machine a run right after another came out several percent
+	# faster or slower whichever it was, in phases longer than a round.
+	n=${#cs[@]}
 	for ((r = 0; r < repeat; r++)); do
-		for c in "${cs[@]}"; do
+		for ((i = 0; i < n; i++)); do
+			if ((r % 2)); then c=${cs[$(((n - 1 - i + r) % n))]}; else c=${cs[$(((i + r) % n))]}; fi
 			echo "$c $(run "$c" "$in" "${argv[@]}")" >>"$w/times"
 		done
 	done

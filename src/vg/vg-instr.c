@@ -4,39 +4,48 @@
  *
  * A superblock is cut into segments at its side exits (and every
  * LPVG_SEG_MAX accesses): inside a segment every access happens, except
- * guarded ones whose guard is known only at run time.
+ * guarded ones whose guard is known only at run time. The exits of an
+ * unrolled string-instruction loop (rep stos/movs) do not cut it: a call
+ * guarded by the exit's condition accounts for the accesses before it
+ * when it is taken (loop_exit, exit_call).
  *
  * Bases and offsets. The IR is flat and in SSA form, so the address of an
  * access is a temporary whose definition can be followed through additions
- * of constants back to a root value: push, pop, spills and reloads are
+ * of constants (and of multiples of the direction flag: string
+ * instructions) back to a root value: push, pop, spills and reloads are
  * all %rsp + constant, the fields of a structure p + constant. Within a
  * segment, accesses with the same root share one slot of the thread's
  * shadow buffer abuf: the code stores the root once and the segment's
  * descriptor keeps each access's constant offset (vg-tool.h); constant
- * addresses need no store at all. A guarded access has its own slot
- * (LPVG_NONE_ADDR when it is not done).
+ * addresses need no store at all, nor roots that a guest integer register
+ * holds (plus a constant) at the segment's end: the slow path reads the
+ * register. A guarded access has its own slot (LPVG_NONE_ADDR when it is
+ * not done).
  *
  * The filter (sample mode). The accesses of one root are cut into clusters
- * whose offsets span less than 7 lines: every access of a cluster then
- * lies on one of the 8 lines from that of root + its smallest offset, and
- * one load of 1, 2, 4 or 8 filter bytes at the first line's slot reads
- * them all (the filter has 8 bytes past its end that repeat its first
- * ones). The check may read bytes of lines no access touches (a false
- * alarm that costs a table lookup), never too few. The loads of a segment
- * are ORed. At the end of the segment (before the exit):
+ * whose offsets span at most 6 lines (floor(off / line)): every access of
+ * a cluster then lies on one of the 8 lines from the root's line plus
+ * floor(lo / line), and one load of 2, 4 or 8 filter bytes there reads
+ * them all; the root's filter slot is computed once per segment and
+ * the constant goes in the load's displacement (the filter has copies of
+ * its ends around it). The check may read bytes of lines no access
+ * touches (a false alarm that costs a table lookup), never too few. The
+ * loads of a segment are ORed. At the end of the segment (before the
+ * exit):
  *
  *   sample mode:  cd -= references done;
- *                 if (cd <= 0 || filter OR != 0) lpvg_seg_sample(gsp, seg)
- *   trace mode:   lpvg_seg_trace(gsp, seg)
+ *                 if ((cd >> 63) != filter OR) lpvg_seg_sample(seg)
+ *   trace mode:   lpvg_seg_trace(seg)
  *
- * So the common case of sample mode is, per slot, a store at a small
- * offset from the guest-state register; per cluster, a copy, a shift, an
- * and, a load at a 32-bit displacement (the filter is in the tool's image)
- * and an or; per segment, a load, a subtraction, a store, two compares and
- * a conditional call. The countdown and the buffer live in each thread's
- * shadow area (vg-tool.h), so threads need no switching. The slow path
- * rebuilds every address from the slots and replays the segment in order
- * (vg-sample.c).
+ * So the common case of sample mode is, per root not in a register, a
+ * store at a small offset from the guest-state register; per root, a copy,
+ * a shift and an and; per cluster a load at a 32-bit displacement (the
+ * filter is in the tool's image) and an or; per segment, a load, a
+ * subtraction, a store, a shift, a compare, the descriptor's
+ * address and a conditional call. The countdown and the buffer live in
+ * each thread's shadow area (vg-tool.h), so threads need no switching. The
+ * slow path rebuilds every address from the slots and registers and
+ * replays the segment in order (vg-sample.c).
  *
  * --selfcheck=yes (tests) also stores every access's own address in the
  * second shadow area and calls lpvg_seg_check at every segment's end, which
@@ -66,21 +75,33 @@ struct plan {
 	UInt seg;
 	UShort size;
 	UChar kind;
-	UChar slot;      /* in its segment's abuf, or LPVG_SLOT_ABS */
-	Bool store;      /* first access of its slot: store the root */
+	UChar slot;      /* in its segment's abuf, LPVG_SLOT_REG + r, or LPVG_SLOT_ABS */
+	Bool store;      /* first access of its abuf slot: store the root */
+	Long regd;       /* LPVG_SLOT_REG: the register holds root + regd */
+	Long dfm, regdfm; /* multiples of DF - 1 in off and regd (resolve) */
 	Bool check;      /* first access of its cluster: read the filter ... */
 	IRType check_ty; /* ... this wide (Ity_I8..I64: 1, 2, 4, 8 lines) at root + check_off */
 	Long check_off;
+	Bool check_near; /* ... at the line of root, plus check_off lines */
 };
+
+enum { LPVG_NFSLOT = 32 };
 
 struct ist {
 	IRSB *out;
 	UInt n, nguarded, nslots, nshared;
+	Bool regs; /* some access's root is read from a guest register */
+	Bool df;   /* some access's address depends on the direction flag */
+	Bool dfcheck; /* ... as seen from its root: the filter loads assumed DF = 1 */
 	UInt segno; /* segments flushed so far: must match the plan's */
-	struct lpvg_acc acc[LPVG_SEG_MAX];
 	IRExpr *ndyn; /* I64 atom: guarded accesses done, or NULL */
 	IRExpr *hit;  /* I64 atom: OR of filter loads, or NULL */
 	struct lpvg_seg *segs;
+	struct { IRTemp root; IRExpr *slot; } fslot[LPVG_NFSLOT]; /* filter_slot's */
+	UInt nfslot;
+	IRExpr **defs; /* of the input's temporaries */
+	UInt ndefs;
+	struct lpvg_acc acc[LPVG_SEG_MAX]; /* last: not cleared */
 };
 
 /* Superblock -> its segments, to free them on discard. */
@@ -181,12 +202,35 @@ static UInt stmt_accesses(IRTypeEnv *tyenv, IRStmt *st, struct sacc *a)
 	}
 }
 
-/* addr = root + *off, following the definitions (defs[temp]) of additions
- * and subtractions of constants. The root is a Const (absolute address) or
- * a RdTmp. */
-static IRExpr *resolve(IRExpr **defs, UInt ndefs, IRExpr *e, Long *off)
+/* e is the direction flag times a power of two (the step of a string
+ * instruction: GET(DFLAG), or that shifted left by a constant): the
+ * multiple, or 0. */
+static Long df_multiple(IRExpr **defs, UInt ndefs, const IRExpr *e)
+{
+	const IRExpr *d = e->tag == Iex_RdTmp && e->Iex.RdTmp.tmp < ndefs ? defs[e->Iex.RdTmp.tmp] : NULL;
+	Long k = 1;
+
+	if (d && d->tag == Iex_Binop && d->Iex.Binop.op == Iop_Shl64 &&
+	    d->Iex.Binop.arg2->tag == Iex_Const && d->Iex.Binop.arg2->Iex.Const.con->Ico.U8 < 8) {
+		k = 1 << d->Iex.Binop.arg2->Iex.Const.con->Ico.U8;
+		e = d->Iex.Binop.arg1;
+		d = e->tag == Iex_RdTmp && e->Iex.RdTmp.tmp < ndefs ? defs[e->Iex.RdTmp.tmp] : NULL;
+	}
+	if (d && d->tag == Iex_Get && d->Iex.Get.ty == Ity_I64 &&
+	    d->Iex.Get.offset == (Int)offsetof(VexGuestAMD64State, guest_DFLAG))
+		return k;
+	return 0;
+}
+
+/* addr = root + *off + *dfm * (DF - 1), following the definitions
+ * (defs[temp]) of additions and subtractions of constants and of
+ * multiples of the direction flag DF (+1 or -1: string instructions step
+ * by it), counted as +1 in *off. The root is a Const (absolute address)
+ * or a RdTmp. */
+static IRExpr *resolve(IRExpr **defs, UInt ndefs, IRExpr *e, Long *off, Long *dfm)
 {
 	ULong o = 0;
+	Long m = 0, k;
 
 	for (UInt depth = 0; depth < 256 && e->tag == Iex_RdTmp; depth++) {
 		IRTemp t = e->Iex.RdTmp.tmp;
@@ -204,6 +248,14 @@ static IRExpr *resolve(IRExpr **defs, UInt ndefs, IRExpr *e, Long *off)
 		} else if (d->Iex.Binop.op == Iop_Sub64 && a2->tag == Iex_Const) {
 			o -= a2->Iex.Const.con->Ico.U64;
 			e = a1;
+		} else if (d->Iex.Binop.op == Iop_Add64 && (k = df_multiple(defs, ndefs, a2)) && m < 4096) {
+			o += (ULong)k;
+			m += k;
+			e = a1;
+		} else if (d->Iex.Binop.op == Iop_Sub64 && (k = df_multiple(defs, ndefs, a2)) && m > -4096) {
+			o -= (ULong)k;
+			m -= k;
+			e = a1;
 		} else {
 			break;
 		}
@@ -211,6 +263,7 @@ static IRExpr *resolve(IRExpr **defs, UInt ndefs, IRExpr *e, Long *off)
 	if (e->tag == Iex_Const)
 		o += e->Iex.Const.con->Ico.U64;
 	*off = (Long)o;
+	*dfm = m;
 	return e;
 }
 
@@ -221,17 +274,80 @@ static Bool same_root(const IRExpr *a, const IRExpr *b)
 	return a->Iex.RdTmp.tmp == b->Iex.RdTmp.tmp;
 }
 
-/* Slots and filter clusters of the planned accesses p[a..b) (one segment). */
-static void plan_segment(struct plan *p, UInt a, UInt b)
+/* What each guest integer register holds at the current point of the
+ * superblock (pass 1 follows the statements): an atom of the input IR (the
+ * last value PUT there, or the temporary a GET of it was read into), or
+ * NULL when that is not known (not read nor written yet, written in part,
+ * or by a dirty helper). At a segment's end every register is in the guest
+ * state (the exit, or the end of the superblock, needs it; the slow path's
+ * call declares it reads them), so an access whose root is a register's
+ * value there plus a constant needs no store: the slow path reads the
+ * register. */
+static void reg_kill(IRExpr **rv, Int off, Int size)
+{
+	for (UInt r = 0; r < LPVG_NREGS; r++) {
+		Int lo = LPVG_REG0 + 8 * (Int)r;
+		if (off < lo + 8 && lo < off + size)
+			rv[r] = NULL;
+	}
+}
+
+static void reg_track(IRTypeEnv *tyenv, IRStmt *st, IRExpr **rv)
+{
+	switch (st->tag) {
+	case Ist_WrTmp: {
+		IRExpr *e = st->Ist.WrTmp.data;
+		Int off = e->tag == Iex_Get ? e->Iex.Get.offset - LPVG_REG0 : -1;
+		if (e->tag == Iex_Get && e->Iex.Get.ty == Ity_I64 && off >= 0 && off % 8 == 0 &&
+		    off < 8 * LPVG_NREGS)
+			rv[off / 8] = IRExpr_RdTmp(st->Ist.WrTmp.tmp);
+		break;
+	}
+	case Ist_Put: {
+		IRExpr *e = st->Ist.Put.data;
+		Int off = st->Ist.Put.offset, r = off - LPVG_REG0;
+		IRType ty = typeOfIRExpr(tyenv, e);
+		reg_kill(rv, off, sizeofIRType(ty));
+		if (ty == Ity_I64 && r >= 0 && r % 8 == 0 && r < 8 * LPVG_NREGS)
+			rv[r / 8] = e;
+		break;
+	}
+	case Ist_PutI: {
+		IRRegArray *d = st->Ist.PutI.details->descr;
+		reg_kill(rv, d->base, d->nElems * sizeofIRType(d->elemTy));
+		break;
+	}
+	case Ist_Dirty: {
+		IRDirty *d = st->Ist.Dirty.details;
+		for (Int k = 0; k < d->nFxState; k++)
+			if (d->fxState[k].fx != Ifx_Read)
+				reg_kill(rv, d->fxState[k].offset,
+					 d->fxState[k].size + d->fxState[k].nRepeats * d->fxState[k].repeatLen);
+		break;
+	}
+	default:
+		break;
+	}
+}
+
+/* Slots and filter clusters of the planned accesses p[a..b) (one segment;
+ * rv: the registers at its end). */
+static void plan_segment(struct plan *p, UInt a, UInt b, IRExpr **defs, UInt ndefs, IRExpr **rv,
+			 Bool noregs)
 {
 	UInt nslots = 0, idx[LPVG_SEG_MAX];
 	ULong span = 1ull << lpvg_o.line_shift[0];
+	IRExpr *rroot[LPVG_NREGS];
+	Long rd[LPVG_NREGS], rdfm[LPVG_NREGS];
 
 	tl_assert(b - a <= LPVG_SEG_MAX);
+	for (UInt r = 0; r < LPVG_NREGS; r++)
+		rroot[r] = rv[r] && !noregs ? resolve(defs, ndefs, rv[r], &rd[r], &rdfm[r]) : NULL;
 	for (UInt i = a; i < b; i++) {
-		p[i].store = p[i].check = False;
+		p[i].store = p[i].check = p[i].check_near = False;
 		p[i].check_ty = Ity_I8;
 		p[i].check_off = 0;
+		p[i].regd = p[i].regdfm = 0;
 		if (p[i].guard) {
 			p[i].slot = (UChar)nslots++;
 			p[i].store = p[i].check = True;
@@ -245,6 +361,19 @@ static void plan_segment(struct plan *p, UInt a, UInt b)
 		for (UInt j = a; j < i; j++) {
 			if (!p[j].guard && same_root(p[j].root, p[i].root)) {
 				p[i].slot = p[j].slot;
+				p[i].regd = p[j].regd;
+				p[i].regdfm = p[j].regdfm;
+				p[i].store = False;
+				break;
+			}
+		}
+		if (!p[i].store)
+			continue;
+		for (UInt r = 0; r < LPVG_NREGS; r++) {
+			if (rroot[r] && rroot[r]->tag == Iex_RdTmp && same_root(rroot[r], p[i].root)) {
+				p[i].slot = (UChar)(LPVG_SLOT_REG + r);
+				p[i].regd = rd[r];
+				p[i].regdfm = rdfm[r];
 				p[i].store = False;
 				break;
 			}
@@ -253,9 +382,17 @@ static void plan_segment(struct plan *p, UInt a, UInt b)
 			p[i].slot = (UChar)nslots++;
 	}
 	/* Clusters: for each root (a slot, or all absolute addresses), the
-	 * accesses sorted by offset, cut where the span would reach 7 lines
-	 * (then they lie on at most 8 consecutive lines). The check goes with
-	 * the cluster's first access in program order. */
+	 * accesses sorted by offset, cut where floor(offset / line) would
+	 * grow by more than 6: then they lie on at most 8 consecutive lines,
+	 * from that of root + lo (the smallest offset) or from root's line
+	 * plus floor(lo / line) (the access at root + off is on root's line +
+	 * floor(off / line), or the next one). The second ("near") costs no
+	 * addition: the root's line is shared by its clusters (and the
+	 * filter's copies around the table take the constant in the load's
+	 * displacement), but reads one more line; it is used unless all
+	 * offsets are 0 (one line, no addition either way) or the root is a
+	 * constant or lo is far. The check goes with the cluster's first
+	 * access in program order. */
 	for (UInt i = a, abs_seen = 0; i < b; i++) {
 		UInt n = 0, k = 0;
 		if (p[i].guard)
@@ -263,8 +400,12 @@ static void plan_segment(struct plan *p, UInt a, UInt b)
 		if (p[i].slot == LPVG_SLOT_ABS) {
 			if (abs_seen++)
 				continue;
-		} else if (!p[i].store) {
-			continue; /* not the first access of its root */
+		} else {
+			UInt j = a;
+			while (j < i && (p[j].guard || p[j].slot != p[i].slot))
+				j++;
+			if (j < i)
+				continue; /* not the first access of its root */
 		}
 		for (UInt j = i; j < b; j++)
 			if (!p[j].guard && p[j].slot == p[i].slot)
@@ -279,16 +420,25 @@ static void plan_segment(struct plan *p, UInt a, UInt b)
 			Long lo = p[idx[k]].off, hi = lo;
 			UInt first = idx[k];
 			ULong w;
-			for (; k < n && (ULong)p[idx[k]].off - (ULong)lo < 7 * span; k++) {
+			Long lol = lo >> lpvg_o.line_shift[0], nl;
+			for (; k < n && (p[idx[k]].off >> lpvg_o.line_shift[0]) - lol <= 6; k++) {
 				hi = p[idx[k]].off;
 				if (idx[k] < first)
 					first = idx[k];
 			}
 			w = (ULong)hi - (ULong)lo;
+			nl = (hi >> lpvg_o.line_shift[0]) - lol + 2;
 			p[first].check = True;
-			p[first].check_ty = w == 0 ? Ity_I8 : w < span ? Ity_I16
-					  : w < 3 * span ? Ity_I32 : Ity_I64;
-			p[first].check_off = lo;
+			p[first].check_near = p[i].root->tag == Iex_RdTmp && (lo || hi) &&
+					      lol >= -LPVG_FILTER_NEAR && lol <= LPVG_FILTER_NEAR;
+			if (p[first].check_near) {
+				p[first].check_ty = nl <= 2 ? Ity_I16 : nl <= 4 ? Ity_I32 : Ity_I64;
+				p[first].check_off = lol;
+			} else {
+				p[first].check_ty = w == 0 ? Ity_I8 : w < span ? Ity_I16
+						  : w < 3 * span ? Ity_I32 : Ity_I64;
+				p[first].check_off = lo;
+			}
 		}
 	}
 }
@@ -320,8 +470,7 @@ static void flush(struct ist *s)
 		fn = lpvg_seg_sample;
 		name = "lpvg_seg_sample";
 	}
-	di = unsafeIRDirty_0_N(2, name, VG_(fnptr_to_fnentry)(fn),
-			       mkIRExprVec_2(IRExpr_GSPTR(), mkIRExpr_HWord((HWord)seg)));
+	di = unsafeIRDirty_0_N(1, name, VG_(fnptr_to_fnentry)(fn), mkIRExprVec_1(mkIRExpr_HWord((HWord)seg)));
 	/* What the helper reads and writes of the shadow area, so that the
 	 * optimiser keeps the stores before it. */
 	VG_(memset)(&di->fxState, 0, sizeof(di->fxState));
@@ -332,11 +481,33 @@ static void flush(struct ist *s)
 	di->fxState[1].fx = Ifx_Read;
 	di->fxState[1].offset = LPVG_GS + LPVG_SH_THREAD;
 	di->fxState[1].size = (UShort)(LPVG_SH_ABUF - LPVG_SH_THREAD + 8 * s->nslots);
+	if (s->dfcheck && lpvg_o.mode == LP_MODE_SAMPLE) {
+		/* The filter loads took DF as +1 (string instructions step
+		 * forward but after a rare `std`): call whenever it is not. */
+		IRExpr *df = tmp(s, Ity_I64, IRExpr_Get(LPVG_DF, Ity_I64));
+		IRExpr *x = tmp(s, Ity_I64, IRExpr_Binop(Iop_And64, df, u64(2))); /* +1: 0, -1: 2 */
+		s->hit = s->hit ? tmp(s, Ity_I64, IRExpr_Binop(Iop_Or64, s->hit, x)) : x;
+	}
+	if (s->df) {
+		di->fxState[di->nFxState].fx = Ifx_Read;
+		di->fxState[di->nFxState].offset = LPVG_DF;
+		di->fxState[di->nFxState].size = 8;
+		di->nFxState++;
+	}
+	if (s->regs) {
+		/* the roots it reads from the integer registers (all in the
+		 * guest state here anyway: an exit or the superblock's end
+		 * follows) */
+		di->fxState[di->nFxState].fx = Ifx_Read;
+		di->fxState[di->nFxState].offset = LPVG_REG0;
+		di->fxState[di->nFxState].size = 8 * LPVG_NREGS;
+		di->nFxState++;
+	}
 	if (lpvg_o.selfcheck) {
-		di->nFxState = 3;
-		di->fxState[2].fx = Ifx_Read;
-		di->fxState[2].offset = LPVG_SH2_HIT;
-		di->fxState[2].size = (UShort)(8 + 8 * s->n);
+		di->fxState[di->nFxState].fx = Ifx_Read;
+		di->fxState[di->nFxState].offset = LPVG_SH2_HIT;
+		di->fxState[di->nFxState].size = (UShort)(8 + 8 * s->n);
+		di->nFxState++;
 		addStmtToIRSB(s->out, IRStmt_Put(LPVG_SH2_HIT, s->hit ? s->hit : u64(0)));
 	}
 	if (lpvg_o.mode == LP_MODE_SAMPLE) {
@@ -348,19 +519,21 @@ static void flush(struct ist *s)
 						 : s->ndyn;
 		cd1 = tmp(s, Ity_I64, IRExpr_Binop(Iop_Sub64, cd0, cnt));
 		addStmtToIRSB(s->out, IRStmt_Put(LPVG_GS + LPVG_SH_CD, cd1));
+		/* The countdown goes below 0 when the sampled reference is
+		 * done (vg-sample.c), so its sign bit says a sample is due. */
 		if (s->hit) {
-			/* cd1 <= 0 || hit != 0, as one test: (cd1 - 1) >> 63
-			 * (arithmetic) is all ones when cd1 <= 0, else 0; ORed
-			 * with hit it is non-zero exactly when a call is due.
-			 * Two comparisons and an Or1 cost VEX a setcc each and
-			 * an or and a test more. */
-			IRExpr *m = tmp(s, Ity_I64, IRExpr_Binop(Iop_Sub64, cd1, u64(1)));
-			IRExpr *sgn = tmp(s, Ity_I64, IRExpr_Binop(Iop_Sar64, m,
+			/* cd1 < 0 || hit != 0, as one test: cd1 >> 63
+			 * (arithmetic) is all ones when cd1 < 0, else 0; hit
+			 * is never all ones (its top bit is clear: filter
+			 * counts stop at 127, the DF term is 0 or 2), so the
+			 * two differ exactly when a call is due. One compare
+			 * (two comparisons and an Or1 cost VEX a setcc each,
+			 * an or and a test more). */
+			IRExpr *sgn = tmp(s, Ity_I64, IRExpr_Binop(Iop_Sar64, cd1,
 								   IRExpr_Const(IRConst_U8(63))));
-			IRExpr *u = tmp(s, Ity_I64, IRExpr_Binop(Iop_Or64, sgn, s->hit));
-			g = tmp(s, Ity_I1, IRExpr_Binop(Iop_CmpNE64, u, u64(0)));
+			g = tmp(s, Ity_I1, IRExpr_Binop(Iop_CmpNE64, sgn, s->hit));
 		} else {
-			g = tmp(s, Ity_I1, IRExpr_Binop(Iop_CmpLE64S, cd1, u64(0)));
+			g = tmp(s, Ity_I1, IRExpr_Binop(Iop_CmpLT64S, cd1, u64(0)));
 		}
 		if (!lpvg_o.selfcheck)
 			di->guard = g;
@@ -371,23 +544,123 @@ static void flush(struct ist *s)
 	s->nguarded = 0;
 	s->nslots = 0;
 	s->nshared = 0;
+	s->regs = False;
+	s->df = s->dfcheck = False;
+	s->nfslot = 0; /* a root's filter slot lives in one segment: shorter live ranges */
 	s->ndyn = NULL;
 	s->hit = NULL;
 }
 
-/* The filter bytes of the line of a and the next ones (1, 2, 4 or 8: ty),
- * ORed into the segment's hit. */
-static void filter_check(struct ist *s, IRExpr *a, IRType ty)
+/* The filter slot of a's line: (a >> line shift) mod 2^LPVG_FILTER_LOG2;
+ * for a root, computed once in the segment. */
+static IRExpr *filter_slot(struct ist *s, IRExpr *a, Bool root)
 {
-	IRExpr *l = tmp(s, Ity_I64, IRExpr_Binop(Iop_Shr64, a,
-						 IRExpr_Const(IRConst_U8(lpvg_o.line_shift[0]))));
-	IRExpr *m = tmp(s, Ity_I64, IRExpr_Binop(Iop_And64, l, u64((1ull << LPVG_FILTER_LOG2) - 1)));
-	IRExpr *q = tmp(s, Ity_I64, IRExpr_Binop(Iop_Add64, m, u64((HWord)lpvg_filter)));
+	IRExpr *l, *m;
+
+	if (root && a->tag == Iex_RdTmp)
+		for (UInt k = 0; k < s->nfslot; k++)
+			if (s->fslot[k].root == a->Iex.RdTmp.tmp)
+				return s->fslot[k].slot;
+	l = tmp(s, Ity_I64, IRExpr_Binop(Iop_Shr64, a, IRExpr_Const(IRConst_U8(lpvg_o.line_shift[0]))));
+	m = tmp(s, Ity_I64, IRExpr_Binop(Iop_And64, l, u64((1ull << LPVG_FILTER_LOG2) - 1)));
+	if (root && a->tag == Iex_RdTmp && s->nfslot < LPVG_NFSLOT) {
+		s->fslot[s->nfslot].root = a->Iex.RdTmp.tmp;
+		s->fslot[s->nfslot++].slot = m;
+	}
+	return m;
+}
+
+/* The filter bytes of the line of a (+ k lines) and the next ones (1, 2,
+ * 4 or 8: ty), ORed into the segment's hit. */
+static void filter_check(struct ist *s, IRExpr *a, Bool root, Long k, IRType ty)
+{
+	IRExpr *m = filter_slot(s, a, root);
+	IRExpr *q = tmp(s, Ity_I64, IRExpr_Binop(Iop_Add64, m, u64((HWord)lpvg_filter + (ULong)k)));
 	IRExpr *b = tmp(s, ty, IRExpr_Load(Iend_LE, ty, q));
 	IROp widen = ty == Ity_I8 ? Iop_8Uto64 : ty == Ity_I16 ? Iop_16Uto64 : Iop_32Uto64;
 	IRExpr *b64 = ty == Ity_I64 ? b : tmp(s, Ity_I64, IRExpr_Unop(widen, b));
 
 	s->hit = s->hit ? tmp(s, Ity_I64, IRExpr_Binop(Iop_Or64, s->hit, b64)) : b64;
+}
+
+/* An exit to the next instruction of a repeated string instruction (rep
+ * stos, rep movs...: VEX unrolls the loop, one exit per iteration, taken
+ * when the count runs out, once per instruction executed). Such an exit
+ * does not end the segment: a call guarded by the exit's own condition
+ * accounts for the accesses before it when it is taken, and the segment
+ * goes on to the next real exit. In a loop copying n bytes that is one
+ * countdown update, one test and one filter load per 8 iterations instead
+ * of per iteration. Not with guarded accesses before it (their count is
+ * known only at run time). */
+static Bool loop_exit(const IRSB *in, const IRStmt *st, Int im, Addr prev_im, Bool guarded)
+{
+	const IRConst *dst = st->Ist.Exit.dst;
+	Addr a;
+
+	if (guarded || st->Ist.Exit.guard->tag != Iex_RdTmp || dst->tag != Ico_U64 ||
+	    st->Ist.Exit.jk != Ijk_Boring || im < 0)
+		return False;
+	a = (Addr)in->stmts[im]->Ist.IMark.addr;
+	if (dst->Ico.U64 != (ULong)a + in->stmts[im]->Ist.IMark.len)
+		return False;
+	/* unrolled: the IMark before it or the next one has the same address */
+	if (a == prev_im)
+		return True;
+	for (Int k = im + 1; k < in->stmts_used; k++)
+		if (in->stmts[k] && in->stmts[k]->tag == Ist_IMark)
+			return (Addr)in->stmts[k]->Ist.IMark.addr == a;
+	return False;
+}
+
+/* The accesses of the segment so far (no guarded ones), if the exit st
+ * is taken: lpvg_seg_exit accounts for them and calls the slow path when
+ * it is due. */
+static void exit_call(struct ist *s, const IRStmt *st)
+{
+	struct lpvg_seg *seg = VG_(malloc)("lpvg.seg", sizeof(*seg) + s->n * sizeof(seg->acc[0]));
+	IRDirty *di;
+	IRExpr *g;
+	IRTemp t;
+
+	tl_assert(s->nguarded == 0 && !s->regs);
+	seg->n = s->n;
+	seg->nguarded = 0;
+	seg->nslots = s->nslots;
+	seg->nshared = s->nshared;
+	VG_(memcpy)(seg->acc, s->acc, s->n * sizeof(seg->acc[0]));
+	seg->next = s->segs;
+	s->segs = seg;
+	di = unsafeIRDirty_0_N(1, "lpvg_seg_exit", VG_(fnptr_to_fnentry)(lpvg_seg_exit),
+			       mkIRExprVec_1(mkIRExpr_HWord((HWord)seg)));
+	VG_(memset)(&di->fxState, 0, sizeof(di->fxState));
+	di->nFxState = 2;
+	di->fxState[0].fx = Ifx_Modify;
+	di->fxState[0].offset = LPVG_GS + LPVG_SH_CD;
+	di->fxState[0].size = 8;
+	di->fxState[1].fx = Ifx_Read;
+	di->fxState[1].offset = LPVG_GS + LPVG_SH_THREAD;
+	di->fxState[1].size = (UShort)(LPVG_SH_ABUF - LPVG_SH_THREAD + 8 * s->nslots);
+	if (s->df) {
+		di->fxState[di->nFxState].fx = Ifx_Read;
+		di->fxState[di->nFxState].offset = LPVG_DF;
+		di->fxState[di->nFxState].size = 8;
+		di->nFxState++;
+	}
+	if (lpvg_o.selfcheck) {
+		di->fxState[di->nFxState].fx = Ifx_Read;
+		di->fxState[di->nFxState].offset = LPVG_SH2_ADDR;
+		di->fxState[di->nFxState].size = (UShort)(8 * s->n);
+		di->nFxState++;
+	}
+	/* The exit's condition, computed again: one use each, so that VEX
+	 * tests the flags twice instead of keeping a boolean across the
+	 * call. */
+	g = st->Ist.Exit.guard;
+	t = g->Iex.RdTmp.tmp;
+	if (t < s->ndefs && s->defs[t] && s->defs[t]->tag == Iex_Binop)
+		g = tmp(s, Ity_I1, deepCopyIRExpr(s->defs[t]));
+	di->guard = g;
+	addStmtToIRSB(s->out, IRStmt_Dirty(di));
 }
 
 /* Emit the code of one planned access. */
@@ -407,8 +680,17 @@ static void access(struct ist *s, const struct plan *p)
 	a->kind = p->kind;
 	a->guarded = p->guard != NULL;
 	a->slot = p->slot;
-	a->off = p->guard ? 0 : p->off;
-	if (p->slot != LPVG_SLOT_ABS && p->slot >= s->nslots)
+	a->off = p->guard ? 0 : p->off - p->regd;
+	a->dfm = p->guard ? 0 : (Short)(p->dfm - p->regdfm);
+	if (a->dfm)
+		s->df = True;
+	if (!p->guard && p->dfm)
+		s->dfcheck = True;
+	if (p->slot == LPVG_SLOT_ABS)
+		;
+	else if (p->slot & LPVG_SLOT_REG)
+		s->regs = True;
+	else if (p->slot >= s->nslots)
 		s->nslots = p->slot + 1u;
 	if (!p->store)
 		s->nshared++;
@@ -419,21 +701,23 @@ static void access(struct ist *s, const struct plan *p)
 		s->ndyn = s->ndyn ? tmp(s, Ity_I64, IRExpr_Binop(Iop_Add64, s->ndyn, g64)) : g64;
 		addStmtToIRSB(s->out, IRStmt_Put(LPVG_GS + LPVG_SH_ABUF + 8 * (Int)p->slot, addr));
 		if (lpvg_o.mode == LP_MODE_SAMPLE)
-			filter_check(s, addr, Ity_I8);
+			filter_check(s, addr, False, 0, Ity_I8);
 	} else {
 		if (p->store)
 			addStmtToIRSB(s->out,
 				      IRStmt_Put(LPVG_GS + LPVG_SH_ABUF + 8 * (Int)p->slot, p->root));
 		if (p->check && lpvg_o.mode == LP_MODE_SAMPLE) {
 			IRExpr *c;
-			if (p->root->tag == Iex_Const)
-				c = u64((ULong)p->check_off);
-			else if (p->check_off)
-				c = tmp(s, Ity_I64, IRExpr_Binop(Iop_Add64, p->root,
-								 u64((ULong)p->check_off)));
-			else
-				c = p->root;
-			filter_check(s, c, (IRType)p->check_ty);
+			if (p->check_near)
+				filter_check(s, p->root, True, p->check_off, (IRType)p->check_ty);
+			else if (p->root->tag == Iex_Const)
+				filter_check(s, u64((ULong)p->check_off), False, 0, (IRType)p->check_ty);
+			else if (p->check_off) {
+				c = tmp(s, Ity_I64, IRExpr_Binop(Iop_Add64, p->root, u64((ULong)p->check_off)));
+				filter_check(s, c, False, 0, (IRType)p->check_ty);
+			} else {
+				filter_check(s, p->root, True, 0, (IRType)p->check_ty);
+			}
 		}
 	}
 	if (lpvg_o.selfcheck)
@@ -515,6 +799,10 @@ IRSB *lpvg_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestLayout
 	struct plan *p;
 	IRExpr **defs;
 	UInt ndefs = (UInt)tyenv->types_used, np = 0, nseg = 0, seg = 0, segstart = 0, j = 0, hk;
+	IRExpr *rv[LPVG_NREGS];
+	Bool merged = False; /* the segment goes on past a loop exit */
+	Int im = -1;          /* the current instruction's IMark */
+	Addr prev_im = 0;     /* the address of the one before */
 	Bool nhooked = lpvg_marker != 0;
 	ULong pc = 0;
 	Int i = 0, first;
@@ -539,8 +827,9 @@ IRSB *lpvg_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestLayout
 		if (st && st->tag == Ist_WrTmp)
 			defs[st->Ist.WrTmp.tmp] = st->Ist.WrTmp.data;
 	}
+	VG_(memset)(rv, 0, sizeof(rv));
 	while (i < in->stmts_used && in->stmts[i]->tag != Ist_IMark)
-		i++;
+		reg_track(tyenv, in->stmts[i++], rv);
 	first = i;
 	for (; i < in->stmts_used; i++) {
 		IRStmt *st = in->stmts[i];
@@ -550,15 +839,27 @@ IRSB *lpvg_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestLayout
 			continue;
 		if (st->tag == Ist_IMark) {
 			pc = (ULong)st->Ist.IMark.addr + (ULong)(Long)st->Ist.IMark.delta;
+			prev_im = im >= 0 ? (Addr)in->stmts[im]->Ist.IMark.addr : 0;
+			im = i;
 			if (!nhooked || !lpvg_hook_kind((Addr)st->Ist.IMark.addr))
 				continue;
 		}
+		if (st->tag == Ist_Exit && nseg) {
+			Bool guarded = False;
+			for (UInt k = segstart; k < np; k++)
+				guarded |= p[k].guard != NULL;
+			if (loop_exit(in, st, im, prev_im, guarded)) {
+				merged = True;
+				continue;
+			}
+		}
 		if (st->tag == Ist_Exit || st->tag == Ist_IMark) { /* an exit, or a hook */
 			if (nseg) {
-				plan_segment(p, segstart, np);
+				plan_segment(p, segstart, np, defs, ndefs, rv, merged);
 				seg++;
 				segstart = np;
 				nseg = 0;
+				merged = False;
 			}
 			continue;
 		}
@@ -566,14 +867,15 @@ IRSB *lpvg_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestLayout
 		for (UInt k = 0; k < na; k++) {
 			struct plan *q = &p[np];
 			if (nseg == LPVG_SEG_MAX) {
-				plan_segment(p, segstart, np);
+				plan_segment(p, segstart, np, defs, ndefs, rv, merged);
 				seg++;
 				segstart = np;
 				nseg = 0;
+				merged = False;
 			}
 			q->addr = a[k].addr;
 			q->guard = a[k].guard;
-			q->root = resolve(defs, ndefs, a[k].addr, &q->off);
+			q->root = resolve(defs, ndefs, a[k].addr, &q->off, &q->dfm);
 			q->pc = pc;
 			q->seg = seg;
 			q->size = a[k].size < 1 ? 1 : a[k].size > 65535 ? 65535 : (UShort)a[k].size;
@@ -581,13 +883,17 @@ IRSB *lpvg_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestLayout
 			np++;
 			nseg++;
 		}
+		reg_track(tyenv, st, rv);
 	}
 	if (nseg)
-		plan_segment(p, segstart, np);
-	VG_(free)(defs);
+		plan_segment(p, segstart, np, defs, ndefs, rv, merged);
 
 	/* Pass 2: the instrumented superblock. */
-	VG_(memset)(&s, 0, sizeof(s));
+	VG_(memset)(&s, 0, offsetof(struct ist, acc)); /* not the accesses' buffer */
+	s.defs = defs;
+	prev_im = 0;
+	im = -1;
+	s.ndefs = ndefs;
 	s.out = deepCopyIRSBExceptStmts(in);
 	for (i = 0; i < first; i++)
 		addStmtToIRSB(s.out, in->stmts[i]);
@@ -597,7 +903,13 @@ IRSB *lpvg_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestLayout
 		UInt na;
 		if (!st || st->tag == Ist_NoOp)
 			continue;
-		if (st->tag == Ist_Exit)
+		if (st->tag == Ist_IMark) {
+			prev_im = im >= 0 ? (Addr)in->stmts[im]->Ist.IMark.addr : 0;
+			im = i;
+		}
+		if (st->tag == Ist_Exit && s.n && loop_exit(in, st, im, prev_im, s.nguarded > 0))
+			exit_call(&s, st);
+		else if (st->tag == Ist_Exit)
 			flush(&s); /* the exit may be taken: account for what came before */
 		if (st->tag == Ist_IMark && nhooked && (hk = lpvg_hook_kind((Addr)st->Ist.IMark.addr))) {
 			flush(&s); /* the hook reads the clock */
@@ -615,6 +927,7 @@ IRSB *lpvg_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestLayout
 	tl_assert(j == np);
 	flush(&s);
 	VG_(free)(p);
+	VG_(free)(defs);
 	if (s.segs) {
 		struct sb_node *old = VG_(HT_remove)(sb_table, (UWord)vge->base[0]);
 		struct sb_node *nd = VG_(malloc)("lpvg.sb", sizeof(*nd));

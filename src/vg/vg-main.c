@@ -296,10 +296,36 @@ static void ensure_thread(ThreadId tid)
 	VG_(set_shadow_regs_area)(tid, 1, LPVG_SH_THREAD, sizeof(t), (const UChar *)&t);
 }
 
+/* Where the guest state sits in valgrind's ThreadState (whose layout the
+ * tool headers do not give): found once, as the offset at which the
+ * shadow area holds the thread pointer just written there. */
+static Int gs_off = -1;
+
+static UChar *guest_state(ThreadId tid)
+{
+	UChar *ts = VG_(get_ThreadState)(tid);
+
+	if (gs_off < 0) {
+		struct lpvg_thread *t = threads[tid], *seen;
+		Long cd;
+		for (Int off = 0; off <= 256 && gs_off < 0; off += 8) {
+			VG_(memcpy)(&seen, ts + off + LPVG_GS + LPVG_SH_THREAD, sizeof(seen));
+			VG_(memcpy)(&cd, ts + off + LPVG_GS + LPVG_SH_CD, sizeof(cd));
+			if (seen == t && t && cd == t->cd)
+				gs_off = off;
+		}
+		if (gs_off < 0)
+			VG_(tool_panic)("locprof: cannot find the guest state of a thread");
+	}
+	return ts + gs_off;
+}
+
 static void start_client_code(ThreadId tid, ULong blocks_done)
 {
-	if (!lpvg_o.inert)
-		ensure_thread(tid);
+	if (lpvg_o.inert)
+		return;
+	ensure_thread(tid);
+	lpvg_gsp = guest_state(tid);
 }
 
 /* The countdown of a thread that is not running, for everyone but the
@@ -698,21 +724,28 @@ static Addr block_holding(Addr a, struct blk **out)
 	struct large *l;
 
 	stop = g >= SMALL_MAX ? g - SMALL_MAX : 0;
-	/* no leaf: no block starts in a's MiB; only a large one can hold it */
+	/* no leaf: no block starts in a's MiB; only a large one can hold it.
+	 * The entries from g down to stop, one leaf at a time (a tight loop:
+	 * a sample in a large block scans all 256). */
 	while (leaf) {
-		UInt i = leaf[bm_index(g)];
-		if (i) {
+		UWord k = bm_index(g), lo;
+		Addr base = g - ((Addr)k << BM_GRAN_SHIFT), low = stop > base ? stop : base;
+		lo = (low - base) >> BM_GRAN_SHIFT;
+		while (k > lo && !leaf[k])
+			k--;
+		if (leaf[k]) {
+			UInt i = leaf[k];
+			g = base + ((Addr)k << BM_GRAN_SHIFT);
 			if (a - g < blks[i].size) {
 				*out = &blks[i];
 				return g;
 			}
 			return 0; /* the nearest start: no other block can hold a */
 		}
-		if (g <= stop || g < (1 << BM_GRAN_SHIFT))
+		if (low == stop || low < (1 << BM_GRAN_SHIFT))
 			break;
-		g -= 1 << BM_GRAN_SHIFT;
-		if (bm_index(g) == BM_LEAF - 1 && !(leaf = bm_leaf(g, False)))
-			break;
+		g = low - (1 << BM_GRAN_SHIFT);
+		leaf = bm_leaf(g, False);
 	}
 	if (a < large_lo || a >= large_hi)
 		return 0;

@@ -26,8 +26,10 @@
  * 2^LPVG_FILTER_LOG2, counting the watches on lines mapping there. A watch on
  * a larger line counts in each of its smallest-size sub-lines. A non-zero
  * byte only sends the segment to the exact table (another thread's watch,
- * or an alias 2^24 lines away, costs one lookup). A count that reached 255
- * stays there (never decremented; a false positive at worst).
+ * or an alias 2^24 lines away, costs one lookup). A count that reached
+ * LPVG_FILTER_SAT (127: the generated code's test needs the top bit of
+ * every filter load clear) stays there (never decremented; a false
+ * positive at worst).
  */
 #include "vg-tool.h"
 
@@ -39,7 +41,8 @@
 #include "pub_tool_mallocfree.h"
 #include "pub_tool_threadstate.h"
 
-UChar lpvg_filter[(1u << LPVG_FILTER_LOG2) + LPVG_FILTER_TAIL];
+UChar lpvg_filter_mem[LPVG_FILTER_PAD + (1u << LPVG_FILTER_LOG2) + LPVG_FILTER_PAD];
+UChar *lpvg_gsp;
 struct lpvg_check lpvg_chk;
 
 enum { TABLE_MIN = 64 };
@@ -54,21 +57,25 @@ static void filter_add(const struct lpvg_watch *w, Int delta)
 	ULong n = 1ull << d, sub = w->line << d;
 
 	for (ULong k = 0; k < n && k <= FILTER_MASK; k++) {
-		UChar *c = &lpvg_filter[(sub + k) & FILTER_MASK];
-		if (*c == 255)
+		Long j = (Long)((sub + k) & FILTER_MASK);
+		UChar *c = &lpvg_filter[j];
+		if (*c >= LPVG_FILTER_SAT)
 			continue; /* saturated: stays set */
 		if (delta > 0)
 			(*c)++;
 		else if (*c)
 			(*c)--;
+		/* the copies around the table, for loads near its ends */
+		if (j < LPVG_FILTER_PAD)
+			lpvg_filter[j + FILTER_MASK + 1] = *c;
+		if (j > (Long)FILTER_MASK - LPVG_FILTER_PAD)
+			lpvg_filter[j - (Long)FILTER_MASK - 1] = *c;
 	}
-	/* the copy of the first slots, for wide loads at the last ones */
-	VG_(memcpy)(&lpvg_filter[FILTER_MASK + 1], lpvg_filter, LPVG_FILTER_TAIL);
 }
 
 void lpvg_filter_reset(void)
 {
-	VG_(memset)(lpvg_filter, 0, sizeof(lpvg_filter));
+	VG_(memset)(lpvg_filter_mem, 0, sizeof(lpvg_filter_mem));
 }
 
 /* ---- exact watch table ----------------------------------------------------- */
@@ -76,7 +83,7 @@ void lpvg_filter_reset(void)
 static ULong slot_of(const struct lpvg_thread *t, ULong line, UInt idx)
 {
 	return ((line ^ ((ULong)idx << 58)) * 0x9e3779b97f4a7c15ull) >>
-	       (64 - VG_(log2_64)(t->table_cap));
+	       (64 - t->table_log2);
 }
 
 static struct lpvg_watch *table_find(struct lpvg_thread *t, ULong line, UInt idx)
@@ -119,6 +126,7 @@ static void table_grow(struct lpvg_thread *t)
 
 	t->table = VG_(calloc)("lpvg.watches", ncap, sizeof(*t->table));
 	t->table_cap = ncap;
+	t->table_log2++;
 	for (ULong i = 0; i < ocap; i++) {
 		if (old[i].used) {
 			ULong j = slot_of(t, old[i].line, old[i].idx);
@@ -216,17 +224,18 @@ struct lpvg_thread *lpvg_thread_new(ThreadId vtid)
 	x = lpvg_o.seed + t->number;
 	lp_rng_seed(&t->rng, lp_splitmix64(&x));
 	t->table_cap = TABLE_MIN;
+	t->table_log2 = (UInt)VG_(log2_64)(TABLE_MIN);
 	t->table = VG_(calloc)("lpvg.watches", TABLE_MIN, sizeof(*t->table));
 	t->samples = VG_(malloc)("lpvg.samples", LPVG_SAMPLE_CAP * sizeof(*t->samples));
 	t->event_cap = lpvg_o.mode == LP_MODE_TRACE ? LPVG_TRACE_CAP : LPVG_ALLOC_CAP;
 	t->events = VG_(malloc)("lpvg.events", t->event_cap * sizeof(*t->events));
 	/* References so far = epoch - countdown = 0. In sample mode the first
 	 * sample is reference number gap (the runtime's first reference only
-	 * starts the clock and draws the same gap); in trace mode the countdown
-	 * is unused. */
+	 * starts the clock and draws the same gap): the countdown goes below 0
+	 * when that reference is done; in trace mode it is unused. */
 	gap = lpvg_o.mode == LP_MODE_TRACE ? (ULong)LPVG_GAP_MAX : next_gap(t);
-	t->epoch = gap + 1;
-	t->cd = (Long)(gap + 1);
+	t->epoch = gap;
+	t->cd = (Long)gap;
 	lpvg_connect(t);
 	if (!lpvg_p.maps_sent) {
 		lpvg_p.maps_sent = True;
@@ -304,8 +313,9 @@ static void maybe_flush(struct lpvg_thread *t)
 
 /* Sample mode. The countdown in the shadow area already has this segment's
  * references subtracted. */
-VG_REGPARM(2) void lpvg_seg_sample(UChar *gsp, struct lpvg_seg *s)
+VG_REGPARM(1) void lpvg_seg_sample(struct lpvg_seg *s)
 {
+	UChar *gsp = lpvg_gsp;
 	UChar *sh = gsp + LPVG_GS;
 	Long *cdp = (Long *)(sh + LPVG_SH_CD);
 	struct lpvg_thread *t = *(struct lpvg_thread **)(sh + LPVG_SH_THREAD);
@@ -323,12 +333,13 @@ VG_REGPARM(2) void lpvg_seg_sample(UChar *gsp, struct lpvg_seg *s)
 	now = refs - done; /* number of its first reference */
 	for (UInt i = 0; i < s->n; i++) {
 		const struct lpvg_acc *a = &s->acc[i];
-		ULong addr = lpvg_acc_addr(a, abuf);
+		ULong addr = lpvg_acc_addr(a, gsp);
 		if (a->guarded && addr == LPVG_NONE_ADDR)
 			continue;
-		if (t->live)
+		/* a zero filter byte: no watch on that line in any thread */
+		if (t->live && lpvg_filter[(addr >> lpvg_o.line_shift[0]) & FILTER_MASK])
 			check_watches(t, addr, a->pc, now);
-		if (now + 1 == t->epoch) { /* the countdown ends here: sample it */
+		if (now == t->epoch) { /* the countdown ends here: sample it */
 			start_sample(t, addr, a->size, a->kind, a->pc, now);
 			t->epoch += next_gap(t);
 		}
@@ -339,19 +350,19 @@ VG_REGPARM(2) void lpvg_seg_sample(UChar *gsp, struct lpvg_seg *s)
 }
 
 /* Trace mode: every reference of the segment, in order. */
-VG_REGPARM(2) void lpvg_seg_trace(UChar *gsp, struct lpvg_seg *s)
+VG_REGPARM(1) void lpvg_seg_trace(struct lpvg_seg *s)
 {
+	UChar *gsp = lpvg_gsp;
 	UChar *sh = gsp + LPVG_GS;
 	Long *cdp = (Long *)(sh + LPVG_SH_CD);
 	struct lpvg_thread *t = *(struct lpvg_thread **)(sh + LPVG_SH_THREAD);
-	const ULong *abuf = (const ULong *)(sh + LPVG_SH_ABUF);
 	ULong done = 0;
 
 	if (!t || t->dead)
 		return;
 	for (UInt i = 0; i < s->n; i++) {
 		const struct lpvg_acc *a = &s->acc[i];
-		ULong addr = lpvg_acc_addr(a, abuf);
+		ULong addr = lpvg_acc_addr(a, gsp);
 		struct lp_msg_ref *r;
 		if (a->guarded && addr == LPVG_NONE_ADDR)
 			continue;
@@ -373,23 +384,23 @@ VG_REGPARM(2) void lpvg_seg_trace(UChar *gsp, struct lpvg_seg *s)
 /* --selfcheck=yes: called at the end of every segment. The generated code
  * also stored each access's own address (LPVG_SH2_ADDR); check that the
  * address rebuilt from the slots is that one, and that the fast path's
- * test (countdown <= 0) holds whenever the slow path is needed: the
+ * test (countdown < 0) holds whenever the slow path is needed: the
  * countdown expired in the segment, or one of its lines has a watch (a
  * non-zero filter byte). Then do what the fast path would have done. */
-VG_REGPARM(2) void lpvg_seg_check(UChar *gsp, struct lpvg_seg *s)
+VG_REGPARM(1) void lpvg_seg_check(struct lpvg_seg *s)
 {
+	UChar *gsp = lpvg_gsp;
 	UChar *sh = gsp + LPVG_GS;
-	const ULong *abuf = (const ULong *)(sh + LPVG_SH_ABUF);
 	const ULong *own = (const ULong *)(gsp + LPVG_SH2_ADDR);
 	Long raw = *(Long *)(sh + LPVG_SH_CD);
-	Bool need = lpvg_o.mode == LP_MODE_SAMPLE && raw <= 0, hit = False;
+	Bool need = lpvg_o.mode == LP_MODE_SAMPLE && raw < 0, hit = False;
 
 	lpvg_chk.segs++;
 	lpvg_chk.accs += s->n;
 	lpvg_chk.shared += s->nshared;
 	for (UInt i = 0; i < s->n; i++) {
 		const struct lpvg_acc *a = &s->acc[i];
-		ULong addr = lpvg_acc_addr(a, abuf);
+		ULong addr = lpvg_acc_addr(a, gsp);
 		if (addr != own[i])
 			lpvg_chk.bad_addr++;
 		if (a->guarded && addr == LPVG_NONE_ADDR)
@@ -400,13 +411,45 @@ VG_REGPARM(2) void lpvg_seg_check(UChar *gsp, struct lpvg_seg *s)
 	/* what the generated code decided: the countdown, or its filter loads */
 	hit = *(const ULong *)(gsp + LPVG_SH2_HIT) != 0;
 	if (lpvg_o.mode == LP_MODE_TRACE) {
-		lpvg_seg_trace(gsp, s);
+		lpvg_seg_trace(s);
 		return;
 	}
-	if (need && !(raw <= 0 || hit))
+	if (need && !(raw < 0 || hit))
 		lpvg_chk.missed++;
-	if (raw <= 0 || hit)
-		lpvg_seg_sample(gsp, s);
+	if (raw < 0 || hit)
+		lpvg_seg_sample(s);
+}
+
+/* A loop exit was taken (vg-instr.c: a repeated string instruction ran
+ * out): the accesses of its segment before it (none guarded) happened, and
+ * the generated code has not counted them. Count them, and do what the
+ * end of a segment does: the slow path if the countdown expired or a line
+ * has a watch (the filter, read here). */
+VG_REGPARM(1) void lpvg_seg_exit(struct lpvg_seg *s)
+{
+	UChar *gsp = lpvg_gsp;
+	Long *cdp = (Long *)(gsp + LPVG_GS + LPVG_SH_CD);
+	Bool due = False;
+
+	if (lpvg_o.selfcheck) {
+		const ULong *own = (const ULong *)(gsp + LPVG_SH2_ADDR);
+		lpvg_chk.segs++;
+		lpvg_chk.accs += s->n;
+		lpvg_chk.shared += s->nshared;
+		for (UInt i = 0; i < s->n; i++)
+			if (lpvg_acc_addr(&s->acc[i], gsp) != own[i])
+				lpvg_chk.bad_addr++;
+	}
+	if (lpvg_o.mode == LP_MODE_TRACE) {
+		lpvg_seg_trace(s);
+		return;
+	}
+	*cdp -= (Long)s->n;
+	due = *cdp < 0;
+	for (UInt i = 0; i < s->n && !due; i++)
+		due = lpvg_filter[(lpvg_acc_addr(&s->acc[i], gsp) >> lpvg_o.line_shift[0]) & FILTER_MASK] != 0;
+	if (due)
+		lpvg_seg_sample(s);
 }
 
 /* An allocation event, in the thread's stream (trace mode: between the

@@ -39,6 +39,7 @@ extern Int VG_(safe_fd)(Int oldfd);
 extern Int VG_(fcntl)(Int fd, Int cmd, Addr arg);
 extern Int VG_(fd_soft_limit);
 extern Int VG_(fd_hard_limit);
+extern void *VG_(get_ThreadState)(ThreadId tid); /* its guest state at a fixed offset */
 
 #define LPVG_SEG_MAX 64       /* accesses per instrumented segment */
 #define LPVG_FILTER_LOG2 24   /* slots of the watched-line filter */
@@ -49,10 +50,12 @@ extern Int VG_(fd_hard_limit);
 #define LPVG_PEND_MAX 8       /* nested watched allocation calls per thread */
 #define LPVG_NONE_ADDR (~0ULL) /* address slot of a guarded access not done */
 #define LPVG_GAP_MAX (1ll << 38) /* longest gap between samples */
-#define LPVG_FILTER_TAIL 8    /* filter bytes past the last slot: copies of the first */
+#define LPVG_FILTER_SAT 127   /* a filter count stops here: the top bit of every load stays clear */
+#define LPVG_FILTER_NEAR 256  /* lines: filter loads at a root's line + up to this many */
+#define LPVG_FILTER_PAD (LPVG_FILTER_NEAR + 8) /* filter bytes before and after: copies */
 
 /* Offsets in the shadow area (guest state offset sizeof(VexGuestAMD64State)). */
-#define LPVG_SH_CD 0          /* Long: references left before the next sample */
+#define LPVG_SH_CD 0          /* Long: references left before the next sampled one (< 0: due) */
 #define LPVG_SH_THREAD 8      /* struct lpvg_thread * */
 #define LPVG_SH_ABUF 16       /* ULong[LPVG_SEG_MAX]: the segment's addresses */
 #define LPVG_GS ((Int)sizeof(VexGuestAMD64State)) /* where the shadow area starts */
@@ -73,9 +76,16 @@ struct lpvg_acc {
 	UShort size;   /* bytes (a dirty helper may touch up to 512+) */
 	UChar kind;    /* LP_REF_READ / LP_REF_WRITE */
 	UChar guarded; /* its slot may hold LPVG_NONE_ADDR */
-	UChar slot;    /* index in abuf, or LPVG_SLOT_ABS */
+	UChar slot;    /* index in abuf, LPVG_SLOT_REG + register, or LPVG_SLOT_ABS */
+	Short dfm;     /* a string instruction's: plus dfm * (DF - 1) (DF: +1 or -1) */
 };
 #define LPVG_SLOT_ABS 0xff
+/* slot LPVG_SLOT_REG + r: the root is guest integer register r (rax, rcx,
+ * ... r15, from LPVG_REG0) at the segment's end: no store at all */
+#define LPVG_SLOT_REG 0x80
+#define LPVG_NREGS 16
+#define LPVG_REG0 ((Int)offsetof(VexGuestAMD64State, guest_RAX))
+#define LPVG_DF ((Int)offsetof(VexGuestAMD64State, guest_DFLAG))
 
 /* A segment: the accesses between two possible exits of a superblock. The
  * generated code stores the base of each slot in abuf[slot] and, at the
@@ -91,10 +101,21 @@ struct lpvg_seg {
 	struct lpvg_acc acc[];
 };
 
-/* The address of access a of a segment, from the slots the code stored. */
-static inline ULong lpvg_acc_addr(const struct lpvg_acc *a, const ULong *abuf)
+/* The address of access a of a segment, from the slots the code stored
+ * or the guest register its root is in at the segment's end. */
+static inline ULong lpvg_acc_addr(const struct lpvg_acc *a, const UChar *gsp)
 {
-	return (a->slot == LPVG_SLOT_ABS ? 0 : abuf[a->slot]) + (ULong)a->off;
+	ULong base;
+
+	if (a->slot == LPVG_SLOT_ABS)
+		base = 0;
+	else if (a->slot & LPVG_SLOT_REG)
+		base = *(const ULong *)(gsp + LPVG_REG0 + 8 * (a->slot & ~LPVG_SLOT_REG));
+	else
+		base = ((const ULong *)(gsp + LPVG_GS + LPVG_SH_ABUF))[a->slot];
+	if (a->dfm)
+		base += (ULong)((Long)a->dfm * (*(const Long *)(gsp + LPVG_DF) - 1));
+	return base + (ULong)a->off;
 }
 
 struct lpvg_watch {
@@ -110,13 +131,14 @@ struct lpvg_thread {
 	Int fd;          /* connection, -1 if none or broken */
 	Bool dead;
 	Long cd;         /* copy of the shadow countdown, taken when it stops running */
-	ULong epoch;     /* references so far = epoch - countdown */
+	ULong epoch;     /* references so far = epoch - countdown; the next sampled one */
 	ULong final_refs;
 	ULong slow_calls;
 	struct lp_rng rng;
 
 	struct lpvg_watch *table;
 	ULong table_cap, live;
+	UInt table_log2;   /* log2(table_cap) */
 
 	/* watched allocation calls under way (vg-main.c, vg-preload.c) */
 	struct lpvg_pend {
@@ -149,11 +171,13 @@ struct lpvg_opts {
 
 extern struct lpvg_opts lpvg_o;
 
-/* The watched-line filter, read by generated code: one byte per slot and
- * LPVG_FILTER_TAIL more, copies of the first slots, so that a load of up
- * to 8 bytes at any slot reads that slot and the next ones (mod
- * 2^LPVG_FILTER_LOG2). */
-extern UChar lpvg_filter[(1u << LPVG_FILTER_LOG2) + LPVG_FILTER_TAIL];
+/* The watched-line filter, read by generated code: one byte per slot,
+ * lpvg_filter[0 .. 2^LPVG_FILTER_LOG2), with LPVG_FILTER_PAD bytes before
+ * and after it that copy the last and the first slots, so that a load of
+ * up to 8 bytes at any slot + k, |k| <= LPVG_FILTER_NEAR, reads slots
+ * (slot + k ...) mod 2^LPVG_FILTER_LOG2. */
+extern UChar lpvg_filter_mem[LPVG_FILTER_PAD + (1u << LPVG_FILTER_LOG2) + LPVG_FILTER_PAD];
+#define lpvg_filter (lpvg_filter_mem + LPVG_FILTER_PAD)
 
 /* --selfcheck counters (vg-sample.c). */
 struct lpvg_check {
@@ -188,9 +212,14 @@ extern Addr lpvg_marker, lpvg_pre_lo, lpvg_pre_hi;
 UInt lpvg_hook_kind(Addr a);
 
 /* vg-sample.c */
-VG_REGPARM(2) void lpvg_seg_sample(UChar *gsp, struct lpvg_seg *s);
-VG_REGPARM(2) void lpvg_seg_trace(UChar *gsp, struct lpvg_seg *s);
-VG_REGPARM(2) void lpvg_seg_check(UChar *gsp, struct lpvg_seg *s);
+/* The guest state of the thread running client code (vg-main.c sets it
+ * whenever one starts), for the slow paths the generated code calls:
+ * passing it as an argument cost two host instructions per segment. */
+extern UChar *lpvg_gsp;
+VG_REGPARM(1) void lpvg_seg_sample(struct lpvg_seg *s);
+VG_REGPARM(1) void lpvg_seg_trace(struct lpvg_seg *s);
+VG_REGPARM(1) void lpvg_seg_check(struct lpvg_seg *s);
+VG_REGPARM(1) void lpvg_seg_exit(struct lpvg_seg *s);
 struct lpvg_thread *lpvg_thread_new(ThreadId vtid);
 void lpvg_thread_finish(struct lpvg_thread *t);
 void lpvg_thread_free(struct lpvg_thread *t);

@@ -70,6 +70,16 @@ for opts in "--rate 0.02 -o $T/sc.lpp" "--rate 0.05 --line 64,256 -o $T/sc.lpp" 
 	expect_grep "locprof-selfcheck: [1-9][0-9]* segments, [1-9][0-9]* accesses, [1-9][0-9]* sharing a slot, 0 wrong addresses, 0 missed calls" "$T/err"
 	rm -f "$T/sc.lpp" "$T/sc.lpt"
 done
+# The same on string instructions (rep stos/movs, forward and backward:
+# unrolled loops kept in one segment, addresses stepping by the direction
+# flag), where the samples land in the loops.
+for opts in "--rate 0.01 -o $T/sc.lpp" "-m trace -o $T/sc.lpt"; do
+	# shellcheck disable=SC2086
+	expect_status 0 "$LOCPROF" record --backend valgrind $opts --seed 5 -X --selfcheck=yes \
+		-- "$T/pattern" 64 50 strings
+	expect_grep "locprof-selfcheck: [1-9][0-9]* segments, [1-9][0-9]* accesses, [1-9][0-9]* sharing a slot, 0 wrong addresses, 0 missed calls" "$T/err"
+	rm -f "$T/sc.lpp" "$T/sc.lpt"
+done
 
 # A rate locprof writes with an exponent (%.17g: 2.0000000000000002e-05)
 # reaches the tool intact.
