@@ -443,6 +443,35 @@ static void plan_segment(struct plan *p, UInt a, UInt b, IRExpr **defs, UInt nde
 	}
 }
 
+/* The descriptor of the segment so far (kept with the superblock's), and
+ * a dirty call of fn with it that declares what the helper reads and
+ * writes of the shadow area, so that the optimiser keeps the stores before
+ * it. */
+static IRDirty *segment_call(struct ist *s, const HChar *name, void *fn, struct lpvg_seg **out)
+{
+	struct lpvg_seg *seg = VG_(malloc)("lpvg.seg", sizeof(*seg) + s->n * sizeof(seg->acc[0]));
+	IRDirty *di;
+
+	seg->n = s->n;
+	seg->nguarded = s->nguarded;
+	seg->nslots = s->nslots;
+	seg->nshared = s->nshared;
+	VG_(memcpy)(seg->acc, s->acc, s->n * sizeof(seg->acc[0]));
+	seg->next = s->segs;
+	s->segs = seg;
+	di = unsafeIRDirty_0_N(1, name, VG_(fnptr_to_fnentry)(fn), mkIRExprVec_1(mkIRExpr_HWord((HWord)seg)));
+	VG_(memset)(&di->fxState, 0, sizeof(di->fxState));
+	di->nFxState = 2;
+	di->fxState[0].fx = Ifx_Modify;
+	di->fxState[0].offset = LPVG_GS + LPVG_SH_CD;
+	di->fxState[0].size = 8;
+	di->fxState[1].fx = Ifx_Read;
+	di->fxState[1].offset = LPVG_GS + LPVG_SH_THREAD;
+	di->fxState[1].size = (UShort)(LPVG_SH_ABUF - LPVG_SH_THREAD + 8 * s->nslots);
+	*out = seg;
+	return di;
+}
+
 static void flush(struct ist *s)
 {
 	struct lpvg_seg *seg;
@@ -452,14 +481,6 @@ static void flush(struct ist *s)
 
 	if (!s->n)
 		return;
-	seg = VG_(malloc)("lpvg.seg", sizeof(*seg) + s->n * sizeof(seg->acc[0]));
-	seg->n = s->n;
-	seg->nguarded = s->nguarded;
-	seg->nslots = s->nslots;
-	seg->nshared = s->nshared;
-	VG_(memcpy)(seg->acc, s->acc, s->n * sizeof(seg->acc[0]));
-	seg->next = s->segs;
-	s->segs = seg;
 	if (lpvg_o.selfcheck) {
 		fn = lpvg_seg_check;
 		name = "lpvg_seg_check";
@@ -470,17 +491,7 @@ static void flush(struct ist *s)
 		fn = lpvg_seg_sample;
 		name = "lpvg_seg_sample";
 	}
-	di = unsafeIRDirty_0_N(1, name, VG_(fnptr_to_fnentry)(fn), mkIRExprVec_1(mkIRExpr_HWord((HWord)seg)));
-	/* What the helper reads and writes of the shadow area, so that the
-	 * optimiser keeps the stores before it. */
-	VG_(memset)(&di->fxState, 0, sizeof(di->fxState));
-	di->nFxState = 2;
-	di->fxState[0].fx = Ifx_Modify;
-	di->fxState[0].offset = LPVG_GS + LPVG_SH_CD;
-	di->fxState[0].size = 8;
-	di->fxState[1].fx = Ifx_Read;
-	di->fxState[1].offset = LPVG_GS + LPVG_SH_THREAD;
-	di->fxState[1].size = (UShort)(LPVG_SH_ABUF - LPVG_SH_THREAD + 8 * s->nslots);
+	di = segment_call(s, name, fn, &seg);
 	if (s->dfcheck && lpvg_o.mode == LP_MODE_SAMPLE) {
 		/* The filter loads took DF as +1 (string instructions step
 		 * forward but after a rare `std`): call whenever it is not. */
@@ -617,29 +628,13 @@ static Bool loop_exit(const IRSB *in, const IRStmt *st, Int im, Addr prev_im, Bo
  * it is due. */
 static void exit_call(struct ist *s, const IRStmt *st)
 {
-	struct lpvg_seg *seg = VG_(malloc)("lpvg.seg", sizeof(*seg) + s->n * sizeof(seg->acc[0]));
+	struct lpvg_seg *seg;
 	IRDirty *di;
 	IRExpr *g;
 	IRTemp t;
 
 	tl_assert(s->nguarded == 0 && !s->regs);
-	seg->n = s->n;
-	seg->nguarded = 0;
-	seg->nslots = s->nslots;
-	seg->nshared = s->nshared;
-	VG_(memcpy)(seg->acc, s->acc, s->n * sizeof(seg->acc[0]));
-	seg->next = s->segs;
-	s->segs = seg;
-	di = unsafeIRDirty_0_N(1, "lpvg_seg_exit", VG_(fnptr_to_fnentry)(lpvg_seg_exit),
-			       mkIRExprVec_1(mkIRExpr_HWord((HWord)seg)));
-	VG_(memset)(&di->fxState, 0, sizeof(di->fxState));
-	di->nFxState = 2;
-	di->fxState[0].fx = Ifx_Modify;
-	di->fxState[0].offset = LPVG_GS + LPVG_SH_CD;
-	di->fxState[0].size = 8;
-	di->fxState[1].fx = Ifx_Read;
-	di->fxState[1].offset = LPVG_GS + LPVG_SH_THREAD;
-	di->fxState[1].size = (UShort)(LPVG_SH_ABUF - LPVG_SH_THREAD + 8 * s->nslots);
+	di = segment_call(s, "lpvg_seg_exit", lpvg_seg_exit, &seg);
 	if (s->df) {
 		di->fxState[di->nFxState].fx = Ifx_Read;
 		di->fxState[di->nFxState].offset = LPVG_DF;
