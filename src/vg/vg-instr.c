@@ -443,6 +443,19 @@ static void plan_segment(struct plan *p, UInt a, UInt b, IRExpr **defs, UInt nde
 	}
 }
 
+/* Declare that a dirty helper reads or writes `size` bytes of the guest
+ * state at `offset` (after its other declarations). */
+static void fx_add(IRDirty *di, IREffect fx, Int offset, Int size)
+{
+	tl_assert(di->nFxState < VEX_N_FXSTATE);
+	di->fxState[di->nFxState].fx = fx;
+	di->fxState[di->nFxState].offset = (UShort)offset;
+	di->fxState[di->nFxState].size = (UShort)size;
+	di->fxState[di->nFxState].nRepeats = 0;
+	di->fxState[di->nFxState].repeatLen = 0;
+	di->nFxState++;
+}
+
 /* The descriptor of the segment so far (kept with the superblock's), and
  * a dirty call of fn with it that declares what the helper reads and
  * writes of the shadow area, so that the optimiser keeps the stores before
@@ -460,14 +473,8 @@ static IRDirty *segment_call(struct ist *s, const HChar *name, void *fn, struct 
 	seg->next = s->segs;
 	s->segs = seg;
 	di = unsafeIRDirty_0_N(1, name, VG_(fnptr_to_fnentry)(fn), mkIRExprVec_1(mkIRExpr_HWord((HWord)seg)));
-	VG_(memset)(&di->fxState, 0, sizeof(di->fxState));
-	di->nFxState = 2;
-	di->fxState[0].fx = Ifx_Modify;
-	di->fxState[0].offset = LPVG_GS + LPVG_SH_CD;
-	di->fxState[0].size = 8;
-	di->fxState[1].fx = Ifx_Read;
-	di->fxState[1].offset = LPVG_GS + LPVG_SH_THREAD;
-	di->fxState[1].size = (UShort)(LPVG_SH_ABUF - LPVG_SH_THREAD + 8 * s->nslots);
+	fx_add(di, Ifx_Modify, LPVG_GS + LPVG_SH_CD, 8);
+	fx_add(di, Ifx_Read, LPVG_GS + LPVG_SH_THREAD, LPVG_SH_ABUF - LPVG_SH_THREAD + 8 * s->nslots);
 	*out = seg;
 	return di;
 }
@@ -500,25 +507,16 @@ static void flush(struct ist *s)
 		s->hit = s->hit ? tmp(s, Ity_I64, IRExpr_Binop(Iop_Or64, s->hit, x)) : x;
 	}
 	if (s->df) {
-		di->fxState[di->nFxState].fx = Ifx_Read;
-		di->fxState[di->nFxState].offset = LPVG_DF;
-		di->fxState[di->nFxState].size = 8;
-		di->nFxState++;
+		fx_add(di, Ifx_Read, LPVG_DF, 8);
 	}
 	if (s->regs) {
 		/* the roots it reads from the integer registers (all in the
 		 * guest state here anyway: an exit or the superblock's end
 		 * follows) */
-		di->fxState[di->nFxState].fx = Ifx_Read;
-		di->fxState[di->nFxState].offset = LPVG_REG0;
-		di->fxState[di->nFxState].size = 8 * LPVG_NREGS;
-		di->nFxState++;
+		fx_add(di, Ifx_Read, LPVG_REG0, 8 * LPVG_NREGS);
 	}
 	if (lpvg_o.selfcheck) {
-		di->fxState[di->nFxState].fx = Ifx_Read;
-		di->fxState[di->nFxState].offset = LPVG_SH2_HIT;
-		di->fxState[di->nFxState].size = (UShort)(8 + 8 * s->n);
-		di->nFxState++;
+		fx_add(di, Ifx_Read, LPVG_SH2_HIT, 8 + 8 * s->n);
 		addStmtToIRSB(s->out, IRStmt_Put(LPVG_SH2_HIT, s->hit ? s->hit : u64(0)));
 	}
 	if (lpvg_o.mode == LP_MODE_SAMPLE) {
@@ -636,16 +634,10 @@ static void exit_call(struct ist *s, const IRStmt *st)
 	tl_assert(s->nguarded == 0 && !s->regs);
 	di = segment_call(s, "lpvg_seg_exit", lpvg_seg_exit, &seg);
 	if (s->df) {
-		di->fxState[di->nFxState].fx = Ifx_Read;
-		di->fxState[di->nFxState].offset = LPVG_DF;
-		di->fxState[di->nFxState].size = 8;
-		di->nFxState++;
+		fx_add(di, Ifx_Read, LPVG_DF, 8);
 	}
 	if (lpvg_o.selfcheck) {
-		di->fxState[di->nFxState].fx = Ifx_Read;
-		di->fxState[di->nFxState].offset = LPVG_SH2_ADDR;
-		di->fxState[di->nFxState].size = (UShort)(8 * s->n);
-		di->nFxState++;
+		fx_add(di, Ifx_Read, LPVG_SH2_ADDR, 8 * s->n);
 	}
 	/* The exit's condition, computed again: one use each, so that VEX
 	 * tests the flags twice instead of keeping a boolean across the
@@ -743,14 +735,8 @@ static IRSB *hook_ret(IRSB *in)
 		di->mFx = Ifx_Write; /* the return address, into the trampoline's slot */
 		di->mAddr = IRExpr_RdTmp(slot);
 		di->mSize = 8;
-		VG_(memset)(&di->fxState, 0, sizeof(di->fxState));
-		di->nFxState = 2;
-		di->fxState[0].fx = Ifx_Read; /* rsi, rdi */
-		di->fxState[0].offset = offsetof(VexGuestAMD64State, guest_RSI);
-		di->fxState[0].size = 16;
-		di->fxState[1].fx = Ifx_Read; /* the countdown and the thread */
-		di->fxState[1].offset = LPVG_GS + LPVG_SH_CD;
-		di->fxState[1].size = 16;
+		fx_add(di, Ifx_Read, offsetof(VexGuestAMD64State, guest_RSI), 16); /* rsi, rdi */
+		fx_add(di, Ifx_Read, LPVG_GS + LPVG_SH_CD, 16); /* the countdown and the thread */
 		addStmtToIRSB(out, IRStmt_Dirty(di));
 	}
 	return out;
@@ -765,20 +751,10 @@ static void hook_entry(IRSB *out, UInt kind)
 	IRTemp sp = newIRTemp(out->tyenv, Ity_I64);
 
 	addStmtToIRSB(out, IRStmt_WrTmp(sp, IRExpr_Get(offsetof(VexGuestAMD64State, guest_RSP), Ity_I64)));
-	VG_(memset)(&di->fxState, 0, sizeof(di->fxState));
-	di->nFxState = 4;
-	di->fxState[0].fx = Ifx_Read; /* rdx */
-	di->fxState[0].offset = offsetof(VexGuestAMD64State, guest_RDX);
-	di->fxState[0].size = 8;
-	di->fxState[1].fx = Ifx_Read; /* rsp */
-	di->fxState[1].offset = offsetof(VexGuestAMD64State, guest_RSP);
-	di->fxState[1].size = 8;
-	di->fxState[2].fx = Ifx_Read; /* rsi, rdi */
-	di->fxState[2].offset = offsetof(VexGuestAMD64State, guest_RSI);
-	di->fxState[2].size = 16;
-	di->fxState[3].fx = Ifx_Read; /* the countdown and the thread */
-	di->fxState[3].offset = LPVG_GS + LPVG_SH_CD;
-	di->fxState[3].size = 16;
+	fx_add(di, Ifx_Read, offsetof(VexGuestAMD64State, guest_RDX), 8); /* rdx */
+	fx_add(di, Ifx_Read, offsetof(VexGuestAMD64State, guest_RSP), 8); /* rsp */
+	fx_add(di, Ifx_Read, offsetof(VexGuestAMD64State, guest_RSI), 16); /* rsi, rdi */
+	fx_add(di, Ifx_Read, LPVG_GS + LPVG_SH_CD, 16); /* the countdown and the thread */
 	di->mFx = Ifx_Modify; /* the return address */
 	di->mAddr = IRExpr_RdTmp(sp);
 	di->mSize = 8;

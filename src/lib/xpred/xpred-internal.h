@@ -142,6 +142,8 @@ int xsets_access(struct xsets *e, const struct lp_ref *r, size_t pcidx);
 const struct lp_hist *xsets_hist(const struct xsets *e, size_t pcidx);
 
 /* ---- strided placement (xpred-place.c) ---------------------------------------- */
+/* Greatest common divisor (gcd(a, 0) = a). */
+uint64_t xplace_gcd(uint64_t a, uint64_t b);
 struct xplace_walk {
 	double stride; /* bytes between consecutive accesses of the walk (> 0) */
 	double lines;  /* distinct lines of one walk; < 2: no walk (random placement) */

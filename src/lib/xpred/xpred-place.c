@@ -34,7 +34,7 @@
 #define XPLACE_MAX_OFFSETS 64
 #define XPLACE_MAX_LATTICE (1u << 20) /* lines of a walk and its moves */
 
-static uint64_t gcd64(uint64_t a, uint64_t b)
+uint64_t xplace_gcd(uint64_t a, uint64_t b)
 {
 	while (b) {
 		uint64_t t = a % b;
@@ -174,11 +174,11 @@ int xplace_miss(const struct xplace_walk *w, uint64_t sets, uint64_t ways, uint6
 	if (s1 && s1 < line)
 		s1 = line;
 	span = sets * line;
-	g = gcd64(stride, line);
+	g = xplace_gcd(stride, line);
 	if (s1)
-		g = gcd64(g, s1);
+		g = xplace_gcd(g, s1);
 	q = line / g;
-	T = span / gcd64(stride, span);
+	T = span / xplace_gcd(stride, span);
 	K = ways + 1; /* occupancy classes 1..K; K: more than the ways */
 	/* every set the walk visits gets a line per period: after (ways + 2)
 	 * periods all are over-full, every reuse in the window misses */

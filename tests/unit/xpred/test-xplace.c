@@ -17,16 +17,6 @@
 
 #include <math.h>
 
-static uint64_t gcd(uint64_t a, uint64_t b)
-{
-	while (b) {
-		uint64_t t = a % b;
-		a = b;
-		b = t;
-	}
-	return a;
-}
-
 /* Simulate `sweeps` passes over the n lines floor((x0 + k stride) / line)
  * (a stride below the line: n consecutive lines), each pass followed by
  * `rnd` fresh lines at random addresses; the miss ratio of the walk's
@@ -67,7 +57,7 @@ static double sim_sweep(uint64_t sets, uint64_t ways, uint64_t line, uint64_t st
 static double sim_sweep_avg(uint64_t sets, uint64_t ways, uint64_t line, uint64_t stride, size_t n, size_t rnd,
 			    int sweeps, struct lp_rng *rng)
 {
-	uint64_t g = stride < line ? line : gcd(stride, line), q = line / g;
+	uint64_t g = stride < line ? line : xplace_gcd(stride, line), q = line / g;
 	double sum = 0;
 
 	for (uint64_t o = 0; o < q; o++)
@@ -204,7 +194,7 @@ static void test_place_lattice(void **state)
 	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
 		struct xplace_walk w = { (double)c[i].stride, (double)c[i].n0, (double)c[i].stride1 };
 		uint64_t B = c[i].line, s0 = c[i].stride < B ? B : c[i].stride, s1 = c[i].stride1 < B ? B : c[i].stride1;
-		uint64_t g = gcd(gcd(s0, B), s1), q = B / g;
+		uint64_t g = xplace_gcd(xplace_gcd(s0, B), s1), q = B / g;
 		double p, D, sim = 0;
 		size_t n = 0;
 		for (uint64_t o = 0; o < q; o++)
