@@ -31,10 +31,11 @@
 //    with every block cloned (docs/runtime.md, "Compile time").
 //  * Loop versioning: an innermost loop with no calls, affine accesses
 //    (constant steps of at most 256 bytes) and a computable trip count
-//    runs an uninstrumented copy, strip by strip of 64 iterations, while
-//    no live watch of the thread lies in the strip's address ranges (the
-//    runtime's per-page watch counts) and no sample is due; otherwise the
-//    instrumented loop (planLoops, versionLoop; docs/runtime.md, "Loop
+//    runs an uninstrumented copy, strip by strip of up to 64 iterations,
+//    up to the first iteration that may reach a live watch in the strip's
+//    address ranges (the watch shadow, read as one vector per range) or
+//    make a due sample; otherwise the instrumented loop, until its next
+//    slow path (planLoops, versionLoop; docs/runtime.md, "Loop
 //    versioning"). LOCPROF_PASS_LOOP_VERSION=0 turns it off.
 //  * Check merging: accesses near one pointer share one test of the
 //    shadow, and those it still covers (no call, no slow path since) test
@@ -97,9 +98,15 @@ enum : uint64_t { kCloneMax = 2000 };
 // (a column walk, e.g. matmul naive's b[k][j], is left instrumented).
 enum : uint64_t { kLoopMaxAccesses = 64, kLoopMaxRanges = 8, kLoopMinTrips = 8, kLoopStrip = 64 };
 enum : int64_t { kLoopMaxStep = 256 };
-// The longest range (bytes) a versioned loop's query reads from the watch
-// shadow directly: 14 granules, so that any alignment spans at most 16.
-enum : uint64_t { kShadowQueryBytes = 14 * 64 };
+// The most shadow bytes a versioned loop's query reads at once for a range
+// (one vector compare), and so the longest range it checks that way: two
+// granules fewer, so that any alignment spans at most that many. Ranges
+// that fit read half as many.
+enum : uint64_t { kShadowQueryGranules = 32, kShadowQueryBytes = (kShadowQueryGranules - 2) * 64 };
+static uint64_t shadowQueryGranules(uint64_t bytes)
+{
+	return bytes <= (kShadowQueryGranules / 2 - 2) * 64 ? kShadowQueryGranules / 2 : kShadowQueryGranules;
+}
 // Accesses of one step within this many bytes of each other form one run
 // (one range per strip); farther ones only when the runs would be too many.
 enum : uint64_t { kLoopJoinNear = 256 };
@@ -124,6 +131,7 @@ struct VLoop {
 	uint64_t total;                         // accesses of all blocks
 	PHINode *iv = nullptr;                  // a header PHI {start, +, ivStep} that never wraps, if any
 	int64_t ivStep = 0;
+	uint64_t maxTrips = 0;                  // a bound on the trip count known at compile time (0: none)
 };
 
 struct Access {
@@ -187,6 +195,9 @@ private:
 	SmallPtrSet<BasicBlock *, 32> fastBlocks; // the uninstrumented loop copies and range queries
 	AllocaInst *cdSlot = nullptr;
 	AllocaInst *dirtySlot = nullptr; // a slow path or a positive window ran since the last reset
+	// A slow path ran since the last range query (versioned loops only):
+	// the instrumented copy then asks again at its next iteration.
+	AllocaInst *slowSlot = nullptr;
 	uint64_t rangesAll = 0, rangesShadow = 0; // versioned loops' ranges, those read from the shadow
 	bool mergeChecks = true; // LOCPROF_PASS_CHECK_MERGE=0 turns check merging off
 	std::map<Instruction *, Check> checks; // per instrumented access (planChecks)
@@ -283,7 +294,7 @@ bool Instrumenter::accessOf(Instruction &I, Access &a) const
 	// only the runtime's state is left out.
 	if (a.ptr->stripPointerCasts() == fast)
 		return false;
-	if (a.ptr == cdSlot || a.ptr == dirtySlot)
+	if (a.ptr == cdSlot || a.ptr == dirtySlot || (slowSlot && a.ptr == slowSlot))
 		return false;
 	return true;
 }
@@ -311,6 +322,8 @@ void Instrumenter::slowCall(Instruction *before, Value *cond, const Access &a, V
 	IRBuilder<> B(then);
 	// A sample starts a watch: no earlier "no" covers what follows.
 	B.CreateStore(ConstantInt::getTrue(C), dirtySlot);
+	if (slowSlot)
+		B.CreateStore(ConstantInt::getTrue(C), slowSlot);
 	writeBack(B, tlsCd);
 	Value *addr = B.CreatePtrToInt(a.ptr, i64);
 	CallInst *call = B.CreateCall(slow, { addr, ConstantInt::get(i32, a.size > 0xffffffffu ? 0xffffffffu : a.size),
@@ -672,6 +685,15 @@ std::vector<VLoop> Instrumenter::planLoops(Function &F)
 		    btc->getType()->getIntegerBitWidth() > 64)
 			continue;
 		const SCEV *n = SE.getZeroExtendExpr(btc, i64);
+		// A short inner loop (a blocked loop nest's, at most 32 trips)
+		// is one strip, whose ranges may fit a narrower shadow read; one
+		// too short for a query is never worth a copy.
+		uint64_t maxTrips = 0;
+		if (auto *mc = dyn_cast<SCEVConstant>(SE.getConstantMaxBackedgeTakenCount(L)))
+			if (mc->getAPInt().ult(1 << 20))
+				maxTrips = mc->getAPInt().getZExtValue() + 1;
+		if (maxTrips && maxTrips < kLoopMinTrips)
+			continue;
 		Instruction *at = L->getLoopPreheader()->getTerminator();
 		struct Run {
 			const SCEV *start;
@@ -747,6 +769,7 @@ std::vector<VLoop> Instrumenter::planLoops(Function &F)
 		L->getUniqueExitBlocks(v.exits);
 		v.count = count;
 		v.total = acc.size();
+		v.maxTrips = maxTrips;
 		// An induction variable the fast copy can test the strip's end
 		// on, instead of a counter of its own: 64-bit, constant step,
 		// and no wrap, so it reaches its value at the strip's end first
@@ -773,34 +796,59 @@ static Value *umin(IRBuilder<> &B, Value *a, Value *b)
 	return B.CreateSelect(B.CreateICmpULT(a, b), a, b);
 }
 
-// Whether a shadow byte of the granules of [lo, hi) is set, for a range
-// of at most kShadowQueryBytes (16 granules at most, however aligned):
-// the 16 bytes from lo's granule, the bytes past hi's granule masked off.
-static Value *shadowRangeWatched(IRBuilder<> &B, Value *lo, Value *hi)
+// The watched granules of [lo, hi), for a range of at most
+// (granules - 2) * 64 bytes (granules at most, however aligned): the
+// shadow bytes from lo's granule g0 as one vector, compared with zero into
+// a bit mask (pcmpeqb, pmovmskb), the bits past hi's granule cleared. Bit
+// k set: granule g0 + k may hold a watch.
+struct ShadowRange {
+	Value *g0, *bits; // i64 each
+};
+static ShadowRange shadowRange(IRBuilder<> &B, Value *lo, Value *hi, uint64_t granules)
 {
 	LLVMContext &C = B.getContext();
 	Type *i64 = Type::getInt64Ty(C);
+	auto *vt = FixedVectorType::get(Type::getInt8Ty(C), granules);
 	Value *g0 = B.CreateLShr(lo, 6), *g1 = B.CreateLShr(B.CreateSub(hi, ConstantInt::get(i64, 1)), 6);
-	Value *cnt = B.CreateAdd(B.CreateSub(g1, g0), ConstantInt::get(i64, 1)); // 1..16 granules
-	Value *ones = ConstantInt::getAllOnesValue(i64), *any = nullptr;
-	for (int k = 0; k < 2; k++) {
-		Value *at = B.CreateIntToPtr(B.CreateAdd(g0, ConstantInt::get(i64, kShadow + 8 * k)),
-					     PointerType::getUnqual(i64));
-		Value *q = B.CreateAlignedLoad(i64, at, Align(1), "lp.sq");
-		// Granules of this word in the range: clamp(cnt - 8k, 0, 8);
-		// the mask keeps that many low bytes (little-endian: the first
-		// granule is the low byte).
-		Value *left = B.CreateSub(cnt, ConstantInt::get(i64, 8 * k));
-		Value *inw = B.CreateSelect(B.CreateICmpSGT(left, ConstantInt::get(i64, 8)), ConstantInt::get(i64, 8), left);
-		Value *pos = B.CreateICmpSGT(inw, ConstantInt::get(i64, 0));
-		Value *sh = B.CreateSub(ConstantInt::get(i64, 64), B.CreateMul(inw, ConstantInt::get(i64, 8)));
-		// sh is 64 only where inw is 0, and then the select drops it.
-		Value *mask = B.CreateSelect(pos, B.CreateLShr(ones, B.CreateSelect(pos, sh, ConstantInt::get(i64, 0))),
-					     ConstantInt::get(i64, 0));
-		Value *w = B.CreateAnd(q, mask);
-		any = any ? B.CreateOr(any, w) : w;
+	Value *cnt = B.CreateAdd(B.CreateSub(g1, g0), ConstantInt::get(i64, 1)); // 1..granules
+	Value *at = B.CreateIntToPtr(B.CreateAdd(g0, ConstantInt::get(i64, kShadow)), PointerType::getUnqual(vt));
+	Value *bytes = B.CreateAlignedLoad(vt, at, Align(1), "lp.sq");
+	Value *set = B.CreateBitCast(B.CreateICmpNE(bytes, Constant::getNullValue(vt)),
+				     Type::getIntNTy(C, granules));
+	// Keep the cnt low bits (cnt < 64).
+	Value *mask = B.CreateSub(B.CreateShl(ConstantInt::get(i64, 1), cnt), ConstantInt::get(i64, 1));
+	return { g0, B.CreateAnd(B.CreateZExt(set, i64), mask, "lp.sbits") };
+}
+
+// The first iteration of a strip, counted from its start, whose bytes of
+// run r may reach the watched granule nearest the run's start: [lo, hi)
+// is the run's range over the strip and sr its watched granules (some).
+// A lower bound: the iterations before it touch none of the run's watched
+// granules (a positive step meets them in increasing order, a negative
+// one in decreasing order), so the fast copy may run them.
+static Value *firstWatchedIteration(IRBuilder<> &B, const VRef &r, Value *lo, Value *hi, const ShadowRange &sr)
+{
+	Type *i64 = B.getInt64Ty();
+	if (!r.step)
+		return ConstantInt::get(i64, 0); // the same bytes every iteration
+	Value *w = ConstantInt::get(i64, r.hi - r.lo), *num;
+	if (r.step > 0) {
+		// Iteration t holds [lo + s t, lo + s t + w): the first with
+		// lo + s t + w > G, the lowest watched granule's first byte.
+		Value *k = B.CreateIntrinsic(Intrinsic::cttz, { i64 }, { sr.bits, B.getTrue() });
+		Value *G = B.CreateShl(B.CreateAdd(sr.g0, k), 6);
+		num = B.CreateSub(G, B.CreateAdd(lo, w));
+	} else {
+		// Iteration t holds [hi - w - s t, hi - s t): the first with
+		// hi - w - s t < G + 64, G the highest watched granule's.
+		Value *k = B.CreateSub(ConstantInt::get(i64, 63),
+				       B.CreateIntrinsic(Intrinsic::ctlz, { i64 }, { sr.bits, B.getTrue() }));
+		Value *G = B.CreateShl(B.CreateAdd(sr.g0, k), 6);
+		num = B.CreateSub(B.CreateSub(hi, w), B.CreateAdd(G, ConstantInt::get(i64, 64)));
 	}
-	return B.CreateICmpNE(any, ConstantInt::get(i64, 0));
+	// s t > num: none before t = num / s + 1 (all of them when num < 0).
+	Value *t = B.CreateAdd(B.CreateUDiv(num, ConstantInt::get(i64, (uint64_t)std::abs(r.step))), ConstantInt::get(i64, 1));
+	return B.CreateSelect(B.CreateICmpSLT(num, ConstantInt::get(i64, 0)), ConstantInt::get(i64, 0), t);
 }
 
 void Instrumenter::versionLoop(Function &F, VLoop &v)
@@ -868,7 +916,7 @@ void Instrumenter::versionLoop(Function &F, VLoop &v)
 	// The strip: `strip` iterations, fewer for steps over 14 bytes, so
 	// that each run's range fits the shadow window the query reads (below)
 	// while that leaves at least kLoopMinTrips iterations per query.
-	uint64_t stripLen = strip;
+	uint64_t stripLen = v.maxTrips ? std::min(strip, v.maxTrips) : strip;
 	for (const VRef &r : v.refs) {
 		uint64_t step = (uint64_t)std::abs(r.step), width = (uint64_t)(r.hi - r.lo);
 		if (step && width <= kShadowQueryBytes) {
@@ -900,52 +948,61 @@ void Instrumenter::versionLoop(Function &F, VLoop &v)
 	}
 	// A range of at most kShadowQueryBytes (the usual case: a strip of a
 	// small step) reads the watch shadow itself, a byte per 64-byte
-	// granule: two 8-byte loads from its first granule, masked to the
-	// range's granules (at most 16). So a strip runs instrumented only if
-	// a watched line is within its own bytes, not somewhere in its 4 KiB
-	// page. (The shadow counts every thread's watches: another thread's
-	// costs a strip instrumented, never a missed watch. The loads stay
-	// within 1 KiB of an address the loop accesses, inside the shadow.)
+	// granule: one vector from its first granule, compared with zero into
+	// a bit mask of the range's granules (shadowRange). So a strip runs
+	// instrumented only if a watched line is within its own bytes, not
+	// somewhere in its 4 KiB page. (The shadow counts every thread's
+	// watches: another thread's costs iterations instrumented, never a
+	// missed watch. The loads stay within 2 KiB of an address the loop
+	// accesses, inside the shadow.)
 	// Other ranges of one or two pages read the runtime's per-thread page
 	// counts inline; longer ones call it.
 	Value *pages = QB.CreateLoad(PointerType::getUnqual(i32), field(QB, 1), "lp.pages");
 	Value *pmask = ConstantInt::get(i64, 0xffff); // LP_RT_PAGE_ENTRIES - 1
 	Value *small = nullptr, *inl = nullptr;
+	std::vector<ShadowRange> sr(v.refs.size(), ShadowRange{ nullptr, nullptr });
+	bool allShadow = true;
 	for (unsigned k = 0; k < v.refs.size(); k++) {
 		const VRef &r = v.refs[k];
 		uint64_t most = (stripLen - 1) * (uint64_t)std::abs(r.step) + (uint64_t)(r.hi - r.lo);
 		rangesAll++;
 		if (most <= kShadowQueryBytes) {
 			rangesShadow++;
-			Value *w = QB.CreateZExt(shadowRangeWatched(QB, lo[k], hi[k]), i32);
-			inl = inl ? QB.CreateOr(inl, w) : w;
+			sr[k] = shadowRange(QB, lo[k], hi[k], shadowQueryGranules(most));
+			inl = inl ? QB.CreateOr(inl, sr[k].bits) : sr[k].bits;
 			continue;
 		}
+		allShadow = false;
 		Value *p0 = QB.CreateLShr(lo[k], 12), *p1 = QB.CreateLShr(QB.CreateSub(hi[k], ConstantInt::get(i64, 1)), 12);
 		Value *sm = QB.CreateICmpULE(QB.CreateSub(p1, p0), ConstantInt::get(i64, 1));
 		Value *w = QB.CreateOr(QB.CreateLoad(i32, QB.CreateGEP(i32, pages, QB.CreateAnd(p0, pmask))),
 				       QB.CreateLoad(i32, QB.CreateGEP(i32, pages, QB.CreateAnd(p1, pmask))));
 		small = small ? QB.CreateAnd(small, sm) : sm;
+		w = QB.CreateZExt(w, i64);
 		inl = inl ? QB.CreateOr(inl, w) : w;
 	}
+	QB.CreateStore(ConstantInt::getFalse(C), slowSlot);
 	BasicBlock *call = BasicBlock::Create(C, "lp.lv.call", &F, H);
+	BasicBlock *wdone = BasicBlock::Create(C, "lp.lv.watched", &F, H);
 	BasicBlock *done = BasicBlock::Create(C, "lp.lv.done", &F, H);
 	if (!small)
 		small = ConstantInt::getTrue(C);
-	QB.CreateCondBr(small, done, call, MDBuilder(C).createBranchWeights(1 << 10, 1));
+	QB.CreateCondBr(small, wdone, call, MDBuilder(C).createBranchWeights(1 << 10, 1));
 	IRBuilder<> KB(call);
 	Value *any = nullptr;
 	for (unsigned k = 0; k < v.refs.size(); k++) {
 		Value *w = KB.CreateCall(rangeQuery, { lo[k], hi[k] });
 		any = any ? KB.CreateOr(any, w) : w;
 	}
-	KB.CreateBr(done);
+	any = KB.CreateZExt(any, i64);
+	KB.CreateBr(wdone);
 	// The runtime's state read here is not the program's: not instrumented.
 	fastBlocks.insert(query);
 	fastBlocks.insert(call);
+	fastBlocks.insert(wdone);
 	fastBlocks.insert(done);
-	IRBuilder<> DB(done);
-	PHINode *watch = DB.CreatePHI(i32, 2, "lp.watched");
+	IRBuilder<> WB(wdone);
+	PHINode *watch = WB.CreatePHI(i64, 2, "lp.watched");
 	watch->addIncoming(inl, query);
 	watch->addIncoming(any, call);
 	// A loop of one block (most vectorised loops) makes exactly `total`
@@ -955,13 +1012,46 @@ void Instrumenter::versionLoop(Function &F, VLoop &v)
 	// Other loops test the countdown at each fast iteration and subtract
 	// each block's references.
 	bool single = v.blocks.size() == 1;
-	Value *fend0 = end, *cdEnd = nullptr, *cdExit = nullptr, *room = nullptr;
+	Value *cdq = nullptr, *lim0 = n;
+	if (single) {
+		cdq = WB.CreateLoad(i64, cdSlot, "lp.cd");
+		lim0 = umin(WB, n, WB.CreateUDiv(cdq, ConstantInt::get(i64, v.total)));
+	}
+	// With a watch in range the fast copy still runs the iterations
+	// before the first that may reach it (ranges read from the shadow
+	// only; a page count or the runtime's answer does not say where): a
+	// watch costs the instrumented copy from there to the slow path that
+	// finds it, not a whole strip.
+	Value *clear = WB.CreateICmpEQ(watch, ConstantInt::get(i64, 0));
+	Value *limW = WB.CreateSelect(clear, lim0, ConstantInt::get(i64, 0));
+	IRBuilder<> DB(done);
+	Value *lim = limW;
+	if (allShadow) {
+		BasicBlock *firstB = BasicBlock::Create(C, "lp.lv.first", &F, H);
+		fastBlocks.insert(firstB);
+		WB.CreateCondBr(clear, done, firstB, MDBuilder(C).createBranchWeights(1 << 10, 1));
+		IRBuilder<> FB1(firstB);
+		Value *first = lim0;
+		for (unsigned k = 0; k < v.refs.size(); k++) {
+			Value *t = firstWatchedIteration(FB1, v.refs[k], lo[k], hi[k], sr[k]);
+			t = FB1.CreateSelect(FB1.CreateICmpEQ(sr[k].bits, ConstantInt::get(i64, 0)), lim0, t);
+			first = umin(FB1, first, t);
+		}
+		FB1.CreateBr(done);
+		PHINode *lp = DB.CreatePHI(i64, 2, "lp.lim");
+		lp->addIncoming(limW, wdone);
+		lp->addIncoming(first, firstB);
+		lim = lp;
+	} else
+		WB.CreateBr(done);
+	Value *fend0 = DB.CreateAdd(qi, lim, "lp.fend"), *cdEnd = nullptr, *cdExit = nullptr, *room = nullptr;
 	BasicBlock *fexit = nullptr, *fromFast = fh2; // where the fast copy enters H
 	BasicBlock *stripLatch = nullptr; // the fast latch's strip-end block, if it tests the strip
+	Value *go = DB.CreateICmpNE(lim, ConstantInt::get(i64, 0));
+	DB.CreateCondBr(go, fh, H, MDBuilder(C).createBranchWeights(1 << 10, 1));
+	DB.SetInsertPoint(done->getTerminator());
 	if (single) {
-		Value *cdq = DB.CreateLoad(i64, cdSlot, "lp.cd");
-		room = umin(DB, n, DB.CreateUDiv(cdq, ConstantInt::get(i64, v.total)));
-		fend0 = DB.CreateAdd(qi, room, "lp.fend");
+		room = lim;
 		// The countdown where the fast copy ends: after `room`
 		// iterations at the end of its run; on the way out of the loop
 		// after all `trips` (the backedge-taken count is exact, and the
@@ -972,9 +1062,6 @@ void Instrumenter::versionLoop(Function &F, VLoop &v)
 		cdEnd = DB.CreateSub(cdq, DB.CreateMul(room, ConstantInt::get(i64, v.total)), "lp.cd.end");
 		cdExit = DB.CreateSub(cdq, DB.CreateMul(DB.CreateSub(trips, qi), ConstantInt::get(i64, v.total)),
 				      "lp.cd.exit");
-		Value *go = DB.CreateAnd(DB.CreateICmpEQ(watch, ConstantInt::get(i32, 0)),
-					 DB.CreateICmpNE(room, ConstantInt::get(i64, 0)));
-		DB.CreateCondBr(go, fh, H, MDBuilder(C).createBranchWeights(1 << 10, 1));
 		fh2->eraseFromParent();
 		fastBlocks.erase(fh2);
 		fromFast = nullptr;
@@ -1014,9 +1101,6 @@ void Instrumenter::versionLoop(Function &F, VLoop &v)
 			XD.CreateCondBr(XD.CreateICmpEQ(fend, trips), xexit, fexit); // here fivn == fend
 			stripLatch = fdone;
 		}
-	} else {
-		DB.CreateCondBr(DB.CreateICmpEQ(watch, ConstantInt::get(i32, 0)), fh, H,
-				MDBuilder(C).createBranchWeights(1 << 10, 1));
 	}
 	BasicBlock *toQuery = single ? fexit : fh; // the fast copy's way to query
 
@@ -1060,10 +1144,14 @@ void Instrumenter::versionLoop(Function &F, VLoop &v)
 	fend->addIncoming(fend0, done);
 	fend->addIncoming(fend, fLatch);
 
-	// The instrumented header: at the end of a strip, ask again.
+	// The instrumented header: at the end of a strip ask again, and as
+	// soon as a slow path has run (a sample or a watch hit: what made the
+	// strip instrumented is usually over, and the rest of it may be fast).
 	H->getTerminator()->eraseFromParent();
 	IRBuilder<> HT(H);
-	HT.CreateCondBr(HT.CreateICmpEQ(iv, next), query, hBody, MDBuilder(C).createBranchWeights(1, 64));
+	Value *ran = HT.CreateLoad(Type::getInt1Ty(C), slowSlot, "lp.slow");
+	HT.CreateCondBr(HT.CreateOr(HT.CreateICmpEQ(iv, next), ran), query, hBody,
+			MDBuilder(C).createBranchWeights(1, 64));
 	// The fast header: at the end of the strip ask again; leave for the
 	// instrumented loop when a sample may fall in the next iteration.
 	fh->getTerminator()->eraseFromParent();
@@ -1166,6 +1254,8 @@ bool Instrumenter::run(Function &F)
 	rangesAll = rangesShadow = 0;
 	if (loopVersion && mayClone) {
 		std::vector<VLoop> plan = planLoops(F);
+		if (!plan.empty())
+			slowSlot = new AllocaInst(Type::getInt1Ty(C), 0, "lp.slow.slot", dirtySlot->getNextNode());
 		for (VLoop &v : plan)
 			versionLoop(F, v);
 		versioned = plan.size();
@@ -1253,6 +1343,9 @@ bool Instrumenter::run(Function &F)
 		// Nothing to count here: the calls' callees keep their own.
 		cdSlot->eraseFromParent();
 		dirtySlot->eraseFromParent();
+		if (slowSlot)
+			slowSlot->eraseFromParent();
+		slowSlot = nullptr;
 		return true;
 	}
 	// Program calls and returns, collected before the slow-path calls exist.
@@ -1335,9 +1428,15 @@ bool Instrumenter::run(Function &F)
 	IRBuilder<> IB(br);
 	reload(IB);
 	resetDirty(IB);
+	std::vector<AllocaInst *> slots = { cdSlot, dirtySlot };
+	if (slowSlot) {
+		IB.CreateStore(ConstantInt::getFalse(C), slowSlot);
+		slots.push_back(slowSlot);
+	}
+	slowSlot = nullptr;
 
 	DominatorTree DT(F);
-	PromoteMemToReg({ cdSlot, dirtySlot }, DT);
+	PromoteMemToReg(slots, DT);
 	if (verify && verifyFunction(F, &errs()))
 		report_fatal_error("locprof-pass: broken function " + F.getName(), false);
 	return true;

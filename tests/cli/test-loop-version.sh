@@ -27,7 +27,7 @@ for lto in --lto --no-lto; do
 	read -r nv n1 < <(sed -n 's/.*main: .* \([0-9]*\) loops versioned (\([0-9]*\) of one block)/\1 \2/p' "$T/stats")
 	[ "$n1" -ge 1 ] && [ "$n1" -lt "$nv" ] || fail "$lto: want loops of one and of several blocks: $(cat "$T/stats")"
 	# Both kinds of range query: short ranges read the shadow inline,
-	# the 192-byte step's calls the runtime.
+	# the 256-byte step's calls the runtime.
 	read -r rs ra < <(sed -n 's/.*main: \([0-9]*\) of \([0-9]*\) loop ranges read from the shadow/\1 \2/p' "$T/stats")
 	[ -n "$rs" ] && [ "$rs" -ge 4 ] && [ "$rs" -lt "$ra" ] || fail "$lto: want ranges read from the shadow and others: $(cat "$T/stats")"
 	objdump -d "$T/v" >"$T/dis"
