@@ -59,6 +59,7 @@
 #include "llvm/IR/Verifier.h"
 #include "llvm/IR/Dominators.h"
 #include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/InlineAsm.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/IntrinsicInst.h"
 #include "llvm/IR/MDBuilder.h"
@@ -96,7 +97,7 @@ enum : uint64_t { kCloneMax = 2000 };
 // A strip's range grows with the step, and the range query scans a count
 // per 4 KiB page of it: steps are constants of at most kLoopMaxStep bytes
 // (a column walk, e.g. matmul naive's b[k][j], is left instrumented).
-enum : uint64_t { kLoopMaxAccesses = 64, kLoopMaxRanges = 8, kLoopMinTrips = 8, kLoopStrip = 64 };
+enum : uint64_t { kLoopMaxAccesses = 64, kLoopMaxRanges = 8, kLoopMinTrips = 8, kLoopStrip = 64, kLoopMaxChecked = 8 };
 enum : int64_t { kLoopMaxStep = 256 };
 // The most shadow bytes a versioned loop's query reads at once for a range
 // (one vector compare), and so the longest range it checks that way: two
@@ -132,6 +133,12 @@ struct VLoop {
 	PHINode *iv = nullptr;                  // a header PHI {start, +, ivStep} that never wraps, if any
 	int64_t ivStep = 0;
 	uint64_t maxTrips = 0;                  // a bound on the trip count known at compile time (0: none)
+	// Accesses outside every range (a column walk's b[k*n+j], a[idx[i]]),
+	// in a loop of one block: the fast copy tests each one's shadow byte
+	// and hands the iteration to the instrumented copy on a yes; all the
+	// block's instructions before one have no side effect, so the
+	// iteration can start again there.
+	std::vector<Instruction *> checked;
 };
 
 struct Access {
@@ -199,6 +206,7 @@ private:
 	// the instrumented copy then asks again at its next iteration.
 	AllocaInst *slowSlot = nullptr;
 	uint64_t rangesAll = 0, rangesShadow = 0; // versioned loops' ranges, those read from the shadow
+	uint64_t checkedAll = 0; // versioned loops' accesses out of the ranges (VLoop::checked)
 	bool mergeChecks = true; // LOCPROF_PASS_CHECK_MERGE=0 turns check merging off
 	std::map<Instruction *, Check> checks; // per instrumented access (planChecks)
 
@@ -704,30 +712,47 @@ std::vector<VLoop> Instrumenter::planLoops(Function &F)
 		// query can read the shadow, and precise), far ones (rows of a
 		// stencil) only if there would be too many runs otherwise.
 		std::vector<Run> runs;
+		// In a loop of one block, an access may stay out of the ranges
+		// (checked one by one in the fast copy) if nothing before it in
+		// the block has a side effect: the iteration can then be handed
+		// to the instrumented copy from its start.
+		SmallPtrSet<Instruction *, 16> checkable;
+		if (L->getNumBlocks() == 1)
+			for (Instruction &I : *L->getHeader()) {
+				Access a;
+				if (accessOf(I, a))
+					checkable.insert(&I);
+				if (I.mayHaveSideEffects())
+					break;
+			}
+		std::vector<Instruction *> checked;
 		auto makeRuns = [&](uint64_t join) {
 			runs.clear();
+			checked.clear();
 			for (const Access &a : acc) {
 				const SCEV *p = SE.getSCEV(a.ptr);
-				const SCEV *pi = SE.getPtrToIntExpr(p, i64), *start;
+				const SCEV *pi = SE.getPtrToIntExpr(p, i64), *start = nullptr;
 				int64_t step = 0;
 				if (isa<SCEVCouldNotCompute>(pi) || pi->getType() != i64) {
-					ok = false;
-					break;
-				}
-				if (SE.isLoopInvariant(pi, L)) {
+				} else if (SE.isLoopInvariant(pi, L)) {
 					start = pi;
 				} else if (auto *ar = dyn_cast<SCEVAddRecExpr>(pi)) {
 					auto *c = dyn_cast<SCEVConstant>(ar->getStepRecurrence(SE));
-					if (ar->getLoop() != L || !ar->isAffine() || !SE.isLoopInvariant(ar->getStart(), L) || !c ||
-					    c->getAPInt().abs().ugt(kLoopMaxStep)) {
+					if (ar->getLoop() == L && ar->isAffine() && SE.isLoopInvariant(ar->getStart(), L) && c &&
+					    c->getAPInt().abs().ule(kLoopMaxStep)) {
+						start = ar->getStart();
+						step = c->getAPInt().getSExtValue();
+					}
+				}
+				if (start && (!isSafeToExpandAt(start, at, SE) || a.size > (1u << 20)))
+					start = nullptr;
+				if (!start) {
+					if (!checkable.count(a.inst) || checked.size() == kLoopMaxChecked) {
 						ok = false;
 						break;
 					}
-					start = ar->getStart();
-					step = c->getAPInt().getSExtValue();
-				} else {
-					ok = false;
-					break;
+					checked.push_back(a.inst);
+					continue;
 				}
 				bool joined = false;
 				for (Run &r : runs) {
@@ -742,19 +767,14 @@ std::vector<VLoop> Instrumenter::planLoops(Function &F)
 					joined = true;
 					break;
 				}
-				if (!joined) {
-					if (!isSafeToExpandAt(start, at, SE) || a.size > (1u << 20)) {
-						ok = false;
-						break;
-					}
+				if (!joined)
 					runs.push_back({ start, step, 0, (int64_t)a.size });
-				}
 			}
 		};
 		makeRuns(kLoopJoinNear);
 		if (ok && runs.size() > kLoopMaxRanges)
 			makeRuns(1 << 20);
-		if (!ok || runs.size() > kLoopMaxRanges || !isSafeToExpandAt(n, at, SE))
+		if (!ok || runs.empty() || runs.size() > kLoopMaxRanges || !isSafeToExpandAt(n, at, SE))
 			continue;
 		formLCSSA(*L, DT, &LI, &SE);
 		VLoop v;
@@ -770,6 +790,7 @@ std::vector<VLoop> Instrumenter::planLoops(Function &F)
 		v.count = count;
 		v.total = acc.size();
 		v.maxTrips = maxTrips;
+		v.checked = checked;
 		// An induction variable the fast copy can test the strip's end
 		// on, instead of a counter of its own: 64-bit, constant step,
 		// and no wrap, so it reaches its value at the strip's end first
@@ -856,6 +877,23 @@ void Instrumenter::versionLoop(Function &F, VLoop &v)
 	BasicBlock *H = v.header;
 	BasicBlock *check = v.preheader->splitBasicBlock(v.preheader->getTerminator(), "lp.lv.check");
 	SmallPtrSet<BasicBlock *, 16> inLoop(v.blocks.begin(), v.blocks.end());
+
+	// An unrolled loop indexes with `or i, 1` where i is known even
+	// ({0, +, 2}); in the copies i starts at the query's value, whose
+	// low bit nothing proves, so ScalarEvolution no longer sees i + 1
+	// and loop strength reduction multiplies again at every iteration.
+	// Disjoint ors become the adds they are, while that is still known.
+	const DataLayout &DL = F.getParent()->getDataLayout();
+	for (BasicBlock *B : v.blocks)
+		for (Instruction &I : make_early_inc_range(*B))
+			if (I.getOpcode() == Instruction::Or && I.getType()->isIntegerTy() &&
+			    haveNoCommonBitsSet(I.getOperand(0), I.getOperand(1), DL, nullptr, &I)) {
+				auto *add = BinaryOperator::CreateNUWAdd(I.getOperand(0), I.getOperand(1), I.getName(), &I);
+				add->setHasNoSignedWrap(true);
+				add->setDebugLoc(I.getDebugLoc());
+				I.replaceAllUsesWith(add);
+				I.eraseFromParent();
+			}
 
 	// The fast copy, then both headers split after their PHIs: the
 	// header blocks only test, their bodies hold the original code.
@@ -1178,10 +1216,54 @@ void Instrumenter::versionLoop(Function &F, VLoop &v)
 				cast<Instruction>(fivn)->eraseFromParent();
 				fiv->replaceAllUsesWith(UndefValue::get(i64));
 				fiv->eraseFromParent();
+				fiv = nullptr;
 			}
 		} else
 			FT.CreateCondBr(FT.CreateICmpEQ(fiv, fend), fexit, fhBody,
 					MDBuilder(C).createBranchWeights(1, 64));
+		// The accesses outside the ranges: each tests its shadow byte
+		// where it stands in the fast copy, and on a yes the iteration
+		// starts again in the instrumented copy (nothing before it in
+		// the block had a side effect), with the countdown of the
+		// iterations the fast copy completed; that copy runs to its next
+		// slow path (the access finds its watch) and asks again.
+		for (Instruction *X : v.checked) {
+			checkedAll++;
+			auto *xf = cast<Instruction>(vm[X]);
+			Access a;
+			accessOf(*xf, a);
+			BasicBlock *P = xf->getParent();
+			BasicBlock *rest = P->splitBasicBlock(xf, P->getName() + ".chk");
+			BasicBlock *bail = BasicBlock::Create(C, "lp.lv.bail", &F, rest);
+			fastBlocks.insert(rest);
+			fastBlocks.insert(bail);
+			P->getTerminator()->eraseFromParent();
+			IRBuilder<> PB(P);
+			PB.CreateCondBr(watched(PB, a.ptr, i64, i8), bail, rest, cold);
+			IRBuilder<> BB(bail);
+			// The iteration number, through an empty asm: seen as an
+			// affine expression, loop strength reduction kept the
+			// countdown below up to date in the fast loop, a register
+			// and an instruction per iteration for a cold exit.
+			InlineAsm *opaque = InlineAsm::get(FunctionType::get(i64, { i64 }, false), "", "=r,0", false);
+			Value *it = fiv;
+			if (!it) { // the strip is counted on the loop's induction variable
+				PHINode *q = nullptr;
+				for (auto &pp : phis)
+					if (pp.first == v.iv)
+						q = pp.second;
+				Value *d = BB.CreateSub(BB.CreateCall(opaque->getFunctionType(), opaque, { cast<PHINode>(vm[v.iv]) }), q);
+				it = BB.CreateAdd(qi, BB.CreateExactSDiv(d, ConstantInt::get(i64, v.ivStep)));
+			} else
+				it = BB.CreateCall(opaque->getFunctionType(), opaque, { it });
+			BB.CreateStore(BB.CreateSub(cdq, BB.CreateMul(BB.CreateSub(it, qi), ConstantInt::get(i64, v.total))),
+				       cdSlot);
+			BB.CreateBr(H);
+			for (auto &pp : phis)
+				pp.first->addIncoming(vm[pp.first], bail);
+			iv->addIncoming(it, bail);
+			next->addIncoming(fend, bail);
+		}
 		return;
 	}
 	FT.CreateCondBr(FT.CreateICmpEQ(fiv, fend), query, fh2, MDBuilder(C).createBranchWeights(1, 64));
@@ -1251,7 +1333,7 @@ bool Instrumenter::run(Function &F)
 	// Only where blocks are cloned: it doubles the loops' code too.
 	fastBlocks.clear();
 	uint64_t versioned = 0, versionedOne = 0;
-	rangesAll = rangesShadow = 0;
+	rangesAll = rangesShadow = checkedAll = 0;
 	if (loopVersion && mayClone) {
 		std::vector<VLoop> plan = planLoops(F);
 		if (!plan.empty())
@@ -1339,6 +1421,9 @@ bool Instrumenter::run(Function &F)
 	if (stats && rangesAll)
 		fprintf(stderr, "locprof-pass: %s: %llu of %llu loop ranges read from the shadow\n", F.getName().str().c_str(),
 			(unsigned long long)rangesShadow, (unsigned long long)rangesAll);
+	if (stats && checkedAll)
+		fprintf(stderr, "locprof-pass: %s: %llu loop accesses checked one by one\n", F.getName().str().c_str(),
+			(unsigned long long)checkedAll);
 	if (!any) {
 		// Nothing to count here: the calls' callees keep their own.
 		cdSlot->eraseFromParent();

@@ -19,8 +19,12 @@ for lto in --lto --no-lto; do
 		fail "$lto: versioned build: $(head -5 "$T/stats")"
 	LOCPROF_PASS_LOOP_VERSION=0 LOCPROF_PASS_STATS=1 "$LOCPROF" cc $lto -O2 -o "$T/n" "$RT/loops.c" 2>"$T/stats0" ||
 		fail "$lto: build without versioning"
-	# main's loops: all but the indirect one and the outer ones.
+	# main's loops: all but the outer ones and the short one, the column
+	# walk and the indirect loop with their accesses out of the ranges
+	# checked one by one.
 	grep -Eq 'main: .* (1[0-9]|[6-9]) loops versioned' "$T/stats" || fail "$lto: too few loops versioned: $(cat "$T/stats")"
+	grep -Eq 'main: ([2-9]|[1-9][0-9]) loop accesses checked one by one' "$T/stats" ||
+		fail "$lto: want the column walk's and the indirect loop's accesses checked: $(cat "$T/stats")"
 	! grep -Eq '[1-9][0-9]* loops versioned' "$T/stats0" || fail "$lto: LOCPROF_PASS_LOOP_VERSION=0 still versions"
 	# Both kinds: loops of one block (countdown written back where the
 	# fast copy ends) and of several (countdown tested per iteration).

@@ -72,7 +72,8 @@ int main(int argc, char **argv)
 		for (long i = 0; i < n; i++)
 			for (long j = 0; j < (i & 7); j++)
 				s += c[i * n + j];
-		/* Indirect: not affine, never versioned. */
+		/* Indirect: a[idx[i]] is out of the runs, checked one by one in
+		 * the fast copy (as the column walk above is). */
 		for (long i = 0; i < 1024 && i < big; i++)
 			s += a[idx[i]];
 		interchange(c, a, b, n / 2);
