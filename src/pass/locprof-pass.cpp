@@ -97,7 +97,7 @@ enum : uint64_t { kCloneMax = 2000 };
 // A strip's range grows with the step, and the range query scans a count
 // per 4 KiB page of it: steps are constants of at most kLoopMaxStep bytes
 // (a column walk, e.g. matmul naive's b[k][j], is left instrumented).
-enum : uint64_t { kLoopMaxAccesses = 64, kLoopMaxRanges = 8, kLoopMinTrips = 8, kLoopStrip = 64, kLoopMaxChecked = 8 };
+enum : uint64_t { kLoopMaxAccesses = 64, kLoopMaxRanges = 8, kLoopMinTrips = 8, kLoopStrip = 256, kLoopMaxChecked = 8 };
 enum : int64_t { kLoopMaxStep = 256 };
 // The most shadow bytes a versioned loop's query reads at once for a range
 // (one vector compare), and so the longest range it checks that way: two
@@ -817,28 +817,32 @@ static Value *umin(IRBuilder<> &B, Value *a, Value *b)
 	return B.CreateSelect(B.CreateICmpULT(a, b), a, b);
 }
 
-// The watched granules of [lo, hi), for a range of at most
-// (granules - 2) * 64 bytes (granules at most, however aligned): the
-// shadow bytes from lo's granule g0 as one vector, compared with zero into
-// a bit mask (pcmpeqb, pmovmskb), the bits past hi's granule cleared. Bit
-// k set: granule g0 + k may hold a watch.
+// The watched granules around [lo, hi), for a range of at most
+// (granules - 2) * 64 bytes (so at most `granules` granules, however
+// aligned): the shadow bytes of a window of `granules` granules that holds
+// the range, as one vector compared with zero into a bit mask (movdqu,
+// pcmpeqb, pmovmskb). Bit k set: granule g0 + k may hold a watch. The
+// window starts at lo's granule, or ends at hi's for a run that walks
+// down, so that the granules past the range lie after it in the run's
+// direction: a watch there is met only after the strip (the iteration
+// firstWatchedIteration gives for it is past the strip's end), and the
+// bits need no mask. The loads stay within 2 KiB of an address the loop
+// accesses.
 struct ShadowRange {
 	Value *g0, *bits; // i64 each
 };
-static ShadowRange shadowRange(IRBuilder<> &B, Value *lo, Value *hi, uint64_t granules)
+static ShadowRange shadowRange(IRBuilder<> &B, Value *lo, Value *hi, uint64_t granules, bool down)
 {
 	LLVMContext &C = B.getContext();
 	Type *i64 = Type::getInt64Ty(C);
 	auto *vt = FixedVectorType::get(Type::getInt8Ty(C), granules);
-	Value *g0 = B.CreateLShr(lo, 6), *g1 = B.CreateLShr(B.CreateSub(hi, ConstantInt::get(i64, 1)), 6);
-	Value *cnt = B.CreateAdd(B.CreateSub(g1, g0), ConstantInt::get(i64, 1)); // 1..granules
+	Value *g0 = down ? B.CreateSub(B.CreateLShr(B.CreateSub(hi, ConstantInt::get(i64, 1)), 6),
+				       ConstantInt::get(i64, granules - 1))
+			 : B.CreateLShr(lo, 6);
 	Value *at = B.CreateIntToPtr(B.CreateAdd(g0, ConstantInt::get(i64, kShadow)), PointerType::getUnqual(vt));
 	Value *bytes = B.CreateAlignedLoad(vt, at, Align(1), "lp.sq");
-	Value *set = B.CreateBitCast(B.CreateICmpNE(bytes, Constant::getNullValue(vt)),
-				     Type::getIntNTy(C, granules));
-	// Keep the cnt low bits (cnt < 64).
-	Value *mask = B.CreateSub(B.CreateShl(ConstantInt::get(i64, 1), cnt), ConstantInt::get(i64, 1));
-	return { g0, B.CreateAnd(B.CreateZExt(set, i64), mask, "lp.sbits") };
+	Value *set = B.CreateBitCast(B.CreateICmpNE(bytes, Constant::getNullValue(vt)), Type::getIntNTy(C, granules));
+	return { g0, B.CreateZExt(set, i64, "lp.sbits") };
 }
 
 // The first iteration of a strip, counted from its start, whose bytes of
@@ -1006,7 +1010,7 @@ void Instrumenter::versionLoop(Function &F, VLoop &v)
 		rangesAll++;
 		if (most <= kShadowQueryBytes) {
 			rangesShadow++;
-			sr[k] = shadowRange(QB, lo[k], hi[k], shadowQueryGranules(most));
+			sr[k] = shadowRange(QB, lo[k], hi[k], shadowQueryGranules(most), r.step < 0);
 			inl = inl ? QB.CreateOr(inl, sr[k].bits) : sr[k].bits;
 			continue;
 		}
