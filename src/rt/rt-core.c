@@ -933,7 +933,12 @@ static void rt_leave(struct lp_rt_thread *t)
 		rt_send_events(t);
 		t->next_flush_ns = now + g.flush_ns;
 	}
-	atomic_store(&t->busy, 0);
+	/* A release store unlocks (a plain mov on x86): the sequentially
+	 * consistent store was an xchg, a locked instruction on every slow
+	 * path, 9% of a run at rate 1e-3 (perf, matmul interchange). The
+	 * taker's compare-and-swap in rt_enter or the exit flusher orders the
+	 * rest. */
+	atomic_store_explicit(&t->busy, 0, memory_order_release);
 }
 
 /* A reference arrives here with the countdown already decremented: it
