@@ -4,8 +4,11 @@
 # inert (no locprof record) and under `locprof record` at rates 1e-3 and
 # 1e-4, with and without LTO. All builds use the same clang -O2; the LTO
 # columns compare with a native -flto build, the others with plain -O2.
-# Each round runs every configuration once; the table has the median over
-# RUNS rounds (default 5) of each ratio to the same round's native run.
+# Each round runs every configuration once, each right after a run of its
+# baseline (native -flto for the LTO builds, plain -O2 for the others); the
+# table has the median over RUNS rounds (default 5) of each configuration's
+# ratio to the baseline run just before it, and the median row the median
+# over the programs (of an even count, the mean of the two middle values).
 #
 # Two tables: the program's own CPU time (user + system, from
 # bench-cputime: steady on a loaded machine, and without the collector,
@@ -65,7 +68,8 @@ if [ -n "${ONLY:-}" ]; then
 	W=("${keep[@]}")
 fi
 
-median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+# The median; of an even count, the mean of the two middle values.
+median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
 # run KIND PREFIX ARGS -> "cpu wall" of one run
 run() {
 	local kind=$1 p=$2; shift 2
@@ -96,11 +100,17 @@ for w in "${W[@]}"; do
 	IFS='|' read -r name p args <<<"$w"
 	for _ in $(seq "$RUNS"); do
 		read -r nc nw < <(run native "$p" $args)
-		read -r lc lw < <(run native-lto "$p" $args)
 		echo "$nc" >>"$T/native-$name"
+		# Each configuration against its baseline run just before it
+		# (native -flto for the LTO builds, plain -O2 for the others):
+		# this machine's speed moves by a third between phases of a few
+		# seconds, and two runs seconds apart are in the same phase.
 		for k in "${K[@]}"; do
+			case $k in
+			inert|lto-*|sc-lto-*|nolv-inert|nolv-lto-*) read -r bc_ bw < <(run native-lto "$p" $args) ;;
+			*) read -r bc_ bw < <(run native "$p" $args) ;;
+			esac
 			read -r c wl < <(run "$k" "$p" $args)
-			case $k in inert|lto-*|sc-lto-*|nolv-inert|nolv-lto-*) bc_=$lc; bw=$lw ;; *) bc_=$nc; bw=$nw ;; esac
 			echo "$c / $bc_" | bc -l >>"$T/cpu-$name-$k"
 			echo "$wl / $bw" | bc -l >>"$T/wall-$name-$k"
 		done
