@@ -30,8 +30,9 @@
 //    function's size: Lua's lvm.c took 37 s instead of 0.9 s to compile
 //    with every block cloned (docs/runtime.md, "Compile time").
 //  * Loop versioning: an innermost loop with no calls, affine accesses
-//    (constant steps of at most 256 bytes) and a computable trip count
-//    runs an uninstrumented copy, strip by strip of up to 64 iterations,
+//    (constant steps of at most 256 bytes; in a loop of one block, others
+//    checked one by one) and a computable trip count
+//    runs an uninstrumented copy, strip by strip of up to 256 iterations,
 //    up to the first iteration that may reach a live watch in the strip's
 //    address ranges (the watch shadow, read as one vector per range) or
 //    make a due sample; otherwise the instrumented loop, until its next
@@ -94,9 +95,10 @@ enum : uint64_t { kCloneMax = 2000 };
 
 // Loop versioning limits: accesses per loop body, address ranges (distinct
 // runs of accesses) per loop, and the fewest iterations worth a range query.
-// A strip's range grows with the step, and the range query scans a count
-// per 4 KiB page of it: steps are constants of at most kLoopMaxStep bytes
-// (a column walk, e.g. matmul naive's b[k][j], is left instrumented).
+// A strip's range grows with the step: ranges have constant steps of at
+// most kLoopMaxStep bytes; in a loop of one block up to kLoopMaxChecked
+// other accesses (a column walk, e.g. matmul naive's b[k][j]) are checked
+// one by one in the fast copy.
 enum : uint64_t { kLoopMaxAccesses = 64, kLoopMaxRanges = 8, kLoopMinTrips = 8, kLoopStrip = 256, kLoopMaxChecked = 8 };
 enum : int64_t { kLoopMaxStep = 256 };
 // The most shadow bytes a versioned loop's query reads at once for a range
@@ -955,9 +957,9 @@ void Instrumenter::versionLoop(Function &F, VLoop &v)
 	Value *ivn = IRBuilder<>(&*hBody->getFirstInsertionPt()).CreateAdd(iv, ConstantInt::get(i64, 1));
 	Value *fivn = IRBuilder<>(&*fhBody->getFirstInsertionPt()).CreateAdd(fiv, ConstantInt::get(i64, 1));
 
-	// The strip: `strip` iterations, fewer for steps over 14 bytes, so
-	// that each run's range fits the shadow window the query reads (below)
-	// while that leaves at least kLoopMinTrips iterations per query.
+	// The strip: `strip` iterations (at most the loop's trip bound), fewer
+	// where a run's range would not fit the shadow window the query reads
+	// (below) while that leaves at least kLoopMinTrips iterations per query.
 	uint64_t stripLen = v.maxTrips ? std::min(strip, v.maxTrips) : strip;
 	for (const VRef &r : v.refs) {
 		uint64_t step = (uint64_t)std::abs(r.step), width = (uint64_t)(r.hi - r.lo);
@@ -990,8 +992,8 @@ void Instrumenter::versionLoop(Function &F, VLoop &v)
 	}
 	// A range of at most kShadowQueryBytes (the usual case: a strip of a
 	// small step) reads the watch shadow itself, a byte per 64-byte
-	// granule: one vector from its first granule, compared with zero into
-	// a bit mask of the range's granules (shadowRange). So a strip runs
+	// granule: one vector of a window holding the range, compared with
+	// zero into a bit mask (shadowRange). So a strip runs
 	// instrumented only if a watched line is within its own bytes, not
 	// somewhere in its 4 KiB page. (The shadow counts every thread's
 	// watches: another thread's costs iterations instrumented, never a
@@ -1199,16 +1201,17 @@ void Instrumenter::versionLoop(Function &F, VLoop &v)
 	fh->getTerminator()->eraseFromParent();
 	IRBuilder<> FT(fh);
 	if (single) {
+		PHINode *ivAtQuery = nullptr; // v.iv's value at the strip's start
+		for (auto &pp : phis)
+			if (pp.first == v.iv)
+				ivAtQuery = pp.second;
 		if (stripLatch) { // the query gives at least one iteration; the latch tests the strip
 			FT.CreateBr(fhBody);
 			if (v.iv) {
 				// The strip ends where the loop's own induction
 				// variable reaches start + step * room: the counter
 				// goes, and LSR keeps one variable, as natively.
-				PHINode *q = nullptr;
-				for (auto &pp : phis)
-					if (pp.first == v.iv)
-						q = pp.second;
+				PHINode *q = ivAtQuery;
 				auto *fphi = cast<PHINode>(vm[v.iv]);
 				IRBuilder<> EB(done->getTerminator());
 				Value *ivEnd = EB.CreateAdd(q, EB.CreateMul(room, ConstantInt::get(i64, v.ivStep)), "lp.iv.end");
@@ -1252,11 +1255,8 @@ void Instrumenter::versionLoop(Function &F, VLoop &v)
 			InlineAsm *opaque = InlineAsm::get(FunctionType::get(i64, { i64 }, false), "", "=r,0", false);
 			Value *it = fiv;
 			if (!it) { // the strip is counted on the loop's induction variable
-				PHINode *q = nullptr;
-				for (auto &pp : phis)
-					if (pp.first == v.iv)
-						q = pp.second;
-				Value *d = BB.CreateSub(BB.CreateCall(opaque->getFunctionType(), opaque, { cast<PHINode>(vm[v.iv]) }), q);
+				Value *d = BB.CreateSub(BB.CreateCall(opaque->getFunctionType(), opaque, { cast<PHINode>(vm[v.iv]) }),
+							ivAtQuery);
 				it = BB.CreateAdd(qi, BB.CreateExactSDiv(d, ConstantInt::get(i64, v.ivStep)));
 			} else
 				it = BB.CreateCall(opaque->getFunctionType(), opaque, { it });
