@@ -420,26 +420,7 @@ static void checkpoint_thread(struct lpvg_thread *t)
 	if (t->dead)
 		return;
 	t->final_refs = lpvg_thread_refs(t);
-	for (ULong i = 0; i < t->table_cap; i++) {
-		if (t->table[i].used && lpvg_o.mode == LP_MODE_SAMPLE) {
-			struct lp_msg_sample *s;
-			if (t->nsamples == LPVG_SAMPLE_CAP)
-				lpvg_send_samples(t);
-			s = &t->samples[t->nsamples++];
-			s->begin = t->table[i].begin;
-			s->end = LP_SAMPLE_DANGLING;
-			s->pc = t->table[i].pc;
-			s->addr = t->table[i].addr;
-			s->reuse_pc = 0;
-			s->thread = t->number;
-			s->size = t->table[i].size;
-			s->kind = t->table[i].kind;
-			s->line_index = t->table[i].idx;
-			s->level = 0; /* fixed rate: never thinned */
-		}
-		t->table[i].used = 0;
-	}
-	t->live = 0;
+	lpvg_watches_dangle(t, False); /* before_exec resets the whole filter */
 	lpvg_thread_flush(t);
 	lpvg_send_thread_end(t);
 }

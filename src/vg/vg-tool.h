@@ -26,8 +26,12 @@
 #include "pub_tool_tooliface.h"
 #include "libvex_guest_amd64.h"
 
+#include "pub_tool_libcassert.h"
+
 #include "collect/protocol.h"
 #include "common/rng.h"
+#define LP_WATCH_ASSERT(cond) tl_assert(cond)
+#include "common/watch-table.h"
 
 #include <locprof/common.h>
 
@@ -118,12 +122,6 @@ static inline ULong lpvg_acc_addr(const struct lpvg_acc *a, const UChar *gsp)
 	return base + (ULong)a->off;
 }
 
-struct lpvg_watch {
-	ULong line; /* addr >> line_shift[idx] */
-	ULong begin, pc, addr;
-	UChar used, idx, size, kind;
-};
-
 struct lpvg_thread {
 	ThreadId vtid;   /* valgrind's id, reused after the thread ends */
 	UInt number;     /* 0 = first thread of this process image */
@@ -136,9 +134,7 @@ struct lpvg_thread {
 	ULong slow_calls;
 	struct lp_rng rng;
 
-	struct lpvg_watch *table;
-	ULong table_cap, live;
-	UInt table_log2;   /* log2(table_cap) */
+	struct lp_watch_table watches; /* live watches (tag unused) */
 
 	/* watched allocation calls under way (vg-main.c, vg-preload.c) */
 	struct lpvg_pend {
@@ -224,6 +220,7 @@ struct lpvg_thread *lpvg_thread_new(ThreadId vtid);
 void lpvg_thread_finish(struct lpvg_thread *t);
 void lpvg_thread_free(struct lpvg_thread *t);
 void lpvg_thread_flush(struct lpvg_thread *t);
+void lpvg_watches_dangle(struct lpvg_thread *t, Bool unfilter);
 ULong lpvg_thread_refs(const struct lpvg_thread *t);
 void lpvg_event(struct lpvg_thread *t, ULong addr, ULong size, UInt kind, ULong pc);
 void lpvg_filter_reset(void);
