@@ -24,17 +24,26 @@
  * Keys: a watch is keyed by (line, idx): line = address >> log2(line
  * size), idx = the index of that line size (a sampler with several line
  * sizes puts one watch per size in one table). Any 64-bit line is a valid
- * key (an explicit `used` byte marks live slots, no sentinel key).
+ * key (a state byte marks live slots, no sentinel key).
  *
  * Layout: open addressing, linear probing, Fibonacci hashing (one
  * multiply; the top bits are well mixed even for the strided lines of
  * array sweeps), backward-shift deletion (no tombstones, so lookups of
- * unwatched lines stay short however many samples complete). 40-byte
- * slots: the key and the start of the sample that the watch will end.
+ * unwatched lines stay short however many samples complete). The block
+ * holds 2^log2 watches of 40 bytes (the key and the start of the sample
+ * that the watch will end), then 2^log2 state bytes: 0 for an empty slot,
+ * else 0x80 | 7 more bits of the key's hash. A lookup reads state bytes
+ * and compares a watch's key only where the 7 bits match, so a lookup of
+ * an unwatched line (the common case in the trace sampler, which has no
+ * filter in front of the table) touches one byte per probe, 64 slots a
+ * cache line, and not a 40-byte watch (the trace sampler at rate 1e-2
+ * was 4% slower with a `used` byte inside each watch).
  *
  * Invariants (lp_watch_table_check() tests them all; the cheap ones are
  * asserted as the table changes):
- *   I1  cap = 2^log2, 1 <= log2 <= 63, live = the number of used slots;
+ *   I1  cap = 2^log2, 1 <= log2 <= 56, live = the number of used slots
+ *       (non-zero state bytes), and a used slot's state byte is its
+ *       key's (lp_watch_state);
  *   I2  live <= cap / 2 (lp_watch_insert refuses to go above it), so
  *       probes end at an empty slot;
  *   I3  keys are unique: a caller ends the watch of a line before it
@@ -70,11 +79,11 @@ struct lp_watch {
 	uint8_t idx;    /* key: line size index */
 	uint8_t size;   /* bytes accessed, 255 for 255 or more */
 	uint8_t kind;   /* LP_REF_READ or LP_REF_WRITE */
-	uint8_t used;   /* 1 for a live watch, 0 for an empty slot */
 };
 
 struct lp_watch_table {
-	struct lp_watch *slot; /* 2^log2 slots, the caller's memory */
+	struct lp_watch *slot; /* 2^log2 watches, the start of the caller's block */
+	uint8_t *state;        /* 2^log2 state bytes, after them in the block */
 	uint64_t live;         /* used slots */
 	uint32_t log2;
 };
@@ -82,7 +91,7 @@ struct lp_watch_table {
 /* Bytes of memory for a table of 2^log2 slots. */
 static inline uint64_t lp_watch_table_bytes(uint32_t log2)
 {
-	return (sizeof(struct lp_watch)) << log2;
+	return (sizeof(struct lp_watch) + 1) << log2;
 }
 
 static inline uint64_t lp_watch_table_cap(const struct lp_watch_table *t)
@@ -90,35 +99,50 @@ static inline uint64_t lp_watch_table_cap(const struct lp_watch_table *t)
 	return 1ull << t->log2;
 }
 
-/* An empty table over mem, 2^log2 slots of caller's memory (any content). */
+/* An empty table over mem, lp_watch_table_bytes(log2) bytes of the
+ * caller's memory (any content), 8-byte aligned. */
 static inline void lp_watch_table_init(struct lp_watch_table *t, struct lp_watch *mem, uint32_t log2)
 {
-	LP_WATCH_ASSERT(mem && log2 >= 1 && log2 <= 63);
+	LP_WATCH_ASSERT(mem && log2 >= 1 && log2 <= 56);
 	t->slot = mem;
+	t->state = (uint8_t *)(mem + (1ull << log2));
 	t->log2 = log2;
 	t->live = 0;
 	for (uint64_t i = 0; i < (1ull << log2); i++)
-		mem[i].used = 0;
+		t->state[i] = 0;
 }
 
-/* The home slot of a key. */
+static inline uint64_t lp_watch_hash(uint64_t line, uint32_t idx)
+{
+	return (line ^ ((uint64_t)idx << 58)) * 0x9e3779b97f4a7c15ull;
+}
+
+/* The home slot of a key: the hash's top log2 bits. */
 static inline uint64_t lp_watch_home(const struct lp_watch_table *t, uint64_t line, uint32_t idx)
 {
-	return ((line ^ ((uint64_t)idx << 58)) * 0x9e3779b97f4a7c15ull) >> (64 - t->log2);
+	return lp_watch_hash(line, idx) >> (64 - t->log2);
+}
+
+/* The state byte of a used slot holding the key: the 7 hash bits below
+ * the home's (so they too are well mixed), and the top bit. */
+static inline uint8_t lp_watch_state(const struct lp_watch_table *t, uint64_t line, uint32_t idx)
+{
+	return (uint8_t)(0x80 | ((lp_watch_hash(line, idx) >> (57 - t->log2)) & 0x7f));
 }
 
 /* The live watch of (line, idx), or NULL. */
 static inline struct lp_watch *lp_watch_find(const struct lp_watch_table *t, uint64_t line, uint32_t idx)
 {
-	uint64_t mask = lp_watch_table_cap(t) - 1, i = lp_watch_home(t, line, idx);
+	uint64_t mask = lp_watch_table_cap(t) - 1, h = lp_watch_hash(line, idx);
+	uint64_t i = h >> (64 - t->log2);
+	uint8_t want = (uint8_t)(0x80 | ((h >> (57 - t->log2)) & 0x7f)), st;
 
-	for (;; i = (i + 1) & mask) {
+	for (; (st = t->state[i]) != 0; i = (i + 1) & mask) {
 		struct lp_watch *w = &t->slot[i];
-		if (!w->used)
-			return NULL;
-		if (w->line == line && w->idx == idx)
+		if (st == want && w->line == line && w->idx == idx)
 			return w;
 	}
+	return NULL;
 }
 
 /* Must the table grow before the next insertion (I2)? */
@@ -139,14 +163,14 @@ static inline struct lp_watch *lp_watch_insert(struct lp_watch_table *t, uint64_
 	LP_WATCH_ASSERT(idx <= 255);
 	/* The run from home to the first empty slot holds the key if anything
 	 * does (I4): checking it on the way is the whole of I3. */
-	while (t->slot[i].used) {
+	while (t->state[i]) {
 		LP_WATCH_ASSERT(t->slot[i].line != line || t->slot[i].idx != idx);
 		i = (i + 1) & mask;
 	}
 	w = &t->slot[i];
 	w->line = line;
 	w->idx = (uint8_t)idx;
-	w->used = 1;
+	t->state[i] = lp_watch_state(t, line, idx);
 	t->live++;
 	return w;
 }
@@ -157,20 +181,21 @@ static inline void lp_watch_remove(struct lp_watch_table *t, struct lp_watch *w)
 {
 	uint64_t mask = lp_watch_table_cap(t) - 1, i = (uint64_t)(w - t->slot), j = i;
 
-	LP_WATCH_ASSERT(i <= mask && w->used && t->live > 0);
+	LP_WATCH_ASSERT(i <= mask && t->state[i] && t->live > 0);
 	t->live--;
 	for (;;) {
 		uint64_t home;
-		t->slot[i].used = 0;
+		t->state[i] = 0;
 		do {
 			j = (j + 1) & mask;
-			if (!t->slot[j].used)
+			if (!t->state[j])
 				return;
 			home = lp_watch_home(t, t->slot[j].line, t->slot[j].idx);
 			/* Leave j where it is if its home lies cyclically in (i, j]:
 			 * the hole at i does not break its run (I4). */
 		} while (i <= j ? (i < home && home <= j) : (i < home || home <= j));
 		t->slot[i] = t->slot[j];
+		t->state[i] = t->state[j];
 		i = j;
 	}
 }
@@ -186,13 +211,14 @@ static inline void lp_watch_table_move(struct lp_watch_table *t, struct lp_watch
 	LP_WATCH_ASSERT(2 * old.live <= (1ull << log2));
 	lp_watch_table_init(t, mem, log2);
 	for (uint64_t i = 0; i < ocap; i++) {
-		if (!old.slot[i].used)
+		if (!old.state[i])
 			continue;
-		uint64_t mask = lp_watch_table_cap(t) - 1;
-		uint64_t j = lp_watch_home(t, old.slot[i].line, old.slot[i].idx);
-		while (mem[j].used)
+		const struct lp_watch *w = &old.slot[i];
+		uint64_t mask = lp_watch_table_cap(t) - 1, j = lp_watch_home(t, w->line, w->idx);
+		while (t->state[j])
 			j = (j + 1) & mask;
-		mem[j] = old.slot[i];
+		mem[j] = *w;
+		t->state[j] = lp_watch_state(t, w->line, w->idx);
 		t->live++;
 	}
 	LP_WATCH_ASSERT(t->live == old.live);
@@ -202,7 +228,7 @@ static inline void lp_watch_table_move(struct lp_watch_table *t, struct lp_watch
 static inline void lp_watch_table_clear(struct lp_watch_table *t)
 {
 	for (uint64_t i = 0; i < lp_watch_table_cap(t); i++)
-		t->slot[i].used = 0;
+		t->state[i] = 0;
 	t->live = 0;
 }
 
@@ -213,7 +239,7 @@ static inline void lp_watch_table_clear(struct lp_watch_table *t)
 static inline struct lp_watch *lp_watch_table_next(const struct lp_watch_table *t, uint64_t *pos)
 {
 	for (uint64_t cap = lp_watch_table_cap(t); *pos < cap; ++*pos)
-		if (t->slot[*pos].used)
+		if (t->state[*pos])
 			return &t->slot[(*pos)++];
 	return NULL;
 }
@@ -224,14 +250,16 @@ static inline int lp_watch_table_check(const struct lp_watch_table *t)
 {
 	uint64_t cap, mask, used = 0;
 
-	if (!t->slot || t->log2 < 1 || t->log2 > 63)
+	if (!t->slot || t->log2 < 1 || t->log2 > 56 || t->state != (uint8_t *)(t->slot + (1ull << t->log2)))
 		return 1;
 	cap = lp_watch_table_cap(t);
 	mask = cap - 1;
 	for (uint64_t i = 0; i < cap; i++) {
-		if (t->slot[i].used > 1)
+		if (!t->state[i])
+			continue;
+		if (t->state[i] != lp_watch_state(t, t->slot[i].line, t->slot[i].idx))
 			return 1;
-		used += t->slot[i].used;
+		used++;
 	}
 	if (used != t->live)
 		return 1;
@@ -239,11 +267,11 @@ static inline int lp_watch_table_check(const struct lp_watch_table *t)
 		return 2;
 	for (uint64_t i = 0; i < cap; i++) {
 		const struct lp_watch *w = &t->slot[i];
-		if (!w->used)
+		if (!t->state[i])
 			continue;
 		/* I4: no empty slot from home up to i */
 		for (uint64_t k = lp_watch_home(t, w->line, w->idx); k != i; k = (k + 1) & mask)
-			if (!t->slot[k].used)
+			if (!t->state[k])
 				return 4;
 		/* I3: the lookup of its key finds this very slot */
 		if (lp_watch_find(t, w->line, w->idx) != w)

@@ -75,7 +75,7 @@ static void put(struct lp_watch_table *t, struct ref_list *r, uint64_t line, uin
 	assert_non_null(w);
 	assert_int_equal(w->line, line);
 	assert_int_equal(w->idx, idx);
-	assert_int_equal(w->used, 1);
+	assert_int_equal(t->state[w - t->slot], lp_watch_state(t, line, idx));
 	w->begin = begin;
 	w->pc = ~begin;
 	ref_insert(r, line, idx, begin);
@@ -348,24 +348,31 @@ static void test_check_finds_broken_tables(void **state)
 	t.live++;
 	assert_int_equal(lp_watch_table_check(&t), 1);
 	t.live--;
+	/* I1: a state byte that is not its key's */
+	uint8_t good = t.state[6];
+	t.state[6] = (uint8_t)(0x80 | ((good + 1) & 0x7f));
+	assert_int_equal(lp_watch_table_check(&t), 1);
+	t.state[6] = good;
 	/* I4: a hole in the run (slot 6 emptied without shifting slot 7) */
-	assert_int_equal(t.slot[6].used, 1);
-	t.slot[6].used = 0;
+	assert_int_not_equal(t.state[6], 0);
+	t.state[6] = 0;
 	t.live--;
 	assert_int_equal(lp_watch_table_check(&t), 4);
-	t.slot[6].used = 1;
+	t.state[6] = good;
 	t.live++;
+	assert_int_equal(lp_watch_table_check(&t), 0);
 	/* I3: a second copy of a key further along its run */
 	w = &t.slot[8];
-	assert_int_equal(w->used, 0);
+	assert_int_equal(t.state[8], 0);
 	*w = t.slot[5];
+	t.state[8] = t.state[5];
 	t.live++;
 	assert_int_equal(lp_watch_table_check(&t), 3);
-	w->used = 0;
+	t.state[8] = 0;
 	t.live--;
 	/* I2: more than half full */
 	for (uint64_t i = 0; i < 16; i++)
-		t.slot[i].used = 1;
+		t.state[i] = lp_watch_state(&t, t.slot[i].line, t.slot[i].idx);
 	t.live = 16;
 	assert_int_equal(lp_watch_table_check(&t), 2);
 	free(t.slot);
