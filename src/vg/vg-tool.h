@@ -6,7 +6,8 @@
  * protocol (src/lib/collect/protocol.h) to `locprof record`, one Unix-socket
  * connection per guest thread, exactly as the instrumentation runtime does.
  *
- * Files: vg-main.c (options, threads, fork/exec/exit, malloc replacement),
+ * Files: vg-main.c (registration, threads, fork/exec/exit), vg-options.c
+ * (options), vg-alloc.c (allocation events, malloc replacement),
  * vg-instr.c (IR instrumentation), vg-sample.c (the sampler and the trace
  * buffer: the slow paths the instrumented code calls), vg-conn.c (socket and
  * messages), vg-math.c (log/log1p/floor for rng.h without libm).
@@ -225,11 +226,23 @@ ULong lpvg_thread_refs(const struct lpvg_thread *t);
 void lpvg_event(struct lpvg_thread *t, ULong addr, ULong size, UInt kind, ULong pc);
 void lpvg_filter_reset(void);
 
-/* vg-main.c: allocation events (sample mode) */
+/* vg-main.c: the threads */
+struct lpvg_thread *lpvg_thread_of(ThreadId tid);
+struct lpvg_thread *lpvg_any_connected(void);
+
+/* vg-options.c */
+void lpvg_options_register(void);
+void lpvg_options_apply(void);
+
+/* vg-alloc.c: allocation events (sample mode) */
 void lpvg_touch(ULong addr);
 VG_REGPARM(1) void lpvg_ret_hook(UChar *gsp);
 VG_REGPARM(2) void lpvg_entry_hook(UChar *gsp, UWord kind);
 void lpvg_allocs_flush(struct lpvg_thread *self);
+void lpvg_allocs_register(void);
+void lpvg_allocs_atfork(void);
+void lpvg_send_alloc_summary(struct lpvg_thread *t);
+void lpvg_alloc_counts(ULong *allocs, ULong *frees);
 
 /* vg-conn.c */
 void lpvg_connect(struct lpvg_thread *t);

@@ -217,8 +217,10 @@ static void collide(uint32_t log2, uint64_t home, size_t n, uint64_t seed)
 		assert_non_null(w);
 		lp_watch_remove(&t, w);
 		ref_remove(&r, e);
-		same(&t, &r);
+		if (r.n % 8 == 0 || r.n < 16) /* the full check is O(cap x run) */
+			same(&t, &r);
 	}
+	same(&t, &r);
 	free(t.slot);
 	free(r.v);
 	free(keys);
