@@ -20,7 +20,7 @@
 /* Compiled out: the slow path is measured (tests/unit/common checks the
  * table with its asserts on). */
 #define LP_WATCH_ASSERT(cond) ((void)0)
-#include "common/watch-table.h"
+#include "common/watch-core.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -491,7 +491,7 @@ static void rt_connect(struct lp_rt_thread *t)
 }
 
 /* ---- watches ----------------------------------------------------------------
- * Exact table, per thread: the watch-table core (common/watch-table.h).
+ * Exact table, per thread: the watch-table core (common/watch-core.h).
  * Shadow (rt.h), shared by the threads: a count
  * per 64-byte granule, incremented for every granule a watch's line covers
  * and decremented when it ends, so it never needs cleaning; a count that

@@ -21,7 +21,7 @@
  * behaviour.
  *
  * Watches: an exact per-thread table (the watch-table core,
- * common/watch-table.h, as in the runtime) behind one filter shared by
+ * common/watch-core.h, as in the runtime) behind one filter shared by
  * all threads: a byte per slot, slot = (addr >> smallest line shift) mod
  * 2^LPVG_FILTER_LOG2, counting the watches on lines mapping there. A watch on
  * a larger line counts in each of its smallest-size sub-lines. A non-zero

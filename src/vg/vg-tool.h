@@ -32,7 +32,7 @@
 #include "collect/protocol.h"
 #include "common/rng.h"
 #define LP_WATCH_ASSERT(cond) tl_assert(cond)
-#include "common/watch-table.h"
+#include "common/watch-core.h"
 
 #include <locprof/common.h>
 

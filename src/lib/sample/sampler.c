@@ -6,13 +6,13 @@
  *
  * One line can have at most one pending sample: a new sample on a watched
  * line can only be taken at an access to that line, and that access first
- * resolves the pending one. So the watch table (common/watch-table.h, the
+ * resolves the pending one. So the watch table (common/watch-core.h, the
  * core the runtime and the valgrind tool use too) maps line -> one watch. */
 #include <locprof/sample.h>
 
 #include "common/error.h"
 #include "common/rng.h"
-#include "common/watch-table.h"
+#include "common/watch-core.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -58,8 +58,8 @@
  * header where assert() is not wanted: the valgrind tool maps it to
  * tl_assert, the runtime compiles it out (its slow path is measured).
  */
-#ifndef LP_COMMON_WATCH_TABLE_H
-#define LP_COMMON_WATCH_TABLE_H
+#ifndef LP_COMMON_WATCH_CORE_H
+#define LP_COMMON_WATCH_CORE_H
 
 #include <stddef.h>
 #include <stdint.h>

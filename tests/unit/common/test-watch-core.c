@@ -1,4 +1,4 @@
-/* The watch-table core (common/watch-table.h) against an obviously correct
+/* The watch-table core (common/watch-core.h) against an obviously correct
  * reference, an unordered list searched linearly, on random operation
  * sequences and on adversarial ones: every key in one probe run, runs that
  * wrap around the end of the table, a table filled to its limit, extreme
@@ -9,7 +9,7 @@
 
 /* The core's asserts report to cmocka, so that a test can expect one. */
 #define LP_WATCH_ASSERT(cond) mock_assert((int)(cond), #cond, __FILE__, __LINE__)
-#include "common/watch-table.h"
+#include "common/watch-core.h"
 
 /* ---- the reference: an unordered list ------------------------------------ */
 
