@@ -236,12 +236,71 @@ static inline void lp_watch_table_clear(struct lp_watch_table *t)
 /* The first live watch at slot index >= *pos, or NULL; *pos moves past it.
  * For walking all watches: pos = 0; while ((w = lp_watch_table_next(t, &pos)))
  * (the table must not change during the walk, except by
- * lp_watch_table_clear after it). */
+ * lp_watch_table_clear after it; to end watches during a walk, see
+ * lp_watch_walk below). */
 static inline struct lp_watch *lp_watch_table_next(const struct lp_watch_table *t, uint64_t *pos)
 {
 	for (uint64_t cap = lp_watch_table_cap(t); *pos < cap; ++*pos)
 		if (t->state[*pos])
 			return &t->slot[(*pos)++];
+	return NULL;
+}
+
+/* A walk that may end watches as it goes, for a caller that finishes
+ * some watches while it looks at all of them (the pmu sampler: the watches
+ * an instruction's accesses overlap, the ones a system call touched):
+ *
+ *	struct lp_watch_walk k;
+ *	lp_watch_walk_init(t, &k);
+ *	while ((w = lp_watch_walk_next(t, &k)))
+ *		if (done(w))
+ *			lp_watch_remove(t, w);   // only w, and nothing inserted
+ *
+ * visits every watch once. Why it works: it starts just after an empty
+ * slot s and goes once around; no run of used slots crosses s, and
+ * backward shift moves a watch only to an earlier slot of its run, never
+ * before the slot being removed, so the slots already passed keep
+ * watches already visited; a removal refills the current slot with an
+ * unvisited watch (or empties it), which the next step looks at again. */
+struct lp_watch_walk {
+	uint64_t pos, left;    /* the slot to look at (mod cap), slots left */
+	uint64_t line;         /* key of the watch just returned, */
+	uint32_t idx, pending; /* if pending */
+};
+
+static inline void lp_watch_walk_init(const struct lp_watch_table *t, struct lp_watch_walk *k)
+{
+	uint64_t cap = lp_watch_table_cap(t), s = 0;
+
+	while (t->state[s]) /* I2: an empty slot exists */
+		s++;
+	k->pos = (s + 1) & (cap - 1);
+	k->left = cap - 1;
+	k->pending = 0;
+}
+
+static inline struct lp_watch *lp_watch_walk_next(const struct lp_watch_table *t, struct lp_watch_walk *k)
+{
+	uint64_t mask = lp_watch_table_cap(t) - 1;
+
+	if (k->pending) {
+		const struct lp_watch *w = &t->slot[k->pos];
+		k->pending = 0;
+		/* still there: move on; removed: look at what took its place */
+		if (t->state[k->pos] && w->line == k->line && w->idx == k->idx) {
+			k->pos = (k->pos + 1) & mask;
+			k->left--;
+		}
+	}
+	for (; k->left; k->pos = (k->pos + 1) & mask, k->left--) {
+		if (t->state[k->pos]) {
+			struct lp_watch *w = &t->slot[k->pos];
+			k->line = w->line;
+			k->idx = w->idx;
+			k->pending = 1;
+			return w;
+		}
+	}
 	return NULL;
 }
 

@@ -268,6 +268,64 @@ static void test_interleaved_runs_across_the_end(void **state)
 	free(r.v);
 }
 
+/* A walk that removes some of the watches it is given visits each watch
+ * once, whatever the runs and wherever they wrap. */
+static void walk_removing(struct lp_watch_table *t, struct ref_list *r, struct lp_rng *rng)
+{
+	struct lp_watch_walk k;
+	struct lp_watch *w;
+	uint64_t visits = 0, n = r->n;
+	uint8_t *seen = calloc(n ? n : 1, 1);
+	struct ref_list keep = { 0 };
+
+	assert_non_null(seen);
+	lp_watch_walk_init(t, &k);
+	while ((w = lp_watch_walk_next(t, &k))) {
+		struct ref_watch *e = ref_find(r, w->line, w->idx);
+		assert_non_null(e);
+		assert_int_equal(seen[e - r->v], 0);
+		seen[e - r->v] = 1;
+		visits++;
+		if (lp_rng_next(rng) & 1)
+			lp_watch_remove(t, w);
+		else
+			ref_insert(&keep, e->line, e->idx, e->begin);
+	}
+	assert_int_equal(visits, n);
+	free(r->v);
+	*r = keep;
+	same(t, r);
+	free(seen);
+}
+
+static void test_walk_removing(void **state)
+{
+	struct lp_rng rng;
+
+	lp_rng_seed(&rng, 7);
+	for (int round = 0; round < 40; round++) {
+		struct lp_watch_table t;
+		struct ref_list r = { 0 };
+		uint32_t log2 = 3 + (uint32_t)(round % 5);
+		uint64_t cap = 1ull << log2, keys[8];
+		table_new(&t, log2);
+		/* runs from the last slots, wrapping to slot 0, and random keys */
+		keys_with_home(keys, 3, log2, cap - 1, 0);
+		for (int i = 0; i < 3; i++)
+			put(&t, &r, keys[i], 0, (uint64_t)i);
+		keys_with_home(keys, 2, log2, 0, 1);
+		for (int i = 0; i < 2; i++)
+			put(&t, &r, keys[i], 1, (uint64_t)(10 + i));
+		while (2 * (t.live + 1) <= cap && (lp_rng_next(&rng) & 3))
+			put(&t, &r, lp_rng_next(&rng), 2, 100 + t.live);
+		same(&t, &r);
+		walk_removing(&t, &r, &rng);
+		walk_removing(&t, &r, &rng); /* again, on what is left */
+		free(t.slot);
+		free(r.v);
+	}
+}
+
 static void test_full_table(void **state)
 {
 	struct lp_watch_table t;
@@ -403,6 +461,7 @@ int main(void)
 		cmocka_unit_test(test_collisions_one_run),
 		cmocka_unit_test(test_collisions_wrap_around),
 		cmocka_unit_test(test_interleaved_runs_across_the_end),
+		cmocka_unit_test(test_walk_removing),
 		cmocka_unit_test(test_full_table),
 		cmocka_unit_test(test_extreme_keys),
 		cmocka_unit_test(test_duplicate_key_is_refused),
