@@ -889,6 +889,23 @@ static void rt_leave(struct lp_rt_thread *t)
 	atomic_store_explicit(&t->busy, 0, memory_order_release);
 }
 
+/* A reference (trace mode) or an allocation event into the buffer. */
+static void rt_push_event(struct lp_rt_thread *t, uint64_t addr, uint64_t size, uint32_t kind,
+			  uint64_t pc)
+{
+	struct lp_msg_ref *r;
+
+	if (t->nevents == t->event_cap)
+		rt_send_events(t);
+	r = &t->events[t->nevents];
+	r->addr = addr;
+	r->pc = pc;
+	r->size = size;
+	r->thread = t->number;
+	r->kind = kind;
+	t->nevents++; /* after the record: a signal-time flush sends a whole prefix */
+}
+
 /* A reference arrives here with the countdown already decremented: it
  * expired if the countdown was 0 (now UINT64_MAX), else the map says its
  * line may be watched. Its number is epoch - countdown - 1. */
@@ -939,16 +956,7 @@ void lp_rt_slow(uint64_t addr, uint32_t size, uint32_t kind, uint64_t pc)
 	if (!expired) {
 		rt_check_watches(t, addr, pc, now);
 	} else if (g.mode == LP_MODE_TRACE) {
-		struct lp_msg_ref *r;
-		if (t->nevents == t->event_cap)
-			rt_send_events(t);
-		r = &t->events[t->nevents];
-		r->addr = addr;
-		r->pc = pc;
-		r->size = size;
-		r->thread = t->number;
-		r->kind = kind;
-		t->nevents++;
+		rt_push_event(t, addr, size, kind, pc);
 		rt_set_gap(f, t, now);
 	} else {
 		if (t->watches.live)
@@ -964,7 +972,6 @@ void lp_rt_alloc_event(uint64_t addr, uint64_t size, uint32_t kind, uint64_t pc)
 {
 	struct lp_rt_fast *f = &lp_rt_fast;
 	struct lp_rt_thread *t;
-	struct lp_msg_ref *r;
 
 	if (f->in_rt || !g.inited || !g.active)
 		return;
@@ -976,14 +983,7 @@ void lp_rt_alloc_event(uint64_t addr, uint64_t size, uint32_t kind, uint64_t pc)
 		f->in_rt--;
 		return;
 	}
-	if (t->nevents == t->event_cap)
-		rt_send_events(t);
-	r = &t->events[t->nevents++];
-	r->addr = addr;
-	r->pc = pc;
-	r->size = size;
-	r->thread = t->number;
-	r->kind = kind;
+	rt_push_event(t, addr, size, kind, pc);
 	rt_leave(t);
 	f->in_rt--;
 }

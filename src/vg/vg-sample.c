@@ -310,6 +310,21 @@ VG_REGPARM(1) void lpvg_seg_sample(struct lpvg_seg *s)
 	maybe_flush(t);
 }
 
+/* A reference (trace mode) or an allocation event into the buffer. */
+static void push_event(struct lpvg_thread *t, ULong addr, ULong size, UInt kind, ULong pc)
+{
+	struct lp_msg_ref *r;
+
+	if (t->nevents == t->event_cap)
+		lpvg_send_events(t);
+	r = &t->events[t->nevents++];
+	r->addr = addr;
+	r->pc = pc;
+	r->size = size;
+	r->thread = t->number;
+	r->kind = kind;
+}
+
 /* Trace mode: every reference of the segment, in order. */
 VG_REGPARM(1) void lpvg_seg_trace(struct lpvg_seg *s)
 {
@@ -324,17 +339,9 @@ VG_REGPARM(1) void lpvg_seg_trace(struct lpvg_seg *s)
 	for (UInt i = 0; i < s->n; i++) {
 		const struct lpvg_acc *a = &s->acc[i];
 		ULong addr = lpvg_acc_addr(a, gsp);
-		struct lp_msg_ref *r;
 		if (a->guarded && addr == LPVG_NONE_ADDR)
 			continue;
-		if (t->nevents == t->event_cap)
-			lpvg_send_events(t);
-		r = &t->events[t->nevents++];
-		r->addr = addr;
-		r->pc = a->pc;
-		r->size = a->size;
-		r->thread = t->number;
-		r->kind = a->kind;
+		push_event(t, addr, a->size, a->kind, a->pc);
 		done++;
 	}
 	/* The countdown is the reference clock here too (never expires). */
@@ -417,16 +424,6 @@ VG_REGPARM(1) void lpvg_seg_exit(struct lpvg_seg *s)
  * references around it). */
 void lpvg_event(struct lpvg_thread *t, ULong addr, ULong size, UInt kind, ULong pc)
 {
-	struct lp_msg_ref *r;
-
-	if (!t || t->dead)
-		return;
-	if (t->nevents == t->event_cap)
-		lpvg_send_events(t);
-	r = &t->events[t->nevents++];
-	r->addr = addr;
-	r->pc = pc;
-	r->size = size;
-	r->thread = t->number;
-	r->kind = kind;
+	if (t && !t->dead)
+		push_event(t, addr, size, kind, pc);
 }
