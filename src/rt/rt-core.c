@@ -889,9 +889,10 @@ static void rt_leave(struct lp_rt_thread *t)
 	atomic_store_explicit(&t->busy, 0, memory_order_release);
 }
 
-/* A reference (trace mode) or an allocation event into the buffer. */
-static void rt_push_event(struct lp_rt_thread *t, uint64_t addr, uint64_t size, uint32_t kind,
-			  uint64_t pc)
+/* A reference (trace mode) or an allocation event into the buffer.
+ * Inlined: in trace mode every reference comes here. */
+static inline __attribute__((always_inline)) void
+rt_push_event(struct lp_rt_thread *t, uint64_t addr, uint64_t size, uint32_t kind, uint64_t pc)
 {
 	struct lp_msg_ref *r;
 
