@@ -91,6 +91,34 @@ static int parse_lines(const char *arg, struct lp_record_options *o)
 	return CLI_OK;
 }
 
+static int has_suffix(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+
+	return n > k && !strcmp(s + n - k, suffix) && s[n - k - 1] != '/';
+}
+
+/* The output's format comes from its name; a name that says none is an
+ * error rather than a guess (a profile named "prof" would surprise). */
+static int check_output_name(const struct record_request *req)
+{
+	const char *out = req->opts.output;
+
+	if (!strcmp(out, "-"))
+		return CLI_OK;
+	if (req->opts.mode == LP_RECORD_TRACE) {
+		if (lp_trace_format_for_path(out))
+			return CLI_OK;
+		return cli_usage_error(&cmd_record, "cannot tell the trace format of '%s' (known: %s)",
+				       out, lp_trace_format_names());
+	}
+	if (has_suffix(out, ".lpp") || has_suffix(out, ".samples"))
+		return CLI_OK;
+	return cli_usage_error(&cmd_record,
+			       "cannot tell the output format of '%s': name it NAME.lpp (a profile) "
+			       "or NAME.samples (the text sample list)", out);
+}
+
 static int run(int argc, char **argv)
 {
 	enum { OPT_FLUSH = 256, OPT_COUNTER, OPT_MAX_SKID };
@@ -112,7 +140,7 @@ static int run(int argc, char **argv)
 	static struct record_request req;
 	const struct record_backend *backend;
 	const char *backend_name = "inst", *why;
-	int c, known, rate_given = 0;
+	int c, known, st, rate_given = 0;
 	uint64_t u;
 
 	memset(&req, 0, sizeof(req));
@@ -188,9 +216,8 @@ static int run(int argc, char **argv)
 		req.opts.output = req.opts.mode == LP_RECORD_TRACE ? "locprof.lpt" : "locprof.lpp";
 	if (!strcmp(req.opts.output, "-") && (req.opts.mode != LP_RECORD_TRACE || backend == &record_backend_pmu))
 		return cli_usage_error(&cmd_record, "-o - (stdout) is for --mode trace with the inst or valgrind backend");
-	if (req.opts.mode == LP_RECORD_TRACE && strcmp(req.opts.output, "-") && !lp_trace_format_for_path(req.opts.output))
-		return cli_usage_error(&cmd_record, "cannot tell the trace format of '%s' (known: %s)",
-				       req.opts.output, lp_trace_format_names());
+	if (check_output_name(&req) != CLI_OK)
+		return CLI_USAGE;
 	req.argv = argv + optind;
 	if (backend->check && (why = backend->check(&req)))
 		return cli_usage_error(&cmd_record, "%s", why);
@@ -198,5 +225,15 @@ static int run(int argc, char **argv)
 		cli_error("cannot run '%s': %s", argv[optind], strerror(errno ? errno : ENOENT));
 		return 127;
 	}
+	/* Everything that can refuse the run does so before the program
+	 * starts: a program that ran without a profile to show for it has
+	 * had its effects for nothing. */
+	if ((st = record_prepare_output(&req)) != CLI_OK)
+		return st;
+	if (backend->ready && (st = backend->ready(&req)) != CLI_OK)
+		return st;
+	if ((st = record_keep_old_output(&req)) != CLI_OK)
+		return st;
+	record_remove_temporaries_on_exit();
 	return backend->run(&req);
 }
