@@ -223,8 +223,10 @@ int record_with_collector(const struct record_request *req, const char *path,
 	sigaction(SIGQUIT, &old_quit, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 	sigaction(SIGHUP, &old_hup, NULL);
-	if (lp_recorder_finish(r) < 0)
+	if (lp_recorder_finish(r) < 0) {
 		cli_error("cannot write the output: %s", lp_errmsg());
+		lost++;
+	}
 	nout = lp_recorder_outputs(r, &outs);
 	*connections = lp_recorder_connections(r);
 	if (exec_errno) {

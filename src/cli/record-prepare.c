@@ -36,7 +36,7 @@ int record_prepare_output(const struct record_request *req)
 		cli_error("out of memory");
 		return CLI_ERROR;
 	}
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		cli_error("cannot create '%s': %s", out, strerror(errno));
 		free(tmp);
