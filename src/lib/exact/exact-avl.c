@@ -31,7 +31,7 @@ struct anode {
 };
 
 struct avl {
-	struct lp_xhtab ht;
+	struct lp_htab ht;
 	struct anode *v;
 	size_t n, cap;
 	uint32_t freel, root;
@@ -42,7 +42,7 @@ static int avl_create(void **st, const struct lp_exact_opts *o)
 {
 	struct avl *s = calloc(1, sizeof(*s));
 
-	if (!s || lp_xhtab_init(&s->ht, 1 << 12) < 0) {
+	if (!s || lp_htab_init(&s->ht, 1 << 12) < 0) {
 		free(s);
 		return lp_seterr(LP_ENOMEM, "out of memory");
 	}
@@ -58,7 +58,7 @@ static void avl_destroy(void *st)
 	if (!s)
 		return;
 	free(s->v);
-	lp_xhtab_release(&s->ht);
+	lp_htab_release(&s->ht);
 	free(s);
 }
 
@@ -66,7 +66,7 @@ static size_t avl_memory(const void *st)
 {
 	const struct avl *s = st;
 
-	return sizeof(*s) + lp_xhtab_memory(&s->ht) + s->cap * sizeof(struct anode);
+	return sizeof(*s) + lp_htab_memory(&s->ht) + s->cap * sizeof(struct anode);
 }
 
 #define N(x) (s->v[x])
@@ -237,31 +237,22 @@ static int avl_batch(void *st, const uint64_t *lines, size_t n, uint64_t *dist, 
 	struct avl *s = st;
 
 	*done = 0;
-	if (lp_xhtab_reserve(&s->ht, n) < 0)
+	if (lp_htab_reserve(&s->ht, n) < 0)
 		return LP_ENOMEM;
 	/* Each access adds at most one node: make room for the batch. */
 	if (s->n + n > s->cap) {
-		size_t cap = s->cap ? s->cap : 1024;
-		struct anode *v;
+		int rc = LP_ARRAY_RESERVE_MAX(s->v, s->cap, s->n + n, 1024, NIL - 1, "avl: hole intervals");
 
-		while (cap < s->n + n)
-			cap *= 2;
-		if (cap >= NIL)
-			cap = NIL - 1;
-		if (cap < s->n + n)
-			return lp_seterr(LP_ELIMIT, "avl: more than 2^32 hole intervals");
-		if (!(v = realloc(s->v, cap * sizeof(*v))))
-			return lp_seterr(LP_ENOMEM, "out of memory for the interval tree");
-		s->v = v;
-		s->cap = cap;
+		if (rc < 0)
+			return rc;
 	}
 	for (size_t i = 0; i < n; i++) {
 		int isnew;
 		uint64_t *v;
 
 		if (i + 16 < n)
-			lp_xhtab_prefetch(&s->ht, lines[i + 16]);
-		v = lp_xhtab_get(&s->ht, lines[i], &isnew);
+			lp_htab_prefetch(&s->ht, lines[i + 16]);
+		v = lp_htab_get(&s->ht, lines[i], &isnew);
 		if (isnew) {
 			dist[i] = LP_DIST_COLD;
 		} else {
