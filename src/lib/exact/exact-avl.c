@@ -117,6 +117,9 @@ static uint32_t balance(struct avl *s, uint32_t x)
 {
 	int32_t bf = ht_(s, N(x).l) - ht_(s, N(x).r);
 
+	/* one insertion or removal below x changed a height by at most 1 */
+	assert(bf >= -2 && bf <= 2);
+
 	if (bf > 1) {
 		if (ht_(s, N(N(x).l).l) < ht_(s, N(N(x).l).r))
 			N(x).l = rot_left(s, N(x).l);
@@ -151,6 +154,7 @@ static uint32_t remove_max(struct avl *s, uint32_t x, uint64_t *k1, uint64_t *k2
 		return l;
 	}
 	N(x).r = remove_max(s, N(x).r, k1, k2);
+	assert(N(x).rsum >= *k2 - *k1 + 1 && N(x).tot >= N(x).rsum);
 	N(x).rsum -= *k2 - *k1 + 1;
 	N(x).tot -= *k2 - *k1 + 1;
 	return balance(s, x);
@@ -168,6 +172,7 @@ static uint32_t remove_min(struct avl *s, uint32_t x, uint64_t *k1, uint64_t *k2
 		return r;
 	}
 	N(x).l = remove_min(s, N(x).l, k1, k2);
+	assert(N(x).tot >= *k2 - *k1 + 1);
 	N(x).tot -= *k2 - *k1 + 1;
 	return balance(s, x);
 }
@@ -180,6 +185,7 @@ static uint32_t insert(struct avl *s, uint32_t x, uint64_t p)
 
 	if (x == NIL) {
 		x = s->freel;
+		assert(x != NIL);
 		s->freel = N(x).l;
 		N(x) = (struct anode){ .k1 = p, .k2 = p, .tot = 1, .l = NIL, .r = NIL, .h = 1 };
 		return x;
@@ -232,6 +238,38 @@ static uint32_t insert(struct avl *s, uint32_t x, uint64_t p)
 	return x;
 }
 
+/* The whole tree's invariants (LP_DEBUG_CHECKS builds): intervals in
+ * order, disjoint and not adjacent (adjacent ones are fused), heights
+ * right and balanced, tot and rsum the holes of the subtree and of its
+ * right child. Returns the subtree's height; *lo and *hi its bounds. */
+static int32_t avl_check(const struct avl *s, uint32_t x, uint64_t *lo, uint64_t *hi)
+{
+	uint64_t llo, lhi, rlo, rhi;
+	int32_t hl = 0, hr = 0;
+
+	if (x == NIL)
+		return 0;
+	assert(N(x).k1 <= N(x).k2);
+	*lo = N(x).k1;
+	*hi = N(x).k2;
+	if (N(x).l != NIL) {
+		hl = avl_check(s, N(x).l, &llo, &lhi);
+		assert(lhi + 1 < N(x).k1);
+		*lo = llo;
+	}
+	if (N(x).r != NIL) {
+		hr = avl_check(s, N(x).r, &rlo, &rhi);
+		assert(N(x).k2 + 1 < rlo);
+		*hi = rhi;
+	}
+	assert(hl - hr >= -1 && hl - hr <= 1);
+	hl = 1 + (hl > hr ? hl : hr);
+	assert(N(x).h == hl);
+	assert(N(x).rsum == tot_(s, N(x).r));
+	assert(N(x).tot == tot_(s, N(x).l) + tot_(s, N(x).r) + (N(x).k2 - N(x).k1 + 1));
+	return hl;
+}
+
 static int avl_batch(void *st, const uint64_t *lines, size_t n, uint64_t *dist, size_t *done)
 {
 	struct avl *s = st;
@@ -264,9 +302,17 @@ static int avl_batch(void *st, const uint64_t *lines, size_t n, uint64_t *dist, 
 			}
 			s->acc = 0;
 			s->root = insert(s, s->root, p);
+			assert(s->acc <= s->now - p - 1);
 			dist[i] = s->now - p - 1 - s->acc;
 		}
 		*v = s->now++;
+	}
+	/* every access but a line's first left one hole */
+	assert(tot_(s, s->root) == s->now - s->ht.n - (uint64_t)s->ht.has_top);
+	if (LP_DEBUG_CHECKS) {
+		uint64_t lo, hi;
+
+		avl_check(s, s->root, &lo, &hi);
 	}
 	*done = n;
 	return 0;

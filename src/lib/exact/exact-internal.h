@@ -14,6 +14,7 @@
 #include "common/error.h"
 #include "common/hash.h"
 #include "common/array.h"
+#include "common/debug.h"
 #include "common/htab.h"
 
 /* Line accesses handed to ->batch at a time: large enough that the indirect
