@@ -10,6 +10,7 @@
  * core the runtime and the valgrind tool use too) maps line -> one watch. */
 #include <locprof/sample.h>
 
+#include "common/debug.h"
 #include "common/error.h"
 #include "common/rng.h"
 #include "common/watch-core.h"
@@ -192,6 +193,7 @@ int lp_sampler_finish(struct lp_sampler *s)
 		struct lane *l = &s->lanes[li];
 		struct lp_watch *w;
 		uint64_t pos = 0;
+		assert(!LP_DEBUG_CHECKS || lp_watch_table_check(&l->watches) == 0);
 		while ((w = lp_watch_table_next(&l->watches, &pos)))
 			if ((err = end_sample(s, l, li, w, NULL)) < 0)
 				return err;
