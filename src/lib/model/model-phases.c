@@ -176,9 +176,9 @@ int lp_model_phases(const struct lp_sample *s, size_t n, uint64_t total, uint64_
 
 	if (!total)
 		total = 1;
-	if (!len || len > total)
-		len = total;
-	nbase = (size_t)((total + len - 1) / len);
+	/* the callers' grid, bounded (a hostile profile's counts) */
+	len = lp_profile_window_length(total, len);
+	nbase = (size_t)lp_profile_window_count(total, len);
 	v = malloc((nbase + 1) * sizeof(*v));
 	if (!seg || !win || !v) {
 		free(seg);
