@@ -629,6 +629,22 @@ static void parse_alloc_summary(struct lp_profile *p, struct cur *c)
 	p->alloc_bytes = cur_u64(c);
 }
 
+/* After the end chunk: two profiles concatenated, or junk, is damage
+ * (LP_ECORRUPT) rather than silence; the reader stops at the first end
+ * chunk. */
+static int after_end(struct lp_in *in, const char *path)
+{
+	const uint8_t *rest;
+	ssize_t got = lp_in_peek(in, &rest, 1);
+
+	if (got < 0)
+		return (int)got;
+	if (got > 0)
+		return lp_seterr(LP_ECORRUPT, "'%s': data after the end chunk at byte %llu ignored", path,
+				 (unsigned long long)lp_in_offset(in));
+	return 0;
+}
+
 int lp_profile_read(struct lp_profile **out, const char *path)
 {
 	struct lp_profile *p = NULL;
@@ -638,7 +654,6 @@ int lp_profile_read(struct lp_profile **out, const char *path)
 	uint64_t window = 0;
 	uint32_t nchunks = 0;
 	int have_meta = 0, ended = 0, status = 0, err;
-
 	ssize_t got;
 
 	*out = NULL;
@@ -752,17 +767,9 @@ int lp_profile_read(struct lp_profile **out, const char *path)
 		}
 		nchunks++;
 	}
-	if (ended && !status) {
-		const uint8_t *rest;
-		if ((got = lp_in_peek(in, &rest, 1)) < 0) {
-			err = (int)got;
-			goto out_free;
-		}
-		/* two profiles concatenated, or junk: the reader stops at the
-		 * first end chunk, so say what it left */
-		if (got > 0)
-			status = lp_seterr(LP_ECORRUPT, "'%s': data after the end chunk at byte %llu "
-					   "ignored", path, (unsigned long long)lp_in_offset(in));
+	if (ended && !status && (status = after_end(in, path)) < 0 && status != LP_ECORRUPT) {
+		err = status;
+		goto out_free;
 	}
 	if (!p->n_line_sizes) {
 		/* no metadata, or damaged: nothing a caller could use */
