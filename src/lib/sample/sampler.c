@@ -36,8 +36,15 @@ struct lp_sampler {
 	unsigned n;
 	double rate;
 	uint64_t refs;
+	/* threads numbered 0, 1, ... in order of appearance: a trace's ids
+	 * may be anything up to 2^32 - 1, and the profile's table of
+	 * references per thread must not grow with the largest one */
 	uint64_t *thread_refs;
-	uint32_t n_threads;
+	uint32_t n_threads, cap_threads;
+	uint64_t *tid_keys; /* open addressing: trace id + 1, 0 = empty */
+	uint32_t *tid_vals; /* dense index */
+	size_t tid_mask;
+	uint32_t cur_tid, cur_idx; /* the last thread looked up */
 };
 
 static int table_grow(struct lane *l)
@@ -86,6 +93,80 @@ int lp_sampler_new(struct lp_sampler **out, struct lp_profile *p)
 	return 0;
 }
 
+static int tid_table_grow(struct lp_sampler *s)
+{
+	size_t ocap = s->tid_keys ? s->tid_mask + 1 : 0, cap = ocap ? 2 * ocap : 64;
+	uint64_t *keys = calloc(cap, sizeof(*keys));
+	uint32_t *vals = malloc(cap * sizeof(*vals));
+
+	if (!keys || !vals) {
+		free(keys);
+		free(vals);
+		return LP_ENOMEM;
+	}
+	for (size_t i = 0; i < ocap; i++) {
+		if (!s->tid_keys[i])
+			continue;
+		size_t j = lp_hash64(s->tid_keys[i]) & (cap - 1);
+		while (keys[j])
+			j = (j + 1) & (cap - 1);
+		keys[j] = s->tid_keys[i];
+		vals[j] = s->tid_vals[i];
+	}
+	free(s->tid_keys);
+	free(s->tid_vals);
+	s->tid_keys = keys;
+	s->tid_vals = vals;
+	s->tid_mask = cap - 1;
+	return 0;
+}
+
+/* The dense index of trace thread id tid, registering it when new. */
+static int thread_index(struct lp_sampler *s, uint32_t tid, uint32_t *idx)
+{
+	uint64_t key = (uint64_t)tid + 1;
+	size_t j;
+
+	if ((!s->tid_keys || 2 * ((size_t)s->n_threads + 1) > s->tid_mask + 1) &&
+	    tid_table_grow(s) < 0)
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	for (j = lp_hash64(key) & s->tid_mask; s->tid_keys[j]; j = (j + 1) & s->tid_mask)
+		if (s->tid_keys[j] == key) {
+			*idx = s->tid_vals[j];
+			return 0;
+		}
+	if (s->n_threads == s->cap_threads) {
+		uint32_t cap = s->cap_threads ? 2 * s->cap_threads : 16;
+		uint64_t *v = realloc(s->thread_refs, (size_t)cap * sizeof(*v));
+		if (!v)
+			return lp_seterr(LP_ENOMEM, "out of memory");
+		s->thread_refs = v;
+		s->cap_threads = cap;
+	}
+	s->thread_refs[s->n_threads] = 0;
+	s->tid_keys[j] = key;
+	s->tid_vals[j] = s->n_threads;
+	*idx = s->n_threads++;
+	return 0;
+}
+
+/* thread_index() with a one-entry cache: traces come in runs of one
+ * thread. */
+static inline int thread_of(struct lp_sampler *s, uint32_t tid, uint32_t *idx)
+{
+	int err;
+
+	if (tid == s->cur_tid && s->n_threads) {
+		*idx = s->cur_idx;
+		return 0;
+	}
+	if ((err = thread_index(s, tid, idx)) < 0)
+		return err;
+	s->cur_tid = tid;
+	s->cur_idx = *idx;
+	return 0;
+}
+
 void lp_sampler_free(struct lp_sampler *s)
 {
 	if (!s)
@@ -93,6 +174,8 @@ void lp_sampler_free(struct lp_sampler *s)
 	for (unsigned i = 0; i < LP_PROFILE_MAX_LINE_SIZES; i++)
 		free(s->lanes[i].watches.slot);
 	free(s->thread_refs);
+	free(s->tid_keys);
+	free(s->tid_vals);
 	free(s);
 }
 
@@ -111,7 +194,7 @@ static int end_sample(struct lp_sampler *s, struct lane *l, unsigned li, struct 
 
 /* One line access at l->clock. */
 static int access_line(struct lp_sampler *s, unsigned li, uint64_t line, uint64_t addr,
-		       const struct lp_ref *r)
+		       const struct lp_ref *r, uint32_t tid)
 {
 	struct lane *l = &s->lanes[li];
 	struct lp_watch *w;
@@ -130,7 +213,7 @@ static int access_line(struct lp_sampler *s, unsigned li, uint64_t line, uint64_
 		w->begin = l->clock;
 		w->pc = r->pc;
 		w->addr = addr;
-		w->tag = r->tid;
+		w->tag = tid;
 		w->size = r->size > 255 ? 255 : (uint8_t)r->size;
 		w->kind = r->kind;
 	}
@@ -140,6 +223,7 @@ static int access_line(struct lp_sampler *s, unsigned li, uint64_t line, uint64_
 
 int lp_sampler_feed(struct lp_sampler *s, const struct lp_ref *refs, size_t n)
 {
+	uint32_t tid;
 	int err;
 
 	for (size_t i = 0; i < n; i++) {
@@ -147,25 +231,20 @@ int lp_sampler_feed(struct lp_sampler *s, const struct lp_ref *refs, size_t n)
 		if (!lp_ref_is_access(r)) {
 			if (r->kind != LP_EV_ALLOC && r->kind != LP_EV_FREE)
 				continue;
+			if ((err = thread_of(s, r->tid, &tid)) < 0)
+				return err;
 			struct lp_alloc_event e = {
 				.time = s->refs, .addr = r->addr, .size = r->size,
-				.pc = r->pc, .tid = r->tid, .kind = r->kind,
+				.pc = r->pc, .tid = tid, .kind = r->kind,
 			};
 			if ((err = lp_profile_add_alloc(s->p, &e)) < 0)
 				return err;
 			continue;
 		}
 		s->refs++;
-		if (r->tid >= s->n_threads) {
-			size_t nt = (size_t)r->tid + 1;
-			uint64_t *v = realloc(s->thread_refs, nt * sizeof(*v));
-			if (!v)
-				return lp_seterr(LP_ENOMEM, "out of memory");
-			memset(v + s->n_threads, 0, (nt - s->n_threads) * sizeof(*v));
-			s->thread_refs = v;
-			s->n_threads = (uint32_t)nt;
-		}
-		s->thread_refs[r->tid]++;
+		if ((err = thread_of(s, r->tid, &tid)) < 0)
+			return err;
+		s->thread_refs[tid]++;
 		uint64_t last_byte = r->addr + (r->size ? r->size - 1 : 0);
 		if (last_byte < r->addr)
 			last_byte = UINT64_MAX; /* wraps: clamp */
@@ -174,7 +253,7 @@ int lp_sampler_feed(struct lp_sampler *s, const struct lp_ref *refs, size_t n)
 			uint64_t first = r->addr >> sh, last = last_byte >> sh;
 			for (uint64_t line = first;; line++) {
 				uint64_t addr = line == first ? r->addr : line << sh;
-				if ((err = access_line(s, li, line, addr, r)) < 0)
+				if ((err = access_line(s, li, line, addr, r, tid)) < 0)
 					return err;
 				if (line == last)
 					break;
