@@ -1,5 +1,5 @@
 /* locprof model collect: one run at one problem size -> DIR/size-P.xrun. */
-#include "model-cli.h"
+#include "predict-cli.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -219,7 +219,7 @@ int model_collect(int argc, char **argv)
 		switch (c) {
 		case 's':
 			if (cli_parse_double(optarg, &size) < 0 || !(size > 0) || size > 1e15)
-				return cli_usage_error(&cmd_model, "bad --size '%s' (a positive number)", optarg);
+				return cli_usage_error(&cmd_predict, "bad --size '%s' (a positive number)", optarg);
 			have_size = 1;
 			break;
 		case 'o': dir = optarg; break;
@@ -230,7 +230,7 @@ int model_collect(int argc, char **argv)
 		case 't': trace = optarg; break;
 		case 'f':
 			if (!lp_trace_format_known(optarg))
-				return cli_usage_error(&cmd_model, "unknown trace format '%s' (%s)", optarg,
+				return cli_usage_error(&cmd_predict, "unknown trace format '%s' (%s)", optarg,
 						       lp_trace_format_names());
 			from = optarg;
 			break;
@@ -245,25 +245,25 @@ int model_collect(int argc, char **argv)
 		case 'P':
 			if (cli_parse_size(optarg, &phase) < 0 || (phase & (phase - 1))) {
 				free(binary);
-				return cli_usage_error(&cmd_model, "bad --phase '%s' (0 or a power of two)", optarg);
+				return cli_usage_error(&cmd_predict, "bad --phase '%s' (0 or a power of two)", optarg);
 			}
 			break;
 		case 'q': quiet = 1; break;
 		case 'h': free(binary); return cli_print_usage(&cmd_collect);
-		default: free(binary); return cli_usage_error(&cmd_model, "bad option");
+		default: free(binary); return cli_usage_error(&cmd_predict, "bad option");
 		}
 	}
 	if (!have_size || !dir) {
 		free(binary);
-		return cli_usage_error(&cmd_model, "collect needs --size P and -o DIR");
+		return cli_usage_error(&cmd_predict, "collect needs --size P and -o DIR");
 	}
 	if (!trace && optind >= argc) {
 		free(binary);
-		return cli_usage_error(&cmd_model, "collect needs a program to run (after --) or --trace");
+		return cli_usage_error(&cmd_predict, "collect needs a program to run (after --) or --trace");
 	}
 	if (trace && optind < argc) {
 		free(binary);
-		return cli_usage_error(&cmd_model, "give a program or --trace, not both");
+		return cli_usage_error(&cmd_predict, "give a program or --trace, not both");
 	}
 	if (add_list(lines, blocks, &nblocks, 16, "line") < 0 || add_list(pages, blocks, &nblocks, 16, "page") < 0) {
 		free(binary);

@@ -1,8 +1,8 @@
 /* locprof model: scalable models of reuse-distance histograms for
  * predicting cache and TLB misses at other problem sizes on other machines
  * (Marin & Mellor-Crummey). Subcommands in model-collect.c, model-fit.c and
- * model-predict.c; the library side is include/locprof/xpred.h. */
-#include "model-cli.h"
+ * model-predict.c; the library side is include/locprof/prediction.h. */
+#include "predict-cli.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +32,7 @@ static const char usage[] =
 
 static int run(int argc, char **argv);
 
-const struct cli_command cmd_model = {
+const struct cli_command cmd_predict = {
 	.name = "model",
 	.summary = "fit scalable locality models; predict misses at other sizes and machines",
 	.usage = usage,
@@ -55,14 +55,14 @@ char *model_path(const char *path)
 static int run(int argc, char **argv)
 {
 	if (argc < 2)
-		return cli_usage_error(&cmd_model, "no subcommand (collect, fit, predict)");
+		return cli_usage_error(&cmd_predict, "no subcommand (collect, fit, predict)");
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))
-		return cli_print_usage(&cmd_model);
+		return cli_print_usage(&cmd_predict);
 	if (!strcmp(argv[1], "collect"))
 		return model_collect(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "fit"))
 		return model_fit(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "predict"))
 		return model_predict(argc - 1, argv + 1);
-	return cli_usage_error(&cmd_model, "unknown subcommand '%s' (collect, fit, predict)", argv[1]);
+	return cli_usage_error(&cmd_predict, "unknown subcommand '%s' (collect, fit, predict)", argv[1]);
 }

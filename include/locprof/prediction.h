@@ -1,4 +1,4 @@
-/* locprof/xpred.h - cross-architecture and cross-input prediction of cache
+/* locprof/prediction.h - cross-architecture and cross-input prediction of cache
  * and TLB misses (Marin & Mellor-Crummey, SIGMETRICS 2005).
  *
  * Four parts, in the order a user meets them (docs/prediction.md):

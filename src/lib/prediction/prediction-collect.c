@@ -28,7 +28,7 @@
  * strides are equal at the loops they share and in an integer ratio (1:n
  * or n:1) at the loops they do not. pcs in no loop form one group per
  * function; pcs in no known code one group. */
-#include "xpred/xpred-internal.h"
+#include "prediction/prediction-internal.h"
 
 #include "common/error.h"
 #include "common/hash.h"

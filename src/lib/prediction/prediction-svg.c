@@ -2,7 +2,7 @@
  * curves as lines, measured points as markers, the fitted range between
  * two vertical lines. Plain SVG 1.1, no script, so that any viewer (and
  * rsvg-convert in the tests) renders it. */
-#include <locprof/xpred.h>
+#include <locprof/prediction.h>
 
 #include "common/error.h"
 

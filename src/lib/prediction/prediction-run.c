@@ -1,7 +1,7 @@
 /* Run files (one collected problem size; docs/formats.md, "Prediction run
  * files"), the words of the text formats, and quantile arithmetic on
  * histograms. */
-#include "xpred/xpred-internal.h"
+#include "prediction/prediction-internal.h"
 
 #include "common/error.h"
 #include "common/io.h"

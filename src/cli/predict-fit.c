@@ -1,5 +1,5 @@
 /* locprof model fit: the runs of a directory -> DIR/model.xmodel. */
-#include "model-cli.h"
+#include "predict-cli.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -69,37 +69,37 @@ int model_fit(int argc, char **argv)
 		case 'B': {
 			struct lp_xbasis b;
 			if (lp_xbasis_parse(&b, optarg) < 0)
-				return cli_usage_error(&cmd_model, "bad --basis: %s", lp_errmsg());
+				return cli_usage_error(&cmd_predict, "bad --basis: %s", lp_errmsg());
 			lp_xbasis_release(&b);
 			fo.basis = optarg;
 			break;
 		}
 		case 'r':
 			if (cli_parse_double(optarg, &fo.range) < 0 || !(fo.range >= 1) || fo.range > 1e6)
-				return cli_usage_error(&cmd_model, "bad --range '%s' (>= 1)", optarg);
+				return cli_usage_error(&cmd_predict, "bad --range '%s' (>= 1)", optarg);
 			break;
 		case 't':
 			if (cli_parse_double(optarg, &fo.tolerance) < 0 || !(fo.tolerance > 0) || fo.tolerance > 10)
-				return cli_usage_error(&cmd_model, "bad --tolerance '%s' (0 < T <= 10)", optarg);
+				return cli_usage_error(&cmd_predict, "bad --tolerance '%s' (0 < T <= 10)", optarg);
 			break;
 		case 'd':
 			if (cli_parse_u64(optarg, &u) < 0 || !u || u > 30)
-				return cli_usage_error(&cmd_model, "bad --depth '%s' (1 to 30)", optarg);
+				return cli_usage_error(&cmd_predict, "bad --depth '%s' (1 to 30)", optarg);
 			fo.max_depth = (unsigned)u;
 			break;
 		case 'o': output = optarg; break;
 		case 'v': verbose = 1; break;
 		case 'K':
 			if (cli_parse_size(optarg, &show) < 0 || !show)
-				return cli_usage_error(&cmd_model, "bad --block '%s'", optarg);
+				return cli_usage_error(&cmd_predict, "bad --block '%s'", optarg);
 			break;
 		case 'q': quiet = 1; break;
 		case 'h': return cli_print_usage(&cmd_fit);
-		default: return cli_usage_error(&cmd_model, "bad option");
+		default: return cli_usage_error(&cmd_predict, "bad option");
 		}
 	}
 	if (optind + 1 != argc)
-		return cli_usage_error(&cmd_model, "fit needs one directory of runs");
+		return cli_usage_error(&cmd_predict, "fit needs one directory of runs");
 	dir = argv[optind];
 	if (!(d = opendir(dir))) {
 		cli_error("cannot open directory '%s': %s", dir, strerror(errno));

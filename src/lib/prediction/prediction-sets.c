@@ -6,7 +6,7 @@
  * access is cold). Each set counts its distances in its own time (see
  * struct xset): O(log n) per access, n the distinct lines of the set. The
  * tests check it against a plain per-set LRU stack. */
-#include "xpred/xpred-internal.h"
+#include "prediction/prediction-internal.h"
 
 #include "common/error.h"
 #include "common/hash.h"

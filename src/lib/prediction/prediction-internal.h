@@ -2,7 +2,7 @@
 #ifndef LP_XPRED_INTERNAL_H
 #define LP_XPRED_INTERNAL_H
 
-#include <locprof/xpred.h>
+#include <locprof/prediction.h>
 
 #include <stdio.h>
 

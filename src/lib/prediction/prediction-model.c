@@ -24,7 +24,7 @@
  * - Stack distances are per block size: a level is predicted only from
  *   histograms collected at its line (or page) size.
  */
-#include "xpred/xpred-internal.h"
+#include "prediction/prediction-internal.h"
 
 #include "common/error.h"
 #include "common/io.h"

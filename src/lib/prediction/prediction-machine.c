@@ -5,7 +5,7 @@
  * host read from sysfs. The Itanium2's L1D and L1 TLB are kept although the
  * paper does not predict them (floating-point loads bypass them there). The
  * R12000's TLB entries map two 16 KB pages each: 64 entries of 32 KB. */
-#include <locprof/xpred.h>
+#include <locprof/prediction.h>
 
 #include "common/error.h"
 

@@ -3,7 +3,7 @@
  * A recursive-descent parser compiles the text to a postfix program that a
  * small stack machine evaluates; expressions are tiny ("P*log(P)") and are
  * evaluated a few thousand times per fit, so nothing cleverer is needed. */
-#include <locprof/xpred.h>
+#include <locprof/prediction.h>
 
 #include "common/error.h"
 

@@ -20,7 +20,7 @@
  *   cut the residual many times over to be kept, so noisy data get few
  *   terms and exact polynomial data exactly their own.
  */
-#include <locprof/xpred.h>
+#include <locprof/prediction.h>
 
 #include "common/error.h"
 

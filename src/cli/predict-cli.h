@@ -4,9 +4,9 @@
 
 #include "cli.h"
 
-#include <locprof/xpred.h>
+#include <locprof/prediction.h>
 
-extern const struct cli_command cmd_model;
+extern const struct cli_command cmd_predict;
 
 int model_collect(int argc, char **argv);
 int model_fit(int argc, char **argv);

@@ -1,6 +1,6 @@
 /* locprof model predict: a fitted model evaluated at problem sizes, for the
  * levels of a machine, per program, function, loop and group. */
-#include "model-cli.h"
+#include "predict-cli.h"
 
 #include <errno.h>
 #include <math.h>
@@ -57,7 +57,7 @@ static const char usage[] =
 	"Machine files: 'name N', 'cache NAME SIZE ASSOC|full LINE' and\n"
 	"'tlb NAME ENTRIES PAGE [ASSOC]' lines; see docs/prediction.md.\n";
 
-static const struct cli_command cmd_predict = {
+static const struct cli_command cmd_predict_at = {
 	.name = "model predict",
 	.summary = "",
 	.usage = usage,
@@ -740,14 +740,14 @@ int model_predict(int argc, char **argv)
 		case 's':
 			free(sizes);
 			if (parse_sizes(optarg, &sizes, &nsizes) < 0)
-				return cli_usage_error(&cmd_model, "bad --size '%s' (positive numbers)", optarg);
+				return cli_usage_error(&cmd_predict, "bad --size '%s' (positive numbers)", optarg);
 			break;
 		case 'm': machine = optarg; break;
 		case 'w':
 			lp_xexpr_free(x.work);
 			if (lp_xexpr_parse(&x.work, optarg) < 0) {
 				free(sizes);
-				return cli_usage_error(&cmd_model, "bad --work: %s", lp_errmsg());
+				return cli_usage_error(&cmd_predict, "bad --work: %s", lp_errmsg());
 			}
 			break;
 		case 'F':
@@ -783,7 +783,7 @@ int model_predict(int argc, char **argv)
 			if (parse_placement(optarg, &place) < 0) {
 				free(sizes);
 				lp_xexpr_free(x.work);
-				return cli_usage_error(&cmd_model, "bad --placement '%s' (even, cut or even,cut)", optarg);
+				return cli_usage_error(&cmd_predict, "bad --placement '%s' (even, cut or even,cut)", optarg);
 			}
 			x.sa_how = LP_XSA_CALIBRATED;
 			break;
@@ -791,24 +791,24 @@ int model_predict(int argc, char **argv)
 			if (cli_parse_double(optarg, &agree) < 0 || !(agree > 0)) {
 				free(sizes);
 				lp_xexpr_free(x.work);
-				return cli_usage_error(&cmd_model, "bad --agree '%s' (a positive number)", optarg);
+				return cli_usage_error(&cmd_predict, "bad --agree '%s' (a positive number)", optarg);
 			}
 			x.sa_how = LP_XSA_CALIBRATED;
 			break;
 		case 'h':
 			free(sizes);
 			lp_xexpr_free(x.work);
-			return cli_print_usage(&cmd_predict);
+			return cli_print_usage(&cmd_predict_at);
 		default:
 			free(sizes);
 			lp_xexpr_free(x.work);
-			return cli_usage_error(&cmd_model, "bad option");
+			return cli_usage_error(&cmd_predict, "bad option");
 		}
 	}
 	if (optind + 1 != argc || !nsizes) {
 		free(sizes);
 		lp_xexpr_free(x.work);
-		return cli_usage_error(&cmd_model, "predict needs a model (DIR or file) and --size");
+		return cli_usage_error(&cmd_predict, "predict needs a model (DIR or file) and --size");
 	}
 	if (lp_machine_get(&x.mc, machine) < 0) {
 		cli_error("%s", lp_errmsg());
@@ -923,11 +923,11 @@ int model_predict(int argc, char **argv)
 usage_fmt:
 	free(sizes);
 	lp_xexpr_free(x.work);
-	return cli_usage_error(&cmd_model, "unknown format '%s' (text, csv, json)", optarg);
+	return cli_usage_error(&cmd_predict, "unknown format '%s' (text, csv, json)", optarg);
 usage_bad:
 	free(sizes);
 	lp_xexpr_free(x.work);
-	return cli_usage_error(&cmd_model, "bad value '%s' for '%s'", optarg, argv[optind - 1]);
+	return cli_usage_error(&cmd_predict, "bad value '%s' for '%s'", optarg, argv[optind - 1]);
 nomem:
 	cli_error("out of memory");
 	status = CLI_ERROR;

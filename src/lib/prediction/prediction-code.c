@@ -21,7 +21,7 @@
  *   a multiple of 4096 under which every sampled pc is an instruction
  *   boundary (for a PIE; 0 for a fixed-address executable).
  */
-#include "xpred/xpred-internal.h"
+#include "prediction/prediction-internal.h"
 
 #include "common/error.h"
 

@@ -10,10 +10,10 @@
 
 #include <locprof/model.h>
 #include <locprof/sim.h>
-#include <locprof/xpred.h>
+#include <locprof/prediction.h>
 
 #include "common/rng.h"
-#include "xpred/xpred-internal.h"
+#include "prediction/prediction-internal.h"
 
 #include <math.h>
 

@@ -21,7 +21,7 @@
  * no walk (lines <= 1: an irregular group) is the binomial model; one set
  * is the fully-associative cut.
  */
-#include "xpred/xpred-internal.h"
+#include "prediction/prediction-internal.h"
 
 #include "common/error.h"
 

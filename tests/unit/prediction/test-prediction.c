@@ -8,9 +8,9 @@
 
 #include <locprof/model.h>
 #include <locprof/sim.h>
-#include <locprof/xpred.h>
+#include <locprof/prediction.h>
 
-#include "xpred/xpred-internal.h"
+#include "prediction/prediction-internal.h"
 
 #include <inttypes.h>
 #include <math.h>
