@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Accuracy of cross-input prediction (locprof model, Marin & Mellor-Crummey)
+# Accuracy of cross-input prediction (locprof predict, Marin & Mellor-Crummey)
 # against full simulation (locprof simulate) of the same hierarchy.
 #
 # For each kernel: build it with `locprof cc --no-lto -O2 -g` (line info for
@@ -31,7 +31,7 @@
 # One recording at the predicted size is streamed (record -o -) into the
 # three simulations at once: its trace would take gigabytes.
 #
-# Set associativity four ways: sa_* is `model predict`'s default, strided
+# Set associativity four ways: sa_* is `predict at`'s default, strided
 # placement (for groups that walk memory with a measured stride, the sets
 # the walk fills at the predicted size; docs/prediction.md, "Strided
 # placement"; the binomial model for the others); bin_* the paper's
@@ -43,7 +43,7 @@
 # to the set distances; the binomial model where undetermined). TLBs are
 # fully associative: all are the cut.
 #
-# usage: bench/xpred-accuracy.sh [--quick] [--machine M] [--keep DIR] [--reuse [--recollect]] [--no-sets] [KERNEL...]
+# usage: bench/prediction-accuracy.sh [--quick] [--machine M] [--keep DIR] [--reuse [--recollect]] [--no-sets] [KERNEL...]
 #   kernels: matmul stencil transpose spmv (default: all)
 #   --quick   smaller sizes (a few seconds per kernel; for development)
 #   --no-sets collect no set distances (binomial only; sd_* = cal_* = sa_*)
@@ -86,7 +86,7 @@ if [ -n "$keep" ]; then
 	W=$keep
 	mkdir -p "$W"
 else
-	W=$(mktemp -d /tmp/locprof-xpred-bench.XXXXXX)
+	W=$(mktemp -d /tmp/locprof-prediction-bench.XXXXXX)
 	trap 'rm -rf "$W"' EXIT
 fi
 
@@ -107,9 +107,9 @@ spec() {
 }
 
 # The machine's levels as simulator specs: hierarchy (real and fully
-# associative) and TLBs, from `locprof model predict --format json`.
+# associative) and TLBs, from `locprof predict at --format json`.
 levels_of() {
-	"$L" model predict "$1" --size 1 --machine "$machine" --format json |
+	"$L" predict at "$1" --size 1 --machine "$machine" --format json |
 		grep -o '"levels": \[[^]]*\]' | head -1 |
 		grep -o '{[^}]*}' |
 		sed -E 's/.*"name": "([^"]*)", "kind": "([^"]*)", "blocks": ([0-9]+), "assoc": ([0-9]+), "block": ([0-9]+).*/\1 \2 \3 \4 \5/'
@@ -119,13 +119,13 @@ levels_of() {
 # $meas): binomial (sa), set distances (sd; the binomial where none) and
 # placement-calibrated (cal; the binomial where undetermined).
 predict_row() {
-	"$L" model predict "$dir" --size "$p" --machine "$machine" --format csv |
+	"$L" predict at "$dir" --size "$p" --machine "$machine" --format csv |
 		awk -F, '$2 == "program" { print $6, $10, $11 }' >"$W/pred-st.txt"
-	"$L" model predict "$dir" --size "$p" --machine "$machine" --format csv --binomial |
+	"$L" predict at "$dir" --size "$p" --machine "$machine" --format csv --binomial |
 		awk -F, '$2 == "program" { print $11 }' >"$W/pred-bin.txt"
-	"$L" model predict "$dir" --size "$p" --machine "$machine" --format csv --set-distances |
+	"$L" predict at "$dir" --size "$p" --machine "$machine" --format csv --set-distances |
 		awk -F, '$2 == "program" { print $11 }' >"$W/pred-sd.txt"
-	"$L" model predict "$dir" --size "$p" --machine "$machine" --format csv --calibrated |
+	"$L" predict at "$dir" --size "$p" --machine "$machine" --format csv --calibrated |
 		awk -F, '$2 == "program" { print $11 }' >"$W/pred-cal.txt"
 	paste -d' ' "$W/pred-st.txt" "$W/pred-bin.txt" "$W/pred-sd.txt" "$W/pred-cal.txt" >"$W/pred.txt"
 	while read -r name pfa psa pbin psd pcal; do
@@ -169,10 +169,10 @@ for k in "${kernels[@]}"; do
 		rm -rf "$dir"
 		for p in $fit; do
 			# shellcheck disable=SC2086
-			"$L" model collect -q "${collect_opts[@]}" --size "$p" -o "$dir" -- "$bin" ${args//P/$p} >/dev/null
+			"$L" predict collect -q "${collect_opts[@]}" --size "$p" -o "$dir" -- "$bin" ${args//P/$p} >/dev/null
 		done
 	fi
-	"$L" model fit -q "$dir"
+	"$L" predict fit -q "$dir"
 	mapfile -t lv < <(levels_of "$dir")
 	sa=() fa=() tlb=()
 	for x in "${lv[@]}"; do
@@ -229,7 +229,7 @@ for k in "${kernels[@]}"; do
 		predict_row
 	done
 	# plots: misses per unit of work against P, with the simulated points
-	"$L" model predict "$dir" --size "${pred// /,}" --machine "$machine" --work "$work" \
+	"$L" predict at "$dir" --size "${pred// /,}" --machine "$machine" --work "$work" \
 		--measured "$meas" --svg "$W/$k" >/dev/null
 done
 echo "worst |error|: fully associative $worst_fa%, set associative $worst_sa% (strided, the default), $worst_bin% (binomial), $worst_sd% (set distances), $worst_cal% (calibrated) (machine $machine)"

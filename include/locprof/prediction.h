@@ -21,8 +21,8 @@
  * All functions return 0 (or a count) on success and a negative LP_E* code
  * on failure with lp_errmsg() set; nothing prints.
  */
-#ifndef LOCPROF_XPRED_H
-#define LOCPROF_XPRED_H
+#ifndef LOCPROF_PREDICTION_H
+#define LOCPROF_PREDICTION_H
 
 #include <locprof/common.h>
 #include <locprof/mapping.h>
@@ -35,64 +35,64 @@ extern "C" {
  * Numbers, P (or p), + - * / ^ (right-associative), unary minus,
  * parentheses and log (natural), log2, log10, sqrt, exp, abs: "P^2",
  * "P*log(P)", "1/P". */
-struct lp_xexpr;
+struct lp_pred_expr;
 
-int lp_xexpr_parse(struct lp_xexpr **out, const char *text);
-double lp_xexpr_eval(const struct lp_xexpr *e, double P);
+int lp_pred_expr_parse(struct lp_pred_expr **out, const char *text);
+double lp_pred_expr_eval(const struct lp_pred_expr *e, double P);
 /* The text it was parsed from, without spaces. */
-const char *lp_xexpr_text(const struct lp_xexpr *e);
-void lp_xexpr_free(struct lp_xexpr *e);
+const char *lp_pred_expr_text(const struct lp_pred_expr *e);
+void lp_pred_expr_free(struct lp_pred_expr *e);
 
 /* ---- fitting: linear combinations of basis functions --------------------
  * A quantity measured at n problem sizes is fitted as sum_i c_i f_i(P) over
  * a subset of the basis. Every subset with fewer terms than sizes is fitted
  * by weighted (relative) least squares under linear inequality constraints
  * enforced on a grid of sizes from the smallest fitted size to `hi`:
- * LP_XFIT_NONNEG (the value is >= 0) and LP_XFIT_MONOTONE (the derivative
+ * LP_PRED_FIT_NONNEG (the value is >= 0) and LP_PRED_FIT_MONOTONE (the derivative
  * keeps the sign the data shows, when the data are monotone). Every subset
  * with at most n-2 terms is fitted; the one with the smallest corrected
  * Akaike criterion wins (ties: fewer terms). */
-#define LP_XBASIS_MAX 8
+#define LP_PRED_BASIS_MAX 8
 
-struct lp_xbasis {
+struct lp_pred_basis {
 	size_t n;
-	struct lp_xexpr *f[LP_XBASIS_MAX];
+	struct lp_pred_expr *f[LP_PRED_BASIS_MAX];
 };
 
 /* "1,P,P^2,P^3,P^4" (the default when list is NULL). */
-int lp_xbasis_parse(struct lp_xbasis *b, const char *list);
-void lp_xbasis_release(struct lp_xbasis *b);
+int lp_pred_basis_parse(struct lp_pred_basis *b, const char *list);
+void lp_pred_basis_release(struct lp_pred_basis *b);
 /* Comma-separated texts of the functions into buf. */
-const char *lp_xbasis_text(const struct lp_xbasis *b, char *buf, size_t len);
+const char *lp_pred_basis_text(const struct lp_pred_basis *b, char *buf, size_t len);
 
 enum {
-	LP_XFIT_NONNEG = 1,
-	LP_XFIT_MONOTONE = 2,
+	LP_PRED_FIT_NONNEG = 1,
+	LP_PRED_FIT_MONOTONE = 2,
 };
 
-struct lp_xfit {
-	double coef[LP_XBASIS_MAX]; /* per basis function; 0 for those not used */
+struct lp_pred_fit {
+	double coef[LP_PRED_BASIS_MAX]; /* per basis function; 0 for those not used */
 	uint32_t used;              /* bit i: f_i is a term of the model */
 	double score;               /* selection score (AICc; lower is better) */
 	double rms;                 /* relative RMS residual at the fitted sizes */
 };
 
 /* Select and fit a model of y[i] measured at P[i] (n >= 1 sizes). */
-int lp_xfit_select(const struct lp_xbasis *b, const double *P, const double *y, size_t n,
-		   unsigned flags, double hi, struct lp_xfit *out);
+int lp_pred_fit_select(const struct lp_pred_basis *b, const double *P, const double *y, size_t n,
+		   unsigned flags, double hi, struct lp_pred_fit *out);
 /* The same with terms taken only from `allowed` (a mask of basis
  * functions; 0: all), the fit staying at or below bound(arg, t) on the
  * grid when bound is not NULL (distances below the footprint; bound may
  * return INFINITY). */
-int lp_xfit_select_below(const struct lp_xbasis *b, const double *P, const double *y, size_t n,
+int lp_pred_fit_select_below(const struct lp_pred_basis *b, const double *P, const double *y, size_t n,
 			 unsigned flags, double hi, uint32_t allowed,
-			 double (*bound)(void *arg, double P), void *arg, struct lp_xfit *out);
+			 double (*bound)(void *arg, double P), void *arg, struct lp_pred_fit *out);
 /* Fit the given subset of terms only (used: bit mask of basis functions). */
-int lp_xfit_subset(const struct lp_xbasis *b, uint32_t used, const double *P, const double *y,
-		   size_t n, unsigned flags, double hi, struct lp_xfit *out);
-double lp_xfit_eval(const struct lp_xbasis *b, const struct lp_xfit *f, double P);
+int lp_pred_fit_subset(const struct lp_pred_basis *b, uint32_t used, const double *P, const double *y,
+		   size_t n, unsigned flags, double hi, struct lp_pred_fit *out);
+double lp_pred_fit_eval(const struct lp_pred_basis *b, const struct lp_pred_fit *f, double P);
 /* "3*P^2 + 0.5*P" into buf. */
-const char *lp_xfit_format(const struct lp_xbasis *b, const struct lp_xfit *f, char *buf,
+const char *lp_pred_fit_format(const struct lp_pred_basis *b, const struct lp_pred_fit *f, char *buf,
 			   size_t len);
 
 /* Least squares with inequality constraints (Lawson & Hanson, LSI):
@@ -107,27 +107,27 @@ int lp_nnls(const double *E, const double *f, size_t m, size_t n, double *x);
 
 /* ---- machines ------------------------------------------------------------ */
 #define LP_MACHINE_MAX_LEVELS 8
-#define LP_XNAME_MAX 32
+#define LP_PRED_NAME_MAX 32
 
-enum lp_xlevel_kind { LP_XLEVEL_CACHE = 0, LP_XLEVEL_TLB = 1 };
+enum lp_pred_level_kind { LP_PRED_LEVEL_CACHE = 0, LP_PRED_LEVEL_TLB = 1 };
 
-struct lp_xlevel {
-	char name[LP_XNAME_MAX]; /* "L1", "L2", "TLB" */
-	int kind;                /* enum lp_xlevel_kind */
+struct lp_pred_level {
+	char name[LP_PRED_NAME_MAX]; /* "L1", "L2", "TLB" */
+	int kind;                /* enum lp_pred_level_kind */
 	uint64_t blocks;         /* lines, or TLB entries */
 	uint64_t assoc;          /* ways; 0 = fully associative */
 	uint64_t block;          /* line size, or page size, in bytes (a power of two) */
 };
 
 struct lp_machine {
-	char name[LP_XNAME_MAX * 2];
+	char name[LP_PRED_NAME_MAX * 2];
 	size_t n;
-	struct lp_xlevel level[LP_MACHINE_MAX_LEVELS];
+	struct lp_pred_level level[LP_MACHINE_MAX_LEVELS];
 };
 
 /* Sets and ways of a level (a fully-associative level: 1 set). */
-uint64_t lp_xlevel_sets(const struct lp_xlevel *l);
-uint64_t lp_xlevel_ways(const struct lp_xlevel *l);
+uint64_t lp_pred_level_sets(const struct lp_pred_level *l);
+uint64_t lp_pred_level_ways(const struct lp_pred_level *l);
 
 /* "itanium2, r12000, host" */
 const char *lp_machine_builtin_names(void);
@@ -147,22 +147,22 @@ int lp_machine_host(struct lp_machine *m, const char *root);
 
 /* ---- collection ------------------------------------------------------------ */
 /* Histograms are keyed by a 64-bit "block key": a block size B for LRU
- * stack distances of B-byte blocks, or LP_XKEY(s, B) for set distances in
+ * stack distances of B-byte blocks, or LP_PRED_KEY(s, B) for set distances in
  * a cache of s sets of B-byte lines (the distance of an access in its
  * set's own LRU stack; an LRU cache of k ways misses exactly when it is
  * >= k). Run and model files write keys as numbers. */
-#define LP_XKEY(sets, line) (((uint64_t)(sets) << 32) | (uint64_t)(line))
-static inline uint64_t lp_xkey_sets(uint64_t key) { return key >> 32; }      /* 0: stack distances */
-static inline uint64_t lp_xkey_block(uint64_t key) { return key & 0xffffffffu; }
+#define LP_PRED_KEY(sets, line) (((uint64_t)(sets) << 32) | (uint64_t)(line))
+static inline uint64_t lp_pred_key_sets(uint64_t key) { return key >> 32; }      /* 0: stack distances */
+static inline uint64_t lp_pred_key_block(uint64_t key) { return key & 0xffffffffu; }
 
-struct lp_xsetspec {
+struct lp_pred_setspec {
 	uint64_t sets, line; /* line: a power of two below 2^32 */
 };
 
-struct lp_xcollect_config {
+struct lp_pred_collect_config {
 	const uint64_t *blocks;        /* block sizes (powers of two): lines and pages */
 	size_t nblocks;
-	const struct lp_xsetspec *setd; /* set-distance histograms wanted (may be NULL) */
+	const struct lp_pred_setspec *setd; /* set-distance histograms wanted (may be NULL) */
 	size_t nsetd;
 	const struct lp_mappings *maps; /* the trace's mappings, or NULL */
 	const char *binary;            /* the executable, when maps lack it or are NULL */
@@ -174,35 +174,35 @@ struct lp_xcollect_config {
 					* 0: none */
 };
 
-struct lp_xcollect;
+struct lp_pred_collect;
 
-int lp_xcollect_new(struct lp_xcollect **out, const struct lp_xcollect_config *cfg);
+int lp_pred_collect_new(struct lp_pred_collect **out, const struct lp_pred_collect_config *cfg);
 /* Feed references in trace order. The first ones may be held back until
  * enough distinct pcs have been seen to place the binary in memory (when
  * the trace has no mappings). */
-int lp_xcollect_feed(struct lp_xcollect *c, const struct lp_ref *refs, size_t n);
+int lp_pred_collect_feed(struct lp_pred_collect *c, const struct lp_ref *refs, size_t n);
 /* Group the references (section 2.2 of the paper) and write the run file:
  * problem size, command, per-group and per-pc histograms, loops, strides. */
-int lp_xcollect_write(struct lp_xcollect *c, const char *path, double size, const char *command);
-void lp_xcollect_free(struct lp_xcollect *c);
-/* After lp_xcollect_write: what was found, for the summary. */
-struct lp_xcollect_summary {
+int lp_pred_collect_write(struct lp_pred_collect *c, const char *path, double size, const char *command);
+void lp_pred_collect_free(struct lp_pred_collect *c);
+/* After lp_pred_collect_write: what was found, for the summary. */
+struct lp_pred_collect_summary {
 	uint64_t references, pcs, pcs_placed, loops, groups;
 	uint64_t bias; /* where the binary was found in memory */
 	int bias_inferred;
 	int place_failed; /* no load address put the pcs on the binary's code */
 };
-void lp_xcollect_summary(const struct lp_xcollect *c, struct lp_xcollect_summary *out);
+void lp_pred_collect_summary(const struct lp_pred_collect *c, struct lp_pred_collect_summary *out);
 
 /* ---- runs and models --------------------------------------------------------- */
-struct lp_xrun;  /* one collected run (a file written by lp_xcollect_write) */
-struct lp_xmodel;
+struct lp_pred_run;  /* one collected run (a file written by lp_pred_collect_write) */
+struct lp_pred_model;
 
-int lp_xrun_read(struct lp_xrun **out, const char *path);
-void lp_xrun_free(struct lp_xrun *r);
-double lp_xrun_size(const struct lp_xrun *r);
+int lp_pred_run_read(struct lp_pred_run **out, const char *path);
+void lp_pred_run_free(struct lp_pred_run *r);
+double lp_pred_run_size(const struct lp_pred_run *r);
 
-struct lp_xfit_options {
+struct lp_pred_fit_options {
 	const char *basis;  /* NULL: "1,P,P^2,P^3,P^4" */
 	double range;       /* constraints hold up to range * the largest size; 0: 16 */
 	double tolerance;   /* bins stop splitting when their models agree within it; 0: 0.05 */
@@ -212,65 +212,69 @@ struct lp_xfit_options {
 /* Fit a model from n runs of the same program at distinct sizes (n >= 3).
  * The model keeps what it needs of them (the measured histograms, for
  * plots); the runs may be freed right after. */
-int lp_xmodel_fit(struct lp_xmodel **out, struct lp_xrun *const *runs, size_t n,
-		  const struct lp_xfit_options *o);
-int lp_xmodel_write(const struct lp_xmodel *m, const char *path);
-int lp_xmodel_read(struct lp_xmodel **out, const char *path);
-void lp_xmodel_free(struct lp_xmodel *m);
+int lp_pred_model_fit(struct lp_pred_model **out, struct lp_pred_run *const *runs, size_t n,
+		  const struct lp_pred_fit_options *o);
+int lp_pred_model_write(const struct lp_pred_model *m, const char *path);
+int lp_pred_model_read(struct lp_pred_model **out, const char *path);
+/* The model file of a path: DIR/model.xmodel when path is a directory (where
+ * `fit` writes it by default), else path itself; malloc'ed, NULL when out of
+ * memory. */
+char *lp_pred_model_path(const char *path);
+void lp_pred_model_free(struct lp_pred_model *m);
 
-size_t lp_xmodel_nsizes(const struct lp_xmodel *m);
-double lp_xmodel_fit_size(const struct lp_xmodel *m, size_t i);
-size_t lp_xmodel_nblocks(const struct lp_xmodel *m);
-uint64_t lp_xmodel_block(const struct lp_xmodel *m, size_t i);
-const char *lp_xmodel_command(const struct lp_xmodel *m);
+size_t lp_pred_model_nsizes(const struct lp_pred_model *m);
+double lp_pred_model_fit_size(const struct lp_pred_model *m, size_t i);
+size_t lp_pred_model_nblocks(const struct lp_pred_model *m);
+uint64_t lp_pred_model_block(const struct lp_pred_model *m, size_t i);
+const char *lp_pred_model_command(const struct lp_pred_model *m);
 
 /* Groups, loops, functions. Strings are owned by the model. */
-struct lp_xgroup_info {
+struct lp_pred_group_info {
 	const char *function;
 	const char *where;     /* "matmul.c:22-23" */
 	const char *strides;   /* "16,0,?" innermost loop first */
 	int loop;              /* index of the innermost loop, -1 if none */
 	size_t npcs;
 };
-size_t lp_xmodel_ngroups(const struct lp_xmodel *m);
-void lp_xmodel_group(const struct lp_xmodel *m, size_t g, struct lp_xgroup_info *out);
+size_t lp_pred_model_ngroups(const struct lp_pred_model *m);
+void lp_pred_model_group(const struct lp_pred_model *m, size_t g, struct lp_pred_group_info *out);
 
-struct lp_xloop_info {
+struct lp_pred_loop_info {
 	const char *function;
 	const char *where;     /* source lines of the loop */
 	int parent;            /* -1 for an outermost loop */
 	int depth;             /* 1 = outermost */
 };
-size_t lp_xmodel_nloops(const struct lp_xmodel *m);
-void lp_xmodel_loop(const struct lp_xmodel *m, size_t l, struct lp_xloop_info *out);
+size_t lp_pred_model_nloops(const struct lp_pred_model *m);
+void lp_pred_model_loop(const struct lp_pred_model *m, size_t l, struct lp_pred_loop_info *out);
 /* Nonzero if group g lies in loop l (directly or in a loop nested in it). */
-int lp_xmodel_group_in_loop(const struct lp_xmodel *m, size_t g, size_t l);
+int lp_pred_model_group_in_loop(const struct lp_pred_model *m, size_t g, size_t l);
 
 /* The bins of group g at a block size: constant-distance bins and the rest's
  * bins, and a text account of every fitted formula (malloc'ed; free()). */
-int lp_xmodel_bins(const struct lp_xmodel *m, size_t g, uint64_t block, size_t *nconst,
+int lp_pred_model_bins(const struct lp_pred_model *m, size_t g, uint64_t block, size_t *nconst,
 		   size_t *nbins);
-char *lp_xmodel_describe(const struct lp_xmodel *m, size_t g, uint64_t block);
+char *lp_pred_model_describe(const struct lp_pred_model *m, size_t g, uint64_t block);
 /* The formula of the references of group g (or of the program, g = SIZE_MAX). */
-const char *lp_xmodel_refs_formula(const struct lp_xmodel *m, size_t g, char *buf, size_t len);
+const char *lp_pred_model_refs_formula(const struct lp_pred_model *m, size_t g, char *buf, size_t len);
 /* Predicted references of the program. */
-double lp_xmodel_references(const struct lp_xmodel *m, double P);
+double lp_pred_model_references(const struct lp_pred_model *m, double P);
 /* Measured references of the program in fitted run i. */
-double lp_xmodel_measured_references(const struct lp_xmodel *m, size_t i);
+double lp_pred_model_measured_references(const struct lp_pred_model *m, size_t i);
 
 /* ---- prediction -------------------------------------------------------------- */
 /* One bin of a predicted histogram: `count` line accesses at stack distance
  * `distance` (cold accesses are reported apart). */
-struct lp_xbin {
+struct lp_pred_bin {
 	double distance, count;
 };
 
 /* The predicted histogram of group g for block size `block` at size P:
  * *nbins bins (malloc'ed, sorted by distance; free()) and the cold count. */
-int lp_xmodel_hist(const struct lp_xmodel *m, size_t g, uint64_t block, double P,
-		   struct lp_xbin **bins, size_t *nbins, double *cold);
+int lp_pred_model_hist(const struct lp_pred_model *m, size_t g, uint64_t block, double P,
+		   struct lp_pred_bin **bins, size_t *nbins, double *cold);
 
-struct lp_xcount {
+struct lp_pred_count {
 	double references; /* instructions executed (loads and stores) */
 	double accesses;   /* block accesses at the level's block size */
 	double fa_misses;  /* fully-associative LRU: cold + distances >= blocks */
@@ -280,20 +284,20 @@ struct lp_xcount {
 	int sa_setd;       /* 1: sa_misses came from set-distance histograms */
 	int sa_cal;        /* 1: sa_misses from calibrated placement weights */
 	int sa_strided;    /* 1: sa_misses from the placement of the group's
-			    * strided walk at P (LP_XSA_STRIDED; groups with no
+			    * strided walk at P (LP_PRED_SA_STRIDED; groups with no
 			    * walk: the binomial model) */
 };
 
 /* Nonzero if the model has set-distance histograms for level l (then
- * lp_xmodel_measured() uses them). */
-int lp_xmodel_has_setd(const struct lp_xmodel *m, const struct lp_xlevel *l);
-/* Nonzero if lp_xmodel_predict() uses them: the largest fitted run has set
+ * lp_pred_model_measured() uses them). */
+int lp_pred_model_has_setd(const struct lp_pred_model *m, const struct lp_pred_level *l);
+/* Nonzero if lp_pred_model_predict() uses them: the largest fitted run has set
  * distances of at least the level's ways; else the fitted runs never
  * exercised its ways, and the binomial model is used. */
-int lp_xmodel_uses_setd(const struct lp_xmodel *m, const struct lp_xlevel *l);
+int lp_pred_model_uses_setd(const struct lp_pred_model *m, const struct lp_pred_level *l);
 /* How sa_misses are predicted: set distances when collected for the
  * level's geometry, else the binomial model (AUTO); always the binomial. */
-enum { LP_XSA_AUTO = 0, LP_XSA_BINOMIAL = 1, LP_XSA_CALIBRATED = 2, LP_XSA_STRIDED = 3 };
+enum { LP_PRED_SA_AUTO = 0, LP_PRED_SA_BINOMIAL = 1, LP_PRED_SA_CALIBRATED = 2, LP_PRED_SA_STRIDED = 3 };
 
 /* Placement-calibrated set associativity (docs/prediction.md, "Placement
  * calibration"). A reuse at stack distance D has, in its set of a cache of
@@ -313,45 +317,45 @@ enum { LP_XSA_AUTO = 0, LP_XSA_BINOMIAL = 1, LP_XSA_CALIBRATED = 2, LP_XSA_STRID
  * distances 1..32 and all runs; the mixture then predicts set-associative
  * misses from the predicted stack-distance histogram at any size. A fit
  * that the data do not determine falls back to RANDOM alone. */
-enum { LP_XPLACE_RANDOM = 0, LP_XPLACE_EVEN = 1, LP_XPLACE_CUT = 2, LP_XPLACE_N = 3 };
+enum { LP_PRED_PLACE_RANDOM = 0, LP_PRED_PLACE_EVEN = 1, LP_PRED_PLACE_CUT = 2, LP_PRED_PLACE_N = 3 };
 
-struct lp_xplacement {
+struct lp_pred_placement {
 	int have;                /* set distances collected for the geometry */
 	int det;                 /* the fit is used (else RANDOM alone) */
-	double w[LP_XPLACE_N];   /* fitted weights */
-	double lo[LP_XPLACE_N], hi[LP_XPLACE_N]; /* range of the runs' own fits */
+	double w[LP_PRED_PLACE_N];   /* fitted weights */
+	double lo[LP_PRED_PLACE_N], hi[LP_PRED_PLACE_N]; /* range of the runs' own fits */
 	double sep;              /* how far apart the transforms are (W1, lines) */
 	double resid;            /* how far the mixture is from the data (W1) */
 };
 
 /* Refit the placement weights of every group and geometry with only the
- * placements in mask (bits 1 << LP_XPLACE_*; RANDOM is always allowed). A
+ * placements in mask (bits 1 << LP_PRED_PLACE_*; RANDOM is always allowed). A
  * fit is used (det) when the transforms are apart (sep >= 0.01) and the
  * weights of RANDOM fitted to each run alone span at most `agree` (0: 0.5;
- * 1 or more: no check). lp_xmodel_fit() and lp_xmodel_read() calibrate
- * with LP_XPLACE_DEFAULT and 0. */
-#define LP_XPLACE_DEFAULT ((1u << LP_XPLACE_RANDOM) | (1u << LP_XPLACE_EVEN))
-int lp_xmodel_calibrate(struct lp_xmodel *m, unsigned mask, double agree);
+ * 1 or more: no check). lp_pred_model_fit() and lp_pred_model_read() calibrate
+ * with LP_PRED_PLACE_DEFAULT and 0. */
+#define LP_PRED_PLACE_DEFAULT ((1u << LP_PRED_PLACE_RANDOM) | (1u << LP_PRED_PLACE_EVEN))
+int lp_pred_model_calibrate(struct lp_pred_model *m, unsigned mask, double agree);
 /* The placement fit of group g for level l's geometry (have = 0 if its set
  * distances were not collected; a fully-associative level has none). */
-void lp_xmodel_placement(const struct lp_xmodel *m, size_t g, const struct lp_xlevel *l,
-			 struct lp_xplacement *out);
+void lp_pred_model_placement(const struct lp_pred_model *m, size_t g, const struct lp_pred_level *l,
+			 struct lp_pred_placement *out);
 
 /* Misses of group g at one level at size P. LP_EINVAL if the model has no
  * histograms for the level's block size. */
-int lp_xmodel_predict(const struct lp_xmodel *m, size_t g, const struct lp_xlevel *l, double P,
-		      struct lp_xcount *out);
-/* The same with how (LP_XSA_*). */
-int lp_xmodel_predict_sa(const struct lp_xmodel *m, size_t g, const struct lp_xlevel *l, double P,
-			 int how, struct lp_xcount *out);
+int lp_pred_model_predict(const struct lp_pred_model *m, size_t g, const struct lp_pred_level *l, double P,
+		      struct lp_pred_count *out);
+/* The same with how (LP_PRED_SA_*). */
+int lp_pred_model_predict_sa(const struct lp_pred_model *m, size_t g, const struct lp_pred_level *l, double P,
+			 int how, struct lp_pred_count *out);
 
 /* The same from the measured histograms of fitted run i (exact, not a
  * prediction): what the model was fitted on. */
-int lp_xmodel_measured(const struct lp_xmodel *m, size_t g, const struct lp_xlevel *l,
-		       size_t run, struct lp_xcount *out);
+int lp_pred_model_measured(const struct lp_pred_model *m, size_t g, const struct lp_pred_level *l,
+		       size_t run, struct lp_pred_count *out);
 
 /* ---- plots --------------------------------------------------------------- */
-struct lp_xseries {
+struct lp_pred_series {
 	const char *name;
 	const double *x, *y;
 	size_t n;
@@ -362,8 +366,8 @@ struct lp_xseries {
 
 /* Misses (per unit of work) against problem size, log-log, with the fitted
  * range [fit_lo, fit_hi] marked by two vertical lines. */
-int lp_xsvg_write(const char *path, const char *title, const char *ylabel,
-		  const struct lp_xseries *s, size_t n, double fit_lo, double fit_hi);
+int lp_pred_svg_write(const char *path, const char *title, const char *ylabel,
+		  const struct lp_pred_series *s, size_t n, double fit_lo, double fit_hi);
 
 #ifdef __cplusplus
 }

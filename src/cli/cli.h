@@ -24,6 +24,8 @@ struct cli_command {
 	const char *name;
 	const char *summary; /* one line, for `locprof help` */
 	const char *usage;   /* the whole help text */
+	const char *alias;   /* another name that runs it (an older name kept
+			      * so that scripts keep working), or NULL */
 	int (*run)(int argc, char **argv); /* argv[0] is the command name */
 };
 

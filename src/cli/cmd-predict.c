@@ -1,18 +1,19 @@
-/* locprof model: scalable models of reuse-distance histograms for
+/* locprof predict: scalable models of reuse-distance histograms for
  * predicting cache and TLB misses at other problem sizes on other machines
- * (Marin & Mellor-Crummey). Subcommands in model-collect.c, model-fit.c and
- * model-predict.c; the library side is include/locprof/prediction.h. */
+ * (Marin & Mellor-Crummey). This file only dispatches: the subcommands are
+ * predict-collect.c, predict-fit.c and predict-at.c, which do not call back
+ * here; the library side is include/locprof/prediction.h. `locprof model`
+ * is the same command under its older name, and `predict` the same
+ * subcommand as `at`, so that existing scripts keep working. */
 #include "predict-cli.h"
 
-#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 static const char usage[] =
-	"usage: locprof model collect --size P -o DIR [options] -- PROGRAM [ARGS...]\n"
-	"       locprof model collect --size P -o DIR --trace TRACE [--binary PROGRAM]\n"
-	"       locprof model fit DIR [--basis LIST] [--range R] [--tolerance T]\n"
-	"       locprof model predict DIR --size P[,P...] --machine M [options]\n"
+	"usage: locprof predict collect --size P -o DIR [options] -- PROGRAM [ARGS...]\n"
+	"       locprof predict collect --size P -o DIR --trace TRACE [--binary PROGRAM]\n"
+	"       locprof predict fit DIR [--basis LIST] [--range R] [--tolerance T]\n"
+	"       locprof predict at DIR --size P[,P...] --machine M [options]\n"
 	"\n"
 	"Predict the cache and TLB misses of a program at a problem size it never\n"
 	"ran at, on a machine it never ran on, from exact reuse-distance\n"
@@ -23,46 +24,42 @@ static const char usage[] =
 	"            group (references of one loop with the same strides) the\n"
 	"            stack-distance histograms of every line and page size\n"
 	"  fit       fit DIR/model.xmodel from the runs in DIR (3 or more sizes)\n"
-	"  predict   predicted histograms and misses of every level of a machine\n"
+	"  at        predicted histograms and misses of every level of a machine\n"
 	"            (itanium2, r12000, host, or a machine file), per program,\n"
 	"            function, loop and group, as text, CSV, JSON and SVG plots\n"
 	"\n"
-	"'locprof model SUBCOMMAND --help' lists each one's options. See\n"
-	"docs/commands/model.md and docs/prediction.md.\n";
+	"'locprof predict SUBCOMMAND --help' lists each one's options.\n"
+	"'locprof model' is another name for 'locprof predict', and 'predict' for\n"
+	"'at'. See docs/commands/predict.md and docs/prediction.md.\n";
 
 static int run(int argc, char **argv);
 
 const struct cli_command cmd_predict = {
-	.name = "model",
+	.name = "predict",
 	.summary = "fit scalable locality models; predict misses at other sizes and machines",
 	.usage = usage,
+	.alias = "model",
 	.run = run,
 };
 
-char *model_path(const char *path)
-{
-	struct stat st;
-	char *p = NULL;
-
-	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-		if (asprintf(&p, "%s/model.xmodel", path) < 0)
-			return NULL;
-		return p;
-	}
-	return strdup(path);
-}
+static const struct {
+	const char *name, *alias;
+	const struct cli_command *cmd;
+} subcommands[] = {
+	{ "collect", NULL, &cmd_predict_collect },
+	{ "fit", NULL, &cmd_predict_fit },
+	{ "at", "predict", &cmd_predict_at },
+};
 
 static int run(int argc, char **argv)
 {
 	if (argc < 2)
-		return cli_usage_error(&cmd_predict, "no subcommand (collect, fit, predict)");
+		return cli_usage_error(&cmd_predict, "no subcommand (collect, fit, at)");
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))
 		return cli_print_usage(&cmd_predict);
-	if (!strcmp(argv[1], "collect"))
-		return model_collect(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "fit"))
-		return model_fit(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "predict"))
-		return model_predict(argc - 1, argv + 1);
-	return cli_usage_error(&cmd_predict, "unknown subcommand '%s' (collect, fit, predict)", argv[1]);
+	for (size_t i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++)
+		if (!strcmp(argv[1], subcommands[i].name) ||
+		    (subcommands[i].alias && !strcmp(argv[1], subcommands[i].alias)))
+			return subcommands[i].cmd->run(argc - 1, argv + 1);
+	return cli_usage_error(&cmd_predict, "unknown subcommand '%s' (collect, fit, at)", argv[1]);
 }

@@ -17,7 +17,8 @@ static const struct cli_command *const commands[] = {
 static const struct cli_command *find(const char *name)
 {
 	for (size_t i = 0; i < NCOMMANDS; i++)
-		if (!strcmp(commands[i]->name, name))
+		if (!strcmp(commands[i]->name, name) ||
+		    (commands[i]->alias && !strcmp(commands[i]->alias, name)))
 			return commands[i];
 	return NULL;
 }

@@ -1,4 +1,4 @@
-/* locprof model predict: a fitted model evaluated at problem sizes, for the
+/* locprof predict at: a fitted model evaluated at problem sizes, for the
  * levels of a machine, per program, function, loop and group. */
 #include "predict-cli.h"
 
@@ -8,7 +8,7 @@
 #include <string.h>
 
 static const char usage[] =
-	"usage: locprof model predict DIR|MODEL --size P[,P...] [options]\n"
+	"usage: locprof predict at DIR|MODEL --size P[,P...] [options]\n"
 	"\n"
 	"Evaluate a fitted model (DIR/model.xmodel) at problem sizes P: predicted\n"
 	"stack-distance histograms, and for every level of the machine the\n"
@@ -33,11 +33,11 @@ static const char usage[] =
 	"                      'size,level,fa_misses,sa_misses' (a field may be empty)\n"
 	"      --set-distances the set-distance histograms where they were\n"
 	"                      collected for the level's sets and line size\n"
-	"                      (`model collect --sets/--machine`): exact at the\n"
+	"                      (`predict collect --sets/--machine`): exact at the\n"
 	"                      fitted sizes, poor beyond them (docs/prediction.md)\n"
 	"      --binomial      the binomial model everywhere (the paper's section 5.2)\n"
 	"      --strided       (the default) strided placement: for a group that walks memory with\n"
-	"                      a stride (measured by `model collect`), the sets its\n"
+	"                      a stride (measured by `predict collect`), the sets its\n"
 	"                      walk fills at P, computed from the stride and walk\n"
 	"                      length fitted as functions of P; the binomial model\n"
 	"                      for the other lines and for groups with no walk\n"
@@ -57,9 +57,12 @@ static const char usage[] =
 	"Machine files: 'name N', 'cache NAME SIZE ASSOC|full LINE' and\n"
 	"'tlb NAME ENTRIES PAGE [ASSOC]' lines; see docs/prediction.md.\n";
 
-static const struct cli_command cmd_predict_at = {
-	.name = "model predict",
+static int predict_at(int argc, char **argv);
+
+const struct cli_command cmd_predict_at = {
+	.name = "predict at",
 	.summary = "",
+	.run = predict_at,
 	.usage = usage,
 };
 
@@ -67,20 +70,20 @@ enum { FMT_TEXT, FMT_CSV, FMT_JSON };
 
 struct meas {
 	double size;
-	char level[LP_XNAME_MAX];
+	char level[LP_PRED_NAME_MAX];
 	double fa, sa; /* NAN when absent */
 };
 
 struct ctx {
-	struct lp_xmodel *m;
+	struct lp_pred_model *m;
 	struct lp_machine mc;
-	struct lp_xexpr *work;
+	struct lp_pred_expr *work;
 	int fmt, top, sa_how;
 	uint64_t hist_block;
 	struct meas *meas;
 	size_t nmeas;
 	/* per group x level for the current size */
-	struct lp_xcount *cnt;
+	struct lp_pred_count *cnt;
 };
 
 /* "even", "cut", "even,cut", "none": the placements besides random. */
@@ -89,14 +92,14 @@ static int parse_placement(const char *s, unsigned *mask)
 	char *copy = strdup(s), *save = NULL;
 	int rc = 0;
 
-	*mask = 1u << LP_XPLACE_RANDOM;
+	*mask = 1u << LP_PRED_PLACE_RANDOM;
 	if (!copy)
 		return -1;
 	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
 		if (!strcmp(t, "even"))
-			*mask |= 1u << LP_XPLACE_EVEN;
+			*mask |= 1u << LP_PRED_PLACE_EVEN;
 		else if (!strcmp(t, "cut"))
-			*mask |= 1u << LP_XPLACE_CUT;
+			*mask |= 1u << LP_PRED_PLACE_CUT;
 		else if (strcmp(t, "random") && strcmp(t, "none"))
 			rc = -1;
 	}
@@ -188,24 +191,24 @@ static const struct meas *find_meas(const struct ctx *x, double size, const char
 
 static double work_at(const struct ctx *x, double P)
 {
-	return x->work ? lp_xexpr_eval(x->work, P) : lp_xmodel_references(x->m, P);
+	return x->work ? lp_pred_expr_eval(x->work, P) : lp_pred_model_references(x->m, P);
 }
 
 /* Predicted counts of every group at every level, into x->cnt. */
 static int predict_all(struct ctx *x, double P)
 {
-	size_t ng = lp_xmodel_ngroups(x->m);
+	size_t ng = lp_pred_model_ngroups(x->m);
 
 	for (size_t g = 0; g < ng; g++)
 		for (size_t l = 0; l < x->mc.n; l++)
-			if (lp_xmodel_predict_sa(x->m, g, &x->mc.level[l], P, x->sa_how, &x->cnt[g * x->mc.n + l]) < 0) {
+			if (lp_pred_model_predict_sa(x->m, g, &x->mc.level[l], P, x->sa_how, &x->cnt[g * x->mc.n + l]) < 0) {
 				cli_error("%s", lp_errmsg());
 				return -1;
 			}
 	return 0;
 }
 
-static void sum_into(struct lp_xcount *dst, const struct lp_xcount *src)
+static void sum_into(struct lp_pred_count *dst, const struct lp_pred_count *src)
 {
 	dst->references += src->references;
 	dst->accesses += src->accesses;
@@ -215,9 +218,9 @@ static void sum_into(struct lp_xcount *dst, const struct lp_xcount *src)
 
 /* Totals over the groups accepted by `want` (NULL: all). */
 static void totals(const struct ctx *x, int (*want)(const struct ctx *, size_t, const void *),
-		   const void *arg, struct lp_xcount *out)
+		   const void *arg, struct lp_pred_count *out)
 {
-	size_t ng = lp_xmodel_ngroups(x->m);
+	size_t ng = lp_pred_model_ngroups(x->m);
 
 	memset(out, 0, x->mc.n * sizeof(*out));
 	for (size_t g = 0; g < ng; g++)
@@ -228,15 +231,15 @@ static void totals(const struct ctx *x, int (*want)(const struct ctx *, size_t, 
 
 static int want_func(const struct ctx *x, size_t g, const void *arg)
 {
-	struct lp_xgroup_info gi;
+	struct lp_pred_group_info gi;
 
-	lp_xmodel_group(x->m, g, &gi);
+	lp_pred_model_group(x->m, g, &gi);
 	return !strcmp(gi.function, (const char *)arg);
 }
 
 static int want_loop(const struct ctx *x, size_t g, const void *arg)
 {
-	return lp_xmodel_group_in_loop(x->m, g, *(const size_t *)arg);
+	return lp_pred_model_group_in_loop(x->m, g, *(const size_t *)arg);
 }
 
 static int want_group(const struct ctx *x, size_t g, const void *arg)
@@ -250,20 +253,20 @@ static int want_group(const struct ctx *x, size_t g, const void *arg)
  * level: the cut). */
 static const char *sa_model(const struct ctx *x, size_t l)
 {
-	const struct lp_xlevel *L = &x->mc.level[l];
+	const struct lp_pred_level *L = &x->mc.level[l];
 
-	if (x->sa_how == LP_XSA_CALIBRATED && lp_xmodel_has_setd(x->m, L) && lp_xlevel_sets(L) > 1)
+	if (x->sa_how == LP_PRED_SA_CALIBRATED && lp_pred_model_has_setd(x->m, L) && lp_pred_level_sets(L) > 1)
 		return "calibrated";
-	if (x->sa_how == LP_XSA_STRIDED && L->assoc && lp_xlevel_sets(L) > 1)
+	if (x->sa_how == LP_PRED_SA_STRIDED && L->assoc && lp_pred_level_sets(L) > 1)
 		return "strided";
-	if (x->sa_how == LP_XSA_AUTO && lp_xmodel_uses_setd(x->m, L))
+	if (x->sa_how == LP_PRED_SA_AUTO && lp_pred_model_uses_setd(x->m, L))
 		return "setd";
-	if (x->sa_how == LP_XSA_AUTO && lp_xmodel_has_setd(x->m, L))
+	if (x->sa_how == LP_PRED_SA_AUTO && lp_pred_model_has_setd(x->m, L))
 		return "binomial-unexercised";
-	return !L->assoc || lp_xlevel_sets(L) <= 1 ? "full" : "binomial";
+	return !L->assoc || lp_pred_level_sets(L) <= 1 ? "full" : "binomial";
 }
 
-static const char *geometry(const struct lp_xlevel *l, char *buf, size_t len)
+static const char *geometry(const struct lp_pred_level *l, char *buf, size_t len)
 {
 	char sz[48], way[48];
 
@@ -271,7 +274,7 @@ static const char *geometry(const struct lp_xlevel *l, char *buf, size_t len)
 		snprintf(way, sizeof(way), "%llu-way", (unsigned long long)l->assoc);
 	else
 		snprintf(way, sizeof(way), "full");
-	if (l->kind == LP_XLEVEL_TLB)
+	if (l->kind == LP_PRED_LEVEL_TLB)
 		snprintf(buf, len, "%llu entries %s %s", (unsigned long long)l->blocks, way,
 			 cli_format_size(l->block, sz, sizeof(sz)));
 	else
@@ -282,7 +285,7 @@ static const char *geometry(const struct lp_xlevel *l, char *buf, size_t len)
 
 /* ---- text ----------------------------------------------------------------- */
 
-static void text_rows(const struct ctx *x, const char *name, const char *where, const struct lp_xcount *c,
+static void text_rows(const struct ctx *x, const char *name, const char *where, const struct lp_pred_count *c,
 		      double work)
 {
 	for (size_t l = 0; l < x->mc.n; l++) {
@@ -314,24 +317,24 @@ static int cmp_rank(const void *a, const void *b)
 /* The placement weights of the groups with set distances, per level. */
 static void print_placements(const struct ctx *x)
 {
-	size_t ng = lp_xmodel_ngroups(x->m);
+	size_t ng = lp_pred_model_ngroups(x->m);
 	int head = 0;
 
 	for (size_t l = 0; l < x->mc.n; l++) {
-		const struct lp_xlevel *L = &x->mc.level[l];
-		if (lp_xlevel_sets(L) <= 1 || !lp_xmodel_has_setd(x->m, L))
+		const struct lp_pred_level *L = &x->mc.level[l];
+		if (lp_pred_level_sets(L) <= 1 || !lp_pred_model_has_setd(x->m, L))
 			continue;
 		for (size_t g = 0; g < ng; g++) {
-			struct lp_xplacement pl;
-			struct lp_xgroup_info gi;
+			struct lp_pred_placement pl;
+			struct lp_pred_group_info gi;
 			char name[64];
-			lp_xmodel_placement(x->m, g, L, &pl);
+			lp_pred_model_placement(x->m, g, L, &pl);
 			if (!pl.have)
 				continue;
 			if (!head++)
 				printf("\nplacement weights (random even cut; [min-max] of the runs' own fits; "
 				       "sep, resid: W1 lines/access)\n");
-			lp_xmodel_group(x->m, g, &gi);
+			lp_pred_model_group(x->m, g, &gi);
 			snprintf(name, sizeof(name), "#%zu %s", g, gi.function);
 			printf("%-5s %-12.12s %-18.18s %4.2f %4.2f %4.2f  [%4.2f-%4.2f %4.2f-%4.2f %4.2f-%4.2f] "
 			       "sep %.3g resid %.3g %s\n", L->name, name, gi.where, pl.w[0], pl.w[1], pl.w[2],
@@ -341,9 +344,9 @@ static void print_placements(const struct ctx *x)
 	}
 }
 
-static int print_text(struct ctx *x, double P, struct lp_xcount *tot)
+static int print_text(struct ctx *x, double P, struct lp_pred_count *tot)
 {
-	size_t ng = lp_xmodel_ngroups(x->m), nl = lp_xmodel_nloops(x->m), n;
+	size_t ng = lp_pred_model_ngroups(x->m), nl = lp_pred_model_nloops(x->m), n;
 	double work = work_at(x, P);
 	struct rank *rk = calloc(ng + nl + 1, sizeof(*rk));
 	const char **funcs = calloc(ng + 1, sizeof(*funcs));
@@ -355,15 +358,15 @@ static int print_text(struct ctx *x, double P, struct lp_xcount *tot)
 		free(funcs);
 		return -1;
 	}
-	printf("\n== P = %g: %.6g references, work %.6g (%s)\n", P, lp_xmodel_references(x->m, P), work,
-	       x->work ? lp_xexpr_text(x->work) : "references");
+	printf("\n== P = %g: %.6g references, work %.6g (%s)\n", P, lp_pred_model_references(x->m, P), work,
+	       x->work ? lp_pred_expr_text(x->work) : "references");
 	printf("%-5s %-26s %13s %13s %13s %11s %11s  %s\n", "level", "geometry", "accesses", "fa_misses",
 	       "sa_misses", "fa/work", "sa/work", "sa_model");
 	for (size_t l = 0; l < x->mc.n; l++)
 		printf("%-5s %-26s %13.6g %13.6g %13.6g %11.4g %11.4g  %s\n", x->mc.level[l].name,
 		       geometry(&x->mc.level[l], geo, sizeof(geo)), tot[l].accesses, tot[l].fa_misses,
 		       tot[l].sa_misses, tot[l].fa_misses / work, tot[l].sa_misses / work, sa_model(x, l));
-	if (x->sa_how == LP_XSA_CALIBRATED)
+	if (x->sa_how == LP_PRED_SA_CALIBRATED)
 		print_placements(x);
 	/* measured, when given */
 	int any = 0;
@@ -383,15 +386,15 @@ static int print_text(struct ctx *x, double P, struct lp_xcount *tot)
 	}
 	/* functions */
 	for (size_t g = 0; g < ng; g++) {
-		struct lp_xgroup_info gi;
+		struct lp_pred_group_info gi;
 		int seen = 0;
-		lp_xmodel_group(x->m, g, &gi);
+		lp_pred_model_group(x->m, g, &gi);
 		for (size_t i = 0; i < nf; i++)
 			seen |= !strcmp(funcs[i], gi.function);
 		if (!seen)
 			funcs[nf++] = gi.function;
 	}
-	struct lp_xcount *c = calloc(x->mc.n, sizeof(*c));
+	struct lp_pred_count *c = calloc(x->mc.n, sizeof(*c));
 	if (!c) {
 		free(rk);
 		free(funcs);
@@ -412,9 +415,9 @@ static int print_text(struct ctx *x, double P, struct lp_xcount *tot)
 	if (n)
 		text_header("loop");
 	for (size_t i = 0; i < n; i++) {
-		struct lp_xloop_info li;
+		struct lp_pred_loop_info li;
 		char name[64];
-		lp_xmodel_loop(x->m, rk[i].id, &li);
+		lp_pred_model_loop(x->m, rk[i].id, &li);
 		totals(x, want_loop, &rk[i].id, c);
 		snprintf(name, sizeof(name), "#%zu %s", rk[i].id, li.function);
 		text_rows(x, name, li.where, c, work);
@@ -428,9 +431,9 @@ static int print_text(struct ctx *x, double P, struct lp_xcount *tot)
 	n = x->top && (size_t)x->top < ng ? (size_t)x->top : ng;
 	text_header("group");
 	for (size_t i = 0; i < n; i++) {
-		struct lp_xgroup_info gi;
+		struct lp_pred_group_info gi;
 		char name[64];
-		lp_xmodel_group(x->m, rk[i].id, &gi);
+		lp_pred_model_group(x->m, rk[i].id, &gi);
 		totals(x, want_group, &rk[i].id, c);
 		snprintf(name, sizeof(name), "#%zu %s", rk[i].id, gi.function);
 		text_rows(x, name, gi.where, c, work);
@@ -441,18 +444,18 @@ static int print_text(struct ctx *x, double P, struct lp_xcount *tot)
 		printf("\npredicted histograms at %llu-byte blocks (distance: count)\n",
 		       (unsigned long long)x->hist_block);
 		for (size_t g = 0; g < ng; g++) {
-			struct lp_xbin *bins;
+			struct lp_pred_bin *bins;
 			size_t nb;
 			double cold;
-			struct lp_xgroup_info gi;
-			if (lp_xmodel_hist(x->m, g, x->hist_block, P, &bins, &nb, &cold) < 0) {
+			struct lp_pred_group_info gi;
+			if (lp_pred_model_hist(x->m, g, x->hist_block, P, &bins, &nb, &cold) < 0) {
 				cli_error("%s", lp_errmsg());
 				free(c);
 				free(rk);
 				free(funcs);
 				return -1;
 			}
-			lp_xmodel_group(x->m, g, &gi);
+			lp_pred_model_group(x->m, g, &gi);
 			printf("group %zu (%s %s): cold %.6g", g, gi.function, gi.where, cold);
 			for (size_t i = 0; i < nb; i++)
 				printf(", %.6g: %.6g", bins[i].distance, bins[i].count);
@@ -480,7 +483,7 @@ static void csv_quoted(const char *s)
 }
 
 static void csv_rows(const struct ctx *x, double P, const char *scope, long id, const char *name,
-		     const char *where, const struct lp_xcount *c, double work)
+		     const char *where, const struct lp_pred_count *c, double work)
 {
 	for (size_t l = 0; l < x->mc.n; l++) {
 		printf("%g,%s,%ld,", P, scope, id);
@@ -493,7 +496,7 @@ static void csv_rows(const struct ctx *x, double P, const char *scope, long id, 
 	}
 }
 
-static void json_levels(const struct ctx *x, const struct lp_xcount *c, double work)
+static void json_levels(const struct ctx *x, const struct lp_pred_count *c, double work)
 {
 	printf("[");
 	for (size_t l = 0; l < x->mc.n; l++)
@@ -505,11 +508,11 @@ static void json_levels(const struct ctx *x, const struct lp_xcount *c, double w
 	printf("]");
 }
 
-static int print_struct(struct ctx *x, double P, const struct lp_xcount *tot, int first)
+static int print_struct(struct ctx *x, double P, const struct lp_pred_count *tot, int first)
 {
-	size_t ng = lp_xmodel_ngroups(x->m), nl = lp_xmodel_nloops(x->m), nf = 0;
+	size_t ng = lp_pred_model_ngroups(x->m), nl = lp_pred_model_nloops(x->m), nf = 0;
 	double work = work_at(x, P);
-	struct lp_xcount *c = calloc(x->mc.n, sizeof(*c));
+	struct lp_pred_count *c = calloc(x->mc.n, sizeof(*c));
 	const char **funcs = calloc(ng + 1, sizeof(*funcs));
 
 	if (!c || !funcs) {
@@ -518,9 +521,9 @@ static int print_struct(struct ctx *x, double P, const struct lp_xcount *tot, in
 		return -1;
 	}
 	for (size_t g = 0; g < ng; g++) {
-		struct lp_xgroup_info gi;
+		struct lp_pred_group_info gi;
 		int seen = 0;
-		lp_xmodel_group(x->m, g, &gi);
+		lp_pred_model_group(x->m, g, &gi);
 		for (size_t i = 0; i < nf; i++)
 			seen |= !strcmp(funcs[i], gi.function);
 		if (!seen)
@@ -533,20 +536,20 @@ static int print_struct(struct ctx *x, double P, const struct lp_xcount *tot, in
 			csv_rows(x, P, "function", (long)i, funcs[i], "", c, work);
 		}
 		for (size_t l = 0; l < nl; l++) {
-			struct lp_xloop_info li;
-			lp_xmodel_loop(x->m, l, &li);
+			struct lp_pred_loop_info li;
+			lp_pred_model_loop(x->m, l, &li);
 			totals(x, want_loop, &l, c);
 			csv_rows(x, P, "loop", (long)l, li.function, li.where, c, work);
 		}
 		for (size_t g = 0; g < ng; g++) {
-			struct lp_xgroup_info gi;
-			lp_xmodel_group(x->m, g, &gi);
+			struct lp_pred_group_info gi;
+			lp_pred_model_group(x->m, g, &gi);
 			totals(x, want_group, &g, c);
 			csv_rows(x, P, "group", (long)g, gi.function, gi.where, c, work);
 		}
 	} else {
 		printf("%s\n  {\"size\": %.10g, \"work\": %.10g, \"references\": %.10g, \"program\": ",
-		       first ? "" : ",", P, work, lp_xmodel_references(x->m, P));
+		       first ? "" : ",", P, work, lp_pred_model_references(x->m, P));
 		json_levels(x, tot, work);
 		printf(",\n   \"functions\": [");
 		for (size_t i = 0; i < nf; i++) {
@@ -559,8 +562,8 @@ static int print_struct(struct ctx *x, double P, const struct lp_xcount *tot, in
 		}
 		printf("],\n   \"loops\": [");
 		for (size_t l = 0; l < nl; l++) {
-			struct lp_xloop_info li;
-			lp_xmodel_loop(x->m, l, &li);
+			struct lp_pred_loop_info li;
+			lp_pred_model_loop(x->m, l, &li);
 			totals(x, want_loop, &l, c);
 			printf("%s\n    {\"id\": %zu, \"parent\": %d, \"depth\": %d, \"function\": ", l ? "," : "", l,
 			       li.parent, li.depth);
@@ -573,8 +576,8 @@ static int print_struct(struct ctx *x, double P, const struct lp_xcount *tot, in
 		}
 		printf("],\n   \"groups\": [");
 		for (size_t g = 0; g < ng; g++) {
-			struct lp_xgroup_info gi;
-			lp_xmodel_group(x->m, g, &gi);
+			struct lp_pred_group_info gi;
+			lp_pred_model_group(x->m, g, &gi);
 			totals(x, want_group, &g, c);
 			printf("%s\n    {\"id\": %zu, \"loop\": %d, \"pcs\": %zu, \"function\": ", g ? "," : "", g,
 			       gi.loop, gi.npcs);
@@ -585,14 +588,14 @@ static int print_struct(struct ctx *x, double P, const struct lp_xcount *tot, in
 			cli_json_string(gi.strides);
 			printf(", \"levels\": ");
 			json_levels(x, c, work);
-			if (x->sa_how == LP_XSA_CALIBRATED) {
+			if (x->sa_how == LP_PRED_SA_CALIBRATED) {
 				/* the placement weights per level that has them */
 				int n = 0;
 				printf(", \"placement\": [");
 				for (size_t l = 0; l < x->mc.n; l++) {
-					struct lp_xplacement pl;
-					lp_xmodel_placement(x->m, g, &x->mc.level[l], &pl);
-					if (!pl.have || lp_xlevel_sets(&x->mc.level[l]) <= 1)
+					struct lp_pred_placement pl;
+					lp_pred_model_placement(x->m, g, &x->mc.level[l], &pl);
+					if (!pl.have || lp_pred_level_sets(&x->mc.level[l]) <= 1)
 						continue;
 					printf("%s{\"level\": \"%s\", \"random\": %.4g, \"even\": %.4g, \"cut\": %.4g, "
 					       "\"random_min\": %.4g, \"random_max\": %.4g, \"sep\": %.4g, \"resid\": %.4g, "
@@ -614,8 +617,8 @@ static int print_struct(struct ctx *x, double P, const struct lp_xcount *tot, in
 
 static int plot(struct ctx *x, const char *prefix, double pmax)
 {
-	size_t ns = lp_xmodel_nsizes(x->m), ng = lp_xmodel_ngroups(x->m), npts = 80;
-	double lo = lp_xmodel_fit_size(x->m, 0) / 1.2, *px = malloc(npts * sizeof(*px));
+	size_t ns = lp_pred_model_nsizes(x->m), ng = lp_pred_model_ngroups(x->m), npts = 80;
+	double lo = lp_pred_model_fit_size(x->m, 0) / 1.2, *px = malloc(npts * sizeof(*px));
 	double *fa = calloc(npts * x->mc.n, sizeof(*fa)), *sa = calloc(npts * x->mc.n, sizeof(*sa));
 	double *mx = malloc((ns + x->nmeas + 1) * sizeof(*mx)), *my = malloc((ns + x->nmeas + 1) * sizeof(*my));
 	double *qx = malloc((x->nmeas + 1) * sizeof(*qx)), *qf = malloc((x->nmeas + 1) * sizeof(*qf));
@@ -641,20 +644,20 @@ static int plot(struct ctx *x, const char *prefix, double pmax)
 			}
 	}
 	for (size_t l = 0; l < x->mc.n; l++) {
-		const struct lp_xlevel *L = &x->mc.level[l];
-		struct lp_xseries s[5];
+		const struct lp_pred_level *L = &x->mc.level[l];
+		struct lp_pred_series s[5];
 		size_t k = 0, nq = 0;
 		char path[4096], title[256], ylab[128];
 		/* the exact fully-associative misses of the fitted runs */
 		for (size_t r = 0; r < ns; r++) {
-			double v = 0, P = lp_xmodel_fit_size(x->m, r);
+			double v = 0, P = lp_pred_model_fit_size(x->m, r);
 			for (size_t g = 0; g < ng; g++) {
-				struct lp_xcount cm;
-				if (lp_xmodel_measured(x->m, g, L, r, &cm) == 0)
+				struct lp_pred_count cm;
+				if (lp_pred_model_measured(x->m, g, L, r, &cm) == 0)
 					v += cm.fa_misses;
 			}
 			mx[r] = P;
-			my[r] = v / (x->work ? lp_xexpr_eval(x->work, P) : lp_xmodel_measured_references(x->m, r));
+			my[r] = v / (x->work ? lp_pred_expr_eval(x->work, P) : lp_pred_model_measured_references(x->m, r));
 		}
 		for (size_t i = 0; i < x->nmeas; i++)
 			if (!strcmp(x->meas[i].level, L->name)) {
@@ -663,24 +666,24 @@ static int plot(struct ctx *x, const char *prefix, double pmax)
 				qf[nq] = x->meas[i].fa / w;
 				qs[nq++] = x->meas[i].sa / w;
 			}
-		s[k++] = (struct lp_xseries){ "predicted, fully assoc.", px, fa + l * npts, npts, 0, 0, 0 };
+		s[k++] = (struct lp_pred_series){ "predicted, fully assoc.", px, fa + l * npts, npts, 0, 0, 0 };
 		if (L->assoc)
-			s[k++] = (struct lp_xseries){ !strcmp(sa_model(x, l), "setd")	   ? "predicted, set distances"
+			s[k++] = (struct lp_pred_series){ !strcmp(sa_model(x, l), "setd")	   ? "predicted, set distances"
 						      : !strcmp(sa_model(x, l), "calibrated") ? "predicted, calibrated"
 						      : !strcmp(sa_model(x, l), "strided")    ? "predicted, strided"
 											      : "predicted, binomial",
 						      px, sa + l * npts, npts, 0, 1, 1 };
-		s[k++] = (struct lp_xseries){ "fitted runs (exact, FA)", mx, my, ns, 1, 0, 0 };
+		s[k++] = (struct lp_pred_series){ "fitted runs (exact, FA)", mx, my, ns, 1, 0, 0 };
 		if (nq) {
-			s[k++] = (struct lp_xseries){ "simulated, fully assoc.", qx, qf, nq, 1, 0, 2 };
+			s[k++] = (struct lp_pred_series){ "simulated, fully assoc.", qx, qf, nq, 1, 0, 2 };
 			if (L->assoc)
-				s[k++] = (struct lp_xseries){ "simulated, set assoc.", qx, qs, nq, 1, 0, 3 };
+				s[k++] = (struct lp_pred_series){ "simulated, set assoc.", qx, qs, nq, 1, 0, 3 };
 		}
 		snprintf(path, sizeof(path), "%s-%s.svg", prefix, L->name);
-		snprintf(title, sizeof(title), "%s misses on %s (%s)", L->name, x->mc.name, lp_xmodel_command(x->m));
-		snprintf(ylab, sizeof(ylab), "misses per %s", x->work ? lp_xexpr_text(x->work) : "reference");
-		if (lp_xsvg_write(path, title, ylab, s, k, lp_xmodel_fit_size(x->m, 0),
-				  lp_xmodel_fit_size(x->m, ns - 1)) < 0) {
+		snprintf(title, sizeof(title), "%s misses on %s (%s)", L->name, x->mc.name, lp_pred_model_command(x->m));
+		snprintf(ylab, sizeof(ylab), "misses per %s", x->work ? lp_pred_expr_text(x->work) : "reference");
+		if (lp_pred_svg_write(path, title, ylab, s, k, lp_pred_model_fit_size(x->m, 0),
+				  lp_pred_model_fit_size(x->m, ns - 1)) < 0) {
 			cli_error("%s", lp_errmsg());
 			rc = -1;
 			goto out;
@@ -698,7 +701,7 @@ out:
 	return rc;
 }
 
-int model_predict(int argc, char **argv)
+static int predict_at(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "size", required_argument, NULL, 's' },
@@ -725,9 +728,9 @@ int model_predict(int argc, char **argv)
 	 * placement"); for groups with no measured walk it is the binomial
 	 * model. The set-distance fits are exact at the fitted sizes but
 	 * extrapolate worse ("Set distances against the binomial model"). */
-	struct ctx x = { .fmt = FMT_TEXT, .top = 20, .sa_how = LP_XSA_STRIDED };
+	struct ctx x = { .fmt = FMT_TEXT, .top = 20, .sa_how = LP_PRED_SA_STRIDED };
 	const char *machine = "host", *svg = NULL, *measured = NULL;
-	unsigned place = LP_XPLACE_DEFAULT;
+	unsigned place = LP_PRED_PLACE_DEFAULT;
 	double agree = 0;
 	double *sizes = NULL, pmax = 0;
 	size_t nsizes = 0;
@@ -740,14 +743,14 @@ int model_predict(int argc, char **argv)
 		case 's':
 			free(sizes);
 			if (parse_sizes(optarg, &sizes, &nsizes) < 0)
-				return cli_usage_error(&cmd_predict, "bad --size '%s' (positive numbers)", optarg);
+				return cli_usage_error(&cmd_predict_at, "bad --size '%s' (positive numbers)", optarg);
 			break;
 		case 'm': machine = optarg; break;
 		case 'w':
-			lp_xexpr_free(x.work);
-			if (lp_xexpr_parse(&x.work, optarg) < 0) {
+			lp_pred_expr_free(x.work);
+			if (lp_pred_expr_parse(&x.work, optarg) < 0) {
 				free(sizes);
-				return cli_usage_error(&cmd_predict, "bad --work: %s", lp_errmsg());
+				return cli_usage_error(&cmd_predict_at, "bad --work: %s", lp_errmsg());
 			}
 			break;
 		case 'F':
@@ -775,60 +778,60 @@ int model_predict(int argc, char **argv)
 				goto usage_bad;
 			break;
 		case 'M': measured = optarg; break;
-		case 'B': x.sa_how = LP_XSA_BINOMIAL; break;
-		case 'D': x.sa_how = LP_XSA_AUTO; break;
-		case 'C': x.sa_how = LP_XSA_CALIBRATED; break;
-		case 'R': x.sa_how = LP_XSA_STRIDED; break;
+		case 'B': x.sa_how = LP_PRED_SA_BINOMIAL; break;
+		case 'D': x.sa_how = LP_PRED_SA_AUTO; break;
+		case 'C': x.sa_how = LP_PRED_SA_CALIBRATED; break;
+		case 'R': x.sa_how = LP_PRED_SA_STRIDED; break;
 		case 'P':
 			if (parse_placement(optarg, &place) < 0) {
 				free(sizes);
-				lp_xexpr_free(x.work);
-				return cli_usage_error(&cmd_predict, "bad --placement '%s' (even, cut or even,cut)", optarg);
+				lp_pred_expr_free(x.work);
+				return cli_usage_error(&cmd_predict_at, "bad --placement '%s' (even, cut or even,cut)", optarg);
 			}
-			x.sa_how = LP_XSA_CALIBRATED;
+			x.sa_how = LP_PRED_SA_CALIBRATED;
 			break;
 		case 'A':
 			if (cli_parse_double(optarg, &agree) < 0 || !(agree > 0)) {
 				free(sizes);
-				lp_xexpr_free(x.work);
-				return cli_usage_error(&cmd_predict, "bad --agree '%s' (a positive number)", optarg);
+				lp_pred_expr_free(x.work);
+				return cli_usage_error(&cmd_predict_at, "bad --agree '%s' (a positive number)", optarg);
 			}
-			x.sa_how = LP_XSA_CALIBRATED;
+			x.sa_how = LP_PRED_SA_CALIBRATED;
 			break;
 		case 'h':
 			free(sizes);
-			lp_xexpr_free(x.work);
+			lp_pred_expr_free(x.work);
 			return cli_print_usage(&cmd_predict_at);
 		default:
 			free(sizes);
-			lp_xexpr_free(x.work);
-			return cli_usage_error(&cmd_predict, "bad option");
+			lp_pred_expr_free(x.work);
+			return cli_usage_error(&cmd_predict_at, "bad option");
 		}
 	}
 	if (optind + 1 != argc || !nsizes) {
 		free(sizes);
-		lp_xexpr_free(x.work);
-		return cli_usage_error(&cmd_predict, "predict needs a model (DIR or file) and --size");
+		lp_pred_expr_free(x.work);
+		return cli_usage_error(&cmd_predict_at, "predict needs a model (DIR or file) and --size");
 	}
 	if (lp_machine_get(&x.mc, machine) < 0) {
 		cli_error("%s", lp_errmsg());
 		status = CLI_USAGE;
 		goto done;
 	}
-	if (!(mpath = model_path(argv[optind])))
+	if (!(mpath = lp_pred_model_path(argv[optind])))
 		goto nomem;
-	if (lp_xmodel_read(&x.m, mpath) < 0) {
+	if (lp_pred_model_read(&x.m, mpath) < 0) {
 		cli_error("%s", lp_errmsg());
 		status = CLI_ERROR;
 		goto done;
 	}
 	for (size_t l = 0; l < x.mc.n; l++) {
 		int have = 0;
-		for (size_t b = 0; b < lp_xmodel_nblocks(x.m); b++)
-			have |= lp_xmodel_block(x.m, b) == x.mc.level[l].block;
+		for (size_t b = 0; b < lp_pred_model_nblocks(x.m); b++)
+			have |= lp_pred_model_block(x.m, b) == x.mc.level[l].block;
 		if (!have) {
 			cli_error("level %s of %s has %llu-byte blocks, which were not collected "
-				  "(locprof model collect --line/--page)", x.mc.level[l].name, x.mc.name,
+				  "(locprof predict collect --line/--page)", x.mc.level[l].name, x.mc.name,
 				  (unsigned long long)x.mc.level[l].block);
 			status = CLI_ERROR;
 			goto done;
@@ -836,15 +839,15 @@ int model_predict(int argc, char **argv)
 	}
 	if (x.hist_block) {
 		int have = 0;
-		for (size_t b = 0; b < lp_xmodel_nblocks(x.m); b++)
-			have |= lp_xmodel_block(x.m, b) == x.hist_block;
+		for (size_t b = 0; b < lp_pred_model_nblocks(x.m); b++)
+			have |= lp_pred_model_block(x.m, b) == x.hist_block;
 		if (!have) {
 			cli_error("no histograms of %llu-byte blocks in the model", (unsigned long long)x.hist_block);
 			status = CLI_ERROR;
 			goto done;
 		}
 	}
-	if ((place != LP_XPLACE_DEFAULT || agree > 0) && lp_xmodel_calibrate(x.m, place, agree) < 0) {
+	if ((place != LP_PRED_PLACE_DEFAULT || agree > 0) && lp_pred_model_calibrate(x.m, place, agree) < 0) {
 		cli_error("%s", lp_errmsg());
 		status = CLI_ERROR;
 		goto done;
@@ -853,16 +856,16 @@ int model_predict(int argc, char **argv)
 		status = CLI_ERROR;
 		goto done;
 	}
-	if (!(x.cnt = calloc(lp_xmodel_ngroups(x.m) * x.mc.n + 1, sizeof(*x.cnt))))
+	if (!(x.cnt = calloc(lp_pred_model_ngroups(x.m) * x.mc.n + 1, sizeof(*x.cnt))))
 		goto nomem;
 	{
-		size_t ns = lp_xmodel_nsizes(x.m);
+		size_t ns = lp_pred_model_nsizes(x.m);
 		char f[512];
 		if (x.fmt == FMT_TEXT) {
-			printf("# locprof model predict: %s\n# fitted at P = %g .. %g (%zu sizes); machine %s\n",
-			       lp_xmodel_command(x.m), lp_xmodel_fit_size(x.m, 0), lp_xmodel_fit_size(x.m, ns - 1),
+			printf("# locprof predict at: %s\n# fitted at P = %g .. %g (%zu sizes); machine %s\n",
+			       lp_pred_model_command(x.m), lp_pred_model_fit_size(x.m, 0), lp_pred_model_fit_size(x.m, ns - 1),
 			       ns, x.mc.name);
-			printf("# references: %s\n", lp_xmodel_refs_formula(x.m, SIZE_MAX, f, sizeof(f)));
+			printf("# references: %s\n", lp_pred_model_refs_formula(x.m, SIZE_MAX, f, sizeof(f)));
 		} else if (x.fmt == FMT_CSV) {
 			printf("size,scope,id,name,where,level,block,references,accesses,fa_misses,sa_misses,"
 			       "work,fa_per_work,sa_per_work,sa_model\n");
@@ -870,26 +873,26 @@ int model_predict(int argc, char **argv)
 			printf("{\"model\": ");
 			cli_json_string(mpath);
 			printf(", \"command\": ");
-			cli_json_string(lp_xmodel_command(x.m));
+			cli_json_string(lp_pred_model_command(x.m));
 			printf(", \"machine\": ");
 			cli_json_string(x.mc.name);
 			printf(", \"fitted_sizes\": [");
 			for (size_t r = 0; r < ns; r++)
-				printf("%s%.10g", r ? ", " : "", lp_xmodel_fit_size(x.m, r));
+				printf("%s%.10g", r ? ", " : "", lp_pred_model_fit_size(x.m, r));
 			printf("], \"work\": ");
-			cli_json_string(x.work ? lp_xexpr_text(x.work) : "references");
+			cli_json_string(x.work ? lp_pred_expr_text(x.work) : "references");
 			printf(", \"levels\": [");
 			for (size_t l = 0; l < x.mc.n; l++)
 				printf("%s{\"name\": \"%s\", \"kind\": \"%s\", \"blocks\": %llu, \"assoc\": %llu, "
 				       "\"block\": %llu, \"sa_model\": \"%s\"}", l ? ", " : "", x.mc.level[l].name,
-				       x.mc.level[l].kind == LP_XLEVEL_TLB ? "tlb" : "cache",
+				       x.mc.level[l].kind == LP_PRED_LEVEL_TLB ? "tlb" : "cache",
 				       (unsigned long long)x.mc.level[l].blocks, (unsigned long long)x.mc.level[l].assoc,
 				       (unsigned long long)x.mc.level[l].block, sa_model(&x, l));
 			printf("],\n \"predictions\": [");
 		}
 	}
 	for (size_t i = 0; i < nsizes; i++) {
-		struct lp_xcount *tot = calloc(x.mc.n, sizeof(*tot));
+		struct lp_pred_count *tot = calloc(x.mc.n, sizeof(*tot));
 		if (!tot)
 			goto nomem;
 		if (predict_all(&x, sizes[i]) < 0) {
@@ -906,7 +909,7 @@ int model_predict(int argc, char **argv)
 	if (x.fmt == FMT_JSON)
 		printf("]}\n");
 	if (svg) {
-		double fitmax = lp_xmodel_fit_size(x.m, lp_xmodel_nsizes(x.m) - 1);
+		double fitmax = lp_pred_model_fit_size(x.m, lp_pred_model_nsizes(x.m) - 1);
 		if (!pmax) {
 			pmax = 10 * fitmax;
 			for (size_t i = 0; i < nsizes; i++)
@@ -922,18 +925,18 @@ int model_predict(int argc, char **argv)
 	goto done;
 usage_fmt:
 	free(sizes);
-	lp_xexpr_free(x.work);
-	return cli_usage_error(&cmd_predict, "unknown format '%s' (text, csv, json)", optarg);
+	lp_pred_expr_free(x.work);
+	return cli_usage_error(&cmd_predict_at, "unknown format '%s' (text, csv, json)", optarg);
 usage_bad:
 	free(sizes);
-	lp_xexpr_free(x.work);
-	return cli_usage_error(&cmd_predict, "bad value '%s' for '%s'", optarg, argv[optind - 1]);
+	lp_pred_expr_free(x.work);
+	return cli_usage_error(&cmd_predict_at, "bad value '%s' for '%s'", optarg, argv[optind - 1]);
 nomem:
 	cli_error("out of memory");
 	status = CLI_ERROR;
 done:
-	lp_xmodel_free(x.m);
-	lp_xexpr_free(x.work);
+	lp_pred_model_free(x.m);
+	lp_pred_expr_free(x.work);
 	free(x.cnt);
 	free(x.meas);
 	free(sizes);

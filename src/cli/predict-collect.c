@@ -1,4 +1,4 @@
-/* locprof model collect: one run at one problem size -> DIR/size-P.xrun. */
+/* locprof predict collect: one run at one problem size -> DIR/size-P.xrun. */
 #include "predict-cli.h"
 
 #include <errno.h>
@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 static const char usage[] =
-	"usage: locprof model collect --size P -o DIR [options] -- PROGRAM [ARGS...]\n"
-	"       locprof model collect --size P -o DIR --trace TRACE [--binary PROGRAM]\n"
+	"usage: locprof predict collect --size P -o DIR [options] -- PROGRAM [ARGS...]\n"
+	"       locprof predict collect --size P -o DIR --trace TRACE [--binary PROGRAM]\n"
 	"\n"
 	"Run PROGRAM (built with `locprof cc`) under `locprof record --mode trace`,\n"
 	"or read TRACE ('-' for stdin), and write DIR/size-P.xrun: the reference\n"
@@ -42,9 +42,12 @@ static const char usage[] =
 	"  -q, --quiet         no summary on stderr\n"
 	"  -h, --help          this help\n";
 
-static const struct cli_command cmd_collect = {
-	.name = "model collect",
+static int predict_collect(int argc, char **argv);
+
+const struct cli_command cmd_predict_collect = {
+	.name = "predict collect",
 	.summary = "",
+	.run = predict_collect,
 	.usage = usage,
 };
 
@@ -54,12 +57,12 @@ static int add_list(const char *s, uint64_t *v, size_t *n, size_t max, const cha
 	size_t k;
 
 	if (cli_parse_size_list(s, &list, &k) < 0) {
-		cli_usage_error(&cmd_collect, "bad %s list '%s'", what, s);
+		cli_usage_error(&cmd_predict_collect, "bad %s list '%s'", what, s);
 		return -1;
 	}
 	for (size_t i = 0; i < k; i++) {
 		if (!list[i] || (list[i] & (list[i] - 1))) {
-			cli_usage_error(&cmd_collect, "%s size %llu is not a power of two", what,
+			cli_usage_error(&cmd_predict_collect, "%s size %llu is not a power of two", what,
 					(unsigned long long)list[i]);
 			free(list);
 			return -1;
@@ -70,7 +73,7 @@ static int add_list(const char *s, uint64_t *v, size_t *n, size_t max, const cha
 		if (dup)
 			continue;
 		if (*n == max) {
-			cli_usage_error(&cmd_collect, "at most %zu line and page sizes in all", max);
+			cli_usage_error(&cmd_predict_collect, "at most %zu line and page sizes in all", max);
 			free(list);
 			return -1;
 		}
@@ -81,7 +84,7 @@ static int add_list(const char *s, uint64_t *v, size_t *n, size_t max, const cha
 }
 
 /* "256x128,64x64": set-distance geometries. */
-static int add_sets(const char *s, struct lp_xsetspec *v, size_t *n, size_t max)
+static int add_sets(const char *s, struct lp_pred_setspec *v, size_t *n, size_t max)
 {
 	char *copy = strdup(s), *save = NULL, *tok;
 	int rc = 0;
@@ -93,7 +96,7 @@ static int add_sets(const char *s, struct lp_xsetspec *v, size_t *n, size_t max)
 		uint64_t sets, line;
 		int dup = 0;
 		if (!x) {
-			rc = cli_usage_error(&cmd_collect, "bad --sets item '%s' (SETSxLINE, e.g. 256x128)", tok);
+			rc = cli_usage_error(&cmd_predict_collect, "bad --sets item '%s' (SETSxLINE, e.g. 256x128)", tok);
 			break;
 		}
 		*x = 0;
@@ -102,7 +105,7 @@ static int add_sets(const char *s, struct lp_xsetspec *v, size_t *n, size_t max)
 		if (errno || *end || !*tok || !sets || cli_parse_size(x + 1, &line) < 0 || !line ||
 		    (line & (line - 1))) {
 			*x = 'x';
-			rc = cli_usage_error(&cmd_collect, "bad --sets item '%s' (SETSxLINE: sets >= 1, "
+			rc = cli_usage_error(&cmd_predict_collect, "bad --sets item '%s' (SETSxLINE: sets >= 1, "
 					     "LINE a power of two)", tok);
 			break;
 		}
@@ -111,10 +114,10 @@ static int add_sets(const char *s, struct lp_xsetspec *v, size_t *n, size_t max)
 		if (dup)
 			continue;
 		if (*n == max) {
-			rc = cli_usage_error(&cmd_collect, "at most %zu set-distance geometries", max);
+			rc = cli_usage_error(&cmd_predict_collect, "at most %zu set-distance geometries", max);
 			break;
 		}
-		v[(*n)++] = (struct lp_xsetspec){ sets, line };
+		v[(*n)++] = (struct lp_pred_setspec){ sets, line };
 	}
 	free(copy);
 	return rc ? -1 : 0;
@@ -184,7 +187,7 @@ static int record(const char *trace, char **prog_argv)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-int model_collect(int argc, char **argv)
+static int predict_collect(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "size", required_argument, NULL, 's' },
@@ -204,22 +207,22 @@ int model_collect(int argc, char **argv)
 	};
 	uint64_t blocks[16], phase = 4096;
 	size_t nblocks = 0, nsetd = 0;
-	struct lp_xsetspec setd[16];
+	struct lp_pred_setspec setd[16];
 	const char *setlist = NULL, *machine = NULL;
 	const char *dir = NULL, *trace = NULL, *from = NULL, *lines = "32,64,128", *pages = "4K,16K,32K";
 	char *binary = NULL, *tpath = NULL, *out = NULL, *command = NULL;
 	double size = 0;
 	int c, quiet = 0, keep = 0, status = CLI_OK, have_size = 0, rc;
 	struct lp_trace_reader *r = NULL;
-	struct lp_xcollect *xc = NULL;
-	struct lp_xcollect_config cfg = { 0 };
+	struct lp_pred_collect *xc = NULL;
+	struct lp_pred_collect_config cfg = { 0 };
 	struct lp_ref *buf = NULL;
 
 	while ((c = cli_getopt(argc, argv, "+s:o:l:p:S:m:t:f:b:kqh", opts)) != -1) {
 		switch (c) {
 		case 's':
 			if (cli_parse_double(optarg, &size) < 0 || !(size > 0) || size > 1e15)
-				return cli_usage_error(&cmd_predict, "bad --size '%s' (a positive number)", optarg);
+				return cli_usage_error(&cmd_predict_collect, "bad --size '%s' (a positive number)", optarg);
 			have_size = 1;
 			break;
 		case 'o': dir = optarg; break;
@@ -230,7 +233,7 @@ int model_collect(int argc, char **argv)
 		case 't': trace = optarg; break;
 		case 'f':
 			if (!lp_trace_format_known(optarg))
-				return cli_usage_error(&cmd_predict, "unknown trace format '%s' (%s)", optarg,
+				return cli_usage_error(&cmd_predict_collect, "unknown trace format '%s' (%s)", optarg,
 						       lp_trace_format_names());
 			from = optarg;
 			break;
@@ -245,25 +248,25 @@ int model_collect(int argc, char **argv)
 		case 'P':
 			if (cli_parse_size(optarg, &phase) < 0 || (phase & (phase - 1))) {
 				free(binary);
-				return cli_usage_error(&cmd_predict, "bad --phase '%s' (0 or a power of two)", optarg);
+				return cli_usage_error(&cmd_predict_collect, "bad --phase '%s' (0 or a power of two)", optarg);
 			}
 			break;
 		case 'q': quiet = 1; break;
-		case 'h': free(binary); return cli_print_usage(&cmd_collect);
-		default: free(binary); return cli_usage_error(&cmd_predict, "bad option");
+		case 'h': free(binary); return cli_print_usage(&cmd_predict_collect);
+		default: free(binary); return cli_usage_error(&cmd_predict_collect, "bad option");
 		}
 	}
 	if (!have_size || !dir) {
 		free(binary);
-		return cli_usage_error(&cmd_predict, "collect needs --size P and -o DIR");
+		return cli_usage_error(&cmd_predict_collect, "collect needs --size P and -o DIR");
 	}
 	if (!trace && optind >= argc) {
 		free(binary);
-		return cli_usage_error(&cmd_predict, "collect needs a program to run (after --) or --trace");
+		return cli_usage_error(&cmd_predict_collect, "collect needs a program to run (after --) or --trace");
 	}
 	if (trace && optind < argc) {
 		free(binary);
-		return cli_usage_error(&cmd_predict, "give a program or --trace, not both");
+		return cli_usage_error(&cmd_predict_collect, "give a program or --trace, not both");
 	}
 	if (add_list(lines, blocks, &nblocks, 16, "line") < 0 || add_list(pages, blocks, &nblocks, 16, "page") < 0) {
 		free(binary);
@@ -281,11 +284,11 @@ int model_collect(int argc, char **argv)
 			return CLI_ERROR;
 		}
 		for (size_t i = 0; i < mach.n; i++) {
-			const struct lp_xlevel *l = &mach.level[i];
-			uint64_t sets = lp_xlevel_sets(l);
+			const struct lp_pred_level *l = &mach.level[i];
+			uint64_t sets = lp_pred_level_sets(l);
 			char item[64];
 			int dup = 0;
-			if (l->kind != LP_XLEVEL_CACHE || !l->assoc || sets <= 1)
+			if (l->kind != LP_PRED_LEVEL_CACHE || !l->assoc || sets <= 1)
 				continue;
 			snprintf(item, sizeof(item), "%llu", (unsigned long long)l->block);
 			for (size_t j = 0; j < nsetd; j++)
@@ -368,7 +371,7 @@ int model_collect(int argc, char **argv)
 	cfg.nsetd = nsetd;
 	cfg.maps = lp_trace_reader_mappings(r);
 	cfg.binary = binary;
-	if ((rc = lp_xcollect_new(&xc, &cfg)) < 0) {
+	if ((rc = lp_pred_collect_new(&xc, &cfg)) < 0) {
 		cli_error("%s", lp_errmsg());
 		status = CLI_ERROR;
 		goto done;
@@ -388,20 +391,20 @@ int model_collect(int argc, char **argv)
 				goto done;
 			break;
 		}
-		if ((rc = lp_xcollect_feed(xc, buf, (size_t)n)) < 0) {
+		if ((rc = lp_pred_collect_feed(xc, buf, (size_t)n)) < 0) {
 			cli_error("%s", lp_errmsg());
 			status = CLI_ERROR;
 			goto done;
 		}
 	}
-	if ((rc = lp_xcollect_write(xc, out, size, command)) < 0) {
+	if ((rc = lp_pred_collect_write(xc, out, size, command)) < 0) {
 		cli_error("cannot write the run: %s", lp_errmsg());
 		status = CLI_ERROR;
 		goto done;
 	}
 	if (!quiet) {
-		struct lp_xcollect_summary s;
-		lp_xcollect_summary(xc, &s);
+		struct lp_pred_collect_summary s;
+		lp_pred_collect_summary(xc, &s);
 		cli_note("%s: size %g, %llu references, %llu pcs (%llu in the binary), %llu loops, %llu groups",
 			 out, size, (unsigned long long)s.references, (unsigned long long)s.pcs,
 			 (unsigned long long)s.pcs_placed, (unsigned long long)s.loops,
@@ -416,7 +419,7 @@ nomem:
 	cli_error("out of memory");
 	status = CLI_ERROR;
 done:
-	lp_xcollect_free(xc);
+	lp_pred_collect_free(xc);
 	lp_trace_reader_free(r);
 	if (tpath && !keep)
 		unlink(tpath);

@@ -1,4 +1,4 @@
-/* locprof model fit: the runs of a directory -> DIR/model.xmodel. */
+/* locprof predict fit: the runs of a directory -> DIR/model.xmodel. */
 #include "predict-cli.h"
 
 #include <dirent.h>
@@ -7,7 +7,7 @@
 #include <string.h>
 
 static const char usage[] =
-	"usage: locprof model fit DIR [options]\n"
+	"usage: locprof predict fit DIR [options]\n"
 	"\n"
 	"Fit a model from the runs in DIR (DIR/size-*.xrun, 3 or more sizes) and\n"
 	"write DIR/model.xmodel. Each reference group's histogram at each block\n"
@@ -28,9 +28,12 @@ static const char usage[] =
 	"  -q, --quiet         no summary\n"
 	"  -h, --help          this help\n";
 
-static const struct cli_command cmd_fit = {
-	.name = "model fit",
+static int predict_fit(int argc, char **argv);
+
+const struct cli_command cmd_predict_fit = {
+	.name = "predict fit",
 	.summary = "",
+	.run = predict_fit,
 	.usage = usage,
 };
 
@@ -39,7 +42,7 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-int model_fit(int argc, char **argv)
+static int predict_fit(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "basis", required_argument, NULL, 'B' },
@@ -53,12 +56,12 @@ int model_fit(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	struct lp_xfit_options fo = { 0 };
+	struct lp_pred_fit_options fo = { 0 };
 	const char *dir, *output = NULL;
 	char **names = NULL, *mpath = NULL;
 	size_t nn = 0, capn = 0;
-	struct lp_xrun **runs = NULL;
-	struct lp_xmodel *m = NULL;
+	struct lp_pred_run **runs = NULL;
+	struct lp_pred_model *m = NULL;
 	int c, verbose = 0, quiet = 0, status = CLI_OK;
 	uint64_t show = 0, u;
 	DIR *d;
@@ -67,39 +70,39 @@ int model_fit(int argc, char **argv)
 	while ((c = cli_getopt(argc, argv, "B:r:t:d:o:vqh", opts)) != -1) {
 		switch (c) {
 		case 'B': {
-			struct lp_xbasis b;
-			if (lp_xbasis_parse(&b, optarg) < 0)
-				return cli_usage_error(&cmd_predict, "bad --basis: %s", lp_errmsg());
-			lp_xbasis_release(&b);
+			struct lp_pred_basis b;
+			if (lp_pred_basis_parse(&b, optarg) < 0)
+				return cli_usage_error(&cmd_predict_fit, "bad --basis: %s", lp_errmsg());
+			lp_pred_basis_release(&b);
 			fo.basis = optarg;
 			break;
 		}
 		case 'r':
 			if (cli_parse_double(optarg, &fo.range) < 0 || !(fo.range >= 1) || fo.range > 1e6)
-				return cli_usage_error(&cmd_predict, "bad --range '%s' (>= 1)", optarg);
+				return cli_usage_error(&cmd_predict_fit, "bad --range '%s' (>= 1)", optarg);
 			break;
 		case 't':
 			if (cli_parse_double(optarg, &fo.tolerance) < 0 || !(fo.tolerance > 0) || fo.tolerance > 10)
-				return cli_usage_error(&cmd_predict, "bad --tolerance '%s' (0 < T <= 10)", optarg);
+				return cli_usage_error(&cmd_predict_fit, "bad --tolerance '%s' (0 < T <= 10)", optarg);
 			break;
 		case 'd':
 			if (cli_parse_u64(optarg, &u) < 0 || !u || u > 30)
-				return cli_usage_error(&cmd_predict, "bad --depth '%s' (1 to 30)", optarg);
+				return cli_usage_error(&cmd_predict_fit, "bad --depth '%s' (1 to 30)", optarg);
 			fo.max_depth = (unsigned)u;
 			break;
 		case 'o': output = optarg; break;
 		case 'v': verbose = 1; break;
 		case 'K':
 			if (cli_parse_size(optarg, &show) < 0 || !show)
-				return cli_usage_error(&cmd_predict, "bad --block '%s'", optarg);
+				return cli_usage_error(&cmd_predict_fit, "bad --block '%s'", optarg);
 			break;
 		case 'q': quiet = 1; break;
-		case 'h': return cli_print_usage(&cmd_fit);
-		default: return cli_usage_error(&cmd_predict, "bad option");
+		case 'h': return cli_print_usage(&cmd_predict_fit);
+		default: return cli_usage_error(&cmd_predict_fit, "bad option");
 		}
 	}
 	if (optind + 1 != argc)
-		return cli_usage_error(&cmd_predict, "fit needs one directory of runs");
+		return cli_usage_error(&cmd_predict_fit, "fit needs one directory of runs");
 	dir = argv[optind];
 	if (!(d = opendir(dir))) {
 		cli_error("cannot open directory '%s': %s", dir, strerror(errno));
@@ -127,7 +130,7 @@ int model_fit(int argc, char **argv)
 	closedir(d);
 	if (nn < 3) {
 		cli_error("'%s' holds %zu run%s; a model needs 3 or more sizes "
-			  "(locprof model collect --size P -o %s -- PROGRAM ...)", dir, nn, nn == 1 ? "" : "s", dir);
+			  "(locprof predict collect --size P -o %s -- PROGRAM ...)", dir, nn, nn == 1 ? "" : "s", dir);
 		status = CLI_ERROR;
 		goto done;
 	}
@@ -135,57 +138,57 @@ int model_fit(int argc, char **argv)
 	if (!(runs = calloc(nn, sizeof(*runs))))
 		goto nomem;
 	for (size_t i = 0; i < nn; i++)
-		if (lp_xrun_read(&runs[i], names[i]) < 0) {
+		if (lp_pred_run_read(&runs[i], names[i]) < 0) {
 			cli_error("%s", lp_errmsg());
 			status = CLI_ERROR;
 			goto done;
 		}
-	if (lp_xmodel_fit(&m, runs, nn, &fo) < 0) {
+	if (lp_pred_model_fit(&m, runs, nn, &fo) < 0) {
 		cli_error("cannot fit: %s", lp_errmsg());
 		status = CLI_ERROR;
 		goto done;
 	}
 	if (!output) {
-		if (asprintf(&mpath, "%s/model.xmodel", dir) < 0)
+		if (!(mpath = lp_pred_model_path(dir)))
 			goto nomem;
 		output = mpath;
 	}
-	if (lp_xmodel_write(m, output) < 0) {
+	if (lp_pred_model_write(m, output) < 0) {
 		cli_error("%s", lp_errmsg());
 		status = CLI_ERROR;
 		goto done;
 	}
 	if (!quiet) {
-		size_t ns = lp_xmodel_nsizes(m), nb = lp_xmodel_nblocks(m);
+		size_t ns = lp_pred_model_nsizes(m), nb = lp_pred_model_nblocks(m);
 		char f[512];
 		if (!show) {
-			show = lp_xmodel_block(m, 0);
+			show = lp_pred_model_block(m, 0);
 			for (size_t b = 0; b < nb; b++)
-				if (lp_xmodel_block(m, b) == 64)
+				if (lp_pred_model_block(m, b) == 64)
 					show = 64;
 		}
 		printf("model %s: %zu sizes (%g .. %g), %zu groups, %zu loops\n", output, ns,
-		       lp_xmodel_fit_size(m, 0), lp_xmodel_fit_size(m, ns - 1), lp_xmodel_ngroups(m),
-		       lp_xmodel_nloops(m));
-		printf("command: %s\n", lp_xmodel_command(m));
-		printf("references: %s\n\n", lp_xmodel_refs_formula(m, SIZE_MAX, f, sizeof(f)));
+		       lp_pred_model_fit_size(m, 0), lp_pred_model_fit_size(m, ns - 1), lp_pred_model_ngroups(m),
+		       lp_pred_model_nloops(m));
+		printf("command: %s\n", lp_pred_model_command(m));
+		printf("references: %s\n\n", lp_pred_model_refs_formula(m, SIZE_MAX, f, sizeof(f)));
 		printf("%-5s %-18s %-22s %-14s %4s %9s  %s\n", "group", "function", "where", "strides",
 		       "pcs", "bins", "references");
-		for (size_t g = 0; g < lp_xmodel_ngroups(m); g++) {
-			struct lp_xgroup_info gi;
+		for (size_t g = 0; g < lp_pred_model_ngroups(m); g++) {
+			struct lp_pred_group_info gi;
 			size_t nc, nbins;
 			char bins[32];
-			lp_xmodel_group(m, g, &gi);
-			if (lp_xmodel_bins(m, g, show, &nc, &nbins) < 0) {
+			lp_pred_model_group(m, g, &gi);
+			if (lp_pred_model_bins(m, g, show, &nc, &nbins) < 0) {
 				cli_error("%s", lp_errmsg());
 				status = CLI_ERROR;
 				goto done;
 			}
 			snprintf(bins, sizeof(bins), "%zu+%zu", nc, nbins);
 			printf("%-5zu %-18s %-22s %-14s %4zu %9s  %s\n", g, gi.function, gi.where, gi.strides,
-			       gi.npcs, bins, lp_xmodel_refs_formula(m, g, f, sizeof(f)));
+			       gi.npcs, bins, lp_pred_model_refs_formula(m, g, f, sizeof(f)));
 			if (verbose) {
-				char *desc = lp_xmodel_describe(m, g, show);
+				char *desc = lp_pred_model_describe(m, g, show);
 				if (desc)
 					fputs(desc, stdout);
 				free(desc);
@@ -199,8 +202,8 @@ nomem:
 	status = CLI_ERROR;
 done:
 	for (size_t i = 0; runs && i < nn; i++)
-		lp_xrun_free(runs[i]);
-	lp_xmodel_free(m);
+		lp_pred_run_free(runs[i]);
+	lp_pred_model_free(m);
 	for (size_t i = 0; i < nn; i++)
 		free(names[i]);
 	free(names);

@@ -1,4 +1,4 @@
-# locprof model collect --phase: the histograms of page-sized blocks are the
+# locprof predict collect --phase: the histograms of page-sized blocks are the
 # average over placements of the address space shifted by multiples of the
 # phase unit (where address randomisation puts arrays in a 16K page moves
 # by 4K): equal to the mean of collections of the shifted traces, each
@@ -13,9 +13,9 @@ trace() {
 }
 for s in 0 4096 8192 12288; do
 	trace $s
-	expect_status 0 "$LOCPROF" model collect -q --size 1 -o "$T/d$s" --trace "$T/t$s.txt" --line 64 --page 4K,16K --phase 0
+	expect_status 0 "$LOCPROF" predict collect -q --size 1 -o "$T/d$s" --trace "$T/t$s.txt" --line 64 --page 4K,16K --phase 0
 done
-expect_status 0 "$LOCPROF" model collect -q --size 1 -o "$T/dp" --trace "$T/t0.txt" --line 64 --page 4K,16K
+expect_status 0 "$LOCPROF" predict collect -q --size 1 -o "$T/dp" --trace "$T/t0.txt" --line 64 --page 4K,16K
 # hist lines as lines "cold C" and "D C", sorted: the mean of the shifted
 # runs per distance
 mean() {
@@ -35,6 +35,6 @@ for p in 2 3; do
 	cp "$T/dp/size-1.xrun" "$T/dp/size-$p.xrun"
 	sed -i "s/^size 1$/size $p/" "$T/dp/size-$p.xrun"
 done
-expect_status 0 "$LOCPROF" model fit -q "$T/dp"
-expect_status 2 "$LOCPROF" model collect --size 1 -o "$T/x" --trace "$T/t0.txt" --phase 3000
+expect_status 0 "$LOCPROF" predict fit -q "$T/dp"
+expect_status 2 "$LOCPROF" predict collect --size 1 -o "$T/x" --trace "$T/t0.txt" --phase 3000
 expect_grep "bad --phase .3000." "$T/err"

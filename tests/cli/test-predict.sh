@@ -1,4 +1,4 @@
-# locprof model: collect, fit and predict on a small real program with a
+# locprof predict: collect, fit and predict on a small real program with a
 # hand-unrolled loop (the paper's A[i,k] / A[i,k+1] case), checked against
 # locprof simulate; file formats, plots and refusals.
 . "$(dirname "$0")/lib.sh"
@@ -48,7 +48,7 @@ M
 
 D=$T/runs
 for n in 16 24 32 40 48; do
-	expect_status 0 "$LOCPROF" model collect --size $n -o "$D" --page 1K,4K -- "$T/unroll" $n
+	expect_status 0 "$LOCPROF" predict collect --size $n -o "$D" --page 1K,4K -- "$T/unroll" $n
 	expect_grep "size-$n.xrun: size $n, .* references, .* pcs .*loops, .* groups" "$T/err"
 done
 [ -f "$D/size-48.xrun" ] || fail "no run file"
@@ -68,11 +68,11 @@ awk -v a="unroll.c:$B0" -v b="unroll.c:$B1" '$1 == "pc" && ($9 == a || $9 == b) 
 [ "$(wc -l <"$T/bgroup")" -eq 1 ] && grep -q ' 768,8,?$' "$T/bgroup" || fail "B loads: $(cat "$T/bgroup")"
 
 # 2. fit: the groups with their source lines
-expect_status 0 "$LOCPROF" model fit "$D"
+expect_status 0 "$LOCPROF" predict fit "$D"
 expect_grep '^model .*model.xmodel: 5 sizes \(16 \.\. 48\)' "$T/out"
 expect_grep "^[0-9]+ +main +unroll.c:$A0-$A1 +16,0,\\? +2 " "$T/out"
 expect_grep '^references: ' "$T/out"
-expect_status 0 "$LOCPROF" model fit "$D" -v --block 32
+expect_status 0 "$LOCPROF" predict fit "$D" -v --block 32
 expect_grep '^  accesses ' "$T/out"
 expect_grep 'count .* at d = ' "$T/out"
 # walks (strided placement): each pc's first address and runs of its
@@ -101,8 +101,12 @@ expect_status 0 "$LOCPROF" record -q --mode trace -o "$T/big.lpt" -- "$T/unroll"
 	echo "$P,L2,$(sed -n 2p "$T/fa"),$(sed -n 2p "$T/sa")"
 	echo "$P,TLB,$(cat "$T/tlb"),$(cat "$T/tlb")"
 } >"$T/measured.csv"
-expect_status 0 "$LOCPROF" model predict "$D" --size $P --machine "$T/small.machine" --format csv
+expect_status 0 "$LOCPROF" predict at "$D" --size $P --machine "$T/small.machine" --format csv
 grep "^$P,program," "$T/out" >"$T/pred" || fail "no program rows"
+# the older names, `locprof model` and its subcommand `predict`, run the same
+cp "$T/out" "$T/new-name"
+expect_status 0 "$LOCPROF" model predict "$D" --size $P --machine "$T/small.machine" --format csv
+cmp -s "$T/out" "$T/new-name" || fail "'locprof model predict' differs from 'locprof predict at'"
 while IFS=, read -r size level fa sa; do
 	[ "$size" = size ] && continue
 	read -r pfa psa < <(awk -F, -v l="$level" '$6 == l { print $10, $11 }' "$T/pred")
@@ -115,7 +119,7 @@ while IFS=, read -r size level fa sa; do
 done <"$T/measured.csv"
 
 # 4. formats and plots
-expect_status 0 "$LOCPROF" model predict "$D" --size 64,$P --machine "$T/small.machine" --measured "$T/measured.csv" \
+expect_status 0 "$LOCPROF" predict at "$D" --size 64,$P --machine "$T/small.machine" --measured "$T/measured.csv" \
 	--work 'P^3' --svg "$T/plot" --hist 64
 expect_grep "^== P = $P: " "$T/out"
 expect_grep '^level +fa_pred +fa_meas +fa_err%' "$T/out"
@@ -125,7 +129,7 @@ for l in L1 L2 TLB; do
 	grep -q '<svg' "$T/plot-$l.svg" && grep -q 'fitted' "$T/plot-$l.svg" || fail "bad plot $l"
 	! command -v rsvg-convert >/dev/null || rsvg-convert "$T/plot-$l.svg" -o "$T/plot-$l.png" || fail "plot $l does not render"
 done
-expect_status 0 "$LOCPROF" model predict "$D" --size $P --machine "$T/small.machine" --format json
+expect_status 0 "$LOCPROF" predict at "$D" --size $P --machine "$T/small.machine" --format json
 expect_grep '"machine": "small"' "$T/out"
 expect_grep '"groups": \[' "$T/out"
 python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$T/out" 2>/dev/null ||
@@ -133,32 +137,32 @@ python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$T/out" 2>/dev/null 
 
 # 5. a trace instead of a program: the same groups
 expect_status 0 "$LOCPROF" record -q --mode trace -o "$T/t24.txt" -- "$T/unroll" 24
-expect_status 0 "$LOCPROF" model collect --size 24 -o "$T/tr" --trace "$T/t24.txt" --binary "$T/unroll"
+expect_status 0 "$LOCPROF" predict collect --size 24 -o "$T/tr" --trace "$T/t24.txt" --binary "$T/unroll"
 expect_grep 'pcs \(.* in the binary\)' "$T/err"
 cmp <(awk '$1 == "pc" { print $3, $6 }' "$D/size-24.xrun") <(awk '$1 == "pc" { print $3, $6 }' "$T/tr/size-24.xrun") >/dev/null ||
 	fail "a trace and a live run give different groups"
 
 # 6. refusals: one line each
-expect_status 2 "$LOCPROF" model collect -o "$T/x" -- "$T/unroll" 8
+expect_status 2 "$LOCPROF" predict collect -o "$T/x" -- "$T/unroll" 8
 expect_one_line <(grep -v '^locprof: see' "$T/err")
-expect_status 1 "$LOCPROF" model fit "$T/tr"
+expect_status 1 "$LOCPROF" predict fit "$T/tr"
 expect_grep "holds 1 run; a model needs 3 or more sizes" "$T/err"
 expect_one_line "$T/err"
-expect_status 1 "$LOCPROF" model predict "$D" --size 64 --machine r12000
+expect_status 1 "$LOCPROF" predict at "$D" --size 64 --machine r12000
 expect_grep "level TLB of r12000 has 32768-byte blocks, which were not collected" "$T/err"
 expect_one_line "$T/err"
 printf 'cache L1 2K 3 32\n' >"$T/bad.machine"
-expect_status 2 "$LOCPROF" model predict "$D" --size 64 --machine "$T/bad.machine"
+expect_status 2 "$LOCPROF" predict at "$D" --size 64 --machine "$T/bad.machine"
 expect_grep "do not split into sets of 3 ways" "$T/err"
-expect_status 2 "$LOCPROF" model predict "$D" --size -3 --machine itanium2
-expect_status 1 "$LOCPROF" model predict "$T/nonexistent" --size 64
+expect_status 2 "$LOCPROF" predict at "$D" --size -3 --machine itanium2
+expect_status 1 "$LOCPROF" predict at "$T/nonexistent" --size 64
 expect_one_line "$T/err"
 head -c 300 "$D/model.xmodel" >"$T/cut.xmodel"
-expect_status 1 "$LOCPROF" model predict "$T/cut.xmodel" --size 64
+expect_status 1 "$LOCPROF" predict at "$T/cut.xmodel" --size 64
 expect_grep "ends early|malformed" "$T/err"
-expect_status 2 "$LOCPROF" model frobnicate
+expect_status 2 "$LOCPROF" predict frobnicate
 expect_status 0 "$LOCPROF" help model
-expect_grep '^usage: locprof model collect' "$T/out"
-expect_status 0 "$LOCPROF" model predict --help
+expect_grep '^usage: locprof predict collect' "$T/out"
+expect_status 0 "$LOCPROF" predict at --help
 expect_grep 'measured' "$T/out"
 echo ok

@@ -84,7 +84,7 @@ struct xfunc {
 	unsigned char *ins_len, *ins_kind;
 };
 
-struct xcode {
+struct lp_pred_code {
 	csh cs;
 	struct xmod *mods;
 	size_t nmods;
@@ -94,7 +94,7 @@ struct xcode {
 	uint64_t bias;
 	struct xfunc *funcs;
 	size_t nfuncs, capfuncs;
-	struct xloop *loops;
+	struct lp_pred_loop *loops;
 	size_t nloops, caploops;
 };
 
@@ -240,9 +240,9 @@ static int mod_bias(const struct xmod *m, uint64_t start, uint64_t off, uint64_t
 	return -1;
 }
 
-int xcode_new(struct xcode **out, const struct lp_mappings *maps, const char *binary)
+int lp_pred_code_new(struct lp_pred_code **out, const struct lp_mappings *maps, const char *binary)
 {
-	struct xcode *c = calloc(1, sizeof(*c));
+	struct lp_pred_code *c = calloc(1, sizeof(*c));
 	int rc = 0;
 
 	*out = NULL;
@@ -304,13 +304,13 @@ int xcode_new(struct xcode **out, const struct lp_mappings *maps, const char *bi
 				if (!c->mods[0].is_dyn) { /* fixed addresses */
 					c->placed = 1;
 					c->bias = 0;
-					rc = xcode_place(c, NULL, 0, 0);
+					rc = lp_pred_code_place(c, NULL, 0, 0);
 				}
 			}
 		}
 	}
 	if (rc < 0) {
-		xcode_free(c);
+		lp_pred_code_free(c);
 		return rc;
 	}
 	*out = c;
@@ -329,7 +329,7 @@ static void func_release(struct xfunc *f)
 	free(f->ins_kind);
 }
 
-void xcode_free(struct xcode *c)
+void lp_pred_code_free(struct lp_pred_code *c)
 {
 	if (!c)
 		return;
@@ -349,46 +349,46 @@ void xcode_free(struct xcode *c)
 	free(c);
 }
 
-int xcode_placed(const struct xcode *c)
+int lp_pred_code_placed(const struct lp_pred_code *c)
 {
 	return c->placed;
 }
 
-uint64_t xcode_bias(const struct xcode *c, int *inferred)
+uint64_t lp_pred_code_bias(const struct lp_pred_code *c, int *inferred)
 {
 	if (inferred)
 		*inferred = c->inferred;
 	return c->nranges ? c->ranges[0].bias : c->bias;
 }
 
-size_t xcode_nloops(const struct xcode *c)
+size_t lp_pred_code_nloops(const struct lp_pred_code *c)
 {
 	return c->nloops;
 }
 
-const struct xloop *xcode_loop(const struct xcode *c, int id)
+const struct lp_pred_loop *lp_pred_code_loop(const struct lp_pred_code *c, int id)
 {
 	return &c->loops[id];
 }
 
-size_t xcode_nmodules(const struct xcode *c)
+size_t lp_pred_code_nmodules(const struct lp_pred_code *c)
 {
 	return c->nmods;
 }
 
-const char *xcode_module_path(const struct xcode *c, int m)
+const char *lp_pred_code_module_path(const struct lp_pred_code *c, int m)
 {
 	return c->mods[m].path;
 }
 
-const char *xcode_func_name(const struct xcode *c, int f)
+const char *lp_pred_code_func_name(const struct lp_pred_code *c, int f)
 {
 	return f >= 0 ? c->funcs[f].name : NULL;
 }
 
 /* ---- decoding and the CFG ---------------------------------------------------- */
 
-static int decode_func(struct xcode *c, struct xfunc *f)
+static int decode_func(struct lp_pred_code *c, struct xfunc *f)
 {
 	struct xmod *m = &c->mods[f->module];
 	const struct xsec *s = mod_sec(m, f->start);
@@ -477,7 +477,7 @@ static long ins_at(const struct xfunc *f, uint64_t a)
 }
 
 /* The jump target of instruction i (direct jumps only). */
-static uint64_t ins_target(struct xcode *c, const struct xfunc *f, size_t i)
+static uint64_t ins_target(struct lp_pred_code *c, const struct xfunc *f, size_t i)
 {
 	const struct xsec *s = mod_sec(&c->mods[f->module], f->ins_addr[i]);
 	const uint8_t *p;
@@ -512,7 +512,7 @@ static int block_of(const struct xfunc *f, uint64_t a)
 	return lo - 1;
 }
 
-static int build_cfg(struct xcode *c, struct xfunc *f)
+static int build_cfg(struct lp_pred_code *c, struct xfunc *f)
 {
 	unsigned char *leader = calloc(f->nins + 1, 1);
 	uint64_t *target = calloc(f->nins + 1, sizeof(*target));
@@ -591,7 +591,7 @@ static int cmp_int_desc_size(const void *a, const void *b, void *arg)
 }
 
 /* Find the loops of f and register them globally. */
-static int find_loops(struct xcode *c, struct xfunc *f, int fid)
+static int find_loops(struct lp_pred_code *c, struct xfunc *f, int fid)
 {
 	int nb = f->nb, root = nb, rc = -1, nl = 0;
 	int *po = NULL, *order = NULL, *idom = NULL, *stack = NULL, *sidx = NULL, *npred = NULL;
@@ -760,7 +760,7 @@ static int find_loops(struct xcode *c, struct xfunc *f, int fid)
 		size_t cap = c->caploops ? c->caploops : 16;
 		while (cap < c->nloops + (size_t)nl)
 			cap *= 2;
-		struct xloop *nl2 = realloc(c->loops, cap * sizeof(*nl2));
+		struct lp_pred_loop *nl2 = realloc(c->loops, cap * sizeof(*nl2));
 		if (!nl2) {
 			free(ord);
 			free(par);
@@ -779,7 +779,7 @@ static int find_loops(struct xcode *c, struct xfunc *f, int fid)
 		gid[ord[i]] = base + k;
 	for (int i = nl - 1; i >= 0; i--) {
 		int l = ord[i];
-		struct xloop *L = &c->loops[gid[l]];
+		struct lp_pred_loop *L = &c->loops[gid[l]];
 		memset(L, 0, sizeof(*L));
 		L->module = f->module;
 		L->func = fid;
@@ -795,7 +795,7 @@ static int find_loops(struct xcode *c, struct xfunc *f, int fid)
 	/* each loop's acyclic body: nodes are its own blocks and its child
 	 * loops, in reverse postorder of the block or the child's header */
 	for (int l = 0; l < nl; l++) {
-		struct xloop *L = &c->loops[gid[l]];
+		struct lp_pred_loop *L = &c->loops[gid[l]];
 		int nn = 0, *key, *nodeblk;
 		int g = gid[l];
 		key = malloc((size_t)(nb + nl + 1) * sizeof(*key));
@@ -930,7 +930,7 @@ out:
 	return rc;
 }
 
-static int analyse(struct xcode *c, int fid)
+static int analyse(struct lp_pred_code *c, int fid)
 {
 	struct xfunc *f = &c->funcs[fid];
 
@@ -943,7 +943,7 @@ static int analyse(struct xcode *c, int fid)
 	return 1;
 }
 
-static int func_of(struct xcode *c, int module, uint64_t vaddr)
+static int func_of(struct lp_pred_code *c, int module, uint64_t vaddr)
 {
 	struct xmod *m = &c->mods[module];
 	struct xsym *s = mod_sym(m, vaddr);
@@ -970,7 +970,7 @@ static int func_of(struct xcode *c, int module, uint64_t vaddr)
 }
 
 /* 1 if vaddr is an instruction boundary of module m's code. */
-static int is_boundary(struct xcode *c, int module, uint64_t vaddr)
+static int is_boundary(struct lp_pred_code *c, int module, uint64_t vaddr)
 {
 	int f = func_of(c, module, vaddr);
 
@@ -1006,7 +1006,7 @@ static size_t lower(const uint64_t *v, size_t n, uint64_t x)
  * boundary of a function of the binary, less twice those that land inside
  * a function but between instructions (under the true bias there are none
  * of those; under a wrong one, most). */
-static long place_score(struct xcode *c, const uint64_t *pcs, size_t n, uint64_t bias, long *okp)
+static long place_score(struct lp_pred_code *c, const uint64_t *pcs, size_t n, uint64_t bias, long *okp)
 {
 	long ok = 0, bad = 0;
 
@@ -1023,7 +1023,7 @@ static long place_score(struct xcode *c, const uint64_t *pcs, size_t n, uint64_t
 	return ok - 2 * bad;
 }
 
-int xcode_place(struct xcode *c, const uint64_t *pcs_in, size_t n, size_t min_pcs)
+int lp_pred_code_place(struct lp_pred_code *c, const uint64_t *pcs_in, size_t n, size_t min_pcs)
 {
 	struct xmod *m;
 	uint64_t *pcs = NULL, *cand = NULL, best_bias = 0, lo = UINT64_MAX, hi = 0;
@@ -1108,7 +1108,7 @@ out:
 	return rc;
 }
 
-int xcode_lookup(struct xcode *c, uint64_t pc, struct xpc *out)
+int lp_pred_code_lookup(struct lp_pred_code *c, uint64_t pc, struct lp_pred_pc *out)
 {
 	int module = -1, f, b, l;
 	uint64_t v = 0;
@@ -1147,7 +1147,7 @@ int xcode_lookup(struct xcode *c, uint64_t pc, struct xpc *out)
 	if ((b = block_of(fn, v)) < 0)
 		return 1;
 	for (l = fn->inner[b]; l >= 0 && out->depth < XMAX_DEPTH; l = c->loops[l].parent) {
-		const struct xloop *L = &c->loops[l];
+		const struct lp_pred_loop *L = &c->loops[l];
 		int k = out->depth++;
 		out->loop[k] = l;
 		if (k == 0) {
@@ -1161,9 +1161,9 @@ int xcode_lookup(struct xcode *c, uint64_t pc, struct xpc *out)
 	return 1;
 }
 
-int xcode_reach(const struct xcode *c, int loop, int a, int b)
+int lp_pred_code_reach(const struct lp_pred_code *c, int loop, int a, int b)
 {
-	const struct xloop *L = &c->loops[loop];
+	const struct lp_pred_loop *L = &c->loops[loop];
 
 	if (a < 0 || b < 0 || a >= L->nnodes || b >= L->nnodes)
 		return 1;
@@ -1261,7 +1261,7 @@ static int line_at(struct xmod *md, uint64_t addr, const char **file, int *line)
 	return 0;
 }
 
-int xcode_srcline(struct xcode *c, const struct xpc *p, const char **file, int *line)
+int lp_pred_code_srcline(struct lp_pred_code *c, const struct lp_pred_pc *p, const char **file, int *line)
 {
 	struct xmod *md;
 

@@ -54,7 +54,7 @@ struct mg {
 
 struct pcst {
 	uint64_t pc;
-	struct xpc info;
+	struct lp_pred_pc info;
 	uint64_t refs, last_time;
 	int seen, looked_up;
 	uint64_t base[XMAX_DEPTH];
@@ -78,8 +78,8 @@ struct pend {
 
 #define XPHASE_MAX 8 /* placements of a page averaged, at most */
 
-struct lp_xcollect {
-	struct xcode *code;
+struct lp_pred_collect {
+	struct lp_pred_code *code;
 	struct lp_exact *exact;
 	/* page phases: for a block size B above the phase unit, more engines
 	 * see the addresses shifted by k B / nph (k = 1 .. nph - 1) */
@@ -90,7 +90,7 @@ struct lp_xcollect {
 	size_t sbufcap;
 	size_t nblocks;
 	uint64_t blocks[16];
-	struct xsets *setd[16];
+	struct lp_pred_sets *setd[16];
 	size_t nsetd;
 	struct pcst *pcs;
 	size_t npcs, cappcs;
@@ -108,12 +108,12 @@ struct lp_xcollect {
 	size_t place_pcs, place_refs; /* the next try to place the binary */
 	uint64_t last_pc;
 	size_t last_idx;
-	struct lp_xcollect_summary sum;
+	struct lp_pred_collect_summary sum;
 };
 
-int lp_xcollect_new(struct lp_xcollect **out, const struct lp_xcollect_config *cfg)
+int lp_pred_collect_new(struct lp_pred_collect **out, const struct lp_pred_collect_config *cfg)
 {
-	struct lp_xcollect *c;
+	struct lp_pred_collect *c;
 	struct lp_exact_config ec = { 0 };
 	int rc;
 
@@ -131,7 +131,7 @@ int lp_xcollect_new(struct lp_xcollect **out, const struct lp_xcollect_config *c
 	if (cfg->nsetd > 16)
 		return lp_seterr(LP_EINVAL, "at most 16 set-distance geometries");
 	for (size_t i = 0; i < cfg->nsetd; i++) {
-		const struct lp_xsetspec *q = &cfg->setd[i];
+		const struct lp_pred_setspec *q = &cfg->setd[i];
 		if (!q->sets || q->sets >= (1ull << 31) || !q->line || (q->line & (q->line - 1)) ||
 		    q->line >= (1ull << 32))
 			return lp_seterr(LP_EINVAL, "set distances of %" PRIu64 " sets of %" PRIu64
@@ -145,7 +145,7 @@ int lp_xcollect_new(struct lp_xcollect **out, const struct lp_xcollect_config *c
 	if (!(c = calloc(1, sizeof(*c))))
 		return lp_seterr(LP_ENOMEM, "out of memory");
 	for (size_t i = 0; i < cfg->nsetd; i++) {
-		if ((rc = xsets_new(&c->setd[i], cfg->setd[i].sets, cfg->setd[i].line)) < 0)
+		if ((rc = lp_pred_sets_new(&c->setd[i], cfg->setd[i].sets, cfg->setd[i].line)) < 0)
 			goto fail;
 		c->nsetd++;
 	}
@@ -170,9 +170,9 @@ int lp_xcollect_new(struct lp_xcollect **out, const struct lp_xcollect_config *c
 		}
 	}
 	if ((cfg->maps && cfg->maps->n) || cfg->binary) {
-		if ((rc = xcode_new(&c->code, cfg->maps, cfg->binary)) < 0)
+		if ((rc = lp_pred_code_new(&c->code, cfg->maps, cfg->binary)) < 0)
 			goto fail;
-		c->pending = !xcode_placed(c->code);
+		c->pending = !lp_pred_code_placed(c->code);
 	}
 	c->pcap = 1024;
 	c->lcap = 64;
@@ -189,22 +189,22 @@ int lp_xcollect_new(struct lp_xcollect **out, const struct lp_xcollect_config *c
 	*out = c;
 	return 0;
 fail:
-	lp_xcollect_free(c);
+	lp_pred_collect_free(c);
 	return rc;
 }
 
-void lp_xcollect_free(struct lp_xcollect *c)
+void lp_pred_collect_free(struct lp_pred_collect *c)
 {
 	if (!c)
 		return;
-	xcode_free(c->code);
+	lp_pred_code_free(c->code);
 	lp_exact_free(c->exact);
 	for (size_t b = 0; b < 16; b++)
 		for (size_t k = 0; k < XPHASE_MAX; k++)
 			lp_exact_free(c->shifted[b][k]);
 	free(c->sbuf);
 	for (size_t i = 0; i < c->nsetd; i++)
-		xsets_free(c->setd[i]);
+		lp_pred_sets_free(c->setd[i]);
 	free(c->pcs);
 	free(c->ptab);
 	free(c->lkey);
@@ -217,9 +217,9 @@ void lp_xcollect_free(struct lp_xcollect *c)
 
 /* ---- pcs ------------------------------------------------------------------- */
 
-static int grow_times(struct lp_xcollect *c)
+static int grow_times(struct lp_pred_collect *c)
 {
-	size_t n = c->code ? xcode_nloops(c->code) : 0;
+	size_t n = c->code ? lp_pred_code_nloops(c->code) : 0;
 
 	if (n <= c->ntime)
 		return 0;
@@ -240,19 +240,19 @@ static int grow_times(struct lp_xcollect *c)
 	return 0;
 }
 
-static int lookup(struct lp_xcollect *c, struct pcst *s)
+static int lookup(struct lp_pred_collect *c, struct pcst *s)
 {
 	s->looked_up = 1;
 	s->info.module = -1;
 	s->info.func = -1;
-	if (!c->code || !xcode_placed(c->code))
+	if (!c->code || !lp_pred_code_placed(c->code))
 		return 0;
-	xcode_lookup(c->code, s->pc, &s->info);
+	lp_pred_code_lookup(c->code, s->pc, &s->info);
 	return grow_times(c);
 }
 
 /* Index of pc's state, created on first sight; SIZE_MAX on failure. */
-static size_t pc_index(struct lp_xcollect *c, uint64_t pc)
+static size_t pc_index(struct lp_pred_collect *c, uint64_t pc)
 {
 	size_t mask = c->pcap - 1, i = lp_hash64(pc) & mask;
 
@@ -303,7 +303,7 @@ static size_t pc_index(struct lp_xcollect *c, uint64_t pc)
 }
 
 /* The last pc run by thread tid in function func: a slot of the table. */
-static int32_t *last_slot(struct lp_xcollect *c, uint32_t tid, int func)
+static int32_t *last_slot(struct lp_pred_collect *c, uint32_t tid, int func)
 {
 	uint64_t key = ((uint64_t)tid << 32 | (uint32_t)(func + 1)) + 1;
 	size_t mask = c->lcap - 1, i = lp_hash64(key) & mask;
@@ -365,7 +365,7 @@ static void mg_add(struct mg *m, int64_t v)
 }
 
 /* Control went from a (may be NULL) to b: record loop iterations and entries. */
-static void classify(struct lp_xcollect *c, const struct xpc *A, const struct xpc *B)
+static void classify(struct lp_pred_collect *c, const struct lp_pred_pc *A, const struct lp_pred_pc *B)
 {
 	int entered = B->depth, j = 0, cm = 0;
 
@@ -386,7 +386,7 @@ static void classify(struct lp_xcollect *c, const struct xpc *A, const struct xp
 				entered = j;
 				break;
 			}
-			if (!xcode_reach(c->code, B->loop[j], na, nb))
+			if (!lp_pred_code_reach(c->code, B->loop[j], na, nb))
 				c->iter_time[B->loop[j]] = c->now;
 			entered = j;
 			break;
@@ -420,9 +420,9 @@ static void run_end(struct pcst *s)
 	s->rl = 0;
 }
 
-static void strides(struct lp_xcollect *c, struct pcst *s, uint64_t addr)
+static void strides(struct lp_pred_collect *c, struct pcst *s, uint64_t addr)
 {
-	const struct xpc *B = &s->info;
+	const struct lp_pred_pc *B = &s->info;
 	int d = B->depth, kin = -1, kit = -1;
 
 	if (!s->seen) {
@@ -464,7 +464,7 @@ static void strides(struct lp_xcollect *c, struct pcst *s, uint64_t addr)
 	}
 }
 
-static int track(struct lp_xcollect *c, uint64_t pc, uint64_t addr, uint32_t tid)
+static int track(struct lp_pred_collect *c, uint64_t pc, uint64_t addr, uint32_t tid)
 {
 	size_t idx = pc_index(c, pc);
 	struct pcst *s;
@@ -489,7 +489,7 @@ static int track(struct lp_xcollect *c, uint64_t pc, uint64_t addr, uint32_t tid
 }
 
 /* Replay the held references (after placing the binary, or giving up). */
-static int replay(struct lp_xcollect *c)
+static int replay(struct lp_pred_collect *c)
 {
 	int rc = 0;
 
@@ -512,7 +512,7 @@ static int replay(struct lp_xcollect *c)
  * many pcs of other code (the loader, under valgrind): then the references
  * stay held and the next try comes with twice as many. `last`: no later
  * try; give up (the pcs stay in no known binary). */
-static int flush_pending(struct lp_xcollect *c, int last)
+static int flush_pending(struct lp_pred_collect *c, int last)
 {
 	uint64_t *pcs;
 	int rc = 0;
@@ -526,7 +526,7 @@ static int flush_pending(struct lp_xcollect *c, int last)
 	/* early tries want 32 pcs in the binary: a few pcs of other code can
 	 * fall on its instructions by chance; the last try takes what there is */
 	if (c->npcs)
-		rc = xcode_place(c->code, pcs, c->npcs, last ? 2 : 32);
+		rc = lp_pred_code_place(c->code, pcs, c->npcs, last ? 2 : 32);
 	free(pcs);
 	if (rc == LP_EINVAL && !last && c->npend < PLACE_MAX_REFS) {
 		c->place_pcs *= 2;
@@ -540,7 +540,7 @@ static int flush_pending(struct lp_xcollect *c, int last)
 	return replay(c);
 }
 
-int lp_xcollect_feed(struct lp_xcollect *c, const struct lp_ref *refs, size_t n)
+int lp_pred_collect_feed(struct lp_pred_collect *c, const struct lp_ref *refs, size_t n)
 {
 	int rc;
 
@@ -573,7 +573,7 @@ int lp_xcollect_feed(struct lp_xcollect *c, const struct lp_ref *refs, size_t n)
 			if (idx == SIZE_MAX)
 				return lp_seterr(LP_ENOMEM, "out of memory");
 			for (size_t k = 0; k < c->nsetd; k++)
-				if ((rc = xsets_access(c->setd[k], r, idx)) < 0)
+				if ((rc = lp_pred_sets_access(c->setd[k], r, idx)) < 0)
 					return rc;
 		}
 		if (c->pending) {
@@ -684,7 +684,7 @@ static void fmt_strides(const struct pcst *s, const struct pcout *o, char *buf, 
 /* The per-pc histograms of block b averaged over its phases (the base
  * engine's and the shifted ones'): counts become means, written as
  * decimals. */
-static int put_phased(struct lp_xcollect *c, FILE *f, size_t b)
+static int put_phased(struct lp_pred_collect *c, FILE *f, size_t b)
 {
 	size_t np = c->npcs, nph = c->nph[b];
 	double **acc = calloc(np + 1, sizeof(*acc)), *cold = calloc(np + 1, sizeof(*cold));
@@ -768,7 +768,7 @@ static void put_hist(FILE *f, size_t idx, uint64_t key, const struct lp_hist *h)
 	fputc('\n', f);
 }
 
-int lp_xcollect_write(struct lp_xcollect *c, const char *path, double size, const char *command)
+int lp_pred_collect_write(struct lp_pred_collect *c, const char *path, double size, const char *command)
 {
 	size_t np, nl, ngroups = 0;
 	struct pcout *po = NULL;
@@ -782,7 +782,7 @@ int lp_xcollect_write(struct lp_xcollect *c, const char *path, double size, cons
 	if ((rc = flush_pending(c, 1)) < 0)
 		return rc;
 	np = c->npcs;
-	nl = c->code ? xcode_nloops(c->code) : 0;
+	nl = c->code ? lp_pred_code_nloops(c->code) : 0;
 	po = calloc(np + 1, sizeof(*po));
 	gp = malloc((np + 1) * sizeof(*gp));
 	gid = malloc((np + 1) * sizeof(*gid));
@@ -799,7 +799,7 @@ int lp_xcollect_write(struct lp_xcollect *c, const char *path, double size, cons
 	for (size_t i = 0; i < np; i++) {
 		struct pcst *s = &c->pcs[i];
 		if (s->info.module >= 0)
-			xcode_srcline(c->code, &s->info, &po[i].file, &po[i].line);
+			lp_pred_code_srcline(c->code, &s->info, &po[i].file, &po[i].line);
 		for (int l = 0; l < s->info.depth; l++)
 			po[i].st[l] = stride_of(&s->st[l]);
 		gp[i] = i;
@@ -824,11 +824,11 @@ int lp_xcollect_write(struct lp_xcollect *c, const char *path, double size, cons
 		}
 	/* two object loops are one source loop when their own pcs share a line */
 	for (size_t i = 0; i < np; i++) {
-		const struct xpc *a = &c->pcs[i].info;
+		const struct lp_pred_pc *a = &c->pcs[i].info;
 		if (!a->depth || !po[i].file)
 			continue;
 		for (size_t j = i + 1; j < np; j++) {
-			const struct xpc *b = &c->pcs[j].info;
+			const struct lp_pred_pc *b = &c->pcs[j].info;
 			if (!b->depth || !po[j].file || b->loop[0] == a->loop[0] || b->func != a->func ||
 			    b->depth != a->depth || po[j].line != po[i].line || strcmp(po[j].file, po[i].file))
 				continue;
@@ -837,9 +837,9 @@ int lp_xcollect_write(struct lp_xcollect *c, const char *path, double size, cons
 	}
 	/* groups: same innermost loop, equal strides */
 	for (size_t i = 0; i < np; i++) {
-		const struct xpc *a = &c->pcs[i].info;
+		const struct lp_pred_pc *a = &c->pcs[i].info;
 		for (size_t j = i + 1; j < np; j++) {
-			const struct xpc *b = &c->pcs[j].info;
+			const struct lp_pred_pc *b = &c->pcs[j].info;
 			int same = 0;
 			if (uf_find(gp, i) == uf_find(gp, j))
 				continue;
@@ -877,21 +877,21 @@ int lp_xcollect_write(struct lp_xcollect *c, const char *path, double size, cons
 		goto out;
 	}
 	int inferred = 0;
-	uint64_t bias = c->code ? xcode_bias(c->code, &inferred) : 0;
+	uint64_t bias = c->code ? lp_pred_code_bias(c->code, &inferred) : 0;
 	fprintf(f, "# locprof xpred run v1\n");
 	fprintf(f, "size %.17g\n", size);
 	fprintf(f, "command ");
-	xw_put(f, command ? command : "");
+	lp_pred_word_put(f, command ? command : "");
 	fprintf(f, "\nreferences %" PRIu64 "\n", c->references);
 	fprintf(f, "blocks");
 	for (size_t b = 0; b < c->nblocks; b++)
 		fprintf(f, " %" PRIu64, c->blocks[b]);
 	for (size_t b = 0; b < c->nsetd; b++)
-		fprintf(f, " %" PRIu64, LP_XKEY(xsets_sets(c->setd[b]), xsets_line(c->setd[b])));
+		fprintf(f, " %" PRIu64, LP_PRED_KEY(lp_pred_sets_sets(c->setd[b]), lp_pred_sets_line(c->setd[b])));
 	fprintf(f, "\nbias 0x%" PRIx64 " %s\n", bias, inferred ? "inferred" : "mappings");
-	for (size_t m = 0; c->code && m < xcode_nmodules(c->code); m++) {
+	for (size_t m = 0; c->code && m < lp_pred_code_nmodules(c->code); m++) {
 		fprintf(f, "module %zu ", m);
-		xw_put(f, xcode_module_path(c->code, (int)m));
+		lp_pred_word_put(f, lp_pred_code_module_path(c->code, (int)m));
 		fputc('\n', f);
 	}
 	{
@@ -899,10 +899,10 @@ int lp_xcollect_write(struct lp_xcollect *c, const char *path, double size, cons
 		for (size_t l = 0; l < nl; l++)
 			lout[l] = lused[l] ? k++ : -1;
 		for (size_t l = 0; l < nl; l++) {
-			const struct xloop *L;
+			const struct lp_pred_loop *L;
 			if (!lused[l])
 				continue;
-			L = xcode_loop(c->code, (int)l);
+			L = lp_pred_code_loop(c->code, (int)l);
 			if (lfile[l])
 				snprintf(buf, sizeof(buf), "%s:%d-%d", lfile[l], lmin[l], lmax[l]);
 			else
@@ -910,9 +910,9 @@ int lp_xcollect_write(struct lp_xcollect *c, const char *path, double size, cons
 			fprintf(f, "loop %d %d 0x%" PRIx64 " %d %d %d ", lout[l], L->module, L->header,
 				L->parent >= 0 ? lout[L->parent] : -1, L->depth,
 				lout[uf_find(lsrc, l)]);
-			xw_put(f, xcode_func_name(c->code, L->func));
+			lp_pred_word_put(f, lp_pred_code_func_name(c->code, L->func));
 			fputc(' ', f);
-			xw_put(f, buf);
+			lp_pred_word_put(f, buf);
 			fputc('\n', f);
 		}
 	}
@@ -927,9 +927,9 @@ int lp_xcollect_write(struct lp_xcollect *c, const char *path, double size, cons
 		fprintf(f, "pc %zu %d 0x%" PRIx64 " %" PRIu64 " %zu %d %s ", i, s->info.module,
 			s->info.module >= 0 ? s->info.vaddr : s->pc, s->refs, gid[i],
 			s->info.depth ? lout[s->info.loop[0]] : -1, st);
-		xw_put(f, buf);
+		lp_pred_word_put(f, buf);
 		fputc(' ', f);
-		xw_put(f, s->info.func >= 0 ? xcode_func_name(c->code, s->info.func) : "");
+		lp_pred_word_put(f, s->info.func >= 0 ? lp_pred_code_func_name(c->code, s->info.func) : "");
 		fputc('\n', f);
 	}
 	/* walks: first address; runs and steps of the innermost stride */
@@ -966,9 +966,9 @@ int lp_xcollect_write(struct lp_xcollect *c, const char *path, double size, cons
 		}
 	}
 	for (size_t b = 0; b < c->nsetd; b++) {
-		uint64_t key = LP_XKEY(xsets_sets(c->setd[b]), xsets_line(c->setd[b]));
+		uint64_t key = LP_PRED_KEY(lp_pred_sets_sets(c->setd[b]), lp_pred_sets_line(c->setd[b]));
 		for (size_t k = 0; k < c->npcs; k++) {
-			const struct lp_hist *h = xsets_hist(c->setd[b], k);
+			const struct lp_hist *h = lp_pred_sets_hist(c->setd[b], k);
 			if (h)
 				put_hist(f, k, key, h);
 		}
@@ -1015,7 +1015,7 @@ out:
 	return rc;
 }
 
-void lp_xcollect_summary(const struct lp_xcollect *c, struct lp_xcollect_summary *out)
+void lp_pred_collect_summary(const struct lp_pred_collect *c, struct lp_pred_collect_summary *out)
 {
 	*out = c->sum;
 }

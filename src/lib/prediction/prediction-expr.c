@@ -25,7 +25,7 @@ struct insn {
 #define EXPR_MAX 64
 #define EXPR_DEPTH 32
 
-struct lp_xexpr {
+struct lp_pred_expr {
 	struct insn code[EXPR_MAX];
 	size_t n;
 	char *text;
@@ -33,7 +33,7 @@ struct lp_xexpr {
 
 struct parser {
 	const char *s;
-	struct lp_xexpr *e;
+	struct lp_pred_expr *e;
 	int depth;
 	int err;
 	const char *what;
@@ -185,9 +185,9 @@ static void expr(struct parser *p)
 	p->depth--;
 }
 
-int lp_xexpr_parse(struct lp_xexpr **out, const char *text)
+int lp_pred_expr_parse(struct lp_pred_expr **out, const char *text)
 {
-	struct lp_xexpr *e;
+	struct lp_pred_expr *e;
 	struct parser p = { 0 };
 	size_t k = 0;
 
@@ -210,14 +210,14 @@ int lp_xexpr_parse(struct lp_xexpr **out, const char *text)
 		fail(&p, *p.s == ')' ? "unbalanced ')'" : "unexpected character");
 	if (p.err) {
 		int err = lp_seterr(LP_EPARSE, "bad expression '%s': %s at '%.10s'", text, p.what, p.s);
-		lp_xexpr_free(e);
+		lp_pred_expr_free(e);
 		return err;
 	}
 	*out = e;
 	return 0;
 }
 
-double lp_xexpr_eval(const struct lp_xexpr *e, double P)
+double lp_pred_expr_eval(const struct lp_pred_expr *e, double P)
 {
 	double st[EXPR_MAX];
 	size_t sp = 0;
@@ -251,12 +251,12 @@ double lp_xexpr_eval(const struct lp_xexpr *e, double P)
 	return sp ? st[0] : NAN;
 }
 
-const char *lp_xexpr_text(const struct lp_xexpr *e)
+const char *lp_pred_expr_text(const struct lp_pred_expr *e)
 {
 	return e->text;
 }
 
-void lp_xexpr_free(struct lp_xexpr *e)
+void lp_pred_expr_free(struct lp_pred_expr *e)
 {
 	if (!e)
 		return;

@@ -314,7 +314,7 @@ out:
 
 /* ---- basis ------------------------------------------------------------------ */
 
-int lp_xbasis_parse(struct lp_xbasis *b, const char *list)
+int lp_pred_basis_parse(struct lp_pred_basis *b, const char *list)
 {
 	char *copy, *save = NULL;
 	int rc = 0;
@@ -325,11 +325,11 @@ int lp_xbasis_parse(struct lp_xbasis *b, const char *list)
 	if (!(copy = strdup(list)))
 		return lp_seterr(LP_ENOMEM, "out of memory");
 	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		if (b->n == LP_XBASIS_MAX) {
-			rc = lp_seterr(LP_EINVAL, "at most %d basis functions", LP_XBASIS_MAX);
+		if (b->n == LP_PRED_BASIS_MAX) {
+			rc = lp_seterr(LP_EINVAL, "at most %d basis functions", LP_PRED_BASIS_MAX);
 			break;
 		}
-		if ((rc = lp_xexpr_parse(&b->f[b->n], t)) < 0)
+		if ((rc = lp_pred_expr_parse(&b->f[b->n], t)) < 0)
 			break;
 		b->n++;
 	}
@@ -338,29 +338,29 @@ int lp_xbasis_parse(struct lp_xbasis *b, const char *list)
 		rc = lp_seterr(LP_EINVAL, "empty basis");
 	for (size_t i = 0; !rc && i < b->n; i++)
 		for (size_t j = 0; j < i; j++)
-			if (!strcmp(lp_xexpr_text(b->f[i]), lp_xexpr_text(b->f[j])))
+			if (!strcmp(lp_pred_expr_text(b->f[i]), lp_pred_expr_text(b->f[j])))
 				rc = lp_seterr(LP_EINVAL, "basis function '%s' given twice",
-					       lp_xexpr_text(b->f[i]));
+					       lp_pred_expr_text(b->f[i]));
 	if (rc < 0)
-		lp_xbasis_release(b);
+		lp_pred_basis_release(b);
 	return rc;
 }
 
-void lp_xbasis_release(struct lp_xbasis *b)
+void lp_pred_basis_release(struct lp_pred_basis *b)
 {
 	for (size_t i = 0; i < b->n; i++)
-		lp_xexpr_free(b->f[i]);
+		lp_pred_expr_free(b->f[i]);
 	memset(b, 0, sizeof(*b));
 }
 
-const char *lp_xbasis_text(const struct lp_xbasis *b, char *buf, size_t len)
+const char *lp_pred_basis_text(const struct lp_pred_basis *b, char *buf, size_t len)
 {
 	size_t k = 0;
 
 	if (len)
 		buf[0] = 0;
 	for (size_t i = 0; i < b->n && k < len; i++) {
-		int w = snprintf(buf + k, len - k, "%s%s", i ? "," : "", lp_xexpr_text(b->f[i]));
+		int w = snprintf(buf + k, len - k, "%s%s", i ? "," : "", lp_pred_expr_text(b->f[i]));
 		if (w < 0)
 			break;
 		k += (size_t)w;
@@ -370,20 +370,20 @@ const char *lp_xbasis_text(const struct lp_xbasis *b, char *buf, size_t len)
 
 /* ---- fits -------------------------------------------------------------------- */
 
-double lp_xfit_eval(const struct lp_xbasis *b, const struct lp_xfit *f, double P)
+double lp_pred_fit_eval(const struct lp_pred_basis *b, const struct lp_pred_fit *f, double P)
 {
 	double s = 0;
 
 	for (size_t j = 0; j < b->n; j++)
 		if (f->used & (1u << j))
-			s += f->coef[j] * lp_xexpr_eval(b->f[j], P);
+			s += f->coef[j] * lp_pred_expr_eval(b->f[j], P);
 	return s;
 }
 
-static double deriv(const struct lp_xexpr *e, double t)
+static double deriv(const struct lp_pred_expr *e, double t)
 {
 	double h = 1e-4 * t;
-	return (lp_xexpr_eval(e, t + h) - lp_xexpr_eval(e, t - h)) / (2 * h);
+	return (lp_pred_expr_eval(e, t + h) - lp_pred_expr_eval(e, t - h)) / (2 * h);
 }
 
 /* Direction of the data ordered by size: +1 non-decreasing, -1
@@ -427,13 +427,13 @@ struct bound {
 	void *arg;
 };
 
-static int fit_points(const struct lp_xbasis *b, uint32_t used, const double *P, const double *y,
+static int fit_points(const struct lp_pred_basis *b, uint32_t used, const double *P, const double *y,
 		      size_t n, uint64_t mask, unsigned flags, int dir, double lo, double hi,
 		      const struct bound *ub, double *coef)
 {
-	size_t nt = 0, m = 0, k = 0, idx[LP_XBASIS_MAX];
-	double A[64 * LP_XBASIS_MAX], rhs[64], scale[LP_XBASIS_MAX], x[LP_XBASIS_MAX];
-	double G[3 * GRID_POINTS * LP_XBASIS_MAX], h[3 * GRID_POINTS], ymax = 0;
+	size_t nt = 0, m = 0, k = 0, idx[LP_PRED_BASIS_MAX];
+	double A[64 * LP_PRED_BASIS_MAX], rhs[64], scale[LP_PRED_BASIS_MAX], x[LP_PRED_BASIS_MAX];
+	double G[3 * GRID_POINTS * LP_PRED_BASIS_MAX], h[3 * GRID_POINTS], ymax = 0;
 	int rc;
 
 	if (n > 64)
@@ -446,10 +446,10 @@ static int fit_points(const struct lp_xbasis *b, uint32_t used, const double *P,
 	for (size_t t = 0; t < nt; t++) {
 		scale[t] = 0;
 		for (size_t i = 0; i < n; i++)
-			scale[t] = fmax(scale[t], fabs(lp_xexpr_eval(b->f[idx[t]], P[i])));
+			scale[t] = fmax(scale[t], fabs(lp_pred_expr_eval(b->f[idx[t]], P[i])));
 		if (!(scale[t] > 0) || !isfinite(scale[t]))
 			return lp_seterr(LP_EINVAL, "basis function '%s' is 0 or undefined at the sizes",
-					 lp_xexpr_text(b->f[idx[t]]));
+					 lp_pred_expr_text(b->f[idx[t]]));
 	}
 	for (size_t i = 0; i < n; i++) {
 		/* absolute residuals (scaled by the largest value): the noise of a
@@ -459,17 +459,17 @@ static int fit_points(const struct lp_xbasis *b, uint32_t used, const double *P,
 		if (!(mask >> i & 1))
 			continue;
 		for (size_t t = 0; t < nt; t++)
-			A[m * nt + t] = w * lp_xexpr_eval(b->f[idx[t]], P[i]) / scale[t];
+			A[m * nt + t] = w * lp_pred_expr_eval(b->f[idx[t]], P[i]) / scale[t];
 		rhs[m++] = w * y[i];
 	}
 	if (m < nt)
 		return lp_seterr(LP_EINVAL, "fewer sizes than terms");
-	for (size_t g = 0; g < GRID_POINTS && ((flags & (LP_XFIT_NONNEG | LP_XFIT_MONOTONE)) || ub); g++) {
+	for (size_t g = 0; g < GRID_POINTS && ((flags & (LP_PRED_FIT_NONNEG | LP_PRED_FIT_MONOTONE)) || ub); g++) {
 		double t = lo * pow(hi / lo, (double)g / (GRID_POINTS - 1)), mx = 0, u;
 		if (ub && isfinite(u = ub->f(ub->arg, t)) && u >= 0) {
 			/* below the bound: -f(t) >= -u */
 			for (size_t j = 0; j < nt; j++)
-				mx = fmax(mx, fabs(G[k * nt + j] = -lp_xexpr_eval(b->f[idx[j]], t) / scale[j]));
+				mx = fmax(mx, fabs(G[k * nt + j] = -lp_pred_expr_eval(b->f[idx[j]], t) / scale[j]));
 			if (mx > 0 && isfinite(mx)) {
 				for (size_t j = 0; j < nt; j++)
 					G[k * nt + j] /= mx;
@@ -477,16 +477,16 @@ static int fit_points(const struct lp_xbasis *b, uint32_t used, const double *P,
 			}
 			mx = 0;
 		}
-		if (flags & LP_XFIT_NONNEG) {
+		if (flags & LP_PRED_FIT_NONNEG) {
 			for (size_t j = 0; j < nt; j++)
-				mx = fmax(mx, fabs(G[k * nt + j] = lp_xexpr_eval(b->f[idx[j]], t) / scale[j]));
+				mx = fmax(mx, fabs(G[k * nt + j] = lp_pred_expr_eval(b->f[idx[j]], t) / scale[j]));
 			if (mx > 0 && isfinite(mx)) {
 				for (size_t j = 0; j < nt; j++)
 					G[k * nt + j] /= mx;
 				h[k++] = 0;
 			}
 		}
-		if ((flags & LP_XFIT_MONOTONE) && dir) {
+		if ((flags & LP_PRED_FIT_MONOTONE) && dir) {
 			mx = 0;
 			for (size_t j = 0; j < nt; j++)
 				mx = fmax(mx, fabs(G[k * nt + j] = dir * deriv(b->f[idx[j]], t) / scale[j]));
@@ -499,19 +499,19 @@ static int fit_points(const struct lp_xbasis *b, uint32_t used, const double *P,
 	}
 	if ((rc = lp_lsi(A, rhs, m, nt, G, h, k, x)) < 0)
 		return rc;
-	memset(coef, 0, LP_XBASIS_MAX * sizeof(*coef));
+	memset(coef, 0, LP_PRED_BASIS_MAX * sizeof(*coef));
 	for (size_t t = 0; t < nt; t++)
 		coef[idx[t]] = x[t] / scale[t];
 	return 0;
 }
 
-static double eval_coef(const struct lp_xbasis *b, uint32_t used, const double *coef, double P)
+static double eval_coef(const struct lp_pred_basis *b, uint32_t used, const double *coef, double P)
 {
 	double s = 0;
 
 	for (size_t j = 0; j < b->n; j++)
 		if (used & (1u << j))
-			s += coef[j] * lp_xexpr_eval(b->f[j], P);
+			s += coef[j] * lp_pred_expr_eval(b->f[j], P);
 	return s;
 }
 
@@ -527,9 +527,9 @@ static double rel(double pred, double y, double ymax)
  * few terms, exact polynomial data their exact terms (the residual of an
  * exact fit is floored at rounding level, so that among exact fits the
  * smaller wins). */
-static int subset_fit(const struct lp_xbasis *b, uint32_t used, const double *P, const double *y,
+static int subset_fit(const struct lp_pred_basis *b, uint32_t used, const double *P, const double *y,
 		      size_t n, unsigned flags, double hi, const struct bound *ub, int validate,
-		      struct lp_xfit *out)
+		      struct lp_pred_fit *out)
 {
 	double lo = INFINITY, ymax = 0, s = 0, rss = 0;
 	uint64_t all = n >= 64 ? ~0ull : (1ull << n) - 1;
@@ -563,11 +563,11 @@ static int subset_fit(const struct lp_xbasis *b, uint32_t used, const double *P,
 }
 
 /* Relative error of the subset fitted without the largest size, at it. */
-static double extrapolation_error(const struct lp_xbasis *b, uint32_t used, const double *P,
+static double extrapolation_error(const struct lp_pred_basis *b, uint32_t used, const double *P,
 				  const double *y, size_t n, unsigned flags, double hi,
 				  const struct bound *ub)
 {
-	double coef[LP_XBASIS_MAX], lo = INFINITY, ymax = 0;
+	double coef[LP_PRED_BASIS_MAX], lo = INFINITY, ymax = 0;
 	size_t top = 0;
 	uint64_t mask = 0;
 
@@ -586,8 +586,8 @@ static double extrapolation_error(const struct lp_xbasis *b, uint32_t used, cons
 	return fabs(rel(eval_coef(b, used, coef, P[top]), y[top], ymax));
 }
 
-int lp_xfit_subset(const struct lp_xbasis *b, uint32_t used, const double *P, const double *y,
-		   size_t n, unsigned flags, double hi, struct lp_xfit *out)
+int lp_pred_fit_subset(const struct lp_pred_basis *b, uint32_t used, const double *P, const double *y,
+		   size_t n, unsigned flags, double hi, struct lp_pred_fit *out)
 {
 	return subset_fit(b, used, P, y, n, flags, hi, NULL, 1, out);
 }
@@ -597,18 +597,18 @@ static int popcount(uint32_t x)
 	return __builtin_popcount(x);
 }
 
-int lp_xfit_select(const struct lp_xbasis *b, const double *P, const double *y, size_t n,
-		   unsigned flags, double hi, struct lp_xfit *out)
+int lp_pred_fit_select(const struct lp_pred_basis *b, const double *P, const double *y, size_t n,
+		   unsigned flags, double hi, struct lp_pred_fit *out)
 {
-	return lp_xfit_select_below(b, P, y, n, flags, hi, 0, NULL, NULL, out);
+	return lp_pred_fit_select_below(b, P, y, n, flags, hi, 0, NULL, NULL, out);
 }
 
-int lp_xfit_select_below(const struct lp_xbasis *b, const double *P, const double *y, size_t n,
+int lp_pred_fit_select_below(const struct lp_pred_basis *b, const double *P, const double *y, size_t n,
 			 unsigned flags, double hi, uint32_t allowed,
-			 double (*bound)(void *arg, double P), void *arg, struct lp_xfit *out)
+			 double (*bound)(void *arg, double P), void *arg, struct lp_pred_fit *out)
 {
 	struct bound ub = { bound, arg };
-	struct lp_xfit c;
+	struct lp_pred_fit c;
 	int all_zero = 1, have = 0;
 
 
@@ -623,7 +623,7 @@ int lp_xfit_select_below(const struct lp_xbasis *b, const double *P, const doubl
 	}
 	if (all_zero)
 		return 0; /* the zero function: no terms */
-	struct lp_xfit cand[1 << LP_XBASIS_MAX];
+	struct lp_pred_fit cand[1 << LP_PRED_BASIS_MAX];
 	size_t nc = 0;
 	double best = INFINITY;
 	for (uint32_t s = 1; s < (1u << b->n); s++) {
@@ -664,7 +664,7 @@ int lp_xfit_select_below(const struct lp_xbasis *b, const double *P, const doubl
 	return 0;
 }
 
-const char *lp_xfit_format(const struct lp_xbasis *b, const struct lp_xfit *f, char *buf,
+const char *lp_pred_fit_format(const struct lp_pred_basis *b, const struct lp_pred_fit *f, char *buf,
 			   size_t len)
 {
 	size_t k = 0;
@@ -676,11 +676,11 @@ const char *lp_xfit_format(const struct lp_xbasis *b, const struct lp_xfit *f, c
 		int w;
 		if (!(f->used & (1u << j)))
 			continue;
-		if (!strcmp(lp_xexpr_text(b->f[j]), "1"))
+		if (!strcmp(lp_pred_expr_text(b->f[j]), "1"))
 			w = snprintf(buf + k, len - k, "%s%.6g", any ? " + " : "", f->coef[j]);
 		else
 			w = snprintf(buf + k, len - k, "%s%.6g*%s", any ? " + " : "", f->coef[j],
-				     lp_xexpr_text(b->f[j]));
+				     lp_pred_expr_text(b->f[j]));
 		if (w < 0)
 			break;
 		k += (size_t)w;

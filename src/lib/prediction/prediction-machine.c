@@ -17,14 +17,14 @@
 #include <string.h>
 #include <unistd.h>
 
-uint64_t lp_xlevel_sets(const struct lp_xlevel *l)
+uint64_t lp_pred_level_sets(const struct lp_pred_level *l)
 {
 	if (!l->assoc || l->assoc >= l->blocks)
 		return 1;
 	return l->blocks / l->assoc;
 }
 
-uint64_t lp_xlevel_ways(const struct lp_xlevel *l)
+uint64_t lp_pred_level_ways(const struct lp_pred_level *l)
 {
 	if (!l->assoc || l->assoc >= l->blocks)
 		return l->blocks;
@@ -102,25 +102,25 @@ static int pow2(uint64_t x)
 static int add_level(struct lp_machine *m, const char *what, unsigned line, const char *name,
 		     int kind, uint64_t blocks, uint64_t assoc, uint64_t block)
 {
-	struct lp_xlevel *l;
+	struct lp_pred_level *l;
 
 	if (m->n == LP_MACHINE_MAX_LEVELS)
 		return lp_seterr(LP_ELIMIT, "%s:%u: at most %d levels", what, line, LP_MACHINE_MAX_LEVELS);
-	if (strlen(name) >= LP_XNAME_MAX)
+	if (strlen(name) >= LP_PRED_NAME_MAX)
 		return lp_seterr(LP_EINVAL, "%s:%u: level name '%s' too long", what, line, name);
 	for (size_t i = 0; i < m->n; i++)
 		if (!strcmp(m->level[i].name, name))
 			return lp_seterr(LP_EINVAL, "%s:%u: level '%s' given twice", what, line, name);
 	if (!pow2(block))
 		return lp_seterr(LP_EINVAL, "%s:%u: %s size %llu is not a power of two", what, line,
-				 kind == LP_XLEVEL_TLB ? "page" : "line", (unsigned long long)block);
+				 kind == LP_PRED_LEVEL_TLB ? "page" : "line", (unsigned long long)block);
 	if (!blocks)
 		return lp_seterr(LP_EINVAL, "%s:%u: level '%s' holds no %s", what, line, name,
-				 kind == LP_XLEVEL_TLB ? "entry" : "line");
+				 kind == LP_PRED_LEVEL_TLB ? "entry" : "line");
 	if (assoc && (assoc > blocks || blocks % assoc))
 		return lp_seterr(LP_EINVAL, "%s:%u: %llu %s do not split into sets of %llu ways", what,
 				 line, (unsigned long long)blocks,
-				 kind == LP_XLEVEL_TLB ? "entries" : "lines", (unsigned long long)assoc);
+				 kind == LP_PRED_LEVEL_TLB ? "entries" : "lines", (unsigned long long)assoc);
 	l = &m->level[m->n++];
 	memset(l, 0, sizeof(*l));
 	snprintf(l->name, sizeof(l->name), "%s", name);
@@ -167,7 +167,7 @@ int lp_machine_parse(struct lp_machine *m, const char *text, const char *what)
 				rc = lp_seterr(LP_EINVAL, "%s:%u: cache size %s is not a multiple of the line %s",
 					       what, line, tok[2], tok[4]);
 			else
-				rc = add_level(m, what, line, tok[1], LP_XLEVEL_CACHE, a / b, c, b);
+				rc = add_level(m, what, line, tok[1], LP_PRED_LEVEL_CACHE, a / b, c, b);
 		} else if (!strcmp(tok[0], "tlb") && (nt == 4 || nt == 5)) {
 			/* tlb NAME ENTRIES PAGE [ASSOC] */
 			if (parse_size(tok[2], &a) < 0 || parse_size(tok[3], &b) < 0)
@@ -176,7 +176,7 @@ int lp_machine_parse(struct lp_machine *m, const char *text, const char *what)
 			else if (nt == 5 && strcmp(tok[4], "full") && parse_size(tok[4], &c) < 0)
 				rc = lp_seterr(LP_EPARSE, "%s:%u: bad associativity '%s'", what, line, tok[4]);
 			else
-				rc = add_level(m, what, line, tok[1], LP_XLEVEL_TLB, a, c, b);
+				rc = add_level(m, what, line, tok[1], LP_PRED_LEVEL_TLB, a, c, b);
 		} else {
 			rc = lp_seterr(LP_EPARSE,
 				       "%s:%u: expected 'name N', 'cache NAME SIZE ASSOC LINE' or "
@@ -272,11 +272,11 @@ int lp_machine_host(struct lp_machine *m, const char *root)
 			if (ways && (size / line) % ways)
 				ways = 0;
 			snprintf(name, sizeof(name), "L%d", lvl);
-			rc = add_level(m, dir, 0, name, LP_XLEVEL_CACHE, size / line, ways, line);
+			rc = add_level(m, dir, 0, name, LP_PRED_LEVEL_CACHE, size / line, ways, line);
 		}
 	if (!rc && !m->n)
 		return lp_seterr(LP_EUNSUPPORTED, "%s: no data cache described", root);
 	if (!rc)
-		rc = add_level(m, root, 0, "TLB", LP_XLEVEL_TLB, 64, 0, page > 0 ? (uint64_t)page : 4096);
+		rc = add_level(m, root, 0, "TLB", LP_PRED_LEVEL_TLB, 64, 0, page > 0 ? (uint64_t)page : 4096);
 	return rc;
 }

@@ -8,7 +8,7 @@
  *   split into bins that hold a fixed fraction of the rest at every size,
  *   each with a distance that is a function of P. Counts (accesses, cold,
  *   constant bins, rest) and distances are each fitted as functions of P
- *   (xpred-fit.c), the counts rather than fractions because they are the
+ *   (prediction-fit.c), the counts rather than fractions because they are the
  *   quantities that scale as plain polynomials in regular codes.
  * - Splitting: a bin [u0, u1] of the rest's quantiles is split where, in
  *   each run, the midpoint of its distance range falls; the median of those
@@ -35,32 +35,33 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 struct xbm {
 	int valid;
-	struct lp_xfit acc, cold, rest;
+	struct lp_pred_fit acc, cold, rest;
 	size_t nconst;
 	double *cd;
-	struct lp_xfit *ck;
+	struct lp_pred_fit *ck;
 	size_t nbins;
-	struct lp_xfit *cnt; /* accesses of each bin of the rest */
-	struct lp_xfit *dist;
+	struct lp_pred_fit *cnt; /* accesses of each bin of the rest */
+	struct lp_pred_fit *dist;
 };
 
 struct xgroup {
 	char *function, *where, *strides;
 	int loop;
 	size_t npcs;
-	struct lp_xfit refs;
+	struct lp_pred_fit refs;
 	struct xbm *bm;    /* per block */
-	struct lp_xplacement *cal; /* per block (set-distance keys only) */
+	struct lp_pred_placement *cal; /* per block (set-distance keys only) */
 	double *mrefs;     /* per run */
-	struct xhist *mh;  /* per run x block */
+	struct lp_pred_hist *mh;  /* per run x block */
 	/* strided walk (docs/prediction.md, "Strided placement"): measured in
 	 * every run; its combined stride (bytes) and accesses per walk, as
 	 * functions of P, and as measured */
 	int walk, walk1;
-	struct lp_xfit wstride, wlen, wstride1;
+	struct lp_pred_fit wstride, wlen, wstride1;
 	double *mwstride, *mwlen, *mwstride1; /* per run (stride1 < 0: none) */
 };
 
@@ -69,8 +70,8 @@ struct xmloop {
 	int parent, depth;
 };
 
-struct lp_xmodel {
-	struct lp_xbasis basis;
+struct lp_pred_model {
+	struct lp_pred_basis basis;
 	char *command;
 	size_t nsizes;
 	double *sizes;
@@ -78,18 +79,18 @@ struct lp_xmodel {
 	uint64_t *blocks;
 	double range, tolerance;
 	unsigned max_depth;
-	struct lp_xfit footprint;  /* distinct blocks of the program at the smallest block size */
+	struct lp_pred_fit footprint;  /* distinct blocks of the program at the smallest block size */
 	uint64_t fblock;           /* that block size; 0 if no footprint */
 	double *total;     /* per run */
-	struct lp_xfit refs;
+	struct lp_pred_fit refs;
 	size_t ngroups;
 	struct xgroup *g;
 	size_t nloops;
 	struct xmloop *loops;
 };
 
-static long block_index(const struct lp_xmodel *m, uint64_t block);
-static double ev(const struct lp_xmodel *m, const struct lp_xfit *f, double P);
+static long block_index(const struct lp_pred_model *m, uint64_t block);
+static double ev(const struct lp_pred_model *m, const struct lp_pred_fit *f, double P);
 
 static void bm_release(struct xbm *b)
 {
@@ -100,11 +101,11 @@ static void bm_release(struct xbm *b)
 	memset(b, 0, sizeof(*b));
 }
 
-void lp_xmodel_free(struct lp_xmodel *m)
+void lp_pred_model_free(struct lp_pred_model *m)
 {
 	if (!m)
 		return;
-	lp_xbasis_release(&m->basis);
+	lp_pred_basis_release(&m->basis);
 	free(m->command);
 	free(m->sizes);
 	free(m->blocks);
@@ -123,7 +124,7 @@ void lp_xmodel_free(struct lp_xmodel *m)
 		free(g->mwlen);
 		free(g->mwstride1);
 		for (size_t k = 0; g->mh && k < m->nsizes * m->nblocks; k++)
-			xhist_release(&g->mh[k]);
+			lp_pred_hist_release(&g->mh[k]);
 		free(g->mh);
 	}
 	free(m->g);
@@ -143,19 +144,19 @@ void lp_xmodel_free(struct lp_xmodel *m)
  * that run's rest (sorted by distance). */
 struct leaf {
 	double u0[MAXRUNS], u1[MAXRUNS];
-	struct lp_xfit dist, cnt;
+	struct lp_pred_fit dist, cnt;
 };
 
 struct bctx {
-	const struct lp_xmodel *m;
-	const struct lp_xfit *footprint;
+	const struct lp_pred_model *m;
+	const struct lp_pred_fit *footprint;
 	double fscale;    /* footprint blocks -> blocks of this model */
 	uint32_t allowed; /* basis functions growing no faster than the footprint */
 	double hi;
 	size_t nr;        /* runs with a rest; the others count 0 */
 	size_t *ridx;     /* their index among the model's sizes */
 	double *P, *R;    /* their size and rest count */
-	struct xq *q;
+	struct lp_pred_quant *q;
 	size_t nleaf, capleaf;
 	struct leaf *leaf;
 	int err;
@@ -168,17 +169,17 @@ struct bctx {
  * instead would exclude P^4 itself, since the lower term lowers the
  * ratio: the count of a column walk's page crossings then could not have
  * the P^4 term it has). */
-static uint32_t no_faster(const struct lp_xmodel *m, const struct lp_xfit *f, double scale)
+static uint32_t no_faster(const struct lp_pred_model *m, const struct lp_pred_fit *f, double scale)
 {
 	double pm = m->sizes[m->nsizes - 1], hi = m->range * pm;
-	double f0 = lp_xfit_eval(&m->basis, f, pm) * scale, f1 = lp_xfit_eval(&m->basis, f, hi) * scale;
+	double f0 = lp_pred_fit_eval(&m->basis, f, pm) * scale, f1 = lp_pred_fit_eval(&m->basis, f, hi) * scale;
 	double top = 0, growth = 0;
 	uint32_t allowed = 0;
 
 	if (!(f0 > 0 && f1 > 0))
 		return 0;
 	for (size_t j = 0; j < m->basis.n; j++) {
-		double a = fabs(lp_xexpr_eval(m->basis.f[j], pm)), c = fabs(lp_xexpr_eval(m->basis.f[j], hi));
+		double a = fabs(lp_pred_expr_eval(m->basis.f[j], pm)), c = fabs(lp_pred_expr_eval(m->basis.f[j], hi));
 		double t = fabs(f->coef[j]) * c;
 		if ((f->used >> j & 1) && a > 0 && t > top) {
 			top = t;
@@ -188,7 +189,7 @@ static uint32_t no_faster(const struct lp_xmodel *m, const struct lp_xfit *f, do
 	if (!(growth > 0))
 		growth = f1 / f0;
 	for (size_t j = 0; j < m->basis.n; j++) {
-		double a = fabs(lp_xexpr_eval(m->basis.f[j], pm)), c = fabs(lp_xexpr_eval(m->basis.f[j], hi));
+		double a = fabs(lp_pred_expr_eval(m->basis.f[j], pm)), c = fabs(lp_pred_expr_eval(m->basis.f[j], hi));
 		if (a > 0 && c / a <= 1.01 * growth)
 			allowed |= 1u << j;
 	}
@@ -200,29 +201,29 @@ static uint32_t no_faster(const struct lp_xmodel *m, const struct lp_xfit *f, do
 static double below_footprint(void *arg, double P)
 {
 	const struct bctx *x = arg;
-	double f = lp_xfit_eval(&x->m->basis, x->footprint, P) * x->fscale;
+	double f = lp_pred_fit_eval(&x->m->basis, x->footprint, P) * x->fscale;
 
 	return f > 0 ? 1.05 * f + 16 : INFINITY;
 }
 
 /* Fit the mean distance of a bin over the runs where it holds accesses. */
-static int fit_dist(struct bctx *x, const double *u0, const double *u1, struct lp_xfit *out)
+static int fit_dist(struct bctx *x, const double *u0, const double *u1, struct lp_pred_fit *out)
 {
 	double y[MAXRUNS], P[MAXRUNS];
 	size_t k = 0;
-	const unsigned cf = LP_XFIT_NONNEG | LP_XFIT_MONOTONE;
+	const unsigned cf = LP_PRED_FIT_NONNEG | LP_PRED_FIT_MONOTONE;
 
 	for (size_t r = 0; r < x->nr; r++)
 		if ((u1[r] - u0[r]) * x->R[r] > 1e-9) {
 			P[k] = x->P[r];
-			y[k++] = xq_mean(&x->q[r], u0[r], u1[r]);
+			y[k++] = lp_pred_quant_mean(&x->q[r], u0[r], u1[r]);
 		}
 	if (!k)
 		return lp_seterr(LP_EINVAL, "empty bin");
-	if (x->footprint && lp_xfit_select_below(&x->m->basis, P, y, k, cf, x->hi, x->allowed,
+	if (x->footprint && lp_pred_fit_select_below(&x->m->basis, P, y, k, cf, x->hi, x->allowed,
 						 below_footprint, x, out) == 0)
 		return 0;
-	return lp_xfit_select(&x->m->basis, P, y, k, cf, x->hi, out);
+	return lp_pred_fit_select(&x->m->basis, P, y, k, cf, x->hi, out);
 }
 
 /* Two bins' distance models agree at every fitted size within the
@@ -230,19 +231,19 @@ static int fit_dist(struct bctx *x, const double *u0, const double *u1, struct l
  * difference of one is quantisation, not structure. Beyond the fitted
  * sizes the models are not compared: there only the data can tell bins
  * apart, and noise in small bins would fan their extrapolations out. */
-static int close_fits(const struct bctx *x, const struct lp_xfit *a, const struct lp_xfit *b)
+static int close_fits(const struct bctx *x, const struct lp_pred_fit *a, const struct lp_pred_fit *b)
 {
 	double tol = x->m->tolerance;
 
 	for (size_t r = 0; r < x->nr; r++) {
-		double da = lp_xfit_eval(&x->m->basis, a, x->P[r]), db = lp_xfit_eval(&x->m->basis, b, x->P[r]);
+		double da = lp_pred_fit_eval(&x->m->basis, a, x->P[r]), db = lp_pred_fit_eval(&x->m->basis, b, x->P[r]);
 		if (fabs(da - db) > tol * (fabs(da) + fabs(db)) / 2 + 1)
 			return 0;
 	}
 	return 1;
 }
 
-static void add_leaf(struct bctx *x, const double *u0, const double *u1, const struct lp_xfit *f)
+static void add_leaf(struct bctx *x, const double *u0, const double *u1, const struct lp_pred_fit *f)
 {
 	if (x->err)
 		return;
@@ -275,11 +276,11 @@ static int cmp_double(const void *a, const void *b)
  * run at its own midpoint instead was tried: it follows shares that change
  * with the size, but pairs up different reuse patterns at different sizes
  * and extrapolates far worse on real programs.) */
-static void split(struct bctx *x, const double *u0, const double *u1, const struct lp_xfit *f,
+static void split(struct bctx *x, const double *u0, const double *u1, const struct lp_pred_fit *f,
 		  unsigned depth)
 {
 	double srt[MAXRUNS], us[MAXRUNS], med;
-	struct lp_xfit fl, fr;
+	struct lp_pred_fit fl, fr;
 	int narrow = 1;
 	size_t nm = 0;
 
@@ -289,12 +290,12 @@ static void split(struct bctx *x, const double *u0, const double *u1, const stru
 		double w = u1[r] - u0[r], a, b, mean, rho;
 		if (!(w * x->R[r] > 1e-9))
 			continue;
-		a = xq_quantile(&x->q[r], u0[r]);
-		b = xq_quantile(&x->q[r], u1[r]);
-		mean = xq_mean(&x->q[r], u0[r], u1[r]);
+		a = lp_pred_quant_quantile(&x->q[r], u0[r]);
+		b = lp_pred_quant_quantile(&x->q[r], u1[r]);
+		mean = lp_pred_quant_mean(&x->q[r], u0[r], u1[r]);
 		if (b - a > x->m->tolerance * mean + 1)
 			narrow = 0;
-		rho = (xq_cdf(&x->q[r], (a + b) / 2) - u0[r]) / w;
+		rho = (lp_pred_quant_cdf(&x->q[r], (a + b) / 2) - u0[r]) / w;
 		srt[nm++] = rho >= 0 ? (rho > 1 ? 1 : rho) : 0;
 	}
 	if (narrow || depth >= x->m->max_depth || !nm) {
@@ -322,7 +323,7 @@ static int coalesce(struct bctx *x)
 		changed = 0;
 		for (size_t i = 0; i + 1 < x->nleaf; i++) {
 			struct leaf *a = &x->leaf[i], *b = &x->leaf[i + 1];
-			struct lp_xfit f;
+			struct lp_pred_fit f;
 			if (!close_fits(x, &a->dist, &b->dist) || fit_dist(x, a->u0, b->u1, &f) < 0)
 				continue;
 			memcpy(a->u1, b->u1, x->nr * sizeof(*a->u1));
@@ -336,7 +337,7 @@ static int coalesce(struct bctx *x)
 }
 
 /* Count of an exact distance d in h (0 if absent). */
-static double count_at(const struct xhist *h, double d)
+static double count_at(const struct lp_pred_hist *h, double d)
 {
 	for (size_t i = 0; i < h->n && h->e[i].lo <= d; i++)
 		if (h->e[i].lo == d && h->e[i].hi == d)
@@ -345,43 +346,43 @@ static double count_at(const struct xhist *h, double d)
 }
 
 struct accbound {
-	const struct lp_xmodel *m;
-	const struct lp_xfit *acc;
+	const struct lp_pred_model *m;
+	const struct lp_pred_fit *acc;
 };
 
 /* A bin holds no more accesses than its group. */
 static double below_acc_fn(void *arg, double P)
 {
 	const struct accbound *a = arg;
-	double f = lp_xfit_eval(&a->m->basis, a->acc, P);
+	double f = lp_pred_fit_eval(&a->m->basis, a->acc, P);
 
 	return f > 0 ? 1.05 * f + 1 : INFINITY;
 }
 
-static int model_block(struct lp_xmodel *m, struct xgroup *g, size_t b)
+static int model_block(struct lp_pred_model *m, struct xgroup *g, size_t b)
 {
 	size_t n = m->nsizes, nf = 0;
 	double y[64], hi = m->range * m->sizes[n - 1], *cd = NULL;
 	struct xbm *bm = &g->bm[b];
-	struct xhist *h[64];
+	struct lp_pred_hist *h[64];
 	struct bctx x = { 0 };
-	struct xhent *rest[64] = { 0 };
+	struct lp_pred_hent *rest[64] = { 0 };
 	size_t nrest[64] = { 0 }, nconst = 0;
 	int rc = 0, fin[64];
-	const unsigned cf = LP_XFIT_NONNEG | LP_XFIT_MONOTONE;
+	const unsigned cf = LP_PRED_FIT_NONNEG | LP_PRED_FIT_MONOTONE;
 
 	memset(bm, 0, sizeof(*bm));
 	for (size_t r = 0; r < n; r++) {
 		h[r] = &g->mh[r * m->nblocks + b];
-		fin[r] = xhist_finite(h[r]) > 0;
+		fin[r] = lp_pred_hist_finite(h[r]) > 0;
 		nf += fin[r];
-		y[r] = xhist_finite(h[r]) + h[r]->cold;
+		y[r] = lp_pred_hist_finite(h[r]) + h[r]->cold;
 	}
-	if ((rc = lp_xfit_select(&m->basis, m->sizes, y, n, cf, hi, &bm->acc)) < 0)
+	if ((rc = lp_pred_fit_select(&m->basis, m->sizes, y, n, cf, hi, &bm->acc)) < 0)
 		return rc;
 	for (size_t r = 0; r < n; r++)
 		y[r] = h[r]->cold;
-	if ((rc = lp_xfit_select(&m->basis, m->sizes, y, n, cf, hi, &bm->cold)) < 0)
+	if ((rc = lp_pred_fit_select(&m->basis, m->sizes, y, n, cf, hi, &bm->cold)) < 0)
 		return rc;
 	bm->valid = 1;
 	/* constant distances (section 4.1: reuse inside the innermost loop,
@@ -395,7 +396,7 @@ static int model_block(struct lp_xmodel *m, struct xgroup *g, size_t b)
 		size_t last = n - 1;
 		while (!fin[last])
 			last--;
-		const struct xhist *hl = h[last];
+		const struct lp_pred_hist *hl = h[last];
 		for (size_t i = 0; i < hl->n; i++) {
 			double d = hl->e[i].lo, fmin_ = INFINITY, fmax_ = 0;
 			int ok = hl->e[i].hi == d && d < 256, present = 0;
@@ -404,8 +405,8 @@ static int model_block(struct lp_xmodel *m, struct xgroup *g, size_t b)
 				if (!fin[r] || !((c = count_at(h[r], d)) > 0))
 					continue;
 				present++;
-				fmin_ = fmin(fmin_, c / xhist_finite(h[r]));
-				fmax_ = fmax(fmax_, c / xhist_finite(h[r]));
+				fmin_ = fmin(fmin_, c / lp_pred_hist_finite(h[r]));
+				fmax_ = fmax(fmax_, c / lp_pred_hist_finite(h[r]));
 			}
 			/* a bin of 1e-4 of the accesses or less is noise, better
 			 * left to the bins of the rest */
@@ -423,7 +424,7 @@ static int model_block(struct lp_xmodel *m, struct xgroup *g, size_t b)
 			 * over the sets sit at 1, 2, 3 lines per set at small
 			 * sizes before they grow (as D/s): only 0, the reuse of
 			 * the line just used, is taken as constant */
-			if (lp_xkey_sets(m->blocks[b]) && d > 0)
+			if (lp_pred_key_sets(m->blocks[b]) && d > 0)
 				continue;
 			double *ncd = realloc(cd, (nconst + 1) * sizeof(*ncd));
 			if (!ncd) {
@@ -446,9 +447,9 @@ static int model_block(struct lp_xmodel *m, struct xgroup *g, size_t b)
 		for (size_t r = 0; r < n; r++)
 			y[r] = count_at(h[r], cd[j]);
 		struct accbound ab = { m, &bm->acc };
-		if (lp_xfit_select_below(&m->basis, m->sizes, y, n, cf, hi, acc_allowed, below_acc_fn, &ab,
+		if (lp_pred_fit_select_below(&m->basis, m->sizes, y, n, cf, hi, acc_allowed, below_acc_fn, &ab,
 					 &bm->ck[j]) < 0 &&
-		    (rc = lp_xfit_select(&m->basis, m->sizes, y, n, cf, hi, &bm->ck[j])) < 0)
+		    (rc = lp_pred_fit_select(&m->basis, m->sizes, y, n, cf, hi, &bm->ck[j])) < 0)
 			return rc;
 	}
 	/* the rest */
@@ -458,7 +459,7 @@ static int model_block(struct lp_xmodel *m, struct xgroup *g, size_t b)
 	 * split between data structures */
 	x.footprint = m->fblock ? &m->footprint : NULL;
 	/* (a set distance is at most the stack distance at its line size) */
-	x.fscale = m->fblock ? (double)m->fblock / (double)lp_xkey_block(m->blocks[b]) : 1;
+	x.fscale = m->fblock ? (double)m->fblock / (double)lp_pred_key_block(m->blocks[b]) : 1;
 	x.hi = hi;
 	/* a stack distance never exceeds the footprint, so it cannot grow
 	 * faster: terms that outgrow the footprint's fit are left out */
@@ -489,17 +490,17 @@ static int model_block(struct lp_xmodel *m, struct xgroup *g, size_t b)
 		}
 		y[r] = s;
 		if (s > 0) {
-			if ((rc = xq_init(&x.q[x.nr], rest[r], nrest[r])) < 0)
+			if ((rc = lp_pred_quant_init(&x.q[x.nr], rest[r], nrest[r])) < 0)
 				goto out;
 			x.P[x.nr] = m->sizes[r];
 			x.R[x.nr] = s;
 			x.ridx[x.nr++] = r;
 		}
 	}
-	if ((rc = lp_xfit_select(&m->basis, m->sizes, y, n, cf, hi, &bm->rest)) < 0)
+	if ((rc = lp_pred_fit_select(&m->basis, m->sizes, y, n, cf, hi, &bm->rest)) < 0)
 		goto out;
 	if (x.nr) {
-		struct lp_xfit f;
+		struct lp_pred_fit f;
 		double u0[MAXRUNS], u1[MAXRUNS];
 		for (size_t r = 0; r < x.nr; r++) {
 			u0[r] = 0;
@@ -526,13 +527,13 @@ static int model_block(struct lp_xmodel *m, struct xgroup *g, size_t b)
 			double share = x.leaf[i].u1[0] - x.leaf[i].u0[0];
 			bm->dist[i] = x.leaf[i].dist;
 			bm->cnt[i] = bm->rest;
-			for (size_t j = 0; j < LP_XBASIS_MAX; j++)
+			for (size_t j = 0; j < LP_PRED_BASIS_MAX; j++)
 				bm->cnt[i].coef[j] *= share;
 		}
 	}
 out:
 	for (size_t r = 0; r < x.nr; r++)
-		xq_release(&x.q[r]);
+		lp_pred_quant_release(&x.q[r]);
 	for (size_t r = 0; r < n; r++)
 		free(rest[r]);
 	free(x.q);
@@ -585,7 +586,7 @@ static size_t key_index(struct gkey **keys, size_t *n, size_t *cap, const char *
 
 static int cmp_run(const void *a, const void *b)
 {
-	const struct lp_xrun *x = *(const struct lp_xrun *const *)a, *y = *(const struct lp_xrun *const *)b;
+	const struct lp_pred_run *x = *(const struct lp_pred_run *const *)a, *y = *(const struct lp_pred_run *const *)b;
 	return x->size < y->size ? -1 : x->size > y->size;
 }
 
@@ -651,15 +652,15 @@ static int cmp_i64(const void *a, const void *b)
  * interleave when their offsets modulo |s| are multiples of |s| / u (an
  * unrolled loop: A[i][k], A[i][k+1]); then the group walks with stride
  * |s| / u, u (steps per run + 1) accesses per walk. 0 if not. */
-static int run_walk(const struct lp_xrun *R, const size_t *grp, size_t gi, double *stride, double *len,
+static int run_walk(const struct lp_pred_run *R, const size_t *grp, size_t gi, double *stride, double *len,
 		    double *stride1)
 {
-	const struct xrun_pc *best = NULL;
+	const struct lp_pred_run_pc *best = NULL;
 	int64_t s, off[64];
 	size_t u = 0;
 
 	for (size_t i = 0; i < R->npcs; i++) {
-		const struct xrun_pc *p = &R->pcs[i];
+		const struct lp_pred_run_pc *p = &R->pcs[i];
 		if (grp[i] != gi || !p->has_walk || !p->wruns || !inner_stride(p->strides))
 			continue;
 		if (!best || p->refs > best->refs)
@@ -670,7 +671,7 @@ static int run_walk(const struct lp_xrun *R, const size_t *grp, size_t gi, doubl
 	s = inner_stride(best->strides);
 	s = s < 0 ? -s : s;
 	for (size_t i = 0; i < R->npcs; i++) {
-		const struct xrun_pc *p = &R->pcs[i];
+		const struct lp_pred_run_pc *p = &R->pcs[i];
 		int64_t v = inner_stride(p->strides), o;
 		int dup = 0;
 		if (grp[i] != gi || !p->has_walk || (v != s && v != -s))
@@ -701,7 +702,7 @@ static int run_walk(const struct lp_xrun *R, const size_t *grp, size_t gi, doubl
 
 /* Fit the group's walk when every run has one; the stride must be fitted
  * exactly (within half a byte at every run), or there is no walk. */
-static int fit_walk(struct lp_xmodel *m, struct xgroup *g)
+static int fit_walk(struct lp_pred_model *m, struct xgroup *g)
 {
 	double hi = m->range * m->sizes[m->nsizes - 1];
 	int rc;
@@ -710,13 +711,13 @@ static int fit_walk(struct lp_xmodel *m, struct xgroup *g)
 	for (size_t r = 0; r < m->nsizes; r++)
 		if (!(g->mwstride[r] > 0) || !(g->mwlen[r] >= 1))
 			return 0;
-	if ((rc = lp_xfit_select(&m->basis, m->sizes, g->mwstride, m->nsizes, LP_XFIT_NONNEG,
+	if ((rc = lp_pred_fit_select(&m->basis, m->sizes, g->mwstride, m->nsizes, LP_PRED_FIT_NONNEG,
 				 hi, &g->wstride)) < 0)
 		return rc;
 	for (size_t r = 0; r < m->nsizes; r++)
 		if (fabs(ev(m, &g->wstride, m->sizes[r]) - g->mwstride[r]) > 0.5)
 			return 0;
-	if ((rc = lp_xfit_select(&m->basis, m->sizes, g->mwlen, m->nsizes, LP_XFIT_NONNEG | LP_XFIT_MONOTONE,
+	if ((rc = lp_pred_fit_select(&m->basis, m->sizes, g->mwlen, m->nsizes, LP_PRED_FIT_NONNEG | LP_PRED_FIT_MONOTONE,
 				 hi, &g->wlen)) < 0)
 		return rc;
 	g->walk = 1;
@@ -725,7 +726,7 @@ static int fit_walk(struct lp_xmodel *m, struct xgroup *g)
 	for (size_t r = 0; r < m->nsizes; r++)
 		if (!(g->mwstride1[r] > 0))
 			return 0;
-	if ((rc = lp_xfit_select(&m->basis, m->sizes, g->mwstride1, m->nsizes, LP_XFIT_NONNEG, hi,
+	if ((rc = lp_pred_fit_select(&m->basis, m->sizes, g->mwstride1, m->nsizes, LP_PRED_FIT_NONNEG, hi,
 				 &g->wstride1)) < 0)
 		return rc;
 	for (size_t r = 0; r < m->nsizes; r++)
@@ -735,11 +736,11 @@ static int fit_walk(struct lp_xmodel *m, struct xgroup *g)
 	return 0;
 }
 
-int lp_xmodel_fit(struct lp_xmodel **out, struct lp_xrun *const *runs_in, size_t n,
-		  const struct lp_xfit_options *o)
+int lp_pred_model_fit(struct lp_pred_model **out, struct lp_pred_run *const *runs_in, size_t n,
+		  const struct lp_pred_fit_options *o)
 {
-	struct lp_xmodel *m;
-	struct lp_xrun **runs = NULL;
+	struct lp_pred_model *m;
+	struct lp_pred_run **runs = NULL;
 	struct gkey *pk = NULL, *lk = NULL;
 	size_t npk = 0, cappk = 0, nlk = 0, caplk = 0;
 	size_t **pcmap = NULL, **loopmap = NULL, *gp = NULL, *lsrc = NULL, *gof = NULL, *lof = NULL;
@@ -752,7 +753,7 @@ int lp_xmodel_fit(struct lp_xmodel **out, struct lp_xrun *const *runs_in, size_t
 		return lp_seterr(LP_ELIMIT, "at most 64 runs");
 	if (!(m = calloc(1, sizeof(*m))))
 		return lp_seterr(LP_ENOMEM, "out of memory");
-	if ((rc = lp_xbasis_parse(&m->basis, o && o->basis ? o->basis : NULL)) < 0)
+	if ((rc = lp_pred_basis_parse(&m->basis, o && o->basis ? o->basis : NULL)) < 0)
 		goto fail;
 	m->range = o && o->range > 0 ? o->range : 16;
 	m->tolerance = o && o->tolerance > 0 ? o->tolerance : 0.05;
@@ -799,7 +800,7 @@ int lp_xmodel_fit(struct lp_xmodel **out, struct lp_xrun *const *runs_in, size_t
 	if (!pcmap || !loopmap)
 		goto nomem;
 	for (size_t r = 0; r < n; r++) {
-		struct lp_xrun *R = runs[r];
+		struct lp_pred_run *R = runs[r];
 		pcmap[r] = malloc((R->npcs + 1) * sizeof(**pcmap));
 		loopmap[r] = malloc((R->nloops + 1) * sizeof(**loopmap));
 		if (!pcmap[r] || !loopmap[r])
@@ -809,7 +810,7 @@ int lp_xmodel_fit(struct lp_xmodel **out, struct lp_xrun *const *runs_in, size_t
 						       R->loops[l].header)) == SIZE_MAX)
 				goto nomem;
 		for (size_t i = 0; i < R->npcs; i++) {
-			const struct xrun_pc *p = &R->pcs[i];
+			const struct lp_pred_run_pc *p = &R->pcs[i];
 			/* code in no binary has no address stable across runs */
 			const char *mod = p->module >= 0 ? R->modules[p->module] : "";
 			if ((pcmap[r][i] = key_index(&pk, &npk, &cappk, mod, p->module >= 0 ? p->vaddr : 0)) ==
@@ -828,7 +829,7 @@ int lp_xmodel_fit(struct lp_xmodel **out, struct lp_xrun *const *runs_in, size_t
 	for (size_t i = 0; i < nlk; i++)
 		lsrc[i] = i;
 	for (size_t r = 0; r < n; r++) {
-		struct lp_xrun *R = runs[r];
+		struct lp_pred_run *R = runs[r];
 		for (size_t l = 0; l < R->nloops; l++)
 			if (R->loops[l].src >= 0)
 				uf_union(lsrc, loopmap[r][l], loopmap[r][R->loops[l].src]);
@@ -844,7 +845,7 @@ int lp_xmodel_fit(struct lp_xmodel **out, struct lp_xrun *const *runs_in, size_t
 	for (size_t i = 0; i < nlk; i++)
 		lof[i] = SIZE_MAX;
 	for (size_t r = n; r-- > 0;) {
-		struct lp_xrun *R = runs[r];
+		struct lp_pred_run *R = runs[r];
 		for (size_t l = 0; l < R->nloops; l++) {
 			size_t root = uf_find(lsrc, loopmap[r][l]);
 			if (lof[root] == SIZE_MAX) {
@@ -877,7 +878,7 @@ int lp_xmodel_fit(struct lp_xmodel **out, struct lp_xrun *const *runs_in, size_t
 		}
 	}
 	for (size_t r = n; r-- > 0;) {
-		struct lp_xrun *R = runs[r];
+		struct lp_pred_run *R = runs[r];
 		for (size_t l = 0; l < R->nloops; l++) {
 			size_t me = lof[uf_find(lsrc, loopmap[r][l])];
 			if (R->loops[l].parent >= 0 && m->loops[me].parent < 0) {
@@ -937,9 +938,9 @@ int lp_xmodel_fit(struct lp_xmodel **out, struct lp_xrun *const *runs_in, size_t
 			goto nomem;
 		}
 		for (size_t r = n; r-- > 0 && !rc;) {
-			struct lp_xrun *R = runs[r];
+			struct lp_pred_run *R = runs[r];
 			for (size_t i = 0; i < R->npcs && !rc; i++) {
-				const struct xrun_pc *p = &R->pcs[i];
+				const struct lp_pred_run_pc *p = &R->pcs[i];
 				size_t gi = gof[pcmap[r][i]];
 				struct xgroup *g = &m->g[gi];
 				char f[256];
@@ -949,7 +950,7 @@ int lp_xmodel_fit(struct lp_xmodel **out, struct lp_xrun *const *runs_in, size_t
 					size_t k;
 					for (k = 0; k < R->nblocks && R->blocks[k] != m->blocks[bb]; k++)
 						;
-					rc = xhist_merge(&g->mh[r * m->nblocks + bb], &p->h[k]);
+					rc = lp_pred_hist_merge(&g->mh[r * m->nblocks + bb], &p->h[k]);
 				}
 				if (!counted[pcmap[r][i]]) {
 					counted[pcmap[r][i]] = 1;
@@ -993,7 +994,7 @@ int lp_xmodel_fit(struct lp_xmodel **out, struct lp_xrun *const *runs_in, size_t
 			goto fail;
 	}
 	/* the models: references, footprints, then each group */
-	if ((rc = lp_xfit_select(&m->basis, m->sizes, m->total, n, LP_XFIT_NONNEG | LP_XFIT_MONOTONE,
+	if ((rc = lp_pred_fit_select(&m->basis, m->sizes, m->total, n, LP_PRED_FIT_NONNEG | LP_PRED_FIT_MONOTONE,
 				 m->range * m->sizes[n - 1], &m->refs)) < 0)
 		goto fail;
 	{
@@ -1006,13 +1007,13 @@ int lp_xmodel_fit(struct lp_xmodel **out, struct lp_xrun *const *runs_in, size_t
 		for (size_t k = 0; k < m->ngroups; k++)
 			for (size_t r = 0; r < n; r++)
 				y[r] += m->g[k].mh[r * m->nblocks + fb].cold;
-		if (lp_xfit_select(&m->basis, m->sizes, y, n, LP_XFIT_NONNEG | LP_XFIT_MONOTONE,
+		if (lp_pred_fit_select(&m->basis, m->sizes, y, n, LP_PRED_FIT_NONNEG | LP_PRED_FIT_MONOTONE,
 				   m->range * m->sizes[n - 1], &m->footprint) == 0)
 			m->fblock = m->blocks[fb];
 	}
 	for (size_t k = 0; k < m->ngroups; k++) {
 		struct xgroup *g = &m->g[k];
-		if ((rc = lp_xfit_select(&m->basis, m->sizes, g->mrefs, n, LP_XFIT_NONNEG | LP_XFIT_MONOTONE,
+		if ((rc = lp_pred_fit_select(&m->basis, m->sizes, g->mrefs, n, LP_PRED_FIT_NONNEG | LP_PRED_FIT_MONOTONE,
 					 m->range * m->sizes[n - 1], &g->refs)) < 0)
 			goto fail;
 		for (size_t b = 0; b < m->nblocks; b++)
@@ -1021,13 +1022,13 @@ int lp_xmodel_fit(struct lp_xmodel **out, struct lp_xrun *const *runs_in, size_t
 		if ((rc = fit_walk(m, g)) < 0)
 			goto fail;
 	}
-	if ((rc = lp_xmodel_calibrate(m, LP_XPLACE_DEFAULT, 0)) < 0)
+	if ((rc = lp_pred_model_calibrate(m, LP_PRED_PLACE_DEFAULT, 0)) < 0)
 		goto fail;
 	goto done;
 nomem:
 	rc = lp_seterr(LP_ENOMEM, "out of memory");
 fail:
-	lp_xmodel_free(m);
+	lp_pred_model_free(m);
 	m = NULL;
 done:
 	for (size_t r = 0; r < n; r++) {
@@ -1053,15 +1054,15 @@ done:
 
 /* ---- accessors ------------------------------------------------------------------ */
 
-size_t lp_xmodel_nsizes(const struct lp_xmodel *m) { return m->nsizes; }
-double lp_xmodel_fit_size(const struct lp_xmodel *m, size_t i) { return m->sizes[i]; }
-size_t lp_xmodel_nblocks(const struct lp_xmodel *m) { return m->nblocks; }
-uint64_t lp_xmodel_block(const struct lp_xmodel *m, size_t i) { return m->blocks[i]; }
-const char *lp_xmodel_command(const struct lp_xmodel *m) { return m->command; }
-size_t lp_xmodel_ngroups(const struct lp_xmodel *m) { return m->ngroups; }
-size_t lp_xmodel_nloops(const struct lp_xmodel *m) { return m->nloops; }
+size_t lp_pred_model_nsizes(const struct lp_pred_model *m) { return m->nsizes; }
+double lp_pred_model_fit_size(const struct lp_pred_model *m, size_t i) { return m->sizes[i]; }
+size_t lp_pred_model_nblocks(const struct lp_pred_model *m) { return m->nblocks; }
+uint64_t lp_pred_model_block(const struct lp_pred_model *m, size_t i) { return m->blocks[i]; }
+const char *lp_pred_model_command(const struct lp_pred_model *m) { return m->command; }
+size_t lp_pred_model_ngroups(const struct lp_pred_model *m) { return m->ngroups; }
+size_t lp_pred_model_nloops(const struct lp_pred_model *m) { return m->nloops; }
 
-void lp_xmodel_group(const struct lp_xmodel *m, size_t g, struct lp_xgroup_info *out)
+void lp_pred_model_group(const struct lp_pred_model *m, size_t g, struct lp_pred_group_info *out)
 {
 	const struct xgroup *x = &m->g[g];
 
@@ -1072,7 +1073,7 @@ void lp_xmodel_group(const struct lp_xmodel *m, size_t g, struct lp_xgroup_info 
 	out->npcs = x->npcs;
 }
 
-void lp_xmodel_loop(const struct lp_xmodel *m, size_t l, struct lp_xloop_info *out)
+void lp_pred_model_loop(const struct lp_pred_model *m, size_t l, struct lp_pred_loop_info *out)
 {
 	out->function = m->loops[l].function;
 	out->where = m->loops[l].where;
@@ -1080,7 +1081,7 @@ void lp_xmodel_loop(const struct lp_xmodel *m, size_t l, struct lp_xloop_info *o
 	out->depth = m->loops[l].depth;
 }
 
-int lp_xmodel_group_in_loop(const struct lp_xmodel *m, size_t g, size_t l)
+int lp_pred_model_group_in_loop(const struct lp_pred_model *m, size_t g, size_t l)
 {
 	for (int x = m->g[g].loop, guard = 0; x >= 0 && guard < 64; x = m->loops[x].parent, guard++)
 		if ((size_t)x == l)
@@ -1088,7 +1089,7 @@ int lp_xmodel_group_in_loop(const struct lp_xmodel *m, size_t g, size_t l)
 	return 0;
 }
 
-int lp_xmodel_bins(const struct lp_xmodel *m, size_t g, uint64_t block, size_t *nconst,
+int lp_pred_model_bins(const struct lp_pred_model *m, size_t g, uint64_t block, size_t *nconst,
 		   size_t *nbins)
 {
 	long b = block_index(m, block);
@@ -1101,22 +1102,22 @@ int lp_xmodel_bins(const struct lp_xmodel *m, size_t g, uint64_t block, size_t *
 	return 0;
 }
 
-const char *lp_xmodel_refs_formula(const struct lp_xmodel *m, size_t g, char *buf, size_t len)
+const char *lp_pred_model_refs_formula(const struct lp_pred_model *m, size_t g, char *buf, size_t len)
 {
-	return lp_xfit_format(&m->basis, g == SIZE_MAX ? &m->refs : &m->g[g].refs, buf, len);
+	return lp_pred_fit_format(&m->basis, g == SIZE_MAX ? &m->refs : &m->g[g].refs, buf, len);
 }
 
-double lp_xmodel_references(const struct lp_xmodel *m, double P)
+double lp_pred_model_references(const struct lp_pred_model *m, double P)
 {
 	return ev(m, &m->refs, P);
 }
 
-double lp_xmodel_measured_references(const struct lp_xmodel *m, size_t i)
+double lp_pred_model_measured_references(const struct lp_pred_model *m, size_t i)
 {
 	return i < m->nsizes ? m->total[i] : 0;
 }
 
-char *lp_xmodel_describe(const struct lp_xmodel *m, size_t g, uint64_t block)
+char *lp_pred_model_describe(const struct lp_pred_model *m, size_t g, uint64_t block)
 {
 	long b = block_index(m, block);
 	const struct xbm *bm;
@@ -1133,22 +1134,22 @@ char *lp_xmodel_describe(const struct lp_xmodel *m, size_t g, uint64_t block)
 		lp_seterr(LP_ENOMEM, "out of memory");
 		return NULL;
 	}
-	fprintf(o, "  accesses   %s\n", lp_xfit_format(&m->basis, &bm->acc, f, sizeof(f)));
-	fprintf(o, "  cold       %s\n", lp_xfit_format(&m->basis, &bm->cold, f, sizeof(f)));
+	fprintf(o, "  accesses   %s\n", lp_pred_fit_format(&m->basis, &bm->acc, f, sizeof(f)));
+	fprintf(o, "  cold       %s\n", lp_pred_fit_format(&m->basis, &bm->cold, f, sizeof(f)));
 	for (size_t i = 0; i < bm->nconst; i++)
-		fprintf(o, "  d = %-6g count %s\n", bm->cd[i], lp_xfit_format(&m->basis, &bm->ck[i], f, sizeof(f)));
-	fprintf(o, "  rest       %s\n", lp_xfit_format(&m->basis, &bm->rest, f, sizeof(f)));
+		fprintf(o, "  d = %-6g count %s\n", bm->cd[i], lp_pred_fit_format(&m->basis, &bm->ck[i], f, sizeof(f)));
+	fprintf(o, "  rest       %s\n", lp_pred_fit_format(&m->basis, &bm->rest, f, sizeof(f)));
 	for (size_t i = 0; i < bm->nbins; i++) {
 		char c[512];
-		fprintf(o, "  bin %2zu  count %s  at d = %s\n", i, lp_xfit_format(&m->basis, &bm->cnt[i], c, sizeof(c)),
-			lp_xfit_format(&m->basis, &bm->dist[i], f, sizeof(f)));
+		fprintf(o, "  bin %2zu  count %s  at d = %s\n", i, lp_pred_fit_format(&m->basis, &bm->cnt[i], c, sizeof(c)),
+			lp_pred_fit_format(&m->basis, &bm->dist[i], f, sizeof(f)));
 	}
 	if (m->g[g].walk) {
 		char c[512], d[512];
-		fprintf(o, "  walk       stride %s bytes, %s accesses", lp_xfit_format(&m->basis, &m->g[g].wstride, f, sizeof(f)),
-			lp_xfit_format(&m->basis, &m->g[g].wlen, c, sizeof(c)));
+		fprintf(o, "  walk       stride %s bytes, %s accesses", lp_pred_fit_format(&m->basis, &m->g[g].wstride, f, sizeof(f)),
+			lp_pred_fit_format(&m->basis, &m->g[g].wlen, c, sizeof(c)));
 		if (m->g[g].walk1)
-			fprintf(o, ", moved by %s bytes", lp_xfit_format(&m->basis, &m->g[g].wstride1, d, sizeof(d)));
+			fprintf(o, ", moved by %s bytes", lp_pred_fit_format(&m->basis, &m->g[g].wstride1, d, sizeof(d)));
 		fputc('\n', o);
 	}
 	if (fclose(o)) {
@@ -1161,7 +1162,7 @@ char *lp_xmodel_describe(const struct lp_xmodel *m, size_t g, uint64_t block)
 
 /* ---- prediction --------------------------------------------------------------------- */
 
-static long block_index(const struct lp_xmodel *m, uint64_t block)
+static long block_index(const struct lp_pred_model *m, uint64_t block)
 {
 	for (size_t b = 0; b < m->nblocks; b++)
 		if (m->blocks[b] == block)
@@ -1169,24 +1170,24 @@ static long block_index(const struct lp_xmodel *m, uint64_t block)
 	return -1;
 }
 
-static double ev(const struct lp_xmodel *m, const struct lp_xfit *f, double P)
+static double ev(const struct lp_pred_model *m, const struct lp_pred_fit *f, double P)
 {
-	double v = lp_xfit_eval(&m->basis, f, P);
+	double v = lp_pred_fit_eval(&m->basis, f, P);
 	return v > 0 && isfinite(v) ? v : 0;
 }
 
 static int cmp_bin(const void *a, const void *b)
 {
-	const struct lp_xbin *x = a, *y = b;
+	const struct lp_pred_bin *x = a, *y = b;
 	return x->distance < y->distance ? -1 : x->distance > y->distance;
 }
 
-int lp_xmodel_hist(const struct lp_xmodel *m, size_t g, uint64_t block, double P,
-		   struct lp_xbin **bins, size_t *nbins, double *cold)
+int lp_pred_model_hist(const struct lp_pred_model *m, size_t g, uint64_t block, double P,
+		   struct lp_pred_bin **bins, size_t *nbins, double *cold)
 {
 	long b = block_index(m, block);
 	const struct xbm *bm;
-	struct lp_xbin *v;
+	struct lp_pred_bin *v;
 
 	*bins = NULL;
 	*nbins = 0;
@@ -1202,14 +1203,14 @@ int lp_xmodel_hist(const struct lp_xmodel *m, size_t g, uint64_t block, double P
 	if (!(v = malloc((bm->nconst + bm->nbins + 1) * sizeof(*v))))
 		return lp_seterr(LP_ENOMEM, "out of memory");
 	for (size_t i = 0; i < bm->nconst; i++)
-		v[i] = (struct lp_xbin){ bm->cd[i], ev(m, &bm->ck[i], P) };
+		v[i] = (struct lp_pred_bin){ bm->cd[i], ev(m, &bm->ck[i], P) };
 	/* the bins of the rest share it out (their counts are shares of it:
 	 * normalised here only against rounding) */
 	double sum = 0, rest = ev(m, &bm->rest, P), acc = ev(m, &bm->acc, P), cst = 0;
 	for (size_t i = 0; i < bm->nbins; i++)
 		sum += ev(m, &bm->cnt[i], P);
 	for (size_t i = 0; i < bm->nbins; i++)
-		v[bm->nconst + i] = (struct lp_xbin){ ev(m, &bm->dist[i], P),
+		v[bm->nconst + i] = (struct lp_pred_bin){ ev(m, &bm->dist[i], P),
 						      sum > 0 ? ev(m, &bm->cnt[i], P) * rest / sum : 0 };
 	/* and all the parts share out the accesses (section 4.1: the
 	 * normalised frequencies of a histogram add up to one). The paper
@@ -1256,13 +1257,13 @@ static double miss_sa(double d, uint64_t sets, uint64_t ways)
  * (or the level is fully associative, assoc 0: its stack distances are
  * exact; a level of one set given by its ways uses the set distances of
  * 1xLINE when they were collected, which are its stack distances). */
-static uint64_t setd_key(const struct lp_xmodel *m, const struct lp_xlevel *l)
+static uint64_t setd_key(const struct lp_pred_model *m, const struct lp_pred_level *l)
 {
-	uint64_t sets = lp_xlevel_sets(l);
+	uint64_t sets = lp_pred_level_sets(l);
 
 	if (l->assoc == 0 || l->block >= (1ull << 32) || sets >= (1ull << 31))
 		return 0;
-	return block_index(m, LP_XKEY(sets, l->block)) >= 0 ? LP_XKEY(sets, l->block) : 0;
+	return block_index(m, LP_PRED_KEY(sets, l->block)) >= 0 ? LP_PRED_KEY(sets, l->block) : 0;
 }
 
 /* The key of the set-distance histograms predict uses for level l: those
@@ -1273,17 +1274,17 @@ static uint64_t setd_key(const struct lp_xmodel *m, const struct lp_xlevel *l)
  * (a capacity reuse of 7500 lines in 2048 sets is at 3 or 4 like its
  * neighbours), and the binomial model of the stack distances, which keep
  * that growth, is used instead. */
-static uint64_t setd_use(const struct lp_xmodel *m, const struct lp_xlevel *l)
+static uint64_t setd_use(const struct lp_pred_model *m, const struct lp_pred_level *l)
 {
 	uint64_t key = setd_key(m, l);
-	double W = (double)lp_xlevel_ways(l);
+	double W = (double)lp_pred_level_ways(l);
 	long b;
 
 	if (!key)
 		return 0;
 	b = block_index(m, key);
 	for (size_t g = 0; g < m->ngroups; g++) {
-		const struct xhist *h = &m->g[g].mh[(m->nsizes - 1) * m->nblocks + (size_t)b];
+		const struct lp_pred_hist *h = &m->g[g].mh[(m->nsizes - 1) * m->nblocks + (size_t)b];
 		for (size_t i = 0; i < h->n; i++)
 			if (h->e[i].hi >= W && h->e[i].count > 0)
 				return key;
@@ -1291,12 +1292,12 @@ static uint64_t setd_use(const struct lp_xmodel *m, const struct lp_xlevel *l)
 	return 0;
 }
 
-int lp_xmodel_has_setd(const struct lp_xmodel *m, const struct lp_xlevel *l)
+int lp_pred_model_has_setd(const struct lp_pred_model *m, const struct lp_pred_level *l)
 {
 	return setd_key(m, l) != 0;
 }
 
-int lp_xmodel_uses_setd(const struct lp_xmodel *m, const struct lp_xlevel *l)
+int lp_pred_model_uses_setd(const struct lp_pred_model *m, const struct lp_pred_level *l)
 {
 	return setd_use(m, l) != 0;
 }
@@ -1355,9 +1356,9 @@ static double miss_place(int place, double D, uint64_t sets, uint64_t ways)
 	/* (as the unweighted models: the cut of miss_fa(), the binomial of
 	 * miss_sa()) */
 	switch (place) {
-	case LP_XPLACE_EVEN:
+	case LP_PRED_PLACE_EVEN:
 		return tail_even(D, (double)sets, (double)ways);
-	case LP_XPLACE_CUT:
+	case LP_PRED_PLACE_CUT:
 		return miss_fa(D, sets * ways);
 	default:
 		return miss_sa(D, sets, ways);
@@ -1383,24 +1384,24 @@ static double cal_grid(const double *obs, const double *tr, size_t r0, size_t r1
 	double best = INFINITY;
 
 	for (int a = 0; a <= CAL_STEP; a++) {
-		if (a && !(mask >> LP_XPLACE_EVEN & 1))
+		if (a && !(mask >> LP_PRED_PLACE_EVEN & 1))
 			break;
 		for (int c = 0; a + c <= CAL_STEP; c++) {
 			double we = (double)a / CAL_STEP, wc = (double)c / CAL_STEP, wr = 1 - we - wc, e = 0;
-			if (c && !(mask >> LP_XPLACE_CUT & 1))
+			if (c && !(mask >> LP_PRED_PLACE_CUT & 1))
 				break;
 			for (size_t r = r0; r < r1; r++)
 				for (int k = 0; k < CAL_K; k++) {
-					const double *x = &tr[(r * LP_XPLACE_N) * CAL_K + k];
+					const double *x = &tr[(r * LP_PRED_PLACE_N) * CAL_K + k];
 					double d = obs[r * CAL_K + k] - wr * x[0] - we * x[CAL_K] - wc * x[2 * CAL_K];
 					e += d * d;
 				}
 			/* ties (to the grid's rounding): the least departure from random */
 			if (e < best * (1 - 1e-12) - 1e-18) {
 				best = e;
-				w[LP_XPLACE_RANDOM] = wr;
-				w[LP_XPLACE_EVEN] = we;
-				w[LP_XPLACE_CUT] = wc;
+				w[LP_PRED_PLACE_RANDOM] = wr;
+				w[LP_PRED_PLACE_EVEN] = we;
+				w[LP_PRED_PLACE_CUT] = wc;
 			}
 		}
 	}
@@ -1408,33 +1409,33 @@ static double cal_grid(const double *obs, const double *tr, size_t r0, size_t r1
 }
 
 /* Calibrate group g at the set-distance key of block index b. */
-static int calibrate_one(struct lp_xmodel *m, struct xgroup *g, size_t b, unsigned mask, double agree)
+static int calibrate_one(struct lp_pred_model *m, struct xgroup *g, size_t b, unsigned mask, double agree)
 {
-	struct lp_xplacement *c = &g->cal[b];
-	uint64_t key = m->blocks[b], s = lp_xkey_sets(key);
-	long bs = block_index(m, lp_xkey_block(key));
+	struct lp_pred_placement *c = &g->cal[b];
+	uint64_t key = m->blocks[b], s = lp_pred_key_sets(key);
+	long bs = block_index(m, lp_pred_key_block(key));
 	size_t n = m->nsizes, nr = 0;
 	double *obs, *tr, sep = 0;
 
 	memset(c, 0, sizeof(*c));
-	c->w[LP_XPLACE_RANDOM] = 1;
+	c->w[LP_PRED_PLACE_RANDOM] = 1;
 	if (!s || bs < 0)
 		return 0;
-	if (!(obs = calloc(n * CAL_K, sizeof(*obs))) || !(tr = calloc(n * LP_XPLACE_N * CAL_K, sizeof(*tr)))) {
+	if (!(obs = calloc(n * CAL_K, sizeof(*obs))) || !(tr = calloc(n * LP_PRED_PLACE_N * CAL_K, sizeof(*tr)))) {
 		free(obs);
 		return lp_seterr(LP_ENOMEM, "out of memory");
 	}
 	for (size_t r = 0; r < n; r++) {
-		const struct xhist *h = &g->mh[r * m->nblocks + (size_t)bs], *sh = &g->mh[r * m->nblocks + b];
-		double A = xhist_finite(h), t[CAL_K];
-		double *o = &obs[nr * CAL_K], *x = &tr[nr * LP_XPLACE_N * CAL_K];
-		if (!(A > 0) || !(xhist_finite(sh) > 0))
+		const struct lp_pred_hist *h = &g->mh[r * m->nblocks + (size_t)bs], *sh = &g->mh[r * m->nblocks + b];
+		double A = lp_pred_hist_finite(h), t[CAL_K];
+		double *o = &obs[nr * CAL_K], *x = &tr[nr * LP_PRED_PLACE_N * CAL_K];
+		if (!(A > 0) || !(lp_pred_hist_finite(sh) > 0))
 			continue;
 		for (size_t i = 0; i < sh->n; i++)
 			for (int k = 1; k <= CAL_K; k++)
 				o[k - 1] += sh->e[i].count * frac_ge(sh->e[i].lo, sh->e[i].hi, k) / A;
 		for (size_t i = 0; i < h->n; i++) {
-			const struct xhent *e = &h->e[i];
+			const struct lp_pred_hent *e = &h->e[i];
 			double w = e->count / A;
 			if (e->lo < 1 && e->hi < 1)
 				continue; /* distance 0: set distance 0 under every placement */
@@ -1447,32 +1448,32 @@ static int calibrate_one(struct lp_xmodel *m, struct xgroup *g, size_t b, unsign
 			}
 		}
 		/* how far random is from the other placements allowed */
-		for (int p = 1; p < LP_XPLACE_N; p++)
+		for (int p = 1; p < LP_PRED_PLACE_N; p++)
 			for (int k = 0; k < CAL_K && (mask >> p & 1); k++)
 				sep += fabs(x[k] - x[p * CAL_K + k]);
 		nr++;
 	}
 	c->have = nr > 0;
 	if (nr) {
-		double w[LP_XPLACE_N];
+		double w[LP_PRED_PLACE_N];
 		int np = 0;
-		for (int p = 1; p < LP_XPLACE_N; p++)
+		for (int p = 1; p < LP_PRED_PLACE_N; p++)
 			np += mask >> p & 1;
 		sep = np ? sep / (np * (double)nr) : 0;
 		c->sep = sep;
 		cal_grid(obs, tr, 0, nr, mask, c->w);
-		for (int p = 0; p < LP_XPLACE_N; p++)
+		for (int p = 0; p < LP_PRED_PLACE_N; p++)
 			c->lo[p] = c->hi[p] = c->w[p];
 		for (size_t r = 0; r < nr; r++) {
 			cal_grid(obs, tr, r, r + 1, mask, w);
-			for (int p = 0; p < LP_XPLACE_N; p++) {
+			for (int p = 0; p < LP_PRED_PLACE_N; p++) {
 				c->lo[p] = fmin(c->lo[p], w[p]);
 				c->hi[p] = fmax(c->hi[p], w[p]);
 			}
 		}
 		for (size_t r = 0; r < nr; r++)
 			for (int k = 0; k < CAL_K; k++) {
-				const double *x = &tr[(r * LP_XPLACE_N) * CAL_K + k];
+				const double *x = &tr[(r * LP_PRED_PLACE_N) * CAL_K + k];
 				c->resid += fabs(obs[r * CAL_K + k] - c->w[0] * x[0] - c->w[1] * x[CAL_K] -
 						 c->w[2] * x[2 * CAL_K]) / (double)nr;
 			}
@@ -1480,14 +1481,14 @@ static int calibrate_one(struct lp_xmodel *m, struct xgroup *g, size_t b, unsign
 		 * the sets (a column walk's lines fall into distinct sets or
 		 * not): what must hold across the runs is how much of the
 		 * placement is random */
-		c->det = sep >= CAL_SEP && c->hi[LP_XPLACE_RANDOM] - c->lo[LP_XPLACE_RANDOM] <= agree;
+		c->det = sep >= CAL_SEP && c->hi[LP_PRED_PLACE_RANDOM] - c->lo[LP_PRED_PLACE_RANDOM] <= agree;
 	}
 	free(obs);
 	free(tr);
 	return 0;
 }
 
-int lp_xmodel_calibrate(struct lp_xmodel *m, unsigned mask, double agree)
+int lp_pred_model_calibrate(struct lp_pred_model *m, unsigned mask, double agree)
 {
 	if (!(agree > 0))
 		agree = CAL_AGREE;
@@ -1503,19 +1504,19 @@ int lp_xmodel_calibrate(struct lp_xmodel *m, unsigned mask, double agree)
 	return 0;
 }
 
-void lp_xmodel_placement(const struct lp_xmodel *m, size_t g, const struct lp_xlevel *l,
-			 struct lp_xplacement *out)
+void lp_pred_model_placement(const struct lp_pred_model *m, size_t g, const struct lp_pred_level *l,
+			 struct lp_pred_placement *out)
 {
 	uint64_t key = setd_key(m, l);
 
 	memset(out, 0, sizeof(*out));
-	out->w[LP_XPLACE_RANDOM] = 1;
+	out->w[LP_PRED_PLACE_RANDOM] = 1;
 	if (key && g < m->ngroups && m->g[g].cal)
 		*out = m->g[g].cal[block_index(m, key)];
 }
 
-int xmodel_walk(const struct lp_xmodel *m, size_t g, const struct lp_xlevel *l, double P,
-		   struct xplace_walk *w)
+int lp_pred_model_walk(const struct lp_pred_model *m, size_t g, const struct lp_pred_level *l, double P,
+		   struct lp_pred_place_walk *w)
 {
 	const struct xgroup *G;
 	double st, acc;
@@ -1536,41 +1537,41 @@ int xmodel_walk(const struct lp_xmodel *m, size_t g, const struct lp_xlevel *l, 
 	return w->lines >= 2;
 }
 
-int lp_xmodel_predict(const struct lp_xmodel *m, size_t g, const struct lp_xlevel *l, double P,
-		      struct lp_xcount *out)
+int lp_pred_model_predict(const struct lp_pred_model *m, size_t g, const struct lp_pred_level *l, double P,
+		      struct lp_pred_count *out)
 {
-	return lp_xmodel_predict_sa(m, g, l, P, LP_XSA_AUTO, out);
+	return lp_pred_model_predict_sa(m, g, l, P, LP_PRED_SA_AUTO, out);
 }
 
-int lp_xmodel_predict_sa(const struct lp_xmodel *m, size_t g, const struct lp_xlevel *l, double P,
-			 int how, struct lp_xcount *out)
+int lp_pred_model_predict_sa(const struct lp_pred_model *m, size_t g, const struct lp_pred_level *l, double P,
+			 int how, struct lp_pred_count *out)
 {
-	struct lp_xbin *bins;
+	struct lp_pred_bin *bins;
 	size_t nb;
 	double cold;
-	uint64_t sets = lp_xlevel_sets(l), ways = lp_xlevel_ways(l);
-	uint64_t key = how == LP_XSA_AUTO ? setd_use(m, l) : 0;
+	uint64_t sets = lp_pred_level_sets(l), ways = lp_pred_level_ways(l);
+	uint64_t key = how == LP_PRED_SA_AUTO ? setd_use(m, l) : 0;
 	long b = block_index(m, l->block);
-	struct lp_xplacement pl;
+	struct lp_pred_placement pl;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
 	if (b < 0)
 		return lp_seterr(LP_EINVAL, "level %s needs histograms of %" PRIu64 "-byte blocks, "
 				 "which were not collected (collect with --line or --page)", l->name, l->block);
-	if ((rc = lp_xmodel_hist(m, g, l->block, P, &bins, &nb, &cold)) < 0)
+	if ((rc = lp_pred_model_hist(m, g, l->block, P, &bins, &nb, &cold)) < 0)
 		return rc;
 	out->references = ev(m, &m->g[g].refs, P);
 	out->accesses = m->g[g].bm[b].valid ? ev(m, &m->g[g].bm[b].acc, P) : 0;
 	out->fa_misses = out->sa_misses = cold;
-	lp_xmodel_placement(m, g, l, &pl);
-	if (how == LP_XSA_CALIBRATED && pl.det && sets > 1)
+	lp_pred_model_placement(m, g, l, &pl);
+	if (how == LP_PRED_SA_CALIBRATED && pl.det && sets > 1)
 		out->sa_cal = 1;
-	if (how == LP_XSA_STRIDED && sets > 1) {
-		/* placement of the group's walk at P (xpred-place.c) */
-		struct xplace_walk w;
+	if (how == LP_PRED_SA_STRIDED && sets > 1) {
+		/* placement of the group's walk at P (prediction-place.c) */
+		struct lp_pred_place_walk w;
 		double *D = malloc((nb + 1) * sizeof(*D)), *pm = malloc((nb + 1) * sizeof(*pm));
-		int have = xmodel_walk(m, g, l, P, &w);
+		int have = lp_pred_model_walk(m, g, l, P, &w);
 		if (!D || !pm) {
 			free(D);
 			free(pm);
@@ -1579,7 +1580,7 @@ int lp_xmodel_predict_sa(const struct lp_xmodel *m, size_t g, const struct lp_xl
 		}
 		for (size_t i = 0; i < nb; i++)
 			D[i] = bins[i].distance;
-		rc = xplace_miss(have ? &w : NULL, sets, ways, l->block, D, nb, pm);
+		rc = lp_pred_place_miss(have ? &w : NULL, sets, ways, l->block, D, nb, pm);
 		for (size_t i = 0; i < nb && rc == 0; i++) {
 			out->fa_misses += bins[i].count * miss_fa(bins[i].distance, l->blocks);
 			out->sa_misses += bins[i].count * pm[i];
@@ -1598,14 +1599,14 @@ int lp_xmodel_predict_sa(const struct lp_xmodel *m, size_t g, const struct lp_xl
 			out->sa_misses += bins[i].count * miss_sa(bins[i].distance, sets, ways);
 			continue;
 		}
-		for (int p = 0; p < LP_XPLACE_N; p++)
+		for (int p = 0; p < LP_PRED_PLACE_N; p++)
 			if (pl.w[p] > 0)
 				out->sa_misses += bins[i].count * pl.w[p] * miss_place(p, bins[i].distance, sets, ways);
 	}
 	free(bins);
 	if (key) {
 		/* set distances: an LRU set of k ways misses when d >= k */
-		if ((rc = lp_xmodel_hist(m, g, key, P, &bins, &nb, &cold)) < 0)
+		if ((rc = lp_pred_model_hist(m, g, key, P, &bins, &nb, &cold)) < 0)
 			return rc;
 		out->sa_misses = cold;
 		for (size_t i = 0; i < nb; i++)
@@ -1616,12 +1617,12 @@ int lp_xmodel_predict_sa(const struct lp_xmodel *m, size_t g, const struct lp_xl
 	return 0;
 }
 
-int lp_xmodel_measured(const struct lp_xmodel *m, size_t g, const struct lp_xlevel *l, size_t run,
-		       struct lp_xcount *out)
+int lp_pred_model_measured(const struct lp_pred_model *m, size_t g, const struct lp_pred_level *l, size_t run,
+		       struct lp_pred_count *out)
 {
 	long b = block_index(m, l->block);
-	const struct xhist *h;
-	uint64_t sets = lp_xlevel_sets(l), ways = lp_xlevel_ways(l);
+	const struct lp_pred_hist *h;
+	uint64_t sets = lp_pred_level_sets(l), ways = lp_pred_level_ways(l);
 	double S = (double)l->blocks;
 
 	memset(out, 0, sizeof(*out));
@@ -1632,10 +1633,10 @@ int lp_xmodel_measured(const struct lp_xmodel *m, size_t g, const struct lp_xlev
 		return lp_seterr(LP_EINVAL, "no run %zu or group %zu", run, g);
 	if (setd_key(m, l)) {
 		/* exact: an LRU set of k ways misses when the set distance is >= k */
-		const struct xhist *sh = &m->g[g].mh[run * m->nblocks + (size_t)block_index(m, setd_key(m, l))];
+		const struct lp_pred_hist *sh = &m->g[g].mh[run * m->nblocks + (size_t)block_index(m, setd_key(m, l))];
 		double W = (double)ways, sa = sh->cold;
 		for (size_t i = 0; i < sh->n; i++) {
-			const struct xhent *e = &sh->e[i];
+			const struct lp_pred_hent *e = &sh->e[i];
 			if (e->lo >= W)
 				sa += e->count;
 			else if (e->hi >= W)
@@ -1644,10 +1645,10 @@ int lp_xmodel_measured(const struct lp_xmodel *m, size_t g, const struct lp_xlev
 		out->sa_setd = 1;
 		h = &m->g[g].mh[run * m->nblocks + (size_t)b];
 		out->references = m->g[g].mrefs[run];
-		out->accesses = xhist_finite(h) + h->cold;
+		out->accesses = lp_pred_hist_finite(h) + h->cold;
 		out->fa_misses = h->cold;
 		for (size_t i = 0; i < h->n; i++) {
-			const struct xhent *e = &h->e[i];
+			const struct lp_pred_hent *e = &h->e[i];
 			if (e->lo >= S)
 				out->fa_misses += e->count;
 			else if (e->hi >= S)
@@ -1658,10 +1659,10 @@ int lp_xmodel_measured(const struct lp_xmodel *m, size_t g, const struct lp_xlev
 	}
 	h = &m->g[g].mh[run * m->nblocks + (size_t)b];
 	out->references = m->g[g].mrefs[run];
-	out->accesses = xhist_finite(h) + h->cold;
+	out->accesses = lp_pred_hist_finite(h) + h->cold;
 	out->fa_misses = out->sa_misses = h->cold;
 	for (size_t i = 0; i < h->n; i++) {
-		const struct xhent *e = &h->e[i];
+		const struct lp_pred_hent *e = &h->e[i];
 		double fa;
 		if (e->lo >= S)
 			fa = e->count;
@@ -1677,14 +1678,14 @@ int lp_xmodel_measured(const struct lp_xmodel *m, size_t g, const struct lp_xlev
 
 /* ---- model files ---------------------------------------------------------------------- */
 
-static void put_fit(FILE *f, const struct lp_xmodel *m, const struct lp_xfit *x)
+static void put_fit(FILE *f, const struct lp_pred_model *m, const struct lp_pred_fit *x)
 {
 	fprintf(f, " %x", x->used);
 	for (size_t j = 0; j < m->basis.n; j++)
 		fprintf(f, "%s%.17g", j ? "," : ":", x->coef[j]);
 }
 
-int lp_xmodel_write(const struct lp_xmodel *m, const char *path)
+int lp_pred_model_write(const struct lp_pred_model *m, const char *path)
 {
 	char *tmp = NULL, buf[512];
 	FILE *f;
@@ -1697,9 +1698,9 @@ int lp_xmodel_write(const struct lp_xmodel *m, const char *path)
 		return rc;
 	}
 	fprintf(f, "# locprof xpred model v1\ncommand ");
-	xw_put(f, m->command);
+	lp_pred_word_put(f, m->command);
 	fprintf(f, "\nbasis ");
-	xw_put(f, lp_xbasis_text(&m->basis, buf, sizeof(buf)));
+	lp_pred_word_put(f, lp_pred_basis_text(&m->basis, buf, sizeof(buf)));
 	fprintf(f, "\nrange %.17g\ntolerance %.17g\ndepth %u\nsizes", m->range, m->tolerance, m->max_depth);
 	for (size_t r = 0; r < m->nsizes; r++)
 		fprintf(f, " %.17g", m->sizes[r]);
@@ -1714,19 +1715,19 @@ int lp_xmodel_write(const struct lp_xmodel *m, const char *path)
 	fputc('\n', f);
 	for (size_t l = 0; l < m->nloops; l++) {
 		fprintf(f, "loop %zu %d %d ", l, m->loops[l].parent, m->loops[l].depth);
-		xw_put(f, m->loops[l].function);
+		lp_pred_word_put(f, m->loops[l].function);
 		fputc(' ', f);
-		xw_put(f, m->loops[l].where);
+		lp_pred_word_put(f, m->loops[l].where);
 		fputc('\n', f);
 	}
 	for (size_t k = 0; k < m->ngroups; k++) {
 		const struct xgroup *g = &m->g[k];
 		fprintf(f, "group %zu %d %zu ", k, g->loop, g->npcs);
-		xw_put(f, g->function);
+		lp_pred_word_put(f, g->function);
 		fputc(' ', f);
-		xw_put(f, g->where);
+		lp_pred_word_put(f, g->where);
 		fputc(' ', f);
-		xw_put(f, g->strides);
+		lp_pred_word_put(f, g->strides);
 		fprintf(f, "\ngrefs %zu", k);
 		put_fit(f, m, &g->refs);
 		fputc('\n', f);
@@ -1745,7 +1746,7 @@ int lp_xmodel_write(const struct lp_xmodel *m, const char *path)
 		for (size_t r = 0; r < m->nsizes; r++) {
 			fprintf(f, "mrefs %zu %zu %.17g\n", k, r, g->mrefs[r]);
 			for (size_t b = 0; b < m->nblocks; b++) {
-				const struct xhist *h = &g->mh[r * m->nblocks + b];
+				const struct lp_pred_hist *h = &g->mh[r * m->nblocks + b];
 				fprintf(f, "mhist %zu %zu %" PRIu64 " %.17g", k, r, m->blocks[b], h->cold);
 				for (size_t i = 0; i < h->n; i++) {
 					if (h->e[i].lo == h->e[i].hi)
@@ -1797,7 +1798,7 @@ int lp_xmodel_write(const struct lp_xmodel *m, const char *path)
 	return 0;
 }
 
-static int get_fit(const struct lp_xmodel *m, const char *s, struct lp_xfit *x)
+static int get_fit(const struct lp_pred_model *m, const char *s, struct lp_pred_fit *x)
 {
 	char *end;
 	unsigned long used = strtoul(s, &end, 16);
@@ -1815,10 +1816,10 @@ static int get_fit(const struct lp_xmodel *m, const char *s, struct lp_xfit *x)
 	return 0;
 }
 
-static int parse_hist(char **w, int n, struct xhist *h)
+static int parse_hist(char **w, int n, struct lp_pred_hist *h)
 {
 	for (int i = 0; i < n; i++) {
-		struct xhent e;
+		struct lp_pred_hent e;
 		char *colon = strchr(w[i], ':'), *dash, *end;
 		if (!colon)
 			return -1;
@@ -1835,7 +1836,7 @@ static int parse_hist(char **w, int n, struct xhist *h)
 		e.count = strtod(colon + 1, &end);
 		if (*end || !(e.count >= 0) || !(e.hi >= e.lo) || (h->n && e.lo <= h->e[h->n - 1].hi))
 			return -1;
-		struct xhent *ne = realloc(h->e, (h->n + 1) * sizeof(*ne));
+		struct lp_pred_hent *ne = realloc(h->e, (h->n + 1) * sizeof(*ne));
 		if (!ne)
 			return -2;
 		h->e = ne;
@@ -1846,10 +1847,23 @@ static int parse_hist(char **w, int n, struct xhist *h)
 
 #define MW 8192
 
-int lp_xmodel_read(struct lp_xmodel **out, const char *path)
+char *lp_pred_model_path(const char *path)
+{
+	struct stat st;
+	char *p = NULL;
+
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		if (asprintf(&p, "%s/model.xmodel", path) < 0)
+			return NULL;
+		return p;
+	}
+	return strdup(path);
+}
+
+int lp_pred_model_read(struct lp_pred_model **out, const char *path)
 {
 	struct lp_in *in = NULL;
-	struct lp_xmodel *m;
+	struct lp_pred_model *m;
 	char *line, **w = malloc(MW * sizeof(*w));
 	size_t lineno = 0;
 	int rc, ended = 0;
@@ -1873,7 +1887,7 @@ int lp_xmodel_read(struct lp_xmodel **out, const char *path)
 			}
 			continue;
 		}
-		n = xw_split(line, w, MW);
+		n = lp_pred_word_split(line, w, MW);
 		if (!n || w[0][0] == '#')
 			continue;
 		if (n == MW)
@@ -1883,7 +1897,7 @@ int lp_xmodel_read(struct lp_xmodel **out, const char *path)
 			if (!(m->command = strdup(w[1])))
 				goto nomem;
 		} else if (!strcmp(w[0], "basis") && n == 2 && !m->basis.n) {
-			if ((rc = lp_xbasis_parse(&m->basis, w[1])) < 0)
+			if ((rc = lp_pred_basis_parse(&m->basis, w[1])) < 0)
 				goto fail;
 		} else if (!strcmp(w[0], "range") && n == 2) {
 			m->range = strtod(w[1], NULL);
@@ -1984,11 +1998,11 @@ int lp_xmodel_read(struct lp_xmodel **out, const char *path)
 			   strtoul(w[1], NULL, 10) == m->ngroups - 1) {
 			size_t r = strtoul(w[2], NULL, 10);
 			long b = block_index(m, strtoull(w[3], NULL, 10));
-			struct xhist *h;
+			struct lp_pred_hist *h;
 			if (r >= m->nsizes || b < 0)
 				goto bad;
 			h = &m->g[m->ngroups - 1].mh[r * m->nblocks + (size_t)b];
-			xhist_release(h);
+			lp_pred_hist_release(h);
 			h->cold = strtod(w[4], NULL);
 			if ((rc = parse_hist(w + 5, n - 5, h)) < 0) {
 				if (rc == -2)
@@ -2010,7 +2024,7 @@ int lp_xmodel_read(struct lp_xmodel **out, const char *path)
 			   strtoul(w[1], NULL, 10) == m->ngroups - 1) {
 			long b = block_index(m, strtoull(w[2], NULL, 10));
 			struct xbm *bm;
-			struct lp_xfit fit;
+			struct lp_pred_fit fit;
 			double v = strtod(w[3], NULL);
 			if (b < 0 || get_fit(m, w[4], &fit) < 0 || !(v >= 0))
 				goto bad;
@@ -2020,7 +2034,7 @@ int lp_xmodel_read(struct lp_xmodel **out, const char *path)
 			double *a = realloc(bm->cd, (bm->nconst + 1) * sizeof(*a));
 			if (a)
 				bm->cd = a;
-			struct lp_xfit *c = a ? realloc(bm->ck, (bm->nconst + 1) * sizeof(*c)) : NULL;
+			struct lp_pred_fit *c = a ? realloc(bm->ck, (bm->nconst + 1) * sizeof(*c)) : NULL;
 			if (!c)
 				goto nomem;
 			bm->ck = c;
@@ -2030,16 +2044,16 @@ int lp_xmodel_read(struct lp_xmodel **out, const char *path)
 			   strtoul(w[1], NULL, 10) == m->ngroups - 1) {
 			long b = block_index(m, strtoull(w[2], NULL, 10));
 			struct xbm *bm;
-			struct lp_xfit cf, df;
+			struct lp_pred_fit cf, df;
 			if (b < 0 || get_fit(m, w[3], &cf) < 0 || get_fit(m, w[4], &df) < 0)
 				goto bad;
 			bm = &m->g[m->ngroups - 1].bm[b];
 			if (!bm->valid)
 				goto bad;
-			struct lp_xfit *a = realloc(bm->cnt, (bm->nbins + 1) * sizeof(*a));
+			struct lp_pred_fit *a = realloc(bm->cnt, (bm->nbins + 1) * sizeof(*a));
 			if (a)
 				bm->cnt = a;
-			struct lp_xfit *c = a ? realloc(bm->dist, (bm->nbins + 1) * sizeof(*c)) : NULL;
+			struct lp_pred_fit *c = a ? realloc(bm->dist, (bm->nbins + 1) * sizeof(*c)) : NULL;
 			if (!c)
 				goto nomem;
 			bm->dist = c;
@@ -2064,7 +2078,7 @@ int lp_xmodel_read(struct lp_xmodel **out, const char *path)
 	for (size_t k = 0; k < m->ngroups; k++)
 		if (m->g[k].loop >= (int)m->nloops)
 			goto bad;
-	if ((rc = lp_xmodel_calibrate(m, LP_XPLACE_DEFAULT, 0)) < 0)
+	if ((rc = lp_pred_model_calibrate(m, LP_PRED_PLACE_DEFAULT, 0)) < 0)
 		goto fail;
 	lp_in_free(in);
 	free(w);
@@ -2078,6 +2092,6 @@ bad:
 fail:
 	lp_in_free(in);
 	free(w);
-	lp_xmodel_free(m);
+	lp_pred_model_free(m);
 	return rc;
 }

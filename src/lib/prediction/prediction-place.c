@@ -17,7 +17,7 @@
  * - LRU sets: the reuse misses when its set holds at least `ways` of the D
  *   others, that is when c - 1 + X >= ways, c the window's lines in the
  *   reused line's set (itself included) and X ~ Binomial(r, 1/s).
- * Special cases (tests/unit/xpred): a pure strided sweep (r = 0) is exact;
+ * Special cases (tests/unit/prediction): a pure strided sweep (r = 0) is exact;
  * no walk (lines <= 1: an irregular group) is the binomial model; one set
  * is the fully-associative cut.
  */
@@ -34,7 +34,7 @@
 #define XPLACE_MAX_OFFSETS 64
 #define XPLACE_MAX_LATTICE (1u << 20) /* lines of a walk and its moves */
 
-uint64_t xplace_gcd(uint64_t a, uint64_t b)
+uint64_t lp_pred_place_gcd(uint64_t a, uint64_t b)
 {
 	while (b) {
 		uint64_t t = a % b;
@@ -139,7 +139,7 @@ static double window_miss(const uint64_t *hc, uint64_t wn, double n, double sets
 	return p;
 }
 
-int xplace_miss(const struct xplace_walk *w, uint64_t sets, uint64_t ways, uint64_t line, const double *D,
+int lp_pred_place_miss(const struct lp_pred_place_walk *w, uint64_t sets, uint64_t ways, uint64_t line, const double *D,
 		size_t nd, double *miss)
 {
 	uint64_t stride, s1, q, g, T, cap, col, span, lcap;
@@ -174,11 +174,11 @@ int xplace_miss(const struct xplace_walk *w, uint64_t sets, uint64_t ways, uint6
 	if (s1 && s1 < line)
 		s1 = line;
 	span = sets * line;
-	g = xplace_gcd(stride, line);
+	g = lp_pred_place_gcd(stride, line);
 	if (s1)
-		g = xplace_gcd(g, s1);
+		g = lp_pred_place_gcd(g, s1);
 	q = line / g;
-	T = span / xplace_gcd(stride, span);
+	T = span / lp_pred_place_gcd(stride, span);
 	K = ways + 1; /* occupancy classes 1..K; K: more than the ways */
 	/* every set the walk visits gets a line per period: after (ways + 2)
 	 * periods all are over-full, every reuse in the window misses */

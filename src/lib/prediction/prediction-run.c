@@ -13,7 +13,7 @@
 
 /* ---- words ---------------------------------------------------------------- */
 
-void xw_put(FILE *f, const char *s)
+void lp_pred_word_put(FILE *f, const char *s)
 {
 	if (!s || !*s) {
 		fputs("%-", f);
@@ -39,7 +39,7 @@ static int hexv(int ch)
 	return -1;
 }
 
-int xw_split(char *line, char **w, int max)
+int lp_pred_word_split(char *line, char **w, int max)
 {
 	int n = 0;
 	char *s = line;
@@ -73,13 +73,13 @@ int xw_split(char *line, char **w, int max)
 
 /* ---- histograms ---------------------------------------------------------------- */
 
-void xhist_release(struct xhist *h)
+void lp_pred_hist_release(struct lp_pred_hist *h)
 {
 	free(h->e);
 	memset(h, 0, sizeof(*h));
 }
 
-double xhist_finite(const struct xhist *h)
+double lp_pred_hist_finite(const struct lp_pred_hist *h)
 {
 	double s = 0;
 
@@ -88,15 +88,15 @@ double xhist_finite(const struct xhist *h)
 	return s;
 }
 
-int xhist_merge(struct xhist *dst, const struct xhist *src)
+int lp_pred_hist_merge(struct lp_pred_hist *dst, const struct lp_pred_hist *src)
 {
-	struct xhent *m = malloc((dst->n + src->n + 1) * sizeof(*m));
+	struct lp_pred_hent *m = malloc((dst->n + src->n + 1) * sizeof(*m));
 	size_t i = 0, j = 0, k = 0;
 
 	if (!m)
 		return lp_seterr(LP_ENOMEM, "out of memory");
 	while (i < dst->n || j < src->n) {
-		const struct xhent *x;
+		const struct lp_pred_hent *x;
 		if (j == src->n || (i < dst->n && dst->e[i].lo <= src->e[j].lo))
 			x = &dst->e[i++];
 		else
@@ -118,7 +118,7 @@ int xhist_merge(struct xhist *dst, const struct xhist *src)
 /* A distribution is a list of entries, each uniform over [lo, hi] (a point
  * when lo == hi); u in [0, 1] is the fraction of the mass. */
 
-int xq_init(struct xq *q, const struct xhent *e, size_t n)
+int lp_pred_quant_init(struct lp_pred_quant *q, const struct lp_pred_hent *e, size_t n)
 {
 	memset(q, 0, sizeof(*q));
 	q->e = e;
@@ -136,14 +136,14 @@ int xq_init(struct xq *q, const struct xhent *e, size_t n)
 	return 0;
 }
 
-void xq_release(struct xq *q)
+void lp_pred_quant_release(struct lp_pred_quant *q)
 {
 	free(q->cum);
 	memset(q, 0, sizeof(*q));
 }
 
 /* Entry holding quantile u: the last i with cum[i] <= u (among entries with mass). */
-static size_t entry_of(const struct xq *q, double u)
+static size_t entry_of(const struct lp_pred_quant *q, double u)
 {
 	size_t lo = 0, hi = q->n;
 
@@ -159,7 +159,7 @@ static size_t entry_of(const struct xq *q, double u)
 	return lo;
 }
 
-static double at(const struct xq *q, size_t i, double u)
+static double at(const struct lp_pred_quant *q, size_t i, double u)
 {
 	double w = q->cum[i + 1] - q->cum[i], t;
 
@@ -173,21 +173,21 @@ static double at(const struct xq *q, size_t i, double u)
 	return q->e[i].lo + t * (q->e[i].hi - q->e[i].lo);
 }
 
-double xq_quantile(const struct xq *q, double u)
+double lp_pred_quant_quantile(const struct lp_pred_quant *q, double u)
 {
 	if (!q->n)
 		return 0;
 	return at(q, entry_of(q, u), u);
 }
 
-double xq_mean(const struct xq *q, double u0, double u1)
+double lp_pred_quant_mean(const struct lp_pred_quant *q, double u0, double u1)
 {
 	double s = 0;
 
 	if (!q->n)
 		return 0;
 	if (!(u1 > u0))
-		return xq_quantile(q, u0);
+		return lp_pred_quant_quantile(q, u0);
 	for (size_t i = entry_of(q, u0); i < q->n && q->cum[i] < u1; i++) {
 		double a = fmax(u0, q->cum[i]), b = fmin(u1, q->cum[i + 1]);
 		if (b > a)
@@ -196,13 +196,13 @@ double xq_mean(const struct xq *q, double u0, double u1)
 	return s / (u1 - u0);
 }
 
-double xq_cdf(const struct xq *q, double d)
+double lp_pred_quant_cdf(const struct lp_pred_quant *q, double d)
 {
 	double s = 0;
 
 	for (size_t i = 0; i < q->n; i++) {
 		double w = q->cum[i + 1] - q->cum[i];
-		const struct xhent *e = &q->e[i];
+		const struct lp_pred_hent *e = &q->e[i];
 		if (e->hi < d)
 			s += w;
 		else if (e->lo < d && e->hi > e->lo)
@@ -213,7 +213,7 @@ double xq_cdf(const struct xq *q, double d)
 
 /* ---- reading run files ---------------------------------------------------------- */
 
-void lp_xrun_free(struct lp_xrun *r)
+void lp_pred_run_free(struct lp_pred_run *r)
 {
 	if (!r)
 		return;
@@ -232,14 +232,14 @@ void lp_xrun_free(struct lp_xrun *r)
 		free(r->pcs[i].where);
 		free(r->pcs[i].function);
 		for (size_t b = 0; r->pcs[i].h && b < r->nblocks; b++)
-			xhist_release(&r->pcs[i].h[b]);
+			lp_pred_hist_release(&r->pcs[i].h[b]);
 		free(r->pcs[i].h);
 	}
 	free(r->pcs);
 	free(r);
 }
 
-double lp_xrun_size(const struct lp_xrun *r)
+double lp_pred_run_size(const struct lp_pred_run *r)
 {
 	return r->size;
 }
@@ -254,7 +254,7 @@ static int parse_u64(const char *s, uint64_t *v)
 	return *end ? -1 : 0;
 }
 
-static int parse_entry(char *s, struct xhent *e)
+static int parse_entry(char *s, struct lp_pred_hent *e)
 {
 	char *colon = strchr(s, ':'), *dash, *end;
 
@@ -278,10 +278,10 @@ static int parse_entry(char *s, struct xhent *e)
 
 #define MAXW 16
 
-int lp_xrun_read(struct lp_xrun **out, const char *path)
+int lp_pred_run_read(struct lp_pred_run **out, const char *path)
 {
 	struct lp_in *in = NULL;
-	struct lp_xrun *r;
+	struct lp_pred_run *r;
 	char *line, *w[MAXW];
 	size_t lineno = 0, cappcs = 0;
 	int rc, ended = 0;
@@ -312,7 +312,7 @@ int lp_xrun_read(struct lp_xrun **out, const char *path)
 			double cold;
 			char *cend;
 			size_t b, cap = 0;
-			struct xhist *h;
+			struct lp_pred_hist *h;
 			tok = strtok_r(s, " ", &save);
 			if (!tok || parse_u64(tok, &pc) < 0 || pc >= r->npcs)
 				goto bad;
@@ -330,17 +330,17 @@ int lp_xrun_read(struct lp_xrun **out, const char *path)
 			cold = strtod(tok, &cend);
 			if (*cend || cend == tok || !(cold >= 0))
 				goto bad;
-			if (!r->pcs[pc].h && !(r->pcs[pc].h = calloc(r->nblocks, sizeof(struct xhist)))) {
+			if (!r->pcs[pc].h && !(r->pcs[pc].h = calloc(r->nblocks, sizeof(struct lp_pred_hist)))) {
 				rc = lp_seterr(LP_ENOMEM, "out of memory");
 				goto fail;
 			}
 			h = &r->pcs[pc].h[b];
-			xhist_release(h);
+			lp_pred_hist_release(h);
 			h->cold = cold;
 			while ((tok = strtok_r(NULL, " ", &save))) {
 				if (h->n == cap) {
 					cap = cap ? cap * 2 : 16;
-					struct xhent *ne = realloc(h->e, cap * sizeof(*ne));
+					struct lp_pred_hent *ne = realloc(h->e, cap * sizeof(*ne));
 					if (!ne) {
 						rc = lp_seterr(LP_ENOMEM, "out of memory");
 						goto fail;
@@ -353,7 +353,7 @@ int lp_xrun_read(struct lp_xrun **out, const char *path)
 			}
 			continue;
 		}
-		n = xw_split(line, w, MAXW);
+		n = lp_pred_word_split(line, w, MAXW);
 		if (!n)
 			continue;
 		if (!strcmp(w[0], "size") && n == 2) {
@@ -385,7 +385,7 @@ int lp_xrun_read(struct lp_xrun **out, const char *path)
 			if (!(r->modules[r->nmodules++] = strdup(w[2])))
 				goto nomem;
 		} else if (!strcmp(w[0], "loop") && n == 9) {
-			struct xrun_loop *nl = realloc(r->loops, (r->nloops + 1) * sizeof(*nl)), *L;
+			struct lp_pred_run_loop *nl = realloc(r->loops, (r->nloops + 1) * sizeof(*nl)), *L;
 			uint64_t id;
 			if (!nl)
 				goto nomem;
@@ -407,11 +407,11 @@ int lp_xrun_read(struct lp_xrun **out, const char *path)
 				goto nomem;
 			r->nloops++;
 		} else if (!strcmp(w[0], "pc") && n == 10) {
-			struct xrun_pc *p;
+			struct lp_pred_run_pc *p;
 			uint64_t id, g;
 			if (r->npcs == cappcs) {
 				cappcs = cappcs ? cappcs * 2 : 64;
-				struct xrun_pc *np = realloc(r->pcs, cappcs * sizeof(*np));
+				struct lp_pred_run_pc *np = realloc(r->pcs, cappcs * sizeof(*np));
 				if (!np)
 					goto nomem;
 				r->pcs = np;
@@ -434,7 +434,7 @@ int lp_xrun_read(struct lp_xrun **out, const char *path)
 				goto nomem;
 		} else if (!strcmp(w[0], "walk") && n == 5) {
 			uint64_t id;
-			struct xrun_pc *p;
+			struct lp_pred_run_pc *p;
 			if (parse_u64(w[1], &id) < 0 || id >= r->npcs)
 				goto bad;
 			p = &r->pcs[id];
@@ -456,7 +456,7 @@ int lp_xrun_read(struct lp_xrun **out, const char *path)
 		goto fail;
 	}
 	for (size_t i = 0; i < r->npcs; i++)
-		if (!r->pcs[i].h && !(r->pcs[i].h = calloc(r->nblocks, sizeof(struct xhist))))
+		if (!r->pcs[i].h && !(r->pcs[i].h = calloc(r->nblocks, sizeof(struct lp_pred_hist))))
 			goto nomem;
 	lp_in_free(in);
 	*out = r;
@@ -468,6 +468,6 @@ bad:
 	rc = lp_seterr(LP_ECORRUPT, "'%s' line %zu: malformed", path, lineno);
 fail:
 	lp_in_free(in);
-	lp_xrun_free(r);
+	lp_pred_run_free(r);
 	return rc;
 }

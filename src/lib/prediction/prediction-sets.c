@@ -1,4 +1,4 @@
-/* Set-distance histograms (src/lib/xpred): for a cache of s sets and
+/* Set-distance histograms (src/lib/prediction): for a cache of s sets and
  * B-byte lines, the set distance of an access is the number of distinct
  * lines mapping to the same set (line % s) that were touched since the
  * last access to its line, i.e. its distance in that set's own LRU stack;
@@ -28,7 +28,7 @@ struct xset {
 	uint32_t t, cap, live;
 };
 
-struct xsets {
+struct lp_pred_sets {
 	uint64_t sets, line, shift;
 	struct xset *st;
 	struct lp_xhtab pos; /* line -> time of its marker in its set */
@@ -36,9 +36,9 @@ struct xsets {
 	size_t nh;
 };
 
-int xsets_new(struct xsets **out, uint64_t sets, uint64_t line)
+int lp_pred_sets_new(struct lp_pred_sets **out, uint64_t sets, uint64_t line)
 {
-	struct xsets *e;
+	struct lp_pred_sets *e;
 
 	*out = NULL;
 	if (!sets || !line || (line & (line - 1)))
@@ -52,14 +52,14 @@ int xsets_new(struct xsets **out, uint64_t sets, uint64_t line)
 	while ((1ull << e->shift) < line)
 		e->shift++;
 	if (lp_xhtab_init(&e->pos, 1024) < 0) {
-		xsets_free(e);
+		lp_pred_sets_free(e);
 		return LP_ENOMEM;
 	}
 	*out = e;
 	return 0;
 }
 
-void xsets_free(struct xsets *e)
+void lp_pred_sets_free(struct lp_pred_sets *e)
 {
 	if (!e)
 		return;
@@ -75,8 +75,8 @@ void xsets_free(struct xsets *e)
 	free(e);
 }
 
-uint64_t xsets_sets(const struct xsets *e) { return e->sets; }
-uint64_t xsets_line(const struct xsets *e) { return e->line; }
+uint64_t lp_pred_sets_sets(const struct lp_pred_sets *e) { return e->sets; }
+uint64_t lp_pred_sets_line(const struct lp_pred_sets *e) { return e->line; }
 
 static void bit_add(uint32_t *bit, uint32_t cap, uint32_t t, int v)
 {
@@ -96,7 +96,7 @@ static uint32_t bit_prefix(const uint32_t *bit, uint32_t t)
 
 /* Make room for one more time in set q: renumber its live markers from 0
  * and, if they fill more than half of it, double it. */
-static int set_room(struct xsets *e, struct xset *q)
+static int set_room(struct lp_pred_sets *e, struct xset *q)
 {
 	uint32_t ncap = q->cap < 8 ? 8 : q->cap, n = 0;
 	uint32_t *nb;
@@ -138,7 +138,7 @@ static int set_room(struct xsets *e, struct xset *q)
 
 /* Set distance of an access to line x (LP_DIST_COLD if first); x's marker
  * moved to its set's current time. */
-static int access_line(struct xsets *e, uint64_t x, uint64_t *dist)
+static int access_line(struct lp_pred_sets *e, uint64_t x, uint64_t *dist)
 {
 	struct xset *q = &e->st[e->sets & (e->sets - 1) ? x % e->sets : x & (e->sets - 1)];
 	uint64_t *pos;
@@ -167,7 +167,7 @@ static int access_line(struct xsets *e, uint64_t x, uint64_t *dist)
 	return 0;
 }
 
-int xsets_access(struct xsets *e, const struct lp_ref *r, size_t pcidx)
+int lp_pred_sets_access(struct lp_pred_sets *e, const struct lp_ref *r, size_t pcidx)
 {
 	uint64_t end, first, last, d = 0;
 	int rc;
@@ -199,7 +199,7 @@ int xsets_access(struct xsets *e, const struct lp_ref *r, size_t pcidx)
 	return 0;
 }
 
-const struct lp_hist *xsets_hist(const struct xsets *e, size_t pcidx)
+const struct lp_hist *lp_pred_sets_hist(const struct lp_pred_sets *e, size_t pcidx)
 {
 	return pcidx < e->nh ? e->h[pcidx] : NULL;
 }

@@ -27,8 +27,8 @@ static void esc(FILE *f, const char *s)
 	}
 }
 
-int lp_xsvg_write(const char *path, const char *title, const char *ylabel,
-		  const struct lp_xseries *s, size_t n, double fit_lo, double fit_hi)
+int lp_pred_svg_write(const char *path, const char *title, const char *ylabel,
+		  const struct lp_pred_series *s, size_t n, double fit_lo, double fit_hi)
 {
 	const double W = 760, H = 460, L = 80, R = 190, T = 40, B = 50;
 	double xmin = INFINITY, xmax = -INFINITY, ymin = INFINITY, ymax = -INFINITY;

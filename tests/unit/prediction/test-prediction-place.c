@@ -1,4 +1,4 @@
-/* Strided placement (src/lib/xpred/xpred-place.c) against a functional
+/* Strided placement (src/lib/prediction/prediction-place.c) against a functional
  * set-associative LRU simulation (lp_cache): cyclic strided sweeps are
  * exact for every stride, adversarial ones included (one line, a power of
  * two equal to sets x line, strides folding onto a few sets, strides
@@ -57,7 +57,7 @@ static double sim_sweep(uint64_t sets, uint64_t ways, uint64_t line, uint64_t st
 static double sim_sweep_avg(uint64_t sets, uint64_t ways, uint64_t line, uint64_t stride, size_t n, size_t rnd,
 			    int sweeps, struct lp_rng *rng)
 {
-	uint64_t g = stride < line ? line : xplace_gcd(stride, line), q = line / g;
+	uint64_t g = stride < line ? line : lp_pred_place_gcd(stride, line), q = line / g;
 	double sum = 0;
 
 	for (uint64_t o = 0; o < q; o++)
@@ -67,10 +67,10 @@ static double sim_sweep_avg(uint64_t sets, uint64_t ways, uint64_t line, uint64_
 
 static double model(uint64_t sets, uint64_t ways, uint64_t line, double stride, double lines, double D)
 {
-	struct xplace_walk w = { stride, lines, 0 };
+	struct lp_pred_place_walk w = { stride, lines, 0 };
 	double p = -1;
 
-	assert_int_equal(xplace_miss(&w, sets, ways, line, &D, 1, &p), 0);
+	assert_int_equal(lp_pred_place_miss(&w, sets, ways, line, &D, 1, &p), 0);
 	assert_true(p >= 0 && p <= 1);
 	return p;
 }
@@ -123,10 +123,10 @@ static void test_place_sweeps(void **state)
 static void test_place_batch(void **state)
 {
 	double D[] = { 5000, 3, 767, 1500, 100000, 0, 2047, 1200.4 }, p[8];
-	struct xplace_walk w = { 6464, 808, 0 };
+	struct lp_pred_place_walk w = { 6464, 808, 0 };
 
 	(void)state;
-	assert_int_equal(xplace_miss(&w, 256, 8, 128, D, 8, p), 0);
+	assert_int_equal(lp_pred_place_miss(&w, 256, 8, 128, D, 8, p), 0);
 	for (int i = 0; i < 8; i++)
 		assert_true(fabs(p[i] - model(256, 8, 128, 6464, 808, D[i])) < 1e-12);
 	/* the longest reuses: the walk's 808 lines and the rest at random */
@@ -192,16 +192,16 @@ static void test_place_lattice(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
-		struct xplace_walk w = { (double)c[i].stride, (double)c[i].n0, (double)c[i].stride1 };
+		struct lp_pred_place_walk w = { (double)c[i].stride, (double)c[i].n0, (double)c[i].stride1 };
 		uint64_t B = c[i].line, s0 = c[i].stride < B ? B : c[i].stride, s1 = c[i].stride1 < B ? B : c[i].stride1;
-		uint64_t g = xplace_gcd(xplace_gcd(s0, B), s1), q = B / g;
+		uint64_t g = lp_pred_place_gcd(lp_pred_place_gcd(s0, B), s1), q = B / g;
 		double p, D, sim = 0;
 		size_t n = 0;
 		for (uint64_t o = 0; o < q; o++)
 			sim += sim_lattice(c[i].sets, c[i].ways, B, c[i].stride, c[i].n0, c[i].stride1, c[i].n1, o * g, &n) /
 			       (double)q;
 		D = (double)n - 1;
-		assert_int_equal(xplace_miss(&w, c[i].sets, c[i].ways, B, &D, 1, &p), 0);
+		assert_int_equal(lp_pred_place_miss(&w, c[i].sets, c[i].ways, B, &D, 1, &p), 0);
 		fprintf(stderr, "walk %lu x %lu moved by %lu x %lu (%zu lines): model %.6f, simulated %.6f, binomial %.6f\n",
 			(unsigned long)c[i].stride, (unsigned long)c[i].n0, (unsigned long)c[i].stride1,
 			(unsigned long)c[i].n1, n, p, sim, lp_binomial_miss(D, c[i].sets, c[i].ways));
@@ -251,9 +251,9 @@ static void test_place_random(void **state)
 	lp_rng_seed(&rng, 3);
 	for (double D = 0; D < 3000; D += 37) {
 		double p[2];
-		struct xplace_walk one = { 6464, 1, 0 };
-		assert_int_equal(xplace_miss(NULL, 256, 8, 128, &D, 1, &p[0]), 0);
-		assert_int_equal(xplace_miss(&one, 256, 8, 128, &D, 1, &p[1]), 0);
+		struct lp_pred_place_walk one = { 6464, 1, 0 };
+		assert_int_equal(lp_pred_place_miss(NULL, 256, 8, 128, &D, 1, &p[0]), 0);
+		assert_int_equal(lp_pred_place_miss(&one, 256, 8, 128, &D, 1, &p[1]), 0);
 		assert_true(p[0] == lp_binomial_miss(D, 256, 8));
 		assert_true(p[1] == p[0]);
 	}
@@ -304,7 +304,7 @@ static void test_place_one_set(void **state)
 			assert_true(model(1, A, 64, 8, 3, D) == cut);
 			assert_true(model(1, A, 64, 4096 + 32, 1e3, D) == cut);
 			double p;
-			assert_int_equal(xplace_miss(NULL, 1, A, 64, &D, 1, &p), 0);
+			assert_int_equal(lp_pred_place_miss(NULL, 1, A, 64, &D, 1, &p), 0);
 			assert_true(p == cut);
 		}
 }
@@ -362,30 +362,30 @@ static double sim_walk(long P, uint64_t sets, uint64_t ways)
 
 static void test_place_model(void **state)
 {
-	struct lp_xlevel l4 = { .name = "L", .blocks = 64 * 4, .assoc = 4, .block = 64 };
-	struct lp_xlevel one = { .name = "F", .blocks = 4, .assoc = 4, .block = 64 };
-	struct lp_xcount c, cb, c2;
+	struct lp_pred_level l4 = { .name = "L", .blocks = 64 * 4, .assoc = 4, .block = 64 };
+	struct lp_pred_level one = { .name = "F", .blocks = 4, .assoc = 4, .block = 64 };
+	struct lp_pred_count c, cb, c2;
 
 	(void)state;
 	for (int skew = 0; skew <= 1; skew++) {
-		struct lp_xrun *runs[5];
-		struct lp_xmodel *m, *m2;
-		struct lp_xfit_options o = { 0 };
+		struct lp_pred_run *runs[5];
+		struct lp_pred_model *m, *m2;
+		struct lp_pred_fit_options o = { 0 };
 		char *mp = lp_test_path("walk.xmodel");
 		for (int i = 0; i < 5; i++) {
 			char *path = write_walk_run(40 + 8 * i, skew);
-			if (lp_xrun_read(&runs[i], path) < 0) {
+			if (lp_pred_run_read(&runs[i], path) < 0) {
 				fprintf(stderr, "%s\n", lp_errmsg());
 				fail();
 			}
 			free(path);
 		}
-		assert_int_equal(lp_xmodel_fit(&m, runs, 5, &o), 0);
+		assert_int_equal(lp_pred_model_fit(&m, runs, 5, &o), 0);
 		for (int i = 0; i < 5; i++)
-			lp_xrun_free(runs[i]);
-		assert_int_equal(lp_xmodel_ngroups(m), 1);
-		assert_int_equal(lp_xmodel_write(m, mp), 0);
-		assert_int_equal(lp_xmodel_read(&m2, mp), 0);
+			lp_pred_run_free(runs[i]);
+		assert_int_equal(lp_pred_model_ngroups(m), 1);
+		assert_int_equal(lp_pred_model_write(m, mp), 0);
+		assert_int_equal(lp_pred_model_read(&m2, mp), 0);
 		free(mp);
 		/* 200: a row of 25 lines, prime to the 64 sets: 3 or 4 lines of
 		 * the column per set, no misses but the cold ones; 256: a row of
@@ -393,9 +393,9 @@ static void test_place_model(void **state)
 		 * lines, 8 sets of 5 (their lines miss) */
 		for (long P = 200; P <= 264; P += P == 200 ? 56 : 8) {
 			double sim = sim_walk(P, 64, 4);
-			assert_int_equal(lp_xmodel_predict_sa(m, 0, &l4, (double)P, LP_XSA_STRIDED, &c), 0);
-			assert_int_equal(lp_xmodel_predict_sa(m2, 0, &l4, (double)P, LP_XSA_STRIDED, &c2), 0);
-			assert_int_equal(lp_xmodel_predict_sa(m, 0, &l4, (double)P, LP_XSA_BINOMIAL, &cb), 0);
+			assert_int_equal(lp_pred_model_predict_sa(m, 0, &l4, (double)P, LP_PRED_SA_STRIDED, &c), 0);
+			assert_int_equal(lp_pred_model_predict_sa(m2, 0, &l4, (double)P, LP_PRED_SA_STRIDED, &c2), 0);
+			assert_int_equal(lp_pred_model_predict_sa(m, 0, &l4, (double)P, LP_PRED_SA_BINOMIAL, &cb), 0);
 			assert_true(fabs(c.sa_misses - c2.sa_misses) <= 1e-6 * c.sa_misses);
 			fprintf(stderr, "skew %d P %ld: strided %.1f (walk %d), binomial %.1f, simulated %.1f\n", skew, P,
 				c.sa_misses, c.sa_strided, cb.sa_misses, sim);
@@ -409,11 +409,11 @@ static void test_place_model(void **state)
 				assert_true(c.sa_misses == cb.sa_misses);
 			}
 			/* one set: the cut */
-			assert_int_equal(lp_xmodel_predict_sa(m, 0, &one, (double)P, LP_XSA_STRIDED, &c), 0);
+			assert_int_equal(lp_pred_model_predict_sa(m, 0, &one, (double)P, LP_PRED_SA_STRIDED, &c), 0);
 			assert_true(c.sa_misses == c.fa_misses);
 		}
-		lp_xmodel_free(m);
-		lp_xmodel_free(m2);
+		lp_pred_model_free(m);
+		lp_pred_model_free(m2);
 	}
 }
 
@@ -445,32 +445,32 @@ static char *write_zero_run(long P)
 
 static void test_zero_bin(void **state)
 {
-	struct lp_xrun *runs[5];
-	struct lp_xmodel *m;
-	struct lp_xfit_options o = { 0 };
-	struct lp_xlevel tlb = { .name = "T", .blocks = 8192, .assoc = 0, .block = 4096 };
-	struct lp_xcount c;
+	struct lp_pred_run *runs[5];
+	struct lp_pred_model *m;
+	struct lp_pred_fit_options o = { 0 };
+	struct lp_pred_level tlb = { .name = "T", .blocks = 8192, .assoc = 0, .block = 4096 };
+	struct lp_pred_count c;
 	size_t nconst, nbins;
 
 	(void)state;
 	for (int i = 0; i < 5; i++) {
 		char *path = write_zero_run(64 + 16 * i);
-		assert_int_equal(lp_xrun_read(&runs[i], path), 0);
+		assert_int_equal(lp_pred_run_read(&runs[i], path), 0);
 		free(path);
 	}
-	assert_int_equal(lp_xmodel_fit(&m, runs, 5, &o), 0);
+	assert_int_equal(lp_pred_model_fit(&m, runs, 5, &o), 0);
 	for (int i = 0; i < 5; i++)
-		lp_xrun_free(runs[i]);
-	assert_int_equal(lp_xmodel_bins(m, 0, 4096, &nconst, &nbins), 0);
+		lp_pred_run_free(runs[i]);
+	assert_int_equal(lp_pred_model_bins(m, 0, 4096, &nconst, &nbins), 0);
 	assert_int_equal(nconst, 2); /* 0 and 1 */
 	/* at 512 the long reuses are at 16384 blocks: all miss in 8192, with
 	 * the cold accesses */
-	assert_int_equal(lp_xmodel_predict(m, 0, &tlb, 512, &c), 0);
+	assert_int_equal(lp_pred_model_predict(m, 0, &tlb, 512, &c), 0);
 	if (fabs(c.fa_misses - 1.125 * 512 * 512) > 1e-3 * 512 * 512) {
 		fprintf(stderr, "fa misses %g, want %g\n", c.fa_misses, 1.125 * 512 * 512);
 		fail();
 	}
-	lp_xmodel_free(m);
+	lp_pred_model_free(m);
 }
 
 int main(void)

@@ -25,18 +25,18 @@ static int REL(double a, double b)
 
 static double ev(const char *s, double P)
 {
-	struct lp_xexpr *e;
+	struct lp_pred_expr *e;
 	double v;
 
-	assert_int_equal(lp_xexpr_parse(&e, s), 0);
-	v = lp_xexpr_eval(e, P);
-	lp_xexpr_free(e);
+	assert_int_equal(lp_pred_expr_parse(&e, s), 0);
+	v = lp_pred_expr_eval(e, P);
+	lp_pred_expr_free(e);
 	return v;
 }
 
 static void test_expr(void **state)
 {
-	struct lp_xexpr *e;
+	struct lp_pred_expr *e;
 
 	(void)state;
 	assert_true(ev("P^2", 3) == 9);
@@ -46,15 +46,15 @@ static void test_expr(void **state)
 	assert_true(REL(ev("P*log(P)", M_E), M_E));
 	assert_true(ev("log2(P) + sqrt(P) - abs(-1)", 16) == 7);
 	assert_true(ev(" ( P + 1 ) * ( P - 1 ) ", 5) == 24);
-	assert_int_equal(lp_xexpr_parse(&e, "P * log(P)"), 0);
-	assert_string_equal(lp_xexpr_text(e), "P*log(P)");
-	lp_xexpr_free(e);
-	assert_int_equal(lp_xexpr_parse(&e, "P^"), LP_EPARSE);
-	assert_int_equal(lp_xexpr_parse(&e, "foo(P)"), LP_EPARSE);
-	assert_int_equal(lp_xexpr_parse(&e, "(P"), LP_EPARSE);
-	assert_int_equal(lp_xexpr_parse(&e, "P)"), LP_EPARSE);
-	assert_int_equal(lp_xexpr_parse(&e, "N"), LP_EPARSE);
-	assert_int_equal(lp_xexpr_parse(&e, ""), LP_EPARSE);
+	assert_int_equal(lp_pred_expr_parse(&e, "P * log(P)"), 0);
+	assert_string_equal(lp_pred_expr_text(e), "P*log(P)");
+	lp_pred_expr_free(e);
+	assert_int_equal(lp_pred_expr_parse(&e, "P^"), LP_EPARSE);
+	assert_int_equal(lp_pred_expr_parse(&e, "foo(P)"), LP_EPARSE);
+	assert_int_equal(lp_pred_expr_parse(&e, "(P"), LP_EPARSE);
+	assert_int_equal(lp_pred_expr_parse(&e, "P)"), LP_EPARSE);
+	assert_int_equal(lp_pred_expr_parse(&e, "N"), LP_EPARSE);
+	assert_int_equal(lp_pred_expr_parse(&e, ""), LP_EPARSE);
 	assert_null(e);
 }
 
@@ -160,33 +160,33 @@ static void test_lsi(void **state)
 
 static void check_recovered(const char *basis, const char *truth, const double *P, size_t n)
 {
-	struct lp_xbasis b;
-	struct lp_xexpr *t;
-	struct lp_xfit f;
+	struct lp_pred_basis b;
+	struct lp_pred_expr *t;
+	struct lp_pred_fit f;
 	double y[16];
 	char buf[256];
 
-	assert_int_equal(lp_xbasis_parse(&b, basis), 0);
-	assert_int_equal(lp_xexpr_parse(&t, truth), 0);
+	assert_int_equal(lp_pred_basis_parse(&b, basis), 0);
+	assert_int_equal(lp_pred_expr_parse(&t, truth), 0);
 	for (size_t i = 0; i < n; i++)
-		y[i] = lp_xexpr_eval(t, P[i]);
-	assert_int_equal(lp_xfit_select(&b, P, y, n, LP_XFIT_NONNEG | LP_XFIT_MONOTONE, 16 * P[n - 1], &f), 0);
+		y[i] = lp_pred_expr_eval(t, P[i]);
+	assert_int_equal(lp_pred_fit_select(&b, P, y, n, LP_PRED_FIT_NONNEG | LP_PRED_FIT_MONOTONE, 16 * P[n - 1], &f), 0);
 	/* the same function far outside the fitted range: exact recovery */
 	for (double x = P[0]; x <= 100 * P[n - 1]; x *= 1.7)
-		if (!REL(lp_xfit_eval(&b, &f, x), lp_xexpr_eval(t, x))) {
+		if (!REL(lp_pred_fit_eval(&b, &f, x), lp_pred_expr_eval(t, x))) {
 			fprintf(stderr, "%s fitted as %s: %g at %g, want %g\n", truth,
-				lp_xfit_format(&b, &f, buf, sizeof(buf)), lp_xfit_eval(&b, &f, x), x, lp_xexpr_eval(t, x));
+				lp_pred_fit_format(&b, &f, buf, sizeof(buf)), lp_pred_fit_eval(&b, &f, x), x, lp_pred_expr_eval(t, x));
 			fail();
 		}
-	lp_xexpr_free(t);
-	lp_xbasis_release(&b);
+	lp_pred_expr_free(t);
+	lp_pred_basis_release(&b);
 }
 
 static void test_fit_exact(void **state)
 {
 	const double P5[] = { 16, 24, 32, 40, 48 }, P6[] = { 10, 20, 30, 40, 50, 60 };
-	struct lp_xbasis b;
-	struct lp_xfit f;
+	struct lp_pred_basis b;
+	struct lp_pred_fit f;
 	double y[5];
 
 	(void)state;
@@ -199,20 +199,20 @@ static void test_fit_exact(void **state)
 	check_recovered("1,P,log(P),P*log(P)", "3*P*log(P) + 2", P5, 5);
 	check_recovered("1,P,log(P),P*log(P)", "7*log(P) - 1", P5, 5);
 	/* the terms found are exactly the true ones */
-	assert_int_equal(lp_xbasis_parse(&b, "1,P,P^2,P^3"), 0);
+	assert_int_equal(lp_pred_basis_parse(&b, "1,P,P^2,P^3"), 0);
 	for (int i = 0; i < 5; i++)
 		y[i] = 3 * P5[i] * P5[i] + 5 * P5[i];
-	assert_int_equal(lp_xfit_select(&b, P5, y, 5, 0, 0, &f), 0);
+	assert_int_equal(lp_pred_fit_select(&b, P5, y, 5, 0, 0, &f), 0);
 	assert_int_equal(f.used, 0x6); /* P and P^2 */
 	assert_true(REL(f.coef[1], 5) && REL(f.coef[2], 3));
 	for (int i = 0; i < 5; i++)
 		y[i] = 0;
-	assert_int_equal(lp_xfit_select(&b, P5, y, 5, 0, 0, &f), 0);
+	assert_int_equal(lp_pred_fit_select(&b, P5, y, 5, 0, 0, &f), 0);
 	assert_int_equal(f.used, 0);
-	lp_xbasis_release(&b);
+	lp_pred_basis_release(&b);
 	/* refusals */
-	assert_int_equal(lp_xbasis_parse(&b, "P,P"), LP_EINVAL);
-	assert_int_equal(lp_xbasis_parse(&b, "P,("), LP_EPARSE);
+	assert_int_equal(lp_pred_basis_parse(&b, "P,P"), LP_EINVAL);
+	assert_int_equal(lp_pred_basis_parse(&b, "P,("), LP_EPARSE);
 }
 
 static void test_fit_constraints(void **state)
@@ -220,24 +220,24 @@ static void test_fit_constraints(void **state)
 	/* counts that rise then flatten: an unconstrained cubic through them
 	 * turns down soon after the last size; the constrained fit may not */
 	const double P[] = { 10, 20, 30, 40, 50, 60 }, y[] = { 100, 390, 820, 1280, 1600, 1700 };
-	struct lp_xbasis b;
-	struct lp_xfit f;
+	struct lp_pred_basis b;
+	struct lp_pred_fit f;
 
 	(void)state;
-	assert_int_equal(lp_xbasis_parse(&b, "1,P,P^2,P^3"), 0);
-	assert_int_equal(lp_xfit_subset(&b, 0xf, P, y, 6, 0, 0, &f), 0);
-	assert_true(lp_xfit_eval(&b, &f, 200) < lp_xfit_eval(&b, &f, 60)); /* it does turn down */
-	assert_int_equal(lp_xfit_subset(&b, 0xf, P, y, 6, LP_XFIT_MONOTONE | LP_XFIT_NONNEG, 960, &f), 0);
+	assert_int_equal(lp_pred_basis_parse(&b, "1,P,P^2,P^3"), 0);
+	assert_int_equal(lp_pred_fit_subset(&b, 0xf, P, y, 6, 0, 0, &f), 0);
+	assert_true(lp_pred_fit_eval(&b, &f, 200) < lp_pred_fit_eval(&b, &f, 60)); /* it does turn down */
+	assert_int_equal(lp_pred_fit_subset(&b, 0xf, P, y, 6, LP_PRED_FIT_MONOTONE | LP_PRED_FIT_NONNEG, 960, &f), 0);
 	for (double x = 10; x < 960; x += 5) {
-		if (!(lp_xfit_eval(&b, &f, x + 5) >= lp_xfit_eval(&b, &f, x) - 1e-6)) {
+		if (!(lp_pred_fit_eval(&b, &f, x + 5) >= lp_pred_fit_eval(&b, &f, x) - 1e-6)) {
 			char buf[256];
-			fprintf(stderr, "%s decreases at %g: %g -> %g\n", lp_xfit_format(&b, &f, buf, sizeof(buf)), x,
-				lp_xfit_eval(&b, &f, x), lp_xfit_eval(&b, &f, x + 5));
+			fprintf(stderr, "%s decreases at %g: %g -> %g\n", lp_pred_fit_format(&b, &f, buf, sizeof(buf)), x,
+				lp_pred_fit_eval(&b, &f, x), lp_pred_fit_eval(&b, &f, x + 5));
 			fail();
 		}
-		assert_true(lp_xfit_eval(&b, &f, x) >= -1e-6);
+		assert_true(lp_pred_fit_eval(&b, &f, x) >= -1e-6);
 	}
-	lp_xbasis_release(&b);
+	lp_pred_basis_release(&b);
 }
 
 /* ---- machines ------------------------------------------------------------------- */
@@ -252,11 +252,11 @@ static void test_machine(void **state)
 	assert_int_equal(m.n, 5);
 	assert_string_equal(m.level[2].name, "L3");
 	assert_int_equal(m.level[2].blocks, 12288);
-	assert_int_equal(lp_xlevel_sets(&m.level[2]), 2048);
-	assert_int_equal(lp_xlevel_ways(&m.level[2]), 6);
-	assert_int_equal(m.level[4].kind, LP_XLEVEL_TLB);
-	assert_int_equal(lp_xlevel_sets(&m.level[4]), 1);
-	assert_int_equal(lp_xlevel_ways(&m.level[4]), 128);
+	assert_int_equal(lp_pred_level_sets(&m.level[2]), 2048);
+	assert_int_equal(lp_pred_level_ways(&m.level[2]), 6);
+	assert_int_equal(m.level[4].kind, LP_PRED_LEVEL_TLB);
+	assert_int_equal(lp_pred_level_sets(&m.level[4]), 1);
+	assert_int_equal(lp_pred_level_ways(&m.level[4]), 128);
 	assert_int_equal(lp_machine_builtin(&m, "r12000"), 0);
 	assert_int_equal(m.level[1].blocks, 65536);
 	assert_int_equal(m.level[2].block, 32768);
@@ -299,7 +299,7 @@ static void test_machine(void **state)
 	assert_int_equal(m.level[0].blocks, 768);
 	assert_int_equal(m.level[1].blocks, 20480);
 	assert_int_equal(m.level[1].assoc, 10);
-	assert_int_equal(m.level[2].kind, LP_XLEVEL_TLB);
+	assert_int_equal(m.level[2].kind, LP_PRED_LEVEL_TLB);
 	free(dir);
 }
 
@@ -340,32 +340,32 @@ static char *write_run(double P)
 	return path;
 }
 
-static struct lp_xmodel *fit_synthetic(const double *sizes, size_t n, const char *basis)
+static struct lp_pred_model *fit_synthetic(const double *sizes, size_t n, const char *basis)
 {
-	struct lp_xrun *runs[8] = { 0 };
-	struct lp_xmodel *m;
-	struct lp_xfit_options o = { .basis = basis };
+	struct lp_pred_run *runs[8] = { 0 };
+	struct lp_pred_model *m;
+	struct lp_pred_fit_options o = { .basis = basis };
 
 	for (size_t i = 0; i < n; i++) {
 		char *path = write_run(sizes[i]);
-		assert_int_equal(lp_xrun_read(&runs[i], path), 0);
-		assert_true(lp_xrun_size(runs[i]) == sizes[i]);
+		assert_int_equal(lp_pred_run_read(&runs[i], path), 0);
+		assert_true(lp_pred_run_size(runs[i]) == sizes[i]);
 		free(path);
 	}
-	assert_int_equal(lp_xmodel_fit(&m, runs, n, &o), 0);
+	assert_int_equal(lp_pred_model_fit(&m, runs, n, &o), 0);
 	for (size_t i = 0; i < n; i++)
-		lp_xrun_free(runs[i]);
+		lp_pred_run_free(runs[i]);
 	return m;
 }
 
-static void check_group_block(const struct lp_xmodel *m, size_t g, uint64_t block, double P, const double *d,
+static void check_group_block(const struct lp_pred_model *m, size_t g, uint64_t block, double P, const double *d,
 			      const double *c, size_t nb, double cold)
 {
-	struct lp_xbin *bins;
+	struct lp_pred_bin *bins;
 	size_t n;
 	double cl;
 
-	assert_int_equal(lp_xmodel_hist(m, g, block, P, &bins, &n, &cl), 0);
+	assert_int_equal(lp_pred_model_hist(m, g, block, P, &bins, &n, &cl), 0);
 	assert_true(REL(cl, cold));
 	/* each true bin is found with its count (the model may cut one true
 	 * bin into several at the same distance) */
@@ -388,7 +388,7 @@ static void check_group_block(const struct lp_xmodel *m, size_t g, uint64_t bloc
 	free(bins);
 }
 
-static void check_group(const struct lp_xmodel *m, size_t g, double P, const double *d, const double *c,
+static void check_group(const struct lp_pred_model *m, size_t g, double P, const double *d, const double *c,
 			size_t nb, double cold)
 {
 	check_group_block(m, g, 64, P, d, c, nb, cold);
@@ -397,18 +397,18 @@ static void check_group(const struct lp_xmodel *m, size_t g, double P, const dou
 static void test_synthetic_groups(void **state)
 {
 	const double sizes[] = { 10, 20, 30, 40, 50 };
-	struct lp_xmodel *m = fit_synthetic(sizes, 5, NULL);
-	struct lp_xgroup_info gi;
+	struct lp_pred_model *m = fit_synthetic(sizes, 5, NULL);
+	struct lp_pred_group_info gi;
 	char *path = lp_test_path("model.xmodel");
-	struct lp_xmodel *m2;
+	struct lp_pred_model *m2;
 
 	(void)state;
-	assert_int_equal(lp_xmodel_ngroups(m), 2);
-	lp_xmodel_group(m, 0, &gi);
+	assert_int_equal(lp_pred_model_ngroups(m), 2);
+	lp_pred_model_group(m, 0, &gi);
 	assert_int_equal(gi.npcs, 2);
 	assert_string_equal(gi.function, "kernel");
 	assert_string_equal(gi.where, "k.c:11");
-	assert_int_equal(lp_xmodel_nloops(m), 2);
+	assert_int_equal(lp_pred_model_nloops(m), 2);
 	/* 10x beyond the largest fitted size, and a size in between */
 	for (double P = 35; P <= 500; P += 155) {
 		double d0[] = { 1, 3 * P + 5, P * P / 2 }, c0[] = { P * P, 2 * P * P, P * P / 2 };
@@ -417,24 +417,24 @@ static void test_synthetic_groups(void **state)
 		check_group(m, 1, P, d1, c1, 1, 3 * P * P);
 	}
 	/* the model file keeps it all */
-	assert_int_equal(lp_xmodel_write(m, path), 0);
-	assert_int_equal(lp_xmodel_read(&m2, path), 0);
+	assert_int_equal(lp_pred_model_write(m, path), 0);
+	assert_int_equal(lp_pred_model_read(&m2, path), 0);
 	for (size_t g = 0; g < 2; g++) {
-		struct lp_xlevel l = { .name = "L", .blocks = 1000, .assoc = 4, .block = 64 };
-		struct lp_xcount a, b;
-		assert_int_equal(lp_xmodel_predict(m, g, &l, 480, &a), 0);
-		assert_int_equal(lp_xmodel_predict(m2, g, &l, 480, &b), 0);
+		struct lp_pred_level l = { .name = "L", .blocks = 1000, .assoc = 4, .block = 64 };
+		struct lp_pred_count a, b;
+		assert_int_equal(lp_pred_model_predict(m, g, &l, 480, &a), 0);
+		assert_int_equal(lp_pred_model_predict(m2, g, &l, 480, &b), 0);
 		assert_true(REL(a.fa_misses, b.fa_misses) && REL(a.sa_misses, b.sa_misses));
 		assert_true(REL(a.references, b.references) && REL(a.accesses, b.accesses));
 	}
 	/* a level whose block size was not collected */
 	{
-		struct lp_xlevel l = { .name = "L9", .blocks = 10, .assoc = 0, .block = 128 };
-		struct lp_xcount a;
-		assert_int_equal(lp_xmodel_predict(m, 0, &l, 100, &a), LP_EINVAL);
+		struct lp_pred_level l = { .name = "L9", .blocks = 10, .assoc = 0, .block = 128 };
+		struct lp_pred_count a;
+		assert_int_equal(lp_pred_model_predict(m, 0, &l, 100, &a), LP_EINVAL);
 	}
-	lp_xmodel_free(m2);
-	lp_xmodel_free(m);
+	lp_pred_model_free(m2);
+	lp_pred_model_free(m);
 	free(path);
 }
 
@@ -469,54 +469,54 @@ static char *write_walk_run(double P)
 static void test_page_walk(void **state)
 {
 	const double sizes[] = { 64, 128, 192, 256, 320 };
-	struct lp_xrun *runs[5];
-	struct lp_xmodel *m;
+	struct lp_pred_run *runs[5];
+	struct lp_pred_model *m;
 
 	(void)state;
 	for (size_t i = 0; i < 5; i++) {
 		char *path = write_walk_run(sizes[i]);
-		assert_int_equal(lp_xrun_read(&runs[i], path), 0);
+		assert_int_equal(lp_pred_run_read(&runs[i], path), 0);
 		free(path);
 	}
-	assert_int_equal(lp_xmodel_fit(&m, runs, 5, NULL), 0);
+	assert_int_equal(lp_pred_model_fit(&m, runs, 5, NULL), 0);
 	for (double P = 96; P <= 1280; P += 296) {
-		struct lp_xbin *bins;
+		struct lp_pred_bin *bins;
 		size_t n;
 		double cold, cross = P * P * P * P / 2048 + P * P, d = P * P / 2048 + 2, cl = 3 * P * P / 2048;
 		double want_d[] = { 1, d }, want_c[] = { P * P * P - cross - cl, cross };
 		check_group_block(m, 0, 16384, P, want_d, want_c, 2, cl);
 		/* and the TLB cut: 128 entries */
-		struct lp_xlevel l = { .name = "TLB", .blocks = 128, .assoc = 0, .block = 16384 };
-		struct lp_xcount c;
-		assert_int_equal(lp_xmodel_predict(m, 0, &l, P, &c), 0);
+		struct lp_pred_level l = { .name = "TLB", .blocks = 128, .assoc = 0, .block = 16384 };
+		struct lp_pred_count c;
+		assert_int_equal(lp_pred_model_predict(m, 0, &l, P, &c), 0);
 		assert_true(REL(c.fa_misses, cl + (d >= 128 ? cross : 0)));
-		assert_int_equal(lp_xmodel_hist(m, 0, 16384, P, &bins, &n, &cold), 0);
+		assert_int_equal(lp_pred_model_hist(m, 0, 16384, P, &bins, &n, &cold), 0);
 		free(bins);
 	}
-	lp_xmodel_free(m);
+	lp_pred_model_free(m);
 	for (size_t i = 0; i < 5; i++)
-		lp_xrun_free(runs[i]);
+		lp_pred_run_free(runs[i]);
 }
 
 /* Misses of a fully-associative cache from a predicted histogram, by hand. */
 static void test_predict_cut(void **state)
 {
 	const double sizes[] = { 10, 20, 30, 40, 50 };
-	struct lp_xmodel *m = fit_synthetic(sizes, 5, NULL);
+	struct lp_pred_model *m = fit_synthetic(sizes, 5, NULL);
 	double P = 300;
 
 	(void)state;
 	/* group 0 at P = 300: cold P^2; P^2 at 1, 2P^2 at 905, P^2/2 at 45000 */
 	for (uint64_t lines = 1; lines < 100000; lines = lines * 3 + 1) {
-		struct lp_xlevel l = { .name = "L", .blocks = lines, .assoc = 0, .block = 64 };
-		struct lp_xcount c;
+		struct lp_pred_level l = { .name = "L", .blocks = lines, .assoc = 0, .block = 64 };
+		struct lp_pred_count c;
 		double want = P * P + (lines <= 1 ? P * P : 0) + (lines <= 905 ? 2 * P * P : 0) +
 			      (lines <= 45000 ? P * P / 2 : 0);
-		assert_int_equal(lp_xmodel_predict(m, 0, &l, P, &c), 0);
+		assert_int_equal(lp_pred_model_predict(m, 0, &l, P, &c), 0);
 		assert_true(REL(c.fa_misses, want));
 		assert_true(REL(c.sa_misses, want)); /* one set: the cut */
 	}
-	lp_xmodel_free(m);
+	lp_pred_model_free(m);
 }
 
 /* The binomial model with one set is the cut at the cache size. */
@@ -536,15 +536,15 @@ static void test_binomial_cut(void **state)
 	/* through the model: a set-associative level with one set equals the
 	 * fully-associative prediction */
 	const double sizes[] = { 10, 20, 30, 40, 50 };
-	struct lp_xmodel *m = fit_synthetic(sizes, 5, NULL);
+	struct lp_pred_model *m = fit_synthetic(sizes, 5, NULL);
 	for (uint64_t lines = 2; lines < 50000; lines *= 3) {
-		struct lp_xlevel fa = { .name = "F", .blocks = lines, .assoc = 0, .block = 64 };
-		struct lp_xbin *bins;
+		struct lp_pred_level fa = { .name = "F", .blocks = lines, .assoc = 0, .block = 64 };
+		struct lp_pred_bin *bins;
 		size_t n;
 		double cold, sa;
-		struct lp_xcount c;
-		assert_int_equal(lp_xmodel_predict(m, 0, &fa, 250, &c), 0);
-		assert_int_equal(lp_xmodel_hist(m, 0, 64, 250, &bins, &n, &cold), 0);
+		struct lp_pred_count c;
+		assert_int_equal(lp_pred_model_predict(m, 0, &fa, 250, &c), 0);
+		assert_int_equal(lp_pred_model_hist(m, 0, 64, 250, &bins, &n, &cold), 0);
 		sa = cold;
 		for (size_t i = 0; i < n; i++)
 			sa += bins[i].count * lp_binomial_miss(bins[i].distance, 1, lines);
@@ -556,7 +556,7 @@ static void test_binomial_cut(void **state)
 		}
 		free(bins);
 	}
-	lp_xmodel_free(m);
+	lp_pred_model_free(m);
 }
 
 /* The binomial model (section 5.2) against a direct computation: the
@@ -600,35 +600,35 @@ static void test_binomial_direct(void **state)
 static void test_bad_files(void **state)
 {
 	char *p = lp_test_path("bad.xrun");
-	struct lp_xrun *r;
-	struct lp_xmodel *m;
+	struct lp_pred_run *r;
+	struct lp_pred_model *m;
 
 	(void)state;
 	lp_test_write_file(p, "hello\n", 6);
-	assert_int_equal(lp_xrun_read(&r, p), LP_EFORMAT);
-	assert_int_equal(lp_xmodel_read(&m, p), LP_EFORMAT);
+	assert_int_equal(lp_pred_run_read(&r, p), LP_EFORMAT);
+	assert_int_equal(lp_pred_model_read(&m, p), LP_EFORMAT);
 	lp_test_write_file(p, "# locprof xpred run v2\n", 23);
-	assert_int_equal(lp_xrun_read(&r, p), LP_EVERSION);
+	assert_int_equal(lp_pred_run_read(&r, p), LP_EVERSION);
 	const char *trunc = "# locprof xpred run v1\nsize 10\nblocks 64\n";
 	lp_test_write_file(p, trunc, strlen(trunc));
-	assert_int_equal(lp_xrun_read(&r, p), LP_ETRUNCATED);
+	assert_int_equal(lp_pred_run_read(&r, p), LP_ETRUNCATED);
 	const char *bad = "# locprof xpred run v1\nsize 10\nblocks 64\nhist 5 64 0 1:1\nend\n";
 	lp_test_write_file(p, bad, strlen(bad));
-	assert_int_equal(lp_xrun_read(&r, p), LP_ECORRUPT);
-	assert_int_equal(lp_xrun_read(&r, "/nonexistent/x.xrun"), LP_EIO);
+	assert_int_equal(lp_pred_run_read(&r, p), LP_ECORRUPT);
+	assert_int_equal(lp_pred_run_read(&r, "/nonexistent/x.xrun"), LP_EIO);
 	/* too few runs, two runs at one size */
 	const double one[] = { 10, 20 };
-	struct lp_xrun *runs[3];
+	struct lp_pred_run *runs[3];
 	for (int i = 0; i < 2; i++) {
 		char *q = write_run(one[i]);
-		assert_int_equal(lp_xrun_read(&runs[i], q), 0);
+		assert_int_equal(lp_pred_run_read(&runs[i], q), 0);
 		free(q);
 	}
-	assert_int_equal(lp_xmodel_fit(&m, runs, 2, NULL), LP_EINVAL);
+	assert_int_equal(lp_pred_model_fit(&m, runs, 2, NULL), LP_EINVAL);
 	runs[2] = runs[1];
-	assert_int_equal(lp_xmodel_fit(&m, runs, 3, NULL), LP_EINVAL);
-	lp_xrun_free(runs[0]);
-	lp_xrun_free(runs[1]);
+	assert_int_equal(lp_pred_model_fit(&m, runs, 3, NULL), LP_EINVAL);
+	lp_pred_run_free(runs[0]);
+	lp_pred_run_free(runs[1]);
 	free(p);
 }
 
@@ -663,7 +663,7 @@ static void naive_setd(const uint64_t *line, size_t n, uint64_t sets, size_t npc
 
 static void check_setd(const uint64_t *addr, size_t n, uint64_t sets, uint64_t lsize)
 {
-	struct xsets *e;
+	struct lp_pred_sets *e;
 	struct lp_hist *want[3];
 	uint64_t *line = malloc(n * sizeof(*line));
 	int shift = 0;
@@ -675,13 +675,13 @@ static void check_setd(const uint64_t *addr, size_t n, uint64_t sets, uint64_t l
 	for (int p = 0; p < 3; p++)
 		assert_int_equal(lp_hist_new(&want[p]), 0);
 	naive_setd(line, n, sets, 3, want);
-	assert_int_equal(xsets_new(&e, sets, lsize), 0);
+	assert_int_equal(lp_pred_sets_new(&e, sets, lsize), 0);
 	for (size_t i = 0; i < n; i++) {
 		struct lp_ref r = { .addr = addr[i], .size = 1, .pc = 0x100 + i % 3, .kind = LP_REF_READ };
-		assert_int_equal(xsets_access(e, &r, i % 3), 0);
+		assert_int_equal(lp_pred_sets_access(e, &r, i % 3), 0);
 	}
 	for (int p = 0; p < 3; p++) {
-		const struct lp_hist *got = xsets_hist(e, (size_t)p);
+		const struct lp_hist *got = lp_pred_sets_hist(e, (size_t)p);
 		assert_non_null(got);
 		assert_int_equal(lp_hist_cold(got), lp_hist_cold(want[p]));
 		assert_int_equal(lp_hist_nbins(got), lp_hist_nbins(want[p]));
@@ -693,7 +693,7 @@ static void check_setd(const uint64_t *addr, size_t n, uint64_t sets, uint64_t l
 			}
 		lp_hist_free(want[p]);
 	}
-	xsets_free(e);
+	lp_pred_sets_free(e);
 	free(line);
 }
 
@@ -742,7 +742,7 @@ static void test_setd_one_set(void **state)
 	enum { N = 20000 };
 	struct lp_ref *r = calloc(N, sizeof(*r));
 	struct lp_exact *x;
-	struct xsets *e;
+	struct lp_pred_sets *e;
 	struct lp_rng rng;
 	uint64_t line = 64;
 	struct lp_exact_config ec = { .kind = LP_DIST_STACK, .line_sizes = &line, .n_line_sizes = 1 };
@@ -757,15 +757,15 @@ static void test_setd_one_set(void **state)
 	}
 	assert_int_equal(lp_exact_new(&x, &ec), 0);
 	assert_int_equal(lp_exact_feed(x, r, N), 0);
-	assert_int_equal(xsets_new(&e, 1, 64), 0);
+	assert_int_equal(lp_pred_sets_new(&e, 1, 64), 0);
 	for (size_t i = 0; i < N; i++)
-		assert_int_equal(xsets_access(e, &r[i], 0), 0);
-	const struct lp_hist *a = lp_exact_hist(x, 0), *b = xsets_hist(e, 0);
+		assert_int_equal(lp_pred_sets_access(e, &r[i], 0), 0);
+	const struct lp_hist *a = lp_exact_hist(x, 0), *b = lp_pred_sets_hist(e, 0);
 	assert_int_equal(lp_hist_cold(a), lp_hist_cold(b));
 	assert_int_equal(lp_hist_nbins(a), lp_hist_nbins(b));
 	for (size_t k = 0; k < lp_hist_nbins(a); k++)
 		assert_int_equal(lp_hist_bin_count(a, k), lp_hist_bin_count(b, k));
-	xsets_free(e);
+	lp_pred_sets_free(e);
 	lp_exact_free(x);
 	free(r);
 }
@@ -785,13 +785,13 @@ static char *write_setd_run(long p)
 	assert_non_null(f = fopen(path, "w"));
 	fprintf(f, "# locprof xpred run v1\nsize %ld\ncommand ./walk%%20%ld\nreferences %ld\n", p, p, 4 * p);
 	fprintf(f, "blocks 64 %" PRIu64 " %" PRIu64 "\nbias 0x0 mappings\nmodule 0 /bin/walk\n",
-		LP_XKEY(16, 64), LP_XKEY(1, 64));
+		LP_PRED_KEY(16, 64), LP_PRED_KEY(1, 64));
 	fprintf(f, "loop 0 0 0x1000 -1 1 0 walk w.c:10-12\n");
 	fprintf(f, "pc 0 0 0x1010 %ld 0 0 64 w.c:11 walk\n", 4 * p);
 	fprintf(f, "hist 0 64 %ld 0:%ld %ld:%ld\n", p, p, p - 1, 2 * p);
-	fprintf(f, "hist 0 %" PRIu64 " %ld 0:%ld %ld:%ld\n", LP_XKEY(16, 64), p, p, p / 16 - 1, 2 * p);
+	fprintf(f, "hist 0 %" PRIu64 " %ld 0:%ld %ld:%ld\n", LP_PRED_KEY(16, 64), p, p, p / 16 - 1, 2 * p);
 	/* one set: the set distances are the stack distances */
-	fprintf(f, "hist 0 %" PRIu64 " %ld 0:%ld %ld:%ld\n", LP_XKEY(1, 64), p, p, p - 1, 2 * p);
+	fprintf(f, "hist 0 %" PRIu64 " %ld 0:%ld %ld:%ld\n", LP_PRED_KEY(1, 64), p, p, p - 1, 2 * p);
 	fprintf(f, "end\n");
 	fclose(f);
 	return path;
@@ -799,63 +799,63 @@ static char *write_setd_run(long p)
 
 static void test_setd_predict(void **state)
 {
-	struct lp_xrun *runs[5];
-	struct lp_xmodel *m, *m2;
-	struct lp_xfit_options o = { 0 };
+	struct lp_pred_run *runs[5];
+	struct lp_pred_model *m, *m2;
+	struct lp_pred_fit_options o = { 0 };
 	char *mp = lp_test_path("setd.xmodel");
 
 	(void)state;
 	for (int i = 0; i < 5; i++) {
 		char *path = write_setd_run(160 + 32 * i);
-		assert_int_equal(lp_xrun_read(&runs[i], path), 0);
+		assert_int_equal(lp_pred_run_read(&runs[i], path), 0);
 		free(path);
 	}
-	assert_int_equal(lp_xmodel_fit(&m, runs, 5, &o), 0);
+	assert_int_equal(lp_pred_model_fit(&m, runs, 5, &o), 0);
 	for (int i = 0; i < 5; i++)
-		lp_xrun_free(runs[i]);
-	assert_int_equal(lp_xmodel_write(m, mp), 0);
-	assert_int_equal(lp_xmodel_read(&m2, mp), 0);
+		lp_pred_run_free(runs[i]);
+	assert_int_equal(lp_pred_model_write(m, mp), 0);
+	assert_int_equal(lp_pred_model_read(&m2, mp), 0);
 	for (double P = 160; P <= 2560; P += 320) {
 		for (uint64_t ways = 1; ways <= 64; ways *= 2) {
-			struct lp_xlevel l16 = { .name = "L", .blocks = 16 * ways, .assoc = ways, .block = 64 };
-			struct lp_xlevel l32 = { .name = "M", .blocks = 32 * ways, .assoc = ways, .block = 64 };
-			struct lp_xcount c, cb, c2;
+			struct lp_pred_level l16 = { .name = "L", .blocks = 16 * ways, .assoc = ways, .block = 64 };
+			struct lp_pred_level l32 = { .name = "M", .blocks = 32 * ways, .assoc = ways, .block = 64 };
+			struct lp_pred_count c, cb, c2;
 			double want = P + (P / 16 - 1 >= (double)ways ? 2 * P : 0);
-			assert_true(lp_xmodel_has_setd(m, &l16));
-			assert_false(lp_xmodel_has_setd(m, &l32));
+			assert_true(lp_pred_model_has_setd(m, &l16));
+			assert_false(lp_pred_model_has_setd(m, &l32));
 			/* the largest fitted run (P = 288) has set distances up to
 			 * 17: levels of 32 and 64 ways were not exercised */
 			if (ways > 17) {
-				assert_false(lp_xmodel_uses_setd(m, &l16));
-				assert_int_equal(lp_xmodel_predict(m, 0, &l16, P, &c), 0);
+				assert_false(lp_pred_model_uses_setd(m, &l16));
+				assert_int_equal(lp_pred_model_predict(m, 0, &l16, P, &c), 0);
 				assert_int_equal(c.sa_setd, 0);
 				continue;
 			}
-			assert_true(lp_xmodel_uses_setd(m, &l16));
-			assert_int_equal(lp_xmodel_predict(m, 0, &l16, P, &c), 0);
+			assert_true(lp_pred_model_uses_setd(m, &l16));
+			assert_int_equal(lp_pred_model_predict(m, 0, &l16, P, &c), 0);
 			assert_int_equal(c.sa_setd, 1);
 			if (!REL(c.sa_misses, want)) {
 				fprintf(stderr, "P %g ways %" PRIu64 ": %g, want %g\n", P, ways, c.sa_misses, want);
 				fail();
 			}
-			assert_int_equal(lp_xmodel_predict(m2, 0, &l16, P, &c2), 0);
+			assert_int_equal(lp_pred_model_predict(m2, 0, &l16, P, &c2), 0);
 			assert_true(REL(c2.sa_misses, want));
 			/* the binomial model of the same level, on the predicted
 			 * stack-distance histogram */
-			struct lp_xbin *bins;
+			struct lp_pred_bin *bins;
 			size_t nb;
 			double cold, b16, b32;
-			assert_int_equal(lp_xmodel_hist(m, 0, 64, P, &bins, &nb, &cold), 0);
+			assert_int_equal(lp_pred_model_hist(m, 0, 64, P, &bins, &nb, &cold), 0);
 			b16 = b32 = cold;
 			for (size_t i = 0; i < nb; i++) {
 				b16 += bins[i].count * lp_binomial_miss(bins[i].distance, 16, ways);
 				b32 += bins[i].count * lp_binomial_miss(bins[i].distance, 32, ways);
 			}
 			free(bins);
-			assert_int_equal(lp_xmodel_predict_sa(m, 0, &l16, P, LP_XSA_BINOMIAL, &cb), 0);
+			assert_int_equal(lp_pred_model_predict_sa(m, 0, &l16, P, LP_PRED_SA_BINOMIAL, &cb), 0);
 			assert_int_equal(cb.sa_setd, 0);
 			assert_true(REL(cb.sa_misses, b16));
-			assert_int_equal(lp_xmodel_predict(m, 0, &l32, P, &cb), 0);
+			assert_int_equal(lp_pred_model_predict(m, 0, &l32, P, &cb), 0);
 			assert_int_equal(cb.sa_setd, 0);
 			assert_true(REL(cb.sa_misses, b32));
 		}
@@ -864,9 +864,9 @@ static void test_setd_predict(void **state)
 	 * 1x64: the fully-associative cut */
 	for (double P = 160; P <= 2560; P += 160)
 		for (uint64_t w = 2; w <= 4096; w *= 2) {
-			struct lp_xlevel one = { .name = "S", .blocks = w, .assoc = w, .block = 64 };
-			struct lp_xcount c;
-			assert_int_equal(lp_xmodel_predict(m, 0, &one, P, &c), 0);
+			struct lp_pred_level one = { .name = "S", .blocks = w, .assoc = w, .block = 64 };
+			struct lp_pred_count c;
+			assert_int_equal(lp_pred_model_predict(m, 0, &one, P, &c), 0);
 			/* (up to the largest fitted run's distance 287) */
 			assert_int_equal(c.sa_setd, w <= 287);
 			assert_true(REL(c.sa_misses, c.fa_misses));
@@ -874,15 +874,15 @@ static void test_setd_predict(void **state)
 		}
 	/* the measured histograms of the fitted runs too */
 	for (size_t r = 0; r < 5; r++) {
-		struct lp_xlevel l = { .name = "L", .blocks = 16 * 8, .assoc = 8, .block = 64 };
-		struct lp_xcount c;
+		struct lp_pred_level l = { .name = "L", .blocks = 16 * 8, .assoc = 8, .block = 64 };
+		struct lp_pred_count c;
 		double P = 160 + 32 * (double)r;
-		assert_int_equal(lp_xmodel_measured(m, 0, &l, r, &c), 0);
+		assert_int_equal(lp_pred_model_measured(m, 0, &l, r, &c), 0);
 		assert_int_equal(c.sa_setd, 1);
 		assert_true(REL(c.sa_misses, P + (P / 16 - 1 >= 8 ? 2 * P : 0)));
 	}
-	lp_xmodel_free(m);
-	lp_xmodel_free(m2);
+	lp_pred_model_free(m);
+	lp_pred_model_free(m2);
 	free(mp);
 }
 
@@ -937,7 +937,7 @@ static void cal_put_hist(FILE *f, uint64_t key, const struct lp_hist *h)
  * engine (test_setd_naive checks it against a naive count). */
 static char *write_cal_run(int regular, long P)
 {
-	uint64_t keys[3] = { 64, LP_XKEY(CAL_SETS, 64), LP_XKEY(1, 64) }, nsets[3] = { 1, CAL_SETS, 1 };
+	uint64_t keys[3] = { 64, LP_PRED_KEY(CAL_SETS, 64), LP_PRED_KEY(1, 64) }, nsets[3] = { 1, CAL_SETS, 1 };
 	size_t n;
 	uint64_t *t = cal_trace(regular, P, &n);
 	char name[64], *path;
@@ -952,14 +952,14 @@ static char *write_cal_run(int regular, long P)
 	fprintf(f, "loop 0 0 0x1000 -1 1 0 sweep s.c:10-12\n");
 	fprintf(f, "pc 0 0 0x1010 %zu 0 0 64 s.c:11 sweep\n", n);
 	for (int k = 0; k < 3; k++) {
-		struct xsets *e;
-		assert_int_equal(xsets_new(&e, nsets[k], 64), 0);
+		struct lp_pred_sets *e;
+		assert_int_equal(lp_pred_sets_new(&e, nsets[k], 64), 0);
 		for (size_t i = 0; i < n; i++) {
 			struct lp_ref r = { .addr = t[i] * 64, .size = 1, .pc = 0x1010, .kind = LP_REF_READ };
-			assert_int_equal(xsets_access(e, &r, 0), 0);
+			assert_int_equal(lp_pred_sets_access(e, &r, 0), 0);
 		}
-		cal_put_hist(f, keys[k], xsets_hist(e, 0));
-		xsets_free(e);
+		cal_put_hist(f, keys[k], lp_pred_sets_hist(e, 0));
+		lp_pred_sets_free(e);
 	}
 	fprintf(f, "end\n");
 	fclose(f);
@@ -984,21 +984,21 @@ static double cal_simulate(int regular, long P, uint64_t sets, uint64_t ways)
 	return (double)miss;
 }
 
-static struct lp_xmodel *cal_model(int regular)
+static struct lp_pred_model *cal_model(int regular)
 {
-	struct lp_xrun *runs[5];
-	struct lp_xmodel *m;
-	struct lp_xfit_options o = { 0 };
+	struct lp_pred_run *runs[5];
+	struct lp_pred_model *m;
+	struct lp_pred_fit_options o = { 0 };
 
 	/* 24..56 lines in 64 sets: 0.37 to 0.87 lines per set */
 	for (int i = 0; i < 5; i++) {
 		char *path = write_cal_run(regular, 24 + 8 * i);
-		assert_int_equal(lp_xrun_read(&runs[i], path), 0);
+		assert_int_equal(lp_pred_run_read(&runs[i], path), 0);
 		free(path);
 	}
-	assert_int_equal(lp_xmodel_fit(&m, runs, 5, &o), 0);
+	assert_int_equal(lp_pred_model_fit(&m, runs, 5, &o), 0);
 	for (int i = 0; i < 5; i++)
-		lp_xrun_free(runs[i]);
+		lp_pred_run_free(runs[i]);
 	return m;
 }
 
@@ -1008,36 +1008,36 @@ static struct lp_xmodel *cal_model(int regular)
  * the binomial model; one set is the cut under every model. */
 static void test_calibrated(void **state)
 {
-	struct lp_xlevel l4 = { .name = "L", .blocks = CAL_SETS * 4, .assoc = 4, .block = 64 };
-	struct lp_xlevel one = { .name = "S", .blocks = 4, .assoc = 4, .block = 64 };
-	struct lp_xplacement pl;
-	struct lp_xcount c, cb;
+	struct lp_pred_level l4 = { .name = "L", .blocks = CAL_SETS * 4, .assoc = 4, .block = 64 };
+	struct lp_pred_level one = { .name = "S", .blocks = 4, .assoc = 4, .block = 64 };
+	struct lp_pred_placement pl;
+	struct lp_pred_count c, cb;
 
 	(void)state;
 	for (int regular = 1; regular >= 0; regular--) {
-		struct lp_xmodel *m = cal_model(regular);
+		struct lp_pred_model *m = cal_model(regular);
 		char *mp = lp_test_path("cal.xmodel");
-		struct lp_xmodel *m2;
-		lp_xmodel_placement(m, 0, &l4, &pl);
+		struct lp_pred_model *m2;
+		lp_pred_model_placement(m, 0, &l4, &pl);
 		assert_true(pl.have);
 		assert_true(pl.det);
 		assert_true(pl.sep >= 0.01);
 		if (regular) {
-			assert_true(pl.w[LP_XPLACE_RANDOM] <= 0.02);
-			assert_true(pl.w[LP_XPLACE_EVEN] >= 0.98);
+			assert_true(pl.w[LP_PRED_PLACE_RANDOM] <= 0.02);
+			assert_true(pl.w[LP_PRED_PLACE_EVEN] >= 0.98);
 		} else {
-			assert_true(pl.w[LP_XPLACE_RANDOM] >= 0.85);
+			assert_true(pl.w[LP_PRED_PLACE_RANDOM] >= 0.85);
 		}
 		/* written and read back: the same calibration */
-		assert_int_equal(lp_xmodel_write(m, mp), 0);
-		assert_int_equal(lp_xmodel_read(&m2, mp), 0);
+		assert_int_equal(lp_pred_model_write(m, mp), 0);
+		assert_int_equal(lp_pred_model_read(&m2, mp), 0);
 		free(mp);
 		for (long P = 224; P <= 288; P += 32) {
 			double sim = cal_simulate(regular, P, CAL_SETS, 4);
-			struct lp_xcount c2;
-			assert_int_equal(lp_xmodel_predict_sa(m, 0, &l4, (double)P, LP_XSA_CALIBRATED, &c), 0);
-			assert_int_equal(lp_xmodel_predict_sa(m2, 0, &l4, (double)P, LP_XSA_CALIBRATED, &c2), 0);
-			assert_int_equal(lp_xmodel_predict_sa(m, 0, &l4, (double)P, LP_XSA_BINOMIAL, &cb), 0);
+			struct lp_pred_count c2;
+			assert_int_equal(lp_pred_model_predict_sa(m, 0, &l4, (double)P, LP_PRED_SA_CALIBRATED, &c), 0);
+			assert_int_equal(lp_pred_model_predict_sa(m2, 0, &l4, (double)P, LP_PRED_SA_CALIBRATED, &c2), 0);
+			assert_int_equal(lp_pred_model_predict_sa(m, 0, &l4, (double)P, LP_PRED_SA_BINOMIAL, &cb), 0);
 			assert_int_equal(c.sa_cal, 1);
 			assert_int_equal(cb.sa_cal, 0);
 			assert_true(REL(c.sa_misses, c2.sa_misses));
@@ -1064,35 +1064,35 @@ static void test_calibrated(void **state)
 		}
 		/* the cut as the regular placement: the same up to the
 		 * capacity (256 lines), every reuse a miss beyond */
-		assert_int_equal(lp_xmodel_calibrate(m, (1u << LP_XPLACE_RANDOM) | (1u << LP_XPLACE_CUT), 0), 0);
-		lp_xmodel_placement(m, 0, &l4, &pl);
+		assert_int_equal(lp_pred_model_calibrate(m, (1u << LP_PRED_PLACE_RANDOM) | (1u << LP_PRED_PLACE_CUT), 0), 0);
+		lp_pred_model_placement(m, 0, &l4, &pl);
 		assert_true(pl.det);
-		assert_true(regular ? pl.w[LP_XPLACE_CUT] >= 0.98 : pl.w[LP_XPLACE_RANDOM] >= 0.85);
+		assert_true(regular ? pl.w[LP_PRED_PLACE_CUT] >= 0.98 : pl.w[LP_PRED_PLACE_RANDOM] >= 0.85);
 		if (regular)
 			for (long P = 224; P <= 288; P += 32) {
-				assert_int_equal(lp_xmodel_predict_sa(m, 0, &l4, (double)P, LP_XSA_CALIBRATED, &c), 0);
+				assert_int_equal(lp_pred_model_predict_sa(m, 0, &l4, (double)P, LP_PRED_SA_CALIBRATED, &c), 0);
 				assert_true(REL(c.sa_misses, c.fa_misses));
 				assert_true(REL(c.sa_misses, P <= 256 ? (double)P : 3.0 * (double)P));
 			}
 		/* random alone is the binomial model */
-		assert_int_equal(lp_xmodel_calibrate(m, 1u << LP_XPLACE_RANDOM, 0), 0);
-		lp_xmodel_placement(m, 0, &l4, &pl);
-		assert_true(pl.w[LP_XPLACE_RANDOM] == 1);
-		assert_int_equal(lp_xmodel_predict_sa(m, 0, &l4, 224, LP_XSA_CALIBRATED, &c), 0);
-		assert_int_equal(lp_xmodel_predict_sa(m, 0, &l4, 224, LP_XSA_BINOMIAL, &cb), 0);
+		assert_int_equal(lp_pred_model_calibrate(m, 1u << LP_PRED_PLACE_RANDOM, 0), 0);
+		lp_pred_model_placement(m, 0, &l4, &pl);
+		assert_true(pl.w[LP_PRED_PLACE_RANDOM] == 1);
+		assert_int_equal(lp_pred_model_predict_sa(m, 0, &l4, 224, LP_PRED_SA_CALIBRATED, &c), 0);
+		assert_int_equal(lp_pred_model_predict_sa(m, 0, &l4, 224, LP_PRED_SA_BINOMIAL, &cb), 0);
 		assert_true(REL(c.sa_misses, cb.sa_misses));
 		/* one set: the transforms are all the cut, nothing to fit */
-		lp_xmodel_placement(m, 0, &one, &pl);
+		lp_pred_model_placement(m, 0, &one, &pl);
 		assert_true(pl.have);
 		assert_false(pl.det);
 		assert_true(pl.sep == 0);
 		for (long P = 2; P <= 256; P *= 2) {
-			assert_int_equal(lp_xmodel_predict_sa(m, 0, &one, (double)P, LP_XSA_CALIBRATED, &c), 0);
+			assert_int_equal(lp_pred_model_predict_sa(m, 0, &one, (double)P, LP_PRED_SA_CALIBRATED, &c), 0);
 			assert_int_equal(c.sa_cal, 0);
 			assert_true(REL(c.sa_misses, c.fa_misses));
 		}
-		lp_xmodel_free(m);
-		lp_xmodel_free(m2);
+		lp_pred_model_free(m);
+		lp_pred_model_free(m2);
 	}
 }
 
