@@ -684,7 +684,7 @@ static void fmt_strides(const struct pcst *s, const struct pcout *o, char *buf, 
 /* The per-pc histograms of block b averaged over its phases (the base
  * engine's and the shifted ones'): counts become means, written as
  * decimals. */
-static int put_phased(struct lp_pred_collect *c, FILE *f, size_t b)
+static int put_phased(struct lp_pred_collect *c, struct lp_out *f, size_t b)
 {
 	size_t np = c->npcs, nph = c->nph[b];
 	double **acc = calloc(np + 1, sizeof(*acc)), *cold = calloc(np + 1, sizeof(*cold));
@@ -728,18 +728,18 @@ static int put_phased(struct lp_pred_collect *c, FILE *f, size_t b)
 	for (size_t idx = 0; idx < np && !rc; idx++) {
 		if (!acc[idx])
 			continue;
-		fprintf(f, "hist %zu %" PRIu64 " %.17g", idx, c->blocks[b], cold[idx] / (double)nph);
+		lp_out_printf(f, "hist %zu %" PRIu64 " %.17g", idx, c->blocks[b], cold[idx] / (double)nph);
 		for (size_t i = 0; i < nbins[idx]; i++) {
 			uint64_t lo, hi;
 			if (!acc[idx][i])
 				continue;
 			lp_hist_bin_range(i, &lo, &hi);
 			if (lo == hi)
-				fprintf(f, " %" PRIu64 ":%.17g", lo, acc[idx][i] / (double)nph);
+				lp_out_printf(f, " %" PRIu64 ":%.17g", lo, acc[idx][i] / (double)nph);
 			else
-				fprintf(f, " %" PRIu64 "-%" PRIu64 ":%.17g", lo, hi, acc[idx][i] / (double)nph);
+				lp_out_printf(f, " %" PRIu64 "-%" PRIu64 ":%.17g", lo, hi, acc[idx][i] / (double)nph);
 		}
-		fputc('\n', f);
+		lp_out_write(f, "\n", 1);
 	}
 out:
 	for (size_t i = 0; acc && i < np; i++)
@@ -750,22 +750,22 @@ out:
 	return rc;
 }
 
-static void put_hist(FILE *f, size_t idx, uint64_t key, const struct lp_hist *h)
+static void put_hist(struct lp_out *f, size_t idx, uint64_t key, const struct lp_hist *h)
 {
 	size_t nbins = lp_hist_nbins(h);
 
-	fprintf(f, "hist %zu %" PRIu64 " %" PRIu64, idx, key, lp_hist_cold(h));
+	lp_out_printf(f, "hist %zu %" PRIu64 " %" PRIu64, idx, key, lp_hist_cold(h));
 	for (size_t bin = 0; bin < nbins; bin++) {
 		uint64_t cnt = lp_hist_bin_count(h, bin), lo, hi;
 		if (!cnt)
 			continue;
 		lp_hist_bin_range(bin, &lo, &hi);
 		if (lo == hi)
-			fprintf(f, " %" PRIu64 ":%" PRIu64, lo, cnt);
+			lp_out_printf(f, " %" PRIu64 ":%" PRIu64, lo, cnt);
 		else
-			fprintf(f, " %" PRIu64 "-%" PRIu64 ":%" PRIu64, lo, hi, cnt);
+			lp_out_printf(f, " %" PRIu64 "-%" PRIu64 ":%" PRIu64, lo, hi, cnt);
 	}
-	fputc('\n', f);
+	lp_out_write(f, "\n", 1);
 }
 
 int lp_pred_collect_write(struct lp_pred_collect *c, const char *path, double size, const char *command)
@@ -775,8 +775,8 @@ int lp_pred_collect_write(struct lp_pred_collect *c, const char *path, double si
 	size_t *gp = NULL, *lsrc = NULL, *gid = NULL;
 	int *lused = NULL, *lout = NULL, *lmin = NULL, *lmax = NULL;
 	const char **lfile = NULL;
-	FILE *f = NULL;
-	char *tmp = NULL, buf[512];
+	struct lp_out *f = NULL;
+	char buf[512];
 	int rc = 0;
 
 	if ((rc = flush_pending(c, 1)) < 0)
@@ -867,32 +867,25 @@ int lp_pred_collect_write(struct lp_pred_collect *c, const char *path, double si
 		gid[i] = gid[r];
 	}
 	/* the file */
-	if (asprintf(&tmp, "%s.tmp", path) < 0) {
-		tmp = NULL;
-		rc = lp_seterr(LP_ENOMEM, "out of memory");
+	if ((rc = lp_out_open(&f, path)) < 0)
 		goto out;
-	}
-	if (!(f = fopen(tmp, "w"))) {
-		rc = lp_seterr_errno("cannot write '%s'", tmp);
-		goto out;
-	}
 	int inferred = 0;
 	uint64_t bias = c->code ? lp_pred_code_bias(c->code, &inferred) : 0;
-	fprintf(f, "# locprof xpred run v1\n");
-	fprintf(f, "size %.17g\n", size);
-	fprintf(f, "command ");
+	lp_out_printf(f, "# locprof xpred run v1\n");
+	lp_out_printf(f, "size %.17g\n", size);
+	lp_out_printf(f, "command ");
 	lp_pred_word_put(f, command ? command : "");
-	fprintf(f, "\nreferences %" PRIu64 "\n", c->references);
-	fprintf(f, "blocks");
+	lp_out_printf(f, "\nreferences %" PRIu64 "\n", c->references);
+	lp_out_printf(f, "blocks");
 	for (size_t b = 0; b < c->nblocks; b++)
-		fprintf(f, " %" PRIu64, c->blocks[b]);
+		lp_out_printf(f, " %" PRIu64, c->blocks[b]);
 	for (size_t b = 0; b < c->nsetd; b++)
-		fprintf(f, " %" PRIu64, LP_PRED_KEY(lp_pred_sets_sets(c->setd[b]), lp_pred_sets_line(c->setd[b])));
-	fprintf(f, "\nbias 0x%" PRIx64 " %s\n", bias, inferred ? "inferred" : "mappings");
+		lp_out_printf(f, " %" PRIu64, LP_PRED_KEY(lp_pred_sets_sets(c->setd[b]), lp_pred_sets_line(c->setd[b])));
+	lp_out_printf(f, "\nbias 0x%" PRIx64 " %s\n", bias, inferred ? "inferred" : "mappings");
 	for (size_t m = 0; c->code && m < lp_pred_code_nmodules(c->code); m++) {
-		fprintf(f, "module %zu ", m);
+		lp_out_printf(f, "module %zu ", m);
 		lp_pred_word_put(f, lp_pred_code_module_path(c->code, (int)m));
-		fputc('\n', f);
+		lp_out_write(f, "\n", 1);
 	}
 	{
 		int k = 0;
@@ -907,13 +900,13 @@ int lp_pred_collect_write(struct lp_pred_collect *c, const char *path, double si
 				snprintf(buf, sizeof(buf), "%s:%d-%d", lfile[l], lmin[l], lmax[l]);
 			else
 				snprintf(buf, sizeof(buf), "0x%" PRIx64, L->header);
-			fprintf(f, "loop %d %d 0x%" PRIx64 " %d %d %d ", lout[l], L->module, L->header,
+			lp_out_printf(f, "loop %d %d 0x%" PRIx64 " %d %d %d ", lout[l], L->module, L->header,
 				L->parent >= 0 ? lout[L->parent] : -1, L->depth,
 				lout[uf_find(lsrc, l)]);
 			lp_pred_word_put(f, lp_pred_code_func_name(c->code, L->func));
-			fputc(' ', f);
+			lp_out_write(f, " ", 1);
 			lp_pred_word_put(f, buf);
-			fputc('\n', f);
+			lp_out_write(f, "\n", 1);
 		}
 	}
 	for (size_t i = 0; i < np; i++) {
@@ -924,13 +917,13 @@ int lp_pred_collect_write(struct lp_pred_collect *c, const char *path, double si
 			snprintf(buf, sizeof(buf), "%s:%d", po[i].file, po[i].line);
 		else
 			buf[0] = 0;
-		fprintf(f, "pc %zu %d 0x%" PRIx64 " %" PRIu64 " %zu %d %s ", i, s->info.module,
+		lp_out_printf(f, "pc %zu %d 0x%" PRIx64 " %" PRIu64 " %zu %d %s ", i, s->info.module,
 			s->info.module >= 0 ? s->info.vaddr : s->pc, s->refs, gid[i],
 			s->info.depth ? lout[s->info.loop[0]] : -1, st);
 		lp_pred_word_put(f, buf);
-		fputc(' ', f);
+		lp_out_write(f, " ", 1);
 		lp_pred_word_put(f, s->info.func >= 0 ? lp_pred_code_func_name(c->code, s->info.func) : "");
-		fputc('\n', f);
+		lp_out_write(f, "\n", 1);
 	}
 	/* walks: first address; runs and steps of the innermost stride */
 	for (size_t i = 0; i < np; i++) {
@@ -945,7 +938,7 @@ int lp_pred_collect_write(struct lp_pred_collect *c, const char *path, double si
 					runs = s->run[k].runs;
 					steps = s->run[k].steps;
 				}
-		fprintf(f, "walk %zu 0x%" PRIx64 " %" PRIu64 " %" PRIu64 "\n", i, s->first, runs, steps);
+		lp_out_printf(f, "walk %zu 0x%" PRIx64 " %" PRIu64 " %" PRIu64 "\n", i, s->first, runs, steps);
 	}
 	for (size_t b = 0; b < c->nblocks; b++) {
 		size_t n = lp_exact_pc_count(c->exact, b);
@@ -973,19 +966,11 @@ int lp_pred_collect_write(struct lp_pred_collect *c, const char *path, double si
 				put_hist(f, k, key, h);
 		}
 	}
-	fprintf(f, "end\n");
-	if (ferror(f) | fclose(f)) {
-		f = NULL;
-		rc = lp_seterr_errno("cannot write '%s'", tmp);
-		goto out;
-	}
+	lp_out_printf(f, "end\n");
+	rc = lp_out_close(f);
 	f = NULL;
-	if (rename(tmp, path) < 0) {
-		rc = lp_seterr_errno("cannot rename '%s' to '%s'", tmp, path);
+	if (rc < 0)
 		goto out;
-	}
-	free(tmp);
-	tmp = NULL;
 	c->sum.references = c->references;
 	c->sum.pcs = np;
 	c->sum.groups = ngroups;
@@ -997,12 +982,7 @@ int lp_pred_collect_write(struct lp_pred_collect *c, const char *path, double si
 	c->sum.bias_inferred = inferred;
 	c->sum.pcs_placed = c->sum.place_failed ? 0 : c->sum.pcs_placed;
 out:
-	if (f)
-		fclose(f);
-	if (tmp) {
-		remove(tmp);
-		free(tmp);
-	}
+	lp_out_abort(f);
 	free(po);
 	free(gp);
 	free(gid);

@@ -4,6 +4,8 @@
 
 #include <locprof/prediction.h>
 
+#include "common/io.h"
+
 #include <stdio.h>
 
 #define XMAX_DEPTH 16 /* loops kept per pc, innermost first */
@@ -60,7 +62,7 @@ int lp_pred_code_srcline(struct lp_pred_code *c, const struct lp_pred_pc *p, con
 /* ---- text files ------------------------------------------------------------- */
 /* Words in run and model files are separated by spaces; a word escapes
  * space, '%', tab and newline as %XX, and the empty string is "%-". */
-void lp_pred_word_put(FILE *f, const char *s);
+void lp_pred_word_put(struct lp_out *f, const char *s);
 /* Split a line into at most max words in place (decoded); returns count. */
 int lp_pred_word_split(char *line, char **w, int max);
 

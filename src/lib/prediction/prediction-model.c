@@ -1678,124 +1678,107 @@ int lp_pred_model_measured(const struct lp_pred_model *m, size_t g, const struct
 
 /* ---- model files ---------------------------------------------------------------------- */
 
-static void put_fit(FILE *f, const struct lp_pred_model *m, const struct lp_pred_fit *x)
+static void put_fit(struct lp_out *f, const struct lp_pred_model *m, const struct lp_pred_fit *x)
 {
-	fprintf(f, " %x", x->used);
+	lp_out_printf(f, " %x", x->used);
 	for (size_t j = 0; j < m->basis.n; j++)
-		fprintf(f, "%s%.17g", j ? "," : ":", x->coef[j]);
+		lp_out_printf(f, "%s%.17g", j ? "," : ":", x->coef[j]);
 }
 
 int lp_pred_model_write(const struct lp_pred_model *m, const char *path)
 {
-	char *tmp = NULL, buf[512];
-	FILE *f;
+	char buf[512];
+	struct lp_out *f;
+	int rc;
 
-	if (asprintf(&tmp, "%s.tmp", path) < 0)
-		return lp_seterr(LP_ENOMEM, "out of memory");
-	if (!(f = fopen(tmp, "w"))) {
-		int rc = lp_seterr_errno("cannot write '%s'", tmp);
-		free(tmp);
+	if ((rc = lp_out_open(&f, path)) < 0)
 		return rc;
-	}
-	fprintf(f, "# locprof xpred model v1\ncommand ");
+	lp_out_printf(f, "# locprof xpred model v1\ncommand ");
 	lp_pred_word_put(f, m->command);
-	fprintf(f, "\nbasis ");
+	lp_out_printf(f, "\nbasis ");
 	lp_pred_word_put(f, lp_pred_basis_text(&m->basis, buf, sizeof(buf)));
-	fprintf(f, "\nrange %.17g\ntolerance %.17g\ndepth %u\nsizes", m->range, m->tolerance, m->max_depth);
+	lp_out_printf(f, "\nrange %.17g\ntolerance %.17g\ndepth %u\nsizes", m->range, m->tolerance, m->max_depth);
 	for (size_t r = 0; r < m->nsizes; r++)
-		fprintf(f, " %.17g", m->sizes[r]);
-	fprintf(f, "\nblocks");
+		lp_out_printf(f, " %.17g", m->sizes[r]);
+	lp_out_printf(f, "\nblocks");
 	for (size_t b = 0; b < m->nblocks; b++)
-		fprintf(f, " %" PRIu64, m->blocks[b]);
-	fprintf(f, "\ntotal");
+		lp_out_printf(f, " %" PRIu64, m->blocks[b]);
+	lp_out_printf(f, "\ntotal");
 	for (size_t r = 0; r < m->nsizes; r++)
-		fprintf(f, " %.17g", m->total[r]);
-	fprintf(f, "\nrefs");
+		lp_out_printf(f, " %.17g", m->total[r]);
+	lp_out_printf(f, "\nrefs");
 	put_fit(f, m, &m->refs);
-	fputc('\n', f);
+	lp_out_write(f, "\n", 1);
 	for (size_t l = 0; l < m->nloops; l++) {
-		fprintf(f, "loop %zu %d %d ", l, m->loops[l].parent, m->loops[l].depth);
+		lp_out_printf(f, "loop %zu %d %d ", l, m->loops[l].parent, m->loops[l].depth);
 		lp_pred_word_put(f, m->loops[l].function);
-		fputc(' ', f);
+		lp_out_write(f, " ", 1);
 		lp_pred_word_put(f, m->loops[l].where);
-		fputc('\n', f);
+		lp_out_write(f, "\n", 1);
 	}
 	for (size_t k = 0; k < m->ngroups; k++) {
 		const struct xgroup *g = &m->g[k];
-		fprintf(f, "group %zu %d %zu ", k, g->loop, g->npcs);
+		lp_out_printf(f, "group %zu %d %zu ", k, g->loop, g->npcs);
 		lp_pred_word_put(f, g->function);
-		fputc(' ', f);
+		lp_out_write(f, " ", 1);
 		lp_pred_word_put(f, g->where);
-		fputc(' ', f);
+		lp_out_write(f, " ", 1);
 		lp_pred_word_put(f, g->strides);
-		fprintf(f, "\ngrefs %zu", k);
+		lp_out_printf(f, "\ngrefs %zu", k);
 		put_fit(f, m, &g->refs);
-		fputc('\n', f);
+		lp_out_write(f, "\n", 1);
 		for (size_t r = 0; r < m->nsizes && g->mwstride; r++)
 			if (g->mwstride[r] > 0)
-				fprintf(f, "mwalk %zu %zu %.17g %.17g %.17g\n", k, r, g->mwstride[r], g->mwlen[r],
+				lp_out_printf(f, "mwalk %zu %zu %.17g %.17g %.17g\n", k, r, g->mwstride[r], g->mwlen[r],
 					g->mwstride1[r]);
 		if (g->walk) {
-			fprintf(f, "walk %zu", k);
+			lp_out_printf(f, "walk %zu", k);
 			put_fit(f, m, &g->wstride);
 			put_fit(f, m, &g->wlen);
 			if (g->walk1)
 				put_fit(f, m, &g->wstride1);
-			fputc('\n', f);
+			lp_out_write(f, "\n", 1);
 		}
 		for (size_t r = 0; r < m->nsizes; r++) {
-			fprintf(f, "mrefs %zu %zu %.17g\n", k, r, g->mrefs[r]);
+			lp_out_printf(f, "mrefs %zu %zu %.17g\n", k, r, g->mrefs[r]);
 			for (size_t b = 0; b < m->nblocks; b++) {
 				const struct lp_pred_hist *h = &g->mh[r * m->nblocks + b];
-				fprintf(f, "mhist %zu %zu %" PRIu64 " %.17g", k, r, m->blocks[b], h->cold);
+				lp_out_printf(f, "mhist %zu %zu %" PRIu64 " %.17g", k, r, m->blocks[b], h->cold);
 				for (size_t i = 0; i < h->n; i++) {
 					if (h->e[i].lo == h->e[i].hi)
-						fprintf(f, " %.17g:%.17g", h->e[i].lo, h->e[i].count);
+						lp_out_printf(f, " %.17g:%.17g", h->e[i].lo, h->e[i].count);
 					else
-						fprintf(f, " %.17g-%.17g:%.17g", h->e[i].lo, h->e[i].hi, h->e[i].count);
+						lp_out_printf(f, " %.17g-%.17g:%.17g", h->e[i].lo, h->e[i].hi, h->e[i].count);
 				}
-				fputc('\n', f);
+				lp_out_write(f, "\n", 1);
 			}
 		}
 		for (size_t b = 0; b < m->nblocks; b++) {
 			const struct xbm *bm = &g->bm[b];
 			if (!bm->valid)
 				continue;
-			fprintf(f, "bm %zu %" PRIu64 " acc", k, m->blocks[b]);
+			lp_out_printf(f, "bm %zu %" PRIu64 " acc", k, m->blocks[b]);
 			put_fit(f, m, &bm->acc);
-			fprintf(f, " cold");
+			lp_out_printf(f, " cold");
 			put_fit(f, m, &bm->cold);
-			fprintf(f, " rest");
+			lp_out_printf(f, " rest");
 			put_fit(f, m, &bm->rest);
-			fputc('\n', f);
+			lp_out_write(f, "\n", 1);
 			for (size_t i = 0; i < bm->nconst; i++) {
-				fprintf(f, "bconst %zu %" PRIu64 " %.17g", k, m->blocks[b], bm->cd[i]);
+				lp_out_printf(f, "bconst %zu %" PRIu64 " %.17g", k, m->blocks[b], bm->cd[i]);
 				put_fit(f, m, &bm->ck[i]);
-				fputc('\n', f);
+				lp_out_write(f, "\n", 1);
 			}
 			for (size_t i = 0; i < bm->nbins; i++) {
-				fprintf(f, "bbin %zu %" PRIu64, k, m->blocks[b]);
+				lp_out_printf(f, "bbin %zu %" PRIu64, k, m->blocks[b]);
 				put_fit(f, m, &bm->cnt[i]);
 				put_fit(f, m, &bm->dist[i]);
-				fputc('\n', f);
+				lp_out_write(f, "\n", 1);
 			}
 		}
 	}
-	fprintf(f, "end\n");
-	if (ferror(f) | fclose(f)) {
-		int rc = lp_seterr_errno("cannot write '%s'", tmp);
-		remove(tmp);
-		free(tmp);
-		return rc;
-	}
-	if (rename(tmp, path) < 0) {
-		int rc = lp_seterr_errno("cannot rename '%s' to '%s'", tmp, path);
-		remove(tmp);
-		free(tmp);
-		return rc;
-	}
-	free(tmp);
-	return 0;
+	lp_out_printf(f, "end\n");
+	return lp_out_close(f);
 }
 
 static int get_fit(const struct lp_pred_model *m, const char *s, struct lp_pred_fit *x)

@@ -13,18 +13,18 @@
 
 /* ---- words ---------------------------------------------------------------- */
 
-void lp_pred_word_put(FILE *f, const char *s)
+void lp_pred_word_put(struct lp_out *f, const char *s)
 {
 	if (!s || !*s) {
-		fputs("%-", f);
+		lp_out_write(f, "%-", 2);
 		return;
 	}
 	for (; *s; s++) {
 		unsigned char ch = (unsigned char)*s;
 		if (ch == ' ' || ch == '%' || ch == '\t' || ch == '\n' || ch == '\r')
-			fprintf(f, "%%%02X", ch);
+			lp_out_printf(f, "%%%02X", ch);
 		else
-			fputc(ch, f);
+			lp_out_write(f, s, 1);
 	}
 }
 
