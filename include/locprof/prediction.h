@@ -349,6 +349,26 @@ int lp_pred_model_predict(const struct lp_pred_model *m, size_t g, const struct 
 int lp_pred_model_predict_sa(const struct lp_pred_model *m, size_t g, const struct lp_pred_level *l, double P,
 			 int how, struct lp_pred_count *out);
 
+/* Which model gives a level's sa_misses under `how` (LP_PRED_SA_*), for the
+ * whole level: FULL for a fully-associative level (the cut); SETD for set
+ * distances; BINOMIAL_UNEXERCISED when set distances were collected for
+ * the level but no fitted run has any as large as its ways (so the
+ * binomial model is used); CALIBRATED when set distances were collected
+ * and a placement fit can apply; STRIDED for strided placement (groups with
+ * no walk: the binomial model); else BINOMIAL. */
+enum lp_pred_sa_model {
+	LP_PRED_SA_MODEL_FULL = 0,
+	LP_PRED_SA_MODEL_BINOMIAL,
+	LP_PRED_SA_MODEL_BINOMIAL_UNEXERCISED,
+	LP_PRED_SA_MODEL_SETD,
+	LP_PRED_SA_MODEL_CALIBRATED,
+	LP_PRED_SA_MODEL_STRIDED,
+};
+enum lp_pred_sa_model lp_pred_model_sa_model(const struct lp_pred_model *m, const struct lp_pred_level *l,
+					     int how);
+/* "full", "binomial", "binomial-unexercised", "setd", "calibrated", "strided". */
+const char *lp_pred_sa_model_name(enum lp_pred_sa_model model);
+
 /* The same from the measured histograms of fitted run i (exact, not a
  * prediction): what the model was fitted on. */
 int lp_pred_model_measured(const struct lp_pred_model *m, size_t g, const struct lp_pred_level *l,

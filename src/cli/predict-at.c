@@ -247,23 +247,10 @@ static int want_group(const struct ctx *x, size_t g, const void *arg)
 	return g == *(const size_t *)arg;
 }
 
-/* Which model gave a level's sa_misses: "setd" (set-distance histograms),
- * "binomial", "binomial-unexercised" (set distances collected, but no
- * fitted run has any as large as the ways), or "full" (a fully-associative
- * level: the cut). */
+/* The name of the model the library uses for a level's sa_misses. */
 static const char *sa_model(const struct ctx *x, size_t l)
 {
-	const struct lp_pred_level *L = &x->mc.level[l];
-
-	if (x->sa_how == LP_PRED_SA_CALIBRATED && lp_pred_model_has_setd(x->m, L) && lp_pred_level_sets(L) > 1)
-		return "calibrated";
-	if (x->sa_how == LP_PRED_SA_STRIDED && L->assoc && lp_pred_level_sets(L) > 1)
-		return "strided";
-	if (x->sa_how == LP_PRED_SA_AUTO && lp_pred_model_uses_setd(x->m, L))
-		return "setd";
-	if (x->sa_how == LP_PRED_SA_AUTO && lp_pred_model_has_setd(x->m, L))
-		return "binomial-unexercised";
-	return !L->assoc || lp_pred_level_sets(L) <= 1 ? "full" : "binomial";
+	return lp_pred_sa_model_name(lp_pred_model_sa_model(x->m, &x->mc.level[l], x->sa_how));
 }
 
 static const char *geometry(const struct lp_pred_level *l, char *buf, size_t len)
@@ -667,12 +654,14 @@ static int plot(struct ctx *x, const char *prefix, double pmax)
 				qs[nq++] = x->meas[i].sa / w;
 			}
 		s[k++] = (struct lp_pred_series){ "predicted, fully assoc.", px, fa + l * npts, npts, 0, 0, 0 };
-		if (L->assoc)
-			s[k++] = (struct lp_pred_series){ !strcmp(sa_model(x, l), "setd")	   ? "predicted, set distances"
-						      : !strcmp(sa_model(x, l), "calibrated") ? "predicted, calibrated"
-						      : !strcmp(sa_model(x, l), "strided")    ? "predicted, strided"
-											      : "predicted, binomial",
-						      px, sa + l * npts, npts, 0, 1, 1 };
+		if (L->assoc) {
+			enum lp_pred_sa_model sm = lp_pred_model_sa_model(x->m, L, x->sa_how);
+			const char *name = sm == LP_PRED_SA_MODEL_SETD	     ? "predicted, set distances"
+					   : sm == LP_PRED_SA_MODEL_CALIBRATED ? "predicted, calibrated"
+					   : sm == LP_PRED_SA_MODEL_STRIDED    ? "predicted, strided"
+									       : "predicted, binomial";
+			s[k++] = (struct lp_pred_series){ name, px, sa + l * npts, npts, 0, 1, 1 };
+		}
 		s[k++] = (struct lp_pred_series){ "fitted runs (exact, FA)", mx, my, ns, 1, 0, 0 };
 		if (nq) {
 			s[k++] = (struct lp_pred_series){ "simulated, fully assoc.", qx, qf, nq, 1, 0, 2 };

@@ -1543,6 +1543,36 @@ int lp_pred_model_predict(const struct lp_pred_model *m, size_t g, const struct 
 	return lp_pred_model_predict_sa(m, g, l, P, LP_PRED_SA_AUTO, out);
 }
 
+enum lp_pred_sa_model lp_pred_model_sa_model(const struct lp_pred_model *m, const struct lp_pred_level *l,
+					     int how)
+{
+	uint64_t sets = lp_pred_level_sets(l);
+
+	if (how == LP_PRED_SA_CALIBRATED && lp_pred_model_has_setd(m, l) && sets > 1)
+		return LP_PRED_SA_MODEL_CALIBRATED;
+	if (how == LP_PRED_SA_STRIDED && l->assoc && sets > 1)
+		return LP_PRED_SA_MODEL_STRIDED;
+	if (how == LP_PRED_SA_AUTO && lp_pred_model_uses_setd(m, l))
+		return LP_PRED_SA_MODEL_SETD;
+	if (how == LP_PRED_SA_AUTO && lp_pred_model_has_setd(m, l))
+		return LP_PRED_SA_MODEL_BINOMIAL_UNEXERCISED;
+	return !l->assoc || sets <= 1 ? LP_PRED_SA_MODEL_FULL : LP_PRED_SA_MODEL_BINOMIAL;
+}
+
+const char *lp_pred_sa_model_name(enum lp_pred_sa_model model)
+{
+	static const char *const names[] = {
+		[LP_PRED_SA_MODEL_FULL] = "full",
+		[LP_PRED_SA_MODEL_BINOMIAL] = "binomial",
+		[LP_PRED_SA_MODEL_BINOMIAL_UNEXERCISED] = "binomial-unexercised",
+		[LP_PRED_SA_MODEL_SETD] = "setd",
+		[LP_PRED_SA_MODEL_CALIBRATED] = "calibrated",
+		[LP_PRED_SA_MODEL_STRIDED] = "strided",
+	};
+
+	return (unsigned)model < sizeof(names) / sizeof(names[0]) ? names[model] : "?";
+}
+
 int lp_pred_model_predict_sa(const struct lp_pred_model *m, size_t g, const struct lp_pred_level *l, double P,
 			 int how, struct lp_pred_count *out)
 {
