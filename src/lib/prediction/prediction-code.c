@@ -4,7 +4,7 @@
  * Assumptions (docs/prediction.md, "Loops from the binary"):
  * - Functions are the sized STT_FUNC symbols of .symtab (or .dynsym); a
  *   stripped binary gives no loops, and its pcs are grouped per pc.
- * - Code is decoded linearly from each function's start with Capstone.
+ * - Code is decoded linearly from each function's start with Zydis.
  *   Direct jumps and conditional branches give edges; calls fall through;
  *   an indirect jump (a switch) or a jump out of the function ends a path,
  *   so loops whose back edge is an indirect jump are not seen.
@@ -25,7 +25,7 @@
 
 #include "common/error.h"
 
-#include <capstone/capstone.h>
+#include <Zydis/Zydis.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
@@ -85,7 +85,7 @@ struct xfunc {
 };
 
 struct lp_pred_code {
-	csh cs;
+	ZydisDecoder dec;
 	struct xmod *mods;
 	size_t nmods;
 	struct xrange *ranges;
@@ -249,11 +249,10 @@ int lp_pred_code_new(struct lp_pred_code **out, const struct lp_mappings *maps, 
 	if (!c)
 		return lp_seterr(LP_ENOMEM, "out of memory");
 	elf_version(EV_CURRENT);
-	if (cs_open(CS_ARCH_X86, CS_MODE_64, &c->cs) != CS_ERR_OK) {
+	if (!ZYAN_SUCCESS(ZydisDecoderInit(&c->dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64))) {
 		free(c);
-		return lp_seterr(LP_EUNSUPPORTED, "cannot start the Capstone disassembler");
+		return lp_seterr(LP_EUNSUPPORTED, "cannot start the Zydis decoder");
 	}
-	cs_option(c->cs, CS_OPT_DETAIL, CS_OPT_ON);
 	/* one module per distinct path of the mappings, and the binary */
 	for (size_t i = 0; maps && i < maps->n && !rc; i++) {
 		const struct lp_mapping *mp = &maps->v[i];
@@ -345,7 +344,6 @@ void lp_pred_code_free(struct lp_pred_code *c)
 	free(c->ranges);
 	free(c->funcs);
 	free(c->loops);
-	cs_close(&c->cs);
 	free(c);
 }
 
@@ -388,12 +386,54 @@ const char *lp_pred_code_func_name(const struct lp_pred_code *c, int f)
 
 /* ---- decoding and the CFG ---------------------------------------------------- */
 
+/* What an instruction does to control flow (K_*), and for a direct jump,
+ * call or branch its target (*target). */
+static int ins_kind(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *op, uint64_t addr,
+		    uint64_t *target)
+{
+	int direct = in->operand_count_visible == 1 && op[0].type == ZYDIS_OPERAND_TYPE_IMMEDIATE;
+	ZyanU64 t = 0;
+
+	*target = 0;
+	if (direct && ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(in, &op[0], addr, &t)))
+		*target = t;
+	switch (in->mnemonic) {
+	case ZYDIS_MNEMONIC_HLT:
+	case ZYDIS_MNEMONIC_UD2:
+	case ZYDIS_MNEMONIC_INT3:
+	case ZYDIS_MNEMONIC_IRET:
+	case ZYDIS_MNEMONIC_IRETD:
+	case ZYDIS_MNEMONIC_IRETQ: return K_END;
+	default: break;
+	}
+	switch (in->meta.category) {
+	case ZYDIS_CATEGORY_RET: return K_END;
+	case ZYDIS_CATEGORY_CALL: return K_CALL;
+	case ZYDIS_CATEGORY_UNCOND_BR: return direct ? K_JMP : K_JMPI;
+	case ZYDIS_CATEGORY_COND_BR: return direct ? K_JCC : K_NORMAL;
+	default: return K_NORMAL;
+	}
+}
+
+/* Decode instruction at addr (bytes p, at most left of them): its length
+ * and kind, or 0 when the bytes are not an instruction. */
+static unsigned decode_one(const struct lp_pred_code *c, const uint8_t *p, size_t left, uint64_t addr,
+			   int *kind, uint64_t *target)
+{
+	ZydisDecodedInstruction in;
+	ZydisDecodedOperand op[ZYDIS_MAX_OPERAND_COUNT];
+
+	if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(&c->dec, p, left, &in, op)))
+		return 0;
+	*kind = ins_kind(&in, op, addr, target);
+	return in.length;
+}
+
 static int decode_func(struct lp_pred_code *c, struct xfunc *f)
 {
 	struct xmod *m = &c->mods[f->module];
 	const struct xsec *s = mod_sec(m, f->start);
-	cs_insn *ci;
-	uint64_t end, addr;
+	uint64_t end, addr, target;
 	const uint8_t *p;
 	size_t left, cap = 0;
 
@@ -404,14 +444,11 @@ static int decode_func(struct lp_pred_code *c, struct xfunc *f)
 	end = f->start + f->size;
 	if (end > s->addr + s->size)
 		end = s->addr + s->size;
-	if (!(ci = cs_malloc(c->cs)))
-		return -1;
 	addr = f->start;
 	p = s->data + (f->start - s->addr);
 	left = (size_t)(end - f->start);
 	while (left) {
 		int kind = K_NORMAL;
-		uint64_t at = addr;
 		unsigned len;
 		if (f->nins == cap) {
 			cap = cap ? cap * 2 : 256;
@@ -424,40 +461,21 @@ static int decode_func(struct lp_pred_code *c, struct xfunc *f)
 				f->ins_len = l;
 			if (k)
 				f->ins_kind = k;
-			if (!a || !l || !k) {
-				cs_free(ci, 1);
+			if (!a || !l || !k)
 				return -1;
-			}
 		}
-		if (!cs_disasm_iter(c->cs, &p, &left, &addr, ci)) {
+		if (!(len = decode_one(c, p, left, addr, &kind, &target))) {
 			/* not code: one byte, ending the path */
-			p++;
-			left--;
-			addr++;
-			f->ins_addr[f->nins] = at;
-			f->ins_len[f->nins] = 1;
-			f->ins_kind[f->nins++] = K_END;
-			continue;
-		}
-		len = ci->size;
-		if (cs_insn_group(c->cs, ci, CS_GRP_RET) || cs_insn_group(c->cs, ci, CS_GRP_IRET) ||
-		    ci->id == X86_INS_HLT || ci->id == X86_INS_UD2 || ci->id == X86_INS_INT3)
+			len = 1;
 			kind = K_END;
-		else if (cs_insn_group(c->cs, ci, CS_GRP_CALL))
-			kind = K_CALL;
-		else if (cs_insn_group(c->cs, ci, CS_GRP_JUMP)) {
-			const cs_x86 *x = &ci->detail->x86;
-			int direct = x->op_count == 1 && x->operands[0].type == X86_OP_IMM;
-			if (ci->id == X86_INS_JMP || ci->id == X86_INS_LJMP)
-				kind = direct ? K_JMP : K_JMPI;
-			else
-				kind = direct ? K_JCC : K_NORMAL;
 		}
-		f->ins_addr[f->nins] = at;
+		f->ins_addr[f->nins] = addr;
 		f->ins_len[f->nins] = (unsigned char)len;
 		f->ins_kind[f->nins++] = (unsigned char)kind;
+		p += len;
+		left -= len;
+		addr += len;
 	}
-	cs_free(ci, 1);
 	return 0;
 }
 
@@ -480,19 +498,11 @@ static long ins_at(const struct xfunc *f, uint64_t a)
 static uint64_t ins_target(struct lp_pred_code *c, const struct xfunc *f, size_t i)
 {
 	const struct xsec *s = mod_sec(&c->mods[f->module], f->ins_addr[i]);
-	const uint8_t *p;
-	size_t left;
-	uint64_t addr = f->ins_addr[i], t = 0;
-	cs_insn *ci;
+	uint64_t t = 0;
+	int kind;
 
-	if (!s || !(ci = cs_malloc(c->cs)))
+	if (!s || !decode_one(c, s->data + (f->ins_addr[i] - s->addr), f->ins_len[i], f->ins_addr[i], &kind, &t))
 		return 0;
-	p = s->data + (addr - s->addr);
-	left = f->ins_len[i];
-	if (cs_disasm_iter(c->cs, &p, &left, &addr, ci) && ci->detail->x86.op_count == 1 &&
-	    ci->detail->x86.operands[0].type == X86_OP_IMM)
-		t = (uint64_t)ci->detail->x86.operands[0].imm;
-	cs_free(ci, 1);
 	return t;
 }
 
