@@ -1,0 +1,520 @@
+/* A model from runs at several sizes: the reference groups matched across
+ * runs, the loops, references and walks of each group fitted as functions of
+ * P, then every group's histograms (prediction-bins.c). */
+#include "prediction/prediction-model.h"
+
+#include "common/error.h"
+
+#include <locprof/model.h>
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+
+static size_t uf_find(size_t *p, size_t x)
+{
+	while (p[x] != x)
+		x = p[x] = p[p[x]];
+	return x;
+}
+
+static void uf_union(size_t *p, size_t a, size_t b)
+{
+	a = uf_find(p, a);
+	b = uf_find(p, b);
+	if (a != b)
+		p[a > b ? a : b] = a < b ? a : b;
+}
+
+struct gkey {
+	const char *module;
+	uint64_t addr;
+};
+
+/* Index of key in keys[0..*n), appended when new. */
+static size_t key_index(struct gkey **keys, size_t *n, size_t *cap, const char *module, uint64_t addr)
+{
+	for (size_t i = 0; i < *n; i++)
+		if ((*keys)[i].addr == addr && !strcmp((*keys)[i].module, module))
+			return i;
+	if (*n == *cap) {
+		size_t c = *cap ? *cap * 2 : 64;
+		struct gkey *nk = realloc(*keys, c * sizeof(*nk));
+		if (!nk)
+			return SIZE_MAX;
+		*keys = nk;
+		*cap = c;
+	}
+	(*keys)[*n] = (struct gkey){ module, addr };
+	return (*n)++;
+}
+
+static int cmp_run(const void *a, const void *b)
+{
+	const struct lp_pred_run *x = *(const struct lp_pred_run *const *)a, *y = *(const struct lp_pred_run *const *)b;
+	return x->size < y->size ? -1 : x->size > y->size;
+}
+
+/* "file:a-b" or "file:a" -> file (in buf), a, b; 0 if it does not parse. */
+static int parse_where(const char *w, char *file, size_t len, int *a, int *b)
+{
+	const char *colon = strrchr(w, ':');
+	char *end;
+
+	if (!colon || (size_t)(colon - w) >= len)
+		return 0;
+	memcpy(file, w, (size_t)(colon - w));
+	file[colon - w] = 0;
+	*a = (int)strtol(colon + 1, &end, 10);
+	*b = *a;
+	if (*end == '-')
+		*b = (int)strtol(end + 1, &end, 10);
+	return !*end && *a > 0;
+}
+
+static char *join_where(const char *file, int a, int b)
+{
+	char *s = NULL;
+	int rc = a == b ? asprintf(&s, "%s:%d", file, a) : asprintf(&s, "%s:%d-%d", file, a, b);
+
+	return rc < 0 ? NULL : s;
+}
+
+/* The innermost stride of a pc ("16,0,?" -> 16); 0 if not a value. */
+static int64_t inner_stride(const char *st)
+{
+	char *end;
+	long long v;
+
+	if (!st || !(*st == '-' || (*st >= '0' && *st <= '9')))
+		return 0;
+	v = strtoll(st, &end, 10);
+	return *end == ',' || !*end ? (int64_t)v : 0;
+}
+
+/* The stride at the next level out ("16,8,?" -> 8); -1 if not a value. */
+static double outer_stride(const char *st)
+{
+	const char *c = st ? strchr(st, ',') : NULL;
+	char *end;
+	long long v;
+
+	if (!c || !(c[1] == '-' || (c[1] >= '0' && c[1] <= '9')))
+		return -1;
+	v = strtoll(c + 1, &end, 10);
+	return *end == ',' || !*end ? (double)(v < 0 ? -v : v) : -1;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The walk of model group gi in run R (pcs mapped to groups by grp[]):
+ * the busiest pc with a nonzero innermost stride s and measured runs; the
+ * group's pcs with the same |s| at distinct first addresses, u of them,
+ * interleave when their offsets modulo |s| are multiples of |s| / u (an
+ * unrolled loop: A[i][k], A[i][k+1]); then the group walks with stride
+ * |s| / u, u (steps per run + 1) accesses per walk. 0 if not. */
+static int run_walk(const struct lp_pred_run *R, const size_t *grp, size_t gi, double *stride, double *len,
+		    double *stride1)
+{
+	const struct lp_pred_run_pc *best = NULL;
+	int64_t s, off[64];
+	size_t u = 0;
+
+	for (size_t i = 0; i < R->npcs; i++) {
+		const struct lp_pred_run_pc *p = &R->pcs[i];
+		if (grp[i] != gi || !p->has_walk || !p->wruns || !inner_stride(p->strides))
+			continue;
+		if (!best || p->refs > best->refs)
+			best = p;
+	}
+	if (!best)
+		return 0;
+	s = inner_stride(best->strides);
+	s = s < 0 ? -s : s;
+	for (size_t i = 0; i < R->npcs; i++) {
+		const struct lp_pred_run_pc *p = &R->pcs[i];
+		int64_t v = inner_stride(p->strides), o;
+		int dup = 0;
+		if (grp[i] != gi || !p->has_walk || (v != s && v != -s))
+			continue;
+		o = (int64_t)(p->first - best->first) % s;
+		if (o < 0)
+			o += s;
+		for (size_t k = 0; k < u; k++)
+			dup |= off[k] == o;
+		if (dup)
+			continue;
+		if (u == 64)
+			return 0;
+		off[u++] = o;
+	}
+	qsort(off, u, sizeof(*off), cmp_i64);
+	if (s % (int64_t)u)
+		return 0;
+	for (size_t k = 0; k < u; k++)
+		if (off[k] != (int64_t)k * (s / (int64_t)u))
+			return 0;
+	*stride = (double)(s / (int64_t)u);
+	*len = (double)u * ((double)best->wsteps / (double)best->wruns + 1);
+	/* the next loop out moves every pc of the walk by the same step */
+	*stride1 = outer_stride(best->strides);
+	return 1;
+}
+
+/* Fit the group's walk when every run has one; the stride must be fitted
+ * exactly (within half a byte at every run), or there is no walk. */
+static int fit_walk(struct lp_pred_model *m, struct xgroup *g)
+{
+	double hi = m->range * m->sizes[m->nsizes - 1];
+	int rc;
+
+	g->walk = 0;
+	for (size_t r = 0; r < m->nsizes; r++)
+		if (!(g->mwstride[r] > 0) || !(g->mwlen[r] >= 1))
+			return 0;
+	if ((rc = lp_pred_fit_select(&m->basis, m->sizes, g->mwstride, m->nsizes, LP_PRED_FIT_NONNEG,
+				 hi, &g->wstride)) < 0)
+		return rc;
+	for (size_t r = 0; r < m->nsizes; r++)
+		if (fabs(lp_pred_model_eval(m, &g->wstride, m->sizes[r]) - g->mwstride[r]) > 0.5)
+			return 0;
+	if ((rc = lp_pred_fit_select(&m->basis, m->sizes, g->mwlen, m->nsizes, LP_PRED_FIT_NONNEG | LP_PRED_FIT_MONOTONE,
+				 hi, &g->wlen)) < 0)
+		return rc;
+	g->walk = 1;
+	/* the outer stride, when every run has one (and fitted exactly) */
+	g->walk1 = 0;
+	for (size_t r = 0; r < m->nsizes; r++)
+		if (!(g->mwstride1[r] > 0))
+			return 0;
+	if ((rc = lp_pred_fit_select(&m->basis, m->sizes, g->mwstride1, m->nsizes, LP_PRED_FIT_NONNEG, hi,
+				 &g->wstride1)) < 0)
+		return rc;
+	for (size_t r = 0; r < m->nsizes; r++)
+		if (fabs(lp_pred_model_eval(m, &g->wstride1, m->sizes[r]) - g->mwstride1[r]) > 0.5)
+			return 0;
+	g->walk1 = 1;
+	return 0;
+}
+
+int lp_pred_model_fit(struct lp_pred_model **out, struct lp_pred_run *const *runs_in, size_t n,
+		  const struct lp_pred_fit_options *o)
+{
+	struct lp_pred_model *m;
+	struct lp_pred_run **runs = NULL;
+	struct gkey *pk = NULL, *lk = NULL;
+	size_t npk = 0, cappk = 0, nlk = 0, caplk = 0;
+	size_t **pcmap = NULL, **loopmap = NULL, *gp = NULL, *lsrc = NULL, *gof = NULL, *lof = NULL;
+	int rc = 0;
+
+	*out = NULL;
+	if (n < 3)
+		return lp_seterr(LP_EINVAL, "a model needs runs at 3 or more sizes (have %zu)", n);
+	if (n > 64)
+		return lp_seterr(LP_ELIMIT, "at most 64 runs");
+	if (!(m = calloc(1, sizeof(*m))))
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	if ((rc = lp_pred_basis_parse(&m->basis, o && o->basis ? o->basis : NULL)) < 0)
+		goto fail;
+	m->range = o && o->range > 0 ? o->range : 16;
+	m->tolerance = o && o->tolerance > 0 ? o->tolerance : 0.05;
+	m->max_depth = o && o->max_depth ? o->max_depth : 10;
+	if (!(runs = malloc(n * sizeof(*runs))))
+		goto nomem;
+	memcpy(runs, runs_in, n * sizeof(*runs));
+	qsort(runs, n, sizeof(*runs), cmp_run);
+	for (size_t r = 1; r < n; r++)
+		if (runs[r]->size == runs[r - 1]->size) {
+			rc = lp_seterr(LP_EINVAL, "two runs at size %g", runs[r]->size);
+			goto fail;
+		}
+	m->nsizes = n;
+	if (!(m->sizes = malloc(n * sizeof(*m->sizes))) || !(m->total = malloc(n * sizeof(*m->total))))
+		goto nomem;
+	for (size_t r = 0; r < n; r++) {
+		m->sizes[r] = runs[r]->size;
+		m->total[r] = (double)runs[r]->references;
+	}
+	if (!(m->command = strdup(runs[n - 1]->command ? runs[n - 1]->command : "")))
+		goto nomem;
+	/* block sizes common to every run */
+	if (!(m->blocks = malloc(runs[0]->nblocks * sizeof(*m->blocks))))
+		goto nomem;
+	for (size_t b = 0; b < runs[0]->nblocks; b++) {
+		int all = 1;
+		for (size_t r = 1; r < n && all; r++) {
+			int have = 0;
+			for (size_t k = 0; k < runs[r]->nblocks; k++)
+				have |= runs[r]->blocks[k] == runs[0]->blocks[b];
+			all = have;
+		}
+		if (all)
+			m->blocks[m->nblocks++] = runs[0]->blocks[b];
+	}
+	if (!m->nblocks) {
+		rc = lp_seterr(LP_EINVAL, "the runs have no block size in common");
+		goto fail;
+	}
+	/* global pcs and loops */
+	pcmap = calloc(n, sizeof(*pcmap));
+	loopmap = calloc(n, sizeof(*loopmap));
+	if (!pcmap || !loopmap)
+		goto nomem;
+	for (size_t r = 0; r < n; r++) {
+		struct lp_pred_run *R = runs[r];
+		pcmap[r] = malloc((R->npcs + 1) * sizeof(**pcmap));
+		loopmap[r] = malloc((R->nloops + 1) * sizeof(**loopmap));
+		if (!pcmap[r] || !loopmap[r])
+			goto nomem;
+		for (size_t l = 0; l < R->nloops; l++)
+			if ((loopmap[r][l] = key_index(&lk, &nlk, &caplk, R->modules[R->loops[l].module],
+						       R->loops[l].header)) == SIZE_MAX)
+				goto nomem;
+		for (size_t i = 0; i < R->npcs; i++) {
+			const struct lp_pred_run_pc *p = &R->pcs[i];
+			/* code in no binary has no address stable across runs */
+			const char *mod = p->module >= 0 ? R->modules[p->module] : "";
+			if ((pcmap[r][i] = key_index(&pk, &npk, &cappk, mod, p->module >= 0 ? p->vaddr : 0)) ==
+			    SIZE_MAX)
+				goto nomem;
+		}
+	}
+	gp = malloc((npk + 1) * sizeof(*gp));
+	lsrc = malloc((nlk + 1) * sizeof(*lsrc));
+	gof = malloc((npk + 1) * sizeof(*gof));
+	lof = malloc((nlk + 1) * sizeof(*lof));
+	if (!gp || !lsrc || !gof || !lof)
+		goto nomem;
+	for (size_t i = 0; i < npk; i++)
+		gp[i] = i;
+	for (size_t i = 0; i < nlk; i++)
+		lsrc[i] = i;
+	for (size_t r = 0; r < n; r++) {
+		struct lp_pred_run *R = runs[r];
+		for (size_t l = 0; l < R->nloops; l++)
+			if (R->loops[l].src >= 0)
+				uf_union(lsrc, loopmap[r][l], loopmap[r][R->loops[l].src]);
+		/* first pc of each run group */
+		for (size_t i = 0; i < R->npcs; i++)
+			for (size_t j = 0; j < i; j++)
+				if (R->pcs[j].group == R->pcs[i].group) {
+					uf_union(gp, pcmap[r][i], pcmap[r][j]);
+					break;
+				}
+	}
+	/* model loops: source loops, numbered in order of first appearance */
+	for (size_t i = 0; i < nlk; i++)
+		lof[i] = SIZE_MAX;
+	for (size_t r = n; r-- > 0;) {
+		struct lp_pred_run *R = runs[r];
+		for (size_t l = 0; l < R->nloops; l++) {
+			size_t root = uf_find(lsrc, loopmap[r][l]);
+			if (lof[root] == SIZE_MAX) {
+				struct xmloop *nl2 = realloc(m->loops, (m->nloops + 1) * sizeof(*nl2));
+				if (!nl2)
+					goto nomem;
+				m->loops = nl2;
+				memset(&m->loops[m->nloops], 0, sizeof(*m->loops));
+				m->loops[m->nloops].parent = -1;
+				m->loops[m->nloops].depth = R->loops[l].depth;
+				if (!(m->loops[m->nloops].function = strdup(R->loops[l].function)) ||
+				    !(m->loops[m->nloops].where = strdup(R->loops[l].where)))
+					goto nomem;
+				lof[root] = m->nloops++;
+			} else {
+				/* widen the line range over the source loop's object loops */
+				struct xmloop *L = &m->loops[lof[root]];
+				char f1[256], f2[256];
+				int a1, b1, a2, b2;
+				if (parse_where(L->where, f1, sizeof(f1), &a1, &b1) &&
+				    parse_where(R->loops[l].where, f2, sizeof(f2), &a2, &b2) && !strcmp(f1, f2) &&
+				    (a2 < a1 || b2 > b1)) {
+					char *w = join_where(f1, a2 < a1 ? a2 : a1, b2 > b1 ? b2 : b1);
+					if (!w)
+						goto nomem;
+					free(L->where);
+					L->where = w;
+				}
+			}
+		}
+	}
+	for (size_t r = n; r-- > 0;) {
+		struct lp_pred_run *R = runs[r];
+		for (size_t l = 0; l < R->nloops; l++) {
+			size_t me = lof[uf_find(lsrc, loopmap[r][l])];
+			if (R->loops[l].parent >= 0 && m->loops[me].parent < 0) {
+				size_t p = lof[uf_find(lsrc, loopmap[r][R->loops[l].parent])];
+				if (p != me)
+					m->loops[me].parent = (int)p;
+			}
+		}
+	}
+	/* model groups */
+	for (size_t i = 0; i < npk; i++)
+		gof[i] = SIZE_MAX;
+	for (size_t i = 0; i < npk; i++) {
+		size_t root = uf_find(gp, i);
+		if (gof[root] == SIZE_MAX)
+			gof[root] = m->ngroups++;
+		gof[i] = gof[root];
+	}
+	if (!(m->g = calloc(m->ngroups + 1, sizeof(*m->g))))
+		goto nomem;
+	for (size_t k = 0; k < m->ngroups; k++) {
+		struct xgroup *g = &m->g[k];
+		g->loop = -1;
+		g->bm = calloc(m->nblocks, sizeof(*g->bm));
+		g->mrefs = calloc(n, sizeof(*g->mrefs));
+		g->mh = calloc(n * m->nblocks, sizeof(*g->mh));
+		g->mwstride = calloc(n, sizeof(*g->mwstride));
+		g->mwlen = calloc(n, sizeof(*g->mwlen));
+		g->mwstride1 = calloc(n, sizeof(*g->mwstride1));
+		if (!g->bm || !g->mrefs || !g->mh || !g->mwstride || !g->mwlen || !g->mwstride1)
+			goto nomem;
+	}
+	/* walks, per run */
+	for (size_t r = 0; r < n; r++) {
+		size_t *grp = malloc((runs[r]->npcs + 1) * sizeof(*grp));
+		if (!grp)
+			goto nomem;
+		for (size_t i = 0; i < runs[r]->npcs; i++)
+			grp[i] = gof[pcmap[r][i]];
+		for (size_t k = 0; k < m->ngroups; k++)
+			if (!run_walk(runs[r], grp, k, &m->g[k].mwstride[r], &m->g[k].mwlen[r], &m->g[k].mwstride1[r]))
+				m->g[k].mwstride[r] = m->g[k].mwlen[r] = 0, m->g[k].mwstride1[r] = -1;
+		free(grp);
+	}
+	{
+		/* per group: the pcs counted once, names from its busiest pc */
+		unsigned char *counted = calloc(npk + 1, 1);
+		uint64_t *best = calloc(m->ngroups + 1, sizeof(*best));
+		int *lmin = calloc(m->ngroups + 1, sizeof(*lmin)), *lmax = calloc(m->ngroups + 1, sizeof(*lmax));
+		char (*file)[256] = calloc(m->ngroups + 1, sizeof(*file));
+		if (!counted || !best || !lmin || !lmax || !file) {
+			free(counted);
+			free(best);
+			free(lmin);
+			free(lmax);
+			free(file);
+			goto nomem;
+		}
+		for (size_t r = n; r-- > 0 && !rc;) {
+			struct lp_pred_run *R = runs[r];
+			for (size_t i = 0; i < R->npcs && !rc; i++) {
+				const struct lp_pred_run_pc *p = &R->pcs[i];
+				size_t gi = gof[pcmap[r][i]];
+				struct xgroup *g = &m->g[gi];
+				char f[256];
+				int a, b;
+				g->mrefs[r] += (double)p->refs;
+				for (size_t bb = 0; bb < m->nblocks && !rc; bb++) {
+					size_t k;
+					for (k = 0; k < R->nblocks && R->blocks[k] != m->blocks[bb]; k++)
+						;
+					rc = lp_pred_hist_merge(&g->mh[r * m->nblocks + bb], &p->h[k]);
+				}
+				if (!counted[pcmap[r][i]]) {
+					counted[pcmap[r][i]] = 1;
+					g->npcs++;
+				}
+				if (parse_where(p->where, f, sizeof(f), &a, &b) &&
+				    (!file[gi][0] || !strcmp(file[gi], f))) {
+					snprintf(file[gi], sizeof(file[gi]), "%s", f);
+					if (!lmin[gi] || a < lmin[gi])
+						lmin[gi] = a;
+					if (b > lmax[gi])
+						lmax[gi] = b;
+				}
+				if (!g->function || p->refs > best[gi]) {
+					best[gi] = p->refs;
+					free(g->function);
+					free(g->strides);
+					g->function = strdup(p->function);
+					g->strides = strdup(p->strides);
+					g->loop = p->loop >= 0 ? (int)lof[uf_find(lsrc, loopmap[r][p->loop])] : -1;
+					if (!g->function || !g->strides)
+						rc = lp_seterr(LP_ENOMEM, "out of memory");
+				}
+			}
+		}
+		for (size_t k = 0; k < m->ngroups && !rc; k++) {
+			struct xgroup *g = &m->g[k];
+			if (file[k][0])
+				g->where = join_where(file[k], lmin[k], lmax[k]);
+			else
+				g->where = strdup("");
+			if (!g->where)
+				rc = lp_seterr(LP_ENOMEM, "out of memory");
+		}
+		free(counted);
+		free(best);
+		free(lmin);
+		free(lmax);
+		free(file);
+		if (rc < 0)
+			goto fail;
+	}
+	/* the models: references, footprints, then each group */
+	if ((rc = lp_pred_fit_select(&m->basis, m->sizes, m->total, n, LP_PRED_FIT_NONNEG | LP_PRED_FIT_MONOTONE,
+				 m->range * m->sizes[n - 1], &m->refs)) < 0)
+		goto fail;
+	{
+		size_t fb = 0;
+		double y[64] = { 0 };
+		/* (keys of set distances are above every block size) */
+		for (size_t b = 1; b < m->nblocks; b++)
+			if (m->blocks[b] < m->blocks[fb])
+				fb = b;
+		for (size_t k = 0; k < m->ngroups; k++)
+			for (size_t r = 0; r < n; r++)
+				y[r] += m->g[k].mh[r * m->nblocks + fb].cold;
+		if (lp_pred_fit_select(&m->basis, m->sizes, y, n, LP_PRED_FIT_NONNEG | LP_PRED_FIT_MONOTONE,
+				   m->range * m->sizes[n - 1], &m->footprint) == 0)
+			m->fblock = m->blocks[fb];
+	}
+	for (size_t k = 0; k < m->ngroups; k++) {
+		struct xgroup *g = &m->g[k];
+		if ((rc = lp_pred_fit_select(&m->basis, m->sizes, g->mrefs, n, LP_PRED_FIT_NONNEG | LP_PRED_FIT_MONOTONE,
+					 m->range * m->sizes[n - 1], &g->refs)) < 0)
+			goto fail;
+		for (size_t b = 0; b < m->nblocks; b++)
+			if ((rc = lp_pred_model_fit_block(m, g, b)) < 0)
+				goto fail;
+		if ((rc = fit_walk(m, g)) < 0)
+			goto fail;
+	}
+	if ((rc = lp_pred_model_calibrate(m, LP_PRED_PLACE_DEFAULT, 0)) < 0)
+		goto fail;
+	goto done;
+nomem:
+	rc = lp_seterr(LP_ENOMEM, "out of memory");
+fail:
+	lp_pred_model_free(m);
+	m = NULL;
+done:
+	for (size_t r = 0; r < n; r++) {
+		if (pcmap)
+			free(pcmap[r]);
+		if (loopmap)
+			free(loopmap[r]);
+	}
+	free(pcmap);
+	free(loopmap);
+	free(runs);
+	free(pk);
+	free(lk);
+	free(gp);
+	free(lsrc);
+	free(gof);
+	free(lof);
+	if (rc < 0)
+		return rc;
+	*out = m;
+	return 0;
+}
