@@ -203,49 +203,33 @@ static int fit_walk(struct lp_pred_model *m, struct xgroup *g)
 	return 0;
 }
 
-int lp_pred_model_fit(struct lp_pred_model **out, struct lp_pred_run *const *runs_in, size_t n,
-		  const struct lp_pred_fit_options *o)
+/* Options, the runs sorted by size, and the block sizes common to all. */
+static int model_setup(struct lp_pred_model *m, struct lp_pred_run **runs, size_t n,
+		       const struct lp_pred_fit_options *o)
 {
-	struct lp_pred_model *m;
-	struct lp_pred_run **runs = NULL;
-	struct gkey *pk = NULL, *lk = NULL;
-	size_t npk = 0, cappk = 0, nlk = 0, caplk = 0;
-	size_t **pcmap = NULL, **loopmap = NULL, *gp = NULL, *lsrc = NULL, *gof = NULL, *lof = NULL;
-	int rc = 0;
+	int rc;
 
-	*out = NULL;
-	if (n < 3)
-		return lp_seterr(LP_EINVAL, "a model needs runs at 3 or more sizes (have %zu)", n);
-	if (n > 64)
-		return lp_seterr(LP_ELIMIT, "at most 64 runs");
-	if (!(m = calloc(1, sizeof(*m))))
-		return lp_seterr(LP_ENOMEM, "out of memory");
 	if ((rc = lp_pred_basis_parse(&m->basis, o && o->basis ? o->basis : NULL)) < 0)
-		goto fail;
+		return rc;
 	m->range = o && o->range > 0 ? o->range : 16;
 	m->tolerance = o && o->tolerance > 0 ? o->tolerance : 0.05;
 	m->max_depth = o && o->max_depth ? o->max_depth : 10;
-	if (!(runs = malloc(n * sizeof(*runs))))
-		goto nomem;
-	memcpy(runs, runs_in, n * sizeof(*runs));
 	qsort(runs, n, sizeof(*runs), cmp_run);
 	for (size_t r = 1; r < n; r++)
-		if (runs[r]->size == runs[r - 1]->size) {
-			rc = lp_seterr(LP_EINVAL, "two runs at size %g", runs[r]->size);
-			goto fail;
-		}
+		if (runs[r]->size == runs[r - 1]->size)
+			return lp_seterr(LP_EINVAL, "two runs at size %g", runs[r]->size);
 	m->nsizes = n;
 	if (!(m->sizes = malloc(n * sizeof(*m->sizes))) || !(m->total = malloc(n * sizeof(*m->total))))
-		goto nomem;
+		return lp_seterr(LP_ENOMEM, "out of memory");
 	for (size_t r = 0; r < n; r++) {
 		m->sizes[r] = runs[r]->size;
 		m->total[r] = (double)runs[r]->references;
 	}
 	if (!(m->command = strdup(runs[n - 1]->command ? runs[n - 1]->command : "")))
-		goto nomem;
+		return lp_seterr(LP_ENOMEM, "out of memory");
 	/* block sizes common to every run */
 	if (!(m->blocks = malloc(runs[0]->nblocks * sizeof(*m->blocks))))
-		goto nomem;
+		return lp_seterr(LP_ENOMEM, "out of memory");
 	for (size_t b = 0; b < runs[0]->nblocks; b++) {
 		int all = 1;
 		for (size_t r = 1; r < n && all; r++) {
@@ -257,79 +241,128 @@ int lp_pred_model_fit(struct lp_pred_model **out, struct lp_pred_run *const *run
 		if (all)
 			m->blocks[m->nblocks++] = runs[0]->blocks[b];
 	}
-	if (!m->nblocks) {
-		rc = lp_seterr(LP_EINVAL, "the runs have no block size in common");
-		goto fail;
+	if (!m->nblocks)
+		return lp_seterr(LP_EINVAL, "the runs have no block size in common");
+	return 0;
+}
+
+/* Pcs and loops matched across runs: each (binary, address) of a pc or of a
+ * loop header is one key; the pcs of a run's group, and the object loops of
+ * one source loop, are united. */
+struct match {
+	struct lp_pred_run **runs;
+	size_t n;
+	struct gkey *pk, *lk; /* pc keys, loop keys */
+	size_t npk, cappk, nlk, caplk;
+	size_t **pcmap, **loopmap; /* per run: the key of each pc, of each loop */
+	size_t *gp, *lsrc;         /* union-find over pc keys, over loop keys */
+	size_t *gof, *lof;         /* model group of each pc key, model loop of each loop key */
+};
+
+static void match_release(struct match *x)
+{
+	for (size_t r = 0; r < x->n; r++) {
+		if (x->pcmap)
+			free(x->pcmap[r]);
+		if (x->loopmap)
+			free(x->loopmap[r]);
 	}
-	/* global pcs and loops */
-	pcmap = calloc(n, sizeof(*pcmap));
-	loopmap = calloc(n, sizeof(*loopmap));
-	if (!pcmap || !loopmap)
-		goto nomem;
-	for (size_t r = 0; r < n; r++) {
-		struct lp_pred_run *R = runs[r];
-		pcmap[r] = malloc((R->npcs + 1) * sizeof(**pcmap));
-		loopmap[r] = malloc((R->nloops + 1) * sizeof(**loopmap));
-		if (!pcmap[r] || !loopmap[r])
-			goto nomem;
+	free(x->pcmap);
+	free(x->loopmap);
+	free(x->pk);
+	free(x->lk);
+	free(x->gp);
+	free(x->lsrc);
+	free(x->gof);
+	free(x->lof);
+}
+
+static int match_keys(struct match *x)
+{
+	x->pcmap = calloc(x->n, sizeof(*x->pcmap));
+	x->loopmap = calloc(x->n, sizeof(*x->loopmap));
+	if (!x->pcmap || !x->loopmap)
+		return -1;
+	for (size_t r = 0; r < x->n; r++) {
+		struct lp_pred_run *R = x->runs[r];
+		x->pcmap[r] = malloc((R->npcs + 1) * sizeof(**x->pcmap));
+		x->loopmap[r] = malloc((R->nloops + 1) * sizeof(**x->loopmap));
+		if (!x->pcmap[r] || !x->loopmap[r])
+			return -1;
 		for (size_t l = 0; l < R->nloops; l++)
-			if ((loopmap[r][l] = key_index(&lk, &nlk, &caplk, R->modules[R->loops[l].module],
-						       R->loops[l].header)) == SIZE_MAX)
-				goto nomem;
+			if ((x->loopmap[r][l] = key_index(&x->lk, &x->nlk, &x->caplk, R->modules[R->loops[l].module],
+							  R->loops[l].header)) == SIZE_MAX)
+				return -1;
 		for (size_t i = 0; i < R->npcs; i++) {
 			const struct lp_pred_run_pc *p = &R->pcs[i];
 			/* code in no binary has no address stable across runs */
 			const char *mod = p->module >= 0 ? R->modules[p->module] : "";
-			if ((pcmap[r][i] = key_index(&pk, &npk, &cappk, mod, p->module >= 0 ? p->vaddr : 0)) ==
-			    SIZE_MAX)
-				goto nomem;
+			if ((x->pcmap[r][i] = key_index(&x->pk, &x->npk, &x->cappk, mod,
+							p->module >= 0 ? p->vaddr : 0)) == SIZE_MAX)
+				return -1;
 		}
 	}
-	gp = malloc((npk + 1) * sizeof(*gp));
-	lsrc = malloc((nlk + 1) * sizeof(*lsrc));
-	gof = malloc((npk + 1) * sizeof(*gof));
-	lof = malloc((nlk + 1) * sizeof(*lof));
-	if (!gp || !lsrc || !gof || !lof)
-		goto nomem;
-	for (size_t i = 0; i < npk; i++)
-		gp[i] = i;
-	for (size_t i = 0; i < nlk; i++)
-		lsrc[i] = i;
-	for (size_t r = 0; r < n; r++) {
-		struct lp_pred_run *R = runs[r];
+	return 0;
+}
+
+static int match_unite(struct match *x)
+{
+	x->gp = malloc((x->npk + 1) * sizeof(*x->gp));
+	x->lsrc = malloc((x->nlk + 1) * sizeof(*x->lsrc));
+	x->gof = malloc((x->npk + 1) * sizeof(*x->gof));
+	x->lof = malloc((x->nlk + 1) * sizeof(*x->lof));
+	if (!x->gp || !x->lsrc || !x->gof || !x->lof)
+		return -1;
+	for (size_t i = 0; i < x->npk; i++)
+		x->gp[i] = i;
+	for (size_t i = 0; i < x->nlk; i++)
+		x->lsrc[i] = i;
+	for (size_t r = 0; r < x->n; r++) {
+		struct lp_pred_run *R = x->runs[r];
 		for (size_t l = 0; l < R->nloops; l++)
 			if (R->loops[l].src >= 0)
-				uf_union(lsrc, loopmap[r][l], loopmap[r][R->loops[l].src]);
+				uf_union(x->lsrc, x->loopmap[r][l], x->loopmap[r][R->loops[l].src]);
 		/* first pc of each run group */
 		for (size_t i = 0; i < R->npcs; i++)
 			for (size_t j = 0; j < i; j++)
 				if (R->pcs[j].group == R->pcs[i].group) {
-					uf_union(gp, pcmap[r][i], pcmap[r][j]);
+					uf_union(x->gp, x->pcmap[r][i], x->pcmap[r][j]);
 					break;
 				}
 	}
-	/* model loops: source loops, numbered in order of first appearance */
-	for (size_t i = 0; i < nlk; i++)
-		lof[i] = SIZE_MAX;
-	for (size_t r = n; r-- > 0;) {
-		struct lp_pred_run *R = runs[r];
+	return 0;
+}
+
+/* The model's loop of run r's loop l. */
+static size_t model_loop_of(const struct match *x, size_t r, size_t l)
+{
+	return x->lof[uf_find(x->lsrc, x->loopmap[r][l])];
+}
+
+/* Model loops: source loops, numbered in order of first appearance, with
+ * the line range widened over their object loops; then their parents. */
+static int model_loops(struct lp_pred_model *m, struct match *x)
+{
+	for (size_t i = 0; i < x->nlk; i++)
+		x->lof[i] = SIZE_MAX;
+	for (size_t r = x->n; r-- > 0;) {
+		struct lp_pred_run *R = x->runs[r];
 		for (size_t l = 0; l < R->nloops; l++) {
-			size_t root = uf_find(lsrc, loopmap[r][l]);
-			if (lof[root] == SIZE_MAX) {
+			size_t root = uf_find(x->lsrc, x->loopmap[r][l]);
+			if (x->lof[root] == SIZE_MAX) {
 				struct xmloop *nl2 = realloc(m->loops, (m->nloops + 1) * sizeof(*nl2));
 				if (!nl2)
-					goto nomem;
+					return -1;
 				m->loops = nl2;
 				memset(&m->loops[m->nloops], 0, sizeof(*m->loops));
 				m->loops[m->nloops].parent = -1;
 				m->loops[m->nloops].depth = R->loops[l].depth;
 				if (!(m->loops[m->nloops].function = strdup(R->loops[l].function)) ||
 				    !(m->loops[m->nloops].where = strdup(R->loops[l].where)))
-					goto nomem;
-				lof[root] = m->nloops++;
+					return -1;
+				x->lof[root] = m->nloops++;
 			} else {
-				/* widen the line range over the source loop's object loops */
-				struct xmloop *L = &m->loops[lof[root]];
+				struct xmloop *L = &m->loops[x->lof[root]];
 				char f1[256], f2[256];
 				int a1, b1, a2, b2;
 				if (parse_where(L->where, f1, sizeof(f1), &a1, &b1) &&
@@ -337,35 +370,43 @@ int lp_pred_model_fit(struct lp_pred_model **out, struct lp_pred_run *const *run
 				    (a2 < a1 || b2 > b1)) {
 					char *w = join_where(f1, a2 < a1 ? a2 : a1, b2 > b1 ? b2 : b1);
 					if (!w)
-						goto nomem;
+						return -1;
 					free(L->where);
 					L->where = w;
 				}
 			}
 		}
 	}
-	for (size_t r = n; r-- > 0;) {
-		struct lp_pred_run *R = runs[r];
+	for (size_t r = x->n; r-- > 0;) {
+		struct lp_pred_run *R = x->runs[r];
 		for (size_t l = 0; l < R->nloops; l++) {
-			size_t me = lof[uf_find(lsrc, loopmap[r][l])];
+			size_t me = model_loop_of(x, r, l);
 			if (R->loops[l].parent >= 0 && m->loops[me].parent < 0) {
-				size_t p = lof[uf_find(lsrc, loopmap[r][R->loops[l].parent])];
+				size_t p = model_loop_of(x, r, (size_t)R->loops[l].parent);
 				if (p != me)
 					m->loops[me].parent = (int)p;
 			}
 		}
 	}
-	/* model groups */
-	for (size_t i = 0; i < npk; i++)
-		gof[i] = SIZE_MAX;
-	for (size_t i = 0; i < npk; i++) {
-		size_t root = uf_find(gp, i);
-		if (gof[root] == SIZE_MAX)
-			gof[root] = m->ngroups++;
-		gof[i] = gof[root];
+	return 0;
+}
+
+/* Model groups: one per united set of pc keys, with their per-run arrays
+ * and walks. */
+static int model_groups(struct lp_pred_model *m, struct match *x)
+{
+	size_t n = x->n;
+
+	for (size_t i = 0; i < x->npk; i++)
+		x->gof[i] = SIZE_MAX;
+	for (size_t i = 0; i < x->npk; i++) {
+		size_t root = uf_find(x->gp, i);
+		if (x->gof[root] == SIZE_MAX)
+			x->gof[root] = m->ngroups++;
+		x->gof[i] = x->gof[root];
 	}
 	if (!(m->g = calloc(m->ngroups + 1, sizeof(*m->g))))
-		goto nomem;
+		return -1;
 	for (size_t k = 0; k < m->ngroups; k++) {
 		struct xgroup *g = &m->g[k];
 		g->loop = -1;
@@ -376,145 +417,175 @@ int lp_pred_model_fit(struct lp_pred_model **out, struct lp_pred_run *const *run
 		g->mwlen = calloc(n, sizeof(*g->mwlen));
 		g->mwstride1 = calloc(n, sizeof(*g->mwstride1));
 		if (!g->bm || !g->mrefs || !g->mh || !g->mwstride || !g->mwlen || !g->mwstride1)
-			goto nomem;
+			return -1;
 	}
-	/* walks, per run */
 	for (size_t r = 0; r < n; r++) {
-		size_t *grp = malloc((runs[r]->npcs + 1) * sizeof(*grp));
+		size_t *grp = malloc((x->runs[r]->npcs + 1) * sizeof(*grp));
 		if (!grp)
-			goto nomem;
-		for (size_t i = 0; i < runs[r]->npcs; i++)
-			grp[i] = gof[pcmap[r][i]];
+			return -1;
+		for (size_t i = 0; i < x->runs[r]->npcs; i++)
+			grp[i] = x->gof[x->pcmap[r][i]];
 		for (size_t k = 0; k < m->ngroups; k++)
-			if (!run_walk(runs[r], grp, k, &m->g[k].mwstride[r], &m->g[k].mwlen[r], &m->g[k].mwstride1[r]))
+			if (!run_walk(x->runs[r], grp, k, &m->g[k].mwstride[r], &m->g[k].mwlen[r], &m->g[k].mwstride1[r]))
 				m->g[k].mwstride[r] = m->g[k].mwlen[r] = 0, m->g[k].mwstride1[r] = -1;
 		free(grp);
 	}
-	{
-		/* per group: the pcs counted once, names from its busiest pc */
-		unsigned char *counted = calloc(npk + 1, 1);
-		uint64_t *best = calloc(m->ngroups + 1, sizeof(*best));
-		int *lmin = calloc(m->ngroups + 1, sizeof(*lmin)), *lmax = calloc(m->ngroups + 1, sizeof(*lmax));
-		char (*file)[256] = calloc(m->ngroups + 1, sizeof(*file));
-		if (!counted || !best || !lmin || !lmax || !file) {
-			free(counted);
-			free(best);
-			free(lmin);
-			free(lmax);
-			free(file);
-			goto nomem;
-		}
-		for (size_t r = n; r-- > 0 && !rc;) {
-			struct lp_pred_run *R = runs[r];
-			for (size_t i = 0; i < R->npcs && !rc; i++) {
-				const struct lp_pred_run_pc *p = &R->pcs[i];
-				size_t gi = gof[pcmap[r][i]];
-				struct xgroup *g = &m->g[gi];
-				char f[256];
-				int a, b;
-				g->mrefs[r] += (double)p->refs;
-				for (size_t bb = 0; bb < m->nblocks && !rc; bb++) {
-					size_t k;
-					for (k = 0; k < R->nblocks && R->blocks[k] != m->blocks[bb]; k++)
-						;
-					rc = lp_pred_hist_merge(&g->mh[r * m->nblocks + bb], &p->h[k]);
-				}
-				if (!counted[pcmap[r][i]]) {
-					counted[pcmap[r][i]] = 1;
-					g->npcs++;
-				}
-				if (parse_where(p->where, f, sizeof(f), &a, &b) &&
-				    (!file[gi][0] || !strcmp(file[gi], f))) {
-					snprintf(file[gi], sizeof(file[gi]), "%s", f);
-					if (!lmin[gi] || a < lmin[gi])
-						lmin[gi] = a;
-					if (b > lmax[gi])
-						lmax[gi] = b;
-				}
-				if (!g->function || p->refs > best[gi]) {
-					best[gi] = p->refs;
-					free(g->function);
-					free(g->strides);
-					g->function = strdup(p->function);
-					g->strides = strdup(p->strides);
-					g->loop = p->loop >= 0 ? (int)lof[uf_find(lsrc, loopmap[r][p->loop])] : -1;
-					if (!g->function || !g->strides)
-						rc = lp_seterr(LP_ENOMEM, "out of memory");
-				}
-			}
-		}
-		for (size_t k = 0; k < m->ngroups && !rc; k++) {
-			struct xgroup *g = &m->g[k];
-			if (file[k][0])
-				g->where = join_where(file[k], lmin[k], lmax[k]);
-			else
-				g->where = strdup("");
-			if (!g->where)
-				rc = lp_seterr(LP_ENOMEM, "out of memory");
-		}
-		free(counted);
-		free(best);
-		free(lmin);
-		free(lmax);
-		free(file);
-		if (rc < 0)
-			goto fail;
+	return 0;
+}
+
+/* What the group's pcs add up to: per run its references and histograms;
+ * its pcs counted once, its source lines, and its names from its busiest
+ * pc. */
+struct group_names {
+	unsigned char *counted; /* per pc key */
+	uint64_t *best;         /* per group: references of the pc named after */
+	int *lmin, *lmax;       /* per group: source line range in file[] */
+	char (*file)[256];
+};
+
+static int group_add_pc(struct lp_pred_model *m, const struct match *x, struct group_names *gn, size_t r,
+			size_t i)
+{
+	const struct lp_pred_run *R = x->runs[r];
+	const struct lp_pred_run_pc *p = &R->pcs[i];
+	size_t gi = x->gof[x->pcmap[r][i]];
+	struct xgroup *g = &m->g[gi];
+	char f[256];
+	int a, b, rc = 0;
+
+	g->mrefs[r] += (double)p->refs;
+	for (size_t bb = 0; bb < m->nblocks && !rc; bb++) {
+		size_t k;
+		for (k = 0; k < R->nblocks && R->blocks[k] != m->blocks[bb]; k++)
+			;
+		rc = lp_pred_hist_merge(&g->mh[r * m->nblocks + bb], &p->h[k]);
 	}
-	/* the models: references, footprints, then each group */
-	if ((rc = lp_pred_fit_select(&m->basis, m->sizes, m->total, n, LP_PRED_FIT_NONNEG | LP_PRED_FIT_MONOTONE,
-				 m->range * m->sizes[n - 1], &m->refs)) < 0)
-		goto fail;
-	{
-		size_t fb = 0;
-		double y[64] = { 0 };
-		/* (keys of set distances are above every block size) */
-		for (size_t b = 1; b < m->nblocks; b++)
-			if (m->blocks[b] < m->blocks[fb])
-				fb = b;
-		for (size_t k = 0; k < m->ngroups; k++)
-			for (size_t r = 0; r < n; r++)
-				y[r] += m->g[k].mh[r * m->nblocks + fb].cold;
-		if (lp_pred_fit_select(&m->basis, m->sizes, y, n, LP_PRED_FIT_NONNEG | LP_PRED_FIT_MONOTONE,
-				   m->range * m->sizes[n - 1], &m->footprint) == 0)
-			m->fblock = m->blocks[fb];
-	}
-	for (size_t k = 0; k < m->ngroups; k++) {
-		struct xgroup *g = &m->g[k];
-		if ((rc = lp_pred_fit_select(&m->basis, m->sizes, g->mrefs, n, LP_PRED_FIT_NONNEG | LP_PRED_FIT_MONOTONE,
-					 m->range * m->sizes[n - 1], &g->refs)) < 0)
-			goto fail;
-		for (size_t b = 0; b < m->nblocks; b++)
-			if ((rc = lp_pred_model_fit_block(m, g, b)) < 0)
-				goto fail;
-		if ((rc = fit_walk(m, g)) < 0)
-			goto fail;
-	}
-	if ((rc = lp_pred_model_calibrate(m, LP_PRED_PLACE_DEFAULT, 0)) < 0)
-		goto fail;
-	goto done;
-nomem:
-	rc = lp_seterr(LP_ENOMEM, "out of memory");
-fail:
-	lp_pred_model_free(m);
-	m = NULL;
-done:
-	for (size_t r = 0; r < n; r++) {
-		if (pcmap)
-			free(pcmap[r]);
-		if (loopmap)
-			free(loopmap[r]);
-	}
-	free(pcmap);
-	free(loopmap);
-	free(runs);
-	free(pk);
-	free(lk);
-	free(gp);
-	free(lsrc);
-	free(gof);
-	free(lof);
 	if (rc < 0)
 		return rc;
+	if (!gn->counted[x->pcmap[r][i]]) {
+		gn->counted[x->pcmap[r][i]] = 1;
+		g->npcs++;
+	}
+	if (parse_where(p->where, f, sizeof(f), &a, &b) && (!gn->file[gi][0] || !strcmp(gn->file[gi], f))) {
+		snprintf(gn->file[gi], sizeof(gn->file[gi]), "%s", f);
+		if (!gn->lmin[gi] || a < gn->lmin[gi])
+			gn->lmin[gi] = a;
+		if (b > gn->lmax[gi])
+			gn->lmax[gi] = b;
+	}
+	if (!g->function || p->refs > gn->best[gi]) {
+		gn->best[gi] = p->refs;
+		free(g->function);
+		free(g->strides);
+		g->function = strdup(p->function);
+		g->strides = strdup(p->strides);
+		g->loop = p->loop >= 0 ? (int)model_loop_of(x, r, (size_t)p->loop) : -1;
+		if (!g->function || !g->strides)
+			return lp_seterr(LP_ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+static int group_measure(struct lp_pred_model *m, const struct match *x)
+{
+	struct group_names gn = {
+		.counted = calloc(x->npk + 1, 1),
+		.best = calloc(m->ngroups + 1, sizeof(*gn.best)),
+		.lmin = calloc(m->ngroups + 1, sizeof(*gn.lmin)),
+		.lmax = calloc(m->ngroups + 1, sizeof(*gn.lmax)),
+		.file = calloc(m->ngroups + 1, sizeof(*gn.file)),
+	};
+	int rc = 0;
+
+	if (!gn.counted || !gn.best || !gn.lmin || !gn.lmax || !gn.file)
+		rc = lp_seterr(LP_ENOMEM, "out of memory");
+	for (size_t r = x->n; r-- > 0 && !rc;)
+		for (size_t i = 0; i < x->runs[r]->npcs && !rc; i++)
+			rc = group_add_pc(m, x, &gn, r, i);
+	for (size_t k = 0; k < m->ngroups && !rc; k++) {
+		struct xgroup *g = &m->g[k];
+		if (gn.file[k][0])
+			g->where = join_where(gn.file[k], gn.lmin[k], gn.lmax[k]);
+		else
+			g->where = strdup("");
+		if (!g->where)
+			rc = lp_seterr(LP_ENOMEM, "out of memory");
+	}
+	free(gn.counted);
+	free(gn.best);
+	free(gn.lmin);
+	free(gn.lmax);
+	free(gn.file);
+	return rc;
+}
+
+/* The models: references, footprint, then each group. */
+static int model_fit_all(struct lp_pred_model *m)
+{
+	size_t n = m->nsizes, fb = 0;
+	double y[64] = { 0 };
+	int rc;
+
+	if ((rc = lp_pred_fit_select(&m->basis, m->sizes, m->total, n, LP_PRED_FIT_NONNEG | LP_PRED_FIT_MONOTONE,
+				     m->range * m->sizes[n - 1], &m->refs)) < 0)
+		return rc;
+	/* (keys of set distances are above every block size) */
+	for (size_t b = 1; b < m->nblocks; b++)
+		if (m->blocks[b] < m->blocks[fb])
+			fb = b;
+	for (size_t k = 0; k < m->ngroups; k++)
+		for (size_t r = 0; r < n; r++)
+			y[r] += m->g[k].mh[r * m->nblocks + fb].cold;
+	if (lp_pred_fit_select(&m->basis, m->sizes, y, n, LP_PRED_FIT_NONNEG | LP_PRED_FIT_MONOTONE,
+			       m->range * m->sizes[n - 1], &m->footprint) == 0)
+		m->fblock = m->blocks[fb];
+	for (size_t k = 0; k < m->ngroups; k++) {
+		struct xgroup *g = &m->g[k];
+		if ((rc = lp_pred_fit_select(&m->basis, m->sizes, g->mrefs, n,
+					     LP_PRED_FIT_NONNEG | LP_PRED_FIT_MONOTONE, m->range * m->sizes[n - 1],
+					     &g->refs)) < 0)
+			return rc;
+		for (size_t b = 0; b < m->nblocks; b++)
+			if ((rc = lp_pred_model_fit_block(m, g, b)) < 0)
+				return rc;
+		if ((rc = fit_walk(m, g)) < 0)
+			return rc;
+	}
+	return lp_pred_model_calibrate(m, LP_PRED_PLACE_DEFAULT, 0);
+}
+
+int lp_pred_model_fit(struct lp_pred_model **out, struct lp_pred_run *const *runs_in, size_t n,
+		      const struct lp_pred_fit_options *o)
+{
+	struct lp_pred_model *m;
+	struct match x = { .n = n };
+	int rc;
+
+	*out = NULL;
+	if (n < 3)
+		return lp_seterr(LP_EINVAL, "a model needs runs at 3 or more sizes (have %zu)", n);
+	if (n > 64)
+		return lp_seterr(LP_ELIMIT, "at most 64 runs");
+	if (!(m = calloc(1, sizeof(*m))) || !(x.runs = malloc(n * sizeof(*x.runs)))) {
+		free(m);
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	}
+	memcpy(x.runs, runs_in, n * sizeof(*x.runs));
+	if ((rc = model_setup(m, x.runs, n, o)) < 0)
+		goto out;
+	if (match_keys(&x) < 0 || match_unite(&x) < 0 || model_loops(m, &x) < 0 || model_groups(m, &x) < 0) {
+		rc = lp_seterr(LP_ENOMEM, "out of memory");
+		goto out;
+	}
+	if ((rc = group_measure(m, &x)) == 0)
+		rc = model_fit_all(m);
+out:
+	match_release(&x);
+	free(x.runs);
+	if (rc < 0) {
+		lp_pred_model_free(m);
+		return rc;
+	}
 	*out = m;
 	return 0;
 }
