@@ -180,6 +180,214 @@ char *lp_pred_model_path(const char *path)
 	return strdup(path);
 }
 
+/* What one line of a model file gave: read, malformed, out of memory, or
+ * a keyword the handler does not know (a negative value is an LP_E* error
+ * already set). */
+enum { LINE_OK = 0, LINE_BAD = 1, LINE_NOMEM = 2, LINE_OTHER = 3 };
+
+/* The model's header lines, and its loops. */
+static int read_head(struct lp_pred_model *m, char **w, int n)
+{
+	if (!strcmp(w[0], "command") && n == 2) {
+		free(m->command);
+		return (m->command = strdup(w[1])) ? LINE_OK : LINE_NOMEM;
+	} else if (!strcmp(w[0], "basis") && n == 2 && !m->basis.n) {
+		return lp_pred_basis_parse(&m->basis, w[1]);
+	} else if (!strcmp(w[0], "range") && n == 2) {
+		m->range = strtod(w[1], NULL);
+	} else if (!strcmp(w[0], "tolerance") && n == 2) {
+		m->tolerance = strtod(w[1], NULL);
+	} else if (!strcmp(w[0], "depth") && n == 2) {
+		m->max_depth = (unsigned)strtoul(w[1], NULL, 10);
+	} else if (!strcmp(w[0], "sizes") && n >= 2 && !m->sizes) {
+		m->nsizes = (size_t)n - 1;
+		if (!(m->sizes = malloc(m->nsizes * sizeof(*m->sizes))))
+			return LINE_NOMEM;
+		for (size_t r = 0; r < m->nsizes; r++)
+			if (!((m->sizes[r] = strtod(w[r + 1], NULL)) > 0))
+				return LINE_BAD;
+	} else if (!strcmp(w[0], "blocks") && n >= 2 && !m->blocks) {
+		m->nblocks = (size_t)n - 1;
+		if (!(m->blocks = malloc(m->nblocks * sizeof(*m->blocks))))
+			return LINE_NOMEM;
+		for (size_t b = 0; b < m->nblocks; b++)
+			if (!(m->blocks[b] = strtoull(w[b + 1], NULL, 10)))
+				return LINE_BAD;
+	} else if (!strcmp(w[0], "total") && m->sizes && (size_t)n == m->nsizes + 1 && !m->total) {
+		if (!(m->total = malloc(m->nsizes * sizeof(*m->total))))
+			return LINE_NOMEM;
+		for (size_t r = 0; r < m->nsizes; r++)
+			m->total[r] = strtod(w[r + 1], NULL);
+	} else if (!strcmp(w[0], "refs") && n == 2 && m->basis.n) {
+		return get_fit(m, w[1], &m->refs) < 0 ? LINE_BAD : LINE_OK;
+	} else if (!strcmp(w[0], "loop") && n == 6) {
+		struct xmloop *nl = realloc(m->loops, (m->nloops + 1) * sizeof(*nl)), *L;
+		if (!nl)
+			return LINE_NOMEM;
+		m->loops = nl;
+		L = &m->loops[m->nloops];
+		memset(L, 0, sizeof(*L));
+		if (strtoul(w[1], NULL, 10) != m->nloops)
+			return LINE_BAD;
+		L->parent = atoi(w[2]);
+		L->depth = atoi(w[3]);
+		if (L->parent < -1)
+			return LINE_BAD;
+		m->nloops++;
+		if (!(L->function = strdup(w[4])) || !(L->where = strdup(w[5])))
+			return LINE_NOMEM;
+	} else {
+		return LINE_OTHER;
+	}
+	return LINE_OK;
+}
+
+/* A new group. */
+static int read_group(struct lp_pred_model *m, char **w)
+{
+	struct xgroup *ng = realloc(m->g, (m->ngroups + 1) * sizeof(*ng)), *g;
+
+	if (!ng)
+		return LINE_NOMEM;
+	m->g = ng;
+	g = &m->g[m->ngroups];
+	memset(g, 0, sizeof(*g));
+	if (strtoul(w[1], NULL, 10) != m->ngroups)
+		return LINE_BAD;
+	m->ngroups++;
+	g->loop = atoi(w[2]);
+	g->npcs = strtoul(w[3], NULL, 10);
+	g->bm = calloc(m->nblocks, sizeof(*g->bm));
+	g->mrefs = calloc(m->nsizes, sizeof(*g->mrefs));
+	g->mh = calloc(m->nsizes * m->nblocks, sizeof(*g->mh));
+	g->mwstride = calloc(m->nsizes, sizeof(*g->mwstride));
+	g->mwlen = calloc(m->nsizes, sizeof(*g->mwlen));
+	g->mwstride1 = calloc(m->nsizes, sizeof(*g->mwstride1));
+	if (!g->bm || !g->mrefs || !g->mh || !g->mwstride || !g->mwlen || !g->mwstride1 ||
+	    !(g->function = strdup(w[4])) || !(g->where = strdup(w[5])) || !(g->strides = strdup(w[6])))
+		return LINE_NOMEM;
+	return LINE_OK;
+}
+
+/* The group a line is about: the last one read, which w[1] must name. */
+static struct xgroup *line_group(const struct lp_pred_model *m, char **w)
+{
+	return m->ngroups && strtoul(w[1], NULL, 10) == m->ngroups - 1 ? &m->g[m->ngroups - 1] : NULL;
+}
+
+/* The lines of a group: references, walks, measured histograms. */
+static int read_group_line(struct lp_pred_model *m, char **w, int n)
+{
+	struct xgroup *g;
+	size_t k;
+
+	if (!strcmp(w[0], "group") && n == 7 && m->sizes && m->blocks && m->basis.n)
+		return read_group(m, w);
+	if (n < 2 || !(g = line_group(m, w)))
+		return LINE_OTHER;
+	if (!strcmp(w[0], "grefs") && n == 3) {
+		return get_fit(m, w[2], &g->refs) < 0 ? LINE_BAD : LINE_OK;
+	} else if (!strcmp(w[0], "mwalk") && (n == 5 || n == 6)) {
+		if ((k = strtoul(w[2], NULL, 10)) >= m->nsizes)
+			return LINE_BAD;
+		g->mwstride[k] = strtod(w[3], NULL);
+		g->mwlen[k] = strtod(w[4], NULL);
+		g->mwstride1[k] = n == 6 ? strtod(w[5], NULL) : -1;
+		if (!(g->mwstride[k] > 0) || !(g->mwlen[k] >= 0))
+			return LINE_BAD;
+	} else if (!strcmp(w[0], "walk") && (n == 4 || n == 5)) {
+		if (get_fit(m, w[2], &g->wstride) < 0 || get_fit(m, w[3], &g->wlen) < 0 ||
+		    (n == 5 && get_fit(m, w[4], &g->wstride1) < 0))
+			return LINE_BAD;
+		g->walk = 1;
+		g->walk1 = n == 5;
+	} else if (!strcmp(w[0], "mrefs") && n == 4) {
+		if ((k = strtoul(w[2], NULL, 10)) >= m->nsizes)
+			return LINE_BAD;
+		g->mrefs[k] = strtod(w[3], NULL);
+	} else if (!strcmp(w[0], "mhist") && n >= 5) {
+		size_t r = strtoul(w[2], NULL, 10);
+		long b = lp_pred_model_block_index(m, strtoull(w[3], NULL, 10));
+		struct lp_pred_hist *h;
+		int rc;
+		if (r >= m->nsizes || b < 0)
+			return LINE_BAD;
+		h = &g->mh[r * m->nblocks + (size_t)b];
+		lp_pred_hist_release(h);
+		h->cold = strtod(w[4], NULL);
+		if ((rc = parse_hist(w + 5, n - 5, h)) < 0)
+			return rc == -2 ? LINE_NOMEM : LINE_BAD;
+	} else {
+		return LINE_OTHER;
+	}
+	return LINE_OK;
+}
+
+/* The fitted model of a group at a block size: bm, then its constant bins
+ * (bconst) and the bins of the rest (bbin). */
+static int read_bins_line(struct lp_pred_model *m, char **w, int n)
+{
+	struct xgroup *g = n >= 3 ? line_group(m, w) : NULL;
+	long b = g ? lp_pred_model_block_index(m, strtoull(w[2], NULL, 10)) : -1;
+	struct xbm *bm = b >= 0 ? &g->bm[b] : NULL;
+
+	if (!g || (strcmp(w[0], "bm") && strcmp(w[0], "bconst") && strcmp(w[0], "bbin")))
+		return LINE_OTHER;
+	if (!strcmp(w[0], "bm") && n == 9) {
+		if (!bm || strcmp(w[3], "acc") || strcmp(w[5], "cold") || strcmp(w[7], "rest"))
+			return LINE_BAD;
+		if (get_fit(m, w[4], &bm->acc) < 0 || get_fit(m, w[6], &bm->cold) < 0 ||
+		    get_fit(m, w[8], &bm->rest) < 0)
+			return LINE_BAD;
+		bm->valid = 1;
+	} else if (!strcmp(w[0], "bconst") && n == 5) {
+		struct lp_pred_fit fit;
+		double v = strtod(w[3], NULL);
+		if (!bm || get_fit(m, w[4], &fit) < 0 || !(v >= 0) || !bm->valid)
+			return LINE_BAD;
+		double *a = realloc(bm->cd, (bm->nconst + 1) * sizeof(*a));
+		if (a)
+			bm->cd = a;
+		struct lp_pred_fit *c = a ? realloc(bm->ck, (bm->nconst + 1) * sizeof(*c)) : NULL;
+		if (!c)
+			return LINE_NOMEM;
+		bm->ck = c;
+		bm->cd[bm->nconst] = v;
+		bm->ck[bm->nconst++] = fit;
+	} else if (!strcmp(w[0], "bbin") && n == 5) {
+		struct lp_pred_fit cf, df;
+		if (!bm || get_fit(m, w[3], &cf) < 0 || get_fit(m, w[4], &df) < 0 || !bm->valid)
+			return LINE_BAD;
+		struct lp_pred_fit *a = realloc(bm->cnt, (bm->nbins + 1) * sizeof(*a));
+		if (a)
+			bm->cnt = a;
+		struct lp_pred_fit *c = a ? realloc(bm->dist, (bm->nbins + 1) * sizeof(*c)) : NULL;
+		if (!c)
+			return LINE_NOMEM;
+		bm->dist = c;
+		bm->cnt[bm->nbins] = cf;
+		bm->dist[bm->nbins++] = df;
+	} else {
+		return LINE_BAD;
+	}
+	return LINE_OK;
+}
+
+/* After the last line: everything needed was there, and the loops and
+ * groups refer to loops that exist. */
+static int read_check(const struct lp_pred_model *m, int ended, const char *path, size_t lineno)
+{
+	if (!ended || !m->sizes || !m->blocks || !m->basis.n || !m->total)
+		return lp_seterr(LP_ETRUNCATED, "'%s': the model file ends early (line %zu)", path, lineno);
+	for (size_t l = 0; l < m->nloops; l++)
+		if (m->loops[l].parent >= (int)m->nloops)
+			return lp_seterr(LP_ECORRUPT, "'%s' line %zu: malformed", path, lineno);
+	for (size_t k = 0; k < m->ngroups; k++)
+		if (m->g[k].loop >= (int)m->nloops)
+			return lp_seterr(LP_ECORRUPT, "'%s' line %zu: malformed", path, lineno);
+	return 0;
+}
+
 int lp_pred_model_read(struct lp_pred_model **out, const char *path)
 {
 	struct lp_in *in = NULL;
@@ -197,7 +405,6 @@ int lp_pred_model_read(struct lp_pred_model **out, const char *path)
 		goto fail;
 	while ((rc = (int)lp_in_getline(in, &line)) > 0) {
 		int n;
-		size_t k;
 		lineno++;
 		if (lineno == 1) {
 			if (strcmp(line, "# locprof xpred model v1")) {
@@ -210,205 +417,29 @@ int lp_pred_model_read(struct lp_pred_model **out, const char *path)
 		n = lp_pred_word_split(line, w, MW);
 		if (!n || w[0][0] == '#')
 			continue;
-		if (n == MW)
-			goto bad;
-		if (!strcmp(w[0], "command") && n == 2) {
-			free(m->command);
-			if (!(m->command = strdup(w[1])))
-				goto nomem;
-		} else if (!strcmp(w[0], "basis") && n == 2 && !m->basis.n) {
-			if ((rc = lp_pred_basis_parse(&m->basis, w[1])) < 0)
-				goto fail;
-		} else if (!strcmp(w[0], "range") && n == 2) {
-			m->range = strtod(w[1], NULL);
-		} else if (!strcmp(w[0], "tolerance") && n == 2) {
-			m->tolerance = strtod(w[1], NULL);
-		} else if (!strcmp(w[0], "depth") && n == 2) {
-			m->max_depth = (unsigned)strtoul(w[1], NULL, 10);
-		} else if (!strcmp(w[0], "sizes") && n >= 2 && !m->sizes) {
-			m->nsizes = (size_t)n - 1;
-			if (!(m->sizes = malloc(m->nsizes * sizeof(*m->sizes))))
-				goto nomem;
-			for (size_t r = 0; r < m->nsizes; r++)
-				if (!((m->sizes[r] = strtod(w[r + 1], NULL)) > 0))
-					goto bad;
-		} else if (!strcmp(w[0], "blocks") && n >= 2 && !m->blocks) {
-			m->nblocks = (size_t)n - 1;
-			if (!(m->blocks = malloc(m->nblocks * sizeof(*m->blocks))))
-				goto nomem;
-			for (size_t b = 0; b < m->nblocks; b++)
-				if (!(m->blocks[b] = strtoull(w[b + 1], NULL, 10)))
-					goto bad;
-		} else if (!strcmp(w[0], "total") && m->sizes && (size_t)n == m->nsizes + 1 && !m->total) {
-			if (!(m->total = malloc(m->nsizes * sizeof(*m->total))))
-				goto nomem;
-			for (size_t r = 0; r < m->nsizes; r++)
-				m->total[r] = strtod(w[r + 1], NULL);
-		} else if (!strcmp(w[0], "refs") && n == 2 && m->basis.n) {
-			if (get_fit(m, w[1], &m->refs) < 0)
-				goto bad;
-		} else if (!strcmp(w[0], "loop") && n == 6) {
-			struct xmloop *nl = realloc(m->loops, (m->nloops + 1) * sizeof(*nl)), *L;
-			if (!nl)
-				goto nomem;
-			m->loops = nl;
-			L = &m->loops[m->nloops];
-			memset(L, 0, sizeof(*L));
-			if (strtoul(w[1], NULL, 10) != m->nloops)
-				goto bad;
-			L->parent = atoi(w[2]);
-			L->depth = atoi(w[3]);
-			if (L->parent < -1)
-				goto bad;
-			m->nloops++;
-			if (!(L->function = strdup(w[4])) || !(L->where = strdup(w[5])))
-				goto nomem;
-		} else if (!strcmp(w[0], "group") && n == 7 && m->sizes && m->blocks && m->basis.n) {
-			struct xgroup *ng = realloc(m->g, (m->ngroups + 1) * sizeof(*ng)), *g;
-			if (!ng)
-				goto nomem;
-			m->g = ng;
-			g = &m->g[m->ngroups];
-			memset(g, 0, sizeof(*g));
-			if (strtoul(w[1], NULL, 10) != m->ngroups)
-				goto bad;
-			m->ngroups++;
-			g->loop = atoi(w[2]);
-			g->npcs = strtoul(w[3], NULL, 10);
-			g->bm = calloc(m->nblocks, sizeof(*g->bm));
-			g->mrefs = calloc(m->nsizes, sizeof(*g->mrefs));
-			g->mh = calloc(m->nsizes * m->nblocks, sizeof(*g->mh));
-			g->mwstride = calloc(m->nsizes, sizeof(*g->mwstride));
-			g->mwlen = calloc(m->nsizes, sizeof(*g->mwlen));
-			g->mwstride1 = calloc(m->nsizes, sizeof(*g->mwstride1));
-			if (!g->bm || !g->mrefs || !g->mh || !g->mwstride || !g->mwlen || !g->mwstride1 ||
-			    !(g->function = strdup(w[4])) ||
-			    !(g->where = strdup(w[5])) || !(g->strides = strdup(w[6])))
-				goto nomem;
-		} else if (!strcmp(w[0], "grefs") && n == 3 && m->ngroups &&
-			   strtoul(w[1], NULL, 10) == m->ngroups - 1) {
-			if (get_fit(m, w[2], &m->g[m->ngroups - 1].refs) < 0)
-				goto bad;
-		} else if (!strcmp(w[0], "mwalk") && (n == 5 || n == 6) && m->ngroups &&
-			   strtoul(w[1], NULL, 10) == m->ngroups - 1) {
-			struct xgroup *g = &m->g[m->ngroups - 1];
-			k = strtoul(w[2], NULL, 10);
-			if (k >= m->nsizes)
-				goto bad;
-			g->mwstride[k] = strtod(w[3], NULL);
-			g->mwlen[k] = strtod(w[4], NULL);
-			g->mwstride1[k] = n == 6 ? strtod(w[5], NULL) : -1;
-			if (!(g->mwstride[k] > 0) || !(g->mwlen[k] >= 0))
-				goto bad;
-		} else if (!strcmp(w[0], "walk") && (n == 4 || n == 5) && m->ngroups &&
-			   strtoul(w[1], NULL, 10) == m->ngroups - 1) {
-			struct xgroup *g = &m->g[m->ngroups - 1];
-			if (get_fit(m, w[2], &g->wstride) < 0 || get_fit(m, w[3], &g->wlen) < 0 ||
-			    (n == 5 && get_fit(m, w[4], &g->wstride1) < 0))
-				goto bad;
-			g->walk = 1;
-			g->walk1 = n == 5;
-		} else if (!strcmp(w[0], "mrefs") && n == 4 && m->ngroups &&
-			   strtoul(w[1], NULL, 10) == m->ngroups - 1) {
-			k = strtoul(w[2], NULL, 10);
-			if (k >= m->nsizes)
-				goto bad;
-			m->g[m->ngroups - 1].mrefs[k] = strtod(w[3], NULL);
-		} else if (!strcmp(w[0], "mhist") && n >= 5 && m->ngroups &&
-			   strtoul(w[1], NULL, 10) == m->ngroups - 1) {
-			size_t r = strtoul(w[2], NULL, 10);
-			long b = lp_pred_model_block_index(m, strtoull(w[3], NULL, 10));
-			struct lp_pred_hist *h;
-			if (r >= m->nsizes || b < 0)
-				goto bad;
-			h = &m->g[m->ngroups - 1].mh[r * m->nblocks + (size_t)b];
-			lp_pred_hist_release(h);
-			h->cold = strtod(w[4], NULL);
-			if ((rc = parse_hist(w + 5, n - 5, h)) < 0) {
-				if (rc == -2)
-					goto nomem;
-				goto bad;
-			}
-		} else if (!strcmp(w[0], "bm") && n == 9 && m->ngroups &&
-			   strtoul(w[1], NULL, 10) == m->ngroups - 1) {
-			long b = lp_pred_model_block_index(m, strtoull(w[2], NULL, 10));
-			struct xbm *bm;
-			if (b < 0 || strcmp(w[3], "acc") || strcmp(w[5], "cold") || strcmp(w[7], "rest"))
-				goto bad;
-			bm = &m->g[m->ngroups - 1].bm[b];
-			if (get_fit(m, w[4], &bm->acc) < 0 || get_fit(m, w[6], &bm->cold) < 0 ||
-			    get_fit(m, w[8], &bm->rest) < 0)
-				goto bad;
-			bm->valid = 1;
-		} else if (!strcmp(w[0], "bconst") && n == 5 && m->ngroups &&
-			   strtoul(w[1], NULL, 10) == m->ngroups - 1) {
-			long b = lp_pred_model_block_index(m, strtoull(w[2], NULL, 10));
-			struct xbm *bm;
-			struct lp_pred_fit fit;
-			double v = strtod(w[3], NULL);
-			if (b < 0 || get_fit(m, w[4], &fit) < 0 || !(v >= 0))
-				goto bad;
-			bm = &m->g[m->ngroups - 1].bm[b];
-			if (!bm->valid)
-				goto bad;
-			double *a = realloc(bm->cd, (bm->nconst + 1) * sizeof(*a));
-			if (a)
-				bm->cd = a;
-			struct lp_pred_fit *c = a ? realloc(bm->ck, (bm->nconst + 1) * sizeof(*c)) : NULL;
-			if (!c)
-				goto nomem;
-			bm->ck = c;
-			bm->cd[bm->nconst] = v;
-			bm->ck[bm->nconst++] = fit;
-		} else if (!strcmp(w[0], "bbin") && n == 5 && m->ngroups &&
-			   strtoul(w[1], NULL, 10) == m->ngroups - 1) {
-			long b = lp_pred_model_block_index(m, strtoull(w[2], NULL, 10));
-			struct xbm *bm;
-			struct lp_pred_fit cf, df;
-			if (b < 0 || get_fit(m, w[3], &cf) < 0 || get_fit(m, w[4], &df) < 0)
-				goto bad;
-			bm = &m->g[m->ngroups - 1].bm[b];
-			if (!bm->valid)
-				goto bad;
-			struct lp_pred_fit *a = realloc(bm->cnt, (bm->nbins + 1) * sizeof(*a));
-			if (a)
-				bm->cnt = a;
-			struct lp_pred_fit *c = a ? realloc(bm->dist, (bm->nbins + 1) * sizeof(*c)) : NULL;
-			if (!c)
-				goto nomem;
-			bm->dist = c;
-			bm->cnt[bm->nbins] = cf;
-			bm->dist[bm->nbins++] = df;
+		if (n == MW) {
+			rc = LINE_BAD;
 		} else if (!strcmp(w[0], "end") && n == 1) {
 			ended = 1;
 			break;
-		} else {
-			goto bad;
+		} else if ((rc = read_head(m, w, n)) == LINE_OTHER &&
+			   (rc = read_group_line(m, w, n)) == LINE_OTHER) {
+			rc = read_bins_line(m, w, n);
 		}
+		if (rc == LINE_NOMEM)
+			rc = lp_seterr(LP_ENOMEM, "out of memory");
+		else if (rc == LINE_BAD || rc == LINE_OTHER)
+			rc = lp_seterr(LP_ECORRUPT, "'%s' line %zu: malformed", path, lineno);
+		if (rc < 0)
+			goto fail;
 	}
-	if (rc < 0)
-		goto fail;
-	if (!ended || !m->sizes || !m->blocks || !m->basis.n || !m->total) {
-		rc = lp_seterr(LP_ETRUNCATED, "'%s': the model file ends early (line %zu)", path, lineno);
-		goto fail;
-	}
-	for (size_t l = 0; l < m->nloops; l++)
-		if (m->loops[l].parent >= (int)m->nloops)
-			goto bad;
-	for (size_t k = 0; k < m->ngroups; k++)
-		if (m->g[k].loop >= (int)m->nloops)
-			goto bad;
-	if ((rc = lp_pred_model_calibrate(m, LP_PRED_PLACE_DEFAULT, 0)) < 0)
+	if (rc < 0 || (rc = read_check(m, ended, path, lineno)) < 0 ||
+	    (rc = lp_pred_model_calibrate(m, LP_PRED_PLACE_DEFAULT, 0)) < 0)
 		goto fail;
 	lp_in_free(in);
 	free(w);
 	*out = m;
 	return 0;
-nomem:
-	rc = lp_seterr(LP_ENOMEM, "out of memory");
-	goto fail;
-bad:
-	rc = lp_seterr(LP_ECORRUPT, "'%s' line %zu: malformed", path, lineno);
 fail:
 	lp_in_free(in);
 	free(w);
