@@ -278,6 +278,163 @@ static int parse_entry(char *s, struct lp_pred_hent *e)
 
 #define MAXW 16
 
+/* What one line of a run file gave. */
+enum { LINE_OK = 0, LINE_BAD = 1, LINE_NOMEM = 2 };
+
+/* hist PC BLOCK COLD entries...: the entries may be many, so the line is
+ * not split into words first. */
+static int read_hist(struct lp_pred_run *r, char *line)
+{
+	char *tok, *save = NULL, *cend;
+	uint64_t pc, block;
+	double cold;
+	size_t b, cap = 0;
+	struct lp_pred_hist *h;
+
+	tok = strtok_r(line + 5, " ", &save);
+	if (!tok || parse_u64(tok, &pc) < 0 || pc >= r->npcs)
+		return LINE_BAD;
+	tok = strtok_r(NULL, " ", &save);
+	if (!tok || parse_u64(tok, &block) < 0)
+		return LINE_BAD;
+	for (b = 0; b < r->nblocks && r->blocks[b] != block; b++)
+		;
+	if (b == r->nblocks)
+		return LINE_BAD;
+	/* (counts are means when averaged over page phases) */
+	tok = strtok_r(NULL, " ", &save);
+	if (!tok)
+		return LINE_BAD;
+	cold = strtod(tok, &cend);
+	if (*cend || cend == tok || !(cold >= 0))
+		return LINE_BAD;
+	if (!r->pcs[pc].h && !(r->pcs[pc].h = calloc(r->nblocks, sizeof(struct lp_pred_hist))))
+		return LINE_NOMEM;
+	h = &r->pcs[pc].h[b];
+	lp_pred_hist_release(h);
+	h->cold = cold;
+	while ((tok = strtok_r(NULL, " ", &save))) {
+		if (h->n == cap) {
+			cap = cap ? cap * 2 : 16;
+			struct lp_pred_hent *ne = realloc(h->e, cap * sizeof(*ne));
+			if (!ne)
+				return LINE_NOMEM;
+			h->e = ne;
+		}
+		if (parse_entry(tok, &h->e[h->n]) < 0 || (h->n && h->e[h->n].lo <= h->e[h->n - 1].hi))
+			return LINE_BAD;
+		h->n++;
+	}
+	return LINE_OK;
+}
+
+static int read_loop(struct lp_pred_run *r, char **w)
+{
+	struct lp_pred_run_loop *nl = realloc(r->loops, (r->nloops + 1) * sizeof(*nl)), *L;
+	uint64_t id;
+
+	if (!nl)
+		return LINE_NOMEM;
+	r->loops = nl;
+	L = &r->loops[r->nloops];
+	memset(L, 0, sizeof(*L));
+	if (parse_u64(w[1], &id) < 0 || id != r->nloops)
+		return LINE_BAD;
+	L->module = atoi(w[2]);
+	if (parse_u64(w[3], &L->header) < 0)
+		return LINE_BAD;
+	L->parent = atoi(w[4]);
+	L->depth = atoi(w[5]);
+	L->src = atoi(w[6]);
+	if (L->parent >= (int)r->nloops + 1 || L->src > (int)r->nloops || L->module < 0 ||
+	    (size_t)L->module >= r->nmodules)
+		return LINE_BAD;
+	if (!(L->function = strdup(w[7])) || !(L->where = strdup(w[8])))
+		return LINE_NOMEM;
+	r->nloops++;
+	return LINE_OK;
+}
+
+static int read_pc(struct lp_pred_run *r, char **w, size_t *cappcs)
+{
+	struct lp_pred_run_pc *p;
+	uint64_t id, g;
+
+	if (r->npcs == *cappcs) {
+		*cappcs = *cappcs ? *cappcs * 2 : 64;
+		struct lp_pred_run_pc *np = realloc(r->pcs, *cappcs * sizeof(*np));
+		if (!np)
+			return LINE_NOMEM;
+		r->pcs = np;
+	}
+	p = &r->pcs[r->npcs];
+	memset(p, 0, sizeof(*p));
+	if (parse_u64(w[1], &id) < 0 || id != r->npcs)
+		return LINE_BAD;
+	p->module = atoi(w[2]);
+	if (parse_u64(w[3], &p->vaddr) < 0 || parse_u64(w[4], &p->refs) < 0 || parse_u64(w[5], &g) < 0)
+		return LINE_BAD;
+	p->group = (int)g;
+	p->loop = atoi(w[6]);
+	if (p->loop >= (int)r->nloops || p->module >= (int)r->nmodules)
+		return LINE_BAD;
+	r->npcs++;
+	if (!(p->strides = strdup(w[7])) || !(p->where = strdup(w[8])) || !(p->function = strdup(w[9])))
+		return LINE_NOMEM;
+	return LINE_OK;
+}
+
+/* Every line but hist and end. */
+static int read_line(struct lp_pred_run *r, char **w, int n, size_t *cappcs)
+{
+	if (!strcmp(w[0], "size") && n == 2) {
+		char *end;
+		r->size = strtod(w[1], &end);
+		if (*end || !(r->size > 0) || !isfinite(r->size))
+			return LINE_BAD;
+	} else if (!strcmp(w[0], "command") && n == 2) {
+		free(r->command);
+		if (!(r->command = strdup(w[1])))
+			return LINE_NOMEM;
+	} else if (!strcmp(w[0], "references") && n == 2) {
+		if (parse_u64(w[1], &r->references) < 0)
+			return LINE_BAD;
+	} else if (!strcmp(w[0], "blocks") && n >= 2 && !r->blocks) {
+		r->nblocks = (size_t)n - 1;
+		if (!(r->blocks = malloc(r->nblocks * sizeof(*r->blocks))))
+			return LINE_NOMEM;
+		for (int i = 1; i < n; i++)
+			if (parse_u64(w[i], &r->blocks[i - 1]) < 0 || !r->blocks[i - 1])
+				return LINE_BAD;
+	} else if (!strcmp(w[0], "bias") && n >= 2) {
+		/* informational */
+	} else if (!strcmp(w[0], "module") && n == 3) {
+		char **nm = realloc(r->modules, (r->nmodules + 1) * sizeof(*nm));
+		if (!nm)
+			return LINE_NOMEM;
+		r->modules = nm;
+		if (!(r->modules[r->nmodules++] = strdup(w[2])))
+			return LINE_NOMEM;
+	} else if (!strcmp(w[0], "loop") && n == 9) {
+		return read_loop(r, w);
+	} else if (!strcmp(w[0], "pc") && n == 10) {
+		return read_pc(r, w, cappcs);
+	} else if (!strcmp(w[0], "walk") && n == 5) {
+		uint64_t id;
+		struct lp_pred_run_pc *p;
+		if (parse_u64(w[1], &id) < 0 || id >= r->npcs)
+			return LINE_BAD;
+		p = &r->pcs[id];
+		if (parse_u64(w[2], &p->first) < 0 || parse_u64(w[3], &p->wruns) < 0 ||
+		    parse_u64(w[4], &p->wsteps) < 0)
+			return LINE_BAD;
+		p->has_walk = 1;
+	} else {
+		return LINE_BAD;
+	}
+	return LINE_OK;
+}
+
 int lp_pred_run_read(struct lp_pred_run **out, const char *path)
 {
 	struct lp_in *in = NULL;
@@ -306,148 +463,20 @@ int lp_pred_run_read(struct lp_pred_run **out, const char *path)
 		if (line[0] == '#' || !line[0])
 			continue;
 		if (!strncmp(line, "hist ", 5)) {
-			/* hist PC BLOCK COLD entries... : entries may be many */
-			char *s = line + 5, *tok, *save = NULL;
-			uint64_t pc, block;
-			double cold;
-			char *cend;
-			size_t b, cap = 0;
-			struct lp_pred_hist *h;
-			tok = strtok_r(s, " ", &save);
-			if (!tok || parse_u64(tok, &pc) < 0 || pc >= r->npcs)
-				goto bad;
-			tok = strtok_r(NULL, " ", &save);
-			if (!tok || parse_u64(tok, &block) < 0)
-				goto bad;
-			for (b = 0; b < r->nblocks && r->blocks[b] != block; b++)
-				;
-			if (b == r->nblocks)
-				goto bad;
-			/* (counts are means when averaged over page phases) */
-			tok = strtok_r(NULL, " ", &save);
-			if (!tok)
-				goto bad;
-			cold = strtod(tok, &cend);
-			if (*cend || cend == tok || !(cold >= 0))
-				goto bad;
-			if (!r->pcs[pc].h && !(r->pcs[pc].h = calloc(r->nblocks, sizeof(struct lp_pred_hist)))) {
-				rc = lp_seterr(LP_ENOMEM, "out of memory");
-				goto fail;
-			}
-			h = &r->pcs[pc].h[b];
-			lp_pred_hist_release(h);
-			h->cold = cold;
-			while ((tok = strtok_r(NULL, " ", &save))) {
-				if (h->n == cap) {
-					cap = cap ? cap * 2 : 16;
-					struct lp_pred_hent *ne = realloc(h->e, cap * sizeof(*ne));
-					if (!ne) {
-						rc = lp_seterr(LP_ENOMEM, "out of memory");
-						goto fail;
-					}
-					h->e = ne;
-				}
-				if (parse_entry(tok, &h->e[h->n]) < 0 || (h->n && h->e[h->n].lo <= h->e[h->n - 1].hi))
-					goto bad;
-				h->n++;
-			}
-			continue;
-		}
-		n = lp_pred_word_split(line, w, MAXW);
-		if (!n)
-			continue;
-		if (!strcmp(w[0], "size") && n == 2) {
-			char *end;
-			r->size = strtod(w[1], &end);
-			if (*end || !(r->size > 0) || !isfinite(r->size))
-				goto bad;
-		} else if (!strcmp(w[0], "command") && n == 2) {
-			free(r->command);
-			if (!(r->command = strdup(w[1])))
-				goto nomem;
-		} else if (!strcmp(w[0], "references") && n == 2) {
-			if (parse_u64(w[1], &r->references) < 0)
-				goto bad;
-		} else if (!strcmp(w[0], "blocks") && n >= 2 && !r->blocks) {
-			r->nblocks = (size_t)n - 1;
-			if (!(r->blocks = malloc(r->nblocks * sizeof(*r->blocks))))
-				goto nomem;
-			for (int i = 1; i < n; i++)
-				if (parse_u64(w[i], &r->blocks[i - 1]) < 0 || !r->blocks[i - 1])
-					goto bad;
-		} else if (!strcmp(w[0], "bias") && n >= 2) {
-			/* informational */
-		} else if (!strcmp(w[0], "module") && n == 3) {
-			char **nm = realloc(r->modules, (r->nmodules + 1) * sizeof(*nm));
-			if (!nm)
-				goto nomem;
-			r->modules = nm;
-			if (!(r->modules[r->nmodules++] = strdup(w[2])))
-				goto nomem;
-		} else if (!strcmp(w[0], "loop") && n == 9) {
-			struct lp_pred_run_loop *nl = realloc(r->loops, (r->nloops + 1) * sizeof(*nl)), *L;
-			uint64_t id;
-			if (!nl)
-				goto nomem;
-			r->loops = nl;
-			L = &r->loops[r->nloops];
-			memset(L, 0, sizeof(*L));
-			if (parse_u64(w[1], &id) < 0 || id != r->nloops)
-				goto bad;
-			L->module = atoi(w[2]);
-			if (parse_u64(w[3], &L->header) < 0)
-				goto bad;
-			L->parent = atoi(w[4]);
-			L->depth = atoi(w[5]);
-			L->src = atoi(w[6]);
-			if (L->parent >= (int)r->nloops + 1 || L->src > (int)r->nloops ||
-			    L->module < 0 || (size_t)L->module >= r->nmodules)
-				goto bad;
-			if (!(L->function = strdup(w[7])) || !(L->where = strdup(w[8])))
-				goto nomem;
-			r->nloops++;
-		} else if (!strcmp(w[0], "pc") && n == 10) {
-			struct lp_pred_run_pc *p;
-			uint64_t id, g;
-			if (r->npcs == cappcs) {
-				cappcs = cappcs ? cappcs * 2 : 64;
-				struct lp_pred_run_pc *np = realloc(r->pcs, cappcs * sizeof(*np));
-				if (!np)
-					goto nomem;
-				r->pcs = np;
-			}
-			p = &r->pcs[r->npcs];
-			memset(p, 0, sizeof(*p));
-			if (parse_u64(w[1], &id) < 0 || id != r->npcs)
-				goto bad;
-			p->module = atoi(w[2]);
-			if (parse_u64(w[3], &p->vaddr) < 0 || parse_u64(w[4], &p->refs) < 0 ||
-			    parse_u64(w[5], &g) < 0)
-				goto bad;
-			p->group = (int)g;
-			p->loop = atoi(w[6]);
-			if (p->loop >= (int)r->nloops || p->module >= (int)r->nmodules)
-				goto bad;
-			r->npcs++;
-			if (!(p->strides = strdup(w[7])) || !(p->where = strdup(w[8])) ||
-			    !(p->function = strdup(w[9])))
-				goto nomem;
-		} else if (!strcmp(w[0], "walk") && n == 5) {
-			uint64_t id;
-			struct lp_pred_run_pc *p;
-			if (parse_u64(w[1], &id) < 0 || id >= r->npcs)
-				goto bad;
-			p = &r->pcs[id];
-			if (parse_u64(w[2], &p->first) < 0 || parse_u64(w[3], &p->wruns) < 0 ||
-			    parse_u64(w[4], &p->wsteps) < 0)
-				goto bad;
-			p->has_walk = 1;
-		} else if (!strcmp(w[0], "end") && n == 1) {
-			ended = 1;
-			break;
+			rc = read_hist(r, line);
 		} else {
-			goto bad;
+			if (!(n = lp_pred_word_split(line, w, MAXW)))
+				continue;
+			if (!strcmp(w[0], "end") && n == 1) {
+				ended = 1;
+				break;
+			}
+			rc = read_line(r, w, n, &cappcs);
 		}
+		if (rc == LINE_NOMEM)
+			goto nomem;
+		if (rc == LINE_BAD)
+			goto bad;
 	}
 	if (rc < 0)
 		goto fail;
