@@ -235,100 +235,101 @@ static double below_acc_fn(void *arg, double P)
 	return f > 0 ? 1.05 * f + 1 : INFINITY;
 }
 
-int lp_pred_model_fit_block(struct lp_pred_model *m, struct xgroup *g, size_t b)
+/* The constant distances of the histograms h[] of the n runs (fin[r]: run r
+ * has finite distances, nf of them), into *cd (malloc'ed) and *nconst.
+ * Constant distances (section 4.1: reuse inside the innermost loop,
+ * the same at every size): an exact small distance present in the
+ * largest run and at least one other, holding a share of the accesses
+ * that stays within a factor of 8 over the runs that have it. (A
+ * distance can appear only from some size on: a row that starts to
+ * straddle a page.) A scaling distance that passes through a small
+ * value at some size fails the share test. */
+static int const_distances(const struct lp_pred_model *m, size_t b, struct lp_pred_hist *const *h,
+			   const int *fin, size_t nf, double **cd, size_t *nconst)
 {
-	size_t n = m->nsizes, nf = 0;
-	double y[64], hi = m->range * m->sizes[n - 1], *cd = NULL;
-	struct xbm *bm = &g->bm[b];
-	struct lp_pred_hist *h[64];
-	struct bctx x = { 0 };
-	struct lp_pred_hent *rest[64] = { 0 };
-	size_t nrest[64] = { 0 }, nconst = 0;
-	int rc = 0, fin[64];
-	const unsigned cf = LP_PRED_FIT_NONNEG | LP_PRED_FIT_MONOTONE;
+	size_t n = m->nsizes, last = n - 1;
 
-	memset(bm, 0, sizeof(*bm));
-	for (size_t r = 0; r < n; r++) {
-		h[r] = &g->mh[r * m->nblocks + b];
-		fin[r] = lp_pred_hist_finite(h[r]) > 0;
-		nf += fin[r];
-		y[r] = lp_pred_hist_finite(h[r]) + h[r]->cold;
-	}
-	if ((rc = lp_pred_fit_select(&m->basis, m->sizes, y, n, cf, hi, &bm->acc)) < 0)
-		return rc;
-	for (size_t r = 0; r < n; r++)
-		y[r] = h[r]->cold;
-	if ((rc = lp_pred_fit_select(&m->basis, m->sizes, y, n, cf, hi, &bm->cold)) < 0)
-		return rc;
-	bm->valid = 1;
-	/* constant distances (section 4.1: reuse inside the innermost loop,
-	 * the same at every size): an exact small distance present in the
-	 * largest run and at least one other, holding a share of the accesses
-	 * that stays within a factor of 8 over the runs that have it. (A
-	 * distance can appear only from some size on: a row that starts to
-	 * straddle a page.) A scaling distance that passes through a small
-	 * value at some size fails the share test. */
-	if (nf >= 2) {
-		size_t last = n - 1;
-		while (!fin[last])
-			last--;
-		const struct lp_pred_hist *hl = h[last];
-		for (size_t i = 0; i < hl->n; i++) {
-			double d = hl->e[i].lo, fmin_ = INFINITY, fmax_ = 0;
-			int ok = hl->e[i].hi == d && d < 256, present = 0;
-			for (size_t r = 0; r < n && ok; r++) {
-				double c;
-				if (!fin[r] || !((c = count_at(h[r], d)) > 0))
-					continue;
-				present++;
-				fmin_ = fmin(fmin_, c / lp_pred_hist_finite(h[r]));
-				fmax_ = fmax(fmax_, c / lp_pred_hist_finite(h[r]));
-			}
-			/* a bin of 1e-4 of the accesses or less is noise, better
-			 * left to the bins of the rest */
-			/* a distance seen only from some size on must be small (reuse
-			 * inside an iteration: a few blocks); larger ones appearing
-			 * late are modes of the rest moving with the size */
-			/* distance 0 (the block just used, nothing between) is
-			 * no scaling distance passing by: its share may change
-			 * (two arrays sharing a page at their boundary, a share
-			 * that shrinks as the arrays grow) */
-			if (!ok || present < 2 || (d > 0 && fmax_ > 8 * fmin_) || fmin_ < 1e-4 ||
-			    ((size_t)present < nf && d > 8))
+
+	if (nf < 2)
+		return 0;
+	while (!fin[last])
+		last--;
+	const struct lp_pred_hist *hl = h[last];
+	for (size_t i = 0; i < hl->n; i++) {
+		double d = hl->e[i].lo, fmin_ = INFINITY, fmax_ = 0;
+		int ok = hl->e[i].hi == d && d < 256, present = 0;
+		for (size_t r = 0; r < n && ok; r++) {
+			double c;
+			if (!fin[r] || !((c = count_at(h[r], d)) > 0))
 				continue;
-			/* set distances: the reuses of a growing footprint spread
-			 * over the sets sit at 1, 2, 3 lines per set at small
-			 * sizes before they grow (as D/s): only 0, the reuse of
-			 * the line just used, is taken as constant */
-			if (lp_pred_key_sets(m->blocks[b]) && d > 0)
-				continue;
-			double *ncd = realloc(cd, (nconst + 1) * sizeof(*ncd));
-			if (!ncd) {
-				free(cd);
-				return lp_seterr(LP_ENOMEM, "out of memory");
-			}
-			cd = ncd;
-			cd[nconst++] = d;
+			present++;
+			fmin_ = fmin(fmin_, c / lp_pred_hist_finite(h[r]));
+			fmax_ = fmax(fmax_, c / lp_pred_hist_finite(h[r]));
 		}
+		/* a bin of 1e-4 of the accesses or less is noise, better
+		 * left to the bins of the rest */
+		/* a distance seen only from some size on must be small (reuse
+		 * inside an iteration: a few blocks); larger ones appearing
+		 * late are modes of the rest moving with the size */
+		/* distance 0 (the block just used, nothing between) is
+		 * no scaling distance passing by: its share may change
+		 * (two arrays sharing a page at their boundary, a share
+		 * that shrinks as the arrays grow) */
+		if (!ok || present < 2 || (d > 0 && fmax_ > 8 * fmin_) || fmin_ < 1e-4 ||
+		    ((size_t)present < nf && d > 8))
+			continue;
+		/* set distances: the reuses of a growing footprint spread
+		 * over the sets sit at 1, 2, 3 lines per set at small
+		 * sizes before they grow (as D/s): only 0, the reuse of
+		 * the line just used, is taken as constant */
+		if (lp_pred_key_sets(m->blocks[b]) && d > 0)
+			continue;
+		double *ncd = realloc(*cd, (*nconst + 1) * sizeof(*ncd));
+		if (!ncd)
+			return lp_seterr(LP_ENOMEM, "out of memory");
+		*cd = ncd;
+		(*cd)[(*nconst)++] = d;
 	}
-	bm->nconst = nconst;
-	bm->cd = cd;
-	if (nconst && !(bm->ck = calloc(nconst, sizeof(*bm->ck))))
-		return lp_seterr(LP_ENOMEM, "out of memory");
+	return 0;
+}
+
+/* The counts of the constant bins. */
+static int fit_const_bins(const struct lp_pred_model *m, struct xbm *bm, struct lp_pred_hist *const *h)
+{
+	size_t n = m->nsizes;
+	double y[64], hi = m->range * m->sizes[n - 1];
+	const unsigned cf = LP_PRED_FIT_NONNEG | LP_PRED_FIT_MONOTONE;
+	int rc;
+
 	/* a constant bin holds no more accesses than the group (its count may
 	 * still need a faster term: P^3 - P^4/2048 is what stays in a page
 	 * when a column walk crosses pages ever more often) */
 	uint32_t acc_allowed = 0;
-	for (size_t j = 0; j < nconst; j++) {
+	for (size_t j = 0; j < bm->nconst; j++) {
 		for (size_t r = 0; r < n; r++)
-			y[r] = count_at(h[r], cd[j]);
+			y[r] = count_at(h[r], bm->cd[j]);
 		struct accbound ab = { m, &bm->acc };
 		if (lp_pred_fit_select_below(&m->basis, m->sizes, y, n, cf, hi, acc_allowed, below_acc_fn, &ab,
 					 &bm->ck[j]) < 0 &&
 		    (rc = lp_pred_fit_select(&m->basis, m->sizes, y, n, cf, hi, &bm->ck[j])) < 0)
 			return rc;
 	}
-	/* the rest */
+	return 0;
+}
+
+/* The rest (the accesses at no constant distance): its count, and its
+ * bins, split recursively (split(), coalesce()). */
+static int fit_rest(const struct lp_pred_model *m, struct xbm *bm, size_t b, struct lp_pred_hist *const *h)
+{
+	size_t n = m->nsizes, nconst = bm->nconst;
+	const double *cd = bm->cd;
+	double y[64], hi = m->range * m->sizes[n - 1];
+	const unsigned cf = LP_PRED_FIT_NONNEG | LP_PRED_FIT_MONOTONE;
+	struct bctx x = { 0 };
+	struct lp_pred_hent *rest[64] = { 0 };
+	size_t nrest[64] = { 0 };
+	int rc = 0;
+
 	x.m = m;
 	/* the footprint is measured most finely at the smallest block size;
 	 * at a larger one it is that many bytes, in blocks, plus a few blocks
@@ -418,4 +419,40 @@ out:
 	free(x.ridx);
 	free(x.leaf);
 	return rc;
+}
+
+int lp_pred_model_fit_block(struct lp_pred_model *m, struct xgroup *g, size_t b)
+{
+	size_t n = m->nsizes, nf = 0, nconst = 0;
+	double y[64], hi = m->range * m->sizes[n - 1], *cd = NULL;
+	struct xbm *bm = &g->bm[b];
+	struct lp_pred_hist *h[64];
+	int rc = 0, fin[64];
+	const unsigned cf = LP_PRED_FIT_NONNEG | LP_PRED_FIT_MONOTONE;
+
+	memset(bm, 0, sizeof(*bm));
+	for (size_t r = 0; r < n; r++) {
+		h[r] = &g->mh[r * m->nblocks + b];
+		fin[r] = lp_pred_hist_finite(h[r]) > 0;
+		nf += fin[r];
+		y[r] = lp_pred_hist_finite(h[r]) + h[r]->cold;
+	}
+	if ((rc = lp_pred_fit_select(&m->basis, m->sizes, y, n, cf, hi, &bm->acc)) < 0)
+		return rc;
+	for (size_t r = 0; r < n; r++)
+		y[r] = h[r]->cold;
+	if ((rc = lp_pred_fit_select(&m->basis, m->sizes, y, n, cf, hi, &bm->cold)) < 0)
+		return rc;
+	bm->valid = 1;
+	if ((rc = const_distances(m, b, h, fin, nf, &cd, &nconst)) < 0) {
+		free(cd);
+		return rc;
+	}
+	bm->nconst = nconst;
+	bm->cd = cd;
+	if (nconst && !(bm->ck = calloc(nconst, sizeof(*bm->ck))))
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	if ((rc = fit_const_bins(m, bm, h)) < 0)
+		return rc;
+	return fit_rest(m, bm, b, h);
 }
