@@ -768,42 +768,67 @@ static void put_hist(struct lp_out *f, size_t idx, uint64_t key, const struct lp
 	lp_out_write(f, "\n", 1);
 }
 
-int lp_pred_collect_write(struct lp_pred_collect *c, const char *path, double size, const char *command)
-{
-	size_t np, nl, ngroups = 0;
-	struct pcout *po = NULL;
-	size_t *gp = NULL, *lsrc = NULL, *gid = NULL;
-	int *lused = NULL, *lout = NULL, *lmin = NULL, *lmax = NULL;
-	const char **lfile = NULL;
-	struct lp_out *f = NULL;
-	char buf[512];
-	int rc = 0;
+/* How the pcs of a run are grouped (section 2.2 of the paper): per pc its
+ * source line and strides; the loops that hold pcs, their source lines and
+ * which object loops are one source loop; the groups. */
+struct grouping {
+	size_t np, nl, ngroups;
+	struct pcout *po;  /* per pc */
+	size_t *gp, *gid;  /* per pc: union-find of groups, group number */
+	size_t *lsrc;      /* per loop: union-find of source loops */
+	int *lused, *lout; /* per loop: holds pcs; its number in the file (-1) */
+	int *lmin, *lmax;  /* per loop: source lines in lfile */
+	const char **lfile;
+};
 
-	if ((rc = flush_pending(c, 1)) < 0)
-		return rc;
-	np = c->npcs;
-	nl = c->code ? lp_pred_code_nloops(c->code) : 0;
-	po = calloc(np + 1, sizeof(*po));
-	gp = malloc((np + 1) * sizeof(*gp));
-	gid = malloc((np + 1) * sizeof(*gid));
-	lsrc = malloc((nl + 1) * sizeof(*lsrc));
-	lused = calloc(nl + 1, sizeof(*lused));
-	lout = malloc((nl + 1) * sizeof(*lout));
-	lmin = malloc((nl + 1) * sizeof(*lmin));
-	lmax = malloc((nl + 1) * sizeof(*lmax));
-	lfile = calloc(nl + 1, sizeof(*lfile));
-	if (!po || !gp || !gid || !lsrc || !lused || !lout || !lmin || !lmax || !lfile) {
-		rc = lp_seterr(LP_ENOMEM, "out of memory");
-		goto out;
-	}
+static void grouping_release(struct grouping *w)
+{
+	free(w->po);
+	free(w->gp);
+	free(w->gid);
+	free(w->lsrc);
+	free(w->lused);
+	free(w->lout);
+	free(w->lmin);
+	free(w->lmax);
+	free(w->lfile);
+}
+
+static int grouping_init(struct lp_pred_collect *c, struct grouping *w)
+{
+	size_t np = c->npcs, nl = c->code ? lp_pred_code_nloops(c->code) : 0;
+
+	w->np = np;
+	w->nl = nl;
+	w->po = calloc(np + 1, sizeof(*w->po));
+	w->gp = malloc((np + 1) * sizeof(*w->gp));
+	w->gid = malloc((np + 1) * sizeof(*w->gid));
+	w->lsrc = malloc((nl + 1) * sizeof(*w->lsrc));
+	w->lused = calloc(nl + 1, sizeof(*w->lused));
+	w->lout = malloc((nl + 1) * sizeof(*w->lout));
+	w->lmin = malloc((nl + 1) * sizeof(*w->lmin));
+	w->lmax = malloc((nl + 1) * sizeof(*w->lmax));
+	w->lfile = calloc(nl + 1, sizeof(*w->lfile));
+	if (!w->po || !w->gp || !w->gid || !w->lsrc || !w->lused || !w->lout || !w->lmin || !w->lmax || !w->lfile)
+		return lp_seterr(LP_ENOMEM, "out of memory");
 	for (size_t i = 0; i < np; i++) {
 		struct pcst *s = &c->pcs[i];
 		if (s->info.module >= 0)
-			lp_pred_code_srcline(c->code, &s->info, &po[i].file, &po[i].line);
+			lp_pred_code_srcline(c->code, &s->info, &w->po[i].file, &w->po[i].line);
 		for (int l = 0; l < s->info.depth; l++)
-			po[i].st[l] = stride_of(&s->st[l]);
-		gp[i] = i;
+			w->po[i].st[l] = stride_of(&s->st[l]);
+		w->gp[i] = i;
 	}
+	return 0;
+}
+
+static void group_loops(const struct lp_pred_collect *c, struct grouping *w)
+{
+	struct pcout *po = w->po;
+	size_t np = w->np, nl = w->nl, *lsrc = w->lsrc;
+	int *lused = w->lused, *lmin = w->lmin, *lmax = w->lmax;
+	const char **lfile = w->lfile;
+
 	/* loops: used ones, their source lines, and source-loop identity */
 	for (size_t l = 0; l < nl; l++) {
 		lsrc[l] = l;
@@ -835,6 +860,13 @@ int lp_pred_collect_write(struct lp_pred_collect *c, const char *path, double si
 			uf_union(lsrc, (size_t)a->loop[0], (size_t)b->loop[0]);
 		}
 	}
+}
+
+static void group_pcs(const struct lp_pred_collect *c, struct grouping *w)
+{
+	struct pcout *po = w->po;
+	size_t np = w->np, *gp = w->gp, *lsrc = w->lsrc, *gid = w->gid, ngroups = 0;
+
 	/* groups: same innermost loop, equal strides */
 	for (size_t i = 0; i < np; i++) {
 		const struct lp_pred_pc *a = &c->pcs[i].info;
@@ -866,11 +898,19 @@ int lp_pred_collect_write(struct lp_pred_collect *c, const char *path, double si
 			gid[r] = ngroups++;
 		gid[i] = gid[r];
 	}
-	/* the file */
-	if ((rc = lp_out_open(&f, path)) < 0)
-		goto out;
-	int inferred = 0;
-	uint64_t bias = c->code ? lp_pred_code_bias(c->code, &inferred) : 0;
+	w->ngroups = ngroups;
+}
+
+/* The run file's header, modules, loops and pcs. */
+static void write_head(const struct lp_pred_collect *c, struct lp_out *f, const struct grouping *w, double size,
+		       const char *command, uint64_t bias, int inferred)
+{
+	struct pcout *po = w->po;
+	size_t np = w->np, nl = w->nl, *lsrc = w->lsrc, *gid = w->gid;
+	int *lused = w->lused, *lout = w->lout, *lmin = w->lmin, *lmax = w->lmax;
+	const char **lfile = w->lfile;
+	char buf[512];
+
 	lp_out_printf(f, "# locprof xpred run v1\n");
 	lp_out_printf(f, "size %.17g\n", size);
 	lp_out_printf(f, "command ");
@@ -925,6 +965,16 @@ int lp_pred_collect_write(struct lp_pred_collect *c, const char *path, double si
 		lp_pred_word_put(f, s->info.func >= 0 ? lp_pred_code_func_name(c->code, s->info.func) : "");
 		lp_out_write(f, "\n", 1);
 	}
+}
+
+/* Walks, then the histograms: stack distances per block size, set
+ * distances per geometry. */
+static int write_walks_hists(struct lp_pred_collect *c, struct lp_out *f, const struct grouping *w)
+{
+	struct pcout *po = w->po;
+	size_t np = w->np;
+	int rc;
+
 	/* walks: first address; runs and steps of the innermost stride */
 	for (size_t i = 0; i < np; i++) {
 		struct pcst *s = &c->pcs[i];
@@ -944,17 +994,15 @@ int lp_pred_collect_write(struct lp_pred_collect *c, const char *path, double si
 		size_t n = lp_exact_pc_count(c->exact, b);
 		if (c->nph[b] > 1) {
 			if ((rc = put_phased(c, f, b)) < 0)
-				goto out;
+				return rc;
 			continue;
 		}
 		for (size_t k = 0; k < n; k++) {
 			uint64_t pc;
 			const struct lp_hist *h = lp_exact_pc_hist(c->exact, b, k, &pc);
 			size_t idx = pc_index(c, pc);
-			if (idx == SIZE_MAX) {
-				rc = lp_seterr(LP_ENOMEM, "out of memory");
-				goto out;
-			}
+			if (idx == SIZE_MAX)
+				return lp_seterr(LP_ENOMEM, "out of memory");
 			put_hist(f, idx, c->blocks[b], h);
 		}
 	}
@@ -966,32 +1014,47 @@ int lp_pred_collect_write(struct lp_pred_collect *c, const char *path, double si
 				put_hist(f, k, key, h);
 		}
 	}
+	return 0;
+}
+
+int lp_pred_collect_write(struct lp_pred_collect *c, const char *path, double size, const char *command)
+{
+	struct grouping w = { 0 };
+	struct lp_out *f = NULL;
+	uint64_t bias = 0;
+	int rc, inferred = 0;
+
+	if ((rc = flush_pending(c, 1)) < 0)
+		return rc;
+	if ((rc = grouping_init(c, &w)) < 0)
+		goto out;
+	group_loops(c, &w);
+	group_pcs(c, &w);
+	if ((rc = lp_out_open(&f, path)) < 0)
+		goto out;
+	if (c->code)
+		bias = lp_pred_code_bias(c->code, &inferred);
+	write_head(c, f, &w, size, command, bias, inferred);
+	if ((rc = write_walks_hists(c, f, &w)) < 0)
+		goto out;
 	lp_out_printf(f, "end\n");
 	rc = lp_out_close(f);
 	f = NULL;
 	if (rc < 0)
 		goto out;
 	c->sum.references = c->references;
-	c->sum.pcs = np;
-	c->sum.groups = ngroups;
-	for (size_t i = 0; i < np; i++)
+	c->sum.pcs = w.np;
+	c->sum.groups = w.ngroups;
+	for (size_t i = 0; i < w.np; i++)
 		c->sum.pcs_placed += c->pcs[i].info.module >= 0;
-	for (size_t l = 0; l < nl; l++)
-		c->sum.loops += lused[l] != 0;
+	for (size_t l = 0; l < w.nl; l++)
+		c->sum.loops += w.lused[l] != 0;
 	c->sum.bias = bias;
 	c->sum.bias_inferred = inferred;
 	c->sum.pcs_placed = c->sum.place_failed ? 0 : c->sum.pcs_placed;
 out:
 	lp_out_abort(f);
-	free(po);
-	free(gp);
-	free(gid);
-	free(lsrc);
-	free(lused);
-	free(lout);
-	free(lmin);
-	free(lmax);
-	free(lfile);
+	grouping_release(&w);
 	return rc;
 }
 
