@@ -187,7 +187,16 @@ static int record(const char *trace, char **prog_argv)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-static int predict_collect(int argc, char **argv)
+struct collect_opts {
+	double size;
+	int have_size, quiet, keep;
+	uint64_t phase;
+	const char *dir, *trace, *from, *lines, *pages, *setlist, *machine;
+	char *binary; /* realpath of --binary, or the program run */
+};
+
+/* The options into o; returns -1 to go on, or the exit status. */
+static int collect_options(int argc, char **argv, struct collect_opts *o)
 {
 	static const struct option opts[] = {
 		{ "size", required_argument, NULL, 's' },
@@ -205,82 +214,69 @@ static int predict_collect(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	uint64_t blocks[16], phase = 4096;
-	size_t nblocks = 0, nsetd = 0;
-	struct lp_pred_setspec setd[16];
-	const char *setlist = NULL, *machine = NULL;
-	const char *dir = NULL, *trace = NULL, *from = NULL, *lines = "32,64,128", *pages = "4K,16K,32K";
-	char *binary = NULL, *tpath = NULL, *out = NULL, *command = NULL;
-	double size = 0;
-	int c, quiet = 0, keep = 0, status = CLI_OK, have_size = 0, rc;
-	struct lp_trace_reader *r = NULL;
-	struct lp_pred_collect *xc = NULL;
-	struct lp_pred_collect_config cfg = { 0 };
-	struct lp_ref *buf = NULL;
+	int c;
 
 	while ((c = cli_getopt(argc, argv, "+s:o:l:p:S:m:t:f:b:kqh", opts)) != -1) {
 		switch (c) {
 		case 's':
-			if (cli_parse_double(optarg, &size) < 0 || !(size > 0) || size > 1e15)
+			if (cli_parse_double(optarg, &o->size) < 0 || !(o->size > 0) || o->size > 1e15)
 				return cli_usage_error(&cmd_predict_collect, "bad --size '%s' (a positive number)", optarg);
-			have_size = 1;
+			o->have_size = 1;
 			break;
-		case 'o': dir = optarg; break;
-		case 'l': lines = optarg; break;
-		case 'p': pages = optarg; break;
-		case 'S': setlist = optarg; break;
-		case 'm': machine = optarg; break;
-		case 't': trace = optarg; break;
+		case 'o': o->dir = optarg; break;
+		case 'l': o->lines = optarg; break;
+		case 'p': o->pages = optarg; break;
+		case 'S': o->setlist = optarg; break;
+		case 'm': o->machine = optarg; break;
+		case 't': o->trace = optarg; break;
 		case 'f':
 			if (!lp_trace_format_known(optarg))
 				return cli_usage_error(&cmd_predict_collect, "unknown trace format '%s' (%s)", optarg,
 						       lp_trace_format_names());
-			from = optarg;
+			o->from = optarg;
 			break;
 		case 'b':
-			free(binary);
-			if (!(binary = realpath(optarg, NULL))) {
+			free(o->binary);
+			if (!(o->binary = realpath(optarg, NULL))) {
 				cli_error("cannot open binary '%s': %s", optarg, strerror(errno));
 				return CLI_ERROR;
 			}
 			break;
-		case 'k': keep = 1; break;
+		case 'k': o->keep = 1; break;
 		case 'P':
-			if (cli_parse_size(optarg, &phase) < 0 || (phase & (phase - 1))) {
-				free(binary);
+			if (cli_parse_size(optarg, &o->phase) < 0 || (o->phase & (o->phase - 1)))
 				return cli_usage_error(&cmd_predict_collect, "bad --phase '%s' (0 or a power of two)", optarg);
-			}
 			break;
-		case 'q': quiet = 1; break;
-		case 'h': free(binary); return cli_print_usage(&cmd_predict_collect);
-		default: free(binary); return cli_usage_error(&cmd_predict_collect, "bad option");
+		case 'q': o->quiet = 1; break;
+		case 'h': return cli_print_usage(&cmd_predict_collect);
+		default: return cli_usage_error(&cmd_predict_collect, "bad option");
 		}
 	}
-	if (!have_size || !dir) {
-		free(binary);
+	if (!o->have_size || !o->dir)
 		return cli_usage_error(&cmd_predict_collect, "collect needs --size P and -o DIR");
-	}
-	if (!trace && optind >= argc) {
-		free(binary);
+	if (!o->trace && optind >= argc)
 		return cli_usage_error(&cmd_predict_collect, "collect needs a program to run (after --) or --trace");
-	}
-	if (trace && optind < argc) {
-		free(binary);
+	if (o->trace && optind < argc)
 		return cli_usage_error(&cmd_predict_collect, "give a program or --trace, not both");
-	}
-	if (add_list(lines, blocks, &nblocks, 16, "line") < 0 || add_list(pages, blocks, &nblocks, 16, "page") < 0) {
-		free(binary);
+	return -1;
+}
+
+/* The block sizes (--line, --page) and set-distance geometries (--sets,
+ * and those of --machine's set-associative caches, whose lines are added
+ * to the block sizes); returns -1 to go on, or the exit status. */
+static int collect_geometry(const struct collect_opts *o, struct lp_pred_collect_config *cfg, uint64_t *blocks,
+			    struct lp_pred_setspec *setd)
+{
+	size_t nblocks = 0, nsetd = 0;
+
+	if (add_list(o->lines, blocks, &nblocks, 16, "line") < 0 || add_list(o->pages, blocks, &nblocks, 16, "page") < 0)
 		return CLI_USAGE;
-	}
-	if (setlist && add_sets(setlist, setd, &nsetd, 16) < 0) {
-		free(binary);
+	if (o->setlist && add_sets(o->setlist, setd, &nsetd, 16) < 0)
 		return CLI_USAGE;
-	}
-	if (machine) {
+	if (o->machine) {
 		struct lp_machine mach;
-		if (lp_machine_get(&mach, machine) < 0) {
+		if (lp_machine_get(&mach, o->machine) < 0) {
 			cli_error("%s", lp_errmsg());
-			free(binary);
 			return CLI_ERROR;
 		}
 		for (size_t i = 0; i < mach.n; i++) {
@@ -296,137 +292,182 @@ static int predict_collect(int argc, char **argv)
 			if (add_list(item, blocks, &nblocks, 16, "line") < 0 ||
 			    (!dup && add_sets((snprintf(item, sizeof(item), "%llux%llu", (unsigned long long)sets,
 						       (unsigned long long)l->block), item),
-					      setd, &nsetd, 16) < 0)) {
-				free(binary);
+					      setd, &nsetd, 16) < 0))
 				return CLI_USAGE;
-			}
 		}
 	}
 	for (size_t i = 0; i < nsetd; i++) {
 		char item[32];
 		snprintf(item, sizeof(item), "%llu", (unsigned long long)setd[i].line);
-		if (add_list(item, blocks, &nblocks, 16, "line") < 0) {
-			free(binary);
+		if (add_list(item, blocks, &nblocks, 16, "line") < 0)
 			return CLI_USAGE;
-		}
 	}
-	if (mkdir(dir, 0777) < 0 && errno != EEXIST) {
-		cli_error("cannot create directory '%s': %s", dir, strerror(errno));
-		free(binary);
-		return CLI_ERROR;
+	cfg->blocks = blocks;
+	cfg->nblocks = nblocks;
+	cfg->phase = o->phase;
+	cfg->setd = setd;
+	cfg->nsetd = nsetd;
+	return -1;
+}
+
+/* Run the program under `locprof record --mode trace` into *tpath; its
+ * command line into *command. Returns -1 to go on, or the exit status. */
+static int collect_run(struct collect_opts *o, char **prog_argv, int nargs, char **command, char **tpath)
+{
+	char *prog = find_program(prog_argv[0]);
+	size_t len = 0;
+	int rc;
+
+	if (!prog) {
+		cli_error("cannot run '%s': %s", prog_argv[0], strerror(ENOENT));
+		return 127;
 	}
-	if (asprintf(&out, "%s/size-%.15g.xrun", dir, size) < 0) {
-		free(binary);
-		return CLI_ERROR;
+	if (!o->binary)
+		o->binary = prog;
+	else
+		free(prog);
+	for (int i = 0; i < nargs; i++)
+		len += strlen(prog_argv[i]) + 1;
+	if (!(*command = calloc(len + 1, 1)))
+		goto nomem;
+	for (int i = 0; i < nargs; i++) {
+		if (i)
+			strcat(*command, " ");
+		strcat(*command, prog_argv[i]);
 	}
-	if (!trace) {
-		char *prog = find_program(argv[optind]);
-		size_t len = 0;
-		if (!prog) {
-			cli_error("cannot run '%s': %s", argv[optind], strerror(ENOENT));
-			status = 127;
-			goto done;
-		}
-		if (!binary)
-			binary = prog;
-		else
-			free(prog);
-		for (int i = optind; i < argc; i++)
-			len += strlen(argv[i]) + 1;
-		if (!(command = calloc(len + 1, 1)))
-			goto nomem;
-		for (int i = optind; i < argc; i++) {
-			if (i > optind)
-				strcat(command, " ");
-			strcat(command, argv[i]);
-		}
-		if (keep ? asprintf(&tpath, "%s/size-%.15g.lpt", dir, size) < 0
-			 : asprintf(&tpath, "%s/.size-%.15g.%d.lpt", dir, size, (int)getpid()) < 0) {
-			tpath = NULL;
-			goto nomem;
-		}
-		rc = record(tpath, argv + optind);
-		if (access(tpath, R_OK) != 0) {
-			/* locprof record has said why when it failed */
-			if (rc <= 0)
-				cli_error("no trace of '%s': it made no instrumented memory reference", argv[optind]);
-			status = rc > 0 ? rc : CLI_ERROR;
-			goto done;
-		}
-		if (rc != 0)
-			cli_warn("'%s' exited with status %d; its trace is used as recorded", argv[optind], rc);
-		trace = tpath;
-	} else if (!(command = strdup(trace))) {
+	if (o->keep ? asprintf(tpath, "%s/size-%.15g.lpt", o->dir, o->size) < 0
+		    : asprintf(tpath, "%s/.size-%.15g.%d.lpt", o->dir, o->size, (int)getpid()) < 0) {
+		*tpath = NULL;
 		goto nomem;
 	}
-	if ((rc = lp_trace_reader_open(&r, trace, from)) < 0) {
-		cli_error("cannot read trace '%s': %s", trace, lp_errmsg());
-		status = CLI_ERROR;
-		goto done;
+	rc = record(*tpath, prog_argv);
+	if (access(*tpath, R_OK) != 0) {
+		/* locprof record has said why when it failed */
+		if (rc <= 0)
+			cli_error("no trace of '%s': it made no instrumented memory reference", prog_argv[0]);
+		return rc > 0 ? rc : CLI_ERROR;
 	}
-	cfg.blocks = blocks;
-	cfg.nblocks = nblocks;
-	cfg.phase = phase;
-	cfg.setd = setd;
-	cfg.nsetd = nsetd;
-	cfg.maps = lp_trace_reader_mappings(r);
-	cfg.binary = binary;
-	if ((rc = lp_pred_collect_new(&xc, &cfg)) < 0) {
-		cli_error("%s", lp_errmsg());
-		status = CLI_ERROR;
-		goto done;
+	if (rc != 0)
+		cli_warn("'%s' exited with status %d; its trace is used as recorded", prog_argv[0], rc);
+	return -1;
+nomem:
+	cli_error("out of memory");
+	return CLI_ERROR;
+}
+
+/* Feed the trace to the collection; returns -1 to go on, or the exit
+ * status (CLI_PARTIAL: a damaged trace, read as far as it goes, in
+ * *partial). */
+static int collect_feed(struct lp_trace_reader *r, struct lp_pred_collect *xc, int *partial)
+{
+	struct lp_ref *buf = malloc(65536 * sizeof(*buf));
+	int status = -1;
+
+	if (!buf) {
+		cli_error("out of memory");
+		return CLI_ERROR;
 	}
-	if (!binary && (!cfg.maps || !cfg.maps->n))
-		cli_warn("the trace carries no mappings and no --binary was given: no loops, "
-			 "each pc is its own group");
-	if (!(buf = malloc(65536 * sizeof(*buf))))
-		goto nomem;
 	for (;;) {
 		ssize_t n = lp_trace_read(r, buf, 65536);
 		if (n == 0)
 			break;
 		if (n < 0) {
-			status = cli_trace_read_failed((int)n, r);
-			if (status != CLI_PARTIAL)
-				goto done;
+			int st = cli_trace_read_failed((int)n, r);
+			if (st != CLI_PARTIAL)
+				status = st;
+			else
+				*partial = 1;
 			break;
 		}
-		if ((rc = lp_pred_collect_feed(xc, buf, (size_t)n)) < 0) {
+		if (lp_pred_collect_feed(xc, buf, (size_t)n) < 0) {
 			cli_error("%s", lp_errmsg());
 			status = CLI_ERROR;
-			goto done;
+			break;
 		}
 	}
-	if ((rc = lp_pred_collect_write(xc, out, size, command)) < 0) {
+	free(buf);
+	return status;
+}
+
+static void collect_summary(const struct collect_opts *o, const struct lp_pred_collect *xc, const char *out)
+{
+	struct lp_pred_collect_summary s;
+
+	lp_pred_collect_summary(xc, &s);
+	cli_note("%s: size %g, %llu references, %llu pcs (%llu in the binary), %llu loops, %llu groups", out,
+		 o->size, (unsigned long long)s.references, (unsigned long long)s.pcs,
+		 (unsigned long long)s.pcs_placed, (unsigned long long)s.loops, (unsigned long long)s.groups);
+	if (s.place_failed)
+		cli_warn("the pcs are not in '%s' at any load address: no loops, no groups by loop", o->binary);
+	else if (s.pcs && s.pcs_placed * 2 < s.pcs)
+		cli_warn("most pcs are in no known binary: give --binary, or a trace with mappings");
+}
+
+static int predict_collect(int argc, char **argv)
+{
+	struct collect_opts o = { .phase = 4096, .lines = "32,64,128", .pages = "4K,16K,32K" };
+	uint64_t blocks[16];
+	struct lp_pred_setspec setd[16];
+	char *tpath = NULL, *out = NULL, *command = NULL;
+	const char *trace;
+	int status, partial = 0;
+	struct lp_trace_reader *r = NULL;
+	struct lp_pred_collect *xc = NULL;
+	struct lp_pred_collect_config cfg = { 0 };
+
+	if ((status = collect_options(argc, argv, &o)) >= 0 || (status = collect_geometry(&o, &cfg, blocks, setd)) >= 0)
+		goto done;
+	status = CLI_ERROR;
+	if (mkdir(o.dir, 0777) < 0 && errno != EEXIST) {
+		cli_error("cannot create directory '%s': %s", o.dir, strerror(errno));
+		goto done;
+	}
+	if (asprintf(&out, "%s/size-%.15g.xrun", o.dir, o.size) < 0) {
+		out = NULL;
+		goto done;
+	}
+	if (!o.trace) {
+		if ((status = collect_run(&o, argv + optind, argc - optind, &command, &tpath)) >= 0)
+			goto done;
+		status = CLI_ERROR;
+		trace = tpath;
+	} else if (!(command = strdup(o.trace))) {
+		cli_error("out of memory");
+		goto done;
+	} else {
+		trace = o.trace;
+	}
+	if (lp_trace_reader_open(&r, trace, o.from) < 0) {
+		cli_error("cannot read trace '%s': %s", trace, lp_errmsg());
+		goto done;
+	}
+	cfg.maps = lp_trace_reader_mappings(r);
+	cfg.binary = o.binary;
+	if (lp_pred_collect_new(&xc, &cfg) < 0) {
+		cli_error("%s", lp_errmsg());
+		goto done;
+	}
+	if (!o.binary && (!cfg.maps || !cfg.maps->n))
+		cli_warn("the trace carries no mappings and no --binary was given: no loops, "
+			 "each pc is its own group");
+	if ((status = collect_feed(r, xc, &partial)) >= 0)
+		goto done;
+	if (lp_pred_collect_write(xc, out, o.size, command) < 0) {
 		cli_error("cannot write the run: %s", lp_errmsg());
 		status = CLI_ERROR;
 		goto done;
 	}
-	if (!quiet) {
-		struct lp_pred_collect_summary s;
-		lp_pred_collect_summary(xc, &s);
-		cli_note("%s: size %g, %llu references, %llu pcs (%llu in the binary), %llu loops, %llu groups",
-			 out, size, (unsigned long long)s.references, (unsigned long long)s.pcs,
-			 (unsigned long long)s.pcs_placed, (unsigned long long)s.loops,
-			 (unsigned long long)s.groups);
-		if (s.place_failed)
-			cli_warn("the pcs are not in '%s' at any load address: no loops, no groups by loop", binary);
-		else if (s.pcs && s.pcs_placed * 2 < s.pcs)
-			cli_warn("most pcs are in no known binary: give --binary, or a trace with mappings");
-	}
-	goto done;
-nomem:
-	cli_error("out of memory");
-	status = CLI_ERROR;
+	if (!o.quiet)
+		collect_summary(&o, xc, out);
+	status = partial ? CLI_PARTIAL : CLI_OK;
 done:
 	lp_pred_collect_free(xc);
 	lp_trace_reader_free(r);
-	if (tpath && !keep)
+	if (tpath && !o.keep)
 		unlink(tpath);
 	free(tpath);
-	free(buf);
 	free(out);
-	free(binary);
+	free(o.binary);
 	free(command);
 	return status;
 }
