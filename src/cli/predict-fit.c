@@ -42,6 +42,93 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* The run files (DIR/size-P.xrun) into *names (malloc'ed); returns -1 to go on,
+ * or the exit status. */
+static int list_runs(const char *dir, char ***names_out, size_t *nn_out)
+{
+	char **names = NULL;
+	size_t nn = 0, capn = 0;
+	DIR *d;
+	struct dirent *de;
+
+	if (!(d = opendir(dir))) {
+		cli_error("cannot open directory '%s': %s", dir, strerror(errno));
+		return CLI_ERROR;
+	}
+	while ((de = readdir(d))) {
+		size_t len = strlen(de->d_name);
+		if (len < 6 || strcmp(de->d_name + len - 5, ".xrun") || de->d_name[0] == '.')
+			continue;
+		if (nn == capn) {
+			capn = capn ? capn * 2 : 16;
+			char **nv = realloc(names, capn * sizeof(*nv));
+			if (!nv) {
+				closedir(d);
+				goto out;
+			}
+			names = nv;
+		}
+		if (asprintf(&names[nn], "%s/%s", dir, de->d_name) < 0) {
+			closedir(d);
+			goto out;
+		}
+		nn++;
+	}
+	closedir(d);
+	*names_out = names;
+	*nn_out = nn;
+	return -1;
+out:
+	for (size_t i = 0; i < nn; i++)
+		free(names[i]);
+	free(names);
+	cli_error("out of memory");
+	return CLI_ERROR;
+}
+
+/* The model's summary: its groups, and with verbose their formulas at
+ * block size `show` (0: 64, or the first). */
+static int print_model(const struct lp_pred_model *m, const char *output, uint64_t show, int verbose)
+{
+	size_t ns = lp_pred_model_nsizes(m), nb = lp_pred_model_nblocks(m);
+	char f[512];
+
+	if (!show) {
+		show = lp_pred_model_block(m, 0);
+		for (size_t b = 0; b < nb; b++)
+			if (lp_pred_model_block(m, b) == 64)
+				show = 64;
+	}
+	printf("model %s: %zu sizes (%g .. %g), %zu groups, %zu loops\n", output, ns,
+	       lp_pred_model_fit_size(m, 0), lp_pred_model_fit_size(m, ns - 1), lp_pred_model_ngroups(m),
+	       lp_pred_model_nloops(m));
+	printf("command: %s\n", lp_pred_model_command(m));
+	printf("references: %s\n\n", lp_pred_model_refs_formula(m, SIZE_MAX, f, sizeof(f)));
+	printf("%-5s %-18s %-22s %-14s %4s %9s  %s\n", "group", "function", "where", "strides",
+	       "pcs", "bins", "references");
+	for (size_t g = 0; g < lp_pred_model_ngroups(m); g++) {
+		struct lp_pred_group_info gi;
+		size_t nc, nbins;
+		char bins[32];
+		lp_pred_model_group(m, g, &gi);
+		if (lp_pred_model_bins(m, g, show, &nc, &nbins) < 0) {
+			cli_error("%s", lp_errmsg());
+			return CLI_ERROR;
+		}
+		snprintf(bins, sizeof(bins), "%zu+%zu", nc, nbins);
+		printf("%-5zu %-18s %-22s %-14s %4zu %9s  %s\n", g, gi.function, gi.where, gi.strides,
+		       gi.npcs, bins, lp_pred_model_refs_formula(m, g, f, sizeof(f)));
+		if (verbose) {
+			char *desc = lp_pred_model_describe(m, g, show);
+			if (desc)
+				fputs(desc, stdout);
+			free(desc);
+		}
+	}
+	printf("\nbins: constant-distance + rest bins at %llu-byte blocks\n", (unsigned long long)show);
+	return CLI_OK;
+}
+
 static int predict_fit(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -59,13 +146,11 @@ static int predict_fit(int argc, char **argv)
 	struct lp_pred_fit_options fo = { 0 };
 	const char *dir, *output = NULL;
 	char **names = NULL, *mpath = NULL;
-	size_t nn = 0, capn = 0;
+	size_t nn = 0;
 	struct lp_pred_run **runs = NULL;
 	struct lp_pred_model *m = NULL;
 	int c, verbose = 0, quiet = 0, status = CLI_OK;
 	uint64_t show = 0, u;
-	DIR *d;
-	struct dirent *de;
 
 	while ((c = cli_getopt(argc, argv, "B:r:t:d:o:vqh", opts)) != -1) {
 		switch (c) {
@@ -104,30 +189,9 @@ static int predict_fit(int argc, char **argv)
 	if (optind + 1 != argc)
 		return cli_usage_error(&cmd_predict_fit, "fit needs one directory of runs");
 	dir = argv[optind];
-	if (!(d = opendir(dir))) {
-		cli_error("cannot open directory '%s': %s", dir, strerror(errno));
-		return CLI_ERROR;
-	}
-	while ((de = readdir(d))) {
-		size_t len = strlen(de->d_name);
-		if (len < 6 || strcmp(de->d_name + len - 5, ".xrun") || de->d_name[0] == '.')
-			continue;
-		if (nn == capn) {
-			capn = capn ? capn * 2 : 16;
-			char **nv = realloc(names, capn * sizeof(*nv));
-			if (!nv) {
-				closedir(d);
-				goto nomem;
-			}
-			names = nv;
-		}
-		if (asprintf(&names[nn], "%s/%s", dir, de->d_name) < 0) {
-			closedir(d);
-			goto nomem;
-		}
-		nn++;
-	}
-	closedir(d);
+	if ((status = list_runs(dir, &names, &nn)) >= 0)
+		goto done;
+	status = CLI_OK;
 	if (nn < 3) {
 		cli_error("'%s' holds %zu run%s; a model needs 3 or more sizes "
 			  "(locprof predict collect --size P -o %s -- PROGRAM ...)", dir, nn, nn == 1 ? "" : "s", dir);
@@ -158,44 +222,8 @@ static int predict_fit(int argc, char **argv)
 		status = CLI_ERROR;
 		goto done;
 	}
-	if (!quiet) {
-		size_t ns = lp_pred_model_nsizes(m), nb = lp_pred_model_nblocks(m);
-		char f[512];
-		if (!show) {
-			show = lp_pred_model_block(m, 0);
-			for (size_t b = 0; b < nb; b++)
-				if (lp_pred_model_block(m, b) == 64)
-					show = 64;
-		}
-		printf("model %s: %zu sizes (%g .. %g), %zu groups, %zu loops\n", output, ns,
-		       lp_pred_model_fit_size(m, 0), lp_pred_model_fit_size(m, ns - 1), lp_pred_model_ngroups(m),
-		       lp_pred_model_nloops(m));
-		printf("command: %s\n", lp_pred_model_command(m));
-		printf("references: %s\n\n", lp_pred_model_refs_formula(m, SIZE_MAX, f, sizeof(f)));
-		printf("%-5s %-18s %-22s %-14s %4s %9s  %s\n", "group", "function", "where", "strides",
-		       "pcs", "bins", "references");
-		for (size_t g = 0; g < lp_pred_model_ngroups(m); g++) {
-			struct lp_pred_group_info gi;
-			size_t nc, nbins;
-			char bins[32];
-			lp_pred_model_group(m, g, &gi);
-			if (lp_pred_model_bins(m, g, show, &nc, &nbins) < 0) {
-				cli_error("%s", lp_errmsg());
-				status = CLI_ERROR;
-				goto done;
-			}
-			snprintf(bins, sizeof(bins), "%zu+%zu", nc, nbins);
-			printf("%-5zu %-18s %-22s %-14s %4zu %9s  %s\n", g, gi.function, gi.where, gi.strides,
-			       gi.npcs, bins, lp_pred_model_refs_formula(m, g, f, sizeof(f)));
-			if (verbose) {
-				char *desc = lp_pred_model_describe(m, g, show);
-				if (desc)
-					fputs(desc, stdout);
-				free(desc);
-			}
-		}
-		printf("\nbins: constant-distance + rest bins at %llu-byte blocks\n", (unsigned long long)show);
-	}
+	if (!quiet)
+		status = print_model(m, output, show, verbose);
 	goto done;
 nomem:
 	cli_error("out of memory");
