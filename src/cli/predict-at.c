@@ -690,7 +690,16 @@ out:
 	return rc;
 }
 
-static int predict_at(int argc, char **argv)
+struct at_opts {
+	const char *machine, *svg, *measured;
+	unsigned place;
+	double agree, pmax;
+	double *sizes;
+	size_t nsizes;
+};
+
+/* The options into x and o; returns -1 to go on, or the exit status. */
+static int at_options(int argc, char **argv, struct ctx *x, struct at_opts *o)
 {
 	static const struct option opts[] = {
 		{ "size", required_argument, NULL, 's' },
@@ -711,6 +720,139 @@ static int predict_at(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
+	int c;
+	uint64_t u;
+
+	while ((c = cli_getopt(argc, argv, "s:m:w:F:h", opts)) != -1) {
+		switch (c) {
+		case 's':
+			free(o->sizes);
+			o->sizes = NULL;
+			if (parse_sizes(optarg, &o->sizes, &o->nsizes) < 0)
+				return cli_usage_error(&cmd_predict_at, "bad --size '%s' (positive numbers)", optarg);
+			break;
+		case 'm': o->machine = optarg; break;
+		case 'w':
+			lp_pred_expr_free(x->work);
+			x->work = NULL;
+			if (lp_pred_expr_parse(&x->work, optarg) < 0)
+				return cli_usage_error(&cmd_predict_at, "bad --work: %s", lp_errmsg());
+			break;
+		case 'F':
+			if (!strcmp(optarg, "text"))
+				x->fmt = FMT_TEXT;
+			else if (!strcmp(optarg, "csv"))
+				x->fmt = FMT_CSV;
+			else if (!strcmp(optarg, "json"))
+				x->fmt = FMT_JSON;
+			else
+				return cli_usage_error(&cmd_predict_at, "unknown format '%s' (text, csv, json)", optarg);
+			break;
+		case 'T':
+			if (cli_parse_u64(optarg, &u) < 0 || u > 1000000)
+				goto usage_bad;
+			x->top = (int)u;
+			break;
+		case 'H':
+			if (cli_parse_size(optarg, &x->hist_block) < 0 || !x->hist_block)
+				goto usage_bad;
+			break;
+		case 'S': o->svg = optarg; break;
+		case 'X':
+			if (cli_parse_double(optarg, &o->pmax) < 0 || !(o->pmax > 0))
+				goto usage_bad;
+			break;
+		case 'M': o->measured = optarg; break;
+		case 'B': x->sa_how = LP_PRED_SA_BINOMIAL; break;
+		case 'D': x->sa_how = LP_PRED_SA_AUTO; break;
+		case 'C': x->sa_how = LP_PRED_SA_CALIBRATED; break;
+		case 'R': x->sa_how = LP_PRED_SA_STRIDED; break;
+		case 'P':
+			if (parse_placement(optarg, &o->place) < 0)
+				return cli_usage_error(&cmd_predict_at, "bad --placement '%s' (even, cut or even,cut)", optarg);
+			x->sa_how = LP_PRED_SA_CALIBRATED;
+			break;
+		case 'A':
+			if (cli_parse_double(optarg, &o->agree) < 0 || !(o->agree > 0))
+				return cli_usage_error(&cmd_predict_at, "bad --agree '%s' (a positive number)", optarg);
+			x->sa_how = LP_PRED_SA_CALIBRATED;
+			break;
+		case 'h': return cli_print_usage(&cmd_predict_at);
+		default: return cli_usage_error(&cmd_predict_at, "bad option");
+		}
+	}
+	if (optind + 1 != argc || !o->nsizes)
+		return cli_usage_error(&cmd_predict_at, "predict needs a model (DIR or file) and --size");
+	return -1;
+usage_bad:
+	return cli_usage_error(&cmd_predict_at, "bad value '%s' for '%s'", optarg, argv[optind - 1]);
+}
+
+/* Nonzero if the model has histograms of block size `block`. */
+static int have_block(const struct lp_pred_model *m, uint64_t block)
+{
+	for (size_t b = 0; b < lp_pred_model_nblocks(m); b++)
+		if (lp_pred_model_block(m, b) == block)
+			return 1;
+	return 0;
+}
+
+/* The block sizes the machine's levels and --hist need were collected. */
+static int check_blocks(const struct ctx *x)
+{
+	for (size_t l = 0; l < x->mc.n; l++)
+		if (!have_block(x->m, x->mc.level[l].block)) {
+			cli_error("level %s of %s has %llu-byte blocks, which were not collected "
+				  "(locprof predict collect --line/--page)", x->mc.level[l].name, x->mc.name,
+				  (unsigned long long)x->mc.level[l].block);
+			return -1;
+		}
+	if (x->hist_block && !have_block(x->m, x->hist_block)) {
+		cli_error("no histograms of %llu-byte blocks in the model", (unsigned long long)x->hist_block);
+		return -1;
+	}
+	return 0;
+}
+
+/* What comes before the predictions: the model and machine (text), the
+ * column names (CSV), or the opening of the object (JSON). */
+static void print_head(const struct ctx *x, const char *mpath)
+{
+	size_t ns = lp_pred_model_nsizes(x->m);
+	char f[512];
+	if (x->fmt == FMT_TEXT) {
+		printf("# locprof predict at: %s\n# fitted at P = %g .. %g (%zu sizes); machine %s\n",
+		       lp_pred_model_command(x->m), lp_pred_model_fit_size(x->m, 0), lp_pred_model_fit_size(x->m, ns - 1),
+		       ns, x->mc.name);
+		printf("# references: %s\n", lp_pred_model_refs_formula(x->m, SIZE_MAX, f, sizeof(f)));
+	} else if (x->fmt == FMT_CSV) {
+		printf("size,scope,id,name,where,level,block,references,accesses,fa_misses,sa_misses,"
+		       "work,fa_per_work,sa_per_work,sa_model\n");
+	} else {
+		printf("{\"model\": ");
+		cli_json_string(mpath);
+		printf(", \"command\": ");
+		cli_json_string(lp_pred_model_command(x->m));
+		printf(", \"machine\": ");
+		cli_json_string(x->mc.name);
+		printf(", \"fitted_sizes\": [");
+		for (size_t r = 0; r < ns; r++)
+			printf("%s%.10g", r ? ", " : "", lp_pred_model_fit_size(x->m, r));
+		printf("], \"work\": ");
+		cli_json_string(x->work ? lp_pred_expr_text(x->work) : "references");
+		printf(", \"levels\": [");
+		for (size_t l = 0; l < x->mc.n; l++)
+			printf("%s{\"name\": \"%s\", \"kind\": \"%s\", \"blocks\": %llu, \"assoc\": %llu, "
+			       "\"block\": %llu, \"sa_model\": \"%s\"}", l ? ", " : "", x->mc.level[l].name,
+			       x->mc.level[l].kind == LP_PRED_LEVEL_TLB ? "tlb" : "cache",
+			       (unsigned long long)x->mc.level[l].blocks, (unsigned long long)x->mc.level[l].assoc,
+			       (unsigned long long)x->mc.level[l].block, sa_model(x, l));
+		printf("],\n \"predictions\": [");
+	}
+}
+
+static int predict_at(int argc, char **argv)
+{
 	/* Strided placement by default: on the bench it fixes the two levels
 	 * where the binomial model's random placement is far off and changes
 	 * no other level by more than a percent (docs/prediction.md, "Strided
@@ -718,91 +860,14 @@ static int predict_at(int argc, char **argv)
 	 * model. The set-distance fits are exact at the fitted sizes but
 	 * extrapolate worse ("Set distances against the binomial model"). */
 	struct ctx x = { .fmt = FMT_TEXT, .top = 20, .sa_how = LP_PRED_SA_STRIDED };
-	const char *machine = "host", *svg = NULL, *measured = NULL;
-	unsigned place = LP_PRED_PLACE_DEFAULT;
-	double agree = 0;
-	double *sizes = NULL, pmax = 0;
-	size_t nsizes = 0;
+	struct at_opts o = { .machine = "host", .place = LP_PRED_PLACE_DEFAULT };
 	char *mpath = NULL;
-	int c, status = CLI_OK;
-	uint64_t u;
+	int status;
 
-	while ((c = cli_getopt(argc, argv, "s:m:w:F:h", opts)) != -1) {
-		switch (c) {
-		case 's':
-			free(sizes);
-			if (parse_sizes(optarg, &sizes, &nsizes) < 0)
-				return cli_usage_error(&cmd_predict_at, "bad --size '%s' (positive numbers)", optarg);
-			break;
-		case 'm': machine = optarg; break;
-		case 'w':
-			lp_pred_expr_free(x.work);
-			if (lp_pred_expr_parse(&x.work, optarg) < 0) {
-				free(sizes);
-				return cli_usage_error(&cmd_predict_at, "bad --work: %s", lp_errmsg());
-			}
-			break;
-		case 'F':
-			if (!strcmp(optarg, "text"))
-				x.fmt = FMT_TEXT;
-			else if (!strcmp(optarg, "csv"))
-				x.fmt = FMT_CSV;
-			else if (!strcmp(optarg, "json"))
-				x.fmt = FMT_JSON;
-			else
-				goto usage_fmt;
-			break;
-		case 'T':
-			if (cli_parse_u64(optarg, &u) < 0 || u > 1000000)
-				goto usage_bad;
-			x.top = (int)u;
-			break;
-		case 'H':
-			if (cli_parse_size(optarg, &x.hist_block) < 0 || !x.hist_block)
-				goto usage_bad;
-			break;
-		case 'S': svg = optarg; break;
-		case 'X':
-			if (cli_parse_double(optarg, &pmax) < 0 || !(pmax > 0))
-				goto usage_bad;
-			break;
-		case 'M': measured = optarg; break;
-		case 'B': x.sa_how = LP_PRED_SA_BINOMIAL; break;
-		case 'D': x.sa_how = LP_PRED_SA_AUTO; break;
-		case 'C': x.sa_how = LP_PRED_SA_CALIBRATED; break;
-		case 'R': x.sa_how = LP_PRED_SA_STRIDED; break;
-		case 'P':
-			if (parse_placement(optarg, &place) < 0) {
-				free(sizes);
-				lp_pred_expr_free(x.work);
-				return cli_usage_error(&cmd_predict_at, "bad --placement '%s' (even, cut or even,cut)", optarg);
-			}
-			x.sa_how = LP_PRED_SA_CALIBRATED;
-			break;
-		case 'A':
-			if (cli_parse_double(optarg, &agree) < 0 || !(agree > 0)) {
-				free(sizes);
-				lp_pred_expr_free(x.work);
-				return cli_usage_error(&cmd_predict_at, "bad --agree '%s' (a positive number)", optarg);
-			}
-			x.sa_how = LP_PRED_SA_CALIBRATED;
-			break;
-		case 'h':
-			free(sizes);
-			lp_pred_expr_free(x.work);
-			return cli_print_usage(&cmd_predict_at);
-		default:
-			free(sizes);
-			lp_pred_expr_free(x.work);
-			return cli_usage_error(&cmd_predict_at, "bad option");
-		}
-	}
-	if (optind + 1 != argc || !nsizes) {
-		free(sizes);
-		lp_pred_expr_free(x.work);
-		return cli_usage_error(&cmd_predict_at, "predict needs a model (DIR or file) and --size");
-	}
-	if (lp_machine_get(&x.mc, machine) < 0) {
+	if ((status = at_options(argc, argv, &x, &o)) >= 0)
+		goto done;
+	status = CLI_ERROR;
+	if (lp_machine_get(&x.mc, o.machine) < 0) {
 		cli_error("%s", lp_errmsg());
 		status = CLI_USAGE;
 		goto done;
@@ -811,115 +876,50 @@ static int predict_at(int argc, char **argv)
 		goto nomem;
 	if (lp_pred_model_read(&x.m, mpath) < 0) {
 		cli_error("%s", lp_errmsg());
-		status = CLI_ERROR;
 		goto done;
 	}
-	for (size_t l = 0; l < x.mc.n; l++) {
-		int have = 0;
-		for (size_t b = 0; b < lp_pred_model_nblocks(x.m); b++)
-			have |= lp_pred_model_block(x.m, b) == x.mc.level[l].block;
-		if (!have) {
-			cli_error("level %s of %s has %llu-byte blocks, which were not collected "
-				  "(locprof predict collect --line/--page)", x.mc.level[l].name, x.mc.name,
-				  (unsigned long long)x.mc.level[l].block);
-			status = CLI_ERROR;
-			goto done;
-		}
-	}
-	if (x.hist_block) {
-		int have = 0;
-		for (size_t b = 0; b < lp_pred_model_nblocks(x.m); b++)
-			have |= lp_pred_model_block(x.m, b) == x.hist_block;
-		if (!have) {
-			cli_error("no histograms of %llu-byte blocks in the model", (unsigned long long)x.hist_block);
-			status = CLI_ERROR;
-			goto done;
-		}
-	}
-	if ((place != LP_PRED_PLACE_DEFAULT || agree > 0) && lp_pred_model_calibrate(x.m, place, agree) < 0) {
+	if (check_blocks(&x) < 0)
+		goto done;
+	if ((o.place != LP_PRED_PLACE_DEFAULT || o.agree > 0) && lp_pred_model_calibrate(x.m, o.place, o.agree) < 0) {
 		cli_error("%s", lp_errmsg());
-		status = CLI_ERROR;
 		goto done;
 	}
-	if (measured && read_measured(measured, &x) < 0) {
-		status = CLI_ERROR;
+	if (o.measured && read_measured(o.measured, &x) < 0)
 		goto done;
-	}
 	if (!(x.cnt = calloc(lp_pred_model_ngroups(x.m) * x.mc.n + 1, sizeof(*x.cnt))))
 		goto nomem;
-	{
-		size_t ns = lp_pred_model_nsizes(x.m);
-		char f[512];
-		if (x.fmt == FMT_TEXT) {
-			printf("# locprof predict at: %s\n# fitted at P = %g .. %g (%zu sizes); machine %s\n",
-			       lp_pred_model_command(x.m), lp_pred_model_fit_size(x.m, 0), lp_pred_model_fit_size(x.m, ns - 1),
-			       ns, x.mc.name);
-			printf("# references: %s\n", lp_pred_model_refs_formula(x.m, SIZE_MAX, f, sizeof(f)));
-		} else if (x.fmt == FMT_CSV) {
-			printf("size,scope,id,name,where,level,block,references,accesses,fa_misses,sa_misses,"
-			       "work,fa_per_work,sa_per_work,sa_model\n");
-		} else {
-			printf("{\"model\": ");
-			cli_json_string(mpath);
-			printf(", \"command\": ");
-			cli_json_string(lp_pred_model_command(x.m));
-			printf(", \"machine\": ");
-			cli_json_string(x.mc.name);
-			printf(", \"fitted_sizes\": [");
-			for (size_t r = 0; r < ns; r++)
-				printf("%s%.10g", r ? ", " : "", lp_pred_model_fit_size(x.m, r));
-			printf("], \"work\": ");
-			cli_json_string(x.work ? lp_pred_expr_text(x.work) : "references");
-			printf(", \"levels\": [");
-			for (size_t l = 0; l < x.mc.n; l++)
-				printf("%s{\"name\": \"%s\", \"kind\": \"%s\", \"blocks\": %llu, \"assoc\": %llu, "
-				       "\"block\": %llu, \"sa_model\": \"%s\"}", l ? ", " : "", x.mc.level[l].name,
-				       x.mc.level[l].kind == LP_PRED_LEVEL_TLB ? "tlb" : "cache",
-				       (unsigned long long)x.mc.level[l].blocks, (unsigned long long)x.mc.level[l].assoc,
-				       (unsigned long long)x.mc.level[l].block, sa_model(&x, l));
-			printf("],\n \"predictions\": [");
-		}
-	}
-	for (size_t i = 0; i < nsizes; i++) {
+	print_head(&x, mpath);
+	for (size_t i = 0; i < o.nsizes; i++) {
 		struct lp_pred_count *tot = calloc(x.mc.n, sizeof(*tot));
 		if (!tot)
 			goto nomem;
-		if (predict_all(&x, sizes[i]) < 0) {
+		if (predict_all(&x, o.sizes[i]) < 0) {
 			free(tot);
 			status = CLI_ERROR;
 			goto done;
 		}
 		totals(&x, NULL, NULL, tot);
-		int rc = x.fmt == FMT_TEXT ? print_text(&x, sizes[i], tot) : print_struct(&x, sizes[i], tot, i == 0);
+		int rc = x.fmt == FMT_TEXT ? print_text(&x, o.sizes[i], tot) : print_struct(&x, o.sizes[i], tot, i == 0);
 		free(tot);
 		if (rc < 0)
 			goto nomem;
 	}
 	if (x.fmt == FMT_JSON)
 		printf("]}\n");
-	if (svg) {
+	if (o.svg) {
 		double fitmax = lp_pred_model_fit_size(x.m, lp_pred_model_nsizes(x.m) - 1);
-		if (!pmax) {
-			pmax = 10 * fitmax;
-			for (size_t i = 0; i < nsizes; i++)
-				pmax = fmax(pmax, sizes[i]);
+		if (!o.pmax) {
+			o.pmax = 10 * fitmax;
+			for (size_t i = 0; i < o.nsizes; i++)
+				o.pmax = fmax(o.pmax, o.sizes[i]);
 			for (size_t i = 0; i < x.nmeas; i++)
-				pmax = fmax(pmax, x.meas[i].size);
+				o.pmax = fmax(o.pmax, x.meas[i].size);
 		}
-		if (plot(&x, svg, pmax) < 0) {
-			status = CLI_ERROR;
+		if (plot(&x, o.svg, o.pmax) < 0)
 			goto done;
-		}
 	}
+	status = CLI_OK;
 	goto done;
-usage_fmt:
-	free(sizes);
-	lp_pred_expr_free(x.work);
-	return cli_usage_error(&cmd_predict_at, "unknown format '%s' (text, csv, json)", optarg);
-usage_bad:
-	free(sizes);
-	lp_pred_expr_free(x.work);
-	return cli_usage_error(&cmd_predict_at, "bad value '%s' for '%s'", optarg, argv[optind - 1]);
 nomem:
 	cli_error("out of memory");
 	status = CLI_ERROR;
@@ -928,7 +928,7 @@ done:
 	lp_pred_expr_free(x.work);
 	free(x.cnt);
 	free(x.meas);
-	free(sizes);
+	free(o.sizes);
 	free(mpath);
 	return status;
 }
