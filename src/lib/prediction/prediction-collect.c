@@ -642,21 +642,6 @@ static int stride_ratio(struct stride a, struct stride b)
 	return a.v % b.v == 0 || b.v % a.v == 0;
 }
 
-static size_t uf_find(size_t *p, size_t x)
-{
-	while (p[x] != x)
-		x = p[x] = p[p[x]];
-	return x;
-}
-
-static void uf_union(size_t *p, size_t a, size_t b)
-{
-	a = uf_find(p, a);
-	b = uf_find(p, b);
-	if (a != b)
-		p[a > b ? a : b] = a < b ? a : b;
-}
-
 struct pcout {
 	const char *file;
 	int line;
@@ -857,7 +842,7 @@ static void group_loops(const struct lp_pred_collect *c, struct grouping *w)
 			if (!b->depth || !po[j].file || b->loop[0] == a->loop[0] || b->func != a->func ||
 			    b->depth != a->depth || po[j].line != po[i].line || strcmp(po[j].file, po[i].file))
 				continue;
-			uf_union(lsrc, (size_t)a->loop[0], (size_t)b->loop[0]);
+			lp_pred_uf_union(lsrc, (size_t)a->loop[0], (size_t)b->loop[0]);
 		}
 	}
 }
@@ -873,27 +858,27 @@ static void group_pcs(const struct lp_pred_collect *c, struct grouping *w)
 		for (size_t j = i + 1; j < np; j++) {
 			const struct lp_pred_pc *b = &c->pcs[j].info;
 			int same = 0;
-			if (uf_find(gp, i) == uf_find(gp, j))
+			if (lp_pred_uf_find(gp, i) == lp_pred_uf_find(gp, j))
 				continue;
 			if (a->module < 0 || b->module < 0) {
 				same = a->module < 0 && b->module < 0;
 			} else if (!a->depth || !b->depth) {
 				same = !a->depth && !b->depth && a->func == b->func && a->func >= 0;
 			} else if (a->depth == b->depth &&
-				   uf_find(lsrc, (size_t)a->loop[0]) == uf_find(lsrc, (size_t)b->loop[0])) {
+				   lp_pred_uf_find(lsrc, (size_t)a->loop[0]) == lp_pred_uf_find(lsrc, (size_t)b->loop[0])) {
 				same = 1;
 				for (int l = 0; l < a->depth && same; l++)
 					same = a->loop[l] == b->loop[l] ? stride_eq(po[i].st[l], po[j].st[l])
 									: stride_ratio(po[i].st[l], po[j].st[l]);
 			}
 			if (same)
-				uf_union(gp, i, j);
+				lp_pred_uf_union(gp, i, j);
 		}
 	}
 	for (size_t i = 0; i < np; i++)
 		gid[i] = SIZE_MAX;
 	for (size_t i = 0; i < np; i++) {
-		size_t r = uf_find(gp, i);
+		size_t r = lp_pred_uf_find(gp, i);
 		if (gid[r] == SIZE_MAX)
 			gid[r] = ngroups++;
 		gid[i] = gid[r];
@@ -942,7 +927,7 @@ static void write_head(const struct lp_pred_collect *c, struct lp_out *f, const 
 				snprintf(buf, sizeof(buf), "0x%" PRIx64, L->header);
 			lp_out_printf(f, "loop %d %d 0x%" PRIx64 " %d %d %d ", lout[l], L->module, L->header,
 				L->parent >= 0 ? lout[L->parent] : -1, L->depth,
-				lout[uf_find(lsrc, l)]);
+				lout[lp_pred_uf_find(lsrc, l)]);
 			lp_pred_word_put(f, lp_pred_code_func_name(c->code, L->func));
 			lp_out_write(f, " ", 1);
 			lp_pred_word_put(f, buf);

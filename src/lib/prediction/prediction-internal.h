@@ -59,10 +59,32 @@ const char *lp_pred_code_func_name(const struct lp_pred_code *c, int f);
  * runtime); 0 if unknown. */
 int lp_pred_code_srcline(struct lp_pred_code *c, const struct lp_pred_pc *p, const char **file, int *line);
 
+/* ---- union-find over indices (groups of pcs, source loops) ------------------ */
+/* p[x] is x's parent; a root is its own. Path halving on find; union keeps
+ * the smaller index as the root, so roots are the first of their set. */
+static inline size_t lp_pred_uf_find(size_t *p, size_t x)
+{
+	while (p[x] != x)
+		x = p[x] = p[p[x]];
+	return x;
+}
+
+static inline void lp_pred_uf_union(size_t *p, size_t a, size_t b)
+{
+	a = lp_pred_uf_find(p, a);
+	b = lp_pred_uf_find(p, b);
+	if (a != b)
+		p[a > b ? a : b] = a < b ? a : b;
+}
+
 /* ---- text files ------------------------------------------------------------- */
 /* Words in run and model files are separated by spaces; a word escapes
  * space, '%', tab and newline as %XX, and the empty string is "%-". */
 void lp_pred_word_put(struct lp_out *f, const char *s);
+/* The first line of a run or model file must be "# locprof xpred KIND v1"
+ * (KIND: run, model); else an LP_EVERSION (another version) or LP_EFORMAT
+ * error naming path as "a locprof WHAT (v1)". */
+int lp_pred_check_magic(const char *line, const char *kind, const char *what, const char *path);
 /* Split a line into at most max words in place (decoded); returns count. */
 int lp_pred_word_split(char *line, char **w, int max);
 

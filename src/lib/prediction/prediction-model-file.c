@@ -407,11 +407,8 @@ int lp_pred_model_read(struct lp_pred_model **out, const char *path)
 		int n;
 		lineno++;
 		if (lineno == 1) {
-			if (strcmp(line, "# locprof xpred model v1")) {
-				rc = lp_seterr(!strncmp(line, "# locprof xpred model v", 23) ? LP_EVERSION : LP_EFORMAT,
-					       "'%s' is not a locprof prediction model (v1)", path);
+			if ((rc = lp_pred_check_magic(line, "model", "prediction model", path)) < 0)
 				goto fail;
-			}
 			continue;
 		}
 		n = lp_pred_word_split(line, w, MW);

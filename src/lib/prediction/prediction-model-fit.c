@@ -13,21 +13,6 @@
 #include <string.h>
 
 
-static size_t uf_find(size_t *p, size_t x)
-{
-	while (p[x] != x)
-		x = p[x] = p[p[x]];
-	return x;
-}
-
-static void uf_union(size_t *p, size_t a, size_t b)
-{
-	a = uf_find(p, a);
-	b = uf_find(p, b);
-	if (a != b)
-		p[a > b ? a : b] = a < b ? a : b;
-}
-
 struct gkey {
 	const char *module;
 	uint64_t addr;
@@ -321,12 +306,12 @@ static int match_unite(struct match *x)
 		struct lp_pred_run *R = x->runs[r];
 		for (size_t l = 0; l < R->nloops; l++)
 			if (R->loops[l].src >= 0)
-				uf_union(x->lsrc, x->loopmap[r][l], x->loopmap[r][R->loops[l].src]);
+				lp_pred_uf_union(x->lsrc, x->loopmap[r][l], x->loopmap[r][R->loops[l].src]);
 		/* first pc of each run group */
 		for (size_t i = 0; i < R->npcs; i++)
 			for (size_t j = 0; j < i; j++)
 				if (R->pcs[j].group == R->pcs[i].group) {
-					uf_union(x->gp, x->pcmap[r][i], x->pcmap[r][j]);
+					lp_pred_uf_union(x->gp, x->pcmap[r][i], x->pcmap[r][j]);
 					break;
 				}
 	}
@@ -336,7 +321,7 @@ static int match_unite(struct match *x)
 /* The model's loop of run r's loop l. */
 static size_t model_loop_of(const struct match *x, size_t r, size_t l)
 {
-	return x->lof[uf_find(x->lsrc, x->loopmap[r][l])];
+	return x->lof[lp_pred_uf_find(x->lsrc, x->loopmap[r][l])];
 }
 
 /* Model loops: source loops, numbered in order of first appearance, with
@@ -348,7 +333,7 @@ static int model_loops(struct lp_pred_model *m, struct match *x)
 	for (size_t r = x->n; r-- > 0;) {
 		struct lp_pred_run *R = x->runs[r];
 		for (size_t l = 0; l < R->nloops; l++) {
-			size_t root = uf_find(x->lsrc, x->loopmap[r][l]);
+			size_t root = lp_pred_uf_find(x->lsrc, x->loopmap[r][l]);
 			if (x->lof[root] == SIZE_MAX) {
 				struct xmloop *nl2 = realloc(m->loops, (m->nloops + 1) * sizeof(*nl2));
 				if (!nl2)
@@ -400,7 +385,7 @@ static int model_groups(struct lp_pred_model *m, struct match *x)
 	for (size_t i = 0; i < x->npk; i++)
 		x->gof[i] = SIZE_MAX;
 	for (size_t i = 0; i < x->npk; i++) {
-		size_t root = uf_find(x->gp, i);
+		size_t root = lp_pred_uf_find(x->gp, i);
 		if (x->gof[root] == SIZE_MAX)
 			x->gof[root] = m->ngroups++;
 		x->gof[i] = x->gof[root];

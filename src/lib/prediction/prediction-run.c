@@ -28,6 +28,17 @@ void lp_pred_word_put(struct lp_out *f, const char *s)
 	}
 }
 
+int lp_pred_check_magic(const char *line, const char *kind, const char *what, const char *path)
+{
+	char want[64];
+	int n = snprintf(want, sizeof(want), "# locprof xpred %s v", kind);
+
+	if (!strncmp(line, want, (size_t)n) && !strcmp(line + n, "1"))
+		return 0;
+	return lp_seterr(!strncmp(line, want, (size_t)n) ? LP_EVERSION : LP_EFORMAT, "'%s' is not a locprof %s (v1)",
+			 path, what);
+}
+
 static int hexv(int ch)
 {
 	if (ch >= '0' && ch <= '9')
@@ -453,11 +464,8 @@ int lp_pred_run_read(struct lp_pred_run **out, const char *path)
 		int n;
 		lineno++;
 		if (lineno == 1) {
-			if (strcmp(line, "# locprof xpred run v1")) {
-				rc = lp_seterr(!strncmp(line, "# locprof xpred run v", 21) ? LP_EVERSION : LP_EFORMAT,
-					       "'%s' is not a locprof prediction run file (v1)", path);
+			if ((rc = lp_pred_check_magic(line, "run", "prediction run file", path)) < 0)
 				goto fail;
-			}
 			continue;
 		}
 		if (line[0] == '#' || !line[0])
