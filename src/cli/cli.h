@@ -24,11 +24,13 @@ struct cli_command {
 	const char *name;
 	const char *summary; /* one line, for `locprof help` */
 	const char *usage;   /* the whole help text */
+	const char *alias;   /* another name that runs it (an older name kept
+			      * so that scripts keep working), or NULL */
 	int (*run)(int argc, char **argv); /* argv[0] is the command name */
 };
 
 /* The commands (main.c's table). */
-extern const struct cli_command cmd_cc, cmd_convert, cmd_cxx, cmd_dump, cmd_model,
+extern const struct cli_command cmd_cc, cmd_convert, cmd_cxx, cmd_dump, cmd_predict,
 	cmd_record, cmd_report, cmd_reusedist, cmd_sample, cmd_simulate, cmd_stackdist,
 	cmd_synth;
 
