@@ -2,6 +2,7 @@
 #include "cli.h"
 
 #include <locprof/sim.h>
+#include <locprof/report.h>
 #include <locprof/symbol.h>
 
 #include <math.h>
@@ -325,23 +326,6 @@ static void print_memspy(const struct opts *o, struct lp_memspy **ms)
 		printf("\n]}\n");
 }
 
-static const char *csv_field(const char *s, char *buf, size_t len)
-{
-	size_t k = 0;
-
-	if (!strpbrk(s, ",\"")) 
-		return s;
-	buf[k++] = '"';
-	for (; *s && k + 3 < len; s++) {
-		if (*s == '"')
-			buf[k++] = '"';
-		buf[k++] = *s;
-	}
-	buf[k++] = '"';
-	buf[k] = '\0';
-	return buf;
-}
-
 static void print_attrib(const struct opts *o, struct lp_attrib *a)
 {
 	static const struct { enum lp_attrib_view v; const char *name; } views[] = {
@@ -403,9 +387,9 @@ static void print_attrib(const struct opts *o, struct lp_attrib *a)
 		for (size_t i = 0; i < n; i++) {
 			const struct lp_attrib_row *r = &rows[i];
 			if (o->fmt == FMT_CSV) {
-				printf("%s,%s,", views[t].name, csv_field(r->object, b1, sizeof(b1)));
+				printf("%s,%s,", views[t].name, cli_csv_field(r->object, b1, sizeof(b1)));
 				printf("%s,0x%llx,%s,%llu,%llu,%llu,%llu,%llu,%.0f,%.0f,%.6f\n",
-				       csv_field(r->function, b2, sizeof(b2)), (unsigned long long)r->pc, r->where,
+				       cli_csv_field(r->function, b2, sizeof(b2)), (unsigned long long)r->pc, r->where,
 				       (unsigned long long)r->refs, (unsigned long long)r->accesses,
 				       (unsigned long long)r->misses, (unsigned long long)r->cold,
 				       (unsigned long long)r->replacement, r->stall, r->compute, r->share);
