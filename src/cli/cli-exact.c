@@ -1,6 +1,7 @@
 /* The shared body of `locprof stackdist` and `locprof reusedist`: options,
  * reading the trace into the exact engine, and the text, CSV and JSON
- * outputs (docs/commands/stackdist.md, reusedist.md). */
+ * outputs (docs/commands/stackdist.md, reusedist.md) of the curve points
+ * and pc ranking the library computes (lp_dist_curve, lp_dist_pcs). */
 #include "cli-exact.h"
 
 #include <locprof/report.h>

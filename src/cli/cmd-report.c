@@ -1,5 +1,7 @@
 /* locprof report: working-set graphs, named caches, windows and hot pcs
- * from a profile. */
+ * from a profile. The library computes every table (lp_report, in
+ * src/lib/report); this file parses the options and formats the tables as
+ * text, CSV or JSON. */
 #include "cli.h"
 
 #include <locprof/profile.h>
@@ -7,7 +9,6 @@
 #include <locprof/symbol.h>
 
 #include <inttypes.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,8 +1,8 @@
 /* locprof simulate: functional cache simulation of a trace. */
 #include "cli.h"
 
-#include <locprof/sim.h>
 #include <locprof/report.h>
+#include <locprof/sim.h>
 #include <locprof/symbol.h>
 
 #include <math.h>
