@@ -96,7 +96,8 @@ struct lp_report_info {
 	uint64_t accesses;  /* line accesses of the run */
 	uint64_t at;        /* the cache size of windows and hot spots, bytes */
 	const char *hot_policy; /* "LRU" or "random": the model of the hot spots */
-	double total_misses; /* hot spots: the sum over every sample, in samples */
+	double total_misses; /* hot spots: the samples' summed miss probabilities
+			      * (not scaled by the rate): the shares' base */
 	/* data objects: heap blocks in the profile, allocations of the run,
 	 * and whether the blocks are only the ones samples touched */
 	size_t heap_blocks;
@@ -124,7 +125,8 @@ struct lp_report_window {
 struct lp_report;
 
 /* Compute every table of params for profile p (which must outlive the
- * report). LP_EINVAL for a line index the profile lacks. */
+ * report). LP_EINVAL for a line index the profile lacks or no policy,
+ * LP_ECORRUPT for a line size of 0. */
 int lp_report_new(struct lp_report **out, const struct lp_profile *p,
 		  const struct lp_report_params *params);
 void lp_report_free(struct lp_report *r);
