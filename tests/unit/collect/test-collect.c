@@ -4,7 +4,7 @@
 #include "lp-test.h"
 
 #include <locprof/profile.h>
-#include <locprof/record.h>
+#include <locprof/recorder.h>
 
 #include "collect/protocol.h"
 #include "collect/sink.h"
