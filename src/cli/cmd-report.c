@@ -443,6 +443,7 @@ static int run(int argc, char **argv)
 		cli_warn("%s", lp_errmsg());
 		status = CLI_PARTIAL;
 	}
+	cli_warn_profile(p, o.profile);
 	li = o.line ? lp_profile_line_index(p, (uint32_t)o.line) : 0;
 	if (li < 0 || !p->n_line_sizes) {
 		cli_error("the profile has no line size %" PRIu64, o.line);
