@@ -66,6 +66,10 @@ const char *cli_format_size(uint64_t bytes, char *buf, size_t len);
 /* Print s to stdout as a JSON string literal, quoted and escaped. */
 void cli_json_string(const char *s);
 
+/* s as a CSV field: itself, or quoted (inner quotes doubled, cut to fit
+ * len) in buf when it holds a comma or a quote. */
+const char *cli_csv_field(const char *s, char *buf, size_t len);
+
 /* After a trace read returned err < 0: print one line and return the exit
  * status. Truncation and corruption are warnings (the results so far are
  * kept, CLI_PARTIAL); anything else is an error. */

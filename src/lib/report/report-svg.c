@@ -50,15 +50,31 @@ int lp_curves_read_csv(const char *path, struct lp_curve **out, size_t *nout)
 
 	if ((err = lp_in_open(&in, path)) < 0)
 		return err;
+	/* Tables are separated by an empty line and start with their header
+	 * line; only the curve table (header "curve,...", or rows without a
+	 * header) is read, the others (the named caches and hot spots of
+	 * `locprof report`) are skipped. */
+	int in_curves = 1, want_header = 0;
 	while ((got = lp_in_getline(in, &line)) > 0) {
 		char name[128];
 		unsigned long long size;
 		double ratio;
 		size_t i;
 		lineno++;
-		if (line[0] == '#' || line[0] == '\0' || !strncmp(line, "curve,", 6))
+		if (line[0] == '\0') {
+			want_header = 1;
 			continue;
-		if (sscanf(line, "%127[^,],%llu,%lf", name, &size, &ratio) != 3 || !isfinite(ratio)) {
+		}
+		if (line[0] == '#')
+			continue;
+		int row = sscanf(line, "%127[^,],%llu,%lf", name, &size, &ratio) == 3;
+		if (want_header) {
+			want_header = 0;
+			in_curves = row || !strncmp(line, "curve,", 6);
+		}
+		if (!in_curves || !strncmp(line, "curve,", 6))
+			continue;
+		if (!row || !isfinite(ratio)) {
 			err = lp_seterr(LP_EPARSE, "%s: line %zu: not a curve row", path, lineno);
 			goto out_fail;
 		}

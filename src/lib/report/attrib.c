@@ -11,7 +11,7 @@
  * straddling lines charges each line's miss to the same pc and object.
  * This path looks up symbols and tables per reference; it is meant for
  * attribution runs, not for the fast simulator. */
-#include <locprof/symbol.h>
+#include <locprof/report.h>
 
 #include "common/error.h"
 #include "common/hash.h"

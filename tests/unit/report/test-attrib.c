@@ -3,7 +3,7 @@
  * written by hand from them. */
 #include "lp-test.h"
 
-#include <locprof/symbol.h>
+#include <locprof/report.h>
 
 static const char program[] =
 	"#include <stdlib.h>\n"
