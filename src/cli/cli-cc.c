@@ -157,6 +157,10 @@ int cli_cc_main(const struct cli_command *cmd, int argc, char **argv, int cxx)
 		}
 		if (lto)
 			args[n++] = "-flto";
+		/* With -g, DWARF 4 rather than clang 14's DWARF 5, which
+		 * valgrind 3.19 reads only in part (the valgrind backend's
+		 * symbols; memcheck's messages). An explicit -gdwarf-5 wins. */
+		args[n++] = "-fdebug-default-version=4";
 	}
 	for (int j = i; j < argc; j++)
 		args[n++] = argv[j];
