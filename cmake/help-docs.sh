@@ -43,9 +43,12 @@ function text(s) {
 	return s
 }
 function bold(s) { return "\\fB" text(s) "\\fR" }
-BEGIN { state = "usage"; print ".SH SYNOPSIS"; print ".nf" }
+BEGIN { state = "usage"; if (!subcommand) print ".SH SYNOPSIS"; print ".nf" }
 state == "usage" {
-	if ($0 ~ /^$/) { print ".fi"; print ".SH DESCRIPTION"; state = "body"; para = 0; next }
+	if ($0 ~ /^$/) {
+		print ".fi"; print subcommand ? ".PP" : ".SH DESCRIPTION"
+		state = "body"; next
+	}
 	line = $0; sub(/^usage: /, "", line); sub(/^ +/, "", line)
 	if (line !~ /^locprof/) line = "    " line
 	print text(line); next
@@ -85,14 +88,26 @@ page() { # name, description, help text file -> man page on stdout
 	upper=$(printf '%s' "$name" | tr '[:lower:]' '[:upper:]')
 	printf '.TH "%s" 1 "" "locprof %s" "locprof manual"\n' "$upper" "$version"
 	printf '.SH NAME\n%s \\- %s\n' "$name" "$desc"
-	awk "$help_to_roff" "$help"
+	awk -v subcommand=0 "$help_to_roff" "$help"
 }
 
-# One page per command, and locprof(1) with the command table.
+# Subcommands: the third word of usage lines "locprof CMD SUB ...".
+subcommands_of() {
+	awk '/^$/ { exit } { sub(/^usage: /, ""); sub(/^ +/, "") }
+	     $1 == "locprof" && $3 ~ /^[a-z][a-z-]*$/ { print $3 }' | sort -u | tr '\n' ' '
+}
+
+# One page per command, each subcommand's help a section of its command's
+# page; and locprof(1) with the command table.
 see_also=()
 while IFS=$'\t' read -r cmd desc; do
 	"$locprof" help "$cmd" >"$out/help-$cmd.txt"
 	page "locprof-$cmd" "$desc" "$out/help-$cmd.txt" >"$out/man1/locprof-$cmd.1"
+	for sub in $(subcommands_of <"$out/help-$cmd.txt"); do
+		"$locprof" "$cmd" "$sub" --help >"$out/help-$cmd-$sub.txt"
+		printf '.SH "%s"\n' "$(printf 'locprof %s %s' "$cmd" "$sub" | tr '[:lower:]' '[:upper:]')"
+		awk -v subcommand=1 "$help_to_roff" "$out/help-$cmd-$sub.txt"
+	done >>"$out/man1/locprof-$cmd.1"
 	printf '.SH SEE ALSO\n\\fBlocprof\\fR(1)\n' >>"$out/man1/locprof-$cmd.1"
 	see_also+=("\\fBlocprof\\-$cmd\\fR(1)")
 done <"$out/commands.tsv"
@@ -114,12 +129,6 @@ options_of() {
 		for (i = 1; i <= n; i++) if (w[i] ~ /^-/) {
 			o = w[i]; sub(/\[.*/, "", o); sub(/=.*/, "=", o); print o } }' | sort -u | tr '\n' ' '
 }
-# Subcommands: the third word of usage lines "locprof CMD SUB ...".
-subcommands_of() {
-	awk '/^$/ { exit } { sub(/^usage: /, ""); sub(/^ +/, "") }
-	     $1 == "locprof" && $3 ~ /^[a-z][a-z-]*$/ { print $3 }' | sort -u | tr '\n' ' '
-}
-
 {
 	echo "# bash completion for locprof, generated from its help texts by"
 	echo "# cmake/help-docs.sh."
@@ -132,7 +141,6 @@ subcommands_of() {
 		[ -n "$subs" ] || continue
 		subs_case+=$(printf '\t"%s") echo "%s" ;;' "$cmd" "${subs% }")$'\n'
 		for sub in $subs; do
-			"$locprof" "$cmd" "$sub" --help >"$out/help-$cmd-$sub.txt" 2>&1 || true
 			printf '\t"%s %s") echo "%s" ;;\n' "$cmd" "$sub" "$(options_of <"$out/help-$cmd-$sub.txt")"
 		done
 	done <"$out/commands.tsv"
