@@ -29,6 +29,9 @@ foreach(dep ${lib_deps})
     list(APPEND pc_libs ${dep})
   endif()
 endforeach()
+if(LOCPROF_SANITIZE) # the archive's objects call the sanitizers' runtimes
+  list(PREPEND pc_libs -fsanitize=address,undefined)
+endif()
 list(REMOVE_DUPLICATES pc_libs)
 list(JOIN pc_libs " " pc_libs)
 # The prefix is found from the .pc file's own place: `cmake --install

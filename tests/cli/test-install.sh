@@ -33,7 +33,7 @@ else
 	profiles="inst.lpp"
 fi
 for p in $profiles; do
-	expect_status 0 locprof report "$p" --top 2
+	expect_status 0 locprof report "$p" --top 2 --at 4K
 	expect_grep "main \(matmul\.c:[0-9]+" "$T/out"
 done
 

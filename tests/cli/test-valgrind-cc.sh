@@ -34,7 +34,7 @@ for prog in lto nolto sancov; do
 	grep -q "Giving up\|unhandled dwarf" "$T/err" && fail "valgrind could not read $prog's debug information"
 	"$LOCPROF" dump "$T/$prog.lpp" >"$T/dump"
 	expect_grep "^source: valgrind" "$T/dump"
-	expect_status 0 "$LOCPROF" report "$T/$prog.lpp" --top 3
+	expect_status 0 "$LOCPROF" report "$T/$prog.lpp" --top 3 --at 4K
 	expect_grep "main \(matmul\.c:[0-9]+" "$T/out"
 done
 echo "ok: programs built by locprof cc run under valgrind and record --backend valgrind"
