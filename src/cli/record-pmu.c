@@ -66,11 +66,14 @@ struct pmu_rec {
 
 static volatile pid_t target_pid;
 
-static void on_term(int sig)
+/* INT, TERM, HUP sent by a process (kill: si_code <= 0) are passed on;
+ * the terminal's (SI_KERNEL) reached the program's process group already. */
+static void on_term(int sig, siginfo_t *info, void *ctx)
 {
 	pid_t p = target_pid;
 
-	if (p > 0)
+	(void)ctx;
+	if (p > 0 && info->si_code <= 0)
 		kill(p, sig);
 }
 
@@ -514,9 +517,10 @@ static int run(const struct record_request *req)
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_flags = SA_RESTART; /* the engine's waits go on */
 	sa.sa_handler = on_ignore;
-	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGQUIT, &sa, &old_quit);
-	sa.sa_handler = on_term;
+	sa.sa_flags |= SA_SIGINFO;
+	sa.sa_sigaction = on_term;
+	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
 	sigaction(SIGHUP, &sa, &old_hup);
 	fflush(NULL);
@@ -561,10 +565,10 @@ static int run(const struct record_request *req)
 		cli_note("run time %.3f s", t1 - t0);
 	if (a.stats)
 		print_stats(&st);
-	/* As the inst backend: an output that failed is reported above, and
-	 * the exit status stays the program's. */
-	if (err < 0)
-		rc = CLI_ERROR;
+	/* As the inst backend: an output that was not written (reported
+	 * above) makes it locprof's failure; otherwise the program's status. */
+	if (err < 0 || r.failed || !r.n)
+		rc = CLI_ERROR; /* an output not written */
 	else if (WIFSIGNALED(status))
 		rc = 128 + WTERMSIG(status);
 	else
