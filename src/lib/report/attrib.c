@@ -132,7 +132,10 @@ static int add_name(char ***v, size_t *n, char *name, uint32_t *id)
 {
 	if (!name || grow((void **)v, *n, sizeof(**v)) < 0) {
 		free(name);
-		return lp_seterr(LP_ENOMEM, "out of memory");
+		/* the constant, not lp_seterr()'s value: callers read *id
+		 * whenever the result is not negative */
+		lp_seterr(LP_ENOMEM, "out of memory");
+		return LP_ENOMEM;
 	}
 	(*v)[*n] = name;
 	*id = (uint32_t)(*n)++;
@@ -245,17 +248,17 @@ static int pc_rec(struct lp_attrib *a, uint64_t pc, uint32_t *out)
 	return umap_put(&a->pc_map, pc, *out + 1) < 0 ? lp_seterr(LP_ENOMEM, "out of memory") : 0;
 }
 
-static int heap_object(struct lp_attrib *a, uint64_t site, uint32_t *out)
+/* The object named by an allocation site: its index, or a negative LP_E*. */
+static int64_t heap_object(struct lp_attrib *a, uint64_t site)
 {
 	uint32_t v = umap_get(&a->site_map, site);
 	struct lp_code_loc loc = { 0 };
+	uint32_t id;
 	char *name;
 	int err;
 
-	if (v) {
-		*out = v - 1;
-		return 0;
-	}
+	if (v)
+		return v - 1;
 	if (a->syms)
 		lp_symbols_pc(a->syms, site, &loc);
 	/* with the column: two allocations on one line are two objects */
@@ -269,9 +272,11 @@ static int heap_object(struct lp_attrib *a, uint64_t site, uint32_t *out)
 		err = asprintf(&name, "heap@0x%" PRIx64, site);
 	if (err < 0)
 		return lp_seterr(LP_ENOMEM, "out of memory");
-	if ((err = add_name(&a->objs, &a->nobjs, name, out)) < 0)
+	if ((err = add_name(&a->objs, &a->nobjs, name, &id)) < 0)
 		return err;
-	return umap_put(&a->site_map, site, *out + 1) < 0 ? lp_seterr(LP_ENOMEM, "out of memory") : 0;
+	if (umap_put(&a->site_map, site, id + 1) < 0)
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	return id;
 }
 
 /* Index of the first block with start > addr. */
@@ -331,8 +336,7 @@ static int pair_rec(struct lp_attrib *a, uint32_t obj, uint32_t func, struct pai
 static int alloc_event(struct lp_attrib *a, const struct lp_ref *r)
 {
 	size_t i = block_upper(a, r->addr);
-	uint32_t obj;
-	int err;
+	int64_t obj;
 
 	if (r->kind == LP_EV_FREE) {
 		if (i && a->blocks[i - 1].start == r->addr) {
@@ -343,11 +347,11 @@ static int alloc_event(struct lp_attrib *a, const struct lp_ref *r)
 	}
 	if (!r->size)
 		return 0;
-	if ((err = heap_object(a, r->pc, &obj)) < 0)
-		return err;
+	if ((obj = heap_object(a, r->pc)) < 0)
+		return (int)obj;
 	if (i && a->blocks[i - 1].start == r->addr) { /* a block we missed the free of */
 		a->blocks[i - 1].end = r->addr + r->size;
-		a->blocks[i - 1].obj = obj;
+		a->blocks[i - 1].obj = (uint32_t)obj;
 		return 0;
 	}
 	if (a->nblocks == a->capblocks) {
@@ -359,7 +363,7 @@ static int alloc_event(struct lp_attrib *a, const struct lp_ref *r)
 		a->capblocks = cap;
 	}
 	memmove(&a->blocks[i + 1], &a->blocks[i], (a->nblocks - i) * sizeof(*a->blocks));
-	a->blocks[i] = (struct block){ .start = r->addr, .end = r->addr + r->size, .obj = obj };
+	a->blocks[i] = (struct block){ .start = r->addr, .end = r->addr + r->size, .obj = (uint32_t)obj };
 	a->nblocks++;
 	return 0;
 }
