@@ -168,16 +168,13 @@ static struct lp_symbols *report_symbols(const struct lp_profile *p)
 	return syms;
 }
 
-/* "func (file.c:12)", "func" or the address. */
+/* "func (file.c:12)", "func (h.h:3) in caller (file.c:12)", "func" or the address. */
 static const char *pc_name(struct lp_symbols *syms, uint64_t pc, char *buf, size_t len)
 {
 	struct lp_code_loc loc;
 
-	if (syms && lp_symbols_pc(syms, pc, &loc) && loc.function) {
-		if (loc.file)
-			snprintf(buf, len, "%s (%s:%d)", loc.function, loc.file, loc.line);
-		else
-			snprintf(buf, len, "%s", loc.function);
+	if (syms && lp_symbols_pc(syms, pc, &loc) && loc.label) {
+		snprintf(buf, len, "%s", loc.label);
 	} else {
 		snprintf(buf, len, "%#" PRIx64, pc);
 	}
