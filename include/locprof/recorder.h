@@ -1,4 +1,4 @@
-/* locprof/record.h - collecting profiles and traces from live programs.
+/* locprof/recorder.h - collecting profiles and traces from live programs.
  *
  * The recorder is the collector side of the protocol in
  * src/lib/collect/protocol.h (docs/formats.md, "Collector protocol"): it
@@ -9,8 +9,8 @@
  * sample mode, a reference trace in trace mode. The library prints nothing:
  * lp_recorder_outputs() says what was written.
  */
-#ifndef LOCPROF_RECORD_H
-#define LOCPROF_RECORD_H
+#ifndef LOCPROF_RECORDER_H
+#define LOCPROF_RECORDER_H
 
 #include <locprof/common.h>
 
