@@ -12,6 +12,7 @@
 
 #include "common/debug.h"
 #include "common/error.h"
+#include "common/hash.h"
 #include "common/rng.h"
 #include "common/watch-core.h"
 
