@@ -28,11 +28,22 @@ void lp_symbols_free(struct lp_symbols *s);
 const char *lp_symbols_warning(const struct lp_symbols *s);
 
 /* Strings are owned by s and valid until lp_symbols_free(). */
+/* Names are as a person reads them: C++ demangled without parameters
+ * (`std::vector<...>::push_back`), an outlined OpenMP region named after
+ * the function enclosing it (`work [omp region]`). Where pc lies in
+ * inlined code, function/file/line are the innermost inlined function and
+ * its line, and caller is the function it was inlined into, at the line of
+ * the call there; label says both:
+ * `std::__cxx11::basic_string<...>::size (basic_string.h:1064) in main (prog.cpp:42)`. */
 struct lp_code_loc {
 	const char *function; /* NULL when unknown */
 	const char *file;     /* NULL when there is no line information */
-	int line;
+	int line;             /* > 0 where file is set */
 	int column;           /* 0 when unknown */
+	const char *caller;   /* NULL when pc is not in inlined code */
+	const char *caller_file; /* the call site in caller; NULL when unknown */
+	int caller_line;
+	const char *label;    /* "function (file:line)[ in caller (file:line)]"; NULL when function is */
 };
 /* 1 when something was found, 0 when the pc is unknown. Answers are
  * cached per pc. */

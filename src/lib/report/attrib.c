@@ -235,7 +235,12 @@ static int pc_rec(struct lp_attrib *a, uint64_t pc, uint32_t *out)
 	}
 	if (err < 0)
 		return err;
-	if (loc.file && asprintf(&where, "%s:%d", loc.file, loc.line) < 0)
+	if (loc.file && loc.caller && loc.caller_file)
+		err = asprintf(&where, "%s:%d in %s (%s:%d)", loc.file, loc.line, loc.caller, loc.caller_file,
+			       loc.caller_line);
+	else if (loc.file)
+		err = asprintf(&where, "%s:%d", loc.file, loc.line);
+	if (loc.file && err < 0)
 		return lp_seterr(LP_ENOMEM, "out of memory");
 	if (!where && !(where = strdup("")))
 		return lp_seterr(LP_ENOMEM, "out of memory");

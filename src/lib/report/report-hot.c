@@ -16,16 +16,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* "func (file.c:12)", "func", or the address in hex. */
+/* "func (file.c:12)", "func (h.h:3) in caller (file.c:12)", "func", or the
+ * address in hex: the symbol library's label carries the inline chain. */
 static const char *pc_name(struct lp_symbols *syms, uint64_t pc, char *buf, size_t len, int *known)
 {
 	struct lp_code_loc loc;
 
-	*known = syms && lp_symbols_pc(syms, pc, &loc) && loc.function;
-	if (*known && loc.file)
-		snprintf(buf, len, "%s (%s:%d)", loc.function, loc.file, loc.line);
-	else if (*known)
-		snprintf(buf, len, "%s", loc.function);
+	*known = syms && lp_symbols_pc(syms, pc, &loc) && loc.label;
+	if (*known)
+		snprintf(buf, len, "%s", loc.label);
 	else
 		snprintf(buf, len, "%#" PRIx64, pc);
 	return buf;
