@@ -26,6 +26,8 @@ struct lp_collect_proc {
 	double rate;
 	uint64_t seed;
 	uint32_t backend;         /* enum lp_msg_backend (HELLO) */
+	const char *source;       /* the profile's source; NULL: named after backend */
+	uint64_t window;          /* the profile's time window; 0: one, the whole run */
 };
 
 struct lp_collect_summary {
