@@ -1,18 +1,5 @@
 /* The double trap (thesis §3.3.2.2): the counter's precise pc gets an
  * int3; its next execution is sampled (see the top of pmu-sampler.c). */
-
-#include <errno.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
-#include <sys/ptrace.h>
-#include <sys/syscall.h>
-#include <sys/uio.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include "common/error.h"
 #include "engine.h"
 
 /* Take the breakpoint out (the original byte back), remembering it so that

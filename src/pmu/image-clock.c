@@ -1,17 +1,9 @@
 /* Process images and their clocks: each address space is an image with
  * its own reference clock (the references of its threads only) and thread
  * numbers; the engine's per-thread and per-address-space state. */
-
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/ptrace.h>
-#include <sys/syscall.h>
-#include <sys/uio.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "common/error.h"
 #include "engine.h"

@@ -1,19 +1,8 @@
 /* The hardware counter's main loop: the target runs freely, stopping at
  * system calls and at the counter's notifications; skid compensation
  * (thesis §3.3.2.1) steps from a notification to the sample point. */
-
-#include <errno.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/mman.h>
-#include <sys/ptrace.h>
-#include <sys/syscall.h>
-#include <sys/uio.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include "common/error.h"
 #include "engine.h"
 
 /* Give up reaching the armed point with t (it exited, or it must run

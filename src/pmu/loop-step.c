@@ -1,19 +1,9 @@
 /* The step counter's main loop: every thread single-stepped one
  * instruction at a time, round robin; system calls that may block run in
  * the background; signals the target handles are delivered by a step. */
-
-#include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
 #include <sys/ptrace.h>
-#include <sys/syscall.h>
-#include <sys/uio.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include "common/error.h"
 #include "engine.h"
 
 /* Does the thread's process catch sig with a handler? (SigCgt in status) */

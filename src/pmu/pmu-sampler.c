@@ -40,20 +40,10 @@
  * helper: it works for static binaries, needs no socket or thread inside
  * the target, and the permissions change while the target is stopped, so
  * no access can slip between decision and protection (docs/pmu.md). */
-
-#include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/ptrace.h>
-#include <sys/syscall.h>
-#include <sys/uio.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "common/error.h"
-#include "common/rng.h"
 #include "engine.h"
 
 static int signal_is_counters(void *ctx, const siginfo_t *si)

@@ -1,18 +1,5 @@
 /* Threads and processes of the target: clone, fork, vfork and exec (new
  * images, watches moved or cleared), threads that leave or exit. */
-
-#include <errno.h>
-#include <sched.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
-#include <sys/ptrace.h>
-#include <sys/syscall.h>
-#include <sys/uio.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include "common/error.h"
 #include "engine.h"
 

@@ -2,19 +2,8 @@
  * it needs opened, our page faults told from the target's, the samples its
  * accesses end once it has retired. With a free-running counter the other
  * threads of the address space are stopped while a page is open. */
-
-#include <errno.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
 #include <sys/ptrace.h>
-#include <sys/syscall.h>
-#include <sys/uio.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include "common/error.h"
 #include "engine.h"
 
 /* A signal stop met while t is stepped: the target's waits for the next

@@ -2,17 +2,7 @@
  * before it runs (does it hold the point?), samples started at the exact
  * reference, and what a retired instruction ends (debug-register hits) and
  * tells the counter. */
-
-#include <errno.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/ptrace.h>
-#include <sys/syscall.h>
-#include <sys/uio.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "common/error.h"
 #include "engine.h"

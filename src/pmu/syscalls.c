@@ -1,20 +1,12 @@
 /* System calls of the target: the buffers the kernel reads or writes end
  * the samples of the lines they cover, pages the kernel will touch are
  * opened (held) for the call, and mapping changes are followed. */
-
-#include <errno.h>
 #include <sched.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include "common/error.h"
 #include "engine.h"
 
 /* System calls that may wait for another thread: stepped in the

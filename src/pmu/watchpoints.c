@@ -1,17 +1,9 @@
 /* Watching sampled lines (thesis §3.4): debug registers while the process
  * has one thread and the line fits, page protection otherwise; ending a
  * watch when its line is reused, and the permissions that go with it. */
-
-#include <errno.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/ptrace.h>
 #include <sys/syscall.h>
-#include <sys/uio.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "common/error.h"
 #include "engine.h"
