@@ -1,11 +1,12 @@
-/* Internal: where the collector puts the samples of one process.
+/* Internal: where the recorder puts the samples of one process image.
  *
- * The collector (collect.c) knows the wire protocol; a sample sink knows a
+ * The collector (collect.c) knows the wire protocol, the in-process entry
+ * (collect-direct.c) takes the pmu sampler's calls; a sample sink knows a
  * file format. A sink receives the samples and allocation events of one
  * process image as they arrive, then the summary and the mappings at the
- * end. Today the only sink writes the text sample list (sink-text.c,
- * docs/formats.md); the .lpp profile writer becomes another sink, chosen in
- * lp_sample_sink_for_path() (sink.c) - the one place to change. */
+ * end. Two sinks: the .lpp profile (sink-lpp.c) and the text sample list
+ * (sink-text.c, docs/formats.md), chosen by the output's name in
+ * lp_sample_sink_for_path() (sink.c). */
 #ifndef LP_COLLECT_SINK_H
 #define LP_COLLECT_SINK_H
 
