@@ -12,15 +12,9 @@
 #include <locprof/pmu.h>
 #include <locprof/record.h>
 
-#include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
 struct pmu_args {
 	enum lp_pmu_watch_mech watch;
