@@ -13,6 +13,7 @@
 #include <locprof/record.h>
 
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
 
