@@ -30,8 +30,8 @@
 #include "watch-table.h"
 
 #define PAGE 4096ULL
-#define MAX_UNPROT 256
-#define NO_IMAGE UINT32_MAX
+#define MAX_UNPROT 256          /* pages one thread holds open for a system call */
+#define NO_IMAGE UINT32_MAX     /* the parent of image 0 */
 
 /* The engine's state of one address space = one process image. */
 struct pmu_aspace {
@@ -47,6 +47,8 @@ struct pmu_aspace {
 	int exited, status, exec;
 };
 
+/* The engine's state of one thread (lp_pmu_thread.eng): its decoded
+ * instruction and accesses, its system call in flight, its image. */
 struct pmu_thread_state {
 	struct lp_pmu_insn insn;
 	struct lp_pmu_access acc[LP_PMU_MAX_ACC];
@@ -83,7 +85,11 @@ struct pmu_breakpoint {
 	uint64_t trigger, armed;  /* see lp_pmu_sample */
 };
 
+/* Breakpoints remembered after removal, to recognise their stale traps. */
 #define DT_OLD 16
+
+/* One run of the engine (lp_pmu_run): options, hooks, counter, decoder,
+ * supervisor, the sampling state and the double trap's breakpoint. */
 struct pmu_engine {
 	const struct lp_pmu_options *o;
 	const struct lp_pmu_hooks *h;
@@ -99,7 +105,7 @@ struct pmu_engine {
 	unsigned line[LP_PMU_MAX_LINE_SIZES];
 	unsigned nlines;
 	uint32_t next_image;
-	int rr;
+	int rr;            /* step counter: the thread stepped next, round robin */
 	/* Free-running counter: the address space whose other threads
 	 * world_stop stopped, while a page of it is open for one thread. */
 	struct lp_pmu_proc *world;
