@@ -40,6 +40,18 @@ const char *lp_errmsg(void);
 /* Version of the library, "MAJOR.MINOR.PATCH". */
 const char *lp_version(void);
 
+/* Output files are written as NAME.tmp.PID and renamed to NAME when
+ * complete. lp_tmp_remove_all() unlinks the temporary files of the outputs
+ * this process has open; it is async-signal-safe, for the handler of a
+ * signal that ends the process. */
+void lp_tmp_remove_all(void);
+
+/* Unlink the files NAME.tmp.PID in dir left by processes that no longer
+ * exist (kill(PID, 0) fails with ESRCH) and whose NAME match accepts
+ * (match NULL: every NAME). Returns how many were removed, or LP_EIO when
+ * dir cannot be read. */
+int lp_tmp_remove_stale(const char *dir, int (*match)(const char *name, void *ctx), void *ctx);
+
 /* The kinds of record that travel in a reference stream. Allocation events
  * are interleaved with references so that later analyses can attribute
  * addresses to data objects. */

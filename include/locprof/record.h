@@ -82,6 +82,12 @@ int lp_recorder_finish(struct lp_recorder *r);
 /* The outputs, in order of first contact. Valid until lp_recorder_free(). */
 size_t lp_recorder_outputs(const struct lp_recorder *r, const struct lp_record_output **out);
 
+/* Remove the temporary files (NAME.tmp.PID) that recordings to output
+ * killed before they could clean up left in output's directory: those of
+ * output and of the names its other processes get, whose PID no longer
+ * exists. Returns how many were removed, or a negative LP_E* code. */
+int lp_recorder_remove_stale(const char *output);
+
 /* Close the socket, remove the temporary directory, abort unfinished
  * outputs, free. Accepts NULL. */
 void lp_recorder_free(struct lp_recorder *r);

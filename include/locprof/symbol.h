@@ -52,6 +52,12 @@ struct lp_data_sym {
  * search in a table of all data symbols, built on the first call. */
 int lp_symbols_data(struct lp_symbols *s, uint64_t addr, struct lp_data_sym *out);
 
+/* Whether the ELF file at path was built with `locprof cc`: it carries the
+ * runtime's section or names its symbols (a stripped file keeps the
+ * section). 1 or 0; LP_EFORMAT when the file is not ELF (a script, say),
+ * LP_EIO when it cannot be opened. */
+int lp_binary_instrumented(const char *path);
+
 /* ---- attribution ------------------------------------------------------- */
 struct lp_attrib_params {
 	struct lp_cache_spec cache;

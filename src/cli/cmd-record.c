@@ -16,12 +16,16 @@ static const char usage[] =
 	"reference. Every thread of every process is recorded; each process\n"
 	"gets its own output: OUT for the first, and OUT's name with the pid\n"
 	"inserted (prof.1234.lpp) for the others. PROGRAM's stdin, stdout and\n"
-	"stderr are its own, and locprof exits with PROGRAM's exit status\n"
-	"(128+N if a signal N killed it).\n"
+	"stderr are its own. An existing OUT is kept as OUT.old. A run that\n"
+	"cannot give a profile (OUT cannot be created, PROGRAM is not\n"
+	"instrumented) is refused before PROGRAM starts. INT, TERM and HUP sent\n"
+	"to locprof are passed on to PROGRAM, and its profile is kept.\n"
 	"\n"
 	"  -o, --output OUT    output (default locprof.lpp; trace mode locprof.lpt;\n"
 	"                      - in trace mode: an .lpt stream on stdout, the\n"
-	"                      program's stdout going to stderr)\n"
+	"                      program's stdout going to stderr). The name gives\n"
+	"                      the format: NAME.lpp a profile, NAME.samples the\n"
+	"                      text sample list; in trace mode .lpt or .txt\n"
 	"  -m, --mode MODE     sample (default) or trace\n"
 	"  -r, --rate R        sampling rate, the chance of each reference being\n"
 	"                      sampled (default 1e-4)\n"
@@ -42,6 +46,16 @@ static const char usage[] =
 	"  -X OPT              an option passed to the backend as is (repeatable)\n"
 	"  -q, --quiet         no summary on stderr\n"
 	"  -h, --help          this help\n"
+	"\n"
+	"Exit status:\n"
+	"  N        PROGRAM's exit status N (128+N if signal N killed it), every\n"
+	"           output written\n"
+	"  1        no profile: an output could not be created or written,\n"
+	"           PROGRAM is not instrumented or ran no instrumented code, or\n"
+	"           the backend failed (one line on stderr says which; PROGRAM\n"
+	"           may itself exit 1: the summary line gives its status)\n"
+	"  2        bad command line (PROGRAM not started)\n"
+	"  127      PROGRAM not found or not executable\n"
 	"\n"
 	"See docs/commands/record.md.\n";
 
@@ -91,6 +105,34 @@ static int parse_lines(const char *arg, struct lp_record_options *o)
 	return CLI_OK;
 }
 
+static int has_suffix(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+
+	return n > k && !strcmp(s + n - k, suffix) && s[n - k - 1] != '/';
+}
+
+/* The output's format comes from its name; a name that says none is an
+ * error rather than a guess (a profile named "prof" would surprise). */
+static int check_output_name(const struct record_request *req)
+{
+	const char *out = req->opts.output;
+
+	if (!strcmp(out, "-"))
+		return CLI_OK;
+	if (req->opts.mode == LP_RECORD_TRACE) {
+		if (lp_trace_format_for_path(out))
+			return CLI_OK;
+		return cli_usage_error(&cmd_record, "cannot tell the trace format of '%s' (known: %s)",
+				       out, lp_trace_format_names());
+	}
+	if (has_suffix(out, ".lpp") || has_suffix(out, ".samples"))
+		return CLI_OK;
+	return cli_usage_error(&cmd_record,
+			       "cannot tell the output format of '%s': name it NAME.lpp (a profile) "
+			       "or NAME.samples (the text sample list)", out);
+}
+
 static int run(int argc, char **argv)
 {
 	enum { OPT_FLUSH = 256, OPT_COUNTER, OPT_MAX_SKID };
@@ -112,7 +154,7 @@ static int run(int argc, char **argv)
 	static struct record_request req;
 	const struct record_backend *backend;
 	const char *backend_name = "inst", *why;
-	int c, known, rate_given = 0;
+	int c, known, st, rate_given = 0;
 	uint64_t u;
 
 	memset(&req, 0, sizeof(req));
@@ -188,9 +230,8 @@ static int run(int argc, char **argv)
 		req.opts.output = req.opts.mode == LP_RECORD_TRACE ? "locprof.lpt" : "locprof.lpp";
 	if (!strcmp(req.opts.output, "-") && (req.opts.mode != LP_RECORD_TRACE || backend == &record_backend_pmu))
 		return cli_usage_error(&cmd_record, "-o - (stdout) is for --mode trace with the inst or valgrind backend");
-	if (req.opts.mode == LP_RECORD_TRACE && strcmp(req.opts.output, "-") && !lp_trace_format_for_path(req.opts.output))
-		return cli_usage_error(&cmd_record, "cannot tell the trace format of '%s' (known: %s)",
-				       req.opts.output, lp_trace_format_names());
+	if (check_output_name(&req) != CLI_OK)
+		return CLI_USAGE;
 	req.argv = argv + optind;
 	if (backend->check && (why = backend->check(&req)))
 		return cli_usage_error(&cmd_record, "%s", why);
@@ -198,5 +239,15 @@ static int run(int argc, char **argv)
 		cli_error("cannot run '%s': %s", argv[optind], strerror(errno ? errno : ENOENT));
 		return 127;
 	}
+	/* Everything that can refuse the run does so before the program
+	 * starts: a program that ran without a profile to show for it has
+	 * had its effects for nothing. */
+	if ((st = record_prepare_output(&req)) != CLI_OK)
+		return st;
+	if (backend->ready && (st = backend->ready(&req)) != CLI_OK)
+		return st;
+	if ((st = record_keep_old_output(&req)) != CLI_OK)
+		return st;
+	record_remove_temporaries_on_exit();
 	return backend->run(&req);
 }

@@ -31,6 +31,7 @@ static void overview(FILE *f)
 	for (size_t i = 0; i < NCOMMANDS; i++)
 		fprintf(f, "  %-11s %s\n", commands[i]->name, commands[i]->summary);
 	fprintf(f, "  %-11s %s\n", "help", "show help for a command");
+	fprintf(f, "\n  %-11s %s\n", "--version", "print locprof's version");
 	fprintf(f, "\n'locprof help <command>' or 'locprof <command> --help' for details.\n");
 }
 

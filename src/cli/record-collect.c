@@ -87,9 +87,16 @@ static char **make_env(char *const *add, char *const *extra)
 }
 
 static volatile sig_atomic_t forward_sig;
-static void on_forward(int sig)
+
+/* SIGINT, SIGTERM, SIGHUP: one sent to locprof by a process (kill, a
+ * supervisor) is passed on to the program; one from the terminal (^C, a
+ * hangup: si_code SI_KERNEL) went to the program's process group, the
+ * program included, already. */
+static void on_forward(int sig, siginfo_t *info, void *ctx)
 {
-	forward_sig = sig;
+	(void)ctx;
+	if (info->si_code <= 0) /* SI_USER, SI_QUEUE, SI_TKILL: from a process */
+		forward_sig = sig;
 }
 
 void record_print_output(const struct lp_record_output *x, enum lp_record_mode mode)
@@ -129,7 +136,7 @@ int record_with_collector(const struct record_request *req, const char *path,
 	int status = 0, pipefd[2], exec_errno = 0, child_done = 0;
 	double t0, t1 = 0;
 	pid_t pid;
-	size_t nout;
+	size_t nout, lost = 0;
 	struct sigaction sa, old_int, old_quit, old_term, old_hup;
 
 	*connections = 0;
@@ -146,13 +153,15 @@ int record_with_collector(const struct record_request *req, const char *path,
 		return CLI_ERROR;
 	}
 	/* The terminal's ^C and ^\ reach the program too; the collector waits
-	 * to receive what the program sends while it dies. TERM and HUP sent to
-	 * locprof alone are passed on. */
+	 * to receive what the program sends while it dies. INT, TERM and HUP
+	 * sent to locprof alone are passed on. */
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = SIG_IGN;
-	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGQUIT, &sa, &old_quit);
-	sa.sa_handler = on_forward;
+	sa.sa_handler = NULL;
+	sa.sa_sigaction = on_forward;
+	sa.sa_flags = SA_SIGINFO;
+	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
 	sigaction(SIGHUP, &sa, &old_hup);
 	fflush(NULL);
@@ -193,7 +202,7 @@ int record_with_collector(const struct record_request *req, const char *path,
 			cli_error("collector: %s", lp_errmsg());
 			break;
 		}
-		if (forward_sig) {
+		if (forward_sig && !child_done) {
 			kill(pid, forward_sig);
 			forward_sig = 0;
 		}
@@ -214,8 +223,10 @@ int record_with_collector(const struct record_request *req, const char *path,
 	sigaction(SIGQUIT, &old_quit, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 	sigaction(SIGHUP, &old_hup, NULL);
-	if (lp_recorder_finish(r) < 0)
+	if (lp_recorder_finish(r) < 0) {
 		cli_error("cannot write the output: %s", lp_errmsg());
+		lost++;
+	}
 	nout = lp_recorder_outputs(r, &outs);
 	*connections = lp_recorder_connections(r);
 	if (exec_errno) {
@@ -224,11 +235,19 @@ int record_with_collector(const struct record_request *req, const char *path,
 		return 127;
 	}
 	*ran = 1;
-	for (size_t i = 0; i < nout && !req->quiet; i++)
-		record_print_output(&outs[i], req->opts.mode);
+	for (size_t i = 0; i < nout; i++) {
+		if (!req->quiet || outs[i].error)
+			record_print_output(&outs[i], req->opts.mode);
+		if (outs[i].error)
+			lost++;
+	}
 	if (!req->quiet && *connections)
 		cli_note("run time %.3f s", t1 - t0);
 	lp_recorder_free(r);
+	/* An output that was not written is locprof's failure, whatever the
+	 * program's status (the summary line above gives it). */
+	if (lost || (*connections && !nout))
+		return CLI_ERROR;
 	if (WIFSIGNALED(status))
 		return 128 + WTERMSIG(status);
 	return WIFEXITED(status) ? WEXITSTATUS(status) : CLI_ERROR;

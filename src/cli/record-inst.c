@@ -3,67 +3,13 @@
 #include "cli.h"
 #include "record.h"
 
-#include <elf.h>
+#include <locprof/symbol.h>
+
 #include <fcntl.h>
-#include <stdint.h>
+#include <limits.h>
+#include <stdio.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
-
-/* 1 if the ELF file has a symbol (static or dynamic) starting with one of
- * the instrumentation callback names, 0 if not, -1 if it is not readable
- * as ELF (a script, say). */
-static int elf_instrumented(const char *path)
-{
-	static const char *const names[] = { "__sanitizer_cov_load", "__sanitizer_cov_store",
-					     "__tsan_read", "__tsan_write" };
-	int fd = open(path, O_RDONLY | O_CLOEXEC), found = 0;
-	struct stat st;
-	const uint8_t *f;
-	const Elf64_Ehdr *eh;
-
-	if (fd < 0)
-		return -1;
-	if (fstat(fd, &st) < 0 || st.st_size < (off_t)sizeof(Elf64_Ehdr)) {
-		close(fd);
-		return -1;
-	}
-	f = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (f == MAP_FAILED)
-		return -1;
-	eh = (const Elf64_Ehdr *)f;
-	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh->e_shoff + (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr) > (uint64_t)st.st_size) {
-		munmap((void *)f, (size_t)st.st_size);
-		return -1;
-	}
-	const Elf64_Shdr *sh = (const Elf64_Shdr *)(f + eh->e_shoff);
-	for (unsigned i = 0; i < eh->e_shnum && !found; i++) {
-		if (sh[i].sh_type != SHT_SYMTAB && sh[i].sh_type != SHT_DYNSYM)
-			continue;
-		if (sh[i].sh_link >= eh->e_shnum)
-			continue;
-		const Elf64_Shdr *str = &sh[sh[i].sh_link];
-		if (sh[i].sh_offset + sh[i].sh_size > (uint64_t)st.st_size ||
-		    str->sh_offset + str->sh_size > (uint64_t)st.st_size || !sh[i].sh_entsize)
-			continue;
-		const char *strs = (const char *)f + str->sh_offset;
-		for (uint64_t k = 0; k < sh[i].sh_size / sizeof(Elf64_Sym) && !found; k++) {
-			const Elf64_Sym *s = (const Elf64_Sym *)(f + sh[i].sh_offset) + k;
-			if (s->st_name >= str->sh_size)
-				continue;
-			const char *name = strs + s->st_name;
-			size_t max = str->sh_size - s->st_name;
-			for (size_t j = 0; j < sizeof(names) / sizeof(names[0]); j++)
-				if (strnlen(name, max) < max && !strncmp(name, names[j], strlen(names[j])))
-					found = 1;
-		}
-	}
-	munmap((void *)f, (size_t)st.st_size);
-	return found;
-}
 
 static const char *check(const struct record_request *req)
 {
@@ -74,6 +20,70 @@ static const char *check(const struct record_request *req)
 	if (req->max_skid)
 		return "--max-skid is for --backend pmu";
 	return NULL;
+}
+
+/* The interpreter a "#!" line names, resolved as the kernel (and, for
+ * `#!/usr/bin/env NAME`, env) would. 1 and out set, 0 if path is no
+ * script. */
+static int script_interpreter(const char *path, char *out, size_t len)
+{
+	char line[256], *word, *save = NULL;
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, line, sizeof(line) - 1);
+	close(fd);
+	if (n < 3 || line[0] != '#' || line[1] != '!')
+		return 0;
+	line[n] = 0;
+	line[strcspn(line, "\n")] = 0;
+	if (!(word = strtok_r(line + 2, " \t", &save)))
+		return 0;
+	if (!strcmp(strrchr(word, '/') ? strrchr(word, '/') + 1 : word, "env")) {
+		/* the first word that is no option of env's: the program */
+		while ((word = strtok_r(NULL, " \t", &save)) && (word[0] == '-' || strchr(word, '=')))
+			;
+		if (!word)
+			return 0;
+		return record_find_program(word, out, len) == 0;
+	}
+	snprintf(out, len, "%s", word);
+	return 1;
+}
+
+static const char not_instrumented[] =
+	"'%s' is not instrumented: rebuild it with 'locprof cc' (e.g. locprof cc -O2 prog.c "
+	"-o prog), or use --backend valgrind";
+
+/* Refuse a program that cannot send anything before it runs: its ELF file
+ * (or its script's interpreter's) carries no runtime. A script run by an
+ * ordinary interpreter may still start instrumented programs, which
+ * nothing can tell in advance: that is said, and the run goes on. */
+static int ready(const struct record_request *req)
+{
+	char interp[PATH_MAX];
+	int ins = lp_binary_instrumented(req->prog);
+
+	if (ins == 1)
+		return CLI_OK;
+	if (ins == 0) {
+		cli_error(not_instrumented, req->argv[0]);
+		return CLI_ERROR;
+	}
+	if (ins != LP_EFORMAT || !script_interpreter(req->prog, interp, sizeof(interp))) {
+		if (!req->quiet)
+			cli_note("cannot tell whether '%s' is instrumented (%s); running it", req->argv[0],
+				 lp_errmsg());
+		return CLI_OK;
+	}
+	if (lp_binary_instrumented(interp) == 1)
+		return CLI_OK;
+	if (!req->quiet)
+		cli_note("'%s' is a script for '%s', which is not instrumented: cannot tell whether "
+			 "it runs instrumented programs; running it", req->argv[0], interp);
+	return CLI_OK;
 }
 
 /* --samples N starts at this rate and halves it online (docs/runtime.md). */
@@ -94,14 +104,11 @@ static int run(const struct record_request *req)
 	st = record_with_collector(req, req->prog, req->argv, NULL, &connections, &ran);
 
 	if (ran && !connections) {
-		if (elf_instrumented(req->prog) != 1) {
-			cli_error("'%s' is not instrumented: rebuild it with 'locprof cc' "
-				  "(e.g. locprof cc -O2 prog.c -o prog), or use --backend valgrind",
-				  req->argv[0]);
-			return CLI_ERROR;
-		}
-		if (!req->quiet)
-			cli_note("no profile: '%s' made no instrumented memory reference", req->argv[0]);
+		/* a script whose programs were not instrumented after all, or
+		 * an instrumented program that ended before its runtime
+		 * started */
+		cli_error("no profile: '%s' ran no instrumented code", req->argv[0]);
+		return CLI_ERROR;
 	}
 	return st;
 }
@@ -110,5 +117,6 @@ const struct record_backend record_backend_inst = {
 	.name = "inst",
 	.summary = "programs built with `locprof cc` (compiler instrumentation)",
 	.check = check,
+	.ready = ready,
 	.run = run,
 };

@@ -33,11 +33,14 @@ static void on_start(int pid)
 	target_pid = pid;
 }
 
-static void on_term(int sig)
+/* INT, TERM, HUP sent by a process (kill: si_code <= 0) are passed on;
+ * the terminal's (SI_KERNEL) reached the program's process group already. */
+static void on_term(int sig, siginfo_t *info, void *ctx)
 {
 	pid_t p = target_pid;
 
-	if (p > 0)
+	(void)ctx;
+	if (p > 0 && info->si_code <= 0)
 		kill(p, sig);
 }
 
@@ -156,6 +159,15 @@ static void print_stats(const struct lp_pmu_stats *st)
 			 (unsigned long long)st->ring_throttled, (unsigned long long)st->ring_damaged);
 }
 
+/* Did an output fail to be written (reported with the summaries)? */
+static int output_failed(const struct lp_record_output *outs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (outs[i].error)
+			return 1;
+	return 0;
+}
+
 static int run(const struct record_request *req)
 {
 	struct lp_pmu_options o = LP_PMU_OPTIONS_DEFAULT;
@@ -193,9 +205,10 @@ static int run(const struct record_request *req)
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_flags = SA_RESTART; /* the engine's waits go on */
 	sa.sa_handler = on_ignore;
-	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGQUIT, &sa, &old_quit);
-	sa.sa_handler = on_term;
+	sa.sa_flags |= SA_SIGINFO;
+	sa.sa_sigaction = on_term;
+	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
 	sigaction(SIGHUP, &sa, &old_hup);
 	fflush(NULL);
@@ -241,10 +254,10 @@ static int run(const struct record_request *req)
 		cli_note("run time %.3f s", t1 - t0);
 	if (a.stats)
 		print_stats(&st);
-	/* As the inst backend: an output that failed is reported above, and
-	 * the exit status stays the program's. */
-	if (err < 0)
-		rc = CLI_ERROR;
+	/* As the inst backend: an output that was not written (reported
+	 * above) makes it locprof's failure; otherwise the program's status. */
+	if (err < 0 || output_failed(outs, nout) || !nout)
+		rc = CLI_ERROR; /* an output not written */
 	else if (WIFSIGNALED(status))
 		rc = 128 + WTERMSIG(status);
 	else

@@ -245,8 +245,7 @@ static int run(const struct record_request *req)
 	st = record_with_collector(req, valgrind, argv, extra_env, &connections, &ran);
 	if (ran && !connections) {
 		cli_error("valgrind stopped before running '%s' (see its message above)", req->argv[0]);
-		if (st == 0)
-			st = CLI_ERROR;
+		st = CLI_ERROR;
 	}
 	free(argv);
 	tooldir_remove(&d);

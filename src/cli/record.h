@@ -35,8 +35,12 @@ struct record_backend {
 	/* Check the request before anything runs: NULL if fine, else a
 	 * message for a usage error. May be NULL. */
 	const char *(*check)(const struct record_request *req);
+	/* Check what the options cannot say before the program runs (is it
+	 * instrumented?): CLI_OK, or an exit status after one error line.
+	 * May be NULL. */
+	int (*ready)(const struct record_request *req);
 	/* Run the program and write the outputs; returns locprof's exit
-	 * status (the program's, 128+N for signal N, or CLI_ERROR). */
+	 * status (docs/commands/record.md, "Exit status"). */
 	int (*run)(const struct record_request *req);
 };
 
@@ -63,6 +67,16 @@ void record_print_output(const struct lp_record_output *x, enum lp_record_mode m
 
 /* Resolve PROGRAM as execvp would; 0 or -1 with errno. */
 int record_find_program(const char *prog, char *buf, size_t len);
+
+/* record-prepare.c, before the program starts. Each returns CLI_OK or an
+ * exit status after one error line. Check that OUT can be created in its
+ * directory and clear the stale temporary files of killed recordings: */
+int record_prepare_output(const struct record_request *req);
+/* An existing OUT becomes OUT.old: */
+int record_keep_old_output(const struct record_request *req);
+/* From now on a signal that ends locprof removes the temporary files of the
+ * outputs being written (SIGKILL excepted: the next run clears those). */
+void record_remove_temporaries_on_exit(void);
 
 /* Monotonic seconds. */
 double record_now(void);

@@ -262,7 +262,7 @@ static void rt_process_init(void)
 		if (rt_parse_lines(getenv(LP_ENV_LINES)) == 0 &&
 		    pthread_key_create(&g.key, rt_thread_key_destroy) == 0) {
 			static const int sigs[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT,
-						    SIGINT, SIGTERM, SIGQUIT };
+						    SIGINT, SIGTERM, SIGHUP, SIGQUIT };
 			struct sigaction sa;
 
 			rt_read_cmdline();
@@ -326,6 +326,11 @@ static void rt_shadow_map(void)
 	}
 	mapped = 1;
 }
+
+/* The mark `locprof record` looks for before it starts a program
+ * (lp_binary_instrumented()); a section, not a symbol, so that it survives
+ * `strip`. */
+__attribute__((section(".locprof_rt"), used)) static const char rt_mark[] = "locprof runtime";
 
 __attribute__((section(".preinit_array"), used)) static void (*const rt_shadow_preinit)(void) =
 	rt_shadow_map;

@@ -2,9 +2,14 @@
 #include "common/io.h"
 #include "common/error.h"
 
+#include <locprof/common.h>
+
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -181,7 +186,98 @@ struct lp_out {
 	size_t len, cap;
 	uint64_t offset;
 	int failed;
+	int tmp_slot;   /* in tmp_slots, or -1 */
 };
+
+/* ---- temporary files ----------------------------------------------------
+ * The temporary names of the outputs open in this process, for
+ * lp_tmp_remove_all() to unlink from a signal handler: a fixed table of
+ * atomic pointers, so that the handler needs no lock and sees either a
+ * path or NULL. An output opened while every slot is taken is not
+ * listed; lp_tmp_remove_stale() clears its file after a crash. */
+#define TMP_SLOTS 256
+static char *_Atomic tmp_slots[TMP_SLOTS];
+static _Atomic pid_t tmp_owner; /* a forked child must not remove them */
+
+static int tmp_register(char *path)
+{
+	atomic_store(&tmp_owner, getpid());
+	for (int i = 0; i < TMP_SLOTS; i++) {
+		char *none = NULL;
+		if (atomic_compare_exchange_strong(&tmp_slots[i], &none, path))
+			return i;
+	}
+	return -1;
+}
+
+static void tmp_unregister(struct lp_out *o)
+{
+	if (o->tmp_slot >= 0)
+		atomic_store(&tmp_slots[o->tmp_slot], NULL);
+	o->tmp_slot = -1;
+}
+
+void lp_tmp_remove_all(void)
+{
+	if (atomic_load(&tmp_owner) != getpid())
+		return;
+	for (int i = 0; i < TMP_SLOTS; i++) {
+		char *p = atomic_load(&tmp_slots[i]);
+		if (p)
+			unlink(p);
+	}
+}
+
+/* "NAME.tmp.PID": the length of NAME and the pid, or 0. */
+static size_t tmp_name_parse(const char *entry, pid_t *pid)
+{
+	const char *t = NULL, *p;
+	unsigned long long v = 0;
+
+	for (p = strstr(entry, ".tmp."); p; p = strstr(p + 1, ".tmp."))
+		t = p;
+	if (!t || t == entry || !t[5])
+		return 0;
+	for (p = t + 5; *p; p++) {
+		if (*p < '0' || *p > '9' || v > (1ull << 32))
+			return 0;
+		v = v * 10 + (unsigned)(*p - '0');
+	}
+	if (!v || v > INT32_MAX)
+		return 0;
+	*pid = (pid_t)v;
+	return (size_t)(t - entry);
+}
+
+int lp_tmp_remove_stale(const char *dir, int (*match)(const char *name, void *ctx), void *ctx)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int removed = 0;
+
+	if (!d)
+		return lp_seterr_errno("cannot read directory '%s'", dir);
+	while ((e = readdir(d))) {
+		char name[256], path[4096];
+		pid_t pid;
+		size_t n = tmp_name_parse(e->d_name, &pid);
+
+		if (!n || n >= sizeof(name) || pid == getpid())
+			continue;
+		memcpy(name, e->d_name, n);
+		name[n] = 0;
+		if (match && !match(name, ctx))
+			continue;
+		/* EPERM: the process exists (another user's); only ESRCH is dead */
+		if (kill(pid, 0) == 0 || errno != ESRCH)
+			continue;
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) < sizeof(path) &&
+		    unlink(path) == 0)
+			removed++;
+	}
+	closedir(d);
+	return removed;
+}
 
 int lp_out_open(struct lp_out **out, const char *path)
 {
@@ -190,6 +286,7 @@ int lp_out_open(struct lp_out **out, const char *path)
 
 	if (!o)
 		return LP_ENOMEM;
+	o->tmp_slot = -1;
 	o->cap = OUT_BUF_SIZE;
 	o->buf = malloc(o->cap);
 	o->name = strdup(strcmp(path, "-") ? path : "<stdout>");
@@ -213,6 +310,7 @@ int lp_out_open(struct lp_out **out, const char *path)
 		err = lp_seterr_errno("cannot create '%s'", path);
 		goto out_free;
 	}
+	o->tmp_slot = tmp_register(o->tmp_path);
 	*out = o;
 	return 0;
 
@@ -321,6 +419,7 @@ const char *lp_out_name(const struct lp_out *o)
 
 static void out_free(struct lp_out *o)
 {
+	tmp_unregister(o);
 	free(o->tmp_path);
 	free(o->path);
 	free(o->name);

@@ -7,6 +7,7 @@
 
 #include <math.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 static void test_errmsg(void **state)
 {
@@ -89,6 +90,61 @@ static void test_out_is_atomic(void **state)
 	free(path);
 }
 
+/* A pid that no longer exists: a child's, after it was reaped. */
+static pid_t dead_pid(void)
+{
+	pid_t pid = fork();
+
+	if (pid == 0)
+		_exit(0);
+	assert_true(pid > 0);
+	assert_int_equal(waitpid(pid, NULL, 0), pid);
+	return pid;
+}
+
+static int only_a(const char *name, void *ctx)
+{
+	(void)ctx;
+	return !strcmp(name, "a.lpp");
+}
+
+static void test_tmp_files_removed(void **state)
+{
+	char *out = lp_test_path("t.lpp"), *dir = strdup(out), name[64], path[600];
+	pid_t dead = dead_pid();
+	const char *const names[] = { "a.lpp.tmp.%d", "b.lpp.tmp.%d", "a.lpp.tmp.%dx", "a.lpp.tmp.%d" };
+	pid_t pids[] = { dead, dead, dead, getpid() };
+	struct lp_out *o;
+	struct stat st;
+
+	*strrchr(dir, '/') = 0;
+	/* An open output's temporary file goes with lp_tmp_remove_all(). */
+	assert_int_equal(lp_out_open(&o, out), 0);
+	assert_int_equal(lp_out_printf(o, "x"), 0);
+	snprintf(path, sizeof(path), "%s.tmp.%d", out, (int)getpid());
+	assert_int_equal(stat(path, &st), 0);
+	lp_tmp_remove_all();
+	assert_int_not_equal(stat(path, &st), 0);
+	lp_out_abort(o);
+
+	/* Stale ones: only NAME.tmp.PID of a dead PID whose NAME matches. */
+	for (size_t i = 0; i < 4; i++) {
+		snprintf(name, sizeof(name), names[i], (int)pids[i]);
+		snprintf(path, sizeof(path), "%s/%s", dir, name);
+		lp_test_write_file(path, "x", 1);
+	}
+	assert_int_equal(lp_tmp_remove_stale(dir, only_a, NULL), 1);
+	for (size_t i = 0; i < 4; i++) {
+		snprintf(name, sizeof(name), names[i], (int)pids[i]);
+		snprintf(path, sizeof(path), "%s/%s", dir, name);
+		assert_int_equal(stat(path, &st) == 0, i != 0);
+		unlink(path);
+	}
+	assert_int_equal(lp_tmp_remove_stale("/nonexistent-dir", NULL, NULL), LP_EIO);
+	free(dir);
+	free(out);
+}
+
 static void test_rng_reproducible_and_geometric_mean(void **state)
 {
 	struct lp_rng a, b;
@@ -119,6 +175,7 @@ int main(void)
 		cmocka_unit_test(test_peek_then_read),
 		cmocka_unit_test(test_missing_file_message),
 		cmocka_unit_test(test_out_is_atomic),
+		cmocka_unit_test(test_tmp_files_removed),
 		cmocka_unit_test(test_rng_reproducible_and_geometric_mean),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
