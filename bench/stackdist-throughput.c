@@ -82,36 +82,36 @@ static void generate(uint64_t *lines, size_t n, size_t m, int zipf, uint64_t see
 }
 
 /* The floor: one hash lookup and update per access, nothing else, in the
- * simplest table of the module (lp_xhtab: 16-byte slots, linear probing).
+ * simplest table of the module (lp_htab: 16-byte slots, linear probing).
  * fast uses a bucket table (lp_xbtab) that holds half the bytes per line
  * but spends more instructions per lookup, so at large M fast's table
  * alone can be faster than this floor. */
 static double run_floor(const uint64_t *lines, size_t n, size_t *mem, uint64_t *check)
 {
-	struct lp_xhtab t;
+	struct lp_htab t;
 	double t0 = now_s();
 	uint64_t sum = 0;
 
-	lp_xhtab_init(&t, 1 << 12);
+	lp_htab_init(&t, 1 << 12);
 	for (size_t off = 0; off < n; off += LP_EXACT_BATCH) {
 		size_t k = n - off < LP_EXACT_BATCH ? n - off : LP_EXACT_BATCH;
 
-		lp_xhtab_reserve(&t, k);
+		lp_htab_reserve(&t, k);
 		for (size_t i = 0; i < k; i++) {
 			int isnew;
 			uint64_t *v;
 
 			if (i + 16 < k)
-				lp_xhtab_prefetch(&t, lines[off + i + 16]);
-			v = lp_xhtab_get(&t, lines[off + i], &isnew);
+				lp_htab_prefetch(&t, lines[off + i + 16]);
+			v = lp_htab_get(&t, lines[off + i], &isnew);
 			sum += isnew ? 0 : *v;
 			*v = off + i;
 		}
 	}
 	t0 = now_s() - t0;
-	*mem = lp_xhtab_memory(&t);
+	*mem = lp_htab_memory(&t);
 	*check = sum;
-	lp_xhtab_release(&t);
+	lp_htab_release(&t);
 	return t0;
 }
 

@@ -2,7 +2,7 @@
  *
  * Each subcommand lives in src/cli/cmd-<name>.c and defines
  *     const struct cli_command cmd_<name>;
- * The build generates the table of commands from the file names.
+ * declared below and listed, one line each, in main.c's table.
  * Data goes to stdout; messages to stderr as "locprof: error: ...". */
 #ifndef LP_CLI_H
 #define LP_CLI_H
@@ -26,6 +26,11 @@ struct cli_command {
 	const char *usage;   /* the whole help text */
 	int (*run)(int argc, char **argv); /* argv[0] is the command name */
 };
+
+/* The commands (main.c's table). */
+extern const struct cli_command cmd_cc, cmd_convert, cmd_cxx, cmd_dump, cmd_model,
+	cmd_record, cmd_report, cmd_reusedist, cmd_sample, cmd_simulate, cmd_stackdist,
+	cmd_synth;
 
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -3,14 +3,21 @@
 
 #include <string.h>
 
-#define CLI_COMMAND(name) extern const struct cli_command cmd_##name;
-#include "cmd-table.h"
-#undef CLI_COMMAND
-
+/* The commands, one line each, in the order `locprof help` lists them.
+ * Each is defined in src/cli/cmd-<name>.c and declared in cli.h. */
 static const struct cli_command *const commands[] = {
-#define CLI_COMMAND(name) &cmd_##name,
-#include "cmd-table.h"
-#undef CLI_COMMAND
+	&cmd_cc,        /* cmd-cc.c */
+	&cmd_convert,   /* cmd-convert.c */
+	&cmd_cxx,       /* cmd-cc.c: c++ */
+	&cmd_dump,      /* cmd-dump.c */
+	&cmd_model,     /* cmd-model.c */
+	&cmd_record,    /* cmd-record.c */
+	&cmd_report,    /* cmd-report.c */
+	&cmd_reusedist, /* cmd-reusedist.c */
+	&cmd_sample,    /* cmd-sample.c */
+	&cmd_simulate,  /* cmd-simulate.c */
+	&cmd_stackdist, /* cmd-stackdist.c */
+	&cmd_synth,     /* cmd-synth.c */
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 

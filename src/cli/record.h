@@ -10,7 +10,7 @@
 #ifndef LP_CLI_RECORD_H
 #define LP_CLI_RECORD_H
 
-#include <locprof/record.h>
+#include <locprof/recorder.h>
 
 #include <limits.h>
 #include <stdint.h>

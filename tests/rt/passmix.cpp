@@ -1,4 +1,4 @@
-// The shapes of code the pass must get right (src/pass/locprof-pass.cpp):
+// The shapes of code the pass must get right (src/pass/):
 // calls inside loops, exceptions thrown through instrumented frames,
 // vectorised loops, recursion, setjmp/longjmp, a loop over a struct array.
 // Deterministic: the same references at every run, so that the pass and

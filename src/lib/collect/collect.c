@@ -6,7 +6,7 @@
  * connection has a receive buffer that grows to the largest message
  * (LP_MSG_MAX); whole messages are handled as they complete, so memory does
  * not grow with the run. */
-#include <locprof/record.h>
+#include <locprof/recorder.h>
 #include <locprof/trace.h>
 
 #include <locprof/profile.h>

@@ -2,7 +2,7 @@
  * (NAME.tmp.PID, common/io.c) of a recorder's outputs whose process is
  * gone. A recorder killed by SIGKILL, or by a crash of the machine, cannot
  * remove its own; the next recording to the same output does. */
-#include <locprof/record.h>
+#include <locprof/recorder.h>
 
 #include "common/error.h"
 

@@ -1,5 +1,6 @@
 /* The list of executable mappings carried by traces and profiles. */
 #include <locprof/mapping.h>
+#include "common/array.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -11,14 +12,8 @@ int lp_mappings_add(struct lp_mappings *m, uint64_t start, uint64_t end, uint64_
 
 	if (build_id_len > LP_BUILD_ID_MAX || end < start)
 		return LP_EINVAL;
-	if (m->n == m->cap) {
-		size_t cap = m->cap ? 2 * m->cap : 8;
-		struct lp_mapping *v = realloc(m->v, cap * sizeof(*v));
-		if (!v)
-			return LP_ENOMEM;
-		m->v = v;
-		m->cap = cap;
-	}
+	if (LP_ARRAY_RESERVE(m->v, m->cap, m->n + 1, 8, "mappings") < 0)
+		return LP_ENOMEM;
 	mp = &m->v[m->n];
 	memset(mp, 0, sizeof(*mp));
 	if (!(mp->path = strdup(path ? path : "")))

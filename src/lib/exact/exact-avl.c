@@ -31,7 +31,7 @@ struct anode {
 };
 
 struct avl {
-	struct lp_xhtab ht;
+	struct lp_htab ht;
 	struct anode *v;
 	size_t n, cap;
 	uint32_t freel, root;
@@ -42,7 +42,7 @@ static int avl_create(void **st, const struct lp_exact_opts *o)
 {
 	struct avl *s = calloc(1, sizeof(*s));
 
-	if (!s || lp_xhtab_init(&s->ht, 1 << 12) < 0) {
+	if (!s || lp_htab_init(&s->ht, 1 << 12) < 0) {
 		free(s);
 		return lp_seterr(LP_ENOMEM, "out of memory");
 	}
@@ -58,7 +58,7 @@ static void avl_destroy(void *st)
 	if (!s)
 		return;
 	free(s->v);
-	lp_xhtab_release(&s->ht);
+	lp_htab_release(&s->ht);
 	free(s);
 }
 
@@ -66,7 +66,7 @@ static size_t avl_memory(const void *st)
 {
 	const struct avl *s = st;
 
-	return sizeof(*s) + lp_xhtab_memory(&s->ht) + s->cap * sizeof(struct anode);
+	return sizeof(*s) + lp_htab_memory(&s->ht) + s->cap * sizeof(struct anode);
 }
 
 #define N(x) (s->v[x])
@@ -117,6 +117,9 @@ static uint32_t balance(struct avl *s, uint32_t x)
 {
 	int32_t bf = ht_(s, N(x).l) - ht_(s, N(x).r);
 
+	/* one insertion or removal below x changed a height by at most 1 */
+	assert(bf >= -2 && bf <= 2);
+
 	if (bf > 1) {
 		if (ht_(s, N(N(x).l).l) < ht_(s, N(N(x).l).r))
 			N(x).l = rot_left(s, N(x).l);
@@ -151,6 +154,7 @@ static uint32_t remove_max(struct avl *s, uint32_t x, uint64_t *k1, uint64_t *k2
 		return l;
 	}
 	N(x).r = remove_max(s, N(x).r, k1, k2);
+	assert(N(x).rsum >= *k2 - *k1 + 1 && N(x).tot >= N(x).rsum);
 	N(x).rsum -= *k2 - *k1 + 1;
 	N(x).tot -= *k2 - *k1 + 1;
 	return balance(s, x);
@@ -168,6 +172,7 @@ static uint32_t remove_min(struct avl *s, uint32_t x, uint64_t *k1, uint64_t *k2
 		return r;
 	}
 	N(x).l = remove_min(s, N(x).l, k1, k2);
+	assert(N(x).tot >= *k2 - *k1 + 1);
 	N(x).tot -= *k2 - *k1 + 1;
 	return balance(s, x);
 }
@@ -180,6 +185,7 @@ static uint32_t insert(struct avl *s, uint32_t x, uint64_t p)
 
 	if (x == NIL) {
 		x = s->freel;
+		assert(x != NIL);
 		s->freel = N(x).l;
 		N(x) = (struct anode){ .k1 = p, .k2 = p, .tot = 1, .l = NIL, .r = NIL, .h = 1 };
 		return x;
@@ -232,36 +238,60 @@ static uint32_t insert(struct avl *s, uint32_t x, uint64_t p)
 	return x;
 }
 
+/* The whole tree's invariants (LP_DEBUG_CHECKS builds): intervals in
+ * order, disjoint and not adjacent (adjacent ones are fused), heights
+ * right and balanced, tot and rsum the holes of the subtree and of its
+ * right child. Returns the subtree's height; *lo and *hi its bounds. */
+static int32_t avl_check(const struct avl *s, uint32_t x, uint64_t *lo, uint64_t *hi)
+{
+	uint64_t llo, lhi, rlo, rhi;
+	int32_t hl = 0, hr = 0;
+
+	if (x == NIL)
+		return 0;
+	assert(N(x).k1 <= N(x).k2);
+	*lo = N(x).k1;
+	*hi = N(x).k2;
+	if (N(x).l != NIL) {
+		hl = avl_check(s, N(x).l, &llo, &lhi);
+		assert(lhi + 1 < N(x).k1);
+		*lo = llo;
+	}
+	if (N(x).r != NIL) {
+		hr = avl_check(s, N(x).r, &rlo, &rhi);
+		assert(N(x).k2 + 1 < rlo);
+		*hi = rhi;
+	}
+	assert(hl - hr >= -1 && hl - hr <= 1);
+	hl = 1 + (hl > hr ? hl : hr);
+	assert(N(x).h == hl);
+	assert(N(x).rsum == tot_(s, N(x).r));
+	assert(N(x).tot == tot_(s, N(x).l) + tot_(s, N(x).r) + (N(x).k2 - N(x).k1 + 1));
+	return hl;
+}
+
 static int avl_batch(void *st, const uint64_t *lines, size_t n, uint64_t *dist, size_t *done)
 {
 	struct avl *s = st;
+	uint64_t start = s->now;
 
 	*done = 0;
-	if (lp_xhtab_reserve(&s->ht, n) < 0)
+	if (lp_htab_reserve(&s->ht, n) < 0)
 		return LP_ENOMEM;
 	/* Each access adds at most one node: make room for the batch. */
 	if (s->n + n > s->cap) {
-		size_t cap = s->cap ? s->cap : 1024;
-		struct anode *v;
+		int rc = LP_ARRAY_RESERVE_MAX(s->v, s->cap, s->n + n, 1024, NIL - 1, "avl: hole intervals");
 
-		while (cap < s->n + n)
-			cap *= 2;
-		if (cap >= NIL)
-			cap = NIL - 1;
-		if (cap < s->n + n)
-			return lp_seterr(LP_ELIMIT, "avl: more than 2^32 hole intervals");
-		if (!(v = realloc(s->v, cap * sizeof(*v))))
-			return lp_seterr(LP_ENOMEM, "out of memory for the interval tree");
-		s->v = v;
-		s->cap = cap;
+		if (rc < 0)
+			return rc;
 	}
 	for (size_t i = 0; i < n; i++) {
 		int isnew;
 		uint64_t *v;
 
 		if (i + 16 < n)
-			lp_xhtab_prefetch(&s->ht, lines[i + 16]);
-		v = lp_xhtab_get(&s->ht, lines[i], &isnew);
+			lp_htab_prefetch(&s->ht, lines[i + 16]);
+		v = lp_htab_get(&s->ht, lines[i], &isnew);
 		if (isnew) {
 			dist[i] = LP_DIST_COLD;
 		} else {
@@ -273,9 +303,18 @@ static int avl_batch(void *st, const uint64_t *lines, size_t n, uint64_t *dist, 
 			}
 			s->acc = 0;
 			s->root = insert(s, s->root, p);
+			assert(s->acc <= s->now - p - 1);
 			dist[i] = s->now - p - 1 - s->acc;
 		}
 		*v = s->now++;
+	}
+	/* every access but a line's first left one hole */
+	assert(tot_(s, s->root) == s->now - s->ht.n - (uint64_t)s->ht.has_top);
+	/* the whole tree when time passes a power of two: O(1) per access */
+	if (LP_DEBUG_CHECKS && (start ^ s->now) > start) {
+		uint64_t lo, hi;
+
+		avl_check(s, s->root, &lo, &hi);
 	}
 	*done = n;
 	return 0;

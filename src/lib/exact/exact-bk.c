@@ -13,7 +13,7 @@
 #define MAX_LEVELS 58
 
 struct bk {
-	struct lp_xhtab ht;
+	struct lp_htab ht;
 	uint64_t *bits;
 	uint32_t *lv[MAX_LEVELS]; /* lv[s][i] = ones in [i*64*2^s, (i+1)*64*2^s) */
 	int top;                  /* lv[top] has one entry */
@@ -29,7 +29,7 @@ static void bk_destroy(void *st)
 	for (int j = 0; j <= s->top; j++)
 		free(s->lv[j]);
 	free(s->bits);
-	lp_xhtab_release(&s->ht);
+	lp_htab_release(&s->ht);
 	free(s);
 }
 
@@ -41,7 +41,7 @@ static int bk_create(void **st, const struct lp_exact_opts *o)
 		return lp_seterr(LP_ENOMEM, "out of memory");
 	s->top = 10;
 	s->cap = UINT64_C(64) << s->top;
-	if (lp_xhtab_init(&s->ht, 1 << 12) < 0 || !(s->bits = calloc((size_t)(s->cap / 64), 8)))
+	if (lp_htab_init(&s->ht, 1 << 12) < 0 || !(s->bits = calloc((size_t)(s->cap / 64), 8)))
 		goto out_nomem;
 	for (int j = 0; j <= s->top; j++)
 		if (!(s->lv[j] = calloc((size_t)1 << (s->top - j), sizeof(uint32_t))))
@@ -57,7 +57,7 @@ static size_t bk_memory(const void *st)
 {
 	const struct bk *s = st;
 
-	return sizeof(*s) + lp_xhtab_memory(&s->ht) + (size_t)(s->cap / 8) +
+	return sizeof(*s) + lp_htab_memory(&s->ht) + (size_t)(s->cap / 8) +
 	       ((size_t)2 << s->top) * sizeof(uint32_t);
 }
 
@@ -98,7 +98,7 @@ static int bk_batch(void *st, const uint64_t *lines, size_t n, uint64_t *dist, s
 	int err;
 
 	*done = 0;
-	if (lp_xhtab_reserve(&s->ht, n) < 0)
+	if (lp_htab_reserve(&s->ht, n) < 0)
 		return LP_ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		int isnew;
@@ -109,8 +109,8 @@ static int bk_batch(void *st, const uint64_t *lines, size_t n, uint64_t *dist, s
 			return err;
 		}
 		if (i + 16 < n)
-			lp_xhtab_prefetch(&s->ht, lines[i + 16]);
-		v = lp_xhtab_get(&s->ht, lines[i], &isnew);
+			lp_htab_prefetch(&s->ht, lines[i + 16]);
+		v = lp_htab_get(&s->ht, lines[i], &isnew);
 		if (isnew) {
 			dist[i] = LP_DIST_COLD;
 		} else {

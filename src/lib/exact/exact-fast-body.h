@@ -103,7 +103,7 @@ FB_FN unsigned FB_NAME(match)(const struct lp_xbucket *b, uint64_t key)
 /* lp_xbtab_get() with this variant's match. */
 FB_FN uint32_t *FB_NAME(get)(struct lp_xbtab *t, size_t bi, uint64_t key, int *isnew)
 {
-	if (__builtin_expect(key == LP_XHTAB_EMPTY, 0)) {
+	if (__builtin_expect(key == LP_HTAB_EMPTY, 0)) {
 		*isnew = !t->has_top;
 		t->has_top = 1;
 		return &t->top_val;
@@ -116,7 +116,7 @@ FB_FN uint32_t *FB_NAME(get)(struct lp_xbtab *t, size_t bi, uint64_t key, int *i
 			*isnew = 0;
 			return &b->val[__builtin_ctz(m)];
 		}
-		if ((m = FB_NAME(match)(b, LP_XHTAB_EMPTY)) != 0) {
+		if ((m = FB_NAME(match)(b, LP_HTAB_EMPTY)) != 0) {
 			unsigned k = (unsigned)__builtin_ctz(m);
 
 			b->key[k] = key;

@@ -163,7 +163,7 @@ static int fast_compact(struct fast *s)
 		struct lp_xbucket *bk = &s->ht.b[bi];
 
 		for (unsigned k = 0; k < LP_XB_SLOTS; k++)
-			if (bk->key[k] != LP_XHTAB_EMPTY)
+			if (bk->key[k] != LP_HTAB_EMPTY)
 				bk->val[k] = fast_rank(s, bk->val[k]);
 	}
 	if (s->ht.has_top)

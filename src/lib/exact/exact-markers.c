@@ -27,7 +27,7 @@ struct mnode {
 };
 
 struct markers {
-	struct lp_xhtab ht;    /* line -> node */
+	struct lp_htab ht;    /* line -> node */
 	struct mnode *v;
 	size_t n, cap;
 	uint32_t head, mhead, freel;
@@ -38,7 +38,7 @@ static int markers_create(void **st, const struct lp_exact_opts *o)
 {
 	struct markers *s = calloc(1, sizeof(*s));
 
-	if (!s || lp_xhtab_init(&s->ht, 1 << 12) < 0) {
+	if (!s || lp_htab_init(&s->ht, 1 << 12) < 0) {
 		free(s);
 		return lp_seterr(LP_ENOMEM, "out of memory");
 	}
@@ -55,7 +55,7 @@ static void markers_destroy(void *st)
 	if (!s)
 		return;
 	free(s->v);
-	lp_xhtab_release(&s->ht);
+	lp_htab_release(&s->ht);
 	free(s);
 }
 
@@ -63,25 +63,12 @@ static size_t markers_memory(const void *st)
 {
 	const struct markers *s = st;
 
-	return sizeof(*s) + lp_xhtab_memory(&s->ht) + s->cap * sizeof(struct mnode);
+	return sizeof(*s) + lp_htab_memory(&s->ht) + s->cap * sizeof(struct mnode);
 }
 
 static int reserve(struct markers *s, size_t extra)
 {
-	size_t cap = s->cap ? s->cap : 1024;
-	struct mnode *v;
-
-	if (s->n + extra <= s->cap)
-		return 0;
-	while (cap < s->n + extra)
-		cap *= 2;
-	if (cap >= NIL)
-		return lp_seterr(LP_ELIMIT, "markers: more than 2^32 list nodes");
-	if (!(v = realloc(s->v, cap * sizeof(*v))))
-		return lp_seterr(LP_ENOMEM, "out of memory for the LRU stack");
-	s->v = v;
-	s->cap = cap;
-	return 0;
+	return LP_ARRAY_RESERVE_MAX(s->v, s->cap, s->n + extra, 1024, NIL - 1, "markers: list nodes");
 }
 
 static uint32_t new_node(struct markers *s)
@@ -173,7 +160,7 @@ static int markers_batch(void *st, const uint64_t *lines, size_t n, uint64_t *di
 	int err;
 
 	*done = 0;
-	if (lp_xhtab_reserve(&s->ht, n) < 0)
+	if (lp_htab_reserve(&s->ht, n) < 0)
 		return LP_ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		int isnew;
@@ -185,7 +172,7 @@ static int markers_batch(void *st, const uint64_t *lines, size_t n, uint64_t *di
 			*done = i;
 			return err;
 		}
-		v = lp_xhtab_get(&s->ht, lines[i], &isnew);
+		v = lp_htab_get(&s->ht, lines[i], &isnew);
 		if (isnew) {
 			x = new_node(s);
 			s->v[x].marker = 0;

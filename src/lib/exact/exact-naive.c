@@ -51,17 +51,10 @@ static int naive_batch(void *st, const uint64_t *lines, size_t n, uint64_t *dist
 	/* Room for every access of the batch being a new line, so that the
 	 * loop below never allocates. */
 	if (s->n + n > s->cap) {
-		size_t cap = s->cap ? s->cap : 1024;
-		struct node *v;
+		int rc = LP_ARRAY_RESERVE_MAX(s->v, s->cap, s->n + n, 1024, NIL, "naive: distinct lines");
 
-		while (cap < s->n + n)
-			cap *= 2;
-		if (cap > NIL)
-			return lp_seterr(LP_ELIMIT, "naive: more than 2^32-1 distinct lines");
-		if (!(v = realloc(s->v, cap * sizeof(*v))))
-			return lp_seterr(LP_ENOMEM, "out of memory for the LRU stack");
-		s->v = v;
-		s->cap = cap;
+		if (rc < 0)
+			return rc;
 	}
 	for (size_t i = 0; i < n; i++) {
 		uint64_t depth = 0;

@@ -16,7 +16,7 @@
 #define MAX_LEVELS 48
 
 struct prealloc {
-	struct lp_xhtab ht;
+	struct lp_htab ht;
 	uint64_t *bits;           /* hole bits, one per time */
 	uint32_t *lv[MAX_LEVELS]; /* lv[s][i] = holes in [i*64*2^s, (i+1)*64*2^s) */
 	int top;                  /* lv[top] has a single entry */
@@ -32,7 +32,7 @@ static void prealloc_destroy(void *st)
 	for (int j = 0; j <= s->top; j++)
 		free(s->lv[j]);
 	free(s->bits);
-	lp_xhtab_release(&s->ht);
+	lp_htab_release(&s->ht);
 	free(s);
 }
 
@@ -49,7 +49,7 @@ static int prealloc_create(void **st, const struct lp_exact_opts *o)
 	words = (s->n + 63) / 64;
 	while ((UINT64_C(1) << s->top) < words)
 		s->top++;
-	if (lp_xhtab_init(&s->ht, 1 << 12) < 0)
+	if (lp_htab_init(&s->ht, 1 << 12) < 0)
 		goto out_nomem;
 	if (!(s->bits = calloc((size_t)words, sizeof(uint64_t))))
 		goto out_nomem;
@@ -68,7 +68,7 @@ static size_t prealloc_memory(const void *st)
 {
 	const struct prealloc *s = st;
 
-	return sizeof(*s) + lp_xhtab_memory(&s->ht) + (size_t)((s->n + 63) / 64 * 8) +
+	return sizeof(*s) + lp_htab_memory(&s->ht) + (size_t)((s->n + 63) / 64 * 8) +
 	       (size_t)((UINT64_C(2) << s->top) * sizeof(uint32_t));
 }
 
@@ -94,7 +94,7 @@ static int prealloc_batch(void *st, const uint64_t *lines, size_t n, uint64_t *d
 	struct prealloc *s = st;
 
 	*done = 0;
-	if (lp_xhtab_reserve(&s->ht, n) < 0)
+	if (lp_htab_reserve(&s->ht, n) < 0)
 		return LP_ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		int isnew;
@@ -109,8 +109,8 @@ static int prealloc_batch(void *st, const uint64_t *lines, size_t n, uint64_t *d
 					 (unsigned long long)s->n);
 		}
 		if (i + 16 < n)
-			lp_xhtab_prefetch(&s->ht, lines[i + 16]);
-		v = lp_xhtab_get(&s->ht, lines[i], &isnew);
+			lp_htab_prefetch(&s->ht, lines[i + 16]);
+		v = lp_htab_get(&s->ht, lines[i], &isnew);
 		dist[i] = isnew ? LP_DIST_COLD : s->now - *v - 1 - holes_after_insert(s, *v);
 		*v = s->now++;
 	}

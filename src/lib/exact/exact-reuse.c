@@ -5,7 +5,7 @@
 #include "exact/exact-internal.h"
 
 struct reuse {
-	struct lp_xhtab ht;
+	struct lp_htab ht;
 	uint64_t now;
 };
 
@@ -15,7 +15,7 @@ static int reuse_create(void **st, const struct lp_exact_opts *o)
 
 	if (!s)
 		return lp_seterr(LP_ENOMEM, "out of memory");
-	if (lp_xhtab_init(&s->ht, 1 << 12) < 0) {
+	if (lp_htab_init(&s->ht, 1 << 12) < 0) {
 		free(s);
 		return LP_ENOMEM;
 	}
@@ -29,7 +29,7 @@ static void reuse_destroy(void *st)
 
 	if (!s)
 		return;
-	lp_xhtab_release(&s->ht);
+	lp_htab_release(&s->ht);
 	free(s);
 }
 
@@ -37,7 +37,7 @@ static size_t reuse_memory(const void *st)
 {
 	const struct reuse *s = st;
 
-	return sizeof(*s) + lp_xhtab_memory(&s->ht);
+	return sizeof(*s) + lp_htab_memory(&s->ht);
 }
 
 static int reuse_batch(void *st, const uint64_t *lines, size_t n, uint64_t *dist, size_t *done)
@@ -45,7 +45,7 @@ static int reuse_batch(void *st, const uint64_t *lines, size_t n, uint64_t *dist
 	struct reuse *s = st;
 
 	*done = 0;
-	if (lp_xhtab_reserve(&s->ht, n) < 0)
+	if (lp_htab_reserve(&s->ht, n) < 0)
 		return LP_ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		int isnew;
@@ -54,8 +54,8 @@ static int reuse_batch(void *st, const uint64_t *lines, size_t n, uint64_t *dist
 		/* The slot lookup is a cache miss once M outgrows the caches;
 		 * fetching it 16 accesses ahead hides most of it. */
 		if (i + 16 < n)
-			lp_xhtab_prefetch(&s->ht, lines[i + 16]);
-		v = lp_xhtab_get(&s->ht, lines[i], &isnew);
+			lp_htab_prefetch(&s->ht, lines[i + 16]);
+		v = lp_htab_get(&s->ht, lines[i], &isnew);
 		dist[i] = isnew ? LP_DIST_COLD : s->now - *v - 1;
 		*v = s->now++;
 	}

@@ -96,13 +96,13 @@ void lp_distcalc_free(struct lp_distcalc *c)
 
 /* pc -> histogram, open addressing; pcs are few (thousands), so it starts
  * small and doubles. */
+/* Per-pc histograms: pc -> index (the table), histograms in order of first
+ * appearance. */
 struct pc_map {
-	uint64_t *pcs;        /* by slot; index+1 in idx, 0 = empty */
-	uint32_t *idx;
-	size_t mask;
-	struct lp_hist *h;    /* n histograms, in order of first appearance */
+	struct lp_htab index; /* pc -> index in h and pc_of */
+	struct lp_hist *h;
 	uint64_t *pc_of;
-	size_t n, cap;
+	size_t n, cap_h, cap_pc;
 };
 
 struct lane {
@@ -126,67 +126,29 @@ static void pc_map_release(struct pc_map *m)
 {
 	for (size_t i = 0; i < m->n; i++)
 		lp_hist_release(&m->h[i]);
-	free(m->pcs);
-	free(m->idx);
+	lp_htab_release(&m->index);
 	free(m->h);
 	free(m->pc_of);
 	memset(m, 0, sizeof(*m));
 }
 
-static int pc_map_rehash(struct pc_map *m, size_t cap)
-{
-	uint64_t *pcs = calloc(cap, sizeof(*pcs));
-	uint32_t *idx = calloc(cap, sizeof(*idx));
-
-	if (!pcs || !idx) {
-		free(pcs);
-		free(idx);
-		return lp_seterr(LP_ENOMEM, "out of memory for per-pc histograms");
-	}
-	free(m->pcs);
-	free(m->idx);
-	m->pcs = pcs;
-	m->idx = idx;
-	m->mask = cap - 1;
-	for (size_t k = 0; k < m->n; k++) {
-		size_t i = (size_t)lp_hash64(m->pc_of[k]) & m->mask;
-		while (idx[i])
-			i = (i + 1) & m->mask;
-		pcs[i] = m->pc_of[k];
-		idx[i] = (uint32_t)(k + 1);
-	}
-	return 0;
-}
-
 static struct lp_hist *pc_map_get(struct pc_map *m, uint64_t pc)
 {
-	size_t i;
+	uint64_t *k = m->index.s ? lp_htab_find(&m->index, pc) : NULL;
+	int isnew;
 
-	if (!m->idx || (m->n + 1) * 2 > m->mask + 1) {
-		if (pc_map_rehash(m, m->idx ? (m->mask + 1) * 2 : 64) < 0)
-			return NULL;
-	}
-	for (i = (size_t)lp_hash64(pc) & m->mask; m->idx[i]; i = (i + 1) & m->mask)
-		if (m->pcs[i] == pc)
-			return &m->h[m->idx[i] - 1];
-	if (m->n == m->cap) {
-		size_t cap = m->cap ? m->cap * 2 : 64;
-		struct lp_hist *h = realloc(m->h, cap * sizeof(*h));
-		uint64_t *p;
-
-		if (!h)
-			return NULL;
-		m->h = h;
-		if (!(p = realloc(m->pc_of, cap * sizeof(*p))))
-			return NULL;
-		m->pc_of = p;
-		m->cap = cap;
-	}
+	if (k)
+		return &m->h[*k];
+	if ((!m->index.s && lp_htab_init(&m->index, 64) < 0) || lp_htab_reserve(&m->index, 1) < 0 ||
+	    LP_ARRAY_RESERVE(m->h, m->cap_h, m->n + 1, 64, "per-pc histograms") < 0 ||
+	    LP_ARRAY_RESERVE(m->pc_of, m->cap_pc, m->n + 1, 64, "per-pc histograms") < 0)
+		return NULL;
+	k = lp_htab_get(&m->index, pc, &isnew);
+	assert(isnew);
+	*k = m->n;
 	lp_hist_init(&m->h[m->n], 0);
 	m->pc_of[m->n] = pc;
-	m->pcs[i] = pc;
-	m->idx[i] = (uint32_t)(++m->n);
-	return &m->h[m->n - 1];
+	return &m->h[m->n++];
 }
 
 int lp_exact_new(struct lp_exact **out, const struct lp_exact_config *cfg)
@@ -345,7 +307,8 @@ size_t lp_exact_memory(const struct lp_exact *e)
 		total += lp_distcalc_memory(l->calc) + l->hist.cap * sizeof(uint64_t);
 		for (size_t k = 0; k < l->pcs.n; k++)
 			total += l->pcs.h[k].cap * sizeof(uint64_t);
-		total += (l->pcs.mask + 1) * 12 + l->pcs.cap * (sizeof(struct lp_hist) + 8);
+		total += (l->pcs.index.s ? lp_htab_memory(&l->pcs.index) : 0) +
+			 l->pcs.cap_h * sizeof(struct lp_hist) + l->pcs.cap_pc * sizeof(uint64_t);
 	}
 	return total;
 }

@@ -26,19 +26,12 @@ void lp_hist_release(struct lp_hist *h)
 
 int lp_hist_grow(struct lp_hist *h, size_t bin)
 {
-	size_t cap = h->cap ? h->cap : 16;
-	uint64_t *c;
+	size_t old = h->cap;
+	int rc = LP_ARRAY_RESERVE_MAX(h->c, h->cap, bin + 1, 16, LP_HIST_NBINS, "histogram bins");
 
-	while (cap <= bin)
-		cap *= 2;
-	if (cap > LP_HIST_NBINS)
-		cap = LP_HIST_NBINS;
-	c = realloc(h->c, cap * sizeof(*c));
-	if (!c)
-		return lp_seterr(LP_ENOMEM, "out of memory for a histogram");
-	memset(c + h->cap, 0, (cap - h->cap) * sizeof(*c));
-	h->c = c;
-	h->cap = cap;
+	if (rc < 0)
+		return rc;
+	memset(h->c + old, 0, (h->cap - old) * sizeof(*h->c));
 	return 0;
 }
 

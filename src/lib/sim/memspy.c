@@ -38,6 +38,7 @@
  *    ratio of the unknown references (true_mu). */
 #include "sim/sim-internal.h"
 
+#include "common/array.h"
 #include "common/error.h"
 
 #include <math.h>
@@ -220,6 +221,7 @@ static void flush(struct lp_memspy *m)
 static int start_sample(struct lp_memspy *m)
 {
 	uint64_t r = m->p.sample_length, iv = m->p.sample_interval;
+	int rc;
 
 	if (m->p.random_lengths) {
 		uint64_t lo = r / 2 ? r / 2 : 1, hi = r + r / 2;
@@ -229,14 +231,8 @@ static int start_sample(struct lp_memspy *m)
 			iv = len;
 		r = len;
 	}
-	if (m->samples == m->u_cap) {
-		uint64_t cap = m->u_cap ? 2 * m->u_cap : 64;
-		uint64_t *p = realloc(m->u_per_sample, cap * sizeof(*p));
-		if (!p)
-			return lp_seterr(LP_ENOMEM, "out of memory");
-		m->u_per_sample = p;
-		m->u_cap = cap;
-	}
+	if ((rc = LP_ARRAY_RESERVE(m->u_per_sample, m->u_cap, m->samples + 1, 64, "MemSpy samples")) < 0)
+		return rc;
 	m->u_per_sample[m->samples++] = 0;
 	m->cur_sid = m->samples;
 	m->cur_end = m->t + r;

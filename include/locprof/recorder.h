@@ -1,4 +1,4 @@
-/* locprof/record.h - collecting profiles and traces from live programs.
+/* locprof/recorder.h - collecting profiles and traces from live programs.
  *
  * The recorder is the collector side of the protocol in
  * src/lib/collect/protocol.h (docs/formats.md, "Collector protocol"): it
@@ -11,8 +11,8 @@
  * locprof use lp_recorder_new_direct() and the lp_recorder_image_*() calls
  * below instead of the socket.
  */
-#ifndef LOCPROF_RECORD_H
-#define LOCPROF_RECORD_H
+#ifndef LOCPROF_RECORDER_H
+#define LOCPROF_RECORDER_H
 
 #include <locprof/common.h>
 
