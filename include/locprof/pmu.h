@@ -10,7 +10,7 @@
  *
  * lp_pmu_record hands every process image of the program, its samples (or,
  * in trace mode, every reference) and its mappings to the recorder, which
- * writes the same outputs as for the other backends (locprof/record.h). It
+ * writes the same outputs as for the other backends (locprof/recorder.h). It
  * returns 0 when the target ran to its end (its waitpid status in *status,
  * unchanged) or a negative LP_E* with lp_errmsg() set, e.g.
  * LP_EUNSUPPORTED "no hardware performance counters (...)". */
@@ -18,7 +18,7 @@
 #define LOCPROF_PMU_H
 
 #include <locprof/common.h>
-#include <locprof/record.h>
+#include <locprof/recorder.h>
 
 #include <stdint.h>
 

@@ -2,7 +2,7 @@
  * ptrace sampler of src/pmu (docs/pmu.md): a counter source picks the
  * sampled references (hardware load/store counters, or single-stepping
  * with --counter step), watchpoints find their reuses. The sampler hands
- * every process image to the recorder (locprof/record.h), which writes the
+ * every process image to the recorder (locprof/recorder.h), which writes the
  * same outputs as for the inst backend: one .lpp profile (or, in trace
  * mode with the step counter, one trace) per process image, named the
  * same way, each finished when its image ends. */
@@ -10,7 +10,7 @@
 #include "record.h"
 
 #include <locprof/pmu.h>
-#include <locprof/record.h>
+#include <locprof/recorder.h>
 
 #include <signal.h>
 #include <stdio.h>

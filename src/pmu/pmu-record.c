@@ -1,5 +1,5 @@
 /* lp_pmu_record (locprof/pmu.h): the engine's process images, samples and
- * references handed to a recorder (locprof/record.h), which writes them
+ * references handed to a recorder (locprof/recorder.h), which writes them
  * through the same sample sinks and trace writer as the other backends'
  * (src/lib/collect). Each image's output is finished when the image ends
  * (exit, crash, kill, or exec into another program), so a target that
@@ -8,7 +8,7 @@
  * a line reused by another thread of the same process ends a sample (a
  * shared-cache view). */
 #include <locprof/pmu.h>
-#include <locprof/record.h>
+#include <locprof/recorder.h>
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,13 +1,13 @@
-/* The recorder for backends that run inside locprof (locprof/record.h,
+/* The recorder for backends that run inside locprof (locprof/recorder.h,
  * "backends inside locprof"): the pmu sampler observes the program by
  * ptrace from the locprof process, so its process images come as calls,
  * not over the socket. They go to the same outputs as the collector's
  * (collect.c): the same names, the same sample sinks (sink.h), the same
  * trace writer and summaries. */
-#include <locprof/record.h>
+#include <locprof/recorder.h>
 #include <locprof/trace.h>
 
-#include "collect/recorder.h"
+#include "collect/recorder-state.h"
 #include "collect/sink.h"
 #include "common/error.h"
 

@@ -12,7 +12,7 @@
 #include <locprof/profile.h>
 
 #include "collect/protocol.h"
-#include "collect/recorder.h"
+#include "collect/recorder-state.h"
 #include "collect/sink.h"
 #include "common/error.h"
 

@@ -1,4 +1,4 @@
-/* The recorder's in-process entry (locprof/record.h, "backends inside
+/* The recorder's in-process entry (locprof/recorder.h, "backends inside
  * locprof"; src/lib/collect/collect-direct.c): images handed over by calls
  * give the outputs the collector gives, read back with the library's own
  * readers: names, metadata, samples and reuse distances, per-thread
@@ -7,7 +7,7 @@
 #include "lp-test.h"
 
 #include <locprof/profile.h>
-#include <locprof/record.h>
+#include <locprof/recorder.h>
 #include <locprof/trace.h>
 
 #define MAPS_TEXT                                                                                 \

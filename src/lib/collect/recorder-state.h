@@ -1,13 +1,13 @@
-/* Internal: the recorder's state (locprof/record.h), shared by the
+/* Internal: the recorder's state (locprof/recorder.h), shared by the
  * collector of the socket protocol (collect.c) and the in-process entry of
  * backends that run inside locprof (collect-direct.c). One rec_proc per
  * process image: its output (a sample sink or a trace writer), its name and
  * the summary lp_recorder_outputs() reports. */
-#ifndef LP_COLLECT_RECORDER_H
-#define LP_COLLECT_RECORDER_H
+#ifndef LP_COLLECT_RECORDER_STATE_H
+#define LP_COLLECT_RECORDER_STATE_H
 
 #include <locprof/mapping.h>
-#include <locprof/record.h>
+#include <locprof/recorder.h>
 #include <locprof/trace.h>
 
 #include "collect/protocol.h"
