@@ -76,6 +76,12 @@ struct lp_rt_thread {
 	uint64_t next_flush_ns;
 	struct lp_rng rng;
 	uint32_t gap_level; /* thinning level when the current gap was drawn */
+	/* The thread's first reference has drawn its first gap. Until then
+	 * its countdown stays 0: a thread set up by an allocation event must
+	 * not start its clock, because an instrumented caller may write back
+	 * the 0 it read before malloc (LLVM takes malloc to touch no memory
+	 * of the program and forwards the stored value across the call). */
+	int clock_started;
 
 	struct rt_watch *table;
 	uint64_t table_cap, live;
@@ -844,7 +850,8 @@ static struct lp_rt_thread *rt_thread_init(struct lp_rt_fast *f)
 		rt_send_maps(t, LP_MAPS_START);
 	f->t = t;
 	f->pages = t->pages;
-	rt_set_gap(f, t, UINT64_MAX); /* no reference yet */
+	f->countdown = 0; /* no reference yet: the first one draws the gap */
+	f->epoch = 0;
 	pthread_setspecific(g.key, t);
 	t->next = atomic_load(&g.threads);
 	while (!atomic_compare_exchange_weak(&g.threads, &t->next, t))
@@ -975,17 +982,14 @@ void lp_rt_slow(uint64_t addr, uint32_t size, uint32_t kind, uint64_t pc)
 		return;
 	}
 	f->in_rt++;
-	if (!f->t) {
-		/* The thread's first event: set it up, which starts its clock
-		 * before this reference, then count this one as the hot path
-		 * would have. */
-		t = rt_enter(f);
-		if (t) {
-			expired = f->countdown == 0;
-			f->countdown--;
-		}
-	} else {
-		t = rt_enter(f);
+	t = rt_enter(f);
+	if (t && !t->clock_started) {
+		/* The thread's first reference: start its clock before it,
+		 * then count this one as the hot path would have. */
+		t->clock_started = 1;
+		rt_set_gap(f, t, UINT64_MAX);
+		expired = f->countdown == 0;
+		f->countdown--;
 	}
 	if (!t) {
 		rt_make_inert(f);
