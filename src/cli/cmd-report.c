@@ -458,8 +458,15 @@ static int run(int argc, char **argv)
 		printf("]}\n");
 	} else {
 		char b1[32];
-		printf("profile %s: %zu samples, %" PRIu64 " line accesses of %g bytes, %s\n\n", argv[optind], n,
-		       p->accesses[li], line, cold ? "cold misses included" : "cold misses excluded");
+		printf("profile %s: %zu samples, ", argv[optind], n);
+		if (!lp_profile_count_partial(p, (unsigned)li))
+			printf("%" PRIu64 " line accesses", p->accesses[li]);
+		else if (p->accesses[li])
+			printf("at least %" PRIu64 " line accesses (partial: the run was cut short, counted up to "
+			       "the last flush)", p->accesses[li]);
+		else
+			printf("line accesses not counted (the run was cut short before the first flush)");
+		printf(" of %g bytes, %s\n\n", line, cold ? "cold misses included" : "cold misses excluded");
 		printf("%10s", "size");
 		for (size_t k = 0; k < nshown; k++)
 			printf(" %12s", want_lru && k == 0 ? "lru" : "random");

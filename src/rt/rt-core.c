@@ -677,13 +677,18 @@ static int rt_table_grow(struct lp_rt_thread *t)
 	return 0;
 }
 
+static void rt_send_thread_refs(struct lp_rt_thread *t, int running);
+
 static void rt_emit(struct lp_rt_thread *t, const struct rt_watch *w, uint64_t end,
 		    uint64_t reuse_pc)
 {
 	struct lp_msg_sample *s;
 
-	if (t->nsamples == SAMPLE_CAP)
+	if (t->nsamples == SAMPLE_CAP) {
+		/* the count goes with every batch: a killed run keeps both */
 		rt_send_samples(t);
+		rt_send_thread_refs(t, 1);
+	}
 	s = &t->samples[t->nsamples];
 	s->begin = w->begin;
 	s->end = end;
@@ -866,12 +871,23 @@ static uint64_t rt_thread_refs(const struct lp_rt_thread *t)
 	return t->dead ? t->final_refs : f->epoch - f->countdown;
 }
 
+/* The THREAD message: the count so far with each flush (running), so that
+ * a killed process keeps it up to the last flush, or the final count. */
+static void rt_send_thread_refs(struct lp_rt_thread *t, int running)
+{
+	struct lp_msg_thread m;
+
+	rt_header(&m.h, LP_MSG_THREAD, sizeof(m), t);
+	m.thread = t->number;
+	m.running = (uint32_t)running;
+	m.references = running ? rt_thread_refs(t) : t->final_refs;
+	rt_send2(t, &m, sizeof(m), NULL, 0);
+}
+
 /* Send everything of a thread that is ending (or whose process is): live
  * watches as dangling samples, buffers, the THREAD message. */
 static void rt_thread_finish(struct lp_rt_thread *t)
 {
-	struct lp_msg_thread m;
-
 	if (t->dead)
 		return;
 	t->final_refs = rt_thread_refs(t);
@@ -883,11 +899,7 @@ static void rt_thread_finish(struct lp_rt_thread *t)
 	}
 	rt_shadow_drop(t);
 	rt_send_events(t);
-	rt_header(&m.h, LP_MSG_THREAD, sizeof(m), t);
-	m.thread = t->number;
-	m.pad = 0;
-	m.references = t->final_refs;
-	rt_send2(t, &m, sizeof(m), NULL, 0);
+	rt_send_thread_refs(t, 0);
 	t->dead = 1;
 }
 
@@ -943,6 +955,7 @@ static void rt_leave(struct lp_rt_thread *t)
 	    (now = rt_now_ns(CLOCK_MONOTONIC_COARSE)) >= t->next_flush_ns) {
 		rt_send_samples(t);
 		rt_send_events(t);
+		rt_send_thread_refs(t, 1);
 		t->next_flush_ns = now + g.flush_ns;
 	}
 	/* A release store unlocks (a plain mov on x86): the sequentially

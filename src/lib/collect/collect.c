@@ -62,6 +62,7 @@ struct conn {
 	struct proc *proc; /* after HELLO */
 	uint32_t thread;
 	int thread_done;
+	uint64_t thread_refs; /* the latest count of its THREAD messages */
 	uint8_t *buf;
 	size_t len, cap;
 };
@@ -618,7 +619,10 @@ static int handle_message(struct lp_recorder *r, struct conn *c, const uint8_t *
 			return lp_seterr(LP_ECORRUPT, "bad THREAD");
 		memcpy(&m, msg, sizeof(m));
 		if (!c->thread_done) {
-			p->thread_refs += m.references;
+			/* Running counts replace each other: add the change. */
+			uint64_t delta = m.references - c->thread_refs;
+			c->thread_refs = m.references;
+			p->thread_refs += delta;
 			if (m.thread >= p->ntrefs && m.thread < (1u << 20)) {
 				uint64_t *v = realloc(p->trefs, ((size_t)m.thread + 1) * sizeof(*v));
 				if (!v)
@@ -628,9 +632,10 @@ static int handle_message(struct lp_recorder *r, struct conn *c, const uint8_t *
 				p->ntrefs = m.thread + 1;
 			}
 			if (m.thread < p->ntrefs)
-				p->trefs[m.thread] += m.references;
+				p->trefs[m.thread] += delta;
 		}
-		c->thread_done = 1;
+		if (!m.running)
+			c->thread_done = 1;
 		return 0;
 	}
 	case LP_MSG_BYE: {
