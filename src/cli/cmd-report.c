@@ -16,7 +16,7 @@ static const char usage[] =
 	"usage: locprof report PROFILE.lpp [--sizes 4K..64M] [--cache SIZE:WAYS:LINE ...]\n"
 	"                      [--cache host] [--policy lru,random] [--format text|csv|json]\n"
 	"                      [--svg FILE] [--reference CSV] [--window [N]] [--top N]\n"
-	"                      [--at SIZE] [--cold] [--fill]\n"
+	"                      [--at SIZE] [--cold] [--fill|--no-fill]\n"
 	"\n"
 	"Predict miss ratios from a profile: the working-set graph under LRU\n"
 	"(StatStack) and random replacement (StatCache), fully associative; the\n"
@@ -44,8 +44,9 @@ static const char usage[] =
 	"  -l, --line BYTES     line size to use when the profile has several\n"
 	"      --cold           include cold misses (dangling samples as misses)\n"
 	"      --fill           StatCache: no evictions until the cache is full, and\n"
-	"                       cold misses evict (for runs short against their\n"
-	"                       footprint; docs/models.md)\n"
+	"                       cold misses evict, at every size (default: at the\n"
+	"                       sizes the run's footprint fits in; docs/models.md)\n"
+	"      --no-fill        StatCache: the paper's equation at every size\n"
 	"  -h, --help           this help\n";
 
 static int run(int argc, char **argv);
@@ -290,7 +291,7 @@ static void print_top_objects(const struct lp_profile *p, size_t first, size_t n
 
 static int run(int argc, char **argv)
 {
-	enum { OPT_COLD = 1000, OPT_FILL };
+	enum { OPT_COLD = 1000, OPT_FILL, OPT_NO_FILL };
 	static const struct option opts[] = {
 		{ "sizes", required_argument, NULL, 's' },  { "cache", required_argument, NULL, 'c' },
 		{ "policy", required_argument, NULL, 'p' }, { "format", required_argument, NULL, 'F' },
@@ -299,10 +300,11 @@ static int run(int argc, char **argv)
 		{ "at", required_argument, NULL, 'a' },     { "line", required_argument, NULL, 'l' },
 		{ "cold", no_argument, NULL, OPT_COLD },    { "help", no_argument, NULL, 'h' },
 		{ "fill", no_argument, NULL, OPT_FILL },
+		{ "no-fill", no_argument, NULL, OPT_NO_FILL },
 		{ 0 },
 	};
 	const char *sizes_arg = "4K..64M", *format = "text", *svg = NULL, *refpath = NULL;
-	int want_lru = 1, want_random = 1, show_windows = 0, cold = 0, fill = 0, c, err, status = CLI_OK;
+	int want_lru = 1, want_random = 1, show_windows = 0, cold = 0, fill = LP_STATCACHE_FILL_AUTO, c, err, status = CLI_OK;
 	uint64_t window = 0, top = 10, at = 0, line_arg = 0, *sizes = NULL;
 	size_t nsizes = 0, ncaches = 0, nrefs = 0;
 	struct cache caches[32];
@@ -355,6 +357,7 @@ static int run(int argc, char **argv)
 			break;
 		case OPT_COLD: cold = 1; break;
 		case OPT_FILL: fill = 1; break;
+		case OPT_NO_FILL: fill = 0; break;
 		case 'h': return cli_print_usage(&cmd_report);
 		default: return cli_usage_error(&cmd_report, "bad option");
 		}
@@ -399,7 +402,7 @@ static int run(int argc, char **argv)
 		status = CLI_ERROR;
 		goto out;
 	}
-	if (fill && lp_statcache_set_fill(sc, 1) < 0) {
+	if (fill && lp_statcache_set_fill(sc, fill) < 0) {
 		cli_error("%s", lp_errmsg());
 		status = CLI_ERROR;
 		goto out;
