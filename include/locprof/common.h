@@ -62,6 +62,13 @@ enum lp_ref_kind {
 	LP_EV_FREE = 3,  /* addr = block start, size = 0, pc = call site */
 };
 
+/* Largest reference (load or store) a trace may hold, in bytes: readers
+ * refuse a larger one, naming its line or record, since every analysis
+ * walks each line a reference touches; writers split a larger one into
+ * references of at most this size, aligned to it. Allocation events may
+ * be of any size. */
+#define LP_REF_SIZE_MAX ((uint64_t)1 << 20)
+
 /* One reference (load or store) or allocation event. */
 struct lp_ref {
 	uint64_t addr;

@@ -35,6 +35,15 @@ extern "C" {
 #define LP_PROFILE_MAX_LINE_SIZES 8
 /* reuse value of a sample whose line was never touched again */
 #define LP_REUSE_DANGLING UINT64_MAX
+/* The line-access clock of a profile stays below this (2^62: 146 years
+ * at 10^9 line accesses a second): sample times, time + reuse distance
+ * and access counts. The reader refuses larger values as corrupt, so that
+ * no sum of two of them can wrap. */
+#define LP_PROFILE_CLOCK_MAX ((uint64_t)1 << 62)
+/* At most this many time windows per line size: a longer run gets longer
+ * windows (lp_profile_window_length()), so that the counts of a damaged
+ * or hostile file cannot make a reader allocate or loop without bound. */
+#define LP_PROFILE_MAX_WINDOWS 262144u
 
 struct lp_sample {
 	uint64_t time;  /* line-access clock of the sampled access (from 0) */
@@ -145,6 +154,15 @@ int lp_profile_add_alloc(struct lp_profile *p, const struct lp_alloc_event *e);
 /* Set the references of thread tid (growing the table). */
 int lp_profile_set_thread_refs(struct lp_profile *p, uint32_t tid, uint64_t refs);
 
+/* The window length used over a run of total line accesses when len is
+ * asked (0: one window): len, lengthened until the run holds at most
+ * LP_PROFILE_MAX_WINDOWS windows; never 0. */
+uint64_t lp_profile_window_length(uint64_t total, uint64_t len);
+
+/* Windows of length len (from lp_profile_window_length()) over total line
+ * accesses: at least 1. */
+uint64_t lp_profile_window_count(uint64_t total, uint64_t len);
+
 /* Sort the samples and (re)build the windows of every line size with the
  * given window length (0: p->window, and if that is 0 too, one window). */
 int lp_profile_finish(struct lp_profile *p, uint64_t window);
@@ -159,6 +177,13 @@ void lp_profile_line_samples(const struct lp_profile *p, unsigned li, size_t *fi
  * Needs lp_profile_finish(). */
 int lp_profile_count_partial(const struct lp_profile *p, unsigned li);
 
+/* The sample at index first, or NULL in a profile without samples (where
+ * p->samples is NULL and even NULL + 0 is undefined). */
+static inline const struct lp_sample *lp_profile_line_first(const struct lp_profile *p, size_t first)
+{
+	return p->samples ? p->samples + first : NULL;
+}
+
 /* Index of a line size in the profile, or -1. */
 int lp_profile_line_index(const struct lp_profile *p, uint32_t line_size);
 
@@ -168,7 +193,9 @@ int lp_profile_write(const struct lp_profile *p, const char *path);
 /* Read a profile. On success returns 0. A file cut short or with a damaged
  * chunk returns the profile of every intact chunk before the damage in *out
  * AND LP_ETRUNCATED or LP_ECORRUPT (lp_errmsg() says where); the caller
- * should warn and may use it. Any other error leaves *out NULL. The
+ * should warn and may use it. Any other error, and a file whose metadata
+ * (the first chunk) is missing or damaged, leaves *out NULL. Bytes after
+ * the end chunk are left unread, with LP_ECORRUPT and the profile. The
  * returned profile has been through lp_profile_finish(). */
 int lp_profile_read(struct lp_profile **out, const char *path);
 

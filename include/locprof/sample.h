@@ -28,7 +28,10 @@ struct lp_sampler;
 int lp_sampler_new(struct lp_sampler **out, struct lp_profile *p);
 
 /* Process references in order; allocation events go to the profile's
- * allocation list, timed by the references before them. */
+ * allocation list, timed by the references before them. Thread ids (any
+ * value) are numbered 0, 1, ... in order of appearance in the samples,
+ * the events and the references per thread, so that memory does not grow
+ * with the largest id. */
 int lp_sampler_feed(struct lp_sampler *s, const struct lp_ref *refs, size_t n);
 
 /* Record the samples still watched as dangling, the access and reference

@@ -69,6 +69,9 @@ int lp_trace_writer_open(struct lp_trace_writer **out, const char *path,
  * that cannot carry mappings (text, lackey) accept and ignore them. */
 int lp_trace_writer_set_mappings(struct lp_trace_writer *w, const struct lp_mappings *m);
 
+/* Append records. A reference (load or store) of more than LP_REF_SIZE_MAX
+ * bytes is refused with LP_ELIMIT, before any of the batch is written, as
+ * every reader would refuse it. */
 int lp_trace_write(struct lp_trace_writer *w, const struct lp_ref *refs, size_t n);
 
 /* Finish the trace (trailer, flush, rename) and free the writer. On failure

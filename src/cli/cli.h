@@ -69,4 +69,11 @@ void cli_json_string(const char *s);
  * kept, CLI_PARTIAL); anything else is an error. */
 int cli_trace_read_failed(int err, const struct lp_trace_reader *r);
 
+/* Warn about a profile that was read: one without samples, or whose
+ * windows are longer than it asks (a run of more than
+ * LP_PROFILE_MAX_WINDOWS windows, or counts a damaged file made up: the
+ * time views then have a coarser grain). cli-profile.c */
+struct lp_profile;
+void cli_warn_profile(const struct lp_profile *p, const char *path);
+
 #endif

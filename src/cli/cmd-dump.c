@@ -179,6 +179,7 @@ static int run(int argc, char **argv)
 		cli_warn("%s", lp_errmsg());
 		status = CLI_PARTIAL;
 	}
+	cli_warn_profile(p, argv[optind]);
 	if (!strcmp(format, "json"))
 		dump_json(p);
 	else

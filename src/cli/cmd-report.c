@@ -379,6 +379,7 @@ static int run(int argc, char **argv)
 		cli_warn("%s", lp_errmsg());
 		status = CLI_PARTIAL;
 	}
+	cli_warn_profile(p, argv[optind]);
 	li = line_arg ? lp_profile_line_index(p, (uint32_t)line_arg) : 0;
 	if (li < 0 || !p->n_line_sizes) {
 		cli_error("the profile has no line size %" PRIu64, line_arg);

@@ -17,6 +17,10 @@
 
 #include "collect/protocol.h"
 #include "common/rng.h"
+/* Compiled out: the slow path is measured (tests/unit/common checks the
+ * table with its asserts on). */
+#define LP_WATCH_ASSERT(cond) ((void)0)
+#include "common/watch-core.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -45,7 +49,7 @@ enum {
 	SAMPLE_CAP = 4096,  /* samples per SAMPLES message (160 KiB) */
 	EVENT_CAP_TRACE = 8192, /* references per REFS message (256 KiB) */
 	EVENT_CAP_ALLOC = 1024, /* allocation events per ALLOCS message */
-	TABLE_MIN = 64,
+	TABLE_MIN_LOG2 = 6, /* 64 watches */
 	/* The coarse maps of lp_rt_range_watched(): this thread's live watched
 	 * granules per 4 KiB page and per 1 MiB region, direct-mapped (256 MiB
 	 * and 4 GiB of address space before entries alias). */
@@ -56,12 +60,6 @@ enum {
 	MAPS_CHUNK = 60000,
 	CMDLINE_MAX = 4096,
 	INERT_COUNTDOWN = INT64_MAX / 2,
-};
-
-struct rt_watch {
-	uint64_t line; /* addr >> line_shift[idx] */
-	uint64_t begin, pc, addr;
-	uint8_t used, idx, size, kind, level;
 };
 
 struct lp_rt_thread {
@@ -83,8 +81,8 @@ struct lp_rt_thread {
 	 * of the program and forwards the stored value across the call). */
 	int clock_started;
 
-	struct rt_watch *table;
-	uint64_t table_cap, live;
+	/* live watches (tag: the sample's thinning level) */
+	struct lp_watch_table watches;
 	uint32_t *pages;         /* live watched granules per page (exact counts) */
 	uint32_t *regions;       /* the sum of pages per region */
 
@@ -503,14 +501,9 @@ static void rt_connect(struct lp_rt_thread *t)
 	rt_send2(t, &hello, sizeof(hello.m) + g.cmdline_len, NULL, 0);
 }
 
-/* Fibonacci hashing for the exact table: one multiply, and the top bits are
- * well mixed even for the strided line numbers of array sweeps. */
-#define LP_RT_HASH 0x9e3779b97f4a7c15ull
-
 /* ---- watches ----------------------------------------------------------------
- * Exact table, per thread: open addressing with linear probing and
- * backward-shift deletion (no tombstones, so lookups stay short however
- * many samples complete). Shadow (rt.h), shared by the threads: a count
+ * Exact table, per thread: the watch-table core (common/watch-core.h).
+ * Shadow (rt.h), shared by the threads: a count
  * per 64-byte granule, incremented for every granule a watch's line covers
  * and decremented when it ends, so it never needs cleaning; a count that
  * reaches 255 stays there (a false positive costs only a table lookup).
@@ -519,26 +512,8 @@ static void rt_connect(struct lp_rt_thread *t)
  * it, and it does in program order; other threads' views only decide
  * whether they look in their own table. */
 
-static uint64_t rt_slot(const struct lp_rt_thread *t, uint64_t line, uint32_t idx)
-{
-	return ((line ^ ((uint64_t)idx << 58)) * LP_RT_HASH) >> (64 - rt_log2(t->table_cap));
-}
-
-static struct rt_watch *rt_find(struct lp_rt_thread *t, uint64_t line, uint32_t idx)
-{
-	uint64_t mask = t->table_cap - 1, i = rt_slot(t, line, idx);
-
-	for (;; i = (i + 1) & mask) {
-		struct rt_watch *w = &t->table[i];
-		if (!w->used)
-			return NULL;
-		if (w->line == line && w->idx == idx)
-			return w;
-	}
-}
-
 /* The granules a watch covers: [*first, *first + n). */
-static uint64_t rt_granules(const struct rt_watch *w, uint64_t *first)
+static uint64_t rt_granules(const struct lp_watch *w, uint64_t *first)
 {
 	uint32_t shift = g.line_shift[w->idx];
 
@@ -550,7 +525,7 @@ static uint64_t rt_granules(const struct rt_watch *w, uint64_t *first)
 	return 1ull << (shift - LP_RT_GRANULE_SHIFT);
 }
 
-static void rt_shadow_add(const struct rt_watch *w, int delta)
+static void rt_shadow_add(const struct lp_watch *w, int delta)
 {
 	uint64_t first, n = rt_granules(w, &first);
 
@@ -575,17 +550,19 @@ static void rt_shadow_add(const struct rt_watch *w, int delta)
  * (the counts would wrap to 255, a false positive for good). */
 static void rt_shadow_drop(struct lp_rt_thread *t)
 {
-	for (uint64_t i = 0; t->table && i < t->table_cap; i++)
-		if (t->table[i].used) {
-			rt_shadow_add(&t->table[i], -1);
-			t->table[i].used = 0;
-		}
-	t->live = 0;
+	struct lp_watch *w;
+	uint64_t pos = 0;
+
+	if (!t->watches.slot)
+		return;
+	while ((w = lp_watch_table_next(&t->watches, &pos)))
+		rt_shadow_add(w, -1);
+	lp_watch_table_clear(&t->watches);
 }
 
 /* The coarse maps count every granule of every live watch, exactly (no
  * saturation), so a zero entry means no live watch there. */
-static void rt_coarse_add(struct lp_rt_thread *t, const struct rt_watch *w, int32_t delta)
+static void rt_coarse_add(struct lp_rt_thread *t, const struct lp_watch *w, int32_t delta)
 {
 	uint64_t first, n = rt_granules(w, &first);
 	const uint32_t gp = PAGE_SHIFT_RT - LP_RT_GRANULE_SHIFT;
@@ -611,7 +588,7 @@ int lp_rt_range_watched(uint64_t lo, uint64_t hi)
 
 	/* No state (the countdown is 0 or inert) or a finished thread (the
 	 * map is the zero map): the per-access checks could not hit either. */
-	if (!t || t->dead || !t->live)
+	if (!t || t->dead || !t->watches.live)
 		return 0;
 	if (f->in_rt)
 		return 1;
@@ -633,53 +610,29 @@ int lp_rt_range_watched(uint64_t lo, uint64_t hi)
 	return 0;
 }
 
-static void rt_remove(struct lp_rt_thread *t, struct rt_watch *w)
+static void rt_remove(struct lp_rt_thread *t, struct lp_watch *w)
 {
-	uint64_t mask = t->table_cap - 1, i = (uint64_t)(w - t->table), j = i;
-
-	t->live--;
 	rt_shadow_add(w, -1);
 	rt_coarse_add(t, w, -1);
-	for (;;) {
-		uint64_t home;
-		t->table[i].used = 0;
-		do {
-			j = (j + 1) & mask;
-			if (!t->table[j].used)
-				return;
-			home = rt_slot(t, t->table[j].line, t->table[j].idx);
-			/* Move j back to i unless its home lies cyclically in (i, j]. */
-		} while (i <= j ? (i < home && home <= j) : (i < home || home <= j));
-		t->table[i] = t->table[j];
-		i = j;
-	}
+	lp_watch_remove(&t->watches, w);
 }
 
 static int rt_table_grow(struct lp_rt_thread *t)
 {
-	struct rt_watch *old = t->table;
-	uint64_t ocap = t->table_cap, ncap = ocap * 2;
-	struct rt_watch *nt = rt_alloc(ncap * sizeof(*nt));
+	struct lp_watch *old = t->watches.slot;
+	uint32_t log2 = t->watches.log2;
+	struct lp_watch *mem = rt_alloc(lp_watch_table_bytes(log2 + 1));
 
-	if (!nt)
+	if (!mem)
 		return -1;
-	t->table = nt;
-	t->table_cap = ncap;
-	for (uint64_t i = 0; i < ocap; i++) {
-		if (old[i].used) {
-			uint64_t j = rt_slot(t, old[i].line, old[i].idx);
-			while (nt[j].used)
-				j = (j + 1) & (ncap - 1);
-			nt[j] = old[i];
-		}
-	}
-	rt_free(old, ocap * sizeof(*old));
+	lp_watch_table_move(&t->watches, mem, log2 + 1);
+	rt_free(old, lp_watch_table_bytes(log2));
 	return 0;
 }
 
 static void rt_send_thread_refs(struct lp_rt_thread *t, int running);
 
-static void rt_emit(struct lp_rt_thread *t, const struct rt_watch *w, uint64_t end,
+static void rt_emit(struct lp_rt_thread *t, const struct lp_watch *w, uint64_t end,
 		    uint64_t reuse_pc)
 {
 	struct lp_msg_sample *s;
@@ -699,7 +652,7 @@ static void rt_emit(struct lp_rt_thread *t, const struct rt_watch *w, uint64_t e
 	s->size = w->size;
 	s->kind = w->kind;
 	s->line_index = w->idx;
-	s->level = w->level;
+	s->level = (uint8_t)w->tag;
 	t->nsamples++; /* after the record: a signal-time flush sends a whole prefix */
 }
 
@@ -707,7 +660,7 @@ static void rt_emit(struct lp_rt_thread *t, const struct rt_watch *w, uint64_t e
 static void rt_check_watches(struct lp_rt_thread *t, uint64_t addr, uint64_t pc, uint64_t now)
 {
 	for (uint32_t i = 0; i < g.nlines; i++) {
-		struct rt_watch *w = rt_find(t, addr >> g.line_shift[i], i);
+		struct lp_watch *w = lp_watch_find(&t->watches, addr >> g.line_shift[i], i);
 		if (w) {
 			rt_emit(t, w, now, pc);
 			rt_remove(t, w);
@@ -756,25 +709,17 @@ static void rt_start_sample(struct lp_rt_thread *t, uint64_t addr, uint32_t size
 	if (level < 0)
 		return;
 	for (uint32_t i = 0; i < g.nlines; i++) {
-		struct rt_watch *w;
-		uint64_t line = addr >> g.line_shift[i], j;
+		struct lp_watch *w;
 
-		if ((t->live + 1) * 2 > t->table_cap && rt_table_grow(t) < 0)
+		if (lp_watch_table_must_grow(&t->watches) && rt_table_grow(t) < 0)
 			return; /* out of memory: sample fewer, stay correct */
-		j = rt_slot(t, line, i);
-		while (t->table[j].used)
-			j = (j + 1) & (t->table_cap - 1);
-		w = &t->table[j];
-		w->line = line;
+		w = lp_watch_insert(&t->watches, addr >> g.line_shift[i], i);
 		w->begin = now;
 		w->pc = pc;
 		w->addr = addr;
-		w->idx = (uint8_t)i;
 		w->size = size > 255 ? 255 : (uint8_t)size;
 		w->kind = (uint8_t)kind;
-		w->level = (uint8_t)level;
-		w->used = 1;
-		t->live++;
+		w->tag = (uint32_t)level;
 		rt_shadow_add(w, 1);
 		rt_coarse_add(t, w, 1);
 	}
@@ -791,12 +736,13 @@ static void rt_make_inert(struct lp_rt_fast *f)
 
 static void rt_thread_unmap(struct lp_rt_thread *t)
 {
-	rt_free(t->table, t->table_cap * sizeof(struct rt_watch));
+	if (t->watches.slot)
+		rt_free(t->watches.slot, lp_watch_table_bytes(t->watches.log2));
 	rt_free(t->pages, PAGE_ENTRIES * sizeof(uint32_t));
 	rt_free(t->regions, REGION_ENTRIES * sizeof(uint32_t));
 	rt_free(t->samples, SAMPLE_CAP * sizeof(struct lp_msg_sample));
 	rt_free(t->events, (uint64_t)t->event_cap * sizeof(struct lp_msg_ref));
-	t->table = NULL;
+	t->watches.slot = NULL;
 	t->pages = NULL;
 	t->regions = NULL;
 	t->samples = NULL;
@@ -837,14 +783,15 @@ static struct lp_rt_thread *rt_thread_init(struct lp_rt_fast *f)
 	t->fd = -1;
 	x = g.seed + t->number;
 	lp_rng_seed(&t->rng, lp_splitmix64(&x));
-	t->table_cap = TABLE_MIN;
-	t->table = rt_alloc(TABLE_MIN * sizeof(struct rt_watch));
+	t->watches.slot = rt_alloc(lp_watch_table_bytes(TABLE_MIN_LOG2));
+	if (t->watches.slot)
+		lp_watch_table_init(&t->watches, t->watches.slot, TABLE_MIN_LOG2);
 	t->pages = rt_alloc(PAGE_ENTRIES * sizeof(uint32_t));
 	t->regions = rt_alloc(REGION_ENTRIES * sizeof(uint32_t));
 	t->samples = rt_alloc(SAMPLE_CAP * sizeof(struct lp_msg_sample));
 	t->event_cap = g.mode == LP_MODE_TRACE ? EVENT_CAP_TRACE : EVENT_CAP_ALLOC;
 	t->events = rt_alloc((uint64_t)t->event_cap * sizeof(struct lp_msg_ref));
-	if (!t->table || !t->pages || !t->regions || !t->samples || !t->events) {
+	if (!t->watches.slot || !t->pages || !t->regions || !t->samples || !t->events) {
 		rt_thread_unmap(t);
 		rt_free(t, sizeof(*t));
 		return NULL;
@@ -892,9 +839,10 @@ static void rt_thread_finish(struct lp_rt_thread *t)
 		return;
 	t->final_refs = rt_thread_refs(t);
 	if (g.mode == LP_MODE_SAMPLE) {
-		for (uint64_t i = 0; i < t->table_cap; i++)
-			if (t->table[i].used)
-				rt_emit(t, &t->table[i], LP_SAMPLE_DANGLING, 0);
+		struct lp_watch *w;
+		uint64_t pos = 0;
+		while ((w = lp_watch_table_next(&t->watches, &pos)))
+			rt_emit(t, w, LP_SAMPLE_DANGLING, 0);
 		rt_send_samples(t);
 	}
 	rt_shadow_drop(t);
@@ -966,6 +914,24 @@ static void rt_leave(struct lp_rt_thread *t)
 	atomic_store_explicit(&t->busy, 0, memory_order_release);
 }
 
+/* A reference (trace mode) or an allocation event into the buffer.
+ * Inlined: in trace mode every reference comes here. */
+static inline __attribute__((always_inline)) void
+rt_push_event(struct lp_rt_thread *t, uint64_t addr, uint64_t size, uint32_t kind, uint64_t pc)
+{
+	struct lp_msg_ref *r;
+
+	if (t->nevents == t->event_cap)
+		rt_send_events(t);
+	r = &t->events[t->nevents];
+	r->addr = addr;
+	r->pc = pc;
+	r->size = size;
+	r->thread = t->number;
+	r->kind = kind;
+	t->nevents++; /* after the record: a signal-time flush sends a whole prefix */
+}
+
 /* A reference arrives here with the countdown already decremented: it
  * expired if the countdown was 0 (now UINT64_MAX), else the map says its
  * line may be watched. Its number is epoch - countdown - 1. */
@@ -1013,19 +979,10 @@ void lp_rt_slow(uint64_t addr, uint32_t size, uint32_t kind, uint64_t pc)
 	if (!expired) {
 		rt_check_watches(t, addr, pc, now);
 	} else if (g.mode == LP_MODE_TRACE) {
-		struct lp_msg_ref *r;
-		if (t->nevents == t->event_cap)
-			rt_send_events(t);
-		r = &t->events[t->nevents];
-		r->addr = addr;
-		r->pc = pc;
-		r->size = size;
-		r->thread = t->number;
-		r->kind = kind;
-		t->nevents++;
+		rt_push_event(t, addr, size, kind, pc);
 		rt_set_gap(f, t, now);
 	} else {
-		if (t->live)
+		if (t->watches.live)
 			rt_check_watches(t, addr, pc, now);
 		rt_start_sample(t, addr, size, kind, pc, now);
 		rt_set_gap(f, t, now);
@@ -1038,7 +995,6 @@ void lp_rt_alloc_event(uint64_t addr, uint64_t size, uint32_t kind, uint64_t pc)
 {
 	struct lp_rt_fast *f = &lp_rt_fast;
 	struct lp_rt_thread *t;
-	struct lp_msg_ref *r;
 
 	if (f->in_rt || !g.inited || !g.active)
 		return;
@@ -1050,14 +1006,7 @@ void lp_rt_alloc_event(uint64_t addr, uint64_t size, uint32_t kind, uint64_t pc)
 		f->in_rt--;
 		return;
 	}
-	if (t->nevents == t->event_cap)
-		rt_send_events(t);
-	r = &t->events[t->nevents++];
-	r->addr = addr;
-	r->pc = pc;
-	r->size = size;
-	r->thread = t->number;
-	r->kind = kind;
+	rt_push_event(t, addr, size, kind, pc);
 	rt_leave(t);
 	f->in_rt--;
 }

@@ -761,6 +761,52 @@ static void hook_entry(IRSB *out, UInt kind)
 	addStmtToIRSB(out, IRStmt_Dirty(di));
 }
 
+/* Pass 2 of lpvg_instrument: the instrumented copy of in, into s->out,
+ * with the planned accesses p[0..np) (pass 1) in statement order; in's
+ * statements before index first (before its first IMark) are copied as
+ * they are. */
+static void emit_superblock(struct ist *s, IRSB *in, struct plan *p, UInt np, Int first)
+{
+	IRTypeEnv *tyenv = in->tyenv;
+	Bool nhooked = lpvg_marker != 0;
+	Addr prev_im = 0;
+	Int im = -1, i;
+	UInt j = 0, hk;
+
+	s->out = deepCopyIRSBExceptStmts(in);
+	for (i = 0; i < first; i++)
+		addStmtToIRSB(s->out, in->stmts[i]);
+	for (; i < in->stmts_used; i++) {
+		IRStmt *st = in->stmts[i];
+		struct sacc a[2];
+		UInt na;
+		if (!st || st->tag == Ist_NoOp)
+			continue;
+		if (st->tag == Ist_IMark) {
+			prev_im = im >= 0 ? (Addr)in->stmts[im]->Ist.IMark.addr : 0;
+			im = i;
+		}
+		if (st->tag == Ist_Exit && s->n && loop_exit(in, st, im, prev_im, s->nguarded > 0))
+			exit_call(s, st);
+		else if (st->tag == Ist_Exit)
+			flush(s); /* the exit may be taken: account for what came before */
+		if (st->tag == Ist_IMark && nhooked && (hk = lpvg_hook_kind((Addr)st->Ist.IMark.addr))) {
+			flush(s); /* the hook reads the clock */
+			addStmtToIRSB(s->out, st);
+			hook_entry(s->out, hk);
+			continue;
+		}
+		na = st->tag == Ist_IMark || st->tag == Ist_Exit ? 0 : stmt_accesses(tyenv, st, a);
+		for (UInt k = 0; k < na; k++) {
+			tl_assert(j < np && p[j].addr == a[k].addr);
+			access(s, &p[j++]);
+		}
+		addStmtToIRSB(s->out, st);
+	}
+	tl_assert(j == np);
+	flush(s);
+}
+
 IRSB *lpvg_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestLayout *layout,
 		      const VexGuestExtents *vge, const VexArchInfo *archinfo, IRType gWordTy,
 		      IRType hWordTy)
@@ -769,7 +815,7 @@ IRSB *lpvg_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestLayout
 	struct ist s;
 	struct plan *p;
 	IRExpr **defs;
-	UInt ndefs = (UInt)tyenv->types_used, np = 0, nseg = 0, seg = 0, segstart = 0, j = 0, hk;
+	UInt ndefs = (UInt)tyenv->types_used, np = 0, nseg = 0, seg = 0, segstart = 0;
 	IRExpr *rv[LPVG_NREGS];
 	Bool merged = False; /* the segment goes on past a loop exit */
 	Int im = -1;          /* the current instruction's IMark */
@@ -862,41 +908,8 @@ IRSB *lpvg_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestLayout
 	/* Pass 2: the instrumented superblock. */
 	VG_(memset)(&s, 0, offsetof(struct ist, acc)); /* not the accesses' buffer */
 	s.defs = defs;
-	prev_im = 0;
-	im = -1;
 	s.ndefs = ndefs;
-	s.out = deepCopyIRSBExceptStmts(in);
-	for (i = 0; i < first; i++)
-		addStmtToIRSB(s.out, in->stmts[i]);
-	for (; i < in->stmts_used; i++) {
-		IRStmt *st = in->stmts[i];
-		struct sacc a[2];
-		UInt na;
-		if (!st || st->tag == Ist_NoOp)
-			continue;
-		if (st->tag == Ist_IMark) {
-			prev_im = im >= 0 ? (Addr)in->stmts[im]->Ist.IMark.addr : 0;
-			im = i;
-		}
-		if (st->tag == Ist_Exit && s.n && loop_exit(in, st, im, prev_im, s.nguarded > 0))
-			exit_call(&s, st);
-		else if (st->tag == Ist_Exit)
-			flush(&s); /* the exit may be taken: account for what came before */
-		if (st->tag == Ist_IMark && nhooked && (hk = lpvg_hook_kind((Addr)st->Ist.IMark.addr))) {
-			flush(&s); /* the hook reads the clock */
-			addStmtToIRSB(s.out, st);
-			hook_entry(s.out, hk);
-			continue;
-		}
-		na = st->tag == Ist_IMark || st->tag == Ist_Exit ? 0 : stmt_accesses(tyenv, st, a);
-		for (UInt k = 0; k < na; k++) {
-			tl_assert(j < np && p[j].addr == a[k].addr);
-			access(&s, &p[j++]);
-		}
-		addStmtToIRSB(s.out, st);
-	}
-	tl_assert(j == np);
-	flush(&s);
+	emit_superblock(&s, in, p, np, first);
 	VG_(free)(p);
 	VG_(free)(defs);
 	if (s.segs) {

@@ -1,8 +1,8 @@
-/* The locprof valgrind tool: registration, options, threads, fork, exec and
- * exit, allocation events from valgrind's malloc replacement. The user
- * never runs it by hand: `locprof record --backend valgrind` starts
- * valgrind with VALGRIND_LIB pointing at a directory holding this tool
- * (docs/valgrind.md). */
+/* The locprof valgrind tool: registration, the process image, threads,
+ * fork, exec and exit. The user never runs it by hand: `locprof record
+ * --backend valgrind` starts valgrind with VALGRIND_LIB pointing at a
+ * directory holding this tool (docs/valgrind.md). Options: vg-options.c;
+ * allocations: vg-alloc.c. */
 #include "vg-tool.h"
 #include "vg-preload.h"
 
@@ -25,178 +25,12 @@
 #include "pub_tool_vkiscnums.h"
 #include "pub_tool_xarray.h"
 
+
 struct lpvg_opts lpvg_o;
 struct lpvg_proc lpvg_p;
 
-static const HChar *clo_lines = "64";
-static const HChar *clo_mode = "sample";
-static const HChar *clo_rate = "1e-4";
-static const HChar *clo_seed = "1";
-static Long clo_flush_ms = 100;
-
 static struct lpvg_thread **threads; /* by valgrind ThreadId */
-static const HChar *clo_alloc_events = "touched";
-static ULong n_allocs, n_frees, n_bytes; /* the run's, for ALLOC_SUM */
-static void blocks_atfork(void);
-static void send_alloc_summary(struct lpvg_thread *t);
 static struct lpvg_thread *last_thread; /* the last to end, kept for BYE */
-
-/* ---- options ----------------------------------------------------------------- */
-
-/* A decimal number with an optional exponent ("1e-4", "0.0001",
- * "1.0000000000000001e-05" as locprof's %.17g writes): VG_(strtod) stops at
- * the exponent. The digits become an exact integer (up to 19 significant
- * digits) scaled once by a power of ten, so short inputs are exact to the
- * last bit. Returns False unless the whole string is a number. */
-static Bool parse_double(const HChar *s, double *out)
-{
-	ULong mant = 0;
-	Int exp10 = 0, digits = 0, e = 0;
-	Bool any = False, neg_e = False;
-	double v, p = 1, ten = 10;
-
-	for (; *s >= '0' && *s <= '9'; s++, any = True) {
-		if (digits < 19 && (mant || *s != '0'))
-			mant = mant * 10 + (ULong)(*s - '0'), digits++;
-		else if (mant)
-			exp10++;
-	}
-	if (*s == '.') {
-		for (s++; *s >= '0' && *s <= '9'; s++, any = True) {
-			if (digits < 19 && (mant || *s != '0'))
-				mant = mant * 10 + (ULong)(*s - '0'), digits++, exp10--;
-			else if (!mant)
-				exp10--;
-		}
-	}
-	if (!any)
-		return False;
-	if (*s == 'e' || *s == 'E') {
-		s++;
-		if (*s == '-' || *s == '+')
-			neg_e = *s++ == '-';
-		if (*s < '0' || *s > '9')
-			return False;
-		for (; *s >= '0' && *s <= '9'; s++)
-			if (e < 10000)
-				e = e * 10 + (*s - '0');
-		exp10 += neg_e ? -e : e;
-	}
-	if (*s)
-		return False;
-	v = (double)mant;
-	for (Int k = exp10 < 0 ? -exp10 : exp10; k; k >>= 1, ten *= ten)
-		if (k & 1)
-			p *= ten;
-	*out = exp10 < 0 ? v / p : v * p;
-	return True;
-}
-
-static Bool parse_lines(const HChar *s)
-{
-	UInt n = 0;
-
-	while (*s) {
-		HChar *end;
-		ULong v = VG_(strtoull10)(s, &end);
-		if (end == s || v < 1 || (v & (v - 1)) || v > (1ull << 20) || n == LP_MAX_LINE_SIZES)
-			return False;
-		if (n && v <= lpvg_o.line_size[n - 1])
-			return False;
-		lpvg_o.line_size[n] = (UInt)v;
-		lpvg_o.line_shift[n] = (UInt)VG_(log2_64)(v);
-		n++;
-		if (*end == ',')
-			end++;
-		else if (*end)
-			return False;
-		s = end;
-	}
-	lpvg_o.nlines = n;
-	return n > 0;
-}
-
-static Bool process_option(const HChar *arg)
-{
-	const HChar *v;
-
-	if VG_STR_CLO(arg, "--socket", lpvg_o.socket) {}
-	else if VG_STR_CLO(arg, "--mode", clo_mode) {
-		if (VG_(strcmp)(clo_mode, "sample") && VG_(strcmp)(clo_mode, "trace"))
-			VG_(fmsg_bad_option)(arg, "the mode is 'sample' or 'trace'\n");
-	}
-	else if VG_STR_CLO(arg, "--rate", clo_rate) {
-		double r = 0;
-		if (!parse_double(clo_rate, &r) || !(r > 0 && r <= 1))
-			VG_(fmsg_bad_option)(arg, "the rate is a number in (0, 1]\n");
-	}
-	else if VG_STR_CLO(arg, "--lines", clo_lines) {
-		if (!parse_lines(clo_lines))
-			VG_(fmsg_bad_option)(arg, "line sizes are 1 to 4 ascending powers of two "
-						  "up to 1M, e.g. 64,128\n");
-	}
-	else if VG_STR_CLO(arg, "--seed", v) {
-		HChar *end;
-		(void)VG_(strtoull10)(v, &end);
-		if (*end || end == v)
-			VG_(fmsg_bad_option)(arg, "the seed is a non-negative integer\n");
-		clo_seed = v;
-	}
-	else if VG_BINT_CLO(arg, "--flush-ms", clo_flush_ms, 1, 3600000) {}
-	else if VG_BINT_CLO(arg, "--reserve-fds", lpvg_o.reserve_fds, 0, 1024) {}
-	else if VG_BOOL_CLO(arg, "--selfcheck", lpvg_o.selfcheck) {}
-	else if VG_STR_CLO(arg, "--alloc-events", clo_alloc_events) {
-		if (VG_(strcmp)(clo_alloc_events, "touched") && VG_(strcmp)(clo_alloc_events, "all"))
-			VG_(fmsg_bad_option)(arg, "allocation events are 'touched' or 'all'\n");
-		lpvg_o.alloc_all = !VG_(strcmp)(clo_alloc_events, "all");
-	}
-	else
-		return VG_(replacement_malloc_process_cmd_line_option)(arg);
-	return True;
-}
-
-static void print_usage(void)
-{
-	VG_(printf)(
-		"    --socket=PATH          the collector's socket [$LOCPROF_SOCKET]\n"
-		"    --mode=sample|trace    StatCache samples or every reference [sample]\n"
-		"    --rate=R               sampling rate in (0,1] [1e-4]\n"
-		"    --lines=64,128         line sizes, up to 4 [64]\n"
-		"    --seed=N               random seed [1]\n"
-		"    --flush-ms=MS          send data at least this often [100]\n"
-		"    --reserve-fds=N        descriptors kept from the program for the\n"
-		"                           per-thread connections [64]\n"
-		"    --alloc-events=touched|all  sample mode: allocation events of the\n"
-		"                           blocks samples touch, or of every block [touched]\n"
-		"  Normally started by 'locprof record --backend valgrind', which sets\n"
-		"  all of these from its own options.\n");
-}
-
-static void print_debug_usage(void)
-{
-	VG_(printf)("    --selfcheck=yes        check the fast path at every segment (tests)\n");
-}
-
-/* Defaults from the environment `locprof record` gives every backend
- * (protocol.h), so that a child valgrind started by --trace-children gets
- * the same settings even when options were not repeated. */
-static void env_defaults(void)
-{
-	HChar *s;
-
-	if ((s = VG_(getenv)(LP_ENV_SOCKET)) && *s)
-		lpvg_o.socket = s;
-	if ((s = VG_(getenv)(LP_ENV_MODE)) && *s)
-		clo_mode = s;
-	if ((s = VG_(getenv)(LP_ENV_RATE)) && *s)
-		clo_rate = s;
-	if ((s = VG_(getenv)(LP_ENV_LINES)) && *s)
-		clo_lines = s;
-	if ((s = VG_(getenv)(LP_ENV_SEED)) && *s)
-		clo_seed = s;
-	if ((s = VG_(getenv)(LP_ENV_FLUSH)) && *s)
-		clo_flush_ms = VG_(strtoll10)(s, NULL);
-}
 
 /* ---- process image ------------------------------------------------------------ */
 
@@ -254,18 +88,7 @@ static void post_clo_init(void)
 		lpvg_o.inert = True;
 		return;
 	}
-	lpvg_o.mode = VG_(strcmp)(clo_mode, "trace") ? LP_MODE_SAMPLE : LP_MODE_TRACE;
-	if (!parse_double(clo_rate, &lpvg_o.rate) || !(lpvg_o.rate > 0 && lpvg_o.rate <= 1)) {
-		VG_(fmsg)("locprof: bad sampling rate '%s' (0 < R <= 1)\n", clo_rate);
-		VG_(exit)(1);
-	}
-	if (!parse_lines(clo_lines)) {
-		VG_(fmsg)("locprof: bad line sizes '%s' (ascending powers of two up to 1M)\n",
-			  clo_lines);
-		VG_(exit)(1);
-	}
-	lpvg_o.seed = VG_(strtoull10)(clo_seed, NULL);
-	lpvg_o.flush_ms = clo_flush_ms > 0 ? (UInt)clo_flush_ms : 100;
+	lpvg_options_apply();
 	/* Keep some descriptors above the program's limit for the per-thread
 	 * connections (valgrind itself keeps only a dozen there). */
 	if (lpvg_o.reserve_fds > 0 && VG_(fd_hard_limit) > 4 * lpvg_o.reserve_fds) {
@@ -374,6 +197,12 @@ static void for_each_thread(void (*f)(struct lpvg_thread *))
 		f(last_thread);
 }
 
+/* The state of valgrind's thread tid, NULL if it has none (yet). */
+struct lpvg_thread *lpvg_thread_of(ThreadId tid)
+{
+	return tid <= VG_N_THREADS && threads ? threads[tid] : NULL;
+}
+
 /* ---- fork, exec, exit ----------------------------------------------------------- */
 
 /* A forked child is a new image: its own connections (the parent's belong
@@ -389,11 +218,11 @@ static void atfork_child(ThreadId tid)
 	lpvg_thread_free(last_thread);
 	last_thread = NULL;
 	lpvg_filter_reset();
-	blocks_atfork();
+	lpvg_allocs_atfork();
 	new_image();
 }
 
-static struct lpvg_thread *any_connected(void)
+struct lpvg_thread *lpvg_any_connected(void)
 {
 	for (UInt i = 0; i <= VG_N_THREADS; i++)
 		if (threads[i] && threads[i]->fd >= 0)
@@ -420,26 +249,7 @@ static void checkpoint_thread(struct lpvg_thread *t)
 	if (t->dead)
 		return;
 	t->final_refs = lpvg_thread_refs(t);
-	for (ULong i = 0; i < t->table_cap; i++) {
-		if (t->table[i].used && lpvg_o.mode == LP_MODE_SAMPLE) {
-			struct lp_msg_sample *s;
-			if (t->nsamples == LPVG_SAMPLE_CAP)
-				lpvg_send_samples(t);
-			s = &t->samples[t->nsamples++];
-			s->begin = t->table[i].begin;
-			s->end = LP_SAMPLE_DANGLING;
-			s->pc = t->table[i].pc;
-			s->addr = t->table[i].addr;
-			s->reuse_pc = 0;
-			s->thread = t->number;
-			s->size = t->table[i].size;
-			s->kind = t->table[i].kind;
-			s->line_index = t->table[i].idx;
-			s->level = 0; /* fixed rate: never thinned */
-		}
-		t->table[i].used = 0;
-	}
-	t->live = 0;
+	lpvg_watches_dangle(t, False); /* before_exec resets the whole filter */
 	lpvg_thread_flush(t);
 	lpvg_send_thread_end(t);
 }
@@ -450,10 +260,10 @@ static void before_exec(void)
 
 	for_each_thread(checkpoint_thread);
 	lpvg_filter_reset();
-	t = any_connected();
+	t = lpvg_any_connected();
 	if (t) {
 		lpvg_send_maps(t, LP_MAPS_EXIT);
-		send_alloc_summary(t);
+		lpvg_send_alloc_summary(t);
 		lpvg_send_bye(t, 0, LP_BYE_EXIT, total_refs());
 	}
 }
@@ -490,17 +300,19 @@ static void fini(Int exitcode)
 		for (UInt i = 0; i <= VG_N_THREADS; i++)
 			if (threads[i])
 				calls += threads[i]->slow_calls;
-		VG_(umsg)("locprof: %llu slow-path calls, %llu allocations, %llu frees\n", calls, n_allocs,
-			  n_frees);
+		ULong allocs, frees;
+		lpvg_alloc_counts(&allocs, &frees);
+		VG_(umsg)("locprof: %llu slow-path calls, %llu allocations, %llu frees\n", calls, allocs,
+			  frees);
 	}
 	for (UInt i = 0; i <= VG_N_THREADS; i++)
 		if (threads[i])
 			lpvg_thread_finish(threads[i]);
 	refs = lpvg_p.refs_done;
-	t = any_connected();
+	t = lpvg_any_connected();
 	if (t) {
 		lpvg_send_maps(t, LP_MAPS_EXIT);
-		send_alloc_summary(t);
+		lpvg_send_alloc_summary(t);
 		/* Valgrind tells a tool neither the exit status nor a fatal
 		 * signal: the status comes from the exit_group call. Without one
 		 * the program was killed by a signal; no BYE then, and the
@@ -517,680 +329,6 @@ static void fini(Int exitcode)
 	last_thread = NULL;
 }
 
-/* ---- allocations ---------------------------------------------------------------
- * Valgrind's malloc replacement (vgpreload_locprof-amd64-linux.so) sends
- * every malloc, new, free... of the program here; blocks come from
- * valgrind's allocator, with no red zones. The call site is the return
- * address in the caller of malloc (frame 1 of the stack: frame 0 is the
- * replacement function), as the runtime's __builtin_return_address(0). */
-
-/* The live blocks: which addresses are blocks of ours (for realloc, free
- * and malloc_usable_size), and for each its record: requested size,
- * allocation time (the allocating thread's references before it), call
- * site and thread, and whether its allocation event went out. In sample
- * mode the allocation events are sent lazily (docs/valgrind.md, "Touched
- * blocks only"): a block's ALLOC goes out, with its original time, when a
- * sample or a reuse first falls in it, and its FREE only if its ALLOC did;
- * so the block map must also answer "which live block holds this
- * address".
- *
- * The map: one u32 per 16-byte granule of the heap (blocks are 16-byte
- * aligned), 0 for "no block starts here", else the index of the block's
- * record in a pool; in leaves covering 1 MiB each (256 KiB), found through
- * a small table of chunks with a one-entry cache. Blocks allocated or
- * freed together have their entries together, so the map's cache misses
- * follow the program's own; the records are reused last-freed-first, so a
- * program that frees and allocates touches the same few records. (A
- * hashed table with the entries inline cost a cache miss per insertion
- * and per removal: 4% of lua's CPU time.) The block holding an address is
- * the nearest block start at or below it: a backward scan of at most
- * SMALL_MAX bytes' entries finds it for any block up to SMALL_MAX bytes;
- * larger blocks are also in an ordered set (valgrind's OSet) searched by
- * range when the scan finds no start. */
-enum { BM_CHUNK_SHIFT = 20, BM_GRAN_SHIFT = 4, BM_LEAF = 1 << (BM_CHUNK_SHIFT - BM_GRAN_SHIFT),
-       SMALL_MAX = 4096 };
-struct bm_chunk {
-	Addr key;   /* (address >> BM_CHUNK_SHIFT) + 1; 0: empty */
-	UInt *leaf; /* BM_LEAF entries */
-};
-static struct bm_chunk *bm_tab;
-static UWord bm_cap, bm_used;
-static Addr bm_last_key;
-static UInt *bm_last_leaf;
-
-struct blk {
-	ULong size;    /* requested bytes; on the free list: the next free index */
-	ULong time;    /* allocating thread's references before the allocation */
-	ULong site;    /* call site */
-	UInt thread;   /* allocating thread's number */
-	UInt emitted;  /* its ALLOC event was sent */
-};
-static struct blk *blks; /* blks[0] unused: index 0 means "none" */
-static UInt blk_cap, blk_top, blk_free;
-
-struct large { /* a block of more than SMALL_MAX bytes */
-	Addr start;
-	UInt idx;
-};
-static OSet *larges;
-static Addr large_lo, large_hi; /* every large block ever was inside */
-static Bool allocs_seen;        /* the malloc replacement is in use */
-
-
-/* Allocation events with their time (sample mode), in one process-wide
- * buffer: valgrind runs one thread at a time, so the buffer's order is the
- * order of the events (a block's free after its allocation, whichever
- * threads send them). */
-static struct lp_msg_alloc_t aev[LPVG_ALLOC_CAP];
-static UInt naev;
-
-static UWord bm_home(Addr key, UWord cap)
-{
-	return (UWord)(((ULong)key * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1);
-}
-
-static void bm_insert(struct bm_chunk *tab, UWord cap, Addr key, UInt *leaf)
-{
-	UWord i = bm_home(key, cap);
-
-	while (tab[i].key)
-		i = (i + 1) & (cap - 1);
-	tab[i].key = key;
-	tab[i].leaf = leaf;
-}
-
-/* The leaf of the chunk holding a; NULL if it has none and !create. */
-static UInt *bm_leaf(Addr a, Bool create)
-{
-	Addr key = (a >> BM_CHUNK_SHIFT) + 1;
-	UWord i;
-	UInt *leaf;
-
-	if (key == bm_last_key)
-		return bm_last_leaf;
-	for (i = bm_home(key, bm_cap); bm_tab[i].key; i = (i + 1) & (bm_cap - 1))
-		if (bm_tab[i].key == key)
-			goto found;
-	if (!create)
-		return NULL;
-	if (2 * (bm_used + 1) > bm_cap) {
-		struct bm_chunk *t = VG_(calloc)("lpvg.blockmap", 2 * bm_cap, sizeof(*t));
-		for (UWord k = 0; k < bm_cap; k++)
-			if (bm_tab[k].key)
-				bm_insert(t, 2 * bm_cap, bm_tab[k].key, bm_tab[k].leaf);
-		VG_(free)(bm_tab);
-		bm_tab = t;
-		bm_cap *= 2;
-	}
-	leaf = VG_(calloc)("lpvg.blockmap.leaf", BM_LEAF, sizeof(*leaf));
-	bm_insert(bm_tab, bm_cap, key, leaf);
-	bm_used++;
-	bm_last_key = key;
-	return bm_last_leaf = leaf;
-found:
-	bm_last_key = key;
-	return bm_last_leaf = bm_tab[i].leaf;
-}
-
-static UWord bm_index(Addr a)
-{
-	return (a >> BM_GRAN_SHIFT) & (BM_LEAF - 1);
-}
-
-static UInt blk_new(void)
-{
-	UInt i;
-
-	if (blk_free) {
-		i = blk_free;
-		blk_free = (UInt)blks[i].size;
-		return i;
-	}
-	if (blk_top == blk_cap) {
-		blk_cap = blk_cap ? 2 * blk_cap : 4096;
-		tl_assert(blk_cap < (1u << 31));
-		blks = VG_(realloc)("lpvg.blocks", blks, blk_cap * sizeof(*blks));
-		if (!blk_top)
-			blk_top = 1;
-	}
-	return blk_top++;
-}
-
-static Word large_cmp(const void *key, const void *elem)
-{
-	Addr a = *(const Addr *)key;
-	const struct large *l = elem;
-
-	if (a < l->start)
-		return -1;
-	return a - l->start < blks[l->idx].size ? 0 : 1;
-}
-
-static struct blk *block_add(Addr a, SizeT size, ULong time, ULong site, UInt thread)
-{
-	UInt *leaf = bm_leaf(a, True);
-	UInt i = blk_new();
-	struct blk *b = &blks[i];
-
-	tl_assert((a & ((1 << BM_GRAN_SHIFT) - 1)) == 0);
-	b->size = size;
-	b->time = time;
-	b->site = site;
-	b->thread = thread;
-	b->emitted = 0;
-	leaf[bm_index(a)] = i;
-	if (size > SMALL_MAX) {
-		struct large *l = VG_(OSetGen_AllocNode)(larges, sizeof(*l));
-		l->start = a;
-		l->idx = i;
-		VG_(OSetGen_Insert)(larges, l);
-		if (!large_hi || a < large_lo)
-			large_lo = a;
-		if (a + size > large_hi)
-			large_hi = a + size;
-	}
-	return b;
-}
-
-/* The record of the live block starting at a, or NULL. */
-static struct blk *block_find(Addr a)
-{
-	UInt *leaf;
-	UInt i;
-
-	if (!a || (a & ((1 << BM_GRAN_SHIFT) - 1)) || !(leaf = bm_leaf(a, False)))
-		return NULL;
-	i = leaf[bm_index(a)];
-	return i ? &blks[i] : NULL;
-}
-
-static void block_remove(Addr a, struct blk *b)
-{
-	UInt *leaf = bm_leaf(a, False);
-	UInt i = (UInt)(b - blks);
-
-	if (b->size > SMALL_MAX)
-		VG_(OSetGen_FreeNode)(larges, VG_(OSetGen_Remove)(larges, &a));
-	leaf[bm_index(a)] = 0;
-	b->size = blk_free;
-	blk_free = i;
-}
-
-/* The live block holding address a: its start, or 0. */
-static Addr block_holding(Addr a, struct blk **out)
-{
-	Addr g = a & ~(Addr)((1 << BM_GRAN_SHIFT) - 1), stop;
-	UInt *leaf = bm_leaf(g, False);
-	struct large *l;
-
-	stop = g >= SMALL_MAX ? g - SMALL_MAX : 0;
-	/* no leaf: no block starts in a's MiB; only a large one can hold it.
-	 * The entries from g down to stop, one leaf at a time (a tight loop:
-	 * a sample in a large block scans all 256). */
-	while (leaf) {
-		UWord k = bm_index(g), lo;
-		Addr base = g - ((Addr)k << BM_GRAN_SHIFT), low = stop > base ? stop : base;
-		lo = (low - base) >> BM_GRAN_SHIFT;
-		while (k > lo && !leaf[k])
-			k--;
-		if (leaf[k]) {
-			UInt i = leaf[k];
-			g = base + ((Addr)k << BM_GRAN_SHIFT);
-			if (a - g < blks[i].size) {
-				*out = &blks[i];
-				return g;
-			}
-			return 0; /* the nearest start: no other block can hold a */
-		}
-		if (low == stop || low < (1 << BM_GRAN_SHIFT))
-			break;
-		g = low - (1 << BM_GRAN_SHIFT);
-		leaf = bm_leaf(g, False);
-	}
-	if (a < large_lo || a >= large_hi)
-		return 0;
-	l = VG_(OSetGen_LookupWithCmp)(larges, &a, large_cmp);
-	if (!l)
-		return 0;
-	*out = &blks[l->idx];
-	return l->start;
-}
-
-static void blocks_init(void)
-{
-	bm_cap = 64;
-	bm_tab = VG_(calloc)("lpvg.blockmap", bm_cap, sizeof(*bm_tab));
-	larges = VG_(OSetGen_Create)(offsetof(struct large, start), NULL, VG_(malloc),
-				     "lpvg.blockmap.large", VG_(free));
-}
-
-/* ---- allocation events ---------------------------------------------------------- */
-
-/* Send the buffered events. */
-void lpvg_allocs_flush(struct lpvg_thread *self)
-{
-	struct lpvg_thread *t;
-
-	if (!naev)
-		return;
-	/* One connection while it lasts (the first thread's), so that the
-	 * collector reads the batches in the order they were sent; the
-	 * calling thread's when it is the last (already out of the table). */
-	t = any_connected();
-	if (!t && self && self->fd >= 0)
-		t = self;
-	if (t)
-		lpvg_send_allocs_t(t, aev, naev);
-	naev = 0;
-}
-
-static void aev_push(ULong time, Addr a, ULong size, ULong pc, UInt thread,
-		     UInt kind)
-{
-	struct lp_msg_alloc_t *e;
-
-	if (naev == LPVG_ALLOC_CAP)
-		lpvg_allocs_flush(NULL);
-	e = &aev[naev++];
-	e->time = time;
-	e->addr = a;
-	e->pc = pc;
-	e->size = size;
-	e->thread = thread;
-	e->kind = kind;
-}
-
-/* A sample or a reuse touched address a (thread t's slow path): the
- * allocation of the block holding it goes out now if it has not yet. */
-void lpvg_touch(ULong a)
-{
-	struct blk *b = NULL;
-	Addr start = block_holding((Addr)a, &b);
-
-	if (!start || b->emitted)
-		return;
-	b->emitted = 1;
-	aev_push(b->time, start, b->size, b->site, b->thread, LP_EV_ALLOC);
-}
-
-/* The process's counts and what its events are (cumulative; the
- * collector keeps the last). */
-static void send_alloc_summary(struct lpvg_thread *t)
-{
-	if (!t || lpvg_o.mode != LP_MODE_SAMPLE || !allocs_seen)
-		return;
-	lpvg_allocs_flush(t);
-	lpvg_send_alloc_sum(t, (lpvg_o.alloc_all ? 0 : LP_MSG_ALLOCS_TOUCHED) | LP_MSG_ALLOCS_THREAD_CLOCK,
-			    n_allocs, n_frees, n_bytes);
-}
-
-/* A forked child: its heap is the parent's, its clocks start at 0 and
- * its profile has none of the parent's events. Inherited blocks become
- * blocks of the child's first thread allocated at time 0 (before its
- * first reference), not yet sent. The buffer's events are the parent's. */
-static void blocks_atfork(void)
-{
-	for (UInt i = 1; i < blk_top; i++) {
-		blks[i].time = 0;
-		blks[i].thread = 0;
-		blks[i].emitted = 0;
-	}
-	naev = 0;
-	n_allocs = n_frees = n_bytes = 0;
-}
-
-/* The call site by valgrind's unwinder (CFI): slow, a few hundred ns a
- * call, which doubled the time of allocation-heavy programs (lua). */
-static ULong call_site_slow(ThreadId tid, Addr *sps)
-{
-	Addr ips[2];
-	UInt n = VG_(get_StackTrace)(tid, ips, 2, sps, NULL, 0);
-
-	if (n < 2)
-		sps[1] = 0;
-	return n >= 2 ? (ULong)ips[1] : n ? (ULong)ips[0] : 0;
-}
-
-/* The request comes from a few fixed places in the replacement functions,
- * each with a fixed frame: the return address into the program sits at a
- * fixed offset from the stack pointer there. So: unwind once per place,
- * remember where the return address was (checked: it reads back as what
- * the unwinder said, up to the unwinder's -1 that points into the call),
- * then read it from the stack. Same call sites as the unwinder gives. */
-enum { SITE_CACHE = 64 };
-static struct site_cache {
-	Addr ip;     /* 0: empty */
-	Word off;    /* return address at SP + off */
-	Word delta;  /* call site = return address + delta */
-} site_cache[SITE_CACHE];
-
-static ULong call_site(ThreadId tid)
-{
-	Addr ip = VG_(get_IP)(tid), sp = VG_(get_SP)(tid), sps[2];
-	struct site_cache *c = &site_cache[(ip >> 2) % SITE_CACHE];
-	ULong site;
-
-	if (c->ip == ip && ip)
-		return (ULong)(*(const Addr *)(sp + c->off) + c->delta);
-	site = call_site_slow(tid, sps);
-	if (sps[1] > sp && sps[1] - sp <= 4096 && sps[0] == sp) {
-		Addr ra = *(const Addr *)(sps[1] - 8);
-		Word delta = (Word)(site - ra);
-		if (delta == 0 || delta == -1) {
-			c->ip = ip;
-			c->off = (Word)(sps[1] - 8 - sp);
-			c->delta = delta;
-		}
-	}
-	return site;
-}
-
-static struct lpvg_thread *thread_of(ThreadId tid)
-{
-	return tid <= VG_N_THREADS && threads ? threads[tid] : NULL;
-}
-
-/* The thread's references so far: its countdown is in its guest state,
- * current while the scheduler serves the client request. */
-static ULong thread_now(ThreadId tid, const struct lpvg_thread *t)
-{
-	Long cd;
-
-	VG_(get_shadow_regs_area)(tid, (UChar *)&cd, 1, LPVG_SH_CD, sizeof(cd));
-	return t->epoch - (ULong)cd;
-}
-
-/* A block of n bytes at p, allocated by thread t (NULL: unknown) after
- * `time` of its references. */
-static void on_alloc(struct lpvg_thread *t, ULong time, Addr p, SizeT n, ULong site)
-{
-	UInt thread = 0;
-	struct blk *b;
-
-	if (p & ((1 << BM_GRAN_SHIFT) - 1))
-		return; /* not a heap block as malloc makes them: not tracked */
-	allocs_seen = True;
-	if (t && !t->dead)
-		thread = t->number;
-	else
-		time = ~0ull; /* unknown */
-	if ((b = block_find(p))) /* its free was missed: the old block ends */
-		block_remove(p, b);
-	b = block_add(p, n, time, site, thread);
-	n_allocs++;
-	n_bytes += n;
-	if (lpvg_o.mode == LP_MODE_TRACE) {
-		lpvg_event(t, (ULong)p, n, LP_EV_ALLOC, site);
-	} else if (lpvg_o.alloc_all && t && !t->dead) {
-		b->emitted = 1;
-		aev_push(time, p, n, site, thread, LP_EV_ALLOC);
-	}
-}
-
-/* The free of p by thread t; False if p is no live block. */
-static Bool on_free(struct lpvg_thread *t, ULong time, Addr p, ULong site)
-{
-	struct blk *b = block_find(p);
-	Bool emitted;
-
-	if (!b)
-		return False;
-	emitted = b->emitted;
-	block_remove(p, b);
-	n_frees++;
-	if (lpvg_o.mode == LP_MODE_TRACE)
-		lpvg_event(t, (ULong)p, 0, LP_EV_FREE, site);
-	else if (emitted && t && !t->dead)
-		aev_push(time, p, 0, site, t->number, LP_EV_FREE);
-	return True;
-}
-
-/* ---- the program's own malloc, watched (vg-preload.c) ------------------------ */
-
-static Addr hook_addr[LPVG_HOOKS_MAX];
-static UInt hook_kinds[LPVG_HOOKS_MAX], nhooks;
-static Addr hook_tramp;
-
-UInt lpvg_hook_kind(Addr a)
-{
-	for (UInt i = 0; i < nhooks; i++)
-		if (hook_addr[i] == a)
-			return hook_kinds[i];
-	return LPVG_H_NONE;
-}
-
-static ULong shadow_time(const UChar *gsp, const struct lpvg_thread *t)
-{
-	return lpvg_o.mode == LP_MODE_SAMPLE ? t->epoch - (ULong) * (const Long *)(gsp + LPVG_GS + LPVG_SH_CD)
-					     : ~0ull;
-}
-
-/* The first instruction of a watched function (the segment before it is
- * counted, so the countdown is the exact time). */
-VG_REGPARM(2) void lpvg_entry_hook(UChar *gsp, UWord kind)
-{
-	const VexGuestAMD64State *g = (const VexGuestAMD64State *)gsp;
-	struct lpvg_thread *t = *(struct lpvg_thread **)(gsp + LPVG_GS + LPVG_SH_THREAD);
-	ULong sp = g->guest_RSP, ra;
-	struct lpvg_pend *pd;
-
-	if (!t || t->dead)
-		return;
-	ra = *(const ULong *)sp;
-	if (kind == LPVG_H_NEW) {
-		t->new_site = ra - 1;
-		t->new_sp = sp;
-		return;
-	}
-	/* inside a watched call (realloc's malloc, memalign's...): a little
-	 * deeper on the same stack. A call elsewhere (a signal handler on its
-	 * own stack, or after a longjmp out of one that interrupted malloc,
-	 * whose pending call never returns) is a call of its own. */
-	if (t->npend && sp < t->pend[t->npend - 1].sp && t->pend[t->npend - 1].sp - sp < 4096)
-		return;
-	if (kind == LPVG_H_FREE) {
-		on_free(t, shadow_time(gsp, t), (Addr)g->guest_RDI, ra - 1);
-		return;
-	}
-	if (t->npend == LPVG_PEND_MAX)
-		return; /* not watched: lost */
-	pd = &t->pend[t->npend++];
-	pd->ra = ra;
-	pd->sp = sp;
-	/* operator new's malloc: the site of the new */
-	pd->site = t->new_sp > sp && t->new_sp - sp < 1024 ? t->new_site : ra - 1;
-	t->new_sp = 0;
-	pd->a1 = g->guest_RDI;
-	pd->a2 = g->guest_RSI;
-	pd->a3 = g->guest_RDX;
-	pd->kind = (UInt)kind;
-	*(ULong *)sp = hook_tramp; /* it returns to the trampoline */
-}
-
-/* locprof_vg_ret(result, slot): a watched call returned (through the
- * trampoline); its real return address goes into the slot. */
-VG_REGPARM(1) void lpvg_ret_hook(UChar *gsp)
-{
-	const VexGuestAMD64State *g = (const VexGuestAMD64State *)gsp;
-	struct lpvg_thread *t = *(struct lpvg_thread **)(gsp + LPVG_GS + LPVG_SH_THREAD);
-	ULong r = g->guest_RDI, time, n;
-	struct lpvg_pend pd;
-
-	if (!t || !t->npend)
-		VG_(tool_panic)("locprof: a watched allocation returned, but none was under way");
-	pd = t->pend[--t->npend];
-	*(ULong *)g->guest_RSI = pd.ra;
-	if (t->dead)
-		return;
-	time = shadow_time(gsp, t);
-	switch (pd.kind) {
-	case LPVG_H_ALLOC1:
-		if (r)
-			on_alloc(t, time, (Addr)r, pd.a1, pd.site);
-		break;
-	case LPVG_H_ALLOC2:
-		if (r)
-			on_alloc(t, time, (Addr)r, pd.a2, pd.site);
-		break;
-	case LPVG_H_CALLOC:
-		if (r && !__builtin_mul_overflow(pd.a1, pd.a2, &n))
-			on_alloc(t, time, (Addr)r, n, pd.site);
-		break;
-	case LPVG_H_REALLOC:
-	case LPVG_H_REALLOCARRAY: {
-		/* the old block ends (realloc(p, 0) frees it), the new one starts
-		 * (at the same address when resized in place) */
-		Bool ovf = pd.kind == LPVG_H_REALLOCARRAY ? __builtin_mul_overflow(pd.a2, pd.a3, &n)
-							  : (n = pd.a2, False);
-		if (pd.a1 && (r || (n == 0 && !ovf)))
-			on_free(t, time, (Addr)pd.a1, pd.site);
-		if (r)
-			on_alloc(t, time, (Addr)r, n, pd.site);
-		break;
-	}
-	case LPVG_H_POSIX_MEMALIGN:
-		if ((Int)r == 0)
-			on_alloc(t, time, (Addr) * (const ULong *)pd.a1, pd.a3, pd.site);
-		break;
-	}
-}
-
-/* The preload registers the functions to watch: from now on its own code
- * is translated without reference tracing, its return function and the
- * entries of the watched ones call the hooks (translations made before
- * are dropped). */
-static Bool client_request(ThreadId tid, UWord *args, UWord *ret)
-{
-	const struct lpvg_hooks *h = (const struct lpvg_hooks *)args[1];
-	DebugInfo *di;
-
-	if (args[0] != LPVG_REQ_REGISTER)
-		return False;
-	*ret = 0;
-	if (lpvg_o.inert || lpvg_marker || !h)
-		return True;
-	di = VG_(find_DebugInfo)(VG_(current_DiEpoch)(), (Addr)h->ret_fn);
-	if (!di || !VG_(DebugInfo_get_text_size)(di))
-		return True; /* no events: the program runs as with --allocs=no */
-	lpvg_pre_lo = VG_(DebugInfo_get_text_avma)(di);
-	lpvg_pre_hi = lpvg_pre_lo + VG_(DebugInfo_get_text_size)(di);
-	lpvg_marker = (Addr)h->ret_fn;
-	hook_tramp = (Addr)h->tramp;
-	VG_(discard_translations_safely)(lpvg_pre_lo, lpvg_pre_hi - lpvg_pre_lo, "locprof");
-	for (UWord i = 0; i < h->n && i < LPVG_HOOKS_MAX; i++) {
-		if (!h->addr[i] || h->kind[i] == LPVG_H_NONE || h->kind[i] > LPVG_H_NEW)
-			continue;
-		hook_addr[nhooks] = (Addr)h->addr[i];
-		hook_kinds[nhooks++] = (UInt)h->kind[i];
-		VG_(discard_translations_safely)((Addr)h->addr[i], 1, "locprof");
-	}
-	*ret = 1;
-	return True;
-}
-
-/* -X --allocs=replace: valgrind's replacement (client requests). */
-static void *alloc_block(ThreadId tid, SizeT n, SizeT align, Bool zero)
-{
-	struct lpvg_thread *t;
-	ULong time = ~0ull;
-	void *p;
-
-	if ((Long)n < 0)
-		return NULL;
-	p = VG_(cli_malloc)(align, n);
-	if (!p)
-		return NULL;
-	if (zero)
-		VG_(memset)(p, 0, n);
-	if (lpvg_o.inert) {
-		block_add((Addr)p, n, time, 0, 0);
-		return p;
-	}
-	t = thread_of(tid);
-	if (t && !t->dead && lpvg_o.mode == LP_MODE_SAMPLE)
-		time = thread_now(tid, t);
-	on_alloc(t, time, (Addr)p, n, call_site(tid));
-	return p;
-}
-
-static void free_block(ThreadId tid, void *p)
-{
-	struct lpvg_thread *t;
-	struct blk *b;
-
-	if (!p)
-		return;
-	if (lpvg_o.inert) {
-		if ((b = block_find((Addr)p))) {
-			block_remove((Addr)p, b);
-			VG_(cli_free)(p);
-		}
-		return;
-	}
-	t = thread_of(tid);
-	/* not ours: ignore, as glibc would crash instead */
-	if (on_free(t, t && !t->dead ? thread_now(tid, t) : ~0ull, (Addr)p, call_site(tid)))
-		VG_(cli_free)(p);
-}
-
-static void *lp_malloc(ThreadId tid, SizeT n)
-{
-	return alloc_block(tid, n, VG_(clo_alignment), False);
-}
-
-static void *lp_new_aligned(ThreadId tid, SizeT n, SizeT align)
-{
-	return alloc_block(tid, n, align, False);
-}
-
-static void *lp_memalign(ThreadId tid, SizeT align, SizeT n)
-{
-	return alloc_block(tid, n, align, False);
-}
-
-static void *lp_calloc(ThreadId tid, SizeT m, SizeT size)
-{
-	if (size && m > ~(SizeT)0 / size)
-		return NULL;
-	return alloc_block(tid, m * size, VG_(clo_alignment), True);
-}
-
-static void lp_free(ThreadId tid, void *p)
-{
-	free_block(tid, p);
-}
-
-static void lp_delete_aligned(ThreadId tid, void *p, SizeT align)
-{
-	free_block(tid, p);
-}
-
-static void *lp_realloc(ThreadId tid, void *old, SizeT n)
-{
-	struct blk *b;
-	SizeT osize;
-	void *p;
-
-	if (!old)
-		return lp_malloc(tid, n);
-	if (!(b = block_find((Addr)old)))
-		return NULL;
-	osize = b->size;
-	p = alloc_block(tid, n, VG_(clo_alignment), False);
-	if (!p)
-		return NULL; /* the old block stays */
-	VG_(memcpy)(p, old, osize < n ? osize : n);
-	free_block(tid, old);
-	return p;
-}
-
-static SizeT lp_usable_size(ThreadId tid, void *p)
-{
-	struct blk *b = block_find((Addr)p);
-
-	return b ? b->size : 0;
-}
-
 /* ---- registration ---------------------------------------------------------------- */
 
 static void pre_clo_init(void)
@@ -1202,25 +340,14 @@ static void pre_clo_init(void)
 	VG_(details_bug_reports_to)("the locprof issue tracker");
 	VG_(details_avg_translation_sizeB)(400);
 	VG_(basic_tool_funcs)(post_clo_init, lpvg_instrument, fini);
-	VG_(needs_command_line_options)(process_option, print_usage, print_debug_usage);
 	VG_(needs_superblock_discards)(lpvg_discard_sb);
 	VG_(needs_syscall_wrapper)(pre_syscall, post_syscall);
-	VG_(needs_client_requests)(client_request);
 	VG_(track_start_client_code)(start_client_code);
 	VG_(track_stop_client_code)(stop_client_code);
 	VG_(track_pre_thread_ll_exit)(thread_exit);
 	VG_(atfork)(NULL, NULL, atfork_child);
-	lpvg_o.reserve_fds = 64;
-	env_defaults();
-	blocks_init();
-	/* The replacement is used only if vgpreload_locprof-amd64-linux.so
-	 * is in the tool directory: `locprof record -X --allocs=no` leaves it
-	 * out, and the program then runs glibc's malloc (traced like any
-	 * other code) and reports no allocations. */
-	VG_(needs_malloc_replacement)(lp_malloc, lp_malloc, lp_new_aligned, lp_malloc,
-				      lp_new_aligned, lp_memalign, lp_calloc, lp_free, lp_free,
-				      lp_delete_aligned, lp_free, lp_delete_aligned, lp_realloc,
-				      lp_usable_size, 0);
+	lpvg_options_register();
+	lpvg_allocs_register();
 }
 
 VG_DETERMINE_INTERFACE_VERSION(pre_clo_init)

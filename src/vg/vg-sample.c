@@ -20,8 +20,8 @@
  * addresses it left in its shadow buffer, which gives exactly the per-reference
  * behaviour.
  *
- * Watches: an exact per-thread table (open addressing, linear probing,
- * backward-shift deletion, as in the runtime) behind one filter shared by
+ * Watches: an exact per-thread table (the watch-table core,
+ * common/watch-core.h, as in the runtime) behind one filter shared by
  * all threads: a byte per slot, slot = (addr >> smallest line shift) mod
  * 2^LPVG_FILTER_LOG2, counting the watches on lines mapping there. A watch on
  * a larger line counts in each of its smallest-size sub-lines. A non-zero
@@ -45,13 +45,13 @@ UChar lpvg_filter_mem[LPVG_FILTER_PAD + (1u << LPVG_FILTER_LOG2) + LPVG_FILTER_P
 UChar *lpvg_gsp;
 struct lpvg_check lpvg_chk;
 
-enum { TABLE_MIN = 64 };
+enum { TABLE_MIN_LOG2 = 6 }; /* 64 watches */
 
 #define FILTER_MASK ((1ull << LPVG_FILTER_LOG2) - 1)
 
 /* ---- filter ----------------------------------------------------------------- */
 
-static void filter_add(const struct lpvg_watch *w, Int delta)
+static void filter_add(const struct lp_watch *w, Int delta)
 {
 	UInt d = lpvg_o.line_shift[w->idx] - lpvg_o.line_shift[0];
 	ULong n = 1ull << d, sub = w->line << d;
@@ -80,65 +80,24 @@ void lpvg_filter_reset(void)
 
 /* ---- exact watch table ----------------------------------------------------- */
 
-static ULong slot_of(const struct lpvg_thread *t, ULong line, UInt idx)
+static void table_remove(struct lpvg_thread *t, struct lp_watch *w)
 {
-	return ((line ^ ((ULong)idx << 58)) * 0x9e3779b97f4a7c15ull) >>
-	       (64 - t->table_log2);
-}
-
-static struct lpvg_watch *table_find(struct lpvg_thread *t, ULong line, UInt idx)
-{
-	ULong mask = t->table_cap - 1, i = slot_of(t, line, idx);
-
-	for (;; i = (i + 1) & mask) {
-		struct lpvg_watch *w = &t->table[i];
-		if (!w->used)
-			return NULL;
-		if (w->line == line && w->idx == idx)
-			return w;
-	}
-}
-
-static void table_remove(struct lpvg_thread *t, struct lpvg_watch *w)
-{
-	ULong mask = t->table_cap - 1, i = (ULong)(w - t->table), j = i;
-
 	filter_add(w, -1);
-	t->live--;
-	for (;;) {
-		ULong home;
-		t->table[i].used = 0;
-		do {
-			j = (j + 1) & mask;
-			if (!t->table[j].used)
-				return;
-			home = slot_of(t, t->table[j].line, t->table[j].idx);
-		} while (i <= j ? (i < home && home <= j) : (i < home || home <= j));
-		t->table[i] = t->table[j];
-		i = j;
-	}
+	lp_watch_remove(&t->watches, w);
 }
 
 static void table_grow(struct lpvg_thread *t)
 {
-	struct lpvg_watch *old = t->table;
-	ULong ocap = t->table_cap, ncap = ocap * 2;
+	struct lp_watch *old = t->watches.slot;
+	UInt log2 = t->watches.log2 + 1;
 
-	t->table = VG_(calloc)("lpvg.watches", ncap, sizeof(*t->table));
-	t->table_cap = ncap;
-	t->table_log2++;
-	for (ULong i = 0; i < ocap; i++) {
-		if (old[i].used) {
-			ULong j = slot_of(t, old[i].line, old[i].idx);
-			while (t->table[j].used)
-				j = (j + 1) & (ncap - 1);
-			t->table[j] = old[i];
-		}
-	}
+	/* VG_(malloc) never returns NULL: it ends the run when out of memory */
+	lp_watch_table_move(&t->watches, VG_(malloc)("lpvg.watches", lp_watch_table_bytes(log2)),
+			    log2);
 	VG_(free)(old);
 }
 
-static void emit(struct lpvg_thread *t, const struct lpvg_watch *w, ULong end, ULong reuse_pc)
+static void emit(struct lpvg_thread *t, const struct lp_watch *w, ULong end, ULong reuse_pc)
 {
 	struct lp_msg_sample *s;
 
@@ -162,7 +121,7 @@ static void check_watches(struct lpvg_thread *t, ULong addr, ULong pc, ULong now
 	Bool touched = False;
 
 	for (UInt i = 0; i < lpvg_o.nlines; i++) {
-		struct lpvg_watch *w = table_find(t, addr >> lpvg_o.line_shift[i], i);
+		struct lp_watch *w = lp_watch_find(&t->watches, addr >> lpvg_o.line_shift[i], i);
 		if (w) {
 			emit(t, w, now, pc);
 			table_remove(t, w);
@@ -177,24 +136,17 @@ static void start_sample(struct lpvg_thread *t, ULong addr, UInt size, UInt kind
 			 ULong now)
 {
 	for (UInt i = 0; i < lpvg_o.nlines; i++) {
-		ULong line = addr >> lpvg_o.line_shift[i], j;
-		struct lpvg_watch *w;
+		struct lp_watch *w;
 
-		if ((t->live + 1) * 2 > t->table_cap)
+		if (lp_watch_table_must_grow(&t->watches))
 			table_grow(t);
-		j = slot_of(t, line, i);
-		while (t->table[j].used)
-			j = (j + 1) & (t->table_cap - 1);
-		w = &t->table[j];
-		w->line = line;
+		w = lp_watch_insert(&t->watches, addr >> lpvg_o.line_shift[i], i);
 		w->begin = now;
 		w->pc = pc;
 		w->addr = addr;
-		w->idx = (UChar)i;
 		w->size = size > 255 ? 255 : (UChar)size;
 		w->kind = (UChar)kind;
-		w->used = 1;
-		t->live++;
+		w->tag = 0;
 		filter_add(w, +1);
 	}
 	/* the sampled access's block gets its allocation event now */
@@ -223,9 +175,9 @@ struct lpvg_thread *lpvg_thread_new(ThreadId vtid)
 	t->fd = -1;
 	x = lpvg_o.seed + t->number;
 	lp_rng_seed(&t->rng, lp_splitmix64(&x));
-	t->table_cap = TABLE_MIN;
-	t->table_log2 = (UInt)VG_(log2_64)(TABLE_MIN);
-	t->table = VG_(calloc)("lpvg.watches", TABLE_MIN, sizeof(*t->table));
+	lp_watch_table_init(&t->watches,
+			    VG_(malloc)("lpvg.watches", lp_watch_table_bytes(TABLE_MIN_LOG2)),
+			    TABLE_MIN_LOG2);
 	t->samples = VG_(malloc)("lpvg.samples", LPVG_SAMPLE_CAP * sizeof(*t->samples));
 	t->event_cap = lpvg_o.mode == LP_MODE_TRACE ? LPVG_TRACE_CAP : LPVG_ALLOC_CAP;
 	t->events = VG_(malloc)("lpvg.events", t->event_cap * sizeof(*t->events));
@@ -259,6 +211,23 @@ void lpvg_thread_flush(struct lpvg_thread *t)
 	lpvg_send_events(t);
 }
 
+/* Every live watch of t becomes a dangling sample (sample mode) and is
+ * forgotten; with unfilter, the filter forgets it too (else the caller
+ * resets the whole filter). */
+void lpvg_watches_dangle(struct lpvg_thread *t, Bool unfilter)
+{
+	struct lp_watch *w;
+	uint64_t pos = 0;
+
+	while ((w = lp_watch_table_next(&t->watches, &pos))) {
+		if (lpvg_o.mode == LP_MODE_SAMPLE)
+			emit(t, w, LP_SAMPLE_DANGLING, 0);
+		if (unfilter)
+			filter_add(w, -1);
+	}
+	lp_watch_table_clear(&t->watches);
+}
+
 /* Live watches become dangling samples; everything is sent; the filter
  * forgets this thread's watches. The connection stays open (for BYE). */
 void lpvg_thread_finish(struct lpvg_thread *t)
@@ -266,15 +235,7 @@ void lpvg_thread_finish(struct lpvg_thread *t)
 	if (t->dead)
 		return;
 	t->final_refs = lpvg_thread_refs(t);
-	for (ULong i = 0; i < t->table_cap; i++) {
-		if (!t->table[i].used)
-			continue;
-		if (lpvg_o.mode == LP_MODE_SAMPLE)
-			emit(t, &t->table[i], LP_SAMPLE_DANGLING, 0);
-		filter_add(&t->table[i], -1);
-		t->table[i].used = 0;
-	}
-	t->live = 0;
+	lpvg_watches_dangle(t, True);
 	lpvg_thread_flush(t);
 	lpvg_send_thread_end(t);
 	lpvg_p.refs_done += t->final_refs;
@@ -287,7 +248,7 @@ void lpvg_thread_free(struct lpvg_thread *t)
 		return;
 	if (t->fd >= 0)
 		VG_(close)(t->fd);
-	VG_(free)(t->table);
+	VG_(free)(t->watches.slot);
 	VG_(free)(t->samples);
 	VG_(free)(t->events);
 	VG_(free)(t);
@@ -337,7 +298,7 @@ VG_REGPARM(1) void lpvg_seg_sample(struct lpvg_seg *s)
 		if (a->guarded && addr == LPVG_NONE_ADDR)
 			continue;
 		/* a zero filter byte: no watch on that line in any thread */
-		if (t->live && lpvg_filter[(addr >> lpvg_o.line_shift[0]) & FILTER_MASK])
+		if (t->watches.live && lpvg_filter[(addr >> lpvg_o.line_shift[0]) & FILTER_MASK])
 			check_watches(t, addr, a->pc, now);
 		if (now == t->epoch) { /* the countdown ends here: sample it */
 			start_sample(t, addr, a->size, a->kind, a->pc, now);
@@ -347,6 +308,21 @@ VG_REGPARM(1) void lpvg_seg_sample(struct lpvg_seg *s)
 	}
 	*cdp = (Long)(t->epoch - refs);
 	maybe_flush(t);
+}
+
+/* A reference (trace mode) or an allocation event into the buffer. */
+static void push_event(struct lpvg_thread *t, ULong addr, ULong size, UInt kind, ULong pc)
+{
+	struct lp_msg_ref *r;
+
+	if (t->nevents == t->event_cap)
+		lpvg_send_events(t);
+	r = &t->events[t->nevents++];
+	r->addr = addr;
+	r->pc = pc;
+	r->size = size;
+	r->thread = t->number;
+	r->kind = kind;
 }
 
 /* Trace mode: every reference of the segment, in order. */
@@ -363,17 +339,9 @@ VG_REGPARM(1) void lpvg_seg_trace(struct lpvg_seg *s)
 	for (UInt i = 0; i < s->n; i++) {
 		const struct lpvg_acc *a = &s->acc[i];
 		ULong addr = lpvg_acc_addr(a, gsp);
-		struct lp_msg_ref *r;
 		if (a->guarded && addr == LPVG_NONE_ADDR)
 			continue;
-		if (t->nevents == t->event_cap)
-			lpvg_send_events(t);
-		r = &t->events[t->nevents++];
-		r->addr = addr;
-		r->pc = a->pc;
-		r->size = a->size;
-		r->thread = t->number;
-		r->kind = a->kind;
+		push_event(t, addr, a->size, a->kind, a->pc);
 		done++;
 	}
 	/* The countdown is the reference clock here too (never expires). */
@@ -456,16 +424,6 @@ VG_REGPARM(1) void lpvg_seg_exit(struct lpvg_seg *s)
  * references around it). */
 void lpvg_event(struct lpvg_thread *t, ULong addr, ULong size, UInt kind, ULong pc)
 {
-	struct lp_msg_ref *r;
-
-	if (!t || t->dead)
-		return;
-	if (t->nevents == t->event_cap)
-		lpvg_send_events(t);
-	r = &t->events[t->nevents++];
-	r->addr = addr;
-	r->pc = pc;
-	r->size = size;
-	r->thread = t->number;
-	r->kind = kind;
+	if (t && !t->dead)
+		push_event(t, addr, size, kind, pc);
 }

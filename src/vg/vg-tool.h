@@ -6,7 +6,8 @@
  * protocol (src/lib/collect/protocol.h) to `locprof record`, one Unix-socket
  * connection per guest thread, exactly as the instrumentation runtime does.
  *
- * Files: vg-main.c (options, threads, fork/exec/exit, malloc replacement),
+ * Files: vg-main.c (registration, threads, fork/exec/exit), vg-options.c
+ * (options), vg-alloc.c (allocation events, malloc replacement),
  * vg-instr.c (IR instrumentation), vg-sample.c (the sampler and the trace
  * buffer: the slow paths the instrumented code calls), vg-conn.c (socket and
  * messages), vg-math.c (log/log1p/floor for rng.h without libm).
@@ -26,8 +27,12 @@
 #include "pub_tool_tooliface.h"
 #include "libvex_guest_amd64.h"
 
+#include "pub_tool_libcassert.h"
+
 #include "collect/protocol.h"
 #include "common/rng.h"
+#define LP_WATCH_ASSERT(cond) tl_assert(cond)
+#include "common/watch-core.h"
 
 #include <locprof/common.h>
 
@@ -118,12 +123,6 @@ static inline ULong lpvg_acc_addr(const struct lpvg_acc *a, const UChar *gsp)
 	return base + (ULong)a->off;
 }
 
-struct lpvg_watch {
-	ULong line; /* addr >> line_shift[idx] */
-	ULong begin, pc, addr;
-	UChar used, idx, size, kind;
-};
-
 struct lpvg_thread {
 	ThreadId vtid;   /* valgrind's id, reused after the thread ends */
 	UInt number;     /* 0 = first thread of this process image */
@@ -136,9 +135,7 @@ struct lpvg_thread {
 	ULong slow_calls;
 	struct lp_rng rng;
 
-	struct lpvg_watch *table;
-	ULong table_cap, live;
-	UInt table_log2;   /* log2(table_cap) */
+	struct lp_watch_table watches; /* live watches (tag unused) */
 
 	/* watched allocation calls under way (vg-main.c, vg-preload.c) */
 	struct lpvg_pend {
@@ -224,15 +221,28 @@ struct lpvg_thread *lpvg_thread_new(ThreadId vtid);
 void lpvg_thread_finish(struct lpvg_thread *t);
 void lpvg_thread_free(struct lpvg_thread *t);
 void lpvg_thread_flush(struct lpvg_thread *t);
+void lpvg_watches_dangle(struct lpvg_thread *t, Bool unfilter);
 ULong lpvg_thread_refs(const struct lpvg_thread *t);
 void lpvg_event(struct lpvg_thread *t, ULong addr, ULong size, UInt kind, ULong pc);
 void lpvg_filter_reset(void);
 
-/* vg-main.c: allocation events (sample mode) */
+/* vg-main.c: the threads */
+struct lpvg_thread *lpvg_thread_of(ThreadId tid);
+struct lpvg_thread *lpvg_any_connected(void);
+
+/* vg-options.c */
+void lpvg_options_register(void);
+void lpvg_options_apply(void);
+
+/* vg-alloc.c: allocation events (sample mode) */
 void lpvg_touch(ULong addr);
 VG_REGPARM(1) void lpvg_ret_hook(UChar *gsp);
 VG_REGPARM(2) void lpvg_entry_hook(UChar *gsp, UWord kind);
 void lpvg_allocs_flush(struct lpvg_thread *self);
+void lpvg_allocs_register(void);
+void lpvg_allocs_atfork(void);
+void lpvg_send_alloc_summary(struct lpvg_thread *t);
+void lpvg_alloc_counts(ULong *allocs, ULong *frees);
 
 /* vg-conn.c */
 void lpvg_connect(struct lpvg_thread *t);

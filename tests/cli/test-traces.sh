@@ -1,8 +1,9 @@
 # Traces across the three formats, pipes, damaged .lpt files, locprof synth.
 . "$(dirname "$0")/lib.sh"
 
-# A text trace with every kind, threads and extreme values.
-printf 'R 0x1000 8 0x401000\nW 0x1008 4 0x401004\nA 0x2000 64 0x401100 1\nF 0x2000 0 0x401100 1\nR 0xffffffffffffffff 18446744073709551615 0xfffffffffffffff0 4294967295\n' >"$T/a.txt"
+# A text trace with every kind, threads and extreme values (the largest
+# reference, 1 MiB; an allocation of 2^64-1 bytes).
+printf 'R 0x1000 8 0x401000\nW 0x1008 4 0x401004\nA 0x2000 18446744073709551615 0x401100 1\nF 0x2000 0 0x401100 1\nR 0xffffffffffffffff 1048576 0xfffffffffffffff0 4294967295\n' >"$T/a.txt"
 expect_status 0 "$LOCPROF" convert "$T/a.txt" "$T/a.lpt"
 expect_status 0 "$LOCPROF" convert "$T/a.lpt" "$T/b.txt"
 cmp "$T/a.txt" "$T/b.txt" || fail "text -> lpt -> text changed the records"

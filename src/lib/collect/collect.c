@@ -423,9 +423,11 @@ static int proc_close(struct proc *p)
 	return err;
 }
 
-/* Wire records (struct lp_msg_ref) to struct lp_ref. */
-static struct lp_ref *proc_convert(struct proc *p, const struct lp_msg_ref *m, size_t n)
+/* Room for n converted records in p->conv (at least one). */
+static struct lp_ref *proc_conv_reserve(struct proc *p, size_t n)
 {
+	if (!n)
+		n = 1;
 	if (n > p->conv_cap) {
 		struct lp_ref *v = realloc(p->conv, n * sizeof(*v));
 		if (!v)
@@ -433,6 +435,14 @@ static struct lp_ref *proc_convert(struct proc *p, const struct lp_msg_ref *m, s
 		p->conv = v;
 		p->conv_cap = n;
 	}
+	return p->conv;
+}
+
+/* Wire records (struct lp_msg_ref) to struct lp_ref. */
+static struct lp_ref *proc_convert(struct proc *p, const struct lp_msg_ref *m, size_t n)
+{
+	if (!proc_conv_reserve(p, n))
+		return NULL;
 	for (size_t i = 0; i < n; i++) {
 		p->conv[i].addr = m[i].addr;
 		p->conv[i].pc = m[i].pc;
@@ -443,213 +453,253 @@ static struct lp_ref *proc_convert(struct proc *p, const struct lp_msg_ref *m, s
 	return p->conv;
 }
 
-/* ---- messages ------------------------------------------------------------- */
+/* References or allocation events, in order: held while the process's
+ * output is deferred, else to the trace or the sink. */
+static int proc_events(struct proc *p, const struct lp_ref *refs, uint32_t n)
+{
+	int err;
+
+	if (p->deferred)
+		return proc_hold((void **)&p->held_ev, &p->nheld_ev, &p->held_ev_cap, refs, n,
+				 sizeof(*refs));
+	if (!p->open)
+		return 0;
+	err = p->trace ? lp_trace_write(p->tw, refs, n) : p->sink->events(p->sink_state, refs, n);
+	if (err < 0)
+		proc_fail(p, err);
+	return 0;
+}
+
+/* ---- messages --------------------------------------------------------------
+ * One function per message type. Each checks the length it was given (a
+ * whole message, header included) before it reads a field. */
+
+static int on_hello(struct lp_recorder *r, struct conn *c, const uint8_t *msg, size_t len)
+{
+	struct lp_msg_hello hello;
+
+	if (len < sizeof(hello) || c->proc)
+		return lp_seterr(LP_ECORRUPT, "bad HELLO");
+	memcpy(&hello, msg, sizeof(hello));
+	if (hello.cmdline_len > len - sizeof(hello))
+		hello.cmdline_len = (uint32_t)(len - sizeof(hello));
+	c->proc = proc_get(r, &hello, (const char *)msg + sizeof(hello), hello.cmdline_len);
+	if (!c->proc)
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	c->thread = hello.thread;
+	c->proc->conns++;
+	c->proc->out.threads++;
+	return 0;
+}
+
+static int on_maps(struct proc *p, const uint8_t *msg, size_t len)
+{
+	struct lp_msg_maps m;
+	size_t n = len - sizeof(m);
+	char *v;
+
+	if (len < sizeof(m))
+		return lp_seterr(LP_ECORRUPT, "bad MAPS");
+	memcpy(&m, msg, sizeof(m));
+	if (m.when > 1)
+		return lp_seterr(LP_ECORRUPT, "bad MAPS");
+	if (p->maps_done[m.when]) { /* a new snapshot replaces the old one */
+		p->maps_len[m.when] = 0;
+		p->maps_done[m.when] = 0;
+	}
+	v = realloc(p->maps[m.when], p->maps_len[m.when] + n + 1);
+	if (!v)
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	memcpy(v + p->maps_len[m.when], msg + sizeof(m), n);
+	p->maps_len[m.when] += n;
+	v[p->maps_len[m.when]] = 0;
+	p->maps[m.when] = v;
+	p->maps_done[m.when] = m.last != 0;
+	if (p->trace && p->open && m.when == LP_MAPS_START && p->maps_done[m.when]) {
+		/* a trace carries the start snapshot (sent before any
+		 * reference), so that its pcs can be symbolised */
+		struct lp_mappings maps = { 0 };
+		int e = lp_collect_parse_maps(&maps, p->maps[m.when], p->maps_len[m.when]);
+
+		if (e >= 0)
+			e = lp_trace_writer_set_mappings(p->tw, &maps);
+		lp_mappings_release(&maps);
+		if (e < 0)
+			return proc_fail(p, e);
+	}
+	return 0;
+}
+
+static int on_samples(struct proc *p, const uint8_t *msg, size_t len)
+{
+	struct lp_msg_samples m;
+	const struct lp_msg_sample *s = (const void *)(msg + sizeof(m));
+	int err;
+
+	if (len < sizeof(m))
+		return lp_seterr(LP_ECORRUPT, "bad SAMPLES");
+	memcpy(&m, msg, sizeof(m));
+	if ((uint64_t)m.count * sizeof(*s) != len - sizeof(m))
+		return lp_seterr(LP_ECORRUPT, "bad SAMPLES length");
+	if (p->deferred) {
+		if (m.level > p->level && m.level < 64) {
+			p->level = m.level;
+			proc_thin(p);
+		}
+		for (uint32_t i = 0; i < m.count; i++)
+			if (s[i].level >= p->level &&
+			    (err = proc_hold((void **)&p->held, &p->nheld, &p->held_cap, &s[i], 1,
+					     sizeof(*s))) < 0)
+				return err;
+		return 0;
+	}
+	p->out.samples += m.count;
+	for (uint32_t i = 0; i < m.count; i++)
+		p->out.dangling += s[i].end == LP_SAMPLE_DANGLING;
+	if (p->open && !p->trace && (err = p->sink->samples(p->sink_state, s, m.count)) < 0)
+		proc_fail(p, err);
+	return 0;
+}
+
+/* REFS (trace mode) and ALLOCS (allocation events without their time). */
+static int on_refs(struct proc *p, const uint8_t *msg, size_t len)
+{
+	struct lp_msg_refs m;
+	const struct lp_msg_ref *v = (const void *)(msg + sizeof(m));
+	struct lp_ref *refs;
+
+	if (len < sizeof(m))
+		return lp_seterr(LP_ECORRUPT, "bad REFS");
+	memcpy(&m, msg, sizeof(m));
+	if ((uint64_t)m.count * sizeof(*v) != len - sizeof(m))
+		return lp_seterr(LP_ECORRUPT, "bad REFS length");
+	refs = proc_convert(p, v, m.count);
+	if (!refs)
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	for (uint32_t i = 0; i < m.count; i++) {
+		if (refs[i].kind == LP_EV_ALLOC)
+			p->out.allocs++;
+		else if (lp_ref_is_access(&refs[i]))
+			p->out.traced++;
+	}
+	return proc_events(p, refs, m.count);
+}
+
+/* Allocation events with their time (the valgrind tool's sample mode). */
+static int on_allocs_t(struct proc *p, const uint8_t *msg, size_t len)
+{
+	struct lp_msg_allocs_t m;
+	const struct lp_msg_alloc_t *v = (const void *)(msg + sizeof(m));
+	struct lp_ref *refs;
+	int err;
+
+	if (len < sizeof(m))
+		return lp_seterr(LP_ECORRUPT, "bad ALLOCS_T");
+	memcpy(&m, msg, sizeof(m));
+	if ((uint64_t)m.count * sizeof(*v) != len - sizeof(m))
+		return lp_seterr(LP_ECORRUPT, "bad ALLOCS_T length");
+	for (uint32_t i = 0; i < m.count; i++)
+		p->out.allocs += v[i].kind == LP_EV_ALLOC;
+	if (p->open && !p->deferred && !p->trace && p->sink->timed_events) {
+		if ((err = p->sink->timed_events(p->sink_state, v, m.count)) < 0)
+			proc_fail(p, err);
+		return 0;
+	}
+	/* elsewhere the time is dropped, as in ALLOCS */
+	if (!(refs = proc_conv_reserve(p, m.count)))
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	for (uint32_t i = 0; i < m.count; i++)
+		refs[i] = (struct lp_ref){ .addr = v[i].addr, .pc = v[i].pc, .size = v[i].size,
+					   .tid = v[i].thread, .kind = (uint8_t)v[i].kind };
+	return proc_events(p, refs, m.count);
+}
+
+static int on_alloc_sum(struct proc *p, const uint8_t *msg, size_t len)
+{
+	struct lp_msg_alloc_sum m;
+
+	if (len < sizeof(m))
+		return lp_seterr(LP_ECORRUPT, "bad ALLOC_SUM");
+	memcpy(&m, msg, sizeof(m));
+	p->have_asum = 1;
+	p->asum_flags = m.flags;
+	p->asum_allocs = m.allocs;
+	p->asum_frees = m.frees;
+	p->asum_bytes = m.bytes;
+	return 0;
+}
+
+/* A thread's reference count: running ones (with each flush) replace each
+ * other, the final one (running = 0) ends the connection's count. */
+static int on_thread(struct proc *p, struct conn *c, const uint8_t *msg, size_t len)
+{
+	struct lp_msg_thread m;
+
+	if (len < sizeof(m))
+		return lp_seterr(LP_ECORRUPT, "bad THREAD");
+	memcpy(&m, msg, sizeof(m));
+	if (!c->thread_done) {
+		/* add the change since this connection's last count */
+		uint64_t delta = m.references - c->thread_refs;
+		c->thread_refs = m.references;
+		p->thread_refs += delta;
+		if (m.thread >= p->ntrefs && m.thread < (1u << 20)) {
+			uint64_t *v = realloc(p->trefs, ((size_t)m.thread + 1) * sizeof(*v));
+			if (!v)
+				return lp_seterr(LP_ENOMEM, "out of memory");
+			memset(v + p->ntrefs, 0, (m.thread + 1 - p->ntrefs) * sizeof(*v));
+			p->trefs = v;
+			p->ntrefs = m.thread + 1;
+		}
+		if (m.thread < p->ntrefs)
+			p->trefs[m.thread] += delta;
+	}
+	if (!m.running)
+		c->thread_done = 1;
+	return 0;
+}
+
+static int on_bye(struct proc *p, const uint8_t *msg, size_t len)
+{
+	struct lp_msg_bye m;
+
+	if (len < sizeof(m))
+		return lp_seterr(LP_ECORRUPT, "bad BYE");
+	memcpy(&m, msg, sizeof(m));
+	p->out.ended = 1;
+	p->out.exec = m.how == LP_BYE_EXEC;
+	p->out.status = p->out.exec ? 0 : m.status;
+	p->bye_refs = m.references;
+	p->bye_refs_valid = 1;
+	return 0;
+}
 
 static int handle_message(struct lp_recorder *r, struct conn *c, const uint8_t *msg, size_t len)
 {
 	struct lp_msg_header h;
 	struct proc *p = c->proc;
-	int err = 0;
 
 	memcpy(&h, msg, sizeof(h));
-	if (h.type == LP_MSG_HELLO) {
-		struct lp_msg_hello hello;
-		if (len < sizeof(hello) || c->proc)
-			return lp_seterr(LP_ECORRUPT, "bad HELLO");
-		memcpy(&hello, msg, sizeof(hello));
-		if (hello.cmdline_len > len - sizeof(hello))
-			hello.cmdline_len = (uint32_t)(len - sizeof(hello));
-		c->proc = proc_get(r, &hello, (const char *)msg + sizeof(hello), hello.cmdline_len);
-		if (!c->proc)
-			return lp_seterr(LP_ENOMEM, "out of memory");
-		c->thread = hello.thread;
-		c->proc->conns++;
-		c->proc->out.threads++;
-		return 0;
-	}
+	if (h.type == LP_MSG_HELLO)
+		return on_hello(r, c, msg, len);
 	if (!p)
 		return lp_seterr(LP_ECORRUPT, "message before HELLO");
 	switch (h.type) {
-	case LP_MSG_MAPS: {
-		struct lp_msg_maps m;
-		size_t n = len - sizeof(m);
-		char *v;
-		if (len < sizeof(m))
-			return lp_seterr(LP_ECORRUPT, "bad MAPS");
-		memcpy(&m, msg, sizeof(m));
-		if (m.when > 1)
-			return lp_seterr(LP_ECORRUPT, "bad MAPS");
-		if (p->maps_done[m.when]) { /* a new snapshot replaces the old one */
-			p->maps_len[m.when] = 0;
-			p->maps_done[m.when] = 0;
-		}
-		v = realloc(p->maps[m.when], p->maps_len[m.when] + n + 1);
-		if (!v)
-			return lp_seterr(LP_ENOMEM, "out of memory");
-		memcpy(v + p->maps_len[m.when], msg + sizeof(m), n);
-		p->maps_len[m.when] += n;
-		v[p->maps_len[m.when]] = 0;
-		p->maps[m.when] = v;
-		p->maps_done[m.when] = m.last != 0;
-		if (p->trace && p->open && m.when == LP_MAPS_START && p->maps_done[m.when]) {
-			/* a trace carries the start snapshot (sent before any
-			 * reference), so that its pcs can be symbolised */
-			struct lp_mappings maps = { 0 };
-			int e = lp_collect_parse_maps(&maps, p->maps[m.when], p->maps_len[m.when]);
-
-			if (e >= 0)
-				e = lp_trace_writer_set_mappings(p->tw, &maps);
-			lp_mappings_release(&maps);
-			if (e < 0)
-				return proc_fail(p, e);
-		}
-		return 0;
-	}
-	case LP_MSG_SAMPLES: {
-		struct lp_msg_samples m;
-		const struct lp_msg_sample *s = (const void *)(msg + sizeof(m));
-		if (len < sizeof(m))
-			return lp_seterr(LP_ECORRUPT, "bad SAMPLES");
-		memcpy(&m, msg, sizeof(m));
-		if ((uint64_t)m.count * sizeof(*s) != len - sizeof(m))
-			return lp_seterr(LP_ECORRUPT, "bad SAMPLES length");
-		if (p->deferred) {
-			if (m.level > p->level && m.level < 64) {
-				p->level = m.level;
-				proc_thin(p);
-			}
-			for (uint32_t i = 0; i < m.count; i++)
-				if (s[i].level >= p->level &&
-				    (err = proc_hold((void **)&p->held, &p->nheld, &p->held_cap, &s[i], 1,
-						     sizeof(*s))) < 0)
-					return err;
-			return 0;
-		}
-		p->out.samples += m.count;
-		for (uint32_t i = 0; i < m.count; i++)
-			p->out.dangling += s[i].end == LP_SAMPLE_DANGLING;
-		if (p->open && !p->trace && (err = p->sink->samples(p->sink_state, s, m.count)) < 0)
-			proc_fail(p, err);
-		return 0;
-	}
+	case LP_MSG_MAPS:
+		return on_maps(p, msg, len);
+	case LP_MSG_SAMPLES:
+		return on_samples(p, msg, len);
 	case LP_MSG_REFS:
-	case LP_MSG_ALLOCS: {
-		struct lp_msg_refs m;
-		const struct lp_msg_ref *v = (const void *)(msg + sizeof(m));
-		struct lp_ref *refs;
-		if (len < sizeof(m))
-			return lp_seterr(LP_ECORRUPT, "bad REFS");
-		memcpy(&m, msg, sizeof(m));
-		if ((uint64_t)m.count * sizeof(*v) != len - sizeof(m))
-			return lp_seterr(LP_ECORRUPT, "bad REFS length");
-		refs = proc_convert(p, v, m.count);
-		if (!refs)
-			return lp_seterr(LP_ENOMEM, "out of memory");
-		for (uint32_t i = 0; i < m.count; i++) {
-			if (refs[i].kind == LP_EV_ALLOC)
-				p->out.allocs++;
-			else if (lp_ref_is_access(&refs[i]))
-				p->out.traced++;
-		}
-		if (p->deferred)
-			return proc_hold((void **)&p->held_ev, &p->nheld_ev, &p->held_ev_cap, refs, m.count,
-					 sizeof(*refs));
-		if (!p->open)
-			return 0;
-		if (p->trace)
-			err = lp_trace_write(p->tw, refs, m.count);
-		else
-			err = p->sink->events(p->sink_state, refs, m.count);
-		if (err < 0)
-			proc_fail(p, err);
-		return 0;
-	}
-	case LP_MSG_ALLOCS_T: {
-		struct lp_msg_allocs_t m;
-		const struct lp_msg_alloc_t *v = (const void *)(msg + sizeof(m));
-		if (len < sizeof(m))
-			return lp_seterr(LP_ECORRUPT, "bad ALLOCS_T");
-		memcpy(&m, msg, sizeof(m));
-		if ((uint64_t)m.count * sizeof(*v) != len - sizeof(m))
-			return lp_seterr(LP_ECORRUPT, "bad ALLOCS_T length");
-		for (uint32_t i = 0; i < m.count; i++)
-			p->out.allocs += v[i].kind == LP_EV_ALLOC;
-		if (p->open && !p->deferred && !p->trace && p->sink->timed_events) {
-			if ((err = p->sink->timed_events(p->sink_state, v, m.count)) < 0)
-				proc_fail(p, err);
-			return 0;
-		}
-		/* elsewhere the time is dropped, as in ALLOCS */
-		struct lp_ref *refs = p->conv_cap >= m.count ? p->conv : NULL;
-		if (!refs) {
-			refs = realloc(p->conv, (m.count ? m.count : 1) * sizeof(*refs));
-			if (!refs)
-				return lp_seterr(LP_ENOMEM, "out of memory");
-			p->conv = refs;
-			p->conv_cap = m.count ? m.count : 1;
-		}
-		for (uint32_t i = 0; i < m.count; i++)
-			refs[i] = (struct lp_ref){ .addr = v[i].addr, .pc = v[i].pc, .size = v[i].size,
-						   .tid = v[i].thread, .kind = (uint8_t)v[i].kind };
-		if (p->deferred)
-			return proc_hold((void **)&p->held_ev, &p->nheld_ev, &p->held_ev_cap, refs, m.count,
-					 sizeof(*refs));
-		if (!p->open)
-			return 0;
-		err = p->trace ? lp_trace_write(p->tw, refs, m.count) : p->sink->events(p->sink_state, refs, m.count);
-		if (err < 0)
-			proc_fail(p, err);
-		return 0;
-	}
-	case LP_MSG_ALLOC_SUM: {
-		struct lp_msg_alloc_sum m;
-		if (len < sizeof(m))
-			return lp_seterr(LP_ECORRUPT, "bad ALLOC_SUM");
-		memcpy(&m, msg, sizeof(m));
-		p->have_asum = 1;
-		p->asum_flags = m.flags;
-		p->asum_allocs = m.allocs;
-		p->asum_frees = m.frees;
-		p->asum_bytes = m.bytes;
-		return 0;
-	}
-	case LP_MSG_THREAD: {
-		struct lp_msg_thread m;
-		if (len < sizeof(m))
-			return lp_seterr(LP_ECORRUPT, "bad THREAD");
-		memcpy(&m, msg, sizeof(m));
-		if (!c->thread_done) {
-			/* Running counts replace each other: add the change. */
-			uint64_t delta = m.references - c->thread_refs;
-			c->thread_refs = m.references;
-			p->thread_refs += delta;
-			if (m.thread >= p->ntrefs && m.thread < (1u << 20)) {
-				uint64_t *v = realloc(p->trefs, ((size_t)m.thread + 1) * sizeof(*v));
-				if (!v)
-					return lp_seterr(LP_ENOMEM, "out of memory");
-				memset(v + p->ntrefs, 0, (m.thread + 1 - p->ntrefs) * sizeof(*v));
-				p->trefs = v;
-				p->ntrefs = m.thread + 1;
-			}
-			if (m.thread < p->ntrefs)
-				p->trefs[m.thread] += delta;
-		}
-		if (!m.running)
-			c->thread_done = 1;
-		return 0;
-	}
-	case LP_MSG_BYE: {
-		struct lp_msg_bye m;
-		if (len < sizeof(m))
-			return lp_seterr(LP_ECORRUPT, "bad BYE");
-		memcpy(&m, msg, sizeof(m));
-		p->out.ended = 1;
-		p->out.exec = m.how == LP_BYE_EXEC;
-		p->out.status = p->out.exec ? 0 : m.status;
-		p->bye_refs = m.references;
-		p->bye_refs_valid = 1;
-		return 0;
-	}
+	case LP_MSG_ALLOCS:
+		return on_refs(p, msg, len);
+	case LP_MSG_ALLOCS_T:
+		return on_allocs_t(p, msg, len);
+	case LP_MSG_ALLOC_SUM:
+		return on_alloc_sum(p, msg, len);
+	case LP_MSG_THREAD:
+		return on_thread(p, c, msg, len);
+	case LP_MSG_BYE:
+		return on_bye(p, msg, len);
 	default:
 		return lp_seterr(LP_ECORRUPT, "unknown message type %u", h.type);
 	}

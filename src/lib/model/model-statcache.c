@@ -336,7 +336,7 @@ static int cmp_km(const void *a, const void *b)
  * m->cw and the censored part of every window's histogram. */
 static int impute_dangling(struct lp_statcache *m, uint64_t total)
 {
-	const struct lp_sample *smp = m->p->samples + m->first;
+	const struct lp_sample *smp = lp_profile_line_first(m->p, m->first);
 	struct km_obs *o;
 	double *ev, *sv, S = 1, at_risk = (double)m->n;
 	size_t nd = 0, ne = 0, c = 0;
@@ -492,11 +492,8 @@ int lp_statcache_new(struct lp_statcache **out, const struct lp_profile *p, unsi
 	total = p->accesses[li];
 	if (m->n && p->samples[m->first + m->n - 1].time >= total)
 		total = p->samples[m->first + m->n - 1].time + 1;
-	if (m->length > total)
-		m->length = total ? total : 1;
-	nbase = (size_t)((total + m->length - 1) / m->length);
-	if (!nbase)
-		nbase = 1;
+	m->length = lp_profile_window_length(total, m->length);
+	nbase = (size_t)lp_profile_window_count(total, m->length);
 	m->k = malloc((m->n ? m->n : 1) * sizeof(*m->k));
 	m->win = malloc((m->n ? m->n : 1) * sizeof(*m->win));
 	if (!m->k || !m->win) {
@@ -512,7 +509,8 @@ int lp_statcache_new(struct lp_statcache **out, const struct lp_profile *p, unsi
 		uint64_t *bounds;
 		size_t np, ph = 0;
 		const double min_samples = SC_MIN_SAMPLES;
-		int err = lp_model_phases(p->samples + m->first, m->n, total, m->length, &bounds, &np);
+		int err = lp_model_phases(lp_profile_line_first(p, m->first), m->n, total, m->length,
+					  &bounds, &np);
 		if (err < 0) {
 			lp_statcache_free(m);
 			return err;

@@ -196,7 +196,7 @@ static double sample_sd(const struct lp_statstack *m, uint64_t t, uint64_t d)
  * distances by phase. */
 static int build_windows(struct lp_statstack *m, uint64_t total, uint64_t len)
 {
-	const struct lp_sample *s = m->p->samples + m->first;
+	const struct lp_sample *s = lp_profile_line_first(m->p, m->first);
 	uint64_t *bounds;
 	size_t np, i = 0, nfin = 0;
 	int err;
@@ -290,9 +290,7 @@ int lp_statstack_new_internal(struct lp_statstack **out, const struct lp_profile
 	}
 	if (!total)
 		total = 1;
-	m->length = window ? window : p->windows[li].length;
-	if (!m->length || m->length > total)
-		m->length = total;
+	m->length = lp_profile_window_length(total, window ? window : p->windows[li].length);
 	if ((err = build_windows(m, total, m->length)) < 0)
 		goto out_free;
 

@@ -5,6 +5,7 @@
 #include "common/io.h"
 #include "sample/profile-chunk.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -148,10 +149,33 @@ int lp_profile_line_index(const struct lp_profile *p, uint32_t line_size)
 	return -1;
 }
 
+uint64_t lp_profile_window_length(uint64_t total, uint64_t len)
+{
+	uint64_t shortest;
+
+	if (!total)
+		total = 1;
+	if (!len || len > total)
+		len = total;
+	/* ceil(total / MAX) without total + MAX - 1, which could wrap */
+	shortest = total / LP_PROFILE_MAX_WINDOWS + (total % LP_PROFILE_MAX_WINDOWS != 0);
+	return len < shortest ? shortest : len;
+}
+
+uint64_t lp_profile_window_count(uint64_t total, uint64_t len)
+{
+	uint64_t n = total / len + (total % len != 0);
+
+	return n ? n : 1;
+}
+
 int lp_profile_finish(struct lp_profile *p, uint64_t window)
 {
 	if (!window)
 		window = p->window;
+	for (size_t i = 0; i < p->n_samples; i++)
+		if (p->samples[i].time >= LP_PROFILE_CLOCK_MAX || p->samples[i].line_idx >= p->n_line_sizes)
+			return lp_seterr(LP_EINVAL, "sample %zu: time or line size out of range", i);
 	if (p->n_samples > 1)
 		qsort(p->samples, p->n_samples, sizeof(*p->samples), cmp_sample);
 	for (unsigned li = 0; li < p->n_line_sizes; li++) {
@@ -164,10 +188,8 @@ int lp_profile_finish(struct lp_profile *p, uint64_t window)
 		 * least the last sampled access. */
 		if (n && p->samples[first + n - 1].time >= total)
 			total = p->samples[first + n - 1].time + 1;
-		len = window ? window : (total ? total : 1);
-		nw = (size_t)((total + len - 1) / len);
-		if (!nw)
-			nw = 1;
+		len = lp_profile_window_length(total, window);
+		nw = (size_t)lp_profile_window_count(total, len);
 		free(ws->v);
 		ws->n = 0;
 		ws->length = len;
@@ -181,6 +203,7 @@ int lp_profile_finish(struct lp_profile *p, uint64_t window)
 		}
 		for (size_t i = first; i < first + n; i++) {
 			size_t w = (size_t)(p->samples[i].time / len);
+			assert(w < nw);
 			if (!ws->v[w].n)
 				ws->v[w].first = i;
 			ws->v[w].n++;
@@ -465,20 +488,25 @@ static int cur_str(struct cur *c, char **field)
 	return 0;
 }
 
+/* A bad META changes nothing: a line size of 0 must not outlive the
+ * chunk that is refused. */
 static int parse_meta(struct lp_profile *p, struct cur *c)
 {
-	uint32_t n = cur_u32(c);
+	uint32_t n = cur_u32(c), sizes[LP_PROFILE_MAX_LINE_SIZES];
 
 	if (n == 0 || n > LP_PROFILE_MAX_LINE_SIZES) {
 		c->bad = 1;
 		return 0;
 	}
-	p->n_line_sizes = n;
 	for (uint32_t i = 0; i < n; i++) {
-		p->line_sizes[i] = cur_u32(c);
-		if (p->line_sizes[i] == 0 || (p->line_sizes[i] & (p->line_sizes[i] - 1)))
+		sizes[i] = cur_u32(c);
+		if (sizes[i] == 0 || (sizes[i] & (sizes[i] - 1)))
 			c->bad = 1;
 	}
+	if (c->bad)
+		return 0;
+	p->n_line_sizes = n;
+	memcpy(p->line_sizes, sizes, n * sizeof(*sizes));
 	p->rate = bits_double(cur_u64(c));
 	p->target_samples = cur_u64(c);
 	p->seed = cur_u64(c);
@@ -486,6 +514,8 @@ static int parse_meta(struct lp_profile *p, struct cur *c)
 	p->date = (int64_t)cur_u64(c);
 	if (cur_str(c, &p->command) < 0 || cur_str(c, &p->host) < 0 || cur_str(c, &p->source) < 0)
 		return LP_ENOMEM;
+	if (c->bad)
+		p->n_line_sizes = 0;
 	return 0;
 }
 
@@ -500,7 +530,8 @@ static int parse_samples(struct lp_profile *p, struct cur *c)
 	for (uint32_t i = 0; i < n; i++) {
 		lp_sample_decode(&s, d + (size_t)i * LP_SAMPLE_RECORD_SIZE);
 		if (s.line_idx >= p->n_line_sizes || s.kind > LP_REF_WRITE ||
-		    (s.reuse != LP_REUSE_DANGLING && s.time + s.reuse < s.time)) {
+		    s.time >= LP_PROFILE_CLOCK_MAX ||
+		    (s.reuse != LP_REUSE_DANGLING && s.reuse >= LP_PROFILE_CLOCK_MAX - s.time)) {
 			c->bad = 1;
 			return 0;
 		}
@@ -513,13 +544,18 @@ static int parse_samples(struct lp_profile *p, struct cur *c)
 static int parse_counts(struct lp_profile *p, struct cur *c)
 {
 	uint32_t n = cur_u32(c), nt;
+	uint64_t accesses[LP_PROFILE_MAX_LINE_SIZES];
 
 	if (n != p->n_line_sizes) {
 		c->bad = 1;
 		return 0;
 	}
 	for (uint32_t i = 0; i < n; i++)
-		p->accesses[i] = cur_u64(c);
+		if ((accesses[i] = cur_u64(c)) > LP_PROFILE_CLOCK_MAX)
+			c->bad = 1;
+	if (c->bad)
+		return 0;
+	memcpy(p->accesses, accesses, n * sizeof(*accesses));
 	p->references = cur_u64(c);
 	nt = cur_u32(c);
 	/* each thread takes 8 bytes: a bad count cannot make us allocate
@@ -602,6 +638,22 @@ static void parse_alloc_summary(struct lp_profile *p, struct cur *c)
 	p->alloc_total = cur_u64(c);
 	p->free_total = cur_u64(c);
 	p->alloc_bytes = cur_u64(c);
+}
+
+/* After the end chunk: two profiles concatenated, or junk, is damage
+ * (LP_ECORRUPT) rather than silence; the reader stops at the first end
+ * chunk. */
+static int after_end(struct lp_in *in, const char *path)
+{
+	const uint8_t *rest;
+	ssize_t got = lp_in_peek(in, &rest, 1);
+
+	if (got < 0)
+		return (int)got;
+	if (got > 0)
+		return lp_seterr(LP_ECORRUPT, "'%s': data after the end chunk at byte %llu ignored", path,
+				 (unsigned long long)lp_in_offset(in));
+	return 0;
 }
 
 int lp_profile_read(struct lp_profile **out, const char *path)
@@ -726,11 +778,14 @@ int lp_profile_read(struct lp_profile **out, const char *path)
 		}
 		nchunks++;
 	}
-	if (!have_meta) {
-		if (!status)
-			status = lp_seterr(LP_ECORRUPT, "'%s': profile has no metadata", path);
-		/* nothing usable: still an empty profile the caller may report */
-		p->n_line_sizes = 0;
+	if (ended && !status && (status = after_end(in, path)) < 0 && status != LP_ECORRUPT) {
+		err = status;
+		goto out_free;
+	}
+	if (!p->n_line_sizes) {
+		/* no metadata, or damaged: nothing a caller could use */
+		err = status ? status : lp_seterr(LP_ECORRUPT, "'%s': profile has no metadata", path);
+		goto out_free;
 	}
 	if ((err = lp_profile_finish(p, window)) < 0)
 		goto out_free;

@@ -38,6 +38,10 @@ struct lp_trace_format {
 	const struct lp_mappings *(*mappings)(void *state);
 };
 
+/* The error for a reference above LP_REF_SIZE_MAX bytes at line (or
+ * record) n of input `name`: LP_ELIMIT, with the detail set. */
+int lp_trace_too_large(const char *name, const char *unit, uint64_t n, uint64_t size);
+
 extern const struct lp_trace_format lp_trace_format_lpt;
 extern const struct lp_trace_format lp_trace_format_text;
 extern const struct lp_trace_format lp_trace_format_lackey;

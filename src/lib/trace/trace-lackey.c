@@ -162,6 +162,10 @@ static ssize_t lackey_read(void *state, struct lp_ref *buf, size_t cap)
 			err = bad(t, "size 0 for a reference", "");
 			goto fail;
 		}
+		if (size > LP_REF_SIZE_MAX) {
+			err = lp_trace_too_large(lp_in_name(t->in), "line", t->lineno, size);
+			goto fail;
+		}
 		buf[n++] = (struct lp_ref){ .addr = addr, .pc = t->pc, .size = size, .kind = kind };
 		if (line[1] == 'M') {
 			struct lp_ref w = buf[n - 1];

@@ -349,6 +349,16 @@ static int next_block(struct lpt_reader *t)
 		if (h.count != (uint32_t)t->blocks || h.first != t->records || h.csize || h.rsize)
 			return corrupt(t, "end-of-trace block does not match the blocks read");
 		t->done = true;
+		/* two traces concatenated, or junk: say so rather than stop
+		 * in silence at the first end block */
+		const uint8_t *rest;
+		if ((n = lp_in_peek(t->in, &rest, 1)) < 0)
+			return (int)n;
+		if (n > 0)
+			return lp_seterr(LP_ECORRUPT, "'%s': data after the end-of-trace block at byte "
+					 "%llu (%llu records read)", lp_in_name(t->in),
+					 (unsigned long long)lp_in_offset(t->in),
+					 (unsigned long long)t->delivered);
 		return GOT_END;
 	case BLK_MAPPINGS:
 		if (h.rsize > LPT_MAX_MAPPINGS_BYTES || h.csize > ZSTD_compressBound(h.rsize) ||
@@ -435,6 +445,7 @@ static int decode(struct lpt_reader *t, struct lp_ref *buf, size_t want, size_t 
 	const uint8_t *tags = t->tags, *a = t->a, *e = t->e;
 	const uint8_t *aend = t->aend, *end = t->end;
 	struct delta d = t->d;
+	uint64_t too_large = 0;
 	size_t i;
 
 	for (i = 0; i < want; i++) {
@@ -462,8 +473,13 @@ static int decode(struct lpt_reader *t, struct lp_ref *buf, size_t want, size_t 
 						break;
 					d.tid = (uint32_t)x;
 				}
-				if (flags & EXTRA_SIZE)
+				if (flags & EXTRA_SIZE) {
 					e = get_varint(e, &size);
+					if (size > LP_REF_SIZE_MAX && (tag & TAG_KIND) <= LP_REF_WRITE) {
+						too_large = size;
+						break;
+					}
+				}
 			}
 			if (e > end)
 				break;
@@ -483,6 +499,10 @@ static int decode(struct lpt_reader *t, struct lp_ref *buf, size_t want, size_t 
 	t->left -= (uint32_t)i;
 	t->delivered += i;
 	*got = i;
+	if (too_large) {
+		t->left = 0;
+		return lp_trace_too_large(lp_in_name(t->in), "record", t->delivered + 1, too_large);
+	}
 	if (i < want || (t->left == 0 && (a != aend || e != end))) {
 		t->left = 0;
 		return corrupt(t, "payload does not decode to its record count");

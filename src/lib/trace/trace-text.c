@@ -131,6 +131,8 @@ static int parse_line(struct text_reader *t, char *s, struct lp_ref *r)
 		return bad(t, *s ? "bad size" : "missing size", s);
 	if (r->size == 0 && lp_ref_is_access(r))
 		return bad(t, "size 0 for a reference", "");
+	if (r->size > LP_REF_SIZE_MAX && lp_ref_is_access(r))
+		return lp_trace_too_large(lp_in_name(t->in), "line", t->lineno, r->size);
 	s = skip_blanks(s);
 	if (*s && *s != '#') {
 		if (parse_u64(&s, 1, &r->pc) < 0)

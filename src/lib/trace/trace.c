@@ -28,6 +28,7 @@ struct lp_trace_writer {
 	void *state;
 	bool wrote;        /* records or mappings went out already */
 	bool set_mappings; /* lp_trace_writer_set_mappings() was called */
+	uint64_t count;    /* records written */
 };
 
 static const struct lp_trace_format *by_name(const char *name)
@@ -214,11 +215,25 @@ int lp_trace_writer_set_mappings(struct lp_trace_writer *w, const struct lp_mapp
 	return w->fmt->set_mappings ? w->fmt->set_mappings(w->state, m) : 0;
 }
 
+int lp_trace_too_large(const char *name, const char *unit, uint64_t n, uint64_t size)
+{
+	return lp_seterr(LP_ELIMIT, "%s: %s %llu: a reference of %llu bytes (at most %llu)", name,
+			 unit, (unsigned long long)n, (unsigned long long)size,
+			 (unsigned long long)LP_REF_SIZE_MAX);
+}
+
 int lp_trace_write(struct lp_trace_writer *w, const struct lp_ref *refs, size_t n)
 {
 	if (!n)
 		return 0;
+	/* what a reader would refuse is not written (a compare and a rarely
+	 * taken branch per record) */
+	for (size_t i = 0; i < n; i++)
+		if (refs[i].size > LP_REF_SIZE_MAX && lp_ref_is_access(&refs[i]))
+			return lp_trace_too_large(lp_out_name(w->out), "record", w->count + i + 1,
+						  refs[i].size);
 	w->wrote = true;
+	w->count += n;
 	return w->fmt->write(w->state, refs, n);
 }
 

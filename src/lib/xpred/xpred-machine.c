@@ -88,7 +88,8 @@ static int parse_size(const char *s, uint64_t *out)
 	if (*end)
 		return -1;
 	v *= mul;
-	if (v != (double)(uint64_t)v || v > 1e18)
+	/* the range first: converting a double beyond uint64_t is undefined */
+	if (!(v <= 1e18) || v != (double)(uint64_t)v)
 		return -1;
 	*out = (uint64_t)v;
 	return 0;

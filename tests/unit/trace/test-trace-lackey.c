@@ -114,6 +114,20 @@ static void test_real_trace_excerpt(void **state)
 		assert_true(out[i].pc >= 0x4000000 && out[i].pc < 0x5000000 && out[i].size >= 1);
 }
 
+static void test_reference_size_limit(void **state)
+{
+	char *path = lp_test_path("big.lackey");
+	const char *text = " L 10,1048576\nI  0401ab70,3\n M 10,1048577\n";
+	struct lp_ref out[8];
+	int err;
+
+	lp_test_write_file(path, text, strlen(text));
+	assert_int_equal(read_all(path, NULL, out, 8, 8, &err), 1);
+	assert_int_equal(err, LP_ELIMIT);
+	assert_non_null(strstr(lp_errmsg(), "line 3: a reference of 1048577 bytes (at most 1048576)"));
+	free(path);
+}
+
 static void test_write_then_read(void **state)
 {
 	char *path = lp_test_path("w.lackey");
@@ -122,7 +136,7 @@ static void test_write_then_read(void **state)
 		{ .addr = 0x10, .size = 8, .pc = 0, .kind = LP_REF_READ },
 		{ .addr = 0x20, .size = 4, .pc = 0x401000, .kind = LP_REF_WRITE },
 		{ .addr = 0x30, .size = 64, .pc = 0x401000, .kind = LP_EV_ALLOC }, /* dropped */
-		{ .addr = UINT64_MAX, .size = UINT64_MAX, .pc = 0x401000, .kind = LP_REF_READ },
+		{ .addr = UINT64_MAX, .size = LP_REF_SIZE_MAX, .pc = 0x401000, .kind = LP_REF_READ },
 		{ .addr = 0x40, .size = 1, .pc = UINT64_MAX, .tid = 3, .kind = LP_REF_READ },
 		{ .addr = 0x50, .size = 2, .pc = 0, .kind = LP_REF_WRITE },
 	}, out[8];
@@ -148,6 +162,7 @@ int main(void)
 		cmocka_unit_test(test_parse_lines),
 		cmocka_unit_test(test_malformed_lines),
 		cmocka_unit_test(test_real_trace_excerpt),
+		cmocka_unit_test(test_reference_size_limit),
 		cmocka_unit_test(test_write_then_read),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

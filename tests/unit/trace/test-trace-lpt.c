@@ -68,6 +68,8 @@ static void random_refs(struct lp_ref *v, size_t n, uint64_t seed)
 		r->size = x % 7 ? 1ULL << (x >> 8) % 4 : edges[lp_rng_below(&rng, 20)];
 		r->tid = x % 11 ? (i ? v[i - 1].tid : 0) : (x % 2 ? UINT32_MAX : (uint32_t)(x >> 40) % 5);
 		r->kind = (uint8_t)((x >> 20) % 4);
+		if (lp_ref_is_access(r) && r->size > LP_REF_SIZE_MAX)
+			r->size = r->size % LP_REF_SIZE_MAX + 1; /* events keep any size */
 	}
 }
 
@@ -266,6 +268,47 @@ static void test_random_corruption(void **state)
 	free(bad);
 }
 
+/* A writer refuses what a reader would: a reference above
+ * LP_REF_SIZE_MAX (an event may be of any size). Bytes after the end
+ * block are reported after the records before them. */
+static void test_size_limit_and_data_after_end(void **state)
+{
+	char *path = lp_test_path("big.lpt"), *two = lp_test_path("two.lpt");
+	struct lp_trace_writer *w;
+	struct lp_ref in[3] = { { .addr = 1, .size = LP_REF_SIZE_MAX },
+				{ .addr = 2, .size = UINT64_MAX, .kind = LP_EV_ALLOC },
+				{ .addr = 3, .size = LP_REF_SIZE_MAX + 1, .kind = LP_REF_WRITE } }, out[8];
+	uint8_t *buf;
+	size_t len;
+	FILE *f;
+	int err;
+
+	assert_int_equal(lp_trace_writer_open(&w, path, NULL), 0);
+	assert_int_equal(lp_trace_write(w, in, 2), 0);
+	assert_int_equal(lp_trace_write(w, in, 3), LP_ELIMIT);
+	assert_non_null(strstr(lp_errmsg(), "record 5: a reference of 1048577 bytes"));
+	assert_int_equal(lp_trace_writer_close(w), 0);
+	assert_int_equal(read_all(path, out, 8, &err), 2);
+	assert_int_equal(err, 0);
+	assert_true(out[0].size == LP_REF_SIZE_MAX && out[1].size == UINT64_MAX);
+
+	assert_non_null(f = fopen(path, "rb"));
+	fseek(f, 0, SEEK_END);
+	len = (size_t)ftell(f);
+	fseek(f, 0, SEEK_SET);
+	buf = malloc(2 * len);
+	assert_int_equal(fread(buf, 1, len, f), len);
+	fclose(f);
+	memcpy(buf + len, buf, len);
+	lp_test_write_file(two, buf, 2 * len);
+	assert_int_equal(read_all(two, out, 8, &err), 2);
+	assert_int_equal(err, LP_ECORRUPT);
+	assert_non_null(strstr(lp_errmsg(), "data after the end-of-trace block"));
+	free(buf);
+	free(path);
+	free(two);
+}
+
 static void test_wrong_magic_and_version(void **state)
 {
 	char *path = lp_test_path("x.lpt");
@@ -311,6 +354,7 @@ int main(void)
 		cmocka_unit_test(test_mappings_round_trip),
 		cmocka_unit_test(test_truncation_at_every_offset),
 		cmocka_unit_test(test_random_corruption),
+		cmocka_unit_test(test_size_limit_and_data_after_end),
 		cmocka_unit_test(test_wrong_magic_and_version),
 		cmocka_unit_test(test_sniffed_from_pipe_content),
 	};

@@ -67,6 +67,22 @@ static void test_malformed_line_reports_line_number(void **state)
 	free(path);
 }
 
+/* A reference above LP_REF_SIZE_MAX is refused, naming its line, after
+ * the records before it; an allocation may be of any size. */
+static void test_reference_size_limit(void **state)
+{
+	char *path = lp_test_path("big.txt");
+	const char *text = "R 0x10 1048576\nA 0x10 18446744073709551615\n# c\nW 0x10 1048577\n";
+	struct lp_ref refs[8];
+	int err;
+
+	lp_test_write_file(path, text, strlen(text));
+	assert_int_equal(read_all(path, NULL, refs, 8, &err), 2);
+	assert_int_equal(err, LP_ELIMIT);
+	assert_non_null(strstr(lp_errmsg(), "line 4: a reference of 1048577 bytes (at most 1048576)"));
+	free(path);
+}
+
 static void test_round_trip(void **state)
 {
 	char *path = lp_test_path("rt.trace");
@@ -105,6 +121,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_fields),
 		cmocka_unit_test(test_malformed_line_reports_line_number),
+		cmocka_unit_test(test_reference_size_limit),
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_unknown_format_names),
 	};
