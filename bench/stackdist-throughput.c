@@ -182,12 +182,14 @@ static double run_median(const char *algo, enum lp_distance kind, const uint64_t
 			 size_t *mem, uint64_t *check, int repeat, int floor)
 {
 	double t[64];
+	int r = 0;
 
-	for (int r = 0; r < repeat; r++) {
+	/* at least one run, which sets *mem and *check (repeat is 1..64) */
+	do {
 		t[r] = floor ? run_floor(lines, n, mem, check) : run_algo(algo, kind, lines, n, mem, check);
 		if (t[r] < 0)
 			return t[r];
-	}
+	} while (++r < repeat);
 	qsort(t, (size_t)repeat, sizeof(t[0]), cmp_double);
 	return repeat % 2 ? t[repeat / 2] : (t[repeat / 2 - 1] + t[repeat / 2]) / 2;
 }

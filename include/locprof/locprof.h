@@ -15,7 +15,7 @@
 #include <locprof/symbol.h>
 #include <locprof/recorder.h>
 #include <locprof/model.h>
-#include <locprof/xpred.h>
+#include <locprof/prediction.h>
 #include <locprof/report.h>
 
 #endif

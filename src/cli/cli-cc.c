@@ -2,6 +2,7 @@
  * backend. Every argument that is not one of ours passes through untouched,
  * so the wrapper works as CC/CXX in any build system. */
 #include "cli-cc.h"
+#include "cli-path.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -19,36 +20,11 @@ static int file_exists(const char *path)
 
 const char *cli_rt_dir(void)
 {
-	static char dir[PATH_MAX + 64];
-	char exe[PATH_MAX], cand[PATH_MAX + 64];
-	const char *env = getenv("LOCPROF_RT_DIR");
-	ssize_t n;
-	char *slash;
+	static char dir[PATH_MAX];
 
-	if (env && *env) {
-		snprintf(cand, sizeof(cand), "%s/liblocprof-rt.a", env);
-		if (file_exists(cand)) {
-			snprintf(dir, sizeof(dir), "%s", env);
-			return dir;
-		}
-	}
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0)
-		return NULL;
-	exe[n] = 0;
-	slash = strrchr(exe, '/');
-	if (!slash)
-		return NULL;
-	*slash = 0;
-	static const char *const layouts[] = { "src/rt", "../lib/locprof", "lib/locprof" };
-	for (size_t i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++) {
-		snprintf(cand, sizeof(cand), "%s/%s/liblocprof-rt.a", exe, layouts[i]);
-		if (file_exists(cand)) {
-			snprintf(dir, sizeof(dir), "%s/%s", exe, layouts[i]);
-			return dir;
-		}
-	}
-	return NULL;
+	return cli_own_dir(CLI_OWN_RUNTIME, "LOCPROF_RT_DIR", "liblocprof-rt.a", dir, sizeof(dir)) == 0
+		       ? dir
+		       : NULL;
 }
 
 /* Is prog an executable file somewhere in PATH (or a path)? */
@@ -181,6 +157,10 @@ int cli_cc_main(const struct cli_command *cmd, int argc, char **argv, int cxx)
 		}
 		if (lto)
 			args[n++] = "-flto";
+		/* With -g, DWARF 4 rather than clang 14's DWARF 5, which
+		 * valgrind 3.19 reads only in part (the valgrind backend's
+		 * symbols; memcheck's messages). An explicit -gdwarf-5 wins. */
+		args[n++] = "-fdebug-default-version=4";
 	}
 	for (int j = i; j < argc; j++)
 		args[n++] = argv[j];

@@ -7,9 +7,8 @@
 /* Run the wrapped compiler (exec, so it returns only on failure). */
 int cli_cc_main(const struct cli_command *cmd, int argc, char **argv, int cxx);
 
-/* Directory holding liblocprof-rt.a, or NULL: $LOCPROF_RT_DIR, then next to
- * the locprof executable (build tree: <build>/src/rt), then the install
- * layout <prefix>/bin/../lib/locprof. */
+/* Directory holding liblocprof-rt.a, or NULL: $LOCPROF_RT_DIR, else the
+ * build tree or install layout around the executable (cli-path.h). */
 const char *cli_rt_dir(void);
 
 #endif

@@ -1,7 +1,10 @@
 /* The shared body of `locprof stackdist` and `locprof reusedist`: options,
  * reading the trace into the exact engine, and the text, CSV and JSON
- * outputs (docs/commands/stackdist.md, reusedist.md). */
+ * outputs (docs/commands/stackdist.md, reusedist.md) of the curve points
+ * and pc ranking the library computes (lp_dist_curve, lp_dist_pcs). */
 #include "cli-exact.h"
+
+#include <locprof/report.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -24,99 +27,29 @@ static const char *kind_word(const struct opts *o)
 	return o->kind == LP_DIST_STACK ? "stack" : "reuse";
 }
 
-/* The x values of the curve or table, in lines (stack) or accesses
- * (reuse): powers of two up to the footprint or the largest distance, and
- * the user's extra points. Sorted, deduplicated; free() it. */
-static uint64_t *points(const struct opts *o, const struct lp_exact *e, size_t li, size_t *np)
-{
-	uint64_t line = lp_exact_line_size(e, li), top, *v;
-	const struct lp_hist *h = lp_exact_hist(e, li);
-	size_t n = 0, cap = 80 + o->n_sizes;
-
-	if (!(v = malloc(cap * sizeof(*v))))
-		return NULL;
-	if (o->kind == LP_DIST_STACK) {
-		/* cache sizes in bytes: one line up to the footprint */
-		uint64_t foot = lp_exact_distinct_lines(e, li) * line;
-
-		for (uint64_t s = line; n < 64; s *= 2) {
-			v[n++] = s;
-			if (s >= foot || s > UINT64_MAX / 2)
-				break;
-		}
-	} else {
-		top = lp_hist_max(h);
-		v[n++] = 0;
-		for (uint64_t x = 1; n < 66; x *= 2) {
-			v[n++] = x;
-			if (x > top || x > UINT64_MAX / 2)
-				break;
-		}
-	}
-	for (size_t i = 0; i < o->n_sizes; i++)
-		v[n++] = o->sizes[i];
-	/* insertion sort + dedup: n is small */
-	for (size_t i = 1; i < n; i++)
-		for (size_t j = i; j > 0 && v[j - 1] > v[j]; j--) {
-			uint64_t t = v[j];
-			v[j] = v[j - 1];
-			v[j - 1] = t;
-		}
-	size_t k = 0;
-	for (size_t i = 0; i < n; i++)
-		if (!k || v[k - 1] != v[i])
-			v[k++] = v[i];
-	*np = k;
-	return v;
-}
-
-/* Distance threshold of a point: lines of the cache, or the distance. */
-static uint64_t threshold(const struct opts *o, const struct lp_exact *e, size_t li, uint64_t x)
-{
-	return o->kind == LP_DIST_STACK ? x / lp_exact_line_size(e, li) : x;
-}
-
 /* The point that ranks pcs. */
 static uint64_t rank_point(const struct opts *o)
 {
-	if (o->n_sizes)
-		return o->sizes[0];
-	return o->kind == LP_DIST_STACK ? 32768 : 1024;
+	return lp_dist_rank_point(o->kind, o->sizes, o->n_sizes);
 }
 
-struct pcrow {
-	size_t idx; /* for lp_exact_pc_hist() */
-	uint64_t pc, accesses, cold;
-	double misses;
-};
-
-static int cmp_pcrow(const void *a, const void *b)
+/* The curve's points (NULL after an error message). */
+static struct lp_dist_point *points(const struct opts *o, const struct lp_exact *e, size_t li, size_t *np)
 {
-	const struct pcrow *x = a, *y = b;
+	struct lp_dist_point *pt = NULL;
 
-	if (x->misses != y->misses)
-		return x->misses < y->misses ? 1 : -1;
-	return x->pc < y->pc ? -1 : x->pc > y->pc;
+	if (lp_dist_curve(e, li, o->kind, o->sizes, o->n_sizes, &pt, np) < 0)
+		cli_error("%s", lp_errmsg());
+	return pt;
 }
 
-static struct pcrow *pc_rows(const struct opts *o, const struct lp_exact *e, size_t li, size_t *n)
+/* The pcs ranked at the rank point (NULL after an error message). */
+static struct lp_dist_pc *pc_rows(const struct opts *o, const struct lp_exact *e, size_t li, size_t *n)
 {
-	size_t np = lp_exact_pc_count(e, li);
-	struct pcrow *r = calloc(np + 1, sizeof(*r));
-	uint64_t c = threshold(o, e, li, rank_point(o));
+	struct lp_dist_pc *r = NULL;
 
-	if (!r)
-		return NULL;
-	for (size_t k = 0; k < np; k++) {
-		const struct lp_hist *h = lp_exact_pc_hist(e, li, k, &r[k].pc);
-
-		r[k].idx = k;
-		r[k].accesses = lp_hist_cold(h) + lp_hist_finite(h);
-		r[k].cold = lp_hist_cold(h);
-		r[k].misses = lp_hist_misses(h, c);
-	}
-	qsort(r, np, sizeof(*r), cmp_pcrow);
-	*n = np;
+	if (lp_dist_pcs(e, li, o->kind, rank_point(o), &r, n) < 0)
+		cli_error("%s", lp_errmsg());
 	return r;
 }
 
@@ -168,8 +101,7 @@ static void text_hist(const struct opts *o, const struct lp_hist *h)
 
 static void text_curve(const struct opts *o, const struct lp_exact *e, size_t li)
 {
-	const struct lp_hist *h = lp_exact_hist(e, li);
-	uint64_t acc = lp_exact_line_accesses(e, li), cold = lp_hist_cold(h), *pt;
+	struct lp_dist_point *pt;
 	size_t np = 0;
 	char buf[32];
 
@@ -186,18 +118,15 @@ static void text_curve(const struct opts *o, const struct lp_exact *e, size_t li
 		       "frac-nocold");
 	}
 	for (size_t i = 0; i < np; i++) {
-		uint64_t c = threshold(o, e, li, pt[i]);
-		int exact = lp_hist_is_boundary(c);
-		double m = lp_hist_misses(h, c), mn = m - (double)cold;
-		double r = acc ? m / (double)acc : 0, rn = acc > cold ? mn / (double)(acc - cold) : 0;
+		const struct lp_dist_point *p = &pt[i];
 
 		if (o->kind == LP_DIST_STACK)
 			printf("  %-10s %12llu %c%15.0f %10.6f %16.0f %10.6f\n",
-			       cli_format_size(pt[i], buf, sizeof(buf)), (unsigned long long)c,
-			       exact ? ' ' : '~', m, r, mn, rn);
+			       cli_format_size(p->x, buf, sizeof(buf)), (unsigned long long)p->threshold,
+			       p->exact ? ' ' : '~', p->misses, p->ratio, p->misses_nocold, p->ratio_nocold);
 		else
-			printf("  %-10llu %c%15.0f %10.6f %16.0f %10.6f\n", (unsigned long long)c,
-			       exact ? ' ' : '~', m, r, mn, rn);
+			printf("  %-10llu %c%15.0f %10.6f %16.0f %10.6f\n", (unsigned long long)p->threshold,
+			       p->exact ? ' ' : '~', p->misses, p->ratio, p->misses_nocold, p->ratio_nocold);
 	}
 	free(pt);
 }
@@ -205,7 +134,7 @@ static void text_curve(const struct opts *o, const struct lp_exact *e, size_t li
 static void text_pcs(const struct opts *o, const struct lp_exact *e, size_t li)
 {
 	size_t n = 0;
-	struct pcrow *r = pc_rows(o, e, li, &n);
+	struct lp_dist_pc *r = pc_rows(o, e, li, &n);
 	char buf[32];
 
 	if (!r)
@@ -284,7 +213,8 @@ static void out_csv(const struct opts *o, const struct lp_exact *e)
 		if (nl > 1)
 			printf("# line %llu\n", (unsigned long long)lp_exact_line_size(e, li));
 		if (o->curve) {
-			uint64_t acc = lp_exact_line_accesses(e, li), cold = lp_hist_cold(h), *pt;
+			uint64_t acc = lp_exact_line_accesses(e, li), cold = lp_hist_cold(h);
+			struct lp_dist_point *pt;
 			size_t np = 0;
 
 			if (!(pt = points(o, e, li, &np)))
@@ -294,15 +224,14 @@ static void out_csv(const struct opts *o, const struct lp_exact *e)
 								: "curve,distance,fraction,count,accesses\n");
 			for (int nc = 0; nc < 2; nc++)
 				for (size_t i = 0; i < np; i++) {
-					uint64_t c = threshold(o, e, li, pt[i]);
-					double m = lp_hist_misses(h, c) - (nc ? (double)cold : 0);
+					double m = nc ? pt[i].misses_nocold : pt[i].misses;
 					uint64_t a = acc - (nc ? cold : 0);
 
 					printf("%s%s,%llu,%.6f,",
 					       o->kind == LP_DIST_STACK ? "lru" : "reuse-ge",
-					       nc ? "-nocold" : "", (unsigned long long)pt[i],
+					       nc ? "-nocold" : "", (unsigned long long)pt[i].x,
 					       a ? m / (double)a : 0.0);
-					print_count(m, lp_hist_is_boundary(c));
+					print_count(m, pt[i].exact);
 					printf(",%llu\n", (unsigned long long)a);
 				}
 			free(pt);
@@ -356,7 +285,8 @@ static void out_json(const struct opts *o, const struct lp_exact *e)
 	printf(" \"references\": %llu, \"line_sizes\": [", (unsigned long long)lp_exact_references(e));
 	for (size_t li = 0; li < lp_exact_n_line_sizes(e); li++) {
 		const struct lp_hist *h = lp_exact_hist(e, li);
-		uint64_t acc = lp_exact_line_accesses(e, li), cold = lp_hist_cold(h), *pt;
+		uint64_t acc = lp_exact_line_accesses(e, li);
+		struct lp_dist_point *pt;
 		size_t np = 0;
 
 		printf("%s\n  {\"line_size\": %llu, \"line_accesses\": %llu, \"distinct_lines\": %llu,\n",
@@ -366,27 +296,21 @@ static void out_json(const struct opts *o, const struct lp_exact *e)
 		json_hist(h);
 		printf(",\n   \"%s\": [", o->kind == LP_DIST_STACK ? "curve" : "reuse_ge");
 		if ((pt = points(o, e, li, &np))) {
-			for (size_t i = 0; i < np; i++) {
-				uint64_t c = threshold(o, e, li, pt[i]);
-				double m = lp_hist_misses(h, c);
-
+			for (size_t i = 0; i < np; i++)
 				printf("%s\n    {\"%s\": %llu, \"%s\": %.2f, \"ratio\": %.6f, \"ratio_nocold\": %.6f, \"exact\": %s}",
 				       i ? "," : "", o->kind == LP_DIST_STACK ? "size_bytes" : "distance",
-				       (unsigned long long)pt[i], o->kind == LP_DIST_STACK ? "misses" : "count",
-				       m, acc ? m / (double)acc : 0.0,
-				       acc > cold ? (m - (double)cold) / (double)(acc - cold) : 0.0,
-				       lp_hist_is_boundary(c) ? "true" : "false");
-			}
+				       (unsigned long long)pt[i].x, o->kind == LP_DIST_STACK ? "misses" : "count",
+				       pt[i].misses, pt[i].ratio, pt[i].ratio_nocold, pt[i].exact ? "true" : "false");
 			free(pt);
 		}
 		printf("]");
 		if (o->per_pc) {
 			size_t n = 0;
-			struct pcrow *r = pc_rows(o, e, li, &n);
+			struct lp_dist_pc *r = pc_rows(o, e, li, &n);
 
 			printf(",\n   \"per_pc_rank_point\": %llu, \"per_pc\": [", (unsigned long long)rank_point(o));
 			for (size_t k = 0; r && k < n; k++) {
-				const struct lp_hist *ph = lp_exact_pc_hist(e, li, r[k].idx, NULL);
+				const struct lp_hist *ph = lp_exact_pc_hist(e, li, r[k].index, NULL);
 
 				printf("%s\n    {\"pc\": \"0x%llx\", \"accesses\": %llu, \"misses_at_rank_point\": %.2f, \"histogram\": ",
 				       k ? "," : "", (unsigned long long)r[k].pc,
@@ -404,8 +328,12 @@ static void out_json(const struct opts *o, const struct lp_exact *e)
 
 /* ---- the command ------------------------------------------------------- */
 
-int cli_exact_run(const struct cli_command *cmd, enum lp_distance kind, int argc, char **argv)
+/* Options into *o; returns -1 to go on, else the exit status (after a
+ * message). */
+static int parse_options(struct opts *o, int argc, char **argv)
 {
+	const struct cli_command *cmd = o->cmd;
+	enum lp_distance kind = o->kind;
 	static const struct option stack_opts[] = {
 		{ "line", required_argument, NULL, 'l' },
 		{ "algorithm", required_argument, NULL, 'a' },
@@ -430,106 +358,98 @@ int cli_exact_run(const struct cli_command *cmd, enum lp_distance kind, int argc
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	struct opts o = { .cmd = cmd, .kind = kind, .top = 20, .format = FMT_TEXT };
-	struct lp_exact_config cfg = { .kind = kind };
-	struct lp_trace_reader *r = NULL;
-	struct lp_exact *e = NULL;
-	struct lp_ref *buf = NULL;
-	int c, status = CLI_OK, err;
-	ssize_t n;
+	int c;
 
 	while ((c = cli_getopt(argc, argv, kind == LP_DIST_STACK ? "l:a:s:cpF:f:h" : "l:s:cpF:f:h",
 			       kind == LP_DIST_STACK ? stack_opts : reuse_opts)) != -1) {
 		switch (c) {
 		case 'l':
-			free(o.lines);
-			o.lines = NULL;
-			if (cli_parse_size_list(optarg, &o.lines, &o.n_lines) < 0 || !o.n_lines) {
-				status = cli_usage_error(cmd, "bad --line '%s'", optarg);
-				goto out;
-			}
+			free(o->lines);
+			o->lines = NULL;
+			if (cli_parse_size_list(optarg, &o->lines, &o->n_lines) < 0 || !o->n_lines)
+				return cli_usage_error(cmd, "bad --line '%s'", optarg);
 			break;
 		case 'a':
-			if (!lp_exact_algorithm_known(optarg)) {
-				status = cli_usage_error(cmd, "unknown algorithm '%s' (known: %s)", optarg,
-							 lp_exact_algorithm_names());
-				goto out;
-			}
-			o.algorithm = optarg;
+			if (!lp_exact_algorithm_known(optarg))
+				return cli_usage_error(cmd, "unknown algorithm '%s' (known: %s)", optarg,
+						       lp_exact_algorithm_names());
+			o->algorithm = optarg;
 			break;
 		case 's':
-			free(o.sizes);
-			o.sizes = NULL;
-			if (cli_parse_size_list(optarg, &o.sizes, &o.n_sizes) < 0) {
-				status = cli_usage_error(cmd, "bad %s '%s'",
-							 kind == LP_DIST_STACK ? "--sizes" : "--at", optarg);
-				goto out;
-			}
+			free(o->sizes);
+			o->sizes = NULL;
+			if (cli_parse_size_list(optarg, &o->sizes, &o->n_sizes) < 0)
+				return cli_usage_error(cmd, "bad %s '%s'", kind == LP_DIST_STACK ? "--sizes" : "--at",
+						       optarg);
 			/* the first size given ranks pcs: keep the user's first */
-			if (o.n_sizes > 1) {
+			if (o->n_sizes > 1) {
 				char *copy = strdup(optarg), *end = NULL;
 				uint64_t first;
 
 				if (copy && cli_parse_size(strtok_r(copy, ",.", &end), &first) == 0)
-					for (size_t i = 0; i < o.n_sizes; i++)
-						if (o.sizes[i] == first) {
-							o.sizes[i] = o.sizes[0];
-							o.sizes[0] = first;
+					for (size_t i = 0; i < o->n_sizes; i++)
+						if (o->sizes[i] == first) {
+							o->sizes[i] = o->sizes[0];
+							o->sizes[0] = first;
 							break;
 						}
 				free(copy);
 			}
 			break;
-		case 'c': o.curve = 1; break;
-		case 'p': o.per_pc = 1; break;
+		case 'c': o->curve = 1; break;
+		case 'p': o->per_pc = 1; break;
 		case 'T':
-			if (cli_parse_u64(optarg, &o.top) < 0) {
-				status = cli_usage_error(cmd, "bad --top '%s'", optarg);
-				goto out;
-			}
+			if (cli_parse_u64(optarg, &o->top) < 0)
+				return cli_usage_error(cmd, "bad --top '%s'", optarg);
 			break;
 		case 'F':
 			if (!strcmp(optarg, "text"))
-				o.format = FMT_TEXT;
+				o->format = FMT_TEXT;
 			else if (!strcmp(optarg, "csv"))
-				o.format = FMT_CSV;
+				o->format = FMT_CSV;
 			else if (!strcmp(optarg, "json"))
-				o.format = FMT_JSON;
-			else {
-				status = cli_usage_error(cmd, "unknown output format '%s' (known: text, csv, json)",
-							 optarg);
-				goto out;
-			}
+				o->format = FMT_JSON;
+			else 
+				return cli_usage_error(cmd, "unknown output format '%s' (known: text, csv, json)",
+						       optarg);
 			break;
 		case 'f':
-			if (!lp_trace_format_known(optarg)) {
-				status = cli_usage_error(cmd, "unknown trace format '%s' (known: %s)", optarg,
-							 lp_trace_format_names());
-				goto out;
-			}
-			o.from = optarg;
+			if (!lp_trace_format_known(optarg))
+				return cli_usage_error(cmd, "unknown trace format '%s' (known: %s)", optarg,
+						       lp_trace_format_names());
+			o->from = optarg;
 			break;
 		case 'N':
-			if (cli_parse_u64(optarg, &o.prealloc_n) < 0 || !o.prealloc_n) {
-				status = cli_usage_error(cmd, "bad --prealloc-n '%s'", optarg);
-				goto out;
-			}
+			if (cli_parse_u64(optarg, &o->prealloc_n) < 0 || !o->prealloc_n)
+				return cli_usage_error(cmd, "bad --prealloc-n '%s'", optarg);
 			break;
-		case 'h': status = cli_print_usage(cmd); goto out;
-		default: status = cli_usage_error(cmd, "bad option"); goto out;
+		case 'h': return cli_print_usage(cmd);
+		default: return cli_usage_error(cmd, "bad option");
 		}
 	}
-	if (argc - optind != 1) {
-		status = cli_usage_error(cmd, "%s takes one trace", cmd->name);
+	if (argc - optind != 1)
+		return cli_usage_error(cmd, "%s takes one trace", cmd->name);
+	o->trace = argv[optind];
+	for (size_t i = 0; i < o->n_lines; i++)
+		if (!o->lines[i] || o->lines[i] & (o->lines[i] - 1) || o->lines[i] > (UINT64_C(1) << 40))
+			return cli_usage_error(cmd, "line size %llu is not a power of two up to 1T",
+					       (unsigned long long)o->lines[i]);
+	return -1;
+}
+
+int cli_exact_run(const struct cli_command *cmd, enum lp_distance kind, int argc, char **argv)
+{
+	struct opts o = { .cmd = cmd, .kind = kind, .top = 20, .format = FMT_TEXT };
+	struct lp_exact_config cfg = { .kind = kind };
+	struct lp_trace_reader *r = NULL;
+	struct lp_exact *e = NULL;
+	struct lp_ref *buf = NULL;
+	int status, err;
+	ssize_t n;
+
+	if ((status = parse_options(&o, argc, argv)) >= 0)
 		goto out;
-	}
-	o.trace = argv[optind];
-	for (size_t i = 0; i < o.n_lines; i++)
-		if (!o.lines[i] || o.lines[i] & (o.lines[i] - 1) || o.lines[i] > (UINT64_C(1) << 40)) {
-			status = cli_usage_error(cmd, "line size %llu is not a power of two up to 1T",
-						 (unsigned long long)o.lines[i]);
-			goto out;
-		}
+	status = CLI_OK;
 	cfg.algorithm = o.algorithm;
 	cfg.line_sizes = o.lines;
 	cfg.n_line_sizes = o.n_lines;

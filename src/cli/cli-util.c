@@ -249,3 +249,20 @@ void cli_json_string(const char *s)
 	}
 	putchar('"');
 }
+
+const char *cli_csv_field(const char *s, char *buf, size_t len)
+{
+	size_t k = 0;
+
+	if (!strpbrk(s, ",\""))
+		return s;
+	buf[k++] = '"';
+	for (; *s && k + 3 < len; s++) {
+		if (*s == '"')
+			buf[k++] = '"';
+		buf[k++] = *s;
+	}
+	buf[k++] = '"';
+	buf[k] = '\0';
+	return buf;
+}

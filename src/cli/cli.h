@@ -24,11 +24,13 @@ struct cli_command {
 	const char *name;
 	const char *summary; /* one line, for `locprof help` */
 	const char *usage;   /* the whole help text */
+	const char *alias;   /* another name that runs it (an older name kept
+			      * so that scripts keep working), or NULL */
 	int (*run)(int argc, char **argv); /* argv[0] is the command name */
 };
 
 /* The commands (main.c's table). */
-extern const struct cli_command cmd_cc, cmd_convert, cmd_cxx, cmd_dump, cmd_model,
+extern const struct cli_command cmd_cc, cmd_convert, cmd_cxx, cmd_dump, cmd_predict,
 	cmd_record, cmd_report, cmd_reusedist, cmd_sample, cmd_simulate, cmd_stackdist,
 	cmd_synth;
 
@@ -63,6 +65,10 @@ const char *cli_format_size(uint64_t bytes, char *buf, size_t len);
 
 /* Print s to stdout as a JSON string literal, quoted and escaped. */
 void cli_json_string(const char *s);
+
+/* s as a CSV field: itself, or quoted (inner quotes doubled, cut to fit
+ * len) in buf when it holds a comma or a quote. */
+const char *cli_csv_field(const char *s, char *buf, size_t len);
 
 /* After a trace read returned err < 0: print one line and return the exit
  * status. Truncation and corruption are warnings (the results so far are

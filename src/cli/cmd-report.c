@@ -1,14 +1,14 @@
 /* locprof report: working-set graphs, named caches, windows and hot pcs
- * from a profile. */
+ * from a profile. The library computes every table (lp_report, in
+ * src/lib/report); this file parses the options and formats the tables as
+ * text, CSV or JSON. */
 #include "cli.h"
 
-#include <locprof/model.h>
 #include <locprof/profile.h>
 #include <locprof/report.h>
 #include <locprof/symbol.h>
 
 #include <inttypes.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,8 +30,8 @@ static const char usage[] =
 	"  -c, --cache SPEC     a cache SIZE:WAYS:LINE (e.g. 32K:8:64; WAYS 0 = fully\n"
 	"                       associative), or 'host' for this machine's data caches\n"
 	"  -p, --policy LIST    lru, random or both (default lru,random)\n"
-	"  -F, --format FMT     text (default), csv (the curve CSV of docs/formats.md)\n"
-	"                       or json\n"
+	"  -F, --format FMT     text (default), csv (the curve CSV of docs/formats.md,\n"
+	"                       then the other tables) or json\n"
 	"  -o, --svg FILE       also plot the graph as SVG\n"
 	"  -r, --reference CSV  overlay reference curves (e.g. from locprof simulate)\n"
 	"  -w, --window[=N]     print the miss ratio per time window (window of N line\n"
@@ -58,54 +58,19 @@ const struct cli_command cmd_report = {
 	.run = run,
 };
 
-struct cache {
-	char label[64];
-	uint64_t size, ways, line;
-	double lru, random;
+enum { MAX_CACHES = 32 };
+
+struct report_opts {
+	const char *profile, *sizes_arg, *format, *svg, *refpath;
+	unsigned policies;
+	int show_windows, cold, fill;
+	uint64_t window, top, at, line;
+	struct lp_report_cache caches[MAX_CACHES];
+	size_t ncaches;
 };
 
-static int read_sys(const char *path, char *buf, size_t len)
-{
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (!fgets(buf, (int)len, f)) {
-		fclose(f);
-		return -1;
-	}
-	fclose(f);
-	buf[strcspn(buf, "\n")] = '\0';
-	return 0;
-}
-
-/* /sys/devices/system/cpu/cpu0/cache/index*: the data and unified caches. */
-static int host_caches(struct cache *v, size_t *n, size_t cap)
-{
-	for (int i = 0; i < 16 && *n < cap; i++) {
-		char p[128], level[16], type[32], size[32], ways[16], line[16];
-		uint64_t s, w, l;
-#define SYS(field, buf) \
-	(snprintf(p, sizeof(p), "/sys/devices/system/cpu/cpu0/cache/index%d/" field, i), \
-	 read_sys(p, buf, sizeof(buf)))
-		if (SYS("level", level) < 0)
-			break;
-		if (SYS("type", type) < 0 || !strcmp(type, "Instruction") || SYS("size", size) < 0 ||
-		    SYS("ways_of_associativity", ways) < 0 || SYS("coherency_line_size", line) < 0)
-			continue;
-#undef SYS
-		if (cli_parse_size(size, &s) < 0 || cli_parse_u64(ways, &w) < 0 || cli_parse_u64(line, &l) < 0)
-			continue;
-		struct cache *c = &v[(*n)++];
-		memset(c, 0, sizeof(*c));
-		c->size = s;
-		c->ways = w;
-		c->line = l;
-		snprintf(c->label, sizeof(c->label), "L%s %s", level, size);
-	}
-	return 0;
-}
-
-static int parse_cache(const char *spec, struct cache *c)
+/* SIZE:WAYS[:LINE], LINE 64 by default. */
+static int parse_cache(const char *spec, struct lp_report_cache *c)
 {
 	char buf[64];
 	char *a, *b;
@@ -131,29 +96,93 @@ static int parse_cache(const char *spec, struct cache *c)
 	return 0;
 }
 
-struct pcrow {
-	uint64_t pc;
-	double misses;
-};
-
-static int cmp_pcrow(const void *a, const void *b)
+static void add_host_caches(struct report_opts *o)
 {
-	const struct pcrow *x = a, *y = b;
-	if (x->misses != y->misses)
-		return x->misses > y->misses ? -1 : 1;
-	return x->pc < y->pc ? -1 : x->pc > y->pc;
+	struct lp_host_cache host[MAX_CACHES];
+	size_t n = 0;
+
+	if (lp_host_caches(NULL, host, MAX_CACHES - o->ncaches, &n) < 0)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		struct lp_report_cache *c = &o->caches[o->ncaches++];
+		memset(c, 0, sizeof(*c));
+		snprintf(c->label, sizeof(c->label), "%s", host[i].name);
+		c->size = host[i].size;
+		c->ways = host[i].ways;
+		c->line = host[i].line;
+	}
 }
 
-static int cmp_pc(const void *a, const void *b)
+/* Returns -1 to go on, else the exit status. */
+static int parse_options(int argc, char **argv, struct report_opts *o)
 {
-	const struct pcrow *x = a, *y = b;
-	return x->pc < y->pc ? -1 : x->pc > y->pc;
+	enum { OPT_COLD = 1000, OPT_FILL, OPT_NO_FILL };
+	static const struct option opts[] = {
+		{ "sizes", required_argument, NULL, 's' },  { "cache", required_argument, NULL, 'c' },
+		{ "policy", required_argument, NULL, 'p' }, { "format", required_argument, NULL, 'F' },
+		{ "svg", required_argument, NULL, 'o' },    { "reference", required_argument, NULL, 'r' },
+		{ "window", optional_argument, NULL, 'w' }, { "top", required_argument, NULL, 't' },
+		{ "at", required_argument, NULL, 'a' },     { "line", required_argument, NULL, 'l' },
+		{ "cold", no_argument, NULL, OPT_COLD },    { "help", no_argument, NULL, 'h' },
+		{ "fill", no_argument, NULL, OPT_FILL },
+		{ "no-fill", no_argument, NULL, OPT_NO_FILL },
+		{ 0 },
+	};
+	int c;
+
+	while ((c = cli_getopt(argc, argv, "s:c:p:F:o:r:w::t:a:l:h", opts)) != -1) {
+		switch (c) {
+		case 's': o->sizes_arg = optarg; break;
+		case 'c':
+			if (!strcmp(optarg, "host"))
+				add_host_caches(o);
+			else if (o->ncaches >= MAX_CACHES || parse_cache(optarg, &o->caches[o->ncaches++]) < 0)
+				return cli_usage_error(&cmd_report, "bad --cache '%s' (SIZE:WAYS:LINE or host)", optarg);
+			break;
+		case 'p':
+			o->policies = (strstr(optarg, "lru") ? LP_REPORT_LRU : 0) |
+				      (strstr(optarg, "random") ? LP_REPORT_RANDOM : 0);
+			if (!o->policies)
+				return cli_usage_error(&cmd_report, "bad --policy '%s' (lru, random)", optarg);
+			break;
+		case 'F': o->format = optarg; break;
+		case 'o': o->svg = optarg; break;
+		case 'r': o->refpath = optarg; break;
+		case 'w':
+			o->show_windows = 1;
+			if (optarg && (cli_parse_u64(optarg, &o->window) < 0 || !o->window))
+				return cli_usage_error(&cmd_report, "bad --window '%s'", optarg);
+			break;
+		case 't':
+			if (cli_parse_u64(optarg, &o->top) < 0)
+				return cli_usage_error(&cmd_report, "bad --top '%s'", optarg);
+			break;
+		case 'a':
+			if (cli_parse_size(optarg, &o->at) < 0 || !o->at)
+				return cli_usage_error(&cmd_report, "bad --at '%s'", optarg);
+			break;
+		case 'l':
+			if (cli_parse_size(optarg, &o->line) < 0)
+				return cli_usage_error(&cmd_report, "bad --line '%s'", optarg);
+			break;
+		case OPT_COLD: o->cold = 1; break;
+		case OPT_FILL: o->fill = 1; break;
+		case OPT_NO_FILL: o->fill = 0; break;
+		case 'h': return cli_print_usage(&cmd_report);
+		default: return cli_usage_error(&cmd_report, "bad option");
+		}
+	}
+	if (argc - optind != 1)
+		return cli_usage_error(&cmd_report, "report takes one profile");
+	o->profile = argv[optind];
+	if (strcmp(o->format, "text") && strcmp(o->format, "csv") && strcmp(o->format, "json"))
+		return cli_usage_error(&cmd_report, "unknown format '%s' (text, csv, json)", o->format);
+	return -1;
 }
 
-/* ---- pc symbolisation ----------------------------------------------------
- * The binaries the profile's mappings name, read once when the top pcs are
- * printed; without them (a profile of a program whose files are gone or
- * were rebuilt) pcs stay addresses. */
+/* The binaries the profile's mappings name, for pc, allocation-site and
+ * global names; without them (a profile of a program whose files are gone
+ * or were rebuilt) pcs stay addresses. */
 static struct lp_symbols *report_symbols(const struct lp_profile *p)
 {
 	struct lp_symbols *syms = NULL;
@@ -169,207 +198,252 @@ static struct lp_symbols *report_symbols(const struct lp_profile *p)
 	return syms;
 }
 
-/* "func (file.c:12)", "func" or the address. */
-static const char *pc_name(struct lp_symbols *syms, uint64_t pc, char *buf, size_t len)
+static const char *cold_words(const struct report_opts *o)
 {
-	struct lp_code_loc loc;
-
-	if (syms && lp_symbols_pc(syms, pc, &loc) && loc.function) {
-		if (loc.file)
-			snprintf(buf, len, "%s (%s:%d)", loc.function, loc.file, loc.line);
-		else
-			snprintf(buf, len, "%s", loc.function);
-	} else {
-		snprintf(buf, len, "%#" PRIx64, pc);
-	}
-	return buf;
+	return o->cold ? "cold misses included" : "cold misses excluded";
 }
 
-/* Sum per-sample miss probabilities by the pc of the reusing access. */
-static size_t top_pcs(const struct lp_profile *p, size_t first, size_t n, const double *prob,
-		      struct pcrow *rows, double *total)
+static const char *column_name(const struct lp_curve *c)
 {
-	size_t k = 0, m = 0;
-
-	*total = 0;
-	for (size_t i = 0; i < n; i++) {
-		rows[k].pc = p->samples[first + i].reuse_pc;
-		rows[k++].misses = prob[i];
-		*total += prob[i];
-	}
-	qsort(rows, k, sizeof(*rows), cmp_pc);
-	for (size_t i = 0; i < k; i++) {
-		if (m && rows[m - 1].pc == rows[i].pc)
-			rows[m - 1].misses += rows[i].misses;
-		else
-			rows[m++] = rows[i];
-	}
-	qsort(rows, m, sizeof(*rows), cmp_pcrow);
-	return m;
+	return strcmp(c->name, "statstack") ? "random" : "lru";
 }
 
-/* Data objects by predicted misses: each sample's miss probability goes
- * to the heap block holding its address (named by its allocation call
- * site, from the profile's allocation events), else to the global
- * variable there (symbols of the profile's mappings), else to "(other)"
- * (stack, unknown). Separate from top_pcs so that symbolising pcs does
- * not touch it. */
-struct objrow {
-	char name[160];
-	double misses;
-};
+/* ---- text ------------------------------------------------------------- */
 
-static int cmp_objrow(const void *a, const void *b)
+static void text_curves(const struct report_opts *o, const struct lp_report *r)
 {
-	const struct objrow *x = a, *y = b;
-	if (x->misses != y->misses)
-		return x->misses > y->misses ? -1 : 1;
-	return strcmp(x->name, y->name);
+	const struct lp_report_info *in = lp_report_info(r);
+	const struct lp_curve *cv;
+	size_t nc = lp_report_curves(r, &cv);
+	char b[32];
+
+	printf("profile %s: %zu samples, ", o->profile, in->samples);
+	if (!in->accesses_partial)
+		printf("%" PRIu64 " line accesses", in->accesses);
+	else if (in->accesses)
+		printf("at least %" PRIu64 " line accesses (partial: the run was cut short, counted up to "
+		       "the last flush)", in->accesses);
+	else
+		printf("line accesses not counted (the run was cut short before the first flush)");
+	printf(" of %g bytes, %s\n\n", in->line, cold_words(o));
+	printf("%10s", "size");
+	for (size_t k = 0; k < nc; k++)
+		printf(" %12s", column_name(&cv[k]));
+	printf("\n");
+	for (size_t i = 0; nc && i < cv[0].n; i++) {
+		printf("%10s", cli_format_size(cv[0].size[i], b, sizeof(b)));
+		for (size_t k = 0; k < nc; k++)
+			printf(" %12.4f", cv[k].ratio[i]);
+		printf("\n");
+	}
 }
 
-static int cmp_objname(const void *a, const void *b)
+static void text_tables(const struct report_opts *o, const struct lp_report *r)
 {
-	return strcmp(((const struct objrow *)a)->name, ((const struct objrow *)b)->name);
+	const struct lp_report_info *in = lp_report_info(r);
+	const struct lp_report_cache *ca;
+	const struct lp_report_window *w;
+	size_t nca = lp_report_caches(r, &ca), nw = lp_report_windows(r, &w);
+	char b[32];
+
+	if (nca) {
+		printf("\n%-24s %8s %6s %12s %12s\n", "cache", "size", "ways", "lru", "random(FA)");
+		for (size_t i = 0; i < nca; i++)
+			printf("%-24s %8s %6" PRIu64 " %12.4f %12.4f\n", ca[i].label,
+			       cli_format_size(ca[i].size, b, sizeof(b)), ca[i].ways, ca[i].lru, ca[i].random);
+	}
+	if (o->show_windows) {
+		printf("\nrandom-replacement miss ratio per window (%" PRIu64
+		       " line accesses or more: widened to 400 samples within a phase) at %s:\n"
+		       "%8s %14s %10s\n",
+		       in->window_length, cli_format_size(in->at, b, sizeof(b)), "window", "start", "ratio");
+		for (size_t i = 0; i < nw; i++)
+			printf("%8zu %14" PRIu64 " %10.4f\n", i, w[i].start, w[i].ratio);
+	}
 }
 
-static void print_top_objects(const struct lp_profile *p, size_t first, size_t n, const double *prob,
-			      uint64_t top, const char *policy, const char *at)
+static void text_hot(const struct report_opts *o, const struct lp_report *r)
 {
-	struct lp_objects *objs = NULL;
-	struct lp_symbols *syms = NULL;
-	struct objrow *rows = malloc((n ? n : 1) * sizeof(*rows));
-	size_t m = 0;
-	double total = 0;
+	const struct lp_report_info *in = lp_report_info(r);
+	const struct lp_report_pc *pcs;
+	const struct lp_report_object *obj;
+	size_t npc = lp_report_pcs(r, &pcs), nobj = lp_report_objects(r, &obj);
+	char b[32], pb[32];
 
-	if (!rows || lp_objects_new(&objs, p) < 0) {
-		cli_warn("no data objects: %s", lp_errmsg());
-		free(rows);
-		return;
+	cli_format_size(in->at, b, sizeof(b));
+	printf("\ntop pcs by predicted %s misses at %s (the pc of the access that misses):\n", in->hot_policy, b);
+	printf("%18s %12s %8s  %s\n", "pc", "misses", "share", "function (file:line)");
+	for (size_t i = 0; i < npc; i++) {
+		snprintf(pb, sizeof(pb), "%#" PRIx64, pcs[i].pc);
+		printf("%18s %12.0f %7.1f%%  %s\n", pb, pcs[i].misses, 100 * pcs[i].share,
+		       pcs[i].name ? pcs[i].name : "?");
 	}
-	if (p->mappings.n && lp_symbols_new(&syms, &p->mappings, NULL) < 0)
-		syms = NULL; /* globals stay "(other)" */
-	for (size_t i = 0; i < n; i++) {
-		const struct lp_sample *s = &p->samples[first + i];
-		uint64_t start, size, site;
-		struct lp_data_sym ds;
-		char nb[150];
-		if (prob[i] <= 0)
-			continue;
-		if (lp_objects_find_tid(objs, s->addr, s->time, s->tid, &start, &size, &site))
-			snprintf(rows[m].name, sizeof(rows[m].name), "heap@%s", pc_name(syms, site, nb, sizeof(nb)));
-		else if (syms && lp_symbols_data(syms, s->addr, &ds) && ds.name)
-			snprintf(rows[m].name, sizeof(rows[m].name), "%s", ds.name);
-		else
-			snprintf(rows[m].name, sizeof(rows[m].name), "(other)");
-		rows[m++].misses = prob[i];
-		total += prob[i];
-	}
-	qsort(rows, m, sizeof(*rows), cmp_objname);
-	size_t k = 0;
-	for (size_t i = 0; i < m; i++) {
-		if (k && !strcmp(rows[k - 1].name, rows[i].name))
-			rows[k - 1].misses += rows[i].misses;
-		else
-			rows[k++] = rows[i];
-	}
-	qsort(rows, k, sizeof(*rows), cmp_objrow);
-	if (p->alloc_flags & LP_ALLOCS_TOUCHED)
+	if (in->touched_blocks_only)
 		printf("\ntop data objects by predicted %s misses at %s (%zu heap blocks in the profile, the "
 		       "touched ones of %" PRIu64 " allocated):\n",
-		       policy, at, lp_objects_count(objs), lp_objects_run_allocs(objs));
+		       in->hot_policy, b, in->heap_blocks, in->run_allocs);
 	else
 		printf("\ntop data objects by predicted %s misses at %s (%zu heap blocks in the profile):\n",
-		       policy, at, lp_objects_count(objs));
+		       in->hot_policy, b, in->heap_blocks);
 	printf("%32s %12s %8s\n", "object", "misses", "share");
-	for (size_t i = 0; i < k && i < top; i++)
-		printf("%32s %12.0f %7.1f%%\n", rows[i].name, rows[i].misses / (p->rate > 0 ? p->rate : 1),
-		       100 * rows[i].misses / total);
-	lp_symbols_free(syms);
-	lp_objects_free(objs);
-	free(rows);
+	for (size_t i = 0; i < nobj; i++)
+		printf("%32s %12.0f %7.1f%%\n", obj[i].name, obj[i].misses, 100 * obj[i].share);
+}
+
+/* ---- csv: the curve CSV, then one table per block (docs/formats.md) ---- */
+
+static void csv_tables(const struct report_opts *o, const struct lp_report *r)
+{
+	const struct lp_report_info *in = lp_report_info(r);
+	const struct lp_curve *cv;
+	const struct lp_report_cache *ca;
+	const struct lp_report_window *w;
+	const struct lp_report_pc *pcs;
+	const struct lp_report_object *obj;
+	size_t nc = lp_report_curves(r, &cv), nca = lp_report_caches(r, &ca), nw = lp_report_windows(r, &w);
+	size_t npc = lp_report_pcs(r, &pcs), nobj = lp_report_objects(r, &obj);
+	double acc = (double)in->accesses;
+	char b1[256], b2[32];
+
+	printf("# locprof curve v1: report %s, line %g, %s\n", o->profile, in->line, cold_words(o));
+	printf("curve,size_bytes,miss_ratio,misses,accesses\n");
+	for (size_t k = 0; k < nc; k++)
+		for (size_t i = 0; i < cv[k].n; i++)
+			printf("%s,%" PRIu64 ",%.6f,%.1f,%.0f\n", cv[k].name, cv[k].size[i], cv[k].ratio[i],
+			       cv[k].ratio[i] * acc, acc);
+	if (nca) {
+		printf("\ncache,size_bytes,ways,line_bytes,lru_miss_ratio,random_miss_ratio\n");
+		for (size_t i = 0; i < nca; i++)
+			printf("%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.6f,%.6f\n", cli_csv_field(ca[i].label, b1, sizeof(b1)),
+			       ca[i].size, ca[i].ways, ca[i].line, ca[i].lru, ca[i].random);
+	}
+	if (o->show_windows) {
+		printf("\n# random replacement at %" PRIu64 " bytes, windows of %" PRIu64 " line accesses or more\n",
+		       in->at, in->window_length);
+		printf("window,start,random_miss_ratio\n");
+		for (size_t i = 0; i < nw; i++)
+			printf("%zu,%" PRIu64 ",%.6f\n", i, w[i].start, w[i].ratio);
+	}
+	if (!o->top)
+		return;
+	printf("\n# predicted %s misses at %" PRIu64 " bytes, line accesses of the whole run\n", in->hot_policy, in->at);
+	printf("pc,misses,share,function\n");
+	for (size_t i = 0; i < npc; i++) {
+		snprintf(b2, sizeof(b2), "%#" PRIx64, pcs[i].pc);
+		printf("%s,%.1f,%.6f,%s\n", b2, pcs[i].misses, pcs[i].share,
+		       pcs[i].name ? cli_csv_field(pcs[i].name, b1, sizeof(b1)) : "");
+	}
+	printf("\nobject,misses,share\n");
+	for (size_t i = 0; i < nobj; i++)
+		printf("%s,%.1f,%.6f\n", cli_csv_field(obj[i].name, b1, sizeof(b1)), obj[i].misses, obj[i].share);
+}
+
+/* ---- json ------------------------------------------------------------- */
+
+static void json_hot(const struct lp_report *r)
+{
+	const struct lp_report_info *in = lp_report_info(r);
+	const struct lp_report_pc *pcs;
+	const struct lp_report_object *obj;
+	size_t npc = lp_report_pcs(r, &pcs), nobj = lp_report_objects(r, &obj);
+
+	printf(",\"hot\":{\"policy\":\"%s\",\"at\":%" PRIu64 ",\"heap_blocks\":%zu,\"pcs\":[", in->hot_policy,
+	       in->at, in->heap_blocks);
+	for (size_t i = 0; i < npc; i++) {
+		printf("%s{\"pc\":\"%#" PRIx64 "\",\"misses\":%.1f,\"share\":%.6f,\"function\":", i ? "," : "",
+		       pcs[i].pc, pcs[i].misses, pcs[i].share);
+		if (pcs[i].name)
+			cli_json_string(pcs[i].name);
+		else
+			printf("null");
+		printf("}");
+	}
+	printf("],\"objects\":[");
+	for (size_t i = 0; i < nobj; i++) {
+		printf("%s{\"object\":", i ? "," : "");
+		cli_json_string(obj[i].name);
+		printf(",\"misses\":%.1f,\"share\":%.6f}", obj[i].misses, obj[i].share);
+	}
+	printf("]}");
+}
+
+static void json_report(const struct report_opts *o, const struct lp_report *r)
+{
+	const struct lp_report_info *in = lp_report_info(r);
+	const struct lp_curve *cv;
+	const struct lp_report_cache *ca;
+	const struct lp_report_window *w;
+	size_t nc = lp_report_curves(r, &cv), nca = lp_report_caches(r, &ca), nw = lp_report_windows(r, &w);
+
+	printf("{\"profile\":");
+	cli_json_string(o->profile);
+	printf(",\"line\":%g,\"samples\":%zu,\"cold\":%s,\"curves\":[", in->line, in->samples,
+	       o->cold ? "true" : "false");
+	for (size_t k = 0; k < nc; k++) {
+		printf("%s{\"name\":\"%s\",\"points\":[", k ? "," : "", cv[k].name);
+		for (size_t i = 0; i < cv[k].n; i++)
+			printf("%s[%" PRIu64 ",%.6f]", i ? "," : "", cv[k].size[i], cv[k].ratio[i]);
+		printf("]}");
+	}
+	printf("],\"caches\":[");
+	for (size_t i = 0; i < nca; i++) {
+		printf("%s{\"cache\":", i ? "," : "");
+		cli_json_string(ca[i].label);
+		printf(",\"size\":%" PRIu64 ",\"ways\":%" PRIu64 ",\"lru\":%.6f,\"random\":%.6f}", ca[i].size,
+		       ca[i].ways, ca[i].lru, ca[i].random);
+	}
+	printf("]");
+	if (o->show_windows) {
+		printf(",\"windows\":{\"at\":%" PRIu64 ",\"length\":%" PRIu64 ",\"random\":[", in->at,
+		       in->window_length);
+		for (size_t i = 0; i < nw; i++)
+			printf("%s[%" PRIu64 ",%.6f]", i ? "," : "", w[i].start, w[i].ratio);
+		printf("]}");
+	}
+	if (o->top)
+		json_hot(r);
+	printf("}\n");
+}
+
+/* ---- the command -------------------------------------------------------- */
+
+static int write_svg(const struct report_opts *o, const struct lp_report *r, const struct lp_curve *refs,
+		     size_t nrefs)
+{
+	const struct lp_report_info *in = lp_report_info(r);
+	const struct lp_curve *cv;
+	const struct lp_report_cache *ca;
+	struct lp_marker marks[MAX_CACHES];
+	size_t nc = lp_report_curves(r, &cv), nca = lp_report_caches(r, &ca);
+	char title[256];
+
+	for (size_t i = 0; i < nca; i++)
+		marks[i] = (struct lp_marker){ ca[i].label, ca[i].size,
+					       o->policies & LP_REPORT_LRU ? ca[i].lru : ca[i].random };
+	snprintf(title, sizeof(title), "Working-set graph (%g-byte lines, %zu samples%s)", in->line, in->samples,
+		 o->cold ? "" : ", cold misses excluded");
+	return lp_svg_write(o->svg, title, cv, nc, refs, nrefs, marks, nca);
 }
 
 static int run(int argc, char **argv)
 {
-	enum { OPT_COLD = 1000, OPT_FILL, OPT_NO_FILL };
-	static const struct option opts[] = {
-		{ "sizes", required_argument, NULL, 's' },  { "cache", required_argument, NULL, 'c' },
-		{ "policy", required_argument, NULL, 'p' }, { "format", required_argument, NULL, 'F' },
-		{ "svg", required_argument, NULL, 'o' },    { "reference", required_argument, NULL, 'r' },
-		{ "window", optional_argument, NULL, 'w' }, { "top", required_argument, NULL, 't' },
-		{ "at", required_argument, NULL, 'a' },     { "line", required_argument, NULL, 'l' },
-		{ "cold", no_argument, NULL, OPT_COLD },    { "help", no_argument, NULL, 'h' },
-		{ "fill", no_argument, NULL, OPT_FILL },
-		{ "no-fill", no_argument, NULL, OPT_NO_FILL },
-		{ 0 },
-	};
-	const char *sizes_arg = "4K..64M", *format = "text", *svg = NULL, *refpath = NULL;
-	int want_lru = 1, want_random = 1, show_windows = 0, cold = 0, fill = LP_STATCACHE_FILL_AUTO, c, err, status = CLI_OK;
-	uint64_t window = 0, top = 10, at = 0, line_arg = 0, *sizes = NULL;
-	size_t nsizes = 0, ncaches = 0, nrefs = 0;
-	struct cache caches[32];
+	struct report_opts o = { .sizes_arg = "4K..64M", .format = "text", .top = 10, .fill = LP_STATCACHE_FILL_AUTO,
+				 .policies = LP_REPORT_LRU | LP_REPORT_RANDOM };
+	struct lp_report_params pa;
 	struct lp_profile *p = NULL;
-	struct lp_statstack *ss = NULL;
-	struct lp_statcache *sc = NULL;
-	struct lp_curve curves[2], *refs = NULL;
-	struct lp_marker marks[32];
-	double *lines = NULL, *ratio_lru = NULL, *ratio_rnd = NULL, *prob = NULL;
-	struct pcrow *rows = NULL;
+	struct lp_report *r = NULL;
 	struct lp_symbols *syms = NULL;
-	int li;
+	struct lp_curve *refs = NULL;
+	uint64_t *sizes = NULL;
+	size_t nsizes = 0, nrefs = 0;
+	int li, err, status;
 
-	memset(curves, 0, sizeof(curves));
-	while ((c = cli_getopt(argc, argv, "s:c:p:F:o:r:w::t:a:l:h", opts)) != -1) {
-		switch (c) {
-		case 's': sizes_arg = optarg; break;
-		case 'c':
-			if (!strcmp(optarg, "host")) {
-				host_caches(caches, &ncaches, 32);
-			} else if (ncaches >= 32 || parse_cache(optarg, &caches[ncaches++]) < 0) {
-				return cli_usage_error(&cmd_report, "bad --cache '%s' (SIZE:WAYS:LINE or host)", optarg);
-			}
-			break;
-		case 'p':
-			want_lru = strstr(optarg, "lru") != NULL;
-			want_random = strstr(optarg, "random") != NULL;
-			if (!want_lru && !want_random)
-				return cli_usage_error(&cmd_report, "bad --policy '%s' (lru, random)", optarg);
-			break;
-		case 'F': format = optarg; break;
-		case 'o': svg = optarg; break;
-		case 'r': refpath = optarg; break;
-		case 'w':
-			show_windows = 1;
-			if (optarg && (cli_parse_u64(optarg, &window) < 0 || !window))
-				return cli_usage_error(&cmd_report, "bad --window '%s'", optarg);
-			break;
-		case 't':
-			if (cli_parse_u64(optarg, &top) < 0)
-				return cli_usage_error(&cmd_report, "bad --top '%s'", optarg);
-			break;
-		case 'a':
-			if (cli_parse_size(optarg, &at) < 0 || !at)
-				return cli_usage_error(&cmd_report, "bad --at '%s'", optarg);
-			break;
-		case 'l':
-			if (cli_parse_size(optarg, &line_arg) < 0)
-				return cli_usage_error(&cmd_report, "bad --line '%s'", optarg);
-			break;
-		case OPT_COLD: cold = 1; break;
-		case OPT_FILL: fill = 1; break;
-		case OPT_NO_FILL: fill = 0; break;
-		case 'h': return cli_print_usage(&cmd_report);
-		default: return cli_usage_error(&cmd_report, "bad option");
-		}
-	}
-	if (argc - optind != 1)
-		return cli_usage_error(&cmd_report, "report takes one profile");
-	if (strcmp(format, "text") && strcmp(format, "csv") && strcmp(format, "json"))
-		return cli_usage_error(&cmd_report, "unknown format '%s' (text, csv, json)", format);
-	if (cli_parse_size_list(sizes_arg, &sizes, &nsizes) < 0)
-		return cli_usage_error(&cmd_report, "bad --sizes '%s'", sizes_arg);
-
-	err = lp_profile_read(&p, argv[optind]);
+	if ((status = parse_options(argc, argv, &o)) >= 0)
+		return status;
+	if (cli_parse_size_list(o.sizes_arg, &sizes, &nsizes) < 0)
+		return cli_usage_error(&cmd_report, "bad --sizes '%s'", o.sizes_arg);
+	status = CLI_OK;
+	err = lp_profile_read(&p, o.profile);
 	if (!p) {
 		cli_error("%s", lp_errmsg());
 		free(sizes);
@@ -379,178 +453,51 @@ static int run(int argc, char **argv)
 		cli_warn("%s", lp_errmsg());
 		status = CLI_PARTIAL;
 	}
-	cli_warn_profile(p, argv[optind]);
-	li = line_arg ? lp_profile_line_index(p, (uint32_t)line_arg) : 0;
+	cli_warn_profile(p, o.profile);
+	li = o.line ? lp_profile_line_index(p, (uint32_t)o.line) : 0;
 	if (li < 0 || !p->n_line_sizes) {
-		cli_error("the profile has no line size %" PRIu64, line_arg);
+		cli_error("the profile has no line size %" PRIu64, o.line);
 		status = CLI_ERROR;
 		goto out;
 	}
-	const double line = p->line_sizes[li];
-	if (refpath && lp_curves_read_csv(refpath, &refs, &nrefs) < 0) {
+	if (o.refpath && lp_curves_read_csv(o.refpath, &refs, &nrefs) < 0) {
 		cli_error("%s", lp_errmsg());
 		status = CLI_ERROR;
 		goto out;
 	}
-	size_t first, n;
-	lp_profile_line_samples(p, (unsigned)li, &first, &n);
-	if (lp_statstack_new(&ss, p, (unsigned)li, window, cold) < 0 ||
-	    lp_statcache_new(&sc, p, (unsigned)li, window, cold) < 0 ||
-	    !(lines = malloc(nsizes * sizeof(*lines))) || !(ratio_lru = malloc(nsizes * sizeof(double))) ||
-	    !(ratio_rnd = malloc(nsizes * sizeof(double))) || !(prob = malloc((n + 1) * sizeof(double))) ||
-	    !(rows = malloc((n + 1) * sizeof(*rows)))) {
+	for (size_t i = 0; i < o.ncaches; i++)
+		if (o.caches[i].line != p->line_sizes[li])
+			cli_warn("cache %s has %" PRIu64 "-byte lines; the profile's are %u bytes", o.caches[i].label,
+				 o.caches[i].line, p->line_sizes[li]);
+	if (o.top)
+		syms = report_symbols(p);
+	pa = (struct lp_report_params){ .line_index = (unsigned)li, .sizes = sizes, .nsizes = nsizes,
+					.caches = o.caches, .ncaches = o.ncaches, .policies = o.policies,
+					.window = o.window, .cold = o.cold, .fill = o.fill,
+					.windows = o.show_windows, .at = o.at, .top = o.top, .syms = syms };
+	if (lp_report_new(&r, p, &pa) < 0) {
 		cli_error("%s", lp_errmsg());
 		status = CLI_ERROR;
 		goto out;
 	}
-	if (fill && lp_statcache_set_fill(sc, fill) < 0) {
-		cli_error("%s", lp_errmsg());
-		status = CLI_ERROR;
-		goto out;
-	}
-	for (size_t i = 0; i < nsizes; i++) {
-		lines[i] = fmax(1.0, (double)sizes[i] / line);
-		ratio_lru[i] = lp_statstack_miss_ratio(ss, lines[i]);
-	}
-	lp_statcache_curve(sc, lines, nsizes, ratio_rnd);
-	for (size_t i = 0; i < ncaches; i++) {
-		struct cache *k = &caches[i];
-		uint64_t L = k->size / (uint64_t)line, ways = k->ways ? k->ways : L;
-		if ((double)k->line != line)
-			cli_warn("cache %s has %" PRIu64 "-byte lines; the profile's are %g bytes", k->label,
-				 k->line, line);
-		if (!L)
-			L = 1;
-		k->lru = lp_statstack_setassoc_miss_ratio(ss, L / ways ? L / ways : 1, ways);
-		double Ld = (double)L;
-		lp_statcache_curve(sc, &Ld, 1, &k->random);
-		marks[i] = (struct lp_marker){ k->label, k->size, want_lru ? k->lru : k->random };
-	}
-	if (!at)
-		at = ncaches ? caches[0].size : 32768;
-
-	curves[0] = (struct lp_curve){ .name = "statstack", .size = sizes, .ratio = ratio_lru, .n = nsizes };
-	curves[1] = (struct lp_curve){ .name = "statcache", .size = sizes, .ratio = ratio_rnd, .n = nsizes };
-	const struct lp_curve *shown = want_lru ? curves : curves + 1;
-	size_t nshown = (size_t)want_lru + (size_t)want_random;
-
-	if (!strcmp(format, "csv")) {
-		printf("# locprof curve v1: report %s, line %g, %s\n", argv[optind], line,
-		       cold ? "cold misses included" : "cold misses excluded");
-		printf("curve,size_bytes,miss_ratio,misses,accesses\n");
-		double acc = (double)p->accesses[li];
-		for (size_t k = 0; k < nshown; k++)
-			for (size_t i = 0; i < nsizes; i++)
-				printf("%s,%" PRIu64 ",%.6f,%.1f,%.0f\n", shown[k].name, sizes[i], shown[k].ratio[i],
-				       shown[k].ratio[i] * acc, acc);
-	} else if (!strcmp(format, "json")) {
-		printf("{\"profile\":");
-		cli_json_string(argv[optind]);
-		printf(",\"line\":%g,\"samples\":%zu,\"cold\":%s,\"curves\":[",
-		       line, n, cold ? "true" : "false");
-		for (size_t k = 0; k < nshown; k++) {
-			printf("%s{\"name\":\"%s\",\"points\":[", k ? "," : "", shown[k].name);
-			for (size_t i = 0; i < nsizes; i++)
-				printf("%s[%" PRIu64 ",%.6f]", i ? "," : "", sizes[i], shown[k].ratio[i]);
-			printf("]}");
-		}
-		printf("],\"caches\":[");
-		for (size_t i = 0; i < ncaches; i++)
-			printf("%s{\"cache\":\"%s\",\"size\":%" PRIu64 ",\"ways\":%" PRIu64 ",\"lru\":%.6f,\"random\":%.6f}",
-			       i ? "," : "", caches[i].label, caches[i].size, caches[i].ways, caches[i].lru,
-			       caches[i].random);
-		printf("]}\n");
+	if (!strcmp(o.format, "csv")) {
+		csv_tables(&o, r);
+	} else if (!strcmp(o.format, "json")) {
+		json_report(&o, r);
 	} else {
-		char b1[32];
-		printf("profile %s: %zu samples, ", argv[optind], n);
-		if (!lp_profile_count_partial(p, (unsigned)li))
-			printf("%" PRIu64 " line accesses", p->accesses[li]);
-		else if (p->accesses[li])
-			printf("at least %" PRIu64 " line accesses (partial: the run was cut short, counted up to "
-			       "the last flush)", p->accesses[li]);
-		else
-			printf("line accesses not counted (the run was cut short before the first flush)");
-		printf(" of %g bytes, %s\n\n", line, cold ? "cold misses included" : "cold misses excluded");
-		printf("%10s", "size");
-		for (size_t k = 0; k < nshown; k++)
-			printf(" %12s", want_lru && k == 0 ? "lru" : "random");
-		printf("\n");
-		for (size_t i = 0; i < nsizes; i++) {
-			printf("%10s", cli_format_size(sizes[i], b1, sizeof(b1)));
-			for (size_t k = 0; k < nshown; k++)
-				printf(" %12.4f", shown[k].ratio[i]);
-			printf("\n");
-		}
-		if (ncaches) {
-			printf("\n%-24s %8s %6s %12s %12s\n", "cache", "size", "ways", "lru", "random(FA)");
-			for (size_t i = 0; i < ncaches; i++)
-				printf("%-24s %8s %6" PRIu64 " %12.4f %12.4f\n", caches[i].label,
-				       cli_format_size(caches[i].size, b1, sizeof(b1)), caches[i].ways,
-				       caches[i].lru, caches[i].random);
-		}
-		if (show_windows) {
-			size_t nw = lp_statcache_nwindows(sc);
-			double *wr = malloc(nw * sizeof(*wr));
-			if (wr) {
-				lp_statcache_window_ratios(sc, fmax(1.0, (double)at / line), wr);
-				printf("\nrandom-replacement miss ratio per window (%" PRIu64
-				       " line accesses or more: widened to 400 samples within a phase) at %s:\n"
-				       "%8s %14s %10s\n",
-				       lp_statcache_window_length(sc), cli_format_size(at, b1, sizeof(b1)), "window",
-				       "start", "ratio");
-				for (size_t w = 0; w < nw; w++) {
-					uint64_t ws, we;
-					lp_statcache_window(sc, w, &ws, &we);
-					printf("%8zu %14" PRIu64 " %10.4f\n", w, ws, wr[w]);
-				}
-				free(wr);
-			}
-		}
-		if (top) {
-			double total;
-			size_t m;
-			uint64_t Lat = (uint64_t)fmax(1.0, (double)at / line);
-			if (want_lru)
-				lp_statstack_sample_miss(ss, 1, Lat, prob);
-			else
-				lp_statcache_sample_miss(sc, (double)Lat, prob);
-			m = top_pcs(p, first, n, prob, rows, &total);
-			printf("\ntop pcs by predicted %s misses at %s (the pc of the access that misses):\n",
-			       want_lru ? "LRU" : "random", cli_format_size(at, b1, sizeof(b1)));
-			syms = report_symbols(p);
-			printf("%18s %12s %8s  %s\n", "pc", "misses", "share", "function (file:line)");
-			for (size_t i = 0; i < m && i < top && rows[i].misses > 0; i++) {
-				char nb[512], pb[32];
-				/* each sample stands for 1/rate accesses */
-				snprintf(pb, sizeof(pb), "%#" PRIx64, rows[i].pc);
-				pc_name(syms, rows[i].pc, nb, sizeof(nb));
-				printf("%18s %12.0f %7.1f%%  %s\n", pb,
-				       rows[i].misses / (p->rate > 0 ? p->rate : 1), 100 * rows[i].misses / total,
-				       strcmp(nb, pb) ? nb : "?");
-			}
-			print_top_objects(p, first, n, prob, top, want_lru ? "LRU" : "random",
-					  cli_format_size(at, b1, sizeof(b1)));
-		}
+		text_curves(&o, r);
+		text_tables(&o, r);
+		if (o.top)
+			text_hot(&o, r);
 	}
-	if (svg) {
-		char title[256];
-		snprintf(title, sizeof(title), "Working-set graph (%g-byte lines, %zu samples%s)", line, n,
-			 cold ? "" : ", cold misses excluded");
-		if (lp_svg_write(svg, title, shown, nshown, refs, nrefs, marks, ncaches) < 0) {
-			cli_error("%s", lp_errmsg());
-			status = CLI_ERROR;
-		}
+	if (o.svg && write_svg(&o, r, refs, nrefs) < 0) {
+		cli_error("%s", lp_errmsg());
+		status = CLI_ERROR;
 	}
 out:
-	lp_symbols_free(syms);
+	lp_report_free(r);
 	lp_curves_free(refs, nrefs);
-	lp_statstack_free(ss);
-	lp_statcache_free(sc);
-	free(lines);
-	free(ratio_lru);
-	free(ratio_rnd);
-	free(prob);
-	free(rows);
+	lp_symbols_free(syms);
 	free(sizes);
 	lp_profile_free(p);
 	return status;

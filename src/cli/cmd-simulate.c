@@ -1,6 +1,7 @@
 /* locprof simulate: functional cache simulation of a trace. */
 #include "cli.h"
 
+#include <locprof/report.h>
 #include <locprof/sim.h>
 #include <locprof/symbol.h>
 
@@ -325,23 +326,6 @@ static void print_memspy(const struct opts *o, struct lp_memspy **ms)
 		printf("\n]}\n");
 }
 
-static const char *csv_field(const char *s, char *buf, size_t len)
-{
-	size_t k = 0;
-
-	if (!strpbrk(s, ",\"")) 
-		return s;
-	buf[k++] = '"';
-	for (; *s && k + 3 < len; s++) {
-		if (*s == '"')
-			buf[k++] = '"';
-		buf[k++] = *s;
-	}
-	buf[k++] = '"';
-	buf[k] = '\0';
-	return buf;
-}
-
 static void print_attrib(const struct opts *o, struct lp_attrib *a)
 {
 	static const struct { enum lp_attrib_view v; const char *name; } views[] = {
@@ -403,9 +387,9 @@ static void print_attrib(const struct opts *o, struct lp_attrib *a)
 		for (size_t i = 0; i < n; i++) {
 			const struct lp_attrib_row *r = &rows[i];
 			if (o->fmt == FMT_CSV) {
-				printf("%s,%s,", views[t].name, csv_field(r->object, b1, sizeof(b1)));
+				printf("%s,%s,", views[t].name, cli_csv_field(r->object, b1, sizeof(b1)));
 				printf("%s,0x%llx,%s,%llu,%llu,%llu,%llu,%llu,%.0f,%.0f,%.6f\n",
-				       csv_field(r->function, b2, sizeof(b2)), (unsigned long long)r->pc, r->where,
+				       cli_csv_field(r->function, b2, sizeof(b2)), (unsigned long long)r->pc, r->where,
 				       (unsigned long long)r->refs, (unsigned long long)r->accesses,
 				       (unsigned long long)r->misses, (unsigned long long)r->cold,
 				       (unsigned long long)r->replacement, r->stall, r->compute, r->share);
@@ -493,7 +477,8 @@ static int attrib_symbols(const struct opts *o, struct lp_trace_reader *rd, stru
 	return 0;
 }
 
-static int run(int argc, char **argv)
+/* Options into *o; returns -1 to go on, else the exit status. */
+static int parse_options(int argc, char **argv, struct opts *o, int *ncache, int *nlevel)
 {
 	static const struct option longopts[] = {
 		{ "cache", required_argument, NULL, 'c' },
@@ -516,191 +501,217 @@ static int run(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	struct opts o = { .line = 64, .seed = 1, .policies = LP_GRAPH_LRU, .miss_latency = 100,
-			  .compute_cost = 1, .top = 20 };
-	struct lp_symbols *syms = NULL;
-	struct lp_attrib *attrib = NULL;
-	struct lp_trace_reader *rd = NULL;
-	struct lp_sim *sims[MAX_CACHES] = { 0 };
-	struct lp_memspy *ms[MAX_CACHES] = { 0 };
-	struct lp_graph *g = NULL;
-	struct lp_ref *buf = NULL;
-	size_t nsims = 0;
-	int c, status = CLI_OK, ncache = 0, nlevel = 0, sampling;
-	ssize_t n;
+	int c;
 
 	while ((c = cli_getopt(argc, argv, "f:h", longopts)) != -1) {
 		switch (c) {
 		case 'c':
 		case 'l':
-			if (o.nspecs == MAX_CACHES)
+			if (o->nspecs == MAX_CACHES)
 				return cli_usage_error(&cmd_simulate, "at most %d caches", MAX_CACHES);
-			if (lp_cache_spec_parse(&o.specs[o.nspecs], optarg) < 0)
+			if (lp_cache_spec_parse(&o->specs[o->nspecs], optarg) < 0)
 				return cli_usage_error(&cmd_simulate, "bad cache '%s': %s", optarg, lp_errmsg());
-			o.nspecs++;
+			o->nspecs++;
 			if (c == 'c')
-				ncache++;
+				(*ncache)++;
 			else
-				nlevel++;
+				(*nlevel)++;
 			break;
 		case 's':
-			free(o.sizes);
-			if (cli_parse_size_list(optarg, &o.sizes, &o.nsizes) < 0)
+			free(o->sizes);
+			o->sizes = NULL;
+			if (cli_parse_size_list(optarg, &o->sizes, &o->nsizes) < 0)
 				return cli_usage_error(&cmd_simulate, "bad size list '%s'", optarg);
-			o.graph = 1;
+			o->graph = 1;
 			break;
 		case 'p':
-			if (parse_policies(optarg, &o.policies) < 0)
+			if (parse_policies(optarg, &o->policies) < 0)
 				return cli_usage_error(&cmd_simulate, "bad policy list '%s' (known: lru, fifo, random)", optarg);
 			break;
 		case 'L':
-			if (cli_parse_size(optarg, &o.line) < 0 || !o.line || (o.line & (o.line - 1)))
+			if (cli_parse_size(optarg, &o->line) < 0 || !o->line || (o->line & (o->line - 1)))
 				return cli_usage_error(&cmd_simulate, "bad line size '%s' (a power of two)", optarg);
 			break;
 		case 'F':
 			if (!strcmp(optarg, "text"))
-				o.fmt = FMT_TEXT;
+				o->fmt = FMT_TEXT;
 			else if (!strcmp(optarg, "csv"))
-				o.fmt = FMT_CSV;
+				o->fmt = FMT_CSV;
 			else if (!strcmp(optarg, "json"))
-				o.fmt = FMT_JSON;
+				o->fmt = FMT_JSON;
 			else
 				return cli_usage_error(&cmd_simulate, "unknown format '%s' (text, csv, json)", optarg);
 			break;
 		case 'S':
-			if (cli_parse_u64(optarg, &o.seed) < 0)
+			if (cli_parse_u64(optarg, &o->seed) < 0)
 				return cli_usage_error(&cmd_simulate, "bad seed '%s'", optarg);
 			break;
 		case 'f':
 			if (!lp_trace_format_known(optarg))
 				return cli_usage_error(&cmd_simulate, "unknown format '%s' (known: %s)", optarg,
 						       lp_trace_format_names());
-			o.from = optarg;
+			o->from = optarg;
 			break;
 		case 'R':
-			if (cli_parse_size(optarg, &o.sample_length) < 0 || !o.sample_length)
+			if (cli_parse_size(optarg, &o->sample_length) < 0 || !o->sample_length)
 				return cli_usage_error(&cmd_simulate, "bad sample length '%s'", optarg);
 			break;
 		case 'r':
-			if (cli_parse_double(optarg, &o.sample_ratio) < 0 || !(o.sample_ratio > 0 && o.sample_ratio <= 1))
+			if (cli_parse_double(optarg, &o->sample_ratio) < 0 || !(o->sample_ratio > 0 && o->sample_ratio <= 1))
 				return cli_usage_error(&cmd_simulate, "bad sample ratio '%s' (0 < F <= 1)", optarg);
 			break;
 		case 'I':
-			if (cli_parse_size(optarg, &o.sample_interval) < 0 || !o.sample_interval)
+			if (cli_parse_size(optarg, &o->sample_interval) < 0 || !o->sample_interval)
 				return cli_usage_error(&cmd_simulate, "bad sample interval '%s'", optarg);
 			break;
-		case 'D': o.random_lengths = 1; break;
-		case 'A': o.attribute = 1; break;
-		case 'B': o.binary = optarg; break;
+		case 'D': o->random_lengths = 1; break;
+		case 'A': o->attribute = 1; break;
+		case 'B': o->binary = optarg; break;
 		case 'M':
-			if (cli_parse_double(optarg, &o.miss_latency) < 0 || o.miss_latency < 0)
+			if (cli_parse_double(optarg, &o->miss_latency) < 0 || o->miss_latency < 0)
 				return cli_usage_error(&cmd_simulate, "bad miss latency '%s'", optarg);
 			break;
 		case 'C':
-			if (cli_parse_double(optarg, &o.compute_cost) < 0 || o.compute_cost < 0)
+			if (cli_parse_double(optarg, &o->compute_cost) < 0 || o->compute_cost < 0)
 				return cli_usage_error(&cmd_simulate, "bad compute cost '%s'", optarg);
 			break;
 		case 'T':
-			if (cli_parse_u64(optarg, &o.top) < 0)
+			if (cli_parse_u64(optarg, &o->top) < 0)
 				return cli_usage_error(&cmd_simulate, "bad row count '%s'", optarg);
 			break;
-		case 'h': free(o.sizes); return cli_print_usage(&cmd_simulate);
-		default: free(o.sizes); return cli_usage_error(&cmd_simulate, "bad option");
+		case 'h': return cli_print_usage(&cmd_simulate);
+		default: return cli_usage_error(&cmd_simulate, "bad option");
 		}
 	}
-	status = CLI_USAGE;
-	if (argc - optind != 1) {
-		cli_usage_error(&cmd_simulate, "simulate takes one trace");
-		goto out;
-	}
-	o.trace = argv[optind];
-	if ((ncache > 0) + (nlevel > 0) + o.graph != 1) {
-		cli_usage_error(&cmd_simulate, "give exactly one of --cache, --level or --sizes");
-		goto out;
-	}
-	o.hierarchy = nlevel > 0;
-	sampling = o.sample_length || o.sample_ratio > 0 || o.sample_interval || o.random_lengths;
-	if (sampling) {
-		if (!ncache) {
-			cli_usage_error(&cmd_simulate, "sampling works with --cache");
-			goto out;
-		}
-		if (!o.sample_length || (o.sample_ratio > 0) == (o.sample_interval > 0)) {
-			cli_usage_error(&cmd_simulate, "sampling needs --sample-length and one of --sample-ratio or --sample-interval");
-			goto out;
-		}
-		if (o.sample_ratio > 0)
-			o.sample_interval = (uint64_t)((double)o.sample_length / o.sample_ratio + 0.5);
-		if (o.sample_interval < o.sample_length) {
-			cli_usage_error(&cmd_simulate, "the sample interval is shorter than the sample length");
-			goto out;
-		}
-	}
-	if ((o.attribute || o.binary) && (ncache != 1 || sampling || !o.attribute)) {
-		cli_usage_error(&cmd_simulate, o.attribute ? "--attribute takes exactly one --cache and no sampling"
-							   : "--binary goes with --attribute");
-		goto out;
-	}
-	status = CLI_ERROR;
+	return -1;
+}
 
+/* Checks the combination of options; returns -1 to go on, else the exit
+ * status. */
+static int check_options(int argc, char **argv, struct opts *o, int ncache, int nlevel, int *sampling)
+{
+	if (argc - optind != 1)
+		return cli_usage_error(&cmd_simulate, "simulate takes one trace");
+	o->trace = argv[optind];
+	if ((ncache > 0) + (nlevel > 0) + o->graph != 1)
+		return cli_usage_error(&cmd_simulate, "give exactly one of --cache, --level or --sizes");
+	o->hierarchy = nlevel > 0;
+	*sampling = o->sample_length || o->sample_ratio > 0 || o->sample_interval || o->random_lengths;
+	if (*sampling) {
+		if (!ncache)
+			return cli_usage_error(&cmd_simulate, "sampling works with --cache");
+		if (!o->sample_length || (o->sample_ratio > 0) == (o->sample_interval > 0))
+			return cli_usage_error(&cmd_simulate, "sampling needs --sample-length and one of --sample-ratio or --sample-interval");
+		if (o->sample_ratio > 0)
+			o->sample_interval = (uint64_t)((double)o->sample_length / o->sample_ratio + 0.5);
+		if (o->sample_interval < o->sample_length)
+			return cli_usage_error(&cmd_simulate, "the sample interval is shorter than the sample length");
+	}
+	if ((o->attribute || o->binary) && (ncache != 1 || *sampling || !o->attribute))
+		return cli_usage_error(&cmd_simulate, o->attribute ? "--attribute takes exactly one --cache and no sampling"
+								  : "--binary goes with --attribute");
+	return -1;
+}
+
+struct engines {
+	struct lp_symbols *syms;
+	struct lp_attrib *attrib;
+	struct lp_sim *sims[MAX_CACHES];
+	struct lp_memspy *ms[MAX_CACHES];
+	struct lp_graph *g;
+	size_t nsims;
+};
+
+/* The simulators the options ask for; -1 after an error message. */
+static int engines_open(const struct opts *o, int sampling, struct lp_trace_reader *rd, struct engines *en)
+{
+	if (o->attribute) {
+		struct lp_attrib_params ap = { .cache = o->specs[0], .seed = o->seed,
+					       .miss_latency = o->miss_latency, .compute_cost = o->compute_cost };
+
+		if (attrib_symbols(o, rd, &en->syms) < 0)
+			return -1;
+		if (lp_attrib_new(&en->attrib, &ap, en->syms) < 0)
+			goto out_err;
+	} else if (o->graph) {
+		if (lp_graph_new(&en->g, o->sizes, o->nsizes, o->line, o->policies, o->seed) < 0)
+			goto out_err;
+	} else if (sampling) {
+		for (size_t i = 0; i < o->nspecs; i++) {
+			struct lp_memspy_params p = { .cache = o->specs[i], .sample_length = o->sample_length,
+						      .sample_interval = o->sample_interval,
+						      .random_lengths = o->random_lengths, .seed = o->seed };
+			if (lp_memspy_new(&en->ms[i], &p) < 0)
+				goto out_err;
+		}
+	} else if (o->hierarchy) {
+		if (lp_sim_new(&en->sims[0], o->specs, o->nspecs, o->seed, LP_SIM_3C) < 0)
+			goto out_err;
+		en->nsims = 1;
+	} else {
+		for (size_t i = 0; i < o->nspecs; i++, en->nsims++)
+			if (lp_sim_new(&en->sims[i], &o->specs[i], 1, o->seed, LP_SIM_3C) < 0)
+				goto out_err;
+	}
+	return 0;
+out_err:
+	cli_error("%s", lp_errmsg());
+	return -1;
+}
+
+static int engines_feed(const struct opts *o, struct engines *en, const struct lp_ref *buf, size_t n)
+{
+	int err = 0;
+
+	if (en->g)
+		err = lp_graph_refs(en->g, buf, n);
+	if (en->attrib)
+		err = lp_attrib_refs(en->attrib, buf, n);
+	for (size_t i = 0; i < en->nsims && !err; i++)
+		err = lp_sim_refs(en->sims[i], buf, n);
+	for (size_t i = 0; i < o->nspecs && en->ms[i] && !err; i++)
+		err = lp_memspy_refs(en->ms[i], buf, n);
+	return err;
+}
+
+static void engines_free(struct engines *en)
+{
+	lp_graph_free(en->g);
+	lp_attrib_free(en->attrib);
+	lp_symbols_free(en->syms);
+	for (size_t i = 0; i < MAX_CACHES; i++) {
+		lp_sim_free(en->sims[i]);
+		lp_memspy_free(en->ms[i]);
+	}
+}
+
+static int run(int argc, char **argv)
+{
+	struct opts o = { .line = 64, .seed = 1, .policies = LP_GRAPH_LRU, .miss_latency = 100,
+			  .compute_cost = 1, .top = 20 };
+	struct engines en = { 0 };
+	struct lp_trace_reader *rd = NULL;
+	struct lp_ref *buf = NULL;
+	int status, ncache = 0, nlevel = 0, sampling = 0;
+	ssize_t n;
+
+	if ((status = parse_options(argc, argv, &o, &ncache, &nlevel)) >= 0 ||
+	    (status = check_options(argc, argv, &o, ncache, nlevel, &sampling)) >= 0)
+		goto out;
+	status = CLI_ERROR;
 	if (lp_trace_reader_open(&rd, o.trace, o.from) < 0) {
 		cli_error("%s", lp_errmsg());
 		goto out;
 	}
-	if (o.attribute) {
-		struct lp_attrib_params ap = { .cache = o.specs[0], .seed = o.seed,
-					       .miss_latency = o.miss_latency, .compute_cost = o.compute_cost };
-
-		if (attrib_symbols(&o, rd, &syms) < 0)
-			goto out;
-		if (lp_attrib_new(&attrib, &ap, syms) < 0) {
-			cli_error("%s", lp_errmsg());
-			goto out;
-		}
-	} else if (o.graph) {
-		if (lp_graph_new(&g, o.sizes, o.nsizes, o.line, o.policies, o.seed) < 0) {
-			cli_error("%s", lp_errmsg());
-			goto out;
-		}
-	} else if (sampling) {
-		for (size_t i = 0; i < o.nspecs; i++) {
-			struct lp_memspy_params p = { .cache = o.specs[i], .sample_length = o.sample_length,
-						      .sample_interval = o.sample_interval,
-						      .random_lengths = o.random_lengths, .seed = o.seed };
-			if (lp_memspy_new(&ms[i], &p) < 0) {
-				cli_error("%s", lp_errmsg());
-				goto out;
-			}
-		}
-	} else if (o.hierarchy) {
-		if (lp_sim_new(&sims[0], o.specs, o.nspecs, o.seed, LP_SIM_3C) < 0) {
-			cli_error("%s", lp_errmsg());
-			goto out;
-		}
-		nsims = 1;
-	} else {
-		for (size_t i = 0; i < o.nspecs; i++, nsims++)
-			if (lp_sim_new(&sims[i], &o.specs[i], 1, o.seed, LP_SIM_3C) < 0) {
-				cli_error("%s", lp_errmsg());
-				goto out;
-			}
-	}
+	if (engines_open(&o, sampling, rd, &en) < 0)
+		goto out;
 	if (!(buf = malloc(BATCH * sizeof(*buf)))) {
 		cli_error("out of memory");
 		goto out;
 	}
 	status = CLI_OK;
 	while ((n = lp_trace_read(rd, buf, BATCH)) > 0) {
-		int err = 0;
-		if (g)
-			err = lp_graph_refs(g, buf, (size_t)n);
-		if (attrib)
-			err = lp_attrib_refs(attrib, buf, (size_t)n);
-		for (size_t i = 0; i < nsims && !err; i++)
-			err = lp_sim_refs(sims[i], buf, (size_t)n);
-		for (size_t i = 0; i < o.nspecs && ms[i] && !err; i++)
-			err = lp_memspy_refs(ms[i], buf, (size_t)n);
-		if (err < 0) {
+		if (engines_feed(&o, &en, buf, (size_t)n) < 0) {
 			cli_error("%s", lp_errmsg());
 			status = CLI_ERROR;
 			goto out;
@@ -708,26 +719,20 @@ static int run(int argc, char **argv)
 	}
 	if (n < 0 && (status = cli_trace_read_failed((int)n, rd)) == CLI_ERROR)
 		goto out;
-	if (attrib) {
-		print_attrib(&o, attrib);
-	} else if (g) {
+	if (en.attrib) {
+		print_attrib(&o, en.attrib);
+	} else if (en.g) {
 		/* references are not counted by the graph; the reader's count is records */
-		print_graph(&o, g, lp_trace_reader_count(rd));
+		print_graph(&o, en.g, lp_trace_reader_count(rd));
 	} else if (sampling) {
-		print_memspy(&o, ms);
+		print_memspy(&o, en.ms);
 	} else {
-		print_sim(&o, sims, nsims, lp_sim_references(sims[0]));
+		print_sim(&o, en.sims, en.nsims, lp_sim_references(en.sims[0]));
 	}
 out:
 	lp_trace_reader_free(rd);
 	free(buf);
-	lp_graph_free(g);
-	lp_attrib_free(attrib);
-	lp_symbols_free(syms);
-	for (size_t i = 0; i < MAX_CACHES; i++) {
-		lp_sim_free(sims[i]);
-		lp_memspy_free(ms[i]);
-	}
+	engines_free(&en);
 	free(o.sizes);
 	return status;
 }

@@ -10,7 +10,7 @@ static const struct cli_command *const commands[] = {
 	&cmd_convert,   /* cmd-convert.c */
 	&cmd_cxx,       /* cmd-cc.c: c++ */
 	&cmd_dump,      /* cmd-dump.c */
-	&cmd_model,     /* cmd-model.c */
+	&cmd_predict,   /* cmd-predict.c (also: model) */
 	&cmd_record,    /* cmd-record.c */
 	&cmd_report,    /* cmd-report.c */
 	&cmd_reusedist, /* cmd-reusedist.c */
@@ -24,7 +24,8 @@ static const struct cli_command *const commands[] = {
 static const struct cli_command *find(const char *name)
 {
 	for (size_t i = 0; i < NCOMMANDS; i++)
-		if (!strcmp(commands[i]->name, name))
+		if (!strcmp(commands[i]->name, name) ||
+		    (commands[i]->alias && !strcmp(commands[i]->alias, name)))
 			return commands[i];
 	return NULL;
 }

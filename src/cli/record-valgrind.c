@@ -9,6 +9,7 @@
  * run links them into a private temporary directory and points VALGRIND_LIB
  * there; the user never sees it. */
 #include "cli.h"
+#include "cli-path.h"
 #include "record.h"
 
 #include <errno.h>
@@ -44,38 +45,11 @@ static int dir_has(const char *dir, const char *name)
 	return is_file(p);
 }
 
-/* The directory with our tool: $LOCPROF_VG_DIR, or next to the locprof
- * binary in the build tree (src/vg) or an install (../lib/locprof/valgrind). */
+/* The directory with our tool: $LOCPROF_VG_DIR, else the build tree or
+ * install layout around the locprof executable (cli-path.h). */
 static int find_tool_dir(char *out, size_t len)
 {
-	static const char *const layouts[] = { "src/vg", "../lib/locprof/valgrind",
-					       "lib/locprof/valgrind" };
-	const char *env = getenv("LOCPROF_VG_DIR");
-	char exe[PATH_MAX], cand[PATH_MAX];
-	ssize_t n;
-	char *slash;
-
-	if (env && *env) {
-		snprintf(out, len, "%s", env);
-		return dir_has(out, VG_TOOL) ? 0 : -1;
-	}
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0)
-		return -1;
-	exe[n] = 0;
-	slash = strrchr(exe, '/');
-	if (!slash)
-		return -1;
-	*slash = 0;
-	for (size_t i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++) {
-		if ((size_t)snprintf(cand, sizeof(cand), "%s/%s", exe, layouts[i]) >= sizeof(cand))
-			continue;
-		if (dir_has(cand, VG_TOOL) && strlen(cand) < len) {
-			memcpy(out, cand, strlen(cand) + 1);
-			return 0;
-		}
-	}
-	return -1;
+	return cli_own_dir(CLI_OWN_VALGRIND, "LOCPROF_VG_DIR", VG_TOOL, out, len);
 }
 
 static int find_system_dir(char *out, size_t len)

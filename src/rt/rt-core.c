@@ -36,6 +36,11 @@
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h> /* RUNNING_ON_VALGRIND: a client request, no library */
+#else
+#define RUNNING_ON_VALGRIND 0
+#endif
 
 /* Always-empty page counts, for threads with nothing to watch yet and for
  * the inert runtime (bss: its pages cost nothing). */
@@ -243,7 +248,10 @@ static void rt_process_init(void)
 		return;
 	}
 	sock = getenv(LP_ENV_SOCKET);
-	if (sock && *sock && strlen(sock) < sizeof(g.addr.sun_path)) {
+	/* Under valgrind (record --backend valgrind, or a program run under
+	 * valgrind by hand) locprof's valgrind tool does the recording: the
+	 * runtime stays inert, as when the program is not recorded. */
+	if (sock && *sock && strlen(sock) < sizeof(g.addr.sun_path) && !RUNNING_ON_VALGRIND) {
 		g.addr.sun_family = AF_UNIX;
 		strcpy(g.addr.sun_path, sock);
 		s = getenv(LP_ENV_MODE);
@@ -312,20 +320,35 @@ static void rt_shadow_fail(long err)
 	syscall(SYS_exit_group, 127);
 }
 
+static long rt_shadow_mmap(uint64_t bytes)
+{
+	/* every argument a long: syscall() reads six, and an int 0 would leave
+	 * the offset's upper half undefined */
+	return syscall(SYS_mmap, (long)LP_RT_SHADOW, (long)bytes, (long)(PROT_READ | PROT_WRITE),
+		       (long)(MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE), -1L, 0L);
+}
+
 static void rt_shadow_map(void)
 {
 	static int mapped;
+	uint64_t bytes = LP_RT_SHADOW_BYTES;
 	long p;
 
 	if (mapped)
 		return;
-	p = syscall(SYS_mmap, (void *)(uintptr_t)LP_RT_SHADOW, LP_RT_SHADOW_BYTES,
-		    PROT_READ | PROT_WRITE,
-		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+	p = rt_shadow_mmap(bytes);
+	/* Valgrind gives its client far less than 2^47 bytes of address space
+	 * (below 2^37 in valgrind 3.19) and refuses a mapping of 2 TiB. The
+	 * largest shadow it accepts (32 GiB there) covers 2^41 bytes of
+	 * addresses, more than any the program can have under valgrind. */
+	while (p == -1 && RUNNING_ON_VALGRIND && bytes > (1ull << 30)) {
+		bytes /= 2;
+		p = rt_shadow_mmap(bytes);
+	}
 	if (p == -1)
 		rt_shadow_fail(errno);
 	if ((uint64_t)p != LP_RT_SHADOW) { /* a kernel before 4.17 took it as a hint */
-		syscall(SYS_munmap, (void *)p, LP_RT_SHADOW_BYTES);
+		syscall(SYS_munmap, (void *)p, bytes);
 		rt_shadow_fail(EEXIST);
 	}
 	mapped = 1;

@@ -2,7 +2,7 @@
  * file and from text. */
 #include "fuzz-util.h"
 
-#include <locprof/xpred.h>
+#include <locprof/prediction.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -11,7 +11,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (lp_machine_parse(&m, text, "fuzz") == 0)
 		for (size_t i = 0; i < m.n; i++)
-			if (!lp_xlevel_sets(&m.level[i]) || !lp_xlevel_ways(&m.level[i]))
+			if (!lp_pred_level_sets(&m.level[i]) || !lp_pred_level_ways(&m.level[i]))
 				abort();
 	free(text);
 	lp_machine_read(&m, fuzz_file(data, size));

@@ -2,18 +2,18 @@
  * model.xmodel, docs/prediction.md). */
 #include "fuzz-util.h"
 
-#include <locprof/xpred.h>
+#include <locprof/prediction.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct lp_xmodel *m;
+	struct lp_pred_model *m;
 
-	if (lp_xmodel_read(&m, fuzz_file(data, size)) == 0) {
-		for (size_t g = 0; g < lp_xmodel_ngroups(m); g++) {
-			struct lp_xgroup_info gi;
-			lp_xmodel_group(m, g, &gi);
+	if (lp_pred_model_read(&m, fuzz_file(data, size)) == 0) {
+		for (size_t g = 0; g < lp_pred_model_ngroups(m); g++) {
+			struct lp_pred_group_info gi;
+			lp_pred_model_group(m, g, &gi);
 		}
-		lp_xmodel_free(m);
+		lp_pred_model_free(m);
 	}
 	return 0;
 }

@@ -48,9 +48,9 @@ printf '# a comment\nname small\ncache L1 2K full 32B\ntlb TLB 8 1KiB 2\n' >"$D/
 for p in 64 96 128; do
 	awk -v P=$p 'BEGIN { for (r = 0; r < 3; r++) for (i = 0; i < P; i++) printf "R %x 8 10\n", 1048576 + i * 4096
 		for (r = 0; r < 2; r++) for (i = 0; i < P; i++) printf "R %x 8 20\n", 268435456 + i * 64 }' >"$T/walk-$p.txt"
-	"$L" model collect -q --size $p -o "$T/runs" --trace "$T/walk-$p.txt" --line 64 --page 4K --sets 64x64 2>/dev/null
+	"$L" predict collect -q --size $p -o "$T/runs" --trace "$T/walk-$p.txt" --line 64 --page 4K --sets 64x64 2>/dev/null
 done
-"$L" model fit -q "$T/runs" 2>/dev/null
+"$L" predict fit -q "$T/runs" 2>/dev/null
 cp "$T"/runs/size-*.xrun "$D/xrun/"
 cp "$T/runs/model.xmodel" "$D/xmodel/"
 

@@ -3,6 +3,7 @@
 
 #include "common/error.h"
 #include "common/io.h"
+#include "common/svg.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -49,15 +50,31 @@ int lp_curves_read_csv(const char *path, struct lp_curve **out, size_t *nout)
 
 	if ((err = lp_in_open(&in, path)) < 0)
 		return err;
+	/* Tables are separated by an empty line and start with their header
+	 * line; only the curve table (header "curve,...", or rows without a
+	 * header) is read, the others (the named caches and hot spots of
+	 * `locprof report`) are skipped. */
+	int in_curves = 1, want_header = 0;
 	while ((got = lp_in_getline(in, &line)) > 0) {
 		char name[128];
 		unsigned long long size;
 		double ratio;
 		size_t i;
 		lineno++;
-		if (line[0] == '#' || line[0] == '\0' || !strncmp(line, "curve,", 6))
+		if (line[0] == '\0') {
+			want_header = 1;
 			continue;
-		if (sscanf(line, "%127[^,],%llu,%lf", name, &size, &ratio) != 3 || !isfinite(ratio)) {
+		}
+		if (line[0] == '#')
+			continue;
+		int row = sscanf(line, "%127[^,],%llu,%lf", name, &size, &ratio) == 3;
+		if (want_header) {
+			want_header = 0;
+			in_curves = row || !strncmp(line, "curve,", 6);
+		}
+		if (!in_curves || !strncmp(line, "curve,", 6))
+			continue;
+		if (!row || !isfinite(ratio)) {
 			err = lp_seterr(LP_EPARSE, "%s: line %zu: not a curve row", path, lineno);
 			goto out_fail;
 		}
@@ -92,8 +109,6 @@ out_fail:
 	return err;
 }
 
-static const char *const colors[] = { "#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b" };
-
 static void size_label(char *buf, size_t len, double bytes)
 {
 	if (bytes >= 1024.0 * 1024 * 1024)
@@ -104,20 +119,6 @@ static void size_label(char *buf, size_t len, double bytes)
 		snprintf(buf, len, "%gK", bytes / 1024);
 	else
 		snprintf(buf, len, "%g", bytes);
-}
-
-static void xml_text(struct lp_out *o, const char *s)
-{
-	for (; *s; s++) {
-		if (*s == '<')
-			lp_out_printf(o, "&lt;");
-		else if (*s == '>')
-			lp_out_printf(o, "&gt;");
-		else if (*s == '&')
-			lp_out_printf(o, "&amp;");
-		else
-			lp_out_write(o, s, 1);
-	}
 }
 
 int lp_svg_write(const char *path, const char *title, const struct lp_curve *curves, size_t n,
@@ -156,16 +157,11 @@ int lp_svg_write(const char *path, const char *title, const struct lp_curve *cur
 #define X(b) (ml + (log2(b) - lo) / (hi - lo) * pw)
 #define Y(r) (mt + ph - (r) / ytop * ph)
 
-	if ((err = lp_out_open(&o, path)) < 0)
+	if ((err = lp_svg_open(&o, path, W, H, "Helvetica, Arial, sans-serif")) < 0)
 		return err;
-	lp_out_printf(o, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-			 "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%g\" height=\"%g\" "
-			 "viewBox=\"0 0 %g %g\" font-family=\"Helvetica, Arial, sans-serif\" font-size=\"12\">\n"
-			 "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
-		      W, H, W, H);
 	lp_out_printf(o, "<text x=\"%g\" y=\"24\" text-anchor=\"middle\" font-size=\"15\" font-weight=\"bold\">",
 		      ml + pw / 2);
-	xml_text(o, title);
+	lp_svg_text(o, title);
 	lp_out_printf(o, "</text>\n");
 	/* grid and ticks: every power of two on x (labels every other one when
 	 * crowded), every ystep on y */
@@ -203,7 +199,7 @@ int lp_svg_write(const char *path, const char *title, const struct lp_curve *cur
 	for (int pass = 0; pass < 2; pass++) {
 		const struct lp_curve *c = pass ? refs : curves;
 		for (size_t i = 0; i < (pass ? nrefs : n); i++, legend++) {
-			const char *col = colors[legend % 6];
+			const char *col = lp_svg_color(legend % 6);
 			int started = 0;
 			lp_out_printf(o, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"%s\"%s points=\"", col,
 				      pass ? "1.5" : "2", pass ? " stroke-dasharray=\"6,4\"" : "");
@@ -220,7 +216,7 @@ int lp_svg_write(const char *path, const char *title, const struct lp_curve *cur
 				      ml + pw + 12, ly, ml + pw + 40, ly, col,
 				      pass ? " stroke-dasharray=\"6,4\"" : "");
 			lp_out_printf(o, "<text x=\"%g\" y=\"%g\">", ml + pw + 46, ly + 4);
-			xml_text(o, c[i].name);
+			lp_svg_text(o, c[i].name);
 			lp_out_printf(o, "%s</text>\n", pass ? " (ref.)" : "");
 		}
 	}
@@ -230,11 +226,10 @@ int lp_svg_write(const char *path, const char *title, const struct lp_curve *cur
 		double x = X((double)marks[i].size), y = Y(marks[i].ratio);
 		lp_out_printf(o, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4.5\" fill=\"black\"/>\n", x, y);
 		lp_out_printf(o, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">", x + 6, y - 6);
-		xml_text(o, marks[i].label);
+		lp_svg_text(o, marks[i].label);
 		lp_out_printf(o, "</text>\n");
 	}
-	lp_out_printf(o, "</svg>\n");
 #undef X
 #undef Y
-	return lp_out_close(o);
+	return lp_svg_close(o);
 }

@@ -10,9 +10,10 @@
  * core the runtime and the valgrind tool use too) maps line -> one watch. */
 #include <locprof/sample.h>
 
+#include "common/array.h"
 #include "common/debug.h"
 #include "common/error.h"
-#include "common/hash.h"
+#include "common/htab.h"
 #include "common/rng.h"
 #include "common/watch-core.h"
 
@@ -41,10 +42,8 @@ struct lp_sampler {
 	 * may be anything up to 2^32 - 1, and the profile's table of
 	 * references per thread must not grow with the largest one */
 	uint64_t *thread_refs;
-	uint32_t n_threads, cap_threads;
-	uint64_t *tid_keys; /* open addressing: trace id + 1, 0 = empty */
-	uint32_t *tid_vals; /* dense index */
-	size_t tid_mask;
+	size_t n_threads, cap_threads;
+	struct lp_htab tids; /* trace thread id -> dense index */
 	uint32_t cur_tid, cur_idx; /* the last thread looked up */
 };
 
@@ -72,6 +71,10 @@ int lp_sampler_new(struct lp_sampler **out, struct lp_profile *p)
 		return lp_seterr(LP_ENOMEM, "out of memory");
 	s->p = p;
 	s->n = p->n_line_sizes;
+	if (lp_htab_init(&s->tids, 16) < 0) {
+		free(s);
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	}
 	s->rate = p->rate;
 	for (unsigned i = 0; i < s->n; i++) {
 		struct lane *l = &s->lanes[i];
@@ -94,60 +97,22 @@ int lp_sampler_new(struct lp_sampler **out, struct lp_profile *p)
 	return 0;
 }
 
-static int tid_table_grow(struct lp_sampler *s)
-{
-	size_t ocap = s->tid_keys ? s->tid_mask + 1 : 0, cap = ocap ? 2 * ocap : 64;
-	uint64_t *keys = calloc(cap, sizeof(*keys));
-	uint32_t *vals = malloc(cap * sizeof(*vals));
-
-	if (!keys || !vals) {
-		free(keys);
-		free(vals);
-		return LP_ENOMEM;
-	}
-	for (size_t i = 0; i < ocap; i++) {
-		if (!s->tid_keys[i])
-			continue;
-		size_t j = lp_hash64(s->tid_keys[i]) & (cap - 1);
-		while (keys[j])
-			j = (j + 1) & (cap - 1);
-		keys[j] = s->tid_keys[i];
-		vals[j] = s->tid_vals[i];
-	}
-	free(s->tid_keys);
-	free(s->tid_vals);
-	s->tid_keys = keys;
-	s->tid_vals = vals;
-	s->tid_mask = cap - 1;
-	return 0;
-}
-
 /* The dense index of trace thread id tid, registering it when new. */
 static int thread_index(struct lp_sampler *s, uint32_t tid, uint32_t *idx)
 {
-	uint64_t key = (uint64_t)tid + 1;
-	size_t j;
+	uint64_t *val;
+	int isnew, err;
 
-	if ((!s->tid_keys || 2 * ((size_t)s->n_threads + 1) > s->tid_mask + 1) &&
-	    tid_table_grow(s) < 0)
-		return lp_seterr(LP_ENOMEM, "out of memory");
-	for (j = lp_hash64(key) & s->tid_mask; s->tid_keys[j]; j = (j + 1) & s->tid_mask)
-		if (s->tid_keys[j] == key) {
-			*idx = s->tid_vals[j];
-			return 0;
-		}
-	if (s->n_threads == s->cap_threads) {
-		uint32_t cap = s->cap_threads ? 2 * s->cap_threads : 16;
-		uint64_t *v = realloc(s->thread_refs, (size_t)cap * sizeof(*v));
-		if (!v)
-			return lp_seterr(LP_ENOMEM, "out of memory");
-		s->thread_refs = v;
-		s->cap_threads = cap;
+	if ((err = lp_htab_reserve(&s->tids, 1)) < 0 ||
+	    (err = LP_ARRAY_RESERVE(s->thread_refs, s->cap_threads, s->n_threads + 1, 16,
+				    "threads")) < 0)
+		return err;
+	val = lp_htab_get(&s->tids, tid, &isnew);
+	if (isnew) {
+		s->thread_refs[s->n_threads] = 0;
+		*val = s->n_threads++;
 	}
-	s->thread_refs[s->n_threads] = 0;
-	s->tid_keys[j] = key;
-	s->tid_vals[j] = s->n_threads;
-	*idx = s->n_threads++;
+	*idx = (uint32_t)*val;
 	return 0;
 }
 
@@ -175,8 +140,7 @@ void lp_sampler_free(struct lp_sampler *s)
 	for (unsigned i = 0; i < LP_PROFILE_MAX_LINE_SIZES; i++)
 		free(s->lanes[i].watches.slot);
 	free(s->thread_refs);
-	free(s->tid_keys);
-	free(s->tid_vals);
+	lp_htab_release(&s->tids);
 	free(s);
 }
 

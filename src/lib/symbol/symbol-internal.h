@@ -13,4 +13,24 @@ size_t lp_symbols_data_count(struct lp_symbols *s);
 /* The address range of entry i < lp_symbols_data_count(). */
 void lp_symbols_data_range(struct lp_symbols *s, size_t i, uint64_t *start, uint64_t *end);
 
+
+/* Strings owned by one lp_symbols, each stored once. */
+struct lp_strpool {
+	char **v;
+	size_t mask, n;
+};
+/* A copy of s in the pool (the same pointer for equal strings); NULL when
+ * s is NULL or memory runs out. */
+const char *lp_strpool_add(struct lp_strpool *p, const char *s);
+void lp_strpool_release(struct lp_strpool *p);
+
+/* name as a person reads it: demangled without parameters, template
+ * arguments as <...>, gcc's outlined OpenMP region `f._omp_fn.N` as
+ * `f [omp region]`. In the pool. */
+const char *lp_name_readable(struct lp_strpool *p, const char *name);
+/* Whether name is an outlined OpenMP region (gcc's or clang's). */
+int lp_name_omp_outlined(const char *name);
+/* "enclosing [omp region]", in the pool. */
+const char *lp_name_omp_region(struct lp_strpool *p, const char *enclosing);
+
 #endif

@@ -73,6 +73,7 @@ struct lp_symbols {
 	struct pcent *pcs;
 	size_t pcmask, npcs;
 	char *warning;
+	struct lp_strpool names; /* readable names, labels */
 };
 
 static char *debuginfo_path;
@@ -239,6 +240,7 @@ void lp_symbols_free(struct lp_symbols *s)
 	free(s->ds);
 	free(s->pcs);
 	free(s->warning);
+	lp_strpool_release(&s->names);
 	free(s);
 }
 
@@ -368,13 +370,52 @@ static int line_of(Dwarf_Die *cu, uint64_t addr, struct lp_code_loc *out)
 	const char *file;
 	int ln = 0;
 
-	if (!line || !(file = dwarf_linesrc(line, NULL, NULL)) || dwarf_lineno(line, &ln) < 0)
+	if (!line || !(file = dwarf_linesrc(line, NULL, NULL)) || dwarf_lineno(line, &ln) < 0 || ln <= 0)
 		return 0;
 	out->file = basename_of(file);
 	out->line = ln;
 	if (dwarf_linecol(line, &out->column) < 0)
 		out->column = 0;
-	return ln > 0;
+	return 1;
+}
+
+/* The nearest line record with a line before addr in its sequence, else
+ * after it (within 64 records): where the compiler marked code as line 0
+ * (code shared by several lines, moved by the optimiser), the line it
+ * belongs to is the nearest one around it. 1 when found. */
+static int nearest_line(Dwarf_Die *cu, uint64_t addr, struct lp_code_loc *out)
+{
+	Dwarf_Lines *lines;
+	size_t n, lo = 0, hi;
+
+	if (dwarf_getsrclines(cu, &lines, &n) != 0 || !n)
+		return 0;
+	hi = n;
+	while (lo < hi) { /* first record after addr */
+		size_t mid = (lo + hi) / 2;
+		Dwarf_Addr a = 0;
+
+		dwarf_lineaddr(dwarf_onesrcline(lines, mid), &a);
+		if (a <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (int dir = -1; dir <= 1; dir += 2)
+		for (size_t i = lo, k = 0; k < 64; k++) {
+			Dwarf_Line *l;
+			bool end = false;
+			Dwarf_Addr a = 0;
+
+			if (dir < 0 ? i == 0 : i >= n)
+				break;
+			l = dwarf_onesrcline(lines, dir < 0 ? --i : i++);
+			if (dwarf_lineendsequence(l, &end) == 0 && end)
+				break;
+			if (dwarf_lineaddr(l, &a) == 0 && line_of(cu, a, out))
+				return 1;
+		}
+	return 0;
 }
 
 /* The chain of functions (subprogram, then inlined subroutines, outermost
@@ -419,63 +460,167 @@ static int fn_chain(Dwarf_Die *parent, uint64_t addr, Dwarf_Die *chain, int n, i
 	return n;
 }
 
+static Dwarf_Word die_udata(Dwarf_Die *die, int name)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Word v = 0;
+
+	if (!dwarf_attr_integrate(die, name, &attr) || dwarf_formudata(&attr, &v) != 0)
+		return 0;
+	return v;
+}
+
+/* The function a clang-outlined OpenMP region (`.omp_outlined.`, a
+ * subprogram of the unit) was written in: the function defined last
+ * before the region's line in the same file, among the unit's functions
+ * and those in its namespaces (*best: its line so far). 1 when found. */
+static int omp_enclosing(Dwarf_Die *parent, Dwarf_Die *region, Dwarf_Word *best, Dwarf_Die *found)
+{
+	Dwarf_Word file = die_udata(region, DW_AT_decl_file), line = die_udata(region, DW_AT_decl_line);
+	int any = 0;
+	Dwarf_Die c;
+
+	if (dwarf_child(parent, &c) != 0)
+		return 0;
+	do {
+		const char *fn;
+		Dwarf_Word l;
+
+		if (dwarf_tag(&c) == DW_TAG_namespace) {
+			any |= omp_enclosing(&c, region, best, found);
+			continue;
+		}
+		if (dwarf_tag(&c) != DW_TAG_subprogram || dwarf_hasattr(&c, DW_AT_declaration) ||
+		    die_udata(&c, DW_AT_decl_file) != file || (l = die_udata(&c, DW_AT_decl_line)) > line ||
+		    l < *best)
+			continue;
+		fn = die_name(&c);
+		if (!fn || lp_name_omp_outlined(fn))
+			continue;
+		*best = l;
+		*found = c;
+		any = 1;
+	} while (dwarf_siblingof(&c, &c) == 0);
+	return any;
+}
+
+/* The readable name of a function's DIE: its linkage name (C++) demangled,
+ * else its name; a clang-outlined OpenMP region after the function that
+ * encloses it. */
+static const char *die_fn_name(struct lp_symbols *s, Dwarf_Die *cu, Dwarf_Die *die)
+{
+	Dwarf_Attribute attr;
+	const char *name = NULL;
+	Dwarf_Word best = 0;
+	Dwarf_Die outer;
+
+	if (dwarf_attr_integrate(die, DW_AT_linkage_name, &attr) ||
+	    dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr))
+		name = dwarf_formstring(&attr);
+	if (!name)
+		name = die_name(die);
+	if (name && !strncmp(name, ".omp_outlined.", 14) && omp_enclosing(cu, die, &best, &outer))
+		return lp_name_omp_region(&s->names, die_fn_name(s, cu, &outer));
+	return lp_name_readable(&s->names, name);
+}
+
+/* The call site of an inlined subroutine's DIE (in the function it was
+ * inlined into). 1 when known. */
+static int call_site(Dwarf_Die *cu, Dwarf_Die *die, const char **file, int *line, int *column)
+{
+	Dwarf_Files *files = NULL;
+	size_t nfiles = 0;
+	Dwarf_Word f, l;
+
+	if (dwarf_getsrcfiles(cu, &files, &nfiles) < 0 || !dwarf_hasattr(die, DW_AT_call_file) ||
+	    (f = die_udata(die, DW_AT_call_file)) >= nfiles || !(l = die_udata(die, DW_AT_call_line)))
+		return 0;
+	*file = basename_of(dwarf_filesrc(files, f, NULL, NULL));
+	*line = (int)l;
+	if (column)
+		*column = (int)die_udata(die, DW_AT_call_column);
+	return *file != NULL;
+}
+
+/* out->label from the other fields. */
+static void make_label(struct lp_symbols *s, struct lp_code_loc *out)
+{
+	char *l = NULL, *c = NULL;
+	int err;
+
+	if (!out->function)
+		return;
+	if (out->file)
+		err = asprintf(&l, "%s (%s:%d)", out->function, out->file, out->line);
+	else
+		err = asprintf(&l, "%s", out->function);
+	if (err < 0)
+		return;
+	if (out->caller && out->caller_file)
+		err = asprintf(&c, "%s in %s (%s:%d)", l, out->caller, out->caller_file, out->caller_line);
+	else if (out->caller)
+		err = asprintf(&c, "%s in %s", l, out->caller);
+	out->label = lp_strpool_add(&s->names, err >= 0 && c ? c : l);
+	free(c);
+	free(l);
+}
+
 /* The function and the source line of pc. The function is the innermost
  * one that contains pc, inlined or not (DWARF scopes), after stepping out
  * of inlined runtime callbacks; its place is the line table's, or for a
  * function we stepped out of, the call site of the inlined code. Where the
  * line table has no line for pc (line 0: compiler-generated code, such as
  * the instruction after a call, which is what a recorded return address
- * points at), pc - 1 is used instead, for the line and the scopes. Without
- * DWARF: the ELF symbol only. */
+ * points at), pc - 1 is used instead, for the line and the scopes, and
+ * failing that the nearest line record. Code inlined into a function
+ * names that function and the line of the call there (the outermost
+ * inlined call; an outlined OpenMP region's own inlined body counts as
+ * the region). Without DWARF: the ELF symbol only. */
 int lp_symbols_pc_dwfl(struct lp_symbols *s, uint64_t pc, struct lp_code_loc *out)
 {
 	Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, pc);
 	Dwarf_Die cudie, chain[64];
 	Dwarf_Addr bias = 0;
-	int n = 0;
+	int n = 0, k, base = 0;
 
 	memset(out, 0, sizeof(*out));
 	if (!mod)
 		return 0;
-	out->function = dwfl_module_addrname(mod, pc);
+	out->function = lp_name_readable(&s->names, dwfl_module_addrname(mod, pc));
 	if (cu_of(s, mod, pc, &cudie, &bias)) {
 		uint64_t addr = pc - bias;
 
-		if (!line_of(&cudie, addr, out) && line_of(&cudie, addr - 1, out))
-			addr--;
+		if (!line_of(&cudie, addr, out)) {
+			if (line_of(&cudie, addr - 1, out))
+				addr--;
+			else
+				nearest_line(&cudie, addr, out);
+		}
 		n = fn_chain(&cudie, addr, chain, 0, (int)(sizeof(chain) / sizeof(chain[0])));
 	}
-	if (n > 0) {
-		Dwarf_Files *files = NULL;
-		size_t nfiles = 0;
-
-		for (int i = n - 1; i >= 0; i--) {
-			const char *name = die_name(&chain[i]);
-			Dwarf_Attribute attr;
-			Dwarf_Word file, line;
-
-			if (!i || dwarf_tag(&chain[i]) != DW_TAG_inlined_subroutine || !runtime_function(name)) {
-				if (name)
-					out->function = name;
-				break;
-			}
-			/* a runtime callback inlined here: the place is its
-			 * call site, in the next function out */
-			if (!files && dwarf_getsrcfiles(&cudie, &files, &nfiles) < 0)
-				files = NULL;
-			if (files && dwarf_formudata(dwarf_attr(&chain[i], DW_AT_call_file, &attr), &file) == 0 &&
-			    dwarf_formudata(dwarf_attr(&chain[i], DW_AT_call_line, &attr), &line) == 0 &&
-			    file < nfiles) {
-				Dwarf_Word col = 0;
-
-				if (dwarf_formudata(dwarf_attr(&chain[i], DW_AT_call_column, &attr), &col) != 0)
-					col = 0;
-				out->file = basename_of(dwarf_filesrc(files, file, NULL, NULL));
-				out->line = (int)line;
-				out->column = (int)col;
-			}
+	if (n <= 0)
+		goto out;
+	/* k: the innermost frame that is not an inlined runtime callback;
+	 * the place of a callback is its call site, in the next frame out */
+	for (k = n - 1; k > 0 && dwarf_tag(&chain[k]) == DW_TAG_inlined_subroutine &&
+			runtime_function(die_name(&chain[k]));
+	     k--)
+		call_site(&cudie, &chain[k], &out->file, &out->line, &out->column);
+	if (die_name(&chain[k]))
+		out->function = die_fn_name(s, &cudie, &chain[k]);
+	while (base + 1 < k && lp_name_omp_outlined(die_name(&chain[base + 1])))
+		base++;
+	if (k > base) {
+		out->caller = die_fn_name(s, &cudie, &chain[0]);
+		if (!call_site(&cudie, &chain[base + 1], &out->caller_file, &out->caller_line, NULL))
+			out->caller_file = NULL;
+		if (!out->file && out->caller_file) { /* no line of its own: the call's */
+			out->file = out->caller_file;
+			out->line = out->caller_line;
 		}
 	}
+out:
+	make_label(s, out);
 	return out->function || out->file;
 }
 
@@ -555,7 +700,16 @@ struct gather {
 	struct lp_symbols *s;
 	size_t cap;
 	int err;
+	uint64_t *zero; /* addresses of symbols without a size */
+	size_t nzero, capzero;
 };
+
+static int cmp_u64(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+
+	return a < b ? -1 : a > b;
+}
 
 static int gather_module(Dwfl_Module *mod, void **user, const char *name, Dwarf_Addr base, void *arg)
 {
@@ -571,6 +725,21 @@ static int gather_module(Dwfl_Module *mod, void **user, const char *name, Dwarf_
 		GElf_Addr addr;
 		const char *nm = dwfl_module_getsym_info(mod, i, &sym, &addr, NULL, NULL, NULL);
 
+		if (nm && !sym.st_size && sym.st_shndx != SHN_UNDEF && GELF_ST_TYPE(sym.st_info) != STT_FILE &&
+		    GELF_ST_TYPE(sym.st_info) != STT_SECTION) {
+			if (g->nzero == g->capzero) {
+				size_t cap = g->capzero ? 2 * g->capzero : 64;
+				uint64_t *v = realloc(g->zero, cap * sizeof(*v));
+
+				if (!v) {
+					g->err = LP_ENOMEM;
+					return DWARF_CB_ABORT;
+				}
+				g->zero = v;
+				g->capzero = cap;
+			}
+			g->zero[g->nzero++] = addr;
+		}
 		if (!nm || GELF_ST_TYPE(sym.st_info) != STT_OBJECT || !sym.st_size ||
 		    sym.st_shndx == SHN_UNDEF || addr + sym.st_size < addr)
 			continue;
@@ -609,12 +778,15 @@ static int build_data_syms(struct lp_symbols *s)
 	s->ds_built = 1;
 	dwfl_getmodules(s->dwfl, gather_module, &g, 0);
 	if (g.err) {
+		free(g.zero);
 		free(s->ds);
 		s->ds = NULL;
 		s->nds = 0;
 		return g.err;
 	}
 	qsort(s->ds, s->nds, sizeof(*s->ds), cmp_dsym);
+	if (g.nzero)
+		qsort(g.zero, g.nzero, sizeof(*g.zero), cmp_u64);
 	for (size_t i = 0; i < s->nds; i++) {
 		struct lp_data_sym ans;
 
@@ -637,10 +809,15 @@ static int build_data_syms(struct lp_symbols *s)
 
 		if ((i > 0 && d->start < maxend) || (i + 1 < s->nds && s->ds[i + 1].start < d->end))
 			d->name = NULL; /* overlaps another */
+		/* a global symbol without a size at the same address (__TMC_END__,
+		 * _edata) can win libdwfl's choice over a local object there */
+		if (g.nzero && bsearch(&d->start, g.zero, g.nzero, sizeof(*g.zero), cmp_u64))
+			d->name = NULL;
 		if (d->end > maxend)
 			maxend = d->end;
 		d->maxend = maxend;
 	}
+	free(g.zero);
 	return 0;
 }
 

@@ -1,0 +1,78 @@
+/* Internal to the scalable models: the model's representation, shared by
+ * prediction-model.c (lifetime and accessors), prediction-bins.c (fitting one
+ * group at one block size), prediction-model-fit.c (groups across runs),
+ * prediction-predict.c (evaluation), prediction-calibrate.c (placement
+ * calibration) and prediction-model-file.c (model files). */
+#ifndef LP_PREDICTION_MODEL_H
+#define LP_PREDICTION_MODEL_H
+
+#include "prediction/prediction-internal.h"
+
+struct xbm {
+	int valid;
+	struct lp_pred_fit acc, cold, rest;
+	size_t nconst;
+	double *cd;
+	struct lp_pred_fit *ck;
+	size_t nbins;
+	struct lp_pred_fit *cnt; /* accesses of each bin of the rest */
+	struct lp_pred_fit *dist;
+};
+
+struct xgroup {
+	char *function, *where, *strides;
+	int loop;
+	size_t npcs;
+	struct lp_pred_fit refs;
+	struct xbm *bm;    /* per block */
+	struct lp_pred_placement *cal; /* per block (set-distance keys only) */
+	double *mrefs;     /* per run */
+	struct lp_pred_hist *mh;  /* per run x block */
+	/* strided walk (docs/prediction.md, "Strided placement"): measured in
+	 * every run; its combined stride (bytes) and accesses per walk, as
+	 * functions of P, and as measured */
+	int walk, walk1;
+	struct lp_pred_fit wstride, wlen, wstride1;
+	double *mwstride, *mwlen, *mwstride1; /* per run (stride1 < 0: none) */
+};
+
+struct xmloop {
+	char *function, *where;
+	int parent, depth;
+};
+
+struct lp_pred_model {
+	struct lp_pred_basis basis;
+	char *command;
+	size_t nsizes;
+	double *sizes;
+	size_t nblocks;
+	uint64_t *blocks;
+	double range, tolerance;
+	unsigned max_depth;
+	struct lp_pred_fit footprint;  /* distinct blocks of the program at the smallest block size */
+	uint64_t fblock;           /* that block size; 0 if no footprint */
+	double *total;     /* per run */
+	struct lp_pred_fit refs;
+	size_t ngroups;
+	struct xgroup *g;
+	size_t nloops;
+	struct xmloop *loops;
+};
+
+/* Index of a block size (or set-distance key) in m->blocks, or -1. */
+long lp_pred_model_block_index(const struct lp_pred_model *m, uint64_t block);
+/* A fitted function of the problem size, evaluated at P. */
+double lp_pred_model_eval(const struct lp_pred_model *m, const struct lp_pred_fit *f, double P);
+/* Fit group g's model at block size index b (prediction-bins.c). */
+int lp_pred_model_fit_block(struct lp_pred_model *m, struct xgroup *g, size_t b);
+/* Miss chance of a reuse at stack distance d: in a fully-associative LRU
+ * cache of `blocks` blocks; in a set-associative one (the binomial model);
+ * under a placement LP_PRED_PLACE_* (prediction-calibrate.c). */
+double lp_pred_miss_fa(double d, uint64_t blocks);
+double lp_pred_miss_sa(double d, uint64_t sets, uint64_t ways);
+double lp_pred_miss_place(int place, double D, uint64_t sets, uint64_t ways);
+/* The set-distance key collected for level l's geometry, or 0. */
+uint64_t lp_pred_model_setd_key(const struct lp_pred_model *m, const struct lp_pred_level *l);
+
+#endif

@@ -1,0 +1,232 @@
+/* Hot spots of a profile: each sample's probability of missing a cache of
+ * lp_report_info.at bytes (StatStack for LRU, else StatCache) is charged to
+ * the pc of the access that reuses the line (the one that hits or misses)
+ * and to the data object holding the sampled address: the heap block
+ * there (named by its allocation call site, from the profile's allocation
+ * events), else the global variable (symbols of the profile's mappings),
+ * else "(other)" (stack, unknown). A sample stands for 1/rate line
+ * accesses, so a row's misses are its summed probabilities over the rate. */
+#include "report/report-internal.h"
+
+#include "common/error.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* "func (file.c:12)", "func (h.h:3) in caller (file.c:12)", "func", or the
+ * address in hex: the symbol library's label carries the inline chain. */
+static const char *pc_name(struct lp_symbols *syms, uint64_t pc, char *buf, size_t len, int *known)
+{
+	struct lp_code_loc loc;
+
+	*known = syms && lp_symbols_pc(syms, pc, &loc) && loc.label;
+	if (*known)
+		snprintf(buf, len, "%s", loc.label);
+	else
+		snprintf(buf, len, "%#" PRIx64, pc);
+	return buf;
+}
+
+struct pc_sum {
+	uint64_t pc;
+	double misses;
+};
+
+static int cmp_pc_sum(const void *a, const void *b)
+{
+	const struct pc_sum *x = a, *y = b;
+	if (x->misses != y->misses)
+		return x->misses > y->misses ? -1 : 1;
+	return x->pc < y->pc ? -1 : x->pc > y->pc;
+}
+
+static int cmp_pc(const void *a, const void *b)
+{
+	const struct pc_sum *x = a, *y = b;
+	return x->pc < y->pc ? -1 : x->pc > y->pc;
+}
+
+static double per_sample(const struct lp_report *r)
+{
+	return r->p->rate > 0 ? r->p->rate : 1;
+}
+
+static int hot_pcs(struct lp_report *r, const double *prob, size_t top, struct lp_symbols *syms)
+{
+	size_t n = r->info.samples, m = 0, keep = 0;
+	struct pc_sum *rows = malloc((n + 1) * sizeof(*rows));
+	double total = 0;
+
+	if (!rows)
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		rows[i].pc = r->p->samples[r->first + i].reuse_pc;
+		rows[i].misses = prob[i];
+		total += prob[i];
+	}
+	qsort(rows, n, sizeof(*rows), cmp_pc);
+	for (size_t i = 0; i < n; i++) {
+		if (m && rows[m - 1].pc == rows[i].pc)
+			rows[m - 1].misses += rows[i].misses;
+		else
+			rows[m++] = rows[i];
+	}
+	qsort(rows, m, sizeof(*rows), cmp_pc_sum);
+	while (keep < m && keep < top && rows[keep].misses > 0)
+		keep++;
+	r->info.total_misses = total;
+	if (!(r->pcs = calloc(keep ? keep : 1, sizeof(*r->pcs)))) {
+		free(rows);
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	}
+	for (size_t i = 0; i < keep; i++) {
+		struct lp_report_pc *pc = &r->pcs[r->npcs++];
+		char name[512];
+		int known;
+
+		pc->pc = rows[i].pc;
+		pc->misses = rows[i].misses / per_sample(r);
+		pc->share = rows[i].misses / total;
+		pc_name(syms, rows[i].pc, name, sizeof(name), &known);
+		if (known && !(pc->name = strdup(name))) {
+			free(rows);
+			return lp_seterr(LP_ENOMEM, "out of memory");
+		}
+	}
+	free(rows);
+	return 0;
+}
+
+struct object_sum {
+	char name[160];
+	double misses;
+};
+
+static int cmp_object_sum(const void *a, const void *b)
+{
+	const struct object_sum *x = a, *y = b;
+	if (x->misses != y->misses)
+		return x->misses > y->misses ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+static int cmp_object_name(const void *a, const void *b)
+{
+	return strcmp(((const struct object_sum *)a)->name, ((const struct object_sum *)b)->name);
+}
+
+/* The name of the object holding sample s's address. */
+static void object_name(const struct lp_objects *objs, struct lp_symbols *syms, const struct lp_sample *s,
+			char *buf, size_t len)
+{
+	uint64_t start, size, site;
+	struct lp_data_sym ds;
+	char nb[150];
+	int known;
+
+	if (lp_objects_find_tid(objs, s->addr, s->time, s->tid, &start, &size, &site))
+		snprintf(buf, len, "heap@%s", pc_name(syms, site, nb, sizeof(nb), &known));
+	else if (syms && lp_symbols_data(syms, s->addr, &ds) && ds.name)
+		snprintf(buf, len, "%s", ds.name);
+	else
+		snprintf(buf, len, "(other)");
+}
+
+/* Sums the samples with a miss probability by object name, sorting the
+ * names: a profile holds at most a few hundred thousand samples. */
+static int hot_objects(struct lp_report *r, const struct lp_objects *objs, const double *prob, size_t top,
+		       struct lp_symbols *syms)
+{
+	size_t n = r->info.samples, m = 0, k = 0;
+	struct object_sum *rows = malloc((n ? n : 1) * sizeof(*rows));
+	double total = 0;
+	int err = 0;
+
+	if (!rows)
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		if (prob[i] <= 0)
+			continue;
+		object_name(objs, syms, &r->p->samples[r->first + i], rows[m].name, sizeof(rows[m].name));
+		rows[m++].misses = prob[i];
+		total += prob[i];
+	}
+	qsort(rows, m, sizeof(*rows), cmp_object_name);
+	for (size_t i = 0; i < m; i++) {
+		if (k && !strcmp(rows[k - 1].name, rows[i].name))
+			rows[k - 1].misses += rows[i].misses;
+		else
+			rows[k++] = rows[i];
+	}
+	qsort(rows, k, sizeof(*rows), cmp_object_sum);
+	if (k > top)
+		k = top;
+	if (!(r->objects = calloc(k ? k : 1, sizeof(*r->objects)))) {
+		err = lp_seterr(LP_ENOMEM, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < k; i++) {
+		struct lp_report_object *o = &r->objects[r->nobjects];
+		if (!(o->name = strdup(rows[i].name))) {
+			err = lp_seterr(LP_ENOMEM, "out of memory");
+			goto out;
+		}
+		o->misses = rows[i].misses / per_sample(r);
+		o->share = rows[i].misses / total;
+		r->nobjects++;
+	}
+out:
+	free(rows);
+	return err;
+}
+
+int lp_report_hot(struct lp_report *r, const struct lp_report_params *pa)
+{
+	uint64_t lines = (uint64_t)fmax(1.0, (double)r->info.at / r->info.line);
+	double *prob = malloc((r->info.samples + 1) * sizeof(*prob));
+	struct lp_objects *objs = NULL;
+	int err;
+
+	if (!prob)
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	if (pa->policies & LP_REPORT_LRU)
+		err = lp_statstack_sample_miss(r->ss, 1, lines, prob);
+	else
+		err = lp_statcache_sample_miss(r->sc, (double)lines, prob);
+	if (err < 0 || (err = hot_pcs(r, prob, pa->top, pa->syms)) < 0 ||
+	    (err = lp_objects_new(&objs, r->p)) < 0)
+		goto out;
+	r->info.heap_blocks = lp_objects_count(objs);
+	r->info.run_allocs = lp_objects_run_allocs(objs);
+	r->info.touched_blocks_only = (r->p->alloc_flags & LP_ALLOCS_TOUCHED) != 0;
+	err = hot_objects(r, objs, prob, pa->top, pa->syms);
+out:
+	lp_objects_free(objs);
+	free(prob);
+	return err;
+}
+
+void lp_report_hot_release(struct lp_report *r)
+{
+	for (size_t i = 0; i < r->npcs; i++)
+		free((char *)r->pcs[i].name);
+	for (size_t i = 0; i < r->nobjects; i++)
+		free((char *)r->objects[i].name);
+	free(r->pcs);
+	free(r->objects);
+}
+
+size_t lp_report_pcs(const struct lp_report *r, const struct lp_report_pc **out)
+{
+	*out = r->pcs;
+	return r->npcs;
+}
+
+size_t lp_report_objects(const struct lp_report *r, const struct lp_report_object **out)
+{
+	*out = r->objects;
+	return r->nobjects;
+}

@@ -1,0 +1,63 @@
+# locprof report --format csv and json carry every table the text shows:
+# the curves, the named caches, the windows, the top pcs and data objects;
+# the CSV stays readable as reference curves.
+. "$(dirname "$0")/lib.sh"
+
+# block A (site 0x400100) is swept over 100 lines by pc 0x401000 and misses
+# at 4K; block B (site 0x400200) is two lines read by pc 0x401010 and hits
+{
+	printf 'A 0x100000 6400 0x400100\nA 0x200000 128 0x400200\n'
+	for r in $(seq 30); do
+		for i in $(seq 0 99); do
+			printf 'R %x 8 0x401000\nR %x 8 0x401010\n' $((0x100000 + 64 * i)) $((0x200000 + 64 * (i % 2)))
+		done
+	done
+} >"$T/alloc.txt"
+expect_status 0 "$LOCPROF" sample "$T/alloc.txt" -o "$T/a.lpp" --rate 0.05
+opts=(--sizes 4K,16K --cache 4K:4:64 --cache 8K:0:64 --window --at 4K --top 5 --policy lru)
+
+expect_status 0 "$LOCPROF" report "$T/a.lpp" "${opts[@]}"
+cp "$T/out" "$T/text"
+text_misses=$(awk '$1 == "0x401000" { print $2 }' "$T/text")
+[ -n "$text_misses" ] || fail "no top pc in the text"
+
+expect_status 0 "$LOCPROF" report "$T/a.lpp" "${opts[@]}" --format csv
+cp "$T/out" "$T/a.csv"
+expect_grep "^statstack,4096,0\.[0-9]{6},[0-9.]+,6000$" "$T/a.csv"
+expect_grep "^cache,size_bytes,ways,line_bytes,lru_miss_ratio,random_miss_ratio$" "$T/a.csv"
+expect_grep "^4K:4:64,4096,4,64,[01]\.[0-9]{6},[01]\.[0-9]{6}$" "$T/a.csv"
+expect_grep '^8K:0:64,8192,0,64,' "$T/a.csv"
+expect_grep "^window,start,random_miss_ratio$" "$T/a.csv"
+expect_grep "^0,0,[01]\.[0-9]{6}$" "$T/a.csv"
+expect_grep "^pc,misses,share,function$" "$T/a.csv"
+expect_grep "^0x401000,[0-9]+\.[0-9],1\.000000,$" "$T/a.csv"
+expect_grep "^object,misses,share$" "$T/a.csv"
+expect_grep "^heap@0x400100,[0-9]+\.[0-9],1\.000000$" "$T/a.csv"
+# the same miss count as the text table
+csv_misses=$(awk -F, '$1 == "0x401000" { printf "%.0f", $2 }' "$T/a.csv")
+[ "$csv_misses" = "$text_misses" ] || fail "csv says $csv_misses misses, text $text_misses"
+# the curve table is read back as reference curves, the other tables skipped
+expect_status 0 "$LOCPROF" report "$T/a.lpp" --sizes 4K,16K --svg "$T/g.svg" --reference "$T/a.csv"
+# (one reference curve: --policy lru wrote StatStack's only)
+[ "$(grep -c '<polyline[^>]*dasharray' "$T/g.svg")" -eq 1 ] || fail "not one reference curve in the graph"
+
+expect_status 0 "$LOCPROF" report "$T/a.lpp" "${opts[@]}" --format json
+python3 - "$T/out" "$text_misses" <<'PY' || fail "bad json"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert [c["cache"] for c in d["caches"]] == ["4K:4:64", "8K:0:64"], d["caches"]
+assert d["caches"][0]["ways"] == 4 and 0 <= d["caches"][0]["lru"] <= 1
+w = d["windows"]
+assert w["at"] == 4096 and w["length"] > 0 and w["random"][0][0] == 0, w
+h = d["hot"]
+assert h["policy"] == "LRU" and h["at"] == 4096 and h["heap_blocks"] == 2, h
+assert h["pcs"][0]["pc"] == "0x401000" and h["pcs"][0]["function"] is None, h["pcs"]
+assert "%.0f" % h["pcs"][0]["misses"] == sys.argv[2], (h["pcs"][0], sys.argv[2])
+assert h["objects"][0]["object"] == "heap@0x400100" and h["objects"][0]["share"] == 1.0, h["objects"]
+PY
+# --top 0: no hot spots in any format
+expect_status 0 "$LOCPROF" report "$T/a.lpp" --top 0 --format json
+python3 -c 'import json,sys; assert "hot" not in json.load(open(sys.argv[1]))' "$T/out" || fail "hot spots with --top 0"
+expect_status 0 "$LOCPROF" report "$T/a.lpp" --top 0 --format csv
+grep -q "^pc," "$T/out" && fail "hot spots in the csv with --top 0"
+exit 0
