@@ -661,9 +661,10 @@ static void rt_emit(struct lp_rt_thread *t, const struct lp_watch *w, uint64_t e
 	struct lp_msg_sample *s;
 
 	if (t->nsamples == SAMPLE_CAP) {
-		/* the count goes with every batch: a killed run keeps both */
-		rt_send_samples(t);
+		/* the count goes with every batch, before it: a run killed
+		 * between the two never has samples later than its count */
 		rt_send_thread_refs(t, 1);
+		rt_send_samples(t);
 	}
 	s = &t->samples[t->nsamples];
 	s->begin = w->begin;
@@ -924,9 +925,9 @@ static void rt_leave(struct lp_rt_thread *t)
 	 * every reference takes the slow path. */
 	if ((++t->slow_calls & 63) == 0 &&
 	    (now = rt_now_ns(CLOCK_MONOTONIC_COARSE)) >= t->next_flush_ns) {
+		rt_send_thread_refs(t, 1); /* first: see rt_emit() */
 		rt_send_samples(t);
 		rt_send_events(t);
-		rt_send_thread_refs(t, 1);
 		t->next_flush_ns = now + g.flush_ns;
 	}
 	/* A release store unlocks (a plain mov on x86): the sequentially
