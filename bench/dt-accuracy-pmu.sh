@@ -14,7 +14,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 L=build/locprof
-T=build/src/pmu/pmu-target-stride
+T=build/tests/pmu/pmu-target-stride
 PASSES=${PASSES:-10} BYTES=${BYTES:-65536} RATE=${RATE:-0.05} SKID=${SKID:-10} SEED=${SEED:-1}
 MISS=${MISS:-1} # 0: uniform emulated skid instead (no latency correlation)
 XM=""; [ "$MISS" = 1 ] && XM="-X skid-miss"

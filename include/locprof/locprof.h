@@ -17,5 +17,6 @@
 #include <locprof/model.h>
 #include <locprof/prediction.h>
 #include <locprof/report.h>
+#include <locprof/pmu.h>
 
 #endif

@@ -7,7 +7,9 @@
  * lp_recorder_poll() receives what every thread of every process of the
  * program sends. Each process image gets one output: a sample profile in
  * sample mode, a reference trace in trace mode. The library prints nothing:
- * lp_recorder_outputs() says what was written.
+ * lp_recorder_outputs() says what was written. Backends that run inside
+ * locprof use lp_recorder_new_direct() and the lp_recorder_image_*() calls
+ * below instead of the socket.
  */
 #ifndef LOCPROF_RECORDER_H
 #define LOCPROF_RECORDER_H
@@ -89,6 +91,75 @@ int lp_recorder_remove_stale(const char *output);
 /* Close the socket, remove the temporary directory, abort unfinished
  * outputs, free. Accepts NULL. */
 void lp_recorder_free(struct lp_recorder *r);
+
+/* ---- backends inside locprof ----------------------------------------------
+ * A backend that observes the program from the locprof process itself (the
+ * pmu sampler: ptrace) hands each process image to the recorder directly,
+ * with no socket, and gets the same outputs: names, profiles or traces,
+ * summaries. A recorder made by lp_recorder_new_direct() takes only these
+ * calls (and lp_recorder_outputs/finish/free); images are numbered 0, 1,
+ * ... in the order they begin, the first one gets the output name itself. */
+
+struct lp_mappings;
+
+/* One process image: the program started, a forked child, or the program
+ * an exec started. */
+struct lp_record_image {
+	uint32_t pid, ppid;
+	const char *cmdline;     /* NUL-separated argv */
+	size_t cmdline_len;
+	uint64_t start_ns;       /* CLOCK_REALTIME */
+	const char *source;      /* the profile's source, e.g. "pmu" */
+	uint64_t window;         /* the profile's time window; 0: one, the whole run */
+};
+
+/* A sampled reference. Times count the references of the image's threads:
+ * begin those before the sampled one, end those before the one that next
+ * touched its line (end > begin), or LP_RECORD_DANGLING. */
+#define LP_RECORD_DANGLING UINT64_MAX
+struct lp_record_sample {
+	uint64_t begin, end;
+	uint64_t pc, addr;
+	uint64_t reuse_pc;       /* pc of the reusing access; 0 when dangling */
+	uint32_t thread;         /* the image's thread number, 0 = first */
+	uint32_t size;           /* bytes accessed */
+	uint8_t kind;            /* LP_REF_READ or LP_REF_WRITE */
+	uint8_t line_index;      /* index into lp_record_options.line_size */
+};
+
+/* How an image ended. */
+struct lp_record_image_end {
+	uint64_t references;         /* all its threads' */
+	uint32_t threads;            /* threads it had, over its life */
+	const uint64_t *thread_refs; /* references of each, [threads] */
+	int status;                  /* exit status, or -signal */
+	int exec;                    /* it ended by execve (status 0) */
+};
+
+int lp_recorder_new_direct(struct lp_recorder **out, const struct lp_record_options *o);
+
+/* The recorder's mode: what its images take (samples or references). */
+enum lp_record_mode lp_recorder_mode(const struct lp_recorder *r);
+
+/* A new image; *id gets its number. Its output opens now (sample mode) or
+ * with its first 2^20 references or its end (trace mode: by then the
+ * mappings the dynamic loader adds are known, and the trace's header
+ * carries them). */
+int lp_recorder_image_begin(struct lp_recorder *r, const struct lp_record_image *img, uint32_t *id);
+
+/* /proc/PID/maps text (len bytes): its executable file mappings that the
+ * image does not have yet are added, for symbolising pcs later. */
+int lp_recorder_image_maps(struct lp_recorder *r, uint32_t id, const char *text, size_t len);
+
+int lp_recorder_image_samples(struct lp_recorder *r, uint32_t id, const struct lp_record_sample *s,
+			      size_t n);
+
+/* Trace mode: references in clock order (tid: the image's thread number). */
+int lp_recorder_image_refs(struct lp_recorder *r, uint32_t id, const struct lp_ref *refs, size_t n);
+
+/* The image ended: its output is finished and renamed into place now, so
+ * the outputs of images that ended survive a crash of the rest. */
+int lp_recorder_image_end(struct lp_recorder *r, uint32_t id, const struct lp_record_image_end *end);
 
 #ifdef __cplusplus
 }

@@ -9,7 +9,7 @@
  * early and single-steps to the exact point (thesis §3.3.2.1).
  *
  *  - step: exact; the engine single-steps every instruction and reports
- *    the references of each one (retired()); it can emulate skid by
+ *    the references of each one (lp_pmu_insn_retired()); it can emulate skid by
  *    delivering the notification 0..skid memory instructions late.
  *  - pmu: perf_event_open on the load and store retirement events, period
  *    from the armed point, overflow as a signal to the target thread that
@@ -70,7 +70,7 @@ struct lp_pmu_counter;
 
 struct lp_pmu_counter_ops {
 	const char *name;
-	/* 1: the engine must single-step every instruction and call retired(). */
+	/* 1: the engine must single-step every instruction and call lp_pmu_insn_retired(). */
 	int stepping;
 	int (*create)(const struct lp_pmu_counter_config *cfg, struct lp_pmu_counter **out);
 	void (*destroy)(struct lp_pmu_counter *c);

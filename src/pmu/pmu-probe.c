@@ -63,6 +63,7 @@ int main(int argc, char **argv)
 		{ "stats", 0, 0, 'S' }, { "sample-start", 1, 0, 'D' }, { "skid-miss", 0, 0, 'M' }, { "aslr", 0, 0, 'A' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 },
 	};
 	struct lp_pmu_options o = LP_PMU_OPTIONS_DEFAULT;
+	struct lp_pmu_hooks h = { 0 };
 	struct lp_pmu_stats st;
 	struct out out = { stdout, NULL, 0 };
 	int c, status, err, stats = 0;
@@ -92,7 +93,7 @@ int main(int argc, char **argv)
 				fprintf(stderr, "locprof-pmu-probe: error: cannot open '%s': %s\n", optarg, strerror(errno));
 				return 2;
 			}
-			o.on_ref = on_ref;
+			h.on_ref = on_ref;
 			break;
 		case 'o':
 			if (!(out.samples = fopen(optarg, "we"))) {
@@ -125,10 +126,10 @@ int main(int argc, char **argv)
 	if (o.max_skid < o.emulate_skid)
 		o.max_skid = o.emulate_skid;
 	out.dt = o.sample_start == LP_PMU_START_DOUBLE_TRAP;
-	o.ctx = &out;
-	o.on_sample = on_sample;
+	h.ctx = &out;
+	h.on_sample = on_sample;
 	fflush(stdout);
-	err = lp_pmu_run(&o, argv + optind, &st, &status);
+	err = lp_pmu_run(&o, &h, argv + optind, &st, &status);
 	if (out.trace)
 		fclose(out.trace);
 	if (out.samples != stdout)

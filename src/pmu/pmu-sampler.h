@@ -1,22 +1,20 @@
-/* The pmu backend's engine: run a program under the supervisor, sample its
- * references with a counter source, watch the sampled lines, and hand
- * every sample (and, when asked, every reference) to callbacks.
- *
- * This is the interface `locprof record --backend pmu` is wired to:
+/* The pmu sampler's engine (private to src/pmu): run a program under the
+ * supervisor, sample its references with a counter source, watch the
+ * sampled lines, and hand every sample (and, when asked, every reference)
+ * to hooks. lp_pmu_record (pmu-record.c, locprof/pmu.h) connects the hooks
+ * to a recorder; the test driver locprof-pmu-probe to its own files:
  *   struct lp_pmu_options o = LP_PMU_OPTIONS_DEFAULT;
- *   o.on_sample = my_sample; o.ctx = my_profile; o.period = 1e6;
- *   err = lp_pmu_run(&o, argv, &stats, &status);
- * lp_pmu_run returns 0 when the target ran to its end (its waitpid status
- * in *status, unchanged) or a negative LP_E* with lp_errmsg() set, e.g.
- * LP_EUNSUPPORTED "no hardware performance counters (...)". */
+ *   struct lp_pmu_hooks h = { .on_sample = my_sample, .ctx = my_state };
+ *   o.period = 1e6;
+ *   err = lp_pmu_run(&o, &h, argv, &stats, &status);
+ * lp_pmu_run returns as lp_pmu_record does. */
 #ifndef LP_PMU_SAMPLER_H
 #define LP_PMU_SAMPLER_H
 
 #include <stdint.h>
 
 #include <locprof/common.h>
-
-#define LP_PMU_MAX_LINE_SIZES 4
+#include <locprof/pmu.h>
 
 struct lp_pmu_sample {
 	uint64_t begin;   /* the clock value of the sampled reference (1-based) */
@@ -51,13 +49,6 @@ enum lp_pmu_end {
 	LP_PMU_END_SYSCALL,  /* a system call's buffer covered the line */
 };
 
-enum lp_pmu_watch_mech {
-	LP_PMU_WATCH_AUTO,   /* debug registers while free and the line fits, else pages */
-	LP_PMU_WATCH_DR,     /* debug registers only (lines <= 32 B); a sample that
-	                        finds no free slot is skipped and counted */
-	LP_PMU_WATCH_PAGE,   /* page protection only */
-};
-
 /* A process image: the program started, a forked child, or what a
  * process exec'd (exec ends the old image and starts a new one). */
 struct lp_pmu_image {
@@ -78,29 +69,7 @@ struct lp_pmu_image_end {
 	int status;
 };
 
-/* How a sample starts after the counter's notification. */
-enum lp_pmu_sample_start {
-	LP_PMU_START_STEP,        /* skid compensation: armed early, single-step to the
-	                             exact reference (thesis §3.3.2.1) */
-	LP_PMU_START_DOUBLE_TRAP, /* the precise pc of the overflow (PEBS) gets an int3;
-	                             its next execution is sampled (§3.3.2.2) */
-};
-
-struct lp_pmu_options {
-	const char *counter;     /* "step" or "pmu" */
-	enum lp_pmu_sample_start sample_start;
-	double period;           /* mean references between samples */
-	uint64_t seed;
-	unsigned max_skid;       /* memory instructions the trigger may be late */
-	unsigned emulate_skid;   /* step counter: deliver 0..emulate_skid late */
-	int skid_miss;           /* step counter: late until an emulated cache miss retires
-	                            (at most emulate_skid; counter.h) */
-	unsigned line_size;      /* power of two, 8..4096 (when n_lines is 0) */
-	unsigned line_sizes[LP_PMU_MAX_LINE_SIZES]; /* several: one watch each per sample */
-	unsigned n_lines;
-	enum lp_pmu_watch_mech watch;
-	int no_aslr;             /* run the target without address randomisation */
-	const char *compensate;  /* pmu counter: "step,fault,syscall,trap" rates, NULL = default */
+struct lp_pmu_hooks {
 	void *ctx;
 	/* One call per finished sample and line size. */
 	void (*on_sample)(void *ctx, const struct lp_pmu_sample *s);
@@ -116,52 +85,7 @@ struct lp_pmu_options {
 	void (*on_maps)(void *ctx, uint32_t image, int pid);
 };
 
-#define LP_PMU_OPTIONS_DEFAULT { .counter = "step", .period = 1000, .seed = 1, .max_skid = 0, \
-	.emulate_skid = 0, .line_size = 64, .n_lines = 0, .watch = LP_PMU_WATCH_AUTO, .no_aslr = 1 }
-
-struct lp_pmu_stats {
-	uint64_t refs;           /* the clock at the end */
-	uint64_t steps;          /* single-steps of target instructions */
-	uint64_t skid_steps;     /* of which between notification and sample point */
-	uint64_t samples;        /* started */
-	uint64_t missed;         /* notification came after the point (skid > max) */
-	uint64_t watches_max;    /* most watches live at once in one image */
-	uint64_t no_slot;        /* DR only: no free debug register */
-	uint64_t undecoded;      /* instructions the decoder could not decode (counted as no access) */
-	uint64_t partial;        /* gathers/scatters that trapped before they were complete */
-	uint64_t decode_misses;  /* hardware accesses the decoding did not predict: a fault on a
-	                            watched page outside the decoded accesses, a debug-register
-	                            trap no decoded access explains */
-	uint64_t unwatchable;    /* line on a page we must not protect (rseq area) */
-	uint64_t page_hits, dr_hits, same_hits, syscall_hits, dangling;
-	uint64_t false_faults;   /* faults on a protected page outside watched lines (β) */
-	uint64_t target_signals; /* signals delivered to the target */
-	uint64_t injected;       /* system calls made on the target's behalf */
-	uint64_t world_stops;    /* free-running: threads stopped while a page was open for another */
-	uint64_t held_checks;    /* instructions on a page held open for a call in flight, decided
-	                            by the decoding */
-	uint64_t stale_faults;   /* free-running: faults on a page protected when the access was
-	                            made and opened since (retried, not delivered) */
-	uint64_t exposed;        /* free-running: watched pages held open for a system call while
-	                            other threads of the address space ran (docs/pmu.md) */
-	/* Double trap. */
-	int precise_ip;          /* the precise_ip level in use (-1: none) */
-	uint64_t dt_inserted;    /* breakpoints inserted (one per notification with a record) */
-	uint64_t dt_hits;        /* breakpoints hit: samples started at their pc */
-	uint64_t dt_replaced;    /* removed unhit at the next notification (pc not run again) */
-	uint64_t dt_norecord;    /* notifications without a usable record (lost, throttled,
-	                            or a pc holding an int3 already) */
-	uint64_t dt_nomem;       /* pc of an instruction without a memory operand (no breakpoint),
-	                            or hit one that made no reference (pmu-sw) */
-	uint64_t dt_stale;       /* traps of a breakpoint already removed (another thread), retried */
-	uint64_t dt_forks;       /* breakpoints removed from a fork child's copy of the text */
-	uint64_t dt_stepped;     /* hits taken as the engine was about to single-step the pc (a
-	                            fault of another thread, not handled yet when the breakpoint
-	                            went in at its instruction) */
-	uint64_t ring_samples, ring_lost, ring_throttled, ring_damaged; /* ring-buffer records */
-};
-
-int lp_pmu_run(const struct lp_pmu_options *o, char *const argv[], struct lp_pmu_stats *stats,
-	       int *status);
+int lp_pmu_run(const struct lp_pmu_options *o, const struct lp_pmu_hooks *h, char *const argv[],
+	       struct lp_pmu_stats *stats, int *status);
 
 #endif

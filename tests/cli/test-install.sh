@@ -73,8 +73,9 @@ complete_words() { # the completions of the words given
 }
 [ "$(complete_words locprof rec)" = "record" ] || fail "completion of 'locprof rec': $(complete_words locprof rec)"
 [ "$(complete_words locprof record --back)" = "--backend" ] || fail "completion of 'locprof record --back'"
-[ "$(complete_words locprof model pre)" = "predict" ] || fail "completion of 'locprof model pre'"
-[ "$(complete_words locprof model predict --mach)" = "--machine" ] || fail "completion of 'locprof model predict --mach'"
+[ "$(complete_words locprof pred)" = "predict" ] || fail "completion of 'locprof pred'"
+[ "$(complete_words locprof predict a)" = "at" ] || fail "completion of 'locprof predict a'"
+[ "$(complete_words locprof predict at --mach)" = "--machine" ] || fail "completion of 'locprof predict at --mach'"
 [ "$(complete_words locprof help stack)" = "stackdist" ] || fail "completion of 'locprof help stack'"
 
 # ---- liblocprof: headers, archive, pkg-config ---------------------------------

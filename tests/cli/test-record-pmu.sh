@@ -5,7 +5,7 @@
 # status pass through; threads, fork, exec, a crash and a SIGTERM to locprof
 # each leave their profiles. The engine itself is tested in tests/pmu/.
 . "$(dirname "$0")/lib.sh"
-PMU=$LOCPROF_BUILD/src/pmu
+PMU=$LOCPROF_BUILD/tests/pmu
 CHECK=$PMU/pmu-check-samples
 [ -x "$CHECK" ] || { echo "SKIP: no pmu backend in this build" >&2; exit 0; }
 command -v cc >/dev/null || { echo "SKIP: no C compiler" >&2; exit 0; }

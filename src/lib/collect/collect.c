@@ -9,7 +9,10 @@
 #include <locprof/recorder.h>
 #include <locprof/trace.h>
 
+#include <locprof/profile.h>
+
 #include "collect/protocol.h"
+#include "collect/recorder-state.h"
 #include "collect/sink.h"
 #include "common/error.h"
 
@@ -24,67 +27,6 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-struct proc {
-	struct lp_record_output out; /* public part */
-	struct lp_collect_proc info;
-	char *cmdline;
-	int trace;
-	const struct lp_sample_sink_ops *sink;
-	void *sink_state;
-	struct lp_trace_writer *tw;
-	int open; /* output open */
-	char *maps[2]; /* start / exit snapshot text */
-	size_t maps_len[2];
-	int maps_done[2];
-	uint32_t conns; /* open connections */
-	int bye_refs_valid;
-	uint64_t bye_refs, thread_refs;
-	uint64_t *trefs; /* references per thread number, from THREAD */
-	uint32_t ntrefs;
-	struct lp_ref *conv; /* conversion buffer */
-	size_t conv_cap;
-	/* --samples: the output is opened at the end, at the final rate;
-	 * until then the samples that may survive and the events wait here. */
-	int deferred;
-	uint32_t level; /* highest thinning level the process reported */
-	struct lp_msg_sample *held;
-	size_t nheld, held_cap;
-	struct lp_ref *held_ev;
-	size_t nheld_ev, held_ev_cap;
-	/* ALLOC_SUM: the last one, handed to the sink at the end */
-	int have_asum;
-	uint32_t asum_flags;
-	uint64_t asum_allocs, asum_frees, asum_bytes;
-};
-
-struct conn {
-	int fd;
-	struct proc *proc; /* after HELLO */
-	uint32_t thread;
-	int thread_done;
-	uint64_t thread_refs; /* the latest count of its THREAD messages */
-	uint8_t *buf;
-	size_t len, cap;
-};
-
-struct lp_recorder {
-	struct lp_record_options o;
-	char *output;
-	char dir[64];
-	char path[96];
-	int listen_fd;
-	char *env[8];
-	struct conn *conns;
-	size_t nconns, conns_cap;
-	struct pollfd *pfds;
-	struct proc **procs;
-	size_t nprocs;
-	struct lp_record_output *outs;
-	uint64_t accepted;
-	uint32_t main_pid;
-	int failed;
-};
-
 static int rec_env_add(struct lp_recorder *r, int i, const char *name, const char *value)
 {
 	size_t n = strlen(name) + strlen(value) + 2;
@@ -96,21 +38,20 @@ static int rec_env_add(struct lp_recorder *r, int i, const char *name, const cha
 	return 0;
 }
 
-int lp_recorder_new(struct lp_recorder **out, const struct lp_record_options *o)
+int lp_collect_recorder_alloc(struct lp_recorder **out, const struct lp_record_options *o,
+			      char *lines, size_t lines_len)
 {
 	struct lp_recorder *r;
-	struct sockaddr_un addr;
-	char buf[64], lines[64] = "";
-	int err = 0, i = 0;
 
 	if (!o->output || !o->nlines || o->nlines > LP_MAX_LINE_SIZES ||
 	    (o->mode == LP_RECORD_SAMPLE && !(o->rate > 0.0 && o->rate <= 1.0)))
 		return lp_seterr(LP_EINVAL, "bad recording options");
+	lines[0] = 0;
 	for (uint32_t k = 0; k < o->nlines; k++) {
 		uint32_t v = o->line_size[k];
 		if (!v || (v & (v - 1)) || (k && v <= o->line_size[k - 1]))
 			return lp_seterr(LP_EINVAL, "line sizes must be ascending powers of two");
-		snprintf(lines + strlen(lines), sizeof(lines) - strlen(lines), "%s%u", k ? "," : "", v);
+		snprintf(lines + strlen(lines), lines_len - strlen(lines), "%s%u", k ? "," : "", v);
 	}
 	r = calloc(1, sizeof(*r));
 	if (!r)
@@ -123,6 +64,19 @@ int lp_recorder_new(struct lp_recorder **out, const struct lp_record_options *o)
 		return lp_seterr(LP_ENOMEM, "out of memory");
 	}
 	r->o.output = r->output;
+	*out = r;
+	return 0;
+}
+
+int lp_recorder_new(struct lp_recorder **out, const struct lp_record_options *o)
+{
+	struct lp_recorder *r;
+	struct sockaddr_un addr;
+	char buf[64], lines[64];
+	int err = 0, i = 0;
+
+	if ((err = lp_collect_recorder_alloc(&r, o, lines, sizeof(lines))) < 0)
+		return err;
 	snprintf(r->dir, sizeof(r->dir), "/tmp/locprof-rec.XXXXXX");
 	if (!mkdtemp(r->dir)) {
 		r->dir[0] = 0;
@@ -222,7 +176,7 @@ static char *output_name(const struct lp_recorder *r, uint32_t pid)
 	return p;
 }
 
-static int proc_fail(struct proc *p, int err)
+int lp_collect_proc_fail(struct rec_proc *p, int err)
 {
 	if (!p->out.error)
 		p->out.error = err;
@@ -236,18 +190,11 @@ static int proc_fail(struct proc *p, int err)
 	return err;
 }
 
-static struct proc *proc_get(struct lp_recorder *r, const struct lp_msg_hello *h,
-			     const char *cmd, size_t cmd_len)
+struct rec_proc *lp_collect_proc_new(struct lp_recorder *r, const struct lp_collect_proc *info,
+				     int trace)
 {
-	struct proc *p, **v;
-	int err;
+	struct rec_proc *p = calloc(1, sizeof(*p)), **v;
 
-	for (size_t i = 0; i < r->nprocs; i++) {
-		p = r->procs[i];
-		if (p->out.pid == h->h.pid && p->info.nonce == h->nonce)
-			return p;
-	}
-	p = calloc(1, sizeof(*p));
 	v = realloc(r->procs, (r->nprocs + 1) * sizeof(*v));
 	if (!p || !v) {
 		free(p);
@@ -256,36 +203,32 @@ static struct proc *proc_get(struct lp_recorder *r, const struct lp_msg_hello *h
 		return NULL;
 	}
 	r->procs = v;
-	p->out.pid = h->h.pid;
-	p->out.ppid = h->ppid;
-	p->out.path = output_name(r, h->h.pid);
-	p->cmdline = malloc(cmd_len + 1);
+	p->info = *info;
+	p->out.pid = info->pid;
+	p->out.ppid = info->ppid;
+	p->out.path = output_name(r, info->pid);
+	p->cmdline = malloc(info->cmdline_len + 1);
 	if (!p->out.path || !p->cmdline) {
 		free(p->out.path);
 		free(p->cmdline);
 		free(p);
 		return NULL;
 	}
-	memcpy(p->cmdline, cmd, cmd_len);
-	p->cmdline[cmd_len] = 0;
-	p->info.pid = h->h.pid;
-	p->info.ppid = h->ppid;
-	p->info.nonce = h->nonce;
-	p->info.start_ns = h->start_ns;
+	memcpy(p->cmdline, info->cmdline, info->cmdline_len);
+	p->cmdline[info->cmdline_len] = 0;
 	p->info.cmdline = p->cmdline;
-	p->info.cmdline_len = cmd_len;
-	p->info.nlines = h->nlines <= LP_MAX_LINE_SIZES ? h->nlines : LP_MAX_LINE_SIZES;
-	memcpy(p->info.line_size, h->line_size, sizeof(p->info.line_size));
-	p->info.rate = h->rate;
-	p->info.seed = h->seed;
-	p->info.backend = h->backend;
-	p->trace = h->mode == LP_MODE_TRACE;
-	p->out.rate = p->trace ? 0 : h->rate;
+	if (p->info.nlines > LP_MAX_LINE_SIZES)
+		p->info.nlines = LP_MAX_LINE_SIZES;
+	p->trace = trace;
+	p->out.rate = trace ? 0 : info->rate;
 	r->procs[r->nprocs++] = p;
-	if (!p->trace && r->o.target_samples) {
-		p->deferred = 1;
-		return p;
-	}
+	return p;
+}
+
+int lp_collect_proc_open(struct lp_recorder *r, struct rec_proc *p)
+{
+	int err;
+
 	if (p->trace) {
 		/* a trace on stdout is a stream for another command: the compact
 		 * binary format unless one is named */
@@ -298,14 +241,38 @@ static struct proc *proc_get(struct lp_recorder *r, const struct lp_msg_hello *h
 		err = p->sink->open(&p->sink_state, p->out.path, &p->info);
 	}
 	if (err < 0)
-		p->out.error = err;
+		return p->out.error = err;
+	p->open = 1;
+	return 0;
+}
+
+static struct rec_proc *proc_get(struct lp_recorder *r, const struct lp_msg_hello *h,
+				 const char *cmd, size_t cmd_len)
+{
+	struct lp_collect_proc info = {
+		.pid = h->h.pid, .ppid = h->ppid, .nonce = h->nonce, .start_ns = h->start_ns,
+		.cmdline = cmd, .cmdline_len = cmd_len, .nlines = h->nlines, .rate = h->rate,
+		.seed = h->seed, .backend = h->backend, .window = LP_PROFILE_WINDOW_DEFAULT,
+	};
+	struct rec_proc *p;
+
+	for (size_t i = 0; i < r->nprocs; i++) {
+		p = r->procs[i];
+		if (p->out.pid == h->h.pid && p->info.nonce == h->nonce)
+			return p;
+	}
+	memcpy(info.line_size, h->line_size, sizeof(info.line_size));
+	if (!(p = lp_collect_proc_new(r, &info, h->mode == LP_MODE_TRACE)))
+		return NULL;
+	if (!p->trace && r->o.target_samples)
+		p->deferred = 1;
 	else
-		p->open = 1;
+		lp_collect_proc_open(r, p);
 	return p;
 }
 
 /* Keep the held samples that survive the process's level. */
-static void proc_thin(struct proc *p)
+static void proc_thin(struct rec_proc *p)
 {
 	size_t k = 0;
 
@@ -316,7 +283,7 @@ static void proc_thin(struct proc *p)
 }
 
 /* --samples: open the output at the final rate and hand it everything. */
-static int proc_open_deferred(struct proc *p)
+static int proc_open_deferred(struct rec_proc *p)
 {
 	int err;
 
@@ -334,9 +301,9 @@ static int proc_open_deferred(struct proc *p)
 		return p->out.error = err;
 	p->open = 1;
 	if (p->nheld && (err = p->sink->samples(p->sink_state, p->held, p->nheld)) < 0)
-		return proc_fail(p, err);
+		return lp_collect_proc_fail(p, err);
 	if (p->nheld_ev && (err = p->sink->events(p->sink_state, p->held_ev, p->nheld_ev)) < 0)
-		return proc_fail(p, err);
+		return lp_collect_proc_fail(p, err);
 	free(p->held);
 	free(p->held_ev);
 	p->held = NULL;
@@ -363,7 +330,7 @@ static int proc_hold(void **v, size_t *n, size_t *cap, const void *add, size_t k
 	return 0;
 }
 
-static int proc_close(struct proc *p)
+int lp_collect_proc_close(struct rec_proc *p)
 {
 	struct lp_collect_summary sum;
 	struct lp_mappings maps = { 0 };
@@ -383,12 +350,13 @@ static int proc_close(struct proc *p)
 		return err;
 	}
 	/* The exit snapshot has everything mapped at the end; the start one
-	 * stands in when the process was killed. */
+	 * stands in when the process was killed. An in-process backend has
+	 * handed its mappings over as they appeared. */
 	w = p->maps_done[1] ? 1 : 0;
-	err = lp_collect_parse_maps(&maps, p->maps[w] ? p->maps[w] : "", p->maps_len[w]);
+	err = p->direct ? 0 : lp_collect_parse_maps(&maps, p->maps[w] ? p->maps[w] : "", p->maps_len[w]);
 	if (err < 0) {
 		lp_mappings_release(&maps);
-		return proc_fail(p, err);
+		return lp_collect_proc_fail(p, err);
 	}
 	memset(&sum, 0, sizeof(sum));
 	sum.references = p->out.references;
@@ -401,7 +369,7 @@ static int proc_close(struct proc *p)
 		    (err = p->sink->alloc_summary(p->sink_state, p->asum_flags, p->asum_allocs,
 						  p->asum_frees, p->asum_bytes)) < 0) {
 			lp_mappings_release(&maps);
-			return proc_fail(p, err);
+			return lp_collect_proc_fail(p, err);
 		}
 	}
 	sum.allocs = p->out.allocs;
@@ -413,9 +381,9 @@ static int proc_close(struct proc *p)
 		err = p->sink->thread(p->sink_state, t, p->trefs[t]);
 	if (err < 0) {
 		lp_mappings_release(&maps);
-		return proc_fail(p, err);
+		return lp_collect_proc_fail(p, err);
 	}
-	err = p->sink->close(p->sink_state, &sum, &maps);
+	err = p->sink->close(p->sink_state, &sum, p->direct ? &p->direct_maps : &maps);
 	p->open = 0;
 	lp_mappings_release(&maps);
 	if (err < 0)
@@ -424,7 +392,7 @@ static int proc_close(struct proc *p)
 }
 
 /* Room for n converted records in p->conv (at least one). */
-static struct lp_ref *proc_conv_reserve(struct proc *p, size_t n)
+static struct lp_ref *proc_conv_reserve(struct rec_proc *p, size_t n)
 {
 	if (!n)
 		n = 1;
@@ -439,7 +407,7 @@ static struct lp_ref *proc_conv_reserve(struct proc *p, size_t n)
 }
 
 /* Wire records (struct lp_msg_ref) to struct lp_ref. */
-static struct lp_ref *proc_convert(struct proc *p, const struct lp_msg_ref *m, size_t n)
+static struct lp_ref *proc_convert(struct rec_proc *p, const struct lp_msg_ref *m, size_t n)
 {
 	if (!proc_conv_reserve(p, n))
 		return NULL;
@@ -455,7 +423,7 @@ static struct lp_ref *proc_convert(struct proc *p, const struct lp_msg_ref *m, s
 
 /* References or allocation events, in order: held while the process's
  * output is deferred, else to the trace or the sink. */
-static int proc_events(struct proc *p, const struct lp_ref *refs, uint32_t n)
+static int proc_events(struct rec_proc *p, const struct lp_ref *refs, uint32_t n)
 {
 	int err;
 
@@ -466,7 +434,7 @@ static int proc_events(struct proc *p, const struct lp_ref *refs, uint32_t n)
 		return 0;
 	err = p->trace ? lp_trace_write(p->tw, refs, n) : p->sink->events(p->sink_state, refs, n);
 	if (err < 0)
-		proc_fail(p, err);
+		lp_collect_proc_fail(p, err);
 	return 0;
 }
 
@@ -492,7 +460,7 @@ static int on_hello(struct lp_recorder *r, struct conn *c, const uint8_t *msg, s
 	return 0;
 }
 
-static int on_maps(struct proc *p, const uint8_t *msg, size_t len)
+static int on_maps(struct rec_proc *p, const uint8_t *msg, size_t len)
 {
 	struct lp_msg_maps m;
 	size_t n = len - sizeof(m);
@@ -525,12 +493,12 @@ static int on_maps(struct proc *p, const uint8_t *msg, size_t len)
 			e = lp_trace_writer_set_mappings(p->tw, &maps);
 		lp_mappings_release(&maps);
 		if (e < 0)
-			return proc_fail(p, e);
+			return lp_collect_proc_fail(p, e);
 	}
 	return 0;
 }
 
-static int on_samples(struct proc *p, const uint8_t *msg, size_t len)
+static int on_samples(struct rec_proc *p, const uint8_t *msg, size_t len)
 {
 	struct lp_msg_samples m;
 	const struct lp_msg_sample *s = (const void *)(msg + sizeof(m));
@@ -557,12 +525,12 @@ static int on_samples(struct proc *p, const uint8_t *msg, size_t len)
 	for (uint32_t i = 0; i < m.count; i++)
 		p->out.dangling += s[i].end == LP_SAMPLE_DANGLING;
 	if (p->open && !p->trace && (err = p->sink->samples(p->sink_state, s, m.count)) < 0)
-		proc_fail(p, err);
+		lp_collect_proc_fail(p, err);
 	return 0;
 }
 
 /* REFS (trace mode) and ALLOCS (allocation events without their time). */
-static int on_refs(struct proc *p, const uint8_t *msg, size_t len)
+static int on_refs(struct rec_proc *p, const uint8_t *msg, size_t len)
 {
 	struct lp_msg_refs m;
 	const struct lp_msg_ref *v = (const void *)(msg + sizeof(m));
@@ -586,7 +554,7 @@ static int on_refs(struct proc *p, const uint8_t *msg, size_t len)
 }
 
 /* Allocation events with their time (the valgrind tool's sample mode). */
-static int on_allocs_t(struct proc *p, const uint8_t *msg, size_t len)
+static int on_allocs_t(struct rec_proc *p, const uint8_t *msg, size_t len)
 {
 	struct lp_msg_allocs_t m;
 	const struct lp_msg_alloc_t *v = (const void *)(msg + sizeof(m));
@@ -602,7 +570,7 @@ static int on_allocs_t(struct proc *p, const uint8_t *msg, size_t len)
 		p->out.allocs += v[i].kind == LP_EV_ALLOC;
 	if (p->open && !p->deferred && !p->trace && p->sink->timed_events) {
 		if ((err = p->sink->timed_events(p->sink_state, v, m.count)) < 0)
-			proc_fail(p, err);
+			lp_collect_proc_fail(p, err);
 		return 0;
 	}
 	/* elsewhere the time is dropped, as in ALLOCS */
@@ -614,7 +582,7 @@ static int on_allocs_t(struct proc *p, const uint8_t *msg, size_t len)
 	return proc_events(p, refs, m.count);
 }
 
-static int on_alloc_sum(struct proc *p, const uint8_t *msg, size_t len)
+static int on_alloc_sum(struct rec_proc *p, const uint8_t *msg, size_t len)
 {
 	struct lp_msg_alloc_sum m;
 
@@ -631,7 +599,7 @@ static int on_alloc_sum(struct proc *p, const uint8_t *msg, size_t len)
 
 /* A thread's reference count: running ones (with each flush) replace each
  * other, the final one (running = 0) ends the connection's count. */
-static int on_thread(struct proc *p, struct conn *c, const uint8_t *msg, size_t len)
+static int on_thread(struct rec_proc *p, struct conn *c, const uint8_t *msg, size_t len)
 {
 	struct lp_msg_thread m;
 
@@ -659,7 +627,7 @@ static int on_thread(struct proc *p, struct conn *c, const uint8_t *msg, size_t 
 	return 0;
 }
 
-static int on_bye(struct proc *p, const uint8_t *msg, size_t len)
+static int on_bye(struct rec_proc *p, const uint8_t *msg, size_t len)
 {
 	struct lp_msg_bye m;
 
@@ -677,7 +645,7 @@ static int on_bye(struct proc *p, const uint8_t *msg, size_t len)
 static int handle_message(struct lp_recorder *r, struct conn *c, const uint8_t *msg, size_t len)
 {
 	struct lp_msg_header h;
-	struct proc *p = c->proc;
+	struct rec_proc *p = c->proc;
 
 	memcpy(&h, msg, sizeof(h));
 	if (h.type == LP_MSG_HELLO)
@@ -761,7 +729,7 @@ static void conn_close(struct lp_recorder *r, size_t i)
 	 * not yet identified may be one of its threads (then at the end). */
 	if (c->proc && c->proc->conns && --c->proc->conns == 0 && c->proc->out.ended &&
 	    !conns_unknown(r, i))
-		proc_close(c->proc);
+		lp_collect_proc_close(c->proc);
 	r->conns[i] = r->conns[--r->nconns];
 }
 
@@ -868,7 +836,7 @@ int lp_recorder_finish(struct lp_recorder *r)
 	while (r->nconns)
 		conn_close(r, r->nconns - 1);
 	for (size_t i = 0; i < r->nprocs; i++) {
-		int err = proc_close(r->procs[i]);
+		int err = lp_collect_proc_close(r->procs[i]);
 		if (err < 0 && !first)
 			first = err;
 	}
@@ -900,8 +868,8 @@ void lp_recorder_free(struct lp_recorder *r)
 		free(r->conns[i].buf);
 	}
 	for (size_t i = 0; i < r->nprocs; i++) {
-		struct proc *p = r->procs[i];
-		proc_fail(p, p->out.error);
+		struct rec_proc *p = r->procs[i];
+		lp_collect_proc_fail(p, p->out.error);
 		free(p->out.path);
 		free(p->cmdline);
 		free(p->maps[0]);
@@ -910,6 +878,8 @@ void lp_recorder_free(struct lp_recorder *r)
 		free(p->held);
 		free(p->held_ev);
 		free(p->trefs);
+		lp_mappings_release(&p->direct_maps);
+		free(p->direct_held);
 		free(p);
 	}
 	free(r->procs);

@@ -49,7 +49,8 @@ static int lpp_open(void **state, const char *path, const struct lp_collect_proc
 	gethostname(host, sizeof(host) - 1);
 	if (lp_profile_set_str(&s->p->command, cmd) < 0 || lp_profile_set_str(&s->p->host, host) < 0 ||
 	    lp_profile_set_str(&s->p->source,
-			       proc->backend == LP_BACKEND_VALGRIND ? "valgrind" : "inst") < 0)
+			       proc->source ? proc->source
+			       : proc->backend == LP_BACKEND_VALGRIND ? "valgrind" : "inst") < 0)
 		goto out_profile;
 	free(cmd);
 	s->p->date = (int64_t)(proc->start_ns / 1000000000ull);
@@ -58,8 +59,8 @@ static int lpp_open(void **state, const char *path, const struct lp_collect_proc
 	memcpy(s->p->line_sizes, proc->line_size, s->p->n_line_sizes * sizeof(uint32_t));
 	s->p->rate = proc->rate;
 	s->p->seed = proc->seed;
-	/* without it the models would see the run as one window */
-	s->p->window = LP_PROFILE_WINDOW_DEFAULT;
+	/* 0: the models see the run as one window */
+	s->p->window = proc->window;
 	*state = s;
 	return 0;
 

@@ -1,6 +1,7 @@
-/* Internal: where the collector puts the samples of one process.
+/* Internal: where the recorder puts the samples of one process image.
  *
- * The collector (collect.c) knows the wire protocol; a sample sink knows a
+ * The collector (collect.c) knows the wire protocol, the in-process entry
+ * (collect-direct.c) takes the pmu sampler's calls; a sample sink knows a
  * file format. A sink receives the samples and allocation events of one
  * process image as they arrive, then the summary and the mappings at the
  * end. Two sinks: the .lpp profile (sink-lpp.c) and the text sample list
@@ -26,6 +27,8 @@ struct lp_collect_proc {
 	double rate;
 	uint64_t seed;
 	uint32_t backend;         /* enum lp_msg_backend (HELLO) */
+	const char *source;       /* the profile's source; NULL: named after backend */
+	uint64_t window;          /* the profile's time window; 0: one, the whole run */
 };
 
 struct lp_collect_summary {

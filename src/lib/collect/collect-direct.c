@@ -1,0 +1,186 @@
+/* The recorder for backends that run inside locprof (locprof/recorder.h,
+ * "backends inside locprof"): the pmu sampler observes the program by
+ * ptrace from the locprof process, so its process images come as calls,
+ * not over the socket. They go to the same outputs as the collector's
+ * (collect.c): the same names, the same sample sinks (sink.h), the same
+ * trace writer and summaries. */
+#include <locprof/recorder.h>
+#include <locprof/trace.h>
+
+#include "collect/recorder-state.h"
+#include "collect/sink.h"
+#include "common/error.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Trace mode: references held in memory until the image ends or this many
+ * have come, so that the trace's mappings include the libraries the
+ * dynamic loader maps after exec (the .lpt header carries them). */
+#define DIRECT_TRACE_HOLD (1u << 20)
+
+int lp_recorder_new_direct(struct lp_recorder **out, const struct lp_record_options *o)
+{
+	char lines[64];
+
+	return lp_collect_recorder_alloc(out, o, lines, sizeof(lines));
+}
+
+enum lp_record_mode lp_recorder_mode(const struct lp_recorder *r)
+{
+	return r->o.mode;
+}
+
+static struct rec_proc *image_of(struct lp_recorder *r, uint32_t id)
+{
+	/* Images are numbered in order of appearance: the index is the id. */
+	if (id >= r->nprocs || !r->procs[id]->direct)
+		return NULL;
+	return r->procs[id];
+}
+
+int lp_recorder_image_begin(struct lp_recorder *r, const struct lp_record_image *img, uint32_t *id)
+{
+	struct lp_collect_proc info = {
+		.pid = img->pid, .ppid = img->ppid, .nonce = r->nprocs, .start_ns = img->start_ns,
+		.cmdline = img->cmdline, .cmdline_len = img->cmdline_len, .nlines = r->o.nlines,
+		.rate = r->o.rate, .seed = r->o.seed, .source = img->source, .window = img->window,
+	};
+	int trace = r->o.mode == LP_RECORD_TRACE;
+	struct rec_proc *p;
+
+	memcpy(info.line_size, r->o.line_size, sizeof(info.line_size));
+	if (!(p = lp_collect_proc_new(r, &info, trace)))
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	p->direct = 1;
+	*id = (uint32_t)(r->nprocs - 1);
+	return trace ? 0 : lp_collect_proc_open(r, p);
+}
+
+int lp_recorder_image_maps(struct lp_recorder *r, uint32_t id, const char *text, size_t len)
+{
+	struct rec_proc *p = image_of(r, id);
+	struct lp_mappings now = { 0 };
+	int err;
+
+	if (!p)
+		return lp_seterr(LP_EINVAL, "no image %u", id);
+	if ((err = lp_collect_parse_maps(&now, text, len)) < 0)
+		goto out;
+	for (size_t i = 0; i < now.n && err >= 0; i++) {
+		const struct lp_mapping *m = &now.v[i];
+		int known = 0;
+
+		for (size_t k = 0; k < p->direct_maps.n && !known; k++) {
+			const struct lp_mapping *o = &p->direct_maps.v[k];
+			known = o->start == m->start && o->end == m->end && o->file_offset == m->file_offset &&
+				!strcmp(o->path, m->path);
+		}
+		if (!known)
+			err = lp_mappings_add(&p->direct_maps, m->start, m->end, m->file_offset, m->path, NULL, 0);
+	}
+out:
+	lp_mappings_release(&now);
+	if (err < 0)
+		lp_collect_proc_fail(p, err);
+	return err;
+}
+
+int lp_recorder_image_samples(struct lp_recorder *r, uint32_t id, const struct lp_record_sample *s,
+			      size_t n)
+{
+	struct rec_proc *p = image_of(r, id);
+	int err;
+
+	if (!p)
+		return lp_seterr(LP_EINVAL, "no image %u", id);
+	if (!p->open || p->trace)
+		return p->out.error;
+	for (size_t i = 0; i < n; i++) {
+		struct lp_msg_sample m = {
+			.begin = s[i].begin, .end = s[i].end, .pc = s[i].pc, .addr = s[i].addr,
+			.reuse_pc = s[i].reuse_pc, .thread = s[i].thread,
+			.size = s[i].size > 255 ? 255 : (uint8_t)s[i].size, .kind = s[i].kind,
+			.line_index = s[i].line_index,
+		};
+
+		if ((err = p->sink->samples(p->sink_state, &m, 1)) < 0)
+			return lp_collect_proc_fail(p, err);
+		p->out.samples++;
+		p->out.dangling += m.end == LP_SAMPLE_DANGLING;
+	}
+	return 0;
+}
+
+/* Open the trace with the mappings known now and write what was held. */
+static int trace_open(struct lp_recorder *r, struct rec_proc *p)
+{
+	int err;
+
+	if ((err = lp_collect_proc_open(r, p)) < 0)
+		return err;
+	if ((err = lp_trace_writer_set_mappings(p->tw, &p->direct_maps)) < 0 ||
+	    (err = lp_trace_write(p->tw, p->direct_held, p->n_direct_held)) < 0)
+		return lp_collect_proc_fail(p, err);
+	free(p->direct_held);
+	p->direct_held = NULL;
+	p->n_direct_held = 0;
+	return 0;
+}
+
+int lp_recorder_image_refs(struct lp_recorder *r, uint32_t id, const struct lp_ref *refs, size_t n)
+{
+	struct rec_proc *p = image_of(r, id);
+	int err;
+
+	if (!p)
+		return lp_seterr(LP_EINVAL, "no image %u", id);
+	if (!p->trace || p->out.error)
+		return p->out.error;
+	p->out.traced += n;
+	if (p->open) {
+		if ((err = lp_trace_write(p->tw, refs, n)) < 0)
+			return lp_collect_proc_fail(p, err);
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (!p->direct_held && !(p->direct_held = malloc(DIRECT_TRACE_HOLD * sizeof(*refs))))
+			return lp_collect_proc_fail(p, lp_seterr(LP_ENOMEM, "out of memory"));
+		p->direct_held[p->n_direct_held++] = refs[i];
+		if (p->n_direct_held == DIRECT_TRACE_HOLD) {
+			if ((err = trace_open(r, p)) < 0)
+				return err;
+			return lp_recorder_image_refs(r, id, refs + i + 1, n - i - 1);
+		}
+	}
+	return 0;
+}
+
+int lp_recorder_image_end(struct lp_recorder *r, uint32_t id, const struct lp_record_image_end *end)
+{
+	struct rec_proc *p = image_of(r, id);
+	int err = 0;
+
+	if (!p)
+		return lp_seterr(LP_EINVAL, "no image %u", id);
+	p->out.ended = 1;
+	p->out.exec = end->exec;
+	p->out.status = end->exec ? 0 : end->status;
+	p->out.threads = end->threads;
+	p->bye_refs = end->references;
+	p->bye_refs_valid = 1;
+	if (end->threads) {
+		if (!(p->trefs = calloc(end->threads, sizeof(*p->trefs))))
+			return lp_collect_proc_fail(p, lp_seterr(LP_ENOMEM, "out of memory"));
+		memcpy(p->trefs, end->thread_refs, end->threads * sizeof(*p->trefs));
+		p->ntrefs = end->threads;
+	}
+	if (p->trace && !p->open && !p->out.error)
+		err = trace_open(r, p);
+	if (err >= 0)
+		err = lp_collect_proc_close(p);
+	free(p->direct_held);
+	p->direct_held = NULL;
+	p->n_direct_held = 0;
+	return err;
+}
