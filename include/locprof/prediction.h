@@ -140,10 +140,11 @@ int lp_machine_builtin(struct lp_machine *m, const char *name);
  *   tlb TLB 128 16K [full]   # NAME ENTRIES PAGE [ASSOC] */
 int lp_machine_read(struct lp_machine *m, const char *path);
 int lp_machine_parse(struct lp_machine *m, const char *text, const char *what);
-/* The host from sysfs (root: "/sys/devices/system/cpu", or a copy for tests).
- * Data and unified caches become levels; a TLB of 64 entries of the
- * system page size is added (sysfs does not describe TLBs). */
-int lp_machine_host(struct lp_machine *m, const char *root);
+/* The host from sysfs (sysfs_root: NULL for "/sys", or a copy for tests),
+ * read by lp_host_caches(). Data and unified caches become levels, in level
+ * order; a TLB of 64 entries of the system page size is added (sysfs does
+ * not describe TLBs). */
+int lp_machine_host(struct lp_machine *m, const char *sysfs_root);
 
 /* ---- collection ------------------------------------------------------------ */
 /* Histograms are keyed by a 64-bit "block key": a block size B for LRU

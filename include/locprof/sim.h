@@ -164,6 +164,22 @@ void lp_memspy_free(struct lp_memspy *m);
 int lp_memspy_refs(struct lp_memspy *m, const struct lp_ref *refs, size_t n);
 void lp_memspy_result(struct lp_memspy *m, struct lp_memspy_result *out); /* flushes pending work */
 
+/* ---- the host's caches ------------------------------------------------ */
+struct lp_host_cache {
+	unsigned level;
+	char type[16];  /* "Data" or "Unified" */
+	char name[40];  /* "L1 48K": the level and the size as sysfs writes them */
+	uint64_t size, ways, line; /* bytes, ways of associativity, bytes */
+};
+
+/* The data and unified caches of cpu0, from
+ * SYSFS/devices/system/cpu/cpu0/cache/index<i>/ in index order (sysfs_root
+ * NULL = "/sys"; tests pass a fake tree). An entry whose files are missing
+ * or unreadable is skipped; the scan stops at the first index without a
+ * level. At most cap entries; *n says how many. 0 even when none is found
+ * (a machine or container without the directory). */
+int lp_host_caches(const char *sysfs_root, struct lp_host_cache *out, size_t cap, size_t *n);
+
 #ifdef __cplusplus
 }
 #endif

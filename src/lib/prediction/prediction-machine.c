@@ -6,6 +6,7 @@
  * paper does not predict them (floating-point loads bypass them there). The
  * R12000's TLB entries map two 16 KB pages each: 64 entries of 32 KB. */
 #include <locprof/prediction.h>
+#include <locprof/sim.h>
 
 #include "common/error.h"
 
@@ -226,58 +227,36 @@ int lp_machine_read(struct lp_machine *m, const char *path)
 	return rc;
 }
 
-static int read_str(const char *dir, const char *name, char *buf, size_t len)
+/* The host's data caches from sysfs (lp_host_caches, the reader report
+ * uses too), by level, and a 64-entry TLB of the page size. */
+int lp_machine_host(struct lp_machine *m, const char *sysfs_root)
 {
-	char path[512];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	if (!(f = fopen(path, "r")))
-		return -1;
-	if (!fgets(buf, (int)len, f)) {
-		fclose(f);
-		return -1;
-	}
-	fclose(f);
-	buf[strcspn(buf, "\n")] = 0;
-	return 0;
-}
-
-int lp_machine_host(struct lp_machine *m, const char *root)
-{
-	char dir[400], s[64], typ[64], name[16];
-	int rc = 0;
+	struct lp_host_cache c[16];
+	char name[16];
+	size_t n;
 	long page = sysconf(_SC_PAGESIZE);
+	int rc;
 
 	memset(m, 0, sizeof(*m));
 	snprintf(m->name, sizeof(m->name), "host");
-	if (!root)
-		root = "/sys/devices/system/cpu";
-	for (int lvl = 1; lvl <= 4 && !rc; lvl++)
-		for (int i = 0; i < 16 && !rc; i++) {
-			uint64_t size, ways = 0, line;
-			snprintf(dir, sizeof(dir), "%s/cpu0/cache/index%d", root, i);
-			if (read_str(dir, "level", s, sizeof(s)) < 0)
-				break;
-			if (atoi(s) != lvl || read_str(dir, "type", typ, sizeof(typ)) < 0 ||
-			    !strcmp(typ, "Instruction"))
+	if ((rc = lp_host_caches(sysfs_root, c, sizeof(c) / sizeof(c[0]), &n)) < 0)
+		return rc;
+	for (unsigned lvl = 1; lvl <= 4; lvl++)
+		for (size_t i = 0; i < n; i++) {
+			uint64_t ways = c[i].ways;
+			if (c[i].level != lvl)
 				continue;
-			if (read_str(dir, "size", s, sizeof(s)) < 0 || parse_size(s, &size) < 0 ||
-			    read_str(dir, "coherency_line_size", s, sizeof(s)) < 0 ||
-			    parse_size(s, &line) < 0)
-				return lp_seterr(LP_EFORMAT, "%s: cannot read the cache size and line", dir);
-			if (read_str(dir, "ways_of_associativity", s, sizeof(s)) == 0)
-				ways = strtoull(s, NULL, 10);
-			if (size % line)
-				return lp_seterr(LP_EFORMAT, "%s: size not a multiple of the line", dir);
-			if (ways && (size / line) % ways)
+			if (c[i].size % c[i].line)
+				return lp_seterr(LP_EFORMAT, "host %s: size not a multiple of the line", c[i].name);
+			if (ways && (c[i].size / c[i].line) % ways)
 				ways = 0;
-			snprintf(name, sizeof(name), "L%d", lvl);
-			rc = add_level(m, dir, 0, name, LP_PRED_LEVEL_CACHE, size / line, ways, line);
+			snprintf(name, sizeof(name), "L%u", lvl);
+			if ((rc = add_level(m, "host", 0, name, LP_PRED_LEVEL_CACHE, c[i].size / c[i].line,
+					    ways, c[i].line)) < 0)
+				return rc;
 		}
-	if (!rc && !m->n)
-		return lp_seterr(LP_EUNSUPPORTED, "%s: no data cache described", root);
-	if (!rc)
-		rc = add_level(m, root, 0, "TLB", LP_PRED_LEVEL_TLB, 64, 0, page > 0 ? (uint64_t)page : 4096);
-	return rc;
+	if (!m->n)
+		return lp_seterr(LP_EUNSUPPORTED, "%s: no data cache described",
+				 sysfs_root ? sysfs_root : "/sys");
+	return add_level(m, "host", 0, "TLB", LP_PRED_LEVEL_TLB, 64, 0, page > 0 ? (uint64_t)page : 4096);
 }

@@ -273,14 +273,15 @@ static void test_machine(void **state)
 	/* the host, from a copy of sysfs */
 	const char *idx[][5] = { { "0", "1", "Data", "48K", "12" }, { "1", "1", "Instruction", "32K", "8" },
 				 { "2", "2", "Unified", "1280K", "10" } };
-	mkdir(dir, 0755);
-	snprintf(path, sizeof(path), "%s/cpu0", dir);
-	mkdir(path, 0755);
-	snprintf(path, sizeof(path), "%s/cpu0/cache", dir);
-	mkdir(path, 0755);
+	const char *parents[] = { "", "/devices", "/devices/system", "/devices/system/cpu",
+				  "/devices/system/cpu/cpu0", "/devices/system/cpu/cpu0/cache" };
+	for (size_t i = 0; i < sizeof(parents) / sizeof(parents[0]); i++) {
+		snprintf(path, sizeof(path), "%s%s", dir, parents[i]);
+		mkdir(path, 0755);
+	}
 	for (int i = 0; i < 3; i++) {
 		char d[512], f[600];
-		snprintf(d, sizeof(d), "%s/cpu0/cache/index%s", dir, idx[i][0]);
+		snprintf(d, sizeof(d), "%s/devices/system/cpu/cpu0/cache/index%s", dir, idx[i][0]);
 		mkdir(d, 0755);
 		snprintf(f, sizeof(f), "%s/level", d);
 		lp_test_write_file(f, idx[i][1], 1);

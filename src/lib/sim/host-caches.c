@@ -4,7 +4,7 @@
  * ways_of_associativity and coherency_line_size. cpu0 stands for every
  * core: the caches a thread sees are the same kind on every core of the
  * machines locprof runs on. */
-#include <locprof/report.h>
+#include <locprof/sim.h>
 
 #include "common/error.h"
 
