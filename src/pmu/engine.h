@@ -156,10 +156,10 @@ int lp_pmu_page_protect(struct pmu_engine *e, struct lp_pmu_thread *t, uint64_t 
 int lp_pmu_page_unprotect(struct pmu_engine *e, struct lp_pmu_thread *t, uint64_t page);
 int lp_pmu_dr_apply(struct lp_pmu_thread *t);
 void lp_pmu_emit_sample(struct pmu_engine *e, struct lp_pmu_sample *s);
-int lp_pmu_watch_drop(struct pmu_engine *e, struct lp_pmu_thread *t, struct pmu_aspace *as, size_t i,
+int lp_pmu_watch_drop(struct pmu_engine *e, struct lp_pmu_thread *t, struct pmu_aspace *as, struct lp_watch *w,
 		      const uint64_t *open, int n_open);
-int lp_pmu_watch_remove(struct pmu_engine *e, struct lp_pmu_thread *t, struct pmu_aspace *as, size_t i);
-int lp_pmu_watch_end(struct pmu_engine *e, struct lp_pmu_thread *t, struct pmu_aspace *as, size_t i, uint64_t end,
+int lp_pmu_watch_remove(struct pmu_engine *e, struct lp_pmu_thread *t, struct pmu_aspace *as, struct lp_watch *w);
+int lp_pmu_watch_end(struct pmu_engine *e, struct lp_pmu_thread *t, struct pmu_aspace *as, struct lp_watch *w, uint64_t end,
 		     uint64_t pc, int how);
 int lp_pmu_rseq_page(struct pmu_engine *e, struct lp_pmu_thread *t, uint64_t page);
 int lp_pmu_watch_start(struct pmu_engine *e, struct lp_pmu_thread *t, const struct lp_pmu_sample *s);

@@ -10,8 +10,15 @@
 
 struct pmu_aspace *lp_pmu_aspace_get(struct lp_pmu_proc *p)
 {
-	if (!p->watch)
-		p->watch = calloc(1, sizeof(struct pmu_aspace));
+	if (!p->watch) {
+		struct pmu_aspace *as = calloc(1, sizeof(*as));
+
+		if (as && lp_pmu_watches_init(&as->watches) < 0) {
+			free(as);
+			as = NULL;
+		}
+		p->watch = as;
+	}
 	return p->watch;
 }
 
@@ -144,9 +151,14 @@ void lp_pmu_image_release(void *ctx, struct lp_pmu_proc *p)
 		return;
 	/* The address space is going: what is still watched is dangling.
 	 * Its threads have all left (lp_pmu_on_thread_leave), so its count is final. */
-	for (size_t i = 0; i < as->watches.n; i++)
-		lp_pmu_emit_sample(e, &as->watches.v[i].s);
-	as->watches.n = 0;
+	{
+		struct lp_watch *w;
+		uint64_t pos = 0;
+
+		while ((w = lp_watch_table_next(&as->watches.t, &pos)))
+			lp_pmu_emit_sample(e, &lp_pmu_watch_of(&as->watches, w)->s);
+		lp_pmu_watches_clear(&as->watches);
+	}
 	memset(&end, 0, sizeof(end));
 	end.id = as->image;
 	end.pid = p->pid;

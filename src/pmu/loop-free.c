@@ -107,16 +107,20 @@ static int free_trap(struct pmu_engine *e, struct lp_pmu_thread *t, const siginf
 		/* The trap follows the access: the clock already includes the
 		 * whole instruction. */
 		struct pmu_aspace *as = t->proc->watch;
+		struct lp_watch_walk k;
+		struct lp_watch *w;
 
 		lp_pmu_sup_dr_set(t, 6, 0);
 		e->c->ops->note(e->c, t->tid, LP_PMU_NOTE_TRAP);
-		for (size_t i = 0; as && i < as->watches.n;) {
-			if (as->watches.v[i].mech == LP_PMU_WATCH_DR && (as->watches.v[i].slots & (int)dr6)) {
+		if (as)
+			lp_watch_walk_init(&as->watches.t, &k);
+		while (as && (w = lp_watch_walk_next(&as->watches.t, &k))) {
+			struct lp_pmu_watch *p = lp_pmu_watch_of(&as->watches, w);
+
+			if (p->mech == LP_PMU_WATCH_DR && (p->slots & (int)dr6)) {
 				e->st->dr_hits++;
-				if ((err = lp_pmu_watch_end(e, t, as, i, engine_now(e), 0, LP_PMU_END_DR)) < 0)
+				if ((err = lp_pmu_watch_end(e, t, as, w, engine_now(e), 0, LP_PMU_END_DR)) < 0)
 					return err;
-			} else {
-				i++;
 			}
 		}
 	} else if (si->si_code == SI_KERNEL && lp_pmu_sup_getregs(t, &r) == 0 &&

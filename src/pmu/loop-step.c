@@ -64,13 +64,16 @@ static int deliver_caught(struct pmu_engine *e, struct lp_pmu_thread *t, int sig
 	uint64_t lo = (rsp - 128 - 32768) & ~(PAGE - 1), opened[9];
 	struct user_regs_struct r;
 	int n_opened = 0, res, err;
+	struct lp_watch *w;
+	uint64_t pos = 0;
 	siginfo_t si;
 
-	for (size_t k = 0; as && k < as->watches.n; k++) {
-		uint64_t pg = as->watches.v[k].line & ~(PAGE - 1);
+	while (as && (w = lp_watch_table_next(&as->watches.t, &pos))) {
+		const struct lp_pmu_watch *p = lp_pmu_watch_of(&as->watches, w);
+		uint64_t pg = p->line & ~(PAGE - 1);
 		int dup = 0;
 
-		if (as->watches.v[k].mech != LP_PMU_WATCH_PAGE || pg < lo || pg >= rsp || n_opened == 9)
+		if (p->mech != LP_PMU_WATCH_PAGE || pg < lo || pg >= rsp || n_opened == 9)
 			continue;
 		for (int i = 0; i < n_opened; i++)
 			dup |= opened[i] == pg;
@@ -103,14 +106,16 @@ static int deliver_caught(struct pmu_engine *e, struct lp_pmu_thread *t, int sig
 	}
 	if (lp_pmu_sup_getregs(t, &r) == 0 && as) {
 		uint64_t t0 = engine_now(e);
+		struct lp_watch_walk k;
 
-		for (size_t k = 0; k < as->watches.n;) {
-			if (ranges_overlap(r.rsp, rsp - 128 - r.rsp, as->watches.v[k].line, as->watches.v[k].size)) {
+		lp_watch_walk_init(&as->watches.t, &k);
+		while ((w = lp_watch_walk_next(&as->watches.t, &k))) {
+			const struct lp_pmu_watch *p = lp_pmu_watch_of(&as->watches, w);
+
+			if (ranges_overlap(r.rsp, rsp - 128 - r.rsp, p->line, p->size)) {
 				e->st->syscall_hits++;
-				if ((err = lp_pmu_watch_end(e, t, as, k, t0 + 1, 0, LP_PMU_END_SYSCALL)) < 0)
+				if ((err = lp_pmu_watch_end(e, t, as, w, t0 + 1, 0, LP_PMU_END_SYSCALL)) < 0)
 					return err;
-			} else {
-				k++;
 			}
 		}
 	}

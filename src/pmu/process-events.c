@@ -37,6 +37,7 @@ int lp_pmu_process_event(struct pmu_engine *e, struct lp_pmu_ev *ev)
 {
 	struct lp_pmu_thread *t = ev->t, *c = ev->child;
 	struct pmu_aspace *as = lp_pmu_aspace_get(t->proc);
+	struct lp_watch *cw;
 	uint32_t parent;
 	int err;
 
@@ -50,8 +51,8 @@ int lp_pmu_process_event(struct pmu_engine *e, struct lp_pmu_ev *ev)
 		/* Debug registers watch one thread; with two, move their
 		 * watches to page protection (the new thread, stopped at its
 		 * first stop, makes the calls). */
-		for (size_t i = 0; i < as->watches.n; i++) {
-			struct lp_pmu_watch *w = &as->watches.v[i];
+		for (uint64_t pos = 0; (cw = lp_watch_table_next(&as->watches.t, &pos));) {
+			struct lp_pmu_watch *w = lp_pmu_watch_of(&as->watches, cw);
 			uint64_t pg = page_of(w->line);
 			int had = page_watched(as, pg);
 
@@ -60,7 +61,7 @@ int lp_pmu_process_event(struct pmu_engine *e, struct lp_pmu_ev *ev)
 			w->dr_thread->dr_used &= ~w->slots;
 			if ((err = lp_pmu_dr_apply(w->dr_thread)) < 0)
 				return err;
-			if (lp_pmu_watches_to_page(&as->watches, i) < 0)
+			if (lp_pmu_watches_to_page(&as->watches, cw) < 0)
 				return LP_ENOMEM;
 			if (!had && (err = lp_pmu_page_protect(e, c, pg)) < 0)
 				return err;
@@ -88,10 +89,11 @@ int lp_pmu_process_event(struct pmu_engine *e, struct lp_pmu_ev *ev)
 		}
 		/* The child inherited our protections but none of our watches:
 		 * give it the permissions its program set. */
-		for (size_t i = 0; i < as->watches.n; i++) {
-			uint64_t pg = page_of(as->watches.v[i].line);
+		for (uint64_t pos = 0; (cw = lp_watch_table_next(&as->watches.t, &pos));) {
+			const struct lp_pmu_watch *w = lp_pmu_watch_of(&as->watches, cw);
+			uint64_t pg = page_of(w->line);
 
-			if (as->watches.v[i].mech == LP_PMU_WATCH_PAGE && (err = lp_pmu_page_unprotect(e, c, pg)) < 0)
+			if (w->mech == LP_PMU_WATCH_PAGE && (err = lp_pmu_page_unprotect(e, c, pg)) < 0)
 				return err;
 		}
 		return 0;

@@ -134,27 +134,30 @@ int lp_pmu_insn_retired(struct pmu_engine *e, struct lp_pmu_thread *t, uint64_t 
 				lp_pmu_sup_dr_set(t, 6, 0);
 				e->c->ops->note(e->c, t->tid, LP_PMU_NOTE_TRAP);
 			}
-			for (size_t i = 0; as && i < as->watches.n;) {
-				struct lp_pmu_watch *w = &as->watches.v[i];
+			struct lp_watch_walk k;
+			struct lp_watch *cw;
+
+			/* A walk, not a lookup per access: a trap whose access the
+			 * decoding missed still ends its watch. */
+			if (as)
+				lp_watch_walk_init(&as->watches.t, &k);
+			while (as && (cw = lp_watch_walk_next(&as->watches.t, &k))) {
+				const struct lp_pmu_watch *w = lp_pmu_watch_of(&as->watches, cw);
 				int hit = -1;
 
-				if (w->mech != LP_PMU_WATCH_DR) {
-					i++;
+				if (w->mech != LP_PMU_WATCH_DR)
 					continue;
-				}
 				for (int j = 0; j < x->n && hit < 0; j++)
 					if (ranges_overlap(x->acc[j].addr, x->acc[j].size, w->line, w->size))
 						hit = j;
-				if (!(w->slots & (int)dr6) && !(wide && hit >= 0)) {
-					i++;
+				if (!(w->slots & (int)dr6) && !(wide && hit >= 0))
 					continue;
-				}
 				if (hit < 0) {
 					e->st->decode_misses++;
 					hit = x->n > 0 ? x->n - 1 : 0;
 				}
 				e->st->dr_hits++;
-				if ((err = lp_pmu_watch_end(e, t, as, i, t0 + (uint64_t)hit + 1, x->insn.pc, LP_PMU_END_DR)) < 0)
+				if ((err = lp_pmu_watch_end(e, t, as, cw, t0 + (uint64_t)hit + 1, x->insn.pc, LP_PMU_END_DR)) < 0)
 					return err;
 			}
 		}

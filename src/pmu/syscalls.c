@@ -181,6 +181,8 @@ int lp_pmu_syscall_enter(struct pmu_engine *e, struct lp_pmu_thread *t, uint64_t
 	struct pmu_aspace *as = t->proc->watch;
 	struct range rg[16];
 	uint64_t t0 = engine_now(e);
+	struct lp_watch_walk k;
+	struct lp_watch *w;
 	int n, err;
 
 	x->sys_nr = nr;
@@ -192,7 +194,7 @@ int lp_pmu_syscall_enter(struct pmu_engine *e, struct lp_pmu_thread *t, uint64_t
 	if (nr == SYS_rseq && !(x->sys_args[2] & 1))
 		x->rseq = x->sys_args[0]; /* from now on its page stays open */
 	/* No return to re-protect after: nothing may be opened. */
-	if (!as || !as->watches.n || nr == SYS_exit || nr == SYS_exit_group)
+	if (!as || !lp_pmu_watches_live(&as->watches) || nr == SYS_exit || nr == SYS_exit_group)
 		return 0;
 	if (nr == SYS_execve)
 		return exec_pages(e, t, x->sys_args[0], x->sys_args[1], x->sys_args[2]);
@@ -206,36 +208,39 @@ int lp_pmu_syscall_enter(struct pmu_engine *e, struct lp_pmu_thread *t, uint64_t
 
 		if (!rg[i].len)
 			continue;
-		for (size_t k = 0; k < as->watches.n;) {
-			if (ranges_overlap(acc.addr, acc.size, as->watches.v[k].line, as->watches.v[k].size)) {
+		lp_watch_walk_init(&as->watches.t, &k);
+		while ((w = lp_watch_walk_next(&as->watches.t, &k))) {
+			const struct lp_pmu_watch *p = lp_pmu_watch_of(&as->watches, w);
+
+			if (ranges_overlap(acc.addr, acc.size, p->line, p->size)) {
 				e->st->syscall_hits++;
-				if ((err = lp_pmu_watch_end(e, t, as, k, t0 + 1, x->insn.pc, LP_PMU_END_SYSCALL)) < 0)
+				if ((err = lp_pmu_watch_end(e, t, as, w, t0 + 1, x->insn.pc, LP_PMU_END_SYSCALL)) < 0)
 					return err;
-			} else {
-				k++;
 			}
 		}
 	}
 	/* The rseq page can no longer be protected (lp_pmu_rseq_page()): its other
 	 * watches cannot be finished and are dropped. */
 	if (nr == SYS_rseq && x->rseq) {
-		for (size_t k = 0; k < as->watches.n;) {
-			if (as->watches.v[k].mech == LP_PMU_WATCH_PAGE && lp_pmu_rseq_page(e, t, as->watches.v[k].line & ~(PAGE - 1))) {
+		lp_watch_walk_init(&as->watches.t, &k);
+		while ((w = lp_watch_walk_next(&as->watches.t, &k))) {
+			const struct lp_pmu_watch *p = lp_pmu_watch_of(&as->watches, w);
+
+			if (p->mech == LP_PMU_WATCH_PAGE && lp_pmu_rseq_page(e, t, p->line & ~(PAGE - 1))) {
 				e->st->unwatchable++;
-				if ((err = lp_pmu_watch_remove(e, t, as, k)) < 0)
+				if ((err = lp_pmu_watch_remove(e, t, as, w)) < 0)
 					return err;
-			} else {
-				k++;
 			}
 		}
 	}
 	/* Still-protected pages the kernel will touch must not make it fail
 	 * with EFAULT: open them for the call. */
-	for (size_t k = 0; k < as->watches.n; k++) {
-		uint64_t pg = as->watches.v[k].line & ~(PAGE - 1);
+	for (uint64_t pos = 0; (w = lp_watch_table_next(&as->watches.t, &pos));) {
+		const struct lp_pmu_watch *p = lp_pmu_watch_of(&as->watches, w);
+		uint64_t pg = p->line & ~(PAGE - 1);
 		int touch = 0, dup = 0;
 
-		if (as->watches.v[k].mech != LP_PMU_WATCH_PAGE)
+		if (p->mech != LP_PMU_WATCH_PAGE)
 			continue;
 		for (int i = 0; i < n; i++)
 			touch |= ranges_overlap(rg[i].a, rg[i].len, pg, PAGE);
@@ -289,8 +294,11 @@ int lp_pmu_syscall_exit(struct pmu_engine *e, struct lp_pmu_thread *t)
 		 * address, as in a trace, so an access after the address is
 		 * mapped again (the next mmap often returns it) is the reuse;
 		 * otherwise the sample dangles at the end. */
-		for (size_t k = 0; k < as->watches.n; k++)
-			if (as->watches.v[k].mech == LP_PMU_WATCH_PAGE && (err = lp_pmu_page_protect(e, t, page_of(as->watches.v[k].line))) < 0)
+		struct lp_watch *w;
+
+		for (uint64_t pos = 0; (w = lp_watch_table_next(&as->watches.t, &pos));)
+			if (lp_pmu_watch_of(&as->watches, w)->mech == LP_PMU_WATCH_PAGE &&
+			    (err = lp_pmu_page_protect(e, t, page_of(lp_pmu_watch_of(&as->watches, w)->line))) < 0)
 				return err;
 	}
 	return 0;

@@ -62,8 +62,8 @@ static int commit_watch(struct pmu_engine *e, struct pmu_aspace *as)
 {
 	if (lp_pmu_watches_commit(&as->watches) < 0)
 		return LP_ENOMEM;
-	if (as->watches.n > e->st->watches_max)
-		e->st->watches_max = as->watches.n;
+	if (lp_pmu_watches_live(&as->watches) > e->st->watches_max)
+		e->st->watches_max = lp_pmu_watches_live(&as->watches);
 	return 0;
 }
 
@@ -106,16 +106,17 @@ void lp_pmu_emit_sample(struct pmu_engine *e, struct lp_pmu_sample *s)
 		e->h->on_sample(e->h->ctx, s);
 }
 
-/* Stop watching as->watches.v[i]. A page watch whose page is in open[0..n_open)
- * (already given the target's permissions for a step) needs no call. */
-int lp_pmu_watch_drop(struct pmu_engine *e, struct lp_pmu_thread *t, struct pmu_aspace *as, size_t i,
+/* Stop watching cw (a live watch of as). A page watch whose page is in
+ * open[0..n_open) (already given the target's permissions for a step)
+ * needs no call. */
+int lp_pmu_watch_drop(struct pmu_engine *e, struct lp_pmu_thread *t, struct pmu_aspace *as, struct lp_watch *cw,
 		      const uint64_t *open, int n_open)
 {
-	struct lp_pmu_watch w = as->watches.v[i];
+	struct lp_pmu_watch w = *lp_pmu_watch_of(&as->watches, cw);
 	uint64_t pg = page_of(w.line);
 	int err = 0;
 
-	lp_pmu_watches_delete(&as->watches, i);
+	lp_pmu_watches_delete(&as->watches, cw);
 	if (w.mech == LP_PMU_WATCH_DR) {
 		struct lp_pmu_thread *d = w.dr_thread;
 
@@ -132,18 +133,18 @@ int lp_pmu_watch_drop(struct pmu_engine *e, struct lp_pmu_thread *t, struct pmu_
 	return err;
 }
 
-int lp_pmu_watch_remove(struct pmu_engine *e, struct lp_pmu_thread *t, struct pmu_aspace *as, size_t i)
+int lp_pmu_watch_remove(struct pmu_engine *e, struct lp_pmu_thread *t, struct pmu_aspace *as, struct lp_watch *w)
 {
-	return lp_pmu_watch_drop(e, t, as, i, NULL, 0);
+	return lp_pmu_watch_drop(e, t, as, w, NULL, 0);
 }
 
-/* The sample of watch i ends at global clock value end. The image's clock
+/* The sample of watch w ends at global clock value end. The image's clock
  * differs from the global one by a constant while t runs, so its end is
  * end - (global now - image now). */
-static void sample_end(struct pmu_engine *e, struct lp_pmu_thread *t, struct pmu_aspace *as, size_t i, uint64_t end,
-		       uint64_t pc, int how)
+static void sample_end(struct pmu_engine *e, struct lp_pmu_thread *t, struct pmu_aspace *as, struct lp_watch *w,
+		       uint64_t end, uint64_t pc, int how)
 {
-	struct lp_pmu_sample s = as->watches.v[i].s;
+	struct lp_pmu_sample s = lp_pmu_watch_of(&as->watches, w)->s;
 	uint64_t g = engine_now(e), l = lp_pmu_image_now(e, t->proc);
 
 	s.end = end;
@@ -154,11 +155,11 @@ static void sample_end(struct pmu_engine *e, struct lp_pmu_thread *t, struct pmu
 	lp_pmu_emit_sample(e, &s);
 }
 
-int lp_pmu_watch_end(struct pmu_engine *e, struct lp_pmu_thread *t, struct pmu_aspace *as, size_t i, uint64_t end,
-		     uint64_t pc, int how)
+int lp_pmu_watch_end(struct pmu_engine *e, struct lp_pmu_thread *t, struct pmu_aspace *as, struct lp_watch *w,
+		     uint64_t end, uint64_t pc, int how)
 {
-	sample_end(e, t, as, i, end, pc, how);
-	return lp_pmu_watch_remove(e, t, as, i);
+	sample_end(e, t, as, w, end, pc, how);
+	return lp_pmu_watch_remove(e, t, as, w);
 }
 
 /* The kernel writes each thread's rseq area (cpu id) on nearly every
@@ -182,11 +183,24 @@ int lp_pmu_watch_start(struct pmu_engine *e, struct lp_pmu_thread *t, const stru
 {
 	struct pmu_aspace *as = lp_pmu_aspace_get(t->proc);
 	struct lp_pmu_watch *w;
+	struct lp_watch *prev;
 	uint64_t page;
 	int r;
 
-	if (!as || !(w = lp_pmu_watches_reserve(&as->watches)))
+	if (!as)
 		return lp_seterr(LP_ENOMEM, "out of memory");
+	/* One watch per line and size: a line still watched here was touched
+	 * by this very reference without its mechanism seeing it, so this
+	 * reference is that sample's reuse; end it before watching again. */
+	prev = lp_pmu_watches_find(&as->watches, s->addr, e->line[s->line_idx], s->line_idx);
+	if (prev) {
+		int how = lp_pmu_watch_of(&as->watches, prev)->mech == LP_PMU_WATCH_DR ? LP_PMU_END_DR : LP_PMU_END_PAGE;
+
+		if ((r = lp_pmu_watch_end(e, t, as, prev, s->begin, s->pc, how)) < 0)
+			return r;
+	}
+	if (!(w = lp_pmu_watches_reserve(&as->watches)))
+		return LP_ENOMEM;
 	w->size = e->line[s->line_idx];
 	w->line = s->addr & ~(uint64_t)(w->size - 1);
 	w->s = *s;
@@ -217,14 +231,34 @@ int lp_pmu_watch_start(struct pmu_engine *e, struct lp_pmu_thread *t, const stru
 	return r ? 0 : lp_pmu_page_protect(e, t, page);
 }
 
+/* The page watch at line size index li of the first line of
+ * [addr, addr + size) from *line on, or NULL; *line moves past it. */
+static struct lp_watch *next_page_watch(struct pmu_engine *e, struct pmu_aspace *as, uint64_t addr, uint32_t size,
+					unsigned li, uint64_t *line)
+{
+	uint64_t ls = e->line[li], last = size ? (addr + size - 1) & ~(ls - 1) : addr & ~(ls - 1);
+
+	for (; *line <= last; *line += ls) {
+		struct lp_watch *w = lp_pmu_watches_find(&as->watches, *line, (uint32_t)ls, li);
+
+		if (w && lp_pmu_watch_of(&as->watches, w)->mech == LP_PMU_WATCH_PAGE) {
+			*line += ls;
+			return w;
+		}
+	}
+	return NULL;
+}
+
 /* Does any page watch's line overlap acc[0..n)? */
 int lp_pmu_touches_page_watch(struct pmu_engine *e, struct pmu_aspace *as, const struct lp_pmu_access *acc, int n)
 {
-	for (size_t i = 0; as && i < as->watches.n; i++)
-		for (int j = 0; j < n; j++)
-			if (as->watches.v[i].mech == LP_PMU_WATCH_PAGE &&
-			    ranges_overlap(acc[j].addr, acc[j].size, as->watches.v[i].line, as->watches.v[i].size))
+	for (int j = 0; as && j < n; j++)
+		for (unsigned li = 0; li < e->nlines; li++) {
+			uint64_t line = acc[j].addr & ~(uint64_t)(e->line[li] - 1);
+
+			if (next_page_watch(e, as, acc[j].addr, acc[j].size, li, &line))
 				return 1;
+		}
 	return 0;
 }
 
@@ -239,25 +273,19 @@ int lp_pmu_end_touched(struct pmu_engine *e, struct lp_pmu_thread *t, const stru
 
 	if (!as)
 		return 0;
-	for (size_t i = 0; i < as->watches.n;) {
-		struct lp_pmu_watch *w = &as->watches.v[i];
-		int hit = -1;
+	/* Access by access: a watch ends at the first access that touches it
+	 * (and is gone for the later ones). */
+	for (int j = 0; j < n; j++)
+		for (unsigned li = 0; li < e->nlines; li++) {
+			uint64_t line = acc[j].addr & ~(uint64_t)(e->line[li] - 1);
+			struct lp_watch *w;
 
-		if (w->mech != LP_PMU_WATCH_PAGE) {
-			i++;
-			continue;
+			while ((w = next_page_watch(e, as, acc[j].addr, acc[j].size, li, &line))) {
+				e->st->page_hits++;
+				sample_end(e, t, as, w, t0 + (uint64_t)j + 1, pc, LP_PMU_END_PAGE);
+				if ((err = lp_pmu_watch_drop(e, t, as, w, open, n_open)) < 0)
+					return err;
+			}
 		}
-		for (int j = 0; j < n && hit < 0; j++)
-			if (ranges_overlap(acc[j].addr, acc[j].size, w->line, w->size))
-				hit = j;
-		if (hit < 0) {
-			i++;
-			continue;
-		}
-		e->st->page_hits++;
-		sample_end(e, t, as, i, t0 + (uint64_t)hit + 1, pc, LP_PMU_END_PAGE);
-		if ((err = lp_pmu_watch_drop(e, t, as, i, open, n_open)) < 0)
-			return err;
-	}
 	return 0;
 }
