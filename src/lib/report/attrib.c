@@ -13,67 +13,33 @@
  * attribution runs, not for the fast simulator. */
 #include <locprof/report.h>
 
+#include "common/array.h"
 #include "common/error.h"
 #include "common/hash.h"
+#include "common/htab.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-struct umap { /* u64 -> u32, open addressing; value 0 = empty slot */
-	uint64_t *k;
-	uint32_t *v;
-	size_t cap, n;
-};
-
-static uint32_t umap_get(const struct umap *m, uint64_t key)
+/* The id maps: key -> id + 1 in an lp_htab, 0 when absent; a table is
+ * allocated at its first insert. */
+static uint32_t umap_get(struct lp_htab *m, uint64_t key)
 {
-	if (!m->cap)
-		return 0;
-	for (size_t h = lp_hash64(key) & (m->cap - 1);; h = (h + 1) & (m->cap - 1)) {
-		if (!m->v[h])
-			return 0;
-		if (m->k[h] == key)
-			return m->v[h];
-	}
+	uint64_t *v = m->s ? lp_htab_find(m, key) : NULL;
+
+	return v ? (uint32_t)*v : 0;
 }
 
-static int umap_put(struct umap *m, uint64_t key, uint32_t val)
+static int umap_put(struct lp_htab *m, uint64_t key, uint32_t val)
 {
-	size_t h;
+	int isnew;
 
-	if (2 * (m->n + 1) > m->cap) {
-		struct umap o = *m;
-		m->cap = o.cap ? 2 * o.cap : 256;
-		m->k = malloc(m->cap * sizeof(*m->k));
-		m->v = calloc(m->cap, sizeof(*m->v));
-		if (!m->k || !m->v) {
-			free(m->k);
-			free(m->v);
-			*m = o;
-			return LP_ENOMEM;
-		}
-		m->n = 0;
-		for (size_t i = 0; i < o.cap; i++)
-			if (o.v[i])
-				umap_put(m, o.k[i], o.v[i]);
-		free(o.k);
-		free(o.v);
-	}
-	for (h = lp_hash64(key) & (m->cap - 1); m->v[h] && m->k[h] != key; h = (h + 1) & (m->cap - 1))
-		;
-	if (!m->v[h])
-		m->n++;
-	m->k[h] = key;
-	m->v[h] = val;
+	if ((!m->s && lp_htab_init(m, 256) < 0) || lp_htab_reserve(m, 1) < 0)
+		return LP_ENOMEM;
+	*lp_htab_get(m, key, &isnew) = val;
 	return 0;
-}
-
-static void umap_release(struct umap *m)
-{
-	free(m->k);
-	free(m->v);
 }
 
 struct counts {
@@ -103,34 +69,21 @@ struct lp_attrib {
 	struct lp_cache *cache;
 	unsigned shift;
 	char **objs, **funcs;
-	size_t nobjs, nfuncs;
+	size_t nobjs, nfuncs, capobjs, capfuncs;
 	struct pcrec *pcs;
-	size_t npcs;
+	size_t npcs, cappcs;
 	struct pair *pairs;
-	size_t npairs;
-	struct umap pc_map, pair_map, site_map, sym_map, fname_map, seen;
+	size_t npairs, cappairs;
+	struct lp_htab pc_map, pair_map, site_map, sym_map, fname_map, seen;
 	struct block *blocks;
 	size_t nblocks, capblocks;
 	struct lp_attrib_row *rows;
 	struct counts total;
 };
 
-/* Make room for element n of an array whose capacity is the smallest
- * power of two above its length: it grows when n is 0 or a power of two. */
-static int grow(void **v, size_t n, size_t elem)
+static int add_name(char ***v, size_t *n, size_t *cap, char *name, uint32_t *id)
 {
-	if (n && (n & (n - 1)))
-		return 0;
-	void *p = realloc(*v, (n ? 2 * n : 1) * elem);
-	if (!p)
-		return LP_ENOMEM;
-	*v = p;
-	return 0;
-}
-
-static int add_name(char ***v, size_t *n, char *name, uint32_t *id)
-{
-	if (!name || grow((void **)v, *n, sizeof(**v)) < 0) {
+	if (!name || LP_ARRAY_RESERVE(*v, *cap, *n + 1, 16, "names") < 0) {
 		free(name);
 		/* the constant, not lp_seterr()'s value: callers read *id
 		 * whenever the result is not negative */
@@ -156,7 +109,7 @@ int lp_attrib_new(struct lp_attrib **out, const struct lp_attrib_params *p, stru
 	if ((err = lp_cache_new(&a->cache, &p->cache, p->seed)) < 0)
 		goto out_free;
 	a->shift = (unsigned)__builtin_ctzll(p->cache.line);
-	if ((err = add_name(&a->objs, &a->nobjs, strdup("(other)"), &id)) < 0)
+	if ((err = add_name(&a->objs, &a->nobjs, &a->capobjs, strdup("(other)"), &id)) < 0)
 		goto out_free;
 	*out = a;
 	return 0;
@@ -182,12 +135,12 @@ void lp_attrib_free(struct lp_attrib *a)
 	free(a->pairs);
 	free(a->blocks);
 	free(a->rows);
-	umap_release(&a->pc_map);
-	umap_release(&a->pair_map);
-	umap_release(&a->site_map);
-	umap_release(&a->sym_map);
-	umap_release(&a->fname_map);
-	umap_release(&a->seen);
+	lp_htab_release(&a->pc_map);
+	lp_htab_release(&a->pair_map);
+	lp_htab_release(&a->site_map);
+	lp_htab_release(&a->sym_map);
+	lp_htab_release(&a->fname_map);
+	lp_htab_release(&a->seen);
 	free(a);
 }
 
@@ -209,7 +162,7 @@ static int func_id(struct lp_attrib *a, const char *name, uint32_t *id)
 			return 0;
 		}
 	}
-	if ((err = add_name(&a->funcs, &a->nfuncs, strdup(name), id)) < 0)
+	if ((err = add_name(&a->funcs, &a->nfuncs, &a->capfuncs, strdup(name), id)) < 0)
 		return err;
 	return umap_put(&a->fname_map, h, *id + 1) < 0 ? lp_seterr(LP_ENOMEM, "out of memory") : 0;
 }
@@ -244,7 +197,7 @@ static int pc_rec(struct lp_attrib *a, uint64_t pc, uint32_t *out)
 		return lp_seterr(LP_ENOMEM, "out of memory");
 	if (!where && !(where = strdup("")))
 		return lp_seterr(LP_ENOMEM, "out of memory");
-	if (grow((void **)&a->pcs, a->npcs, sizeof(*a->pcs)) < 0) {
+	if (LP_ARRAY_RESERVE(a->pcs, a->cappcs, a->npcs + 1, 64, "pcs") < 0) {
 		free(where);
 		return lp_seterr(LP_ENOMEM, "out of memory");
 	}
@@ -277,7 +230,7 @@ static int64_t heap_object(struct lp_attrib *a, uint64_t site)
 		err = asprintf(&name, "heap@0x%" PRIx64, site);
 	if (err < 0)
 		return lp_seterr(LP_ENOMEM, "out of memory");
-	if ((err = add_name(&a->objs, &a->nobjs, name, &id)) < 0)
+	if ((err = add_name(&a->objs, &a->nobjs, &a->capobjs, name, &id)) < 0)
 		return err;
 	if (umap_put(&a->site_map, site, id + 1) < 0)
 		return lp_seterr(LP_ENOMEM, "out of memory");
@@ -316,7 +269,7 @@ static int object_of(struct lp_attrib *a, uint64_t addr, uint32_t *out)
 		*out = v - 1;
 		return 0;
 	}
-	if (add_name(&a->objs, &a->nobjs, strdup(ds.name), out) < 0)
+	if (add_name(&a->objs, &a->nobjs, &a->capobjs, strdup(ds.name), out) < 0)
 		return LP_ENOMEM;
 	return umap_put(&a->sym_map, ds.start, *out + 1) < 0 ? lp_seterr(LP_ENOMEM, "out of memory") : 0;
 }
@@ -327,7 +280,7 @@ static int pair_rec(struct lp_attrib *a, uint32_t obj, uint32_t func, struct pai
 	uint32_t v = umap_get(&a->pair_map, key);
 
 	if (!v) {
-		if (grow((void **)&a->pairs, a->npairs, sizeof(*a->pairs)) < 0)
+		if (LP_ARRAY_RESERVE(a->pairs, a->cappairs, a->npairs + 1, 64, "object-function pairs") < 0)
 			return lp_seterr(LP_ENOMEM, "out of memory");
 		a->pairs[a->npairs] = (struct pair){ .obj = obj, .func = func };
 		v = (uint32_t)++a->npairs;
@@ -359,14 +312,8 @@ static int alloc_event(struct lp_attrib *a, const struct lp_ref *r)
 		a->blocks[i - 1].obj = (uint32_t)obj;
 		return 0;
 	}
-	if (a->nblocks == a->capblocks) {
-		size_t cap = a->capblocks ? 2 * a->capblocks : 64;
-		void *p = realloc(a->blocks, cap * sizeof(*a->blocks));
-		if (!p)
-			return lp_seterr(LP_ENOMEM, "out of memory");
-		a->blocks = p;
-		a->capblocks = cap;
-	}
+	if (LP_ARRAY_RESERVE(a->blocks, a->capblocks, a->nblocks + 1, 64, "heap blocks") < 0)
+		return lp_seterr(LP_ENOMEM, "out of memory");
 	memmove(&a->blocks[i + 1], &a->blocks[i], (a->nblocks - i) * sizeof(*a->blocks));
 	a->blocks[i] = (struct block){ .start = r->addr, .end = r->addr + r->size, .obj = (uint32_t)obj };
 	a->nblocks++;
