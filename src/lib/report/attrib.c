@@ -16,30 +16,69 @@
 #include "common/array.h"
 #include "common/error.h"
 #include "common/hash.h"
-#include "common/htab.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* The id maps: key -> id + 1 in an lp_htab, 0 when absent; a table is
- * allocated at its first insert. */
-static uint32_t umap_get(struct lp_htab *m, uint64_t key)
-{
-	uint64_t *v = m->s ? lp_htab_find(m, key) : NULL;
+/* u64 -> u32, open addressing at a load of at most 1/2; value 0 = empty
+ * slot. Not lp_htab (16-byte slots, load up to 3/4): the lookups run per
+ * reference, and `locprof simulate --attribute` took 1.13x to 1.15x the CPU
+ * time with it (paired runs, medians). */
+struct umap {
+	uint64_t *k;
+	uint32_t *v;
+	size_t cap, n;
+};
 
-	return v ? (uint32_t)*v : 0;
+static uint32_t umap_get(const struct umap *m, uint64_t key)
+{
+	if (!m->cap)
+		return 0;
+	for (size_t h = lp_hash64(key) & (m->cap - 1);; h = (h + 1) & (m->cap - 1)) {
+		if (!m->v[h])
+			return 0;
+		if (m->k[h] == key)
+			return m->v[h];
+	}
 }
 
-static int umap_put(struct lp_htab *m, uint64_t key, uint32_t val)
+static int umap_put(struct umap *m, uint64_t key, uint32_t val)
 {
-	int isnew;
+	size_t h;
 
-	if ((!m->s && lp_htab_init(m, 256) < 0) || lp_htab_reserve(m, 1) < 0)
-		return LP_ENOMEM;
-	*lp_htab_get(m, key, &isnew) = val;
+	if (2 * (m->n + 1) > m->cap) {
+		struct umap o = *m;
+		m->cap = o.cap ? 2 * o.cap : 256;
+		m->k = malloc(m->cap * sizeof(*m->k));
+		m->v = calloc(m->cap, sizeof(*m->v));
+		if (!m->k || !m->v) {
+			free(m->k);
+			free(m->v);
+			*m = o;
+			return LP_ENOMEM;
+		}
+		m->n = 0;
+		for (size_t i = 0; i < o.cap; i++)
+			if (o.v[i])
+				umap_put(m, o.k[i], o.v[i]);
+		free(o.k);
+		free(o.v);
+	}
+	for (h = lp_hash64(key) & (m->cap - 1); m->v[h] && m->k[h] != key; h = (h + 1) & (m->cap - 1))
+		;
+	if (!m->v[h])
+		m->n++;
+	m->k[h] = key;
+	m->v[h] = val;
 	return 0;
+}
+
+static void umap_release(struct umap *m)
+{
+	free(m->k);
+	free(m->v);
 }
 
 struct counts {
@@ -74,7 +113,7 @@ struct lp_attrib {
 	size_t npcs, cappcs;
 	struct pair *pairs;
 	size_t npairs, cappairs;
-	struct lp_htab pc_map, pair_map, site_map, sym_map, fname_map, seen;
+	struct umap pc_map, pair_map, site_map, sym_map, fname_map, seen;
 	struct block *blocks;
 	size_t nblocks, capblocks;
 	struct lp_attrib_row *rows;
@@ -135,12 +174,12 @@ void lp_attrib_free(struct lp_attrib *a)
 	free(a->pairs);
 	free(a->blocks);
 	free(a->rows);
-	lp_htab_release(&a->pc_map);
-	lp_htab_release(&a->pair_map);
-	lp_htab_release(&a->site_map);
-	lp_htab_release(&a->sym_map);
-	lp_htab_release(&a->fname_map);
-	lp_htab_release(&a->seen);
+	umap_release(&a->pc_map);
+	umap_release(&a->pair_map);
+	umap_release(&a->site_map);
+	umap_release(&a->sym_map);
+	umap_release(&a->fname_map);
+	umap_release(&a->seen);
 	free(a);
 }
 
