@@ -29,7 +29,11 @@ void lp_statcache_free(struct lp_statcache *m);
 /* on = 1: no evictions until the cache is full, then every miss evicts,
  * cold misses too (the footprint over time from the samples); 0 (the
  * default): the paper's equation, a full cache from the start and no
- * evictions by cold misses. See docs/models.md for when each is better. */
+ * evictions by cold misses; LP_STATCACHE_FILL_AUTO: for each cache size,
+ * the fill model where the run's estimated footprint fits in the cache
+ * (it never fills), else the paper's equation. See docs/models.md for
+ * when each is better. */
+#define LP_STATCACHE_FILL_AUTO (-1)
 int lp_statcache_set_fill(struct lp_statcache *m, int on);
 
 /* Miss ratio for each of n cache sizes (in lines, any order): the

@@ -171,6 +171,12 @@ int lp_profile_finish(struct lp_profile *p, uint64_t window);
  * lp_profile_finish(). */
 void lp_profile_line_samples(const struct lp_profile *p, unsigned li, size_t *first, size_t *n);
 
+/* 1 when the line-access count of line size li is below what its samples
+ * show (a sample at or after it): the run was killed or cut short, and the
+ * count is that of the runtime's last flush (0 before the first one).
+ * Needs lp_profile_finish(). */
+int lp_profile_count_partial(const struct lp_profile *p, unsigned li);
+
 /* The sample at index first, or NULL in a profile without samples (where
  * p->samples is NULL and even NULL + 0 is undefined). */
 static inline const struct lp_sample *lp_profile_line_first(const struct lp_profile *p, size_t first)

@@ -65,7 +65,8 @@ struct lp_report_params {
 	unsigned policies;
 	uint64_t window; /* models' window in line accesses; 0 = the profile's */
 	int cold;        /* count cold misses (dangling samples) */
-	int fill;        /* StatCache fill mode (docs/models.md) */
+	int fill;        /* StatCache fill mode: 0, 1 or LP_STATCACHE_FILL_AUTO
+			  * (lp_statcache_set_fill(), docs/models.md) */
 	int windows;     /* compute the random-replacement ratio per window */
 	uint64_t at;     /* bytes: the cache of the windows and hot spots; 0 =
 			  * the first named cache, else 32K */
@@ -78,6 +79,8 @@ struct lp_report_info {
 	double line;        /* line size, bytes */
 	size_t samples;     /* samples of that line size */
 	uint64_t accesses;  /* line accesses of the run */
+	int accesses_partial; /* the count is below the samples' (a killed run:
+			       * lp_profile_count_partial()) */
 	uint64_t at;        /* the cache size of windows and hot spots, bytes */
 	const char *hot_policy; /* "LRU" or "random": the model of the hot spots */
 	double total_misses; /* hot spots: the samples' summed miss probabilities

@@ -16,7 +16,7 @@ static const char usage[] =
 	"usage: locprof report PROFILE.lpp [--sizes 4K..64M] [--cache SIZE:WAYS:LINE ...]\n"
 	"                      [--cache host] [--policy lru,random] [--format text|csv|json]\n"
 	"                      [--svg FILE] [--reference CSV] [--window [N]] [--top N]\n"
-	"                      [--at SIZE] [--cold] [--fill]\n"
+	"                      [--at SIZE] [--cold] [--fill|--no-fill]\n"
 	"\n"
 	"Predict miss ratios from a profile: the working-set graph under LRU\n"
 	"(StatStack) and random replacement (StatCache), fully associative; the\n"
@@ -44,8 +44,9 @@ static const char usage[] =
 	"  -l, --line BYTES     line size to use when the profile has several\n"
 	"      --cold           include cold misses (dangling samples as misses)\n"
 	"      --fill           StatCache: no evictions until the cache is full, and\n"
-	"                       cold misses evict (for runs short against their\n"
-	"                       footprint; docs/models.md)\n"
+	"                       cold misses evict, at every size (default: at the\n"
+	"                       sizes the run's footprint fits in; docs/models.md)\n"
+	"      --no-fill        StatCache: the paper's equation at every size\n"
 	"  -h, --help           this help\n";
 
 static int run(int argc, char **argv);
@@ -115,7 +116,7 @@ static void add_host_caches(struct report_opts *o)
 /* Returns -1 to go on, else the exit status. */
 static int parse_options(int argc, char **argv, struct report_opts *o)
 {
-	enum { OPT_COLD = 1000, OPT_FILL };
+	enum { OPT_COLD = 1000, OPT_FILL, OPT_NO_FILL };
 	static const struct option opts[] = {
 		{ "sizes", required_argument, NULL, 's' },  { "cache", required_argument, NULL, 'c' },
 		{ "policy", required_argument, NULL, 'p' }, { "format", required_argument, NULL, 'F' },
@@ -124,6 +125,7 @@ static int parse_options(int argc, char **argv, struct report_opts *o)
 		{ "at", required_argument, NULL, 'a' },     { "line", required_argument, NULL, 'l' },
 		{ "cold", no_argument, NULL, OPT_COLD },    { "help", no_argument, NULL, 'h' },
 		{ "fill", no_argument, NULL, OPT_FILL },
+		{ "no-fill", no_argument, NULL, OPT_NO_FILL },
 		{ 0 },
 	};
 	int c;
@@ -165,6 +167,7 @@ static int parse_options(int argc, char **argv, struct report_opts *o)
 			break;
 		case OPT_COLD: o->cold = 1; break;
 		case OPT_FILL: o->fill = 1; break;
+		case OPT_NO_FILL: o->fill = 0; break;
 		case 'h': return cli_print_usage(&cmd_report);
 		default: return cli_usage_error(&cmd_report, "bad option");
 		}
@@ -214,8 +217,15 @@ static void text_curves(const struct report_opts *o, const struct lp_report *r)
 	size_t nc = lp_report_curves(r, &cv);
 	char b[32];
 
-	printf("profile %s: %zu samples, %" PRIu64 " line accesses of %g bytes, %s\n\n", o->profile, in->samples,
-	       in->accesses, in->line, cold_words(o));
+	printf("profile %s: %zu samples, ", o->profile, in->samples);
+	if (!in->accesses_partial)
+		printf("%" PRIu64 " line accesses", in->accesses);
+	else if (in->accesses)
+		printf("at least %" PRIu64 " line accesses (partial: the run was cut short, counted up to "
+		       "the last flush)", in->accesses);
+	else
+		printf("line accesses not counted (the run was cut short before the first flush)");
+	printf(" of %g bytes, %s\n\n", in->line, cold_words(o));
 	printf("%10s", "size");
 	for (size_t k = 0; k < nc; k++)
 		printf(" %12s", column_name(&cv[k]));
@@ -417,7 +427,7 @@ static int write_svg(const struct report_opts *o, const struct lp_report *r, con
 
 static int run(int argc, char **argv)
 {
-	struct report_opts o = { .sizes_arg = "4K..64M", .format = "text", .top = 10,
+	struct report_opts o = { .sizes_arg = "4K..64M", .format = "text", .top = 10, .fill = LP_STATCACHE_FILL_AUTO,
 				 .policies = LP_REPORT_LRU | LP_REPORT_RANDOM };
 	struct lp_report_params pa;
 	struct lp_profile *p = NULL;

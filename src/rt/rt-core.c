@@ -79,6 +79,12 @@ struct lp_rt_thread {
 	uint64_t next_flush_ns;
 	struct lp_rng rng;
 	uint32_t gap_level; /* thinning level when the current gap was drawn */
+	/* The thread's first reference has drawn its first gap. Until then
+	 * its countdown stays 0: a thread set up by an allocation event must
+	 * not start its clock, because an instrumented caller may write back
+	 * the 0 it read before malloc (LLVM takes malloc to touch no memory
+	 * of the program and forwards the stored value across the call). */
+	int clock_started;
 
 	/* live watches (tag: the sample's thinning level) */
 	struct lp_watch_table watches;
@@ -647,13 +653,19 @@ static int rt_table_grow(struct lp_rt_thread *t)
 	return 0;
 }
 
+static void rt_send_thread_refs(struct lp_rt_thread *t, int running);
+
 static void rt_emit(struct lp_rt_thread *t, const struct lp_watch *w, uint64_t end,
 		    uint64_t reuse_pc)
 {
 	struct lp_msg_sample *s;
 
-	if (t->nsamples == SAMPLE_CAP)
+	if (t->nsamples == SAMPLE_CAP) {
+		/* the count goes with every batch, before it: a run killed
+		 * between the two never has samples later than its count */
+		rt_send_thread_refs(t, 1);
 		rt_send_samples(t);
+	}
 	s = &t->samples[t->nsamples];
 	s->begin = w->begin;
 	s->end = end;
@@ -814,7 +826,8 @@ static struct lp_rt_thread *rt_thread_init(struct lp_rt_fast *f)
 		rt_send_maps(t, LP_MAPS_START);
 	f->t = t;
 	f->pages = t->pages;
-	rt_set_gap(f, t, UINT64_MAX); /* no reference yet */
+	f->countdown = 0; /* no reference yet: the first one draws the gap */
+	f->epoch = 0;
 	pthread_setspecific(g.key, t);
 	t->next = atomic_load(&g.threads);
 	while (!atomic_compare_exchange_weak(&g.threads, &t->next, t))
@@ -829,12 +842,23 @@ static uint64_t rt_thread_refs(const struct lp_rt_thread *t)
 	return t->dead ? t->final_refs : f->epoch - f->countdown;
 }
 
+/* The THREAD message: the count so far with each flush (running), so that
+ * a killed process keeps it up to the last flush, or the final count. */
+static void rt_send_thread_refs(struct lp_rt_thread *t, int running)
+{
+	struct lp_msg_thread m;
+
+	rt_header(&m.h, LP_MSG_THREAD, sizeof(m), t);
+	m.thread = t->number;
+	m.running = (uint32_t)running;
+	m.references = running ? rt_thread_refs(t) : t->final_refs;
+	rt_send2(t, &m, sizeof(m), NULL, 0);
+}
+
 /* Send everything of a thread that is ending (or whose process is): live
  * watches as dangling samples, buffers, the THREAD message. */
 static void rt_thread_finish(struct lp_rt_thread *t)
 {
-	struct lp_msg_thread m;
-
 	if (t->dead)
 		return;
 	t->final_refs = rt_thread_refs(t);
@@ -847,11 +871,7 @@ static void rt_thread_finish(struct lp_rt_thread *t)
 	}
 	rt_shadow_drop(t);
 	rt_send_events(t);
-	rt_header(&m.h, LP_MSG_THREAD, sizeof(m), t);
-	m.thread = t->number;
-	m.pad = 0;
-	m.references = t->final_refs;
-	rt_send2(t, &m, sizeof(m), NULL, 0);
+	rt_send_thread_refs(t, 0);
 	t->dead = 1;
 }
 
@@ -905,6 +925,7 @@ static void rt_leave(struct lp_rt_thread *t)
 	 * every reference takes the slow path. */
 	if ((++t->slow_calls & 63) == 0 &&
 	    (now = rt_now_ns(CLOCK_MONOTONIC_COARSE)) >= t->next_flush_ns) {
+		rt_send_thread_refs(t, 1); /* first: see rt_emit() */
 		rt_send_samples(t);
 		rt_send_events(t);
 		t->next_flush_ns = now + g.flush_ns;
@@ -964,17 +985,14 @@ void lp_rt_slow(uint64_t addr, uint32_t size, uint32_t kind, uint64_t pc)
 		return;
 	}
 	f->in_rt++;
-	if (!f->t) {
-		/* The thread's first event: set it up, which starts its clock
-		 * before this reference, then count this one as the hot path
-		 * would have. */
-		t = rt_enter(f);
-		if (t) {
-			expired = f->countdown == 0;
-			f->countdown--;
-		}
-	} else {
-		t = rt_enter(f);
+	t = rt_enter(f);
+	if (t && !t->clock_started) {
+		/* The thread's first reference: start its clock before it,
+		 * then count this one as the hot path would have. */
+		t->clock_started = 1;
+		rt_set_gap(f, t, UINT64_MAX);
+		expired = f->countdown == 0;
+		f->countdown--;
 	}
 	if (!t) {
 		rt_make_inert(f);

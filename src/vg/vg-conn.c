@@ -219,7 +219,7 @@ void lpvg_send_thread_end(struct lpvg_thread *t)
 
 	lpvg_header(&m.h, LP_MSG_THREAD, sizeof(m), t);
 	m.thread = t->number;
-	m.pad = 0;
+	m.running = 0;
 	m.references = t->final_refs;
 	lpvg_send2(t, &m, sizeof(m), NULL, 0);
 }

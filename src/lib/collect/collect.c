@@ -597,7 +597,8 @@ static int on_alloc_sum(struct rec_proc *p, const uint8_t *msg, size_t len)
 	return 0;
 }
 
-/* A thread's reference count, once per connection. */
+/* A thread's reference count: running ones (with each flush) replace each
+ * other, the final one (running = 0) ends the connection's count. */
 static int on_thread(struct rec_proc *p, struct conn *c, const uint8_t *msg, size_t len)
 {
 	struct lp_msg_thread m;
@@ -606,7 +607,10 @@ static int on_thread(struct rec_proc *p, struct conn *c, const uint8_t *msg, siz
 		return lp_seterr(LP_ECORRUPT, "bad THREAD");
 	memcpy(&m, msg, sizeof(m));
 	if (!c->thread_done) {
-		p->thread_refs += m.references;
+		/* add the change since this connection's last count */
+		uint64_t delta = m.references - c->thread_refs;
+		c->thread_refs = m.references;
+		p->thread_refs += delta;
 		if (m.thread >= p->ntrefs && m.thread < (1u << 20)) {
 			uint64_t *v = realloc(p->trefs, ((size_t)m.thread + 1) * sizeof(*v));
 			if (!v)
@@ -616,9 +620,10 @@ static int on_thread(struct rec_proc *p, struct conn *c, const uint8_t *msg, siz
 			p->ntrefs = m.thread + 1;
 		}
 		if (m.thread < p->ntrefs)
-			p->trefs[m.thread] += m.references;
+			p->trefs[m.thread] += delta;
 	}
-	c->thread_done = 1;
+	if (!m.running)
+		c->thread_done = 1;
 	return 0;
 }
 

@@ -47,7 +47,7 @@ enum lp_msg_type {
 	LP_MSG_MAPS = 2,    /* a piece of /proc/self/maps text */
 	LP_MSG_SAMPLES = 3, /* completed or dangling samples */
 	LP_MSG_REFS = 4,    /* trace mode: references and allocation events */
-	LP_MSG_THREAD = 5,  /* a thread ends: its reference count */
+	LP_MSG_THREAD = 5,  /* a thread's reference count: at each flush, and when it ends */
 	LP_MSG_BYE = 6,     /* the process ends normally or by a signal */
 	LP_MSG_ALLOCS = 7,  /* sample mode: allocation events */
 	LP_MSG_ALLOCS_T = 8, /* sample mode: allocation events with their time */
@@ -171,9 +171,13 @@ struct lp_msg_alloc_sum {
 	uint64_t allocs, frees, bytes; /* the whole run's */
 };
 
+/* THREAD: running = 1, the thread's references so far, sent with each
+ * flush of its buffers so that a killed process keeps its counts up to
+ * the last flush (the last one wins); running = 0, its final count, when
+ * it ends. */
 struct lp_msg_thread {
 	struct lp_msg_header h;
-	uint32_t thread, pad;
+	uint32_t thread, running;
 	uint64_t references; /* of this thread */
 };
 

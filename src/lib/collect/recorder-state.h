@@ -61,6 +61,7 @@ struct conn {
 	struct rec_proc *proc; /* after HELLO */
 	uint32_t thread;
 	int thread_done;
+	uint64_t thread_refs; /* the latest count of its THREAD messages */
 	uint8_t *buf;
 	size_t len, cap;
 };

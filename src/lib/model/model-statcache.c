@@ -104,7 +104,8 @@ struct lp_statcache {
 	size_t first, n; /* the line size's samples in the profile */
 	int include_cold;
 	unsigned li;
-	int fill_model;          /* lp_statcache_set_fill() */
+	int fill_mode;           /* lp_statcache_set_fill(): 0, 1 or LP_STATCACHE_FILL_AUTO */
+	int fill_model;          /* the fill model is on for fill_lines (fill_for()) */
 	struct lp_statstack *ss; /* the footprint over time */
 	double fill_lines;       /* the cache size fill_time is for */
 	uint64_t fill_time;
@@ -616,8 +617,19 @@ uint64_t lp_statcache_window_length(const struct lp_statcache *m)
 	return m->length;
 }
 
+/* LP_STATCACHE_FILL_AUTO: the fill model for a cache of L lines only when
+ * the run's footprint fits in it (the cache never fills: the paper's
+ * full-from-the-start cache would evict where nothing is evicted). */
+static void fill_for(struct lp_statcache *m, double L)
+{
+	if (m->fill_mode == LP_STATCACHE_FILL_AUTO)
+		m->fill_model = m->nw && m->w[m->nw - 1].u1 <= L;
+}
+
 int lp_statcache_set_fill(struct lp_statcache *m, int on)
 {
+	if (on != 0 && on != 1 && on != LP_STATCACHE_FILL_AUTO)
+		return lp_seterr(LP_EINVAL, "bad fill mode %d", on);
 	if (on && !m->ss) {
 		/* the footprint over time, from the windowed StatStack estimator */
 		int err = lp_statstack_new_internal(&m->ss, m->p, m->li, m->length, 0, 0);
@@ -630,7 +642,8 @@ int lp_statcache_set_fill(struct lp_statcache *m, int on)
 		}
 		m->fill_lines = -1;
 	}
-	m->fill_model = on;
+	m->fill_mode = on;
+	m->fill_model = on == 1;
 	for (size_t w = 0; w < m->nw; w++) {
 		m->w[w].root = 1; /* the warm starts were for the other equation */
 		m->w[w].last_lines = 0;
@@ -703,7 +716,10 @@ static struct sc_ev window_ev(struct lp_statcache *m, const struct sc_window *w,
 void lp_statcache_window_evictions(struct lp_statcache *m, size_t k, double lines, double *ev0,
 				   double *ev1)
 {
-	struct sc_ev e = window_ev(m, &m->w[k], lines);
+	struct sc_ev e;
+
+	fill_for(m, lines);
+	e = window_ev(m, &m->w[k], lines);
 	*ev0 = e.al;
 	*ev1 = e.be;
 }
@@ -729,6 +745,9 @@ static double solve_window(struct lp_statcache *m, struct sc_window *w, double l
 	double warm = w->last_lines > 0 && w->last_lines <= lines ? w->root : 1;
 	struct sc_hist h = w->h;
 
+	/* AUTO: the fill model from the footprint up, so a warm start from a
+	 * smaller cache (either model) is still an upper bound of the root */
+	fill_for(m, lines);
 	if (m->fill_model) { /* it counts the cold misses its own way */
 		h.cn = 0;
 		h.cinf = h.cN = h.csum_k = 0;

@@ -143,13 +143,14 @@ int lp_report_new(struct lp_report **out, const struct lp_profile *p, const stru
 	r->li = pa->line_index;
 	r->info.line = p->line_sizes[r->li];
 	r->info.accesses = p->accesses[r->li];
+	r->info.accesses_partial = lp_profile_count_partial(p, r->li);
 	lp_profile_line_samples(p, r->li, &r->first, &r->info.samples);
 	r->info.at = pa->at ? pa->at : pa->ncaches ? pa->caches[0].size : 32768;
 	r->info.hot_policy = pa->policies & LP_REPORT_LRU ? "LRU" : "random";
 	if ((err = lp_statstack_new(&r->ss, p, r->li, pa->window, pa->cold)) < 0 ||
 	    (err = lp_statcache_new(&r->sc, p, r->li, pa->window, pa->cold)) < 0)
 		goto out_free;
-	if (pa->fill && (err = lp_statcache_set_fill(r->sc, 1)) < 0)
+	if (pa->fill && (err = lp_statcache_set_fill(r->sc, pa->fill)) < 0)
 		goto out_free;
 	if ((err = report_curves(r, pa)) < 0 || (err = report_caches(r, pa)) < 0)
 		goto out_free;

@@ -104,6 +104,17 @@ static int cmp_sample(const void *a, const void *b)
 	return x->time < y->time ? -1 : x->time > y->time;
 }
 
+int lp_profile_count_partial(const struct lp_profile *p, unsigned li)
+{
+	size_t first, n;
+
+	if (li >= p->n_line_sizes)
+		return 0;
+	lp_profile_line_samples(p, li, &first, &n);
+	/* sorted by (line_idx, time): the last one is the latest */
+	return n && p->samples[first + n - 1].time >= p->accesses[li];
+}
+
 void lp_profile_line_samples(const struct lp_profile *p, unsigned li, size_t *first, size_t *n)
 {
 	size_t lo = 0, hi = p->n_samples, a, b;

@@ -208,6 +208,29 @@ static void test_crc32(void **state)
 			 crc32_bitwise(0, buf, 4007));
 }
 
+/* A count below the latest sample's time is partial (a killed run's last
+ * flush); one above every sample time, or no sample, is not. */
+static void test_count_partial(void **state)
+{
+	struct lp_profile *p = make_profile(200);
+	uint64_t latest[2] = { 0, 0 };
+
+	(void)state;
+	for (size_t i = 0; i < p->n_samples; i++)
+		if (p->samples[i].time > latest[p->samples[i].line_idx])
+			latest[p->samples[i].line_idx] = p->samples[i].time;
+	assert_int_equal(lp_profile_count_partial(p, 0), 0);
+	assert_int_equal(lp_profile_count_partial(p, 1), 0);
+	p->accesses[1] = latest[1] + 1;
+	assert_int_equal(lp_profile_count_partial(p, 1), 0);
+	p->accesses[1] = latest[1];
+	assert_int_equal(lp_profile_count_partial(p, 1), 1);
+	p->accesses[0] = 0;
+	assert_int_equal(lp_profile_count_partial(p, 0), 1);
+	assert_int_equal(lp_profile_count_partial(p, 7), 0);
+	lp_profile_free(p);
+}
+
 static void test_round_trip(void **state)
 {
 	struct lp_profile *p = make_profile(300), *q;
@@ -584,6 +607,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_crc32),
 		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_count_partial),
 		cmocka_unit_test(test_alloc_round_trip),
 		cmocka_unit_test(test_alloc_truncation),
 		cmocka_unit_test(test_alloc_versions),

@@ -1,0 +1,60 @@
+# The reference count of a profile is exact: the same at every sampling
+# rate, with --samples, with every build option, and equal to the count of
+# a full trace of the same binary. The target's first reference follows a
+# malloc (tests/rt/allocfirst.c), where a thread set up by the allocation
+# event once started its clock too early and added its first gap to the
+# count.
+. "$(dirname "$0")/lib.sh"
+command -v clang >/dev/null || { echo "SKIP: no clang" >&2; exit 0; }
+
+refs_of_profile() { "$LOCPROF" dump "$1" | awk '/^references:/ { print $2 }'; }
+
+builds="lto"
+[ -e "$LOCPROF_BUILD/src/rt/locprof-pass.so" ] && builds="$builds nolto sancov"
+for b in $builds; do
+	case $b in
+	lto) opts= ;;
+	nolto) opts=--no-lto ;;
+	sancov) opts=--sancov ;;
+	esac
+	"$LOCPROF" cc $opts -O2 -o "$T/$b" "$LOCPROF_SRC/tests/rt/allocfirst.c" || fail "cannot build $b"
+	expect_status 0 "$LOCPROF" record -q --mode trace -o "$T/$b.lpt" -- "$T/$b"
+	expect_status 0 "$LOCPROF" stackdist "$T/$b.lpt"
+	want=$(awk '/^references / { print $2 }' "$T/out")
+	[ "$want" -gt 400000 ] || fail "$b: trace has $want references"
+	for how in "--rate 1e-2" "--rate 1e-4" "--rate 1e-6" "--rate 1e-9" "--samples 20"; do
+		expect_status 0 "$LOCPROF" record -q -o "$T/$b.lpp" $how -- "$T/$b"
+		got=$(refs_of_profile "$T/$b.lpp")
+		[ "$got" = "$want" ] || fail "$b $how: $got references, the trace has $want"
+		# No sample begins at or after the end of the run.
+		"$LOCPROF" dump "$T/$b.lpp" | awk -v n="$want" '!/^#/ && NF == 8 && $2 + 0 >= n + 0 { bad = 1 } END { exit bad }' ||
+			fail "$b $how: a sample begins after the last reference"
+	done
+done
+
+# A target killed by SIGKILL keeps its reference count up to the last flush
+# (sent with every sample batch): non-zero, one thread, and consistent with
+# its samples (about rate x references of them); report never shows a count
+# of 0 beside its samples.
+"$LOCPROF" cc -O1 -o "$T/cyclic" "$LOCPROF_SRC/tests/rt/cyclic.c" -lpthread || fail "cannot build cyclic"
+for flush in 20 100000; do
+	rm -f "$T/pid"
+	"$LOCPROF" record -o "$T/kill.lpp" --rate 0.001 --flush-ms $flush -- "$T/cyclic" 97 1000 spin "$T/pid" >"$T/out" 2>"$T/err" &
+	rec=$!
+	for _ in $(seq 100); do [ -s "$T/pid" ] && break; sleep 0.05; done
+	sleep 1
+	kill -KILL "$(cat "$T/pid")"
+	st=0; wait $rec || st=$?
+	[ $st = 137 ] || fail "SIGKILL: locprof exited $st, expected 137"
+	expect_status 0 "$LOCPROF" dump "$T/kill.lpp"
+	expect_grep '^references: [1-9][0-9]*  threads: 1$' "$T/out"
+	refs=$(awk '/^references:/ { print $2 }' "$T/out")
+	n=$(awk '/^line 64:/ { print $6 }' "$T/out")
+	# 1000 samples or more (a batch is 4096) and about rate x references:
+	# the samples of a batch go with the count at the time it is sent.
+	[ "$n" -ge 1000 ] || fail "flush $flush: only $n samples kept"
+	awk -v n="$n" -v r="$refs" 'BEGIN { e = r * 0.001; exit !(n > 0.9 * e && n < 1.1 * e) }' ||
+		fail "flush $flush: $n samples for $refs references at rate 0.001"
+	expect_status 0 "$LOCPROF" report "$T/kill.lpp" --top 0
+	expect_grep "^profile .*: $n samples, $refs line accesses of 64 bytes" "$T/out"
+done
