@@ -4,6 +4,7 @@
  * are at the top of prediction-model.c). */
 #include "prediction/prediction-model.h"
 
+#include "common/array.h"
 #include "common/error.h"
 
 #include <locprof/model.h>
@@ -123,15 +124,9 @@ static void add_leaf(struct bctx *x, const double *u0, const double *u1, const s
 {
 	if (x->err)
 		return;
-	if (x->nleaf == x->capleaf) {
-		size_t cap = x->capleaf ? x->capleaf * 2 : 16;
-		struct leaf *nl = realloc(x->leaf, cap * sizeof(*nl));
-		if (!nl) {
-			x->err = lp_seterr(LP_ENOMEM, "out of memory");
-			return;
-		}
-		x->leaf = nl;
-		x->capleaf = cap;
+	if (LP_ARRAY_RESERVE(x->leaf, x->capleaf, x->nleaf + 1, 16, "fit leaves") < 0) {
+		x->err = lp_seterr(LP_ENOMEM, "out of memory");
+		return;
 	}
 	struct leaf *L = &x->leaf[x->nleaf++];
 	memcpy(L->u0, u0, x->nr * sizeof(*u0));

@@ -4,6 +4,7 @@
  * (the assumptions are at the top of prediction-code.c). */
 #include "prediction/prediction-code.h"
 
+#include "common/array.h"
 #include "common/error.h"
 
 #include <stdlib.h>
@@ -73,20 +74,12 @@ int lp_pred_func_decode(struct lp_pred_code *c, struct xfunc *f)
 	while (left) {
 		int kind = K_NORMAL;
 		unsigned len;
-		if (f->nins == cap) {
-			cap = cap ? cap * 2 : 256;
-			uint64_t *a = realloc(f->ins_addr, cap * sizeof(*a));
-			unsigned char *l = a ? realloc(f->ins_len, cap) : NULL;
-			unsigned char *k = l ? realloc(f->ins_kind, cap) : NULL;
-			if (a)
-				f->ins_addr = a;
-			if (l)
-				f->ins_len = l;
-			if (k)
-				f->ins_kind = k;
-			if (!a || !l || !k)
-				return -1;
-		}
+		/* the three arrays grow together: all follow cap */
+		size_t cap_len = cap, cap_kind = cap;
+		if (LP_ARRAY_RESERVE(f->ins_len, cap_len, f->nins + 1, 256, "instructions") < 0 ||
+		    LP_ARRAY_RESERVE(f->ins_kind, cap_kind, f->nins + 1, 256, "instructions") < 0 ||
+		    LP_ARRAY_RESERVE(f->ins_addr, cap, f->nins + 1, 256, "instructions") < 0)
+			return -1;
 		if (!(len = decode_one(c, p, left, addr, &kind, &target))) {
 			/* not code: one byte, ending the path */
 			len = 1;

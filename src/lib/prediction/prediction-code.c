@@ -23,6 +23,7 @@
  */
 #include "prediction/prediction-code.h"
 
+#include "common/array.h"
 #include "common/error.h"
 
 #include <dwarf.h>
@@ -54,12 +55,10 @@ int lp_pred_code_new(struct lp_pred_code **out, const struct lp_mappings *maps, 
 			if (!strcmp(c->mods[k].path, mp->path))
 				break;
 		if (k == c->nmods) {
-			struct xmod *nm = realloc(c->mods, (c->nmods + 1) * sizeof(*nm));
-			if (!nm) {
+			if (LP_ARRAY_RESERVE(c->mods, c->capmods, c->nmods + 1, 8, "modules") < 0) {
 				rc = lp_seterr(LP_ENOMEM, "out of memory");
 				break;
 			}
-			c->mods = nm;
 			if (lp_pred_mod_open(&c->mods[k], mp->path) < 0) {
 				lp_pred_mod_close(&c->mods[k]); /* an unreadable library only loses its loops */
 				continue;
@@ -69,22 +68,18 @@ int lp_pred_code_new(struct lp_pred_code **out, const struct lp_mappings *maps, 
 		}
 		if (lp_pred_mod_bias(&c->mods[k], mp->start, mp->file_offset, &bias) < 0)
 			continue;
-		struct xrange *nr = realloc(c->ranges, (c->nranges + 1) * sizeof(*nr));
-		if (!nr) {
+		if (LP_ARRAY_RESERVE(c->ranges, c->capranges, c->nranges + 1, 8, "mappings") < 0) {
 			rc = lp_seterr(LP_ENOMEM, "out of memory");
 			break;
 		}
-		c->ranges = nr;
 		c->ranges[c->nranges++] = (struct xrange){ mp->start, mp->end, (int)k, bias };
 	}
 	if (!rc && c->nranges) {
 		c->placed = 1;
 	} else if (!rc && binary) {
-		struct xmod *nm = realloc(c->mods, (c->nmods + 1) * sizeof(*nm));
-		if (!nm) {
+		if (LP_ARRAY_RESERVE(c->mods, c->capmods, c->nmods + 1, 8, "modules") < 0) {
 			rc = lp_seterr(LP_ENOMEM, "out of memory");
 		} else {
-			c->mods = nm;
 			if ((rc = lp_pred_mod_open(&c->mods[c->nmods], binary)) < 0) {
 				lp_pred_mod_close(&c->mods[c->nmods]);
 			} else {
@@ -195,14 +190,8 @@ static int func_of(struct lp_pred_code *c, int module, uint64_t vaddr)
 	if (!s)
 		return -1;
 	if (s->func < 0) {
-		if (c->nfuncs == c->capfuncs) {
-			size_t cap = c->capfuncs ? c->capfuncs * 2 : 16;
-			struct xfunc *nf = realloc(c->funcs, cap * sizeof(*nf));
-			if (!nf)
-				return -1;
-			c->funcs = nf;
-			c->capfuncs = cap;
-		}
+		if (LP_ARRAY_RESERVE(c->funcs, c->capfuncs, c->nfuncs + 1, 16, "functions") < 0)
+			return -1;
 		memset(&c->funcs[c->nfuncs], 0, sizeof(c->funcs[0]));
 		c->funcs[c->nfuncs].module = module;
 		c->funcs[c->nfuncs].start = s->start;
@@ -305,13 +294,9 @@ int lp_pred_code_place(struct lp_pred_code *c, const uint64_t *pcs_in, size_t n,
 			for (; a < m->secs[s2].addr + m->secs[s2].size; a += 4096) {
 				if (a < m->secs[s2].addr || ((pcs[i] - a) & 4095))
 					continue;
-				if (ncand == capc) {
-					uint64_t *nc = realloc(cand, (capc = capc ? 2 * capc : 256) * sizeof(*nc));
-					if (!nc) {
-						rc = lp_seterr(LP_ENOMEM, "out of memory");
-						goto out;
-					}
-					cand = nc;
+				if (LP_ARRAY_RESERVE(cand, capc, ncand + 1, 256, "bias candidates") < 0) {
+					rc = lp_seterr(LP_ENOMEM, "out of memory");
+					goto out;
 				}
 				cand[ncand++] = pcs[i] - a;
 			}

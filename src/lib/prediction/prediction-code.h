@@ -63,9 +63,9 @@ struct xfunc {
 struct lp_pred_code {
 	ZydisDecoder dec;
 	struct xmod *mods;
-	size_t nmods;
+	size_t nmods, capmods;
 	struct xrange *ranges;
-	size_t nranges;
+	size_t nranges, capranges;
 	int placed, inferred;
 	uint64_t bias;
 	struct xfunc *funcs;

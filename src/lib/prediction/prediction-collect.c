@@ -30,8 +30,9 @@
  * function; pcs in no known code one group. */
 #include "prediction/prediction-internal.h"
 
+#include "common/array.h"
 #include "common/error.h"
-#include "common/hash.h"
+#include "common/htab.h"
 #include "common/io.h"
 
 #include <locprof/exact.h>
@@ -94,13 +95,10 @@ struct lp_pred_collect {
 	size_t nsetd;
 	struct pcst *pcs;
 	size_t npcs, cappcs;
-	uint32_t *ptab; /* pc -> index + 1 */
-	size_t pcap;
-	uint64_t *lkey; /* (tid, func) -> last pc index */
-	int32_t *lval;
-	size_t lcap, lcount;
+	struct lp_htab pcidx; /* pc -> index in pcs[] */
+	struct lp_htab last;  /* (tid, func) -> index of its last pc; UINT64_MAX: none */
 	uint64_t *iter_time, *entry_time;
-	size_t ntime;
+	size_t ntime; /* both hold ntime times, 0 until set */
 	uint64_t now, references;
 	struct pend *pend;
 	size_t npend, cappend;
@@ -174,12 +172,7 @@ int lp_pred_collect_new(struct lp_pred_collect **out, const struct lp_pred_colle
 			goto fail;
 		c->pending = !lp_pred_code_placed(c->code);
 	}
-	c->pcap = 1024;
-	c->lcap = 64;
-	c->ptab = calloc(c->pcap, sizeof(*c->ptab));
-	c->lkey = calloc(c->lcap, sizeof(*c->lkey));
-	c->lval = calloc(c->lcap, sizeof(*c->lval));
-	if (!c->ptab || !c->lkey || !c->lval) {
+	if (lp_htab_init(&c->pcidx, 1024) < 0 || lp_htab_init(&c->last, 64) < 0) {
 		rc = lp_seterr(LP_ENOMEM, "out of memory");
 		goto fail;
 	}
@@ -206,9 +199,8 @@ void lp_pred_collect_free(struct lp_pred_collect *c)
 	for (size_t i = 0; i < c->nsetd; i++)
 		lp_pred_sets_free(c->setd[i]);
 	free(c->pcs);
-	free(c->ptab);
-	free(c->lkey);
-	free(c->lval);
+	lp_htab_release(&c->pcidx);
+	lp_htab_release(&c->last);
 	free(c->iter_time);
 	free(c->entry_time);
 	free(c->pend);
@@ -221,22 +213,16 @@ static int grow_times(struct lp_pred_collect *c)
 {
 	size_t n = c->code ? lp_pred_code_nloops(c->code) : 0;
 
+	size_t cap_iter = c->ntime, cap_entry = c->ntime;
+
 	if (n <= c->ntime)
 		return 0;
-	size_t cap = c->ntime ? c->ntime : 16;
-	while (cap < n)
-		cap *= 2;
-	uint64_t *a = realloc(c->iter_time, cap * sizeof(*a));
-	if (!a)
+	if (LP_ARRAY_RESERVE(c->iter_time, cap_iter, n, 16, "loop times") < 0 ||
+	    LP_ARRAY_RESERVE(c->entry_time, cap_entry, n, 16, "loop times") < 0)
 		return lp_seterr(LP_ENOMEM, "out of memory");
-	c->iter_time = a;
-	uint64_t *b = realloc(c->entry_time, cap * sizeof(*b));
-	if (!b)
-		return lp_seterr(LP_ENOMEM, "out of memory");
-	c->entry_time = b;
-	memset(c->iter_time + c->ntime, 0, (cap - c->ntime) * sizeof(*a));
-	memset(c->entry_time + c->ntime, 0, (cap - c->ntime) * sizeof(*b));
-	c->ntime = cap;
+	memset(c->iter_time + c->ntime, 0, (cap_iter - c->ntime) * sizeof(*c->iter_time));
+	memset(c->entry_time + c->ntime, 0, (cap_entry - c->ntime) * sizeof(*c->entry_time));
+	c->ntime = cap_iter;
 	return 0;
 }
 
@@ -254,96 +240,39 @@ static int lookup(struct lp_pred_collect *c, struct pcst *s)
 /* Index of pc's state, created on first sight; SIZE_MAX on failure. */
 static size_t pc_index(struct lp_pred_collect *c, uint64_t pc)
 {
-	size_t mask = c->pcap - 1, i = lp_hash64(pc) & mask;
+	uint64_t *idx;
+	int isnew;
 
 	if (pc == c->last_pc && c->last_idx != SIZE_MAX)
 		return c->last_idx;
-	while (c->ptab[i]) {
-		if (c->pcs[c->ptab[i] - 1].pc == pc) {
-			c->last_pc = pc;
-			return c->last_idx = c->ptab[i] - 1;
-		}
-		i = (i + 1) & mask;
+	if ((idx = lp_htab_find(&c->pcidx, pc))) {
+		c->last_pc = pc;
+		return c->last_idx = (size_t)*idx;
 	}
-	if (c->npcs == c->cappcs) {
-		size_t cap = c->cappcs ? c->cappcs * 2 : 256;
-		struct pcst *np = realloc(c->pcs, cap * sizeof(*np));
-		if (!np)
-			return SIZE_MAX;
-		c->pcs = np;
-		c->cappcs = cap;
-	}
-	if ((c->npcs + 1) * 2 > c->pcap) {
-		size_t ncap = c->pcap * 2;
-		uint32_t *nt = calloc(ncap, sizeof(*nt));
-		if (!nt)
-			return SIZE_MAX;
-		for (size_t k = 0; k < c->npcs; k++) {
-			size_t j = lp_hash64(c->pcs[k].pc) & (ncap - 1);
-			while (nt[j])
-				j = (j + 1) & (ncap - 1);
-			nt[j] = (uint32_t)k + 1;
-		}
-		free(c->ptab);
-		c->ptab = nt;
-		c->pcap = ncap;
-		mask = ncap - 1;
-		i = lp_hash64(pc) & mask;
-		while (c->ptab[i])
-			i = (i + 1) & mask;
-	}
+	if (LP_ARRAY_RESERVE(c->pcs, c->cappcs, c->npcs + 1, 256, "pcs") < 0 || lp_htab_reserve(&c->pcidx, 1) < 0)
+		return SIZE_MAX;
 	struct pcst *s = &c->pcs[c->npcs];
 	memset(s, 0, sizeof(*s));
 	s->pc = pc;
-	c->ptab[i] = (uint32_t)c->npcs + 1;
+	*lp_htab_get(&c->pcidx, pc, &isnew) = c->npcs;
 	if (!c->pending && lookup(c, s) < 0)
 		return SIZE_MAX;
 	c->last_pc = pc;
 	return c->last_idx = c->npcs++;
 }
 
-/* The last pc run by thread tid in function func: a slot of the table. */
-static int32_t *last_slot(struct lp_pred_collect *c, uint32_t tid, int func)
+/* The last pc run by thread tid in function func: a value of the table. */
+static uint64_t *last_slot(struct lp_pred_collect *c, uint32_t tid, int func)
 {
-	uint64_t key = ((uint64_t)tid << 32 | (uint32_t)(func + 1)) + 1;
-	size_t mask = c->lcap - 1, i = lp_hash64(key) & mask;
+	uint64_t key = (uint64_t)tid << 32 | (uint32_t)(func + 1), *v;
+	int isnew;
 
-	while (c->lkey[i]) {
-		if (c->lkey[i] == key)
-			return &c->lval[i];
-		i = (i + 1) & mask;
-	}
-	if ((c->lcount + 1) * 2 > c->lcap) {
-		size_t ncap = c->lcap * 2;
-		uint64_t *nk = calloc(ncap, sizeof(*nk));
-		int32_t *nv = calloc(ncap, sizeof(*nv));
-		if (!nk || !nv) {
-			free(nk);
-			free(nv);
-			return NULL;
-		}
-		for (size_t k = 0; k < c->lcap; k++)
-			if (c->lkey[k]) {
-				size_t j = lp_hash64(c->lkey[k]) & (ncap - 1);
-				while (nk[j])
-					j = (j + 1) & (ncap - 1);
-				nk[j] = c->lkey[k];
-				nv[j] = c->lval[k];
-			}
-		free(c->lkey);
-		free(c->lval);
-		c->lkey = nk;
-		c->lval = nv;
-		c->lcap = ncap;
-		mask = ncap - 1;
-		i = lp_hash64(key) & mask;
-		while (c->lkey[i])
-			i = (i + 1) & mask;
-	}
-	c->lkey[i] = key;
-	c->lval[i] = -1;
-	c->lcount++;
-	return &c->lval[i];
+	if (lp_htab_reserve(&c->last, 1) < 0)
+		return NULL;
+	v = lp_htab_get(&c->last, key, &isnew);
+	if (isnew)
+		*v = UINT64_MAX;
+	return v;
 }
 
 static void mg_add(struct mg *m, int64_t v)
@@ -475,14 +404,14 @@ static int track(struct lp_pred_collect *c, uint64_t pc, uint64_t addr, uint32_t
 	s->refs++;
 	c->now++;
 	if (s->info.func >= 0) {
-		int32_t *slot = last_slot(c, tid, s->info.func);
+		uint64_t *slot = last_slot(c, tid, s->info.func);
 		if (!slot)
 			return lp_seterr(LP_ENOMEM, "out of memory");
 		if (s->info.depth) {
-			classify(c, *slot >= 0 ? &c->pcs[*slot].info : NULL, &s->info);
+			classify(c, *slot != UINT64_MAX ? &c->pcs[*slot].info : NULL, &s->info);
 			strides(c, s, addr);
 		}
-		*slot = (int32_t)idx;
+		*slot = idx;
 	}
 	s->last_time = c->now;
 	return 0;
@@ -549,13 +478,8 @@ int lp_pred_collect_feed(struct lp_pred_collect *c, const struct lp_ref *refs, s
 	for (size_t b = 0; b < c->nblocks; b++)
 		for (size_t k = 1; k < c->nph[b]; k++) {
 			uint64_t shift = k * (c->blocks[b] / c->nph[b]);
-			if (n > c->sbufcap) {
-				struct lp_ref *nb = realloc(c->sbuf, n * sizeof(*nb));
-				if (!nb)
-					return lp_seterr(LP_ENOMEM, "out of memory");
-				c->sbuf = nb;
-				c->sbufcap = n;
-			}
+			if (LP_ARRAY_RESERVE(c->sbuf, c->sbufcap, n, n, "shifted references") < 0)
+				return lp_seterr(LP_ENOMEM, "out of memory");
 			for (size_t i = 0; i < n; i++) {
 				c->sbuf[i] = refs[i];
 				c->sbuf[i].addr += shift;
@@ -577,14 +501,8 @@ int lp_pred_collect_feed(struct lp_pred_collect *c, const struct lp_ref *refs, s
 					return rc;
 		}
 		if (c->pending) {
-			if (c->npend == c->cappend) {
-				size_t cap = c->cappend ? c->cappend * 2 : 4096;
-				struct pend *np = realloc(c->pend, cap * sizeof(*np));
-				if (!np)
-					return lp_seterr(LP_ENOMEM, "out of memory");
-				c->pend = np;
-				c->cappend = cap;
-			}
+			if (LP_ARRAY_RESERVE(c->pend, c->cappend, c->npend + 1, 4096, "held references") < 0)
+				return lp_seterr(LP_ENOMEM, "out of memory");
 			c->pend[c->npend++] = (struct pend){ r->addr, r->pc, r->tid };
 			if (pc_index(c, r->pc) == SIZE_MAX)
 				return lp_seterr(LP_ENOMEM, "out of memory");

@@ -126,9 +126,9 @@ struct lp_pred_run {
 	uint64_t references;
 	size_t nblocks;
 	uint64_t *blocks;
-	size_t nmodules;
+	size_t nmodules, capmodules;
 	char **modules;
-	size_t nloops;
+	size_t nloops, caploops;
 	struct lp_pred_run_loop *loops;
 	size_t npcs;
 	struct lp_pred_run_pc *pcs;

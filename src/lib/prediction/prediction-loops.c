@@ -11,6 +11,7 @@
  *      nodes, back edges removed) and the reach bitsets over it. */
 #include "prediction/prediction-code.h"
 
+#include "common/array.h"
 #include "common/error.h"
 
 #include <stdlib.h>
@@ -268,16 +269,8 @@ static int loops_register(struct lp_pred_code *c, struct loopwork *w, struct xfu
 {
 	int nl = w->nl;
 
-	if (c->nloops + (size_t)nl > c->caploops) {
-		size_t cap = c->caploops ? c->caploops : 16;
-		while (cap < c->nloops + (size_t)nl)
-			cap *= 2;
-		struct lp_pred_loop *grown = realloc(c->loops, cap * sizeof(*grown));
-		if (!grown)
-			return -1;
-		c->loops = grown;
-		c->caploops = cap;
-	}
+	if (LP_ARRAY_RESERVE(c->loops, c->caploops, c->nloops + (size_t)nl, 16, "loops") < 0)
+		return -1;
 	int base = (int)c->nloops;
 	if (!(w->gid = malloc((size_t)nl * sizeof(*w->gid))))
 		return -1;

@@ -8,6 +8,7 @@
 #include <locprof/prediction.h>
 #include <locprof/sim.h>
 
+#include "common/array.h"
 #include "common/error.h"
 
 #include <ctype.h>
@@ -202,14 +203,10 @@ int lp_machine_read(struct lp_machine *m, const char *path)
 	if (!f)
 		return lp_seterr_errno("cannot open machine file '%s'", path);
 	for (;;) {
-		if (n + 4096 + 1 > cap) {
-			char *nb = realloc(buf, cap = cap ? cap * 2 : 8192);
-			if (!nb || cap > (1u << 20)) {
-				free(nb ? nb : buf);
-				fclose(f);
-				return lp_seterr(LP_ELIMIT, "machine file '%s' is too large", path);
-			}
-			buf = nb;
+		if (LP_ARRAY_RESERVE_MAX(buf, cap, n + 4096 + 1, 8192, 1u << 20, "machine file bytes") < 0) {
+			free(buf);
+			fclose(f);
+			return lp_seterr(LP_ELIMIT, "machine file '%s' is too large", path);
 		}
 		size_t r = fread(buf + n, 1, 4096, f);
 		n += r;

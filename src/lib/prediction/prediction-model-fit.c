@@ -3,6 +3,7 @@
  * P, then every group's histograms (prediction-bins.c). */
 #include "prediction/prediction-model.h"
 
+#include "common/array.h"
 #include "common/error.h"
 
 #include <locprof/model.h>
@@ -24,14 +25,8 @@ static size_t key_index(struct gkey **keys, size_t *n, size_t *cap, const char *
 	for (size_t i = 0; i < *n; i++)
 		if ((*keys)[i].addr == addr && !strcmp((*keys)[i].module, module))
 			return i;
-	if (*n == *cap) {
-		size_t c = *cap ? *cap * 2 : 64;
-		struct gkey *nk = realloc(*keys, c * sizeof(*nk));
-		if (!nk)
-			return SIZE_MAX;
-		*keys = nk;
-		*cap = c;
-	}
+	if (LP_ARRAY_RESERVE(*keys, *cap, *n + 1, 64, "reference keys") < 0)
+		return SIZE_MAX;
 	(*keys)[*n] = (struct gkey){ module, addr };
 	return (*n)++;
 }

@@ -24,6 +24,7 @@
 #include "prediction/prediction-internal.h"
 
 #include "common/error.h"
+#include "common/htab.h"
 
 #include <locprof/model.h>
 
@@ -72,37 +73,17 @@ static int cmp_req(const void *a, const void *b)
 	return x->n < y->n ? -1 : x->n > y->n;
 }
 
-/* Lines of the walk seen (with an outer stride, columns overlap). */
-struct lineset {
-	uint64_t *k; /* line + 1; 0: empty */
-	size_t cap, n;
-};
-
-static int lineset_add(struct lineset *h, uint64_t line)
+/* Lines of the walk seen (with an outer stride, columns overlap): 1 if
+ * line is new, 0 if seen, or a negative LP_E*. The table is allocated at
+ * the first line. */
+static int lineset_add(struct lp_htab *h, uint64_t line)
 {
-	size_t i;
+	int isnew;
 
-	if (2 * (h->n + 1) > h->cap) {
-		size_t nc = h->cap ? 2 * h->cap : 1024;
-		uint64_t *nk = calloc(nc, sizeof(*nk));
-		if (!nk)
-			return lp_seterr(LP_ENOMEM, "out of memory");
-		for (size_t j = 0; j < h->cap; j++)
-			if (h->k[j]) {
-				for (i = (size_t)(h->k[j] * 0x9e3779b97f4a7c15ull >> 20) & (nc - 1); nk[i]; i = (i + 1) & (nc - 1))
-					;
-				nk[i] = h->k[j];
-			}
-		free(h->k);
-		h->k = nk;
-		h->cap = nc;
-	}
-	for (i = (size_t)((line + 1) * 0x9e3779b97f4a7c15ull >> 20) & (h->cap - 1); h->k[i]; i = (i + 1) & (h->cap - 1))
-		if (h->k[i] == line + 1)
-			return 0;
-	h->k[i] = line + 1;
-	h->n++;
-	return 1;
+	if ((!h->s && lp_htab_init(h, 1024) < 0) || lp_htab_reserve(h, 1) < 0)
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	lp_htab_get(h, line, &isnew);
+	return isnew;
 }
 
 struct occ {
@@ -146,7 +127,7 @@ int lp_pred_place_miss(const struct lp_pred_place_walk *w, uint64_t sets, uint64
 	size_t nreq = 0, K, noff, offstep;
 	struct req *rq = NULL;
 	struct occ o = { 0 };
-	struct lineset ls = { 0 };
+	struct lp_htab ls = { 0 };
 	double walk;
 	int rc = 0;
 
@@ -214,9 +195,7 @@ int lp_pred_place_miss(const struct lp_pred_place_walk *w, uint64_t sets, uint64
 		memset(o.occ, 0, sets * sizeof(*o.occ));
 		memset(o.hc, 0, sizeof(o.hc));
 		o.lines = 0;
-		if (ls.k)
-			memset(ls.k, 0, ls.cap * sizeof(*ls.k));
-		ls.n = 0;
+		lp_htab_release(&ls); /* each start walks its own lines */
 		/* the walk itself: a window of n of its lines */
 		for (uint64_t k = 0;; k++) {
 			while (r < nreq && rq[r].n <= (double)o.lines) {
@@ -270,6 +249,6 @@ int lp_pred_place_miss(const struct lp_pred_place_walk *w, uint64_t sets, uint64
 out:
 	free(rq);
 	free(o.occ);
-	free(ls.k);
+	lp_htab_release(&ls);
 	return rc;
 }

@@ -3,6 +3,7 @@
  * histograms. */
 #include "prediction/prediction-internal.h"
 
+#include "common/array.h"
 #include "common/error.h"
 #include "common/io.h"
 
@@ -325,13 +326,8 @@ static int read_hist(struct lp_pred_run *r, char *line)
 	lp_pred_hist_release(h);
 	h->cold = cold;
 	while ((tok = strtok_r(NULL, " ", &save))) {
-		if (h->n == cap) {
-			cap = cap ? cap * 2 : 16;
-			struct lp_pred_hent *ne = realloc(h->e, cap * sizeof(*ne));
-			if (!ne)
-				return LINE_NOMEM;
-			h->e = ne;
-		}
+		if (LP_ARRAY_RESERVE(h->e, cap, h->n + 1, 16, "histogram entries") < 0)
+			return LINE_NOMEM;
 		if (parse_entry(tok, &h->e[h->n]) < 0 || (h->n && h->e[h->n].lo <= h->e[h->n - 1].hi))
 			return LINE_BAD;
 		h->n++;
@@ -341,12 +337,11 @@ static int read_hist(struct lp_pred_run *r, char *line)
 
 static int read_loop(struct lp_pred_run *r, char **w)
 {
-	struct lp_pred_run_loop *nl = realloc(r->loops, (r->nloops + 1) * sizeof(*nl)), *L;
+	struct lp_pred_run_loop *L;
 	uint64_t id;
 
-	if (!nl)
+	if (LP_ARRAY_RESERVE(r->loops, r->caploops, r->nloops + 1, 16, "loops") < 0)
 		return LINE_NOMEM;
-	r->loops = nl;
 	L = &r->loops[r->nloops];
 	memset(L, 0, sizeof(*L));
 	if (parse_u64(w[1], &id) < 0 || id != r->nloops)
@@ -371,13 +366,8 @@ static int read_pc(struct lp_pred_run *r, char **w, size_t *cappcs)
 	struct lp_pred_run_pc *p;
 	uint64_t id, g;
 
-	if (r->npcs == *cappcs) {
-		*cappcs = *cappcs ? *cappcs * 2 : 64;
-		struct lp_pred_run_pc *np = realloc(r->pcs, *cappcs * sizeof(*np));
-		if (!np)
-			return LINE_NOMEM;
-		r->pcs = np;
-	}
+	if (LP_ARRAY_RESERVE(r->pcs, *cappcs, r->npcs + 1, 64, "pcs") < 0)
+		return LINE_NOMEM;
 	p = &r->pcs[r->npcs];
 	memset(p, 0, sizeof(*p));
 	if (parse_u64(w[1], &id) < 0 || id != r->npcs)
@@ -420,10 +410,8 @@ static int read_line(struct lp_pred_run *r, char **w, int n, size_t *cappcs)
 	} else if (!strcmp(w[0], "bias") && n >= 2) {
 		/* informational */
 	} else if (!strcmp(w[0], "module") && n == 3) {
-		char **nm = realloc(r->modules, (r->nmodules + 1) * sizeof(*nm));
-		if (!nm)
+		if (LP_ARRAY_RESERVE(r->modules, r->capmodules, r->nmodules + 1, 8, "modules") < 0)
 			return LINE_NOMEM;
-		r->modules = nm;
 		if (!(r->modules[r->nmodules++] = strdup(w[2])))
 			return LINE_NOMEM;
 	} else if (!strcmp(w[0], "loop") && n == 9) {

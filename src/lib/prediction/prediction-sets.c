@@ -8,6 +8,7 @@
  * tests check it against a plain per-set LRU stack. */
 #include "prediction/prediction-internal.h"
 
+#include "common/array.h"
 #include "common/error.h"
 #include "common/hash.h"
 #include "exact/exact-internal.h"
@@ -173,14 +174,10 @@ int lp_pred_sets_access(struct lp_pred_sets *e, const struct lp_ref *r, size_t p
 	int rc;
 
 	if (pcidx >= e->nh) {
-		size_t n = e->nh ? e->nh : 64;
-		while (n <= pcidx)
-			n *= 2;
-		struct lp_hist **nh = realloc(e->h, n * sizeof(*nh));
-		if (!nh)
+		size_t n = e->nh; /* e->h[0..nh) is initialised: NULL until used */
+		if (LP_ARRAY_RESERVE(e->h, n, pcidx + 1, 64, "pc histograms") < 0)
 			return lp_seterr(LP_ENOMEM, "out of memory");
-		memset(nh + e->nh, 0, (n - e->nh) * sizeof(*nh));
-		e->h = nh;
+		memset(e->h + e->nh, 0, (n - e->nh) * sizeof(*e->h));
 		e->nh = n;
 	}
 	if (!e->h[pcidx] && (rc = lp_hist_new(&e->h[pcidx])) < 0)

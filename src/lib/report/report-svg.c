@@ -1,6 +1,7 @@
 /* Working-set graphs as SVG, and the shared curve CSV reader. */
 #include <locprof/report.h>
 
+#include "common/array.h"
 #include "common/error.h"
 #include "common/io.h"
 #include "common/svg.h"
@@ -12,18 +13,14 @@
 
 static int curve_push(struct lp_curve *c, uint64_t size, double ratio)
 {
-	if (c->n == c->cap) {
-		size_t cap = c->cap ? 2 * c->cap : 32;
-		uint64_t *s = realloc(c->size, cap * sizeof(*s));
-		if (!s)
-			return LP_ENOMEM;
-		c->size = s;
-		double *r = realloc(c->ratio, cap * sizeof(*r));
-		if (!r)
-			return LP_ENOMEM;
-		c->ratio = r;
-		c->cap = cap;
-	}
+	/* size[] and ratio[] grow together: both follow c->cap */
+	size_t cap_size = c->cap, cap_ratio = c->cap;
+	int rc;
+
+	if ((rc = LP_ARRAY_RESERVE(c->size, cap_size, c->n + 1, 32, "curve points")) < 0 ||
+	    (rc = LP_ARRAY_RESERVE(c->ratio, cap_ratio, c->n + 1, 32, "curve points")) < 0)
+		return rc;
+	c->cap = cap_ratio;
 	c->size[c->n] = size;
 	c->ratio[c->n++] = ratio;
 	return 0;
@@ -43,7 +40,7 @@ int lp_curves_read_csv(const char *path, struct lp_curve **out, size_t *nout)
 {
 	struct lp_in *in;
 	struct lp_curve *v = NULL;
-	size_t n = 0, lineno = 0;
+	size_t n = 0, cap = 0, lineno = 0;
 	char *line;
 	ssize_t got;
 	int err;
@@ -81,10 +78,8 @@ int lp_curves_read_csv(const char *path, struct lp_curve **out, size_t *nout)
 		for (i = 0; i < n && strcmp(v[i].name, name); i++)
 			;
 		if (i == n) {
-			struct lp_curve *nv = realloc(v, (n + 1) * sizeof(*nv));
-			if (!nv)
+			if (LP_ARRAY_RESERVE(v, cap, n + 1, 4, "curves") < 0)
 				goto out_nomem;
-			v = nv;
 			memset(&v[n], 0, sizeof(v[n]));
 			if (!(v[n].name = strdup(name)))
 				goto out_nomem;

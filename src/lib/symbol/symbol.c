@@ -18,8 +18,9 @@
  * checked against libdwfl itself in tests/unit/symbol. */
 #include <locprof/symbol.h>
 
+#include "common/array.h"
 #include "common/error.h"
-#include "common/hash.h"
+#include "common/htab.h"
 #include "symbol/symbol-internal.h"
 
 #include <dwarf.h>
@@ -40,9 +41,8 @@ struct dsym {
 };
 
 struct pcent {
-	uint64_t pc;
 	struct lp_code_loc loc;
-	int found, used;
+	int found;
 };
 
 /* Compilation units of a module by address range, for modules without
@@ -63,15 +63,16 @@ struct modcus {
 struct lp_symbols {
 	Dwfl *dwfl;
 	struct modcus *mcu;
-	size_t nmcu;
+	size_t nmcu, capmcu;
 	/* data symbols, sorted by start; built on first use */
 	struct dsym *ds;
 	size_t nds;
 	int ds_built;
 	size_t last; /* index of the last symbol found (+1; 0 = none) */
-	/* pc -> answer */
+	/* pc -> answer: pcidx maps a pc to its index in pcs[] */
+	struct lp_htab pcidx;
 	struct pcent *pcs;
-	size_t pcmask, npcs;
+	size_t npcs, cappcs;
 	char *warning;
 	struct lp_strpool names; /* readable names, labels */
 };
@@ -238,6 +239,7 @@ void lp_symbols_free(struct lp_symbols *s)
 		free(s->mcu[i].v);
 	free(s->mcu);
 	free(s->ds);
+	lp_htab_release(&s->pcidx);
 	free(s->pcs);
 	free(s->warning);
 	lp_strpool_release(&s->names);
@@ -286,7 +288,7 @@ static int cmp_cuent(const void *x, const void *y)
 
 static struct modcus *module_cus(struct lp_symbols *s, Dwfl_Module *mod)
 {
-	struct modcus *m, *v;
+	struct modcus *m;
 	Dwarf_CU *cu = NULL;
 	Dwarf *dw;
 	size_t cap = 0;
@@ -294,9 +296,8 @@ static struct modcus *module_cus(struct lp_symbols *s, Dwfl_Module *mod)
 	for (size_t i = 0; i < s->nmcu; i++)
 		if (s->mcu[i].mod == mod)
 			return &s->mcu[i];
-	if (!(v = realloc(s->mcu, (s->nmcu + 1) * sizeof(*v))))
+	if (LP_ARRAY_RESERVE(s->mcu, s->capmcu, s->nmcu + 1, 8, "modules") < 0)
 		return NULL;
-	s->mcu = v;
 	m = &s->mcu[s->nmcu++];
 	memset(m, 0, sizeof(*m));
 	m->mod = mod;
@@ -317,13 +318,8 @@ static struct modcus *module_cus(struct lp_symbols *s, Dwfl_Module *mod)
 		while ((off = dwarf_ranges(&die, off, &base, &lo, &hi)) > 0) {
 			if (hi <= lo)
 				continue;
-			if (m->n == cap) {
-				struct cuent *nv = realloc(m->v, (cap = cap ? 2 * cap : 16) * sizeof(*nv));
-
-				if (!nv)
-					return m;
-				m->v = nv;
-			}
+			if (LP_ARRAY_RESERVE(m->v, cap, m->n + 1, 16, "compilation units") < 0)
+				return m;
 			m->v[m->n++] = (struct cuent){ .lo = lo, .hi = hi, .die = die };
 		}
 	}
@@ -624,45 +620,24 @@ out:
 	return out->function || out->file;
 }
 
-static int pc_cache_grow(struct lp_symbols *s)
-{
-	size_t cap = s->pcs ? 2 * (s->pcmask + 1) : 1024;
-	struct pcent *n = calloc(cap, sizeof(*n));
-
-	if (!n)
-		return -1;
-	for (size_t i = 0; s->pcs && i <= s->pcmask; i++) {
-		size_t h;
-
-		if (!s->pcs[i].used)
-			continue;
-		for (h = lp_hash64(s->pcs[i].pc) & (cap - 1); n[h].used; h = (h + 1) & (cap - 1))
-			;
-		n[h] = s->pcs[i];
-	}
-	free(s->pcs);
-	s->pcs = n;
-	s->pcmask = cap - 1;
-	return 0;
-}
-
 int lp_symbols_pc(struct lp_symbols *s, uint64_t pc, struct lp_code_loc *out)
 {
-	size_t h;
+	struct lp_code_loc loc;
+	uint64_t *idx;
+	int isnew, found;
 
-	if (2 * (s->npcs + 1) > (s->pcs ? s->pcmask + 1 : 0) && pc_cache_grow(s) < 0)
+	if ((!s->pcidx.s && lp_htab_init(&s->pcidx, 1024) < 0) || lp_htab_reserve(&s->pcidx, 1) < 0 ||
+	    LP_ARRAY_RESERVE(s->pcs, s->cappcs, s->npcs + 1, 256, "pc answers") < 0)
 		return lp_symbols_pc_dwfl(s, pc, out); /* out of memory: no cache */
-	for (h = lp_hash64(pc) & s->pcmask; s->pcs[h].used; h = (h + 1) & s->pcmask)
-		if (s->pcs[h].pc == pc) {
-			*out = s->pcs[h].loc;
-			return s->pcs[h].found;
-		}
-	s->pcs[h].used = 1;
-	s->pcs[h].pc = pc;
-	s->pcs[h].found = lp_symbols_pc_dwfl(s, pc, &s->pcs[h].loc);
-	s->npcs++;
-	*out = s->pcs[h].loc;
-	return s->pcs[h].found;
+	if ((idx = lp_htab_find(&s->pcidx, pc))) {
+		*out = s->pcs[*idx].loc;
+		return s->pcs[*idx].found;
+	}
+	found = lp_symbols_pc_dwfl(s, pc, &loc);
+	*lp_htab_get(&s->pcidx, pc, &isnew) = s->npcs;
+	s->pcs[s->npcs++] = (struct pcent){ .loc = loc, .found = found };
+	*out = loc;
+	return found;
 }
 
 /* ---- data ---------------------------------------------------------------- */
@@ -727,32 +702,18 @@ static int gather_module(Dwfl_Module *mod, void **user, const char *name, Dwarf_
 
 		if (nm && !sym.st_size && sym.st_shndx != SHN_UNDEF && GELF_ST_TYPE(sym.st_info) != STT_FILE &&
 		    GELF_ST_TYPE(sym.st_info) != STT_SECTION) {
-			if (g->nzero == g->capzero) {
-				size_t cap = g->capzero ? 2 * g->capzero : 64;
-				uint64_t *v = realloc(g->zero, cap * sizeof(*v));
-
-				if (!v) {
-					g->err = LP_ENOMEM;
-					return DWARF_CB_ABORT;
-				}
-				g->zero = v;
-				g->capzero = cap;
+			if (LP_ARRAY_RESERVE(g->zero, g->capzero, g->nzero + 1, 64, "data symbols") < 0) {
+				g->err = LP_ENOMEM;
+				return DWARF_CB_ABORT;
 			}
 			g->zero[g->nzero++] = addr;
 		}
 		if (!nm || GELF_ST_TYPE(sym.st_info) != STT_OBJECT || !sym.st_size ||
 		    sym.st_shndx == SHN_UNDEF || addr + sym.st_size < addr)
 			continue;
-		if (s->nds == g->cap) {
-			size_t cap = g->cap ? 2 * g->cap : 256;
-			struct dsym *v = realloc(s->ds, cap * sizeof(*v));
-
-			if (!v) {
-				g->err = LP_ENOMEM;
-				return DWARF_CB_ABORT;
-			}
-			s->ds = v;
-			g->cap = cap;
+		if (LP_ARRAY_RESERVE(s->ds, g->cap, s->nds + 1, 256, "data symbols") < 0) {
+			g->err = LP_ENOMEM;
+			return DWARF_CB_ABORT;
 		}
 		s->ds[s->nds++] = (struct dsym){ .start = addr, .end = addr + sym.st_size, .name = nm };
 	}
