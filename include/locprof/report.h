@@ -1,7 +1,9 @@
 /* locprof/report.h - every table the commands print, computed here and
  * formatted by the front ends: working-set graphs (the shared curve CSV and
- * SVG plots), the named caches, hot pcs and data objects of a profile
- * (lp_report), the exact curves and per-pc ranking of stack and reuse
+ * SVG plots), the named caches, hot pcs, source lines, functions, data
+ * objects and threads of a profile (lp_report), the comparison of two
+ * profiles (lp_report_diff), the grouping of misses by source line and
+ * function with the source text to annotate (lp_hotspots), the exact curves and per-pc ranking of stack and reuse
  * distances (lp_dist_*), MemSpy attribution of a simulated trace
  * (lp_attrib), and the host's caches as sysfs describes them. */
 #ifndef LOCPROF_REPORT_H
@@ -42,6 +44,65 @@ int lp_svg_write(const char *path, const char *title, const struct lp_curve *cur
 		 const struct lp_curve *refs, size_t nrefs, const struct lp_marker *marks,
 		 size_t nmarks);
 
+/* ---- hot spots by source line, file and function ----------------------- */
+/* lp_hotspots groups misses charged to pcs by the source line, the source
+ * file and the function (with the function it was inlined into) that the
+ * debug information gives each pc (lp_symbols_pc()). lp_report fills one
+ * with a profile's predicted misses, lp_attrib with a trace's simulated
+ * ones, so every command ranks lines and functions the same way. To
+ * annotate a file as cg_annotate does: lp_hotspots_files() for the hottest
+ * files, lp_hotspots_file_lines() for the counts of each line, and
+ * lp_source_read() for its text. Strings are owned by the hot spots. */
+struct lp_source_line {
+	const char *path; /* the source file as the debug info names it */
+	const char *file; /* its base name */
+	int line;
+	double accesses, misses; /* line accesses and misses charged to its pcs */
+	double share;            /* of all misses (lp_hotspots_totals()) */
+};
+struct lp_source_file {
+	const char *path, *file;
+	double accesses, misses, share;
+	size_t first, nlines; /* its lines, internal to lp_hotspots_file_lines() */
+};
+struct lp_source_function {
+	const char *function; /* innermost function ("0x401136" when unknown) */
+	const char *caller;   /* the function it was inlined into, else NULL */
+	const char *label;    /* "function" or "function in caller" */
+	double accesses, misses, share;
+};
+
+struct lp_hotspots;
+/* syms may be NULL (then only the totals and unknown functions); it must
+ * outlive lp_hotspots_finish(). */
+int lp_hotspots_new(struct lp_hotspots **out, struct lp_symbols *syms);
+void lp_hotspots_free(struct lp_hotspots *h);
+/* Charge accesses and misses to pc (any number of times per pc); pc 0
+ * (unknown) counts in the totals only. */
+int lp_hotspots_add(struct lp_hotspots *h, uint64_t pc, double accesses, double misses);
+/* Symbolise the pcs and build the tables (once, after the last add). */
+int lp_hotspots_finish(struct lp_hotspots *h);
+/* By decreasing misses, then accesses, then name. */
+size_t lp_hotspots_lines(const struct lp_hotspots *h, const struct lp_source_line **out);
+size_t lp_hotspots_files(const struct lp_hotspots *h, const struct lp_source_file **out);
+size_t lp_hotspots_functions(const struct lp_hotspots *h, const struct lp_source_function **out);
+/* The lines of file number f (of lp_hotspots_files()), by line number. */
+size_t lp_hotspots_file_lines(const struct lp_hotspots *h, size_t f, const struct lp_source_line **out);
+void lp_hotspots_totals(const struct lp_hotspots *h, double *accesses, double *misses);
+
+/* A source file's text: lines[i] is line i + 1, without its newline. */
+struct lp_source_text {
+	char *path; /* the file read */
+	const char **lines;
+	size_t n;
+};
+/* Read the source file that path (from the debug info) names: for each
+ * of dirs in order, DIR/ + the path's tails, longest first (so DIR remaps
+ * a moved tree, or holds the file by its base name), then path itself.
+ * LP_EIO ("source file 'PATH' not found ...") when none exists. */
+int lp_source_read(struct lp_source_text **out, const char *path, const char *const *dirs, size_t ndirs);
+void lp_source_free(struct lp_source_text *t);
+
 /* ---- the report of a profile ------------------------------------------ */
 /* A named cache: label, size, ways (0 = fully associative) and line given;
  * lru and random computed by lp_report_new(). */
@@ -70,7 +131,11 @@ struct lp_report_params {
 	int windows;     /* compute the random-replacement ratio per window */
 	uint64_t at;     /* bytes: the cache of the windows and hot spots; 0 =
 			  * the first named cache, else 32K */
-	size_t top;      /* hot pcs and data objects kept; 0 = none computed */
+	uint64_t at_ways; /* its ways for the LRU hot spots (binomial model);
+			   * 0 = fully associative */
+	size_t top;      /* hot pcs and data objects kept; 0 = none computed
+			  * (nor the hot lines and functions) */
+	int threads;     /* compute the per-thread table */
 	struct lp_symbols *syms; /* names pcs, allocation sites and globals;
 				  * may be NULL; must outlive the report */
 };
@@ -126,6 +191,66 @@ size_t lp_report_windows(const struct lp_report *r, const struct lp_report_windo
 /* Sorted by decreasing misses, at most params.top, pcs with misses only. */
 size_t lp_report_pcs(const struct lp_report *r, const struct lp_report_pc **out);
 size_t lp_report_objects(const struct lp_report *r, const struct lp_report_object **out);
+/* Every pc's misses (the hot pcs' model) by source line and function;
+ * NULL when params.top is 0. Owned by the report. */
+const struct lp_hotspots *lp_report_hotspots(const struct lp_report *r);
+
+/* Per thread (params.threads): a sample counts for the thread that made
+ * the sampled access; the misses are those of its reuse, predicted by the
+ * LRU model (StatStack, set-associative by the binomial model) for each
+ * cache of lp_report_thread_caches(). Estimated from the samples: a
+ * sample stands for 1/rate line accesses. */
+struct lp_report_thread {
+	uint32_t tid;         /* the profile's thread number */
+	uint64_t references;  /* loads and stores of the run (exact; 0 when the
+			       * profile does not count them per thread) */
+	size_t samples;
+	double accesses;      /* line accesses: samples / rate */
+	const double *misses; /* one per thread cache */
+};
+/* Sorted by tid. */
+size_t lp_report_threads(const struct lp_report *r, const struct lp_report_thread **out);
+/* The caches of the per-thread misses: the named caches, or without any
+ * the hot spots' (params.at, at_ways). */
+size_t lp_report_thread_caches(const struct lp_report *r, const struct lp_report_cache **out);
+
+/* ---- two profiles compared -------------------------------------------- */
+/* lp_report_diff sets two reports side by side (built with the same
+ * params, one per profile): their curves point by point, their named
+ * caches, and the hot spots - source lines, functions and data objects -
+ * matched by name, with the change of their misses, by decreasing size of
+ * the change. Both reports must outlive it. */
+struct lp_diff_point {
+	uint64_t size;
+	double a, b, delta; /* miss ratios; delta = b - a */
+};
+struct lp_diff_curve {
+	const char *name; /* "statstack" or "statcache" */
+	const struct lp_diff_point *points;
+	size_t n;
+};
+struct lp_diff_cache {
+	const char *label;
+	uint64_t size, ways;
+	double lru_a, lru_b, random_a, random_b;
+};
+enum lp_diff_kind { LP_DIFF_LINE, LP_DIFF_FUNCTION, LP_DIFF_OBJECT };
+struct lp_diff_spot {
+	enum lp_diff_kind kind;
+	const char *name;         /* "matmul.c:24", a function's label, an object */
+	double misses_a, misses_b; /* predicted misses of each run (0 when absent) */
+	double share_a, share_b;
+	double delta;             /* misses_b - misses_a */
+};
+struct lp_report_diff;
+int lp_report_diff_new(struct lp_report_diff **out, const struct lp_report *a, const struct lp_report *b);
+void lp_report_diff_free(struct lp_report_diff *d);
+size_t lp_report_diff_curves(const struct lp_report_diff *d, const struct lp_diff_curve **out);
+size_t lp_report_diff_caches(const struct lp_report_diff *d, const struct lp_diff_cache **out);
+/* The hot spots of one kind present in either run, by decreasing |delta|
+ * (then name). */
+size_t lp_report_diff_spots(const struct lp_report_diff *d, enum lp_diff_kind kind,
+			    const struct lp_diff_spot **out);
 
 /* ---- exact stack and reuse distances: curves and pcs ------------------ */
 /* One point of the miss-ratio curve (stack distances: accesses that miss a
@@ -201,6 +326,10 @@ enum lp_attrib_view {
 size_t lp_attrib_rows(struct lp_attrib *a, enum lp_attrib_view view, const struct lp_attrib_row **rows);
 /* Totals over everything. */
 void lp_attrib_total(const struct lp_attrib *a, struct lp_attrib_row *out);
+/* The pcs' line accesses and misses by source line and function (the
+ * grouping lp_report uses), as of now; valid until the next call or
+ * lp_attrib_free(). */
+int lp_attrib_hotspots(struct lp_attrib *a, const struct lp_hotspots **out);
 
 #ifdef __cplusplus
 }

@@ -30,8 +30,8 @@ struct cli_command {
 };
 
 /* The commands (main.c's table). */
-extern const struct cli_command cmd_cc, cmd_convert, cmd_cxx, cmd_dump, cmd_predict,
-	cmd_record, cmd_report, cmd_reusedist, cmd_sample, cmd_simulate, cmd_stackdist,
+extern const struct cli_command cmd_annotate, cmd_cc, cmd_convert, cmd_cxx, cmd_diff, cmd_dump,
+	cmd_predict, cmd_record, cmd_report, cmd_reusedist, cmd_sample, cmd_simulate, cmd_stackdist,
 	cmd_synth;
 
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -74,6 +74,30 @@ const char *cli_csv_field(const char *s, char *buf, size_t len);
  * status. Truncation and corruption are warnings (the results so far are
  * kept, CLI_PARTIAL); anything else is an error. */
 int cli_trace_read_failed(int err, const struct lp_trace_reader *r);
+
+/* A --cache argument of report, annotate and diff (cli-cache.c):
+ * SIZE:WAYS[:LINE], 'host' (every data cache of this machine: none where
+ * sysfs has none) or L1, L2, L3 (this machine's data cache of that level),
+ * appended to caches[*n] (at most cap). 0; -1 for a bad argument; -2 when
+ * this machine has no cache of the level named. */
+struct lp_report_cache;
+int cli_report_cache_arg(const char *arg, struct lp_report_cache *caches, size_t cap, size_t *n);
+
+/* A profile read and its report computed (cli-report.c), for report,
+ * annotate and diff. */
+struct lp_report_params;
+struct cli_report {
+	struct lp_profile *p;
+	struct lp_symbols *syms; /* from its mappings when params.top */
+	struct lp_report *r;
+	int status; /* CLI_OK, or CLI_PARTIAL for a damaged profile */
+};
+/* Read the profile at path and compute the report of pa for its line size
+ * `line` (0: the first), symbolised when pa.top (pa.line_index and
+ * pa.syms are set here). Prints the warnings and errors; returns
+ * l->status, or CLI_ERROR. cli_report_release() in every case. */
+int cli_report_load(struct cli_report *l, const char *path, uint64_t line, struct lp_report_params pa);
+void cli_report_release(struct cli_report *l);
 
 /* Warn about a profile that was read: one without samples, or whose
  * windows are longer than it asks (a run of more than

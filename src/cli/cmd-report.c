@@ -16,19 +16,20 @@ static const char usage[] =
 	"usage: locprof report PROFILE.lpp [--sizes 4K..64M] [--cache SIZE:WAYS:LINE ...]\n"
 	"                      [--cache host] [--policy lru,random] [--format text|csv|json]\n"
 	"                      [--svg FILE] [--reference CSV] [--window [N]] [--top N]\n"
-	"                      [--at SIZE] [--cold] [--fill|--no-fill]\n"
+	"                      [--at SIZE] [--cold] [--fill|--no-fill] [--threads]\n"
 	"\n"
 	"Predict miss ratios from a profile: the working-set graph under LRU\n"
 	"(StatStack) and random replacement (StatCache), fully associative; the\n"
 	"miss ratio of named caches (set-associative LRU by the binomial model,\n"
-	"random by StatCache); the ratio per time window; and the pcs whose\n"
-	"accesses miss most, and the data objects (heap blocks by allocation\n"
-	"call site, globals by symbol) they miss on. Cold misses are excluded\n"
-	"unless --cold is given.\n"
+	"random by StatCache); the ratio per time window; the pcs, source lines\n"
+	"and functions whose accesses miss most, and the data objects (heap\n"
+	"blocks by allocation call site, globals by symbol) they miss on; and\n"
+	"the misses per thread. Cold misses are excluded unless --cold is given.\n"
 	"\n"
 	"  -s, --sizes LIST     cache sizes of the graph (default 4K..64M)\n"
 	"  -c, --cache SPEC     a cache SIZE:WAYS:LINE (e.g. 32K:8:64; WAYS 0 = fully\n"
-	"                       associative), or 'host' for this machine's data caches\n"
+	"                       associative), 'host' for this machine's data caches,\n"
+	"                       or L1, L2, L3 for one of them\n"
 	"  -p, --policy LIST    lru, random or both (default lru,random)\n"
 	"  -F, --format FMT     text (default), csv (the curve CSV of docs/formats.md,\n"
 	"                       then the other tables) or json\n"
@@ -37,8 +38,8 @@ static const char usage[] =
 	"  -w, --window[=N]     print the miss ratio per time window (window of N line\n"
 	"                       accesses, also the models' windows; default the\n"
 	"                       profile's)\n"
-	"  -t, --top N          top pcs and data objects by predicted misses\n"
-	"                       (default 10, 0 = none)\n"
+	"  -t, --top N          top pcs, source lines, functions and data objects by\n"
+	"                       predicted misses (default 10, 0 = none)\n"
 	"  -a, --at SIZE        cache size for the windows, the top pcs and objects\n"
 	"                       (default the first --cache, else 32K)\n"
 	"  -l, --line BYTES     line size to use when the profile has several\n"
@@ -47,6 +48,8 @@ static const char usage[] =
 	"                       cold misses evict, at every size (default: at the\n"
 	"                       sizes the run's footprint fits in; docs/models.md)\n"
 	"      --no-fill        StatCache: the paper's equation at every size\n"
+	"      --threads        per thread: references, line accesses and LRU misses\n"
+	"                       in each --cache (else the --at size)\n"
 	"  -h, --help           this help\n";
 
 static int run(int argc, char **argv);
@@ -63,60 +66,16 @@ enum { MAX_CACHES = 32 };
 struct report_opts {
 	const char *profile, *sizes_arg, *format, *svg, *refpath;
 	unsigned policies;
-	int show_windows, cold, fill;
+	int show_windows, cold, fill, threads;
 	uint64_t window, top, at, line;
 	struct lp_report_cache caches[MAX_CACHES];
 	size_t ncaches;
 };
 
-/* SIZE:WAYS[:LINE], LINE 64 by default. */
-static int parse_cache(const char *spec, struct lp_report_cache *c)
-{
-	char buf[64];
-	char *a, *b;
-
-	if (strlen(spec) >= sizeof(buf))
-		return -1;
-	strcpy(buf, spec);
-	memset(c, 0, sizeof(*c));
-	a = strchr(buf, ':');
-	if (!a)
-		return -1;
-	*a++ = '\0';
-	b = strchr(a, ':');
-	c->line = 64;
-	if (b) {
-		*b++ = '\0';
-		if (cli_parse_size(b, &c->line) < 0 || !c->line)
-			return -1;
-	}
-	if (cli_parse_size(buf, &c->size) < 0 || cli_parse_u64(a, &c->ways) < 0 || !c->size)
-		return -1;
-	snprintf(c->label, sizeof(c->label), "%s", spec);
-	return 0;
-}
-
-static void add_host_caches(struct report_opts *o)
-{
-	struct lp_host_cache host[MAX_CACHES];
-	size_t n = 0;
-
-	if (lp_host_caches(NULL, host, MAX_CACHES - o->ncaches, &n) < 0)
-		return;
-	for (size_t i = 0; i < n; i++) {
-		struct lp_report_cache *c = &o->caches[o->ncaches++];
-		memset(c, 0, sizeof(*c));
-		snprintf(c->label, sizeof(c->label), "%s", host[i].name);
-		c->size = host[i].size;
-		c->ways = host[i].ways;
-		c->line = host[i].line;
-	}
-}
-
 /* Returns -1 to go on, else the exit status. */
 static int parse_options(int argc, char **argv, struct report_opts *o)
 {
-	enum { OPT_COLD = 1000, OPT_FILL, OPT_NO_FILL };
+	enum { OPT_COLD = 1000, OPT_FILL, OPT_NO_FILL, OPT_THREADS };
 	static const struct option opts[] = {
 		{ "sizes", required_argument, NULL, 's' },  { "cache", required_argument, NULL, 'c' },
 		{ "policy", required_argument, NULL, 'p' }, { "format", required_argument, NULL, 'F' },
@@ -126,18 +85,21 @@ static int parse_options(int argc, char **argv, struct report_opts *o)
 		{ "cold", no_argument, NULL, OPT_COLD },    { "help", no_argument, NULL, 'h' },
 		{ "fill", no_argument, NULL, OPT_FILL },
 		{ "no-fill", no_argument, NULL, OPT_NO_FILL },
+		{ "threads", no_argument, NULL, OPT_THREADS },
 		{ 0 },
 	};
-	int c;
+	int c, err;
 
 	while ((c = cli_getopt(argc, argv, "s:c:p:F:o:r:w::t:a:l:h", opts)) != -1) {
 		switch (c) {
 		case 's': o->sizes_arg = optarg; break;
 		case 'c':
-			if (!strcmp(optarg, "host"))
-				add_host_caches(o);
-			else if (o->ncaches >= MAX_CACHES || parse_cache(optarg, &o->caches[o->ncaches++]) < 0)
-				return cli_usage_error(&cmd_report, "bad --cache '%s' (SIZE:WAYS:LINE or host)", optarg);
+			err = cli_report_cache_arg(optarg, o->caches, MAX_CACHES, &o->ncaches);
+			if (err == -2)
+				return cli_usage_error(&cmd_report, "this machine has no %s data cache", optarg);
+			if (err < 0)
+				return cli_usage_error(&cmd_report, "bad --cache '%s' (SIZE:WAYS:LINE, host, L1, L2 or L3)",
+						       optarg);
 			break;
 		case 'p':
 			o->policies = (strstr(optarg, "lru") ? LP_REPORT_LRU : 0) |
@@ -168,6 +130,7 @@ static int parse_options(int argc, char **argv, struct report_opts *o)
 		case OPT_COLD: o->cold = 1; break;
 		case OPT_FILL: o->fill = 1; break;
 		case OPT_NO_FILL: o->fill = 0; break;
+		case OPT_THREADS: o->threads = 1; break;
 		case 'h': return cli_print_usage(&cmd_report);
 		default: return cli_usage_error(&cmd_report, "bad option");
 		}
@@ -178,24 +141,6 @@ static int parse_options(int argc, char **argv, struct report_opts *o)
 	if (strcmp(o->format, "text") && strcmp(o->format, "csv") && strcmp(o->format, "json"))
 		return cli_usage_error(&cmd_report, "unknown format '%s' (text, csv, json)", o->format);
 	return -1;
-}
-
-/* The binaries the profile's mappings name, for pc, allocation-site and
- * global names; without them (a profile of a program whose files are gone
- * or were rebuilt) pcs stay addresses. */
-static struct lp_symbols *report_symbols(const struct lp_profile *p)
-{
-	struct lp_symbols *syms = NULL;
-
-	if (!p->mappings.n)
-		return NULL;
-	if (lp_symbols_new(&syms, &p->mappings, NULL) < 0) {
-		cli_warn("pcs are not symbolised: %s", lp_errmsg());
-		return NULL;
-	}
-	if (lp_symbols_warning(syms))
-		cli_warn("%s", lp_symbols_warning(syms));
-	return syms;
 }
 
 static const char *cold_words(const struct report_opts *o)
@@ -262,6 +207,55 @@ static void text_tables(const struct report_opts *o, const struct lp_report *r)
 	}
 }
 
+/* The hot source lines and functions, where the pcs have line
+ * information (a profile of a program built with -g). */
+static void text_sources(const struct report_opts *o, const struct lp_report *r)
+{
+	const struct lp_report_info *in = lp_report_info(r);
+	const struct lp_hotspots *h = lp_report_hotspots(r);
+	const struct lp_source_line *l;
+	const struct lp_source_function *f;
+	size_t nl = h ? lp_hotspots_lines(h, &l) : 0, nf = h ? lp_hotspots_functions(h, &f) : 0;
+	char b[32];
+
+	if (!nl)
+		return;
+	nl = nl < o->top ? nl : o->top;
+	nf = nf < o->top ? nf : o->top;
+	cli_format_size(in->at, b, sizeof(b));
+	printf("\ntop source lines by predicted %s misses at %s (the line of the access that misses):\n",
+	       in->hot_policy, b);
+	printf("%12s %8s %14s  %s\n", "misses", "share", "line accesses", "file:line");
+	for (size_t i = 0; i < nl; i++)
+		printf("%12.0f %7.1f%% %14.0f  %s:%d\n", l[i].misses, 100 * l[i].share, l[i].accesses, l[i].file,
+		       l[i].line);
+	printf("\ntop functions by predicted %s misses at %s (inlined code: its function in the caller):\n",
+	       in->hot_policy, b);
+	printf("%12s %8s %14s  %s\n", "misses", "share", "line accesses", "function");
+	for (size_t i = 0; i < nf; i++)
+		printf("%12.0f %7.1f%% %14.0f  %s\n", f[i].misses, 100 * f[i].share, f[i].accesses, f[i].label);
+}
+
+static void text_threads(const struct lp_report *r)
+{
+	const struct lp_report_thread *t;
+	const struct lp_report_cache *c;
+	size_t nt = lp_report_threads(r, &t), nc = lp_report_thread_caches(r, &c);
+
+	printf("\nper thread (line accesses and misses estimated from the samples; misses predicted by LRU):\n");
+	printf("%8s %14s %9s %14s", "thread", "references", "samples", "line accesses");
+	for (size_t k = 0; k < nc; k++)
+		printf(" %14s", c[k].label);
+	printf("\n");
+	for (size_t i = 0; i < nt; i++) {
+		printf("%8" PRIu32 " %14" PRIu64 " %9zu %14.0f", t[i].tid, t[i].references, t[i].samples,
+		       t[i].accesses);
+		for (size_t k = 0; k < nc; k++)
+			printf(" %14.0f", t[i].misses[k]);
+		printf("\n");
+	}
+}
+
 static void text_hot(const struct report_opts *o, const struct lp_report *r)
 {
 	const struct lp_report_info *in = lp_report_info(r);
@@ -288,9 +282,52 @@ static void text_hot(const struct report_opts *o, const struct lp_report *r)
 	printf("%32s %12s %8s\n", "object", "misses", "share");
 	for (size_t i = 0; i < nobj; i++)
 		printf("%32s %12.0f %7.1f%%\n", obj[i].name, obj[i].misses, 100 * obj[i].share);
+	text_sources(o, r);
 }
 
 /* ---- csv: the curve CSV, then one table per block (docs/formats.md) ---- */
+
+static void csv_sources(const struct report_opts *o, const struct lp_report *r)
+{
+	const struct lp_hotspots *h = lp_report_hotspots(r);
+	const struct lp_source_line *l;
+	const struct lp_source_function *f;
+	size_t nl = h ? lp_hotspots_lines(h, &l) : 0, nf = h ? lp_hotspots_functions(h, &f) : 0;
+	char b1[512], b2[512];
+
+	nl = nl < o->top ? nl : o->top;
+	nf = nf < o->top ? nf : o->top;
+	printf("\nfile,line,misses,share,line_accesses,path\n");
+	for (size_t i = 0; i < nl; i++)
+		printf("%s,%d,%.1f,%.6f,%.1f,%s\n", cli_csv_field(l[i].file, b1, sizeof(b1)), l[i].line, l[i].misses,
+		       l[i].share, l[i].accesses, cli_csv_field(l[i].path, b2, sizeof(b2)));
+	printf("\nfunction,caller,misses,share,line_accesses\n");
+	for (size_t i = 0; i < nf; i++) {
+		printf("%s,", cli_csv_field(f[i].function, b1, sizeof(b1)));
+		printf("%s,%.1f,%.6f,%.1f\n", f[i].caller ? cli_csv_field(f[i].caller, b2, sizeof(b2)) : "",
+		       f[i].misses, f[i].share, f[i].accesses);
+	}
+}
+
+static void csv_threads(const struct lp_report *r)
+{
+	const struct lp_report_thread *t;
+	const struct lp_report_cache *c;
+	size_t nt = lp_report_threads(r, &t), nc = lp_report_thread_caches(r, &c);
+	char b[256];
+
+	printf("\n# per thread: line accesses and LRU misses per cache estimated from the samples\n");
+	printf("thread,references,samples,line_accesses");
+	for (size_t k = 0; k < nc; k++)
+		printf(",%s", cli_csv_field(c[k].label, b, sizeof(b)));
+	printf("\n");
+	for (size_t i = 0; i < nt; i++) {
+		printf("%" PRIu32 ",%" PRIu64 ",%zu,%.1f", t[i].tid, t[i].references, t[i].samples, t[i].accesses);
+		for (size_t k = 0; k < nc; k++)
+			printf(",%.1f", t[i].misses[k]);
+		printf("\n");
+	}
+}
 
 static void csv_tables(const struct report_opts *o, const struct lp_report *r)
 {
@@ -324,6 +361,8 @@ static void csv_tables(const struct report_opts *o, const struct lp_report *r)
 		for (size_t i = 0; i < nw; i++)
 			printf("%zu,%" PRIu64 ",%.6f\n", i, w[i].start, w[i].ratio);
 	}
+	if (o->threads)
+		csv_threads(r);
 	if (!o->top)
 		return;
 	printf("\n# predicted %s misses at %" PRIu64 " bytes, line accesses of the whole run\n", in->hot_policy, in->at);
@@ -336,11 +375,68 @@ static void csv_tables(const struct report_opts *o, const struct lp_report *r)
 	printf("\nobject,misses,share\n");
 	for (size_t i = 0; i < nobj; i++)
 		printf("%s,%.1f,%.6f\n", cli_csv_field(obj[i].name, b1, sizeof(b1)), obj[i].misses, obj[i].share);
+	csv_sources(o, r);
 }
 
 /* ---- json ------------------------------------------------------------- */
 
-static void json_hot(const struct lp_report *r)
+static void json_sources(size_t top, const struct lp_report *r)
+{
+	const struct lp_hotspots *h = lp_report_hotspots(r);
+	const struct lp_source_line *l;
+	const struct lp_source_function *f;
+	size_t nl = h ? lp_hotspots_lines(h, &l) : 0, nf = h ? lp_hotspots_functions(h, &f) : 0;
+
+	nl = nl < top ? nl : top;
+	nf = nf < top ? nf : top;
+	printf(",\"lines\":[");
+	for (size_t i = 0; i < nl; i++) {
+		printf("%s{\"file\":", i ? "," : "");
+		cli_json_string(l[i].file);
+		printf(",\"path\":");
+		cli_json_string(l[i].path);
+		printf(",\"line\":%d,\"misses\":%.1f,\"share\":%.6f,\"line_accesses\":%.1f}", l[i].line,
+		       l[i].misses, l[i].share, l[i].accesses);
+	}
+	printf("],\"functions\":[");
+	for (size_t i = 0; i < nf; i++) {
+		printf("%s{\"function\":", i ? "," : "");
+		cli_json_string(f[i].function);
+		printf(",\"caller\":");
+		if (f[i].caller)
+			cli_json_string(f[i].caller);
+		else
+			printf("null");
+		printf(",\"misses\":%.1f,\"share\":%.6f,\"line_accesses\":%.1f}", f[i].misses, f[i].share,
+		       f[i].accesses);
+	}
+	printf("]");
+}
+
+static void json_threads(const struct lp_report *r)
+{
+	const struct lp_report_thread *t;
+	const struct lp_report_cache *c;
+	size_t nt = lp_report_threads(r, &t), nc = lp_report_thread_caches(r, &c);
+
+	printf(",\"threads\":{\"caches\":[");
+	for (size_t k = 0; k < nc; k++) {
+		printf("%s", k ? "," : "");
+		cli_json_string(c[k].label);
+	}
+	printf("],\"rows\":[");
+	for (size_t i = 0; i < nt; i++) {
+		printf("%s{\"thread\":%" PRIu32 ",\"references\":%" PRIu64 ",\"samples\":%zu,\"line_accesses\":%.1f,"
+		       "\"misses\":[",
+		       i ? "," : "", t[i].tid, t[i].references, t[i].samples, t[i].accesses);
+		for (size_t k = 0; k < nc; k++)
+			printf("%s%.1f", k ? "," : "", t[i].misses[k]);
+		printf("]}");
+	}
+	printf("]}");
+}
+
+static void json_hot(size_t top, const struct lp_report *r)
 {
 	const struct lp_report_info *in = lp_report_info(r);
 	const struct lp_report_pc *pcs;
@@ -364,7 +460,9 @@ static void json_hot(const struct lp_report *r)
 		cli_json_string(obj[i].name);
 		printf(",\"misses\":%.1f,\"share\":%.6f}", obj[i].misses, obj[i].share);
 	}
-	printf("]}");
+	printf("]");
+	json_sources(top, r);
+	printf("}");
 }
 
 static void json_report(const struct report_opts *o, const struct lp_report *r)
@@ -401,7 +499,9 @@ static void json_report(const struct report_opts *o, const struct lp_report *r)
 		printf("]}");
 	}
 	if (o->top)
-		json_hot(r);
+		json_hot(o->top, r);
+	if (o->threads)
+		json_threads(r);
 	printf("}\n");
 }
 
@@ -429,76 +529,48 @@ static int run(int argc, char **argv)
 {
 	struct report_opts o = { .sizes_arg = "4K..64M", .format = "text", .top = 10, .fill = LP_STATCACHE_FILL_AUTO,
 				 .policies = LP_REPORT_LRU | LP_REPORT_RANDOM };
-	struct lp_report_params pa;
-	struct lp_profile *p = NULL;
-	struct lp_report *r = NULL;
-	struct lp_symbols *syms = NULL;
+	struct cli_report l = { 0 };
 	struct lp_curve *refs = NULL;
 	uint64_t *sizes = NULL;
 	size_t nsizes = 0, nrefs = 0;
-	int li, err, status;
+	int status;
 
 	if ((status = parse_options(argc, argv, &o)) >= 0)
 		return status;
 	if (cli_parse_size_list(o.sizes_arg, &sizes, &nsizes) < 0)
 		return cli_usage_error(&cmd_report, "bad --sizes '%s'", o.sizes_arg);
-	status = CLI_OK;
-	err = lp_profile_read(&p, o.profile);
-	if (!p) {
+	if (o.refpath && lp_curves_read_csv(o.refpath, &refs, &nrefs) < 0) {
 		cli_error("%s", lp_errmsg());
 		free(sizes);
 		return CLI_ERROR;
 	}
-	if (err < 0) {
-		cli_warn("%s", lp_errmsg());
-		status = CLI_PARTIAL;
-	}
-	cli_warn_profile(p, o.profile);
-	li = o.line ? lp_profile_line_index(p, (uint32_t)o.line) : 0;
-	if (li < 0 || !p->n_line_sizes) {
-		cli_error("the profile has no line size %" PRIu64, o.line);
-		status = CLI_ERROR;
+	status = cli_report_load(&l, o.profile, o.line,
+				 (struct lp_report_params){ .sizes = sizes, .nsizes = nsizes, .caches = o.caches,
+							    .ncaches = o.ncaches, .policies = o.policies,
+							    .window = o.window, .cold = o.cold, .fill = o.fill,
+							    .windows = o.show_windows, .at = o.at, .top = o.top,
+							    .threads = o.threads });
+	if (status == CLI_ERROR)
 		goto out;
-	}
-	if (o.refpath && lp_curves_read_csv(o.refpath, &refs, &nrefs) < 0) {
-		cli_error("%s", lp_errmsg());
-		status = CLI_ERROR;
-		goto out;
-	}
-	for (size_t i = 0; i < o.ncaches; i++)
-		if (o.caches[i].line != p->line_sizes[li])
-			cli_warn("cache %s has %" PRIu64 "-byte lines; the profile's are %u bytes", o.caches[i].label,
-				 o.caches[i].line, p->line_sizes[li]);
-	if (o.top)
-		syms = report_symbols(p);
-	pa = (struct lp_report_params){ .line_index = (unsigned)li, .sizes = sizes, .nsizes = nsizes,
-					.caches = o.caches, .ncaches = o.ncaches, .policies = o.policies,
-					.window = o.window, .cold = o.cold, .fill = o.fill,
-					.windows = o.show_windows, .at = o.at, .top = o.top, .syms = syms };
-	if (lp_report_new(&r, p, &pa) < 0) {
-		cli_error("%s", lp_errmsg());
-		status = CLI_ERROR;
-		goto out;
-	}
 	if (!strcmp(o.format, "csv")) {
-		csv_tables(&o, r);
+		csv_tables(&o, l.r);
 	} else if (!strcmp(o.format, "json")) {
-		json_report(&o, r);
+		json_report(&o, l.r);
 	} else {
-		text_curves(&o, r);
-		text_tables(&o, r);
+		text_curves(&o, l.r);
+		text_tables(&o, l.r);
 		if (o.top)
-			text_hot(&o, r);
+			text_hot(&o, l.r);
+		if (o.threads)
+			text_threads(l.r);
 	}
-	if (o.svg && write_svg(&o, r, refs, nrefs) < 0) {
+	if (o.svg && write_svg(&o, l.r, refs, nrefs) < 0) {
 		cli_error("%s", lp_errmsg());
 		status = CLI_ERROR;
 	}
 out:
-	lp_report_free(r);
+	cli_report_release(&l);
 	lp_curves_free(refs, nrefs);
-	lp_symbols_free(syms);
 	free(sizes);
-	lp_profile_free(p);
 	return status;
 }

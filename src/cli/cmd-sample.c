@@ -17,8 +17,9 @@ static const char usage[] =
 	"access is selected with probability R (geometric gaps), its line is\n"
 	"watched, and the number of line accesses until the line is touched again\n"
 	"is recorded. Lines never touched again are kept as dangling samples.\n"
-	"The trace's allocation events go into the profile too (for data-object\n"
-	"attribution in locprof report).\n"
+	"The trace's allocation events and executable mappings go into the\n"
+	"profile too (for data objects and names in locprof report and\n"
+	"annotate).\n"
 	"\n"
 	"  -o, --output FILE   the profile to write (required)\n"
 	"  -r, --rate R        sampling rate, 0 < R <= 1 (default 1e-4)\n"
@@ -31,6 +32,21 @@ static const char usage[] =
 	"  -h, --help          this help\n";
 
 enum { BATCH = 4096 };
+
+/* The trace's mappings (read to its end: a live trace writes them last),
+ * so that report and annotate name the profile's pcs as simulate
+ * --attribute names the trace's. */
+static int copy_mappings(struct lp_profile *p, const struct lp_mappings *maps)
+{
+	for (size_t i = 0; maps && i < maps->n; i++) {
+		const struct lp_mapping *m = &maps->v[i];
+		int err = lp_mappings_add(&p->mappings, m->start, m->end, m->file_offset, m->path, m->build_id,
+					  m->build_id_len);
+		if (err < 0)
+			return err;
+	}
+	return 0;
+}
 
 static int run(int argc, char **argv);
 
@@ -189,7 +205,8 @@ static int run(int argc, char **argv)
 	}
 	if (n < 0 && (status = cli_trace_read_failed((int)n, r)) == CLI_ERROR)
 		goto out;
-	if (lp_sampler_finish(s) < 0 || lp_profile_write(p, out) < 0) {
+	if (copy_mappings(p, lp_trace_reader_mappings(r)) < 0 || lp_sampler_finish(s) < 0 ||
+	    lp_profile_write(p, out) < 0) {
 		cli_error("%s", lp_errmsg());
 		status = CLI_ERROR;
 		goto out;

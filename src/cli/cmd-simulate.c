@@ -326,6 +326,50 @@ static void print_memspy(const struct opts *o, struct lp_memspy **ms)
 		printf("\n]}\n");
 }
 
+/* The source lines by misses, grouped as `locprof report` and `locprof
+ * annotate` group a profile's (lp_hotspots): the text table only when the
+ * trace's pcs have line information. */
+static void print_attrib_lines(const struct opts *o, struct lp_attrib *a)
+{
+	const struct lp_hotspots *h;
+	const struct lp_source_line *l;
+	size_t n = 0;
+	char b1[512];
+
+	if (lp_attrib_hotspots(a, &h) < 0)
+		cli_warn("no source lines: %s", lp_errmsg());
+	else
+		n = lp_hotspots_lines(h, &l);
+	if (o->top && n > o->top)
+		n = o->top;
+	if (o->fmt == FMT_JSON)
+		printf(", \"lines\": [");
+	else if (o->fmt == FMT_TEXT && n)
+		printf("\n## source lines\n%-40s %10s %10s %7s %7s\n", "file:line", "accesses", "misses", "miss%",
+		       "share%");
+	for (size_t i = 0; i < n; i++) {
+		char where[300];
+
+		snprintf(where, sizeof(where), "%s:%d", l[i].file, l[i].line);
+		if (o->fmt == FMT_CSV) {
+			printf("lines,,,,%s,,%.0f,%.0f,,,,,%.6f\n", cli_csv_field(where, b1, sizeof(b1)), l[i].accesses,
+			       l[i].misses, l[i].share);
+		} else if (o->fmt == FMT_JSON) {
+			printf("%s\n  {\"file\": ", i ? "," : "");
+			cli_json_string(l[i].file);
+			printf(", \"path\": ");
+			cli_json_string(l[i].path);
+			printf(", \"line\": %d, \"accesses\": %.0f, \"misses\": %.0f, \"share\": %.6f}", l[i].line,
+			       l[i].accesses, l[i].misses, l[i].share);
+		} else {
+			printf("%-40s %10.0f %10.0f %7.2f %7.1f\n", where, l[i].accesses, l[i].misses,
+			       l[i].accesses > 0 ? 100 * l[i].misses / l[i].accesses : 0.0, 100 * l[i].share);
+		}
+	}
+	if (o->fmt == FMT_JSON)
+		printf("%s]", n ? "\n" : "");
+}
+
 static void print_attrib(const struct opts *o, struct lp_attrib *a)
 {
 	static const struct { enum lp_attrib_view v; const char *name; } views[] = {
@@ -423,6 +467,7 @@ static void print_attrib(const struct opts *o, struct lp_attrib *a)
 		if (o->fmt == FMT_JSON)
 			printf("\n]");
 	}
+	print_attrib_lines(o, a);
 	if (o->fmt == FMT_JSON)
 		printf("}\n");
 }

@@ -6,9 +6,11 @@
 /* The commands, one line each, in the order `locprof help` lists them.
  * Each is defined in src/cli/cmd-<name>.c and declared in cli.h. */
 static const struct cli_command *const commands[] = {
+	&cmd_annotate,  /* cmd-annotate.c */
 	&cmd_cc,        /* cmd-cc.c */
 	&cmd_convert,   /* cmd-convert.c */
 	&cmd_cxx,       /* cmd-cc.c: c++ */
+	&cmd_diff,      /* cmd-diff.c */
 	&cmd_dump,      /* cmd-dump.c */
 	&cmd_predict,   /* cmd-predict.c (also: model) */
 	&cmd_record,    /* cmd-record.c */

@@ -34,7 +34,7 @@ expect_grep "^0x401000,[0-9]+\.[0-9],1\.000000,$" "$T/a.csv"
 expect_grep "^object,misses,share$" "$T/a.csv"
 expect_grep "^heap@0x400100,[0-9]+\.[0-9],1\.000000$" "$T/a.csv"
 # the same miss count as the text table
-csv_misses=$(awk -F, '$1 == "0x401000" { printf "%.0f", $2 }' "$T/a.csv")
+csv_misses=$(awk -F, '$1 == "0x401000" && NF == 4 { printf "%.0f", $2 }' "$T/a.csv")
 [ "$csv_misses" = "$text_misses" ] || fail "csv says $csv_misses misses, text $text_misses"
 # the curve table is read back as reference curves, the other tables skipped
 expect_status 0 "$LOCPROF" report "$T/a.lpp" --sizes 4K,16K --svg "$T/g.svg" --reference "$T/a.csv"

@@ -118,6 +118,7 @@ struct lp_attrib {
 	size_t nblocks, capblocks;
 	struct lp_attrib_row *rows;
 	struct counts total;
+	struct lp_hotspots *hotspots;
 };
 
 static int add_name(char ***v, size_t *n, size_t *cap, char *name, uint32_t *id)
@@ -174,6 +175,7 @@ void lp_attrib_free(struct lp_attrib *a)
 	free(a->pairs);
 	free(a->blocks);
 	free(a->rows);
+	lp_hotspots_free(a->hotspots);
 	umap_release(&a->pc_map);
 	umap_release(&a->pair_map);
 	umap_release(&a->site_map);
@@ -507,4 +509,25 @@ void lp_attrib_total(const struct lp_attrib *a, struct lp_attrib_row *out)
 	memset(out, 0, sizeof(*out));
 	out->object = out->function = out->where = "";
 	fill_row(a, out, &a->total);
+}
+
+/* The pcs' accesses and misses by source line and function: the grouping
+ * `locprof report` and `locprof annotate` use for a profile's predicted
+ * misses, here over the simulated ones. */
+int lp_attrib_hotspots(struct lp_attrib *a, const struct lp_hotspots **out)
+{
+	int err;
+
+	*out = NULL;
+	lp_hotspots_free(a->hotspots);
+	if ((err = lp_hotspots_new(&a->hotspots, a->syms)) < 0)
+		return err;
+	for (size_t i = 0; i < a->npcs; i++)
+		if ((err = lp_hotspots_add(a->hotspots, a->pcs[i].pc, (double)a->pcs[i].c.accesses,
+					   (double)a->pcs[i].c.misses)) < 0)
+			return err;
+	if ((err = lp_hotspots_finish(a->hotspots)) < 0)
+		return err;
+	*out = a->hotspots;
+	return 0;
 }

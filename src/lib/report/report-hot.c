@@ -183,6 +183,24 @@ out:
 	return err;
 }
 
+/* Every sample's reuse, at its pc, by source line and function: the
+ * reuse is one line access (non-cold: every access but a line's first is
+ * the reuse of exactly one other), so a pc's samples over the rate
+ * estimate its line accesses too. */
+static int hot_sources(struct lp_report *r, const double *prob, struct lp_symbols *syms)
+{
+	double scale = 1 / per_sample(r);
+	int err;
+
+	if ((err = lp_hotspots_new(&r->hotspots, syms)) < 0)
+		return err;
+	for (size_t i = 0; i < r->info.samples; i++)
+		if ((err = lp_hotspots_add(r->hotspots, r->p->samples[r->first + i].reuse_pc, scale,
+					   prob[i] * scale)) < 0)
+			return err;
+	return lp_hotspots_finish(r->hotspots);
+}
+
 int lp_report_hot(struct lp_report *r, const struct lp_report_params *pa)
 {
 	uint64_t lines = (uint64_t)fmax(1.0, (double)r->info.at / r->info.line);
@@ -192,11 +210,16 @@ int lp_report_hot(struct lp_report *r, const struct lp_report_params *pa)
 
 	if (!prob)
 		return lp_seterr(LP_ENOMEM, "out of memory");
-	if (pa->policies & LP_REPORT_LRU)
-		err = lp_statstack_sample_miss(r->ss, 1, lines, prob);
-	else
+	if (pa->policies & LP_REPORT_LRU) {
+		uint64_t sets = 1, ways = lines;
+
+		if (pa->at_ways)
+			lp_report_geometry(r, r->info.at, pa->at_ways, &sets, &ways);
+		err = lp_statstack_sample_miss(r->ss, sets, ways, prob);
+	} else
 		err = lp_statcache_sample_miss(r->sc, (double)lines, prob);
 	if (err < 0 || (err = hot_pcs(r, prob, pa->top, pa->syms)) < 0 ||
+	    (err = hot_sources(r, prob, pa->syms)) < 0 ||
 	    (err = lp_objects_new(&objs, r->p)) < 0)
 		goto out;
 	r->info.heap_blocks = lp_objects_count(objs);
@@ -217,6 +240,7 @@ void lp_report_hot_release(struct lp_report *r)
 		free((char *)r->objects[i].name);
 	free(r->pcs);
 	free(r->objects);
+	lp_hotspots_free(r->hotspots);
 }
 
 size_t lp_report_pcs(const struct lp_report *r, const struct lp_report_pc **out)
@@ -229,4 +253,9 @@ size_t lp_report_objects(const struct lp_report *r, const struct lp_report_objec
 {
 	*out = r->objects;
 	return r->nobjects;
+}
+
+const struct lp_hotspots *lp_report_hotspots(const struct lp_report *r)
+{
+	return r->hotspots;
 }

@@ -24,10 +24,25 @@ struct lp_report {
 	size_t npcs;
 	struct lp_report_object *objects;
 	size_t nobjects;
+	struct lp_hotspots *hotspots;
+	struct lp_report_thread *threads;
+	size_t nthreads;
+	double *thread_misses; /* nthreads x nthread_caches */
+	struct lp_report_cache *thread_caches;
+	size_t nthread_caches;
 };
 
 /* Rank the hot pcs and data objects (params.top > 0). */
 int lp_report_hot(struct lp_report *r, const struct lp_report_params *pa);
 void lp_report_hot_release(struct lp_report *r);
+
+/* The per-thread table (params.threads). report-threads.c */
+int lp_report_threads_compute(struct lp_report *r, const struct lp_report_params *pa);
+void lp_report_threads_release(struct lp_report *r);
+
+/* Sets and ways of a cache of `bytes` with `ways` ways (0 = fully
+ * associative) and the report's line size. */
+void lp_report_geometry(const struct lp_report *r, uint64_t bytes, uint64_t ways, uint64_t *sets,
+			uint64_t *out_ways);
 
 #endif

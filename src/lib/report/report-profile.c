@@ -29,6 +29,7 @@ void lp_report_free(struct lp_report *r)
 	free(r->caches);
 	free(r->windows);
 	lp_report_hot_release(r);
+	lp_report_threads_release(r);
 	lp_statstack_free(r->ss);
 	lp_statcache_free(r->sc);
 	free(r);
@@ -76,6 +77,17 @@ out:
 	return err;
 }
 
+void lp_report_geometry(const struct lp_report *r, uint64_t bytes, uint64_t ways, uint64_t *sets,
+			uint64_t *out_ways)
+{
+	uint64_t lines = bytes / (uint64_t)r->info.line;
+
+	if (!lines)
+		lines = 1;
+	*out_ways = ways ? ways : lines;
+	*sets = lines / *out_ways ? lines / *out_ways : 1;
+}
+
 static int report_caches(struct lp_report *r, const struct lp_report_params *pa)
 {
 	if (!pa->ncaches)
@@ -86,15 +98,13 @@ static int report_caches(struct lp_report *r, const struct lp_report_params *pa)
 	r->ncaches = pa->ncaches;
 	for (size_t i = 0; i < r->ncaches; i++) {
 		struct lp_report_cache *k = &r->caches[i];
-		uint64_t lines = k->size / (uint64_t)r->info.line, ways;
+		uint64_t sets, ways;
 		double dlines;
 		int err;
 
-		if (!lines)
-			lines = 1;
-		ways = k->ways ? k->ways : lines;
-		k->lru = lp_statstack_setassoc_miss_ratio(r->ss, lines / ways ? lines / ways : 1, ways);
-		dlines = (double)lines;
+		lp_report_geometry(r, k->size, k->ways, &sets, &ways);
+		k->lru = lp_statstack_setassoc_miss_ratio(r->ss, sets, ways);
+		dlines = fmax(1.0, (double)(k->size / (uint64_t)r->info.line));
 		if ((err = lp_statcache_curve(r->sc, &dlines, 1, &k->random)) < 0)
 			return err;
 	}
@@ -157,6 +167,8 @@ int lp_report_new(struct lp_report **out, const struct lp_profile *p, const stru
 	if (pa->windows && (err = report_windows(r)) < 0)
 		goto out_free;
 	if (pa->top && (err = lp_report_hot(r, pa)) < 0)
+		goto out_free;
+	if (pa->threads && (err = lp_report_threads_compute(r, pa)) < 0)
 		goto out_free;
 	*out = r;
 	return 0;

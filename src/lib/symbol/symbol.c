@@ -368,6 +368,7 @@ static int line_of(Dwarf_Die *cu, uint64_t addr, struct lp_code_loc *out)
 
 	if (!line || !(file = dwarf_linesrc(line, NULL, NULL)) || dwarf_lineno(line, &ln) < 0 || ln <= 0)
 		return 0;
+	out->path = file;
 	out->file = basename_of(file);
 	out->line = ln;
 	if (dwarf_linecol(line, &out->column) < 0)
@@ -522,7 +523,8 @@ static const char *die_fn_name(struct lp_symbols *s, Dwarf_Die *cu, Dwarf_Die *d
 
 /* The call site of an inlined subroutine's DIE (in the function it was
  * inlined into). 1 when known. */
-static int call_site(Dwarf_Die *cu, Dwarf_Die *die, const char **file, int *line, int *column)
+static int call_site(Dwarf_Die *cu, Dwarf_Die *die, const char **file, const char **path, int *line,
+		     int *column)
 {
 	Dwarf_Files *files = NULL;
 	size_t nfiles = 0;
@@ -532,6 +534,8 @@ static int call_site(Dwarf_Die *cu, Dwarf_Die *die, const char **file, int *line
 	    (f = die_udata(die, DW_AT_call_file)) >= nfiles || !(l = die_udata(die, DW_AT_call_line)))
 		return 0;
 	*file = basename_of(dwarf_filesrc(files, f, NULL, NULL));
+	if (path)
+		*path = dwarf_filesrc(files, f, NULL, NULL);
 	*line = (int)l;
 	if (column)
 		*column = (int)die_udata(die, DW_AT_call_column);
@@ -601,17 +605,18 @@ int lp_symbols_pc_dwfl(struct lp_symbols *s, uint64_t pc, struct lp_code_loc *ou
 	for (k = n - 1; k > 0 && dwarf_tag(&chain[k]) == DW_TAG_inlined_subroutine &&
 			runtime_function(die_name(&chain[k]));
 	     k--)
-		call_site(&cudie, &chain[k], &out->file, &out->line, &out->column);
+		call_site(&cudie, &chain[k], &out->file, &out->path, &out->line, &out->column);
 	if (die_name(&chain[k]))
 		out->function = die_fn_name(s, &cudie, &chain[k]);
 	while (base + 1 < k && lp_name_omp_outlined(die_name(&chain[base + 1])))
 		base++;
 	if (k > base) {
 		out->caller = die_fn_name(s, &cudie, &chain[0]);
-		if (!call_site(&cudie, &chain[base + 1], &out->caller_file, &out->caller_line, NULL))
+		if (!call_site(&cudie, &chain[base + 1], &out->caller_file, NULL, &out->caller_line, NULL))
 			out->caller_file = NULL;
 		if (!out->file && out->caller_file) { /* no line of its own: the call's */
 			out->file = out->caller_file;
+			call_site(&cudie, &chain[base + 1], &out->caller_file, &out->path, &out->caller_line, NULL);
 			out->line = out->caller_line;
 		}
 	}

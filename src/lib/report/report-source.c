@@ -1,0 +1,334 @@
+/* Hot spots by source line, source file and function: misses charged to
+ * pcs (predicted from a profile's samples by lp_report, simulated on a
+ * trace by lp_attrib) grouped by the place the debug information gives
+ * each pc. One grouping for every command, so that `report`, `annotate`
+ * and `simulate --attribute` rank lines and functions the same way.
+ *
+ * A pc lies on the line of the innermost function that holds it, inlined
+ * or not (lp_symbols_pc()), so a line of a header inlined into a loop is
+ * that header's line, as in cg_annotate; its function row names the
+ * function it was inlined into. Pcs without line information count in the
+ * functions and the totals only; pc 0 (unknown) in the totals only. */
+#include <locprof/report.h>
+
+#include "common/array.h"
+#include "common/error.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct pc_charge {
+	uint64_t pc;
+	double accesses, misses;
+};
+
+/* One symbolised pc: the keys of its line and function rows. */
+struct placed {
+	const char *path, *function, *caller;
+	int line;
+	double accesses, misses;
+};
+
+struct lp_hotspots {
+	struct lp_symbols *syms;
+	struct pc_charge *pcs;
+	size_t npcs, cappcs;
+	double total_accesses, total_misses;
+	char **strs; /* every string the rows point to */
+	size_t nstrs, capstrs;
+	struct lp_source_line *byfile, *lines; /* by (path, line); by misses */
+	size_t nlines;
+	struct lp_source_file *files;
+	size_t nfiles;
+	struct lp_source_function *functions;
+	size_t nfunctions;
+};
+
+int lp_hotspots_new(struct lp_hotspots **out, struct lp_symbols *syms)
+{
+	if (!(*out = calloc(1, sizeof(**out))))
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	(*out)->syms = syms;
+	return 0;
+}
+
+void lp_hotspots_free(struct lp_hotspots *h)
+{
+	if (!h)
+		return;
+	for (size_t i = 0; i < h->nstrs; i++)
+		free(h->strs[i]);
+	free(h->strs);
+	free(h->pcs);
+	free(h->byfile);
+	free(h->lines);
+	free(h->files);
+	free(h->functions);
+	free(h);
+}
+
+int lp_hotspots_add(struct lp_hotspots *h, uint64_t pc, double accesses, double misses)
+{
+	h->total_accesses += accesses;
+	h->total_misses += misses;
+	if (!pc)
+		return 0;
+	if (LP_ARRAY_RESERVE(h->pcs, h->cappcs, h->npcs + 1, 256, "pcs") < 0)
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	h->pcs[h->npcs++] = (struct pc_charge){ pc, accesses, misses };
+	return 0;
+}
+
+/* A copy of s owned by h (NULL stays NULL). */
+static const char *keep(struct lp_hotspots *h, const char *s, int *err)
+{
+	char *c;
+
+	if (!s || *err)
+		return NULL;
+	if (LP_ARRAY_RESERVE(h->strs, h->capstrs, h->nstrs + 1, 64, "names") < 0 || !(c = strdup(s))) {
+		*err = lp_seterr(LP_ENOMEM, "out of memory");
+		return NULL;
+	}
+	return h->strs[h->nstrs++] = c;
+}
+
+static int strcmp0(const char *a, const char *b)
+{
+	return a && b ? strcmp(a, b) : (a != NULL) - (b != NULL);
+}
+
+static int cmp_pc(const void *x, const void *y)
+{
+	const struct pc_charge *a = x, *b = y;
+	return a->pc < b->pc ? -1 : a->pc > b->pc;
+}
+
+static int cmp_place_line(const void *x, const void *y)
+{
+	const struct placed *a = x, *b = y;
+	int c = strcmp0(a->path, b->path);
+	return c ? c : a->line - b->line;
+}
+
+static int cmp_place_function(const void *x, const void *y)
+{
+	const struct placed *a = x, *b = y;
+	int c = strcmp0(a->function, b->function);
+	return c ? c : strcmp0(a->caller, b->caller);
+}
+
+static int cmp_misses(double a, double b)
+{
+	return a != b ? (a > b ? -1 : 1) : 0;
+}
+
+static int cmp_line_misses(const void *x, const void *y)
+{
+	const struct lp_source_line *a = x, *b = y;
+	int c = cmp_misses(a->misses, b->misses);
+	if (!c)
+		c = cmp_misses(a->accesses, b->accesses);
+	if (!c)
+		c = strcmp(a->path, b->path);
+	return c ? c : a->line - b->line;
+}
+
+static int cmp_file_misses(const void *x, const void *y)
+{
+	const struct lp_source_file *a = x, *b = y;
+	int c = cmp_misses(a->misses, b->misses);
+	if (!c)
+		c = cmp_misses(a->accesses, b->accesses);
+	return c ? c : strcmp(a->path, b->path);
+}
+
+static int cmp_function_misses(const void *x, const void *y)
+{
+	const struct lp_source_function *a = x, *b = y;
+	int c = cmp_misses(a->misses, b->misses);
+	if (!c)
+		c = cmp_misses(a->accesses, b->accesses);
+	return c ? c : strcmp(a->label, b->label);
+}
+
+static double share(const struct lp_hotspots *h, double misses)
+{
+	return h->total_misses > 0 ? misses / h->total_misses : 0.0;
+}
+
+/* Each pc's place, with its charges merged per pc. */
+static int place_pcs(struct lp_hotspots *h, struct placed **out, size_t *n)
+{
+	struct placed *v;
+	size_t m = 0;
+	int err = 0;
+
+	qsort(h->pcs, h->npcs, sizeof(*h->pcs), cmp_pc);
+	if (!(v = calloc(h->npcs + 1, sizeof(*v))))
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	for (size_t i = 0; i < h->npcs && !err; i++) {
+		struct lp_code_loc loc = { 0 };
+		char hex[32];
+
+		if (i && h->pcs[i].pc == h->pcs[i - 1].pc) {
+			v[m - 1].accesses += h->pcs[i].accesses;
+			v[m - 1].misses += h->pcs[i].misses;
+			continue;
+		}
+		if (h->syms)
+			lp_symbols_pc(h->syms, h->pcs[i].pc, &loc);
+		snprintf(hex, sizeof(hex), "%#" PRIx64, h->pcs[i].pc);
+		v[m] = (struct placed){ .path = loc.file ? keep(h, loc.path ? loc.path : loc.file, &err) : NULL,
+					.line = loc.file ? loc.line : 0,
+					.function = keep(h, loc.function ? loc.function : hex, &err),
+					.caller = keep(h, loc.caller, &err),
+					.accesses = h->pcs[i].accesses, .misses = h->pcs[i].misses };
+		m++;
+	}
+	if (err) {
+		free(v);
+		return err;
+	}
+	*out = v;
+	*n = m;
+	return 0;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+	return s ? s + 1 : path;
+}
+
+/* The line rows (by file, and by misses) and the file rows. */
+static int group_lines(struct lp_hotspots *h, struct placed *v, size_t n)
+{
+	size_t k = 0;
+
+	qsort(v, n, sizeof(*v), cmp_place_line);
+	if (!(h->byfile = calloc(n + 1, sizeof(*h->byfile))) || !(h->lines = calloc(n + 1, sizeof(*h->lines))) ||
+	    !(h->files = calloc(n + 1, sizeof(*h->files))))
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		struct lp_source_line *l = k ? &h->byfile[k - 1] : NULL;
+
+		if (!v[i].path)
+			continue;
+		if (l && !strcmp(l->path, v[i].path) && l->line == v[i].line) {
+			l->accesses += v[i].accesses;
+			l->misses += v[i].misses;
+			continue;
+		}
+		h->byfile[k++] = (struct lp_source_line){ .path = v[i].path, .file = base_name(v[i].path),
+							  .line = v[i].line, .accesses = v[i].accesses,
+							  .misses = v[i].misses };
+	}
+	h->nlines = k;
+	for (size_t i = 0; i < k; i++) {
+		struct lp_source_line *l = &h->byfile[i];
+		struct lp_source_file *f = h->nfiles ? &h->files[h->nfiles - 1] : NULL;
+
+		l->share = share(h, l->misses);
+		if (!f || strcmp(f->path, l->path)) {
+			f = &h->files[h->nfiles++];
+			*f = (struct lp_source_file){ .path = l->path, .file = l->file, .first = i };
+		}
+		f->accesses += l->accesses;
+		f->misses += l->misses;
+		f->nlines++;
+	}
+	for (size_t i = 0; i < h->nfiles; i++)
+		h->files[i].share = share(h, h->files[i].misses);
+	memcpy(h->lines, h->byfile, k * sizeof(*h->lines));
+	qsort(h->lines, k, sizeof(*h->lines), cmp_line_misses);
+	qsort(h->files, h->nfiles, sizeof(*h->files), cmp_file_misses);
+	return 0;
+}
+
+static int group_functions(struct lp_hotspots *h, struct placed *v, size_t n)
+{
+	int err = 0;
+
+	qsort(v, n, sizeof(*v), cmp_place_function);
+	if (!(h->functions = calloc(n + 1, sizeof(*h->functions))))
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	for (size_t i = 0; i < n && !err; i++) {
+		struct lp_source_function *f = h->nfunctions ? &h->functions[h->nfunctions - 1] : NULL;
+		char *label;
+
+		if (f && !strcmp(f->function, v[i].function) && !strcmp0(f->caller, v[i].caller)) {
+			f->accesses += v[i].accesses;
+			f->misses += v[i].misses;
+			continue;
+		}
+		f = &h->functions[h->nfunctions++];
+		*f = (struct lp_source_function){ .function = v[i].function, .caller = v[i].caller,
+						  .accesses = v[i].accesses, .misses = v[i].misses };
+		f->label = v[i].function;
+		if (v[i].caller && asprintf(&label, "%s in %s", v[i].function, v[i].caller) < 0) {
+			err = lp_seterr(LP_ENOMEM, "out of memory");
+		} else if (v[i].caller) {
+			f->label = keep(h, label, &err);
+			free(label);
+		}
+	}
+	if (err)
+		return err;
+	for (size_t i = 0; i < h->nfunctions; i++)
+		h->functions[i].share = share(h, h->functions[i].misses);
+	qsort(h->functions, h->nfunctions, sizeof(*h->functions), cmp_function_misses);
+	return 0;
+}
+
+int lp_hotspots_finish(struct lp_hotspots *h)
+{
+	struct placed *v = NULL;
+	size_t n = 0;
+	int err;
+
+	if (h->byfile || h->functions)
+		return lp_seterr(LP_EINVAL, "the hot spots were already grouped");
+	if ((err = place_pcs(h, &v, &n)) < 0)
+		return err;
+	if ((err = group_lines(h, v, n)) >= 0)
+		err = group_functions(h, v, n);
+	free(v);
+	return err < 0 ? err : 0;
+}
+
+size_t lp_hotspots_lines(const struct lp_hotspots *h, const struct lp_source_line **out)
+{
+	*out = h->lines;
+	return h->nlines;
+}
+
+size_t lp_hotspots_files(const struct lp_hotspots *h, const struct lp_source_file **out)
+{
+	*out = h->files;
+	return h->nfiles;
+}
+
+size_t lp_hotspots_file_lines(const struct lp_hotspots *h, size_t file, const struct lp_source_line **out)
+{
+	if (file >= h->nfiles) {
+		*out = NULL;
+		return 0;
+	}
+	*out = h->byfile + h->files[file].first;
+	return h->files[file].nlines;
+}
+
+size_t lp_hotspots_functions(const struct lp_hotspots *h, const struct lp_source_function **out)
+{
+	*out = h->functions;
+	return h->nfunctions;
+}
+
+void lp_hotspots_totals(const struct lp_hotspots *h, double *accesses, double *misses)
+{
+	*accesses = h->total_accesses;
+	*misses = h->total_misses;
+}
