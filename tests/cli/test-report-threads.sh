@@ -1,0 +1,59 @@
+# locprof report --threads: per thread, the run's references, the samples
+# and the line accesses they stand for, and the predicted misses in each
+# named cache, in text, CSV and JSON. Thread 1 sweeps 1000 lines (misses
+# in 16K), thread 2 reads 4 lines over and over (hits).
+. "$(dirname "$0")/lib.sh"
+
+awk 'BEGIN {
+	for (rep = 0; rep < 20; rep++)
+		for (k = 0; k < 1000; k++) {
+			printf "R 0x%x 8 0x401000 1\n", 268435456 + k * 64
+			printf "R 0x%x 8 0x401010 2\n", 536870912 + (k % 4) * 64
+			printf "R 0x%x 8 0x401010 2\n", 536870912 + ((k + 2) % 4) * 64
+		}
+}' >"$T/t.txt"
+expect_status 0 "$LOCPROF" sample "$T/t.txt" -o "$T/t.lpp" --rate 0.05 --seed 2
+opts=(--sizes 16K --cache 16K:4:64 --cache 1M:8:64 --threads)
+
+expect_status 0 "$LOCPROF" report "$T/t.lpp" "${opts[@]}"
+awk '/^per thread/ { on = 1; next } on && NF == 6 && $1 ~ /^[0-9]+$/ { print }' "$T/out" >"$T/rows"
+[ "$(wc -l <"$T/rows")" = 2 ] || { cat "$T/out" >&2; fail "expected two thread rows"; }
+expect_grep '^ +thread +references +samples +line accesses +16K:4:64 +1M:8:64$' "$T/out"
+# references exact (20000 and 40000); samples and line accesses agree with
+# the rate; the sweeping thread misses 16K on nearly every access, the
+# other never; neither misses 1M (cold misses excluded)
+awk '{ refs[NR] = $2; smp[NR] = $3; acc[NR] = $4; m16[NR] = $5; m1m[NR] = $6 }
+     END { exit !(refs[1] + refs[2] == 60000 && acc[1] == smp[1] * 20 && acc[2] == smp[2] * 20 &&
+	          m1m[1] == 0 && m1m[2] == 0) }' "$T/rows" || { cat "$T/rows" >&2; fail "thread rows"; }
+sweep=$(awk '$2 == 20000 { print $1 }' "$T/rows")
+[ -n "$sweep" ] || { cat "$T/rows" >&2; fail "no thread with 20000 references"; }
+awk -v s="$sweep" '$1 == s { ok = $5 > 0.9 * $4 } $1 != s { ok2 = $5 < 1 } END { exit !(ok && ok2) }' "$T/rows" ||
+	{ cat "$T/rows" >&2; fail "the sweeping thread should miss, the other not"; }
+# the threads' misses add up to the named cache's miss ratio (within 5%:
+# the ratio is StatStack's over the windows, the misses the samples' sum)
+acc=$(awk '/line accesses of 64 bytes/ { print $5 }' "$T/out")
+ratio=$(awk '$1 == "16K:4:64" { print $4 }' "$T/out")
+awk -v acc="$acc" -v r="$ratio" '{ m += $5 } END { d = m / acc - r; exit !(r > 0.2 && d < 0.05 * r && d > -0.05 * r) }' "$T/rows" ||
+	fail "the threads' misses do not add up to the 16K:4:64 miss ratio $ratio of $acc accesses"
+
+expect_status 0 "$LOCPROF" report "$T/t.lpp" "${opts[@]}" --format csv
+expect_grep '^thread,references,samples,line_accesses,16K:4:64,1M:8:64$' "$T/out"
+awk -F, '/^thread,/ { on = 1; next } on && /^$/ { exit } on { printf "%s %s %s %.0f\n", $1, $2, $3, $4 }' "$T/out" >"$T/csv"
+awk '{ printf "%s %s %s %.0f\n", $1, $2, $3, $4 }' "$T/rows" | cmp -s - "$T/csv" || fail "csv threads differ from the text"
+
+expect_status 0 "$LOCPROF" report "$T/t.lpp" "${opts[@]}" --format json
+python3 - "$T/out" "$T/rows" <<'PY' || fail "report --threads --format json"
+import json, sys
+d = json.load(open(sys.argv[1]))
+t = d["threads"]
+assert t["caches"] == ["16K:4:64", "1M:8:64"]
+rows = [l.split() for l in open(sys.argv[2])]
+assert [(r["thread"], r["references"], r["samples"]) for r in t["rows"]] == \
+       [(int(a), int(b), int(c)) for a, b, c, *_ in rows]
+assert all(len(r["misses"]) == 2 for r in t["rows"])
+PY
+
+# without named caches: the --at cache
+expect_status 0 "$LOCPROF" report "$T/t.lpp" --sizes 16K --at 8K --threads
+expect_grep '^ +thread +references +samples +line accesses +8K:0:64$' "$T/out"
+echo ok
