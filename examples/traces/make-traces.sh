@@ -11,6 +11,8 @@
 #                between the sweep's accesses, with allocation events
 #                (report.md)
 #   alloc.txt    six records with an allocation and a free (dump.md)
+#   threads.txt  thread 1 sweeps 1000 lines 20 times while thread 2 reads
+#                4 lines between its accesses (report.md)
 #   mix.txt      `locprof synth mix -n 600000 -p 50000` (sample.md, report.md)
 # Every file is the same on every run and machine: the pseudo-random
 # numbers come from a Park-Miller generator computed exactly in awk.
@@ -57,6 +59,15 @@ awk 'BEGIN {
 			printf "R 0x%x 8 0x401008\n", small + (k % 2) * 64
 		}
 }' >"$dir/objs.txt"
+
+awk 'BEGIN {
+	for (rep = 0; rep < 20; rep++)
+		for (k = 0; k < 1000; k++) {
+			printf "R 0x%x 8 0x401000 1\n", 268435456 + k * 64
+			printf "R 0x%x 8 0x401010 2\n", 536870912 + (k % 4) * 64
+			printf "R 0x%x 8 0x401010 2\n", 536870912 + ((k + 2) % 4) * 64
+		}
+}' >"$dir/threads.txt"
 
 cat >"$dir/alloc.txt" <<'TRACE'
 A 0x10000 256 0x400100

@@ -28,8 +28,8 @@ static const char usage[] =
 	"  -s, --sizes LIST     cache sizes of the curves (default 4K..64M)\n"
 	"  -c, --cache SPEC     a named cache SIZE:WAYS:LINE, host, L1, L2 or L3\n"
 	"  -p, --policy LIST    lru, random or both (default lru,random)\n"
-	"  -a, --at SIZE        cache size of the hot spots (default the first --cache,\n"
-	"                       else 32K)\n"
+	"  -a, --at SIZE        cache size of the hot spots, fully associative (default\n"
+	"                       the first --cache, with its ways; else 32K)\n"
 	"  -t, --top N          rows of each hot-spot table (default 10, 0 = all)\n"
 	"  -F, --format FMT     text (default), csv or json\n"
 	"      --svg FILE       plot both runs' curves in one SVG (A solid, B dashed)\n"
@@ -55,6 +55,7 @@ struct diff_opts {
 	uint64_t top, at, line;
 	struct lp_report_cache caches[MAX_CACHES];
 	size_t ncaches;
+	char hot_cache[96]; /* the cache of the hot spots, as shown */
 };
 
 static const char *const kind_names[3] = { "line", "function", "object" };
@@ -168,7 +169,6 @@ static void text_diff(const struct diff_opts *o, const struct lp_report *ra, con
 			       ca[i].lru_b - ca[i].lru_a, ca[i].random_a, ca[i].random_b,
 			       ca[i].random_b - ca[i].random_a);
 	}
-	cli_format_size(in->at, b, sizeof(b));
 	for (int k = LP_DIFF_LINE; k <= LP_DIFF_OBJECT; k++) {
 		static const char *const titles[3] = { "source lines", "functions", "data objects" };
 		const struct lp_diff_spot *s;
@@ -176,7 +176,7 @@ static void text_diff(const struct diff_opts *o, const struct lp_report *ra, con
 
 		if (!n)
 			continue;
-		printf("\n%s whose predicted %s misses at %s moved most:\n", titles[k], in->hot_policy, b);
+		printf("\n%s whose predicted %s misses in %s moved most:\n", titles[k], in->hot_policy, o->hot_cache);
 		printf("%12s %7s %12s %7s %13s  %s\n", "misses A", "share", "misses B", "share", "B - A", kind_names[k]);
 		for (size_t i = 0; i < n; i++)
 			printf("%12.0f %6.1f%% %12.0f %6.1f%% %+13.0f  %s\n", s[i].misses_a, 100 * s[i].share_a,
@@ -207,8 +207,7 @@ static void csv_diff(const struct diff_opts *o, const struct lp_report *ra, cons
 			printf("%s,%" PRIu64 ",%" PRIu64 ",%.6f,%.6f,%.6f,%.6f\n", cli_csv_field(ca[i].label, b1, sizeof(b1)),
 			       ca[i].size, ca[i].ways, ca[i].lru_a, ca[i].lru_b, ca[i].random_a, ca[i].random_b);
 	}
-	printf("\n# predicted %s misses at %" PRIu64 " bytes, line accesses of each whole run\n", in->hot_policy,
-	       in->at);
+	printf("\n# predicted %s misses in %s, line accesses of each whole run\n", in->hot_policy, o->hot_cache);
 	printf("kind,name,misses_a,misses_b,share_a,share_b,delta\n");
 	for (int k = LP_DIFF_LINE; k <= LP_DIFF_OBJECT; k++) {
 		const struct lp_diff_spot *s;
@@ -259,7 +258,8 @@ static void json_diff(const struct diff_opts *o, const struct lp_report *ra, con
 		       "\"random_b\":%.6f}",
 		       ca[i].size, ca[i].ways, ca[i].lru_a, ca[i].lru_b, ca[i].random_a, ca[i].random_b);
 	}
-	printf("],\"hot\":{\"policy\":\"%s\",\"at\":%" PRIu64, in->hot_policy, in->at);
+	printf("],\"hot\":{\"policy\":\"%s\",\"at\":%" PRIu64 ",\"cache\":", in->hot_policy, in->at);
+	cli_json_string(o->hot_cache);
 	for (int k = LP_DIFF_LINE; k <= LP_DIFF_OBJECT; k++) {
 		static const char *const keys[3] = { "lines", "functions", "objects" };
 		const struct lp_diff_spot *s;
@@ -324,6 +324,14 @@ static int run(int argc, char **argv)
 	pa = (struct lp_report_params){ .sizes = sizes, .nsizes = nsizes, .caches = o.caches, .ncaches = o.ncaches,
 					.policies = o.policies, .cold = o.cold, .fill = LP_STATCACHE_FILL_AUTO,
 					.at = o.at, .top = SIZE_MAX };
+	if (!o.at && o.ncaches) {
+		/* the hot spots of the first named cache, with its conflicts */
+		pa.at = o.caches[0].size;
+		pa.at_ways = o.caches[0].ways;
+		snprintf(o.hot_cache, sizeof(o.hot_cache), "%s", o.caches[0].label);
+	} else {
+		cli_format_size(o.at ? o.at : 32768, o.hot_cache, sizeof(o.hot_cache));
+	}
 	status = cli_report_load(&ra, o.a, o.line, pa);
 	if (status == CLI_ERROR || (sb = cli_report_load(&rb, o.b, o.line, pa)) == CLI_ERROR) {
 		status = CLI_ERROR;

@@ -542,6 +542,23 @@ static int call_site(Dwarf_Die *cu, Dwarf_Die *die, const char **file, const cha
 	return *file != NULL;
 }
 
+/* A relative source path (as clang writes the name a file was compiled
+ * by) joined to the unit's compilation directory, so that it names the
+ * file wherever locprof runs; path itself when that fails. */
+static const char *absolute_path(struct lp_symbols *s, Dwarf_Die *cu, const char *path)
+{
+	Dwarf_Attribute attr;
+	const char *dir = dwarf_attr(cu, DW_AT_comp_dir, &attr) ? dwarf_formstring(&attr) : NULL;
+	const char *joined;
+	char *full;
+
+	if (!dir || asprintf(&full, "%s/%s", dir, path) < 0)
+		return path;
+	joined = lp_strpool_add(&s->names, full);
+	free(full);
+	return joined ? joined : path;
+}
+
 /* out->label from the other fields. */
 static void make_label(struct lp_symbols *s, struct lp_code_loc *out)
 {
@@ -581,13 +598,13 @@ int lp_symbols_pc_dwfl(struct lp_symbols *s, uint64_t pc, struct lp_code_loc *ou
 	Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, pc);
 	Dwarf_Die cudie, chain[64];
 	Dwarf_Addr bias = 0;
-	int n = 0, k, base = 0;
+	int n = 0, k, base = 0, have_cu = 0;
 
 	memset(out, 0, sizeof(*out));
 	if (!mod)
 		return 0;
 	out->function = lp_name_readable(&s->names, dwfl_module_addrname(mod, pc));
-	if (cu_of(s, mod, pc, &cudie, &bias)) {
+	if ((have_cu = cu_of(s, mod, pc, &cudie, &bias))) {
 		uint64_t addr = pc - bias;
 
 		if (!line_of(&cudie, addr, out)) {
@@ -621,6 +638,8 @@ int lp_symbols_pc_dwfl(struct lp_symbols *s, uint64_t pc, struct lp_code_loc *ou
 		}
 	}
 out:
+	if (out->path && out->path[0] != '/' && have_cu)
+		out->path = absolute_path(s, &cudie, out->path);
 	make_label(s, out);
 	return out->function || out->file;
 }
