@@ -279,6 +279,28 @@ int lp_tmp_remove_stale(const char *dir, int (*match)(const char *name, void *ct
 	return removed;
 }
 
+static int same_name(const char *name, void *base)
+{
+	return !strcmp(name, base);
+}
+
+/* PATH.tmp.PID of a process that is gone: a writer killed by SIGKILL, which
+ * no handler sees. Best effort: an unreadable directory fails the open. */
+static void remove_stale_temporaries(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char dir[4096];
+
+	if (!slash) {
+		lp_tmp_remove_stale(".", same_name, (void *)path);
+		return;
+	}
+	if (!slash[1] || (size_t)(slash - path) >= sizeof(dir))
+		return;
+	snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : (int)(slash - path), path);
+	lp_tmp_remove_stale(dir, same_name, (void *)(slash + 1));
+}
+
 int lp_out_open(struct lp_out **out, const char *path)
 {
 	struct lp_out *o = calloc(1, sizeof(*o));
@@ -299,6 +321,7 @@ int lp_out_open(struct lp_out **out, const char *path)
 		*out = o;
 		return 0;
 	}
+	remove_stale_temporaries(path);
 	o->path = strdup(path);
 	if (!o->path || asprintf(&o->tmp_path, "%s.tmp.%d", path, (int)getpid()) < 0) {
 		o->tmp_path = NULL;
