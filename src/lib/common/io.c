@@ -199,7 +199,7 @@ struct lp_out {
 static char *_Atomic tmp_slots[TMP_SLOTS];
 static _Atomic pid_t tmp_owner; /* a forked child must not remove them */
 
-static int tmp_register(char *path)
+int lp_tmp_track(char *path)
 {
 	atomic_store(&tmp_owner, getpid());
 	for (int i = 0; i < TMP_SLOTS; i++) {
@@ -210,10 +210,15 @@ static int tmp_register(char *path)
 	return -1;
 }
 
+void lp_tmp_untrack(int slot)
+{
+	if (slot >= 0 && slot < TMP_SLOTS)
+		atomic_store(&tmp_slots[slot], NULL);
+}
+
 static void tmp_unregister(struct lp_out *o)
 {
-	if (o->tmp_slot >= 0)
-		atomic_store(&tmp_slots[o->tmp_slot], NULL);
+	lp_tmp_untrack(o->tmp_slot);
 	o->tmp_slot = -1;
 }
 
@@ -224,7 +229,12 @@ void lp_tmp_remove_all(void)
 	for (int i = 0; i < TMP_SLOTS; i++) {
 		char *p = atomic_load(&tmp_slots[i]);
 		if (p)
-			unlink(p);
+			unlink(p); /* fails on a directory (EISDIR) */
+	}
+	for (int i = 0; i < TMP_SLOTS; i++) {
+		char *p = atomic_load(&tmp_slots[i]);
+		if (p)
+			rmdir(p);
 	}
 }
 
@@ -333,7 +343,7 @@ int lp_out_open(struct lp_out **out, const char *path)
 		err = lp_seterr_errno("cannot create '%s'", path);
 		goto out_free;
 	}
-	o->tmp_slot = tmp_register(o->tmp_path);
+	o->tmp_slot = lp_tmp_track(o->tmp_path);
 	*out = o;
 	return 0;
 
