@@ -106,4 +106,9 @@ void cli_report_release(struct cli_report *l);
 struct lp_profile;
 void cli_warn_profile(const struct lp_profile *p, const char *path);
 
+/* From now on a signal that ends locprof removes the temporary files of the
+ * outputs being written (SIGKILL excepted: the next command writing the
+ * same output clears those). Called once, by main(). cli-temporaries.c */
+void cli_remove_temporaries_on_exit(void);
+
 #endif
