@@ -180,6 +180,95 @@ static void test_profile_hot_spots(void **state)
 	lp_profile_free(p);
 }
 
+/* Per thread: the one thread's references (exact), its samples (every
+ * access, at rate 1) and its misses in each named cache: at 4K fully
+ * associative, A's reuses, as the hot pcs say. */
+static void test_profile_threads(void **state)
+{
+	struct lp_profile *p = two_streams();
+	struct lp_report_cache caches[2] = { { .label = "4K:0:64", .size = 4096, .ways = 0, .line = 64 },
+					     { .label = "32K:8:64", .size = 32768, .ways = 8, .line = 64 } };
+	struct lp_report_params pa = { .policies = LP_REPORT_LRU, .caches = caches, .ncaches = 2, .threads = 1 };
+	const struct lp_report_thread *t;
+	const struct lp_report_cache *c;
+	struct lp_report *r;
+
+	(void)state;
+	assert_int_equal(lp_report_new(&r, p, &pa), 0);
+	assert_int_equal(lp_report_thread_caches(r, &c), 2);
+	assert_string_equal(c[1].label, "32K:8:64");
+	assert_int_equal(lp_report_threads(r, &t), 1);
+	assert_int_equal(t[0].tid, 0);
+	assert_int_equal(t[0].references, 2 * A_LINES * ROUNDS);
+	assert_int_equal(t[0].samples, p->n_samples);
+	assert_true(fabs(t[0].accesses - (double)p->n_samples) < 1e-9);
+	assert_true(fabs(t[0].misses[0] - a_reuses) < 1e-6);
+	/* 32K in 64 sets of 8 ways: A's reuse misses when 8 or more of its
+	 * 201 distinct lines fall in its set (as the named cache's ratio) */
+	assert_true(fabs(t[0].misses[1] - a_reuses * binomial_ge(201, 1.0 / 64, 8)) < 1e-6);
+	lp_report_free(r);
+
+	/* without named caches: the hot spots' cache */
+	pa.ncaches = 0;
+	pa.at = 4096;
+	assert_int_equal(lp_report_new(&r, p, &pa), 0);
+	assert_int_equal(lp_report_thread_caches(r, &c), 1);
+	assert_string_equal(c[0].label, "4K:0:64");
+	assert_int_equal(lp_report_threads(r, &t), 1);
+	assert_true(fabs(t[0].misses[0] - a_reuses) < 1e-6);
+	lp_report_free(r);
+	lp_profile_free(p);
+}
+
+/* A profile against itself: every difference 0; the hot spots are the
+ * report's, a function without misses in either run left out. */
+static void test_profile_diff(void **state)
+{
+	struct lp_profile *p = two_streams();
+	uint64_t sizes[3] = { 4096, 8192, 32768 };
+	struct lp_report_params pa = { .policies = LP_REPORT_LRU | LP_REPORT_RANDOM, .sizes = sizes, .nsizes = 3,
+				       .at = 4096, .top = 100 };
+	const struct lp_diff_curve *cv;
+	const struct lp_diff_spot *sp;
+	const struct lp_curve *rc;
+	struct lp_report *a, *b;
+	struct lp_report_diff *d;
+
+	(void)state;
+	assert_int_equal(lp_report_new(&a, p, &pa), 0);
+	assert_int_equal(lp_report_new(&b, p, &pa), 0);
+	assert_int_equal(lp_report_diff_new(&d, a, b), 0);
+	assert_int_equal(lp_report_diff_curves(d, &cv), 2);
+	assert_int_equal(lp_report_curves(a, &rc), 2);
+	for (size_t k = 0; k < 2; k++) {
+		assert_string_equal(cv[k].name, rc[k].name);
+		assert_int_equal(cv[k].n, 3);
+		for (size_t i = 0; i < 3; i++) {
+			assert_int_equal(cv[k].points[i].size, sizes[i]);
+			assert_true(cv[k].points[i].a == rc[k].ratio[i] && cv[k].points[i].b == rc[k].ratio[i]);
+			assert_true(cv[k].points[i].delta == 0);
+		}
+	}
+	assert_int_equal(lp_report_diff_spots(d, LP_DIFF_LINE, &sp), 0); /* no symbols */
+	assert_int_equal(lp_report_diff_spots(d, LP_DIFF_FUNCTION, &sp), 1);
+	assert_string_equal(sp[0].name, "0xa00");
+	assert_true(fabs(sp[0].misses_a - a_reuses) < 1e-6 && sp[0].misses_b == sp[0].misses_a);
+	assert_true(sp[0].delta == 0);
+	assert_int_equal(lp_report_diff_spots(d, LP_DIFF_OBJECT, &sp), 1);
+	assert_string_equal(sp[0].name, "heap@0x400100");
+	lp_report_diff_free(d);
+	lp_report_free(b);
+
+	/* other sizes: refused */
+	pa.nsizes = 2;
+	assert_int_equal(lp_report_new(&b, p, &pa), 0);
+	assert_int_equal(lp_report_diff_new(&d, a, b), LP_EINVAL);
+	assert_null(d);
+	lp_report_free(b);
+	lp_report_free(a);
+	lp_profile_free(p);
+}
+
 /* ---- exact distances -------------------------------------------------------
  * Three rounds of: pc 0x10 touches line i (0..3), pc 0x20 touches line 100.
  * Stack distances: 0x10's reuses 4 (three sweep lines and line 100), 0x20's
@@ -351,6 +440,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_profile_curves_and_caches),
 		cmocka_unit_test(test_profile_hot_spots),
+		cmocka_unit_test(test_profile_threads),
+		cmocka_unit_test(test_profile_diff),
 		cmocka_unit_test(test_dist_curve),
 		cmocka_unit_test(test_dist_pcs),
 		cmocka_unit_test(test_host_caches),
