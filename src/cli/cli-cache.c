@@ -1,7 +1,7 @@
-/* The --cache argument of the commands that read a profile (report,
- * annotate, diff): SIZE:WAYS[:LINE] (WAYS 0 = fully associative, LINE 64
- * by default), 'host' for every data cache of this machine, or L1, L2, L3
- * for this machine's data cache of that level (from sysfs). */
+/* The --cache and --policy arguments of the commands that read a profile
+ * (report, annotate, diff): SIZE:WAYS[:LINE] (WAYS 0 = fully associative,
+ * LINE 64 by default), 'host' for every data cache of this machine, or L1,
+ * L2, L3 for this machine's data cache of that level (from sysfs). */
 #include "cli.h"
 
 #include <locprof/report.h>
@@ -37,7 +37,7 @@ static int parse_spec(const char *spec, struct lp_report_cache *c)
 
 enum { MAX_HOST = 16 };
 
-int cli_report_cache_arg(const char *arg, struct lp_report_cache *caches, size_t cap, size_t *n)
+static int cache_arg(const char *arg, struct lp_report_cache *caches, size_t cap, size_t *n)
 {
 	struct lp_host_cache host[MAX_HOST];
 	unsigned level = 0;
@@ -68,4 +68,22 @@ int cli_report_cache_arg(const char *arg, struct lp_report_cache *caches, size_t
 			break;
 	}
 	return *n > before || !level ? 0 : -2;
+}
+
+int cli_report_cache_option(const struct cli_command *cmd, const char *arg, struct lp_report_cache *caches,
+			    size_t cap, size_t *n)
+{
+	int err = cache_arg(arg, caches, cap, n);
+
+	if (err == -2)
+		return cli_usage_error(cmd, "this machine has no %s data cache", arg);
+	if (err < 0)
+		return cli_usage_error(cmd, "bad --cache '%s' (SIZE:WAYS:LINE, host, L1, L2 or L3)", arg);
+	return 0;
+}
+
+int cli_report_policy_option(const struct cli_command *cmd, const char *arg, unsigned *policies)
+{
+	*policies = (strstr(arg, "lru") ? LP_REPORT_LRU : 0) | (strstr(arg, "random") ? LP_REPORT_RANDOM : 0);
+	return *policies ? 0 : cli_usage_error(cmd, "bad --policy '%s' (lru, random)", arg);
 }

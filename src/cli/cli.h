@@ -78,10 +78,13 @@ int cli_trace_read_failed(int err, const struct lp_trace_reader *r);
 /* A --cache argument of report, annotate and diff (cli-cache.c):
  * SIZE:WAYS[:LINE], 'host' (every data cache of this machine: none where
  * sysfs has none) or L1, L2, L3 (this machine's data cache of that level),
- * appended to caches[*n] (at most cap). 0; -1 for a bad argument; -2 when
- * this machine has no cache of the level named. */
+ * appended to caches[*n] (at most cap). 0, or CLI_USAGE after the usage
+ * error. */
 struct lp_report_cache;
-int cli_report_cache_arg(const char *arg, struct lp_report_cache *caches, size_t cap, size_t *n);
+int cli_report_cache_option(const struct cli_command *cmd, const char *arg, struct lp_report_cache *caches,
+			    size_t cap, size_t *n);
+/* A --policy argument: lru, random or both (LP_REPORT_*); 0 or CLI_USAGE. */
+int cli_report_policy_option(const struct cli_command *cmd, const char *arg, unsigned *policies);
 
 /* A profile read and its report computed (cli-report.c), for report,
  * annotate and diff. */

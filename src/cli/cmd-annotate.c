@@ -77,7 +77,7 @@ static int parse_options(int argc, char **argv, struct annotate_opts *o)
 		{ "cold", no_argument, NULL, OPT_COLD },     { "threshold", required_argument, NULL, OPT_THRESHOLD },
 		{ "help", no_argument, NULL, 'h' },          { 0 },
 	};
-	int c, err;
+	int c;
 
 	while ((c = cli_getopt(argc, argv, "c:I:p:t:C:l:h", opts)) != -1) {
 		switch (c) {
@@ -85,12 +85,8 @@ static int parse_options(int argc, char **argv, struct annotate_opts *o)
 			if (!strcmp(optarg, "host"))
 				return cli_usage_error(&cmd_annotate, "annotate takes one cache: L1, L2 or L3, not host");
 			o->ncaches = 0;
-			err = cli_report_cache_arg(optarg, o->caches, MAX_CACHES, &o->ncaches);
-			if (err == -2)
-				return cli_usage_error(&cmd_annotate, "this machine has no %s data cache", optarg);
-			if (err < 0)
-				return cli_usage_error(&cmd_annotate, "bad --cache '%s' (SIZE:WAYS:LINE, L1, L2 or L3)",
-						       optarg);
+			if (cli_report_cache_option(&cmd_annotate, optarg, o->caches, MAX_CACHES, &o->ncaches))
+				return CLI_USAGE;
 			break;
 		case 'I':
 			if (o->ndirs >= MAX_DIRS)

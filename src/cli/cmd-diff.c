@@ -72,24 +72,18 @@ static int parse_options(int argc, char **argv, struct diff_opts *o)
 		{ "line", required_argument, NULL, 'l' },   { "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	int c, err;
+	int c;
 
 	while ((c = cli_getopt(argc, argv, "s:c:p:a:t:F:l:h", opts)) != -1) {
 		switch (c) {
 		case 's': o->sizes_arg = optarg; break;
 		case 'c':
-			err = cli_report_cache_arg(optarg, o->caches, MAX_CACHES, &o->ncaches);
-			if (err == -2)
-				return cli_usage_error(&cmd_diff, "this machine has no %s data cache", optarg);
-			if (err < 0)
-				return cli_usage_error(&cmd_diff, "bad --cache '%s' (SIZE:WAYS:LINE, host, L1, L2 or L3)",
-						       optarg);
+			if (cli_report_cache_option(&cmd_diff, optarg, o->caches, MAX_CACHES, &o->ncaches))
+				return CLI_USAGE;
 			break;
 		case 'p':
-			o->policies = (strstr(optarg, "lru") ? LP_REPORT_LRU : 0) |
-				      (strstr(optarg, "random") ? LP_REPORT_RANDOM : 0);
-			if (!o->policies)
-				return cli_usage_error(&cmd_diff, "bad --policy '%s' (lru, random)", optarg);
+			if (cli_report_policy_option(&cmd_diff, optarg, &o->policies))
+				return CLI_USAGE;
 			break;
 		case 'a':
 			if (cli_parse_size(optarg, &o->at) < 0 || !o->at)

@@ -88,24 +88,18 @@ static int parse_options(int argc, char **argv, struct report_opts *o)
 		{ "threads", no_argument, NULL, OPT_THREADS },
 		{ 0 },
 	};
-	int c, err;
+	int c;
 
 	while ((c = cli_getopt(argc, argv, "s:c:p:F:o:r:w::t:a:l:h", opts)) != -1) {
 		switch (c) {
 		case 's': o->sizes_arg = optarg; break;
 		case 'c':
-			err = cli_report_cache_arg(optarg, o->caches, MAX_CACHES, &o->ncaches);
-			if (err == -2)
-				return cli_usage_error(&cmd_report, "this machine has no %s data cache", optarg);
-			if (err < 0)
-				return cli_usage_error(&cmd_report, "bad --cache '%s' (SIZE:WAYS:LINE, host, L1, L2 or L3)",
-						       optarg);
+			if (cli_report_cache_option(&cmd_report, optarg, o->caches, MAX_CACHES, &o->ncaches))
+				return CLI_USAGE;
 			break;
 		case 'p':
-			o->policies = (strstr(optarg, "lru") ? LP_REPORT_LRU : 0) |
-				      (strstr(optarg, "random") ? LP_REPORT_RANDOM : 0);
-			if (!o->policies)
-				return cli_usage_error(&cmd_report, "bad --policy '%s' (lru, random)", optarg);
+			if (cli_report_policy_option(&cmd_report, optarg, &o->policies))
+				return CLI_USAGE;
 			break;
 		case 'F': o->format = optarg; break;
 		case 'o': o->svg = optarg; break;

@@ -1,18 +1,13 @@
 # locprof report --threads: per thread, the run's references, the samples
 # and the line accesses they stand for, and the predicted misses in each
-# named cache, in text, CSV and JSON. Thread 1 sweeps 1000 lines (misses
-# in 16K), thread 2 reads 4 lines over and over (hits).
+# named cache, in text, CSV and JSON. In threads.txt of
+# examples/traces/make-traces.sh, thread 1 sweeps 1000 lines (misses in
+# 16K), thread 2 reads 4 lines over and over (hits).
 . "$(dirname "$0")/lib.sh"
 
-awk 'BEGIN {
-	for (rep = 0; rep < 20; rep++)
-		for (k = 0; k < 1000; k++) {
-			printf "R 0x%x 8 0x401000 1\n", 268435456 + k * 64
-			printf "R 0x%x 8 0x401010 2\n", 536870912 + (k % 4) * 64
-			printf "R 0x%x 8 0x401010 2\n", 536870912 + ((k + 2) % 4) * 64
-		}
-}' >"$T/t.txt"
-expect_status 0 "$LOCPROF" sample "$T/t.txt" -o "$T/t.lpp" --rate 0.05 --seed 2
+LOCPROF=$LOCPROF bash "$LOCPROF_SRC/examples/traces/make-traces.sh" "$T" >/dev/null ||
+	fail "examples/traces/make-traces.sh failed"
+expect_status 0 "$LOCPROF" sample "$T/threads.txt" -o "$T/t.lpp" --rate 0.05 --seed 2
 opts=(--sizes 16K --cache 16K:4:64 --cache 1M:8:64 --threads)
 
 expect_status 0 "$LOCPROF" report "$T/t.lpp" "${opts[@]}"
