@@ -6,7 +6,7 @@ set -euo pipefail
 L=$1
 D=$2
 src=$(cd "$(dirname "$0")/../.." && pwd)
-for h in text lackey lpt lpp curve machine xrun xmodel spec; do
+for h in text lackey lpt lpp curve machine xrun xmodel spec source; do
 	mkdir -p "$D/$h"
 done
 T=$(mktemp -d)
@@ -34,6 +34,10 @@ printf 'P\002\000\000\000\000\000\000\004' >"$D/lpt/payload-2"
 for f in nosamples win-huge phases-overflow; do
 	cp "$src/tests/data/fuzz-findings/$f.lpp" "$D/lpp/"
 done
+
+# sources (annotate): a program, and line ends of every kind
+cp "$src/examples/matmul.c" "$D/source/matmul.c"
+printf 'a\r\nb\n\nno newline' >"$D/source/ends.c"
 
 # curves
 "$L" stackdist --curve --format csv "$T/mix.lpt" >"$D/curve/stackdist.csv" 2>/dev/null
