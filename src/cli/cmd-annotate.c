@@ -15,7 +15,8 @@
 static const char usage[] =
 	"usage: locprof annotate PROFILE.lpp [--cache SPEC|L1|L2|L3] [--source-dir DIR ...]\n"
 	"                        [--policy lru|random] [--top N] [--threshold PCT]\n"
-	"                        [--context N] [--cold] [--line BYTES] [FILE ...]\n"
+	"                        [--context N] [--cold] [--line BYTES] [--format text|csv|json]\n"
+	"                        [FILE ...]\n"
 	"\n"
 	"Show the source of the files where a profile's misses fall, each line\n"
 	"with the misses predicted for one cache (charged to the access that\n"
@@ -39,6 +40,8 @@ static const char usage[] =
 	"  -C, --context N      lines shown around each line with accesses (default 3)\n"
 	"      --cold           include cold misses (dangling samples as misses)\n"
 	"  -l, --line BYTES     line size to use when the profile has several\n"
+	"  -F, --format FMT     text (default); csv (the function and line tables, then\n"
+	"                       each file's lines with counts and their text) or json\n"
 	"  -h, --help           this help\n";
 
 static int run(int argc, char **argv);
@@ -53,7 +56,7 @@ const struct cli_command cmd_annotate = {
 enum { MAX_DIRS = 64, MAX_CACHES = 16 };
 
 struct annotate_opts {
-	const char *profile;
+	const char *profile, *format;
 	const char *dirs[MAX_DIRS];
 	size_t ndirs;
 	char **files;
@@ -75,11 +78,12 @@ static int parse_options(int argc, char **argv, struct annotate_opts *o)
 		{ "policy", required_argument, NULL, 'p' },  { "top", required_argument, NULL, 't' },
 		{ "context", required_argument, NULL, 'C' }, { "line", required_argument, NULL, 'l' },
 		{ "cold", no_argument, NULL, OPT_COLD },     { "threshold", required_argument, NULL, OPT_THRESHOLD },
-		{ "help", no_argument, NULL, 'h' },          { 0 },
+		{ "format", required_argument, NULL, 'F' },  { "help", no_argument, NULL, 'h' },
+		{ 0 },
 	};
 	int c;
 
-	while ((c = cli_getopt(argc, argv, "c:I:p:t:C:l:h", opts)) != -1) {
+	while ((c = cli_getopt(argc, argv, "c:I:p:t:C:l:F:h", opts)) != -1) {
 		switch (c) {
 		case 'c':
 			if (!strcmp(optarg, "host"))
@@ -115,6 +119,7 @@ static int parse_options(int argc, char **argv, struct annotate_opts *o)
 				return cli_usage_error(&cmd_annotate, "bad --threshold '%s' (a percentage)", optarg);
 			break;
 		case OPT_COLD: o->cold = 1; break;
+		case 'F': o->format = optarg; break;
 		case 'h': return cli_print_usage(&cmd_annotate);
 		default: return cli_usage_error(&cmd_annotate, "bad option");
 		}
@@ -124,6 +129,8 @@ static int parse_options(int argc, char **argv, struct annotate_opts *o)
 	o->profile = argv[optind];
 	o->files = argv + optind + 1;
 	o->nfiles = (size_t)(argc - optind - 1);
+	if (strcmp(o->format, "text") && strcmp(o->format, "csv") && strcmp(o->format, "json"))
+		return cli_usage_error(&cmd_annotate, "unknown format '%s' (text, csv, json)", o->format);
 	return -1;
 }
 
@@ -174,6 +181,27 @@ static void functions_table(const struct annotate_opts *o, const struct lp_hotsp
 		       l[i].line);
 }
 
+static int file_shown(const struct annotate_opts *o, const struct lp_source_file *f)
+{
+	return o->nfiles ? file_chosen(o, f->path) : 100 * f->share >= o->threshold;
+}
+
+/* The source of file f, or NULL after one warning line. */
+static struct lp_source_text *read_source(const struct annotate_opts *o, const struct lp_source_file *f)
+{
+	struct lp_source_text *src = NULL;
+
+	if (lp_source_read(&src, f->path, o->dirs, o->ndirs) < 0)
+		cli_warn("%s%s; its lines are shown without their text", lp_errmsg(),
+			 o->ndirs ? "" : " (--source-dir DIR to look elsewhere)");
+	return src;
+}
+
+static const char *line_text(const struct lp_source_text *src, int line)
+{
+	return src && line > 0 && (size_t)line <= src->n ? src->lines[line - 1] : NULL;
+}
+
 static void print_line(const struct lp_source_line *l, int number, const char *text)
 {
 	if (l)
@@ -220,9 +248,7 @@ static void annotate_file(const struct annotate_opts *o, const struct lp_hotspot
 
 	lp_hotspots_files(h, &files);
 	printf("\n-- %s: %.0f misses, %.1f%%\n", files[f].path, files[f].misses, 100 * files[f].share);
-	if (lp_source_read(&src, files[f].path, o->dirs, o->ndirs) < 0) {
-		cli_warn("%s%s; its lines are shown without their text", lp_errmsg(),
-			 o->ndirs ? "" : " (--source-dir DIR to look elsewhere)");
+	if (!(src = read_source(o, &files[f]))) {
 		printf("%12s %8s %14s %6s\n", "misses", "share", "line accesses", "line");
 		for (size_t i = 0; i < nl; i++)
 			print_line(&l[i], l[i].line, "");
@@ -254,9 +280,124 @@ static void annotate_file(const struct annotate_opts *o, const struct lp_hotspot
 	lp_source_free(src);
 }
 
+/* ---- csv and json: the tables, then each file's lines with counts ---- */
+
+static void csv_annotate(const struct annotate_opts *o, const struct lp_report *r, const char *cache)
+{
+	const struct lp_hotspots *h = lp_report_hotspots(r);
+	const struct lp_source_function *f;
+	const struct lp_source_line *l;
+	const struct lp_source_file *files;
+	size_t nf = lp_hotspots_functions(h, &f), nl = lp_hotspots_lines(h, &l), nfiles = lp_hotspots_files(h, &files);
+	char b1[512], b2[512];
+
+	printf("# locprof annotate %s: predicted %s misses in %s, line accesses of the whole run\n", o->profile,
+	       lp_report_info(r)->hot_policy, cache);
+	printf("function,caller,misses,share,line_accesses\n");
+	for (size_t i = 0; i < (o->top && nf > o->top ? o->top : nf); i++) {
+		printf("%s,", cli_csv_field(f[i].function, b1, sizeof(b1)));
+		printf("%s,%.1f,%.6f,%.1f\n", f[i].caller ? cli_csv_field(f[i].caller, b2, sizeof(b2)) : "",
+		       f[i].misses, f[i].share, f[i].accesses);
+	}
+	printf("\nfile,line,misses,share,line_accesses,path\n");
+	for (size_t i = 0; i < (o->top && nl > o->top ? o->top : nl); i++)
+		printf("%s,%d,%.1f,%.6f,%.1f,%s\n", cli_csv_field(l[i].file, b1, sizeof(b1)), l[i].line, l[i].misses,
+		       l[i].share, l[i].accesses, cli_csv_field(l[i].path, b2, sizeof(b2)));
+	printf("\npath,line,misses,share,line_accesses,source\n");
+	for (size_t k = 0; k < nfiles; k++) {
+		struct lp_source_text *src;
+		size_t n;
+
+		if (!file_shown(o, &files[k]))
+			continue;
+		src = read_source(o, &files[k]);
+		n = lp_hotspots_file_lines(h, k, &l);
+		for (size_t i = 0; i < n; i++) {
+			const char *text = line_text(src, l[i].line);
+
+			printf("%s,%d,%.1f,%.6f,%.1f,", cli_csv_field(files[k].path, b1, sizeof(b1)), l[i].line,
+			       l[i].misses, l[i].share, l[i].accesses);
+			printf("%s\n", text ? cli_csv_field(text, b2, sizeof(b2)) : "");
+		}
+		lp_source_free(src);
+	}
+}
+
+static void json_line(const struct lp_source_line *l, const char *text, int first)
+{
+	printf("%s{\"line\":%d,\"misses\":%.1f,\"share\":%.6f,\"line_accesses\":%.1f,\"text\":", first ? "" : ",",
+	       l->line, l->misses, l->share, l->accesses);
+	if (text)
+		cli_json_string(text);
+	else
+		printf("null");
+	printf("}");
+}
+
+static void json_annotate(const struct annotate_opts *o, const struct lp_report *r, const char *cache)
+{
+	const struct lp_report_info *in = lp_report_info(r);
+	const struct lp_hotspots *h = lp_report_hotspots(r);
+	const struct lp_source_function *f;
+	const struct lp_source_line *l;
+	const struct lp_source_file *files;
+	size_t nf = lp_hotspots_functions(h, &f), nl = lp_hotspots_lines(h, &l), nfiles = lp_hotspots_files(h, &files);
+	double acc, misses;
+
+	lp_hotspots_totals(h, &acc, &misses);
+	printf("{\"profile\":");
+	cli_json_string(o->profile);
+	printf(",\"line\":%g,\"samples\":%zu,\"accesses\":%" PRIu64 ",\"cold\":%s,\"policy\":\"%s\",\"cache\":", in->line,
+	       in->samples, in->accesses, o->cold ? "true" : "false", in->hot_policy);
+	cli_json_string(cache);
+	printf(",\"misses\":%.1f,\"functions\":[", misses);
+	for (size_t i = 0; i < (o->top && nf > o->top ? o->top : nf); i++) {
+		printf("%s{\"function\":", i ? "," : "");
+		cli_json_string(f[i].function);
+		printf(",\"caller\":");
+		if (f[i].caller)
+			cli_json_string(f[i].caller);
+		else
+			printf("null");
+		printf(",\"misses\":%.1f,\"share\":%.6f,\"line_accesses\":%.1f}", f[i].misses, f[i].share,
+		       f[i].accesses);
+	}
+	printf("],\"lines\":[");
+	for (size_t i = 0; i < (o->top && nl > o->top ? o->top : nl); i++) {
+		printf("%s{\"file\":", i ? "," : "");
+		cli_json_string(l[i].file);
+		printf(",\"line\":%d,\"misses\":%.1f,\"share\":%.6f,\"line_accesses\":%.1f}", l[i].line, l[i].misses,
+		       l[i].share, l[i].accesses);
+	}
+	printf("],\"files\":[");
+	for (size_t k = 0, shown = 0; k < nfiles; k++) {
+		struct lp_source_text *src;
+		size_t n;
+
+		if (!file_shown(o, &files[k]))
+			continue;
+		src = read_source(o, &files[k]);
+		printf("%s{\"path\":", shown++ ? "," : "");
+		cli_json_string(files[k].path);
+		printf(",\"read_from\":");
+		if (src)
+			cli_json_string(src->path);
+		else
+			printf("null");
+		printf(",\"misses\":%.1f,\"share\":%.6f,\"lines\":[", files[k].misses, files[k].share);
+		n = lp_hotspots_file_lines(h, k, &l);
+		for (size_t i = 0; i < n; i++)
+			json_line(&l[i], line_text(src, l[i].line), i == 0);
+		printf("]}");
+		lp_source_free(src);
+	}
+	printf("]}\n");
+}
+
 static int run(int argc, char **argv)
 {
-	struct annotate_opts o = { .policies = LP_REPORT_LRU, .top = 20, .context = 3, .threshold = 1 };
+	struct annotate_opts o = { .format = "text", .policies = LP_REPORT_LRU, .top = 20, .context = 3,
+				   .threshold = 1 };
 	struct cli_report l = { 0 };
 	const struct lp_source_file *files;
 	const struct lp_hotspots *h;
@@ -282,16 +423,24 @@ static int run(int argc, char **argv)
 		snprintf(cache, sizeof(cache), "%s", o.caches[0].label);
 	else
 		snprintf(cache, sizeof(cache), "%s fully associative", cli_format_size(sizes[0], b, sizeof(b)));
-	header(&o, l.r, cache);
 	nfiles = lp_hotspots_files(h, &files);
-	if (!nfiles) {
+	if (!nfiles)
 		cli_warn("no source lines: the profile's pcs have no line information (build with -g, keep the "
 			 "binaries that ran)");
+	if (!strcmp(o.format, "json")) {
+		json_annotate(&o, l.r, cache);
 		goto out;
 	}
+	if (!strcmp(o.format, "csv")) {
+		csv_annotate(&o, l.r, cache);
+		goto out;
+	}
+	header(&o, l.r, cache);
+	if (!nfiles)
+		goto out;
 	functions_table(&o, h);
 	for (size_t i = 0; i < nfiles; i++) {
-		if (o.nfiles ? !file_chosen(&o, files[i].path) : 100 * files[i].share < o.threshold)
+		if (!file_shown(&o, &files[i]))
 			continue;
 		annotate_file(&o, h, i);
 		shown++;

@@ -50,6 +50,29 @@ awk 'NR == FNR { if ($1 == "matmul.c:24") s = $2; next } $1 == "matmul.c:24" { p
      END { d = p - s; if (d < 0) d = -d; exit !(s > 0 && d <= 0.10 * s) }' "$T/simulated" "$T/predicted" ||
 	fail "line 24: predicted $(grep '^matmul.c:24 ' "$T/predicted") against simulated $(grep '^matmul.c:24 ' "$T/simulated")"
 
+# csv and json carry the tables and each file's lines with their text
+expect_status 0 "$LOCPROF" annotate "$T/m.lpp" --cache 32K:8:64 --format csv
+expect_grep '^function,caller,misses,share,line_accesses$' "$T/out"
+expect_grep '^main,,[0-9.]+,[01]\.[0-9]{6},[0-9.]+$' "$T/out"
+expect_grep "^matmul\.c,24,[0-9.]+,[01]\.[0-9]{6},[0-9.]+,$T/src/matmul\.c\$" "$T/out"
+expect_grep "^$T/src/matmul\.c,24,[0-9.]+,[01]\.[0-9]{6},[0-9.]+,[[:space:]]+$inner\$" "$T/out"
+expect_status 0 "$LOCPROF" annotate "$T/m.lpp" --cache 32K:8:64 --format json
+python3 - "$T/out" "$T/annotate" <<'PY' || fail "annotate --format json"
+import json, re, sys
+d = json.load(open(sys.argv[1]))
+assert d["cache"] == "32K:8:64" and d["policy"] == "LRU" and d["cold"] is False
+assert d["functions"][0]["function"] == "main" and d["functions"][0]["caller"] is None
+assert (d["lines"][0]["file"], d["lines"][0]["line"]) == ("matmul.c", 24)
+f = d["files"][0]
+assert f["path"].endswith("/src/matmul.c") and f["read_from"] == f["path"]
+l24 = [l for l in f["lines"] if l["line"] == 24][0]
+assert "s += a[i * n + k] * b[k * n + j];" in l24["text"]
+# the same numbers as the text
+text = open(sys.argv[2]).read()
+m = re.search(r"^ +(\d+) +[0-9.]+% +(\d+) +24 ", text, re.M)
+assert m and abs(float(m.group(1)) - l24["misses"]) <= 0.5, (m and m.group(1), l24)
+PY
+
 # a profile recorded live (not from a trace) ranks line 24 first too
 expect_status 0 "$LOCPROF" record -q -o "$T/live.lpp" --rate 0.01 -- "$T/matmul" naive 128
 expect_status 0 "$LOCPROF" annotate "$T/live.lpp" --cache 32K:8:64
