@@ -166,7 +166,8 @@ static int place_pcs(struct lp_hotspots *h, struct placed **out, size_t *n)
 	size_t m = 0;
 	int err = 0;
 
-	qsort(h->pcs, h->npcs, sizeof(*h->pcs), cmp_pc);
+	if (h->npcs)
+		qsort(h->pcs, h->npcs, sizeof(*h->pcs), cmp_pc);
 	if (!(v = calloc(h->npcs + 1, sizeof(*v))))
 		return lp_seterr(LP_ENOMEM, "out of memory");
 	for (size_t i = 0; i < h->npcs && !err; i++) {
