@@ -1,7 +1,9 @@
 # locprof annotate on the naive matrix multiply of examples/matmul.c: the
 # inner-loop line (24) is the hottest, and the ranking of the source lines
 # by predicted misses (a profile sampled from the run's trace) matches the
-# ranking by simulated misses (simulate --attribute on that trace). Also:
+# ranking by simulated misses (simulate --attribute on that trace); a
+# profile recorded live and one from the valgrind backend (a gcc build)
+# rank line 24 first too. Also:
 # the source found through --source-dir, one line when a source file is
 # missing, FILE arguments, errors. The program is built here (locprof cc
 # -g), so that the test does not depend on the examples' build.
@@ -78,6 +80,16 @@ expect_status 0 "$LOCPROF" record -q -o "$T/live.lpp" --rate 0.01 -- "$T/matmul"
 expect_status 0 "$LOCPROF" annotate "$T/live.lpp" --cache 32K:8:64
 awk '/^lines by misses:/ { getline; getline; print $NF; exit }' "$T/out" | grep -qx 'matmul.c:24' ||
 	fail "live profile: line 24 is not the hottest"
+
+# an unmodified binary (gcc -O2 -g) under the valgrind backend: the same
+# line first
+if [ -x "$LOCPROF_BUILD/src/vg/locprof-amd64-linux" ] && command -v valgrind >/dev/null; then
+	gcc -O2 -g -o "$T/matmul-gcc" "$T/src/matmul.c" || fail "cannot build matmul with gcc"
+	expect_status 0 "$LOCPROF" record -q --backend valgrind --rate 0.001 -o "$T/vg.lpp" -- "$T/matmul-gcc" naive 96
+	expect_status 0 "$LOCPROF" annotate "$T/vg.lpp" --cache 32K:8:64
+	awk '/^lines by misses:/ { getline; getline; print $NF; exit }' "$T/out" | grep -qx 'matmul.c:24' ||
+		{ cat "$T/out" >&2; fail "valgrind profile: line 24 is not the hottest"; }
+fi
 
 # the source moved: one warning line, the lines without their text, exit 0;
 # --source-dir finds it again by the path's tail
