@@ -201,6 +201,26 @@ static void text_tables(const struct report_opts *o, const struct lp_report *r)
 	}
 }
 
+/* The rows to show of a table sorted by decreasing misses: at most top,
+ * those with misses only (as the hot pcs). */
+static size_t lines_shown(const struct lp_source_line *l, size_t n, size_t top)
+{
+	size_t k = 0;
+
+	while (k < n && k < top && l[k].misses > 0)
+		k++;
+	return k;
+}
+
+static size_t functions_shown(const struct lp_source_function *f, size_t n, size_t top)
+{
+	size_t k = 0;
+
+	while (k < n && k < top && f[k].misses > 0)
+		k++;
+	return k;
+}
+
 /* The hot source lines and functions, where the pcs have line
  * information (a profile of a program built with -g). */
 static void text_sources(const struct report_opts *o, const struct lp_report *r)
@@ -214,8 +234,8 @@ static void text_sources(const struct report_opts *o, const struct lp_report *r)
 
 	if (!nl)
 		return;
-	nl = nl < o->top ? nl : o->top;
-	nf = nf < o->top ? nf : o->top;
+	nl = lines_shown(l, nl, o->top);
+	nf = functions_shown(f, nf, o->top);
 	cli_format_size(in->at, b, sizeof(b));
 	printf("\ntop source lines by predicted %s misses at %s (the line of the access that misses):\n",
 	       in->hot_policy, b);
@@ -289,8 +309,8 @@ static void csv_sources(const struct report_opts *o, const struct lp_report *r)
 	size_t nl = h ? lp_hotspots_lines(h, &l) : 0, nf = h ? lp_hotspots_functions(h, &f) : 0;
 	char b1[512], b2[512];
 
-	nl = nl < o->top ? nl : o->top;
-	nf = nf < o->top ? nf : o->top;
+	nl = lines_shown(l, nl, o->top);
+	nf = functions_shown(f, nf, o->top);
 	printf("\nfile,line,misses,share,line_accesses,path\n");
 	for (size_t i = 0; i < nl; i++)
 		printf("%s,%d,%.1f,%.6f,%.1f,%s\n", cli_csv_field(l[i].file, b1, sizeof(b1)), l[i].line, l[i].misses,
@@ -381,8 +401,8 @@ static void json_sources(size_t top, const struct lp_report *r)
 	const struct lp_source_function *f;
 	size_t nl = h ? lp_hotspots_lines(h, &l) : 0, nf = h ? lp_hotspots_functions(h, &f) : 0;
 
-	nl = nl < top ? nl : top;
-	nf = nf < top ? nf : top;
+	nl = lines_shown(l, nl, top);
+	nf = functions_shown(f, nf, top);
 	printf(",\"lines\":[");
 	for (size_t i = 0; i < nl; i++) {
 		printf("%s{\"file\":", i ? "," : "");

@@ -28,7 +28,8 @@ check_allocs() { # PRELOAD-MODE
 		for at in 4K 32K; do
 			"$LOCPROF" report --top 100 --at $at "$T/$m.lpp" >"$T/$m.rep" || fail "report of $m.lpp failed"
 			# the objects section, without its heading (which counts the blocks)
-			sed -n '/^top data objects/,$p' "$T/$m.rep" | tail -n +2 >"$T/$m.$at.obj"
+			# and the tables after it
+			sed -n '/^top data objects/,/^$/p' "$T/$m.rep" | tail -n +2 >"$T/$m.$at.obj"
 			[ -s "$T/$m.$at.obj" ] || fail "no data objects in the report of $m.lpp"
 		done
 	done
