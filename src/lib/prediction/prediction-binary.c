@@ -1,6 +1,7 @@
 /* The binaries the pcs belong to: ELF files with their executable sections
  * and sized function symbols, where they are loaded, and the source lines
  * of their code (DWARF, through libdw). */
+#include "common/array.h"
 #include "prediction/prediction-code.h"
 
 #include "common/error.h"
@@ -119,13 +120,7 @@ struct xsym *lp_pred_mod_sym(struct xmod *m, uint64_t vaddr)
 {
 	size_t lo = 0, hi = m->nsyms;
 
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (m->syms[mid].start <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	LP_BISECT(lo, hi, i, m->syms[i].start <= vaddr);
 	/* syms[lo-1] starts at or before vaddr; an earlier, larger symbol may
 	 * still contain it (nested local symbols) */
 	for (size_t i = lo; i-- > 0 && lo - i <= 4;)

@@ -403,14 +403,8 @@ int lp_pred_model_read(struct lp_pred_model **out, const char *path)
 	}
 	if ((rc = lp_in_open(&in, path)) < 0)
 		goto fail;
-	while ((rc = (int)lp_in_getline(in, &line)) > 0) {
+	while ((rc = lp_pred_getline(in, &lineno, &line, "model", "prediction model", path)) > 0) {
 		int n;
-		lineno++;
-		if (lineno == 1) {
-			if ((rc = lp_pred_check_magic(line, "model", "prediction model", path)) < 0)
-				goto fail;
-			continue;
-		}
 		n = lp_pred_word_split(line, w, MW);
 		if (!n || w[0][0] == '#')
 			continue;
