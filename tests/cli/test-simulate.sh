@@ -163,3 +163,11 @@ expect_status 2 "$LOCPROF" simulate "$T/prog.txt" --cache 4K:1:64 --cache 8K:1:6
 expect_status 1 "$LOCPROF" simulate "$T/prog.txt" --cache 4K:1:64 --attribute --binary "$T/nothere"
 expect_one_line "$T/err"
 echo ok
+
+# this machine's caches by level name, where /sys describes them
+if [ -r /sys/devices/system/cpu/cpu0/cache/index0/level ]; then
+	expect_status 0 "$LOCPROF" simulate "$T/a.txt" --cache L1 --format csv
+	expect_grep '^C1,[0-9]+[KMG]?:([0-9]+|full):[0-9]+:lru,' "$T/out"
+	expect_status 0 "$LOCPROF" simulate "$T/a.txt" --level host --format json
+	expect_grep '"name": "L1", ' "$T/out"
+fi
