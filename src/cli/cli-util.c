@@ -280,6 +280,8 @@ int cli_cache_arg(const struct cli_command *cmd, const char *arg, struct lp_name
 	return 0;
 }
 
+static int stdout_tmp_slot = -1; /* lp_tmp_track()'s: a signal removes the file */
+
 int cli_stdout_to(const char *path, char **tmp)
 {
 	size_t len = strlen(path) + 32;
@@ -296,6 +298,7 @@ int cli_stdout_to(const char *path, char **tmp)
 		*tmp = NULL;
 		return -1;
 	}
+	stdout_tmp_slot = lp_tmp_track(*tmp);
 	return 0;
 }
 
@@ -314,6 +317,9 @@ int cli_stdout_commit(const char *path, char *tmp, int keep)
 	}
 	if (!keep || rc < 0)
 		remove(tmp);
+	if (stdout_tmp_slot >= 0)
+		lp_tmp_untrack(stdout_tmp_slot);
+	stdout_tmp_slot = -1;
 	free(tmp);
 	return rc;
 }

@@ -44,8 +44,9 @@ int cli_cache_arg(const struct cli_command *cmd, const char *arg, struct lp_name
 		  size_t *n);
 
 /* -o FILE for a command that prints its output: standard output goes to
- * FILE.tmp.PID (*tmp, malloc'ed) until cli_stdout_commit() renames it to
- * FILE (keep) or removes it, so that a failed run leaves no half file.
+ * FILE.tmp.PID (*tmp, malloc'ed; a signal that ends locprof removes it)
+ * until cli_stdout_commit() renames it to FILE (keep) or removes it, so
+ * that a failed run leaves no half file.
  * Both print the error and return -1 on failure. */
 int cli_stdout_to(const char *path, char **tmp);
 int cli_stdout_commit(const char *path, char *tmp, int keep);

@@ -331,6 +331,24 @@ static void print_placements(const struct ctx *x)
 	}
 }
 
+/* The functions of the model's groups, each once, in group order, into
+ * funcs (room for every group); returns how many. */
+static size_t group_functions(const struct ctx *x, const char **funcs)
+{
+	size_t ng = lp_pred_model_ngroups(x->m), nf = 0;
+
+	for (size_t g = 0; g < ng; g++) {
+		struct lp_pred_group_info gi;
+		int seen = 0;
+		lp_pred_model_group(x->m, g, &gi);
+		for (size_t i = 0; i < nf; i++)
+			seen |= !strcmp(funcs[i], gi.function);
+		if (!seen)
+			funcs[nf++] = gi.function;
+	}
+	return nf;
+}
+
 static int print_text(struct ctx *x, double P, struct lp_pred_count *tot)
 {
 	size_t ng = lp_pred_model_ngroups(x->m), nl = lp_pred_model_nloops(x->m), n;
@@ -371,16 +389,7 @@ static int print_text(struct ctx *x, double P, struct lp_pred_count *tot)
 			       tot[l].sa_misses, mm->sa, 100 * (tot[l].sa_misses - mm->sa) / mm->sa);
 		}
 	}
-	/* functions */
-	for (size_t g = 0; g < ng; g++) {
-		struct lp_pred_group_info gi;
-		int seen = 0;
-		lp_pred_model_group(x->m, g, &gi);
-		for (size_t i = 0; i < nf; i++)
-			seen |= !strcmp(funcs[i], gi.function);
-		if (!seen)
-			funcs[nf++] = gi.function;
-	}
+	nf = group_functions(x, funcs);
 	struct lp_pred_count *c = calloc(x->mc.n, sizeof(*c));
 	if (!c) {
 		free(rk);
@@ -571,15 +580,7 @@ static int print_struct(struct ctx *x, double P, const struct lp_pred_count *tot
 		free(funcs);
 		return -1;
 	}
-	for (size_t g = 0; g < ng; g++) {
-		struct lp_pred_group_info gi;
-		int seen = 0;
-		lp_pred_model_group(x->m, g, &gi);
-		for (size_t i = 0; i < nf; i++)
-			seen |= !strcmp(funcs[i], gi.function);
-		if (!seen)
-			funcs[nf++] = gi.function;
-	}
+	nf = group_functions(x, funcs);
 	if (x->fmt == FMT_CSV) {
 		csv_rows(x, P, "program", -1, "", "", tot, work);
 		for (size_t i = 0; i < nf; i++) {
