@@ -38,6 +38,19 @@ void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* One cache argument (lp_cache_arg_parse: SPEC, L1, L2, L3 or host) into
+ * out[0..*n), at most cap: 0, or CLI_USAGE after "bad cache 'ARG': why". */
+int cli_cache_arg(const struct cli_command *cmd, const char *arg, struct lp_named_cache *out, size_t cap,
+		  size_t *n);
+
+/* -o FILE for a command that prints its output: standard output goes to
+ * FILE.tmp.PID (*tmp, malloc'ed; a signal that ends locprof removes it)
+ * until cli_stdout_commit() renames it to FILE (keep) or removes it, so
+ * that a failed run leaves no half file.
+ * Both print the error and return -1 on failure. */
+int cli_stdout_to(const char *path, char **tmp);
+int cli_stdout_commit(const char *path, char *tmp, int keep);
+
 /* Print "locprof: error: <msg>" and a pointer to the help; returns CLI_USAGE. */
 int cli_usage_error(const struct cli_command *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -75,11 +88,10 @@ const char *cli_csv_field(const char *s, char *buf, size_t len);
  * kept, CLI_PARTIAL); anything else is an error. */
 int cli_trace_read_failed(int err, const struct lp_trace_reader *r);
 
-/* A --cache argument of report, annotate and diff (cli-cache.c):
- * SIZE:WAYS[:LINE], 'host' (every data cache of this machine: none where
- * sysfs has none) or L1, L2, L3 (this machine's data cache of that level),
- * appended to caches[*n] (at most cap). 0, or CLI_USAGE after the usage
- * error. */
+/* A --cache argument of report, annotate and diff (cli-cache.c): what
+ * cli_cache_arg() takes, ASSOC 0 also meaning full, LRU only, appended to
+ * caches[*n] (at most cap) as named caches. 0, or CLI_USAGE after the
+ * usage error. */
 struct lp_report_cache;
 int cli_report_cache_option(const struct cli_command *cmd, const char *arg, struct lp_report_cache *caches,
 			    size_t cap, size_t *n);

@@ -16,7 +16,7 @@ static const char usage[] =
 	"usage: locprof annotate PROFILE.lpp [--cache SPEC|L1|L2|L3] [--source-dir DIR ...]\n"
 	"                        [--policy lru|random] [--top N] [--threshold PCT]\n"
 	"                        [--context N] [--cold] [--line BYTES] [--format text|csv|json]\n"
-	"                        [FILE ...]\n"
+	"                        [-o FILE] [FILE ...]\n"
 	"\n"
 	"Show the source of the files where a profile's misses fall, each line\n"
 	"with the misses predicted for one cache (charged to the access that\n"
@@ -27,9 +27,10 @@ static const char usage[] =
 	"profile from any backend of a program built with -g. FILE arguments\n"
 	"(a path, or its end such as 'matmul.c') choose the files to show.\n"
 	"\n"
-	"  -c, --cache SPEC     the cache of the misses: SIZE:WAYS:LINE (e.g. 32K:8:64;\n"
-	"                       WAYS 0 = fully associative), or L1, L2, L3 for this\n"
-	"                       machine's (default 32K fully associative)\n"
+	"  -c, --cache SPEC     the cache of the misses: SIZE:ASSOC:LINE[:lru] (e.g.\n"
+	"                       32K:8:64; ASSOC a number or 'full', 0 also meaning\n"
+	"                       full), or L1, L2, L3 for that level of this machine\n"
+	"                       (default 32K fully associative)\n"
 	"  -I, --source-dir DIR\n"
 	"                       look for sources in DIR first (repeatable): DIR and\n"
 	"                       the path's tails, /a/b/c.c as DIR/a/b/c.c, DIR/b/c.c,\n"
@@ -44,6 +45,7 @@ static const char usage[] =
 	"  -l, --line BYTES     line size to use when the profile has several\n"
 	"  -F, --format FMT     text (default); csv (the function and line tables, then\n"
 	"                       each file's lines with counts and their text) or json\n"
+	"  -o, --output FILE    write to FILE instead of standard output\n"
 	"  -h, --help           this help\n";
 
 static int run(int argc, char **argv);
@@ -58,7 +60,7 @@ const struct cli_command cmd_annotate = {
 enum { MAX_DIRS = 64, MAX_CACHES = 16 };
 
 struct annotate_opts {
-	const char *profile, *format;
+	const char *profile, *format, *output;
 	const char *dirs[MAX_DIRS];
 	size_t ndirs;
 	char **files;
@@ -80,12 +82,12 @@ static int parse_options(int argc, char **argv, struct annotate_opts *o)
 		{ "policy", required_argument, NULL, 'p' },  { "top", required_argument, NULL, 't' },
 		{ "context", required_argument, NULL, 'C' }, { "line", required_argument, NULL, 'l' },
 		{ "cold", no_argument, NULL, OPT_COLD },     { "threshold", required_argument, NULL, OPT_THRESHOLD },
-		{ "format", required_argument, NULL, 'F' },  { "help", no_argument, NULL, 'h' },
-		{ 0 },
+		{ "format", required_argument, NULL, 'F' },  { "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },          { 0 },
 	};
 	int c;
 
-	while ((c = cli_getopt(argc, argv, "c:I:p:t:C:l:F:h", opts)) != -1) {
+	while ((c = cli_getopt(argc, argv, "c:I:p:t:C:l:F:o:h", opts)) != -1) {
 		switch (c) {
 		case 'c':
 			if (!strcmp(optarg, "host"))
@@ -122,6 +124,7 @@ static int parse_options(int argc, char **argv, struct annotate_opts *o)
 			break;
 		case OPT_COLD: o->cold = 1; break;
 		case 'F': o->format = optarg; break;
+		case 'o': o->output = optarg; break;
 		case 'h': return cli_print_usage(&cmd_annotate);
 		default: return cli_usage_error(&cmd_annotate, "bad option");
 		}
@@ -404,7 +407,7 @@ static int run(int argc, char **argv)
 	const struct lp_source_file *files;
 	const struct lp_hotspots *h;
 	uint64_t sizes[1] = { 32768 };
-	char cache[96], b[32];
+	char cache[96], b[32], *tmp = NULL; /* -o: the temporary name standard output goes to */
 	size_t nfiles, shown = 0;
 	int status;
 
@@ -420,6 +423,10 @@ static int run(int argc, char **argv)
 							    .top = 1 });
 	if (status == CLI_ERROR)
 		goto out;
+	if (o.output && cli_stdout_to(o.output, &tmp) < 0) {
+		status = CLI_ERROR;
+		goto out;
+	}
 	h = lp_report_hotspots(l.r);
 	if (o.ncaches && o.policies == LP_REPORT_LRU)
 		snprintf(cache, sizeof(cache), "%s", o.caches[0].label);
@@ -450,6 +457,8 @@ static int run(int argc, char **argv)
 	if (!shown)
 		cli_warn(o.nfiles ? "no misses in the files named" : "no file holds %g%% of the misses", o.threshold);
 out:
+	if (tmp && cli_stdout_commit(o.output, tmp, status != CLI_ERROR) < 0)
+		status = CLI_ERROR;
 	cli_report_release(&l);
 	return status;
 }

@@ -15,8 +15,8 @@
 
 static const char usage[] =
 	"usage: locprof diff A.lpp B.lpp [--sizes 4K..64M] [--cache SPEC ...] [--policy lru,random]\n"
-	"                    [--at SIZE] [--top N] [--format text|csv|json] [--svg FILE]\n"
-	"                    [--cold] [--line BYTES]\n"
+	"                    [--at SIZE] [--top N] [--format text|csv|json] [-o FILE]\n"
+	"                    [--svg FILE] [--cold] [--line BYTES]\n"
 	"\n"
 	"Compare two profiles (a program before and after a change, or on two\n"
 	"inputs): their miss-ratio curves side by side with the difference B - A,\n"
@@ -26,12 +26,14 @@ static const char usage[] =
 	"`locprof report` computes it for each profile alone.\n"
 	"\n"
 	"  -s, --sizes LIST     cache sizes of the curves (default 4K..64M)\n"
-	"  -c, --cache SPEC     a named cache SIZE:WAYS:LINE, host, L1, L2 or L3\n"
+	"  -c, --cache SPEC     a named cache, as report takes it: SIZE:ASSOC:LINE[:lru],\n"
+	"                       L1, L2, L3 or host\n"
 	"  -p, --policy LIST    lru, random or both (default lru,random)\n"
 	"  -a, --at SIZE        cache size of the hot spots, fully associative (default\n"
 	"                       the first --cache, with its ways; else 32K)\n"
 	"  -t, --top N          rows of each hot-spot table (default 10, 0 = all)\n"
 	"  -F, --format FMT     text (default), csv or json\n"
+	"  -o, --output FILE    write to FILE instead of standard output\n"
 	"      --svg FILE       plot both runs' curves in one SVG (A solid, B dashed)\n"
 	"      --cold           include cold misses (dangling samples as misses)\n"
 	"  -l, --line BYTES     line size to use when the profiles have several\n"
@@ -49,7 +51,7 @@ const struct cli_command cmd_diff = {
 enum { MAX_CACHES = 32 };
 
 struct diff_opts {
-	const char *a, *b, *sizes_arg, *format, *svg;
+	const char *a, *b, *sizes_arg, *format, *svg, *output;
 	unsigned policies;
 	int cold;
 	uint64_t top, at, line;
@@ -69,12 +71,12 @@ static int parse_options(int argc, char **argv, struct diff_opts *o)
 		{ "policy", required_argument, NULL, 'p' }, { "at", required_argument, NULL, 'a' },
 		{ "top", required_argument, NULL, 't' },    { "format", required_argument, NULL, 'F' },
 		{ "svg", required_argument, NULL, OPT_SVG }, { "cold", no_argument, NULL, OPT_COLD },
-		{ "line", required_argument, NULL, 'l' },   { "help", no_argument, NULL, 'h' },
-		{ 0 },
+		{ "line", required_argument, NULL, 'l' },   { "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },         { 0 },
 	};
 	int c;
 
-	while ((c = cli_getopt(argc, argv, "s:c:p:a:t:F:l:h", opts)) != -1) {
+	while ((c = cli_getopt(argc, argv, "s:c:p:a:t:F:l:o:h", opts)) != -1) {
 		switch (c) {
 		case 's': o->sizes_arg = optarg; break;
 		case 'c':
@@ -99,6 +101,7 @@ static int parse_options(int argc, char **argv, struct diff_opts *o)
 				return cli_usage_error(&cmd_diff, "bad --line '%s'", optarg);
 			break;
 		case OPT_SVG: o->svg = optarg; break;
+		case 'o': o->output = optarg; break;
 		case OPT_COLD: o->cold = 1; break;
 		case 'h': return cli_print_usage(&cmd_diff);
 		default: return cli_usage_error(&cmd_diff, "bad option");
@@ -307,6 +310,7 @@ static int run(int argc, char **argv)
 	struct lp_report_diff *d = NULL;
 	uint64_t *sizes = NULL;
 	size_t nsizes = 0;
+	char *tmp = NULL; /* -o: the temporary name standard output goes to */
 	int status, sb;
 
 	if ((status = parse_options(argc, argv, &o)) >= 0)
@@ -341,6 +345,10 @@ static int run(int argc, char **argv)
 		status = CLI_ERROR;
 		goto out;
 	}
+	if (o.output && cli_stdout_to(o.output, &tmp) < 0) {
+		status = CLI_ERROR;
+		goto out;
+	}
 	if (!strcmp(o.format, "csv"))
 		csv_diff(&o, ra.r, d);
 	else if (!strcmp(o.format, "json"))
@@ -351,6 +359,8 @@ static int run(int argc, char **argv)
 		cli_error("%s", lp_errmsg());
 		status = CLI_ERROR;
 	}
+	if (tmp && cli_stdout_commit(o.output, tmp, status != CLI_ERROR) < 0)
+		status = CLI_ERROR;
 out:
 	lp_report_diff_free(d);
 	cli_report_release(&ra);

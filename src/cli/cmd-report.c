@@ -13,8 +13,8 @@
 #include <string.h>
 
 static const char usage[] =
-	"usage: locprof report PROFILE.lpp [--sizes 4K..64M] [--cache SIZE:WAYS:LINE ...]\n"
-	"                      [--cache host] [--policy lru,random] [--format text|csv|json]\n"
+	"usage: locprof report PROFILE.lpp [--sizes 4K..64M] [--cache SPEC ...]\n"
+	"                      [--policy lru,random] [--format text|csv|json] [-o FILE]\n"
 	"                      [--svg FILE] [--reference CSV] [--window [N]] [--top N]\n"
 	"                      [--at SIZE] [--cold] [--fill|--no-fill] [--threads]\n"
 	"\n"
@@ -27,13 +27,14 @@ static const char usage[] =
 	"the misses per thread. Cold misses are excluded unless --cold is given.\n"
 	"\n"
 	"  -s, --sizes LIST     cache sizes of the graph (default 4K..64M)\n"
-	"  -c, --cache SPEC     a cache SIZE:WAYS:LINE (e.g. 32K:8:64; WAYS 0 = fully\n"
-	"                       associative), 'host' for this machine's data caches,\n"
-	"                       or L1, L2, L3 for one of them\n"
+	"  -c, --cache SPEC     a cache SIZE:ASSOC:LINE[:lru] (e.g. 32K:8:64; ASSOC a\n"
+	"                       number or 'full', 0 also meaning full); L1, L2 or L3\n"
+	"                       for that level of this machine, host for all of them\n"
 	"  -p, --policy LIST    lru, random or both (default lru,random)\n"
 	"  -F, --format FMT     text (default), csv (the curve CSV of docs/formats.md,\n"
 	"                       then the other tables) or json\n"
-	"  -o, --svg FILE       also plot the graph as SVG\n"
+	"  -o, --output FILE    write the report to FILE instead of standard output\n"
+	"      --svg FILE       also plot the graph as SVG\n"
 	"  -r, --reference CSV  overlay reference curves (e.g. from locprof simulate)\n"
 	"  -w, --window[=N]     print the miss ratio per time window (window of N line\n"
 	"                       accesses, also the models' windows; default the\n"
@@ -64,7 +65,7 @@ const struct cli_command cmd_report = {
 enum { MAX_CACHES = 32 };
 
 struct report_opts {
-	const char *profile, *sizes_arg, *format, *svg, *refpath;
+	const char *profile, *sizes_arg, *format, *svg, *refpath, *output;
 	unsigned policies;
 	int show_windows, cold, fill, threads;
 	uint64_t window, top, at, line;
@@ -75,11 +76,12 @@ struct report_opts {
 /* Returns -1 to go on, else the exit status. */
 static int parse_options(int argc, char **argv, struct report_opts *o)
 {
-	enum { OPT_COLD = 1000, OPT_FILL, OPT_NO_FILL, OPT_THREADS };
+	enum { OPT_COLD = 1000, OPT_FILL, OPT_NO_FILL, OPT_SVG, OPT_THREADS };
 	static const struct option opts[] = {
 		{ "sizes", required_argument, NULL, 's' },  { "cache", required_argument, NULL, 'c' },
 		{ "policy", required_argument, NULL, 'p' }, { "format", required_argument, NULL, 'F' },
-		{ "svg", required_argument, NULL, 'o' },    { "reference", required_argument, NULL, 'r' },
+		{ "output", required_argument, NULL, 'o' }, { "reference", required_argument, NULL, 'r' },
+		{ "svg", required_argument, NULL, OPT_SVG },
 		{ "window", optional_argument, NULL, 'w' }, { "top", required_argument, NULL, 't' },
 		{ "at", required_argument, NULL, 'a' },     { "line", required_argument, NULL, 'l' },
 		{ "cold", no_argument, NULL, OPT_COLD },    { "help", no_argument, NULL, 'h' },
@@ -88,21 +90,22 @@ static int parse_options(int argc, char **argv, struct report_opts *o)
 		{ "threads", no_argument, NULL, OPT_THREADS },
 		{ 0 },
 	};
-	int c;
+	int c, rc;
 
 	while ((c = cli_getopt(argc, argv, "s:c:p:F:o:r:w::t:a:l:h", opts)) != -1) {
 		switch (c) {
 		case 's': o->sizes_arg = optarg; break;
 		case 'c':
-			if (cli_report_cache_option(&cmd_report, optarg, o->caches, MAX_CACHES, &o->ncaches))
-				return CLI_USAGE;
+			if ((rc = cli_report_cache_option(&cmd_report, optarg, o->caches, MAX_CACHES, &o->ncaches)) != 0)
+				return rc;
 			break;
 		case 'p':
 			if (cli_report_policy_option(&cmd_report, optarg, &o->policies))
 				return CLI_USAGE;
 			break;
 		case 'F': o->format = optarg; break;
-		case 'o': o->svg = optarg; break;
+		case 'o': o->output = optarg; break;
+		case OPT_SVG: o->svg = optarg; break;
 		case 'r': o->refpath = optarg; break;
 		case 'w':
 			o->show_windows = 1;
@@ -547,6 +550,7 @@ static int run(int argc, char **argv)
 	struct lp_curve *refs = NULL;
 	uint64_t *sizes = NULL;
 	size_t nsizes = 0, nrefs = 0;
+	char *tmp = NULL; /* -o: the temporary name standard output goes to */
 	int status;
 
 	if ((status = parse_options(argc, argv, &o)) >= 0)
@@ -566,6 +570,10 @@ static int run(int argc, char **argv)
 							    .threads = o.threads });
 	if (status == CLI_ERROR)
 		goto out;
+	if (o.output && cli_stdout_to(o.output, &tmp) < 0) {
+		status = CLI_ERROR;
+		goto out;
+	}
 	if (!strcmp(o.format, "csv")) {
 		csv_tables(&o, l.r);
 	} else if (!strcmp(o.format, "json")) {
@@ -582,6 +590,8 @@ static int run(int argc, char **argv)
 		cli_error("%s", lp_errmsg());
 		status = CLI_ERROR;
 	}
+	if (tmp && cli_stdout_commit(o.output, tmp, status != CLI_ERROR) < 0)
+		status = CLI_ERROR;
 out:
 	cli_report_release(&l);
 	lp_curves_free(refs, nrefs);

@@ -115,7 +115,13 @@ expect_grep '^locprof: warning: no misses in the files named$' "$T/err"
 expect_status 1 "$LOCPROF" annotate "$T/none.lpp"
 expect_one_line "$T/err"
 expect_status 2 "$LOCPROF" annotate "$T/m.lpp" --cache 32K
-expect_grep "bad --cache '32K'" "$T/err"
+expect_grep "bad cache '32K'" "$T/err"
 expect_status 2 "$LOCPROF" annotate "$T/m.lpp" --cache host
+expect_status 2 "$LOCPROF" annotate "$T/m.lpp" --cache 32K:8:64:fifo
+expect_grep "annotate predicts LRU and random replacement" "$T/err"
+# -o: the output file, nothing on standard output
+expect_status 0 "$LOCPROF" annotate "$T/m.lpp" --cache 32K:8:64 -I "$T/elsewhere" -o "$T/ann.txt"
+[ -s "$T/out" ] && fail "annotate -o wrote to standard output"
+grep -q '^-- .*/matmul.c: ' "$T/ann.txt" || fail "annotate -o FILE: no annotated source in FILE"
 expect_status 2 "$LOCPROF" annotate
 echo ok

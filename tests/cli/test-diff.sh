@@ -60,6 +60,11 @@ PY
 expect_grep 'A lru \(.*naive\.lpp\)' "$T/d.svg"
 expect_grep 'B lru \(.*interchange\.lpp\)' "$T/d.svg"
 
+# -o: the output file
+expect_status 0 "$LOCPROF" diff "$T/naive.lpp" "$T/interchange.lpp" "${opts[@]}" --format csv -o "$T/d.csv"
+[ -s "$T/out" ] && fail "diff -o wrote to standard output"
+cmp -s "$T/d.csv" "$T/csv" || fail "diff -o FILE differs from its standard output"
+
 # errors
 expect_status 2 "$LOCPROF" diff "$T/naive.lpp"
 expect_status 2 "$LOCPROF" diff "$T/naive.lpp" "$T/interchange.lpp" --format xml
