@@ -99,22 +99,30 @@ static double frac(uint64_t a, uint64_t b)
 	return b ? (double)a / (double)b : 0.0;
 }
 
-static void print_sim(const struct opts *o, struct lp_sim **sims, size_t nsims, uint64_t refs)
+/* Two counts side by side (docs/simulator.md): line accesses (a reference
+ * that touches k lines is k of them) and references (one each, a miss when
+ * any of its lines misses: Cachegrind's and the hardware counters' count). */
+static void print_sim(const struct opts *o, struct lp_sim **sims, uint64_t refs, uint64_t racc)
 {
 	char buf[64];
 
 	if (o->fmt == FMT_CSV) {
-		printf("%s,spec,accesses,misses,miss_ratio,cold,capacity,conflict\n",
+		printf("%s,spec,accesses,misses,miss_ratio,cold,capacity,conflict,ref_accesses,ref_misses,"
+		       "ref_miss_ratio\n",
 		       o->hierarchy ? "level" : "cache");
 	} else if (o->fmt == FMT_JSON) {
 		printf("{\"trace\": ");
 		cli_json_string(o->trace);
-		printf(", \"references\": %llu, \"%s\": [",
-		       (unsigned long long)refs, o->hierarchy ? "levels" : "caches");
+		printf(", \"references\": %llu, \"ref_accesses\": %llu, \"%s\": [", (unsigned long long)refs,
+		       (unsigned long long)racc, o->hierarchy ? "levels" : "caches");
 	} else {
-		printf("# locprof simulate %s: %llu references\n", o->trace, (unsigned long long)refs);
-		printf("%-6s %-20s %12s %12s %8s %12s %12s %12s\n", o->hierarchy ? "level" : "cache",
-		       "spec", "accesses", "misses", "miss%", "cold", "capacity", "conflict");
+		printf("# locprof simulate %s: %llu references, %llu accesses per reference (a read-modify-write "
+		       "is one)\n", o->trace, (unsigned long long)refs, (unsigned long long)racc);
+		printf("# accesses, misses, miss%%: line accesses (a reference touching k lines is k);"
+		       " ref-misses, ref-miss%%: per reference (a miss if any of its lines misses)\n");
+		printf("%-6s %-20s %12s %12s %8s %12s %12s %12s %12s %9s\n", o->hierarchy ? "level" : "cache",
+		       "spec", "accesses", "misses", "miss%", "cold", "capacity", "conflict", "ref-misses",
+		       "ref-miss%");
 	}
 	for (size_t i = 0; i < o->nspecs; i++) {
 		struct lp_level_stats st;
@@ -124,24 +132,28 @@ static void print_sim(const struct opts *o, struct lp_sim **sims, size_t nsims, 
 		snprintf(name, sizeof(name), "%s%zu", o->hierarchy ? "L" : "C", i + 1);
 		lp_cache_spec_format(&o->specs[i], buf, sizeof(buf));
 		if (o->fmt == FMT_CSV)
-			printf("%s,%s,%llu,%llu,%.6f,%llu,%llu,%llu\n", name, buf,
+			printf("%s,%s,%llu,%llu,%.6f,%llu,%llu,%llu,%llu,%llu,%.6f\n", name, buf,
 			       (unsigned long long)st.accesses, (unsigned long long)st.misses,
 			       frac(st.misses, st.accesses), (unsigned long long)st.cold,
-			       (unsigned long long)st.capacity, (unsigned long long)st.conflict);
+			       (unsigned long long)st.capacity, (unsigned long long)st.conflict,
+			       (unsigned long long)racc, (unsigned long long)st.ref_misses,
+			       frac(st.ref_misses, racc));
 		else if (o->fmt == FMT_JSON)
 			printf("%s\n  {\"name\": \"%s\", \"spec\": \"%s\", \"accesses\": %llu, \"misses\": %llu, "
-			       "\"miss_ratio\": %.6f, \"cold\": %llu, \"capacity\": %llu, \"conflict\": %llu}",
+			       "\"miss_ratio\": %.6f, \"cold\": %llu, \"capacity\": %llu, \"conflict\": %llu, "
+			       "\"ref_misses\": %llu, \"ref_miss_ratio\": %.6f}",
 			       i ? "," : "", name, buf, (unsigned long long)st.accesses,
 			       (unsigned long long)st.misses, frac(st.misses, st.accesses),
 			       (unsigned long long)st.cold, (unsigned long long)st.capacity,
-			       (unsigned long long)st.conflict);
+			       (unsigned long long)st.conflict, (unsigned long long)st.ref_misses,
+			       frac(st.ref_misses, racc));
 		else
-			printf("%-6s %-20s %12llu %12llu %8.3f %12llu %12llu %12llu\n", name, buf,
+			printf("%-6s %-20s %12llu %12llu %8.3f %12llu %12llu %12llu %12llu %9.3f\n", name, buf,
 			       (unsigned long long)st.accesses, (unsigned long long)st.misses,
 			       pct(st.misses, st.accesses), (unsigned long long)st.cold,
-			       (unsigned long long)st.capacity, (unsigned long long)st.conflict);
+			       (unsigned long long)st.capacity, (unsigned long long)st.conflict,
+			       (unsigned long long)st.ref_misses, pct(st.ref_misses, racc));
 	}
-	(void)nsims;
 	if (o->fmt == FMT_JSON)
 		printf("\n]}\n");
 }
@@ -727,7 +739,7 @@ static int run(int argc, char **argv)
 	} else if (sampling) {
 		print_memspy(&o, en.ms);
 	} else {
-		print_sim(&o, en.sims, en.nsims, lp_sim_references(en.sims[0]));
+		print_sim(&o, en.sims, lp_sim_references(en.sims[0]), lp_sim_ref_accesses(en.sims[0]));
 	}
 out:
 	lp_trace_reader_free(rd);
