@@ -110,7 +110,18 @@ struct Access {
 	Value *ptr;
 	uint64_t size;
 	unsigned kind;
+	uint64_t align; // bytes the address is known to be a multiple of
 };
+
+// An access that may touch two lines of the smallest recorded size (of at
+// least 8 bytes): one not known to be aligned to its size, or wider than
+// 8 bytes. Its snippet sends a straddling reference to the slow path,
+// which counts its extra line accesses, and its loop is not versioned
+// (a fast strip would not count them).
+inline bool mayStraddle(const Access &a)
+{
+	return a.size > 1 && (a.align < a.size || a.size > 8);
+}
 
 // A block's accesses to instrument (Instrumenter::run): in the fast body
 // (the countdown tested once at the block's head) and in the clone or in
@@ -163,6 +174,7 @@ private:
 	StructType *fastTy;   // the first two fields of struct lp_rt_fast
 	Constant *fast;       // the thread's lp_rt_fast (initial-exec TLS)
 	FunctionCallee slow;  // lp_rt_slow(addr, size, kind, pc)
+	Constant *straddleMask; // lp_rt_straddle_mask (src/rt/rt.h)
 	MDNode *cold;         // branch weights: the slow side is cold
 	uint64_t cloneMax = kCloneMax;
 	bool stats = false;   // LOCPROF_PASS_STATS: one line per function on stderr
@@ -189,6 +201,7 @@ private:
 	void slowCall(Instruction *before, Value *cond, const Access &a, Value *tlsCd, uint64_t rest);
 	void planChecks(Function &F, const std::vector<const Access *> &acc, std::vector<BasicBlock *> &resets);
 	Value *precheck(IRBuilder<> &B, const Access &a, const Check &k);
+	Value *straddles(IRBuilder<> &B, const Access &a, Value *cond);
 	void instrumentFast(const std::vector<Access> &acc);
 	void instrumentSlow(const std::vector<Access> &acc);
 	std::vector<VLoop> planLoops(Function &F);

@@ -15,6 +15,7 @@ Instrumenter::Instrumenter(Module &Mod) : M(Mod), C(Mod.getContext())
 		return new GlobalVariable(M, fastTy, false, GlobalValue::ExternalLinkage, nullptr,
 					  "lp_rt_fast", nullptr, GlobalValue::InitialExecTLSModel);
 	});
+	straddleMask = M.getOrInsertGlobal("lp_rt_straddle_mask", i64);
 	slow = M.getOrInsertFunction("lp_rt_slow", FunctionType::get(Type::getVoidTy(C), { i64, i32, i32, i64 }, false));
 	if (Function *f = dyn_cast<Function>(slow.getCallee()->stripPointerCasts()))
 		f->addFnAttr(Attribute::Cold);
@@ -60,16 +61,19 @@ bool Instrumenter::accessOf(Instruction &I, Access &a) const
 	const DataLayout &DL = M.getDataLayout();
 
 	if (auto *L = dyn_cast<LoadInst>(&I)) {
-		a = { &I, L->getPointerOperand(), DL.getTypeStoreSize(L->getType()).getKnownMinSize(), kRead };
+		a = { &I, L->getPointerOperand(), DL.getTypeStoreSize(L->getType()).getKnownMinSize(), kRead,
+		      L->getAlign().value() };
 	} else if (auto *S = dyn_cast<StoreInst>(&I)) {
 		a = { &I, S->getPointerOperand(),
-		      DL.getTypeStoreSize(S->getValueOperand()->getType()).getKnownMinSize(), kWrite };
+		      DL.getTypeStoreSize(S->getValueOperand()->getType()).getKnownMinSize(), kWrite,
+		      S->getAlign().value() };
 	} else if (auto *II = dyn_cast<IntrinsicInst>(&I)) {
 		if (II->getIntrinsicID() == Intrinsic::masked_load)
-			a = { &I, II->getArgOperand(0), DL.getTypeStoreSize(II->getType()).getKnownMinSize(), kRead };
+			a = { &I, II->getArgOperand(0), DL.getTypeStoreSize(II->getType()).getKnownMinSize(), kRead,
+			      1 };
 		else if (II->getIntrinsicID() == Intrinsic::masked_store)
 			a = { &I, II->getArgOperand(1),
-			      DL.getTypeStoreSize(II->getArgOperand(0)->getType()).getKnownMinSize(), kWrite };
+			      DL.getTypeStoreSize(II->getArgOperand(0)->getType()).getKnownMinSize(), kWrite, 1 };
 		else
 			return false;
 	} else {
@@ -152,6 +156,17 @@ Value *Instrumenter::precheck(IRBuilder<> &B, const Access &a, const Check &k)
 	}
 }
 
+// cond, or'ed with the straddle test of an access that may straddle:
+// (addr ^ (addr + size - 1)) > lp_rt_straddle_mask, as rt.h's snippet.
+Value *Instrumenter::straddles(IRBuilder<> &B, const Access &a, Value *cond)
+{
+	if (!mayStraddle(a))
+		return cond;
+	Value *addr = B.CreatePtrToInt(a.ptr, i64);
+	Value *x = B.CreateXor(addr, B.CreateAdd(addr, ConstantInt::get(i64, a.size - 1)));
+	return B.CreateOr(cond, B.CreateICmpUGT(x, B.CreateLoad(i64, straddleMask, "lp.mask")));
+}
+
 // The block's countdown was tested and decremented by acc.size() at its
 // head: each access only checks the shadow,
 // merged as planChecks decided.
@@ -162,7 +177,7 @@ void Instrumenter::instrumentFast(const std::vector<Access> &acc)
 	for (uint64_t i = 0; i < n; i++) {
 		Instruction *at = acc[i].inst;
 		IRBuilder<> B(at);
-		Value *cond = precheck(B, acc[i], checks[at]);
+		Value *cond = straddles(B, acc[i], precheck(B, acc[i], checks[at]));
 		// The runtime expects the countdown as it would be after this
 		// reference: the SSA copy (after all n) plus the n-1-i to come.
 		Value *tlsCd = B.CreateAdd(B.CreateLoad(i64, cdSlot), ConstantInt::get(i64, n - 1 - i));
@@ -179,7 +194,8 @@ void Instrumenter::instrumentSlow(const std::vector<Access> &acc)
 		Value *cd = B.CreateLoad(i64, cdSlot);
 		Value *dec = B.CreateSub(cd, ConstantInt::get(i64, 1));
 		B.CreateStore(dec, cdSlot);
-		Value *cond = B.CreateOr(B.CreateICmpEQ(cd, ConstantInt::get(i64, 0)), precheck(B, a, checks[a.inst]));
+		Value *cond = straddles(B, a, B.CreateOr(B.CreateICmpEQ(cd, ConstantInt::get(i64, 0)),
+							 precheck(B, a, checks[a.inst])));
 		slowCall(a.inst, cond, a, dec, 0);
 	}
 }

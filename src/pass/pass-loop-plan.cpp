@@ -143,7 +143,8 @@ bool Instrumenter::planLoop(Loop *L, DominatorTree &DT, LoopInfo &LI, ScalarEvol
 	std::vector<Access> acc;
 	std::map<BasicBlock *, uint64_t> count;
 	bool ok = loopAccesses(L, acc, count);
-	if (!ok || acc.empty() || acc.size() > kLoopMaxAccesses)
+	if (!ok || acc.empty() || acc.size() > kLoopMaxAccesses ||
+	    std::any_of(acc.begin(), acc.end(), mayStraddle))
 		return false;
 	if (!L->isLoopSimplifyForm())
 		simplifyLoop(L, &DT, &LI, &SE, &AC, nullptr, false);

@@ -46,6 +46,11 @@
  * the inert runtime (bss: its pages cost nothing). */
 static uint32_t rt_zero_pages[LP_RT_PAGE_ENTRIES];
 
+_Static_assert(LP_RT_MAX_LINES == LP_MAX_LINE_SIZES, "one limit on line sizes");
+
+/* No straddle test until the runtime records (rt_process_init()). */
+uint64_t lp_rt_straddle_mask = UINT64_MAX;
+
 /* The page counts start valid, so that no range query reads through NULL. */
 __thread struct lp_rt_fast lp_rt_fast
 	__attribute__((tls_model("initial-exec"))) = { .pages = rt_zero_pages };
@@ -75,6 +80,7 @@ struct lp_rt_thread {
 	uint32_t number, tid;
 	struct lp_rt_fast *fast; /* the owner's TLS */
 	uint64_t final_refs;
+	uint64_t final_extra[LP_MAX_LINE_SIZES];
 	uint64_t slow_calls;
 	uint64_t next_flush_ns;
 	struct lp_rng rng;
@@ -292,6 +298,7 @@ static void rt_process_init(void)
 			}
 			on_exit(rt_on_exit, NULL);
 			pthread_atfork(NULL, NULL, rt_atfork_child);
+			lp_rt_straddle_mask = g.line_size[0] - 1; /* ascending: the smallest */
 			g.active = 1;
 		}
 	}
@@ -680,16 +687,36 @@ static void rt_emit(struct lp_rt_thread *t, const struct lp_watch *w, uint64_t e
 	t->nsamples++; /* after the record: a signal-time flush sends a whole prefix */
 }
 
-/* Complete the samples whose line this reference touches. */
-static void rt_check_watches(struct lp_rt_thread *t, uint64_t addr, uint64_t pc, uint64_t now)
+/* Complete the samples whose line this reference touches: every line of
+ * [addr, last] of every line size. */
+static void rt_check_watches(struct lp_rt_thread *t, uint64_t addr, uint64_t last, uint64_t pc,
+			     uint64_t now)
 {
 	for (uint32_t i = 0; i < g.nlines; i++) {
-		struct lp_watch *w = lp_watch_find(&t->watches, addr >> g.line_shift[i], i);
-		if (w) {
-			rt_emit(t, w, now, pc);
-			rt_remove(t, w);
+		for (uint64_t l = addr >> g.line_shift[i]; l <= last >> g.line_shift[i]; l++) {
+			struct lp_watch *w = lp_watch_find(&t->watches, l, i);
+			if (w) {
+				rt_emit(t, w, now, pc);
+				rt_remove(t, w);
+			}
 		}
 	}
+}
+
+/* The extra line accesses of a reference touching [addr, last]. */
+static void rt_count_extra(struct lp_rt_fast *f, uint64_t addr, uint64_t last)
+{
+	for (uint32_t i = 0; i < g.nlines; i++)
+		f->extra_lines[i] += (last >> g.line_shift[i]) - (addr >> g.line_shift[i]);
+}
+
+/* 1 when no live watch (of any thread) may cover a byte of [addr, last]. */
+static int rt_range_unwatched(uint64_t addr, uint64_t last)
+{
+	for (uint64_t gr = addr >> LP_RT_GRANULE_SHIFT; gr <= last >> LP_RT_GRANULE_SHIFT; gr++)
+		if (gr >= LP_RT_SHADOW_BYTES || *(const uint8_t *)(uintptr_t)(LP_RT_SHADOW + gr))
+			return 0;
+	return 1;
 }
 
 /* --samples N: the level of a sampled reference is the level its gap was
@@ -828,6 +855,7 @@ static struct lp_rt_thread *rt_thread_init(struct lp_rt_fast *f)
 	f->pages = t->pages;
 	f->countdown = 0; /* no reference yet: the first one draws the gap */
 	f->epoch = 0;
+	memset(f->extra_lines, 0, sizeof(f->extra_lines));
 	pthread_setspecific(g.key, t);
 	t->next = atomic_load(&g.threads);
 	while (!atomic_compare_exchange_weak(&g.threads, &t->next, t))
@@ -842,6 +870,11 @@ static uint64_t rt_thread_refs(const struct lp_rt_thread *t)
 	return t->dead ? t->final_refs : f->epoch - f->countdown;
 }
 
+static uint64_t rt_thread_extra(const struct lp_rt_thread *t, uint32_t i)
+{
+	return t->dead ? t->final_extra[i] : t->fast->extra_lines[i];
+}
+
 /* The THREAD message: the count so far with each flush (running), so that
  * a killed process keeps it up to the last flush, or the final count. */
 static void rt_send_thread_refs(struct lp_rt_thread *t, int running)
@@ -852,6 +885,8 @@ static void rt_send_thread_refs(struct lp_rt_thread *t, int running)
 	m.thread = t->number;
 	m.running = (uint32_t)running;
 	m.references = running ? rt_thread_refs(t) : t->final_refs;
+	for (uint32_t i = 0; i < LP_MAX_LINE_SIZES; i++)
+		m.extra_lines[i] = i < g.nlines ? rt_thread_extra(t, i) : 0;
 	rt_send2(t, &m, sizeof(m), NULL, 0);
 }
 
@@ -862,6 +897,8 @@ static void rt_thread_finish(struct lp_rt_thread *t)
 	if (t->dead)
 		return;
 	t->final_refs = rt_thread_refs(t);
+	for (uint32_t i = 0; i < g.nlines; i++)
+		t->final_extra[i] = rt_thread_extra(t, i);
 	if (g.mode == LP_MODE_SAMPLE) {
 		struct lp_watch *w;
 		uint64_t pos = 0;
@@ -958,16 +995,27 @@ rt_push_event(struct lp_rt_thread *t, uint64_t addr, uint64_t size, uint32_t kin
 
 /* A reference arrives here with the countdown already decremented: it
  * expired if the countdown was 0 (now UINT64_MAX), else the map says its
- * line may be watched. Its number is epoch - countdown - 1. */
+ * line may be watched, or it straddles lines of the smallest size. Its
+ * number is epoch - countdown - 1. */
 void lp_rt_slow(uint64_t addr, uint32_t size, uint32_t kind, uint64_t pc)
 {
 	struct lp_rt_fast *f = &lp_rt_fast;
 	struct lp_rt_thread *t;
 	int expired = (int64_t)f->countdown < 0;
-	uint64_t now;
+	uint64_t now, last = addr + (size ? size - 1 : 0);
+	int straddles = (addr ^ last) > lp_rt_straddle_mask;
 
 	if (!pc) /* inlined snippet: the call site is the access itself */
 		pc = (uint64_t)__builtin_return_address(0);
+	if (straddles && !expired && !f->in_rt && f->t) {
+		/* A straddling reference of a running thread: its extra line
+		 * accesses, and done unless a watch may cover one of its
+		 * lines (the common case: a call and a few instructions). */
+		rt_count_extra(f, addr, last);
+		if (rt_range_unwatched(addr, last))
+			return;
+		straddles = 0; /* counted */
+	}
 	if (f->in_rt) {
 		/* A signal handler interrupted the runtime: postpone a due
 		 * sample by one reference, keeping the clock right. */
@@ -975,6 +1023,8 @@ void lp_rt_slow(uint64_t addr, uint32_t size, uint32_t kind, uint64_t pc)
 			f->epoch -= f->countdown;
 			f->countdown = 0;
 		}
+		if (straddles)
+			rt_count_extra(f, addr, last);
 		return;
 	}
 	if (!atomic_load(&g.init_state)) {
@@ -999,15 +1049,17 @@ void lp_rt_slow(uint64_t addr, uint32_t size, uint32_t kind, uint64_t pc)
 		f->in_rt--;
 		return;
 	}
+	if (straddles)
+		rt_count_extra(f, addr, last);
 	now = f->epoch - f->countdown - 1;
 	if (!expired) {
-		rt_check_watches(t, addr, pc, now);
+		rt_check_watches(t, addr, last, pc, now);
 	} else if (g.mode == LP_MODE_TRACE) {
 		rt_push_event(t, addr, size, kind, pc);
 		rt_set_gap(f, t, now);
 	} else {
 		if (t->watches.live)
-			rt_check_watches(t, addr, pc, now);
+			rt_check_watches(t, addr, last, pc, now);
 		rt_start_sample(t, addr, size, kind, pc, now);
 		rt_set_gap(f, t, now);
 	}
@@ -1139,5 +1191,6 @@ static void rt_atfork_child(void)
 	f->t = NULL;
 	f->countdown = 0; /* the next reference re-initialises this thread */
 	f->epoch = 0;
+	memset(f->extra_lines, 0, sizeof(f->extra_lines));
 	f->pages = rt_zero_pages;
 }

@@ -28,6 +28,13 @@
 #define LP_RT_SHADOW_BYTES (1ull << (47 - LP_RT_GRANULE_SHIFT))
 #define LP_RT_PAGE_SHIFT 12
 #define LP_RT_PAGE_ENTRIES (1 << 16)
+#define LP_RT_MAX_LINES 4 /* LP_MAX_LINE_SIZES of the protocol */
+
+/* The smallest recorded line size - 1 while recording, else all ones: a
+ * reference whose first and last bytes differ above these bits touches two
+ * or more lines and takes the slow path, which counts its extra line
+ * accesses and checks the watches of all its lines. */
+extern uint64_t lp_rt_straddle_mask;
 
 static inline __attribute__((always_inline)) uint8_t lp_rt_shadow_load(uint64_t addr)
 {
@@ -55,6 +62,10 @@ struct lp_rt_fast {
 	uint64_t epoch;
 	struct lp_rt_thread *t; /* slow-path state, NULL until the first event */
 	int in_rt;              /* re-entry guard (signal handlers, malloc) */
+	/* Line accesses beyond one per reference, per configured line size:
+	 * a reference touching k lines adds k - 1 (counted by the slow path,
+	 * which every straddling reference reaches). */
+	uint64_t extra_lines[LP_RT_MAX_LINES];
 };
 
 extern __thread struct lp_rt_fast lp_rt_fast __attribute__((tls_model("initial-exec")));
@@ -96,7 +107,9 @@ static inline __attribute__((always_inline)) void lp_rt_access(uint64_t addr, ui
 	f->countdown = cd - 1;
 	/* | and not ||: the shadow is always mapped, and with || its load
 	 * sits in a block of its own, which defeats PRE. */
-	if (__builtin_expect((cd == 0) | (lp_rt_shadow_load(addr) != 0), 0))
+	if (__builtin_expect((cd == 0) | (lp_rt_shadow_load(addr) != 0) |
+				     ((addr ^ (addr + size - 1)) > lp_rt_straddle_mask),
+			     0))
 		lp_rt_slow(addr, size, kind, pc);
 }
 

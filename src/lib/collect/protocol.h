@@ -179,6 +179,10 @@ struct lp_msg_thread {
 	struct lp_msg_header h;
 	uint32_t thread, running;
 	uint64_t references; /* of this thread */
+	/* Line accesses beyond one per reference, per line size (HELLO's
+	 * line_size order): a reference touching k lines of that size adds
+	 * k - 1, so the thread's line accesses are references + extra_lines. */
+	uint64_t extra_lines[LP_MAX_LINE_SIZES];
 };
 
 /* LP_BYE_EXEC: the image is replaced by execve (status 0); the new image,

@@ -4,12 +4,11 @@
  * loses only what the runtime had not flushed yet; holding the profile in
  * memory here until the end costs nothing in safety.
  *
- * The clock of a live profile counts references (loads and stores) of the
- * sampled thread, as the runtime does: a reference that straddles two lines
- * advances it by one, where a trace-driven profile (locprof sample) counts
- * two line accesses. Straddling references are rare in compiled code; the
- * profile's source string says "inst" (or "valgrind", after the HELLO's
- * backend) so the difference is visible. */
+ * The clock of a live profile (sample times, reuse distances) counts
+ * references (loads and stores) of the sampled thread, as the runtime
+ * does; its line accesses per line size are counted apart (THREAD's
+ * extra_lines: a reference touching k lines is k line accesses), as in a
+ * trace-driven profile (docs/models.md, "What is counted"). */
 #include "collect/sink.h"
 
 #include <locprof/profile.h>
@@ -178,8 +177,8 @@ static int lpp_close(void *state, const struct lp_collect_summary *sum,
 	int err = 0;
 
 	s->p->references = sum->references;
-	for (uint32_t i = 0; i < s->p->n_line_sizes; i++)
-		s->p->accesses[i] = sum->references;
+	for (uint32_t i = 0; i < s->p->n_line_sizes && i < LP_MAX_LINE_SIZES; i++)
+		s->p->accesses[i] = sum->line_accesses[i];
 	for (size_t i = 0; i < maps->n && err >= 0; i++)
 		err = lp_mappings_add(&s->p->mappings, maps->v[i].start, maps->v[i].end,
 				      maps->v[i].file_offset, maps->v[i].path, maps->v[i].build_id,
