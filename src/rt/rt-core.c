@@ -688,15 +688,19 @@ static void rt_emit(struct lp_rt_thread *t, const struct lp_watch *w, uint64_t e
 }
 
 /* Complete the samples whose line this reference touches: every line of
- * [addr, last] of every line size. */
+ * [addr, last] of every line size. Sample times count line accesses of
+ * their line size: the reference's first line is line access now +
+ * ex[i] (ex: the extra line accesses before this reference), its next
+ * line the one after. */
 static void rt_check_watches(struct lp_rt_thread *t, uint64_t addr, uint64_t last, uint64_t pc,
-			     uint64_t now)
+			     uint64_t now, const uint64_t *ex)
 {
 	for (uint32_t i = 0; i < g.nlines; i++) {
-		for (uint64_t l = addr >> g.line_shift[i]; l <= last >> g.line_shift[i]; l++) {
+		uint64_t first = addr >> g.line_shift[i];
+		for (uint64_t l = first; l <= last >> g.line_shift[i]; l++) {
 			struct lp_watch *w = lp_watch_find(&t->watches, l, i);
 			if (w) {
-				rt_emit(t, w, now, pc);
+				rt_emit(t, w, now + ex[i] + (l - first), pc);
 				rt_remove(t, w);
 			}
 		}
@@ -752,27 +756,35 @@ static int rt_sample_level(struct lp_rt_thread *t)
 	return level < atomic_load(&g.level) ? -1 : (int)level;
 }
 
+/* A sampled reference watches every line it touches, of every line size:
+ * each is a sample (a line access), so that every line access is sampled
+ * with its reference's probability, the second line of a straddling
+ * reference as much as the first (docs/runtime.md). */
 static void rt_start_sample(struct lp_rt_thread *t, uint64_t addr, uint32_t size, uint32_t kind,
-			    uint64_t pc, uint64_t now)
+			    uint64_t pc, uint64_t now, const uint64_t *ex)
 {
+	uint64_t last = addr + (size ? size - 1 : 0);
 	int level = rt_sample_level(t);
 
 	if (level < 0)
 		return;
 	for (uint32_t i = 0; i < g.nlines; i++) {
-		struct lp_watch *w;
+		uint64_t first = addr >> g.line_shift[i];
+		for (uint64_t l = first; l <= last >> g.line_shift[i]; l++) {
+			struct lp_watch *w;
 
-		if (lp_watch_table_must_grow(&t->watches) && rt_table_grow(t) < 0)
-			return; /* out of memory: sample fewer, stay correct */
-		w = lp_watch_insert(&t->watches, addr >> g.line_shift[i], i);
-		w->begin = now;
-		w->pc = pc;
-		w->addr = addr;
-		w->size = size > 255 ? 255 : (uint8_t)size;
-		w->kind = (uint8_t)kind;
-		w->tag = (uint32_t)level;
-		rt_shadow_add(w, 1);
-		rt_coarse_add(t, w, 1);
+			if (lp_watch_table_must_grow(&t->watches) && rt_table_grow(t) < 0)
+				return; /* out of memory: sample fewer, stay correct */
+			w = lp_watch_insert(&t->watches, l, i);
+			w->begin = now + ex[i] + (l - first);
+			w->pc = pc;
+			w->addr = l == addr >> g.line_shift[i] ? addr : l << g.line_shift[i];
+			w->size = size > 255 ? 255 : (uint8_t)size;
+			w->kind = (uint8_t)kind;
+			w->tag = (uint32_t)level;
+			rt_shadow_add(w, 1);
+			rt_coarse_add(t, w, 1);
+		}
 	}
 }
 
@@ -1003,10 +1015,12 @@ void lp_rt_slow(uint64_t addr, uint32_t size, uint32_t kind, uint64_t pc)
 	struct lp_rt_thread *t;
 	int expired = (int64_t)f->countdown < 0;
 	uint64_t now, last = addr + (size ? size - 1 : 0);
+	uint64_t ex[LP_MAX_LINE_SIZES]; /* extra line accesses before this reference */
 	int straddles = (addr ^ last) > lp_rt_straddle_mask;
 
 	if (!pc) /* inlined snippet: the call site is the access itself */
 		pc = (uint64_t)__builtin_return_address(0);
+	memcpy(ex, f->extra_lines, sizeof(ex));
 	if (straddles && !expired && !f->in_rt && f->t) {
 		/* A straddling reference of a running thread: its extra line
 		 * accesses, and done unless a watch may cover one of its
@@ -1049,18 +1063,22 @@ void lp_rt_slow(uint64_t addr, uint32_t size, uint32_t kind, uint64_t pc)
 		f->in_rt--;
 		return;
 	}
-	if (straddles)
+	if (straddles) {
+		/* the thread's extra lines so far: rt_thread_init() may just
+		 * have started them at 0 */
+		memcpy(ex, f->extra_lines, sizeof(ex));
 		rt_count_extra(f, addr, last);
+	}
 	now = f->epoch - f->countdown - 1;
 	if (!expired) {
-		rt_check_watches(t, addr, last, pc, now);
+		rt_check_watches(t, addr, last, pc, now, ex);
 	} else if (g.mode == LP_MODE_TRACE) {
 		rt_push_event(t, addr, size, kind, pc);
 		rt_set_gap(f, t, now);
 	} else {
 		if (t->watches.live)
-			rt_check_watches(t, addr, last, pc, now);
-		rt_start_sample(t, addr, size, kind, pc, now);
+			rt_check_watches(t, addr, last, pc, now, ex);
+		rt_start_sample(t, addr, size, kind, pc, now, ex);
 		rt_set_gap(f, t, now);
 	}
 	rt_leave(t);
