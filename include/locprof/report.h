@@ -50,6 +50,8 @@ struct lp_report_cache {
 	uint64_t size, ways, line;
 	double lru;    /* set-associative LRU (StatStack + binomial model) */
 	double random; /* random replacement, fully associative (StatCache) */
+	/* the same per reference (lp_ref_miss_ratio()) */
+	double lru_ref, random_ref;
 };
 
 enum { LP_REPORT_LRU = 1u, LP_REPORT_RANDOM = 2u };
@@ -79,6 +81,7 @@ struct lp_report_info {
 	double line;        /* line size, bytes */
 	size_t samples;     /* samples of that line size */
 	uint64_t accesses;  /* line accesses of the run */
+	uint64_t references; /* references (loads and stores) of the run */
 	int accesses_partial; /* the count is below the samples' (a killed run:
 			       * lp_profile_count_partial()) */
 	uint64_t at;        /* the cache size of windows and hot spots, bytes */

@@ -225,7 +225,7 @@ static void text_curves(const struct report_opts *o, const struct lp_report *r)
 		       "the last flush)", in->accesses);
 	else
 		printf("line accesses not counted (the run was cut short before the first flush)");
-	printf(" of %g bytes, %s\n\n", in->line, cold_words(o));
+	printf(" of %g bytes (%" PRIu64 " references), %s\n\n", in->line, in->references, cold_words(o));
 	printf("%10s", "size");
 	for (size_t k = 0; k < nc; k++)
 		printf(" %12s", column_name(&cv[k]));
@@ -247,10 +247,14 @@ static void text_tables(const struct report_opts *o, const struct lp_report *r)
 	char b[32];
 
 	if (nca) {
-		printf("\n%-24s %8s %6s %12s %12s\n", "cache", "size", "ways", "lru", "random(FA)");
+		printf("\nmiss ratios per line access (lru, random) and per reference (lru/ref, random/ref:"
+		       " one access, a miss if any of its lines misses)\n");
+		printf("%-24s %8s %6s %12s %12s %12s %12s\n", "cache", "size", "ways", "lru", "random(FA)",
+		       "lru/ref", "random/ref");
 		for (size_t i = 0; i < nca; i++)
-			printf("%-24s %8s %6" PRIu64 " %12.4f %12.4f\n", ca[i].label,
-			       cli_format_size(ca[i].size, b, sizeof(b)), ca[i].ways, ca[i].lru, ca[i].random);
+			printf("%-24s %8s %6" PRIu64 " %12.4f %12.4f %12.4f %12.4f\n", ca[i].label,
+			       cli_format_size(ca[i].size, b, sizeof(b)), ca[i].ways, ca[i].lru, ca[i].random,
+			       ca[i].lru_ref, ca[i].random_ref);
 	}
 	if (o->show_windows) {
 		printf("\nrandom-replacement miss ratio per window (%" PRIu64
@@ -312,10 +316,12 @@ static void csv_tables(const struct report_opts *o, const struct lp_report *r)
 			printf("%s,%" PRIu64 ",%.6f,%.1f,%.0f\n", cv[k].name, cv[k].size[i], cv[k].ratio[i],
 			       cv[k].ratio[i] * acc, acc);
 	if (nca) {
-		printf("\ncache,size_bytes,ways,line_bytes,lru_miss_ratio,random_miss_ratio\n");
+		printf("\ncache,size_bytes,ways,line_bytes,lru_miss_ratio,random_miss_ratio,lru_ref_miss_ratio,"
+		       "random_ref_miss_ratio\n");
 		for (size_t i = 0; i < nca; i++)
-			printf("%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.6f,%.6f\n", cli_csv_field(ca[i].label, b1, sizeof(b1)),
-			       ca[i].size, ca[i].ways, ca[i].line, ca[i].lru, ca[i].random);
+			printf("%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.6f,%.6f,%.6f,%.6f\n",
+			       cli_csv_field(ca[i].label, b1, sizeof(b1)), ca[i].size, ca[i].ways, ca[i].line, ca[i].lru,
+			       ca[i].random, ca[i].lru_ref, ca[i].random_ref);
 	}
 	if (o->show_windows) {
 		printf("\n# random replacement at %" PRIu64 " bytes, windows of %" PRIu64 " line accesses or more\n",
@@ -389,8 +395,9 @@ static void json_report(const struct report_opts *o, const struct lp_report *r)
 	for (size_t i = 0; i < nca; i++) {
 		printf("%s{\"cache\":", i ? "," : "");
 		cli_json_string(ca[i].label);
-		printf(",\"size\":%" PRIu64 ",\"ways\":%" PRIu64 ",\"lru\":%.6f,\"random\":%.6f}", ca[i].size,
-		       ca[i].ways, ca[i].lru, ca[i].random);
+		printf(",\"size\":%" PRIu64 ",\"ways\":%" PRIu64 ",\"lru\":%.6f,\"random\":%.6f,\"lru_ref\":%.6f,"
+		       "\"random_ref\":%.6f}",
+		       ca[i].size, ca[i].ways, ca[i].lru, ca[i].random, ca[i].lru_ref, ca[i].random_ref);
 	}
 	printf("]");
 	if (o->show_windows) {

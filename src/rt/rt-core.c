@@ -780,7 +780,10 @@ static void rt_start_sample(struct lp_rt_thread *t, uint64_t addr, uint32_t size
 			w->pc = pc;
 			w->addr = l == addr >> g.line_shift[i] ? addr : l << g.line_shift[i];
 			w->size = size > 255 ? 255 : (uint8_t)size;
-			w->kind = (uint8_t)kind;
+			w->kind = (uint8_t)(kind | (first == last >> g.line_shift[i] ? LP_MSG_PART_WHOLE
+						    : l == first			   ? LP_MSG_PART_FIRST
+											   : LP_MSG_PART_NEXT)
+							   << LP_MSG_PART_SHIFT);
 			w->tag = (uint32_t)level;
 			rt_shadow_add(w, 1);
 			rt_coarse_add(t, w, 1);

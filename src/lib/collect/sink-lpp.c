@@ -15,6 +15,10 @@
 
 #include "common/error.h"
 
+_Static_assert(LP_MSG_PART_WHOLE == LP_PART_WHOLE && LP_MSG_PART_FIRST == LP_PART_FIRST &&
+		       LP_MSG_PART_NEXT == LP_PART_NEXT,
+	       "the protocol's sample parts are the profile's");
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,10 +91,11 @@ static int lpp_samples(void *state, const struct lp_msg_sample *v, size_t n)
 								: v[i].end - v[i].begin - 1,
 			.reuse_pc = v[i].reuse_pc,
 			.tid = v[i].thread,
-			.kind = v[i].kind,
+			.kind = v[i].kind & LP_MSG_KIND_MASK,
 			.line_idx = v[i].line_index,
+			.part = (uint8_t)(v[i].kind >> LP_MSG_PART_SHIFT),
 		};
-		if (smp.line_idx >= s->p->n_line_sizes || (v[i].end != LP_SAMPLE_DANGLING && v[i].end <= v[i].begin))
+		if (smp.line_idx >= s->p->n_line_sizes || smp.part > LP_PART_NEXT || (v[i].end != LP_SAMPLE_DANGLING && v[i].end <= v[i].begin))
 			continue; /* impossible record: a damaged or foreign sender */
 		int err = lp_profile_add_sample(s->p, &smp);
 		if (err < 0)

@@ -78,27 +78,42 @@ out:
 
 static int report_caches(struct lp_report *r, const struct lp_report_params *pa)
 {
+	size_t first, n;
+	double *prob;
+	int err = 0;
+
 	if (!pa->ncaches)
 		return 0;
-	if (!(r->caches = malloc(pa->ncaches * sizeof(*r->caches))))
+	lp_profile_line_samples(r->p, pa->line_index, &first, &n);
+	if (!(prob = malloc((n ? n : 1) * sizeof(*prob))))
 		return lp_seterr(LP_ENOMEM, "out of memory");
+	if (!(r->caches = malloc(pa->ncaches * sizeof(*r->caches)))) {
+		free(prob);
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	}
 	memcpy(r->caches, pa->caches, pa->ncaches * sizeof(*r->caches));
 	r->ncaches = pa->ncaches;
 	for (size_t i = 0; i < r->ncaches; i++) {
 		struct lp_report_cache *k = &r->caches[i];
-		uint64_t lines = k->size / (uint64_t)r->info.line, ways;
+		uint64_t lines = k->size / (uint64_t)r->info.line, ways, sets;
 		double dlines;
-		int err;
 
 		if (!lines)
 			lines = 1;
 		ways = k->ways ? k->ways : lines;
-		k->lru = lp_statstack_setassoc_miss_ratio(r->ss, lines / ways ? lines / ways : 1, ways);
+		sets = lines / ways ? lines / ways : 1;
+		k->lru = lp_statstack_setassoc_miss_ratio(r->ss, sets, ways);
 		dlines = (double)lines;
-		if ((err = lp_statcache_curve(r->sc, &dlines, 1, &k->random)) < 0)
-			return err;
+		if ((err = lp_statcache_curve(r->sc, &dlines, 1, &k->random)) < 0 ||
+		    (err = lp_statstack_sample_miss(r->ss, sets, ways, prob)) < 0)
+			break;
+		k->lru_ref = lp_ref_miss_ratio(r->p, pa->line_index, prob, k->lru);
+		if ((err = lp_statcache_sample_miss(r->sc, dlines, prob)) < 0)
+			break;
+		k->random_ref = lp_ref_miss_ratio(r->p, pa->line_index, prob, k->random);
 	}
-	return 0;
+	free(prob);
+	return err;
 }
 
 static int report_windows(struct lp_report *r)
@@ -143,6 +158,7 @@ int lp_report_new(struct lp_report **out, const struct lp_profile *p, const stru
 	r->li = pa->line_index;
 	r->info.line = p->line_sizes[r->li];
 	r->info.accesses = p->accesses[r->li];
+	r->info.references = p->references;
 	r->info.accesses_partial = lp_profile_count_partial(p, r->li);
 	lp_profile_line_samples(p, r->li, &r->first, &r->info.samples);
 	r->info.at = pa->at ? pa->at : pa->ncaches ? pa->caches[0].size : 32768;
