@@ -86,11 +86,19 @@ struct VRef {
 	int64_t step;   // bytes per iteration (0: loop-invariant)
 	int64_t lo, hi; // the run's bytes at iteration 0: [start + lo, start + hi)
 };
+// An access of a versioned loop that may straddle: run `run`'s start +
+// off at iteration 0, `size` bytes.
+struct VStraddle {
+	unsigned run;
+	int64_t off;
+	uint64_t size;
+};
 struct VLoop {
 	BasicBlock *preheader, *header, *latch;
 	std::vector<BasicBlock *> blocks;
 	SmallVector<BasicBlock *, 4> exits;
 	std::vector<VRef> refs;
+	std::vector<VStraddle> straddlers;
 	Value *btc;                             // i64
 	std::map<BasicBlock *, uint64_t> count; // accesses per block
 	uint64_t total;                         // accesses of all blocks
@@ -116,8 +124,9 @@ struct Access {
 // An access that may touch two lines of the smallest recorded size (of at
 // least 8 bytes): one not known to be aligned to its size, or wider than
 // 8 bytes. Its snippet sends a straddling reference to the slow path,
-// which counts its extra line accesses, and its loop is not versioned
-// (a fast strip would not count them).
+// which counts its extra line accesses; a versioned loop runs a strip in
+// its fast copy only when every such access is aligned to its size there
+// (VStraddle), so that none straddles.
 inline bool mayStraddle(const Access &a)
 {
 	return a.size > 1 && (a.align < a.size || a.size > 8);

@@ -105,6 +105,7 @@ private:
 	std::vector<Value *> lo, hi;                 // each run's range over the strip
 	std::vector<ShadowRange> sr;
 	bool allShadow = true;
+	Value *aligned = nullptr; // i1: no access that may straddle does in this strip
 	BasicBlock *wdone = nullptr, *done = nullptr;
 	PHINode *watch = nullptr;
 	bool single = false;                         // a loop of one block
@@ -279,6 +280,29 @@ void LoopVersioner::emitStripRanges()
 	n = umin(QB, ConstantInt::get(i64, stripLen), QB.CreateSub(trips, qi));
 	end = QB.CreateAdd(qi, n, "lp.end");
 	Value *last = QB.CreateSub(n, ConstantInt::get(i64, 1));
+	// An access that may straddle is aligned to its size (a power of
+	// two, at most the smallest line: lp_rt_straddle_mask + 1) at the
+	// strip's first iteration and steps by a multiple of it: then none of
+	// the strip's touches two lines, and the fast copy may run it.
+	aligned = ConstantInt::getTrue(C);
+	Value *mask = v.straddlers.empty() ? nullptr : QB.CreateLoad(i64, ins.straddleMask, "lp.mask");
+	for (const VStraddle &s : v.straddlers) {
+		const VRef &r = v.refs[s.run];
+		if (s.size & (s.size - 1)) {
+			aligned = ConstantInt::getFalse(C);
+			break;
+		}
+		Value *a = QB.CreateAdd(r.start, ConstantInt::get(i64, (uint64_t)s.off));
+		if (r.step)
+			a = QB.CreateAdd(a, QB.CreateMul(qi, ConstantInt::get(i64, r.step)));
+		a = QB.CreateOr(a, ConstantInt::get(i64, (uint64_t)std::abs(r.step)));
+		Value *ok = QB.CreateAnd(QB.CreateICmpEQ(QB.CreateAnd(a, ConstantInt::get(i64, s.size - 1)),
+							 ConstantInt::get(i64, 0)),
+					 QB.CreateICmpULE(ConstantInt::get(i64, s.size - 1), mask));
+		aligned = QB.CreateAnd(aligned, ok);
+	}
+	if (mask) // not recording (the mask is all ones): nothing is counted
+		aligned = QB.CreateOr(aligned, QB.CreateICmpEQ(mask, ConstantInt::get(i64, ~0ull)));
 	for (const VRef &r : v.refs) {
 		// The run's bytes over the strip: [a + r.lo, a + r.hi) at each
 		// iteration, a = start + step * iteration.
@@ -380,7 +404,7 @@ void LoopVersioner::emitFastLimit()
 	// watch costs the instrumented copy from there to the slow path that
 	// finds it, not a whole strip.
 	Value *clear = WB.CreateICmpEQ(watch, ConstantInt::get(i64, 0));
-	Value *limW = WB.CreateSelect(clear, lim0, ConstantInt::get(i64, 0));
+	Value *limW = WB.CreateSelect(WB.CreateAnd(clear, aligned), lim0, ConstantInt::get(i64, 0));
 	DB.SetInsertPoint(done);
 	lim = limW;
 	if (allShadow) {
@@ -394,6 +418,7 @@ void LoopVersioner::emitFastLimit()
 			t = FB1.CreateSelect(FB1.CreateICmpEQ(sr[k].bits, ConstantInt::get(i64, 0)), lim0, t);
 			first = umin(FB1, first, t);
 		}
+		first = FB1.CreateSelect(aligned, first, ConstantInt::get(i64, 0));
 		FB1.CreateBr(done);
 		PHINode *lp = DB.CreatePHI(i64, 2, "lp.lim");
 		lp->addIncoming(limW, wdone);
