@@ -184,6 +184,9 @@ private:
 	Constant *fast;       // the thread's lp_rt_fast (initial-exec TLS)
 	FunctionCallee slow;  // lp_rt_slow(addr, size, kind, pc)
 	Constant *straddleMask; // lp_rt_straddle_mask (src/rt/rt.h)
+	Constant *straddleSlow; // lp_rt_straddle_slow
+	Constant *lineShift0;   // lp_rt_line_shift0
+	Constant *extra0;       // the thread's lp_rt_extra0 (initial-exec TLS)
 	MDNode *cold;         // branch weights: the slow side is cold
 	uint64_t cloneMax = kCloneMax;
 	bool stats = false;   // LOCPROF_PASS_STATS: one line per function on stderr

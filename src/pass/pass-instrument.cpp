@@ -16,6 +16,12 @@ Instrumenter::Instrumenter(Module &Mod) : M(Mod), C(Mod.getContext())
 					  "lp_rt_fast", nullptr, GlobalValue::InitialExecTLSModel);
 	});
 	straddleMask = M.getOrInsertGlobal("lp_rt_straddle_mask", i64);
+	straddleSlow = M.getOrInsertGlobal("lp_rt_straddle_slow", i64);
+	lineShift0 = M.getOrInsertGlobal("lp_rt_line_shift0", i32);
+	extra0 = M.getOrInsertGlobal("lp_rt_extra0", i64, [&] {
+		return new GlobalVariable(M, i64, false, GlobalValue::ExternalLinkage, nullptr, "lp_rt_extra0",
+					  nullptr, GlobalValue::InitialExecTLSModel);
+	});
 	slow = M.getOrInsertFunction("lp_rt_slow", FunctionType::get(Type::getVoidTy(C), { i64, i32, i32, i64 }, false));
 	if (Function *f = dyn_cast<Function>(slow.getCallee()->stripPointerCasts()))
 		f->addFnAttr(Attribute::Cold);
@@ -156,15 +162,22 @@ Value *Instrumenter::precheck(IRBuilder<> &B, const Access &a, const Check &k)
 	}
 }
 
-// cond, or'ed with the straddle test of an access that may straddle:
-// (addr ^ (addr + size - 1)) > lp_rt_straddle_mask, as rt.h's snippet.
+// For an access that may straddle, as rt.h's snippet: its extra lines of
+// the smallest line size added to lp_rt_extra0, and cond or'ed with the
+// shadow test of its last byte's granule and with the slow path's share
+// of the count ((addr ^ last) > lp_rt_straddle_slow: larger line sizes).
 Value *Instrumenter::straddles(IRBuilder<> &B, const Access &a, Value *cond)
 {
 	if (!mayStraddle(a))
 		return cond;
 	Value *addr = B.CreatePtrToInt(a.ptr, i64);
-	Value *x = B.CreateXor(addr, B.CreateAdd(addr, ConstantInt::get(i64, a.size - 1)));
-	return B.CreateOr(cond, B.CreateICmpUGT(x, B.CreateLoad(i64, straddleMask, "lp.mask")));
+	Value *last = B.CreateAdd(addr, ConstantInt::get(i64, a.size - 1));
+	Value *sh = B.CreateZExt(B.CreateLoad(i32, lineShift0, "lp.sh0"), i64);
+	Value *e = B.CreateSub(B.CreateLShr(last, sh), B.CreateLShr(addr, sh));
+	B.CreateStore(B.CreateAdd(B.CreateLoad(i64, extra0, "lp.ex0"), e), extra0);
+	Value *lastWatched = watched(B, B.CreateIntToPtr(last, i8p), i64, i8);
+	Value *slowShare = B.CreateICmpUGT(B.CreateXor(addr, last), B.CreateLoad(i64, straddleSlow, "lp.slow"));
+	return B.CreateOr(cond, B.CreateOr(lastWatched, slowShare));
 }
 
 // The block's countdown was tested and decremented by acc.size() at its

@@ -48,8 +48,11 @@ static uint32_t rt_zero_pages[LP_RT_PAGE_ENTRIES];
 
 _Static_assert(LP_RT_MAX_LINES == LP_MAX_LINE_SIZES, "one limit on line sizes");
 
-/* No straddle test until the runtime records (rt_process_init()). */
+/* No straddle count until the runtime records (rt_process_init()). */
 uint64_t lp_rt_straddle_mask = UINT64_MAX;
+uint64_t lp_rt_straddle_slow = UINT64_MAX;
+uint32_t lp_rt_line_shift0 = 63;
+__thread uint64_t lp_rt_extra0 __attribute__((tls_model("initial-exec")));
 
 /* The page counts start valid, so that no range query reads through NULL. */
 __thread struct lp_rt_fast lp_rt_fast
@@ -79,6 +82,7 @@ struct lp_rt_thread {
 	int fd;
 	uint32_t number, tid;
 	struct lp_rt_fast *fast; /* the owner's TLS */
+	uint64_t *extra0;        /* the owner's lp_rt_extra0 */
 	uint64_t final_refs;
 	uint64_t final_extra[LP_MAX_LINE_SIZES];
 	uint64_t slow_calls;
@@ -299,6 +303,8 @@ static void rt_process_init(void)
 			on_exit(rt_on_exit, NULL);
 			pthread_atfork(NULL, NULL, rt_atfork_child);
 			lp_rt_straddle_mask = g.line_size[0] - 1; /* ascending: the smallest */
+			lp_rt_straddle_slow = g.nlines > 1 ? lp_rt_straddle_mask : UINT64_MAX;
+			lp_rt_line_shift0 = g.line_shift[0];
 			g.active = 1;
 		}
 	}
@@ -707,10 +713,11 @@ static void rt_check_watches(struct lp_rt_thread *t, uint64_t addr, uint64_t las
 	}
 }
 
-/* The extra line accesses of a reference touching [addr, last]. */
+/* The extra line accesses of a reference touching [addr, last], of the
+ * line sizes but the smallest (counted inline: lp_rt_extra0). */
 static void rt_count_extra(struct lp_rt_fast *f, uint64_t addr, uint64_t last)
 {
-	for (uint32_t i = 0; i < g.nlines; i++)
+	for (uint32_t i = 1; i < g.nlines; i++)
 		f->extra_lines[i] += (last >> g.line_shift[i]) - (addr >> g.line_shift[i]);
 }
 
@@ -868,9 +875,9 @@ static struct lp_rt_thread *rt_thread_init(struct lp_rt_fast *f)
 		rt_send_maps(t, LP_MAPS_START);
 	f->t = t;
 	f->pages = t->pages;
+	t->extra0 = &lp_rt_extra0;
 	f->countdown = 0; /* no reference yet: the first one draws the gap */
 	f->epoch = 0;
-	memset(f->extra_lines, 0, sizeof(f->extra_lines));
 	pthread_setspecific(g.key, t);
 	t->next = atomic_load(&g.threads);
 	while (!atomic_compare_exchange_weak(&g.threads, &t->next, t))
@@ -887,7 +894,7 @@ static uint64_t rt_thread_refs(const struct lp_rt_thread *t)
 
 static uint64_t rt_thread_extra(const struct lp_rt_thread *t, uint32_t i)
 {
-	return t->dead ? t->final_extra[i] : t->fast->extra_lines[i];
+	return t->dead ? t->final_extra[i] : i ? t->fast->extra_lines[i] : *t->extra0;
 }
 
 /* The THREAD message: the count so far with each flush (running), so that
@@ -1008,22 +1015,34 @@ rt_push_event(struct lp_rt_thread *t, uint64_t addr, uint64_t size, uint32_t kin
 	t->nevents++; /* after the record: a signal-time flush sends a whole prefix */
 }
 
-/* A reference arrives here with the countdown already decremented: it
- * expired if the countdown was 0 (now UINT64_MAX), else the map says its
- * line may be watched, or it straddles lines of the smallest size. Its
- * number is epoch - countdown - 1. */
+/* The line-access clocks before this reference: the extra line accesses
+ * so far, less this reference's of the smallest size (counted inline
+ * before the call, e0). */
+static void rt_extra_before(const struct lp_rt_fast *f, uint64_t e0, uint64_t *ex)
+{
+	memcpy(ex, f->extra_lines, LP_MAX_LINE_SIZES * sizeof(*ex));
+	ex[0] = lp_rt_extra0 - e0;
+}
+
+/* A reference arrives here with the countdown already decremented and
+ * its extra line accesses of the smallest size counted: it expired if the
+ * countdown was 0 (now UINT64_MAX), else the map says a line of it may be
+ * watched, or it straddles lines of the smallest size and larger ones are
+ * recorded too. Its number is epoch - countdown - 1. */
 void lp_rt_slow(uint64_t addr, uint32_t size, uint32_t kind, uint64_t pc)
 {
 	struct lp_rt_fast *f = &lp_rt_fast;
 	struct lp_rt_thread *t;
 	int expired = (int64_t)f->countdown < 0;
 	uint64_t now, last = addr + (size ? size - 1 : 0);
+	uint64_t e0 = (last >> lp_rt_line_shift0) - (addr >> lp_rt_line_shift0);
 	uint64_t ex[LP_MAX_LINE_SIZES]; /* extra line accesses before this reference */
-	int straddles = (addr ^ last) > lp_rt_straddle_mask;
+	/* lines of the larger sizes to count here */
+	int straddles = (addr ^ last) > lp_rt_straddle_slow;
 
 	if (!pc) /* inlined snippet: the call site is the access itself */
 		pc = (uint64_t)__builtin_return_address(0);
-	memcpy(ex, f->extra_lines, sizeof(ex));
+	rt_extra_before(f, e0, ex);
 	if (straddles && !expired && !f->in_rt && f->t) {
 		/* A straddling reference of a running thread: its extra line
 		 * accesses, and done unless a watch may cover one of its
@@ -1048,6 +1067,7 @@ void lp_rt_slow(uint64_t addr, uint32_t size, uint32_t kind, uint64_t pc)
 		/* Before our constructor: try again at the next reference. */
 		f->countdown = 0;
 		f->epoch = 0;
+		lp_rt_extra0 = 0;
 		f->pages = rt_zero_pages;
 		return;
 	}
@@ -1060,18 +1080,17 @@ void lp_rt_slow(uint64_t addr, uint32_t size, uint32_t kind, uint64_t pc)
 		rt_set_gap(f, t, UINT64_MAX);
 		expired = f->countdown == 0;
 		f->countdown--;
+		memset(f->extra_lines, 0, sizeof(f->extra_lines));
+		lp_rt_extra0 = e0;
+		rt_extra_before(f, e0, ex);
 	}
 	if (!t) {
 		rt_make_inert(f);
 		f->in_rt--;
 		return;
 	}
-	if (straddles) {
-		/* the thread's extra lines so far: rt_thread_init() may just
-		 * have started them at 0 */
-		memcpy(ex, f->extra_lines, sizeof(ex));
+	if (straddles)
 		rt_count_extra(f, addr, last);
-	}
 	now = f->epoch - f->countdown - 1;
 	if (!expired) {
 		rt_check_watches(t, addr, last, pc, now, ex);
@@ -1213,5 +1232,6 @@ static void rt_atfork_child(void)
 	f->countdown = 0; /* the next reference re-initialises this thread */
 	f->epoch = 0;
 	memset(f->extra_lines, 0, sizeof(f->extra_lines));
+	lp_rt_extra0 = 0;
 	f->pages = rt_zero_pages;
 }

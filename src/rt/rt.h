@@ -30,11 +30,19 @@
 #define LP_RT_PAGE_ENTRIES (1 << 16)
 #define LP_RT_MAX_LINES 4 /* LP_MAX_LINE_SIZES of the protocol */
 
-/* The smallest recorded line size - 1 while recording, else all ones: a
- * reference whose first and last bytes differ above these bits touches two
- * or more lines and takes the slow path, which counts its extra line
- * accesses and checks the watches of all its lines. */
+/* Straddling references (docs/runtime.md, "The per-access path"). While
+ * recording: lp_rt_line_shift0 is log2 of the smallest recorded line size
+ * (63 otherwise, which makes the count below 0), and each reference adds
+ * its extra lines of that size, (last >> shift0) - (addr >> shift0), to
+ * the thread's lp_rt_extra0; lp_rt_straddle_mask is that line size - 1
+ * (all ones otherwise); lp_rt_straddle_slow is the same when larger line
+ * sizes are recorded too (all ones otherwise): a reference touching two
+ * lines of the smallest size then takes the slow path, which counts its
+ * extra lines of the other sizes. */
 extern uint64_t lp_rt_straddle_mask;
+extern uint64_t lp_rt_straddle_slow;
+extern uint32_t lp_rt_line_shift0;
+extern __thread uint64_t lp_rt_extra0 __attribute__((tls_model("initial-exec")));
 
 static inline __attribute__((always_inline)) uint8_t lp_rt_shadow_load(uint64_t addr)
 {
@@ -62,9 +70,10 @@ struct lp_rt_fast {
 	uint64_t epoch;
 	struct lp_rt_thread *t; /* slow-path state, NULL until the first event */
 	int in_rt;              /* re-entry guard (signal handlers, malloc) */
-	/* Line accesses beyond one per reference, per configured line size:
-	 * a reference touching k lines adds k - 1 (counted by the slow path,
-	 * which every straddling reference reaches). */
+	/* Line accesses beyond one per reference, per configured line size
+	 * but the smallest (lp_rt_extra0): a reference touching k lines adds
+	 * k - 1 (counted by the slow path, which every reference straddling
+	 * lines of the smallest size reaches when there are several). */
 	uint64_t extra_lines[LP_RT_MAX_LINES];
 };
 
@@ -102,13 +111,15 @@ static inline __attribute__((always_inline)) void lp_rt_access(uint64_t addr, ui
 							       uint32_t kind, uint64_t pc)
 {
 	struct lp_rt_fast *f = &lp_rt_fast;
-	uint64_t cd = f->countdown;
+	uint64_t cd = f->countdown, last = addr + (size ? size - 1 : 0);
 
 	f->countdown = cd - 1;
+	lp_rt_extra0 += (last >> lp_rt_line_shift0) - (addr >> lp_rt_line_shift0);
 	/* | and not ||: the shadow is always mapped, and with || its load
-	 * sits in a block of its own, which defeats PRE. */
-	if (__builtin_expect((cd == 0) | (lp_rt_shadow_load(addr) != 0) |
-				     ((addr ^ (addr + size - 1)) > lp_rt_straddle_mask),
+	 * sits in a block of its own, which defeats PRE. The last byte's
+	 * granule: a watch on a straddling reference's second line. */
+	if (__builtin_expect((cd == 0) | (lp_rt_shadow_load(addr) != 0) | (lp_rt_shadow_load(last) != 0) |
+				     ((addr ^ last) > lp_rt_straddle_slow),
 			     0))
 		lp_rt_slow(addr, size, kind, pc);
 }
