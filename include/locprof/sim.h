@@ -135,6 +135,10 @@ struct lp_graph_point {
 	uint64_t accesses;  /* line accesses */
 	uint64_t cold;      /* first touches (a miss at every size) */
 	uint64_t lru_misses, fifo_misses, random_misses; /* including cold */
+	/* per reference (lp_graph_refs(); 0 from lp_graph_lines()): accesses
+	 * as lp_sim_ref_accesses() counts them, and those with a missed line */
+	uint64_t ref_accesses;
+	uint64_t lru_ref_misses, fifo_ref_misses, random_ref_misses;
 };
 size_t lp_graph_sizes(const struct lp_graph *g);
 /* Points in increasing order of size. */

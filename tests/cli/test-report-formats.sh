@@ -25,7 +25,7 @@ expect_status 0 "$LOCPROF" report "$T/a.lpp" "${opts[@]}" --format csv
 cp "$T/out" "$T/a.csv"
 expect_grep "^statstack,4096,0\.[0-9]{6},[0-9.]+,6000$" "$T/a.csv"
 expect_grep "^cache,size_bytes,ways,line_bytes,lru_miss_ratio,random_miss_ratio,lru_ref_miss_ratio,random_ref_miss_ratio$" "$T/a.csv"
-expect_grep "^4K:4:64,4096,4,64,[01]\.[0-9]{6},[01]\.[0-9]{6}$" "$T/a.csv"
+expect_grep "^4K:4:64,4096,4,64,[01]\.[0-9]{6},[01]\.[0-9]{6},[01]\.[0-9]{6},[01]\.[0-9]{6}$" "$T/a.csv"
 expect_grep '^8K:0:64,8192,0,64,' "$T/a.csv"
 expect_grep "^window,start,random_miss_ratio$" "$T/a.csv"
 expect_grep "^0,0,[01]\.[0-9]{6}$" "$T/a.csv"

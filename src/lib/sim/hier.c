@@ -189,13 +189,6 @@ static int feed(struct lp_sim *s, size_t i, const uint64_t *lines, const uint64_
 	return k ? run_level(s, i, l->in, l->in_ref, k) : 0;
 }
 
-/* A write that completes the read before it: one Cachegrind "modify". */
-static inline int is_modify(const struct lp_ref *prev, const struct lp_ref *r)
-{
-	return r->kind == LP_REF_WRITE && prev->kind == LP_REF_READ && r->addr == prev->addr &&
-	       r->size == prev->size && r->pc == prev->pc && r->tid == prev->tid;
-}
-
 int lp_sim_refs(struct lp_sim *s, const struct lp_ref *refs, size_t n)
 {
 	struct level *l = &s->lv[0];
@@ -216,7 +209,7 @@ int lp_sim_refs(struct lp_sim *s, const struct lp_ref *refs, size_t n)
 		if (!lp_ref_is_access(&refs[i]))
 			continue;
 		nrefs++;
-		if (!is_modify(prev, &refs[i]))
+		if (!lp_ref_is_modify(prev, &refs[i]))
 			id++;
 		prev = &refs[i];
 		lp_ref_lines(&refs[i], shift, &first, &last);
