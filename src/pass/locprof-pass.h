@@ -92,6 +92,7 @@ struct VStraddle {
 	unsigned run;
 	int64_t off;
 	uint64_t size;
+	Instruction *inst;
 };
 struct VLoop {
 	BasicBlock *preheader, *header, *latch;
@@ -124,9 +125,10 @@ struct Access {
 // An access that may touch two lines of the smallest recorded size (of at
 // least 8 bytes): one not known to be aligned to its size, or wider than
 // 8 bytes. Its snippet sends a straddling reference to the slow path,
-// which counts its extra line accesses; a versioned loop runs a strip in
-// its fast copy only when every such access is aligned to its size there
-// (VStraddle), so that none straddles.
+// which counts its extra line accesses; in a versioned loop's fast copy
+// it counts its extra lines of the smallest line size inline, and a strip
+// runs there when only that size is recorded or when every such access is
+// aligned to its size over the strip (VStraddle), so that none straddles.
 inline bool mayStraddle(const Access &a)
 {
 	return a.size > 1 && (a.align < a.size || a.size > 8);
@@ -214,6 +216,9 @@ private:
 	void planChecks(Function &F, const std::vector<const Access *> &acc, std::vector<BasicBlock *> &resets);
 	Value *precheck(IRBuilder<> &B, const Access &a, const Check &k);
 	Value *straddles(IRBuilder<> &B, const Access &a, Value *cond);
+	// An access's extra lines of the smallest line size added to
+	// lp_rt_extra0; returns its last byte's address.
+	Value *countExtra(IRBuilder<> &B, const Access &a);
 	void instrumentFast(const std::vector<Access> &acc);
 	void instrumentSlow(const std::vector<Access> &acc);
 	std::vector<VLoop> planLoops(Function &F);

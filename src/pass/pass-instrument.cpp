@@ -166,15 +166,22 @@ Value *Instrumenter::precheck(IRBuilder<> &B, const Access &a, const Check &k)
 // the smallest line size added to lp_rt_extra0, and cond or'ed with the
 // shadow test of its last byte's granule and with the slow path's share
 // of the count ((addr ^ last) > lp_rt_straddle_slow: larger line sizes).
-Value *Instrumenter::straddles(IRBuilder<> &B, const Access &a, Value *cond)
+Value *Instrumenter::countExtra(IRBuilder<> &B, const Access &a)
 {
-	if (!mayStraddle(a))
-		return cond;
 	Value *addr = B.CreatePtrToInt(a.ptr, i64);
 	Value *last = B.CreateAdd(addr, ConstantInt::get(i64, a.size - 1));
 	Value *sh = B.CreateZExt(B.CreateLoad(i32, lineShift0, "lp.sh0"), i64);
 	Value *e = B.CreateSub(B.CreateLShr(last, sh), B.CreateLShr(addr, sh));
 	B.CreateStore(B.CreateAdd(B.CreateLoad(i64, extra0, "lp.ex0"), e), extra0);
+	return last;
+}
+
+Value *Instrumenter::straddles(IRBuilder<> &B, const Access &a, Value *cond)
+{
+	if (!mayStraddle(a))
+		return cond;
+	Value *addr = B.CreatePtrToInt(a.ptr, i64);
+	Value *last = countExtra(B, a);
 	Value *lastWatched = watched(B, B.CreateIntToPtr(last, i8p), i64, i8);
 	Value *slowShare = B.CreateICmpUGT(B.CreateXor(addr, last), B.CreateLoad(i64, straddleSlow, "lp.slow"));
 	return B.CreateOr(cond, B.CreateOr(lastWatched, slowShare));

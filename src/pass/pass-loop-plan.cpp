@@ -112,13 +112,13 @@ static bool makeRuns(ScalarEvolution &SE, Loop *L, Instruction *at, const std::v
 			r.lo = std::min(r.lo, off);
 			r.hi = std::max(r.hi, off + (int64_t)a.size);
 			if (mayStraddle(a))
-				straddlers.push_back({ (unsigned)(&r - &runs[0]), off, a.size });
+				straddlers.push_back({ (unsigned)(&r - &runs[0]), off, a.size, a.inst });
 			joined = true;
 			break;
 		}
 		if (!joined) {
 			if (mayStraddle(a))
-				straddlers.push_back({ (unsigned)runs.size(), 0, a.size });
+				straddlers.push_back({ (unsigned)runs.size(), 0, a.size, a.inst });
 			runs.push_back({ start, step, 0, (int64_t)a.size });
 		}
 	}

@@ -202,6 +202,16 @@ void LoopVersioner::cloneFastCopy()
 	for (BasicBlock *nb : copies)
 		for (Instruction &I : *nb)
 			RemapInstruction(&I, vm, RF_IgnoreMissingLocals | RF_NoModuleLevelChanges);
+	// The fast copy counts the extra lines of accesses that may straddle
+	// (the smallest line size; the strip test below covers the others).
+	for (const VStraddle &s : v.straddlers) {
+		Access a;
+		Instruction *fi = cast<Instruction>(vm[s.inst]);
+		if (ins.accessOf(*fi, a)) {
+			IRBuilder<> B(fi);
+			ins.countExtra(B, a);
+		}
+	}
 	fh = cast<BasicBlock>(vm[H]);
 	fhBody = fh->splitBasicBlock(fh->getFirstNonPHI(), H->getName() + ".lpf.body");
 	hBody = H->splitBasicBlock(H->getFirstNonPHI(), H->getName() + ".lp.body");
@@ -301,8 +311,9 @@ void LoopVersioner::emitStripRanges()
 					 QB.CreateICmpULE(ConstantInt::get(i64, s.size - 1), mask));
 		aligned = QB.CreateAnd(aligned, ok);
 	}
-	if (mask) // not recording (the mask is all ones): nothing is counted
-		aligned = QB.CreateOr(aligned, QB.CreateICmpEQ(mask, ConstantInt::get(i64, ~0ull)));
+	if (mask) // one line size (or not recording): the fast copy counts them all
+		aligned = QB.CreateOr(aligned, QB.CreateICmpEQ(QB.CreateLoad(i64, ins.straddleSlow, "lp.slow"),
+							       ConstantInt::get(i64, ~0ull)));
 	for (const VRef &r : v.refs) {
 		// The run's bytes over the strip: [a + r.lo, a + r.hi) at each
 		// iteration, a = start + step * iteration.
