@@ -189,6 +189,7 @@ private:
 	Constant *straddleSlow; // lp_rt_straddle_slow
 	Constant *lineShift0;   // lp_rt_line_shift0
 	Constant *extra0;       // the thread's lp_rt_extra0 (initial-exec TLS)
+	FunctionCallee stripExtra; // lp_rt_strip_extra(a0, step, size, n)
 	MDNode *cold;         // branch weights: the slow side is cold
 	uint64_t cloneMax = kCloneMax;
 	bool stats = false;   // LOCPROF_PASS_STATS: one line per function on stderr
@@ -198,6 +199,10 @@ private:
 	FunctionCallee rangeQuery; // lp_rt_range_watched(lo, hi)
 	SmallPtrSet<BasicBlock *, 32> fastBlocks; // the uninstrumented loop copies and range queries
 	AllocaInst *cdSlot = nullptr;
+	// Extra lines counted by versioned loops' fast copies, added to
+	// lp_rt_extra0 where they leave them (flushExtra): a register inside
+	// the loop rather than a read-modify-write of TLS per access.
+	AllocaInst *exSlot = nullptr;
 	AllocaInst *dirtySlot = nullptr; // a slow path or a positive window ran since the last reset
 	// A slow path ran since the last range query (versioned loops only):
 	// the instrumented copy then asks again at its next iteration.
@@ -218,7 +223,8 @@ private:
 	Value *straddles(IRBuilder<> &B, const Access &a, Value *cond);
 	// An access's extra lines of the smallest line size added to
 	// lp_rt_extra0; returns its last byte's address.
-	Value *countExtra(IRBuilder<> &B, const Access &a);
+	Value *countExtra(IRBuilder<> &B, const Access &a, AllocaInst *into = nullptr);
+	void flushExtra(IRBuilder<> &B);
 	void instrumentFast(const std::vector<Access> &acc);
 	void instrumentSlow(const std::vector<Access> &acc);
 	std::vector<VLoop> planLoops(Function &F);

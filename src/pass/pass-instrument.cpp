@@ -17,6 +17,8 @@ Instrumenter::Instrumenter(Module &Mod) : M(Mod), C(Mod.getContext())
 	});
 	straddleMask = M.getOrInsertGlobal("lp_rt_straddle_mask", i64);
 	straddleSlow = M.getOrInsertGlobal("lp_rt_straddle_slow", i64);
+	stripExtra = M.getOrInsertFunction("lp_rt_strip_extra",
+					   FunctionType::get(Type::getVoidTy(C), { i64, i64, i64, i64 }, false));
 	lineShift0 = M.getOrInsertGlobal("lp_rt_line_shift0", i32);
 	extra0 = M.getOrInsertGlobal("lp_rt_extra0", i64, [&] {
 		return new GlobalVariable(M, i64, false, GlobalValue::ExternalLinkage, nullptr, "lp_rt_extra0",
@@ -90,9 +92,9 @@ bool Instrumenter::accessOf(Instruction &I, Access &a) const
 	// Our own reads of lp_rt_fast (none yet when accesses are collected,
 	// but the program may name it) and allocas' spills are references too;
 	// only the runtime's state is left out.
-	if (a.ptr->stripPointerCasts() == fast)
+	if (a.ptr->stripPointerCasts() == fast || a.ptr->stripPointerCasts() == extra0)
 		return false;
-	if (a.ptr == cdSlot || a.ptr == dirtySlot || (slowSlot && a.ptr == slowSlot))
+	if (a.ptr == cdSlot || a.ptr == dirtySlot || a.ptr == exSlot || (slowSlot && a.ptr == slowSlot))
 		return false;
 	return true;
 }
@@ -166,14 +168,22 @@ Value *Instrumenter::precheck(IRBuilder<> &B, const Access &a, const Check &k)
 // the smallest line size added to lp_rt_extra0, and cond or'ed with the
 // shadow test of its last byte's granule and with the slow path's share
 // of the count ((addr ^ last) > lp_rt_straddle_slow: larger line sizes).
-Value *Instrumenter::countExtra(IRBuilder<> &B, const Access &a)
+Value *Instrumenter::countExtra(IRBuilder<> &B, const Access &a, AllocaInst *into)
 {
 	Value *addr = B.CreatePtrToInt(a.ptr, i64);
 	Value *last = B.CreateAdd(addr, ConstantInt::get(i64, a.size - 1));
 	Value *sh = B.CreateZExt(B.CreateLoad(i32, lineShift0, "lp.sh0"), i64);
 	Value *e = B.CreateSub(B.CreateLShr(last, sh), B.CreateLShr(addr, sh));
-	B.CreateStore(B.CreateAdd(B.CreateLoad(i64, extra0, "lp.ex0"), e), extra0);
+	Value *to = into ? (Value *)into : extra0;
+	B.CreateStore(B.CreateAdd(B.CreateLoad(i64, to, "lp.ex0"), e), to);
 	return last;
+}
+
+void Instrumenter::flushExtra(IRBuilder<> &B)
+{
+	Value *n = B.CreateLoad(i64, exSlot, "lp.ex");
+	B.CreateStore(B.CreateAdd(B.CreateLoad(i64, extra0, "lp.ex0"), n), extra0);
+	B.CreateStore(ConstantInt::get(i64, 0), exSlot);
 }
 
 Value *Instrumenter::straddles(IRBuilder<> &B, const Access &a, Value *cond)
@@ -260,6 +270,7 @@ BranchInst *Instrumenter::createEntry(Function &F)
 	BasicBlock *entry = BasicBlock::Create(C, "lp.entry", &F, oldEntry);
 	IRBuilder<> EB(entry);
 	cdSlot = EB.CreateAlloca(i64, nullptr, "lp.cd.slot");
+	exSlot = EB.CreateAlloca(i64, nullptr, "lp.ex.slot");
 	dirtySlot = EB.CreateAlloca(Type::getInt1Ty(C), nullptr, "lp.dirty.slot");
 	BranchInst *br = EB.CreateBr(oldEntry);
 	std::vector<AllocaInst *> statics;
@@ -423,7 +434,8 @@ void Instrumenter::finish(Function &F, BranchInst *entryBr)
 	IRBuilder<> IB(entryBr);
 	reload(IB);
 	resetDirty(IB);
-	std::vector<AllocaInst *> slots = { cdSlot, dirtySlot };
+	IB.CreateStore(ConstantInt::get(i64, 0), exSlot);
+	std::vector<AllocaInst *> slots = { cdSlot, dirtySlot, exSlot };
 	if (slowSlot) {
 		IB.CreateStore(ConstantInt::getFalse(C), slowSlot);
 		slots.push_back(slowSlot);

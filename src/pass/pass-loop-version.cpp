@@ -106,6 +106,12 @@ private:
 	std::vector<ShadowRange> sr;
 	bool allShadow = true;
 	Value *aligned = nullptr; // i1: no access that may straddle does in this strip
+	std::vector<Value *> straddleAt; // each straddler's address at the strip's start
+	// A loop of one block without checked accesses runs exactly `lim`
+	// iterations in its fast copy: its straddlers' extra lines are counted
+	// once per strip in closed form (lp_rt_strip_extra); other fast copies
+	// count them at each access.
+	bool closedForm() const { return v.blocks.size() == 1 && v.checked.empty(); }
 	BasicBlock *wdone = nullptr, *done = nullptr;
 	PHINode *watch = nullptr;
 	bool single = false;                         // a loop of one block
@@ -132,6 +138,7 @@ private:
 	void countStripOnInductionVariable();
 	void emitCheckedAccesses();
 	void emitFastCountdown();
+	void flushExtraAtExits();
 };
 
 LoopVersioner::LoopVersioner(Instrumenter &ins_, Function &F_, VLoop &v_)
@@ -165,9 +172,11 @@ void LoopVersioner::run()
 		if (stripLatch && v.iv)
 			countStripOnInductionVariable();
 		emitCheckedAccesses();
+		flushExtraAtExits();
 		return;
 	}
 	emitFastCountdown();
+	flushExtraAtExits();
 }
 
 // An unrolled loop indexes with `or i, 1` where i is known even
@@ -205,11 +214,13 @@ void LoopVersioner::cloneFastCopy()
 	// The fast copy counts the extra lines of accesses that may straddle
 	// (the smallest line size; the strip test below covers the others).
 	for (const VStraddle &s : v.straddlers) {
+		if (closedForm())
+			break;
 		Access a;
 		Instruction *fi = cast<Instruction>(vm[s.inst]);
 		if (ins.accessOf(*fi, a)) {
 			IRBuilder<> B(fi);
-			ins.countExtra(B, a);
+			ins.countExtra(B, a, ins.exSlot);
 		}
 	}
 	fh = cast<BasicBlock>(vm[H]);
@@ -298,13 +309,14 @@ void LoopVersioner::emitStripRanges()
 	Value *mask = v.straddlers.empty() ? nullptr : QB.CreateLoad(i64, ins.straddleMask, "lp.mask");
 	for (const VStraddle &s : v.straddlers) {
 		const VRef &r = v.refs[s.run];
-		if (s.size & (s.size - 1)) {
-			aligned = ConstantInt::getFalse(C);
-			break;
-		}
 		Value *a = QB.CreateAdd(r.start, ConstantInt::get(i64, (uint64_t)s.off));
 		if (r.step)
 			a = QB.CreateAdd(a, QB.CreateMul(qi, ConstantInt::get(i64, r.step)));
+		straddleAt.push_back(a);
+		if (s.size & (s.size - 1)) {
+			aligned = ConstantInt::getFalse(C);
+			continue;
+		}
 		a = QB.CreateOr(a, ConstantInt::get(i64, (uint64_t)std::abs(r.step)));
 		Value *ok = QB.CreateAnd(QB.CreateICmpEQ(QB.CreateAnd(a, ConstantInt::get(i64, s.size - 1)),
 							 ConstantInt::get(i64, 0)),
@@ -438,6 +450,10 @@ void LoopVersioner::emitFastLimit()
 	} else
 		WB.CreateBr(done);
 	fend0 = DB.CreateAdd(qi, lim, "lp.fend");
+	if (closedForm())
+		for (unsigned k = 0; k < v.straddlers.size(); k++)
+			DB.CreateCall(ins.stripExtra, { straddleAt[k], ConstantInt::get(i64, (uint64_t)v.refs[v.straddlers[k].run].step),
+						       ConstantInt::get(i64, v.straddlers[k].size), lim });
 	fromFast = fh2;
 	Value *go = DB.CreateICmpNE(lim, ConstantInt::get(i64, 0));
 	DB.CreateCondBr(go, fh, H, MDBuilder(C).createBranchWeights(1 << 10, 1));
@@ -649,6 +665,20 @@ void LoopVersioner::emitFastCountdown()
 void Instrumenter::versionLoop(Function &F, VLoop &v)
 {
 	LoopVersioner(*this, F, v).run();
+}
+
+// The fast copy's extra lines go to lp_rt_extra0 where it is left: at the
+// next strip's query, in the instrumented header, at the loop's exits.
+void LoopVersioner::flushExtraAtExits()
+{
+	if (v.straddlers.empty() || closedForm())
+		return;
+	std::vector<BasicBlock *> at = { query, H };
+	at.insert(at.end(), v.exits.begin(), v.exits.end());
+	for (BasicBlock *B : at) {
+		IRBuilder<> FB(&*B->getFirstInsertionPt());
+		ins.flushExtra(FB);
+	}
 }
 
 } // namespace locprof_pass

@@ -721,6 +721,46 @@ static void rt_count_extra(struct lp_rt_fast *f, uint64_t addr, uint64_t last)
 		f->extra_lines[i] += (last >> g.line_shift[i]) - (addr >> g.line_shift[i]);
 }
 
+/* sum over i in [0, n) of floor((a i + b) / m), mod 2^64 (the
+ * Euclid-like reduction: O(log) steps). */
+static uint64_t rt_floor_sum(uint64_t n, uint64_t m, uint64_t a, uint64_t b)
+{
+	uint64_t ans = 0;
+
+	while (n) {
+		if (a >= m) {
+			ans += (n % 2 ? (n - 1) / 2 * n : n / 2 * (n - 1)) * (a / m);
+			a %= m;
+		}
+		if (b >= m) {
+			ans += n * (b / m);
+			b %= m;
+		}
+		uint64_t y = a * n + b;
+		if (y < m)
+			break;
+		n = y / m;
+		b = y % m;
+		y = m, m = a, a = y;
+	}
+	return ans;
+}
+
+void lp_rt_strip_extra(uint64_t a0, int64_t step, uint64_t size, uint64_t n)
+{
+	uint64_t L = 1ull << lp_rt_line_shift0, s;
+
+	if (!n || !size || lp_rt_line_shift0 >= 63)
+		return;
+	if (step < 0) { /* the same addresses, walked up */
+		a0 += (uint64_t)step * (n - 1);
+		step = -step;
+	}
+	s = (uint64_t)step;
+	/* lines of the last byte less lines of the first, over the strip */
+	lp_rt_extra0 += rt_floor_sum(n, L, s, a0 + size - 1) - rt_floor_sum(n, L, s, a0);
+}
+
 /* 1 when no live watch (of any thread) may cover a byte of [addr, last]. */
 static int rt_range_unwatched(uint64_t addr, uint64_t last)
 {

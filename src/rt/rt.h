@@ -124,6 +124,11 @@ static inline __attribute__((always_inline)) void lp_rt_access(uint64_t addr, ui
 		lp_rt_slow(addr, size, kind, pc);
 }
 
+/* The pass's versioned loops, once per strip run uninstrumented: the
+ * extra lines (smallest line size) of an access of `size` bytes at
+ * a0 + step * t for t in [0, n), added to lp_rt_extra0. */
+void lp_rt_strip_extra(uint64_t a0, int64_t step, uint64_t size, uint64_t n);
+
 /* Allocation events (rt-alloc.c -> rt-core.c). */
 void lp_rt_alloc_event(uint64_t addr, uint64_t size, uint32_t kind, uint64_t pc);
 
