@@ -78,10 +78,10 @@ R 0x10 4
 R 0x00 4
 T
 expect_status 0 "$LOCPROF" simulate "$T/mod.txt" --cache 48:1:16 --format csv
-expect_grep '^C1,48:1:16:lru,5,4,0.800000,3,0,1$' "$T/out"
+expect_grep '^C1,48:1:16:lru,5,4,0.800000,3,0,1,5,4,0.800000$' "$T/out"
 # a last-level cache of 480 MiB, 16 ways: 491520 sets
 expect_status 0 "$LOCPROF" simulate "$T/a.txt" --cache 480M:16:64 --format csv
-expect_grep '^C1,480M:16:64:lru,7,2,0.285714,2,0,0$' "$T/out"
+expect_grep '^C1,480M:16:64:lru,7,2,0.285714,2,0,0,7,2,0.285714$' "$T/out"
 
 # refusals: one line, exact reason
 expect_status 2 "$LOCPROF" simulate "$T/a.txt" --cache 24K:12:64:plru
