@@ -118,9 +118,9 @@ static inline __attribute__((always_inline)) void lp_rt_access(uint64_t addr, ui
 	/* | and not ||: the shadow is always mapped, and with || its load
 	 * sits in a block of its own, which defeats PRE. The last byte's
 	 * granule: a watch on a straddling reference's second line. */
-	if (__builtin_expect((cd == 0) | (lp_rt_shadow_load(addr) != 0) | (lp_rt_shadow_load(last) != 0) |
-				     ((addr ^ last) > lp_rt_straddle_slow),
-			     0))
+	uint8_t w = lp_rt_shadow_load(addr) | lp_rt_shadow_load(last);
+
+	if (__builtin_expect((int)(cd == 0) | (int)(w != 0) | (int)((addr ^ last) > lp_rt_straddle_slow), 0))
 		lp_rt_slow(addr, size, kind, pc);
 }
 
