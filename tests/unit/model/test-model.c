@@ -613,6 +613,20 @@ static void test_binomial(void **state)
 	/* many lines, many sets: a probability, close to the Poisson tail */
 	double pm = lp_binomial_miss(100000, 8192, 16);
 	assert_true(pm > 0.1 && pm < 0.25);
+	/* the recurrence against every term from lgamma() (whose own
+	 * rounding, lgamma(D + 1) ~ 10^4 at 1 ulp, is about 1e-12) */
+	for (double d = 0; d < 5000; d = d * 1.3 + 1)
+		for (uint64_t s = 2; s <= 4096; s *= 4)
+			for (uint64_t k = 1; k <= 32; k *= 2) {
+				double D = floor(d), h = 0;
+				if (D < (double)k)
+					continue;
+				for (uint64_t i = 0; i < k; i++)
+					h += exp(lgamma(D + 1) - lgamma((double)i + 1) - lgamma(D - (double)i + 1) +
+						   (double)i * log(1.0 / (double)s) + (D - (double)i) * log1p(-1.0 / (double)s));
+				double got = lp_binomial_miss(d, s, k), want = h >= 1 ? 0 : 1 - h;
+				assert_true(fabs(got - want) < 1e-10);
+			}
 }
 
 static void test_evaluation_speed(void **state)
