@@ -13,7 +13,7 @@
 #   within sampling error.
 #
 # usage: [RATES="1e-3 1e-4"] [SEEDS="1 2 3"] [KERNELS="triangle ..."]
-#        [SA_CACHES="32K:8:64 ..."] bench/coverage.sh [build dir]
+#        [SA_CACHES="32K:8:64 ..."] [CFLAGS="-O2"] bench/coverage.sh [build dir]
 set -euo pipefail
 B=$(realpath "${1:-build}")
 L=$B/locprof
@@ -29,7 +29,7 @@ declare -A args=(
 	[stencil]="stencil 300 10"
 	[triangle]="triangle 300"
 )
-PATH=$B:$PATH "$L" cc -O2 -o "$T/kernels" "$HERE/coverage/kernels.c"
+PATH=$B:$PATH "$L" cc ${CFLAGS:--O2} -o "$T/kernels" "$HERE/coverage/kernels.c"
 sa_args=()
 for c in $SA_CACHES; do sa_args+=(--cache "$c"); done
 echo "| kernel | rate | samples | StatStack mean | max | cover | StatCache mean | max | cover | set-assoc mean | max | cover | cliffs |"

@@ -25,7 +25,9 @@
  * - A handful of resamples (the evaluation must stay instant): the
  *   interval is the union of the estimate +- t(B-1) sd of the resamples
  *   and the range of the resamples, so that two clusters of resamples
- *   (a cliff) are covered whole, not averaged into the middle.
+ *   (a cliff) are covered whole, not averaged into the middle; the sd is
+ *   at least the binomial one of a proportion of the n samples, since 8
+ *   resamples estimate it with about 27 % relative error.
  */
 #include <locprof/model.h>
 
@@ -133,7 +135,13 @@ static void interval_of(double e, double *v, unsigned B, double n, struct lp_int
 	mean /= used;
 	for (unsigned b = 0; b < used; b++)
 		var += (v[b] - mean) * (v[b] - mean);
-	half = t95(used - 1) * sqrt(var / (used - 1));
+	/* A ratio of n samples is at least as noisy as a proportion of n
+	 * (StatStack's is one: the share of samples whose stack distance
+	 * reaches the cache size): the binomial sd is a floor, which keeps a
+	 * handful of resamples that happen to agree from giving too narrow an
+	 * interval. */
+	noise = n > 0 ? sqrt(fmax(e * (1 - e), 0.0) / n) : 0;
+	half = fmax(t95(used - 1) * sqrt(var / (used - 1)), 1.645 * noise);
 	lo = fmin(e - half, v[0]);
 	hi = fmax(e + half, v[used - 1]);
 	out->lo = fmax(0.0, lo);
@@ -144,8 +152,7 @@ static void interval_of(double e, double *v, unsigned B, double n, struct lp_int
 	 * LP_INTERVAL_CLIFF; below/above are the lowest and highest values
 	 * the estimate and the resamples took. */
 	range = fmax(e, v[used - 1]) - fmin(e, v[0]);
-	noise = n > 0 ? sqrt(fmax(e * (1 - e), 0.0) / n) : INFINITY;
-	if (range >= LP_INTERVAL_CLIFF && range > LP_INTERVAL_CLIFF_NOISE * noise) {
+	if (n > 0 && range >= LP_INTERVAL_CLIFF && range > LP_INTERVAL_CLIFF_NOISE * noise) {
 		out->cliff = 1;
 		out->below = fmin(e, v[0]);
 		out->above = fmax(e, v[used - 1]);
