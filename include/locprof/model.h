@@ -146,7 +146,7 @@ typedef int (*lp_model_fn)(const struct lp_profile *p, void *ctx, double *out);
  * LP_INTERVAL_CLIFF and over more than LP_INTERVAL_CLIFF_NOISE times the
  * binomial noise of the ratio (docs/models.md, "Intervals"). */
 #define LP_INTERVAL_RESAMPLES 8
-#define LP_INTERVAL_CLIFF 0.05
+#define LP_INTERVAL_CLIFF 0.03
 #define LP_INTERVAL_CLIFF_NOISE 6
 
 struct lp_interval_params {
