@@ -36,6 +36,14 @@ void lp_statcache_free(struct lp_statcache *m);
 #define LP_STATCACHE_FILL_AUTO (-1)
 int lp_statcache_set_fill(struct lp_statcache *m, int on);
 
+/* The same, taking the footprint over time from ss (a StatStack model of
+ * the same profile and line size, which must outlive m) instead of
+ * building one, when both cut the run on the same grid (else as
+ * lp_statcache_set_fill()): the report has one already, and builds both
+ * for every resample of its intervals. */
+struct lp_statstack;
+int lp_statcache_set_fill_with(struct lp_statcache *m, int on, const struct lp_statstack *ss);
+
 /* Miss ratio for each of n cache sizes (in lines, any order): the
  * sample-weighted average of the per-window solutions of Eq. 6. */
 int lp_statcache_curve(struct lp_statcache *m, const double *lines, size_t n, double *ratio);

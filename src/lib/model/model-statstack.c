@@ -427,6 +427,11 @@ void lp_statstack_free(struct lp_statstack *m)
 	free(m);
 }
 
+uint64_t lp_statstack_length(const struct lp_statstack *m)
+{
+	return m->length;
+}
+
 size_t lp_statstack_nwindows(const struct lp_statstack *m)
 {
 	return m->nw;

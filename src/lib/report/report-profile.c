@@ -30,8 +30,8 @@ void lp_report_free(struct lp_report *r)
 	free(r->caches);
 	free(r->windows);
 	lp_report_hot_release(r);
+	lp_statcache_free(r->sc); /* may use r->ss: first */
 	lp_statstack_free(r->ss);
-	lp_statcache_free(r->sc);
 	free(r);
 }
 
@@ -82,7 +82,7 @@ static int report_models(const struct lp_profile *p, unsigned li, const struct l
 	if ((err = lp_statstack_new(ss, p, li, pa->window, pa->cold)) < 0 ||
 	    (err = lp_statcache_new(sc, p, li, pa->window, pa->cold)) < 0)
 		return err;
-	if (pa->fill && (err = lp_statcache_set_fill(*sc, pa->fill)) < 0)
+	if (pa->fill && (err = lp_statcache_set_fill_with(*sc, pa->fill, *ss)) < 0)
 		return err;
 	return 0;
 }
@@ -103,8 +103,8 @@ static int resampled_values(const struct lp_profile *p, void *ctx, double *out)
 
 	if ((err = report_models(p, c->li, c->pa, &ss, &sc)) >= 0)
 		err = report_values(ss, sc, c->line, c->pa, out);
-	lp_statstack_free(ss);
 	lp_statcache_free(sc);
+	lp_statstack_free(ss);
 	return err;
 }
 

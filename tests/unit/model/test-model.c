@@ -517,6 +517,43 @@ static void test_statcache_fill(void **state)
 	free(lines);
 }
 
+/* lp_statcache_set_fill_with() takes the footprint from a StatStack model
+ * of the same profile: the same curve as building its own, in every fill
+ * mode. */
+static void test_statcache_fill_with(void **state)
+{
+	size_t n = 200000;
+	uint64_t *lines = malloc(n * sizeof(*lines));
+	struct lp_rng rng;
+	struct lp_profile *p;
+	struct lp_statstack *ss;
+	double L[6] = { 100, 1000, 3000, 6000, 12000, 40000 }, a[6], b[6];
+
+	(void)state;
+	lp_rng_seed(&rng, 21);
+	for (size_t i = 0; i < n; i++)
+		lines[i] = i < n / 2 ? lp_rng_below(&rng, 2000) : lp_rng_below(&rng, 20000);
+	p = profile_of(lines, n, 0.02, 20000);
+	assert_int_equal(lp_statstack_new(&ss, p, 0, 0, 0), 0);
+	int modes[] = { 1, LP_STATCACHE_FILL_AUTO };
+	for (int k = 0; k < 2; k++) {
+		struct lp_statcache *own, *shared;
+		assert_int_equal(lp_statcache_new(&own, p, 0, 0, 0), 0);
+		assert_int_equal(lp_statcache_new(&shared, p, 0, 0, 0), 0);
+		assert_int_equal(lp_statcache_set_fill(own, modes[k]), 0);
+		assert_int_equal(lp_statcache_set_fill_with(shared, modes[k], ss), 0);
+		assert_int_equal(lp_statcache_curve(own, L, 6, a), 0);
+		assert_int_equal(lp_statcache_curve(shared, L, 6, b), 0);
+		for (int i = 0; i < 6; i++)
+			assert_true(a[i] == b[i]);
+		lp_statcache_free(own);
+		lp_statcache_free(shared);
+	}
+	lp_statstack_free(ss);
+	lp_profile_free(p);
+	free(lines);
+}
+
 /* The end of the run: a sample whose reuse would come after the last
  * access is dangling, so the windows near the end see only the short
  * reuses. Left out (the paper: dangling samples are cold misses), the
@@ -719,6 +756,7 @@ int main(void)
 		cmocka_unit_test(test_binomial),
 		cmocka_unit_test(test_statcache_fast_vs_plain),
 		cmocka_unit_test(test_statcache_fill),
+		cmocka_unit_test(test_statcache_fill_with),
 		cmocka_unit_test(test_statcache_censored),
 		cmocka_unit_test(test_statstack_knife_edge),
 		cmocka_unit_test(test_phase_boundaries),
