@@ -11,6 +11,7 @@
 
 #include <locprof/common.h>
 #include <locprof/exact.h>
+#include <locprof/model.h>
 #include <locprof/profile.h>
 #include <locprof/sim.h>
 #include <locprof/symbol.h>
@@ -19,11 +20,14 @@
 extern "C" {
 #endif
 
-/* One miss-ratio curve: ratio[i] at size[i] bytes. */
+/* One miss-ratio curve: ratio[i] at size[i] bytes, and the interval of
+ * each point when the curve is a model's (iv[i]; NULL: none; SVG draws it
+ * as a band). */
 struct lp_curve {
 	char *name; /* owned */
 	uint64_t *size;
 	double *ratio;
+	struct lp_interval *iv;
 	size_t n, cap;
 };
 
@@ -111,6 +115,10 @@ struct lp_report_cache {
 	uint64_t size, ways, line;
 	double lru;    /* set-associative LRU (StatStack + binomial model) */
 	double random; /* random replacement, fully associative (StatCache) */
+	struct lp_interval lru_iv, random_iv; /* their intervals (lo = hi =
+					       * the ratio without resamples) */
+	/* the same per reference (lp_ref_miss_ratio()) */
+	double lru_ref, random_ref;
 };
 
 enum { LP_REPORT_LRU = 1u, LP_REPORT_RANDOM = 2u };
@@ -129,6 +137,10 @@ struct lp_report_params {
 	int fill;        /* StatCache fill mode: 0, 1 or LP_STATCACHE_FILL_AUTO
 			  * (lp_statcache_set_fill(), docs/models.md) */
 	int windows;     /* compute the random-replacement ratio per window */
+	unsigned resamples; /* intervals of the curves and named caches from
+			     * this many resamples (lp_model_intervals());
+			     * 0 = none */
+	uint64_t seed;      /* of the resamples */
 	uint64_t at;     /* bytes: the cache of the windows and hot spots; 0 =
 			  * the first named cache, else 32K */
 	uint64_t at_ways; /* its ways for the LRU hot spots (binomial model);
@@ -144,6 +156,7 @@ struct lp_report_info {
 	double line;        /* line size, bytes */
 	size_t samples;     /* samples of that line size */
 	uint64_t accesses;  /* line accesses of the run */
+	uint64_t references; /* references (loads and stores) of the run */
 	int accesses_partial; /* the count is below the samples' (a killed run:
 			       * lp_profile_count_partial()) */
 	uint64_t at;        /* the cache size of windows and hot spots, bytes */

@@ -9,6 +9,7 @@
 #include <locprof/symbol.h>
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,6 +18,7 @@ static const char usage[] =
 	"                      [--policy lru,random] [--format text|csv|json] [-o FILE]\n"
 	"                      [--svg FILE] [--reference CSV] [--window [N]] [--top N]\n"
 	"                      [--at SIZE] [--cold] [--fill|--no-fill] [--threads]\n"
+	"                      [--resamples N]\n"
 	"\n"
 	"Predict miss ratios from a profile: the working-set graph under LRU\n"
 	"(StatStack) and random replacement (StatCache), fully associative; the\n"
@@ -25,6 +27,10 @@ static const char usage[] =
 	"and functions whose accesses miss most, and the data objects (heap\n"
 	"blocks by allocation call site, globals by symbol) they miss on; and\n"
 	"the misses per thread. Cold misses are excluded unless --cold is given.\n"
+	"Every predicted ratio comes with its interval (what another sampling\n"
+	"seed could give: a bootstrap over the samples, docs/models.md), and a\n"
+	"cache size whose resamples fall on both sides of a cliff of the curve\n"
+	"is named.\n"
 	"\n"
 	"  -s, --sizes LIST     cache sizes of the graph (default 4K..64M)\n"
 	"  -c, --cache SPEC     a cache SIZE:ASSOC:LINE[:lru] (e.g. 32K:8:64; ASSOC a\n"
@@ -51,6 +57,8 @@ static const char usage[] =
 	"      --no-fill        StatCache: the paper's equation at every size\n"
 	"      --threads        per thread: references, line accesses and LRU misses\n"
 	"                       in each --cache (else the --at size)\n"
+	"      --resamples N    resamples behind the intervals (default 8; 0: no\n"
+	"                       intervals)\n"
 	"  -h, --help           this help\n";
 
 static int run(int argc, char **argv);
@@ -68,6 +76,7 @@ struct report_opts {
 	const char *profile, *sizes_arg, *format, *svg, *refpath, *output;
 	unsigned policies;
 	int show_windows, cold, fill, threads;
+	unsigned resamples;
 	uint64_t window, top, at, line;
 	struct lp_report_cache caches[MAX_CACHES];
 	size_t ncaches;
@@ -76,7 +85,7 @@ struct report_opts {
 /* Returns -1 to go on, else the exit status. */
 static int parse_options(int argc, char **argv, struct report_opts *o)
 {
-	enum { OPT_COLD = 1000, OPT_FILL, OPT_NO_FILL, OPT_SVG, OPT_THREADS };
+	enum { OPT_COLD = 1000, OPT_FILL, OPT_NO_FILL, OPT_SVG, OPT_THREADS, OPT_RESAMPLES };
 	static const struct option opts[] = {
 		{ "sizes", required_argument, NULL, 's' },  { "cache", required_argument, NULL, 'c' },
 		{ "policy", required_argument, NULL, 'p' }, { "format", required_argument, NULL, 'F' },
@@ -88,6 +97,7 @@ static int parse_options(int argc, char **argv, struct report_opts *o)
 		{ "fill", no_argument, NULL, OPT_FILL },
 		{ "no-fill", no_argument, NULL, OPT_NO_FILL },
 		{ "threads", no_argument, NULL, OPT_THREADS },
+		{ "resamples", required_argument, NULL, OPT_RESAMPLES },
 		{ 0 },
 	};
 	int c, rc;
@@ -128,6 +138,13 @@ static int parse_options(int argc, char **argv, struct report_opts *o)
 		case OPT_FILL: o->fill = 1; break;
 		case OPT_NO_FILL: o->fill = 0; break;
 		case OPT_THREADS: o->threads = 1; break;
+		case OPT_RESAMPLES: {
+			uint64_t v;
+			if (cli_parse_u64(optarg, &v) < 0 || v == 1 || v > 1000)
+				return cli_usage_error(&cmd_report, "bad --resamples '%s' (0, or 2 to 1000)", optarg);
+			o->resamples = (unsigned)v;
+			break;
+		}
 		case 'h': return cli_print_usage(&cmd_report);
 		default: return cli_usage_error(&cmd_report, "bad option");
 		}
@@ -152,6 +169,25 @@ static const char *column_name(const struct lp_curve *c)
 
 /* ---- text ------------------------------------------------------------- */
 
+/* A ratio and its interval as "0.0630 +-0.0040": the larger of the two
+ * distances to the interval's ends (CSV and JSON give both ends). */
+static void text_ratio(double ratio, const struct lp_interval *iv)
+{
+	if (!iv) {
+		printf(" %12.4f", ratio);
+		return;
+	}
+	double h = fmax(iv->hi - ratio, ratio - iv->lo);
+	printf(" %11.4f \u00b1%.4f", ratio, isfinite(h) ? h : 0);
+}
+
+static void text_cliff(const char *where, const char *policy, const struct lp_interval *iv)
+{
+	printf("%s %s: cliff within sampling error: between %.1f%% and %.1f%% (resamples fall on both "
+	       "sides of a steep drop of the curve)\n",
+	       where, policy, 100 * iv->below, 100 * iv->above);
+}
+
 static void text_curves(const struct report_opts *o, const struct lp_report *r)
 {
 	const struct lp_report_info *in = lp_report_info(r);
@@ -167,17 +203,23 @@ static void text_curves(const struct report_opts *o, const struct lp_report *r)
 		       "the last flush)", in->accesses);
 	else
 		printf("line accesses not counted (the run was cut short before the first flush)");
-	printf(" of %g bytes, %s\n\n", in->line, cold_words(o));
+	printf(" of %g bytes (%" PRIu64 " references), %s\n\n", in->line, in->references, cold_words(o));
 	printf("%10s", "size");
 	for (size_t k = 0; k < nc; k++)
-		printf(" %12s", column_name(&cv[k]));
+		printf(" %*s", cv[k].iv ? 20 : 12, column_name(&cv[k]));
 	printf("\n");
 	for (size_t i = 0; nc && i < cv[0].n; i++) {
 		printf("%10s", cli_format_size(cv[0].size[i], b, sizeof(b)));
 		for (size_t k = 0; k < nc; k++)
-			printf(" %12.4f", cv[k].ratio[i]);
+			text_ratio(cv[k].ratio[i], cv[k].iv ? &cv[k].iv[i] : NULL);
 		printf("\n");
 	}
+	if (nc && cv[0].iv)
+		printf("(\u00b1: the interval of each ratio, what another sampling seed could give; docs/models.md)\n");
+	for (size_t k = 0; k < nc; k++)
+		for (size_t i = 0; cv[k].iv && i < cv[k].n; i++)
+			if (cv[k].iv[i].cliff)
+				text_cliff(cli_format_size(cv[k].size[i], b, sizeof(b)), column_name(&cv[k]), &cv[k].iv[i]);
 }
 
 static void text_tables(const struct report_opts *o, const struct lp_report *r)
@@ -189,10 +231,23 @@ static void text_tables(const struct report_opts *o, const struct lp_report *r)
 	char b[32];
 
 	if (nca) {
-		printf("\n%-24s %8s %6s %12s %12s\n", "cache", "size", "ways", "lru", "random(FA)");
-		for (size_t i = 0; i < nca; i++)
-			printf("%-24s %8s %6" PRIu64 " %12.4f %12.4f\n", ca[i].label,
-			       cli_format_size(ca[i].size, b, sizeof(b)), ca[i].ways, ca[i].lru, ca[i].random);
+		int iv = o->resamples > 0;
+		printf("\nmiss ratios per line access (lru, random) and per reference (lru/ref, random/ref:"
+		       " one access, a miss if any of its lines misses)\n");
+		printf("%-24s %8s %6s %*s %*s %12s %12s\n", "cache", "size", "ways", iv ? 20 : 12, "lru", iv ? 20 : 12,
+		       "random(FA)", "lru/ref", "random/ref");
+		for (size_t i = 0; i < nca; i++) {
+			printf("%-24s %8s %6" PRIu64, ca[i].label, cli_format_size(ca[i].size, b, sizeof(b)), ca[i].ways);
+			text_ratio(ca[i].lru, iv ? &ca[i].lru_iv : NULL);
+			text_ratio(ca[i].random, iv ? &ca[i].random_iv : NULL);
+			printf(" %12.4f %12.4f\n", ca[i].lru_ref, ca[i].random_ref);
+		}
+		for (size_t i = 0; iv && i < nca; i++) {
+			if (ca[i].lru_iv.cliff)
+				text_cliff(ca[i].label, "lru", &ca[i].lru_iv);
+			if (ca[i].random_iv.cliff)
+				text_cliff(ca[i].label, "random", &ca[i].random_iv);
+		}
 	}
 	if (o->show_windows) {
 		printf("\nrandom-replacement miss ratio per window (%" PRIu64
@@ -360,16 +415,25 @@ static void csv_tables(const struct report_opts *o, const struct lp_report *r)
 	char b1[256], b2[32];
 
 	printf("# locprof curve v1: report %s, line %g, %s\n", o->profile, in->line, cold_words(o));
-	printf("curve,size_bytes,miss_ratio,misses,accesses\n");
+	printf("curve,size_bytes,miss_ratio,misses,accesses,miss_ratio_lo,miss_ratio_hi,misses_lo,misses_hi,"
+	       "cliff\n");
 	for (size_t k = 0; k < nc; k++)
-		for (size_t i = 0; i < cv[k].n; i++)
-			printf("%s,%" PRIu64 ",%.6f,%.1f,%.0f\n", cv[k].name, cv[k].size[i], cv[k].ratio[i],
-			       cv[k].ratio[i] * acc, acc);
+		for (size_t i = 0; i < cv[k].n; i++) {
+			struct lp_interval none = { cv[k].ratio[i], cv[k].ratio[i], 0, NAN, NAN };
+			const struct lp_interval *iv = cv[k].iv ? &cv[k].iv[i] : &none;
+			printf("%s,%" PRIu64 ",%.6f,%.1f,%.0f,%.6f,%.6f,%.1f,%.1f,%d\n", cv[k].name, cv[k].size[i],
+			       cv[k].ratio[i], cv[k].ratio[i] * acc, acc, iv->lo, iv->hi, iv->lo * acc, iv->hi * acc,
+			       iv->cliff);
+		}
 	if (nca) {
-		printf("\ncache,size_bytes,ways,line_bytes,lru_miss_ratio,random_miss_ratio\n");
+		printf("\ncache,size_bytes,ways,line_bytes,lru_miss_ratio,random_miss_ratio,lru_miss_ratio_lo,"
+		       "lru_miss_ratio_hi,random_miss_ratio_lo,random_miss_ratio_hi,lru_cliff,random_cliff,"
+		       "lru_ref_miss_ratio,random_ref_miss_ratio\n");
 		for (size_t i = 0; i < nca; i++)
-			printf("%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.6f,%.6f\n", cli_csv_field(ca[i].label, b1, sizeof(b1)),
-			       ca[i].size, ca[i].ways, ca[i].line, ca[i].lru, ca[i].random);
+			printf("%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%d,%d,%.6f,%.6f\n",
+			       cli_csv_field(ca[i].label, b1, sizeof(b1)), ca[i].size, ca[i].ways, ca[i].line, ca[i].lru,
+			       ca[i].random, ca[i].lru_iv.lo, ca[i].lru_iv.hi, ca[i].random_iv.lo, ca[i].random_iv.hi,
+			       ca[i].lru_iv.cliff, ca[i].random_iv.cliff, ca[i].lru_ref, ca[i].random_ref);
 	}
 	if (o->show_windows) {
 		printf("\n# random replacement at %" PRIu64 " bytes, windows of %" PRIu64 " line accesses or more\n",
@@ -453,6 +517,15 @@ static void json_threads(const struct lp_report *r)
 	printf("]}");
 }
 
+static void json_interval(const struct lp_interval *iv, double acc)
+{
+	printf("\"miss_ratio_lo\":%.6f,\"miss_ratio_hi\":%.6f,\"misses_lo\":%.1f,\"misses_hi\":%.1f,"
+	       "\"cliff\":%s",
+	       iv->lo, iv->hi, iv->lo * acc, iv->hi * acc, iv->cliff ? "true" : "false");
+	if (iv->cliff)
+		printf(",\"cliff_below\":%.6f,\"cliff_above\":%.6f", iv->below, iv->above);
+}
+
 static void json_hot(size_t top, const struct lp_report *r)
 {
 	const struct lp_report_info *in = lp_report_info(r);
@@ -498,14 +571,29 @@ static void json_report(const struct report_opts *o, const struct lp_report *r)
 		printf("%s{\"name\":\"%s\",\"points\":[", k ? "," : "", cv[k].name);
 		for (size_t i = 0; i < cv[k].n; i++)
 			printf("%s[%" PRIu64 ",%.6f]", i ? "," : "", cv[k].size[i], cv[k].ratio[i]);
+		printf("],\"intervals\":[");
+		for (size_t i = 0; cv[k].iv && i < cv[k].n; i++) {
+			printf("%s{\"size\":%" PRIu64 ",", i ? "," : "", cv[k].size[i]);
+			json_interval(&cv[k].iv[i], (double)in->accesses);
+			printf("}");
+		}
 		printf("]}");
 	}
 	printf("],\"caches\":[");
 	for (size_t i = 0; i < nca; i++) {
 		printf("%s{\"cache\":", i ? "," : "");
 		cli_json_string(ca[i].label);
-		printf(",\"size\":%" PRIu64 ",\"ways\":%" PRIu64 ",\"lru\":%.6f,\"random\":%.6f}", ca[i].size,
-		       ca[i].ways, ca[i].lru, ca[i].random);
+		printf(",\"size\":%" PRIu64 ",\"ways\":%" PRIu64 ",\"lru\":%.6f,\"random\":%.6f,\"lru_ref\":%.6f,"
+		       "\"random_ref\":%.6f",
+		       ca[i].size, ca[i].ways, ca[i].lru, ca[i].random, ca[i].lru_ref, ca[i].random_ref);
+		if (o->resamples) {
+			printf(",\"lru_interval\":{");
+			json_interval(&ca[i].lru_iv, (double)in->accesses);
+			printf("},\"random_interval\":{");
+			json_interval(&ca[i].random_iv, (double)in->accesses);
+			printf("}");
+		}
+		printf("}");
 	}
 	printf("]");
 	if (o->show_windows) {
@@ -545,6 +633,7 @@ static int write_svg(const struct report_opts *o, const struct lp_report *r, con
 static int run(int argc, char **argv)
 {
 	struct report_opts o = { .sizes_arg = "4K..64M", .format = "text", .top = 10, .fill = LP_STATCACHE_FILL_AUTO,
+				 .resamples = LP_INTERVAL_RESAMPLES,
 				 .policies = LP_REPORT_LRU | LP_REPORT_RANDOM };
 	struct cli_report l = { 0 };
 	struct lp_curve *refs = NULL;
@@ -567,7 +656,8 @@ static int run(int argc, char **argv)
 							    .ncaches = o.ncaches, .policies = o.policies,
 							    .window = o.window, .cold = o.cold, .fill = o.fill,
 							    .windows = o.show_windows, .at = o.at, .top = o.top,
-							    .threads = o.threads });
+							    .threads = o.threads, .resamples = o.resamples,
+							    .seed = 1 });
 	if (status == CLI_ERROR)
 		goto out;
 	if (o.output && cli_stdout_to(o.output, &tmp) < 0) {
