@@ -152,7 +152,7 @@ cg_kernels=("${kernels[@]}")
 [ "$quick" = 0 ] || cg_kernels=("${kernels[@]:0:4}")
 : >"$W/cg.jsonl"
 for k in "${cg_kernels[@]}"; do
-	read -r p _ < <(sizes "$k")
+	read -r p _ < <(size_list "$k")
 	echo "kernel-accuracy: $k $p: Cachegrind" >&2
 	gcc -O2 -g -o "$W/$k-gcc" "$here/bench/kernels/$k.c" -lm
 	"$L" record --backend valgrind -X --allocs=no -m trace -q -o "$W/t.lpt" -- "$W/$k-gcc" "$p" >/dev/null

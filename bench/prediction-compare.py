@@ -18,6 +18,7 @@
 """
 import csv
 import json
+import re
 import sys
 
 BEGIN = '<!-- begin prediction-suite table (bench/prediction-suite.sh --update-docs) -->'
@@ -25,8 +26,10 @@ END = '<!-- end prediction-suite table -->'
 
 
 def levels(path):
-    j = json.load(open(path))
-    for lv in j['levels']:
+    # only the "levels" array: the rest may hold numbers JSON does not
+    # allow (inf per unit of work where the work model is 0)
+    m = re.search(r'"levels": (\[[^]]*\])', open(path).read())
+    for lv in json.loads(m.group(1)):
         print(lv['name'], lv['kind'], lv['blocks'] * lv['block'], lv['assoc'], lv['block'])
 
 
@@ -130,19 +133,22 @@ def table(path):
         print()
         print('- %s (%s): %s' % (r['kernel'], r['build'], r['failed']))
     print()
-    print('Every level: errors (predicted - simulated) / simulated in %, fully associative / '
-          'set associative, at 4× and 8× the largest fitted size; n/s: not simulated.')
+    factors = sorted({r['factor'] for r in rows})
+    print('Every level: errors (predicted - simulated) / simulated in %%, fully associative (fa) and '
+          'set associative (sa), at %s the largest fitted size; n/s: not simulated.'
+          % ' and '.join('%d×' % f for f in factors))
     print()
-    print('| kernel | build | machine | level | 4× fa | 4× sa | 8× fa | 8× sa | flag |')
-    print('|---|---|---|---|---:|---:|---:|---:|---|')
+    print('| kernel | build | machine | level | %s | flag |' % ' | '.join(
+        '%d× fa | %d× sa' % (f, f) for f in factors))
+    print('|---|---|---|---|%s---|' % ('---:|' * 2 * len(factors)))
     keys = dict.fromkeys((r['kernel'], r['build'], r['machine'], r['level']) for r in rows)
     for k in keys:
         g = {r['factor']: r for r in rows if (r['kernel'], r['build'], r['machine'], r['level']) == k}
         cells = []
-        for f in (4, 8):
+        for f in factors:
             r = g.get(f)
             cells += [fmt(r['fa_err']), fmt(r['sa_err'])] if r else ['–', '–']
-        flags = '; '.join('%d×: %s' % (f, g[f]['flag']) for f in (4, 8) if f in g and g[f]['flag'])
+        flags = '; '.join('%d×: %s' % (f, g[f]['flag']) for f in factors if f in g and g[f]['flag'])
         print('| %s | %s | %s | %s | %s | %s |' % (k[0], k[1], k[2], k[3], ' | '.join(cells),
                                                  flags or ('' if tool_flags else 'n/a')))
 

@@ -34,7 +34,8 @@
 #   --machines LIST itanium2,r12000,host (default)
 #   KERNEL         gemm lu jacobi2d heat3d mv-row mv-col csrmv fft (default
 #                  all eight; any kernel of bench/kernels with --sizes)
-# Environment: LOCPROF_BUILD (default build/), KEEP=DIR keeps the work files.
+# Environment: LOCPROF_BUILD (default build/), KEEP=DIR keeps the work files,
+# DOC the page --update-docs rewrites (default docs/prediction.md).
 # Prints the markdown tables on stdout; progress on stderr.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -71,6 +72,7 @@ else
 	trap 'rm -rf "$W"' EXIT
 fi
 compare=$here/bench/prediction-compare.py
+DOC=${DOC:-$here/docs/prediction.md}
 
 # fitted sizes: five over about 2.5x, even (vectorised loops: no odd
 # remainders); fft's have only the factors 2, 3 and 5. Full: about 1e7 to
@@ -182,6 +184,6 @@ if [ "$update" = 1 ]; then
 		echo
 		cat "$W/table.md"
 	} >"$W/doc-table.md"
-	python3 "$compare" splice "$here/docs/prediction.md" "$W/doc-table.md"
-	echo "prediction-suite: docs/prediction.md updated" >&2
+	python3 "$compare" splice "$DOC" "$W/doc-table.md"
+	echo "prediction-suite: $DOC updated" >&2
 fi
