@@ -33,32 +33,25 @@ def csv_blocks(path):
 
 
 def curves(path):
-    """{curve: {size: (ratio, lo, hi)}}; lo and hi are None without the
-    interval columns."""
+    """{curve: {size: (ratio, lo, hi, cliff)}}; lo, hi and cliff (the
+    report's word that a cliff lies within sampling error) are None
+    without those columns."""
     out = {}
     for row in csv_blocks(path):
-        lo, hi = row.get('miss_ratio_lo'), row.get('miss_ratio_hi')
+        lo, hi, cliff = row.get('miss_ratio_lo'), row.get('miss_ratio_hi'), row.get('cliff')
         out.setdefault(row['curve'], {})[int(row['size_bytes'])] = (
             float(row['miss_ratio']),
             float(lo) if lo not in (None, '') else None,
-            float(hi) if hi not in (None, '') else None)
+            float(hi) if hi not in (None, '') else None,
+            cliff.strip().lower() in ('1', 'true', 'yes', 'cliff') if cliff not in (None, '') else None)
     return out
 
 
 def cache_interval(c, policy):
     """(lo, hi) of a named cache's prediction in report's JSON, when the
-    report gives one: "lru_lo"/"lru_hi", or "lru": {"lo", "hi"}."""
-    v = c.get(policy)
-    if isinstance(v, dict):
-        return v.get('lo'), v.get('hi')
-    return c.get(policy + '_lo'), c.get(policy + '_hi')
-
-
-def cache_value(c, policy):
-    v = c.get(policy)
-    if isinstance(v, dict):
-        return v.get('value', v.get('miss_ratio'))
-    return v
+    report gives one: "lru_interval": {"miss_ratio_lo", "miss_ratio_hi"}."""
+    iv = c.get(policy + '_interval') or {}
+    return iv.get('miss_ratio_lo'), iv.get('miss_ratio_hi')
 
 
 def bytes_of(text):
@@ -71,15 +64,18 @@ def row(kernel, p, rate, seed, simp, simsap, modp, modjp):
     sim, mod = curves(simp), curves(modp)
     out = {'kernel': kernel, 'P': p, 'rate': rate, 'seed': seed}
     for model, ref in (('statstack', 'lru-nocold'), ('statcache', 'random-nocold')):
-        err, inside = {}, []
-        for size, (ratio, lo, hi) in mod.get(model, {}).items():
+        err, inside, unflagged = {}, [], {}
+        for size, (ratio, lo, hi, cliff) in mod.get(model, {}).items():
             if size not in sim.get(ref, {}):
                 continue
             exact = sim[ref][size][0]
             err[size] = abs(ratio - exact) * 100
+            if cliff is False:
+                unflagged[size] = err[size]
             if lo is not None and hi is not None:
                 inside.append(lo - 1e-9 <= exact <= hi + 1e-9)
         out[model] = err
+        out[model + '_unflagged'] = unflagged
         out[model + '_inside'] = inside if inside else None
     # set-associative: simulated (misses - cold) / (accesses - cold) against
     # the model's LRU ratio (cold excluded)
@@ -95,7 +91,7 @@ def row(kernel, p, rate, seed, simp, simsap, modp, modjp):
         geometry = (int(c['size']), int(c['ways']))
         if geometry not in exact:
             continue
-        v = cache_value(c, 'lru')
+        v = c['lru']
         sa[c['cache']] = abs(v - exact[geometry]) * 100
         lo, hi = cache_interval(c, 'lru')
         if lo is not None and hi is not None:
@@ -144,8 +140,8 @@ def table(path):
     print('Overall (every kernel, size and seed; mean of the per-profile means, largest single error):')
     print()
     print('| rate | profiles | StatStack mean | max | StatCache mean | max | set-assoc mean | max '
-          '| coverage SS | SC | SA |')
-    print('|---|---:|---:|---|---:|---|---:|---|---:|---:|---:|')
+          '| coverage SS | SC | SA | SS max, no cliff flagged | SC max, no cliff flagged |')
+    print('|---|---:|---:|---|---:|---|---:|---|---:|---:|---:|---|---|')
     for rate in sorted({r['rate'] for r in rows}, key=float, reverse=True):
         g = [r for r in rows if r['rate'] == rate]
         for r in g:  # name the kernel in the worst case
@@ -154,9 +150,15 @@ def table(path):
                                      for s, e in r[key].items()}
         ss, sc, sa = (summary([{'x': r[k + '_named']} for r in g], 'x')
                       for k in ('statstack', 'statcache', 'setassoc'))
-        print('| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |' % (
+        unflagged = []
+        for k in ('statstack', 'statcache'):
+            named = [{'x': {'%s %s' % (r['kernel'], size_name(sz)): e
+                            for sz, e in r.get(k + '_unflagged', {}).items()}} for r in g]
+            unflagged.append(summary(named, 'x')[1] if any(n['x'] for n in named) else 'n/a')
+        print('| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |' % (
             rate, len(g), ss[0], ss[1], sc[0], sc[1], sa[0], sa[1],
-            coverage(g, 'statstack'), coverage(g, 'statcache'), coverage(g, 'setassoc')))
+            coverage(g, 'statstack'), coverage(g, 'statcache'), coverage(g, 'setassoc'),
+            unflagged[0], unflagged[1]))
 
 
 def cachegrind(path):
