@@ -38,6 +38,7 @@
 # DOC the page --update-docs rewrites (default docs/prediction.md).
 # Prints the markdown tables on stdout; progress on stderr.
 set -euo pipefail
+cmdline="bench/prediction-suite.sh $*"
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=${LOCPROF_BUILD:-$here/build}
 L=$build/locprof
@@ -179,8 +180,9 @@ python3 "$compare" table "$W/rows.jsonl" >"$W/table.md"
 cat "$W/table.md"
 if [ "$update" = 1 ]; then
 	{
-		echo "Measured with \`bench/prediction-suite.sh --update-docs${quick:+$([ "$quick" = 1 ] && echo ' --quick')}\`" \
-			"(kernels ${kernels[*]}; fitted sizes: $(for k in "${kernels[@]}"; do printf '%s %s; ' "$k" "$(fit_sizes "$k" | tr ' ' ,)"; done)predicted at ${factors// /× and }× the largest)."
+		echo "Measured with \`$cmdline\` on $(date -u +%Y-%m-%d) (fitted sizes:" \
+			"$(for k in "${kernels[@]}"; do printf '%s %s; ' "$k" "$(fit_sizes "$k" | tr ' ' ,)"; done)" \
+			"predicted at $(sed 's/ /× and /g' <<<"$factors")× the largest)."
 		echo
 		cat "$W/table.md"
 	} >"$W/doc-table.md"
