@@ -133,6 +133,25 @@ def table(path):
         print()
         print('- %s (%s): %s' % (r['kernel'], r['build'], r['failed']))
     print()
+    print('Per kernel (every machine and level, both factors): levels within 10%, fully and set '
+          'associative, of those simulated; the worst.')
+    print()
+    builds = list(dict.fromkeys(r['build'] for r in rows))
+    print('| kernel | %s |' % ' | '.join('%s: within 10%% | worst' % b for b in builds))
+    print('|---|%s' % ('---:|---|' * len(builds)))
+    for kernel in dict.fromkeys(r['kernel'] for r in rows):
+        cells = []
+        for b in builds:
+            sim = [r for r in rows if r['kernel'] == kernel and r['build'] == b
+                   and r['sa_err'] is not None and r['fa_err'] is not None]
+            ok = [r for r in sim if abs(r['fa_err']) <= 10 and abs(r['sa_err']) <= 10]
+            worst = max(sim, key=lambda r: max(abs(r['fa_err']), abs(r['sa_err'])), default=None)
+            cells.append('%d/%d' % (len(ok), len(sim)))
+            cells.append('%s (%s %s, %d×)' % (fmt(max(worst['fa_err'], worst['sa_err'], key=abs)),
+                                              worst['machine'], worst['level'], worst['factor'])
+                         if worst else 'n/a')
+        print('| %s | %s |' % (kernel, ' | '.join(cells)))
+    print()
     factors = sorted({r['factor'] for r in rows})
     print('Every level: errors (predicted - simulated) / simulated in %%, fully associative (fa) and '
           'set associative (sa), at %s the largest fitted size; n/s: not simulated.'
