@@ -6,8 +6,8 @@
 # full trace (`record --mode trace`) and simulate it exactly: fully
 # associative LRU and random replacement at 4K..64M (powers of two) and the
 # set-associative LRU caches 32K:8:64, 256K:8:64, 1M:16:64 and the host's
-# data caches (those `simulate` accepts: it refuses set counts that are not
-# powers of two). Then record it with the inst backend at each rate and
+# data caches (those `simulate` accepts; a refused one is named in a note
+# under the table). Then record it with the inst backend at each rate and
 # seed and compare `locprof report`'s curves and named caches: StatStack
 # against LRU, StatCache against random, the set-associative model against
 # the set-associative simulation, all with cold misses excluded, 64-byte
@@ -98,7 +98,7 @@ size_list() {
 
 # The set-associative caches: three fixed geometries and the host's data
 # caches (sysfs), as SIZE:WAYS:64; the ones simulate refuses
-# (set counts that are not powers of two, today) are left out with a note.
+# are left out with a note.
 sa_specs=(32K:8:64 256K:8:64 1M:16:64)
 for d in /sys/devices/system/cpu/cpu0/cache/index*; do
 	[ -r "$d/type" ] && [ "$(cat "$d/type")" != Instruction ] || continue

@@ -13,8 +13,8 @@
 # levels, as a hierarchy (each level sees the misses of the one above),
 # fully associative and with the real geometry, and its TLBs as fully
 # associative caches of page-sized blocks (bench/prediction-accuracy.sh
-# does the same for the examples). A level simulate refuses (a set count
-# that is not a power of two, today) is "n/s", not simulated.
+# does the same for the examples). A level simulate refuses is "n/s", not
+# simulated.
 #
 # Errors are (predicted - simulated) / simulated, fully associative (fa)
 # and set associative (sa, predict's default model). Where predict marks a
