@@ -1,0 +1,187 @@
+#!/usr/bin/env python3
+"""Comparison and tables for bench/prediction-suite.sh (not run on its own).
+
+  prediction-compare.py levels PREDICT.json
+      the machine's levels, one a line: NAME KIND SIZE ASSOC BLOCK
+      (ASSOC 0: fully associative), from `predict at --format json`
+  prediction-compare.py measured MACHINE LEVELS.txt FA.csv SA.csv TLB.csv
+      CSV lines machine,level,fa_sim,sa_sim from the simulations of the
+      machine's hierarchy (fully and set associative) and TLBs; a level
+      simulate refused is left empty
+  prediction-compare.py row KERNEL BUILD FACTOR P MACHINE PREDICT.csv MEASURED.csv
+      one JSON line per level: predicted and simulated misses, the errors,
+      and the tool's validity flag or interval where predict gives one
+  prediction-compare.py table ROWS.jsonl
+      the markdown tables (summary, then every level)
+  prediction-compare.py splice DOC TABLE.md
+      replace the text between the begin and end markers of DOC by TABLE.md
+"""
+import csv
+import json
+import re
+import sys
+
+BEGIN = '<!-- begin prediction-suite table (bench/prediction-suite.sh --update-docs) -->'
+END = '<!-- end prediction-suite table -->'
+
+
+def levels(path):
+    # only the "levels" array: the rest may hold numbers JSON does not
+    # allow (inf per unit of work where the work model is 0)
+    m = re.search(r'"levels": (\[[^]]*\])', open(path).read())
+    for lv in json.loads(m.group(1)):
+        print(lv['name'], lv['kind'], lv['blocks'] * lv['block'], lv['assoc'], lv['block'])
+
+
+def sim_rows(path):
+    try:
+        return [r for r in csv.DictReader(l for l in open(path) if not l.startswith('#'))]
+    except OSError:
+        return []
+
+
+def measured(machine, levels_path, fap, sap, tlbp):
+    fa, sa, tlb = sim_rows(fap), sim_rows(sap), sim_rows(tlbp)
+    ci = ti = 0
+    for line in open(levels_path):
+        name, kind = line.split()[:2]
+        if kind == 'tlb':
+            v = tlb[ti]['misses'] if ti < len(tlb) else ''
+            print('%s,%s,%s,%s' % (machine, name, v, v))
+            ti += 1
+        else:
+            f = fa[ci]['misses'] if ci < len(fa) else ''
+            s = sa[ci]['misses'] if ci < len(sa) else ''
+            print('%s,%s,%s,%s' % (machine, name, f, s))
+            ci += 1
+
+
+# columns of `predict at --format csv` that carry a validity flag or an
+# interval, when predict gives them
+FLAG_WORDS = ('flag', 'valid', 'reason', 'warning', 'extrapol')
+
+
+def flag_of(r):
+    """The tool's word on the level: its flag (a non-empty value other than
+    ok/0/false/valid) or None; and its interval (lo, hi) or None."""
+    flag = None
+    for key, v in r.items():
+        if key and any(w in key.lower() for w in FLAG_WORDS) and v not in (None, '', '0', 'ok', 'false', 'valid', '-'):
+            flag = (flag + '; ' if flag else '') + '%s=%s' % (key, v)
+    lo = next((r[k] for k in r if k and k.endswith(('misses_lo', 'fa_lo', 'sa_lo'))), None)
+    hi = next((r[k] for k in r if k and k.endswith(('misses_hi', 'fa_hi', 'sa_hi'))), None)
+    return flag, (float(lo), float(hi)) if lo not in (None, '') and hi not in (None, '') else None
+
+
+def err(pred, sim):
+    if sim > 0:
+        return 100 * (pred - sim) / sim
+    return 100.0 if pred > 0.5 else 0.0
+
+
+def row(kernel, build, factor, p, machine, predp, measp):
+    meas = {}
+    for line in open(measp):
+        m, lv, f, s = line.strip().split(',')
+        if m == machine:
+            meas[lv] = (f, s)
+    rows = list(csv.DictReader(open(predp)))
+    has_flags = bool(rows) and any(any(w in k.lower() for w in FLAG_WORDS) for k in rows[0])
+    for r in rows:
+        if r['scope'] != 'program':
+            continue
+        f, s = meas.get(r['level'], ('', ''))
+        pfa, psa = float(r['fa_misses']), float(r['sa_misses'])
+        flag, interval = flag_of(r)
+        out = {'kernel': kernel, 'build': build, 'factor': int(factor), 'P': int(p), 'machine': machine,
+               'level': r['level'], 'fa_pred': pfa, 'sa_pred': psa,
+               'fa_sim': float(f) if f else None, 'sa_sim': float(s) if s else None,
+               'flag': flag, 'has_flags': has_flags or interval is not None}
+        out['fa_err'] = err(pfa, out['fa_sim']) if f else None
+        out['sa_err'] = err(psa, out['sa_sim']) if s else None
+        if interval and s:
+            out['inside'] = interval[0] <= float(s) <= interval[1]
+        print(json.dumps(out))
+
+
+def fmt(e):
+    return 'n/s' if e is None else '%+.1f' % e
+
+
+def table(path):
+    rows = [json.loads(l) for l in open(path) if l.strip()]
+    fails = [r for r in rows if r.get('failed')]
+    rows = [r for r in rows if not r.get('failed')]
+    tool_flags = any(r['has_flags'] for r in rows)
+    print('| machine | build | levels | within 10% (fa and sa) | flagged by the tool | over 10% and not flagged '
+          '| not simulated | worst \\|error\\| (kernel, level, factor) |')
+    print('|---|---|---:|---:|---:|---:|---:|---|')
+    for machine in dict.fromkeys(r['machine'] for r in rows):
+        for build in dict.fromkeys(r['build'] for r in rows):
+            g = [r for r in rows if r['machine'] == machine and r['build'] == build]
+            sim = [r for r in g if r['sa_err'] is not None and r['fa_err'] is not None]
+            ok = [r for r in sim if abs(r['fa_err']) <= 10 and abs(r['sa_err']) <= 10]
+            flagged = [r for r in g if r['flag']]
+            silent = [r for r in sim if r not in ok and not r['flag']]
+            worst = max(sim, key=lambda r: max(abs(r['fa_err']), abs(r['sa_err'])), default=None)
+            w = ('%s (%s %s, %d×)' % (fmt(max(worst['fa_err'], worst['sa_err'], key=abs)), worst['kernel'],
+                                      worst['level'], worst['factor']) if worst else 'n/a')
+            print('| %s | %s | %d | %d | %s | %d | %d | %s |' % (
+                machine, build, len(g), len(ok), len(flagged) if tool_flags else 'n/a (no flags)',
+                len(silent), len(g) - len(sim), w))
+    for r in fails:
+        print()
+        print('- %s (%s): %s' % (r['kernel'], r['build'], r['failed']))
+    print()
+    print('Per kernel (every machine and level, both factors): levels within 10%, fully and set '
+          'associative, of those simulated; the worst.')
+    print()
+    builds = list(dict.fromkeys(r['build'] for r in rows))
+    print('| kernel | %s |' % ' | '.join('%s: within 10%% | worst' % b for b in builds))
+    print('|---|%s' % ('---:|---|' * len(builds)))
+    for kernel in dict.fromkeys(r['kernel'] for r in rows):
+        cells = []
+        for b in builds:
+            sim = [r for r in rows if r['kernel'] == kernel and r['build'] == b
+                   and r['sa_err'] is not None and r['fa_err'] is not None]
+            ok = [r for r in sim if abs(r['fa_err']) <= 10 and abs(r['sa_err']) <= 10]
+            worst = max(sim, key=lambda r: max(abs(r['fa_err']), abs(r['sa_err'])), default=None)
+            cells.append('%d/%d' % (len(ok), len(sim)))
+            cells.append('%s (%s %s, %d×)' % (fmt(max(worst['fa_err'], worst['sa_err'], key=abs)),
+                                              worst['machine'], worst['level'], worst['factor'])
+                         if worst else 'n/a')
+        print('| %s | %s |' % (kernel, ' | '.join(cells)))
+    print()
+    factors = sorted({r['factor'] for r in rows})
+    print('Every level: errors (predicted - simulated) / simulated in %%, fully associative (fa) and '
+          'set associative (sa), at %s the largest fitted size; n/s: not simulated.'
+          % ' and '.join('%d×' % f for f in factors))
+    print()
+    print('| kernel | build | machine | level | %s | flag |' % ' | '.join(
+        '%d× fa | %d× sa' % (f, f) for f in factors))
+    print('|---|---|---|---|%s---|' % ('---:|' * 2 * len(factors)))
+    keys = dict.fromkeys((r['kernel'], r['build'], r['machine'], r['level']) for r in rows)
+    for k in keys:
+        g = {r['factor']: r for r in rows if (r['kernel'], r['build'], r['machine'], r['level']) == k}
+        cells = []
+        for f in factors:
+            r = g.get(f)
+            cells += [fmt(r['fa_err']), fmt(r['sa_err'])] if r else ['–', '–']
+        flags = '; '.join('%d×: %s' % (f, g[f]['flag']) for f in factors if f in g and g[f]['flag'])
+        print('| %s | %s | %s | %s | %s | %s |' % (k[0], k[1], k[2], k[3], ' | '.join(cells),
+                                                 flags or ('' if tool_flags else 'n/a')))
+
+
+def splice(doc, tablep):
+    text = open(doc).read()
+    table = open(tablep).read().rstrip('\n')
+    if BEGIN not in text or END not in text:
+        sys.exit('prediction-suite: %s has no table markers' % doc)
+    head, rest = text.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    open(doc, 'w').write(head + BEGIN + '\n' + table + '\n' + END + tail)
+
+
+if __name__ == '__main__':
+    cmd, args = sys.argv[1], sys.argv[2:]
+    {'levels': levels, 'measured': measured, 'row': row, 'table': table, 'splice': splice}[cmd](*args)
