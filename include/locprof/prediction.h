@@ -238,6 +238,18 @@ struct lp_pred_group_info {
 	size_t npcs;
 };
 size_t lp_pred_model_ngroups(const struct lp_pred_model *m);
+/* How lp_pred_model_fit() joined the runs' reference groups (all zero for a
+ * model read from a file). */
+struct lp_pred_join_info {
+	int by_source;      /* 1: by source location (the runs ran different
+			     * binaries), 0: by code address (one binary) */
+	size_t runs;
+	size_t binaries;    /* distinct main binaries of the runs */
+	size_t groups;      /* the model's groups */
+	size_t joined;      /* groups with references in every run */
+	double share;       /* references in joined groups, over all runs' */
+};
+void lp_pred_model_join(const struct lp_pred_model *m, struct lp_pred_join_info *out);
 void lp_pred_model_group(const struct lp_pred_model *m, size_t g, struct lp_pred_group_info *out);
 
 struct lp_pred_loop_info {

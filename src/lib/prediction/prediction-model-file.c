@@ -407,7 +407,7 @@ int lp_pred_model_read(struct lp_pred_model **out, const char *path)
 		int n;
 		lineno++;
 		if (lineno == 1) {
-			if ((rc = lp_pred_check_magic(line, "model", "prediction model", path)) < 0)
+			if ((rc = lp_pred_check_magic(line, "model", "prediction model", path, 1)) < 0)
 				goto fail;
 			continue;
 		}

@@ -608,7 +608,7 @@ static void test_bad_files(void **state)
 	lp_test_write_file(p, "hello\n", 6);
 	assert_int_equal(lp_pred_run_read(&r, p), LP_EFORMAT);
 	assert_int_equal(lp_pred_model_read(&m, p), LP_EFORMAT);
-	lp_test_write_file(p, "# locprof xpred run v2\n", 23);
+	lp_test_write_file(p, "# locprof xpred run v3\n", 23);
 	assert_int_equal(lp_pred_run_read(&r, p), LP_EVERSION);
 	const char *trunc = "# locprof xpred run v1\nsize 10\nblocks 64\n";
 	lp_test_write_file(p, trunc, strlen(trunc));
