@@ -33,6 +33,26 @@ pred=$(head -1 "$T/ct.csv" | cut -d, -f2)
 awk -v p="$pred" -v s="$sim" 'BEGIN { exit !(p > 0.99 * s && p < 1.01 * s) }' ||
 	fail "predicted $pred references at 32, the trace has $sim"
 
+# fitted at 10..18, the stencil's planes (2 arrays of 2.6K at 18) never
+# outgrow the Itanium2's 16K L1, and its data span 6 pages of 16K: at 32 the
+# L1 and the first TLB are flagged with their reasons, in words, in every
+# format; no flagged level reads "ok"
+expect_status 0 "$LOCPROF" predict at "$T/ct" --size 32 --machine itanium2
+expect_grep '^L1 .* crosses' "$T/out"
+expect_grep '^L1: not to be trusted: extrapolates past its capacity \(256 lines of 64B\)' "$T/out"
+expect_grep '^TLB1: not to be trusted: extrapolates past its capacity \(32 pages of 16K\): the data span [0-9.]+ blocks at the largest fitted size \(P = 18\)' "$T/out"
+expect_status 0 "$LOCPROF" predict at "$T/ct" --size 32 --machine itanium2 --format csv
+expect_grep '^size,.*,fa_lo,fa_hi,check,reason$' "$T/out"
+expect_grep '^32,program,-1,"","",L1,.*,crosses[a-z+]*,"extrapolates past its capacity' "$T/out"
+awk -F, 'NR > 1 && $18 !~ /^(ok|crosses|unfit|edge)(\+(unfit|edge))*$/ { bad = 1; print } END { exit bad }' "$T/out" ||
+	fail "a csv row without its check"
+expect_status 0 "$LOCPROF" predict at "$T/ct" --size 32 --machine itanium2 --format json
+grep -o '{"level": "L1"[^}]*}' "$T/out" | head -1 | grep -q '"check": "crosses[a-z+]*", "reason": "extrapolates' ||
+	fail "the JSON L1 of the program has no check"
+# inside the fitted sizes nothing crosses
+expect_status 0 "$LOCPROF" predict at "$T/ct" --size 16 --machine itanium2 --format csv
+grep ',program,' "$T/out" | grep -q crosses && fail "a level is flagged inside the fitted sizes"
+
 # unrelated programs do not join: one clear line, naming runs and pcs
 cat >"$T/other.c" <<'C'
 #include <stdio.h>
