@@ -379,6 +379,7 @@ enum {
 	LP_PRED_CHECK_CROSSES = 1, /* most misses cross the capacity beyond the fitted sizes */
 	LP_PRED_CHECK_UNFIT = 2,   /* the model misses the fitted runs' own misses by > 10% */
 	LP_PRED_CHECK_EDGE = 4,    /* reuses near the capacity: +-5% in distance moves the misses > 20% */
+	LP_PRED_CHECK_FEW = 8,     /* the fitted runs' data span under 64 blocks of the level */
 };
 struct lp_pred_validity {
 	unsigned flags;            /* LP_PRED_CHECK_*; 0: the prediction stands */

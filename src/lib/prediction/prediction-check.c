@@ -13,11 +13,13 @@
  *   are short they are whole numbers of a few blocks that are not yet
  *   polynomials (a matrix that spans 1.5 to 10 pages), and nothing
  *   measured says where they cross. A level whose predicted misses are
- *   more than CROSS_SHARE such short crossing reuses is flagged; so is a
- *   level whose capacity the program's data (its cold accesses at the
- *   level's block size) outgrow between the largest fitted size and P
- *   while they spanned fewer than FEW_BLOCKS blocks at the largest fitted
- *   size: such runs cannot show how reuses grow at that block size.
+ *   more than CROSS_SHARE such short crossing reuses is flagged.
+ * - Runs whose data (the cold accesses at the level's block size) span
+ *   fewer than FEW_BLOCKS blocks have histograms of a few whole blocks,
+ *   decided by where the arrays start in them (a matrix of 1.5 to 10
+ *   pages): their counts are not polynomials of the size, not even the
+ *   cold ones. A level of such a block size predicted beyond the largest
+ *   fitted size is flagged.
  * - The model must explain the fitted runs themselves: its misses at each
  *   fitted size against the runs' measured misses (the same cut of the
  *   measured histograms). A level off by more than FIT_ERR (and by more
@@ -209,14 +211,16 @@ void lp_pred_check_judge(const struct lp_pred_check *c, const struct lp_pred_lev
 				      "that every fitted size (up to P = %g) held under it, at distances too short to "
 				      "show how they grow, reaching it at P = %.4g; collect sizes beyond that",
 				      cap, 100 * c->crossed / fa, c->pmax, c->cross_at);
-	} else if (c->size > c->pmax && c->blocks_max < (double)l->blocks && c->blocks_at >= (double)l->blocks &&
-		   c->blocks_max < FEW_BLOCKS) {
-		out->flags |= LP_PRED_CHECK_CROSSES;
+	}
+	if (c->size > c->pmax && c->blocks_max < FEW_BLOCKS && k < sizeof(out->reason)) {
+		out->flags |= LP_PRED_CHECK_FEW;
 		k += (size_t)snprintf(out->reason + k, sizeof(out->reason) - k,
-				      "extrapolates past its capacity (%s): the data span %.4g blocks at the largest "
-				      "fitted size (P = %g), too few to show how reuses grow, and %.4g at P = %g; "
-				      "collect sizes where they span more than the capacity",
-				      cap, c->blocks_max, c->pmax, c->blocks_at, c->size);
+				      "%sthe fitted runs' data span %.4g blocks of %lluB at the largest fitted size "
+				      "(P = %g), too few for their counts to follow the size (%.4g at P = %g%s); "
+				      "collect sizes where they span %g or more",
+				      k ? "; " : "", c->blocks_max, (unsigned long long)l->block, c->pmax, c->blocks_at,
+				      c->size, c->blocks_at >= (double)l->blocks && c->blocks_max < (double)l->blocks
+						       ? ", past its capacity" : "", FEW_BLOCKS);
 	}
 	if (worst > FIT_ERR && k < sizeof(out->reason)) {
 		out->flags |= LP_PRED_CHECK_UNFIT;
@@ -237,11 +241,11 @@ void lp_pred_check_judge(const struct lp_pred_check *c, const struct lp_pred_lev
 
 const char *lp_pred_check_name(unsigned flags, char *buf, size_t len)
 {
-	static const char *const names[] = { "crosses", "unfit", "edge" };
+	static const char *const names[] = { "crosses", "unfit", "edge", "few" };
 	size_t k = 0;
 
 	buf[0] = 0;
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 4; i++)
 		if (flags & (1u << i))
 			k += (size_t)snprintf(buf + k, len > k ? len - k : 0, "%s%s", k ? "+" : "", names[i]);
 	if (!k)
