@@ -366,12 +366,12 @@ static int print_text(struct ctx *x, double P, struct lp_pred_count *tot)
 	}
 	printf("\n== P = %g: %.6g references, work %.6g (%s)\n", P, lp_pred_model_references(x->m, P), work,
 	       x->work ? lp_pred_expr_text(x->work) : "references");
-	printf("%-5s %-26s %13s %13s %13s %11s %11s  %-8s %-23s %s\n", "level", "geometry", "accesses", "fa_misses",
+	printf("%-5s %-26s %13s %13s %13s %11s %11s  %-8s %-25s %s\n", "level", "geometry", "accesses", "fa_misses",
 	       "sa_misses", "fa/work", "sa/work", "sa_model", "fa_range", "check");
 	for (size_t l = 0; l < x->mc.n; l++) {
 		char rg[64], ck[64];
 		snprintf(rg, sizeof(rg), "%.6g..%.6g", x->val[l].lo, x->val[l].hi);
-		printf("%-5s %-26s %13.6g %13.6g %13.6g %11.4g %11.4g  %-8s %-23s %s\n", x->mc.level[l].name,
+		printf("%-5s %-26s %13.6g %13.6g %13.6g %11.4g %11.4g  %-8s %-25s %s\n", x->mc.level[l].name,
 		       geometry(&x->mc.level[l], geo, sizeof(geo)), tot[l].accesses, tot[l].fa_misses,
 		       tot[l].sa_misses, tot[l].fa_misses / work, tot[l].sa_misses / work, sa_model(x, l), rg,
 		       check_name(x, l, ck, sizeof(ck)));
