@@ -238,6 +238,18 @@ struct lp_pred_group_info {
 	size_t npcs;
 };
 size_t lp_pred_model_ngroups(const struct lp_pred_model *m);
+/* How lp_pred_model_fit() joined the runs' reference groups (all zero for a
+ * model read from a file). */
+struct lp_pred_join_info {
+	int by_source;      /* 1: by source location (the runs ran different
+			     * binaries), 0: by code address (one binary) */
+	size_t runs;
+	size_t binaries;    /* distinct main binaries of the runs */
+	size_t groups;      /* the model's groups */
+	size_t joined;      /* groups with references in every run */
+	double share;       /* references in joined groups, over all runs' */
+};
+void lp_pred_model_join(const struct lp_pred_model *m, struct lp_pred_join_info *out);
 void lp_pred_model_group(const struct lp_pred_model *m, size_t g, struct lp_pred_group_info *out);
 
 struct lp_pred_loop_info {
@@ -341,6 +353,43 @@ int lp_pred_model_calibrate(struct lp_pred_model *m, unsigned mask, double agree
  * distances were not collected; a fully-associative level has none). */
 void lp_pred_model_placement(const struct lp_pred_model *m, size_t g, const struct lp_pred_level *l,
 			 struct lp_pred_placement *out);
+
+/* ---- validity of a prediction (docs/prediction.md, "Validity") ---------------- */
+#define LP_PRED_CHECK_RUNS 64
+/* What a prediction of fully-associative misses at P rests on, for one
+ * group and level; additive over groups (lp_pred_check_add). */
+struct lp_pred_check {
+	double size, pmax;         /* P, and the largest fitted size */
+	double fa;                 /* predicted misses at P */
+	double fa_short, fa_long;  /* with every scaling reuse distance 5% shorter, longer */
+	double crossed;            /* of fa: reuses under the capacity at every fitted size,
+				    * at distances under 256 blocks at the largest */
+	double cross_at;           /* the smallest size at which such reuses reach it (0: none) */
+	double blocks_max, blocks_at; /* distinct blocks (cold accesses) at the largest fitted size, at P */
+	size_t nsizes;
+	double sizes[LP_PRED_CHECK_RUNS]; /* the fitted sizes */
+	double fit[LP_PRED_CHECK_RUNS];   /* the model's misses at each fitted size */
+	double meas[LP_PRED_CHECK_RUNS];  /* the run's measured misses there */
+};
+int lp_pred_model_check(const struct lp_pred_model *m, size_t g, const struct lp_pred_level *l, double P,
+			struct lp_pred_check *out);
+void lp_pred_check_add(struct lp_pred_check *dst, const struct lp_pred_check *src);
+
+enum {
+	LP_PRED_CHECK_CROSSES = 1, /* most misses cross the capacity beyond the fitted sizes */
+	LP_PRED_CHECK_UNFIT = 2,   /* the model misses the fitted runs' own misses by > 10% */
+	LP_PRED_CHECK_EDGE = 4,    /* reuses near the capacity: +-5% in distance moves the misses > 20% */
+	LP_PRED_CHECK_FEW = 8,     /* the fitted runs' data span under 64 blocks of the level */
+};
+struct lp_pred_validity {
+	unsigned flags;            /* LP_PRED_CHECK_*; 0: the prediction stands */
+	double lo, hi;             /* the fully-associative misses with distances 5% shorter, longer */
+	char reason[640];          /* the flags in words ("" when none) */
+};
+/* The verdict on a level's prediction from its (summed) checks. */
+void lp_pred_check_judge(const struct lp_pred_check *c, const struct lp_pred_level *l, struct lp_pred_validity *out);
+/* "ok", or the flags' names joined by "+" ("crosses+edge"). */
+const char *lp_pred_check_name(unsigned flags, char *buf, size_t len);
 
 /* Misses of group g at one level at size P. LP_EINVAL if the model has no
  * histograms for the level's block size. */

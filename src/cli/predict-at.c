@@ -84,6 +84,9 @@ struct ctx {
 	size_t nmeas;
 	/* per group x level for the current size */
 	struct lp_pred_count *cnt;
+	struct lp_pred_check *chk;
+	/* per level: the verdict on the rows totals() summed last */
+	struct lp_pred_validity *val;
 };
 
 /* "even", "cut", "even,cut", "none": the placements besides random. */
@@ -201,7 +204,8 @@ static int predict_all(struct ctx *x, double P)
 
 	for (size_t g = 0; g < ng; g++)
 		for (size_t l = 0; l < x->mc.n; l++)
-			if (lp_pred_model_predict_sa(x->m, g, &x->mc.level[l], P, x->sa_how, &x->cnt[g * x->mc.n + l]) < 0) {
+			if (lp_pred_model_predict_sa(x->m, g, &x->mc.level[l], P, x->sa_how, &x->cnt[g * x->mc.n + l]) < 0 ||
+			    lp_pred_model_check(x->m, g, &x->mc.level[l], P, &x->chk[g * x->mc.n + l]) < 0) {
 				cli_error("%s", lp_errmsg());
 				return -1;
 			}
@@ -216,17 +220,30 @@ static void sum_into(struct lp_pred_count *dst, const struct lp_pred_count *src)
 	dst->sa_misses += src->sa_misses;
 }
 
-/* Totals over the groups accepted by `want` (NULL: all). */
+/* Totals over the groups accepted by `want` (NULL: all), and the verdict
+ * on each level of them into x->val. */
 static void totals(const struct ctx *x, int (*want)(const struct ctx *, size_t, const void *),
 		   const void *arg, struct lp_pred_count *out)
 {
 	size_t ng = lp_pred_model_ngroups(x->m);
 
 	memset(out, 0, x->mc.n * sizeof(*out));
-	for (size_t g = 0; g < ng; g++)
-		if (!want || want(x, g, arg))
-			for (size_t l = 0; l < x->mc.n; l++)
+	for (size_t l = 0; l < x->mc.n; l++) {
+		struct lp_pred_check sum;
+		memset(&sum, 0, sizeof(sum));
+		for (size_t g = 0; g < ng; g++)
+			if (!want || want(x, g, arg)) {
 				sum_into(&out[l], &x->cnt[g * x->mc.n + l]);
+				lp_pred_check_add(&sum, &x->chk[g * x->mc.n + l]);
+			}
+		lp_pred_check_judge(&sum, &x->mc.level[l], &x->val[l]);
+	}
+}
+
+/* "ok" or the level's flags. */
+static const char *check_name(const struct ctx *x, size_t l, char *buf, size_t len)
+{
+	return lp_pred_check_name(x->val[l].flags, buf, len);
 }
 
 static int want_func(const struct ctx *x, size_t g, const void *arg)
@@ -275,19 +292,21 @@ static const char *geometry(const struct lp_pred_level *l, char *buf, size_t len
 static void text_rows(const struct ctx *x, const char *name, const char *where, const struct lp_pred_count *c,
 		      double work)
 {
+	char ck[64];
+
 	for (size_t l = 0; l < x->mc.n; l++) {
 		if (!(c[l].accesses > 0) && !(c[l].fa_misses > 0))
 			continue;
-		printf("%-18.18s %-22.22s %-5s %13.6g %13.6g %13.6g %11.4g %11.4g\n", name, where,
+		printf("%-18.18s %-22.22s %-5s %13.6g %13.6g %13.6g %11.4g %11.4g  %s\n", name, where,
 		       x->mc.level[l].name, c[l].accesses, c[l].fa_misses, c[l].sa_misses,
-		       c[l].fa_misses / work, c[l].sa_misses / work);
+		       c[l].fa_misses / work, c[l].sa_misses / work, check_name(x, l, ck, sizeof(ck)));
 	}
 }
 
 static void text_header(const char *what)
 {
-	printf("\n%-18s %-22s %-5s %13s %13s %13s %11s %11s\n", what, "where", "level", "accesses",
-	       "fa_misses", "sa_misses", "fa/work", "sa/work");
+	printf("\n%-18s %-22s %-5s %13s %13s %13s %11s %11s  %s\n", what, "where", "level", "accesses",
+	       "fa_misses", "sa_misses", "fa/work", "sa/work", "check");
 }
 
 struct rank {
@@ -365,12 +384,20 @@ static int print_text(struct ctx *x, double P, struct lp_pred_count *tot)
 	}
 	printf("\n== P = %g: %.6g references, work %.6g (%s)\n", P, lp_pred_model_references(x->m, P), work,
 	       x->work ? lp_pred_expr_text(x->work) : "references");
-	printf("%-5s %-26s %13s %13s %13s %11s %11s  %s\n", "level", "geometry", "accesses", "fa_misses",
-	       "sa_misses", "fa/work", "sa/work", "sa_model");
-	for (size_t l = 0; l < x->mc.n; l++)
-		printf("%-5s %-26s %13.6g %13.6g %13.6g %11.4g %11.4g  %s\n", x->mc.level[l].name,
+	printf("%-5s %-26s %13s %13s %13s %11s %11s  %-8s %-25s %s\n", "level", "geometry", "accesses", "fa_misses",
+	       "sa_misses", "fa/work", "sa/work", "sa_model", "fa_range", "check");
+	for (size_t l = 0; l < x->mc.n; l++) {
+		char rg[64], ck[64];
+		snprintf(rg, sizeof(rg), "%.6g..%.6g", x->val[l].lo, x->val[l].hi);
+		printf("%-5s %-26s %13.6g %13.6g %13.6g %11.4g %11.4g  %-8s %-25s %s\n", x->mc.level[l].name,
 		       geometry(&x->mc.level[l], geo, sizeof(geo)), tot[l].accesses, tot[l].fa_misses,
-		       tot[l].sa_misses, tot[l].fa_misses / work, tot[l].sa_misses / work, sa_model(x, l));
+		       tot[l].sa_misses, tot[l].fa_misses / work, tot[l].sa_misses / work, sa_model(x, l), rg,
+		       check_name(x, l, ck, sizeof(ck)));
+	}
+	/* what the flags mean here, in words */
+	for (size_t l = 0; l < x->mc.n; l++)
+		if (x->val[l].flags)
+			printf("%s: not to be trusted: %s.\n", x->mc.level[l].name, x->val[l].reason);
 	if (x->sa_how == LP_PRED_SA_CALIBRATED)
 		print_placements(x);
 	/* measured, when given */
@@ -486,21 +513,30 @@ static void csv_rows(const struct ctx *x, double P, const char *scope, long id, 
 		csv_quoted(name);
 		putchar(',');
 		csv_quoted(where);
-		printf(",%s,%llu,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g,%s\n", x->mc.level[l].name,
+		char ck[64];
+		printf(",%s,%llu,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g,%s,%.10g,%.10g,%s,", x->mc.level[l].name,
 		       (unsigned long long)x->mc.level[l].block, c[l].references, c[l].accesses, c[l].fa_misses,
-		       c[l].sa_misses, work, c[l].fa_misses / work, c[l].sa_misses / work, sa_model(x, l));
+		       c[l].sa_misses, work, c[l].fa_misses / work, c[l].sa_misses / work, sa_model(x, l),
+		       x->val[l].lo, x->val[l].hi, check_name(x, l, ck, sizeof(ck)));
+		csv_quoted(x->val[l].reason);
+		putchar('\n');
 	}
 }
 
 static void json_levels(const struct ctx *x, const struct lp_pred_count *c, double work)
 {
 	printf("[");
-	for (size_t l = 0; l < x->mc.n; l++)
+	for (size_t l = 0; l < x->mc.n; l++) {
+		char ck[64];
 		printf("%s{\"level\": \"%s\", \"references\": %.10g, \"accesses\": %.10g, "
 		       "\"fa_misses\": %.10g, \"sa_misses\": %.10g, \"fa_per_work\": %.10g, "
-		       "\"sa_per_work\": %.10g}",
+		       "\"sa_per_work\": %.10g, \"fa_lo\": %.10g, \"fa_hi\": %.10g, \"check\": \"%s\", \"reason\": ",
 		       l ? ", " : "", x->mc.level[l].name, c[l].references, c[l].accesses, c[l].fa_misses,
-		       c[l].sa_misses, c[l].fa_misses / work, c[l].sa_misses / work);
+		       c[l].sa_misses, c[l].fa_misses / work, c[l].sa_misses / work, x->val[l].lo, x->val[l].hi,
+		       check_name(x, l, ck, sizeof(ck)));
+		cli_json_string(x->val[l].reason);
+		printf("}");
+	}
 	printf("]");
 }
 
@@ -851,7 +887,7 @@ static void print_head(const struct ctx *x, const char *mpath)
 		printf("# references: %s\n", lp_pred_model_refs_formula(x->m, SIZE_MAX, f, sizeof(f)));
 	} else if (x->fmt == FMT_CSV) {
 		printf("size,scope,id,name,where,level,block,references,accesses,fa_misses,sa_misses,"
-		       "work,fa_per_work,sa_per_work,sa_model\n");
+		       "work,fa_per_work,sa_per_work,sa_model,fa_lo,fa_hi,check,reason\n");
 	} else {
 		printf("{\"model\": ");
 		cli_json_string(mpath);
@@ -910,7 +946,9 @@ static int predict_at(int argc, char **argv)
 	}
 	if (o.measured && read_measured(o.measured, &x) < 0)
 		goto done;
-	if (!(x.cnt = calloc(lp_pred_model_ngroups(x.m) * x.mc.n + 1, sizeof(*x.cnt))))
+	if (!(x.cnt = calloc(lp_pred_model_ngroups(x.m) * x.mc.n + 1, sizeof(*x.cnt))) ||
+	    !(x.chk = calloc(lp_pred_model_ngroups(x.m) * x.mc.n + 1, sizeof(*x.chk))) ||
+	    !(x.val = calloc(x.mc.n + 1, sizeof(*x.val))))
 		goto nomem;
 	print_head(&x, mpath);
 	for (size_t i = 0; i < o.nsizes; i++) {
@@ -951,6 +989,8 @@ done:
 	lp_pred_model_free(x.m);
 	lp_pred_expr_free(x.work);
 	free(x.cnt);
+	free(x.chk);
+	free(x.val);
 	free(x.meas);
 	free(o.sizes);
 	free(mpath);

@@ -91,6 +91,7 @@ out:
 static int print_model(const struct lp_pred_model *m, const char *output, uint64_t show, int verbose)
 {
 	size_t ns = lp_pred_model_nsizes(m), nb = lp_pred_model_nblocks(m);
+	struct lp_pred_join_info ji;
 	char f[512];
 
 	if (!show) {
@@ -103,6 +104,10 @@ static int print_model(const struct lp_pred_model *m, const char *output, uint64
 	       lp_pred_model_fit_size(m, 0), lp_pred_model_fit_size(m, ns - 1), lp_pred_model_ngroups(m),
 	       lp_pred_model_nloops(m));
 	printf("command: %s\n", lp_pred_model_command(m));
+	lp_pred_model_join(m, &ji);
+	printf("joined %zu of %zu groups (%.1f%% of the references) across %zu runs of %zu binar%s by %s\n", ji.joined,
+	       ji.groups, 100 * ji.share, ji.runs, ji.binaries, ji.binaries == 1 ? "y" : "ies",
+	       ji.by_source ? "source location" : "code address");
 	printf("references: %s\n\n", lp_pred_model_refs_formula(m, SIZE_MAX, f, sizeof(f)));
 	printf("%-5s %-18s %-22s %-14s %4s %9s  %s\n", "group", "function", "where", "strides",
 	       "pcs", "bins", "references");

@@ -189,43 +189,84 @@ static Dwarf_Die *cu_of(struct xmod *md, uint64_t addr, Dwarf_Die *out)
 	return NULL;
 }
 
-/* Line of addr: the call site of an inlined instrumentation callback
- * around it, else the line table's. 1 if found outside the runtime. */
-int lp_pred_mod_line(struct xmod *md, uint64_t addr, const char **file, int *line)
+static const char *base_name(const char *f)
+{
+	return strrchr(f, '/') ? strrchr(f, '/') + 1 : f;
+}
+
+/* The call site of an inlined scope, as file, line and column. */
+static int call_site(Dwarf_Die *cu, Dwarf_Die *scope, const char **file, int *line, int *col)
+{
+	Dwarf_Attribute a;
+	Dwarf_Word fidx, ln, cl = 0;
+	Dwarf_Files *files;
+	size_t nfiles;
+
+	if (!dwarf_attr(scope, DW_AT_call_file, &a) || dwarf_formudata(&a, &fidx) != 0 ||
+	    !dwarf_attr(scope, DW_AT_call_line, &a) || dwarf_formudata(&a, &ln) != 0 ||
+	    dwarf_getsrcfiles(cu, &files, &nfiles) != 0 || fidx >= nfiles ||
+	    !(*file = dwarf_filesrc(files, fidx, NULL, NULL)) || !ln)
+		return 0;
+	if (dwarf_attr(scope, DW_AT_call_column, &a))
+		dwarf_formudata(&a, &cl);
+	*line = (int)ln;
+	*col = (int)cl;
+	return 1;
+}
+
+/* loc->chain: the call sites of the inlined scopes from index `from` out,
+ * "<file:line:col" each, innermost first. */
+static void inline_chain(Dwarf_Die *cu, Dwarf_Die *scopes, int n, int from, struct lp_pred_srcloc *loc)
+{
+	size_t k = 0;
+
+	loc->chain[0] = 0;
+	for (int i = from; i < n && k + 1 < sizeof(loc->chain); i++) {
+		const char *f;
+		int ln, cl, w;
+		if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine || !call_site(cu, &scopes[i], &f, &ln, &cl))
+			continue;
+		w = snprintf(loc->chain + k, sizeof(loc->chain) - k, "<%s:%d:%d", base_name(f), ln, cl);
+		if (w < 0 || (size_t)w >= sizeof(loc->chain) - k) {
+			loc->chain[k] = 0;
+			break;
+		}
+		k += (size_t)w;
+	}
+}
+
+/* Source location of addr: the call site of an inlined instrumentation
+ * callback around it, else the line table's; with its column and the
+ * call sites of the functions inlined around it. 1 if found outside the
+ * runtime. */
+int lp_pred_mod_line(struct xmod *md, uint64_t addr, struct lp_pred_srcloc *loc)
 {
 	Dwarf_Die cubuf, *cu, *scopes = NULL;
 	Dwarf_Line *dl;
-	int n;
+	int n, ok = 0;
 
 	if (!(cu = cu_of(md, addr, &cubuf)))
 		return 0;
-	if ((n = dwarf_getscopes(cu, addr, &scopes)) > 0) {
-		for (int i = 0; i < n; i++) {
-			Dwarf_Attribute a;
-			Dwarf_Word fidx, ln;
-			Dwarf_Files *files;
-			size_t nfiles;
-			const char *f;
-			if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine || !is_callback(dwarf_diename(&scopes[i])))
-				continue;
-			if (!dwarf_attr(&scopes[i], DW_AT_call_file, &a) || dwarf_formudata(&a, &fidx) != 0 ||
-			    !dwarf_attr(&scopes[i], DW_AT_call_line, &a) || dwarf_formudata(&a, &ln) != 0 ||
-			    dwarf_getsrcfiles(cu, &files, &nfiles) != 0 || fidx >= nfiles ||
-			    !(f = dwarf_filesrc(files, fidx, NULL, NULL)) || !ln)
-				break;
-			free(scopes);
-			*file = f;
-			*line = (int)ln;
-			return !is_runtime_file(f);
+	n = dwarf_getscopes(cu, addr, &scopes);
+	for (int i = 0; i < n; i++) {
+		if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine || !is_callback(dwarf_diename(&scopes[i])))
+			continue;
+		if (call_site(cu, &scopes[i], &loc->file, &loc->line, &loc->col)) {
+			inline_chain(cu, scopes, n, i + 1, loc);
+			ok = 1 + !is_runtime_file(loc->file);
 		}
-		free(scopes);
+		break;
 	}
-	if ((dl = dwarf_getsrc_die(cu, addr))) {
+	if (!ok && (dl = dwarf_getsrc_die(cu, addr))) {
 		const char *f = dwarf_linesrc(dl, NULL, NULL);
-		if (f && dwarf_lineno(dl, line) == 0 && *line > 0) {
-			*file = f;
-			return !is_runtime_file(f);
+		int col = 0;
+		if (f && dwarf_lineno(dl, &loc->line) == 0 && loc->line > 0) {
+			loc->file = f;
+			loc->col = dwarf_linecol(dl, &col) == 0 ? col : 0;
+			inline_chain(cu, scopes, n, 0, loc);
+			ok = 1 + !is_runtime_file(f);
 		}
 	}
-	return 0;
+	free(scopes);
+	return ok == 2;
 }

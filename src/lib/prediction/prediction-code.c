@@ -28,6 +28,7 @@
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -407,15 +408,9 @@ static const Dwfl_Callbacks dwfl_cb = {
 	.debuginfo_path = &debuginfo_path,
 };
 
-int lp_pred_code_srcline(struct lp_pred_code *c, const struct lp_pred_pc *p, const char **file, int *line)
+/* Open module m's DWARF (once); 0 if it has none. */
+static int mod_dwarf(struct xmod *md)
 {
-	struct xmod *md;
-
-	*file = NULL;
-	*line = 0;
-	if (p->module < 0)
-		return 0;
-	md = &c->mods[p->module];
 	if (!md->dwfl && !md->lines_failed) {
 		if (!(md->dwfl = dwfl_begin(&dwfl_cb))) {
 			md->lines_failed = 1;
@@ -427,9 +422,20 @@ int lp_pred_code_srcline(struct lp_pred_code *c, const struct lp_pred_pc *p, con
 		if (!md->dmod)
 			md->lines_failed = 1;
 	}
-	if (!md->dmod)
+	return md->dmod != NULL;
+}
+
+int lp_pred_code_srcline(struct lp_pred_code *c, const struct lp_pred_pc *p, struct lp_pred_srcloc *loc)
+{
+	struct xmod *md;
+
+	memset(loc, 0, sizeof(*loc));
+	if (p->module < 0)
 		return 0;
-	if (lp_pred_mod_line(md, p->line_addr, file, line) || lp_pred_mod_line(md, p->vaddr, file, line))
+	md = &c->mods[p->module];
+	if (!mod_dwarf(md))
+		return 0;
+	if (lp_pred_mod_line(md, p->line_addr, loc) || lp_pred_mod_line(md, p->vaddr, loc))
 		goto found;
 	/* an out-of-line slow path of the instrumentation (its lines are the
 	 * runtime's): follow it back to the access it instruments */
@@ -437,7 +443,7 @@ int lp_pred_code_srcline(struct lp_pred_code *c, const struct lp_pred_pc *p, con
 		const struct xfunc *f = &c->funcs[p->func];
 		long i = lp_pred_ins_at(f, p->vaddr);
 		for (int steps = 0; i >= 0 && (size_t)i < f->nins && steps < 48; steps++) {
-			if (lp_pred_mod_line(md, f->ins_addr[i], file, line))
+			if (lp_pred_mod_line(md, f->ins_addr[i], loc))
 				goto found;
 			if (f->ins_kind[i] == K_JMP) {
 				i = lp_pred_ins_at(f, lp_pred_ins_target(c, f, (size_t)i));
@@ -448,10 +454,37 @@ int lp_pred_code_srcline(struct lp_pred_code *c, const struct lp_pred_pc *p, con
 			}
 		}
 	}
-	*file = NULL;
-	*line = 0;
+	memset(loc, 0, sizeof(*loc));
 	return 0;
 found:
-	*file = strrchr(*file, '/') ? strrchr(*file, '/') + 1 : *file;
+	loc->file = strrchr(loc->file, '/') ? strrchr(loc->file, '/') + 1 : loc->file;
 	return 1;
+}
+
+void lp_pred_code_module_id(struct lp_pred_code *c, int m, char *buf, size_t len)
+{
+	struct xmod *md = &c->mods[m];
+	const unsigned char *bits;
+	GElf_Addr vaddr;
+	int n;
+
+	if (mod_dwarf(md) && (n = dwfl_module_build_id(md->dmod, &bits, &vaddr)) > 0) {
+		size_t k = 0;
+		for (int i = 0; i < n && k + 3 <= len; i++)
+			k += (size_t)snprintf(buf + k, len - k, "%02x", bits[i]);
+		return;
+	}
+	/* no build-id: FNV-1a over the file's bytes (binaries are small) */
+	{
+		size_t size = 0;
+		const unsigned char *p = (const unsigned char *)elf_rawfile(md->elf, &size);
+		uint64_t h = 0xcbf29ce484222325ull;
+		if (!p) {
+			snprintf(buf, len, "-");
+			return;
+		}
+		for (size_t i = 0; i < size; i++)
+			h = (h ^ p[i]) * 0x100000001b3ull;
+		snprintf(buf, len, "fnv-%016" PRIx64, h);
+	}
 }

@@ -84,8 +84,8 @@ const struct xsec *lp_pred_mod_sec(const struct xmod *m, uint64_t vaddr);
 struct xsym *lp_pred_mod_sym(struct xmod *m, uint64_t vaddr);
 /* Load bias of module m from a mapping of file offset `off` at `start`. */
 int lp_pred_mod_bias(const struct xmod *m, uint64_t start, uint64_t off, uint64_t *bias);
-/* Source line of a link-time address (DWARF); 0 if unknown. */
-int lp_pred_mod_line(struct xmod *md, uint64_t addr, const char **file, int *line);
+/* Source location of a link-time address (DWARF); 0 if unknown. */
+int lp_pred_mod_line(struct xmod *md, uint64_t addr, struct lp_pred_srcloc *loc);
 
 /* ---- decoding and the graph (prediction-cfg.c) ------------------------------ */
 int lp_pred_func_decode(struct lp_pred_code *c, struct xfunc *f);

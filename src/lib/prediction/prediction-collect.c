@@ -58,6 +58,7 @@ struct pcst {
 	struct lp_pred_pc info;
 	uint64_t refs, last_time;
 	int seen, looked_up;
+	unsigned kinds; /* bit k: made a reference of kind k (enum lp_ref_kind) */
 	uint64_t base[XMAX_DEPTH];
 	struct mg st[XMAX_DEPTH];
 	/* walks: the first address, and runs of equal steps at the innermost
@@ -75,6 +76,7 @@ struct pcst {
 struct pend {
 	uint64_t addr, pc;
 	uint32_t tid;
+	uint8_t kind;
 };
 
 #define XPHASE_MAX 8 /* placements of a page averaged, at most */
@@ -393,7 +395,7 @@ static void strides(struct lp_pred_collect *c, struct pcst *s, uint64_t addr)
 	}
 }
 
-static int track(struct lp_pred_collect *c, uint64_t pc, uint64_t addr, uint32_t tid)
+static int track(struct lp_pred_collect *c, uint64_t pc, uint64_t addr, uint32_t tid, unsigned kind)
 {
 	size_t idx = pc_index(c, pc);
 	struct pcst *s;
@@ -402,6 +404,7 @@ static int track(struct lp_pred_collect *c, uint64_t pc, uint64_t addr, uint32_t
 		return lp_seterr(LP_ENOMEM, "out of memory");
 	s = &c->pcs[idx];
 	s->refs++;
+	s->kinds |= 1u << (kind & 7);
 	c->now++;
 	if (s->info.func >= 0) {
 		uint64_t *slot = last_slot(c, tid, s->info.func);
@@ -430,7 +433,7 @@ static int replay(struct lp_pred_collect *c)
 	}
 	c->last_idx = SIZE_MAX;
 	for (size_t i = 0; i < c->npend && !rc; i++)
-		rc = track(c, c->pend[i].pc, c->pend[i].addr, c->pend[i].tid);
+		rc = track(c, c->pend[i].pc, c->pend[i].addr, c->pend[i].tid, c->pend[i].kind);
 	free(c->pend);
 	c->pend = NULL;
 	c->npend = c->cappend = 0;
@@ -503,14 +506,14 @@ int lp_pred_collect_feed(struct lp_pred_collect *c, const struct lp_ref *refs, s
 		if (c->pending) {
 			if (LP_ARRAY_RESERVE(c->pend, c->cappend, c->npend + 1, 4096, "held references") < 0)
 				return lp_seterr(LP_ENOMEM, "out of memory");
-			c->pend[c->npend++] = (struct pend){ r->addr, r->pc, r->tid };
+			c->pend[c->npend++] = (struct pend){ r->addr, r->pc, r->tid, r->kind };
 			if (pc_index(c, r->pc) == SIZE_MAX)
 				return lp_seterr(LP_ENOMEM, "out of memory");
 			if ((c->npcs >= c->place_pcs || c->npend >= c->place_refs) && (rc = flush_pending(c, 0)) < 0)
 				return rc;
 			continue;
 		}
-		if ((rc = track(c, r->pc, r->addr, r->tid)) < 0)
+		if ((rc = track(c, r->pc, r->addr, r->tid, r->kind)) < 0)
 			return rc;
 	}
 	return 0;
@@ -561,8 +564,7 @@ static int stride_ratio(struct stride a, struct stride b)
 }
 
 struct pcout {
-	const char *file;
-	int line;
+	struct lp_pred_srcloc loc;
 	struct stride st[XMAX_DEPTH];
 };
 
@@ -717,7 +719,7 @@ static int grouping_init(struct lp_pred_collect *c, struct grouping *w)
 	for (size_t i = 0; i < np; i++) {
 		struct pcst *s = &c->pcs[i];
 		if (s->info.module >= 0)
-			lp_pred_code_srcline(c->code, &s->info, &w->po[i].file, &w->po[i].line);
+			lp_pred_code_srcline(c->code, &s->info, &w->po[i].loc);
 		for (int l = 0; l < s->info.depth; l++)
 			w->po[i].st[l] = stride_of(&s->st[l]);
 		w->gp[i] = i;
@@ -742,23 +744,23 @@ static void group_loops(const struct lp_pred_collect *c, struct grouping *w)
 		for (int k = 0; k < c->pcs[i].info.depth; k++) {
 			int l = c->pcs[i].info.loop[k];
 			lused[l] = 1;
-			if (po[i].file && (!lfile[l] || !strcmp(lfile[l], po[i].file))) {
-				lfile[l] = po[i].file;
-				if (!lmin[l] || po[i].line < lmin[l])
-					lmin[l] = po[i].line;
-				if (po[i].line > lmax[l])
-					lmax[l] = po[i].line;
+			if (po[i].loc.file && (!lfile[l] || !strcmp(lfile[l], po[i].loc.file))) {
+				lfile[l] = po[i].loc.file;
+				if (!lmin[l] || po[i].loc.line < lmin[l])
+					lmin[l] = po[i].loc.line;
+				if (po[i].loc.line > lmax[l])
+					lmax[l] = po[i].loc.line;
 			}
 		}
 	/* two object loops are one source loop when their own pcs share a line */
 	for (size_t i = 0; i < np; i++) {
 		const struct lp_pred_pc *a = &c->pcs[i].info;
-		if (!a->depth || !po[i].file)
+		if (!a->depth || !po[i].loc.file)
 			continue;
 		for (size_t j = i + 1; j < np; j++) {
 			const struct lp_pred_pc *b = &c->pcs[j].info;
-			if (!b->depth || !po[j].file || b->loop[0] == a->loop[0] || b->func != a->func ||
-			    b->depth != a->depth || po[j].line != po[i].line || strcmp(po[j].file, po[i].file))
+			if (!b->depth || !po[j].loc.file || b->loop[0] == a->loop[0] || b->func != a->func ||
+			    b->depth != a->depth || po[j].loc.line != po[i].loc.line || strcmp(po[j].loc.file, po[i].loc.file))
 				continue;
 			lp_pred_uf_union(lsrc, (size_t)a->loop[0], (size_t)b->loop[0]);
 		}
@@ -814,7 +816,7 @@ static void write_head(const struct lp_pred_collect *c, struct lp_out *f, const 
 	const char **lfile = w->lfile;
 	char buf[512];
 
-	lp_out_printf(f, "# locprof xpred run v1\n");
+	lp_out_printf(f, "# locprof xpred run v2\n");
 	lp_out_printf(f, "size %.17g\n", size);
 	lp_out_printf(f, "command ");
 	lp_pred_word_put(f, command ? command : "");
@@ -828,7 +830,8 @@ static void write_head(const struct lp_pred_collect *c, struct lp_out *f, const 
 	for (size_t m = 0; c->code && m < lp_pred_code_nmodules(c->code); m++) {
 		lp_out_printf(f, "module %zu ", m);
 		lp_pred_word_put(f, lp_pred_code_module_path(c->code, (int)m));
-		lp_out_write(f, "\n", 1);
+		lp_pred_code_module_id(c->code, (int)m, buf, sizeof(buf));
+		lp_out_printf(f, " %s\n", buf);
 	}
 	{
 		int k = 0;
@@ -856,8 +859,8 @@ static void write_head(const struct lp_pred_collect *c, struct lp_out *f, const 
 		const struct pcst *s = &c->pcs[i];
 		char st[256];
 		fmt_strides(s, &po[i], st, sizeof(st));
-		if (po[i].file)
-			snprintf(buf, sizeof(buf), "%s:%d", po[i].file, po[i].line);
+		if (po[i].loc.file)
+			snprintf(buf, sizeof(buf), "%s:%d", po[i].loc.file, po[i].loc.line);
 		else
 			buf[0] = 0;
 		lp_out_printf(f, "pc %zu %d 0x%" PRIx64 " %" PRIu64 " %zu %d %s ", i, s->info.module,
@@ -867,6 +870,16 @@ static void write_head(const struct lp_pred_collect *c, struct lp_out *f, const 
 		lp_out_write(f, " ", 1);
 		lp_pred_word_put(f, s->info.func >= 0 ? lp_pred_code_func_name(c->code, s->info.func) : "");
 		lp_out_write(f, "\n", 1);
+		/* where the source has the access, to join runs of other builds */
+		if (po[i].loc.file) {
+			snprintf(buf, sizeof(buf), "%s:%d:%d%s", po[i].loc.file, po[i].loc.line, po[i].loc.col,
+				 po[i].loc.chain);
+			const char *kinds[4] = { "-", "R", "W", "RW" };
+			lp_out_printf(f, "src %zu %s ", i,
+				      kinds[((s->kinds >> LP_REF_READ) & 1) | ((s->kinds >> LP_REF_WRITE) & 1) << 1]);
+			lp_pred_word_put(f, buf);
+			lp_out_write(f, "\n", 1);
+		}
 	}
 }
 

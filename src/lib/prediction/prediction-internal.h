@@ -55,9 +55,20 @@ const struct lp_pred_loop *lp_pred_code_loop(const struct lp_pred_code *c, int i
 size_t lp_pred_code_nmodules(const struct lp_pred_code *c);
 const char *lp_pred_code_module_path(const struct lp_pred_code *c, int m);
 const char *lp_pred_code_func_name(const struct lp_pred_code *c, int f);
-/* Source line of the access a pc stands for (outside the instrumentation
- * runtime); 0 if unknown. */
-int lp_pred_code_srcline(struct lp_pred_code *c, const struct lp_pred_pc *p, const char **file, int *line);
+/* Where in the source an access is: its file (base name), line and column
+ * (0: unknown), and the call sites of the functions inlined around it,
+ * innermost first, each "<file:line:col" (empty when not inlined). */
+struct lp_pred_srcloc {
+	const char *file;
+	int line, col;
+	char chain[192];
+};
+/* Source location of the access a pc stands for (outside the
+ * instrumentation runtime); 0 if unknown (loc->file NULL). */
+int lp_pred_code_srcline(struct lp_pred_code *c, const struct lp_pred_pc *p, struct lp_pred_srcloc *loc);
+/* What identifies module m's file: its GNU build-id in hex, else a hash of
+ * its bytes ("fnv-..."); "-" if it cannot be read. */
+void lp_pred_code_module_id(struct lp_pred_code *c, int m, char *buf, size_t len);
 
 /* ---- union-find over indices (groups of pcs, source loops) ------------------ */
 /* p[x] is x's parent; a root is its own. Path halving on find; union keeps
@@ -82,12 +93,13 @@ static inline void lp_pred_uf_union(size_t *p, size_t a, size_t b)
  * space, '%', tab and newline as %XX, and the empty string is "%-". */
 void lp_pred_word_put(struct lp_out *f, const char *s);
 /* The next line of a run or model file after its first, which it checks:
- * that must be "# locprof xpred KIND v1" (KIND: run, model); else an
- * LP_EVERSION (another version) or LP_EFORMAT error naming path as "a
- * locprof WHAT (v1)". Returns 1 with *line (and *lineno counting every
- * line), 0 at the end or a negative LP_E*. */
+ * that must be "# locprof xpred KIND vN" (KIND: run, model) with 1 <= N <=
+ * maxver (into *version when not NULL); else an LP_EVERSION (another
+ * version) or LP_EFORMAT error naming path as "a locprof WHAT". Returns 1
+ * with *line (and *lineno counting every line), 0 at the end or a negative
+ * LP_E*. */
 int lp_pred_getline(struct lp_in *in, size_t *lineno, char **line, const char *kind, const char *what,
-		    const char *path);
+		    const char *path, int maxver, int *version);
 /* Split a line into at most max words in place (decoded); returns count. */
 int lp_pred_word_split(char *line, char **w, int max);
 
@@ -121,16 +133,23 @@ struct lp_pred_run_pc {
 	 * runs of its innermost stride: how many, and their steps in all */
 	int has_walk;
 	uint64_t first, wruns, wsteps;
+	/* v2: its kinds of reference (R, W, RW) and its source location
+	 * ("file:line:col" and the call sites it is inlined into); NULL if
+	 * unknown */
+	char *kinds, *src;
 };
 
 struct lp_pred_run {
+	char *path; /* the file it was read from */
 	double size;
 	char *command;
 	uint64_t references;
 	size_t nblocks;
 	uint64_t *blocks;
-	size_t nmodules, capmodules;
+	int version; /* of the file: 1 (no source locations) or 2 */
+	size_t nmodules, capmodules, capmodule_ids;
 	char **modules;
+	char **module_ids; /* per module: build-id or hash of the file (NULL: unknown) */
 	size_t nloops, caploops;
 	struct lp_pred_run_loop *loops;
 	size_t npcs;

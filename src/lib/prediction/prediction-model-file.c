@@ -394,7 +394,7 @@ int lp_pred_model_read(struct lp_pred_model **out, const char *path)
 	}
 	if ((rc = lp_in_open(&in, path)) < 0)
 		goto fail;
-	while ((rc = lp_pred_getline(in, &lineno, &line, "model", "prediction model", path)) > 0) {
+	while ((rc = lp_pred_getline(in, &lineno, &line, "model", "prediction model", path, 1, NULL)) > 0) {
 		int n;
 		n = lp_pred_word_split(line, w, MW);
 		if (!n || w[0][0] == '#')

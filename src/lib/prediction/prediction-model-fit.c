@@ -14,23 +14,6 @@
 #include <string.h>
 
 
-struct gkey {
-	const char *module;
-	uint64_t addr;
-};
-
-/* Index of key in keys[0..*n), appended when new. */
-static size_t key_index(struct gkey **keys, size_t *n, size_t *cap, const char *module, uint64_t addr)
-{
-	for (size_t i = 0; i < *n; i++)
-		if ((*keys)[i].addr == addr && !strcmp((*keys)[i].module, module))
-			return i;
-	if (LP_ARRAY_RESERVE(*keys, *cap, *n + 1, 64, "reference keys") < 0)
-		return SIZE_MAX;
-	(*keys)[*n] = (struct gkey){ module, addr };
-	return (*n)++;
-}
-
 static int cmp_run(const void *a, const void *b)
 {
 	const struct lp_pred_run *x = *(const struct lp_pred_run *const *)a, *y = *(const struct lp_pred_run *const *)b;
@@ -226,102 +209,9 @@ static int model_setup(struct lp_pred_model *m, struct lp_pred_run **runs, size_
 	return 0;
 }
 
-/* Pcs and loops matched across runs: each (binary, address) of a pc or of a
- * loop header is one key; the pcs of a run's group, and the object loops of
- * one source loop, are united. */
-struct match {
-	struct lp_pred_run **runs;
-	size_t n;
-	struct gkey *pk, *lk; /* pc keys, loop keys */
-	size_t npk, cappk, nlk, caplk;
-	size_t **pcmap, **loopmap; /* per run: the key of each pc, of each loop */
-	size_t *gp, *lsrc;         /* union-find over pc keys, over loop keys */
-	size_t *gof, *lof;         /* model group of each pc key, model loop of each loop key */
-};
-
-static void match_release(struct match *x)
-{
-	for (size_t r = 0; r < x->n; r++) {
-		if (x->pcmap)
-			free(x->pcmap[r]);
-		if (x->loopmap)
-			free(x->loopmap[r]);
-	}
-	free(x->pcmap);
-	free(x->loopmap);
-	free(x->pk);
-	free(x->lk);
-	free(x->gp);
-	free(x->lsrc);
-	free(x->gof);
-	free(x->lof);
-}
-
-static int match_keys(struct match *x)
-{
-	x->pcmap = calloc(x->n, sizeof(*x->pcmap));
-	x->loopmap = calloc(x->n, sizeof(*x->loopmap));
-	if (!x->pcmap || !x->loopmap)
-		return -1;
-	for (size_t r = 0; r < x->n; r++) {
-		struct lp_pred_run *R = x->runs[r];
-		x->pcmap[r] = malloc((R->npcs + 1) * sizeof(**x->pcmap));
-		x->loopmap[r] = malloc((R->nloops + 1) * sizeof(**x->loopmap));
-		if (!x->pcmap[r] || !x->loopmap[r])
-			return -1;
-		for (size_t l = 0; l < R->nloops; l++)
-			if ((x->loopmap[r][l] = key_index(&x->lk, &x->nlk, &x->caplk, R->modules[R->loops[l].module],
-							  R->loops[l].header)) == SIZE_MAX)
-				return -1;
-		for (size_t i = 0; i < R->npcs; i++) {
-			const struct lp_pred_run_pc *p = &R->pcs[i];
-			/* code in no binary has no address stable across runs */
-			const char *mod = p->module >= 0 ? R->modules[p->module] : "";
-			if ((x->pcmap[r][i] = key_index(&x->pk, &x->npk, &x->cappk, mod,
-							p->module >= 0 ? p->vaddr : 0)) == SIZE_MAX)
-				return -1;
-		}
-	}
-	return 0;
-}
-
-static int match_unite(struct match *x)
-{
-	x->gp = malloc((x->npk + 1) * sizeof(*x->gp));
-	x->lsrc = malloc((x->nlk + 1) * sizeof(*x->lsrc));
-	x->gof = malloc((x->npk + 1) * sizeof(*x->gof));
-	x->lof = malloc((x->nlk + 1) * sizeof(*x->lof));
-	if (!x->gp || !x->lsrc || !x->gof || !x->lof)
-		return -1;
-	for (size_t i = 0; i < x->npk; i++)
-		x->gp[i] = i;
-	for (size_t i = 0; i < x->nlk; i++)
-		x->lsrc[i] = i;
-	for (size_t r = 0; r < x->n; r++) {
-		struct lp_pred_run *R = x->runs[r];
-		for (size_t l = 0; l < R->nloops; l++)
-			if (R->loops[l].src >= 0)
-				lp_pred_uf_union(x->lsrc, x->loopmap[r][l], x->loopmap[r][R->loops[l].src]);
-		/* first pc of each run group */
-		for (size_t i = 0; i < R->npcs; i++)
-			for (size_t j = 0; j < i; j++)
-				if (R->pcs[j].group == R->pcs[i].group) {
-					lp_pred_uf_union(x->gp, x->pcmap[r][i], x->pcmap[r][j]);
-					break;
-				}
-	}
-	return 0;
-}
-
-/* The model's loop of run r's loop l. */
-static size_t model_loop_of(const struct match *x, size_t r, size_t l)
-{
-	return x->lof[lp_pred_uf_find(x->lsrc, x->loopmap[r][l])];
-}
-
 /* Model loops: source loops, numbered in order of first appearance, with
  * the line range widened over their object loops; then their parents. */
-static int model_loops(struct lp_pred_model *m, struct match *x)
+static int model_loops(struct lp_pred_model *m, struct lp_pred_join *x)
 {
 	for (size_t i = 0; i < x->nlk; i++)
 		x->lof[i] = SIZE_MAX;
@@ -360,9 +250,9 @@ static int model_loops(struct lp_pred_model *m, struct match *x)
 	for (size_t r = x->n; r-- > 0;) {
 		struct lp_pred_run *R = x->runs[r];
 		for (size_t l = 0; l < R->nloops; l++) {
-			size_t me = model_loop_of(x, r, l);
+			size_t me = lp_pred_join_loop_of(x, r, l);
 			if (R->loops[l].parent >= 0 && m->loops[me].parent < 0) {
-				size_t p = model_loop_of(x, r, (size_t)R->loops[l].parent);
+				size_t p = lp_pred_join_loop_of(x, r, (size_t)R->loops[l].parent);
 				if (p != me)
 					m->loops[me].parent = (int)p;
 			}
@@ -373,7 +263,7 @@ static int model_loops(struct lp_pred_model *m, struct match *x)
 
 /* Model groups: one per united set of pc keys, with their per-run arrays
  * and walks. */
-static int model_groups(struct lp_pred_model *m, struct match *x)
+static int model_groups(struct lp_pred_model *m, struct lp_pred_join *x)
 {
 	size_t n = x->n;
 
@@ -423,7 +313,7 @@ struct group_names {
 	char (*file)[256];
 };
 
-static int group_add_pc(struct lp_pred_model *m, const struct match *x, struct group_names *gn, size_t r,
+static int group_add_pc(struct lp_pred_model *m, const struct lp_pred_join *x, struct group_names *gn, size_t r,
 			size_t i)
 {
 	const struct lp_pred_run *R = x->runs[r];
@@ -459,14 +349,14 @@ static int group_add_pc(struct lp_pred_model *m, const struct match *x, struct g
 		free(g->strides);
 		g->function = strdup(p->function);
 		g->strides = strdup(p->strides);
-		g->loop = p->loop >= 0 ? (int)model_loop_of(x, r, (size_t)p->loop) : -1;
+		g->loop = p->loop >= 0 ? (int)lp_pred_join_loop_of(x, r, (size_t)p->loop) : -1;
 		if (!g->function || !g->strides)
 			return lp_seterr(LP_ENOMEM, "out of memory");
 	}
 	return 0;
 }
 
-static int group_measure(struct lp_pred_model *m, const struct match *x)
+static int group_measure(struct lp_pred_model *m, const struct lp_pred_join *x)
 {
 	struct group_names gn = {
 		.counted = calloc(x->npk + 1, 1),
@@ -538,7 +428,7 @@ int lp_pred_model_fit(struct lp_pred_model **out, struct lp_pred_run *const *run
 		      const struct lp_pred_fit_options *o)
 {
 	struct lp_pred_model *m;
-	struct match x = { .n = n };
+	struct lp_pred_join x = { .n = n };
 	int rc;
 
 	*out = NULL;
@@ -553,14 +443,16 @@ int lp_pred_model_fit(struct lp_pred_model **out, struct lp_pred_run *const *run
 	memcpy(x.runs, runs_in, n * sizeof(*x.runs));
 	if ((rc = model_setup(m, x.runs, n, o)) < 0)
 		goto out;
-	if (match_keys(&x) < 0 || match_unite(&x) < 0 || model_loops(m, &x) < 0 || model_groups(m, &x) < 0) {
+	if ((rc = lp_pred_join_keys(&x)) < 0)
+		goto out;
+	if (lp_pred_join_unite(&x) < 0 || model_loops(m, &x) < 0 || model_groups(m, &x) < 0) {
 		rc = lp_seterr(LP_ENOMEM, "out of memory");
 		goto out;
 	}
-	if ((rc = group_measure(m, &x)) == 0)
+	if ((rc = group_measure(m, &x)) == 0 && (rc = lp_pred_join_check(m, &x)) == 0)
 		rc = model_fit_all(m);
 out:
-	match_release(&x);
+	lp_pred_join_release(&x);
 	free(x.runs);
 	if (rc < 0) {
 		lp_pred_model_free(m);

@@ -186,3 +186,8 @@ char *lp_pred_model_describe(const struct lp_pred_model *m, size_t g, uint64_t b
 	}
 	return s;
 }
+
+void lp_pred_model_join(const struct lp_pred_model *m, struct lp_pred_join_info *out)
+{
+	*out = m->join;
+}

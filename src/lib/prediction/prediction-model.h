@@ -59,7 +59,45 @@ struct lp_pred_model {
 	struct xgroup *g;
 	size_t nloops, loops_cap;
 	struct xmloop *loops;
+	struct lp_pred_join_info join; /* how fit joined the runs (zero when read from a file) */
 };
+
+/* ---- runs joined into groups (prediction-join.c) ---------------------------- */
+/* One key per pc (or loop) that is the same access (or loop) in every run:
+ * the binary and link-time address when every run ran the same binary;
+ * otherwise the source location, kind and stride shape. */
+struct lp_pred_jkey {
+	const char *module; /* binary's identity, or the source key */
+	uint64_t addr;
+};
+
+struct lp_pred_join {
+	struct lp_pred_run **runs;
+	size_t n;
+	int by_source;              /* keys are source locations */
+	size_t nbinaries;           /* distinct main binaries of the runs */
+	struct lp_pred_jkey *pk, *lk; /* pc keys, loop keys */
+	size_t npk, cappk, nlk, caplk;
+	char **owned;               /* key strings */
+	size_t nowned, capowned;
+	size_t **pcmap, **loopmap; /* per run: the key of each pc, of each loop */
+	size_t *gp, *lsrc;         /* union-find over pc keys, over loop keys */
+	size_t *gof, *lof;         /* model group of each pc key, model loop of each loop key */
+};
+
+/* Keys of every pc and loop of the runs; LP_EINVAL (naming the runs) when
+ * the runs come from different binaries and some cannot be joined by
+ * source location (no source locations in the file, or none in DWARF). */
+int lp_pred_join_keys(struct lp_pred_join *x);
+/* Union pcs grouped together in any run, and object loops of one source
+ * loop; -1 when out of memory. */
+int lp_pred_join_unite(struct lp_pred_join *x);
+/* The model's loop of run r's loop l. */
+size_t lp_pred_join_loop_of(const struct lp_pred_join *x, size_t r, size_t l);
+/* After the groups are measured: m->join, and LP_EINVAL naming the runs and
+ * pcs when a run's references are not joined with every other run's. */
+int lp_pred_join_check(struct lp_pred_model *m, const struct lp_pred_join *x);
+void lp_pred_join_release(struct lp_pred_join *x);
 
 /* Index of a block size (or set-distance key) in m->blocks, or -1. */
 long lp_pred_model_block_index(const struct lp_pred_model *m, uint64_t block);

@@ -29,27 +29,37 @@ void lp_pred_word_put(struct lp_out *f, const char *s)
 	}
 }
 
-static int check_magic(const char *line, const char *kind, const char *what, const char *path)
+static int check_magic(const char *line, const char *kind, const char *what, const char *path, int maxver)
 {
 	char want[64];
 	int n = snprintf(want, sizeof(want), "# locprof xpred %s v", kind);
 
-	if (!strncmp(line, want, (size_t)n) && !strcmp(line + n, "1"))
-		return 0;
+	if (!strncmp(line, want, (size_t)n))
+		for (int v = 1; v <= maxver; v++) {
+			char num[16];
+			snprintf(num, sizeof(num), "%d", v);
+			if (!strcmp(line + n, num))
+				return v;
+		}
+	if (maxver > 1)
+		return lp_seterr(!strncmp(line, want, (size_t)n) ? LP_EVERSION : LP_EFORMAT,
+				 "'%s' is not a locprof %s (v1 to v%d)", path, what, maxver);
 	return lp_seterr(!strncmp(line, want, (size_t)n) ? LP_EVERSION : LP_EFORMAT, "'%s' is not a locprof %s (v1)",
 			 path, what);
 }
 
 int lp_pred_getline(struct lp_in *in, size_t *lineno, char **line, const char *kind, const char *what,
-		    const char *path)
+		    const char *path, int maxver, int *version)
 {
 	int rc;
 
 	while ((rc = (int)lp_in_getline(in, line)) > 0) {
 		if (++*lineno > 1)
 			return 1;
-		if ((rc = check_magic(*line, kind, what, path)) < 0)
+		if ((rc = check_magic(*line, kind, what, path, maxver)) < 0)
 			return rc;
+		if (version)
+			*version = rc;
 	}
 	return rc;
 }
@@ -243,11 +253,15 @@ void lp_pred_run_free(struct lp_pred_run *r)
 {
 	if (!r)
 		return;
+	free(r->path);
 	free(r->command);
 	free(r->blocks);
-	for (size_t i = 0; i < r->nmodules; i++)
+	for (size_t i = 0; i < r->nmodules; i++) {
 		free(r->modules[i]);
+		free(r->module_ids[i]);
+	}
 	free(r->modules);
+	free(r->module_ids);
 	for (size_t i = 0; i < r->nloops; i++) {
 		free(r->loops[i].function);
 		free(r->loops[i].where);
@@ -257,6 +271,8 @@ void lp_pred_run_free(struct lp_pred_run *r)
 		free(r->pcs[i].strides);
 		free(r->pcs[i].where);
 		free(r->pcs[i].function);
+		free(r->pcs[i].src);
+		free(r->pcs[i].kinds);
 		for (size_t b = 0; r->pcs[i].h && b < r->nblocks; b++)
 			lp_pred_hist_release(&r->pcs[i].h[b]);
 		free(r->pcs[i].h);
@@ -423,15 +439,27 @@ static int read_line(struct lp_pred_run *r, char **w, int n, size_t *cappcs)
 				return LINE_BAD;
 	} else if (!strcmp(w[0], "bias") && n >= 2) {
 		/* informational */
-	} else if (!strcmp(w[0], "module") && n == 3) {
-		if (LP_ARRAY_RESERVE(r->modules, r->capmodules, r->nmodules + 1, 8, "modules") < 0)
+	} else if (!strcmp(w[0], "module") && (n == 3 || n == 4)) {
+		if (LP_ARRAY_RESERVE(r->modules, r->capmodules, r->nmodules + 1, 8, "modules") < 0 ||
+		    LP_ARRAY_RESERVE(r->module_ids, r->capmodule_ids, r->nmodules + 1, 8, "modules") < 0)
 			return LINE_NOMEM;
+		r->module_ids[r->nmodules] = NULL;
 		if (!(r->modules[r->nmodules++] = strdup(w[2])))
+			return LINE_NOMEM;
+		if (n == 4 && strcmp(w[3], "-") && !(r->module_ids[r->nmodules - 1] = strdup(w[3])))
 			return LINE_NOMEM;
 	} else if (!strcmp(w[0], "loop") && n == 9) {
 		return read_loop(r, w);
 	} else if (!strcmp(w[0], "pc") && n == 10) {
 		return read_pc(r, w, cappcs);
+	} else if (!strcmp(w[0], "src") && n == 4) {
+		uint64_t id;
+		struct lp_pred_run_pc *p;
+		if (parse_u64(w[1], &id) < 0 || id >= r->npcs || r->pcs[id].src)
+			return LINE_BAD;
+		p = &r->pcs[id];
+		if (!(p->kinds = strdup(w[2])) || !(p->src = strdup(w[3])))
+			return LINE_NOMEM;
 	} else if (!strcmp(w[0], "walk") && n == 5) {
 		uint64_t id;
 		struct lp_pred_run_pc *p;
@@ -460,9 +488,11 @@ int lp_pred_run_read(struct lp_pred_run **out, const char *path)
 	if (!(r = calloc(1, sizeof(*r))))
 		return lp_seterr(LP_ENOMEM, "out of memory");
 	r->size = NAN;
+	if (!(r->path = strdup(path)))
+		goto nomem;
 	if ((rc = lp_in_open(&in, path)) < 0)
 		goto fail;
-	while ((rc = lp_pred_getline(in, &lineno, &line, "run", "prediction run file", path)) > 0) {
+	while ((rc = lp_pred_getline(in, &lineno, &line, "run", "prediction run file", path, 2, &r->version)) > 0) {
 		int n;
 		if (line[0] == '#' || !line[0])
 			continue;

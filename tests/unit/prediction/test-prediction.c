@@ -608,7 +608,7 @@ static void test_bad_files(void **state)
 	lp_test_write_file(p, "hello\n", 6);
 	assert_int_equal(lp_pred_run_read(&r, p), LP_EFORMAT);
 	assert_int_equal(lp_pred_model_read(&m, p), LP_EFORMAT);
-	lp_test_write_file(p, "# locprof xpred run v2\n", 23);
+	lp_test_write_file(p, "# locprof xpred run v3\n", 23);
 	assert_int_equal(lp_pred_run_read(&r, p), LP_EVERSION);
 	const char *trunc = "# locprof xpred run v1\nsize 10\nblocks 64\n";
 	lp_test_write_file(p, trunc, strlen(trunc));
@@ -631,6 +631,68 @@ static void test_bad_files(void **state)
 	lp_pred_run_free(runs[0]);
 	lp_pred_run_free(runs[1]);
 	free(p);
+}
+
+/* ---- checks of a prediction ------------------------------------------------ */
+
+/* The verdict on one fully-associative level of the synthetic program at P. */
+static void judge(const struct lp_pred_model *m, uint64_t blocks, uint64_t block, double P, struct lp_pred_check *sum,
+		  struct lp_pred_validity *v)
+{
+	struct lp_pred_level l = { .name = "L", .blocks = blocks, .assoc = 0, .block = block };
+
+	memset(sum, 0, sizeof(*sum));
+	for (size_t g = 0; g < lp_pred_model_ngroups(m); g++) {
+		struct lp_pred_check c;
+		assert_int_equal(lp_pred_model_check(m, g, &l, P, &c), 0);
+		lp_pred_check_add(sum, &c);
+	}
+	lp_pred_check_judge(sum, &l, v);
+}
+
+/* write_run's program fitted at 16..48, its distances known: group 0's
+ * 2P^2 reuses at 3P + 5 blocks (149 at 48: short) cross 300 blocks at
+ * P = 98.3, a fifth of the misses at 200; its P^2/2 at P^2/2 and group 1's
+ * 4P^2 at 2P^2 + 1 are long at 48, and cross 10000 blocks without a flag;
+ * 80000 blocks is where group 1's reuses sit at 200 (edge); at 4096-byte
+ * blocks the data are 2 blocks (few). */
+static void test_check(void **state)
+{
+	const double sizes[] = { 16, 24, 32, 40, 48 };
+	struct lp_pred_model *m = fit_synthetic(sizes, 5, NULL);
+	struct lp_pred_check c;
+	struct lp_pred_validity v;
+	char name[64];
+
+	(void)state;
+	judge(m, 300, 64, 200, &c, &v);
+	assert_true(fabs(c.fa - 420000) < 1);
+	assert_true(fabs(c.crossed - 80000) < 1);
+	assert_true(fabs(c.cross_at - 295.0 / 3) < 0.5);
+	assert_int_equal(v.flags, LP_PRED_CHECK_CROSSES);
+	assert_string_equal(lp_pred_check_name(v.flags, name, sizeof(name)), "crosses");
+	assert_non_null(strstr(v.reason, "extrapolates past its capacity (300 lines of 64B): 19% of its predicted misses"));
+	/* the model gives back its runs: no 'unfit' */
+	for (size_t r = 0; r < c.nsizes; r++)
+		assert_true(fabs(c.fit[r] - c.meas[r]) <= 1e-6 * c.meas[r] + 1);
+	/* inside the fitted sizes nothing crosses */
+	judge(m, 300, 64, 40, &c, &v);
+	assert_int_equal(v.flags, 0);
+	assert_string_equal(lp_pred_check_name(v.flags, name, sizeof(name)), "ok");
+	judge(m, 10000, 64, 200, &c, &v);
+	assert_true(fabs(c.fa - 340000) < 1);
+	assert_int_equal(v.flags, 0);
+	assert_true(v.lo == v.hi && fabs(v.lo - c.fa) < 1e-6);
+	judge(m, 80000, 64, 200, &c, &v);
+	assert_true(fabs(c.fa - 320000) < 1);
+	assert_int_equal(v.flags, LP_PRED_CHECK_EDGE);
+	assert_true(fabs(v.lo - 160000) < 1 && fabs(v.hi - 320000) < 1);
+	judge(m, 4, 4096, 200, &c, &v);
+	assert_true(v.flags & LP_PRED_CHECK_FEW);
+	assert_non_null(strstr(v.reason, "data span 2 blocks of 4096B"));
+	judge(m, 4, 4096, 48, &c, &v);
+	assert_int_equal(v.flags, 0);
+	lp_pred_model_free(m);
 }
 
 /* ---- set distances --------------------------------------------------------- */
@@ -1112,6 +1174,7 @@ int main(void)
 		cmocka_unit_test(test_binomial_cut),
 		cmocka_unit_test(test_binomial_direct),
 		cmocka_unit_test(test_bad_files),
+		cmocka_unit_test(test_check),
 		cmocka_unit_test(test_setd_naive),
 		cmocka_unit_test(test_setd_one_set),
 		cmocka_unit_test(test_setd_predict),

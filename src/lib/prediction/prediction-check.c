@@ -1,0 +1,254 @@
+/* When the fitted sizes cannot speak for the predicted size
+ * (docs/prediction.md, "Validity of a prediction").
+ *
+ * Assumptions:
+ * - A fully-associative level misses on the reuses at stack distance >=
+ *   its capacity. Reuses whose distance was under the capacity at every
+ *   fitted size and reaches it only beyond the largest one are predicted
+ *   by extrapolating their distance across a capacity the runs never
+ *   crossed. Where their distances at the largest fitted size are long
+ *   (SMALL_DIST blocks or more) they are smooth functions of the size and
+ *   extrapolate well (the matrix multiply's reuses of B across i, 2500
+ *   lines at N = 200, cut at an L3 of 12288 lines at N = 808); where they
+ *   are short they are whole numbers of a few blocks that are not yet
+ *   polynomials (a matrix that spans 1.5 to 10 pages), and nothing
+ *   measured says where they cross. A level whose predicted misses are
+ *   more than CROSS_SHARE such short crossing reuses is flagged.
+ * - Runs whose data (the cold accesses at the level's block size) span
+ *   fewer than FEW_BLOCKS blocks have histograms of a few whole blocks,
+ *   decided by where the arrays start in them (a matrix of 1.5 to 10
+ *   pages): their counts are not polynomials of the size, not even the
+ *   cold ones. A level of such a block size predicted beyond the largest
+ *   fitted size is flagged.
+ * - The model must explain the fitted runs themselves: its misses at each
+ *   fitted size against the runs' measured misses (the same cut of the
+ *   measured histograms). A level off by more than FIT_ERR (and by more
+ *   than FIT_ABS misses, since a few misses of a small run are whole
+ *   numbers) is flagged.
+ * - Reuses near the capacity make the misses sensitive to their
+ *   distances: the misses with every scaling distance DIST_ERR shorter and
+ *   longer bound the prediction (constant-distance bins are exact and are
+ *   not moved). A level whose bound is wider than EDGE_WIDTH of its
+ *   prediction is flagged.
+ */
+#include "prediction/prediction-model.h"
+
+#include "common/error.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#define CROSS_SHARE 0.10
+#define SMALL_DIST 256.0
+#define FEW_BLOCKS 64.0
+#define FIT_ERR 0.10
+#define FIT_ABS 16.0
+#define DIST_ERR 0.05
+#define EDGE_WIDTH 0.20
+
+/* The count shares of the rest's bins at P, as lp_pred_model_hist() makes
+ * them (the bins of the rest share it out; scaled down when cold and rest
+ * exceed the accesses). */
+static double rest_scale(const struct lp_pred_model *m, const struct xbm *bm, double P)
+{
+	double sum = 0, rest = lp_pred_model_eval(m, &bm->rest, P), acc = lp_pred_model_eval(m, &bm->acc, P);
+	double cold = lp_pred_model_eval(m, &bm->cold, P), k = 1;
+
+	for (size_t i = 0; i < bm->nbins; i++)
+		sum += lp_pred_model_eval(m, &bm->cnt[i], P);
+	if (!(sum > 0))
+		return 0;
+	if (cold + rest > acc && rest > 0)
+		k = acc > cold ? (acc - cold) / rest : 0;
+	return rest / sum * k;
+}
+
+/* The smallest size in (lo, hi] at which the distance fit d reaches L
+ * (bisection; distances grow with the size); hi if it does only there. */
+static double reach_at(const struct lp_pred_model *m, const struct lp_pred_fit *d, double L, double lo, double hi)
+{
+	for (int it = 0; it < 48 && hi - lo > 0.5; it++) {
+		double mid = (lo + hi) / 2;
+		if (lp_pred_model_eval(m, d, mid) >= L)
+			hi = mid;
+		else
+			lo = mid;
+	}
+	return hi;
+}
+
+/* The bins of the rest: crossed misses, and the misses with the
+ * distances moved by -DIST_ERR and +DIST_ERR. */
+static void check_rest(const struct lp_pred_model *m, const struct xbm *bm, double L, double P,
+		       struct lp_pred_check *out)
+{
+	double pmax = m->sizes[m->nsizes - 1], k = rest_scale(m, bm, P);
+
+	for (size_t i = 0; i < bm->nbins; i++) {
+		double c = lp_pred_model_eval(m, &bm->cnt[i], P) * k, d = lp_pred_model_eval(m, &bm->dist[i], P);
+		out->fa_short += c * lp_pred_miss_fa(d * (1 - DIST_ERR), (uint64_t)L);
+		out->fa_long += c * lp_pred_miss_fa(d * (1 + DIST_ERR), (uint64_t)L);
+		double dmax = lp_pred_model_eval(m, &bm->dist[i], pmax);
+		if (!(d >= L) || dmax >= L || P <= pmax || dmax >= SMALL_DIST)
+			continue;
+		out->crossed += c;
+		{
+			double at = reach_at(m, &bm->dist[i], L, pmax, P);
+			if (!(out->cross_at > 0) || at < out->cross_at)
+				out->cross_at = at;
+		}
+	}
+}
+
+int lp_pred_model_check(const struct lp_pred_model *m, size_t g, const struct lp_pred_level *l, double P,
+			struct lp_pred_check *out)
+{
+	long b = lp_pred_model_block_index(m, l->block);
+	struct lp_pred_count pc;
+	const struct xbm *bm;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (g >= m->ngroups)
+		return lp_seterr(LP_EINVAL, "no group %zu", g);
+	if (b < 0)
+		return lp_seterr(LP_EINVAL, "level %s needs histograms of %llu-byte blocks, which were not collected",
+				 l->name, (unsigned long long)l->block);
+	if (m->nsizes > LP_PRED_CHECK_RUNS)
+		return lp_seterr(LP_ELIMIT, "at most %d runs", LP_PRED_CHECK_RUNS);
+	out->nsizes = m->nsizes;
+	out->pmax = m->sizes[m->nsizes - 1];
+	out->size = P;
+	if ((rc = lp_pred_model_predict(m, g, l, P, &pc)) < 0)
+		return rc;
+	out->fa = pc.fa_misses;
+	/* constant-distance bins and cold accesses are not moved */
+	out->fa_short = out->fa_long = pc.fa_misses;
+	bm = &m->g[g].bm[b];
+	if (bm->valid) {
+		struct lp_pred_check rest = { 0 };
+		check_rest(m, bm, (double)l->blocks, P, &rest);
+		/* replace the rest's own misses by their moved ones */
+		{
+			double k = rest_scale(m, bm, P), own = 0;
+			for (size_t i = 0; i < bm->nbins; i++)
+				own += lp_pred_model_eval(m, &bm->cnt[i], P) * k *
+				       lp_pred_miss_fa(lp_pred_model_eval(m, &bm->dist[i], P), l->blocks);
+			out->fa_short += rest.fa_short - own;
+			out->fa_long += rest.fa_long - own;
+		}
+		out->crossed = rest.crossed;
+		out->cross_at = rest.cross_at;
+		out->blocks_at = lp_pred_model_eval(m, &bm->cold, P);
+	}
+	out->blocks_max = m->g[g].mh[(m->nsizes - 1) * m->nblocks + (size_t)b].cold;
+	for (size_t r = 0; r < m->nsizes; r++) {
+		struct lp_pred_count mc;
+		if ((rc = lp_pred_model_predict(m, g, l, m->sizes[r], &pc)) < 0 ||
+		    (rc = lp_pred_model_measured(m, g, l, r, &mc)) < 0)
+			return rc;
+		out->sizes[r] = m->sizes[r];
+		out->fit[r] = pc.fa_misses;
+		out->meas[r] = mc.fa_misses;
+	}
+	return 0;
+}
+
+void lp_pred_check_add(struct lp_pred_check *dst, const struct lp_pred_check *src)
+{
+	dst->fa += src->fa;
+	dst->fa_short += src->fa_short;
+	dst->fa_long += src->fa_long;
+	dst->crossed += src->crossed;
+	dst->blocks_max += src->blocks_max;
+	dst->blocks_at += src->blocks_at;
+	if (src->cross_at > 0 && (!(dst->cross_at > 0) || src->cross_at < dst->cross_at))
+		dst->cross_at = src->cross_at;
+	dst->nsizes = src->nsizes;
+	dst->pmax = src->pmax;
+	dst->size = src->size;
+	for (size_t r = 0; r < src->nsizes && r < LP_PRED_CHECK_RUNS; r++) {
+		dst->sizes[r] = src->sizes[r];
+		dst->fit[r] += src->fit[r];
+		dst->meas[r] += src->meas[r];
+	}
+}
+
+/* The capacity in words: "2048 lines of 128B", "128 pages of 16K". */
+static void capacity_words(const struct lp_pred_level *l, char *buf, size_t len)
+{
+	unsigned long long b = (unsigned long long)l->block;
+
+	if (l->kind == LP_PRED_LEVEL_TLB)
+		snprintf(buf, len, "%llu pages of %lluK", (unsigned long long)l->blocks, b / 1024);
+	else
+		snprintf(buf, len, "%llu lines of %lluB", (unsigned long long)l->blocks, b);
+}
+
+void lp_pred_check_judge(const struct lp_pred_check *c, const struct lp_pred_level *l, struct lp_pred_validity *out)
+{
+	double worst = 0, fa = c->fa;
+	size_t k = 0, wr = 0;
+	char cap[96];
+
+	memset(out, 0, sizeof(*out));
+	out->lo = fmin(fa, fmin(c->fa_short, c->fa_long));
+	out->hi = fmax(fa, fmax(c->fa_short, c->fa_long));
+	capacity_words(l, cap, sizeof(cap));
+	/* the fitted runs, as the model gives them back */
+	for (size_t r = 0; r < c->nsizes && r < LP_PRED_CHECK_RUNS; r++) {
+		double d = fabs(c->fit[r] - c->meas[r]), e = c->meas[r] > 0 ? d / c->meas[r] : (d > 0 ? 1 : 0);
+		if (d > FIT_ABS && e > worst) {
+			worst = e;
+			wr = r;
+		}
+	}
+	if (fa > 0 && c->crossed > CROSS_SHARE * fa) {
+		out->flags |= LP_PRED_CHECK_CROSSES;
+		k += (size_t)snprintf(out->reason + k, sizeof(out->reason) - k,
+				      "extrapolates past its capacity (%s): %.0f%% of its predicted misses are reuses "
+				      "that every fitted size (up to P = %g) held under it, at distances too short to "
+				      "show how they grow, reaching it at P = %.4g; collect sizes beyond that",
+				      cap, 100 * c->crossed / fa, c->pmax, c->cross_at);
+	}
+	if (c->size > c->pmax && c->blocks_max < FEW_BLOCKS && k < sizeof(out->reason)) {
+		out->flags |= LP_PRED_CHECK_FEW;
+		k += (size_t)snprintf(out->reason + k, sizeof(out->reason) - k,
+				      "%sthe fitted runs' data span %.4g blocks of %lluB at the largest fitted size "
+				      "(P = %g), too few for their counts to follow the size (%.4g at P = %g%s); "
+				      "collect sizes where they span %g or more",
+				      k ? "; " : "", c->blocks_max, (unsigned long long)l->block, c->pmax, c->blocks_at,
+				      c->size, c->blocks_at >= (double)l->blocks && c->blocks_max < (double)l->blocks
+						       ? ", past its capacity" : "", FEW_BLOCKS);
+	}
+	if (worst > FIT_ERR && k < sizeof(out->reason)) {
+		out->flags |= LP_PRED_CHECK_UNFIT;
+		k += (size_t)snprintf(out->reason + k, sizeof(out->reason) - k,
+				      "%sthe fit does not explain the fitted runs: %.4g misses at P = %g "
+				      "where the run has %.4g (%+.0f%%)",
+				      k ? "; " : "", c->fit[wr], c->sizes[wr], c->meas[wr],
+				      c->meas[wr] > 0 ? 100 * (c->fit[wr] - c->meas[wr]) / c->meas[wr] : 100.0);
+	}
+	if (fa > 0 && out->hi - out->lo > EDGE_WIDTH * fa && k < sizeof(out->reason)) {
+		out->flags |= LP_PRED_CHECK_EDGE;
+		k += (size_t)snprintf(out->reason + k, sizeof(out->reason) - k,
+				      "%sreuses sit near its capacity (%s): with their distances %.0f%% shorter or "
+				      "longer it has %.4g to %.4g misses",
+				      k ? "; " : "", cap, 100 * DIST_ERR, out->lo, out->hi);
+	}
+}
+
+const char *lp_pred_check_name(unsigned flags, char *buf, size_t len)
+{
+	static const char *const names[] = { "crosses", "unfit", "edge", "few" };
+	size_t k = 0;
+
+	buf[0] = 0;
+	for (int i = 0; i < 4; i++)
+		if (flags & (1u << i))
+			k += (size_t)snprintf(buf + k, len > k ? len - k : 0, "%s%s", k ? "+" : "", names[i]);
+	if (!k)
+		snprintf(buf, len, "ok");
+	return buf;
+}
