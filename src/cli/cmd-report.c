@@ -292,6 +292,26 @@ static void text_hot(const struct report_opts *o, const struct lp_report *r)
 
 /* ---- csv: the curve CSV, then one table per block (docs/formats.md) ---- */
 
+/* The scalars of the text's headings, one field a row: a table that takes
+ * new fields without a new column layout. */
+static void csv_summary(const struct report_opts *o, const struct lp_report *r)
+{
+	const struct lp_report_info *in = lp_report_info(r);
+	char b[256];
+
+	printf("\nfield,value\n");
+	printf("profile,%s\n", cli_csv_field(o->profile, b, sizeof(b)));
+	printf("line_bytes,%g\nsamples,%zu\n", in->line, in->samples);
+	printf("line_accesses,%" PRIu64 "\nline_accesses_partial,%d\n", in->accesses, in->accesses_partial);
+	printf("cold_misses,%s\n", o->cold ? "included" : "excluded");
+	if (o->show_windows)
+		printf("window_length,%" PRIu64 "\n", in->window_length);
+	if (o->top)
+		printf("hot_policy,%s\nhot_at_bytes,%" PRIu64 "\nheap_blocks,%zu\nrun_allocs,%" PRIu64
+		       "\ntouched_blocks_only,%d\n",
+		       in->hot_policy, in->at, in->heap_blocks, in->run_allocs, in->touched_blocks_only);
+}
+
 static void csv_tables(const struct report_opts *o, const struct lp_report *r)
 {
 	const struct lp_report_info *in = lp_report_info(r);
@@ -311,6 +331,7 @@ static void csv_tables(const struct report_opts *o, const struct lp_report *r)
 		for (size_t i = 0; i < cv[k].n; i++)
 			printf("%s,%" PRIu64 ",%.6f,%.1f,%.0f\n", cv[k].name, cv[k].size[i], cv[k].ratio[i],
 			       cv[k].ratio[i] * acc, acc);
+	csv_summary(o, r);
 	if (nca) {
 		printf("\ncache,size_bytes,ways,line_bytes,lru_miss_ratio,random_miss_ratio\n");
 		for (size_t i = 0; i < nca; i++)
@@ -339,6 +360,9 @@ static void csv_tables(const struct report_opts *o, const struct lp_report *r)
 }
 
 /* ---- json ------------------------------------------------------------- */
+/* The JSON's "version": raised when a field changes meaning or goes away,
+ * not when one is added (docs/report.schema.json allows more properties). */
+enum { REPORT_JSON_VERSION = 1 };
 
 static void json_hot(const struct lp_report *r)
 {
@@ -347,8 +371,9 @@ static void json_hot(const struct lp_report *r)
 	const struct lp_report_object *obj;
 	size_t npc = lp_report_pcs(r, &pcs), nobj = lp_report_objects(r, &obj);
 
-	printf(",\"hot\":{\"policy\":\"%s\",\"at\":%" PRIu64 ",\"heap_blocks\":%zu,\"pcs\":[", in->hot_policy,
-	       in->at, in->heap_blocks);
+	printf(",\"hot\":{\"policy\":\"%s\",\"at\":%" PRIu64 ",\"heap_blocks\":%zu,\"run_allocs\":%" PRIu64
+	       ",\"touched_blocks_only\":%s,\"pcs\":[",
+	       in->hot_policy, in->at, in->heap_blocks, in->run_allocs, in->touched_blocks_only ? "true" : "false");
 	for (size_t i = 0; i < npc; i++) {
 		printf("%s{\"pc\":\"%#" PRIx64 "\",\"misses\":%.1f,\"share\":%.6f,\"function\":", i ? "," : "",
 		       pcs[i].pc, pcs[i].misses, pcs[i].share);
@@ -375,10 +400,12 @@ static void json_report(const struct report_opts *o, const struct lp_report *r)
 	const struct lp_report_window *w;
 	size_t nc = lp_report_curves(r, &cv), nca = lp_report_caches(r, &ca), nw = lp_report_windows(r, &w);
 
-	printf("{\"profile\":");
+	printf("{\"version\":%d,\"profile\":", REPORT_JSON_VERSION);
 	cli_json_string(o->profile);
-	printf(",\"line\":%g,\"samples\":%zu,\"cold\":%s,\"curves\":[", in->line, in->samples,
+	printf(",\"line\":%g,\"samples\":%zu,\"accesses\":%" PRIu64 ",\"accesses_partial\":%s,\"cold\":%s",
+	       in->line, in->samples, in->accesses, in->accesses_partial ? "true" : "false",
 	       o->cold ? "true" : "false");
+	printf(",\"curves\":[");
 	for (size_t k = 0; k < nc; k++) {
 		printf("%s{\"name\":\"%s\",\"points\":[", k ? "," : "", cv[k].name);
 		for (size_t i = 0; i < cv[k].n; i++)
@@ -389,8 +416,8 @@ static void json_report(const struct report_opts *o, const struct lp_report *r)
 	for (size_t i = 0; i < nca; i++) {
 		printf("%s{\"cache\":", i ? "," : "");
 		cli_json_string(ca[i].label);
-		printf(",\"size\":%" PRIu64 ",\"ways\":%" PRIu64 ",\"lru\":%.6f,\"random\":%.6f}", ca[i].size,
-		       ca[i].ways, ca[i].lru, ca[i].random);
+		printf(",\"size\":%" PRIu64 ",\"ways\":%" PRIu64 ",\"line\":%" PRIu64 ",\"lru\":%.6f,\"random\":%.6f}",
+		       ca[i].size, ca[i].ways, ca[i].line, ca[i].lru, ca[i].random);
 	}
 	printf("]");
 	if (o->show_windows) {
