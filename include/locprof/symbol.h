@@ -38,6 +38,9 @@ const char *lp_symbols_warning(const struct lp_symbols *s);
 struct lp_code_loc {
 	const char *function; /* NULL when unknown */
 	const char *file;     /* NULL when there is no line information */
+	const char *path;     /* file's path as the debug info names it (with
+			       * the compilation directory when relative);
+			       * set with file */
 	int line;             /* > 0 where file is set */
 	int column;           /* 0 when unknown */
 	const char *caller;   /* NULL when pc is not in inlined code */

@@ -3,20 +3,23 @@
  * src/lib/report); this file parses the options and formats the tables as
  * text, CSV or JSON. */
 #include "cli.h"
+#include "report-html.h"
 
 #include <locprof/profile.h>
 #include <locprof/report.h>
 #include <locprof/symbol.h>
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static const char usage[] =
 	"usage: locprof report PROFILE.lpp [--sizes 4K..64M] [--cache SIZE:WAYS:LINE ...]\n"
 	"                      [--cache host] [--policy lru,random] [--format text|csv|json]\n"
 	"                      [--svg FILE] [--reference CSV] [--window [N]] [--top N]\n"
-	"                      [--at SIZE] [--cold] [--fill|--no-fill]\n"
+	"                      [--at SIZE] [--cold] [--fill|--no-fill] [--html DIR]\n"
 	"\n"
 	"Predict miss ratios from a profile: the working-set graph under LRU\n"
 	"(StatStack) and random replacement (StatCache), fully associative; the\n"
@@ -33,6 +36,9 @@ static const char usage[] =
 	"  -F, --format FMT     text (default), csv (the curve CSV of docs/formats.md,\n"
 	"                       then the other tables) or json\n"
 	"  -o, --svg FILE       also plot the graph as SVG\n"
+	"      --html DIR       also write DIR/index.html: the graph and every table on\n"
+	"                       one page that loads nothing from the network, with the\n"
+	"                       source lines of the hot pcs (and DIR/working-set.svg)\n"
 	"  -r, --reference CSV  overlay reference curves (e.g. from locprof simulate)\n"
 	"  -w, --window[=N]     print the miss ratio per time window (window of N line\n"
 	"                       accesses, also the models' windows; default the\n"
@@ -61,7 +67,7 @@ const struct cli_command cmd_report = {
 enum { MAX_CACHES = 32 };
 
 struct report_opts {
-	const char *profile, *sizes_arg, *format, *svg, *refpath;
+	const char *profile, *sizes_arg, *format, *svg, *refpath, *html;
 	unsigned policies;
 	int show_windows, cold, fill;
 	uint64_t window, top, at, line;
@@ -116,7 +122,7 @@ static void add_host_caches(struct report_opts *o)
 /* Returns -1 to go on, else the exit status. */
 static int parse_options(int argc, char **argv, struct report_opts *o)
 {
-	enum { OPT_COLD = 1000, OPT_FILL, OPT_NO_FILL };
+	enum { OPT_COLD = 1000, OPT_FILL, OPT_NO_FILL, OPT_HTML };
 	static const struct option opts[] = {
 		{ "sizes", required_argument, NULL, 's' },  { "cache", required_argument, NULL, 'c' },
 		{ "policy", required_argument, NULL, 'p' }, { "format", required_argument, NULL, 'F' },
@@ -126,6 +132,7 @@ static int parse_options(int argc, char **argv, struct report_opts *o)
 		{ "cold", no_argument, NULL, OPT_COLD },    { "help", no_argument, NULL, 'h' },
 		{ "fill", no_argument, NULL, OPT_FILL },
 		{ "no-fill", no_argument, NULL, OPT_NO_FILL },
+		{ "html", required_argument, NULL, OPT_HTML },
 		{ 0 },
 	};
 	int c;
@@ -168,6 +175,7 @@ static int parse_options(int argc, char **argv, struct report_opts *o)
 		case OPT_COLD: o->cold = 1; break;
 		case OPT_FILL: o->fill = 1; break;
 		case OPT_NO_FILL: o->fill = 0; break;
+		case OPT_HTML: o->html = optarg; break;
 		case 'h': return cli_print_usage(&cmd_report);
 		default: return cli_usage_error(&cmd_report, "bad option");
 		}
@@ -434,8 +442,8 @@ static void json_report(const struct report_opts *o, const struct lp_report *r)
 
 /* ---- the command -------------------------------------------------------- */
 
-static int write_svg(const struct report_opts *o, const struct lp_report *r, const struct lp_curve *refs,
-		     size_t nrefs)
+static int write_svg(const struct report_opts *o, const char *path, const struct lp_report *r,
+		     const struct lp_curve *refs, size_t nrefs)
 {
 	const struct lp_report_info *in = lp_report_info(r);
 	const struct lp_curve *cv;
@@ -449,7 +457,31 @@ static int write_svg(const struct report_opts *o, const struct lp_report *r, con
 					       o->policies & LP_REPORT_LRU ? ca[i].lru : ca[i].random };
 	snprintf(title, sizeof(title), "Working-set graph (%g-byte lines, %zu samples%s)", in->line, in->samples,
 		 o->cold ? "" : ", cold misses excluded");
-	return lp_svg_write(o->svg, title, cv, nc, refs, nrefs, marks, nca);
+	return lp_svg_write(path, title, cv, nc, refs, nrefs, marks, nca);
+}
+
+/* DIR/working-set.svg, then DIR/index.html with that graph inline. */
+static int write_html(const struct report_opts *o, const struct lp_report *r, struct lp_symbols *syms,
+		      const struct lp_curve *refs, size_t nrefs)
+{
+	struct report_html_in in = { .profile = o->profile, .r = r, .syms = syms, .cold = o->cold,
+				     .windows = 1 };
+	char svg[4096];
+
+	if (mkdir(o->html, 0777) < 0 && errno != EEXIST) {
+		cli_error("cannot create directory '%s': %s", o->html, strerror(errno));
+		return -1;
+	}
+	if ((size_t)snprintf(svg, sizeof(svg), "%s/working-set.svg", o->html) >= sizeof(svg)) {
+		cli_error("directory name too long: '%s'", o->html);
+		return -1;
+	}
+	if (write_svg(o, svg, r, refs, nrefs) < 0) {
+		cli_error("%s", lp_errmsg());
+		return -1;
+	}
+	in.graph_svg = svg;
+	return report_html_write(o->html, &in);
 }
 
 static int run(int argc, char **argv)
@@ -501,7 +533,7 @@ static int run(int argc, char **argv)
 	pa = (struct lp_report_params){ .line_index = (unsigned)li, .sizes = sizes, .nsizes = nsizes,
 					.caches = o.caches, .ncaches = o.ncaches, .policies = o.policies,
 					.window = o.window, .cold = o.cold, .fill = o.fill,
-					.windows = o.show_windows, .at = o.at, .top = o.top, .syms = syms };
+					.windows = o.show_windows || o.html, .at = o.at, .top = o.top, .syms = syms };
 	if (lp_report_new(&r, p, &pa) < 0) {
 		cli_error("%s", lp_errmsg());
 		status = CLI_ERROR;
@@ -517,10 +549,12 @@ static int run(int argc, char **argv)
 		if (o.top)
 			text_hot(&o, r);
 	}
-	if (o.svg && write_svg(&o, r, refs, nrefs) < 0) {
+	if (o.svg && write_svg(&o, o.svg, r, refs, nrefs) < 0) {
 		cli_error("%s", lp_errmsg());
 		status = CLI_ERROR;
 	}
+	if (o.html && write_html(&o, r, syms, refs, nrefs) < 0)
+		status = CLI_ERROR;
 out:
 	lp_report_free(r);
 	lp_curves_free(refs, nrefs);

@@ -368,6 +368,7 @@ static int line_of(Dwarf_Die *cu, uint64_t addr, struct lp_code_loc *out)
 
 	if (!line || !(file = dwarf_linesrc(line, NULL, NULL)) || dwarf_lineno(line, &ln) < 0 || ln <= 0)
 		return 0;
+	out->path = file;
 	out->file = basename_of(file);
 	out->line = ln;
 	if (dwarf_linecol(line, &out->column) < 0)
