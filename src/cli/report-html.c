@@ -8,6 +8,8 @@
 
 #include "cli.h"
 
+#include <locprof/common.h>
+
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -344,19 +346,22 @@ static int write_page(FILE *f, const struct report_html_in *in)
 
 int report_html_write(const char *dir, const struct report_html_in *in)
 {
-	char path[4096], tmp[4096 + 16];
+	char path[4096], tmp[4096 + 32];
 	FILE *f;
-	int err;
+	int err, slot;
 
 	if ((size_t)snprintf(path, sizeof(path), "%s/index.html", dir) >= sizeof(path)) {
 		cli_error("directory name too long: '%s'", dir);
 		return -1;
 	}
-	snprintf(tmp, sizeof(tmp), "%s.tmp%ld", path, (long)getpid());
+	/* NAME.tmp.PID as every output (locprof/common.h): a signal that ends
+	 * locprof removes it */
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
 	if (!(f = fopen(tmp, "w"))) {
 		cli_error("cannot write '%s': %s", path, strerror(errno));
 		return -1;
 	}
+	slot = lp_tmp_track(tmp);
 	err = write_page(f, in);
 	if (ferror(f) && !err) {
 		cli_error("cannot write '%s': %s", path, strerror(errno));
@@ -372,5 +377,7 @@ int report_html_write(const char *dir, const struct report_html_in *in)
 	}
 	if (err)
 		unlink(tmp);
+	if (slot >= 0)
+		lp_tmp_untrack(slot);
 	return err;
 }
