@@ -69,6 +69,9 @@ const struct cli_command cmd_simulate = {
 };
 
 enum fmt { FMT_TEXT, FMT_CSV, FMT_JSON };
+/* The JSON's "version" (docs/simulate.schema.json): raised when a field
+ * changes meaning or goes away, not when one is added. */
+enum { SIMULATE_JSON_VERSION = 1 };
 
 struct opts {
 	const char *trace, *from;
@@ -107,7 +110,7 @@ static void print_sim(const struct opts *o, struct lp_sim **sims, size_t nsims, 
 		printf("%s,spec,accesses,misses,miss_ratio,cold,capacity,conflict\n",
 		       o->hierarchy ? "level" : "cache");
 	} else if (o->fmt == FMT_JSON) {
-		printf("{\"trace\": ");
+		printf("{\"version\": %d, \"trace\": ", SIMULATE_JSON_VERSION);
 		cli_json_string(o->trace);
 		printf(", \"references\": %llu, \"%s\": [",
 		       (unsigned long long)refs, o->hierarchy ? "levels" : "caches");
@@ -186,7 +189,7 @@ static void print_graph(const struct opts *o, struct lp_graph *g, uint64_t refs)
 		return;
 	}
 	if (o->fmt == FMT_JSON) {
-		printf("{\"trace\": ");
+		printf("{\"version\": %d, \"trace\": ", SIMULATE_JSON_VERSION);
 		cli_json_string(o->trace);
 		printf(", \"references\": %llu, \"line\": %llu, \"points\": [",
 		       (unsigned long long)refs, (unsigned long long)o->line);
@@ -235,7 +238,7 @@ static void print_memspy(const struct opts *o, struct lp_memspy **ms)
 	if (o->fmt == FMT_CSV)
 		printf("cache,metric,value\n");
 	else if (o->fmt == FMT_JSON) {
-		printf("{\"trace\": ");
+		printf("{\"version\": %d, \"trace\": ", SIMULATE_JSON_VERSION);
 		cli_json_string(o->trace);
 		printf(", \"sample_length\": %llu, \"sample_interval\": %llu, "
 		       "\"random_lengths\": %s, \"caches\": [",
@@ -340,7 +343,7 @@ static void print_attrib(const struct opts *o, struct lp_attrib *a)
 	if (o->fmt == FMT_CSV)
 		printf("table,object,function,pc,where,refs,accesses,misses,cold,replacement,stall,compute,stall_share\n");
 	else if (o->fmt == FMT_JSON) {
-		printf("{\"trace\": ");
+		printf("{\"version\": %d, \"trace\": ", SIMULATE_JSON_VERSION);
 		cli_json_string(o->trace);
 		printf(", \"cache\": \"%s\", \"miss_latency\": %g, \"compute_cost\": %g, "
 		       "\"refs\": %llu, \"misses\": %llu, \"stall\": %.0f, \"compute\": %.0f",

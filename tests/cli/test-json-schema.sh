@@ -1,11 +1,13 @@
-# locprof report --format json validates against docs/report.schema.json
-# (JSON Schema 2020-12, checked with python3-jsonschema): for a trace with
-# heap blocks and every table, for the fewest tables, for a file name that
-# needs escaping, and for a recorded run of examples/matmul.c. The schema in
-# docs/formats.md is the file's, and it rejects broken documents.
+# The JSON of locprof report and locprof simulate validates against
+# docs/report.schema.json and docs/simulate.schema.json (JSON Schema
+# 2020-12, checked with python3-jsonschema). report: for a trace with heap
+# blocks and every table, for the fewest tables, for a file name that needs
+# escaping, and for a recorded run of examples/matmul.c; simulate: each of
+# its four kinds of output. The report schema in docs/formats.md is the
+# file's, and the schemas reject broken documents.
 . "$(dirname "$0")/lib.sh"
 python3 -c 'import jsonschema' 2>/dev/null || { echo "SKIP: no python3-jsonschema (scripts/install-deps)" >&2; exit 0; }
-SCHEMA=$LOCPROF_SRC/docs/report.schema.json
+SCHEMA=$LOCPROF_SRC/docs/report.schema.json SIM_SCHEMA=$LOCPROF_SRC/docs/simulate.schema.json
 
 # the schema embedded in docs/formats.md is the file's, byte for byte
 awk '/^<!-- schema: docs\/report.schema.json -->$/ { armed = 1; next }
@@ -13,9 +15,9 @@ awk '/^<!-- schema: docs\/report.schema.json -->$/ { armed = 1; next }
      inblock { print }' "$LOCPROF_SRC/docs/formats.md" >"$T/doc-schema.json"
 cmp -s "$T/doc-schema.json" "$SCHEMA" || fail "docs/formats.md does not hold docs/report.schema.json as it is"
 
-# validate FILE...: every FILE is one JSON document the schema accepts
+# validate SCHEMA FILE...: every FILE is one JSON document SCHEMA accepts
 validate() {
-	python3 - "$SCHEMA" "$@" <<'PY' || fail "a report's JSON does not validate: $*"
+	python3 - "$@" <<'PY' || fail "JSON does not validate against $1: ${*:2}"
 import json, sys
 from jsonschema import Draft202012Validator
 schema = json.load(open(sys.argv[1]))
@@ -47,7 +49,7 @@ cp "$T/out" "$T/least.json"
 cp "$T/a.lpp" "$T/q\"x,y.lpp"
 expect_status 0 "$LOCPROF" report "$T/q\"x,y.lpp" --sizes 4K --cold --format json
 cp "$T/out" "$T/quoted.json"
-validate "$T/full.json" "$T/least.json" "$T/quoted.json"
+validate "$SCHEMA" "$T/full.json" "$T/least.json" "$T/quoted.json"
 python3 - "$T/full.json" "$T/least.json" <<'PY' || fail "the documents lack what the schema leaves optional"
 import json, sys
 full, least = (json.load(open(p)) for p in sys.argv[1:])
@@ -62,11 +64,42 @@ if [ -x "$MM" ]; then
 	expect_status 0 "$LOCPROF" record -q -o "$T/m.lpp" -- "$MM" naive 100
 	expect_status 0 "$LOCPROF" report "$T/m.lpp" --sizes 4K..1M --cache 32K:8:64 --window --format json
 	cp "$T/out" "$T/matmul.json"
-	validate "$T/matmul.json"
+	validate "$SCHEMA" "$T/matmul.json"
 	grep -q '"function":"main (matmul.c:' "$T/matmul.json" || fail "matmul's hot pcs are not named"
 else
 	echo "note: no $MM (built with clang), the recorded run is not checked" >&2
 fi
+
+# simulate: named caches, a hierarchy, a curve, time sampling, attribution
+sim() { # NAME OPTIONS...: simulate the allocation trace, keep its JSON
+	local name=$1
+	shift
+	expect_status 0 "$LOCPROF" simulate "$T/alloc.txt" "$@" --format json
+	cp "$T/out" "$T/sim-$name.json"
+}
+sim caches --cache 4K:4:64 --cache 8K:2:64
+sim levels --level 4K:4:64 --level 8K:8:64
+sim curve --sizes 4K,8K --policy lru,random
+sim sampling --cache 4K:4:64 --sample-length 100 --sample-ratio 0.5
+sim attribution --cache 4K:4:64 --attribute
+validate "$SIM_SCHEMA" "$T"/sim-*.json
+python3 - "$SIM_SCHEMA" "$T"/sim-*.json <<'PY' || fail "the simulate schema accepts a broken document"
+import copy, json, sys
+from jsonschema import Draft202012Validator
+v = Draft202012Validator(json.load(open(sys.argv[1])))
+for path in sys.argv[2:]:
+    doc = json.load(open(path))
+    assert doc["version"] == 1, path
+    for key in ("version", "trace"):
+        d = copy.deepcopy(doc)
+        d.pop(key)
+        assert not v.is_valid(d), (path, key)
+    for key in ("caches", "levels", "points", "pairs"):
+        if key in doc and doc[key]:
+            d = copy.deepcopy(doc)
+            d[key][0].pop(next(iter(d[key][0])))
+            assert not v.is_valid(d), (path, key)
+PY
 
 # the schema rejects what it should: each broken copy of a valid document
 python3 - "$SCHEMA" "$T/full.json" <<'PY' || fail "the schema accepts a broken document"
