@@ -320,6 +320,24 @@ static void csv_summary(const struct report_opts *o, const struct lp_report *r)
 		       in->hot_policy, in->at, in->heap_blocks, in->run_allocs, in->touched_blocks_only);
 }
 
+/* The pcs of each data object; share: of the object's misses. */
+static void csv_pairs(const struct lp_report *r)
+{
+	const struct lp_report_object *obj;
+	const struct lp_report_pair *pr;
+	size_t npr = lp_report_pairs(r, &pr);
+	char b1[256], b2[32];
+
+	lp_report_objects(r, &obj);
+	printf("\nobject,pc,misses,object_share,function\n");
+	for (size_t i = 0; i < npr; i++) {
+		printf("%s,", cli_csv_field(obj[pr[i].object].name, b1, sizeof(b1)));
+		snprintf(b2, sizeof(b2), "%#" PRIx64, pr[i].pc);
+		printf("%s,%.1f,%.6f,%s\n", b2, pr[i].misses, pr[i].share,
+		       pr[i].name ? cli_csv_field(pr[i].name, b1, sizeof(b1)) : "");
+	}
+}
+
 static void csv_tables(const struct report_opts *o, const struct lp_report *r)
 {
 	const struct lp_report_info *in = lp_report_info(r);
@@ -365,6 +383,7 @@ static void csv_tables(const struct report_opts *o, const struct lp_report *r)
 	printf("\nobject,misses,share\n");
 	for (size_t i = 0; i < nobj; i++)
 		printf("%s,%.1f,%.6f\n", cli_csv_field(obj[i].name, b1, sizeof(b1)), obj[i].misses, obj[i].share);
+	csv_pairs(r);
 }
 
 /* ---- json ------------------------------------------------------------- */
@@ -377,7 +396,8 @@ static void json_hot(const struct lp_report *r)
 	const struct lp_report_info *in = lp_report_info(r);
 	const struct lp_report_pc *pcs;
 	const struct lp_report_object *obj;
-	size_t npc = lp_report_pcs(r, &pcs), nobj = lp_report_objects(r, &obj);
+	const struct lp_report_pair *pr;
+	size_t npc = lp_report_pcs(r, &pcs), nobj = lp_report_objects(r, &obj), npr = lp_report_pairs(r, &pr);
 
 	printf(",\"hot\":{\"policy\":\"%s\",\"at\":%" PRIu64 ",\"heap_blocks\":%zu,\"run_allocs\":%" PRIu64
 	       ",\"touched_blocks_only\":%s,\"pcs\":[",
@@ -392,10 +412,20 @@ static void json_hot(const struct lp_report *r)
 		printf("}");
 	}
 	printf("],\"objects\":[");
-	for (size_t i = 0; i < nobj; i++) {
+	for (size_t i = 0, k = 0; i < nobj; i++) {
 		printf("%s{\"object\":", i ? "," : "");
 		cli_json_string(obj[i].name);
-		printf(",\"misses\":%.1f,\"share\":%.6f}", obj[i].misses, obj[i].share);
+		printf(",\"misses\":%.1f,\"share\":%.6f,\"pcs\":[", obj[i].misses, obj[i].share);
+		for (size_t first = k; k < npr && pr[k].object == i; k++) {
+			printf("%s{\"pc\":\"%#" PRIx64 "\",\"misses\":%.1f,\"share\":%.6f,\"function\":",
+			       k > first ? "," : "", pr[k].pc, pr[k].misses, pr[k].share);
+			if (pr[k].name)
+				cli_json_string(pr[k].name);
+			else
+				printf("null");
+			printf("}");
+		}
+		printf("]}");
 	}
 	printf("]}");
 }

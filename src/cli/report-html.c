@@ -138,7 +138,7 @@ static void section_summary(FILE *f, const struct report_html_in *in)
 	if (in->windows)
 		fputs("<a href=\"#windows\">windows</a>", f);
 	fputs("<a href=\"#pcs\">hot pcs</a><a href=\"#source\">hot source lines</a>"
-	      "<a href=\"#objects\">data objects</a></nav>\n",
+	      "<a href=\"#objects\">data objects</a><a href=\"#object-pcs\">code by object</a></nav>\n",
 	      f);
 }
 
@@ -326,6 +326,33 @@ static void section_objects(FILE *f, const struct lp_report *r)
 	table_close(f);
 }
 
+/* For each data object, the pcs that miss on it (lp_report_pairs). */
+static void section_object_pcs(FILE *f, const struct lp_report *r)
+{
+	const struct lp_report_object *obj;
+	const struct lp_report_pair *pr;
+	size_t nobj = lp_report_objects(r, &obj), npr = lp_report_pairs(r, &pr), k = 0;
+	char pb[32];
+
+	fputs("<h2 id=\"object-pcs\">The code that misses on each data object</h2>\n<p class=\"note\">Each object's "
+	      "predicted misses by the pc of the access that misses; share: of the object's misses.</p>\n",
+	      f);
+	for (size_t i = 0; i < nobj; i++) {
+		fputs("<h3 class=\"object\">", f);
+		html_text(f, obj[i].name);
+		fprintf(f, " <small>(%.0f misses, %.1f%% of all)</small></h3>\n", obj[i].misses, 100 * obj[i].share);
+		table_open(f, "<pc|!misses|share of the object|<|<function (file:line)");
+		for (; k < npr && pr[k].object == i; k++) {
+			snprintf(pb, sizeof(pb), "%#" PRIx64, pr[k].pc);
+			fprintf(f, "<tr><td class=\"name\" data-v=\"%" PRIu64 "\">%s</td>", pr[k].pc, pb);
+			cells_misses(f, pr[k].misses, pr[k].share);
+			cell_name(f, pr[k].name ? pr[k].name : "?");
+			fputs("</tr>\n", f);
+		}
+		table_close(f);
+	}
+}
+
 static int write_page(FILE *f, const struct report_html_in *in)
 {
 	fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>locprof report: ", f);
@@ -340,6 +367,7 @@ static int write_page(FILE *f, const struct report_html_in *in)
 	section_pcs(f, in->r);
 	section_source(f, in);
 	section_objects(f, in->r);
+	section_object_pcs(f, in->r);
 	fprintf(f, "<script>\n%s</script>\n</body>\n</html>\n", page_script);
 	return 0;
 }

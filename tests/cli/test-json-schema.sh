@@ -10,10 +10,22 @@ python3 -c 'import jsonschema' 2>/dev/null || { echo "SKIP: no python3-jsonschem
 SCHEMA=$LOCPROF_SRC/docs/report.schema.json SIM_SCHEMA=$LOCPROF_SRC/docs/simulate.schema.json
 
 # the schema embedded in docs/formats.md is the file's, byte for byte
+# (LOCPROF_DOCS_UPDATE=1 copies the file into docs/formats.md instead)
+FORMATS=$LOCPROF_SRC/docs/formats.md
 awk '/^<!-- schema: docs\/report.schema.json -->$/ { armed = 1; next }
      armed && /^```/ { if (inblock) exit; inblock = 1; next }
-     inblock { print }' "$LOCPROF_SRC/docs/formats.md" >"$T/doc-schema.json"
-cmp -s "$T/doc-schema.json" "$SCHEMA" || fail "docs/formats.md does not hold docs/report.schema.json as it is"
+     inblock { print }' "$FORMATS" >"$T/doc-schema.json"
+if ! cmp -s "$T/doc-schema.json" "$SCHEMA"; then
+	[ "${LOCPROF_DOCS_UPDATE:-0}" = 1 ] || fail "docs/formats.md does not hold docs/report.schema.json as it is"
+	awk -v schema="$SCHEMA" '
+	/^<!-- schema: docs\/report.schema.json -->$/ { armed = 1; print; next }
+	armed == 1 && /^```/ { print; while ((getline l < schema) > 0) print l; armed = 2; next }
+	armed == 2 && /^```/ { armed = 0; print; next }
+	armed == 2 { next }
+	{ print }' "$FORMATS" >"$T/formats.md"
+	cat "$T/formats.md" >"$FORMATS"
+	echo "updated: docs/formats.md holds docs/report.schema.json" >&2
+fi
 
 # validate SCHEMA FILE...: every FILE is one JSON document SCHEMA accepts
 validate() {
