@@ -89,11 +89,27 @@ assert blue > 20 and red > 20, "the curves (blue and red) are not drawn"
 PY
 
 # a profile named like markup shows as text: the browser's title is the
-# name itself, and no element comes from it
+# name itself, and no element comes from it. The page's own script sorts:
+# a script added at its end clicks the heading of the hot pcs' addresses,
+# which orders them by decreasing address.
 name='m<b>&"x'"'"'y<img src=x onerror="document.title=1">.lpp'
 cp "$T/m.lpp" "$T/$name"
-expect_status 0 "$LOCPROF" report "$T/$name" --sizes 4K,1M --top 3 --html "$T/named"
-render "$T/named/index.html" "$T/named.png" "$T/named.html"
+expect_status 0 "$LOCPROF" report "$T/$name" --sizes 4K,1M --top 5 --html "$T/named"
+sed 's|</body>|<script>document.querySelector("#pcs ~ table th").click();</script></body>|' \
+	"$T/named/index.html" >"$T/named/clicked.html"
+render "$T/named/clicked.html" "$T/named.png" "$T/named.html"
+python3 - "$T/named/index.html" "$T/named.html" <<'PY' || fail "clicking the pc heading does not sort the hot pcs"
+import re, sys
+def pcs(path):
+    page = open(path).read()
+    table = page[page.index('id="pcs"'):]
+    table = table[:table.index("</table>")]
+    return [int(v) for v in re.findall(r'<tr><td class="name" data-v="(\d+)"', table)]
+before, after = pcs(sys.argv[1]), pcs(sys.argv[2])
+assert len(before) >= 2 and sorted(before) == sorted(after), (before, after)
+assert after == sorted(before, reverse=True), (before, after)
+assert 'class="name sorted-down"' in open(sys.argv[2]).read()
+PY
 grep -q '<title>locprof report: .*m&lt;b&gt;&amp;"x'"'"'y&lt;img src=x onerror="document.title=1"&gt;.lpp</title>' "$T/named.html" ||
 	fail "the profile's name is not escaped: $(grep -o '<title>.*</title>' "$T/named.html")"
 [ "$(grep -o '<b>' "$T/named.html" | wc -l)" -eq "$(grep -o '<b>' "$T/page/index.html" | wc -l)" ] ||
