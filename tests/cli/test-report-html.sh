@@ -15,10 +15,12 @@ MM=$LOCPROF_BUILD/examples/matmul-lp
 # The screenshot is at half scale (500 x 700 pixels): enough to see ink
 # and colours, and quick to decode.
 # --no-sandbox: chromium's sandbox cannot start as root or in most
-# containers (CI runs both), and the page is our own local file.
+# containers (CI runs both), and the page is our own local file;
+# --disable-dev-shm-usage: a container's /dev/shm is often too small.
 render() {
-	timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --hide-scrollbars --no-first-run \
-		--user-data-dir="$T/chromium" --window-size=1000,1400 --force-device-scale-factor=0.5 --screenshot="$2" --dump-dom \
+	timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-dev-shm-usage --disable-gpu --hide-scrollbars \
+		--no-first-run --user-data-dir="$T/chromium" --window-size=1000,1400 --force-device-scale-factor=0.5 \
+		--screenshot="$2" --dump-dom \
 		"file://$1" >"$3" 2>"$T/chromium.err" || { tail -5 "$T/chromium.err" >&2; fail "chromium failed on $1"; }
 	[ -s "$2" ] && [ -s "$3" ] || { tail -5 "$T/chromium.err" >&2; fail "chromium wrote no screenshot or DOM"; }
 }
