@@ -137,6 +137,17 @@ double lp_statstack_setassoc_miss_ratio(const struct lp_statstack *m, uint64_t s
 int lp_statstack_sample_miss(const struct lp_statstack *m, uint64_t sets, uint64_t ways,
 			     double *prob);
 
+/* ---- per reference ------------------------------------------------------ */
+/* The per-reference miss ratio (Cachegrind's and the hardware counters':
+ * a reference is one access, a miss when any of its lines misses) of line
+ * size index li, from line_ratio (misses per line access) and the miss
+ * probability of the reuse of each sample of the line size (in the
+ * profile's order, as lp_statcache_sample_miss() gives them). It takes the
+ * overlap of a straddling reference's line misses from the sampled first
+ * and extra lines of straddling references (docs/models.md, "Per
+ * reference"); equal to line_ratio when no reference straddles. */
+double lp_ref_miss_ratio(const struct lp_profile *p, unsigned li, const double *prob, double line_ratio);
+
 /* Probability that an access with stack distance floor(sd) misses in an
  * LRU cache of `sets` sets of `ways` ways, when lines map to sets uniformly
  * (Marin & Mellor-Crummey section 5.2). */

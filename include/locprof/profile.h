@@ -28,7 +28,10 @@
 extern "C" {
 #endif
 
-#define LP_PROFILE_VERSION 1
+#define LP_PROFILE_VERSION 2
+/* The oldest version read: version 1 has no sample parts (lp_sample.part
+ * reads as LP_PART_UNKNOWN). */
+#define LP_PROFILE_VERSION_MIN 1
 /* Default time window in line accesses: StatCache's "about 200k
  * references" (section 2.4). */
 #define LP_PROFILE_WINDOW_DEFAULT 200000
@@ -55,7 +58,14 @@ struct lp_sample {
 	uint32_t tid;
 	uint8_t kind;     /* LP_REF_READ or LP_REF_WRITE */
 	uint8_t line_idx; /* index into lp_profile.line_sizes */
+	uint8_t part;     /* LP_PART_*: which line of its reference this is */
 };
+
+/* lp_sample.part: the sampled line access is the only line of its
+ * reference, the first line of a reference that straddles lines, or a
+ * later one (the extra line accesses of the reference). Unknown in
+ * version-1 profiles. */
+enum lp_sample_part { LP_PART_UNKNOWN = 0, LP_PART_WHOLE = 1, LP_PART_FIRST = 2, LP_PART_NEXT = 3 };
 
 /* A time window: the samples of one line size whose time falls in
  * [index * length, (index + 1) * length). */

@@ -56,6 +56,8 @@ struct lp_report_cache {
 	double random; /* random replacement, fully associative (StatCache) */
 	struct lp_interval lru_iv, random_iv; /* their intervals (lo = hi =
 					       * the ratio without resamples) */
+	/* the same per reference (lp_ref_miss_ratio()) */
+	double lru_ref, random_ref;
 };
 
 enum { LP_REPORT_LRU = 1u, LP_REPORT_RANDOM = 2u };
@@ -89,6 +91,7 @@ struct lp_report_info {
 	double line;        /* line size, bytes */
 	size_t samples;     /* samples of that line size */
 	uint64_t accesses;  /* line accesses of the run */
+	uint64_t references; /* references (loads and stores) of the run */
 	int accesses_partial; /* the count is below the samples' (a killed run:
 			       * lp_profile_count_partial()) */
 	uint64_t at;        /* the cache size of windows and hot spots, bytes */

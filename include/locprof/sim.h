@@ -2,7 +2,7 @@
  *
  * The rules (docs/simulator.md): a reference of `size` bytes at `addr`
  * touches the lines addr>>log2(line) .. (addr+size-1)>>log2(line), each one
- * access to the first level; writes are treated like reads (write-allocate,
+ * access to the first level (a line access); writes are treated like reads (write-allocate,
  * no write-back traffic); LP_EV_ALLOC/LP_EV_FREE are not accesses. The set
  * of a line is line mod sets (sets a power of two); fully associative
  * caches have one set.
@@ -73,10 +73,16 @@ void lp_cache_counts(const struct lp_cache *c, uint64_t *accesses, uint64_t *mis
 
 /* ---- a hierarchy, or independent caches -------------------------------- */
 struct lp_level_stats {
-	uint64_t accesses, misses;
+	uint64_t accesses, misses; /* line accesses, and those that missed */
 	uint64_t cold;     /* first access ever to the line at this level */
 	uint64_t capacity; /* not cold, and also a miss in a fully-associative LRU cache of the same size and line */
 	uint64_t conflict; /* the other misses: would have hit with full associativity */
+	/* Per reference, as Cachegrind counts: accesses (lp_sim_ref_accesses())
+	 * with at least one missed line at this level (a reference straddling
+	 * two lines is one access, one miss at most). The ratio is
+	 * ref_misses / lp_sim_ref_accesses() at every level, as Cachegrind's
+	 * D1 and LLd miss rates are. */
+	uint64_t ref_misses;
 };
 
 struct lp_sim;
@@ -97,6 +103,11 @@ size_t lp_sim_levels(const struct lp_sim *s);
 void lp_sim_level_stats(const struct lp_sim *s, size_t level, struct lp_level_stats *out);
 /* References (records that are accesses) seen. */
 uint64_t lp_sim_references(const struct lp_sim *s);
+/* Accesses per reference, as Cachegrind counts them: the references, less
+ * the writes that complete a read-modify-write (a write by the same pc and
+ * thread to the same address and size as the reference just before it,
+ * a read), which Cachegrind merges with their read into one "modify". */
+uint64_t lp_sim_ref_accesses(const struct lp_sim *s);
 
 /* ---- working-set graph, one pass ------------------------------------------ */
 enum {
@@ -124,6 +135,10 @@ struct lp_graph_point {
 	uint64_t accesses;  /* line accesses */
 	uint64_t cold;      /* first touches (a miss at every size) */
 	uint64_t lru_misses, fifo_misses, random_misses; /* including cold */
+	/* per reference (lp_graph_refs(); 0 from lp_graph_lines()): accesses
+	 * as lp_sim_ref_accesses() counts them, and those with a missed line */
+	uint64_t ref_accesses;
+	uint64_t lru_ref_misses, fifo_ref_misses, random_ref_misses;
 };
 size_t lp_graph_sizes(const struct lp_graph *g);
 /* Points in increasing order of size. */

@@ -257,7 +257,7 @@ static void text_curves(const struct report_opts *o, const struct lp_report *r)
 		       "the last flush)", in->accesses);
 	else
 		printf("line accesses not counted (the run was cut short before the first flush)");
-	printf(" of %g bytes, %s\n\n", in->line, cold_words(o));
+	printf(" of %g bytes (%" PRIu64 " references), %s\n\n", in->line, in->references, cold_words(o));
 	printf("%10s", "size");
 	for (size_t k = 0; k < nc; k++)
 		printf(" %*s", cv[k].iv ? 20 : 12, column_name(&cv[k]));
@@ -286,13 +286,15 @@ static void text_tables(const struct report_opts *o, const struct lp_report *r)
 
 	if (nca) {
 		int iv = o->resamples > 0;
-		printf("\n%-24s %8s %6s %*s %*s\n", "cache", "size", "ways", iv ? 20 : 12, "lru", iv ? 20 : 12,
-		       "random(FA)");
+		printf("\nmiss ratios per line access (lru, random) and per reference (lru/ref, random/ref:"
+		       " one access, a miss if any of its lines misses)\n");
+		printf("%-24s %8s %6s %*s %*s %12s %12s\n", "cache", "size", "ways", iv ? 20 : 12, "lru", iv ? 20 : 12,
+		       "random(FA)", "lru/ref", "random/ref");
 		for (size_t i = 0; i < nca; i++) {
 			printf("%-24s %8s %6" PRIu64, ca[i].label, cli_format_size(ca[i].size, b, sizeof(b)), ca[i].ways);
 			text_ratio(ca[i].lru, iv ? &ca[i].lru_iv : NULL);
 			text_ratio(ca[i].random, iv ? &ca[i].random_iv : NULL);
-			printf("\n");
+			printf(" %12.4f %12.4f\n", ca[i].lru_ref, ca[i].random_ref);
 		}
 		for (size_t i = 0; iv && i < nca; i++) {
 			if (ca[i].lru_iv.cliff)
@@ -406,12 +408,13 @@ static void csv_tables(const struct report_opts *o, const struct lp_report *r)
 	csv_summary(o, r);
 	if (nca) {
 		printf("\ncache,size_bytes,ways,line_bytes,lru_miss_ratio,random_miss_ratio,lru_miss_ratio_lo,"
-		       "lru_miss_ratio_hi,random_miss_ratio_lo,random_miss_ratio_hi,lru_cliff,random_cliff\n");
+		       "lru_miss_ratio_hi,random_miss_ratio_lo,random_miss_ratio_hi,lru_cliff,random_cliff,"
+		       "lru_ref_miss_ratio,random_ref_miss_ratio\n");
 		for (size_t i = 0; i < nca; i++)
-			printf("%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%d,%d\n",
+			printf("%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%d,%d,%.6f,%.6f\n",
 			       cli_csv_field(ca[i].label, b1, sizeof(b1)), ca[i].size, ca[i].ways, ca[i].line, ca[i].lru,
 			       ca[i].random, ca[i].lru_iv.lo, ca[i].lru_iv.hi, ca[i].random_iv.lo, ca[i].random_iv.hi,
-			       ca[i].lru_iv.cliff, ca[i].random_iv.cliff);
+			       ca[i].lru_iv.cliff, ca[i].random_iv.cliff, ca[i].lru_ref, ca[i].random_ref);
 	}
 	if (o->show_windows) {
 		printf("\n# random replacement at %" PRIu64 " bytes, windows of %" PRIu64 " line accesses or more\n",
@@ -518,8 +521,9 @@ static void json_report(const struct report_opts *o, const struct lp_report *r)
 	for (size_t i = 0; i < nca; i++) {
 		printf("%s{\"cache\":", i ? "," : "");
 		cli_json_string(ca[i].label);
-		printf(",\"size\":%" PRIu64 ",\"ways\":%" PRIu64 ",\"line\":%" PRIu64 ",\"lru\":%.6f,\"random\":%.6f", ca[i].size,
-		       ca[i].ways, ca[i].line, ca[i].lru, ca[i].random);
+		printf(",\"size\":%" PRIu64 ",\"ways\":%" PRIu64 ",\"line\":%" PRIu64 ",\"lru\":%.6f,\"random\":%.6f,"
+		       "\"lru_ref\":%.6f,\"random_ref\":%.6f",
+		       ca[i].size, ca[i].ways, ca[i].line, ca[i].lru, ca[i].random, ca[i].lru_ref, ca[i].random_ref);
 		if (o->resamples) {
 			printf(",\"lru_interval\":{");
 			json_interval(&ca[i].lru_iv, (double)in->accesses);

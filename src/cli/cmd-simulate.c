@@ -103,22 +103,30 @@ static double frac(uint64_t a, uint64_t b)
 	return b ? (double)a / (double)b : 0.0;
 }
 
-static void print_sim(const struct opts *o, struct lp_sim **sims, size_t nsims, uint64_t refs)
+/* Two counts side by side (docs/simulator.md): line accesses (a reference
+ * that touches k lines is k of them) and references (one each, a miss when
+ * any of its lines misses: Cachegrind's and the hardware counters' count). */
+static void print_sim(const struct opts *o, struct lp_sim **sims, uint64_t refs, uint64_t racc)
 {
 	char buf[64];
 
 	if (o->fmt == FMT_CSV) {
-		printf("%s,spec,accesses,misses,miss_ratio,cold,capacity,conflict\n",
+		printf("%s,spec,accesses,misses,miss_ratio,cold,capacity,conflict,ref_accesses,ref_misses,"
+		       "ref_miss_ratio\n",
 		       o->hierarchy ? "level" : "cache");
 	} else if (o->fmt == FMT_JSON) {
 		printf("{\"version\": %d, \"trace\": ", SIMULATE_JSON_VERSION);
 		cli_json_string(o->trace);
-		printf(", \"references\": %llu, \"%s\": [",
-		       (unsigned long long)refs, o->hierarchy ? "levels" : "caches");
+		printf(", \"references\": %llu, \"ref_accesses\": %llu, \"%s\": [", (unsigned long long)refs,
+		       (unsigned long long)racc, o->hierarchy ? "levels" : "caches");
 	} else {
-		printf("# locprof simulate %s: %llu references\n", o->trace, (unsigned long long)refs);
-		printf("%-6s %-20s %12s %12s %8s %12s %12s %12s\n", o->hierarchy ? "level" : "cache",
-		       "spec", "accesses", "misses", "miss%", "cold", "capacity", "conflict");
+		printf("# locprof simulate %s: %llu references, %llu accesses per reference (a read-modify-write "
+		       "is one)\n", o->trace, (unsigned long long)refs, (unsigned long long)racc);
+		printf("# accesses, misses, miss%%: line accesses (a reference touching k lines is k);"
+		       " ref-misses, ref-miss%%: per reference (a miss if any of its lines misses)\n");
+		printf("%-6s %-20s %12s %12s %8s %12s %12s %12s %12s %9s\n", o->hierarchy ? "level" : "cache",
+		       "spec", "accesses", "misses", "miss%", "cold", "capacity", "conflict", "ref-misses",
+		       "ref-miss%");
 	}
 	for (size_t i = 0; i < o->nspecs; i++) {
 		struct lp_level_stats st;
@@ -128,26 +136,72 @@ static void print_sim(const struct opts *o, struct lp_sim **sims, size_t nsims, 
 		snprintf(name, sizeof(name), "%s%zu", o->hierarchy ? "L" : "C", i + 1);
 		lp_cache_spec_format(&o->specs[i], buf, sizeof(buf));
 		if (o->fmt == FMT_CSV)
-			printf("%s,%s,%llu,%llu,%.6f,%llu,%llu,%llu\n", name, buf,
+			printf("%s,%s,%llu,%llu,%.6f,%llu,%llu,%llu,%llu,%llu,%.6f\n", name, buf,
 			       (unsigned long long)st.accesses, (unsigned long long)st.misses,
 			       frac(st.misses, st.accesses), (unsigned long long)st.cold,
-			       (unsigned long long)st.capacity, (unsigned long long)st.conflict);
+			       (unsigned long long)st.capacity, (unsigned long long)st.conflict,
+			       (unsigned long long)racc, (unsigned long long)st.ref_misses,
+			       frac(st.ref_misses, racc));
 		else if (o->fmt == FMT_JSON)
 			printf("%s\n  {\"name\": \"%s\", \"spec\": \"%s\", \"accesses\": %llu, \"misses\": %llu, "
-			       "\"miss_ratio\": %.6f, \"cold\": %llu, \"capacity\": %llu, \"conflict\": %llu}",
+			       "\"miss_ratio\": %.6f, \"cold\": %llu, \"capacity\": %llu, \"conflict\": %llu, "
+			       "\"ref_misses\": %llu, \"ref_miss_ratio\": %.6f}",
 			       i ? "," : "", name, buf, (unsigned long long)st.accesses,
 			       (unsigned long long)st.misses, frac(st.misses, st.accesses),
 			       (unsigned long long)st.cold, (unsigned long long)st.capacity,
-			       (unsigned long long)st.conflict);
+			       (unsigned long long)st.conflict, (unsigned long long)st.ref_misses,
+			       frac(st.ref_misses, racc));
 		else
-			printf("%-6s %-20s %12llu %12llu %8.3f %12llu %12llu %12llu\n", name, buf,
+			printf("%-6s %-20s %12llu %12llu %8.3f %12llu %12llu %12llu %12llu %9.3f\n", name, buf,
 			       (unsigned long long)st.accesses, (unsigned long long)st.misses,
 			       pct(st.misses, st.accesses), (unsigned long long)st.cold,
-			       (unsigned long long)st.capacity, (unsigned long long)st.conflict);
+			       (unsigned long long)st.capacity, (unsigned long long)st.conflict,
+			       (unsigned long long)st.ref_misses, pct(st.ref_misses, racc));
 	}
-	(void)nsims;
 	if (o->fmt == FMT_JSON)
 		printf("\n]}\n");
+}
+
+/* A policy's misses at a point: per line access, and per reference. */
+static uint64_t graph_misses(const struct lp_graph_point *pt, size_t p, int per_ref)
+{
+	if (per_ref)
+		return p == 0 ? pt->lru_ref_misses : p == 1 ? pt->fifo_ref_misses : pt->random_ref_misses;
+	return p == 0 ? pt->lru_misses : p == 1 ? pt->fifo_misses : pt->random_misses;
+}
+
+static void print_graph_csv(const struct opts *o, struct lp_graph *g)
+{
+	static const char *names[] = { "lru", "fifo", "random" };
+	static const unsigned bits[] = { LP_GRAPH_LRU, LP_GRAPH_FIFO, LP_GRAPH_RANDOM };
+	size_t n = lp_graph_sizes(g);
+
+	printf("# locprof curve v1: locprof simulate --sizes, trace %s, line %llu\n", o->trace,
+	       (unsigned long long)o->line);
+	printf("curve,size_bytes,miss_ratio,misses,accesses\n");
+	for (size_t p = 0; p < 3; p++) {
+		if (!(o->policies & bits[p]))
+			continue;
+		/* per line access; cold misses excluded (docs/formats.md: first
+		 * touches miss under every policy, the same count for all);
+		 * per reference (NAME-ref: references with a missed line over
+		 * the accesses per reference, docs/simulator.md) */
+		for (int v = 0; v < 3; v++)
+			for (size_t i = 0; i < n; i++) {
+				struct lp_graph_point pt;
+				uint64_t m, acc;
+				lp_graph_point(g, i, &pt);
+				m = graph_misses(&pt, p, v == 2);
+				acc = v == 2 ? pt.ref_accesses : pt.accesses;
+				if (v == 1) {
+					m -= pt.cold;
+					acc -= pt.cold;
+				}
+				printf("%s%s,%llu,%.6f,%llu,%llu\n", names[p], v == 1 ? "-nocold" : v == 2 ? "-ref" : "",
+				       (unsigned long long)pt.size, frac(m, acc), (unsigned long long)m,
+				       (unsigned long long)acc);
+			}
+	}
 }
 
 static void print_graph(const struct opts *o, struct lp_graph *g, uint64_t refs)
@@ -159,41 +213,17 @@ static void print_graph(const struct opts *o, struct lp_graph *g, uint64_t refs)
 	char buf[32];
 
 	if (o->fmt == FMT_CSV) {
-		printf("# locprof curve v1: locprof simulate --sizes, trace %s, line %llu\n", o->trace,
-		       (unsigned long long)o->line);
-		printf("curve,size_bytes,miss_ratio,misses,accesses\n");
-		for (size_t p = 0; p < 3; p++) {
-			if (!(o->policies & pols[p].bit))
-				continue;
-			uint64_t m;
-			for (size_t i = 0; i < n; i++) {
-				struct lp_graph_point pt;
-				lp_graph_point(g, i, &pt);
-				m = p == 0 ? pt.lru_misses : p == 1 ? pt.fifo_misses : pt.random_misses;
-				printf("%s,%llu,%.6f,%llu,%llu\n", pols[p].name, (unsigned long long)pt.size,
-				       frac(m, pt.accesses), (unsigned long long)m,
-				       (unsigned long long)pt.accesses);
-			}
-			/* The same curve with cold misses excluded (docs/formats.md):
-			 * first touches miss under every policy, so the cold count
-			 * is the same for all of them. */
-			for (size_t i = 0; i < n; i++) {
-				struct lp_graph_point pt;
-				lp_graph_point(g, i, &pt);
-				m = p == 0 ? pt.lru_misses : p == 1 ? pt.fifo_misses : pt.random_misses;
-				printf("%s-nocold,%llu,%.6f,%llu,%llu\n", pols[p].name, (unsigned long long)pt.size,
-				       frac(m - pt.cold, pt.accesses - pt.cold),
-				       (unsigned long long)(m - pt.cold),
-				       (unsigned long long)(pt.accesses - pt.cold));
-			}
-		}
+		print_graph_csv(o, g);
 		return;
 	}
 	if (o->fmt == FMT_JSON) {
+		struct lp_graph_point pt0 = { 0 };
+		if (n)
+			lp_graph_point(g, 0, &pt0);
 		printf("{\"version\": %d, \"trace\": ", SIMULATE_JSON_VERSION);
 		cli_json_string(o->trace);
-		printf(", \"references\": %llu, \"line\": %llu, \"points\": [",
-		       (unsigned long long)refs, (unsigned long long)o->line);
+		printf(", \"references\": %llu, \"ref_accesses\": %llu, \"line\": %llu, \"points\": [",
+		       (unsigned long long)refs, (unsigned long long)pt0.ref_accesses, (unsigned long long)o->line);
 		for (size_t i = 0; i < n; i++) {
 			struct lp_graph_point pt;
 			lp_graph_point(g, i, &pt);
@@ -201,33 +231,39 @@ static void print_graph(const struct opts *o, struct lp_graph *g, uint64_t refs)
 			       (unsigned long long)pt.size, (unsigned long long)pt.accesses,
 			       (unsigned long long)pt.cold);
 			for (size_t p = 0; p < 3; p++) {
-				uint64_t m = p == 0 ? pt.lru_misses : p == 1 ? pt.fifo_misses : pt.random_misses;
+				uint64_t m = graph_misses(&pt, p, 0), rm = graph_misses(&pt, p, 1);
 				if (o->policies & pols[p].bit)
-					printf(", \"%s_misses\": %llu, \"%s_miss_ratio\": %.6f", pols[p].name,
-					       (unsigned long long)m, pols[p].name, frac(m, pt.accesses));
+					printf(", \"%s_misses\": %llu, \"%s_miss_ratio\": %.6f, \"%s_ref_misses\": %llu, "
+					       "\"%s_ref_miss_ratio\": %.6f",
+					       pols[p].name, (unsigned long long)m, pols[p].name, frac(m, pt.accesses),
+					       pols[p].name, (unsigned long long)rm, pols[p].name, frac(rm, pt.ref_accesses));
 			}
 			printf("}");
 		}
 		printf("\n]}\n");
 		return;
 	}
-	printf("# locprof simulate %s: %llu references, fully associative, line %llu; miss ratio %%\n",
+	printf("# locprof simulate %s: %llu references, fully associative, line %llu; miss ratio %%"
+	       " per line access (POLICY) and per reference (POLICY/ref)\n",
 	       o->trace, (unsigned long long)refs, (unsigned long long)o->line);
 	printf("%10s %12s", "size", "accesses");
 	for (size_t p = 0; p < 3; p++)
 		if (o->policies & pols[p].bit)
 			printf(" %10s", pols[p].name);
+	for (size_t p = 0; p < 3; p++)
+		if (o->policies & pols[p].bit)
+			printf(" %9s/ref", pols[p].name);
 	printf("\n");
 	for (size_t i = 0; i < n; i++) {
 		struct lp_graph_point pt;
 		lp_graph_point(g, i, &pt);
 		printf("%10s %12llu", cli_format_size(pt.size, buf, sizeof(buf)),
 		       (unsigned long long)pt.accesses);
-		for (size_t p = 0; p < 3; p++) {
-			uint64_t m = p == 0 ? pt.lru_misses : p == 1 ? pt.fifo_misses : pt.random_misses;
-			if (o->policies & pols[p].bit)
-				printf(" %10.3f", pct(m, pt.accesses));
-		}
+		for (int v = 0; v < 2; v++)
+			for (size_t p = 0; p < 3; p++)
+				if (o->policies & pols[p].bit)
+					printf(v ? " %13.3f" : " %10.3f",
+					       pct(graph_misses(&pt, p, v), v ? pt.ref_accesses : pt.accesses));
 		printf("\n");
 	}
 }
@@ -731,7 +767,7 @@ static int run(int argc, char **argv)
 	} else if (sampling) {
 		print_memspy(&o, en.ms);
 	} else {
-		print_sim(&o, en.sims, en.nsims, lp_sim_references(en.sims[0]));
+		print_sim(&o, en.sims, lp_sim_references(en.sims[0]), lp_sim_ref_accesses(en.sims[0]));
 	}
 out:
 	lp_trace_reader_free(rd);

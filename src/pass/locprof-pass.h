@@ -86,11 +86,20 @@ struct VRef {
 	int64_t step;   // bytes per iteration (0: loop-invariant)
 	int64_t lo, hi; // the run's bytes at iteration 0: [start + lo, start + hi)
 };
+// An access of a versioned loop that may straddle: run `run`'s start +
+// off at iteration 0, `size` bytes.
+struct VStraddle {
+	unsigned run;
+	int64_t off;
+	uint64_t size;
+	Instruction *inst;
+};
 struct VLoop {
 	BasicBlock *preheader, *header, *latch;
 	std::vector<BasicBlock *> blocks;
 	SmallVector<BasicBlock *, 4> exits;
 	std::vector<VRef> refs;
+	std::vector<VStraddle> straddlers;
 	Value *btc;                             // i64
 	std::map<BasicBlock *, uint64_t> count; // accesses per block
 	uint64_t total;                         // accesses of all blocks
@@ -110,7 +119,20 @@ struct Access {
 	Value *ptr;
 	uint64_t size;
 	unsigned kind;
+	uint64_t align; // bytes the address is known to be a multiple of
 };
+
+// An access that may touch two lines of the smallest recorded size (of at
+// least 8 bytes): one not known to be aligned to its size, or wider than
+// 8 bytes. Its snippet sends a straddling reference to the slow path,
+// which counts its extra line accesses; in a versioned loop's fast copy
+// it counts its extra lines of the smallest line size inline, and a strip
+// runs there when only that size is recorded or when every such access is
+// aligned to its size over the strip (VStraddle), so that none straddles.
+inline bool mayStraddle(const Access &a)
+{
+	return a.size > 1 && (a.align < a.size || a.size > 8);
+}
 
 // A block's accesses to instrument (Instrumenter::run): in the fast body
 // (the countdown tested once at the block's head) and in the clone or in
@@ -163,6 +185,11 @@ private:
 	StructType *fastTy;   // the first two fields of struct lp_rt_fast
 	Constant *fast;       // the thread's lp_rt_fast (initial-exec TLS)
 	FunctionCallee slow;  // lp_rt_slow(addr, size, kind, pc)
+	Constant *straddleMask; // lp_rt_straddle_mask (src/rt/rt.h)
+	Constant *straddleSlow; // lp_rt_straddle_slow
+	Constant *lineShift0;   // lp_rt_line_shift0
+	Constant *extra0;       // the thread's lp_rt_extra0 (initial-exec TLS)
+	FunctionCallee stripExtra; // lp_rt_strip_extra(a0, step, size, n)
 	MDNode *cold;         // branch weights: the slow side is cold
 	uint64_t cloneMax = kCloneMax;
 	bool stats = false;   // LOCPROF_PASS_STATS: one line per function on stderr
@@ -172,6 +199,10 @@ private:
 	FunctionCallee rangeQuery; // lp_rt_range_watched(lo, hi)
 	SmallPtrSet<BasicBlock *, 32> fastBlocks; // the uninstrumented loop copies and range queries
 	AllocaInst *cdSlot = nullptr;
+	// Extra lines counted by versioned loops' fast copies, added to
+	// lp_rt_extra0 where they leave them (flushExtra): a register inside
+	// the loop rather than a read-modify-write of TLS per access.
+	AllocaInst *exSlot = nullptr;
 	AllocaInst *dirtySlot = nullptr; // a slow path or a positive window ran since the last reset
 	// A slow path ran since the last range query (versioned loops only):
 	// the instrumented copy then asks again at its next iteration.
@@ -189,6 +220,11 @@ private:
 	void slowCall(Instruction *before, Value *cond, const Access &a, Value *tlsCd, uint64_t rest);
 	void planChecks(Function &F, const std::vector<const Access *> &acc, std::vector<BasicBlock *> &resets);
 	Value *precheck(IRBuilder<> &B, const Access &a, const Check &k);
+	Value *straddles(IRBuilder<> &B, const Access &a, Value *cond);
+	// An access's extra lines of the smallest line size added to
+	// lp_rt_extra0; returns its last byte's address.
+	Value *countExtra(IRBuilder<> &B, const Access &a, AllocaInst *into = nullptr);
+	void flushExtra(IRBuilder<> &B);
 	void instrumentFast(const std::vector<Access> &acc);
 	void instrumentSlow(const std::vector<Access> &acc);
 	std::vector<VLoop> planLoops(Function &F);

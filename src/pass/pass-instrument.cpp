@@ -15,6 +15,15 @@ Instrumenter::Instrumenter(Module &Mod) : M(Mod), C(Mod.getContext())
 		return new GlobalVariable(M, fastTy, false, GlobalValue::ExternalLinkage, nullptr,
 					  "lp_rt_fast", nullptr, GlobalValue::InitialExecTLSModel);
 	});
+	straddleMask = M.getOrInsertGlobal("lp_rt_straddle_mask", i64);
+	straddleSlow = M.getOrInsertGlobal("lp_rt_straddle_slow", i64);
+	stripExtra = M.getOrInsertFunction("lp_rt_strip_extra",
+					   FunctionType::get(Type::getVoidTy(C), { i64, i64, i64, i64 }, false));
+	lineShift0 = M.getOrInsertGlobal("lp_rt_line_shift0", i32);
+	extra0 = M.getOrInsertGlobal("lp_rt_extra0", i64, [&] {
+		return new GlobalVariable(M, i64, false, GlobalValue::ExternalLinkage, nullptr, "lp_rt_extra0",
+					  nullptr, GlobalValue::InitialExecTLSModel);
+	});
 	slow = M.getOrInsertFunction("lp_rt_slow", FunctionType::get(Type::getVoidTy(C), { i64, i32, i32, i64 }, false));
 	if (Function *f = dyn_cast<Function>(slow.getCallee()->stripPointerCasts()))
 		f->addFnAttr(Attribute::Cold);
@@ -60,16 +69,19 @@ bool Instrumenter::accessOf(Instruction &I, Access &a) const
 	const DataLayout &DL = M.getDataLayout();
 
 	if (auto *L = dyn_cast<LoadInst>(&I)) {
-		a = { &I, L->getPointerOperand(), DL.getTypeStoreSize(L->getType()).getKnownMinSize(), kRead };
+		a = { &I, L->getPointerOperand(), DL.getTypeStoreSize(L->getType()).getKnownMinSize(), kRead,
+		      L->getAlign().value() };
 	} else if (auto *S = dyn_cast<StoreInst>(&I)) {
 		a = { &I, S->getPointerOperand(),
-		      DL.getTypeStoreSize(S->getValueOperand()->getType()).getKnownMinSize(), kWrite };
+		      DL.getTypeStoreSize(S->getValueOperand()->getType()).getKnownMinSize(), kWrite,
+		      S->getAlign().value() };
 	} else if (auto *II = dyn_cast<IntrinsicInst>(&I)) {
 		if (II->getIntrinsicID() == Intrinsic::masked_load)
-			a = { &I, II->getArgOperand(0), DL.getTypeStoreSize(II->getType()).getKnownMinSize(), kRead };
+			a = { &I, II->getArgOperand(0), DL.getTypeStoreSize(II->getType()).getKnownMinSize(), kRead,
+			      1 };
 		else if (II->getIntrinsicID() == Intrinsic::masked_store)
 			a = { &I, II->getArgOperand(1),
-			      DL.getTypeStoreSize(II->getArgOperand(0)->getType()).getKnownMinSize(), kWrite };
+			      DL.getTypeStoreSize(II->getArgOperand(0)->getType()).getKnownMinSize(), kWrite, 1 };
 		else
 			return false;
 	} else {
@@ -80,9 +92,9 @@ bool Instrumenter::accessOf(Instruction &I, Access &a) const
 	// Our own reads of lp_rt_fast (none yet when accesses are collected,
 	// but the program may name it) and allocas' spills are references too;
 	// only the runtime's state is left out.
-	if (a.ptr->stripPointerCasts() == fast)
+	if (a.ptr->stripPointerCasts() == fast || a.ptr->stripPointerCasts() == extra0)
 		return false;
-	if (a.ptr == cdSlot || a.ptr == dirtySlot || (slowSlot && a.ptr == slowSlot))
+	if (a.ptr == cdSlot || a.ptr == dirtySlot || a.ptr == exSlot || (slowSlot && a.ptr == slowSlot))
 		return false;
 	return true;
 }
@@ -152,6 +164,39 @@ Value *Instrumenter::precheck(IRBuilder<> &B, const Access &a, const Check &k)
 	}
 }
 
+// For an access that may straddle, as rt.h's snippet: its extra lines of
+// the smallest line size added to lp_rt_extra0, and cond or'ed with the
+// shadow test of its last byte's granule and with the slow path's share
+// of the count ((addr ^ last) > lp_rt_straddle_slow: larger line sizes).
+Value *Instrumenter::countExtra(IRBuilder<> &B, const Access &a, AllocaInst *into)
+{
+	Value *addr = B.CreatePtrToInt(a.ptr, i64);
+	Value *last = B.CreateAdd(addr, ConstantInt::get(i64, a.size - 1));
+	Value *sh = B.CreateZExt(B.CreateLoad(i32, lineShift0, "lp.sh0"), i64);
+	Value *e = B.CreateSub(B.CreateLShr(last, sh), B.CreateLShr(addr, sh));
+	Value *to = into ? (Value *)into : extra0;
+	B.CreateStore(B.CreateAdd(B.CreateLoad(i64, to, "lp.ex0"), e), to);
+	return last;
+}
+
+void Instrumenter::flushExtra(IRBuilder<> &B)
+{
+	Value *n = B.CreateLoad(i64, exSlot, "lp.ex");
+	B.CreateStore(B.CreateAdd(B.CreateLoad(i64, extra0, "lp.ex0"), n), extra0);
+	B.CreateStore(ConstantInt::get(i64, 0), exSlot);
+}
+
+Value *Instrumenter::straddles(IRBuilder<> &B, const Access &a, Value *cond)
+{
+	if (!mayStraddle(a))
+		return cond;
+	Value *addr = B.CreatePtrToInt(a.ptr, i64);
+	Value *last = countExtra(B, a);
+	Value *lastWatched = watched(B, B.CreateIntToPtr(last, i8p), i64, i8);
+	Value *slowShare = B.CreateICmpUGT(B.CreateXor(addr, last), B.CreateLoad(i64, straddleSlow, "lp.slow"));
+	return B.CreateOr(cond, B.CreateOr(lastWatched, slowShare));
+}
+
 // The block's countdown was tested and decremented by acc.size() at its
 // head: each access only checks the shadow,
 // merged as planChecks decided.
@@ -162,7 +207,7 @@ void Instrumenter::instrumentFast(const std::vector<Access> &acc)
 	for (uint64_t i = 0; i < n; i++) {
 		Instruction *at = acc[i].inst;
 		IRBuilder<> B(at);
-		Value *cond = precheck(B, acc[i], checks[at]);
+		Value *cond = straddles(B, acc[i], precheck(B, acc[i], checks[at]));
 		// The runtime expects the countdown as it would be after this
 		// reference: the SSA copy (after all n) plus the n-1-i to come.
 		Value *tlsCd = B.CreateAdd(B.CreateLoad(i64, cdSlot), ConstantInt::get(i64, n - 1 - i));
@@ -179,7 +224,8 @@ void Instrumenter::instrumentSlow(const std::vector<Access> &acc)
 		Value *cd = B.CreateLoad(i64, cdSlot);
 		Value *dec = B.CreateSub(cd, ConstantInt::get(i64, 1));
 		B.CreateStore(dec, cdSlot);
-		Value *cond = B.CreateOr(B.CreateICmpEQ(cd, ConstantInt::get(i64, 0)), precheck(B, a, checks[a.inst]));
+		Value *cond = straddles(B, a, B.CreateOr(B.CreateICmpEQ(cd, ConstantInt::get(i64, 0)),
+							 precheck(B, a, checks[a.inst])));
 		slowCall(a.inst, cond, a, dec, 0);
 	}
 }
@@ -224,6 +270,7 @@ BranchInst *Instrumenter::createEntry(Function &F)
 	BasicBlock *entry = BasicBlock::Create(C, "lp.entry", &F, oldEntry);
 	IRBuilder<> EB(entry);
 	cdSlot = EB.CreateAlloca(i64, nullptr, "lp.cd.slot");
+	exSlot = EB.CreateAlloca(i64, nullptr, "lp.ex.slot");
 	dirtySlot = EB.CreateAlloca(Type::getInt1Ty(C), nullptr, "lp.dirty.slot");
 	BranchInst *br = EB.CreateBr(oldEntry);
 	std::vector<AllocaInst *> statics;
@@ -387,7 +434,8 @@ void Instrumenter::finish(Function &F, BranchInst *entryBr)
 	IRBuilder<> IB(entryBr);
 	reload(IB);
 	resetDirty(IB);
-	std::vector<AllocaInst *> slots = { cdSlot, dirtySlot };
+	IB.CreateStore(ConstantInt::get(i64, 0), exSlot);
+	std::vector<AllocaInst *> slots = { cdSlot, dirtySlot, exSlot };
 	if (slowSlot) {
 		IB.CreateStore(ConstantInt::getFalse(C), slowSlot);
 		slots.push_back(slowSlot);

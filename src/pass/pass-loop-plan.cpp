@@ -70,11 +70,12 @@ struct AccessRun {
 // is `checkable` (at most kLoopMaxChecked of them); false if one is neither.
 static bool makeRuns(ScalarEvolution &SE, Loop *L, Instruction *at, const std::vector<Access> &acc,
 		     const SmallPtrSet<Instruction *, 16> &checkable, uint64_t join, std::vector<AccessRun> &runs,
-		     std::vector<Instruction *> &checked)
+		     std::vector<Instruction *> &checked, std::vector<VStraddle> &straddlers)
 {
 	Type *i64 = Type::getInt64Ty(at->getContext());
 	runs.clear();
 	checked.clear();
+	straddlers.clear();
 	for (const Access &a : acc) {
 		const SCEV *p = SE.getSCEV(a.ptr);
 		const SCEV *pi = SE.getPtrToIntExpr(p, i64), *start = nullptr;
@@ -93,7 +94,9 @@ static bool makeRuns(ScalarEvolution &SE, Loop *L, Instruction *at, const std::v
 		if (start && (!isSafeToExpandAt(start, at, SE) || a.size > (1u << 20)))
 			start = nullptr;
 		if (!start) {
-			if (!checkable.count(a.inst) || checked.size() == kLoopMaxChecked)
+			// a checked access is tested for watches only: one that
+			// may straddle would not have its extra lines counted
+			if (!checkable.count(a.inst) || checked.size() == kLoopMaxChecked || mayStraddle(a))
 				return false;
 			checked.push_back(a.inst);
 			continue;
@@ -108,11 +111,16 @@ static bool makeRuns(ScalarEvolution &SE, Loop *L, Instruction *at, const std::v
 			int64_t off = d->getAPInt().getSExtValue();
 			r.lo = std::min(r.lo, off);
 			r.hi = std::max(r.hi, off + (int64_t)a.size);
+			if (mayStraddle(a))
+				straddlers.push_back({ (unsigned)(&r - &runs[0]), off, a.size, a.inst });
 			joined = true;
 			break;
 		}
-		if (!joined)
+		if (!joined) {
+			if (mayStraddle(a))
+				straddlers.push_back({ (unsigned)runs.size(), 0, a.size, a.inst });
 			runs.push_back({ start, step, 0, (int64_t)a.size });
+		}
 	}
 	return true;
 }
@@ -183,9 +191,9 @@ bool Instrumenter::planLoop(Loop *L, DominatorTree &DT, LoopInfo &LI, ScalarEvol
 				break;
 		}
 	std::vector<Instruction *> checked;
-	ok = makeRuns(SE, L, at, acc, checkable, kLoopJoinNear, runs, checked);
+	ok = makeRuns(SE, L, at, acc, checkable, kLoopJoinNear, runs, checked, v.straddlers);
 	if (ok && runs.size() > kLoopMaxRanges)
-		ok = makeRuns(SE, L, at, acc, checkable, 1 << 20, runs, checked);
+		ok = makeRuns(SE, L, at, acc, checkable, 1 << 20, runs, checked, v.straddlers);
 	if (!ok || runs.empty() || runs.size() > kLoopMaxRanges || !isSafeToExpandAt(n, at, SE))
 		return false;
 	formLCSSA(*L, DT, &LI, &SE);

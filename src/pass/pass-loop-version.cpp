@@ -105,6 +105,13 @@ private:
 	std::vector<Value *> lo, hi;                 // each run's range over the strip
 	std::vector<ShadowRange> sr;
 	bool allShadow = true;
+	Value *aligned = nullptr; // i1: no access that may straddle does in this strip
+	std::vector<Value *> straddleAt; // each straddler's address at the strip's start
+	// A loop of one block without checked accesses runs exactly `lim`
+	// iterations in its fast copy: its straddlers' extra lines are counted
+	// once per strip in closed form (lp_rt_strip_extra); other fast copies
+	// count them at each access.
+	bool closedForm() const { return v.blocks.size() == 1 && v.checked.empty(); }
 	BasicBlock *wdone = nullptr, *done = nullptr;
 	PHINode *watch = nullptr;
 	bool single = false;                         // a loop of one block
@@ -131,6 +138,7 @@ private:
 	void countStripOnInductionVariable();
 	void emitCheckedAccesses();
 	void emitFastCountdown();
+	void flushExtraAtExits();
 };
 
 LoopVersioner::LoopVersioner(Instrumenter &ins_, Function &F_, VLoop &v_)
@@ -164,9 +172,11 @@ void LoopVersioner::run()
 		if (stripLatch && v.iv)
 			countStripOnInductionVariable();
 		emitCheckedAccesses();
+		flushExtraAtExits();
 		return;
 	}
 	emitFastCountdown();
+	flushExtraAtExits();
 }
 
 // An unrolled loop indexes with `or i, 1` where i is known even
@@ -201,6 +211,18 @@ void LoopVersioner::cloneFastCopy()
 	for (BasicBlock *nb : copies)
 		for (Instruction &I : *nb)
 			RemapInstruction(&I, vm, RF_IgnoreMissingLocals | RF_NoModuleLevelChanges);
+	// The fast copy counts the extra lines of accesses that may straddle
+	// (the smallest line size; the strip test below covers the others).
+	for (const VStraddle &s : v.straddlers) {
+		if (closedForm())
+			break;
+		Access a;
+		Instruction *fi = cast<Instruction>(vm[s.inst]);
+		if (ins.accessOf(*fi, a)) {
+			IRBuilder<> B(fi);
+			ins.countExtra(B, a, ins.exSlot);
+		}
+	}
 	fh = cast<BasicBlock>(vm[H]);
 	fhBody = fh->splitBasicBlock(fh->getFirstNonPHI(), H->getName() + ".lpf.body");
 	hBody = H->splitBasicBlock(H->getFirstNonPHI(), H->getName() + ".lp.body");
@@ -279,6 +301,31 @@ void LoopVersioner::emitStripRanges()
 	n = umin(QB, ConstantInt::get(i64, stripLen), QB.CreateSub(trips, qi));
 	end = QB.CreateAdd(qi, n, "lp.end");
 	Value *last = QB.CreateSub(n, ConstantInt::get(i64, 1));
+	// An access that may straddle is aligned to its size (a power of
+	// two, at most the smallest line: lp_rt_straddle_mask + 1) at the
+	// strip's first iteration and steps by a multiple of it: then none of
+	// the strip's touches two lines, and the fast copy may run it.
+	aligned = ConstantInt::getTrue(C);
+	Value *mask = v.straddlers.empty() ? nullptr : QB.CreateLoad(i64, ins.straddleMask, "lp.mask");
+	for (const VStraddle &s : v.straddlers) {
+		const VRef &r = v.refs[s.run];
+		Value *a = QB.CreateAdd(r.start, ConstantInt::get(i64, (uint64_t)s.off));
+		if (r.step)
+			a = QB.CreateAdd(a, QB.CreateMul(qi, ConstantInt::get(i64, r.step)));
+		straddleAt.push_back(a);
+		if (s.size & (s.size - 1)) {
+			aligned = ConstantInt::getFalse(C);
+			continue;
+		}
+		a = QB.CreateOr(a, ConstantInt::get(i64, (uint64_t)std::abs(r.step)));
+		Value *ok = QB.CreateAnd(QB.CreateICmpEQ(QB.CreateAnd(a, ConstantInt::get(i64, s.size - 1)),
+							 ConstantInt::get(i64, 0)),
+					 QB.CreateICmpULE(ConstantInt::get(i64, s.size - 1), mask));
+		aligned = QB.CreateAnd(aligned, ok);
+	}
+	if (mask) // one line size (or not recording): the fast copy counts them all
+		aligned = QB.CreateOr(aligned, QB.CreateICmpEQ(QB.CreateLoad(i64, ins.straddleSlow, "lp.slow"),
+							       ConstantInt::get(i64, ~0ull)));
 	for (const VRef &r : v.refs) {
 		// The run's bytes over the strip: [a + r.lo, a + r.hi) at each
 		// iteration, a = start + step * iteration.
@@ -380,7 +427,7 @@ void LoopVersioner::emitFastLimit()
 	// watch costs the instrumented copy from there to the slow path that
 	// finds it, not a whole strip.
 	Value *clear = WB.CreateICmpEQ(watch, ConstantInt::get(i64, 0));
-	Value *limW = WB.CreateSelect(clear, lim0, ConstantInt::get(i64, 0));
+	Value *limW = WB.CreateSelect(WB.CreateAnd(clear, aligned), lim0, ConstantInt::get(i64, 0));
 	DB.SetInsertPoint(done);
 	lim = limW;
 	if (allShadow) {
@@ -394,6 +441,7 @@ void LoopVersioner::emitFastLimit()
 			t = FB1.CreateSelect(FB1.CreateICmpEQ(sr[k].bits, ConstantInt::get(i64, 0)), lim0, t);
 			first = umin(FB1, first, t);
 		}
+		first = FB1.CreateSelect(aligned, first, ConstantInt::get(i64, 0));
 		FB1.CreateBr(done);
 		PHINode *lp = DB.CreatePHI(i64, 2, "lp.lim");
 		lp->addIncoming(limW, wdone);
@@ -402,6 +450,10 @@ void LoopVersioner::emitFastLimit()
 	} else
 		WB.CreateBr(done);
 	fend0 = DB.CreateAdd(qi, lim, "lp.fend");
+	if (closedForm())
+		for (unsigned k = 0; k < v.straddlers.size(); k++)
+			DB.CreateCall(ins.stripExtra, { straddleAt[k], ConstantInt::get(i64, (uint64_t)v.refs[v.straddlers[k].run].step),
+						       ConstantInt::get(i64, v.straddlers[k].size), lim });
 	fromFast = fh2;
 	Value *go = DB.CreateICmpNE(lim, ConstantInt::get(i64, 0));
 	DB.CreateCondBr(go, fh, H, MDBuilder(C).createBranchWeights(1 << 10, 1));
@@ -613,6 +665,20 @@ void LoopVersioner::emitFastCountdown()
 void Instrumenter::versionLoop(Function &F, VLoop &v)
 {
 	LoopVersioner(*this, F, v).run();
+}
+
+// The fast copy's extra lines go to lp_rt_extra0 where it is left: at the
+// next strip's query, in the instrumented header, at the loop's exits.
+void LoopVersioner::flushExtraAtExits()
+{
+	if (v.straddlers.empty() || closedForm())
+		return;
+	std::vector<BasicBlock *> at = { query, H };
+	at.insert(at.end(), v.exits.begin(), v.exits.end());
+	for (BasicBlock *B : at) {
+		IRBuilder<> FB(&*B->getFirstInsertionPt());
+		ins.flushExtra(FB);
+	}
 }
 
 } // namespace locprof_pass

@@ -47,6 +47,14 @@
  * the inert runtime (bss: its pages cost nothing). */
 static uint32_t rt_zero_pages[LP_RT_PAGE_ENTRIES];
 
+_Static_assert(LP_RT_MAX_LINES == LP_MAX_LINE_SIZES, "one limit on line sizes");
+
+/* No straddle count until the runtime records (rt_process_init()). */
+uint64_t lp_rt_straddle_mask = UINT64_MAX;
+uint64_t lp_rt_straddle_slow = UINT64_MAX;
+uint32_t lp_rt_line_shift0 = 63;
+__thread uint64_t lp_rt_extra0 __attribute__((tls_model("initial-exec")));
+
 /* The page counts start valid, so that no range query reads through NULL. */
 __thread struct lp_rt_fast lp_rt_fast
 	__attribute__((tls_model("initial-exec"))) = { .pages = rt_zero_pages };
@@ -75,7 +83,9 @@ struct lp_rt_thread {
 	int fd;
 	uint32_t number, tid;
 	struct lp_rt_fast *fast; /* the owner's TLS */
+	uint64_t *extra0;        /* the owner's lp_rt_extra0 */
 	uint64_t final_refs;
+	uint64_t final_extra[LP_MAX_LINE_SIZES];
 	uint64_t slow_calls;
 	uint64_t next_flush_ns;
 	struct lp_rng rng;
@@ -293,6 +303,9 @@ static void rt_process_init(void)
 			}
 			on_exit(rt_on_exit, NULL);
 			pthread_atfork(NULL, NULL, rt_atfork_child);
+			lp_rt_straddle_mask = g.line_size[0] - 1; /* ascending: the smallest */
+			lp_rt_straddle_slow = g.nlines > 1 ? lp_rt_straddle_mask : UINT64_MAX;
+			lp_rt_line_shift0 = g.line_shift[0];
 			g.active = 1;
 		}
 	}
@@ -668,16 +681,86 @@ static void rt_emit(struct lp_rt_thread *t, const struct lp_watch *w, uint64_t e
 	t->nsamples++; /* after the record: a signal-time flush sends a whole prefix */
 }
 
-/* Complete the samples whose line this reference touches. */
-static void rt_check_watches(struct lp_rt_thread *t, uint64_t addr, uint64_t pc, uint64_t now)
+/* Complete the samples whose line this reference touches: every line of
+ * [addr, last] of every line size. Sample times count line accesses of
+ * their line size: the reference's first line is line access now +
+ * ex[i] (ex: the extra line accesses before this reference), its next
+ * line the one after. */
+static void rt_check_watches(struct lp_rt_thread *t, uint64_t addr, uint64_t last, uint64_t pc,
+			     uint64_t now, const uint64_t *ex)
 {
 	for (uint32_t i = 0; i < g.nlines; i++) {
-		struct lp_watch *w = lp_watch_find(&t->watches, addr >> g.line_shift[i], i);
-		if (w) {
-			rt_emit(t, w, now, pc);
-			rt_remove(t, w);
+		uint64_t first = addr >> g.line_shift[i];
+		for (uint64_t l = first; l <= last >> g.line_shift[i]; l++) {
+			struct lp_watch *w = lp_watch_find(&t->watches, l, i);
+			if (w) {
+				rt_emit(t, w, now + ex[i] + (l - first), pc);
+				rt_remove(t, w);
+			}
 		}
 	}
+}
+
+/* The extra line accesses of a reference touching [addr, last], of the
+ * line sizes but the smallest (counted inline: lp_rt_extra0). */
+static void rt_count_extra(struct lp_rt_fast *f, uint64_t addr, uint64_t last)
+{
+	for (uint32_t i = 1; i < g.nlines; i++)
+		f->extra_lines[i] += (last >> g.line_shift[i]) - (addr >> g.line_shift[i]);
+}
+
+/* sum over i in [0, n) of floor((a i + b) / m), mod 2^64 (the
+ * Euclid-like reduction: O(log) steps). */
+static uint64_t rt_floor_sum(uint64_t n, uint64_t m, uint64_t a, uint64_t b)
+{
+	uint64_t ans = 0;
+
+	while (n) {
+		if (a >= m) {
+			ans += (n % 2 ? (n - 1) / 2 * n : n / 2 * (n - 1)) * (a / m);
+			a %= m;
+		}
+		if (b >= m) {
+			ans += n * (b / m);
+			b %= m;
+		}
+		uint64_t y = a * n + b;
+		if (y < m)
+			break;
+		n = y / m;
+		b = y % m;
+		y = m, m = a, a = y;
+	}
+	return ans;
+}
+
+void lp_rt_strip_extra(uint64_t a0, int64_t step, uint64_t size, uint64_t n)
+{
+	uint64_t L = 1ull << lp_rt_line_shift0, s;
+
+	if (!n || !size || lp_rt_line_shift0 >= 63)
+		return;
+	/* aligned to its size, stepping by multiples of it: none straddles
+	 * (the usual vectorised loop; the floor sums' divisions cost a
+	 * vectorised matmul 2x at rate 1e-4) */
+	if (!(size & (size - 1)) && size <= L && !(((uint64_t)step | a0) & (size - 1)))
+		return;
+	if (step < 0) { /* the same addresses, walked up */
+		a0 += (uint64_t)step * (n - 1);
+		step = -step;
+	}
+	s = (uint64_t)step;
+	/* lines of the last byte less lines of the first, over the strip */
+	lp_rt_extra0 += rt_floor_sum(n, L, s, a0 + size - 1) - rt_floor_sum(n, L, s, a0);
+}
+
+/* 1 when no live watch (of any thread) may cover a byte of [addr, last]. */
+static int rt_range_unwatched(uint64_t addr, uint64_t last)
+{
+	for (uint64_t gr = addr >> LP_RT_GRANULE_SHIFT; gr <= last >> LP_RT_GRANULE_SHIFT; gr++)
+		if (gr >= LP_RT_SHADOW_BYTES || *(const uint8_t *)(uintptr_t)(LP_RT_SHADOW + gr))
+			return 0;
+	return 1;
 }
 
 /* --samples N: the level of a sampled reference is the level its gap was
@@ -713,27 +796,38 @@ static int rt_sample_level(struct lp_rt_thread *t)
 	return level < atomic_load(&g.level) ? -1 : (int)level;
 }
 
+/* A sampled reference watches every line it touches, of every line size:
+ * each is a sample (a line access), so that every line access is sampled
+ * with its reference's probability, the second line of a straddling
+ * reference as much as the first (docs/runtime.md). */
 static void rt_start_sample(struct lp_rt_thread *t, uint64_t addr, uint32_t size, uint32_t kind,
-			    uint64_t pc, uint64_t now)
+			    uint64_t pc, uint64_t now, const uint64_t *ex)
 {
+	uint64_t last = addr + (size ? size - 1 : 0);
 	int level = rt_sample_level(t);
 
 	if (level < 0)
 		return;
 	for (uint32_t i = 0; i < g.nlines; i++) {
-		struct lp_watch *w;
+		uint64_t first = addr >> g.line_shift[i];
+		for (uint64_t l = first; l <= last >> g.line_shift[i]; l++) {
+			struct lp_watch *w;
 
-		if (lp_watch_table_must_grow(&t->watches) && rt_table_grow(t) < 0)
-			return; /* out of memory: sample fewer, stay correct */
-		w = lp_watch_insert(&t->watches, addr >> g.line_shift[i], i);
-		w->begin = now;
-		w->pc = pc;
-		w->addr = addr;
-		w->size = size > 255 ? 255 : (uint8_t)size;
-		w->kind = (uint8_t)kind;
-		w->tag = (uint32_t)level;
-		rt_shadow_add(w, 1);
-		rt_coarse_add(t, w, 1);
+			if (lp_watch_table_must_grow(&t->watches) && rt_table_grow(t) < 0)
+				return; /* out of memory: sample fewer, stay correct */
+			w = lp_watch_insert(&t->watches, l, i);
+			w->begin = now + ex[i] + (l - first);
+			w->pc = pc;
+			w->addr = l == addr >> g.line_shift[i] ? addr : l << g.line_shift[i];
+			w->size = size > 255 ? 255 : (uint8_t)size;
+			w->kind = (uint8_t)(kind | (first == last >> g.line_shift[i] ? LP_MSG_PART_WHOLE
+						    : l == first			   ? LP_MSG_PART_FIRST
+											   : LP_MSG_PART_NEXT)
+							   << LP_MSG_PART_SHIFT);
+			w->tag = (uint32_t)level;
+			rt_shadow_add(w, 1);
+			rt_coarse_add(t, w, 1);
+		}
 	}
 }
 
@@ -814,6 +908,7 @@ static struct lp_rt_thread *rt_thread_init(struct lp_rt_fast *f)
 		rt_send_maps(t, LP_MAPS_START);
 	f->t = t;
 	f->pages = t->pages;
+	t->extra0 = &lp_rt_extra0;
 	f->countdown = 0; /* no reference yet: the first one draws the gap */
 	f->epoch = 0;
 	pthread_setspecific(g.key, t);
@@ -830,6 +925,11 @@ static uint64_t rt_thread_refs(const struct lp_rt_thread *t)
 	return t->dead ? t->final_refs : f->epoch - f->countdown;
 }
 
+static uint64_t rt_thread_extra(const struct lp_rt_thread *t, uint32_t i)
+{
+	return t->dead ? t->final_extra[i] : i ? t->fast->extra_lines[i] : *t->extra0;
+}
+
 /* The THREAD message: the count so far with each flush (running), so that
  * a killed process keeps it up to the last flush, or the final count. */
 static void rt_send_thread_refs(struct lp_rt_thread *t, int running)
@@ -840,6 +940,8 @@ static void rt_send_thread_refs(struct lp_rt_thread *t, int running)
 	m.thread = t->number;
 	m.running = (uint32_t)running;
 	m.references = running ? rt_thread_refs(t) : t->final_refs;
+	for (uint32_t i = 0; i < LP_MAX_LINE_SIZES; i++)
+		m.extra_lines[i] = i < g.nlines ? rt_thread_extra(t, i) : 0;
 	rt_send2(t, &m, sizeof(m), NULL, 0);
 }
 
@@ -850,6 +952,8 @@ static void rt_thread_finish(struct lp_rt_thread *t)
 	if (t->dead)
 		return;
 	t->final_refs = rt_thread_refs(t);
+	for (uint32_t i = 0; i < g.nlines; i++)
+		t->final_extra[i] = rt_thread_extra(t, i);
 	if (g.mode == LP_MODE_SAMPLE) {
 		struct lp_watch *w;
 		uint64_t pos = 0;
@@ -944,18 +1048,43 @@ rt_push_event(struct lp_rt_thread *t, uint64_t addr, uint64_t size, uint32_t kin
 	t->nevents++; /* after the record: a signal-time flush sends a whole prefix */
 }
 
-/* A reference arrives here with the countdown already decremented: it
- * expired if the countdown was 0 (now UINT64_MAX), else the map says its
- * line may be watched. Its number is epoch - countdown - 1. */
+/* The line-access clocks before this reference: the extra line accesses
+ * so far, less this reference's of the smallest size (counted inline
+ * before the call, e0). */
+static void rt_extra_before(const struct lp_rt_fast *f, uint64_t e0, uint64_t *ex)
+{
+	memcpy(ex, f->extra_lines, LP_MAX_LINE_SIZES * sizeof(*ex));
+	ex[0] = lp_rt_extra0 - e0;
+}
+
+/* A reference arrives here with the countdown already decremented and
+ * its extra line accesses of the smallest size counted: it expired if the
+ * countdown was 0 (now UINT64_MAX), else the map says a line of it may be
+ * watched, or it straddles lines of the smallest size and larger ones are
+ * recorded too. Its number is epoch - countdown - 1. */
 void lp_rt_slow(uint64_t addr, uint32_t size, uint32_t kind, uint64_t pc)
 {
 	struct lp_rt_fast *f = &lp_rt_fast;
 	struct lp_rt_thread *t;
 	int expired = (int64_t)f->countdown < 0;
-	uint64_t now;
+	uint64_t now, last = addr + (size ? size - 1 : 0);
+	uint64_t e0 = (last >> lp_rt_line_shift0) - (addr >> lp_rt_line_shift0);
+	uint64_t ex[LP_MAX_LINE_SIZES]; /* extra line accesses before this reference */
+	/* lines of the larger sizes to count here */
+	int straddles = (addr ^ last) > lp_rt_straddle_slow;
 
 	if (!pc) /* inlined snippet: the call site is the access itself */
 		pc = (uint64_t)__builtin_return_address(0);
+	rt_extra_before(f, e0, ex);
+	if (straddles && !expired && !f->in_rt && f->t) {
+		/* A straddling reference of a running thread: its extra line
+		 * accesses, and done unless a watch may cover one of its
+		 * lines (the common case: a call and a few instructions). */
+		rt_count_extra(f, addr, last);
+		if (rt_range_unwatched(addr, last))
+			return;
+		straddles = 0; /* counted */
+	}
 	if (f->in_rt) {
 		/* A signal handler interrupted the runtime: postpone a due
 		 * sample by one reference, keeping the clock right. */
@@ -963,12 +1092,15 @@ void lp_rt_slow(uint64_t addr, uint32_t size, uint32_t kind, uint64_t pc)
 			f->epoch -= f->countdown;
 			f->countdown = 0;
 		}
+		if (straddles)
+			rt_count_extra(f, addr, last);
 		return;
 	}
 	if (!atomic_load(&g.init_state)) {
 		/* Before our constructor: try again at the next reference. */
 		f->countdown = 0;
 		f->epoch = 0;
+		lp_rt_extra0 = 0;
 		f->pages = rt_zero_pages;
 		return;
 	}
@@ -981,22 +1113,27 @@ void lp_rt_slow(uint64_t addr, uint32_t size, uint32_t kind, uint64_t pc)
 		rt_set_gap(f, t, UINT64_MAX);
 		expired = f->countdown == 0;
 		f->countdown--;
+		memset(f->extra_lines, 0, sizeof(f->extra_lines));
+		lp_rt_extra0 = e0;
+		rt_extra_before(f, e0, ex);
 	}
 	if (!t) {
 		rt_make_inert(f);
 		f->in_rt--;
 		return;
 	}
+	if (straddles)
+		rt_count_extra(f, addr, last);
 	now = f->epoch - f->countdown - 1;
 	if (!expired) {
-		rt_check_watches(t, addr, pc, now);
+		rt_check_watches(t, addr, last, pc, now, ex);
 	} else if (g.mode == LP_MODE_TRACE) {
 		rt_push_event(t, addr, size, kind, pc);
 		rt_set_gap(f, t, now);
 	} else {
 		if (t->watches.live)
-			rt_check_watches(t, addr, pc, now);
-		rt_start_sample(t, addr, size, kind, pc, now);
+			rt_check_watches(t, addr, last, pc, now, ex);
+		rt_start_sample(t, addr, size, kind, pc, now, ex);
 		rt_set_gap(f, t, now);
 	}
 	rt_leave(t);
@@ -1127,5 +1264,7 @@ static void rt_atfork_child(void)
 	f->t = NULL;
 	f->countdown = 0; /* the next reference re-initialises this thread */
 	f->epoch = 0;
+	memset(f->extra_lines, 0, sizeof(f->extra_lines));
+	lp_rt_extra0 = 0;
 	f->pages = rt_zero_pages;
 }

@@ -28,6 +28,21 @@
 #define LP_RT_SHADOW_BYTES (1ull << (47 - LP_RT_GRANULE_SHIFT))
 #define LP_RT_PAGE_SHIFT 12
 #define LP_RT_PAGE_ENTRIES (1 << 16)
+#define LP_RT_MAX_LINES 4 /* LP_MAX_LINE_SIZES of the protocol */
+
+/* Straddling references (docs/runtime.md, "The per-access path"). While
+ * recording: lp_rt_line_shift0 is log2 of the smallest recorded line size
+ * (63 otherwise, which makes the count below 0), and each reference adds
+ * its extra lines of that size, (last >> shift0) - (addr >> shift0), to
+ * the thread's lp_rt_extra0; lp_rt_straddle_mask is that line size - 1
+ * (all ones otherwise); lp_rt_straddle_slow is the same when larger line
+ * sizes are recorded too (all ones otherwise): a reference touching two
+ * lines of the smallest size then takes the slow path, which counts its
+ * extra lines of the other sizes. */
+extern uint64_t lp_rt_straddle_mask;
+extern uint64_t lp_rt_straddle_slow;
+extern uint32_t lp_rt_line_shift0;
+extern __thread uint64_t lp_rt_extra0 __attribute__((tls_model("initial-exec")));
 
 static inline __attribute__((always_inline)) uint8_t lp_rt_shadow_load(uint64_t addr)
 {
@@ -55,6 +70,11 @@ struct lp_rt_fast {
 	uint64_t epoch;
 	struct lp_rt_thread *t; /* slow-path state, NULL until the first event */
 	int in_rt;              /* re-entry guard (signal handlers, malloc) */
+	/* Line accesses beyond one per reference, per configured line size
+	 * but the smallest (lp_rt_extra0): a reference touching k lines adds
+	 * k - 1 (counted by the slow path, which every reference straddling
+	 * lines of the smallest size reaches when there are several). */
+	uint64_t extra_lines[LP_RT_MAX_LINES];
 };
 
 extern __thread struct lp_rt_fast lp_rt_fast __attribute__((tls_model("initial-exec")));
@@ -91,14 +111,23 @@ static inline __attribute__((always_inline)) void lp_rt_access(uint64_t addr, ui
 							       uint32_t kind, uint64_t pc)
 {
 	struct lp_rt_fast *f = &lp_rt_fast;
-	uint64_t cd = f->countdown;
+	uint64_t cd = f->countdown, last = addr + (size ? size - 1 : 0);
 
 	f->countdown = cd - 1;
+	lp_rt_extra0 += (last >> lp_rt_line_shift0) - (addr >> lp_rt_line_shift0);
 	/* | and not ||: the shadow is always mapped, and with || its load
-	 * sits in a block of its own, which defeats PRE. */
-	if (__builtin_expect((cd == 0) | (lp_rt_shadow_load(addr) != 0), 0))
+	 * sits in a block of its own, which defeats PRE. The last byte's
+	 * granule: a watch on a straddling reference's second line. */
+	uint8_t w = lp_rt_shadow_load(addr) | lp_rt_shadow_load(last);
+
+	if (__builtin_expect((int)(cd == 0) | (int)(w != 0) | (int)((addr ^ last) > lp_rt_straddle_slow), 0))
 		lp_rt_slow(addr, size, kind, pc);
 }
+
+/* The pass's versioned loops, once per strip run uninstrumented: the
+ * extra lines (smallest line size) of an access of `size` bytes at
+ * a0 + step * t for t in [0, n), added to lp_rt_extra0. */
+void lp_rt_strip_extra(uint64_t a0, int64_t step, uint64_t size, uint64_t n);
 
 /* Allocation events (rt-alloc.c -> rt-core.c). */
 void lp_rt_alloc_event(uint64_t addr, uint64_t size, uint32_t kind, uint64_t pc);

@@ -21,11 +21,27 @@ R 0x40 4
 R 0x20 4
 T
 expect_status 0 "$LOCPROF" simulate "$T/a.txt" --cache 32:1:16 --format csv
-expect_grep '^cache,spec,accesses,misses,miss_ratio,cold,capacity,conflict$' "$T/out"
-expect_grep '^C1,32:1:16:lru,8,6,0.750000,4,1,1$' "$T/out"
+# Per reference: 7 accesses, of which the straddling one (both lines hit)
+# is the only hit: 6 misses.
+expect_grep '^cache,spec,accesses,misses,miss_ratio,cold,capacity,conflict,ref_accesses,ref_misses,ref_miss_ratio$' "$T/out"
+expect_grep '^C1,32:1:16:lru,8,6,0.750000,4,1,1,7,6,0.857143$' "$T/out"
 expect_status 0 "$LOCPROF" simulate "$T/a.txt" --cache 32:1:16
-expect_grep '^C1 +32:1:16:lru +8 +6 +75.000 +4 +1 +1$' "$T/out"
-expect_grep '7 references' "$T/out"
+expect_grep '^C1 +32:1:16:lru +8 +6 +75.000 +4 +1 +1 +6 +85.714$' "$T/out"
+expect_grep '7 references, 7 accesses per reference' "$T/out"
+
+# Line accesses and references apart: an 8-byte read straddling lines 3
+# and 4 (two line misses, one reference miss), the write of the same
+# instruction to the same bytes (a read-modify-write: Cachegrind's one
+# "modify" access, two line hits), the same read by another pc (a second
+# access, two line hits).
+cat >"$T/m.txt" <<'T'
+R 0x3c 8 0x10
+W 0x3c 8 0x10
+R 0x3c 8 0x11
+T
+expect_status 0 "$LOCPROF" simulate "$T/m.txt" --cache 1K:full:16 --format json
+expect_grep '"references": 3, "ref_accesses": 2,' "$T/out"
+expect_grep '"accesses": 6, "misses": 2, "miss_ratio": 0.333333, .*"ref_misses": 1, "ref_miss_ratio": 0.500000}' "$T/out"
 
 # a hierarchy: L2 (full, 4 lines) sees the 6 misses of L1
 expect_status 0 "$LOCPROF" simulate "$T/a.txt" --level 32:1:16 --level 64:full:16 --format json
@@ -62,10 +78,10 @@ R 0x10 4
 R 0x00 4
 T
 expect_status 0 "$LOCPROF" simulate "$T/mod.txt" --cache 48:1:16 --format csv
-expect_grep '^C1,48:1:16:lru,5,4,0.800000,3,0,1$' "$T/out"
+expect_grep '^C1,48:1:16:lru,5,4,0.800000,3,0,1,5,4,0.800000$' "$T/out"
 # a last-level cache of 480 MiB, 16 ways: 491520 sets
 expect_status 0 "$LOCPROF" simulate "$T/a.txt" --cache 480M:16:64 --format csv
-expect_grep '^C1,480M:16:64:lru,7,2,0.285714,2,0,0$' "$T/out"
+expect_grep '^C1,480M:16:64:lru,7,2,0.285714,2,0,0,7,2,0.285714$' "$T/out"
 
 # refusals: one line, exact reason
 expect_status 2 "$LOCPROF" simulate "$T/a.txt" --cache 24K:12:64:plru

@@ -357,6 +357,8 @@ int lp_collect_proc_close(struct rec_proc *p)
 	}
 	memset(&sum, 0, sizeof(sum));
 	sum.references = p->out.references;
+	for (uint32_t i = 0; i < LP_MAX_LINE_SIZES; i++)
+		sum.line_accesses[i] = p->out.references + p->thread_extra[i];
 	sum.samples = p->out.samples;
 	sum.dangling = p->out.dangling;
 	if (p->have_asum) {
@@ -604,6 +606,10 @@ static int on_thread(struct rec_proc *p, struct conn *c, const uint8_t *msg, siz
 		uint64_t delta = m.references - c->thread_refs;
 		c->thread_refs = m.references;
 		p->thread_refs += delta;
+		for (uint32_t i = 0; i < LP_MAX_LINE_SIZES; i++) {
+			p->thread_extra[i] += m.extra_lines[i] - c->thread_extra[i];
+			c->thread_extra[i] = m.extra_lines[i];
+		}
 		if (m.thread >= p->ntrefs && m.thread < (1u << 20)) {
 			int err = LP_ARRAY_RESERVE(p->trefs, p->trefs_cap, (size_t)m.thread + 1, 16,
 						   "thread counts");

@@ -102,6 +102,15 @@ struct lp_msg_maps {
  * distance is end - begin - 1. end == LP_SAMPLE_DANGLING when the line was
  * not touched again by this thread before the thread or process ended. */
 #define LP_SAMPLE_DANGLING UINT64_MAX
+/* A sample's kind byte carries, above the kind, which line of its
+ * reference the sampled line access is (enum lp_sample_part; 0: unknown). */
+#define LP_MSG_PART_SHIFT 4
+#define LP_MSG_KIND_MASK 0x0f
+/* the values of enum lp_sample_part (locprof/profile.h) */
+#define LP_MSG_PART_WHOLE 1
+#define LP_MSG_PART_FIRST 2
+#define LP_MSG_PART_NEXT 3
+
 struct lp_msg_sample {
 	uint64_t begin, end;
 	uint64_t pc, addr;
@@ -109,7 +118,7 @@ struct lp_msg_sample {
 			    * that hits or misses); 0 when dangling */
 	uint32_t thread; /* runtime's thread number, 0 = first thread */
 	uint8_t size;    /* bytes accessed, capped at 255 */
-	uint8_t kind;    /* LP_REF_READ or LP_REF_WRITE */
+	uint8_t kind;    /* LP_REF_READ or LP_REF_WRITE, | part << LP_MSG_PART_SHIFT */
 	uint8_t line_index; /* index into the HELLO's line_size[] */
 	uint8_t level;   /* --samples thinning: kept iff level >= the final
 			  * level of its process (always 0 at a fixed rate) */
@@ -179,6 +188,10 @@ struct lp_msg_thread {
 	struct lp_msg_header h;
 	uint32_t thread, running;
 	uint64_t references; /* of this thread */
+	/* Line accesses beyond one per reference, per line size (HELLO's
+	 * line_size order): a reference touching k lines of that size adds
+	 * k - 1, so the thread's line accesses are references + extra_lines. */
+	uint64_t extra_lines[LP_MAX_LINE_SIZES];
 };
 
 /* LP_BYE_EXEC: the image is replaced by execve (status 0); the new image,

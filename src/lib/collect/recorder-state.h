@@ -32,6 +32,7 @@ struct rec_proc {
 	uint32_t conns; /* open connections */
 	int bye_refs_valid;
 	uint64_t bye_refs, thread_refs;
+	uint64_t thread_extra[LP_MAX_LINE_SIZES]; /* extra line accesses, from THREAD */
 	uint64_t *trefs; /* references per thread number, from THREAD */
 	uint32_t ntrefs;
 	size_t trefs_cap;
@@ -63,6 +64,7 @@ struct conn {
 	uint32_t thread;
 	int thread_done;
 	uint64_t thread_refs; /* the latest count of its THREAD messages */
+	uint64_t thread_extra[LP_MAX_LINE_SIZES]; /* and its extra line accesses */
 	uint8_t *buf;
 	size_t len, cap;
 };

@@ -4,17 +4,20 @@
  * loses only what the runtime had not flushed yet; holding the profile in
  * memory here until the end costs nothing in safety.
  *
- * The clock of a live profile counts references (loads and stores) of the
- * sampled thread, as the runtime does: a reference that straddles two lines
- * advances it by one, where a trace-driven profile (locprof sample) counts
- * two line accesses. Straddling references are rare in compiled code; the
- * profile's source string says "inst" (or "valgrind", after the HELLO's
- * backend) so the difference is visible. */
+ * The clock of a live profile (sample times, reuse distances) counts
+ * references (loads and stores) of the sampled thread, as the runtime
+ * does; its line accesses per line size are counted apart (THREAD's
+ * extra_lines: a reference touching k lines is k line accesses), as in a
+ * trace-driven profile (docs/models.md, "What is counted"). */
 #include "collect/sink.h"
 
 #include <locprof/profile.h>
 
 #include "common/error.h"
+
+_Static_assert(LP_MSG_PART_WHOLE == LP_PART_WHOLE && LP_MSG_PART_FIRST == LP_PART_FIRST &&
+		       LP_MSG_PART_NEXT == LP_PART_NEXT,
+	       "the protocol's sample parts are the profile's");
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,10 +91,11 @@ static int lpp_samples(void *state, const struct lp_msg_sample *v, size_t n)
 								: v[i].end - v[i].begin - 1,
 			.reuse_pc = v[i].reuse_pc,
 			.tid = v[i].thread,
-			.kind = v[i].kind,
+			.kind = v[i].kind & LP_MSG_KIND_MASK,
 			.line_idx = v[i].line_index,
+			.part = (uint8_t)(v[i].kind >> LP_MSG_PART_SHIFT),
 		};
-		if (smp.line_idx >= s->p->n_line_sizes || (v[i].end != LP_SAMPLE_DANGLING && v[i].end <= v[i].begin))
+		if (smp.line_idx >= s->p->n_line_sizes || smp.part > LP_PART_NEXT || (v[i].end != LP_SAMPLE_DANGLING && v[i].end <= v[i].begin))
 			continue; /* impossible record: a damaged or foreign sender */
 		int err = lp_profile_add_sample(s->p, &smp);
 		if (err < 0)
@@ -178,8 +182,8 @@ static int lpp_close(void *state, const struct lp_collect_summary *sum,
 	int err = 0;
 
 	s->p->references = sum->references;
-	for (uint32_t i = 0; i < s->p->n_line_sizes; i++)
-		s->p->accesses[i] = sum->references;
+	for (uint32_t i = 0; i < s->p->n_line_sizes && i < LP_MAX_LINE_SIZES; i++)
+		s->p->accesses[i] = sum->line_accesses[i];
 	for (size_t i = 0; i < maps->n && err >= 0; i++)
 		err = lp_mappings_add(&s->p->mappings, maps->v[i].start, maps->v[i].end,
 				      maps->v[i].file_offset, maps->v[i].path, maps->v[i].build_id,

@@ -70,12 +70,12 @@ static int text_samples(void *state, const struct lp_msg_sample *v, size_t n)
 			len = snprintf(p, 160, "%u %llu dangling 0x%llx 0x%llx %u %c %u\n", v[i].thread,
 				       (unsigned long long)v[i].begin, (unsigned long long)v[i].pc,
 				       (unsigned long long)v[i].addr, v[i].size,
-				       v[i].kind == LP_REF_WRITE ? 'W' : 'R', ls);
+				       (v[i].kind & LP_MSG_KIND_MASK) == LP_REF_WRITE ? 'W' : 'R', ls);
 		else
 			len = snprintf(p, 160, "%u %llu %llu 0x%llx 0x%llx %u %c %u\n", v[i].thread,
 				       (unsigned long long)v[i].begin, (unsigned long long)v[i].end,
 				       (unsigned long long)v[i].pc, (unsigned long long)v[i].addr,
-				       v[i].size, v[i].kind == LP_REF_WRITE ? 'W' : 'R', ls);
+				       v[i].size, (v[i].kind & LP_MSG_KIND_MASK) == LP_REF_WRITE ? 'W' : 'R', ls);
 		lp_out_commit(s->out, (size_t)len);
 	}
 	return 0;

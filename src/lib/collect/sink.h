@@ -33,6 +33,9 @@ struct lp_collect_proc {
 
 struct lp_collect_summary {
 	uint64_t references; /* all threads */
+	/* line accesses per line size (HELLO's order): the references plus
+	 * the extra lines of those that straddle lines */
+	uint64_t line_accesses[LP_MAX_LINE_SIZES];
 	uint64_t samples, dangling, allocs;
 	uint32_t threads;
 	int ended;           /* BYE received */

@@ -168,6 +168,39 @@ out:
 	return err;
 }
 
+/* The named caches' per-reference ratios (lp_ref_miss_ratio()), from the
+ * per-sample miss probabilities of each model. */
+static int report_ref_ratios(struct lp_report *r, const struct lp_report_params *pa)
+{
+	size_t first, n;
+	double *prob;
+	int err = 0;
+
+	if (!r->ncaches)
+		return 0;
+	lp_profile_line_samples(r->p, r->li, &first, &n);
+	if (!(prob = malloc((n ? n : 1) * sizeof(*prob))))
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	for (size_t i = 0; i < r->ncaches; i++) {
+		struct lp_report_cache *k = &r->caches[i];
+		uint64_t lines = k->size / (uint64_t)r->info.line, ways, sets;
+
+		if (!lines)
+			lines = 1;
+		ways = k->ways ? k->ways : lines;
+		sets = lines / ways ? lines / ways : 1;
+		if ((err = lp_statstack_sample_miss(r->ss, sets, ways, prob)) < 0)
+			break;
+		k->lru_ref = lp_ref_miss_ratio(r->p, r->li, prob, k->lru);
+		if ((err = lp_statcache_sample_miss(r->sc, (double)lines, prob)) < 0)
+			break;
+		k->random_ref = lp_ref_miss_ratio(r->p, r->li, prob, k->random);
+	}
+	free(prob);
+	(void)pa;
+	return err;
+}
+
 static int report_windows(struct lp_report *r)
 {
 	size_t nw = lp_statcache_nwindows(r->sc);
@@ -210,11 +243,13 @@ int lp_report_new(struct lp_report **out, const struct lp_profile *p, const stru
 	r->li = pa->line_index;
 	r->info.line = p->line_sizes[r->li];
 	r->info.accesses = p->accesses[r->li];
+	r->info.references = p->references;
 	r->info.accesses_partial = lp_profile_count_partial(p, r->li);
 	lp_profile_line_samples(p, r->li, &r->first, &r->info.samples);
 	r->info.at = pa->at ? pa->at : pa->ncaches ? pa->caches[0].size : 32768;
 	r->info.hot_policy = pa->policies & LP_REPORT_LRU ? "LRU" : "random";
-	if ((err = report_models(p, r->li, pa, &r->ss, &r->sc)) < 0 || (err = report_curves(r, pa)) < 0)
+	if ((err = report_models(p, r->li, pa, &r->ss, &r->sc)) < 0 || (err = report_curves(r, pa)) < 0 ||
+	    (err = report_ref_ratios(r, pa)) < 0)
 		goto out_free;
 	if (pa->windows && (err = report_windows(r)) < 0)
 		goto out_free;

@@ -50,7 +50,7 @@ void lp_sample_encode(uint8_t out[LP_SAMPLE_RECORD_SIZE], const struct lp_sample
 	lp_put_u32(out + 40, s->tid);
 	out[44] = s->kind;
 	out[45] = s->line_idx;
-	out[46] = 0;
+	out[46] = s->part;
 	out[47] = 0;
 }
 
@@ -64,6 +64,7 @@ void lp_sample_decode(struct lp_sample *s, const uint8_t in[LP_SAMPLE_RECORD_SIZ
 	s->tid = lp_get_u32(in + 40);
 	s->kind = in[44];
 	s->line_idx = in[45];
+	s->part = in[46]; /* 0 (unknown) in version 1, where the byte is zero */
 }
 
 void lp_alloc_encode(uint8_t out[LP_ALLOC_RECORD_SIZE], const struct lp_alloc_event *e)

@@ -515,7 +515,7 @@ static int parse_samples(struct lp_profile *p, struct cur *c)
 		return 0;
 	for (uint32_t i = 0; i < n; i++) {
 		lp_sample_decode(&s, d + (size_t)i * LP_SAMPLE_RECORD_SIZE);
-		if (s.line_idx >= p->n_line_sizes || s.kind > LP_REF_WRITE ||
+		if (s.line_idx >= p->n_line_sizes || s.kind > LP_REF_WRITE || s.part > LP_PART_NEXT ||
 		    s.time >= LP_PROFILE_CLOCK_MAX ||
 		    (s.reuse != LP_REUSE_DANGLING && s.reuse >= LP_PROFILE_CLOCK_MAX - s.time)) {
 			c->bad = 1;
@@ -668,9 +668,9 @@ int lp_profile_read(struct lp_profile **out, const char *path)
 		err = lp_seterr(LP_ETRUNCATED, "'%s': profile truncated in its header", path);
 		goto out_in;
 	}
-	if (lp_get_u32(hdr + 8) != LP_PROFILE_VERSION) {
-		err = lp_seterr(LP_EVERSION, "'%s' is a version %u profile; this locprof reads version %u",
-				path, lp_get_u32(hdr + 8), LP_PROFILE_VERSION);
+	if (lp_get_u32(hdr + 8) < LP_PROFILE_VERSION_MIN || lp_get_u32(hdr + 8) > LP_PROFILE_VERSION) {
+		err = lp_seterr(LP_EVERSION, "'%s' is a version %u profile; this locprof reads versions %u to %u",
+				path, lp_get_u32(hdr + 8), LP_PROFILE_VERSION_MIN, LP_PROFILE_VERSION);
 		goto out_in;
 	}
 	if ((err = lp_profile_new(&p)) < 0)

@@ -151,7 +151,7 @@ static int end_sample(struct lp_sampler *s, struct lane *l, unsigned li, struct 
 	struct lp_sample smp = {
 		.time = w->begin, .pc = w->pc, .addr = w->addr,
 		.reuse = r ? l->clock - w->begin - 1 : LP_REUSE_DANGLING, .reuse_pc = r ? r->pc : 0,
-		.tid = w->tag, .kind = w->kind, .line_idx = (uint8_t)li,
+		.tid = w->tag, .kind = w->kind & 0x0f, .line_idx = (uint8_t)li, .part = w->kind >> 4,
 	};
 
 	return lp_profile_add_sample(s->p, &smp);
@@ -159,7 +159,7 @@ static int end_sample(struct lp_sampler *s, struct lane *l, unsigned li, struct 
 
 /* One line access at l->clock. */
 static int access_line(struct lp_sampler *s, unsigned li, uint64_t line, uint64_t addr,
-		       const struct lp_ref *r, uint32_t tid)
+		       const struct lp_ref *r, uint32_t tid, uint8_t part)
 {
 	struct lane *l = &s->lanes[li];
 	struct lp_watch *w;
@@ -180,7 +180,7 @@ static int access_line(struct lp_sampler *s, unsigned li, uint64_t line, uint64_
 		w->addr = addr;
 		w->tag = tid;
 		w->size = r->size > 255 ? 255 : (uint8_t)r->size;
-		w->kind = r->kind;
+		w->kind = (uint8_t)(r->kind | part << 4);
 	}
 	l->clock++;
 	return 0;
@@ -218,7 +218,8 @@ int lp_sampler_feed(struct lp_sampler *s, const struct lp_ref *refs, size_t n)
 			uint64_t first = r->addr >> sh, last = last_byte >> sh;
 			for (uint64_t line = first;; line++) {
 				uint64_t addr = line == first ? r->addr : line << sh;
-				if ((err = access_line(s, li, line, addr, r, tid)) < 0)
+				uint8_t part = first == last ? LP_PART_WHOLE : line == first ? LP_PART_FIRST : LP_PART_NEXT;
+				if ((err = access_line(s, li, line, addr, r, tid, part)) < 0)
 					return err;
 				if (line == last)
 					break;

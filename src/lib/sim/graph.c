@@ -68,6 +68,13 @@ struct lp_graph {
 	uint64_t rand_miss[LP_GRAPH_MAX_SIZES];
 
 	uint64_t accesses, cold;
+
+	/* per reference (lp_graph_refs only): the accesses, and per policy and
+	 * size the line misses of a reference after its first one there (a
+	 * reference's misses are its line misses less these) */
+	uint64_t ref_accesses;
+	uint64_t overlap[3][LP_GRAPH_MAX_SIZES]; /* LRU, FIFO, random */
+	struct lp_ref last;                      /* kind 0xff: none yet */
 };
 
 static int cmp_u64(const void *a, const void *b)
@@ -90,6 +97,7 @@ int lp_graph_new(struct lp_graph **out, const uint64_t *sizes, size_t n, uint64_
 		return lp_seterr(LP_EINVAL, "no replacement policy chosen");
 	if (!(g = calloc(1, sizeof(*g))))
 		return lp_seterr(LP_ENOMEM, "out of memory");
+	g->last.kind = 0xff;
 	g->k = n;
 	g->policies = policies;
 	g->line_shift = lp_log2_u64(line);
@@ -258,7 +266,18 @@ static inline size_t lru_access(struct lp_graph *g, uint32_t e)
 	return b;
 }
 
-static inline void fifo_access(struct lp_graph *g, uint64_t e)
+/* A miss at size j of a line of a reference whose misses so far are in
+ * missed[] (NULL: a reference of one line, nothing to record). */
+static inline void ref_miss(struct lp_graph *g, uint8_t *missed, int pol, size_t j)
+{
+	if (!missed)
+		return;
+	if (missed[j])
+		g->overlap[pol][j]++;
+	missed[j] = 1;
+}
+
+static inline void fifo_access(struct lp_graph *g, uint64_t e, uint8_t *missed)
 {
 	uint64_t *st = g->stamp + e * g->k;
 
@@ -267,10 +286,11 @@ static inline void fifo_access(struct lp_graph *g, uint64_t e)
 			continue;
 		st[j] = ++g->ins[j];
 		g->fifo_miss[j]++;
+		ref_miss(g, missed, 1, j);
 	}
 }
 
-static inline void random_access(struct lp_graph *g, uint64_t e)
+static inline void random_access(struct lp_graph *g, uint64_t e, uint8_t *missed)
 {
 	uint32_t *so = g->slot_of + e * g->k;
 
@@ -290,10 +310,14 @@ static inline void random_access(struct lp_graph *g, uint64_t e)
 		g->slots[j][v] = (uint32_t)e;
 		so[j] = (uint32_t)v;
 		g->rand_miss[j]++;
+		ref_miss(g, missed, 2, j);
 	}
 }
 
-static inline int graph_line(struct lp_graph *g, uint64_t line)
+/* missed: the sizes (3 x k flags: LRU, FIFO, random) where the lines of
+ * the current reference before this one missed; NULL for a reference of
+ * one line. */
+static inline int graph_line(struct lp_graph *g, uint64_t line, uint8_t *missed)
 {
 	int cold;
 	int64_t e = entry_of(g, line, &cold);
@@ -306,11 +330,13 @@ static inline int graph_line(struct lp_graph *g, uint64_t line)
 		size_t b = lru_access(g, (uint32_t)e);
 		if (b < g->k)
 			g->bucket_hits[b]++;
+		for (size_t j = 0; missed && j < b && j < g->k; j++) /* misses in sizes below b */
+			ref_miss(g, missed, 0, j);
 	}
 	if (g->policies & LP_GRAPH_FIFO)
-		fifo_access(g, (uint64_t)e);
+		fifo_access(g, (uint64_t)e, missed ? missed + LP_GRAPH_MAX_SIZES : NULL);
 	if (g->policies & LP_GRAPH_RANDOM)
-		random_access(g, (uint64_t)e);
+		random_access(g, (uint64_t)e, missed ? missed + 2 * LP_GRAPH_MAX_SIZES : NULL);
 	return 0;
 }
 
@@ -348,7 +374,7 @@ static int graph_batch(struct lp_graph *g, const uint64_t *lines, size_t n)
 					__builtin_prefetch(&g->ent[v - 1]);
 			}
 		}
-		if ((err = graph_line(g, lines[i])) < 0)
+		if ((err = graph_line(g, lines[i], NULL)) < 0)
 			return err;
 	}
 	return 0;
@@ -357,6 +383,21 @@ static int graph_batch(struct lp_graph *g, const uint64_t *lines, size_t n)
 int lp_graph_lines(struct lp_graph *g, const uint64_t *lines, size_t n)
 {
 	return graph_batch(g, lines, n);
+}
+
+/* A reference of several lines, after the lines before it: each line's
+ * misses are recorded per size, so that the reference misses once. */
+static int graph_multi(struct lp_graph *g, uint64_t first, uint64_t last)
+{
+	uint8_t missed[3 * LP_GRAPH_MAX_SIZES] = { 0 };
+	int err;
+
+	for (uint64_t l = first;; l++) {
+		if ((err = graph_line(g, l, missed)) < 0)
+			return err;
+		if (l == last)
+			return 0;
+	}
 }
 
 int lp_graph_refs(struct lp_graph *g, const struct lp_ref *refs, size_t n)
@@ -370,8 +411,18 @@ int lp_graph_refs(struct lp_graph *g, const struct lp_ref *refs, size_t n)
 		const struct lp_ref *r = &refs[i];
 		if (!lp_ref_is_access(r))
 			continue;
+		/* a read-modify-write is one access (lp_sim_ref_accesses()) */
+		if (!lp_ref_is_modify(&g->last, r))
+			g->ref_accesses++;
+		g->last = *r;
 		uint64_t first, last;
 		lp_ref_lines(r, sh, &first, &last);
+		if (first != last) {
+			if ((k && (err = graph_batch(g, buf, k)) < 0) || (err = graph_multi(g, first, last)) < 0)
+				return err;
+			k = 0;
+			continue;
+		}
 		for (uint64_t l = first;; l++) {
 			buf[k++] = l;
 			if (k == GBATCH) {
@@ -403,4 +454,8 @@ void lp_graph_point(const struct lp_graph *g, size_t i, struct lp_graph_point *o
 	out->lru_misses = (g->policies & LP_GRAPH_LRU) ? g->accesses - hits : 0;
 	out->fifo_misses = g->fifo_miss[i];
 	out->random_misses = g->rand_miss[i];
+	out->ref_accesses = g->ref_accesses;
+	out->lru_ref_misses = out->lru_misses - g->overlap[0][i];
+	out->fifo_ref_misses = out->fifo_misses - g->overlap[1][i];
+	out->random_ref_misses = out->random_misses - g->overlap[2][i];
 }

@@ -12,7 +12,16 @@
  * of the same size and line size fed with the same accesses; conflict
  * otherwise. The three always sum to the misses (a fully-associative cache
  * may miss where the real one hits; such accesses are hits and are not
- * counted anywhere). */
+ * counted anywhere).
+ *
+ * Per reference (what Cachegrind and hardware counters count): a reference
+ * misses at a level when any of the lines it brought there misses, so a
+ * reference that straddles two lines is one reference and at most one miss
+ * per level. Each line carries the number of its reference through the
+ * levels; the misses of a level are its missed lines with distinct
+ * numbers. A write by the same instruction to the same bytes as the read
+ * just before it (a read-modify-write, `add %eax, (%rdx)`) takes the
+ * read's number, as Cachegrind's "modify" event does: one access. */
 #include "sim/sim-internal.h"
 
 #include "common/error.h"
@@ -27,13 +36,18 @@ struct level {
 	struct lp_graph *fa; /* 3C: one fully-associative LRU size */
 	unsigned shift;
 	uint64_t *in, *miss;
+	uint64_t *in_ref, *miss_ref; /* the reference number of each line */
 	uint8_t *hit;
 	uint64_t cold, capacity, conflict;
+	uint64_t ref_misses;    /* references with a missed line here */
+	uint64_t last_miss_ref; /* number of the last one (refs are numbered from 1) */
 };
 
 struct lp_sim {
 	size_t n;
 	uint64_t refs;
+	uint64_t ref_accesses; /* references, a read-modify-write counted once */
+	struct lp_ref last;    /* the last reference seen (kind 0xff: none) */
 	struct level lv[];
 };
 
@@ -49,6 +63,7 @@ int lp_sim_new(struct lp_sim **out, const struct lp_cache_spec *specs, size_t n,
 	if (!(s = calloc(1, sizeof(*s) + n * sizeof(s->lv[0]))))
 		return lp_seterr(LP_ENOMEM, "out of memory");
 	s->n = n;
+	s->last.kind = 0xff;
 	for (size_t i = 0; i < n; i++) {
 		struct level *l = &s->lv[i];
 		char buf[64];
@@ -62,7 +77,9 @@ int lp_sim_new(struct lp_sim **out, const struct lp_cache_spec *specs, size_t n,
 		l->in = malloc(LINEBUF * sizeof(*l->in));
 		l->miss = malloc(LINEBUF * sizeof(*l->miss));
 		l->hit = malloc(LINEBUF);
-		if (!l->in || !l->miss || !l->hit) {
+		l->in_ref = malloc(LINEBUF * sizeof(*l->in_ref));
+		l->miss_ref = malloc(LINEBUF * sizeof(*l->miss_ref));
+		if (!l->in || !l->miss || !l->hit || !l->in_ref || !l->miss_ref) {
 			err = lp_seterr(LP_ENOMEM, "out of memory");
 			goto out_free;
 		}
@@ -87,19 +104,39 @@ void lp_sim_free(struct lp_sim *s)
 		free(s->lv[i].in);
 		free(s->lv[i].miss);
 		free(s->lv[i].hit);
+		free(s->lv[i].in_ref);
+		free(s->lv[i].miss_ref);
 	}
 	free(s);
 }
 
-static int feed(struct lp_sim *s, size_t i, const uint64_t *lines, size_t n, unsigned from_shift);
+static int feed(struct lp_sim *s, size_t i, const uint64_t *lines, const uint64_t *refs, size_t n,
+		unsigned from_shift);
+
+/* The per-reference misses of a batch, and the reference numbers of its
+ * missed lines (in the order lp_cache_access_lines() appends them). */
+static void count_ref_misses(struct level *l, const uint64_t *refs, size_t n)
+{
+	size_t m = 0;
+
+	for (size_t j = 0; j < n; j++) {
+		if (l->hit[j])
+			continue;
+		l->miss_ref[m++] = refs[j];
+		if (refs[j] != l->last_miss_ref) {
+			l->ref_misses++;
+			l->last_miss_ref = refs[j];
+		}
+	}
+}
 
 /* n <= LINEBUF */
-static int run_level(struct lp_sim *s, size_t i, const uint64_t *lines, size_t n)
+static int run_level(struct lp_sim *s, size_t i, const uint64_t *lines, const uint64_t *refs, size_t n)
 {
 	struct level *l = &s->lv[i];
-	size_t nm = lp_cache_access_lines(l->cache, lines, n, l->fa ? l->hit : NULL,
-					  i + 1 < s->n ? l->miss : NULL);
+	size_t nm = lp_cache_access_lines(l->cache, lines, n, l->hit, i + 1 < s->n ? l->miss : NULL);
 
+	count_ref_misses(l, refs, n);
 	if (l->fa) {
 		for (size_t j = 0; j < n; j++) {
 			int r = lp_graph_access_one(l->fa, lines[j]);
@@ -116,18 +153,19 @@ static int run_level(struct lp_sim *s, size_t i, const uint64_t *lines, size_t n
 		}
 	}
 	if (i + 1 < s->n && nm)
-		return feed(s, i + 1, l->miss, nm, l->shift);
+		return feed(s, i + 1, l->miss, l->miss_ref, nm, l->shift);
 	return 0;
 }
 
-static int feed(struct lp_sim *s, size_t i, const uint64_t *lines, size_t n, unsigned from_shift)
+static int feed(struct lp_sim *s, size_t i, const uint64_t *lines, const uint64_t *refs, size_t n,
+		unsigned from_shift)
 {
 	struct level *l = &s->lv[i];
 	size_t k = 0;
 	int err;
 
 	if (from_shift == l->shift)
-		return run_level(s, i, lines, n);
+		return run_level(s, i, lines, refs, n);
 	for (size_t j = 0; j < n; j++) {
 		uint64_t first, last;
 		if (from_shift > l->shift) {
@@ -137,9 +175,10 @@ static int feed(struct lp_sim *s, size_t i, const uint64_t *lines, size_t n, uns
 			first = last = lines[j] >> (l->shift - from_shift);
 		}
 		for (uint64_t x = first;; x++) {
+			l->in_ref[k] = refs[j];
 			l->in[k++] = x;
 			if (k == LINEBUF) {
-				if ((err = run_level(s, i, l->in, k)) < 0)
+				if ((err = run_level(s, i, l->in, l->in_ref, k)) < 0)
 					return err;
 				k = 0;
 			}
@@ -147,21 +186,22 @@ static int feed(struct lp_sim *s, size_t i, const uint64_t *lines, size_t n, uns
 				break;
 		}
 	}
-	return k ? run_level(s, i, l->in, k) : 0;
+	return k ? run_level(s, i, l->in, l->in_ref, k) : 0;
 }
 
 int lp_sim_refs(struct lp_sim *s, const struct lp_ref *refs, size_t n)
 {
 	struct level *l = &s->lv[0];
-	uint64_t *in = l->in, nrefs = 0;
+	uint64_t *in = l->in, *in_ref = l->in_ref, nrefs = 0, id = s->ref_accesses;
+	const struct lp_ref *prev = &s->last;
 	unsigned shift = l->shift;
 	size_t k = 0;
 	int err = 0;
 
-	/* The reference count lives in a local and the common case, a
-	 * reference within one line, is one store: s->refs++ in memory and
-	 * the general loop cost ~6 ns a reference, as much as the LRU cache
-	 * itself (perf, bench-sim-throughput). */
+	/* The counts live in locals and the common case, a reference within
+	 * one line, is two stores: s->refs++ in memory and the general loop
+	 * cost ~6 ns a reference, as much as the LRU cache itself (perf,
+	 * bench-sim-throughput). */
 	for (size_t i = 0; i < n; i++) {
 		uint64_t first, last;
 
@@ -169,12 +209,16 @@ int lp_sim_refs(struct lp_sim *s, const struct lp_ref *refs, size_t n)
 		if (!lp_ref_is_access(&refs[i]))
 			continue;
 		nrefs++;
+		if (!lp_ref_is_modify(prev, &refs[i]))
+			id++;
+		prev = &refs[i];
 		lp_ref_lines(&refs[i], shift, &first, &last);
 		if (first != last) {
 			for (uint64_t x = first;; x++) {
+				in_ref[k] = id;
 				in[k++] = x;
 				if (k == LINEBUF) {
-					if ((err = run_level(s, 0, in, k)) < 0)
+					if ((err = run_level(s, 0, in, in_ref, k)) < 0)
 						goto out;
 					k = 0;
 				}
@@ -183,17 +227,21 @@ int lp_sim_refs(struct lp_sim *s, const struct lp_ref *refs, size_t n)
 			}
 			continue;
 		}
+		in_ref[k] = id;
 		in[k++] = first;
 		if (k == LINEBUF) {
-			if ((err = run_level(s, 0, in, k)) < 0)
+			if ((err = run_level(s, 0, in, in_ref, k)) < 0)
 				goto out;
 			k = 0;
 		}
 	}
 	if (k)
-		err = run_level(s, 0, in, k);
+		err = run_level(s, 0, in, in_ref, k);
 out:
+	if (prev != &s->last)
+		s->last = *prev;
 	s->refs += nrefs;
+	s->ref_accesses = id;
 	return err;
 }
 
@@ -207,6 +255,11 @@ uint64_t lp_sim_references(const struct lp_sim *s)
 	return s->refs;
 }
 
+uint64_t lp_sim_ref_accesses(const struct lp_sim *s)
+{
+	return s->ref_accesses;
+}
+
 void lp_sim_level_stats(const struct lp_sim *s, size_t level, struct lp_level_stats *out)
 {
 	const struct level *l = &s->lv[level];
@@ -215,4 +268,5 @@ void lp_sim_level_stats(const struct lp_sim *s, size_t level, struct lp_level_st
 	out->cold = l->cold;
 	out->capacity = l->capacity;
 	out->conflict = l->conflict;
+	out->ref_misses = l->ref_misses;
 }

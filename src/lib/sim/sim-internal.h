@@ -147,4 +147,13 @@ static inline unsigned lp_log2_u64(uint64_t x)
  * lp_graph with one size. */
 int lp_graph_access_one(struct lp_graph *g, uint64_t line);
 
+/* A write that completes the read just before it (same instruction,
+ * thread, address and size): one Cachegrind "modify" access with it
+ * (lp_sim_ref_accesses()). */
+static inline int lp_ref_is_modify(const struct lp_ref *prev, const struct lp_ref *r)
+{
+	return r->kind == LP_REF_WRITE && prev->kind == LP_REF_READ && r->addr == prev->addr &&
+	       r->size == prev->size && r->pc == prev->pc && r->tid == prev->tid;
+}
+
 #endif

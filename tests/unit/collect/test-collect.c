@@ -31,8 +31,9 @@ static void test_sink_lpp(void **state)
 		{ .addr = 0x1000, .size = 4096, .pc = 0x400100, .kind = LP_EV_ALLOC },
 		{ .addr = 0x1000, .size = 8, .kind = LP_REF_READ }, /* not an event: ignored */
 	};
-	struct lp_collect_summary sum = { .references = 100, .samples = 2, .dangling = 1, .threads = 1,
-					  .ended = 1 };
+	/* 100 references, 20 of them straddling two lines */
+	struct lp_collect_summary sum = { .references = 100, .line_accesses = { 120 }, .samples = 2,
+					  .dangling = 1, .threads = 1, .ended = 1 };
 	struct lp_mappings maps = { 0 };
 	struct lp_profile *p = NULL;
 	void *st = NULL;
@@ -52,7 +53,7 @@ static void test_sink_lpp(void **state)
 	assert_int_equal(p->line_sizes[0], 64);
 	assert_true(p->rate == 0.5);
 	assert_int_equal(p->references, 100);
-	assert_int_equal(p->accesses[0], 100);
+	assert_int_equal(p->accesses[0], 120);
 	assert_int_equal(p->n_samples, 2);
 	assert_int_equal(p->samples[0].time, 10);
 	assert_int_equal(p->samples[0].reuse, 4); /* end - begin - 1 */

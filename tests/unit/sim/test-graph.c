@@ -27,6 +27,7 @@ static void compare(const uint64_t *sizes, size_t k, uint64_t line, const struct
 			struct lp_sim *s;
 			struct lp_level_stats st;
 			uint64_t got = p == 0 ? pt.lru_misses : p == 1 ? pt.fifo_misses : pt.random_misses;
+			uint64_t got_ref = p == 0 ? pt.lru_ref_misses : p == 1 ? pt.fifo_ref_misses : pt.random_ref_misses;
 
 			strcpy(spec.policy, pols[p]);
 			assert_int_equal(lp_sim_new(&s, &spec, 1, seed, 0), 0);
@@ -37,6 +38,12 @@ static void compare(const uint64_t *sizes, size_t k, uint64_t line, const struct
 				fail_msg("size %llu %s: graph %llu misses, separate run %llu",
 					 (unsigned long long)pt.size, pols[p], (unsigned long long)got,
 					 (unsigned long long)st.misses);
+			/* per reference: the same as the hierarchy's count */
+			assert_int_equal(pt.ref_accesses, lp_sim_ref_accesses(s));
+			if (st.ref_misses != got_ref)
+				fail_msg("size %llu %s: graph %llu misses per reference, separate run %llu",
+					 (unsigned long long)pt.size, pols[p], (unsigned long long)got_ref,
+					 (unsigned long long)st.ref_misses);
 			lp_sim_free(s);
 		}
 		assert_true(pt.cold <= pt.lru_misses);

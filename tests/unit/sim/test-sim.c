@@ -385,6 +385,10 @@ static void test_hierarchy_and_3c(void **state)
 		struct lp_sim *sim;
 		struct lp_ref *refs = calloc(N, sizeof(*refs));
 		uint64_t acc[3] = { 0 }, mis[3] = { 0 }, c3[3][3] = { { 0 } };
+		/* per reference: a miss at a level when any line of the access
+		 * misses there; a read-modify-write is one access */
+		uint64_t ref_mis[3] = { 0 }, ref_acc = 0, nrefs = 0;
+		int acc_missed[3] = { 0 };
 
 		for (int i = 0; i < 3; i++) {
 			uint64_t lines;
@@ -400,6 +404,14 @@ static void test_hierarchy_and_3c(void **state)
 			refs[i].kind = lp_rng_below(&rng, 20) ? (uint8_t)lp_rng_below(&rng, 2) : LP_EV_ALLOC;
 			refs[i].addr = 0x10000 + lp_rng_below(&rng, 24 * 1024) + (i % 3 ? 0 : (i * 64) % 8192);
 			refs[i].size = 1 + lp_rng_below(&rng, i % 50 ? 16 : 300); /* some straddle */
+			refs[i].pc = lp_rng_below(&rng, 4);
+			/* some read-modify-writes, some near misses of one */
+			if (i && i % 7 == 1 && refs[i - 1].kind == LP_REF_READ) {
+				refs[i] = refs[i - 1];
+				refs[i].kind = LP_REF_WRITE;
+				if (i % 21 == 1)
+					refs[i].pc++;
+			}
 		}
 		assert_int_equal(lp_sim_new(&sim, specs, 3, 5, LP_SIM_3C), 0);
 		assert_int_equal(lp_sim_refs(sim, refs, N / 2), 0);
@@ -410,6 +422,19 @@ static void test_hierarchy_and_3c(void **state)
 			if (refs[i].kind > LP_REF_WRITE)
 				continue;
 			uint64_t lo = refs[i].addr, hi = refs[i].addr + refs[i].size - 1;
+			int modify = 0;
+			for (size_t j = i; j-- > 0;) {
+				if (refs[j].kind > LP_REF_WRITE)
+					continue;
+				modify = refs[i].kind == LP_REF_WRITE && refs[j].kind == LP_REF_READ &&
+					 refs[j].addr == lo && refs[j].size == refs[i].size && refs[j].pc == refs[i].pc;
+				break;
+			}
+			nrefs++;
+			if (!modify) {
+				ref_acc++;
+				memset(acc_missed, 0, sizeof(acc_missed));
+			}
 			/* level by level: the bytes of each missed line go down */
 			uint64_t cur_lo[4096], cur_hi[4096], ncur = 0;
 			for (uint64_t l = lo / specs[0].line; l <= hi / specs[0].line; l++) {
@@ -424,6 +449,9 @@ static void test_hierarchy_and_3c(void **state)
 						int f = ref_fa_access(&fa[lv], l);
 						acc[lv]++;
 						if (!hit) {
+							if (!acc_missed[lv])
+								ref_mis[lv]++;
+							acc_missed[lv] = 1;
 							mis[lv]++;
 							c3[lv][f == 0 ? 0 : f == 2 ? 1 : 2]++;
 							nxt_lo[nn] = l * specs[lv].line;
@@ -436,11 +464,16 @@ static void test_hierarchy_and_3c(void **state)
 				ncur = nn;
 			}
 		}
+		assert_int_equal(lp_sim_references(sim), nrefs);
+		assert_int_equal(lp_sim_ref_accesses(sim), ref_acc);
+		assert_true(ref_acc < nrefs);
 		for (int lv = 0; lv < 3; lv++) {
 			struct lp_level_stats st;
 			lp_sim_level_stats(sim, (size_t)lv, &st);
 			assert_int_equal(st.accesses, acc[lv]);
 			assert_int_equal(st.misses, mis[lv]);
+			assert_int_equal(st.ref_misses, ref_mis[lv]);
+			assert_true(st.ref_misses < st.misses); /* some accesses straddle */
 			assert_int_equal(st.cold, c3[lv][0]);
 			assert_int_equal(st.capacity, c3[lv][1]);
 			assert_int_equal(st.conflict, c3[lv][2]);
