@@ -204,6 +204,17 @@ size_t lp_report_windows(const struct lp_report *r, const struct lp_report_windo
 /* Sorted by decreasing misses, at most params.top, pcs with misses only. */
 size_t lp_report_pcs(const struct lp_report *r, const struct lp_report_pc **out);
 size_t lp_report_objects(const struct lp_report *r, const struct lp_report_object **out);
+/* The pcs that miss on each hot data object (MemSpy's data object x code
+ * view): for each object of lp_report_objects(), in that order, its pcs by
+ * decreasing misses (then pc), at most params.top of them. */
+struct lp_report_pair {
+	size_t object;    /* index in lp_report_objects() */
+	uint64_t pc;      /* the pc of the access that misses */
+	const char *name; /* the pc's name, as lp_report_pc's; NULL when unknown */
+	double misses;    /* line accesses of the whole run */
+	double share;     /* of the object's misses */
+};
+size_t lp_report_pairs(const struct lp_report *r, const struct lp_report_pair **out);
 /* Every pc's misses (the hot pcs' model) by source line and function;
  * NULL when params.top is 0. Owned by the report. */
 const struct lp_hotspots *lp_report_hotspots(const struct lp_report *r);

@@ -3,22 +3,25 @@
  * src/lib/report); this file parses the options and formats the tables as
  * text, CSV or JSON. */
 #include "cli.h"
+#include "report-html.h"
 
 #include <locprof/profile.h>
 #include <locprof/report.h>
 #include <locprof/symbol.h>
 
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static const char usage[] =
 	"usage: locprof report PROFILE.lpp [--sizes 4K..64M] [--cache SPEC ...]\n"
 	"                      [--policy lru,random] [--format text|csv|json] [-o FILE]\n"
 	"                      [--svg FILE] [--reference CSV] [--window [N]] [--top N]\n"
 	"                      [--at SIZE] [--cold] [--fill|--no-fill] [--threads]\n"
-	"                      [--resamples N]\n"
+	"                      [--resamples N] [--html DIR]\n"
 	"\n"
 	"Predict miss ratios from a profile: the working-set graph under LRU\n"
 	"(StatStack) and random replacement (StatCache), fully associative; the\n"
@@ -41,6 +44,9 @@ static const char usage[] =
 	"                       then the other tables) or json\n"
 	"  -o, --output FILE    write the report to FILE instead of standard output\n"
 	"      --svg FILE       also plot the graph as SVG\n"
+	"      --html DIR       also write DIR/index.html: the graph and every table on\n"
+	"                       one page that loads nothing from the network, with the\n"
+	"                       source lines of the hot pcs (and DIR/working-set.svg)\n"
 	"  -r, --reference CSV  overlay reference curves (e.g. from locprof simulate)\n"
 	"  -w, --window[=N]     print the miss ratio per time window (window of N line\n"
 	"                       accesses, also the models' windows; default the\n"
@@ -73,7 +79,7 @@ const struct cli_command cmd_report = {
 enum { MAX_CACHES = 32 };
 
 struct report_opts {
-	const char *profile, *sizes_arg, *format, *svg, *refpath, *output;
+	const char *profile, *sizes_arg, *format, *svg, *refpath, *output, *html;
 	unsigned policies;
 	int show_windows, cold, fill, threads;
 	unsigned resamples;
@@ -85,7 +91,7 @@ struct report_opts {
 /* Returns -1 to go on, else the exit status. */
 static int parse_options(int argc, char **argv, struct report_opts *o)
 {
-	enum { OPT_COLD = 1000, OPT_FILL, OPT_NO_FILL, OPT_SVG, OPT_THREADS, OPT_RESAMPLES };
+	enum { OPT_COLD = 1000, OPT_FILL, OPT_NO_FILL, OPT_SVG, OPT_THREADS, OPT_RESAMPLES, OPT_HTML };
 	static const struct option opts[] = {
 		{ "sizes", required_argument, NULL, 's' },  { "cache", required_argument, NULL, 'c' },
 		{ "policy", required_argument, NULL, 'p' }, { "format", required_argument, NULL, 'F' },
@@ -97,6 +103,7 @@ static int parse_options(int argc, char **argv, struct report_opts *o)
 		{ "fill", no_argument, NULL, OPT_FILL },
 		{ "no-fill", no_argument, NULL, OPT_NO_FILL },
 		{ "threads", no_argument, NULL, OPT_THREADS },
+		{ "html", required_argument, NULL, OPT_HTML },
 		{ "resamples", required_argument, NULL, OPT_RESAMPLES },
 		{ 0 },
 	};
@@ -138,6 +145,7 @@ static int parse_options(int argc, char **argv, struct report_opts *o)
 		case OPT_FILL: o->fill = 1; break;
 		case OPT_NO_FILL: o->fill = 0; break;
 		case OPT_THREADS: o->threads = 1; break;
+		case OPT_HTML: o->html = optarg; break;
 		case OPT_RESAMPLES: {
 			uint64_t v;
 			if (cli_parse_u64(optarg, &v) < 0 || v == 1 || v > 1000)
@@ -401,6 +409,44 @@ static void csv_threads(const struct lp_report *r)
 	}
 }
 
+/* The scalars of the text's headings, one field a row: a table that takes
+ * new fields without a new column layout. */
+static void csv_summary(const struct report_opts *o, const struct lp_report *r)
+{
+	const struct lp_report_info *in = lp_report_info(r);
+	char b[256];
+
+	printf("\nfield,value\n");
+	printf("profile,%s\n", cli_csv_field(o->profile, b, sizeof(b)));
+	printf("line_bytes,%g\nsamples,%zu\n", in->line, in->samples);
+	printf("line_accesses,%" PRIu64 "\nline_accesses_partial,%d\n", in->accesses, in->accesses_partial);
+	printf("cold_misses,%s\n", o->cold ? "included" : "excluded");
+	if (o->show_windows)
+		printf("window_length,%" PRIu64 "\n", in->window_length);
+	if (o->top)
+		printf("hot_policy,%s\nhot_at_bytes,%" PRIu64 "\nheap_blocks,%zu\nrun_allocs,%" PRIu64
+		       "\ntouched_blocks_only,%d\n",
+		       in->hot_policy, in->at, in->heap_blocks, in->run_allocs, in->touched_blocks_only);
+}
+
+/* The pcs of each data object; share: of the object's misses. */
+static void csv_pairs(const struct lp_report *r)
+{
+	const struct lp_report_object *obj;
+	const struct lp_report_pair *pr;
+	size_t npr = lp_report_pairs(r, &pr);
+	char b1[256], b2[32];
+
+	lp_report_objects(r, &obj);
+	printf("\nobject,pc,misses,object_share,function\n");
+	for (size_t i = 0; i < npr; i++) {
+		printf("%s,", cli_csv_field(obj[pr[i].object].name, b1, sizeof(b1)));
+		snprintf(b2, sizeof(b2), "%#" PRIx64, pr[i].pc);
+		printf("%s,%.1f,%.6f,%s\n", b2, pr[i].misses, pr[i].share,
+		       pr[i].name ? cli_csv_field(pr[i].name, b1, sizeof(b1)) : "");
+	}
+}
+
 static void csv_tables(const struct report_opts *o, const struct lp_report *r)
 {
 	const struct lp_report_info *in = lp_report_info(r);
@@ -425,6 +471,7 @@ static void csv_tables(const struct report_opts *o, const struct lp_report *r)
 			       cv[k].ratio[i], cv[k].ratio[i] * acc, acc, iv->lo, iv->hi, iv->lo * acc, iv->hi * acc,
 			       iv->cliff);
 		}
+	csv_summary(o, r);
 	if (nca) {
 		printf("\ncache,size_bytes,ways,line_bytes,lru_miss_ratio,random_miss_ratio,lru_miss_ratio_lo,"
 		       "lru_miss_ratio_hi,random_miss_ratio_lo,random_miss_ratio_hi,lru_cliff,random_cliff,"
@@ -457,9 +504,13 @@ static void csv_tables(const struct report_opts *o, const struct lp_report *r)
 	for (size_t i = 0; i < nobj; i++)
 		printf("%s,%.1f,%.6f\n", cli_csv_field(obj[i].name, b1, sizeof(b1)), obj[i].misses, obj[i].share);
 	csv_sources(o, r);
+	csv_pairs(r);
 }
 
 /* ---- json ------------------------------------------------------------- */
+/* The JSON's "version": raised when a field changes meaning or goes away,
+ * not when one is added (docs/report.schema.json allows more properties). */
+enum { REPORT_JSON_VERSION = 1 };
 
 static void json_sources(size_t top, const struct lp_report *r)
 {
@@ -531,10 +582,12 @@ static void json_hot(size_t top, const struct lp_report *r)
 	const struct lp_report_info *in = lp_report_info(r);
 	const struct lp_report_pc *pcs;
 	const struct lp_report_object *obj;
-	size_t npc = lp_report_pcs(r, &pcs), nobj = lp_report_objects(r, &obj);
+	const struct lp_report_pair *pr;
+	size_t npc = lp_report_pcs(r, &pcs), nobj = lp_report_objects(r, &obj), npr = lp_report_pairs(r, &pr);
 
-	printf(",\"hot\":{\"policy\":\"%s\",\"at\":%" PRIu64 ",\"heap_blocks\":%zu,\"pcs\":[", in->hot_policy,
-	       in->at, in->heap_blocks);
+	printf(",\"hot\":{\"policy\":\"%s\",\"at\":%" PRIu64 ",\"heap_blocks\":%zu,\"run_allocs\":%" PRIu64
+	       ",\"touched_blocks_only\":%s,\"pcs\":[",
+	       in->hot_policy, in->at, in->heap_blocks, in->run_allocs, in->touched_blocks_only ? "true" : "false");
 	for (size_t i = 0; i < npc; i++) {
 		printf("%s{\"pc\":\"%#" PRIx64 "\",\"misses\":%.1f,\"share\":%.6f,\"function\":", i ? "," : "",
 		       pcs[i].pc, pcs[i].misses, pcs[i].share);
@@ -545,10 +598,20 @@ static void json_hot(size_t top, const struct lp_report *r)
 		printf("}");
 	}
 	printf("],\"objects\":[");
-	for (size_t i = 0; i < nobj; i++) {
+	for (size_t i = 0, k = 0; i < nobj; i++) {
 		printf("%s{\"object\":", i ? "," : "");
 		cli_json_string(obj[i].name);
-		printf(",\"misses\":%.1f,\"share\":%.6f}", obj[i].misses, obj[i].share);
+		printf(",\"misses\":%.1f,\"share\":%.6f,\"pcs\":[", obj[i].misses, obj[i].share);
+		for (size_t first = k; k < npr && pr[k].object == i; k++) {
+			printf("%s{\"pc\":\"%#" PRIx64 "\",\"misses\":%.1f,\"share\":%.6f,\"function\":",
+			       k > first ? "," : "", pr[k].pc, pr[k].misses, pr[k].share);
+			if (pr[k].name)
+				cli_json_string(pr[k].name);
+			else
+				printf("null");
+			printf("}");
+		}
+		printf("]}");
 	}
 	printf("]");
 	json_sources(top, r);
@@ -563,10 +626,12 @@ static void json_report(const struct report_opts *o, const struct lp_report *r)
 	const struct lp_report_window *w;
 	size_t nc = lp_report_curves(r, &cv), nca = lp_report_caches(r, &ca), nw = lp_report_windows(r, &w);
 
-	printf("{\"profile\":");
+	printf("{\"version\":%d,\"profile\":", REPORT_JSON_VERSION);
 	cli_json_string(o->profile);
-	printf(",\"line\":%g,\"samples\":%zu,\"cold\":%s,\"curves\":[", in->line, in->samples,
+	printf(",\"line\":%g,\"samples\":%zu,\"accesses\":%" PRIu64 ",\"accesses_partial\":%s,\"cold\":%s",
+	       in->line, in->samples, in->accesses, in->accesses_partial ? "true" : "false",
 	       o->cold ? "true" : "false");
+	printf(",\"curves\":[");
 	for (size_t k = 0; k < nc; k++) {
 		printf("%s{\"name\":\"%s\",\"points\":[", k ? "," : "", cv[k].name);
 		for (size_t i = 0; i < cv[k].n; i++)
@@ -583,9 +648,9 @@ static void json_report(const struct report_opts *o, const struct lp_report *r)
 	for (size_t i = 0; i < nca; i++) {
 		printf("%s{\"cache\":", i ? "," : "");
 		cli_json_string(ca[i].label);
-		printf(",\"size\":%" PRIu64 ",\"ways\":%" PRIu64 ",\"lru\":%.6f,\"random\":%.6f,\"lru_ref\":%.6f,"
-		       "\"random_ref\":%.6f",
-		       ca[i].size, ca[i].ways, ca[i].lru, ca[i].random, ca[i].lru_ref, ca[i].random_ref);
+		printf(",\"size\":%" PRIu64 ",\"ways\":%" PRIu64 ",\"line\":%" PRIu64 ",\"lru\":%.6f,\"random\":%.6f,"
+		       "\"lru_ref\":%.6f,\"random_ref\":%.6f",
+		       ca[i].size, ca[i].ways, ca[i].line, ca[i].lru, ca[i].random, ca[i].lru_ref, ca[i].random_ref);
 		if (o->resamples) {
 			printf(",\"lru_interval\":{");
 			json_interval(&ca[i].lru_iv, (double)in->accesses);
@@ -612,8 +677,8 @@ static void json_report(const struct report_opts *o, const struct lp_report *r)
 
 /* ---- the command -------------------------------------------------------- */
 
-static int write_svg(const struct report_opts *o, const struct lp_report *r, const struct lp_curve *refs,
-		     size_t nrefs)
+static int write_svg(const struct report_opts *o, const char *path, const struct lp_report *r,
+		     const struct lp_curve *refs, size_t nrefs)
 {
 	const struct lp_report_info *in = lp_report_info(r);
 	const struct lp_curve *cv;
@@ -627,7 +692,31 @@ static int write_svg(const struct report_opts *o, const struct lp_report *r, con
 					       o->policies & LP_REPORT_LRU ? ca[i].lru : ca[i].random };
 	snprintf(title, sizeof(title), "Working-set graph (%g-byte lines, %zu samples%s)", in->line, in->samples,
 		 o->cold ? "" : ", cold misses excluded");
-	return lp_svg_write(o->svg, title, cv, nc, refs, nrefs, marks, nca);
+	return lp_svg_write(path, title, cv, nc, refs, nrefs, marks, nca);
+}
+
+/* DIR/working-set.svg, then DIR/index.html with that graph inline. */
+static int write_html(const struct report_opts *o, const struct lp_report *r, struct lp_symbols *syms,
+		      const struct lp_curve *refs, size_t nrefs)
+{
+	struct report_html_in in = { .profile = o->profile, .r = r, .syms = syms, .cold = o->cold,
+				     .windows = 1 };
+	char svg[4096];
+
+	if (mkdir(o->html, 0777) < 0 && errno != EEXIST) {
+		cli_error("cannot create directory '%s': %s", o->html, strerror(errno));
+		return -1;
+	}
+	if ((size_t)snprintf(svg, sizeof(svg), "%s/working-set.svg", o->html) >= sizeof(svg)) {
+		cli_error("directory name too long: '%s'", o->html);
+		return -1;
+	}
+	if (write_svg(o, svg, r, refs, nrefs) < 0) {
+		cli_error("%s", lp_errmsg());
+		return -1;
+	}
+	in.graph_svg = svg;
+	return report_html_write(o->html, &in);
 }
 
 static int run(int argc, char **argv)
@@ -655,8 +744,8 @@ static int run(int argc, char **argv)
 				 (struct lp_report_params){ .sizes = sizes, .nsizes = nsizes, .caches = o.caches,
 							    .ncaches = o.ncaches, .policies = o.policies,
 							    .window = o.window, .cold = o.cold, .fill = o.fill,
-							    .windows = o.show_windows, .at = o.at, .top = o.top,
-							    .threads = o.threads, .resamples = o.resamples,
+							    .windows = o.show_windows || o.html, .at = o.at,
+							    .top = o.top, .threads = o.threads, .resamples = o.resamples,
 							    .seed = 1 });
 	if (status == CLI_ERROR)
 		goto out;
@@ -676,10 +765,12 @@ static int run(int argc, char **argv)
 		if (o.threads)
 			text_threads(l.r);
 	}
-	if (o.svg && write_svg(&o, l.r, refs, nrefs) < 0) {
+	if (o.svg && write_svg(&o, o.svg, l.r, refs, nrefs) < 0) {
 		cli_error("%s", lp_errmsg());
 		status = CLI_ERROR;
 	}
+	if (o.html && write_html(&o, l.r, l.syms, refs, nrefs) < 0)
+		status = CLI_ERROR;
 	if (tmp && cli_stdout_commit(o.output, tmp, status != CLI_ERROR) < 0)
 		status = CLI_ERROR;
 out:

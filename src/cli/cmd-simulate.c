@@ -70,6 +70,9 @@ const struct cli_command cmd_simulate = {
 };
 
 enum fmt { FMT_TEXT, FMT_CSV, FMT_JSON };
+/* The JSON's "version" (docs/simulate.schema.json): raised when a field
+ * changes meaning or goes away, not when one is added. */
+enum { SIMULATE_JSON_VERSION = 1 };
 
 struct opts {
 	const char *trace, *from;
@@ -112,7 +115,7 @@ static void print_sim(const struct opts *o, struct lp_sim **sims, uint64_t refs,
 		       "ref_miss_ratio\n",
 		       o->hierarchy ? "level" : "cache");
 	} else if (o->fmt == FMT_JSON) {
-		printf("{\"trace\": ");
+		printf("{\"version\": %d, \"trace\": ", SIMULATE_JSON_VERSION);
 		cli_json_string(o->trace);
 		printf(", \"references\": %llu, \"ref_accesses\": %llu, \"%s\": [", (unsigned long long)refs,
 		       (unsigned long long)racc, o->hierarchy ? "levels" : "caches");
@@ -217,7 +220,7 @@ static void print_graph(const struct opts *o, struct lp_graph *g, uint64_t refs)
 		struct lp_graph_point pt0 = { 0 };
 		if (n)
 			lp_graph_point(g, 0, &pt0);
-		printf("{\"trace\": ");
+		printf("{\"version\": %d, \"trace\": ", SIMULATE_JSON_VERSION);
 		cli_json_string(o->trace);
 		printf(", \"references\": %llu, \"ref_accesses\": %llu, \"line\": %llu, \"points\": [",
 		       (unsigned long long)refs, (unsigned long long)pt0.ref_accesses, (unsigned long long)o->line);
@@ -272,7 +275,7 @@ static void print_memspy(const struct opts *o, struct lp_memspy **ms)
 	if (o->fmt == FMT_CSV)
 		printf("cache,metric,value\n");
 	else if (o->fmt == FMT_JSON) {
-		printf("{\"trace\": ");
+		printf("{\"version\": %d, \"trace\": ", SIMULATE_JSON_VERSION);
 		cli_json_string(o->trace);
 		printf(", \"sample_length\": %llu, \"sample_interval\": %llu, "
 		       "\"random_lengths\": %s, \"caches\": [",
@@ -421,7 +424,7 @@ static void print_attrib(const struct opts *o, struct lp_attrib *a)
 	if (o->fmt == FMT_CSV)
 		printf("table,object,function,pc,where,refs,accesses,misses,cold,replacement,stall,compute,stall_share\n");
 	else if (o->fmt == FMT_JSON) {
-		printf("{\"trace\": ");
+		printf("{\"version\": %d, \"trace\": ", SIMULATE_JSON_VERSION);
 		cli_json_string(o->trace);
 		printf(", \"cache\": \"%s\", \"miss_latency\": %g, \"compute_cost\": %g, "
 		       "\"refs\": %llu, \"misses\": %llu, \"stall\": %.0f, \"compute\": %.0f",

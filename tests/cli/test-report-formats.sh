@@ -41,6 +41,9 @@ expect_grep "^pc,misses,share,function$" "$T/a.csv"
 expect_grep "^0x401000,[0-9]+\.[0-9],1\.000000,$" "$T/a.csv"
 expect_grep "^object,misses,share$" "$T/a.csv"
 expect_grep "^heap@0x400100,[0-9]+\.[0-9],1\.000000$" "$T/a.csv"
+# the pcs of each object: all of block A's misses are pc 0x401000's
+expect_grep "^object,pc,misses,object_share,function$" "$T/a.csv"
+expect_grep "^heap@0x400100,0x401000,[0-9]+\.[0-9],1\.000000,$" "$T/a.csv"
 # the same miss count as the text table
 csv_misses=$(awk -F, '$1 == "0x401000" && NF == 4 { printf "%.0f", $2 }' "$T/a.csv")
 [ "$csv_misses" = "$text_misses" ] || fail "csv says $csv_misses misses, text $text_misses"
@@ -78,6 +81,8 @@ assert h["policy"] == "LRU" and h["at"] == 4096 and h["heap_blocks"] == 2, h
 assert h["pcs"][0]["pc"] == "0x401000" and h["pcs"][0]["function"] is None, h["pcs"]
 assert "%.0f" % h["pcs"][0]["misses"] == sys.argv[2], (h["pcs"][0], sys.argv[2])
 assert h["objects"][0]["object"] == "heap@0x400100" and h["objects"][0]["share"] == 1.0, h["objects"]
+o = h["objects"][0]
+assert [p["pc"] for p in o["pcs"]] == ["0x401000"] and o["pcs"][0]["misses"] == o["misses"], o
 PY
 # --top 0: no hot spots in any format
 expect_status 0 "$LOCPROF" report "$T/a.lpp" --top 0 --format json

@@ -18,7 +18,7 @@
 
 /* "func (file.c:12)", "func (h.h:3) in caller (file.c:12)", "func", or the
  * address in hex: the symbol library's label carries the inline chain. */
-static const char *pc_name(struct lp_symbols *syms, uint64_t pc, char *buf, size_t len, int *known)
+const char *lp_report_pc_name(struct lp_symbols *syms, uint64_t pc, char *buf, size_t len, int *known)
 {
 	struct lp_code_loc loc;
 
@@ -90,7 +90,7 @@ static int hot_pcs(struct lp_report *r, const double *prob, size_t top, struct l
 		pc->pc = rows[i].pc;
 		pc->misses = rows[i].misses / per_sample(r);
 		pc->share = rows[i].misses / total;
-		pc_name(syms, rows[i].pc, name, sizeof(name), &known);
+		lp_report_pc_name(syms, rows[i].pc, name, sizeof(name), &known);
 		if (known && !(pc->name = strdup(name))) {
 			free(rows);
 			return lp_seterr(LP_ENOMEM, "out of memory");
@@ -119,8 +119,8 @@ static int cmp_object_name(const void *a, const void *b)
 }
 
 /* The name of the object holding sample s's address. */
-static void object_name(const struct lp_objects *objs, struct lp_symbols *syms, const struct lp_sample *s,
-			char *buf, size_t len)
+void lp_report_object_name(const struct lp_objects *objs, struct lp_symbols *syms, const struct lp_sample *s,
+			   char *buf, size_t len)
 {
 	uint64_t start, size, site;
 	struct lp_data_sym ds;
@@ -128,7 +128,7 @@ static void object_name(const struct lp_objects *objs, struct lp_symbols *syms, 
 	int known;
 
 	if (lp_objects_find_tid(objs, s->addr, s->time, s->tid, &start, &size, &site))
-		snprintf(buf, len, "heap@%s", pc_name(syms, site, nb, sizeof(nb), &known));
+		snprintf(buf, len, "heap@%s", lp_report_pc_name(syms, site, nb, sizeof(nb), &known));
 	else if (syms && lp_symbols_data(syms, s->addr, &ds) && ds.name)
 		snprintf(buf, len, "%s", ds.name);
 	else
@@ -150,7 +150,7 @@ static int hot_objects(struct lp_report *r, const struct lp_objects *objs, const
 	for (size_t i = 0; i < n; i++) {
 		if (prob[i] <= 0)
 			continue;
-		object_name(objs, syms, &r->p->samples[r->first + i], rows[m].name, sizeof(rows[m].name));
+		lp_report_object_name(objs, syms, &r->p->samples[r->first + i], rows[m].name, sizeof(rows[m].name));
 		rows[m++].misses = prob[i];
 		total += prob[i];
 	}
@@ -225,7 +225,9 @@ int lp_report_hot(struct lp_report *r, const struct lp_report_params *pa)
 	r->info.heap_blocks = lp_objects_count(objs);
 	r->info.run_allocs = lp_objects_run_allocs(objs);
 	r->info.touched_blocks_only = (r->p->alloc_flags & LP_ALLOCS_TOUCHED) != 0;
-	err = hot_objects(r, objs, prob, pa->top, pa->syms);
+	if ((err = hot_objects(r, objs, prob, pa->top, pa->syms)) < 0)
+		goto out;
+	err = lp_report_pairs_compute(r, objs, prob, pa->top, pa->syms);
 out:
 	lp_objects_free(objs);
 	free(prob);
@@ -240,6 +242,7 @@ void lp_report_hot_release(struct lp_report *r)
 		free((char *)r->objects[i].name);
 	free(r->pcs);
 	free(r->objects);
+	lp_report_pairs_release(r);
 	lp_hotspots_free(r->hotspots);
 }
 

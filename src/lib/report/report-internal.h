@@ -24,6 +24,8 @@ struct lp_report {
 	size_t npcs;
 	struct lp_report_object *objects;
 	size_t nobjects;
+	struct lp_report_pair *pairs;
+	size_t npairs;
 	struct lp_hotspots *hotspots;
 	struct lp_report_thread *threads;
 	size_t nthreads;
@@ -36,6 +38,18 @@ struct lp_report {
 int lp_report_hot(struct lp_report *r, const struct lp_report_params *pa);
 void lp_report_hot_release(struct lp_report *r);
 
+/* The name of a pc ("func (file.c:12)"..., else its address; *known says
+ * which) and of the data object holding sample s's address, as the hot
+ * tables give them. report-hot.c */
+const char *lp_report_pc_name(struct lp_symbols *syms, uint64_t pc, char *buf, size_t len, int *known);
+void lp_report_object_name(const struct lp_objects *objs, struct lp_symbols *syms, const struct lp_sample *s,
+			   char *buf, size_t len);
+
+/* The pcs of each hot data object (r->objects computed), from each
+ * sample's miss probability prob. report-pairs.c */
+int lp_report_pairs_compute(struct lp_report *r, const struct lp_objects *objs, const double *prob, size_t top,
+			    struct lp_symbols *syms);
+void lp_report_pairs_release(struct lp_report *r);
 /* The per-thread table (params.threads). report-threads.c */
 int lp_report_threads_compute(struct lp_report *r, const struct lp_report_params *pa);
 void lp_report_threads_release(struct lp_report *r);

@@ -269,6 +269,84 @@ static void test_profile_diff(void **state)
 	lp_profile_free(p);
 }
 
+/* ---- the pcs of each data object ------------------------------------------
+ * As two_streams(), but A's lines are swept by two pcs: 0xa10 touches every
+ * fourth line, 0xa00 the others. At 4K every reuse of A misses: 0xa00 has
+ * 3/4 of the heap block's misses, 0xa10 1/4. At one line B misses too, on
+ * (other), and pc 0xb00 is the only pc of that object. */
+static struct lp_profile *two_pcs_one_block(void)
+{
+	struct lp_profile *p;
+	struct lp_sampler *s;
+	struct lp_ref alloc = { .addr = A_BASE, .pc = 0x400100, .size = A_LINES * 64, .kind = LP_EV_ALLOC };
+
+	assert_int_equal(lp_profile_new(&p), 0);
+	p->n_line_sizes = 1;
+	p->line_sizes[0] = 64;
+	p->rate = 1;
+	p->seed = 7;
+	assert_int_equal(lp_sampler_new(&s, p), 0);
+	assert_int_equal(lp_sampler_feed(s, &alloc, 1), 0);
+	for (int r = 0; r < ROUNDS; r++)
+		for (int i = 0; i < A_LINES; i++) {
+			struct lp_ref v[2] = {
+				{ .addr = A_BASE + 64u * (unsigned)i, .pc = i % 4 ? 0xa00 : 0xa10, .size = 8 },
+				{ .addr = B_BASE + 64u * (unsigned)(i % 2), .pc = 0xb00, .size = 8 },
+			};
+			assert_int_equal(lp_sampler_feed(s, v, 2), 0);
+		}
+	assert_int_equal(lp_sampler_finish(s), 0);
+	lp_sampler_free(s);
+	return p;
+}
+
+static void test_profile_pairs(void **state)
+{
+	struct lp_profile *p = two_pcs_one_block();
+	struct lp_report_params pa = { .policies = LP_REPORT_LRU, .at = 4096, .top = 5 };
+	const struct lp_report_object *obj;
+	const struct lp_report_pair *pr;
+	struct lp_report *r;
+
+	(void)state;
+	assert_int_equal(lp_report_new(&r, p, &pa), 0);
+	assert_int_equal(lp_report_objects(r, &obj), 1);
+	assert_int_equal(lp_report_pairs(r, &pr), 2);
+	assert_int_equal(pr[0].object, 0);
+	assert_int_equal(pr[0].pc, 0xa00);
+	assert_true(fabs(pr[0].misses - a_reuses * 3 / 4) < 1e-6);
+	assert_true(fabs(pr[0].share - 0.75) < 1e-9);
+	assert_int_equal(pr[1].object, 0);
+	assert_int_equal(pr[1].pc, 0xa10);
+	assert_true(fabs(pr[1].share - 0.25) < 1e-9);
+	assert_null(pr[1].name); /* no symbols */
+	lp_report_free(r);
+
+	/* two objects, each with its pcs, in the objects' order; top 1 keeps
+	 * one pc of each */
+	pa.at = 64;
+	pa.top = 1;
+	assert_int_equal(lp_report_new(&r, p, &pa), 0);
+	assert_int_equal(lp_report_objects(r, &obj), 1);
+	assert_string_equal(obj[0].name, "(other)");
+	assert_int_equal(lp_report_pairs(r, &pr), 1);
+	assert_int_equal(pr[0].pc, 0xb00);
+	assert_true(fabs(pr[0].share - 1) < 1e-9);
+	lp_report_free(r);
+	pa.top = 5;
+	assert_int_equal(lp_report_new(&r, p, &pa), 0);
+	assert_int_equal(lp_report_objects(r, &obj), 2);
+	assert_int_equal(lp_report_pairs(r, &pr), 3);
+	assert_int_equal(pr[0].object, 0);
+	assert_int_equal(pr[0].pc, 0xb00);
+	assert_true(fabs(pr[0].misses - obj[0].misses) < 1e-6);
+	assert_int_equal(pr[1].object, 1);
+	assert_int_equal(pr[2].object, 1);
+	assert_true(fabs(pr[1].misses + pr[2].misses - obj[1].misses) < 1e-6);
+	lp_report_free(r);
+	lp_profile_free(p);
+}
+
 /* ---- exact distances -------------------------------------------------------
  * Three rounds of: pc 0x10 touches line i (0..3), pc 0x20 touches line 100.
  * Stack distances: 0x10's reuses 4 (three sweep lines and line 100), 0x20's
@@ -474,6 +552,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_profile_curves_and_caches),
 		cmocka_unit_test(test_profile_hot_spots),
+		cmocka_unit_test(test_profile_pairs),
 		cmocka_unit_test(test_profile_threads),
 		cmocka_unit_test(test_profile_diff),
 		cmocka_unit_test(test_dist_curve),
