@@ -313,72 +313,9 @@ static void rt_process_init(void)
 	atomic_store(&g.init_state, 2);
 }
 
-/* ---- the watch shadow (rt.h) ----------------------------------------------
- * Mapped before any instrumented code can run: from the executable's
- * .preinit_array, which the dynamic loader (or the static start-up code)
- * runs before every constructor, ours and the libraries' (instrumented
- * shared libraries use the executable's runtime). Without it no
- * instrumented access can execute, so failing to map it is fatal, in one
- * line. libc is not initialised yet here: raw system calls only. */
-static void rt_shadow_fail(long err)
-{
-	static const char head[] = "locprof runtime: cannot reserve the 2 TiB watch shadow at 0x7fff8000: ";
-	const char *why = err == ENOMEM ? "out of address space (is `ulimit -v` set, or "
-					  "vm.overcommit_memory 2?)\n"
-			  : err == EEXIST ? "something is already mapped there (a non-PIE "
-					    "program of over 2 GiB?)\n"
-					  : "mmap failed\n";
-
-	(void)!syscall(SYS_write, 2, head, sizeof(head) - 1);
-	(void)!syscall(SYS_write, 2, why, strlen(why));
-	syscall(SYS_exit_group, 127);
-}
-
-static long rt_shadow_mmap(uint64_t bytes)
-{
-	/* every argument a long: syscall() reads six, and an int 0 would leave
-	 * the offset's upper half undefined */
-	return syscall(SYS_mmap, (long)LP_RT_SHADOW, (long)bytes, (long)(PROT_READ | PROT_WRITE),
-		       (long)(MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE), -1L, 0L);
-}
-
-static void rt_shadow_map(void)
-{
-	static int mapped;
-	uint64_t bytes = LP_RT_SHADOW_BYTES;
-	long p;
-
-	if (mapped)
-		return;
-	p = rt_shadow_mmap(bytes);
-	/* Valgrind gives its client far less than 2^47 bytes of address space
-	 * (below 2^37 in valgrind 3.19) and refuses a mapping of 2 TiB. The
-	 * largest shadow it accepts (32 GiB there) covers 2^41 bytes of
-	 * addresses, more than any the program can have under valgrind. */
-	while (p == -1 && RUNNING_ON_VALGRIND && bytes > (1ull << 30)) {
-		bytes /= 2;
-		p = rt_shadow_mmap(bytes);
-	}
-	if (p == -1)
-		rt_shadow_fail(errno);
-	if ((uint64_t)p != LP_RT_SHADOW) { /* a kernel before 4.17 took it as a hint */
-		syscall(SYS_munmap, (void *)p, bytes);
-		rt_shadow_fail(EEXIST);
-	}
-	mapped = 1;
-}
-
-/* The mark `locprof record` looks for before it starts a program
- * (lp_binary_instrumented()); a section, not a symbol, so that it survives
- * `strip`. */
-__attribute__((section(".locprof_rt"), used)) static const char rt_mark[] = "locprof runtime";
-
-__attribute__((section(".preinit_array"), used)) static void (*const rt_shadow_preinit)(void) =
-	rt_shadow_map;
-
 __attribute__((constructor(101))) static void rt_constructor(void)
 {
-	rt_shadow_map(); /* done by .preinit_array unless that was not linked */
+	lp_rt_shadow_map(); /* done by .preinit_array unless that was not linked */
 	lp_rt_fast.in_rt++;
 	rt_process_init();
 	lp_rt_fast.in_rt--;
@@ -707,51 +644,6 @@ static void rt_count_extra(struct lp_rt_fast *f, uint64_t addr, uint64_t last)
 {
 	for (uint32_t i = 1; i < g.nlines; i++)
 		f->extra_lines[i] += (last >> g.line_shift[i]) - (addr >> g.line_shift[i]);
-}
-
-/* sum over i in [0, n) of floor((a i + b) / m), mod 2^64 (the
- * Euclid-like reduction: O(log) steps). */
-static uint64_t rt_floor_sum(uint64_t n, uint64_t m, uint64_t a, uint64_t b)
-{
-	uint64_t ans = 0;
-
-	while (n) {
-		if (a >= m) {
-			ans += (n % 2 ? (n - 1) / 2 * n : n / 2 * (n - 1)) * (a / m);
-			a %= m;
-		}
-		if (b >= m) {
-			ans += n * (b / m);
-			b %= m;
-		}
-		uint64_t y = a * n + b;
-		if (y < m)
-			break;
-		n = y / m;
-		b = y % m;
-		y = m, m = a, a = y;
-	}
-	return ans;
-}
-
-void lp_rt_strip_extra(uint64_t a0, int64_t step, uint64_t size, uint64_t n)
-{
-	uint64_t L = 1ull << lp_rt_line_shift0, s;
-
-	if (!n || !size || lp_rt_line_shift0 >= 63)
-		return;
-	/* aligned to its size, stepping by multiples of it: none straddles
-	 * (the usual vectorised loop; the floor sums' divisions cost a
-	 * vectorised matmul 2x at rate 1e-4) */
-	if (!(size & (size - 1)) && size <= L && !(((uint64_t)step | a0) & (size - 1)))
-		return;
-	if (step < 0) { /* the same addresses, walked up */
-		a0 += (uint64_t)step * (n - 1);
-		step = -step;
-	}
-	s = (uint64_t)step;
-	/* lines of the last byte less lines of the first, over the strip */
-	lp_rt_extra0 += rt_floor_sum(n, L, s, a0 + size - 1) - rt_floor_sum(n, L, s, a0);
 }
 
 /* 1 when no live watch (of any thread) may cover a byte of [addr, last]. */

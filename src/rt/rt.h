@@ -129,6 +129,10 @@ static inline __attribute__((always_inline)) void lp_rt_access(uint64_t addr, ui
  * a0 + step * t for t in [0, n), added to lp_rt_extra0. */
 void lp_rt_strip_extra(uint64_t a0, int64_t step, uint64_t size, uint64_t n);
 
+/* Map the watch shadow at LP_RT_SHADOW, once; a failure ends the process
+ * with one line (rt-shadow.c). */
+void lp_rt_shadow_map(void);
+
 /* Allocation events (rt-alloc.c -> rt-core.c). */
 void lp_rt_alloc_event(uint64_t addr, uint64_t size, uint32_t kind, uint64_t pc);
 
