@@ -120,14 +120,60 @@ int lp_statstack_sample_sd(const struct lp_statstack *m, double *sd);
 /* Fully associative LRU miss ratio of a cache of `lines` lines. */
 double lp_statstack_miss_ratio(const struct lp_statstack *m, double lines);
 
-/* Set-associative LRU (sets x ways lines) by the binomial model applied to
- * each sample's expected stack distance. sets = 1 is the fully associative
- * cut. */
+/* Set-associative LRU (sets x ways lines, any number of sets) by the
+ * placement model (model-setassoc.c, docs/models.md "Set-associative
+ * placement"): each sample's expected stack distance, with the share of
+ * the lines in its span that its walk places as the samples' addresses
+ * show; the binomial model where they show random placement. sets = 1 is
+ * the fully associative cut. NAN without samples or memory. */
 double lp_statstack_setassoc_miss_ratio(const struct lp_statstack *m, uint64_t sets, uint64_t ways);
 
-/* Per-sample miss probabilities, as lp_statcache_sample_miss(). */
+/* The same by the binomial model alone (random placement everywhere). */
+double lp_statstack_binomial_miss_ratio(const struct lp_statstack *m, uint64_t sets, uint64_t ways);
+
+/* Per-sample miss probabilities, as lp_statcache_sample_miss(), by the
+ * placement model. */
 int lp_statstack_sample_miss(const struct lp_statstack *m, uint64_t sets, uint64_t ways,
 			     double *prob);
+
+/* How the placement model reads the samples of a StatStack model: the
+ * groups of samples it found (a pc with enough samples in spans, or the
+ * rest together), and for the group of sample i (profile order, as
+ * lp_statstack_sample_sd()) its walk: the lattice step in lines of the
+ * lines in its spans and the share of them that are a dense walk through
+ * the sampled line (0: random placement). */
+struct lp_sa_group_info {
+	uint64_t pc;      /* 0: the rest */
+	uint64_t step;    /* lines between the walk's lines (>= 1) */
+	double dense;     /* share of a span's lines on the walk's window, 0..1 */
+	size_t samples;   /* finite samples in the group */
+	size_t pairs;     /* span lines seen (samples inside their spans) */
+};
+size_t lp_statstack_sa_groups(const struct lp_statstack *m);
+void lp_statstack_sa_group(const struct lp_statstack *m, size_t g, struct lp_sa_group_info *out);
+
+/* ---- Set-associative placement of strided walks (model-setassoc-walk.c) */
+
+/* Greatest common divisor (gcd(a, 0) = a). */
+uint64_t lp_sa_gcd(uint64_t a, uint64_t b);
+
+struct lp_sa_walk {
+	double stride;  /* bytes between consecutive lines of the walk (> 0;
+			 * below a line: consecutive lines) */
+	double lines;   /* distinct lines of one walk; < 2: no walk (random
+			 * placement) */
+	double stride1; /* bytes by which the next outer iteration moves the
+			 * walk (0: unknown, or it does not move) */
+};
+
+/* Miss chances, in an LRU cache of `sets` sets of `ways` ways and
+ * `line`-byte lines, of reuses at stack distances D[0..nd-1] of a line on
+ * walk w (NULL: random placement, the binomial model), into miss[]. walk:
+ * per reuse, how many of its D + 1 lines are a window of the walk holding
+ * the reused line (NULL: min(D + 1, w->lines)); the others are placed at
+ * random. */
+int lp_sa_walk_miss(const struct lp_sa_walk *w, uint64_t sets, uint64_t ways, uint64_t line,
+		    const double *D, const double *walk, size_t nd, double *miss);
 
 /* Probability that an access with stack distance floor(sd) misses in an
  * LRU cache of `sets` sets of `ways` ways, when lines map to sets uniformly

@@ -1,0 +1,386 @@
+/* Set-associative LRU from a sampled profile: where the lines of a reuse's
+ * span fall in the sets, read from the samples' addresses, and the misses
+ * by the placement model of strided walks (model-setassoc-walk.c), which
+ * `model predict` uses for its reference groups too. docs/models.md,
+ * "Set-associative placement".
+ *
+ * What is measured. A sample x (line X, time t, reuse distance d) has a
+ * span, the accesses t+1 .. t+d; the D other lines of its reuse (StatStack's
+ * estimate) are the lines whose last access in the span is there. A sample
+ * y inside the span whose own next access is after it (or never) is such
+ * a last access (the argument of StatStack's estimate, model-statstack.c),
+ * so its line Y is drawn from the D lines, and Y - X is a draw of where
+ * the span's lines lie relative to the reused one. The samples of one pc
+ * (a loop's walk) are pooled: all the offsets Y - X of its samples.
+ *
+ * Assumptions:
+ * - The samples of one pc place their spans' lines alike (the same walk,
+ *   the same arrays around it); pcs with fewer than SA_MIN_PAIRS offsets
+ *   are pooled into one group. All reuses of a group share its estimate,
+ *   whatever their distance.
+ * - Lattice: when at least SA_LATTICE_SHARE of the offsets are multiples
+ *   of a step g (a column walk of a row-major matrix: the row length in
+ *   lines), the span's lines near the reused one are on the lattice
+ *   X + g Z; g is the largest such product of prime powers (2..13).
+ * - Dense walk: the offsets that are on the lattice and within g (D + 1)
+ *   of X are the reuse's walk; if all the walk's lattice points between
+ *   the lowest and highest of them were touched, they would number
+ *   (range / g); their measured share nu of the span's lines against the
+ *   share of the range they cover (phi = nu / range, at most 1) says how
+ *   densely: the model places nu * phi of the D + 1 lines as a window of
+ *   consecutive lattice points through X (each set of the lattice gets
+ *   its even share), the rest at random (binomial). Contiguous arrays
+ *   (g = 1, dense) spread evenly over the sets; random accesses over a
+ *   large range have a small, sparse near share and are the binomial
+ *   model.
+ * - The offsets are measured in lines of the profile's line size; the
+ *   sets are line % s, so the lattice's lines land on s / gcd(g, s) sets.
+ * - Samples of different threads are not in each other's spans (their
+ *   clocks differ in live profiles).
+ * Cost: at most SA_SCAN samples of each span are read, once, when the
+ * StatStack model is built; a cache is one pass of the walk model per
+ * group (tests/unit/model: against lp_cache simulation).
+ */
+#include "model/model-internal.h"
+
+#include "common/error.h"
+#include "common/htab.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SA_SCAN 64            /* samples read per span */
+#define SA_MIN_PAIRS 32       /* offsets for a pc's own estimate */
+#define SA_LATTICE_SHARE 0.8  /* share of offsets on a lattice to take it */
+#define SA_MIN_DENSE 0.02     /* below: random placement (binomial) */
+#define SA_MAX_STEP (1ull << 40)
+
+struct sa_pair {
+	int64_t delta;  /* Y - X in lines */
+	double weight;  /* 1 / pairs of its sample: each sample counts once */
+	double lines;   /* D + 1 of its sample */
+	uint32_t group; /* its sample's group (set once groups are known) */
+};
+
+struct lp_sa_place {
+	size_t n;               /* samples of the line size */
+	uint32_t *group;        /* per sample; UINT32_MAX: no finite reuse */
+	struct lp_sa_group_info *g;
+	size_t ng;
+	size_t *order;          /* finite samples by group: those of group k */
+	size_t *start;          /* are order[start[k], start[k + 1]) */
+	uint64_t line;
+};
+
+void lp_sa_place_free(struct lp_sa_place *pl)
+{
+	if (!pl)
+		return;
+	free(pl->group);
+	free(pl->g);
+	free(pl->order);
+	free(pl->start);
+	free(pl);
+}
+
+static int cmp_u(const void *a, const void *b)
+{
+	const double *x = a, *y = b;
+	return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+static int cmp_pair_group(const void *a, const void *b)
+{
+	const struct sa_pair *x = a, *y = b;
+	return x->group < y->group ? -1 : x->group > y->group;
+}
+
+/* First sample index in [lo, n) with time >= t (sorted by time). */
+static size_t time_lower(const struct lp_sample *s, size_t lo, size_t n, uint64_t t)
+{
+	size_t hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (s[mid].time < t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The offsets of sample i's span (at most SA_SCAN of its samples read,
+ * evenly spread), appended to *pairs. */
+static int span_pairs(const struct lp_sample *s, size_t n, size_t i, double lines, unsigned shift,
+		      struct sa_pair **pairs, size_t *np, size_t *cap)
+{
+	uint64_t t = s[i].time, d = s[i].reuse, e = t + d, x = s[i].addr >> shift;
+	size_t a = time_lower(s, i + 1, n, t + 1), b = time_lower(s, a, n, e + 1), step, first = *np;
+
+	if (b <= a)
+		return 0;
+	step = (b - a + SA_SCAN - 1) / SA_SCAN;
+	for (size_t j = a; j < b; j += step) {
+		const struct lp_sample *y = &s[j];
+		uint64_t l = y->addr >> shift;
+		if (y->tid != s[i].tid || l == x)
+			continue;
+		if (y->reuse != LP_REUSE_DANGLING && y->time + y->reuse < e)
+			continue; /* touched again inside the span: not its last access */
+		if (*np == *cap) {
+			size_t nc = *cap ? *cap * 2 : 1024;
+			struct sa_pair *v = realloc(*pairs, nc * sizeof(*v));
+			if (!v)
+				return lp_seterr(LP_ENOMEM, "out of memory");
+			*pairs = v;
+			*cap = nc;
+		}
+		(*pairs)[(*np)++] = (struct sa_pair){ (int64_t)(l - x), 0, lines, 0 };
+	}
+	for (size_t k = first; k < *np; k++)
+		(*pairs)[k].weight = 1.0 / (double)(*np - first);
+	return 0;
+}
+
+/* The largest step g (a product of prime powers) that at least
+ * SA_LATTICE_SHARE of a group's offsets p[0, np) are multiples of. */
+static uint64_t lattice_step(const struct sa_pair *p, size_t np, double total)
+{
+	static const uint64_t primes[] = { 2, 3, 5, 7, 11, 13 };
+	uint64_t g = 1;
+
+	for (size_t k = 0; k < sizeof(primes) / sizeof(primes[0]); k++) {
+		for (uint64_t q = primes[k]; g * q <= SA_MAX_STEP; q *= primes[k]) {
+			double on = 0;
+			for (size_t i = 0; i < np; i++)
+				if ((uint64_t)(p[i].delta < 0 ? -p[i].delta : p[i].delta) % q == 0)
+					on += p[i].weight;
+			if (on < SA_LATTICE_SHARE * total)
+				break;
+			g *= primes[k];
+		}
+	}
+	return g;
+}
+
+/* The dense share of a group with step g: the near offsets' share of the
+ * span's lines times their density over the range they cover. */
+static int dense_share(const struct sa_pair *p, size_t np, uint64_t g, double total, double *dense)
+{
+	double *u = malloc((np ? np : 1) * 2 * sizeof(*u)), nu = 0, lo = 0, hi = 0, acc = 0, range;
+	size_t nn = 0;
+
+	if (!u)
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	for (size_t i = 0; i < np; i++) {
+		uint64_t a = (uint64_t)(p[i].delta < 0 ? -p[i].delta : p[i].delta);
+		if (a % g || (double)a > (double)g * p[i].lines)
+			continue;
+		u[2 * nn] = (double)p[i].delta / ((double)g * p[i].lines);
+		u[2 * nn + 1] = p[i].weight;
+		nu += p[i].weight;
+		nn++;
+	}
+	*dense = 0;
+	if (nn && nu > 0) {
+		/* the range holding the middle 96% of the near weight */
+		qsort(u, nn, 2 * sizeof(*u), cmp_u);
+		lo = u[0];
+		hi = u[2 * (nn - 1)];
+		for (size_t i = 0; i < nn; i++) {
+			double before = acc;
+			acc += u[2 * i + 1];
+			if (before <= 0.02 * nu && acc > 0.02 * nu)
+				lo = u[2 * i];
+			if (before < 0.98 * nu && acc >= 0.98 * nu)
+				hi = u[2 * i];
+		}
+		range = (hi - lo) / 0.96;
+		/* a range below one lattice point per line is still dense */
+		if (range < nu / total)
+			range = nu / total;
+		*dense = (nu / total) * fmin(1.0, (nu / total) / range);
+	}
+	free(u);
+	return 0;
+}
+
+/* The pc's index in pcs (added when new, with cnt 0 and no group). */
+static size_t pc_index(struct lp_htab *pcs, uint64_t pc, size_t *cnt, uint32_t *gid)
+{
+	int isnew;
+	uint64_t *v = lp_htab_get(pcs, pc, &isnew);
+
+	if (isnew) {
+		*v = pcs->n - 1;
+		cnt[*v] = 0;
+		gid[*v] = UINT32_MAX;
+	}
+	return (size_t)*v;
+}
+
+/* Group the samples by pc (pcs with few offsets together, group 0) and
+ * estimate each group's walk. */
+static int place_groups(struct lp_sa_place *pl, const struct lp_sample *s, struct sa_pair *pairs,
+			const size_t *owner, size_t np)
+{
+	struct lp_htab pcs = { 0 };
+	size_t *cnt = malloc((pl->n + 1) * sizeof(*cnt));
+	uint32_t *gid = malloc((pl->n + 1) * sizeof(*gid));
+	int err = 0;
+
+	if (!cnt || !gid || lp_htab_init(&pcs, 64) < 0 || lp_htab_reserve(&pcs, pl->n + 1) < 0 ||
+	    !(pl->g = calloc(pl->n + 1, sizeof(*pl->g))))
+		goto out_nomem;
+	for (size_t k = 0; k < np; k++)
+		cnt[pc_index(&pcs, s[owner[k]].pc, cnt, gid)]++;
+	pl->ng = 1;
+	for (size_t i = 0; i < pl->n; i++) {
+		size_t v;
+		if (pl->group[i] == UINT32_MAX)
+			continue;
+		v = pc_index(&pcs, s[i].pc, cnt, gid);
+		if (gid[v] == UINT32_MAX) {
+			gid[v] = cnt[v] >= SA_MIN_PAIRS ? (uint32_t)pl->ng++ : 0;
+			pl->g[gid[v]].pc = gid[v] ? s[i].pc : 0;
+		}
+		pl->group[i] = gid[v];
+		pl->g[gid[v]].samples++;
+	}
+	for (size_t k = 0; k < np; k++) {
+		pairs[k].group = pl->group[owner[k]];
+		pl->g[pairs[k].group].pairs++;
+	}
+	qsort(pairs, np, sizeof(*pairs), cmp_pair_group);
+	for (size_t a = 0, b; a < np; a = b) {
+		struct lp_sa_group_info *G = &pl->g[pairs[a].group];
+		double total = 0;
+		for (b = a; b < np && pairs[b].group == pairs[a].group; b++)
+			total += pairs[b].weight;
+		G->step = 1;
+		if (!(total > 0))
+			continue;
+		G->step = lattice_step(pairs + a, b - a, total);
+		if ((err = dense_share(pairs + a, b - a, G->step, total, &G->dense)) < 0)
+			goto out;
+	}
+	goto out;
+out_nomem:
+	err = lp_seterr(LP_ENOMEM, "out of memory");
+out:
+	free(cnt);
+	free(gid);
+	lp_htab_release(&pcs);
+	return err;
+}
+
+int lp_sa_place_new(struct lp_sa_place **out, const struct lp_sample *s, size_t n, const double *sd,
+		    uint64_t line)
+{
+	struct lp_sa_place *pl;
+	struct sa_pair *pairs = NULL;
+	size_t np = 0, cap = 0, *owner = NULL;
+	unsigned shift = 0;
+	int err = 0;
+
+	*out = NULL;
+	while (shift < 63 && (1ull << shift) < line)
+		shift++;
+	if (!(pl = calloc(1, sizeof(*pl))) || !(pl->group = malloc((n ? n : 1) * sizeof(*pl->group))))
+		goto out_nomem;
+	pl->n = n;
+	pl->line = line;
+	for (size_t i = 0; i < n; i++) {
+		size_t before = np;
+		pl->group[i] = UINT32_MAX;
+		if (s[i].reuse == LP_REUSE_DANGLING || !isfinite(sd[i]))
+			continue;
+		pl->group[i] = 0;
+		if ((err = span_pairs(s, n, i, floor(sd[i] + 0.5) + 1, shift, &pairs, &np, &cap)) < 0)
+			goto out;
+		if (np > before) {
+			size_t *o = realloc(owner, cap * sizeof(*o));
+			if (!o)
+				goto out_nomem;
+			owner = o;
+			for (size_t k = before; k < np; k++)
+				owner[k] = i;
+		}
+	}
+	if ((err = place_groups(pl, s, pairs, owner, np)) < 0)
+		goto out;
+	if (!(pl->order = malloc((n ? n : 1) * sizeof(*pl->order))) ||
+	    !(pl->start = calloc(pl->ng + 1, sizeof(*pl->start))))
+		goto out_nomem;
+	for (size_t i = 0; i < n; i++)
+		if (pl->group[i] != UINT32_MAX)
+			pl->start[pl->group[i] + 1]++;
+	for (size_t k = 0; k < pl->ng; k++)
+		pl->start[k + 1] += pl->start[k];
+	for (size_t i = 0, *fill = pl->start; i < n; i++)
+		if (pl->group[i] != UINT32_MAX)
+			pl->order[fill[pl->group[i]]++] = i;
+	for (size_t k = pl->ng; k > 0; k--) /* the fill moved each start to the next */
+		pl->start[k] = pl->start[k - 1];
+	pl->start[0] = 0;
+	*out = pl;
+	pl = NULL;
+	goto out;
+out_nomem:
+	err = lp_seterr(LP_ENOMEM, "out of memory");
+out:
+	free(pairs);
+	free(owner);
+	lp_sa_place_free(pl);
+	return err;
+}
+
+size_t lp_sa_place_groups(const struct lp_sa_place *pl)
+{
+	return pl ? pl->ng : 0;
+}
+
+void lp_sa_place_group(const struct lp_sa_place *pl, size_t g, struct lp_sa_group_info *out)
+{
+	*out = pl->g[g];
+}
+
+int lp_sa_place_miss(const struct lp_sa_place *pl, const double *sd, uint64_t sets, uint64_t ways,
+		     double *prob)
+{
+	double *D = malloc((pl->n ? pl->n : 1) * sizeof(*D)), *walk = malloc((pl->n ? pl->n : 1) * sizeof(*walk));
+	double *miss = malloc((pl->n ? pl->n : 1) * sizeof(*miss));
+	size_t *idx = malloc((pl->n ? pl->n : 1) * sizeof(*idx));
+	int err = 0;
+
+	if (!D || !walk || !miss || !idx) {
+		err = lp_seterr(LP_ENOMEM, "out of memory");
+		goto out;
+	}
+	for (uint32_t gi = 0; gi < pl->ng; gi++) {
+		const struct lp_sa_group_info *G = &pl->g[gi];
+		struct lp_sa_walk w = { (double)G->step * (double)pl->line, 1e18, 0 };
+		size_t k = 0;
+		for (size_t j = pl->start[gi]; j < pl->start[gi + 1]; j++) {
+			size_t i = pl->order[j];
+			D[k] = sd[i];
+			walk[k] = G->dense * (floor(sd[i] + 0.5) + 1);
+			idx[k++] = i;
+		}
+		if (!k)
+			continue;
+		if ((err = lp_sa_walk_miss(G->dense >= SA_MIN_DENSE ? &w : NULL, sets, ways, pl->line, D, walk, k,
+					   miss)) < 0)
+			goto out;
+		for (size_t j = 0; j < k; j++)
+			prob[idx[j]] = miss[j];
+	}
+out:
+	free(D);
+	free(walk);
+	free(miss);
+	free(idx);
+	return err;
+}
