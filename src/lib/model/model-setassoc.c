@@ -47,6 +47,7 @@
 #include "common/htab.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -82,12 +83,6 @@ void lp_sa_place_free(struct lp_sa_place *pl)
 	free(pl->order);
 	free(pl->start);
 	free(pl);
-}
-
-static int cmp_u(const void *a, const void *b)
-{
-	const double *x = a, *y = b;
-	return x[0] < y[0] ? -1 : x[0] > y[0];
 }
 
 static int cmp_pair_group(const void *a, const void *b)
@@ -165,86 +160,83 @@ static uint64_t lattice_step(const struct sa_pair *p, size_t np, double total)
 	return g;
 }
 
-/* The dense share of a group with step g: the near offsets' share of the
- * span's lines times their density over the range they cover. */
-static int dense_share(const struct sa_pair *p, size_t np, uint64_t g, double total, double *dense)
+/* The dense share of a group with step g: nu, the share of the span's
+ * lines on the lattice within g (D + 1) of the reused line, times their
+ * density phi near it: the lattice points within a quarter of that of the
+ * reused line that were touched, against the share a dense walk through it
+ * touches there (1 - 1/8: the walk's ends cut some off). A random subset
+ * of a range of R lattice points has phi = (D + 1) / R. */
+static double dense_share(const struct sa_pair *p, size_t np, uint64_t g, double total)
 {
-	double *u = malloc((np ? np : 1) * 2 * sizeof(*u)), nu = 0, lo = 0, hi = 0, acc = 0, range;
-	size_t nn = 0;
+	double nu = 0, close = 0, phi;
 
-	if (!u)
-		return lp_seterr(LP_ENOMEM, "out of memory");
 	for (size_t i = 0; i < np; i++) {
 		uint64_t a = (uint64_t)(p[i].delta < 0 ? -p[i].delta : p[i].delta);
-		if (a % g || (double)a > (double)g * p[i].lines)
+		double u = (double)a / ((double)g * p[i].lines);
+		if (a % g || u > 1)
 			continue;
-		u[2 * nn] = (double)p[i].delta / ((double)g * p[i].lines);
-		u[2 * nn + 1] = p[i].weight;
 		nu += p[i].weight;
-		nn++;
+		if (u <= 0.25)
+			close += p[i].weight;
 	}
-	*dense = 0;
-	if (nn && nu > 0) {
-		/* the range holding the middle 96% of the near weight */
-		qsort(u, nn, 2 * sizeof(*u), cmp_u);
-		lo = u[0];
-		hi = u[2 * (nn - 1)];
-		for (size_t i = 0; i < nn; i++) {
-			double before = acc;
-			acc += u[2 * i + 1];
-			if (before <= 0.02 * nu && acc > 0.02 * nu)
-				lo = u[2 * i];
-			if (before < 0.98 * nu && acc >= 0.98 * nu)
-				hi = u[2 * i];
-		}
-		range = (hi - lo) / 0.96;
-		/* a range below one lattice point per line is still dense */
-		if (range < nu / total)
-			range = nu / total;
-		*dense = (nu / total) * fmin(1.0, (nu / total) / range);
-	}
-	free(u);
-	return 0;
+	phi = 2 * (close / total) / 0.875;
+	return (nu / total) * (phi < 1 ? phi : 1);
 }
 
-/* The pc's index in pcs (added when new, with cnt 0 and no group). */
-static size_t pc_index(struct lp_htab *pcs, uint64_t pc, size_t *cnt, uint32_t *gid)
+/* The key of sample i's group: its pc and the octave of its span's lines
+ * (reuses of one pc at very different distances see different layouts: a
+ * column's rows, or the whole matrix). */
+static uint64_t group_key(const struct lp_sample *s, const double *sd, size_t i)
+{
+	return (s[i].pc & ((1ull << 56) - 1)) | (uint64_t)ilogb(floor(sd[i] + 0.5) + 1) << 56;
+}
+
+/* The index of key in keys (added when new, with cnt 0 and no group). */
+static size_t key_index(struct lp_htab *keys, uint64_t key, size_t *cnt, uint32_t *gid)
 {
 	int isnew;
-	uint64_t *v = lp_htab_get(pcs, pc, &isnew);
+	uint64_t *v = lp_htab_get(keys, key, &isnew);
 
 	if (isnew) {
-		*v = pcs->n - 1;
+		*v = keys->n - 1;
 		cnt[*v] = 0;
 		gid[*v] = UINT32_MAX;
 	}
 	return (size_t)*v;
 }
 
-/* Group the samples by pc (pcs with few offsets together, group 0) and
- * estimate each group's walk. */
-static int place_groups(struct lp_sa_place *pl, const struct lp_sample *s, struct sa_pair *pairs,
-			const size_t *owner, size_t np)
+/* Group the samples by pc and octave of distance, those with few offsets
+ * with the others of their octave, and estimate each group's walk. */
+static int place_groups(struct lp_sa_place *pl, const struct lp_sample *s, const double *sd,
+			struct sa_pair *pairs, const size_t *owner, size_t np)
 {
-	struct lp_htab pcs = { 0 };
-	size_t *cnt = malloc((pl->n + 1) * sizeof(*cnt));
-	uint32_t *gid = malloc((pl->n + 1) * sizeof(*gid));
+	struct lp_htab keys = { 0 };
+	size_t *cnt = malloc((pl->n + 64) * sizeof(*cnt));
+	uint32_t *gid = malloc((pl->n + 64) * sizeof(*gid)), rest[64];
 	int err = 0;
 
-	if (!cnt || !gid || lp_htab_init(&pcs, 64) < 0 || lp_htab_reserve(&pcs, pl->n + 1) < 0 ||
-	    !(pl->g = calloc(pl->n + 1, sizeof(*pl->g))))
+	if (!cnt || !gid || lp_htab_init(&keys, 64) < 0 || lp_htab_reserve(&keys, pl->n + 1) < 0 ||
+	    !(pl->g = calloc(pl->n + 64, sizeof(*pl->g))))
 		goto out_nomem;
 	for (size_t k = 0; k < np; k++)
-		cnt[pc_index(&pcs, s[owner[k]].pc, cnt, gid)]++;
-	pl->ng = 1;
+		cnt[key_index(&keys, group_key(s, sd, owner[k]), cnt, gid)]++;
+	for (int o = 0; o < 64; o++)
+		rest[o] = UINT32_MAX;
 	for (size_t i = 0; i < pl->n; i++) {
+		uint64_t key;
 		size_t v;
 		if (pl->group[i] == UINT32_MAX)
 			continue;
-		v = pc_index(&pcs, s[i].pc, cnt, gid);
-		if (gid[v] == UINT32_MAX) {
-			gid[v] = cnt[v] >= SA_MIN_PAIRS ? (uint32_t)pl->ng++ : 0;
-			pl->g[gid[v]].pc = gid[v] ? s[i].pc : 0;
+		key = group_key(s, sd, i);
+		v = key_index(&keys, key, cnt, gid);
+		if (gid[v] == UINT32_MAX && cnt[v] >= SA_MIN_PAIRS) {
+			gid[v] = (uint32_t)pl->ng++;
+			pl->g[gid[v]].pc = s[i].pc;
+		} else if (gid[v] == UINT32_MAX) {
+			unsigned o = (unsigned)(key >> 56) & 63;
+			if (rest[o] == UINT32_MAX)
+				rest[o] = (uint32_t)pl->ng++; /* pc 0 */
+			gid[v] = rest[o];
 		}
 		pl->group[i] = gid[v];
 		pl->g[gid[v]].samples++;
@@ -254,17 +246,17 @@ static int place_groups(struct lp_sa_place *pl, const struct lp_sample *s, struc
 		pl->g[pairs[k].group].pairs++;
 	}
 	qsort(pairs, np, sizeof(*pairs), cmp_pair_group);
+	for (size_t k = 0; k < pl->ng; k++)
+		pl->g[k].step = 1;
 	for (size_t a = 0, b; a < np; a = b) {
 		struct lp_sa_group_info *G = &pl->g[pairs[a].group];
 		double total = 0;
 		for (b = a; b < np && pairs[b].group == pairs[a].group; b++)
 			total += pairs[b].weight;
-		G->step = 1;
 		if (!(total > 0))
 			continue;
 		G->step = lattice_step(pairs + a, b - a, total);
-		if ((err = dense_share(pairs + a, b - a, G->step, total, &G->dense)) < 0)
-			goto out;
+		G->dense = dense_share(pairs + a, b - a, G->step, total);
 	}
 	goto out;
 out_nomem:
@@ -272,7 +264,7 @@ out_nomem:
 out:
 	free(cnt);
 	free(gid);
-	lp_htab_release(&pcs);
+	lp_htab_release(&keys);
 	return err;
 }
 
@@ -309,8 +301,13 @@ int lp_sa_place_new(struct lp_sa_place **out, const struct lp_sample *s, size_t 
 				owner[k] = i;
 		}
 	}
-	if ((err = place_groups(pl, s, pairs, owner, np)) < 0)
+	if ((err = place_groups(pl, s, sd, pairs, owner, np)) < 0)
 		goto out;
+	if (getenv("LP_SA_DEBUG"))
+		for (size_t k = 0; k < pl->ng; k++)
+			fprintf(stderr, "group %zu pc %#lx step %lu dense %.3f samples %zu pairs %zu\n", k,
+				(unsigned long)pl->g[k].pc, (unsigned long)pl->g[k].step, pl->g[k].dense,
+				pl->g[k].samples, pl->g[k].pairs);
 	if (!(pl->order = malloc((n ? n : 1) * sizeof(*pl->order))) ||
 	    !(pl->start = calloc(pl->ng + 1, sizeof(*pl->start))))
 		goto out_nomem;
