@@ -140,12 +140,18 @@ int lp_statstack_sample_miss(const struct lp_statstack *m, uint64_t sets, uint64
  * groups of samples it found (a pc with enough samples in spans, or the
  * rest together), and for the group of sample i (profile order, as
  * lp_statstack_sample_sd()) its walk: the lattice step in lines of the
- * lines in its spans and the share of them that are a dense walk through
- * the sampled line (0: random placement). */
+ * lines in its spans, the share of them on that walk near the sampled
+ * line, and how densely they fill it. */
 struct lp_sa_group_info {
 	uint64_t pc;      /* 0: the rest */
 	uint64_t step;    /* lines between the walk's lines (>= 1) */
-	double dense;     /* share of a span's lines on the walk's window, 0..1 */
+	double near;      /* share of a span's lines on the walk near the
+			   * reused line, 0..1 (0: random placement) */
+	double density;   /* share of the walk's lines there that were
+			   * touched, 0..1 */
+	double extent;    /* lines of the walk that a span's lines can be
+			   * among (their offsets' 99th percentile, both
+			   * sides) */
 	size_t samples;   /* finite samples in the group */
 	size_t pairs;     /* span lines seen (samples inside their spans) */
 };
@@ -169,11 +175,14 @@ struct lp_sa_walk {
 /* Miss chances, in an LRU cache of `sets` sets of `ways` ways and
  * `line`-byte lines, of reuses at stack distances D[0..nd-1] of a line on
  * walk w (NULL: random placement, the binomial model), into miss[]. walk:
- * per reuse, how many of its D + 1 lines are a window of the walk holding
- * the reused line (NULL: min(D + 1, w->lines)); the others are placed at
- * random. */
+ * per reuse, how many of its D + 1 lines are on the walk, the reused line
+ * included (NULL: min(D + 1, w->lines)); the others are placed at random.
+ * region: per reuse, the consecutive lines of the walk, through the reused
+ * one, that those are drawn from at random (NULL, or at most walk[i]: they
+ * are all of them, a dense window). */
 int lp_sa_walk_miss(const struct lp_sa_walk *w, uint64_t sets, uint64_t ways, uint64_t line,
-		    const double *D, const double *walk, size_t nd, double *miss);
+		    const double *D, const double *walk, const double *region, size_t nd,
+		    double *miss);
 
 /* Probability that an access with stack distance floor(sd) misses in an
  * LRU cache of `sets` sets of `ways` ways, when lines map to sets uniformly

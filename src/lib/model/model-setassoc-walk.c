@@ -67,14 +67,45 @@ static void binom_tails(double r, double s, int K, double *t)
 
 struct req {
 	double n; /* the reuse's lines: D + 1 */
-	double m; /* of them on the walk's window (1..n) */
+	double m; /* of them on the walk (1..n) */
+	double R; /* the walk's lines they are drawn from (m..) */
 	size_t idx;
 };
 
 static int cmp_req(const void *a, const void *b)
 {
 	const struct req *x = a, *y = b;
-	return x->m < y->m ? -1 : x->m > y->m;
+	return x->R < y->R ? -1 : x->R > y->R;
+}
+
+/* P(H + X >= ways) for H ~ Hypergeometric(N items, Kc marked, d drawn) and
+ * X ~ Binomial(r, 1/s): the miss chance of a reuse whose walk lines are d
+ * of the N others of its region, Kc of which in its set, and r more lines
+ * at random. The pmfs by their ratios (two logarithms per call: this runs
+ * for every sampled reuse of a sparse walk). */
+static double sparse_tail(double N, double Kc, double d, double r, double s, uint64_t ways)
+{
+	double bc[66], hp, b, hit = 0, p = 1 / s;
+	double lo = d - (N - Kc) > 0 ? d - (N - Kc) : 0, hi = Kc < d ? Kc : d;
+
+	/* the binomial's cdf up to ways - 1 */
+	b = exp(r * log1p(-p));
+	for (uint64_t j = 0; j < ways; j++) {
+		bc[j] = (j ? bc[j - 1] : 0) + b;
+		b *= (r - (double)j) / ((double)j + 1) * p / (1 - p);
+		if (r - (double)j <= 0)
+			b = 0;
+	}
+	if (lo >= (double)ways)
+		return 1;
+	hp = exp(lgamma(Kc + 1) - lgamma(lo + 1) - lgamma(Kc - lo + 1) + lgamma(N - Kc + 1) -
+		 lgamma(d - lo + 1) - lgamma(N - Kc - d + lo + 1) - lgamma(N + 1) + lgamma(d + 1) +
+		 lgamma(N - d + 1));
+	for (double i = lo; i <= hi && i < (double)ways; i++) {
+		hit += hp * bc[ways - 1 - (uint64_t)i];
+		hp *= (Kc - i) * (d - i) / ((i + 1) * (N - Kc - d + i + 1));
+	}
+	return hit >= 1 ? 0 : 1 - hit;
 }
 
 /* Lines of the walk seen (with an outer stride, columns overlap): 1 if
@@ -112,20 +143,41 @@ static void occ_add(struct occ *o, uint64_t line)
 	o->lines++;
 }
 
-/* The miss chance of a reuse whose `n` lines are the `wn` of the window
- * (their classes hc) and n - wn at random. */
-static double window_miss(const uint64_t *hc, uint64_t wn, double n, double sets, size_t K)
+/* The miss chance of a reuse whose `n` lines are `m` of the `wn` of the
+ * window (their classes hc) and n - m at random. */
+static double window_miss(const uint64_t *hc, uint64_t wn, double m, double n, double sets, size_t K)
 {
-	double t[66], p = 0, rest = n - (double)wn;
+	double t[66], p = 0, rest = n - (m < (double)wn ? m : (double)wn);
 
+	if (m < (double)wn) { /* a sparse window: m - 1 of its wn - 1 others */
+		for (size_t c = 1; c <= K; c++)
+			if (hc[c])
+				p += (double)hc[c] / (double)wn *
+				     sparse_tail((double)wn - 1, (double)c - 1, m - 1, rest, sets, K - 1);
+		return p;
+	}
 	binom_tails(rest > 0 ? rest : 0, sets, (int)K, t);
 	for (size_t c = 1; c <= K; c++)
 		p += (double)hc[c] / (double)wn * t[K - c]; /* X >= ways + 1 - c */
 	return p;
 }
 
+/* The same for a sparse window of R lines beyond the enumeration, spread
+ * evenly over the `covered` sets the walk visits. */
+static double region_miss(double R, double m, double n, double covered, double sets, uint64_t ways)
+{
+	double c = floor(R / covered), up = R - c * covered; /* sets with c + 1 */
+	double pu = (c + 1) * up / R, p = 0;
+
+	if (pu > 0)
+		p += pu * sparse_tail(R - 1, c, m - 1, n - m, sets, ways);
+	if (pu < 1)
+		p += (1 - pu) * sparse_tail(R - 1, c - 1, m - 1, n - m, sets, ways);
+	return p;
+}
+
 int lp_sa_walk_miss(const struct lp_sa_walk *w, uint64_t sets, uint64_t ways, uint64_t line, const double *D,
-		    const double *walk, size_t nd, double *miss)
+		    const double *walk, const double *region, size_t nd, double *miss)
 {
 	uint64_t stride, s1, q, g, T, cap, col, span, lcap;
 	size_t nreq = 0, K, noff, offstep;
@@ -184,11 +236,13 @@ int lp_sa_walk_miss(const struct lp_sa_walk *w, uint64_t sets, uint64_t ways, ui
 	o.sets = sets;
 	o.K = K;
 	for (size_t i = 0; i < nd; i++) {
-		double n = floor(D[i] + 0.5) + 1, m;
+		double n = floor(D[i] + 0.5) + 1, m, R;
 		n = n >= 1 ? n : 1;
 		m = walk ? floor(walk[i] + 0.5) : n;
+		m = m < 1 ? 1 : m > n ? n : m;
+		R = region ? floor(fmin(region[i], 1e15) + 0.5) : m;
 		miss[i] = 0;
-		rq[nreq++] = (struct req){ n, m < 1 ? 1 : m > n ? n : m, i };
+		rq[nreq++] = (struct req){ n, m, R > m ? R : m, i };
 	}
 	qsort(rq, nreq, sizeof(*rq), cmp_req);
 	/* an outer stride costs a set of lines per start: fewer starts */
@@ -204,8 +258,8 @@ int lp_sa_walk_miss(const struct lp_sa_walk *w, uint64_t sets, uint64_t ways, ui
 		lp_htab_release(&ls); /* each start walks its own lines */
 		/* the walk itself: a window of n of its lines */
 		for (uint64_t k = 0;; k++) {
-			while (r < nreq && rq[r].m <= (double)o.lines) {
-				miss[rq[r].idx] += window_miss(o.hc, o.lines, rq[r].n, (double)sets, K) / (double)noff;
+			while (r < nreq && rq[r].R <= (double)o.lines) {
+				miss[rq[r].idx] += window_miss(o.hc, o.lines, rq[r].m, rq[r].n, (double)sets, K) / (double)noff;
 				r++;
 			}
 			if (r == nreq || k == col)
@@ -221,9 +275,16 @@ int lp_sa_walk_miss(const struct lp_sa_walk *w, uint64_t sets, uint64_t ways, ui
 			occ_add(&o, l);
 		}
 		if (capped) {
-			/* every set the window visits holds more than `ways` */
+			/* every set the window visits holds more than `ways`: a
+			 * dense window misses, a sparse one draws from them */
+			double covered = 0;
+			for (uint64_t k = 0; k < sets; k++)
+				covered += o.occ[k] > 0;
 			for (; r < nreq; r++)
-				miss[rq[r].idx] += 1.0 / (double)noff;
+				miss[rq[r].idx] += (rq[r].m >= rq[r].R ? 1.0
+								      : region_miss(rq[r].R, rq[r].m, rq[r].n, covered,
+										    (double)sets, ways)) /
+						   (double)noff;
 			continue;
 		}
 		/* beyond one walk: with an outer stride, whole walks moved by it
@@ -242,14 +303,14 @@ int lp_sa_walk_miss(const struct lp_sa_walk *w, uint64_t sets, uint64_t ways, ui
 			}
 			rc = 0;
 			while (r < nreq && rq[r].n < (double)o.lines) {
-				miss[rq[r].idx] += window_miss(hcprev, lprev, rq[r].n, (double)sets, K) / (double)noff;
+				miss[rq[r].idx] += window_miss(hcprev, lprev, rq[r].m, rq[r].n, (double)sets, K) / (double)noff;
 				r++;
 			}
 			memcpy(hcprev, o.hc, sizeof(hcprev));
 			lprev = o.lines;
 		}
 		for (; r < nreq; r++)
-			miss[rq[r].idx] += window_miss(hcprev, lprev, rq[r].n, (double)sets, K) / (double)noff;
+			miss[rq[r].idx] += window_miss(hcprev, lprev, rq[r].m, rq[r].n, (double)sets, K) / (double)noff;
 	}
 	for (size_t i = 0; i < nd; i++)
 		miss[i] = miss[i] > 1 ? 1 : miss[i] < 0 ? 0 : miss[i];

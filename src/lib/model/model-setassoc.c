@@ -47,14 +47,15 @@
 #include "common/htab.h"
 
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define SA_SCAN 64            /* samples read per span */
 #define SA_MIN_PAIRS 32       /* offsets for a pc's own estimate */
 #define SA_LATTICE_SHARE 0.8  /* share of offsets on a lattice to take it */
-#define SA_MIN_DENSE 0.02     /* below: random placement (binomial) */
+#define SA_MIN_DENSE 0.02     /* near share x density below: random placement */
+#define SA_DENSE 0.9          /* a walk's density above: 1 */
+#define SA_MAX_REACH 64.0     /* the walk's lines are within 64 (D + 1) lines */
 #define SA_MAX_STEP (1ull << 40)
 
 struct sa_pair {
@@ -160,27 +161,62 @@ static uint64_t lattice_step(const struct sa_pair *p, size_t np, double total)
 	return g;
 }
 
-/* The dense share of a group with step g: nu, the share of the span's
- * lines on the lattice within g (D + 1) of the reused line, times their
- * density phi near it: the lattice points within a quarter of that of the
- * reused line that were touched, against the share a dense walk through it
- * touches there (1 - 1/8: the walk's ends cut some off). A random subset
- * of a range of R lattice points has phi = (D + 1) / R. */
-static double dense_share(const struct sa_pair *p, size_t np, uint64_t g, double total)
+/* A group's walk with step g: its density phi near the reused line (the
+ * lattice points within a quarter of g (D + 1) of it that were touched,
+ * against the share that a dense walk through it touches there, 1 - 1/8:
+ * the walk's ends cut some off; a random subset of a range of R lattice
+ * points has phi = (D + 1) / R), and nu, the share of the span's lines on
+ * the lattice within g (D + 1) / phi of the reused line: the range that
+ * holds the walk's lines at that density. A density above SA_DENSE is
+ * taken as 1: the sampling noise of a few hundred offsets, where a walk
+ * that misses a line in twenty would be rare. */
+static int cmp_double(const void *a, const void *b)
 {
-	double nu = 0, close = 0, phi;
+	const double *x = a, *y = b;
+	return x[0] < y[0] ? -1 : x[0] > y[0];
+}
 
+static int walk_share(const struct sa_pair *p, size_t np, uint64_t g, double total, double *near,
+		      double *density, double *extent)
+{
+	double nu = 0, close = 0, phi, reach, *v = malloc((np ? np : 1) * 2 * sizeof(*v)), acc = 0;
+	size_t nv = 0;
+
+	if (!v)
+		return lp_seterr(LP_ENOMEM, "out of memory");
 	for (size_t i = 0; i < np; i++) {
 		uint64_t a = (uint64_t)(p[i].delta < 0 ? -p[i].delta : p[i].delta);
-		double u = (double)a / ((double)g * p[i].lines);
-		if (a % g || u > 1)
-			continue;
-		nu += p[i].weight;
-		if (u <= 0.25)
+		if (a % g == 0 && (double)a <= 0.25 * (double)g * p[i].lines)
 			close += p[i].weight;
 	}
 	phi = 2 * (close / total) / 0.875;
-	return (nu / total) * (phi < 1 ? phi : 1);
+	phi = phi >= SA_DENSE ? 1 : phi;
+	reach = phi > 1.0 / SA_MAX_REACH ? 1 / phi : SA_MAX_REACH;
+	for (size_t i = 0; i < np; i++) {
+		uint64_t a = (uint64_t)(p[i].delta < 0 ? -p[i].delta : p[i].delta);
+		if (a % g == 0 && (double)a <= reach * (double)g * p[i].lines) {
+			nu += p[i].weight;
+			v[2 * nv] = (double)(a / g);
+			v[2 * nv++ + 1] = p[i].weight;
+		}
+	}
+	*near = nu / total;
+	*density = phi;
+	/* the walk's lines lie within (the 99th percentile of) these offsets
+	 * (pooled over reused lines anywhere on the walk, they reach its length):
+	 * a random walk over a range of R lines, whose density grows with D,
+	 * never reaches past R */
+	qsort(v, nv, 2 * sizeof(*v), cmp_double);
+	*extent = 1e15;
+	for (size_t i = 0; i < nv; i++) {
+		acc += v[2 * i + 1];
+		if (acc >= 0.99 * nu) {
+			*extent = v[2 * i] + 1;
+			break;
+		}
+	}
+	free(v);
+	return 0;
 }
 
 /* The key of sample i's group: its pc and the octave of its span's lines
@@ -256,7 +292,8 @@ static int place_groups(struct lp_sa_place *pl, const struct lp_sample *s, const
 		if (!(total > 0))
 			continue;
 		G->step = lattice_step(pairs + a, b - a, total);
-		G->dense = dense_share(pairs + a, b - a, G->step, total);
+		if ((err = walk_share(pairs + a, b - a, G->step, total, &G->near, &G->density, &G->extent)) < 0)
+			goto out;
 	}
 	goto out;
 out_nomem:
@@ -303,11 +340,6 @@ int lp_sa_place_new(struct lp_sa_place **out, const struct lp_sample *s, size_t 
 	}
 	if ((err = place_groups(pl, s, sd, pairs, owner, np)) < 0)
 		goto out;
-	if (getenv("LP_SA_DEBUG"))
-		for (size_t k = 0; k < pl->ng; k++)
-			fprintf(stderr, "group %zu pc %#lx step %lu dense %.3f samples %zu pairs %zu\n", k,
-				(unsigned long)pl->g[k].pc, (unsigned long)pl->g[k].step, pl->g[k].dense,
-				pl->g[k].samples, pl->g[k].pairs);
 	if (!(pl->order = malloc((n ? n : 1) * sizeof(*pl->order))) ||
 	    !(pl->start = calloc(pl->ng + 1, sizeof(*pl->start))))
 		goto out_nomem;
@@ -349,10 +381,11 @@ int lp_sa_place_miss(const struct lp_sa_place *pl, const double *sd, uint64_t se
 {
 	double *D = malloc((pl->n ? pl->n : 1) * sizeof(*D)), *walk = malloc((pl->n ? pl->n : 1) * sizeof(*walk));
 	double *miss = malloc((pl->n ? pl->n : 1) * sizeof(*miss));
+	double *region = malloc((pl->n ? pl->n : 1) * sizeof(*region));
 	size_t *idx = malloc((pl->n ? pl->n : 1) * sizeof(*idx));
 	int err = 0;
 
-	if (!D || !walk || !miss || !idx) {
+	if (!D || !walk || !miss || !idx || !region) {
 		err = lp_seterr(LP_ENOMEM, "out of memory");
 		goto out;
 	}
@@ -363,13 +396,15 @@ int lp_sa_place_miss(const struct lp_sa_place *pl, const double *sd, uint64_t se
 		for (size_t j = pl->start[gi]; j < pl->start[gi + 1]; j++) {
 			size_t i = pl->order[j];
 			D[k] = sd[i];
-			walk[k] = G->dense * (floor(sd[i] + 0.5) + 1);
+			walk[k] = G->near * (floor(sd[i] + 0.5) + 1);
+			region[k] = G->density > 0 ? walk[k] / G->density : 1e15;
+			region[k] = region[k] > G->extent ? fmax(G->extent, walk[k]) : region[k];
 			idx[k++] = i;
 		}
 		if (!k)
 			continue;
-		if ((err = lp_sa_walk_miss(G->dense >= SA_MIN_DENSE ? &w : NULL, sets, ways, pl->line, D, walk, k,
-					   miss)) < 0)
+		if ((err = lp_sa_walk_miss(G->near * G->density >= SA_MIN_DENSE ? &w : NULL, sets, ways, pl->line, D,
+					   walk, region, k, miss)) < 0)
 			goto out;
 		for (size_t j = 0; j < k; j++)
 			prob[idx[j]] = miss[j];
@@ -377,6 +412,7 @@ int lp_sa_place_miss(const struct lp_sa_place *pl, const double *sd, uint64_t se
 out:
 	free(D);
 	free(walk);
+	free(region);
 	free(miss);
 	free(idx);
 	return err;

@@ -17,7 +17,7 @@ int lp_pred_place_miss(const struct lp_pred_place_walk *w, uint64_t sets, uint64
 	struct lp_sa_walk sw;
 
 	if (!w)
-		return lp_sa_walk_miss(NULL, sets, ways, line, D, NULL, nd, miss);
+		return lp_sa_walk_miss(NULL, sets, ways, line, D, NULL, NULL, nd, miss);
 	sw = (struct lp_sa_walk){ .stride = w->stride, .lines = w->lines, .stride1 = w->stride1 };
-	return lp_sa_walk_miss(&sw, sets, ways, line, D, NULL, nd, miss);
+	return lp_sa_walk_miss(&sw, sets, ways, line, D, NULL, NULL, nd, miss);
 }
