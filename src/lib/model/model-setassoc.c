@@ -141,22 +141,33 @@ static int span_pairs(const struct lp_sample *s, size_t n, size_t i, double line
 }
 
 /* The largest step g (a product of prime powers) that at least
- * SA_LATTICE_SHARE of a group's offsets p[0, np) are multiples of. */
+ * SA_LATTICE_SHARE of a group's offsets p[0, np) are multiples of: for each
+ * prime, the weight of the offsets by how many times it divides them. */
 static uint64_t lattice_step(const struct sa_pair *p, size_t np, double total)
 {
 	static const uint64_t primes[] = { 2, 3, 5, 7, 11, 13 };
 	uint64_t g = 1;
 
 	for (size_t k = 0; k < sizeof(primes) / sizeof(primes[0]); k++) {
-		for (uint64_t q = primes[k]; g * q <= SA_MAX_STEP; q *= primes[k]) {
-			double on = 0;
-			for (size_t i = 0; i < np; i++)
-				if ((uint64_t)(p[i].delta < 0 ? -p[i].delta : p[i].delta) % q == 0)
-					on += p[i].weight;
-			if (on < SA_LATTICE_SHARE * total)
-				break;
-			g *= primes[k];
+		double by[64] = { 0 }, on = 0;
+		int e = 63;
+		for (size_t i = 0; i < np; i++) {
+			uint64_t a = (uint64_t)(p[i].delta < 0 ? -p[i].delta : p[i].delta);
+			int v = 0;
+			while (a && a % primes[k] == 0 && v < 63) {
+				a /= primes[k];
+				v++;
+			}
+			by[a ? v : 63] += p[i].weight;
 		}
+		/* the largest e with at least the share divisible by prime^e */
+		for (; e > 0; e--) {
+			on += by[e];
+			if (on >= SA_LATTICE_SHARE * total)
+				break;
+		}
+		while (e-- > 0 && g * primes[k] <= SA_MAX_STEP)
+			g *= primes[k];
 	}
 	return g;
 }

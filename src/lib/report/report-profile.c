@@ -5,8 +5,9 @@
  * format, comes from here.
  *
  * Assumptions: the models' (docs/models.md). The named caches' LRU ratio is
- * StatStack's set-associative (binomial) estimate; their random ratio is
- * StatCache's fully-associative one, whatever their ways. */
+ * StatStack's set-associative estimate (the placement model,
+ * model-setassoc.c); their random ratio is StatCache's fully-associative
+ * one, whatever their ways. */
 #include "report/report-internal.h"
 
 #include "common/error.h"
