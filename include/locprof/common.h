@@ -46,6 +46,14 @@ const char *lp_version(void);
  * signal that ends the process. */
 void lp_tmp_remove_all(void);
 
+/* Other temporary paths (a socket, a directory, a link) that
+ * lp_tmp_remove_all() removes too: files first, then directories, so a
+ * directory tracked with its files goes as well. path must stay valid
+ * until lp_tmp_untrack(); returns a slot, or -1 when the table is full (the
+ * path is then only removed by its owner). */
+int lp_tmp_track(char *path);
+void lp_tmp_untrack(int slot);
+
 /* Unlink the files NAME.tmp.PID in dir left by processes that no longer
  * exist (kill(PID, 0) fails with ESRCH) and whose NAME match accepts
  * (match NULL: every NAME). Returns how many were removed, or LP_EIO when

@@ -82,4 +82,9 @@ int cli_trace_read_failed(int err, const struct lp_trace_reader *r);
 struct lp_profile;
 void cli_warn_profile(const struct lp_profile *p, const char *path);
 
+/* From now on a signal that ends locprof removes the temporary files of the
+ * outputs being written (SIGKILL excepted: the next command writing the
+ * same output clears those). Called once, by main(). cli-temporaries.c */
+void cli_remove_temporaries_on_exit(void);
+
 #endif

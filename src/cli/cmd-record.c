@@ -248,6 +248,5 @@ static int run(int argc, char **argv)
 		return st;
 	if ((st = record_keep_old_output(&req)) != CLI_OK)
 		return st;
-	record_remove_temporaries_on_exit();
 	return backend->run(&req);
 }

@@ -70,5 +70,6 @@ int main(int argc, char **argv)
 		cli_error("no such command '%s'; see 'locprof help'", argv[1]);
 		return CLI_USAGE;
 	}
+	cli_remove_temporaries_on_exit();
 	return cmd->run(argc - 1, argv + 1);
 }

@@ -107,14 +107,19 @@ static const char *check(const struct record_request *req)
 	return NULL;
 }
 
+/* A temporary directory of links; a signal that ends locprof removes it
+ * (lp_tmp_track). */
 struct tooldir {
 	char path[64];
 	char links[4][PATH_MAX];
 	int nlinks;
+	int slots[5];
 };
 
 static void tooldir_remove(struct tooldir *d)
 {
+	for (int i = 0; i <= d->nlinks; i++)
+		lp_tmp_untrack(d->slots[i]);
 	for (int i = 0; i < d->nlinks; i++)
 		unlink(d->links[i]);
 	if (d->path[0])
@@ -133,7 +138,9 @@ static int tooldir_link_as(struct tooldir *d, const char *dir, const char *from,
 	}
 	if (symlink(target, link) < 0)
 		return -1;
-	memcpy(d->links[d->nlinks++], link, sizeof(link));
+	memcpy(d->links[d->nlinks], link, sizeof(link));
+	d->slots[d->nlinks + 1] = lp_tmp_track(d->links[d->nlinks]);
+	d->nlinks++;
 	return 0;
 }
 
@@ -169,11 +176,15 @@ static int run(const struct record_request *req)
 	for (unsigned i = 0; i < req->nbackend_opts; i++)
 		allocs_option(req->backend_opts[i], &allocs);
 
-	snprintf(d.path, sizeof(d.path), "/tmp/locprof-vg.XXXXXX");
+	const char *tmp = getenv("TMPDIR");
+	if (!tmp || tmp[0] != '/' || strlen(tmp) > 40)
+		tmp = "/tmp";
+	snprintf(d.path, sizeof(d.path), "%s/locprof-vg.XXXXXX", tmp);
 	if (!mkdtemp(d.path)) {
 		cli_error("cannot create a temporary directory: %s", strerror(errno));
 		return CLI_ERROR;
 	}
+	d.slots[0] = lp_tmp_track(d.path);
 	if (tooldir_link(&d, tool, VG_TOOL) < 0 ||
 	    (allocs && tooldir_link_as(&d, tool, allocs == 2 ? VG_PRELOAD_REPLACE : NULL, VG_PRELOAD) < 0) ||
 	    tooldir_link(&d, sys, VG_CORE_PRELOAD) < 0 || tooldir_link(&d, sys, VG_SUPP) < 0) {

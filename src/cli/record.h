@@ -74,9 +74,6 @@ int record_find_program(const char *prog, char *buf, size_t len);
 int record_prepare_output(const struct record_request *req);
 /* An existing OUT becomes OUT.old: */
 int record_keep_old_output(const struct record_request *req);
-/* From now on a signal that ends locprof removes the temporary files of the
- * outputs being written (SIGKILL excepted: the next run clears those). */
-void record_remove_temporaries_on_exit(void);
 
 /* Monotonic seconds. */
 double record_now(void);

@@ -122,19 +122,23 @@ for sig in INT:2 TERM:15 HUP:1; do
 done
 
 # 7. A signal that ends locprof itself removes the temporary file of the
-#    output being written.
+#    output being written, and the collector's socket and its directory
+#    (made in $TMPDIR).
 rm -f "$T/side"
-"$LOCPROF" record --mode trace -o "$T/tr.lpt" -- "$T/cyclic" 97 1000 spin "$T/side" >"$T/out" 2>"$T/err" &
+mkdir "$T/tmpdir"
+TMPDIR=$T/tmpdir "$LOCPROF" record --mode trace -o "$T/tr.lpt" -- "$T/cyclic" 97 1000 spin "$T/side" >"$T/out" 2>"$T/err" &
 rec=$!
 wait_pidfile "$T/side"
 sleep 0.3
 ls "$T"/tr.lpt.tmp.* >/dev/null 2>&1 || fail "no temporary trace while recording"
+ls "$T"/tmpdir/locprof-rec.*/sock >/dev/null 2>&1 || fail "no collector socket in \$TMPDIR"
 kill -USR1 $rec
 ended $rec "SIGUSR1 did not end locprof"
 st=0; wait $rec || st=$?
 [ $st = 138 ] || fail "SIGUSR1: locprof exited $st"
 kill "$(cat "$T/side")" 2>/dev/null || true
 if ls "$T"/tr.lpt.tmp.* >/dev/null 2>&1; then fail "SIGUSR1 left a temporary trace"; fi
+[ -z "$(ls -A "$T/tmpdir")" ] || fail "SIGUSR1 left $(ls "$T/tmpdir")"
 
 # 8. After a SIGKILL the temporary file stays; the next recording to that
 #    output removes it (and not one of a live process).

@@ -58,6 +58,7 @@ int lp_collect_recorder_alloc(struct lp_recorder **out, const struct lp_record_o
 		return lp_seterr(LP_ENOMEM, "out of memory");
 	r->o = *o;
 	r->listen_fd = -1;
+	r->dir_slot = r->path_slot = -1;
 	r->output = strdup(o->output);
 	if (!r->output) {
 		free(r);
@@ -77,13 +78,19 @@ int lp_recorder_new(struct lp_recorder **out, const struct lp_record_options *o)
 
 	if ((err = lp_collect_recorder_alloc(&r, o, lines, sizeof(lines))) < 0)
 		return err;
-	snprintf(r->dir, sizeof(r->dir), "/tmp/locprof-rec.XXXXXX");
+	/* $TMPDIR when the socket's path still fits in sockaddr_un */
+	const char *tmp = getenv("TMPDIR");
+	if (!tmp || tmp[0] != '/' || strlen(tmp) > 40)
+		tmp = "/tmp";
+	snprintf(r->dir, sizeof(r->dir), "%s/locprof-rec.XXXXXX", tmp);
 	if (!mkdtemp(r->dir)) {
 		r->dir[0] = 0;
 		err = lp_seterr_errno("cannot create a temporary directory");
 		goto out_free;
 	}
+	r->dir_slot = lp_tmp_track(r->dir);
 	snprintf(r->path, sizeof(r->path), "%s/sock", r->dir);
+	r->path_slot = lp_tmp_track(r->path);
 	r->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (r->listen_fd < 0) {
 		err = lp_seterr_errno("socket");
@@ -888,6 +895,8 @@ void lp_recorder_free(struct lp_recorder *r)
 	free(r->outs);
 	if (r->listen_fd >= 0)
 		close(r->listen_fd);
+	lp_tmp_untrack(r->path_slot);
+	lp_tmp_untrack(r->dir_slot);
 	if (r->path[0])
 		unlink(r->path);
 	if (r->dir[0])

@@ -71,6 +71,7 @@ struct lp_recorder {
 	char *output;
 	char dir[64];
 	char path[96];
+	int dir_slot, path_slot; /* lp_tmp_track(): a fatal signal removes them */
 	int listen_fd;
 	char *env[8];
 	struct conn *conns;

@@ -199,7 +199,7 @@ struct lp_out {
 static char *_Atomic tmp_slots[TMP_SLOTS];
 static _Atomic pid_t tmp_owner; /* a forked child must not remove them */
 
-static int tmp_register(char *path)
+int lp_tmp_track(char *path)
 {
 	atomic_store(&tmp_owner, getpid());
 	for (int i = 0; i < TMP_SLOTS; i++) {
@@ -210,10 +210,15 @@ static int tmp_register(char *path)
 	return -1;
 }
 
+void lp_tmp_untrack(int slot)
+{
+	if (slot >= 0 && slot < TMP_SLOTS)
+		atomic_store(&tmp_slots[slot], NULL);
+}
+
 static void tmp_unregister(struct lp_out *o)
 {
-	if (o->tmp_slot >= 0)
-		atomic_store(&tmp_slots[o->tmp_slot], NULL);
+	lp_tmp_untrack(o->tmp_slot);
 	o->tmp_slot = -1;
 }
 
@@ -224,7 +229,12 @@ void lp_tmp_remove_all(void)
 	for (int i = 0; i < TMP_SLOTS; i++) {
 		char *p = atomic_load(&tmp_slots[i]);
 		if (p)
-			unlink(p);
+			unlink(p); /* fails on a directory (EISDIR) */
+	}
+	for (int i = 0; i < TMP_SLOTS; i++) {
+		char *p = atomic_load(&tmp_slots[i]);
+		if (p)
+			rmdir(p);
 	}
 }
 
@@ -279,6 +289,28 @@ int lp_tmp_remove_stale(const char *dir, int (*match)(const char *name, void *ct
 	return removed;
 }
 
+static int same_name(const char *name, void *base)
+{
+	return !strcmp(name, base);
+}
+
+/* PATH.tmp.PID of a process that is gone: a writer killed by SIGKILL, which
+ * no handler sees. Best effort: an unreadable directory fails the open. */
+static void remove_stale_temporaries(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char dir[4096];
+
+	if (!slash) {
+		lp_tmp_remove_stale(".", same_name, (void *)path);
+		return;
+	}
+	if (!slash[1] || (size_t)(slash - path) >= sizeof(dir))
+		return;
+	snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : (int)(slash - path), path);
+	lp_tmp_remove_stale(dir, same_name, (void *)(slash + 1));
+}
+
 int lp_out_open(struct lp_out **out, const char *path)
 {
 	struct lp_out *o = calloc(1, sizeof(*o));
@@ -299,6 +331,7 @@ int lp_out_open(struct lp_out **out, const char *path)
 		*out = o;
 		return 0;
 	}
+	remove_stale_temporaries(path);
 	o->path = strdup(path);
 	if (!o->path || asprintf(&o->tmp_path, "%s.tmp.%d", path, (int)getpid()) < 0) {
 		o->tmp_path = NULL;
@@ -310,7 +343,7 @@ int lp_out_open(struct lp_out **out, const char *path)
 		err = lp_seterr_errno("cannot create '%s'", path);
 		goto out_free;
 	}
-	o->tmp_slot = tmp_register(o->tmp_path);
+	o->tmp_slot = lp_tmp_track(o->tmp_path);
 	*out = o;
 	return 0;
 
