@@ -2,7 +2,7 @@
  * span fall in the sets, read from the samples' addresses, and the misses
  * by the placement model of strided walks (model-setassoc-walk.c), which
  * `model predict` uses for its reference groups too. docs/models.md,
- * "Set-associative placement".
+ * "Set-associative LRU: the placement model".
  *
  * What is measured. A sample x (line X, time t, reuse distance d) has a
  * span, the accesses t+1 .. t+d; the D other lines of its reuse (StatStack's
@@ -10,36 +10,37 @@
  * y inside the span whose own next access is after it (or never) is such
  * a last access (the argument of StatStack's estimate, model-statstack.c),
  * so its line Y is drawn from the D lines, and Y - X is a draw of where
- * the span's lines lie relative to the reused one. The samples of one pc
- * (a loop's walk) are pooled: all the offsets Y - X of its samples.
+ * the span's lines lie relative to the reused one. Each x's offsets weigh
+ * 1 in all.
  *
  * Assumptions:
- * - The samples of one pc place their spans' lines alike (the same walk,
- *   the same arrays around it); pcs with fewer than SA_MIN_PAIRS offsets
- *   are pooled into one group. All reuses of a group share its estimate,
- *   whatever their distance.
+ * - The reuses of one pc whose D + 1 lie in one octave place their spans'
+ *   lines alike (the same walk, the same arrays around it): their offsets
+ *   are pooled. Pcs with fewer than SA_MIN_PAIRS offsets in an octave are
+ *   pooled with the others of that octave.
  * - Lattice: when at least SA_LATTICE_SHARE of the offsets are multiples
  *   of a step g (a column walk of a row-major matrix: the row length in
  *   lines), the span's lines near the reused one are on the lattice
  *   X + g Z; g is the largest such product of prime powers (2..13).
- * - Dense walk: the offsets that are on the lattice and within g (D + 1)
- *   of X are the reuse's walk; if all the walk's lattice points between
- *   the lowest and highest of them were touched, they would number
- *   (range / g); their measured share nu of the span's lines against the
- *   share of the range they cover (phi = nu / range, at most 1) says how
- *   densely: the model places nu * phi of the D + 1 lines as a window of
- *   consecutive lattice points through X (each set of the lattice gets
- *   its even share), the rest at random (binomial). Contiguous arrays
- *   (g = 1, dense) spread evenly over the sets; random accesses over a
- *   large range have a small, sparse near share and are the binomial
- *   model.
+ * - Walk: the lines on the lattice near X are a walk through X: the
+ *   share nu of the span's lines drawn at random from a region of
+ *   consecutive lattice points through X. Its density phi is read from
+ *   the lattice points within g (D + 1) / 4 of X; the region is
+ *   nu (D + 1) / phi points, and no longer than the offsets reach (their
+ *   99th percentile: random reads of an array stay in the array). A walk
+ *   at least SA_DENSE dense is dense: each set of the lattice gets its
+ *   even share. Contiguous arrays (g = 1, dense) spread evenly over the
+ *   sets; random reads of a range are a sparse walk over it; lines
+ *   scattered at random over a large range have phi near 0, and the
+ *   binomial model is what the walk model then gives.
+ * - The other lines of the span are placed at random (binomial).
  * - The offsets are measured in lines of the profile's line size; the
  *   sets are line % s, so the lattice's lines land on s / gcd(g, s) sets.
  * - Samples of different threads are not in each other's spans (their
  *   clocks differ in live profiles).
  * Cost: at most SA_SCAN samples of each span are read, once, when the
  * StatStack model is built; a cache is one pass of the walk model per
- * group (tests/unit/model: against lp_cache simulation).
+ * group (tests/unit/model/test-setassoc.c: against lp_cache simulation).
  */
 #include "model/model-internal.h"
 
