@@ -33,9 +33,9 @@ declare -A args=(
 	[matmul-256]="matmul 256"
 	[matmul-ikj]="matmul-ikj 200"
 	[stencil]="stencil 300 600 10"
-	[arrays-32K]="arrays 31130 300"         # 95% of 32 KiB
-	[arrays-256K]="arrays 249036 40"        # 95% of 256 KiB
-	[arrays-1M]="arrays 996147 10"          # 95% of 1 MiB
+	[arrays-32K]="arrays 31130 3000"       # 95% of 32 KiB
+	[arrays-256K]="arrays 249036 400"       # 95% of 256 KiB
+	[arrays-1M]="arrays 996147 100"         # 95% of 1 MiB
 	[random-512K]="random 524288 5000000"
 	[random-64K]="random 65536 5000000"
 )

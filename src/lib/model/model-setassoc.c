@@ -38,8 +38,9 @@
  *   sets are line % s, so the lattice's lines land on s / gcd(g, s) sets.
  * - Samples of different threads are not in each other's spans (their
  *   clocks differ in live profiles).
- * Cost: at most SA_SCAN samples of each span are read, once, when the
- * StatStack model is built; a cache is one pass of the walk model per
+ * Cost: at most SA_SCAN samples of each span are read (fewer in a large
+ * profile: about SA_PAIRS offsets in all), once, at the StatStack model's
+ * first set-associative ratio; a cache is one pass of the walk model per
  * group (tests/unit/model/test-setassoc.c: against lp_cache simulation).
  */
 #include "model/model-internal.h"
@@ -51,7 +52,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SA_SCAN 64            /* samples read per span */
+#define SA_SCAN 64            /* samples read per span, at most */
+#define SA_PAIRS (1u << 19)   /* offsets of all spans (memory), about */
 #define SA_MIN_PAIRS 32       /* offsets for a pc's own estimate */
 #define SA_LATTICE_SHARE 0.8  /* share of offsets on a lattice to take it */
 #define SA_MIN_DENSE 0.02     /* near share x density below: random placement */
@@ -108,17 +110,17 @@ static size_t time_lower(const struct lp_sample *s, size_t lo, size_t n, uint64_
 	return lo;
 }
 
-/* The offsets of sample i's span (at most SA_SCAN of its samples read,
+/* The offsets of sample i's span (at most `scan` of its samples read,
  * evenly spread), appended to *pairs. */
 static int span_pairs(const struct lp_sample *s, size_t n, size_t i, double lines, unsigned shift,
-		      struct sa_pair **pairs, size_t *np, size_t *cap)
+		      size_t scan, struct sa_pair **pairs, size_t *np, size_t *cap)
 {
 	uint64_t t = s[i].time, d = s[i].reuse, e = t + d, x = s[i].addr >> shift;
 	size_t a = time_lower(s, i + 1, n, t + 1), b = time_lower(s, a, n, e + 1), step, first = *np;
 
 	if (b <= a)
 		return 0;
-	step = (b - a + SA_SCAN - 1) / SA_SCAN;
+	step = (b - a + scan - 1) / scan;
 	for (size_t j = a; j < b; j += step) {
 		const struct lp_sample *y = &s[j];
 		uint64_t l = y->addr >> shift;
@@ -322,11 +324,12 @@ int lp_sa_place_new(struct lp_sa_place **out, const struct lp_sample *s, size_t 
 {
 	struct lp_sa_place *pl;
 	struct sa_pair *pairs = NULL;
-	size_t np = 0, cap = 0, *owner = NULL;
+	size_t np = 0, cap = 0, *owner = NULL, scan = n ? SA_PAIRS / n : SA_SCAN;
 	unsigned shift = 0;
 	int err = 0;
 
 	*out = NULL;
+	scan = scan < 4 ? 4 : scan > SA_SCAN ? SA_SCAN : scan;
 	while (shift < 63 && (1ull << shift) < line)
 		shift++;
 	if (!(pl = calloc(1, sizeof(*pl))) || !(pl->group = malloc((n ? n : 1) * sizeof(*pl->group))))
@@ -339,7 +342,7 @@ int lp_sa_place_new(struct lp_sa_place **out, const struct lp_sample *s, size_t 
 		if (s[i].reuse == LP_REUSE_DANGLING || !isfinite(sd[i]))
 			continue;
 		pl->group[i] = 0;
-		if ((err = span_pairs(s, n, i, floor(sd[i] + 0.5) + 1, shift, &pairs, &np, &cap)) < 0)
+		if ((err = span_pairs(s, n, i, floor(sd[i] + 0.5) + 1, shift, scan, &pairs, &np, &cap)) < 0)
 			goto out;
 		if (np > before) {
 			size_t *o = realloc(owner, cap * sizeof(*o));

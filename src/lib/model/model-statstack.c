@@ -82,8 +82,12 @@ struct lp_statstack {
 	double *wcum;   /* wcum[i] = sum wrd[0..i) */
 	double *sd;     /* estimate per sample of the line size (INFINITY: dangling) */
 	double *sd_sorted; /* estimates of the finite samples, sorted */
-	struct lp_sa_place *place; /* where the spans' lines fall in the sets */
+	/* where the spans' lines fall in the sets: built at the first
+	 * set-associative question (a cache of the model, hence set through
+	 * a const model), so that the fully associative curves do not pay */
+	struct lp_sa_place *place;
 	double line; /* bytes */
+	int has_sd;
 };
 
 static int cmp_u64(const void *a, const void *b)
@@ -307,11 +311,7 @@ int lp_statstack_new_internal(struct lp_statstack **out, const struct lp_profile
 	}
 	qsort(m->sd_sorted, k, sizeof(*m->sd_sorted), cmp_double);
 	m->line = p->line_sizes[li];
-	if (want_sd && (err = lp_sa_place_new(&m->place, lp_profile_line_first(p, m->first), m->n, m->sd,
-					      p->line_sizes[li])) < 0) {
-		lp_statstack_free(m);
-		return err;
-	}
+	m->has_sd = want_sd;
 	*out = m;
 	return 0;
 out_free:
@@ -413,11 +413,24 @@ double lp_statstack_binomial_miss_ratio(const struct lp_statstack *m, uint64_t s
 	return ratio(m, misses);
 }
 
+/* The placement, built when first asked for (0, or a negative LP_E*). */
+static int place_of(const struct lp_statstack *m)
+{
+	struct lp_statstack *mm = (struct lp_statstack *)m;
+
+	if (m->place || !m->has_sd)
+		return 0;
+	return lp_sa_place_new(&mm->place, lp_profile_line_first(m->p, m->first), m->n, m->sd,
+			       (uint64_t)m->line);
+}
+
 int lp_statstack_sample_miss(const struct lp_statstack *m, uint64_t sets, uint64_t ways,
 			     double *prob)
 {
 	int err;
 
+	if (sets > 1 && (err = place_of(m)) < 0)
+		return err;
 	for (size_t i = 0; i < m->n; i++) {
 		uint64_t r = m->p->samples[m->first + i].reuse;
 		if (r == LP_REUSE_DANGLING)
@@ -434,6 +447,8 @@ double lp_statstack_setassoc_miss_ratio(const struct lp_statstack *m, uint64_t s
 {
 	double *prob, misses = 0;
 
+	if (sets > 1 && place_of(m) < 0)
+		return NAN;
 	if (sets <= 1 || !m->place)
 		return lp_statstack_binomial_miss_ratio(m, sets, ways);
 	if (!(prob = malloc((m->n ? m->n : 1) * sizeof(*prob))))
@@ -451,7 +466,7 @@ double lp_statstack_setassoc_miss_ratio(const struct lp_statstack *m, uint64_t s
 
 size_t lp_statstack_sa_groups(const struct lp_statstack *m)
 {
-	return lp_sa_place_groups(m->place);
+	return place_of(m) < 0 ? 0 : lp_sa_place_groups(m->place);
 }
 
 void lp_statstack_sa_group(const struct lp_statstack *m, size_t g, struct lp_sa_group_info *out)
