@@ -25,11 +25,12 @@
  * - Walk: the lines on the lattice near X are a walk through X: the
  *   share nu of the span's lines drawn at random from a region of
  *   consecutive lattice points through X. Its density phi is read from
- *   the lattice points within g (D + 1) / 4 of X; the region is
- *   nu (D + 1) / phi points, and no longer than the offsets reach (their
- *   99th percentile: random reads of an array stay in the array). A walk
- *   at least SA_DENSE dense is dense: each set of the lattice gets its
- *   even share. Contiguous arrays (g = 1, dense) spread evenly over the
+ *   the lattice points within g (D + 1) / 4 of X. A walk at least
+ *   SA_DENSE dense is dense: its nu (D + 1) lines are the region, and
+ *   each set of the lattice gets its even share. A sparser one's region
+ *   is as far as the group's offsets reach (their 99th percentile over
+ *   0.9, the share of a range that reused lines spread over it reach at
+ *   that percentile): random reads of an array stay in the array. Contiguous arrays (g = 1, dense) spread evenly over the
  *   sets; random reads of a range are a sparse walk over it; lines
  *   scattered at random over a large range have phi near 0, and the
  *   binomial model is what the walk model then gives.
@@ -216,16 +217,15 @@ static int walk_share(const struct sa_pair *p, size_t np, uint64_t g, double tot
 	}
 	*near = nu / total;
 	*density = phi;
-	/* the walk's lines lie within (the 99th percentile of) these offsets
-	 * (pooled over reused lines anywhere on the walk, they reach its length):
-	 * a random walk over a range of R lines, whose density grows with D,
-	 * never reaches past R */
+	/* a sparse walk's lines lie within the range these offsets reach:
+	 * pooled over reused lines anywhere in a range of R lines, their 99th
+	 * percentile is 0.9 R (P(|Y - X| > y) = (1 - y / R)^2) */
 	qsort(v, nv, 2 * sizeof(*v), cmp_double);
 	*extent = 1e15;
 	for (size_t i = 0; i < nv; i++) {
 		acc += v[2 * i + 1];
 		if (acc >= 0.99 * nu) {
-			*extent = v[2 * i] + 1;
+			*extent = v[2 * i] / 0.9 + 1;
 			break;
 		}
 	}
@@ -412,8 +412,7 @@ int lp_sa_place_miss(const struct lp_sa_place *pl, const double *sd, uint64_t se
 			size_t i = pl->order[j];
 			D[k] = sd[i];
 			walk[k] = G->near * (floor(sd[i] + 0.5) + 1);
-			region[k] = G->density > 0 ? walk[k] / G->density : 1e15;
-			region[k] = region[k] > G->extent ? fmax(G->extent, walk[k]) : region[k];
+			region[k] = G->density >= 1 ? walk[k] : fmax(walk[k], G->extent);
 			idx[k++] = i;
 		}
 		if (!k)
