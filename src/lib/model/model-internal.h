@@ -18,6 +18,9 @@ int lp_statstack_new_internal(struct lp_statstack **out, const struct lp_profile
 int lp_model_phases(const struct lp_sample *s, size_t n, uint64_t total, uint64_t len,
 		    uint64_t **bounds, size_t *nphases);
 
+/* First index in s[0, n) (sorted by time) with time >= t. */
+size_t lp_model_first_at(const struct lp_sample *s, size_t n, uint64_t t);
+
 /* The placement of the samples' spans in the sets (model-setassoc.c):
  * built from the samples s[0, n) of one line size (sorted by time) and
  * their stack distance estimates sd (INFINITY: dangling). */

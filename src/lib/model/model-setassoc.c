@@ -99,16 +99,7 @@ static int cmp_pair_group(const void *a, const void *b)
 /* First sample index in [lo, n) with time >= t (sorted by time). */
 static size_t time_lower(const struct lp_sample *s, size_t lo, size_t n, uint64_t t)
 {
-	size_t hi = n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (s[mid].time < t)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return lo + lp_model_first_at(s + lo, n - lo, t);
 }
 
 /* The offsets of sample i's span (at most `scan` of its samples read,
