@@ -90,10 +90,27 @@ void lp_sa_place_free(struct lp_sa_place *pl)
 	free(pl);
 }
 
-static int cmp_pair_group(const void *a, const void *b)
+/* The offsets in order of group (a counting sort: the groups' sizes are
+ * known), into a new array that replaces *pairs. */
+static int sort_by_group(const struct lp_sa_place *pl, struct sa_pair **pairs, size_t np)
 {
-	const struct sa_pair *x = a, *y = b;
-	return x->group < y->group ? -1 : x->group > y->group;
+	struct sa_pair *v = malloc((np ? np : 1) * sizeof(*v));
+	size_t *at = malloc((pl->ng + 1) * sizeof(*at));
+
+	if (!v || !at) {
+		free(v);
+		free(at);
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	}
+	at[0] = 0;
+	for (size_t k = 0; k < pl->ng; k++)
+		at[k + 1] = at[k] + pl->g[k].pairs;
+	for (size_t k = 0; k < np; k++)
+		v[at[(*pairs)[k].group]++] = (*pairs)[k];
+	free(*pairs);
+	free(at);
+	*pairs = v;
+	return 0;
 }
 
 /* First sample index in [lo, n) with time >= t (sorted by time). */
@@ -249,9 +266,10 @@ static size_t key_index(struct lp_htab *keys, uint64_t key, size_t *cnt, uint32_
 /* Group the samples by pc and octave of distance, those with few offsets
  * with the others of their octave, and estimate each group's walk. */
 static int place_groups(struct lp_sa_place *pl, const struct lp_sample *s, const double *sd,
-			struct sa_pair *pairs, const size_t *owner, size_t np)
+			struct sa_pair **pairsp, const size_t *owner, size_t np)
 {
 	struct lp_htab keys = { 0 };
+	struct sa_pair *pairs = *pairsp;
 	size_t *cnt = malloc((pl->n + 64) * sizeof(*cnt));
 	uint32_t *gid = malloc((pl->n + 64) * sizeof(*gid)), rest[64];
 	int err = 0;
@@ -286,7 +304,9 @@ static int place_groups(struct lp_sa_place *pl, const struct lp_sample *s, const
 		pairs[k].group = pl->group[owner[k]];
 		pl->g[pairs[k].group].pairs++;
 	}
-	qsort(pairs, np, sizeof(*pairs), cmp_pair_group);
+	if ((err = sort_by_group(pl, pairsp, np)) < 0)
+		goto out;
+	pairs = *pairsp;
 	for (size_t k = 0; k < pl->ng; k++)
 		pl->g[k].step = 1;
 	for (size_t a = 0, b; a < np; a = b) {
@@ -344,7 +364,7 @@ int lp_sa_place_new(struct lp_sa_place **out, const struct lp_sample *s, size_t 
 				owner[k] = i;
 		}
 	}
-	if ((err = place_groups(pl, s, sd, pairs, owner, np)) < 0)
+	if ((err = place_groups(pl, s, sd, &pairs, owner, np)) < 0)
 		goto out;
 	if (!(pl->order = malloc((n ? n : 1) * sizeof(*pl->order))) ||
 	    !(pl->start = calloc(pl->ng + 1, sizeof(*pl->start))))
