@@ -180,6 +180,25 @@ struct lp_host_cache {
  * (a machine or container without the directory). */
 int lp_host_caches(const char *sysfs_root, struct lp_host_cache *out, size_t cap, size_t *n);
 
+/* ---- a cache as every command names it -------------------------------- */
+struct lp_named_cache {
+	char name[64]; /* the SPEC as written, or the host's "L1 48K" */
+	struct lp_cache_spec spec;
+};
+
+/* One cache argument (report --cache, simulate --cache and --level):
+ *   SIZE:ASSOC:LINE[:POLICY]  lp_cache_spec_parse()
+ *   L1, L2, L3                that level of this machine's data caches (a
+ *                             unified cache counts), LRU
+ *   host                      every data or unified level of this machine
+ * Fills out[0..*n) (at most cap). Fails with LP_EINVAL and the reason: the
+ * SPEC's, "this machine has no L3 data cache", "cannot read this machine's
+ * caches (no SYSFS/devices/system/cpu/cpu0/cache)", or a host level the
+ * simulator cannot take ("host L3 ...: <the SPEC's reason>"); LP_ELIMIT
+ * when more than cap. sysfs_root as for lp_host_caches(). */
+int lp_cache_arg_parse(const char *arg, const char *sysfs_root, struct lp_named_cache *out, size_t cap,
+		       size_t *n);
+
 #ifdef __cplusplus
 }
 #endif

@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static void vmessage(const char *level, const char *fmt, va_list ap)
 {
@@ -265,4 +266,60 @@ const char *cli_csv_field(const char *s, char *buf, size_t len)
 	buf[k++] = '"';
 	buf[k] = '\0';
 	return buf;
+}
+
+int cli_cache_arg(const struct cli_command *cmd, const char *arg, struct lp_named_cache *out, size_t cap,
+		  size_t *n)
+{
+	int err = lp_cache_arg_parse(arg, NULL, out, cap, n);
+
+	if (err == LP_ELIMIT)
+		return cli_usage_error(cmd, "too many caches with '%s' (at most %zu more)", arg, cap);
+	if (err < 0)
+		return cli_usage_error(cmd, "bad cache '%s': %s", arg, lp_errmsg());
+	return 0;
+}
+
+static int stdout_tmp_slot = -1; /* lp_tmp_track()'s: a signal removes the file */
+
+int cli_stdout_to(const char *path, char **tmp)
+{
+	size_t len = strlen(path) + 32;
+
+	fflush(stdout);
+	if (!(*tmp = malloc(len))) {
+		cli_error("out of memory");
+		return -1;
+	}
+	snprintf(*tmp, len, "%s.tmp.%ld", path, (long)getpid());
+	if (!freopen(*tmp, "w", stdout)) {
+		cli_error("cannot write '%s': %s", path, strerror(errno));
+		free(*tmp);
+		*tmp = NULL;
+		return -1;
+	}
+	stdout_tmp_slot = lp_tmp_track(*tmp);
+	return 0;
+}
+
+int cli_stdout_commit(const char *path, char *tmp, int keep)
+{
+	int rc = 0;
+
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		cli_error("cannot write '%s': %s", path, strerror(errno));
+		keep = 0;
+		rc = -1;
+	}
+	if (keep && rename(tmp, path) < 0) {
+		cli_error("cannot rename '%s' to '%s': %s", tmp, path, strerror(errno));
+		rc = -1;
+	}
+	if (!keep || rc < 0)
+		remove(tmp);
+	if (stdout_tmp_slot >= 0)
+		lp_tmp_untrack(stdout_tmp_slot);
+	stdout_tmp_slot = -1;
+	free(tmp);
+	return rc;
 }

@@ -38,6 +38,19 @@ void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* One cache argument (lp_cache_arg_parse: SPEC, L1, L2, L3 or host) into
+ * out[0..*n), at most cap: 0, or CLI_USAGE after "bad cache 'ARG': why". */
+int cli_cache_arg(const struct cli_command *cmd, const char *arg, struct lp_named_cache *out, size_t cap,
+		  size_t *n);
+
+/* -o FILE for a command that prints its output: standard output goes to
+ * FILE.tmp.PID (*tmp, malloc'ed; a signal that ends locprof removes it)
+ * until cli_stdout_commit() renames it to FILE (keep) or removes it, so
+ * that a failed run leaves no half file.
+ * Both print the error and return -1 on failure. */
+int cli_stdout_to(const char *path, char **tmp);
+int cli_stdout_commit(const char *path, char *tmp, int keep);
+
 /* Print "locprof: error: <msg>" and a pointer to the help; returns CLI_USAGE. */
 int cli_usage_error(const struct cli_command *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

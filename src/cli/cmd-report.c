@@ -13,8 +13,8 @@
 #include <string.h>
 
 static const char usage[] =
-	"usage: locprof report PROFILE.lpp [--sizes 4K..64M] [--cache SIZE:WAYS:LINE ...]\n"
-	"                      [--cache host] [--policy lru,random] [--format text|csv|json]\n"
+	"usage: locprof report PROFILE.lpp [--sizes 4K..64M] [--cache SPEC ...]\n"
+	"                      [--policy lru,random] [--format text|csv|json] [-o FILE]\n"
 	"                      [--svg FILE] [--reference CSV] [--window [N]] [--top N]\n"
 	"                      [--at SIZE] [--cold] [--fill|--no-fill]\n"
 	"\n"
@@ -28,12 +28,14 @@ static const char usage[] =
 	"Cold misses are excluded unless --cold is given.\n"
 	"\n"
 	"  -s, --sizes LIST     cache sizes of the graph (default 4K..64M)\n"
-	"  -c, --cache SPEC     a cache SIZE:WAYS:LINE (e.g. 32K:8:64; WAYS 0 = fully\n"
-	"                       associative), or 'host' for this machine's data caches\n"
+	"  -c, --cache SPEC     a cache SIZE:ASSOC:LINE[:lru] (e.g. 32K:8:64; ASSOC a\n"
+	"                       number or 'full', 0 also meaning full); L1, L2 or L3\n"
+	"                       for that level of this machine, host for all of them\n"
 	"  -p, --policy LIST    lru, random or both (default lru,random)\n"
 	"  -F, --format FMT     text (default), csv (the curve CSV of docs/formats.md,\n"
 	"                       then the other tables) or json\n"
-	"  -o, --svg FILE       also plot the graph as SVG\n"
+	"  -o, --output FILE    write the report to FILE instead of standard output\n"
+	"      --svg FILE       also plot the graph as SVG\n"
 	"  -r, --reference CSV  overlay reference curves (e.g. from locprof simulate)\n"
 	"  -w, --window[=N]     print the miss ratio per time window (window of N line\n"
 	"                       accesses, also the models' windows; default the\n"
@@ -62,7 +64,7 @@ const struct cli_command cmd_report = {
 enum { MAX_CACHES = 32 };
 
 struct report_opts {
-	const char *profile, *sizes_arg, *format, *svg, *refpath;
+	const char *profile, *sizes_arg, *format, *svg, *refpath, *output;
 	unsigned policies;
 	int show_windows, cold, fill;
 	uint64_t window, top, at, line;
@@ -70,58 +72,46 @@ struct report_opts {
 	size_t ncaches;
 };
 
-/* SIZE:WAYS[:LINE], LINE 64 by default. */
-static int parse_cache(const char *spec, struct lp_report_cache *c)
+/* --cache ARG: a SPEC, L1, L2, L3 or host (lp_cache_arg_parse). ASSOC 0
+ * is taken for full (what report accepted first). The models are LRU's
+ * and random replacement's (--policy), so a SPEC names no other policy. */
+static int add_caches(struct report_opts *o, const char *arg)
 {
-	char buf[64];
-	char *a, *b;
+	struct lp_named_cache nc[MAX_CACHES];
+	char buf[128];
+	const char *colon = strchr(arg, ':'), *label = arg; /* a SPEC as written */
+	size_t n;
+	int rc;
 
-	if (strlen(spec) >= sizeof(buf))
-		return -1;
-	strcpy(buf, spec);
-	memset(c, 0, sizeof(*c));
-	a = strchr(buf, ':');
-	if (!a)
-		return -1;
-	*a++ = '\0';
-	b = strchr(a, ':');
-	c->line = 64;
-	if (b) {
-		*b++ = '\0';
-		if (cli_parse_size(b, &c->line) < 0 || !c->line)
-			return -1;
+	if (colon && colon[1] == '0' && (colon[2] == ':' || !colon[2]) && strlen(arg) + 4 < sizeof(buf)) {
+		snprintf(buf, sizeof(buf), "%.*sfull%s", (int)(colon + 1 - arg), arg, colon + 2);
+		arg = buf;
 	}
-	if (cli_parse_size(buf, &c->size) < 0 || cli_parse_u64(a, &c->ways) < 0 || !c->size)
-		return -1;
-	snprintf(c->label, sizeof(c->label), "%s", spec);
-	return 0;
-}
-
-static void add_host_caches(struct report_opts *o)
-{
-	struct lp_host_cache host[MAX_CACHES];
-	size_t n = 0;
-
-	if (lp_host_caches(NULL, host, MAX_CACHES - o->ncaches, &n) < 0)
-		return;
+	if ((rc = cli_cache_arg(&cmd_report, arg, nc, MAX_CACHES - o->ncaches, &n)) != 0)
+		return rc;
 	for (size_t i = 0; i < n; i++) {
 		struct lp_report_cache *c = &o->caches[o->ncaches++];
+		if (strcmp(nc[i].spec.policy, "lru"))
+			return cli_usage_error(&cmd_report, "bad cache '%s': report predicts LRU and random "
+					       "replacement (--policy), not %s", label, nc[i].spec.policy);
 		memset(c, 0, sizeof(*c));
-		snprintf(c->label, sizeof(c->label), "%s", host[i].name);
-		c->size = host[i].size;
-		c->ways = host[i].ways;
-		c->line = host[i].line;
+		snprintf(c->label, sizeof(c->label), "%s", colon ? label : nc[i].name);
+		c->size = nc[i].spec.size;
+		c->ways = nc[i].spec.assoc;
+		c->line = nc[i].spec.line;
 	}
+	return 0;
 }
 
 /* Returns -1 to go on, else the exit status. */
 static int parse_options(int argc, char **argv, struct report_opts *o)
 {
-	enum { OPT_COLD = 1000, OPT_FILL, OPT_NO_FILL };
+	enum { OPT_COLD = 1000, OPT_FILL, OPT_NO_FILL, OPT_SVG };
 	static const struct option opts[] = {
 		{ "sizes", required_argument, NULL, 's' },  { "cache", required_argument, NULL, 'c' },
 		{ "policy", required_argument, NULL, 'p' }, { "format", required_argument, NULL, 'F' },
-		{ "svg", required_argument, NULL, 'o' },    { "reference", required_argument, NULL, 'r' },
+		{ "output", required_argument, NULL, 'o' }, { "reference", required_argument, NULL, 'r' },
+		{ "svg", required_argument, NULL, OPT_SVG },
 		{ "window", optional_argument, NULL, 'w' }, { "top", required_argument, NULL, 't' },
 		{ "at", required_argument, NULL, 'a' },     { "line", required_argument, NULL, 'l' },
 		{ "cold", no_argument, NULL, OPT_COLD },    { "help", no_argument, NULL, 'h' },
@@ -129,16 +119,14 @@ static int parse_options(int argc, char **argv, struct report_opts *o)
 		{ "no-fill", no_argument, NULL, OPT_NO_FILL },
 		{ 0 },
 	};
-	int c;
+	int c, rc;
 
 	while ((c = cli_getopt(argc, argv, "s:c:p:F:o:r:w::t:a:l:h", opts)) != -1) {
 		switch (c) {
 		case 's': o->sizes_arg = optarg; break;
 		case 'c':
-			if (!strcmp(optarg, "host"))
-				add_host_caches(o);
-			else if (o->ncaches >= MAX_CACHES || parse_cache(optarg, &o->caches[o->ncaches++]) < 0)
-				return cli_usage_error(&cmd_report, "bad --cache '%s' (SIZE:WAYS:LINE or host)", optarg);
+			if ((rc = add_caches(o, optarg)) != 0)
+				return rc;
 			break;
 		case 'p':
 			o->policies = (strstr(optarg, "lru") ? LP_REPORT_LRU : 0) |
@@ -147,7 +135,8 @@ static int parse_options(int argc, char **argv, struct report_opts *o)
 				return cli_usage_error(&cmd_report, "bad --policy '%s' (lru, random)", optarg);
 			break;
 		case 'F': o->format = optarg; break;
-		case 'o': o->svg = optarg; break;
+		case 'o': o->output = optarg; break;
+		case OPT_SVG: o->svg = optarg; break;
 		case 'r': o->refpath = optarg; break;
 		case 'w':
 			o->show_windows = 1;
@@ -437,6 +426,7 @@ static int run(int argc, char **argv)
 	struct lp_curve *refs = NULL;
 	uint64_t *sizes = NULL;
 	size_t nsizes = 0, nrefs = 0;
+	char *tmp = NULL; /* -o: the temporary name standard output goes to */
 	int li, err, status;
 
 	if ((status = parse_options(argc, argv, &o)) >= 0)
@@ -481,6 +471,10 @@ static int run(int argc, char **argv)
 		status = CLI_ERROR;
 		goto out;
 	}
+	if (o.output && cli_stdout_to(o.output, &tmp) < 0) {
+		status = CLI_ERROR;
+		goto out;
+	}
 	if (!strcmp(o.format, "csv")) {
 		csv_tables(&o, r);
 	} else if (!strcmp(o.format, "json")) {
@@ -495,6 +489,8 @@ static int run(int argc, char **argv)
 		cli_error("%s", lp_errmsg());
 		status = CLI_ERROR;
 	}
+	if (tmp && cli_stdout_commit(o.output, tmp, status != CLI_ERROR) < 0)
+		status = CLI_ERROR;
 out:
 	lp_report_free(r);
 	lp_curves_free(refs, nrefs);

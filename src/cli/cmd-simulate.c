@@ -19,7 +19,8 @@ static const char usage[] =
 	"Simulate caches on a memory-reference trace (rules: docs/simulator.md).\n"
 	"SPEC is SIZE:ASSOC:LINE[:POLICY], e.g. 32K:8:64:lru; ASSOC is a number\n"
 	"(1 = direct mapped) or 'full'; POLICY is lru (default), fifo, random or\n"
-	"plru.\n"
+	"plru. L1, L2 or L3 is that level of this machine's data caches, host all\n"
+	"of them (as independent caches with --cache, a hierarchy with --level).\n"
 	"\n"
 	"  --cache SPEC         an independent cache (repeatable); misses are split\n"
 	"                       into cold, capacity and conflict\n"
@@ -506,17 +507,17 @@ static int parse_options(int argc, char **argv, struct opts *o, int *ncache, int
 	while ((c = cli_getopt(argc, argv, "f:h", longopts)) != -1) {
 		switch (c) {
 		case 'c':
-		case 'l':
-			if (o->nspecs == MAX_CACHES)
-				return cli_usage_error(&cmd_simulate, "at most %d caches", MAX_CACHES);
-			if (lp_cache_spec_parse(&o->specs[o->nspecs], optarg) < 0)
-				return cli_usage_error(&cmd_simulate, "bad cache '%s': %s", optarg, lp_errmsg());
-			o->nspecs++;
-			if (c == 'c')
-				(*ncache)++;
-			else
-				(*nlevel)++;
+		case 'l': {
+			struct lp_named_cache nc[MAX_CACHES];
+			size_t k;
+			int rc = cli_cache_arg(&cmd_simulate, optarg, nc, MAX_CACHES - o->nspecs, &k);
+			if (rc)
+				return rc;
+			for (size_t i = 0; i < k; i++)
+				o->specs[o->nspecs++] = nc[i].spec;
+			*(c == 'c' ? ncache : nlevel) += k;
 			break;
+		}
 		case 's':
 			free(o->sizes);
 			o->sizes = NULL;

@@ -331,6 +331,24 @@ static void print_placements(const struct ctx *x)
 	}
 }
 
+/* The functions of the model's groups, each once, in group order, into
+ * funcs (room for every group); returns how many. */
+static size_t group_functions(const struct ctx *x, const char **funcs)
+{
+	size_t ng = lp_pred_model_ngroups(x->m), nf = 0;
+
+	for (size_t g = 0; g < ng; g++) {
+		struct lp_pred_group_info gi;
+		int seen = 0;
+		lp_pred_model_group(x->m, g, &gi);
+		for (size_t i = 0; i < nf; i++)
+			seen |= !strcmp(funcs[i], gi.function);
+		if (!seen)
+			funcs[nf++] = gi.function;
+	}
+	return nf;
+}
+
 static int print_text(struct ctx *x, double P, struct lp_pred_count *tot)
 {
 	size_t ng = lp_pred_model_ngroups(x->m), nl = lp_pred_model_nloops(x->m), n;
@@ -371,16 +389,7 @@ static int print_text(struct ctx *x, double P, struct lp_pred_count *tot)
 			       tot[l].sa_misses, mm->sa, 100 * (tot[l].sa_misses - mm->sa) / mm->sa);
 		}
 	}
-	/* functions */
-	for (size_t g = 0; g < ng; g++) {
-		struct lp_pred_group_info gi;
-		int seen = 0;
-		lp_pred_model_group(x->m, g, &gi);
-		for (size_t i = 0; i < nf; i++)
-			seen |= !strcmp(funcs[i], gi.function);
-		if (!seen)
-			funcs[nf++] = gi.function;
-	}
+	nf = group_functions(x, funcs);
 	struct lp_pred_count *c = calloc(x->mc.n, sizeof(*c));
 	if (!c) {
 		free(rk);
@@ -495,6 +504,70 @@ static void json_levels(const struct ctx *x, const struct lp_pred_count *c, doub
 	printf("]");
 }
 
+/* ", \"levels\": [...]": the last field of a function, loop or group. */
+static void json_levels_field(const struct ctx *x, const struct lp_pred_count *c, double work)
+{
+	printf(", \"levels\": ");
+	json_levels(x, c, work);
+}
+
+/* Where a loop or group is, its strides (a group's; NULL for a loop) and
+ * its levels: "\"function\": F, \"where\": W[, \"strides\": S], \"levels\": L". */
+static void json_place_levels(const struct ctx *x, const char *function, const char *where,
+			      const char *strides, const struct lp_pred_count *c, double work)
+{
+	printf("\"function\": ");
+	cli_json_string(function);
+	printf(", \"where\": ");
+	cli_json_string(where);
+	if (strides) {
+		printf(", \"strides\": ");
+		cli_json_string(strides);
+	}
+	json_levels_field(x, c, work);
+}
+
+/* One loop of the JSON output, c the scratch totals of every level. */
+static void json_loop(const struct ctx *x, size_t l, struct lp_pred_count *c, double work)
+{
+	struct lp_pred_loop_info li;
+
+	lp_pred_model_loop(x->m, l, &li);
+	totals(x, want_loop, &l, c);
+	printf("%s\n    {\"id\": %zu, \"parent\": %d, \"depth\": %d, ", l ? "," : "", l, li.parent,
+	       li.depth);
+	json_place_levels(x, li.function, li.where, NULL, c, work);
+	printf("}");
+}
+
+/* One reference group, with its placement weights per level that has them
+ * when the calibrated model is asked for. */
+static void json_group(const struct ctx *x, size_t g, struct lp_pred_count *c, double work)
+{
+	struct lp_pred_group_info gi;
+	int n = 0;
+
+	lp_pred_model_group(x->m, g, &gi);
+	totals(x, want_group, &g, c);
+	printf("%s\n    {\"id\": %zu, \"loop\": %d, \"pcs\": %zu, ", g ? "," : "", g, gi.loop, gi.npcs);
+	json_place_levels(x, gi.function, gi.where, gi.strides, c, work);
+	if (x->sa_how == LP_PRED_SA_CALIBRATED) {
+		printf(", \"placement\": [");
+		for (size_t l = 0; l < x->mc.n; l++) {
+			struct lp_pred_placement pl;
+			lp_pred_model_placement(x->m, g, &x->mc.level[l], &pl);
+			if (!pl.have || lp_pred_level_sets(&x->mc.level[l]) <= 1)
+				continue;
+			printf("%s{\"level\": \"%s\", \"random\": %.4g, \"even\": %.4g, \"cut\": %.4g, "
+			       "\"random_min\": %.4g, \"random_max\": %.4g, \"sep\": %.4g, \"resid\": %.4g, "
+			       "\"used\": %s}", n++ ? ", " : "", x->mc.level[l].name, pl.w[0], pl.w[1], pl.w[2],
+			       pl.lo[0], pl.hi[0], pl.sep, pl.resid, pl.det ? "true" : "false");
+		}
+		printf("]");
+	}
+	printf("}");
+}
+
 static int print_struct(struct ctx *x, double P, const struct lp_pred_count *tot, int first)
 {
 	size_t ng = lp_pred_model_ngroups(x->m), nl = lp_pred_model_nloops(x->m), nf = 0;
@@ -507,15 +580,7 @@ static int print_struct(struct ctx *x, double P, const struct lp_pred_count *tot
 		free(funcs);
 		return -1;
 	}
-	for (size_t g = 0; g < ng; g++) {
-		struct lp_pred_group_info gi;
-		int seen = 0;
-		lp_pred_model_group(x->m, g, &gi);
-		for (size_t i = 0; i < nf; i++)
-			seen |= !strcmp(funcs[i], gi.function);
-		if (!seen)
-			funcs[nf++] = gi.function;
-	}
+	nf = group_functions(x, funcs);
 	if (x->fmt == FMT_CSV) {
 		csv_rows(x, P, "program", -1, "", "", tot, work);
 		for (size_t i = 0; i < nf; i++) {
@@ -543,56 +608,15 @@ static int print_struct(struct ctx *x, double P, const struct lp_pred_count *tot
 			totals(x, want_func, funcs[i], c);
 			printf("%s\n    {\"name\": ", i ? "," : "");
 			cli_json_string(funcs[i]);
-			printf(", \"levels\": ");
-			json_levels(x, c, work);
+			json_levels_field(x, c, work);
 			printf("}");
 		}
 		printf("],\n   \"loops\": [");
-		for (size_t l = 0; l < nl; l++) {
-			struct lp_pred_loop_info li;
-			lp_pred_model_loop(x->m, l, &li);
-			totals(x, want_loop, &l, c);
-			printf("%s\n    {\"id\": %zu, \"parent\": %d, \"depth\": %d, \"function\": ", l ? "," : "", l,
-			       li.parent, li.depth);
-			cli_json_string(li.function);
-			printf(", \"where\": ");
-			cli_json_string(li.where);
-			printf(", \"levels\": ");
-			json_levels(x, c, work);
-			printf("}");
-		}
+		for (size_t l = 0; l < nl; l++)
+			json_loop(x, l, c, work);
 		printf("],\n   \"groups\": [");
-		for (size_t g = 0; g < ng; g++) {
-			struct lp_pred_group_info gi;
-			lp_pred_model_group(x->m, g, &gi);
-			totals(x, want_group, &g, c);
-			printf("%s\n    {\"id\": %zu, \"loop\": %d, \"pcs\": %zu, \"function\": ", g ? "," : "", g,
-			       gi.loop, gi.npcs);
-			cli_json_string(gi.function);
-			printf(", \"where\": ");
-			cli_json_string(gi.where);
-			printf(", \"strides\": ");
-			cli_json_string(gi.strides);
-			printf(", \"levels\": ");
-			json_levels(x, c, work);
-			if (x->sa_how == LP_PRED_SA_CALIBRATED) {
-				/* the placement weights per level that has them */
-				int n = 0;
-				printf(", \"placement\": [");
-				for (size_t l = 0; l < x->mc.n; l++) {
-					struct lp_pred_placement pl;
-					lp_pred_model_placement(x->m, g, &x->mc.level[l], &pl);
-					if (!pl.have || lp_pred_level_sets(&x->mc.level[l]) <= 1)
-						continue;
-					printf("%s{\"level\": \"%s\", \"random\": %.4g, \"even\": %.4g, \"cut\": %.4g, "
-					       "\"random_min\": %.4g, \"random_max\": %.4g, \"sep\": %.4g, \"resid\": %.4g, "
-					       "\"used\": %s}", n++ ? ", " : "", x->mc.level[l].name, pl.w[0], pl.w[1], pl.w[2],
-					       pl.lo[0], pl.hi[0], pl.sep, pl.resid, pl.det ? "true" : "false");
-				}
-				printf("]");
-			}
-			printf("}");
-		}
+		for (size_t g = 0; g < ng; g++)
+			json_group(x, g, c, work);
 		printf("]}");
 	}
 	free(c);

@@ -647,38 +647,25 @@ static int pmu_sw_create(const struct lp_pmu_counter_config *cfg, struct lp_pmu_
 	return 0;
 }
 
-const struct lp_pmu_counter_ops lp_pmu_counter_pmu_sw = {
-	.name = "pmu-sw",
-	.stepping = 0,
-	.create = pmu_sw_create,
-	.destroy = pmu_destroy,
-	.attach = pmu_attach,
-	.detach = pmu_detach,
-	.arm = pmu_arm,
-	.time = pmu_time,
-	.thread_time = pmu_thread_time,
-	.retired = pmu_retired,
-	.pending = pmu_pending,
-	.owns = pmu_owns,
-	.note = pmu_note,
-	.status = pmu_status,
-	.precise = pmu_precise,
-};
+/* The two sources differ only in how their counters are created. */
+#define PMU_COUNTER_OPS(NAME, CREATE)        \
+	{                                     \
+		.name = NAME,                 \
+		.stepping = 0,                \
+		.create = CREATE,             \
+		.destroy = pmu_destroy,       \
+		.attach = pmu_attach,         \
+		.detach = pmu_detach,         \
+		.arm = pmu_arm,               \
+		.time = pmu_time,             \
+		.thread_time = pmu_thread_time, \
+		.retired = pmu_retired,       \
+		.pending = pmu_pending,       \
+		.owns = pmu_owns,             \
+		.note = pmu_note,             \
+		.status = pmu_status,         \
+		.precise = pmu_precise,       \
+	}
 
-const struct lp_pmu_counter_ops lp_pmu_counter_pmu = {
-	.name = "pmu",
-	.stepping = 0,
-	.create = pmu_create,
-	.destroy = pmu_destroy,
-	.attach = pmu_attach,
-	.detach = pmu_detach,
-	.arm = pmu_arm,
-	.time = pmu_time,
-	.thread_time = pmu_thread_time,
-	.retired = pmu_retired,
-	.pending = pmu_pending,
-	.owns = pmu_owns,
-	.note = pmu_note,
-	.status = pmu_status,
-	.precise = pmu_precise,
-};
+const struct lp_pmu_counter_ops lp_pmu_counter_pmu_sw = PMU_COUNTER_OPS("pmu-sw", pmu_sw_create);
+const struct lp_pmu_counter_ops lp_pmu_counter_pmu = PMU_COUNTER_OPS("pmu", pmu_create);

@@ -21,6 +21,7 @@
  * table with its asserts on). */
 #define LP_WATCH_ASSERT(cond) ((void)0)
 #include "common/watch-core.h"
+#include "collect/emit-core.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -446,48 +447,47 @@ static void rt_send_events(struct lp_rt_thread *t)
 	t->nevents = 0;
 }
 
+struct rt_maps_sender {
+	struct lp_rt_thread *t;
+	uint32_t when;
+	int fd;
+};
+
+static int64_t rt_maps_read(void *ctx, char *dst, uint64_t room)
+{
+	struct rt_maps_sender *ms = ctx;
+	ssize_t n;
+
+	if (ms->fd < 0)
+		return 0;
+	do
+		n = read(ms->fd, dst, room);
+	while (n < 0 && errno == EINTR);
+	return n;
+}
+
+static void rt_maps_piece(void *ctx, const char *text, uint64_t n, int last)
+{
+	struct rt_maps_sender *ms = ctx;
+	struct lp_msg_maps m;
+
+	rt_header(&m.h, LP_MSG_MAPS, sizeof(m) + n, ms->t);
+	m.when = ms->when;
+	m.last = (uint32_t)last;
+	rt_send2(ms->t, &m, sizeof(m), text, n);
+}
+
 static void rt_send_maps(struct lp_rt_thread *t, uint32_t when)
 {
 	char *buf = rt_alloc(MAPS_CHUNK + 4096);
-	struct lp_msg_maps m;
-	uint64_t have = 0;
-	int fd, eof = 0;
+	struct rt_maps_sender ms = { .t = t, .when = when };
 
 	if (!buf)
 		return;
-	fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		eof = 1;
-	while (1) {
-		uint64_t cut;
-		while (!eof && have < MAPS_CHUNK) {
-			ssize_t n = read(fd, buf + have, MAPS_CHUNK + 4096 - have);
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n <= 0)
-				eof = 1;
-			else
-				have += (uint64_t)n;
-		}
-		/* Send whole lines only, so each piece parses on its own. */
-		cut = have;
-		if (!eof) {
-			while (cut > 0 && buf[cut - 1] != '\n')
-				cut--;
-			if (!cut)
-				cut = have;
-		}
-		rt_header(&m.h, LP_MSG_MAPS, sizeof(m) + cut, t);
-		m.when = when;
-		m.last = eof && cut == have;
-		rt_send2(t, &m, sizeof(m), buf, cut);
-		memmove(buf, buf + cut, have - cut);
-		have -= cut;
-		if (m.last)
-			break;
-	}
-	if (fd >= 0)
-		close(fd);
+	ms.fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	lp_emit_lines(buf, MAPS_CHUNK, &ms, rt_maps_read, rt_maps_piece);
+	if (ms.fd >= 0)
+		close(ms.fd);
 	rt_free(buf, MAPS_CHUNK + 4096);
 }
 
@@ -658,25 +658,13 @@ static void rt_send_thread_refs(struct lp_rt_thread *t, int running);
 static void rt_emit(struct lp_rt_thread *t, const struct lp_watch *w, uint64_t end,
 		    uint64_t reuse_pc)
 {
-	struct lp_msg_sample *s;
-
 	if (t->nsamples == SAMPLE_CAP) {
 		/* the count goes with every batch, before it: a run killed
 		 * between the two never has samples later than its count */
 		rt_send_thread_refs(t, 1);
 		rt_send_samples(t);
 	}
-	s = &t->samples[t->nsamples];
-	s->begin = w->begin;
-	s->end = end;
-	s->pc = w->pc;
-	s->addr = w->addr;
-	s->reuse_pc = reuse_pc;
-	s->thread = t->number;
-	s->size = w->size;
-	s->kind = w->kind;
-	s->line_index = w->idx;
-	s->level = (uint8_t)w->tag;
+	lp_emit_sample(&t->samples[t->nsamples], w, end, reuse_pc, t->number, (uint8_t)w->tag);
 	t->nsamples++; /* after the record: a signal-time flush sends a whole prefix */
 }
 

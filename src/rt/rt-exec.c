@@ -111,55 +111,39 @@ int execvp(const char *file, char *const argv[])
 	return execvpe(file, argv, environ);
 }
 
-/* The variadic forms: argv on the stack, as glibc does it. */
-#define RT_COLLECT_ARGS(first, ap, argv, envp_out)                          \
-	do {                                                               \
-		size_t n = 1;                                              \
-		va_list cp;                                                \
-		va_copy(cp, ap);                                           \
-		while (va_arg(cp, char *))                                 \
-			n++;                                               \
-		va_end(cp);                                                \
-		argv = alloca((n + 1) * sizeof(char *));                   \
-		argv[0] = (char *)(first);                                 \
-		for (size_t i = 1; i <= n; i++)                            \
+/* The variadic forms: argv on the stack (alloca, so a macro, not a
+ * function), as glibc does it; then exec_fn(target, argv, envp). */
+#define RT_EXEC_LIST(exec_fn, target, first, want_envp)                      \
+	do {                                                                 \
+		char **argv, **envp = environ;                               \
+		size_t n = 1;                                                \
+		va_list ap, cp;                                              \
+		va_start(ap, first);                                         \
+		va_copy(cp, ap);                                             \
+		while (va_arg(cp, char *))                                   \
+			n++;                                                 \
+		va_end(cp);                                                  \
+		argv = alloca((n + 1) * sizeof(char *));                     \
+		argv[0] = (char *)(first);                                   \
+		for (size_t i = 1; i <= n; i++)                              \
 			argv[i] = va_arg(ap, char *); /* argv[n]: the NULL */ \
-		if (i_want_envp)                                           \
-			envp_out = va_arg(ap, char **);                    \
+		if (want_envp)                                               \
+			envp = va_arg(ap, char **);                          \
+		va_end(ap);                                                  \
+		return exec_fn(target, argv, envp);                          \
 	} while (0)
 
 int execl(const char *path, const char *arg, ...)
 {
-	const int i_want_envp = 0;
-	char **argv, **envp = environ;
-	va_list ap;
-
-	va_start(ap, arg);
-	RT_COLLECT_ARGS(arg, ap, argv, envp);
-	va_end(ap);
-	return execve(path, argv, envp);
+	RT_EXEC_LIST(execve, path, arg, 0);
 }
 
 int execle(const char *path, const char *arg, ...)
 {
-	const int i_want_envp = 1;
-	char **argv, **envp = environ;
-	va_list ap;
-
-	va_start(ap, arg);
-	RT_COLLECT_ARGS(arg, ap, argv, envp);
-	va_end(ap);
-	return execve(path, argv, envp);
+	RT_EXEC_LIST(execve, path, arg, 1);
 }
 
 int execlp(const char *file, const char *arg, ...)
 {
-	const int i_want_envp = 0;
-	char **argv, **envp = environ;
-	va_list ap;
-
-	va_start(ap, arg);
-	RT_COLLECT_ARGS(arg, ap, argv, envp);
-	va_end(ap);
-	return execvpe(file, argv, envp);
+	RT_EXEC_LIST(execvpe, file, arg, 0);
 }

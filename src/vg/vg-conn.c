@@ -170,46 +170,41 @@ void lpvg_send_alloc_sum(struct lpvg_thread *t, UInt flags, ULong allocs, ULong 
 /* /proc/self/maps of the valgrind process: the program's mappings and
  * valgrind's own (the collector keeps executable file mappings; no pc of
  * the program points into valgrind's). Whole lines per piece. */
+struct maps_sender {
+	struct lpvg_thread *t;
+	UInt when;
+	Int fd;
+};
+
+static int64_t maps_read(void *ctx, char *dst, uint64_t room)
+{
+	struct maps_sender *ms = ctx;
+
+	return ms->fd < 0 ? 0 : VG_(read)(ms->fd, dst, (Int)room);
+}
+
+static void maps_piece(void *ctx, const char *text, uint64_t n, int last)
+{
+	struct maps_sender *ms = ctx;
+	struct lp_msg_maps m;
+
+	lpvg_header(&m.h, LP_MSG_MAPS, sizeof(m) + n, ms->t);
+	m.when = ms->when;
+	m.last = (uint32_t)last;
+	lpvg_send2(ms->t, &m, sizeof(m), text, n);
+}
+
 void lpvg_send_maps(struct lpvg_thread *t, UInt when)
 {
-	enum { CHUNK = 60000, CAP = CHUNK + 4096 };
-	HChar *buf = VG_(malloc)("lpvg.maps", CAP);
-	struct lp_msg_maps m;
-	ULong have = 0;
-	Int fd;
-	Bool eof = False;
+	enum { CHUNK = 60000 };
+	HChar *buf = VG_(malloc)("lpvg.maps", CHUNK + 4096);
+	struct maps_sender ms = { .t = t, .when = when };
 	SysRes r = VG_(open)("/proc/self/maps", VKI_O_RDONLY, 0);
 
-	fd = sr_isError(r) ? -1 : (Int)sr_Res(r);
-	if (fd < 0)
-		eof = True;
-	for (;;) {
-		ULong cut;
-		while (!eof && have < CHUNK) {
-			Int n = VG_(read)(fd, buf + have, (Int)(CAP - have));
-			if (n <= 0)
-				eof = True;
-			else
-				have += (ULong)n;
-		}
-		cut = have;
-		if (!eof) {
-			while (cut > 0 && buf[cut - 1] != '\n')
-				cut--;
-			if (!cut)
-				cut = have;
-		}
-		lpvg_header(&m.h, LP_MSG_MAPS, sizeof(m) + cut, t);
-		m.when = when;
-		m.last = eof && cut == have;
-		lpvg_send2(t, &m, sizeof(m), buf, cut);
-		VG_(memmove)(buf, buf + cut, have - cut);
-		have -= cut;
-		if (m.last)
-			break;
-	}
-	if (fd >= 0)
-		VG_(close)(fd);
+	ms.fd = sr_isError(r) ? -1 : (Int)sr_Res(r);
+	lp_emit_lines(buf, CHUNK, &ms, maps_read, maps_piece);
+	if (ms.fd >= 0)
+		VG_(close)(ms.fd);
 	VG_(free)(buf);
 }
 

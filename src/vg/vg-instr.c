@@ -601,6 +601,15 @@ static void filter_check(struct ist *s, IRExpr *a, Bool root, Long k, IRType ty)
  * countdown update, one test and one filter load per 8 iterations instead
  * of per iteration. Not with guarded accesses before it (their count is
  * known only at run time). */
+/* Both passes over a superblock (planning, then instrumenting) follow the
+ * instruction marks: *im is the index of the last one, *prev_im the address
+ * of the one before it (what loop_exit compares a branch's target with). */
+static void follow_imark(const IRSB *in, Int i, Int *im, Addr *prev_im)
+{
+	*prev_im = *im >= 0 ? (Addr)in->stmts[*im]->Ist.IMark.addr : 0;
+	*im = i;
+}
+
 static Bool loop_exit(const IRSB *in, const IRStmt *st, Int im, Addr prev_im, Bool guarded)
 {
 	const IRConst *dst = st->Ist.Exit.dst;
@@ -782,10 +791,8 @@ static void emit_superblock(struct ist *s, IRSB *in, struct plan *p, UInt np, In
 		UInt na;
 		if (!st || st->tag == Ist_NoOp)
 			continue;
-		if (st->tag == Ist_IMark) {
-			prev_im = im >= 0 ? (Addr)in->stmts[im]->Ist.IMark.addr : 0;
-			im = i;
-		}
+		if (st->tag == Ist_IMark)
+			follow_imark(in, i, &im, &prev_im);
 		if (st->tag == Ist_Exit && s->n && loop_exit(in, st, im, prev_im, s->nguarded > 0))
 			exit_call(s, st);
 		else if (st->tag == Ist_Exit)
@@ -856,8 +863,7 @@ IRSB *lpvg_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestLayout
 			continue;
 		if (st->tag == Ist_IMark) {
 			pc = (ULong)st->Ist.IMark.addr + (ULong)(Long)st->Ist.IMark.delta;
-			prev_im = im >= 0 ? (Addr)in->stmts[im]->Ist.IMark.addr : 0;
-			im = i;
+			follow_imark(in, i, &im, &prev_im);
 			if (!nhooked || !lpvg_hook_kind((Addr)st->Ist.IMark.addr))
 				continue;
 		}

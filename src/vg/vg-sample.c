@@ -99,21 +99,10 @@ static void table_grow(struct lpvg_thread *t)
 
 static void emit(struct lpvg_thread *t, const struct lp_watch *w, ULong end, ULong reuse_pc)
 {
-	struct lp_msg_sample *s;
-
 	if (t->nsamples == LPVG_SAMPLE_CAP)
 		lpvg_send_samples(t);
-	s = &t->samples[t->nsamples++];
-	s->begin = w->begin;
-	s->end = end;
-	s->pc = w->pc;
-	s->addr = w->addr;
-	s->reuse_pc = reuse_pc;
-	s->thread = t->number;
-	s->size = w->size;
-	s->kind = w->kind;
-	s->line_index = w->idx;
-	s->level = 0; /* fixed rate: never thinned */
+	/* level 0: a fixed rate, never thinned */
+	lp_emit_sample(&t->samples[t->nsamples++], w, end, reuse_pc, t->number, 0);
 }
 
 static void check_watches(struct lpvg_thread *t, ULong addr, ULong pc, ULong now)

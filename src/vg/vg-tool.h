@@ -33,6 +33,7 @@
 #include "common/rng.h"
 #define LP_WATCH_ASSERT(cond) tl_assert(cond)
 #include "common/watch-core.h"
+#include "collect/emit-core.h"
 
 #include <locprof/common.h>
 

@@ -61,3 +61,22 @@ python3 -c 'import json,sys; assert "hot" not in json.load(open(sys.argv[1]))' "
 expect_status 0 "$LOCPROF" report "$T/a.lpp" --top 0 --format csv
 grep -q "^pc," "$T/out" && fail "hot spots in the csv with --top 0"
 exit 0
+
+# -o is the output file (the report as printed), --svg the graph
+expect_status 0 "$LOCPROF" report "$T/a.lpp" "${opts[@]}" -o "$T/rep.txt" --svg "$T/g2.svg"
+cmp -s "$T/rep.txt" "$T/text" || fail "report -o FILE differs from the report on standard output"
+[ ! -s "$T/out" ] || fail "report -o FILE also printed on standard output"
+grep -q '<svg' "$T/g2.svg" || fail "no graph in --svg FILE"
+ls "$T" | grep -q 'rep.txt.tmp' && fail "report -o left its temporary file"
+
+# --cache takes simulate's SPEC, with its refusals; ASSOC 0 is full
+expect_status 0 "$LOCPROF" report "$T/a.lpp" --sizes 4K --cache 8K:full:64 --cache 8K:0:64 --top 0 --format csv
+full=$(grep '^8K:full:64,' "$T/out" | cut -d, -f2-)
+zero=$(grep '^8K:0:64,' "$T/out" | cut -d, -f2-)
+[ -n "$full" ] && [ "$full" = "$zero" ] || fail "8K:0:64 is not 8K:full:64 ('$zero' against '$full')"
+expect_status 2 "$LOCPROF" report "$T/a.lpp" --cache 32K:3:64
+expect_grep "^locprof: error: bad cache '32K:3:64': cache size 32768 is not a multiple of assoc x line = 3 x 64 = 192 bytes$" "$T/err"
+expect_status 2 "$LOCPROF" report "$T/a.lpp" --cache 32K:8
+expect_grep "^locprof: error: bad cache '32K:8': cache spec '32K:8' is not SIZE:ASSOC:LINE\[:POLICY\]$" "$T/err"
+expect_status 2 "$LOCPROF" report "$T/a.lpp" --cache 32K:8:64:fifo
+expect_grep "report predicts LRU and random replacement \(--policy\), not fifo" "$T/err"

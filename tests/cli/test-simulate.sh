@@ -51,9 +51,23 @@ expect_grep '^32:1:16:lru,true_miss_ratio,0.750000$' "$T/out"
 expect_status 0 "$LOCPROF" simulate "$T/a.txt" --cache 32:1:16 --sample-length 2 --sample-interval 4 --random-lengths --seed 3
 expect_grep '^estimate mu=0.5 ' "$T/out"
 
+# set counts that are not powers of two: the set is line mod sets. A
+# direct-mapped cache of 3 lines: lines 0 and 3 share set 0 (with the low
+# bits as the index, line 3 would go to set 3 & 2 = 2 and never conflict).
+cat >"$T/mod.txt" <<'T'
+R 0x00 4
+R 0x30 4
+R 0x00 4
+R 0x10 4
+R 0x00 4
+T
+expect_status 0 "$LOCPROF" simulate "$T/mod.txt" --cache 48:1:16 --format csv
+expect_grep '^C1,48:1:16:lru,5,4,0.800000,3,0,1$' "$T/out"
+# a last-level cache of 480 MiB, 16 ways: 491520 sets
+expect_status 0 "$LOCPROF" simulate "$T/a.txt" --cache 480M:16:64 --format csv
+expect_grep '^C1,480M:16:64:lru,7,2,0.285714,2,0,0$' "$T/out"
+
 # refusals: one line, exact reason
-expect_status 2 "$LOCPROF" simulate "$T/a.txt" --cache 48K:4:64
-expect_grep "^locprof: error: bad cache '48K:4:64': 192 sets \(768 lines / 4 ways\): the number of sets must be a power of two" "$T/err"
 expect_status 2 "$LOCPROF" simulate "$T/a.txt" --cache 24K:12:64:plru
 expect_grep "policy plru needs a power-of-two number of ways, not 12" "$T/err"
 expect_status 2 "$LOCPROF" simulate "$T/a.txt" --cache 32K:8:64:mru
@@ -149,3 +163,11 @@ expect_status 2 "$LOCPROF" simulate "$T/prog.txt" --cache 4K:1:64 --cache 8K:1:6
 expect_status 1 "$LOCPROF" simulate "$T/prog.txt" --cache 4K:1:64 --attribute --binary "$T/nothere"
 expect_one_line "$T/err"
 echo ok
+
+# this machine's caches by level name, where /sys describes them
+if [ -r /sys/devices/system/cpu/cpu0/cache/index0/level ]; then
+	expect_status 0 "$LOCPROF" simulate "$T/a.txt" --cache L1 --format csv
+	expect_grep '^C1,[0-9]+[KMG]?:([0-9]+|full):[0-9]+:lru,' "$T/out"
+	expect_status 0 "$LOCPROF" simulate "$T/a.txt" --level host --format json
+	expect_grep '"name": "L1", ' "$T/out"
+fi

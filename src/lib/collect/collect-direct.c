@@ -174,6 +174,7 @@ int lp_recorder_image_end(struct lp_recorder *r, uint32_t id, const struct lp_re
 			return lp_collect_proc_fail(p, lp_seterr(LP_ENOMEM, "out of memory"));
 		memcpy(p->trefs, end->thread_refs, end->threads * sizeof(*p->trefs));
 		p->ntrefs = end->threads;
+		p->trefs_cap = end->threads;
 	}
 	if (p->trace && !p->open && !p->out.error)
 		err = trace_open(r, p);

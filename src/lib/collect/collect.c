@@ -14,6 +14,7 @@
 #include "collect/protocol.h"
 #include "collect/recorder-state.h"
 #include "collect/sink.h"
+#include "common/array.h"
 #include "common/error.h"
 
 #include <errno.h>
@@ -200,16 +201,12 @@ int lp_collect_proc_fail(struct rec_proc *p, int err)
 struct rec_proc *lp_collect_proc_new(struct lp_recorder *r, const struct lp_collect_proc *info,
 				     int trace)
 {
-	struct rec_proc *p = calloc(1, sizeof(*p)), **v;
+	struct rec_proc *p = calloc(1, sizeof(*p));
 
-	v = realloc(r->procs, (r->nprocs + 1) * sizeof(*v));
-	if (!p || !v) {
+	if (!p || LP_ARRAY_RESERVE(r->procs, r->procs_cap, r->nprocs + 1, 16, "processes") < 0) {
 		free(p);
-		if (v)
-			r->procs = v;
 		return NULL;
 	}
-	r->procs = v;
 	p->info = *info;
 	p->out.pid = info->pid;
 	p->out.ppid = info->ppid;
@@ -321,17 +318,10 @@ static int proc_open_deferred(struct rec_proc *p)
 
 static int proc_hold(void **v, size_t *n, size_t *cap, const void *add, size_t k, size_t size)
 {
-	if (*n + k > *cap) {
-		size_t c = *cap ? *cap : 1024;
-		void *nv;
-		while (c < *n + k)
-			c *= 2;
-		nv = realloc(*v, c * size);
-		if (!nv)
-			return lp_seterr(LP_ENOMEM, "out of memory");
-		*v = nv;
-		*cap = c;
-	}
+	int err;
+
+	if (*n + k > *cap && (err = lp_array_grow(v, cap, *n + k, size, 1024, 0, "held records")) < 0)
+		return err;
 	memcpy((char *)*v + *n * size, add, k * size);
 	*n += k;
 	return 0;
@@ -403,13 +393,8 @@ static struct lp_ref *proc_conv_reserve(struct rec_proc *p, size_t n)
 {
 	if (!n)
 		n = 1;
-	if (n > p->conv_cap) {
-		struct lp_ref *v = realloc(p->conv, n * sizeof(*v));
-		if (!v)
-			return NULL;
-		p->conv = v;
-		p->conv_cap = n;
-	}
+	if (LP_ARRAY_RESERVE(p->conv, p->conv_cap, n, 1024, "references") < 0)
+		return NULL;
 	return p->conv;
 }
 
@@ -472,6 +457,7 @@ static int on_maps(struct rec_proc *p, const uint8_t *msg, size_t len)
 	struct lp_msg_maps m;
 	size_t n = len - sizeof(m);
 	char *v;
+	int err;
 
 	if (len < sizeof(m))
 		return lp_seterr(LP_ECORRUPT, "bad MAPS");
@@ -482,13 +468,13 @@ static int on_maps(struct rec_proc *p, const uint8_t *msg, size_t len)
 		p->maps_len[m.when] = 0;
 		p->maps_done[m.when] = 0;
 	}
-	v = realloc(p->maps[m.when], p->maps_len[m.when] + n + 1);
-	if (!v)
-		return lp_seterr(LP_ENOMEM, "out of memory");
+	if ((err = LP_ARRAY_RESERVE(p->maps[m.when], p->maps_cap[m.when], p->maps_len[m.when] + n + 1, 4096,
+				    "the mappings")) < 0)
+		return err;
+	v = p->maps[m.when];
 	memcpy(v + p->maps_len[m.when], msg + sizeof(m), n);
 	p->maps_len[m.when] += n;
 	v[p->maps_len[m.when]] = 0;
-	p->maps[m.when] = v;
 	p->maps_done[m.when] = m.last != 0;
 	if (p->trace && p->open && m.when == LP_MAPS_START && p->maps_done[m.when]) {
 		/* a trace carries the start snapshot (sent before any
@@ -619,11 +605,11 @@ static int on_thread(struct rec_proc *p, struct conn *c, const uint8_t *msg, siz
 		c->thread_refs = m.references;
 		p->thread_refs += delta;
 		if (m.thread >= p->ntrefs && m.thread < (1u << 20)) {
-			uint64_t *v = realloc(p->trefs, ((size_t)m.thread + 1) * sizeof(*v));
-			if (!v)
-				return lp_seterr(LP_ENOMEM, "out of memory");
-			memset(v + p->ntrefs, 0, (m.thread + 1 - p->ntrefs) * sizeof(*v));
-			p->trefs = v;
+			int err = LP_ARRAY_RESERVE(p->trefs, p->trefs_cap, (size_t)m.thread + 1, 16,
+						   "thread counts");
+			if (err < 0)
+				return err;
+			memset(p->trefs + p->ntrefs, 0, (m.thread + 1 - p->ntrefs) * sizeof(*p->trefs));
 			p->ntrefs = m.thread + 1;
 		}
 		if (m.thread < p->ntrefs)
@@ -776,13 +762,10 @@ static int conn_read(struct lp_recorder *r, struct conn *c)
 int lp_recorder_poll(struct lp_recorder *r, int timeout_ms)
 {
 	size_t n = r->nconns;
+	int err = LP_ARRAY_RESERVE(r->pfds, r->pfds_cap, n + 1, 16, "connections");
 
-	{
-		struct pollfd *v = realloc(r->pfds, (n + 1) * sizeof(*v));
-		if (!v)
-			return lp_seterr(LP_ENOMEM, "out of memory");
-		r->pfds = v;
-	}
+	if (err < 0)
+		return err;
 	r->pfds[0].fd = r->listen_fd;
 	r->pfds[0].events = POLLIN;
 	for (size_t i = 0; i < n; i++) {
@@ -818,15 +801,10 @@ int lp_recorder_poll(struct lp_recorder *r, int timeout_ms)
 			int fd = accept4(r->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 			if (fd < 0)
 				break;
-			if (r->nconns == r->conns_cap) {
-				size_t cap = r->conns_cap ? r->conns_cap * 2 : 16;
-				struct conn *v = realloc(r->conns, cap * sizeof(*v));
-				if (!v) {
-					close(fd);
-					return lp_seterr(LP_ENOMEM, "out of memory");
-				}
-				r->conns = v;
-				r->conns_cap = cap;
+			err = LP_ARRAY_RESERVE(r->conns, r->conns_cap, r->nconns + 1, 16, "connections");
+			if (err < 0) {
+				close(fd);
+				return err;
 			}
 			memset(&r->conns[r->nconns], 0, sizeof(struct conn));
 			r->conns[r->nconns++].fd = fd;
@@ -853,16 +831,14 @@ int lp_recorder_finish(struct lp_recorder *r)
 size_t lp_recorder_outputs(const struct lp_recorder *r, const struct lp_record_output **out)
 {
 	struct lp_recorder *w = (struct lp_recorder *)r;
-	struct lp_record_output *v = realloc(w->outs, (r->nprocs + 1) * sizeof(*v));
 
-	if (!v) {
+	if (LP_ARRAY_RESERVE(w->outs, w->outs_cap, r->nprocs + 1, 16, "outputs") < 0) {
 		*out = NULL;
 		return 0;
 	}
-	w->outs = v;
 	for (size_t i = 0; i < r->nprocs; i++)
-		v[i] = r->procs[i]->out;
-	*out = v;
+		w->outs[i] = r->procs[i]->out;
+	*out = w->outs;
 	return r->nprocs;
 }
 

@@ -27,13 +27,14 @@ struct rec_proc {
 	struct lp_trace_writer *tw;
 	int open; /* output open */
 	char *maps[2]; /* start / exit snapshot text */
-	size_t maps_len[2];
+	size_t maps_len[2], maps_cap[2];
 	int maps_done[2];
 	uint32_t conns; /* open connections */
 	int bye_refs_valid;
 	uint64_t bye_refs, thread_refs;
 	uint64_t *trefs; /* references per thread number, from THREAD */
 	uint32_t ntrefs;
+	size_t trefs_cap;
 	struct lp_ref *conv; /* conversion buffer */
 	size_t conv_cap;
 	/* --samples: the output is opened at the end, at the final rate;
@@ -77,9 +78,11 @@ struct lp_recorder {
 	struct conn *conns;
 	size_t nconns, conns_cap;
 	struct pollfd *pfds;
+	size_t pfds_cap;
 	struct rec_proc **procs;
-	size_t nprocs;
+	size_t nprocs, procs_cap;
 	struct lp_record_output *outs;
+	size_t outs_cap;
 	uint64_t accepted;
 	uint32_t main_pid;
 	int failed;

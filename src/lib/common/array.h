@@ -26,4 +26,23 @@ int lp_array_grow(void **items, size_t *cap, size_t need, size_t size, size_t fi
 					 (max), (what)))
 #define LP_ARRAY_RESERVE(items, cap, need, first, what) LP_ARRAY_RESERVE_MAX(items, cap, need, first, 0, what)
 
+/* Bisection over a sorted array: leaves lo at the first index in [lo, hi)
+ * where `below`, an expression of the index variable i, is false (it must
+ * be true at every index before that one and false after). lo and hi are
+ * size_t lvalues; hi is changed too.
+ *
+ *	size_t lo = 0, hi = n;
+ *	LP_BISECT(lo, hi, i, v[i] < x);   // lo: the first v[lo] >= x
+ */
+#define LP_BISECT(lo, hi, i, below)                      \
+	do {                                             \
+		while ((lo) < (hi)) {                    \
+			size_t i = (lo) + ((hi) - (lo)) / 2; \
+			if (below)                       \
+				(lo) = i + 1;            \
+			else                             \
+				(hi) = i;                \
+		}                                        \
+	} while (0)
+
 #endif

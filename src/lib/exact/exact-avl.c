@@ -289,9 +289,7 @@ static int avl_batch(void *st, const uint64_t *lines, size_t n, uint64_t *dist, 
 		int isnew;
 		uint64_t *v;
 
-		if (i + 16 < n)
-			lp_htab_prefetch(&s->ht, lines[i + 16]);
-		v = lp_htab_get(&s->ht, lines[i], &isnew);
+		v = lp_exact_lookup(&s->ht, lines, i, n, &isnew);
 		if (isnew) {
 			dist[i] = LP_DIST_COLD;
 		} else {

@@ -10,14 +10,10 @@
  * bytes (bitmap N/8, counts N/8). Times are 64-bit. */
 #include "exact/exact-internal.h"
 
-#define MAX_LEVELS 58
-
 struct bk {
 	struct lp_htab ht;
-	uint64_t *bits;
-	uint32_t *lv[MAX_LEVELS]; /* lv[s][i] = ones in [i*64*2^s, (i+1)*64*2^s) */
-	int top;                  /* lv[top] has one entry */
-	uint64_t cap, now;        /* cap = 64 * 2^top */
+	struct lp_bitsum b;  /* B over times [0, cap) */
+	uint64_t cap, now;   /* cap = 64 * 2^b.top */
 };
 
 static void bk_destroy(void *st)
@@ -26,9 +22,7 @@ static void bk_destroy(void *st)
 
 	if (!s)
 		return;
-	for (int j = 0; j <= s->top; j++)
-		free(s->lv[j]);
-	free(s->bits);
+	lp_bitsum_release(&s->b);
 	lp_htab_release(&s->ht);
 	free(s);
 }
@@ -39,13 +33,9 @@ static int bk_create(void **st, const struct lp_exact_opts *o)
 
 	if (!s)
 		return lp_seterr(LP_ENOMEM, "out of memory");
-	s->top = 10;
-	s->cap = UINT64_C(64) << s->top;
-	if (lp_htab_init(&s->ht, 1 << 12) < 0 || !(s->bits = calloc((size_t)(s->cap / 64), 8)))
+	s->cap = UINT64_C(64) << 10;
+	if (lp_htab_init(&s->ht, 1 << 12) < 0 || lp_bitsum_init(&s->b, 10, s->cap / 64) < 0)
 		goto out_nomem;
-	for (int j = 0; j <= s->top; j++)
-		if (!(s->lv[j] = calloc((size_t)1 << (s->top - j), sizeof(uint32_t))))
-			goto out_nomem;
 	*st = s;
 	return 0;
 out_nomem:
@@ -58,34 +48,35 @@ static size_t bk_memory(const void *st)
 	const struct bk *s = st;
 
 	return sizeof(*s) + lp_htab_memory(&s->ht) + (size_t)(s->cap / 8) +
-	       ((size_t)2 << s->top) * sizeof(uint32_t);
+	       ((size_t)2 << s->b.top) * sizeof(uint32_t);
 }
 
 /* Double the time capacity. */
 static int bk_grow(struct bk *s)
 {
+	struct lp_bitsum *b = &s->b;
 	size_t words = (size_t)(s->cap / 64);
-	uint64_t *b;
+	uint64_t *bits;
 
-	if (s->top + 1 >= MAX_LEVELS)
+	if (b->top + 1 >= LP_BITSUM_MAX_LEVELS)
 		return lp_seterr(LP_ELIMIT, "bk: trace longer than 2^63 line accesses");
-	if (!(b = realloc(s->bits, 2 * words * 8)))
+	if (!(bits = realloc(b->bits, 2 * words * 8)))
 		goto out_nomem;
-	memset(b + words, 0, words * 8);
-	s->bits = b;
-	for (int j = 0; j <= s->top; j++) {
-		size_t n = (size_t)1 << (s->top - j);
-		uint32_t *l = realloc(s->lv[j], 2 * n * sizeof(uint32_t));
+	memset(bits + words, 0, words * 8);
+	b->bits = bits;
+	for (int j = 0; j <= b->top; j++) {
+		size_t n = (size_t)1 << (b->top - j);
+		uint32_t *l = realloc(b->lv[j], 2 * n * sizeof(uint32_t));
 
 		if (!l)
 			goto out_nomem;
 		memset(l + n, 0, n * sizeof(uint32_t));
-		s->lv[j] = l;
+		b->lv[j] = l;
 	}
-	if (!(s->lv[s->top + 1] = malloc(sizeof(uint32_t))))
+	if (!(b->lv[b->top + 1] = malloc(sizeof(uint32_t))))
 		goto out_nomem;
-	s->lv[s->top + 1][0] = s->lv[s->top][0];
-	s->top++;
+	b->lv[b->top + 1][0] = b->lv[b->top][0];
+	b->top++;
 	s->cap *= 2;
 	return 0;
 out_nomem:
@@ -102,38 +93,16 @@ static int bk_batch(void *st, const uint64_t *lines, size_t n, uint64_t *dist, s
 		return LP_ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		int isnew;
-		uint64_t *v, w;
+		uint64_t *v;
 
 		if (s->now == s->cap && (err = bk_grow(s)) < 0) {
 			*done = i;
 			return err;
 		}
-		if (i + 16 < n)
-			lp_htab_prefetch(&s->ht, lines[i + 16]);
-		v = lp_htab_get(&s->ht, lines[i], &isnew);
-		if (isnew) {
-			dist[i] = LP_DIST_COLD;
-		} else {
-			/* first traversal: count ones after p, clear B(p) */
-			uint64_t p = *v, d = 0;
-
-			w = p >> 6;
-			for (int j = s->top; j >= 0; j--) {
-				uint64_t k = w >> j;
-
-				if (j < s->top && !(k & 1))
-					d += s->lv[j][k + 1];
-				s->lv[j][k]--;
-			}
-			d += (uint64_t)__builtin_popcountll(s->bits[w] & (~UINT64_C(1) << (p & 63)));
-			s->bits[w] &= ~(UINT64_C(1) << (p & 63));
-			dist[i] = d;
-		}
-		/* second traversal: set B(now) */
-		w = s->now >> 6;
-		for (int j = s->top; j >= 0; j--)
-			s->lv[j][w >> j]++;
-		s->bits[w] |= UINT64_C(1) << (s->now & 63);
+		v = lp_exact_lookup(&s->ht, lines, i, n, &isnew);
+		/* count the ones after p, clear B(p); then set B(now) */
+		dist[i] = isnew ? LP_DIST_COLD : lp_bitsum_after_flip(&s->b, *v, 0);
+		lp_bitsum_after_flip(&s->b, s->now, 1);
 		*v = s->now++;
 	}
 	*done = n;

@@ -97,6 +97,57 @@ void lp_hist_release(struct lp_hist *h);
 #define lp_xhtab_reserve lp_htab_reserve
 #define lp_xhtab_get lp_htab_get
 
+/* The last time of line lines[i] (*isnew: first seen, the slot is new),
+ * fetching the slot of lines[i + 16]: the lookup is a cache miss once the
+ * lines outgrow the caches, and fetching it 16 accesses ahead hides most
+ * of it. */
+static inline uint64_t *lp_exact_lookup(struct lp_htab *ht, const uint64_t *lines, size_t i, size_t n,
+					int *isnew)
+{
+	if (i + 16 < n)
+		lp_htab_prefetch(ht, lines[i + 16]);
+	return lp_htab_get(ht, lines[i], isnew);
+}
+
+/* ---- bit-count hierarchy ----------------------------------------------
+ * A bitmap over times (64-bit words as leaves) with a binary hierarchy of
+ * its counts above it: lv[j][i] = ones in [i*64*2^j, (i+1)*64*2^j), lv[top]
+ * one entry. Bennett-Kruskal (bk) keeps a one at each line's last access,
+ * the preallocated hole tree (prealloc) at each hole. */
+#define LP_BITSUM_MAX_LEVELS 58
+
+struct lp_bitsum {
+	uint64_t *bits;
+	uint32_t *lv[LP_BITSUM_MAX_LEVELS];
+	int top;
+};
+
+/* 2^top counts at the bottom level over `words` words of bits (at most
+ * 2^top), all zero. Returns 0 or LP_ENOMEM; release it either way. */
+int lp_bitsum_init(struct lp_bitsum *b, int top, uint64_t words);
+void lp_bitsum_release(struct lp_bitsum *b);
+
+/* The ones after time p; then bit p becomes `set` (it must be the other
+ * value before), with the counts on its path. One walk from the root. */
+static inline uint64_t lp_bitsum_after_flip(struct lp_bitsum *b, uint64_t p, int set)
+{
+	uint64_t ones = 0, w = p >> 6, bit = UINT64_C(1) << (p & 63);
+
+	for (int j = b->top; j >= 0; j--) {
+		uint64_t k = w >> j;
+
+		if (j < b->top && !(k & 1))
+			ones += b->lv[j][k + 1];
+		b->lv[j][k] += set ? 1 : (uint32_t)-1;
+	}
+	ones += (uint64_t)__builtin_popcountll(b->bits[w] & (~UINT64_C(1) << (p & 63)));
+	if (set)
+		b->bits[w] |= bit;
+	else
+		b->bits[w] &= ~bit;
+	return ones;
+}
+
 /* ---- bucket table: line -> 32-bit value -------------------------------
  * What `fast` looks lines up in (its values are compacted times, < 2^32).
  * A bucket is one 64-byte cache line holding 5 keys and their 5 values, so

@@ -13,13 +13,9 @@
  * LP_ELIMIT; it never wraps or drops accesses. */
 #include "exact/exact-internal.h"
 
-#define MAX_LEVELS 48
-
 struct prealloc {
 	struct lp_htab ht;
-	uint64_t *bits;           /* hole bits, one per time */
-	uint32_t *lv[MAX_LEVELS]; /* lv[s][i] = holes in [i*64*2^s, (i+1)*64*2^s) */
-	int top;                  /* lv[top] has a single entry */
+	struct lp_bitsum b; /* the holes, one bit per time */
 	uint64_t n, now;
 };
 
@@ -29,9 +25,7 @@ static void prealloc_destroy(void *st)
 
 	if (!s)
 		return;
-	for (int j = 0; j <= s->top; j++)
-		free(s->lv[j]);
-	free(s->bits);
+	lp_bitsum_release(&s->b);
 	lp_htab_release(&s->ht);
 	free(s);
 }
@@ -40,6 +34,7 @@ static int prealloc_create(void **st, const struct lp_exact_opts *o)
 {
 	struct prealloc *s = calloc(1, sizeof(*s));
 	uint64_t words;
+	int top = 0;
 
 	if (!s)
 		return lp_seterr(LP_ENOMEM, "out of memory");
@@ -47,15 +42,10 @@ static int prealloc_create(void **st, const struct lp_exact_opts *o)
 	if (s->n > (UINT64_C(1) << 40))
 		s->n = UINT64_C(1) << 40;
 	words = (s->n + 63) / 64;
-	while ((UINT64_C(1) << s->top) < words)
-		s->top++;
-	if (lp_htab_init(&s->ht, 1 << 12) < 0)
+	while ((UINT64_C(1) << top) < words)
+		top++;
+	if (lp_htab_init(&s->ht, 1 << 12) < 0 || lp_bitsum_init(&s->b, top, words) < 0)
 		goto out_nomem;
-	if (!(s->bits = calloc((size_t)words, sizeof(uint64_t))))
-		goto out_nomem;
-	for (int j = 0; j <= s->top; j++)
-		if (!(s->lv[j] = calloc((size_t)(((UINT64_C(1) << s->top) >> j)), sizeof(uint32_t))))
-			goto out_nomem;
 	*st = s;
 	return 0;
 out_nomem:
@@ -69,24 +59,7 @@ static size_t prealloc_memory(const void *st)
 	const struct prealloc *s = st;
 
 	return sizeof(*s) + lp_htab_memory(&s->ht) + (size_t)((s->n + 63) / 64 * 8) +
-	       (size_t)((UINT64_C(2) << s->top) * sizeof(uint32_t));
-}
-
-/* Holes after p, and make p a hole: one walk from the root to p. */
-static inline uint64_t holes_after_insert(struct prealloc *s, uint64_t p)
-{
-	uint64_t h = 0, w = p >> 6;
-
-	for (int j = s->top; j >= 0; j--) {
-		uint64_t i = w >> j;
-
-		if (j < s->top && !(i & 1))
-			h += s->lv[j][i + 1];
-		s->lv[j][i]++;
-	}
-	h += (uint64_t)__builtin_popcountll(s->bits[w] & (~UINT64_C(1) << (p & 63)));
-	s->bits[w] |= UINT64_C(1) << (p & 63);
-	return h;
+	       (size_t)((UINT64_C(2) << s->b.top) * sizeof(uint32_t));
 }
 
 static int prealloc_batch(void *st, const uint64_t *lines, size_t n, uint64_t *dist, size_t *done)
@@ -108,10 +81,9 @@ static int prealloc_batch(void *st, const uint64_t *lines, size_t n, uint64_t *d
 					 "(prealloc_n) or use another algorithm",
 					 (unsigned long long)s->n);
 		}
-		if (i + 16 < n)
-			lp_htab_prefetch(&s->ht, lines[i + 16]);
-		v = lp_htab_get(&s->ht, lines[i], &isnew);
-		dist[i] = isnew ? LP_DIST_COLD : s->now - *v - 1 - holes_after_insert(s, *v);
+		v = lp_exact_lookup(&s->ht, lines, i, n, &isnew);
+		/* the holes after p, and p becomes one */
+		dist[i] = isnew ? LP_DIST_COLD : s->now - *v - 1 - lp_bitsum_after_flip(&s->b, *v, 1);
 		*v = s->now++;
 	}
 	*done = n;

@@ -51,11 +51,7 @@ static int reuse_batch(void *st, const uint64_t *lines, size_t n, uint64_t *dist
 		int isnew;
 		uint64_t *v;
 
-		/* The slot lookup is a cache miss once M outgrows the caches;
-		 * fetching it 16 accesses ahead hides most of it. */
-		if (i + 16 < n)
-			lp_htab_prefetch(&s->ht, lines[i + 16]);
-		v = lp_htab_get(&s->ht, lines[i], &isnew);
+		v = lp_exact_lookup(&s->ht, lines, i, n, &isnew);
 		dist[i] = isnew ? LP_DIST_COLD : s->now - *v - 1;
 		*v = s->now++;
 	}

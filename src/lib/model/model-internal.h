@@ -18,6 +18,18 @@ int lp_statstack_new_internal(struct lp_statstack **out, const struct lp_profile
 int lp_model_phases(const struct lp_sample *s, size_t n, uint64_t total, uint64_t len,
 		    uint64_t **bounds, size_t *nphases);
 
+/* What both models read of a profile: the samples of one line size. */
+struct lp_model_samples {
+	const struct lp_profile *p;
+	size_t first, n; /* [first, first + n) of p's samples */
+	int include_cold;
+};
+
+/* A zeroed model of `size` bytes that starts with a struct
+ * lp_model_samples for line size li of p. Returns 0, LP_EINVAL (no such
+ * line size) or LP_ENOMEM. */
+int lp_model_alloc(void **out, size_t size, const struct lp_profile *p, unsigned li, int include_cold);
+
 /* First index in s[0, n) (sorted by time) with time >= t. */
 size_t lp_model_first_at(const struct lp_sample *s, size_t n, uint64_t t);
 

@@ -55,6 +55,7 @@
  */
 #include <locprof/model.h>
 
+#include "common/array.h"
 #include "common/error.h"
 #include "model/model-internal.h"
 
@@ -100,9 +101,7 @@ struct sc_window {
 };
 
 struct lp_statcache {
-	const struct lp_profile *p;
-	size_t first, n; /* the line size's samples in the profile */
-	int include_cold;
+	struct lp_model_samples in; /* first: lp_model_alloc() fills it */
 	unsigned li;
 	int fill_mode;           /* lp_statcache_set_fill(): 0, 1 or LP_STATCACHE_FILL_AUTO */
 	int fill_model;          /* the fill model is on for fill_lines (fill_for()) */
@@ -112,7 +111,7 @@ struct lp_statcache {
 	uint64_t length;
 	double *k;   /* finite reuse distances grouped by window */
 	double *pw[4]; /* power sums of each window's k (n + 1 per window) */
-	size_t *win; /* window of each profile sample (index from m->first) */
+	size_t *win; /* window of each profile sample (index from m->in.first) */
 	double *ck, *cw; /* imputed reuse distances of the dangling samples */
 	double *cpw[5];  /* their prefix sums, per window (sc_hist.cpw) */
 	struct sc_window *w;
@@ -125,13 +124,7 @@ struct lp_statcache {
 /* first index in k[lo, hi) with k[i] >= x */
 static size_t k_bound(const double *k, size_t lo, size_t hi, double x)
 {
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (k[mid] < x)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	LP_BISECT(lo, hi, i, k[i] < x);
 	return lo;
 }
 
@@ -336,18 +329,18 @@ static int cmp_km(const void *a, const void *b)
  * m->cw and the censored part of every window's histogram. */
 static int impute_dangling(struct lp_statcache *m, uint64_t total)
 {
-	const struct lp_sample *smp = lp_profile_line_first(m->p, m->first);
+	const struct lp_sample *smp = lp_profile_line_first(m->in.p, m->in.first);
 	struct km_obs *o;
-	double *ev, *sv, S = 1, at_risk = (double)m->n;
+	double *ev, *sv, S = 1, at_risk = (double)m->in.n;
 	size_t nd = 0, ne = 0, c = 0;
 
-	for (size_t i = 0; i < m->n; i++)
+	for (size_t i = 0; i < m->in.n; i++)
 		nd += smp[i].reuse == LP_REUSE_DANGLING;
 	if (!nd)
 		return 0;
-	o = malloc(m->n * sizeof(*o));
-	ev = malloc(m->n * sizeof(*ev));
-	sv = malloc(m->n * sizeof(*sv));
+	o = malloc(m->in.n * sizeof(*o));
+	ev = malloc(m->in.n * sizeof(*ev));
+	sv = malloc(m->in.n * sizeof(*sv));
 	m->ck = malloc(nd * SC_IMPUTE * sizeof(*m->ck));
 	m->cw = malloc(nd * SC_IMPUTE * sizeof(*m->cw));
 	if (!o || !ev || !sv || !m->ck || !m->cw) {
@@ -356,15 +349,15 @@ static int impute_dangling(struct lp_statcache *m, uint64_t total)
 		free(sv);
 		return LP_ENOMEM;
 	}
-	for (size_t i = 0; i < m->n; i++) {
+	for (size_t i = 0; i < m->in.n; i++) {
 		int cens = smp[i].reuse == LP_REUSE_DANGLING;
 		double r = smp[i].time + 1 < total ? (double)(total - 1 - smp[i].time) : 0;
 		o[i] = (struct km_obs){ cens ? r : (double)smp[i].reuse, cens };
 	}
-	qsort(o, m->n, sizeof(*o), cmp_km);
-	for (size_t i = 0; i < m->n;) {
+	qsort(o, m->in.n, sizeof(*o), cmp_km);
+	for (size_t i = 0; i < m->in.n;) {
 		size_t j = i, d = 0;
-		for (; j < m->n && o[j].v == o[i].v; j++)
+		for (; j < m->in.n && o[j].v == o[i].v; j++)
 			d += !o[j].censored;
 		if (d) {
 			S *= 1.0 - (double)d / at_risk;
@@ -380,7 +373,7 @@ static int impute_dangling(struct lp_statcache *m, uint64_t total)
 		m->w[w].h.ck = m->ck + c;
 		m->w[w].h.cw = m->cw + c;
 	}
-	for (size_t i = 0; i < m->n; i++) {
+	for (size_t i = 0; i < m->in.n; i++) {
 		struct sc_window *wp = &m->w[m->win[i]];
 		double r, Sr;
 		size_t lo;
@@ -478,24 +471,20 @@ int lp_statcache_new(struct lp_statcache **out, const struct lp_profile *p, unsi
 	struct lp_statcache *m;
 	size_t nfinite = 0, nbase, i = 0;
 	uint64_t total;
+	int err;
 
-	if (li >= p->n_line_sizes)
-		return lp_seterr(LP_EINVAL, "no line size %u in the profile", li);
-	if (!(m = calloc(1, sizeof(*m))))
-		return lp_seterr(LP_ENOMEM, "out of memory");
-	m->p = p;
-	m->include_cold = include_cold;
-	lp_profile_line_samples(p, li, &m->first, &m->n);
+	if ((err = lp_model_alloc((void **)&m, sizeof(*m), p, li, include_cold)) < 0)
+		return err;
 	m->length = window ? window : p->windows[li].length;
 	if (!m->length)
 		m->length = 1;
 	total = p->accesses[li];
-	if (m->n && p->samples[m->first + m->n - 1].time >= total)
-		total = p->samples[m->first + m->n - 1].time + 1;
+	if (m->in.n && p->samples[m->in.first + m->in.n - 1].time >= total)
+		total = p->samples[m->in.first + m->in.n - 1].time + 1;
 	m->length = lp_profile_window_length(total, m->length);
 	nbase = (size_t)lp_profile_window_count(total, m->length);
-	m->k = malloc((m->n ? m->n : 1) * sizeof(*m->k));
-	m->win = malloc((m->n ? m->n : 1) * sizeof(*m->win));
+	m->k = malloc((m->in.n ? m->in.n : 1) * sizeof(*m->k));
+	m->win = malloc((m->in.n ? m->in.n : 1) * sizeof(*m->win));
 	if (!m->k || !m->win) {
 		lp_statcache_free(m);
 		return lp_seterr(LP_ENOMEM, "out of memory");
@@ -509,7 +498,7 @@ int lp_statcache_new(struct lp_statcache **out, const struct lp_profile *p, unsi
 		uint64_t *bounds;
 		size_t np, ph = 0;
 		const double min_samples = SC_MIN_SAMPLES;
-		int err = lp_model_phases(lp_profile_line_first(p, m->first), m->n, total, m->length,
+		err = lp_model_phases(lp_profile_line_first(p, m->in.first), m->in.n, total, m->length,
 					  &bounds, &np);
 		if (err < 0) {
 			lp_statcache_free(m);
@@ -540,8 +529,8 @@ int lp_statcache_new(struct lp_statcache **out, const struct lp_profile *p, unsi
 				wp->first = nfinite;
 			}
 			wp->end = end;
-			for (; i < m->n && p->samples[m->first + i].time < end; i++) {
-				const struct lp_sample *s = &p->samples[m->first + i];
+			for (; i < m->in.n && p->samples[m->in.first + i].time < end; i++) {
+				const struct lp_sample *s = &p->samples[m->in.first + i];
 				m->win[i] = m->nw - 1;
 				if (s->reuse == LP_REUSE_DANGLING) {
 					wp->dangling++;
@@ -576,7 +565,7 @@ int lp_statcache_new(struct lp_statcache **out, const struct lp_profile *p, unsi
 	}
 	m->li = li;
 	if (!include_cold) {
-		int err = impute_dangling(m, total);
+		err = impute_dangling(m, total);
 		if (err < 0) {
 			lp_statcache_free(m);
 			return lp_seterr(err, "out of memory");
@@ -632,7 +621,7 @@ int lp_statcache_set_fill(struct lp_statcache *m, int on)
 		return lp_seterr(LP_EINVAL, "bad fill mode %d", on);
 	if (on && !m->ss) {
 		/* the footprint over time, from the windowed StatStack estimator */
-		int err = lp_statstack_new_internal(&m->ss, m->p, m->li, m->length, 0, 0);
+		int err = lp_statstack_new_internal(&m->ss, m->in.p, m->li, m->length, 0, 0);
 		if (err < 0)
 			return err;
 		for (size_t w = 0; w < m->nw; w++) {
@@ -706,7 +695,7 @@ static struct sc_ev window_ev(struct lp_statcache *m, const struct sc_window *w,
 	if (m->fill_time >= w->end || len <= 0)
 		return (struct sc_ev){ 0, 0 };
 	after = (double)(w->end - (m->fill_time > w->start ? m->fill_time : w->start));
-	if (m->include_cold)
+	if (m->in.include_cold)
 		return (struct sc_ev){ 0, after / len };
 	cold = w->u1 - (w->u0 > L ? w->u0 : L);
 	cold = cold < 0 ? 0 : cold > after ? after : cold;
@@ -735,7 +724,7 @@ void lp_statcache_window_censored(const struct lp_statcache *m, size_t k, const 
 
 static double window_weight(const struct lp_statcache *m, const struct sc_window *w)
 {
-	return (double)w->n + (m->include_cold ? w->dangling : 0);
+	return (double)w->n + (m->in.include_cold ? w->dangling : 0);
 }
 
 /* Solve window w for `lines`, warm-starting when the last solve was for a
@@ -752,7 +741,7 @@ static double solve_window(struct lp_statcache *m, struct sc_window *w, double l
 		h.cn = 0;
 		h.cinf = h.cN = h.csum_k = 0;
 	}
-	w->root = solve(&h, w->dangling, m->include_cold, window_ev(m, w, lines), lines, warm);
+	w->root = solve(&h, w->dangling, m->in.include_cold, window_ev(m, w, lines), lines, warm);
 	w->last_lines = lines;
 	return w->root;
 }
@@ -765,7 +754,7 @@ static double window_misses(struct lp_statcache *m, struct sc_window *w, double 
 	double R = solve_window(m, w, lines), ev, n = 0;
 	struct sc_ev e;
 
-	if (m->include_cold || m->fill_model || w->h.cN == 0)
+	if (m->in.include_cold || m->fill_model || w->h.cN == 0)
 		return R * window_weight(m, w);
 	e = window_ev(m, w, lines);
 	ev = e.al + e.be * R;
@@ -824,13 +813,13 @@ int lp_statcache_sample_miss(struct lp_statcache *m, double lines, double *prob)
 	for (size_t w = 0; w < m->nw; w++)
 		if (window_weight(m, &m->w[w]) > 0)
 			solve_window(m, &m->w[w], lines);
-	for (size_t i = 0; i < m->n; i++) {
-		const struct lp_sample *s = &m->p->samples[m->first + i];
+	for (size_t i = 0; i < m->in.n; i++) {
+		const struct lp_sample *s = &m->in.p->samples[m->in.first + i];
 		const struct sc_window *w = &m->w[m->win[i]];
 		struct sc_ev e = window_ev(m, w, lines);
 		double ev = e.al + e.be * w->root;
 		if (s->reuse == LP_REUSE_DANGLING)
-			prob[i] = m->include_cold ? 1 : 0;
+			prob[i] = m->in.include_cold ? 1 : 0;
 		else if (s->reuse == 0 || ev <= 0)
 			prob[i] = 0;
 		else

@@ -51,6 +51,7 @@
  */
 #include <locprof/model.h>
 
+#include "common/array.h"
 #include "common/error.h"
 #include "model/model-internal.h"
 
@@ -66,9 +67,7 @@ struct ss_window {
 };
 
 struct lp_statstack {
-	const struct lp_profile *p;
-	size_t first, n;
-	int include_cold;
+	struct lp_model_samples in; /* first: lp_model_alloc() fills it */
 	uint64_t length; /* requested window length */
 	/* the whole run's distribution (lp_statstack_expected_sd) */
 	double S, dangling;
@@ -107,13 +106,7 @@ static size_t lower_bound(const uint64_t *v, size_t n, uint64_t x)
 {
 	size_t lo = 0, hi = n;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (v[mid] < x)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	LP_BISECT(lo, hi, i, v[i] < x);
 	return lo;
 }
 
@@ -202,12 +195,12 @@ static double sample_sd(const struct lp_statstack *m, uint64_t t, uint64_t d)
  * distances by phase. */
 static int build_windows(struct lp_statstack *m, uint64_t total, uint64_t len)
 {
-	const struct lp_sample *s = lp_profile_line_first(m->p, m->first);
+	const struct lp_sample *s = lp_profile_line_first(m->in.p, m->in.first);
 	uint64_t *bounds;
 	size_t np, i = 0, nfin = 0;
 	int err;
 
-	if ((err = lp_model_phases(s, m->n, total, len, &bounds, &np)) < 0)
+	if ((err = lp_model_phases(s, m->in.n, total, len, &bounds, &np)) < 0)
 		return err;
 	if (!(m->w = calloc(np, sizeof(*m->w)))) {
 		free(bounds);
@@ -219,7 +212,7 @@ static int build_windows(struct lp_statstack *m, uint64_t total, uint64_t len)
 		w->a = bounds[k];
 		w->b = bounds[k + 1];
 		w->off = nfin;
-		for (; i < m->n && s[i].time < w->b; i++) {
+		for (; i < m->in.n && s[i].time < w->b; i++) {
 			w->S++;
 			if (s[i].reuse == LP_REUSE_DANGLING) {
 				w->D++;
@@ -248,33 +241,44 @@ int lp_statstack_new(struct lp_statstack **out, const struct lp_profile *p, unsi
 	return lp_statstack_new_internal(out, p, li, window, include_cold, 1);
 }
 
+int lp_model_alloc(void **out, size_t size, const struct lp_profile *p, unsigned li, int include_cold)
+{
+	struct lp_model_samples *in;
+
+	if (li >= p->n_line_sizes)
+		return lp_seterr(LP_EINVAL, "no line size %u in the profile", li);
+	if (!(in = calloc(1, size)))
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	in->p = p;
+	in->include_cold = include_cold;
+	lp_profile_line_samples(p, li, &in->first, &in->n);
+	*out = in;
+	return 0;
+}
+
 int lp_statstack_new_internal(struct lp_statstack **out, const struct lp_profile *p, unsigned li,
 			      uint64_t window, int include_cold, int want_sd)
 {
 	struct lp_statstack *m;
 	uint64_t total;
 	size_t k = 0;
-	int err = LP_ENOMEM;
+	int err;
 
-	if (li >= p->n_line_sizes)
-		return lp_seterr(LP_EINVAL, "no line size %u in the profile", li);
-	if (!(m = calloc(1, sizeof(*m))))
-		return lp_seterr(LP_ENOMEM, "out of memory");
-	m->p = p;
-	m->include_cold = include_cold;
-	lp_profile_line_samples(p, li, &m->first, &m->n);
-	m->S = (double)m->n;
-	size_t n1 = m->n ? m->n : 1;
+	if ((err = lp_model_alloc((void **)&m, sizeof(*m), p, li, include_cold)) < 0)
+		return err;
+	err = LP_ENOMEM;
+	m->S = (double)m->in.n;
+	size_t n1 = m->in.n ? m->in.n : 1;
 	m->rd = malloc(n1 * sizeof(*m->rd));
-	m->prefix = malloc((m->n + 1) * sizeof(*m->prefix));
+	m->prefix = malloc((m->in.n + 1) * sizeof(*m->prefix));
 	m->wrd = malloc(n1 * sizeof(*m->wrd));
-	m->wcum = malloc((m->n + 1) * sizeof(*m->wcum));
+	m->wcum = malloc((m->in.n + 1) * sizeof(*m->wcum));
 	m->sd = malloc(n1 * sizeof(*m->sd));
 	m->sd_sorted = malloc(n1 * sizeof(*m->sd_sorted));
 	if (!m->rd || !m->prefix || !m->wrd || !m->wcum || !m->sd || !m->sd_sorted)
 		goto out_free;
-	for (size_t i = 0; i < m->n; i++) {
-		uint64_t r = p->samples[m->first + i].reuse;
+	for (size_t i = 0; i < m->in.n; i++) {
+		uint64_t r = p->samples[m->in.first + i].reuse;
 		if (r == LP_REUSE_DANGLING)
 			m->dangling++;
 		else
@@ -288,8 +292,8 @@ int lp_statstack_new_internal(struct lp_statstack **out, const struct lp_profile
 	/* the run's length: the counted accesses, or (a profile cut short)
 	 * as far as a sample or its reuse reaches */
 	total = p->accesses[li];
-	for (size_t i = 0; i < m->n; i++) {
-		const struct lp_sample *s = &p->samples[m->first + i];
+	for (size_t i = 0; i < m->in.n; i++) {
+		const struct lp_sample *s = &p->samples[m->in.first + i];
 		uint64_t end = s->reuse == LP_REUSE_DANGLING ? s->time : s->time + s->reuse + 1;
 		if (end >= total)
 			total = end + 1;
@@ -300,8 +304,8 @@ int lp_statstack_new_internal(struct lp_statstack **out, const struct lp_profile
 	if ((err = build_windows(m, total, m->length)) < 0)
 		goto out_free;
 
-	for (size_t i = 0; i < m->n && want_sd; i++) {
-		const struct lp_sample *s = &p->samples[m->first + i];
+	for (size_t i = 0; i < m->in.n && want_sd; i++) {
+		const struct lp_sample *s = &p->samples[m->in.first + i];
 		if (s->reuse == LP_REUSE_DANGLING) {
 			m->sd[i] = INFINITY;
 			continue;
@@ -347,16 +351,16 @@ void lp_statstack_window(const struct lp_statstack *m, size_t k, uint64_t *start
 
 int lp_statstack_sample_sd(const struct lp_statstack *m, double *sd)
 {
-	for (size_t i = 0; i < m->n; i++)
+	for (size_t i = 0; i < m->in.n; i++)
 		sd[i] = m->sd[i];
 	return 0;
 }
 
 static double ratio(const struct lp_statstack *m, double misses)
 {
-	double den = (double)m->nrd + (m->include_cold ? m->dangling : 0);
+	double den = (double)m->nrd + (m->in.include_cold ? m->dangling : 0);
 
-	if (m->include_cold)
+	if (m->in.include_cold)
 		misses += m->dangling;
 	return den > 0 ? misses / den : NAN;
 }
@@ -420,7 +424,7 @@ static int place_of(const struct lp_statstack *m)
 
 	if (m->place || !m->has_sd)
 		return 0;
-	return lp_sa_place_new(&mm->place, lp_profile_line_first(m->p, m->first), m->n, m->sd,
+	return lp_sa_place_new(&mm->place, lp_profile_line_first(m->in.p, m->in.first), m->in.n, m->sd,
 			       (uint64_t)m->line);
 }
 
@@ -431,10 +435,10 @@ int lp_statstack_sample_miss(const struct lp_statstack *m, uint64_t sets, uint64
 
 	if (sets > 1 && (err = place_of(m)) < 0)
 		return err;
-	for (size_t i = 0; i < m->n; i++) {
-		uint64_t r = m->p->samples[m->first + i].reuse;
+	for (size_t i = 0; i < m->in.n; i++) {
+		uint64_t r = m->in.p->samples[m->in.first + i].reuse;
 		if (r == LP_REUSE_DANGLING)
-			prob[i] = m->include_cold ? 1 : 0;
+			prob[i] = m->in.include_cold ? 1 : 0;
 		else if (sets == 1 || !m->place) /* the cut; equal to the binomial at s = 1 (tested) */
 			prob[i] = sets == 1 ? m->sd[i] >= (double)ways : lp_binomial_miss(m->sd[i], sets, ways);
 	}
@@ -451,14 +455,14 @@ double lp_statstack_setassoc_miss_ratio(const struct lp_statstack *m, uint64_t s
 		return NAN;
 	if (sets <= 1 || !m->place)
 		return lp_statstack_binomial_miss_ratio(m, sets, ways);
-	if (!(prob = malloc((m->n ? m->n : 1) * sizeof(*prob))))
+	if (!(prob = malloc((m->in.n ? m->in.n : 1) * sizeof(*prob))))
 		return NAN;
 	if (lp_statstack_sample_miss(m, sets, ways, prob) < 0) {
 		free(prob);
 		return NAN;
 	}
-	for (size_t i = 0; i < m->n; i++)
-		if (m->p->samples[m->first + i].reuse != LP_REUSE_DANGLING)
+	for (size_t i = 0; i < m->in.n; i++)
+		if (m->in.p->samples[m->in.first + i].reuse != LP_REUSE_DANGLING)
 			misses += prob[i];
 	free(prob);
 	return ratio(m, misses);

@@ -1,6 +1,7 @@
 /* The binaries the pcs belong to: ELF files with their executable sections
  * and sized function symbols, where they are loaded, and the source lines
  * of their code (DWARF, through libdw). */
+#include "common/array.h"
 #include "prediction/prediction-code.h"
 
 #include "common/error.h"
@@ -40,12 +41,11 @@ int lp_pred_mod_open(struct xmod *m, const char *path)
 			have_symtab = 1;
 		if (sh.sh_type == SHT_PROGBITS && (sh.sh_flags & SHF_EXECINSTR) && sh.sh_size) {
 			Elf_Data *d = elf_getdata(scn, NULL);
-			struct xsec *ns;
+			int err;
 			if (!d || !d->d_buf || d->d_size < sh.sh_size)
 				continue;
-			if (!(ns = realloc(m->secs, (m->nsecs + 1) * sizeof(*ns))))
-				return lp_seterr(LP_ENOMEM, "out of memory");
-			m->secs = ns;
+			if ((err = LP_ARRAY_RESERVE(m->secs, m->secs_cap, m->nsecs + 1, 16, "code sections")) < 0)
+				return err;
 			m->secs[m->nsecs++] = (struct xsec){ sh.sh_addr, sh.sh_size, d->d_buf };
 		}
 	}
@@ -60,15 +60,14 @@ int lp_pred_mod_open(struct xmod *m, const char *path)
 		for (size_t i = 0; i < n; i++) {
 			GElf_Sym s;
 			const char *name;
-			struct xsym *ns;
+			int err;
 			if (!gelf_getsym(d, (int)i, &s) || GELF_ST_TYPE(s.st_info) != STT_FUNC ||
 			    !s.st_size || s.st_shndx == SHN_UNDEF)
 				continue;
 			if (!(name = elf_strptr(m->elf, sh.sh_link, s.st_name)))
 				name = "?";
-			if (!(ns = realloc(m->syms, (m->nsyms + 1) * sizeof(*ns))))
-				return lp_seterr(LP_ENOMEM, "out of memory");
-			m->syms = ns;
+			if ((err = LP_ARRAY_RESERVE(m->syms, m->syms_cap, m->nsyms + 1, 256, "symbols")) < 0)
+				return err;
 			m->syms[m->nsyms++] = (struct xsym){ s.st_value, s.st_size, name, -1 };
 		}
 	}
@@ -119,13 +118,7 @@ struct xsym *lp_pred_mod_sym(struct xmod *m, uint64_t vaddr)
 {
 	size_t lo = 0, hi = m->nsyms;
 
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (m->syms[mid].start <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	LP_BISECT(lo, hi, i, m->syms[i].start <= vaddr);
 	/* syms[lo-1] starts at or before vaddr; an earlier, larger symbol may
 	 * still contain it (nested local symbols) */
 	for (size_t i = lo; i-- > 0 && lo - i <= 4;)

@@ -242,8 +242,8 @@ static double below_acc_fn(void *arg, double P)
 static int const_distances(const struct lp_pred_model *m, size_t b, struct lp_pred_hist *const *h,
 			   const int *fin, size_t nf, double **cd, size_t *nconst)
 {
-	size_t n = m->nsizes, last = n - 1;
-
+	size_t n = m->nsizes, last = n - 1, cap = 0;
+	int rc;
 
 	if (nf < 2)
 		return 0;
@@ -279,10 +279,8 @@ static int const_distances(const struct lp_pred_model *m, size_t b, struct lp_pr
 		 * the line just used, is taken as constant */
 		if (lp_pred_key_sets(m->blocks[b]) && d > 0)
 			continue;
-		double *ncd = realloc(*cd, (*nconst + 1) * sizeof(*ncd));
-		if (!ncd)
-			return lp_seterr(LP_ENOMEM, "out of memory");
-		*cd = ncd;
+		if ((rc = LP_ARRAY_RESERVE(*cd, cap, *nconst + 1, 8, "constant bins")) < 0)
+			return rc;
 		(*cd)[(*nconst)++] = d;
 	}
 	return 0;

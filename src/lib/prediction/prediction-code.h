@@ -31,9 +31,9 @@ struct xmod {
 	Elf *elf;
 	int is_dyn;
 	struct xsec *secs;
-	size_t nsecs;
+	size_t nsecs, secs_cap;
 	struct xsym *syms;
-	size_t nsyms;
+	size_t nsyms, syms_cap;
 	Dwfl *dwfl;
 	Dwfl_Module *dmod;
 	int lines_failed;

@@ -69,6 +69,17 @@ static void fail(struct parser *p, const char *what)
 
 static void expr(struct parser *p);
 
+/* "( expr )", at the '(' */
+static void paren_expr(struct parser *p)
+{
+	p->s++;
+	expr(p);
+	skip(p);
+	if (*p->s != ')')
+		return fail(p, "missing ')'");
+	p->s++;
+}
+
 static void primary(struct parser *p)
 {
 	static const struct { const char *name; enum op op; } funcs[] = {
@@ -88,15 +99,8 @@ static void primary(struct parser *p)
 		emit(p, OP_NUM, v);
 		return;
 	}
-	if (*p->s == '(') {
-		p->s++;
-		expr(p);
-		skip(p);
-		if (*p->s != ')')
-			return fail(p, "missing ')'");
-		p->s++;
-		return;
-	}
+	if (*p->s == '(')
+		return paren_expr(p);
 	for (size_t i = 0; i < sizeof(funcs) / sizeof(funcs[0]); i++) {
 		size_t len = strlen(funcs[i].name);
 		if (!strncmp(p->s, funcs[i].name, len) && !isalnum((unsigned char)p->s[len])) {
@@ -104,12 +108,7 @@ static void primary(struct parser *p)
 			skip(p);
 			if (*p->s != '(')
 				return fail(p, "a function needs '(' after its name");
-			p->s++;
-			expr(p);
-			skip(p);
-			if (*p->s != ')')
-				return fail(p, "missing ')'");
-			p->s++;
+			paren_expr(p);
 			emit(p, funcs[i].op, 0);
 			return;
 		}
@@ -156,32 +155,32 @@ static void unary(struct parser *p)
 	power(p);
 }
 
-static void term(struct parser *p)
+/* One level of left-associative binary operators: operand (op operand)*,
+ * op being op1 (emitted as code1) or op2 (code2). */
+static void binary_level(struct parser *p, void (*operand)(struct parser *), char op1, enum op code1,
+			 char op2, enum op code2)
 {
-	unary(p);
+	operand(p);
 	for (;;) {
 		skip(p);
-		if (p->err || (*p->s != '*' && *p->s != '/'))
+		if (p->err || (*p->s != op1 && *p->s != op2))
 			return;
 		char c = *p->s++;
-		unary(p);
-		emit(p, c == '*' ? OP_MUL : OP_DIV, 0);
+		operand(p);
+		emit(p, c == op1 ? code1 : code2, 0);
 	}
+}
+
+static void term(struct parser *p)
+{
+	binary_level(p, unary, '*', OP_MUL, '/', OP_DIV);
 }
 
 static void expr(struct parser *p)
 {
 	if (++p->depth > EXPR_DEPTH)
 		return fail(p, "expression nested too deeply");
-	term(p);
-	for (;;) {
-		skip(p);
-		if (p->err || (*p->s != '+' && *p->s != '-'))
-			break;
-		char c = *p->s++;
-		term(p);
-		emit(p, c == '+' ? OP_ADD : OP_SUB, 0);
-	}
+	binary_level(p, term, '+', OP_ADD, '-', OP_SUB);
 	p->depth--;
 }
 

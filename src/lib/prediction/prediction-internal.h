@@ -81,10 +81,13 @@ static inline void lp_pred_uf_union(size_t *p, size_t a, size_t b)
 /* Words in run and model files are separated by spaces; a word escapes
  * space, '%', tab and newline as %XX, and the empty string is "%-". */
 void lp_pred_word_put(struct lp_out *f, const char *s);
-/* The first line of a run or model file must be "# locprof xpred KIND v1"
- * (KIND: run, model); else an LP_EVERSION (another version) or LP_EFORMAT
- * error naming path as "a locprof WHAT (v1)". */
-int lp_pred_check_magic(const char *line, const char *kind, const char *what, const char *path);
+/* The next line of a run or model file after its first, which it checks:
+ * that must be "# locprof xpred KIND v1" (KIND: run, model); else an
+ * LP_EVERSION (another version) or LP_EFORMAT error naming path as "a
+ * locprof WHAT (v1)". Returns 1 with *line (and *lineno counting every
+ * line), 0 at the end or a negative LP_E*. */
+int lp_pred_getline(struct lp_in *in, size_t *lineno, char **line, const char *kind, const char *what,
+		    const char *path);
 /* Split a line into at most max words in place (decoded); returns count. */
 int lp_pred_word_split(char *line, char **w, int max);
 

@@ -2,6 +2,7 @@
  * every line checked. */
 #include "prediction/prediction-model.h"
 
+#include "common/array.h"
 #include "common/error.h"
 
 #include <locprof/model.h>
@@ -138,6 +139,8 @@ static int get_fit(const struct lp_pred_model *m, const char *s, struct lp_pred_
 
 static int parse_hist(char **w, int n, struct lp_pred_hist *h)
 {
+	size_t cap = h->n; /* h->e holds at least its n entries */
+
 	for (int i = 0; i < n; i++) {
 		struct lp_pred_hent e;
 		char *colon = strchr(w[i], ':'), *dash, *end;
@@ -156,10 +159,8 @@ static int parse_hist(char **w, int n, struct lp_pred_hist *h)
 		e.count = strtod(colon + 1, &end);
 		if (*end || !(e.count >= 0) || !(e.hi >= e.lo) || (h->n && e.lo <= h->e[h->n - 1].hi))
 			return -1;
-		struct lp_pred_hent *ne = realloc(h->e, (h->n + 1) * sizeof(*ne));
-		if (!ne)
+		if (LP_ARRAY_RESERVE(h->e, cap, h->n + 1, 16, "histogram entries") < 0)
 			return -2;
-		h->e = ne;
 		h->e[h->n++] = e;
 	}
 	return 0;
@@ -221,10 +222,9 @@ static int read_head(struct lp_pred_model *m, char **w, int n)
 	} else if (!strcmp(w[0], "refs") && n == 2 && m->basis.n) {
 		return get_fit(m, w[1], &m->refs) < 0 ? LINE_BAD : LINE_OK;
 	} else if (!strcmp(w[0], "loop") && n == 6) {
-		struct xmloop *nl = realloc(m->loops, (m->nloops + 1) * sizeof(*nl)), *L;
-		if (!nl)
+		struct xmloop *L;
+		if (LP_ARRAY_RESERVE(m->loops, m->loops_cap, m->nloops + 1, 16, "loops") < 0)
 			return LINE_NOMEM;
-		m->loops = nl;
 		L = &m->loops[m->nloops];
 		memset(L, 0, sizeof(*L));
 		if (strtoul(w[1], NULL, 10) != m->nloops)
@@ -245,11 +245,10 @@ static int read_head(struct lp_pred_model *m, char **w, int n)
 /* A new group. */
 static int read_group(struct lp_pred_model *m, char **w)
 {
-	struct xgroup *ng = realloc(m->g, (m->ngroups + 1) * sizeof(*ng)), *g;
+	struct xgroup *g;
 
-	if (!ng)
+	if (LP_ARRAY_RESERVE(m->g, m->groups_cap, m->ngroups + 1, 16, "reference groups") < 0)
 		return LINE_NOMEM;
-	m->g = ng;
 	g = &m->g[m->ngroups];
 	memset(g, 0, sizeof(*g));
 	if (strtoul(w[1], NULL, 10) != m->ngroups)
@@ -345,26 +344,18 @@ static int read_bins_line(struct lp_pred_model *m, char **w, int n)
 		double v = strtod(w[3], NULL);
 		if (!bm || get_fit(m, w[4], &fit) < 0 || !(v >= 0) || !bm->valid)
 			return LINE_BAD;
-		double *a = realloc(bm->cd, (bm->nconst + 1) * sizeof(*a));
-		if (a)
-			bm->cd = a;
-		struct lp_pred_fit *c = a ? realloc(bm->ck, (bm->nconst + 1) * sizeof(*c)) : NULL;
-		if (!c)
+		if (LP_ARRAY_RESERVE(bm->cd, bm->cd_cap, bm->nconst + 1, 8, "constant bins") < 0 ||
+		    LP_ARRAY_RESERVE(bm->ck, bm->ck_cap, bm->nconst + 1, 8, "constant bins") < 0)
 			return LINE_NOMEM;
-		bm->ck = c;
 		bm->cd[bm->nconst] = v;
 		bm->ck[bm->nconst++] = fit;
 	} else if (!strcmp(w[0], "bbin") && n == 5) {
 		struct lp_pred_fit cf, df;
 		if (!bm || get_fit(m, w[3], &cf) < 0 || get_fit(m, w[4], &df) < 0 || !bm->valid)
 			return LINE_BAD;
-		struct lp_pred_fit *a = realloc(bm->cnt, (bm->nbins + 1) * sizeof(*a));
-		if (a)
-			bm->cnt = a;
-		struct lp_pred_fit *c = a ? realloc(bm->dist, (bm->nbins + 1) * sizeof(*c)) : NULL;
-		if (!c)
+		if (LP_ARRAY_RESERVE(bm->cnt, bm->cnt_cap, bm->nbins + 1, 8, "distance bins") < 0 ||
+		    LP_ARRAY_RESERVE(bm->dist, bm->dist_cap, bm->nbins + 1, 8, "distance bins") < 0)
 			return LINE_NOMEM;
-		bm->dist = c;
 		bm->cnt[bm->nbins] = cf;
 		bm->dist[bm->nbins++] = df;
 	} else {
@@ -403,14 +394,8 @@ int lp_pred_model_read(struct lp_pred_model **out, const char *path)
 	}
 	if ((rc = lp_in_open(&in, path)) < 0)
 		goto fail;
-	while ((rc = (int)lp_in_getline(in, &line)) > 0) {
+	while ((rc = lp_pred_getline(in, &lineno, &line, "model", "prediction model", path)) > 0) {
 		int n;
-		lineno++;
-		if (lineno == 1) {
-			if ((rc = lp_pred_check_magic(line, "model", "prediction model", path)) < 0)
-				goto fail;
-			continue;
-		}
 		n = lp_pred_word_split(line, w, MW);
 		if (!n || w[0][0] == '#')
 			continue;

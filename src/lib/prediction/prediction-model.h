@@ -17,6 +17,7 @@ struct xbm {
 	size_t nbins;
 	struct lp_pred_fit *cnt; /* accesses of each bin of the rest */
 	struct lp_pred_fit *dist;
+	size_t cd_cap, ck_cap, cnt_cap, dist_cap; /* a model file read: LP_ARRAY_RESERVE */
 };
 
 struct xgroup {
@@ -54,9 +55,9 @@ struct lp_pred_model {
 	uint64_t fblock;           /* that block size; 0 if no footprint */
 	double *total;     /* per run */
 	struct lp_pred_fit refs;
-	size_t ngroups;
+	size_t ngroups, groups_cap;
 	struct xgroup *g;
-	size_t nloops;
+	size_t nloops, loops_cap;
 	struct xmloop *loops;
 };
 

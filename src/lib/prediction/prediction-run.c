@@ -29,7 +29,7 @@ void lp_pred_word_put(struct lp_out *f, const char *s)
 	}
 }
 
-int lp_pred_check_magic(const char *line, const char *kind, const char *what, const char *path)
+static int check_magic(const char *line, const char *kind, const char *what, const char *path)
 {
 	char want[64];
 	int n = snprintf(want, sizeof(want), "# locprof xpred %s v", kind);
@@ -38,6 +38,20 @@ int lp_pred_check_magic(const char *line, const char *kind, const char *what, co
 		return 0;
 	return lp_seterr(!strncmp(line, want, (size_t)n) ? LP_EVERSION : LP_EFORMAT, "'%s' is not a locprof %s (v1)",
 			 path, what);
+}
+
+int lp_pred_getline(struct lp_in *in, size_t *lineno, char **line, const char *kind, const char *what,
+		    const char *path)
+{
+	int rc;
+
+	while ((rc = (int)lp_in_getline(in, line)) > 0) {
+		if (++*lineno > 1)
+			return 1;
+		if ((rc = check_magic(*line, kind, what, path)) < 0)
+			return rc;
+	}
+	return rc;
 }
 
 static int hexv(int ch)
@@ -448,14 +462,8 @@ int lp_pred_run_read(struct lp_pred_run **out, const char *path)
 	r->size = NAN;
 	if ((rc = lp_in_open(&in, path)) < 0)
 		goto fail;
-	while ((rc = (int)lp_in_getline(in, &line)) > 0) {
+	while ((rc = lp_pred_getline(in, &lineno, &line, "run", "prediction run file", path)) > 0) {
 		int n;
-		lineno++;
-		if (lineno == 1) {
-			if ((rc = lp_pred_check_magic(line, "run", "prediction run file", path)) < 0)
-				goto fail;
-			continue;
-		}
 		if (line[0] == '#' || !line[0])
 			continue;
 		if (!strncmp(line, "hist ", 5)) {

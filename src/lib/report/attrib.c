@@ -281,13 +281,7 @@ static size_t block_upper(const struct lp_attrib *a, uint64_t addr)
 {
 	size_t lo = 0, hi = a->nblocks;
 
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (a->blocks[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	LP_BISECT(lo, hi, i, a->blocks[i].start <= addr);
 	return lo;
 }
 

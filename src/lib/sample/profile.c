@@ -1,6 +1,7 @@
 /* The in-memory profile and its .lpp reader and writer (docs/formats.md). */
 #include <locprof/profile.h>
 
+#include "common/array.h"
 #include "common/error.h"
 #include "common/io.h"
 #include "sample/profile-chunk.h"
@@ -53,30 +54,22 @@ int lp_profile_set_str(char **field, const char *s)
 
 int lp_profile_add_sample(struct lp_profile *p, const struct lp_sample *s)
 {
-	if (p->n_samples == p->cap_samples) {
-		size_t cap = p->cap_samples ? 2 * p->cap_samples : 1024;
-		struct lp_sample *v = realloc(p->samples, cap * sizeof(*v));
-		if (!v)
-			return lp_seterr(LP_ENOMEM, "out of memory");
-		p->samples = v;
-		p->cap_samples = cap;
-	}
+	int err = LP_ARRAY_RESERVE(p->samples, p->cap_samples, p->n_samples + 1, 1024, "samples");
+
+	if (err < 0)
+		return err;
 	p->samples[p->n_samples++] = *s;
 	return 0;
 }
 
 int lp_profile_add_alloc(struct lp_profile *p, const struct lp_alloc_event *e)
 {
+	int err;
+
 	if (e->kind != LP_EV_ALLOC && e->kind != LP_EV_FREE)
 		return lp_seterr(LP_EINVAL, "allocation event of kind %u", e->kind);
-	if (p->n_allocs == p->cap_allocs) {
-		size_t cap = p->cap_allocs ? 2 * p->cap_allocs : 256;
-		struct lp_alloc_event *v = realloc(p->allocs, cap * sizeof(*v));
-		if (!v)
-			return lp_seterr(LP_ENOMEM, "out of memory");
-		p->allocs = v;
-		p->cap_allocs = cap;
-	}
+	if ((err = LP_ARRAY_RESERVE(p->allocs, p->cap_allocs, p->n_allocs + 1, 256, "allocation events")) < 0)
+		return err;
 	p->allocs[p->n_allocs++] = *e;
 	return 0;
 }
@@ -84,11 +77,12 @@ int lp_profile_add_alloc(struct lp_profile *p, const struct lp_alloc_event *e)
 int lp_profile_set_thread_refs(struct lp_profile *p, uint32_t tid, uint64_t refs)
 {
 	if (tid >= p->n_threads) {
-		uint64_t *v = realloc(p->thread_refs, ((size_t)tid + 1) * sizeof(*v));
-		if (!v)
-			return lp_seterr(LP_ENOMEM, "out of memory");
-		memset(v + p->n_threads, 0, ((size_t)tid + 1 - p->n_threads) * sizeof(*v));
-		p->thread_refs = v;
+		size_t cap = p->n_threads; /* thread_refs holds at least its n_threads */
+		int err = LP_ARRAY_RESERVE(p->thread_refs, cap, (size_t)tid + 1, 8, "thread counts");
+
+		if (err < 0)
+			return err;
+		memset(p->thread_refs + p->n_threads, 0, ((size_t)tid + 1 - p->n_threads) * sizeof(*p->thread_refs));
 		p->n_threads = tid + 1;
 	}
 	p->thread_refs[tid] = refs;
@@ -228,16 +222,8 @@ struct chunkbuf {
 
 static uint8_t *cb_room(struct chunkbuf *b, size_t n)
 {
-	if (b->n + n > b->cap) {
-		size_t cap = b->cap ? b->cap : 4096;
-		while (cap < b->n + n)
-			cap *= 2;
-		uint8_t *v = realloc(b->p, cap);
-		if (!v)
-			return NULL;
-		b->p = v;
-		b->cap = cap;
-	}
+	if (LP_ARRAY_RESERVE(b->p, b->cap, b->n + n, 4096, "a profile chunk") < 0)
+		return NULL;
 	b->n += n;
 	return b->p + b->n - n;
 }

@@ -74,7 +74,7 @@ static int is_pow2(uint64_t x)
 int lp_cache_spec_check(const struct lp_cache_spec *spec)
 {
 	const struct lp_policy *pol = policy_find(spec->policy);
-	uint64_t lines, ways, sets;
+	uint64_t lines, ways;
 
 	if (!pol)
 		return lp_seterr(LP_EINVAL, "unknown replacement policy '%s' (known: %s)",
@@ -100,12 +100,6 @@ int lp_cache_spec_check(const struct lp_cache_spec *spec)
 				 (unsigned long long)spec->size, (unsigned long long)ways,
 				 (unsigned long long)spec->line,
 				 (unsigned long long)(ways * spec->line));
-	sets = lines / ways;
-	if (!is_pow2(sets))
-		return lp_seterr(LP_EINVAL,
-				 "%llu sets (%llu lines / %llu ways): the number of sets must be a power of two",
-				 (unsigned long long)sets, (unsigned long long)lines,
-				 (unsigned long long)ways);
 	if (pol->needs_pow2_ways && !is_pow2(ways))
 		return lp_seterr(LP_EINVAL, "policy %s needs a power-of-two number of ways, not %llu",
 				 pol->name, (unsigned long long)ways);
@@ -215,6 +209,7 @@ int lp_cache_new(struct lp_cache **out, const struct lp_cache_spec *spec, uint64
 	c->ways = lp_cache_spec_ways(spec);
 	c->sets = lp_cache_spec_sets(spec);
 	c->set_mask = c->sets - 1;
+	c->set_modulo = !is_pow2(c->sets);
 	lp_rng_seed(&c->rng, seed);
 	n = c->sets * c->ways;
 	if (!(c->tags = malloc(n * sizeof(*c->tags))))

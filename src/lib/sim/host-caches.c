@@ -88,3 +88,59 @@ int lp_host_caches(const char *sysfs_root, struct lp_host_cache *out, size_t cap
 	}
 	return 0;
 }
+
+/* The host's cache h as a SPEC (LRU); LP_EINVAL with the SPEC's reason
+ * when the simulator cannot take its geometry. */
+static int host_named(const struct lp_host_cache *h, struct lp_named_cache *out)
+{
+	memset(out, 0, sizeof(*out));
+	snprintf(out->name, sizeof(out->name), "%s", h->name);
+	out->spec = (struct lp_cache_spec){ .size = h->size, .assoc = h->ways, .line = h->line };
+	strcpy(out->spec.policy, "lru");
+	if (lp_cache_spec_check(&out->spec) < 0)
+		return lp_seterr(LP_EINVAL, "host %s (%llu bytes, %llu ways, %llu-byte lines): %s", h->name,
+				 (unsigned long long)h->size, (unsigned long long)h->ways,
+				 (unsigned long long)h->line, lp_errmsg());
+	return 0;
+}
+
+int lp_cache_arg_parse(const char *arg, const char *sysfs_root, struct lp_named_cache *out, size_t cap,
+		       size_t *n)
+{
+	struct lp_host_cache host[16];
+	size_t nh = 0, k = 0;
+	unsigned level = 0;
+	int err;
+
+	*n = 0;
+	if (!cap)
+		return lp_seterr(LP_ELIMIT, "no room for the cache '%s'", arg);
+	if ((arg[0] == 'L' || arg[0] == 'l') && arg[1] >= '1' && arg[1] <= '3' && !arg[2])
+		level = (unsigned)(arg[1] - '0');
+	else if (strcmp(arg, "host")) {
+		memset(out, 0, sizeof(*out));
+		snprintf(out->name, sizeof(out->name), "%s", arg);
+		if ((err = lp_cache_spec_parse(&out->spec, arg)) < 0)
+			return err;
+		*n = 1;
+		return 0;
+	}
+	if ((err = lp_host_caches(sysfs_root, host, sizeof(host) / sizeof(host[0]), &nh)) < 0)
+		return err;
+	if (!nh)
+		return lp_seterr(LP_EINVAL, "cannot read this machine's caches (no %s/devices/system/cpu/cpu0/cache)",
+				 sysfs_root ? sysfs_root : "/sys");
+	for (size_t i = 0; i < nh; i++) {
+		if (level && host[i].level != level)
+			continue;
+		if (k == cap)
+			return lp_seterr(LP_ELIMIT, "'%s': more than %zu caches", arg, cap);
+		if ((err = host_named(&host[i], &out[k])) < 0)
+			return err;
+		k++;
+	}
+	if (!k)
+		return lp_seterr(LP_EINVAL, "this machine has no L%u data cache", level);
+	*n = k;
+	return 0;
+}

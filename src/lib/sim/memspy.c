@@ -51,6 +51,7 @@ struct lp_memspy {
 	struct lp_memspy_params p;
 	struct lp_cache *truth;
 	uint64_t sets, ways, mask, C;
+	int set_modulo;
 	unsigned shift;
 	/* sampled cache */
 	uint64_t *tag, *last, *sid, *gstart;
@@ -100,6 +101,7 @@ int lp_memspy_new(struct lp_memspy **out, const struct lp_memspy_params *p)
 	m->ways = lp_cache_spec_ways(&p->cache);
 	m->sets = lp_cache_spec_sets(&p->cache);
 	m->mask = m->sets - 1;
+	m->set_modulo = (m->sets & m->mask) != 0; /* line % sets, as lp_cache does */
 	m->C = m->sets * m->ways;
 	m->shift = lp_log2_u64(p->cache.line);
 	n = m->C;
@@ -144,7 +146,7 @@ void lp_memspy_free(struct lp_memspy *m)
  * simulation. */
 static void sampled_access(struct lp_memspy *m, uint64_t line, uint64_t sid, uint64_t now, int truth_hit)
 {
-	uint64_t set = line & m->mask, base = set * m->ways, v = UINT64_MAX;
+	uint64_t set = m->set_modulo ? line % m->sets : line & m->mask, base = set * m->ways, v = UINT64_MAX;
 
 	if (m->set_sid[set] != sid) {
 		m->set_sid[set] = sid;

@@ -79,7 +79,7 @@ static inline __attribute__((always_inline)) unsigned
 lru_age_access(struct lp_cache *c, uint64_t line, uint64_t W)
 {
 	const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
-	uint64_t set = line & c->set_mask, *t = c->tags + set * W;
+	uint64_t set = lp_cache_set_of(c, line), *t = c->tags + set * W;
 	uint8_t *ab = c->ages + set * 16;
 	unsigned m = 0, victim, w, sel;
 

@@ -39,6 +39,7 @@ struct lp_cache {
 	struct lp_cache_spec spec;
 	const struct lp_policy *pol;
 	uint64_t sets, ways, set_mask;
+	int set_modulo;        /* sets is not a power of two: the set is line % sets */
 	uint64_t *tags;
 	/* hash index (ways > LP_SCAN_WAYS): slot + 1, 0 = empty */
 	uint32_t *index;
@@ -52,6 +53,14 @@ struct lp_cache {
 	struct lp_rng rng;
 	uint64_t accesses, misses;
 };
+
+/* The set of a line: its low bits where the set count is a power of two,
+ * else line % sets (docs/simulator.md, "Sets"). The branch goes the same
+ * way for a whole run, so it is predicted. */
+static inline uint64_t lp_cache_set_of(const struct lp_cache *c, uint64_t line)
+{
+	return __builtin_expect(c->set_modulo, 0) ? line % c->sets : line & c->set_mask;
+}
 
 /* The way holding line in set, or -1. */
 static inline int64_t lp_cache_find(const struct lp_cache *c, uint64_t set, uint64_t line)
@@ -91,9 +100,8 @@ static inline void lp_cache_install(struct lp_cache *c, uint64_t set, uint64_t w
 			 uint64_t *miss_out)                                                    \
 	{                                                                                       \
 		size_t nm = 0;                                                                  \
-		const uint64_t mask = c->set_mask;                                              \
 		for (size_t i = 0; i < n; i++) {                                                \
-			uint64_t line = lines[i], set = line & mask;                            \
+			uint64_t line = lines[i], set = lp_cache_set_of(c, line);               \
 			int64_t w = lp_cache_find(c, set, line);                                \
 			if (w >= 0) {                                                           \
 				HIT(c, set, (uint64_t)w);                                       \

@@ -28,7 +28,7 @@ struct lp_trace_format {
 	 * output is closed, and not at all when writing is aborted. */
 	int (*writer_open)(struct lp_out *out, void **state);
 	int (*write)(void *state, const struct lp_ref *refs, size_t n);
-	int (*finish)(void *state);
+	int (*finish)(void *state); /* NULL: nothing to write */
 	void (*writer_free)(void *state);
 
 	/* Optional (NULL: the format cannot carry mappings and ignores
@@ -37,6 +37,23 @@ struct lp_trace_format {
 	int (*set_mappings)(void *state, const struct lp_mappings *m);
 	const struct lp_mappings *(*mappings)(void *state);
 };
+
+/* The value of hex digit c, or -1 if c is not one. */
+static inline int lp_trace_hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c |= 0x20;
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+/* The error for a bad line of a text-like trace: LP_EPARSE with
+ * "NAME: line N: WHAT 'TOKEN'", TOKEN being the text at `at` up to the
+ * first character of `stop` (left out when empty). */
+int lp_trace_bad_line(const char *name, uint64_t lineno, const char *what, const char *at,
+		      const char *stop);
 
 /* The error for a reference above LP_REF_SIZE_MAX bytes at line (or
  * record) n of input `name`: LP_ELIMIT, with the detail set. */

@@ -62,25 +62,7 @@ static int lackey_reader_open(struct lp_in *in, void **state)
 
 static int bad(struct lackey_reader *t, const char *what, const char *at)
 {
-	char tok[40];
-	size_t n = strcspn(at, " \t");
-
-	if (n >= sizeof(tok))
-		n = sizeof(tok) - 1;
-	memcpy(tok, at, n);
-	tok[n] = '\0';
-	return lp_seterr(LP_EPARSE, "%s: line %llu: %s%s%s%s", lp_in_name(t->in),
-			 (unsigned long long)t->lineno, what, *tok ? " '" : "", tok, *tok ? "'" : "");
-}
-
-static inline int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c |= 0x20;
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
+	return lp_trace_bad_line(lp_in_name(t->in), t->lineno, what, at, " 	");
 }
 
 /* "ADDR,SIZE" then the end of the line. Returns 0 or LP_EPARSE. */
@@ -93,7 +75,7 @@ static int parse_addr_size(struct lackey_reader *t, char *s, uint64_t *addr, uin
 	while (*s == ' ')
 		s++;
 	start = s;
-	for (; (d = hexval(*s)) >= 0; s++, digits++) {
+	for (; (d = lp_trace_hexval(*s)) >= 0; s++, digits++) {
 		if (a >> 60)
 			return bad(t, "bad address", start);
 		a = a << 4 | (uint64_t)d;
@@ -185,11 +167,6 @@ fail:
 	return n ? (ssize_t)n : err;
 }
 
-static void lackey_reader_free(void *state)
-{
-	free(state);
-}
-
 struct lackey_writer {
 	struct lp_out *out;
 	uint64_t pc; /* of the last I line written; 0 before any, as in the reader */
@@ -232,16 +209,6 @@ static int lackey_write(void *state, const struct lp_ref *refs, size_t n)
 	return 0;
 }
 
-static int lackey_finish(void *state)
-{
-	return 0;
-}
-
-static void lackey_writer_free(void *state)
-{
-	free(state);
-}
-
 static const char *const lackey_extensions[] = { ".lackey", NULL };
 
 const struct lp_trace_format lp_trace_format_lackey = {
@@ -250,9 +217,8 @@ const struct lp_trace_format lp_trace_format_lackey = {
 	.sniff = lackey_sniff,
 	.reader_open = lackey_reader_open,
 	.read = lackey_read,
-	.reader_free = lackey_reader_free,
+	.reader_free = free,
 	.writer_open = lackey_writer_open,
 	.write = lackey_write,
-	.finish = lackey_finish,
-	.writer_free = lackey_writer_free,
+	.writer_free = free,
 };

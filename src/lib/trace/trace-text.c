@@ -52,16 +52,6 @@ static int text_reader_open(struct lp_in *in, void **state)
 	return 0;
 }
 
-static inline int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c |= 0x20;
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
-}
-
 /* Parse a number at *p; hex if forced or with 0x. Returns 0 or -1. */
 static int parse_u64(char **p, int hex, uint64_t *v)
 {
@@ -74,7 +64,7 @@ static int parse_u64(char **p, int hex, uint64_t *v)
 		s += 2;
 	}
 	for (;; s++, digits++) {
-		int d = hex ? hexval(*s) : (*s >= '0' && *s <= '9' ? *s - '0' : -1);
+		int d = hex ? lp_trace_hexval(*s) : (*s >= '0' && *s <= '9' ? *s - '0' : -1);
 		if (d < 0)
 			break;
 		uint64_t base = hex ? 16 : 10;
@@ -98,15 +88,7 @@ static char *skip_blanks(char *s)
 
 static int bad(struct text_reader *t, const char *what, const char *at)
 {
-	char tok[40];
-	size_t n = strcspn(at, " \t#");
-
-	if (n >= sizeof(tok))
-		n = sizeof(tok) - 1;
-	memcpy(tok, at, n);
-	tok[n] = '\0';
-	return lp_seterr(LP_EPARSE, "%s: line %llu: %s%s%s%s", lp_in_name(t->in),
-			 (unsigned long long)t->lineno, what, *tok ? " '" : "", tok, *tok ? "'" : "");
+	return lp_trace_bad_line(lp_in_name(t->in), t->lineno, what, at, " 	#");
 }
 
 static int parse_line(struct text_reader *t, char *s, struct lp_ref *r)
@@ -182,11 +164,6 @@ static ssize_t text_read(void *state, struct lp_ref *buf, size_t cap)
 	return (ssize_t)n;
 }
 
-static void text_reader_free(void *state)
-{
-	free(state);
-}
-
 struct text_writer {
 	struct lp_out *out;
 };
@@ -231,16 +208,6 @@ static int text_write(void *state, const struct lp_ref *refs, size_t n)
 	return 0;
 }
 
-static int text_finish(void *state)
-{
-	return 0;
-}
-
-static void text_writer_free(void *state)
-{
-	free(state);
-}
-
 static const char *const text_extensions[] = { ".txt", ".trace", NULL };
 
 const struct lp_trace_format lp_trace_format_text = {
@@ -249,9 +216,8 @@ const struct lp_trace_format lp_trace_format_text = {
 	.sniff = text_sniff,
 	.reader_open = text_reader_open,
 	.read = text_read,
-	.reader_free = text_reader_free,
+	.reader_free = free,
 	.writer_open = text_writer_open,
 	.write = text_write,
-	.finish = text_finish,
-	.writer_free = text_writer_free,
+	.writer_free = free,
 };

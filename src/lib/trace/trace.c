@@ -215,6 +215,20 @@ int lp_trace_writer_set_mappings(struct lp_trace_writer *w, const struct lp_mapp
 	return w->fmt->set_mappings ? w->fmt->set_mappings(w->state, m) : 0;
 }
 
+int lp_trace_bad_line(const char *name, uint64_t lineno, const char *what, const char *at,
+		      const char *stop)
+{
+	char tok[40];
+	size_t n = strcspn(at, stop);
+
+	if (n >= sizeof(tok))
+		n = sizeof(tok) - 1;
+	memcpy(tok, at, n);
+	tok[n] = '\0';
+	return lp_seterr(LP_EPARSE, "%s: line %llu: %s%s%s%s", name, (unsigned long long)lineno, what,
+			 *tok ? " '" : "", tok, *tok ? "'" : "");
+}
+
 int lp_trace_too_large(const char *name, const char *unit, uint64_t n, uint64_t size)
 {
 	return lp_seterr(LP_ELIMIT, "%s: %s %llu: a reference of %llu bytes (at most %llu)", name,
@@ -243,7 +257,7 @@ int lp_trace_writer_close(struct lp_trace_writer *w)
 
 	if (!w)
 		return 0;
-	err = w->fmt->finish(w->state);
+	err = w->fmt->finish ? w->fmt->finish(w->state) : 0;
 	w->fmt->writer_free(w->state);
 	if (err < 0) {
 		lp_out_abort(w->out);

@@ -346,6 +346,40 @@ static void test_host_caches(void **state)
 	assert_int_equal(lp_host_caches(root, c, 1, &n), 0);
 	assert_int_equal(n, 1);
 	assert_string_equal(c[0].name, "L1 48K");
+
+	/* the cache arguments of every command: SPEC, L1..L3 and host */
+	struct lp_named_cache nc[8];
+	assert_int_equal(lp_cache_arg_parse("32K:8:64", root, nc, 8, &n), 0);
+	assert_int_equal(n, 1);
+	assert_string_equal(nc[0].name, "32K:8:64");
+	assert_int_equal(nc[0].spec.assoc, 8);
+	assert_int_equal(lp_cache_arg_parse("L2", root, nc, 8, &n), 0);
+	assert_int_equal(n, 1);
+	assert_string_equal(nc[0].name, "L2 2048K");
+	assert_int_equal(nc[0].spec.size, 2048 * 1024);
+	assert_int_equal(nc[0].spec.assoc, 16);
+	assert_string_equal(nc[0].spec.policy, "lru");
+	assert_int_equal(lp_cache_arg_parse("L3", root, nc, 8, &n), 0);
+	assert_int_equal(nc[0].spec.assoc, 0); /* fully associative */
+	assert_int_equal(lp_cache_arg_parse("host", root, nc, 8, &n), 0);
+	assert_int_equal(n, 3);
+	assert_string_equal(nc[2].name, "L3 32M");
+	assert_int_equal(lp_cache_arg_parse("host", root, nc, 2, &n), LP_ELIMIT);
+	assert_int_equal(lp_cache_arg_parse("32K:3:64", root, nc, 8, &n), LP_EINVAL);
+	assert_non_null(strstr(lp_errmsg(), "not a multiple of assoc x line"));
+	assert_int_equal(lp_cache_arg_parse("32K:8", root, nc, 8, &n), LP_EINVAL);
+	assert_non_null(strstr(lp_errmsg(), "is not SIZE:ASSOC:LINE[:POLICY]"));
+	/* a level the machine lacks, and a machine without the directory */
+	free(root);
+	root = lp_test_path("sysfs-l1");
+	assert_int_equal(mkdir(root, 0755), 0);
+	put_cache(root, 0, "1\n", "Data\n", "48K\n", "12\n", "64\n");
+	assert_int_equal(lp_cache_arg_parse("L3", root, nc, 8, &n), LP_EINVAL);
+	assert_string_equal(lp_errmsg(), "this machine has no L3 data cache");
+	free(root);
+	root = lp_test_path("nosysfs");
+	assert_int_equal(lp_cache_arg_parse("L1", root, nc, 8, &n), LP_EINVAL);
+	assert_non_null(strstr(lp_errmsg(), "cannot read this machine's caches"));
 	free(root);
 }
 

@@ -204,6 +204,8 @@ static void test_policies_vs_reference(void **state)
 		"16K:64:64", "64K:full:64", "256:full:1", "1K:4:1", "64K:2:4096", "512:8:16",
 		/* LRU's age bytes take every way count up to 16, specialised or not */
 		"6K:3:64",  "12K:12:64", "1K:full:64", "24K:24:64", "960:15:64", "512:1:64",
+		/* set counts that are not powers of two: 192, 480, 3, 5 */
+		"48K:4:64", "480K:16:64", "192:1:64", "5K:16:64", "40K:32:64",
 	};
 	static const char *pols[] = { "lru", "fifo", "random", "plru" };
 	char spec[64];
@@ -221,6 +223,48 @@ static void test_policies_vs_reference(void **state)
 				}
 				check_spec(spec, seed, 20000);
 			}
+}
+
+/* A real last-level cache: 480 MiB, 16 ways, 491520 sets (not a power of
+ * two). The trace crowds a few sets (lines set + k * 491520, 40 lines for
+ * 16 ways), mixed with lines spread over a footprint twice the cache, so
+ * that the set index decides hits: with the low bits as the index those
+ * lines would fall into other sets. */
+static void test_last_level_cache_vs_reference(void **state)
+{
+	const uint64_t sets = 491520;
+	const size_t n = 200000;
+	struct lp_cache_spec spec;
+	struct lp_cache *c;
+	struct ref_cache r;
+	struct lp_rng rng;
+	uint64_t *trace = malloc(n * sizeof(*trace)), acc, mis, want_m = 0;
+	uint8_t *hit = malloc(n);
+
+	assert_int_equal(lp_cache_spec_parse(&spec, "480M:16:64"), 0);
+	assert_int_equal(lp_cache_spec_sets(&spec), sets);
+	assert_int_equal(lp_cache_new(&c, &spec, 1), 0);
+	ref_init(&r, &spec, 1);
+	lp_rng_seed(&rng, 11);
+	for (size_t i = 0; i < n; i++)
+		trace[i] = lp_rng_below(&rng, 4) ? lp_rng_below(&rng, 8) + sets * lp_rng_below(&rng, 40)
+						 : lp_rng_below(&rng, 2 * 16 * sets);
+	lp_cache_access_lines(c, trace, n, hit, NULL);
+	for (size_t i = 0; i < n; i++) {
+		int want = ref_access(&r, trace[i]);
+		if (hit[i] != want)
+			fail_msg("480M:16:64: access %zu (line %llu): simulator says %s, reference %s", i,
+				 (unsigned long long)trace[i], hit[i] ? "hit" : "miss", want ? "hit" : "miss");
+		want_m += !want;
+	}
+	lp_cache_counts(c, &acc, &mis);
+	assert_int_equal(mis, want_m);
+	/* both hits and misses, in numbers */
+	assert_true(want_m > 10000 && want_m < n - 10000);
+	free(hit);
+	free(trace);
+	ref_release(&r);
+	lp_cache_free(c);
 }
 
 static void test_random_policy_depends_on_seed(void **state)
@@ -276,7 +320,10 @@ static void test_spec_parsing(void **state)
 	refused("32K:8:48", "line size 48 is not a power of two");
 	refused("1000:1:64", "cache size 1000 is not a multiple of the line size 64");
 	refused("32K:3:64", "not a multiple of assoc x line = 3 x 64 = 192 bytes");
-	refused("48K:4:64", "192 sets (768 lines / 4 ways): the number of sets must be a power of two");
+	assert_int_equal(lp_cache_spec_parse(&s, "48K:4:64"), 0);
+	assert_int_equal(lp_cache_spec_sets(&s), 192);
+	assert_int_equal(lp_cache_spec_parse(&s, "480M:16:64"), 0);
+	assert_int_equal(lp_cache_spec_sets(&s), 491520);
 	refused("24K:12:64:plru", "policy plru needs a power-of-two number of ways, not 12");
 	refused("3K:full:1K:plru", "not 3");
 	refused("32K:8:64:mru", "unknown replacement policy 'mru' (known: lru, fifo, random, plru)");
@@ -414,6 +461,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_spec_parsing),
 		cmocka_unit_test(test_policies_vs_reference),
+		cmocka_unit_test(test_last_level_cache_vs_reference),
 		cmocka_unit_test(test_random_policy_depends_on_seed),
 		cmocka_unit_test(test_hierarchy_and_3c),
 	};
