@@ -8,8 +8,7 @@
 # trace is the exact answer. Cold misses are left out of both (simulated:
 # (misses - cold) / (accesses - cold); `report` leaves them out by
 # default). Columns: for each cache of CACHES (default 32K:8:64 256K:8:64
-# 1M:16:64 and the host's data caches whose set count is a power of two,
-# which the simulator needs), the simulated LRU miss ratio, the
+# 1M:16:64 and the host's data caches), the simulated LRU miss ratio, the
 # prediction of `report --cache` and its error, in percent; with
 # BEFORE=another/locprof also that build's prediction (to compare models).
 # The last lines give the mean and largest absolute error per cache.
@@ -45,9 +44,6 @@ if [ -z "${CACHES:-}" ]; then
 	for d in /sys/devices/system/cpu/cpu0/cache/index*; do
 		[ -r "$d/type" ] || continue
 		case $(cat "$d/type") in Data | Unified) ;; *) continue ;; esac
-		sets=$(cat "$d/number_of_sets")
-		# the simulator takes power-of-two set counts only
-		[ $((sets & (sets - 1))) -eq 0 ] || continue
 		CACHES="$CACHES $(cat "$d/size"):$(cat "$d/ways_of_associativity"):$(cat "$d/coherency_line_size")"
 	done
 fi
