@@ -36,6 +36,14 @@ void lp_statcache_free(struct lp_statcache *m);
 #define LP_STATCACHE_FILL_AUTO (-1)
 int lp_statcache_set_fill(struct lp_statcache *m, int on);
 
+/* The same, taking the footprint over time from ss (a StatStack model of
+ * the same profile and line size, which must outlive m) instead of
+ * building one, when both cut the run on the same grid (else as
+ * lp_statcache_set_fill()): the report has one already, and builds both
+ * for every resample of its intervals. */
+struct lp_statstack;
+int lp_statcache_set_fill_with(struct lp_statcache *m, int on, const struct lp_statstack *ss);
+
 /* Miss ratio for each of n cache sizes (in lines, any order): the
  * sample-weighted average of the per-window solutions of Eq. 6. */
 int lp_statcache_curve(struct lp_statcache *m, const double *lines, size_t n, double *ratio);
@@ -188,6 +196,51 @@ int lp_sa_walk_miss(const struct lp_sa_walk *w, uint64_t sets, uint64_t ways, ui
  * LRU cache of `sets` sets of `ways` ways, when lines map to sets uniformly
  * (Marin & Mellor-Crummey section 5.2). */
 double lp_binomial_miss(double sd, uint64_t sets, uint64_t ways);
+
+/* ---- Intervals: any model output, by resampling the samples ----------- */
+
+/* A model as a function of a profile: fills out[0, n) for the n outputs
+ * the caller asked for (the same n every call). */
+typedef int (*lp_model_fn)(const struct lp_profile *p, void *ctx, double *out);
+
+/* Resamples of the default interval (each a full evaluation of the model:
+ * evaluation must stay instant). An interval is called wide because of a
+ * cliff of the curve when its resamples spread over at least
+ * LP_INTERVAL_CLIFF and over more than LP_INTERVAL_CLIFF_NOISE times the
+ * binomial noise of the ratio (docs/models.md, "Intervals"). */
+#define LP_INTERVAL_RESAMPLES 8
+#define LP_INTERVAL_CLIFF 0.03
+#define LP_INTERVAL_CLIFF_NOISE 6
+
+struct lp_interval_params {
+	unsigned li;        /* the line size whose samples are resampled */
+	unsigned resamples; /* 0: LP_INTERVAL_RESAMPLES */
+	uint64_t seed;      /* same seed, same interval */
+};
+
+/* A confidence interval of one output (a miss ratio in [0, 1]). cliff:
+ * it is wide because a cliff of the curve lies within sampling error of
+ * the cache size: the estimate and the resamples ranged from below to
+ * above (else both NAN). */
+struct lp_interval {
+	double lo, hi;
+	int cliff;
+	double below, above;
+};
+
+/* Evaluate fn on resamples of p (every sample of line size ip->li kept a
+ * Poisson(1) number of times) and give, for each of the n outputs whose
+ * estimate on p is est[i], its interval (docs/models.md, "Intervals"):
+ * the union of est +- t sd of the resamples and their range, in [0, 1]. */
+int lp_model_intervals(const struct lp_profile *p, const struct lp_interval_params *ip, lp_model_fn fn,
+		       void *ctx, const double *est, size_t n, struct lp_interval *out);
+
+/* One resample: *out is p with its samples replaced by those of line size
+ * li, each kept k ~ Poisson(1) times (times unchanged, order kept).
+ * Everything else is shared with p: release with
+ * lp_profile_resample_release(), never lp_profile_free(). */
+int lp_profile_resample(struct lp_profile *out, const struct lp_profile *p, unsigned li, uint64_t seed);
+void lp_profile_resample_release(struct lp_profile *r);
 
 #ifdef __cplusplus
 }

@@ -9,6 +9,7 @@
 
 #include <locprof/common.h>
 #include <locprof/exact.h>
+#include <locprof/model.h>
 #include <locprof/profile.h>
 #include <locprof/sim.h>
 #include <locprof/symbol.h>
@@ -17,11 +18,14 @@
 extern "C" {
 #endif
 
-/* One miss-ratio curve: ratio[i] at size[i] bytes. */
+/* One miss-ratio curve: ratio[i] at size[i] bytes, and the interval of
+ * each point when the curve is a model's (iv[i]; NULL: none; SVG draws it
+ * as a band). */
 struct lp_curve {
 	char *name; /* owned */
 	uint64_t *size;
 	double *ratio;
+	struct lp_interval *iv;
 	size_t n, cap;
 };
 
@@ -50,6 +54,8 @@ struct lp_report_cache {
 	uint64_t size, ways, line;
 	double lru;    /* set-associative LRU (StatStack + binomial model) */
 	double random; /* random replacement, fully associative (StatCache) */
+	struct lp_interval lru_iv, random_iv; /* their intervals (lo = hi =
+					       * the ratio without resamples) */
 };
 
 enum { LP_REPORT_LRU = 1u, LP_REPORT_RANDOM = 2u };
@@ -68,6 +74,10 @@ struct lp_report_params {
 	int fill;        /* StatCache fill mode: 0, 1 or LP_STATCACHE_FILL_AUTO
 			  * (lp_statcache_set_fill(), docs/models.md) */
 	int windows;     /* compute the random-replacement ratio per window */
+	unsigned resamples; /* intervals of the curves and named caches from
+			     * this many resamples (lp_model_intervals());
+			     * 0 = none */
+	uint64_t seed;      /* of the resamples */
 	uint64_t at;     /* bytes: the cache of the windows and hot spots; 0 =
 			  * the first named cache, else 32K */
 	size_t top;      /* hot pcs and data objects kept; 0 = none computed */

@@ -9,6 +9,7 @@
 #include <locprof/symbol.h>
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,7 +17,7 @@ static const char usage[] =
 	"usage: locprof report PROFILE.lpp [--sizes 4K..64M] [--cache SPEC ...]\n"
 	"                      [--policy lru,random] [--format text|csv|json] [-o FILE]\n"
 	"                      [--svg FILE] [--reference CSV] [--window [N]] [--top N]\n"
-	"                      [--at SIZE] [--cold] [--fill|--no-fill]\n"
+	"                      [--at SIZE] [--cold] [--fill|--no-fill] [--resamples N]\n"
 	"\n"
 	"Predict miss ratios from a profile: the working-set graph under LRU\n"
 	"(StatStack) and random replacement (StatCache), fully associative; the\n"
@@ -25,7 +26,10 @@ static const char usage[] =
 	"addresses; random by StatCache, fully associative); the ratio per time\n"
 	"window; and the pcs whose accesses miss most, and the data objects\n"
 	"(heap blocks by allocation call site, globals by symbol) they miss on.\n"
-	"Cold misses are excluded unless --cold is given.\n"
+	"Cold misses are excluded unless --cold is given. Every predicted ratio\n"
+	"comes with its interval (what another sampling seed could give: a\n"
+	"bootstrap over the samples, docs/models.md), and a cache size whose\n"
+	"resamples fall on both sides of a cliff of the curve is named.\n"
 	"\n"
 	"  -s, --sizes LIST     cache sizes of the graph (default 4K..64M)\n"
 	"  -c, --cache SPEC     a cache SIZE:ASSOC:LINE[:lru] (e.g. 32K:8:64; ASSOC a\n"
@@ -50,6 +54,8 @@ static const char usage[] =
 	"                       cold misses evict, at every size (default: at the\n"
 	"                       sizes the run's footprint fits in; docs/models.md)\n"
 	"      --no-fill        StatCache: the paper's equation at every size\n"
+	"      --resamples N    resamples behind the intervals (default 8; 0: no\n"
+	"                       intervals)\n"
 	"  -h, --help           this help\n";
 
 static int run(int argc, char **argv);
@@ -67,6 +73,7 @@ struct report_opts {
 	const char *profile, *sizes_arg, *format, *svg, *refpath, *output;
 	unsigned policies;
 	int show_windows, cold, fill;
+	unsigned resamples;
 	uint64_t window, top, at, line;
 	struct lp_report_cache caches[MAX_CACHES];
 	size_t ncaches;
@@ -106,7 +113,7 @@ static int add_caches(struct report_opts *o, const char *arg)
 /* Returns -1 to go on, else the exit status. */
 static int parse_options(int argc, char **argv, struct report_opts *o)
 {
-	enum { OPT_COLD = 1000, OPT_FILL, OPT_NO_FILL, OPT_SVG };
+	enum { OPT_COLD = 1000, OPT_FILL, OPT_NO_FILL, OPT_SVG, OPT_RESAMPLES };
 	static const struct option opts[] = {
 		{ "sizes", required_argument, NULL, 's' },  { "cache", required_argument, NULL, 'c' },
 		{ "policy", required_argument, NULL, 'p' }, { "format", required_argument, NULL, 'F' },
@@ -117,6 +124,7 @@ static int parse_options(int argc, char **argv, struct report_opts *o)
 		{ "cold", no_argument, NULL, OPT_COLD },    { "help", no_argument, NULL, 'h' },
 		{ "fill", no_argument, NULL, OPT_FILL },
 		{ "no-fill", no_argument, NULL, OPT_NO_FILL },
+		{ "resamples", required_argument, NULL, OPT_RESAMPLES },
 		{ 0 },
 	};
 	int c, rc;
@@ -158,6 +166,13 @@ static int parse_options(int argc, char **argv, struct report_opts *o)
 		case OPT_COLD: o->cold = 1; break;
 		case OPT_FILL: o->fill = 1; break;
 		case OPT_NO_FILL: o->fill = 0; break;
+		case OPT_RESAMPLES: {
+			uint64_t v;
+			if (cli_parse_u64(optarg, &v) < 0 || v == 1 || v > 1000)
+				return cli_usage_error(&cmd_report, "bad --resamples '%s' (0, or 2 to 1000)", optarg);
+			o->resamples = (unsigned)v;
+			break;
+		}
 		case 'h': return cli_print_usage(&cmd_report);
 		default: return cli_usage_error(&cmd_report, "bad option");
 		}
@@ -200,6 +215,25 @@ static const char *column_name(const struct lp_curve *c)
 
 /* ---- text ------------------------------------------------------------- */
 
+/* A ratio and its interval as "0.0630 +-0.0040": the larger of the two
+ * distances to the interval's ends (CSV and JSON give both ends). */
+static void text_ratio(double ratio, const struct lp_interval *iv)
+{
+	if (!iv) {
+		printf(" %12.4f", ratio);
+		return;
+	}
+	double h = fmax(iv->hi - ratio, ratio - iv->lo);
+	printf(" %11.4f \u00b1%.4f", ratio, isfinite(h) ? h : 0);
+}
+
+static void text_cliff(const char *where, const char *policy, const struct lp_interval *iv)
+{
+	printf("%s %s: cliff within sampling error: between %.1f%% and %.1f%% (resamples fall on both "
+	       "sides of a steep drop of the curve)\n",
+	       where, policy, 100 * iv->below, 100 * iv->above);
+}
+
 static void text_curves(const struct report_opts *o, const struct lp_report *r)
 {
 	const struct lp_report_info *in = lp_report_info(r);
@@ -218,14 +252,20 @@ static void text_curves(const struct report_opts *o, const struct lp_report *r)
 	printf(" of %g bytes, %s\n\n", in->line, cold_words(o));
 	printf("%10s", "size");
 	for (size_t k = 0; k < nc; k++)
-		printf(" %12s", column_name(&cv[k]));
+		printf(" %*s", cv[k].iv ? 20 : 12, column_name(&cv[k]));
 	printf("\n");
 	for (size_t i = 0; nc && i < cv[0].n; i++) {
 		printf("%10s", cli_format_size(cv[0].size[i], b, sizeof(b)));
 		for (size_t k = 0; k < nc; k++)
-			printf(" %12.4f", cv[k].ratio[i]);
+			text_ratio(cv[k].ratio[i], cv[k].iv ? &cv[k].iv[i] : NULL);
 		printf("\n");
 	}
+	if (nc && cv[0].iv)
+		printf("(\u00b1: the interval of each ratio, what another sampling seed could give; docs/models.md)\n");
+	for (size_t k = 0; k < nc; k++)
+		for (size_t i = 0; cv[k].iv && i < cv[k].n; i++)
+			if (cv[k].iv[i].cliff)
+				text_cliff(cli_format_size(cv[k].size[i], b, sizeof(b)), column_name(&cv[k]), &cv[k].iv[i]);
 }
 
 static void text_tables(const struct report_opts *o, const struct lp_report *r)
@@ -237,10 +277,21 @@ static void text_tables(const struct report_opts *o, const struct lp_report *r)
 	char b[32];
 
 	if (nca) {
-		printf("\n%-24s %8s %6s %12s %12s\n", "cache", "size", "ways", "lru", "random(FA)");
-		for (size_t i = 0; i < nca; i++)
-			printf("%-24s %8s %6" PRIu64 " %12.4f %12.4f\n", ca[i].label,
-			       cli_format_size(ca[i].size, b, sizeof(b)), ca[i].ways, ca[i].lru, ca[i].random);
+		int iv = o->resamples > 0;
+		printf("\n%-24s %8s %6s %*s %*s\n", "cache", "size", "ways", iv ? 20 : 12, "lru", iv ? 20 : 12,
+		       "random(FA)");
+		for (size_t i = 0; i < nca; i++) {
+			printf("%-24s %8s %6" PRIu64, ca[i].label, cli_format_size(ca[i].size, b, sizeof(b)), ca[i].ways);
+			text_ratio(ca[i].lru, iv ? &ca[i].lru_iv : NULL);
+			text_ratio(ca[i].random, iv ? &ca[i].random_iv : NULL);
+			printf("\n");
+		}
+		for (size_t i = 0; iv && i < nca; i++) {
+			if (ca[i].lru_iv.cliff)
+				text_cliff(ca[i].label, "lru", &ca[i].lru_iv);
+			if (ca[i].random_iv.cliff)
+				text_cliff(ca[i].label, "random", &ca[i].random_iv);
+		}
 	}
 	if (o->show_windows) {
 		printf("\nrandom-replacement miss ratio per window (%" PRIu64
@@ -296,16 +347,24 @@ static void csv_tables(const struct report_opts *o, const struct lp_report *r)
 	char b1[256], b2[32];
 
 	printf("# locprof curve v1: report %s, line %g, %s\n", o->profile, in->line, cold_words(o));
-	printf("curve,size_bytes,miss_ratio,misses,accesses\n");
+	printf("curve,size_bytes,miss_ratio,misses,accesses,miss_ratio_lo,miss_ratio_hi,misses_lo,misses_hi,"
+	       "cliff\n");
 	for (size_t k = 0; k < nc; k++)
-		for (size_t i = 0; i < cv[k].n; i++)
-			printf("%s,%" PRIu64 ",%.6f,%.1f,%.0f\n", cv[k].name, cv[k].size[i], cv[k].ratio[i],
-			       cv[k].ratio[i] * acc, acc);
+		for (size_t i = 0; i < cv[k].n; i++) {
+			struct lp_interval none = { cv[k].ratio[i], cv[k].ratio[i], 0, NAN, NAN };
+			const struct lp_interval *iv = cv[k].iv ? &cv[k].iv[i] : &none;
+			printf("%s,%" PRIu64 ",%.6f,%.1f,%.0f,%.6f,%.6f,%.1f,%.1f,%d\n", cv[k].name, cv[k].size[i],
+			       cv[k].ratio[i], cv[k].ratio[i] * acc, acc, iv->lo, iv->hi, iv->lo * acc, iv->hi * acc,
+			       iv->cliff);
+		}
 	if (nca) {
-		printf("\ncache,size_bytes,ways,line_bytes,lru_miss_ratio,random_miss_ratio\n");
+		printf("\ncache,size_bytes,ways,line_bytes,lru_miss_ratio,random_miss_ratio,lru_miss_ratio_lo,"
+		       "lru_miss_ratio_hi,random_miss_ratio_lo,random_miss_ratio_hi,lru_cliff,random_cliff\n");
 		for (size_t i = 0; i < nca; i++)
-			printf("%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.6f,%.6f\n", cli_csv_field(ca[i].label, b1, sizeof(b1)),
-			       ca[i].size, ca[i].ways, ca[i].line, ca[i].lru, ca[i].random);
+			printf("%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%d,%d\n",
+			       cli_csv_field(ca[i].label, b1, sizeof(b1)), ca[i].size, ca[i].ways, ca[i].line, ca[i].lru,
+			       ca[i].random, ca[i].lru_iv.lo, ca[i].lru_iv.hi, ca[i].random_iv.lo, ca[i].random_iv.hi,
+			       ca[i].lru_iv.cliff, ca[i].random_iv.cliff);
 	}
 	if (o->show_windows) {
 		printf("\n# random replacement at %" PRIu64 " bytes, windows of %" PRIu64 " line accesses or more\n",
@@ -329,6 +388,15 @@ static void csv_tables(const struct report_opts *o, const struct lp_report *r)
 }
 
 /* ---- json ------------------------------------------------------------- */
+
+static void json_interval(const struct lp_interval *iv, double acc)
+{
+	printf("\"miss_ratio_lo\":%.6f,\"miss_ratio_hi\":%.6f,\"misses_lo\":%.1f,\"misses_hi\":%.1f,"
+	       "\"cliff\":%s",
+	       iv->lo, iv->hi, iv->lo * acc, iv->hi * acc, iv->cliff ? "true" : "false");
+	if (iv->cliff)
+		printf(",\"cliff_below\":%.6f,\"cliff_above\":%.6f", iv->below, iv->above);
+}
 
 static void json_hot(const struct lp_report *r)
 {
@@ -373,14 +441,28 @@ static void json_report(const struct report_opts *o, const struct lp_report *r)
 		printf("%s{\"name\":\"%s\",\"points\":[", k ? "," : "", cv[k].name);
 		for (size_t i = 0; i < cv[k].n; i++)
 			printf("%s[%" PRIu64 ",%.6f]", i ? "," : "", cv[k].size[i], cv[k].ratio[i]);
+		printf("],\"intervals\":[");
+		for (size_t i = 0; cv[k].iv && i < cv[k].n; i++) {
+			printf("%s{\"size\":%" PRIu64 ",", i ? "," : "", cv[k].size[i]);
+			json_interval(&cv[k].iv[i], (double)in->accesses);
+			printf("}");
+		}
 		printf("]}");
 	}
 	printf("],\"caches\":[");
 	for (size_t i = 0; i < nca; i++) {
 		printf("%s{\"cache\":", i ? "," : "");
 		cli_json_string(ca[i].label);
-		printf(",\"size\":%" PRIu64 ",\"ways\":%" PRIu64 ",\"lru\":%.6f,\"random\":%.6f}", ca[i].size,
+		printf(",\"size\":%" PRIu64 ",\"ways\":%" PRIu64 ",\"lru\":%.6f,\"random\":%.6f", ca[i].size,
 		       ca[i].ways, ca[i].lru, ca[i].random);
+		if (o->resamples) {
+			printf(",\"lru_interval\":{");
+			json_interval(&ca[i].lru_iv, (double)in->accesses);
+			printf("},\"random_interval\":{");
+			json_interval(&ca[i].random_iv, (double)in->accesses);
+			printf("}");
+		}
+		printf("}");
 	}
 	printf("]");
 	if (o->show_windows) {
@@ -418,6 +500,7 @@ static int write_svg(const struct report_opts *o, const struct lp_report *r, con
 static int run(int argc, char **argv)
 {
 	struct report_opts o = { .sizes_arg = "4K..64M", .format = "text", .top = 10, .fill = LP_STATCACHE_FILL_AUTO,
+				 .resamples = LP_INTERVAL_RESAMPLES,
 				 .policies = LP_REPORT_LRU | LP_REPORT_RANDOM };
 	struct lp_report_params pa;
 	struct lp_profile *p = NULL;
@@ -465,7 +548,8 @@ static int run(int argc, char **argv)
 	pa = (struct lp_report_params){ .line_index = (unsigned)li, .sizes = sizes, .nsizes = nsizes,
 					.caches = o.caches, .ncaches = o.ncaches, .policies = o.policies,
 					.window = o.window, .cold = o.cold, .fill = o.fill,
-					.windows = o.show_windows, .at = o.at, .top = o.top, .syms = syms };
+					.windows = o.show_windows, .at = o.at, .top = o.top, .syms = syms,
+					.resamples = o.resamples, .seed = 1 };
 	if (lp_report_new(&r, p, &pa) < 0) {
 		cli_error("%s", lp_errmsg());
 		status = CLI_ERROR;

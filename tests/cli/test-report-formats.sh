@@ -23,9 +23,17 @@ text_misses=$(awk '$1 == "0x401000" { print $2 }' "$T/text")
 
 expect_status 0 "$LOCPROF" report "$T/a.lpp" "${opts[@]}" --format csv
 cp "$T/out" "$T/a.csv"
-expect_grep "^statstack,4096,0\.[0-9]{6},[0-9.]+,6000$" "$T/a.csv"
-expect_grep "^cache,size_bytes,ways,line_bytes,lru_miss_ratio,random_miss_ratio$" "$T/a.csv"
-expect_grep "^4K:4:64,4096,4,64,[01]\.[0-9]{6},[01]\.[0-9]{6}$" "$T/a.csv"
+F='[01]\.[0-9]{6}'
+expect_grep "^curve,size_bytes,miss_ratio,misses,accesses,miss_ratio_lo,miss_ratio_hi,misses_lo,misses_hi,cliff$" "$T/a.csv"
+expect_grep "^statstack,4096,$F,[0-9.]+,6000,$F,$F,[0-9.]+,[0-9.]+,[01]$" "$T/a.csv"
+expect_grep "^cache,size_bytes,ways,line_bytes,lru_miss_ratio,random_miss_ratio,lru_miss_ratio_lo,lru_miss_ratio_hi,random_miss_ratio_lo,random_miss_ratio_hi,lru_cliff,random_cliff$" "$T/a.csv"
+expect_grep "^4K:4:64,4096,4,64,$F,$F,$F,$F,$F,$F,[01],[01]$" "$T/a.csv"
+# every interval holds its estimate: lo <= ratio <= hi, misses = ratio * accesses
+awk -F, '$1 == "statstack" && !($6 <= $3 && $3 <= $7 && $8 <= $4 + 0.1 && $4 <= $9 + 0.1) { bad = 1 }
+	 END { exit bad }' "$T/a.csv" || fail "an estimate outside its interval"
+# (sampling noise at 5% of 6 000 accesses: the 4K point is not exact)
+awk -F, '$1 == "statstack" && $2 == 4096 && !($7 > $6) { bad = 1 } END { exit bad }' "$T/a.csv" ||
+	fail "an interval of zero width where the samples are few"
 expect_grep '^8K:0:64,8192,0,64,' "$T/a.csv"
 expect_grep "^window,start,random_miss_ratio$" "$T/a.csv"
 expect_grep "^0,0,[01]\.[0-9]{6}$" "$T/a.csv"
@@ -40,6 +48,14 @@ csv_misses=$(awk -F, '$1 == "0x401000" { printf "%.0f", $2 }' "$T/a.csv")
 expect_status 0 "$LOCPROF" report "$T/a.lpp" --sizes 4K,16K --svg "$T/g.svg" --reference "$T/a.csv"
 # (one reference curve: --policy lru wrote StatStack's only)
 [ "$(grep -c '<polyline[^>]*dasharray' "$T/g.svg")" -eq 1 ] || fail "not one reference curve in the graph"
+# a band for each model curve (the intervals), none for the reference
+[ "$(grep -c '<polygon[^>]*fill-opacity' "$T/g.svg")" -eq 2 ] || fail "not one interval band per model curve"
+expect_status 0 "$LOCPROF" report "$T/a.lpp" --sizes 4K,16K --svg "$T/g0.svg" --resamples 0
+grep -q '<polygon' "$T/g0.svg" && fail "a band without intervals"
+grep -q '±' "$T/out" && fail "intervals in the text with --resamples 0"
+expect_status 2 "$LOCPROF" report "$T/a.lpp" --resamples 1
+# the text: each ratio with its interval
+grep -Eq '^ +4K +[01]\.[0-9]{4} ±[01]\.[0-9]{4}$' "$T/text" || fail "no ± in the text table"
 
 expect_status 0 "$LOCPROF" report "$T/a.lpp" "${opts[@]}" --format json
 python3 - "$T/out" "$text_misses" <<'PY' || fail "bad json"
@@ -47,6 +63,14 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 assert [c["cache"] for c in d["caches"]] == ["4K:4:64", "8K:0:64"], d["caches"]
 assert d["caches"][0]["ways"] == 4 and 0 <= d["caches"][0]["lru"] <= 1
+for c in d["caches"]:
+    for pol in ("lru", "random"):
+        iv = c[pol + "_interval"]
+        assert iv["miss_ratio_lo"] <= c[pol] <= iv["miss_ratio_hi"], c
+for cv in d["curves"]:
+    assert [i["size"] for i in cv["intervals"]] == [p[0] for p in cv["points"]], cv
+    for p, i in zip(cv["points"], cv["intervals"]):
+        assert i["miss_ratio_lo"] <= p[1] <= i["miss_ratio_hi"] and i["cliff"] in (True, False), (p, i)
 w = d["windows"]
 assert w["at"] == 4096 and w["length"] > 0 and w["random"][0][0] == 0, w
 h = d["hot"]

@@ -11,6 +11,9 @@
 int lp_statstack_new_internal(struct lp_statstack **out, const struct lp_profile *p, unsigned li,
 			      uint64_t window, int include_cold, int want_sd);
 
+/* The window length the model was built with (its phases' grid). */
+uint64_t lp_statstack_length(const struct lp_statstack *m);
+
 /* Cut the run [0, total) into phases: windows of len line accesses
  * joined while their reuse distances look alike (model-phases.c). s: the
  * line size's samples, sorted by time. *bounds gets *nphases + 1

@@ -54,7 +54,7 @@
 #include <string.h>
 
 #define SA_SCAN 64            /* samples read per span, at most */
-#define SA_PAIRS (1u << 19)   /* offsets of all spans (memory), about */
+#define SA_PAIRS (1u << 17)   /* offsets of all spans (memory, time), about */
 #define SA_MIN_PAIRS 32       /* offsets for a pc's own estimate */
 #define SA_LATTICE_SHARE 0.8  /* share of offsets on a lattice to take it */
 #define SA_MIN_DENSE 0.02     /* near share x density below: random placement */

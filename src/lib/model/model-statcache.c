@@ -106,6 +106,8 @@ struct lp_statcache {
 	int fill_mode;           /* lp_statcache_set_fill(): 0, 1 or LP_STATCACHE_FILL_AUTO */
 	int fill_model;          /* the fill model is on for fill_lines (fill_for()) */
 	struct lp_statstack *ss; /* the footprint over time */
+	int ss_owned;            /* built here (else lp_statcache_set_fill_with()'s) */
+	int footprint;           /* the windows' u0 and u1 are computed */
 	double fill_lines;       /* the cache size fill_time is for */
 	uint64_t fill_time;
 	uint64_t length;
@@ -583,7 +585,8 @@ void lp_statcache_free(struct lp_statcache *m)
 {
 	if (!m)
 		return;
-	lp_statstack_free(m->ss);
+	if (m->ss_owned)
+		lp_statstack_free(m->ss);
 	free(m->k);
 	for (size_t j = 0; j < 4; j++)
 		free(m->pw[j]);
@@ -615,6 +618,22 @@ static void fill_for(struct lp_statcache *m, double L)
 		m->fill_model = m->nw && m->w[m->nw - 1].u1 <= L;
 }
 
+int lp_statcache_set_fill_with(struct lp_statcache *m, int on, const struct lp_statstack *ss)
+{
+	size_t nw = lp_statstack_nwindows(ss);
+	uint64_t a, b;
+
+	/* the same windows, so the same footprint, only when both models cut
+	 * the same run with the same grid (a cut-short profile may give them
+	 * different ends) */
+	if (on && !m->ss && nw && m->nw && lp_statstack_length(ss) == m->length) {
+		lp_statstack_window(ss, nw - 1, &a, &b);
+		if (b == m->w[m->nw - 1].end)
+			m->ss = (struct lp_statstack *)ss;
+	}
+	return lp_statcache_set_fill(m, on);
+}
+
 int lp_statcache_set_fill(struct lp_statcache *m, int on)
 {
 	if (on != 0 && on != 1 && on != LP_STATCACHE_FILL_AUTO)
@@ -624,12 +643,16 @@ int lp_statcache_set_fill(struct lp_statcache *m, int on)
 		int err = lp_statstack_new_internal(&m->ss, m->in.p, m->li, m->length, 0, 0);
 		if (err < 0)
 			return err;
+		m->ss_owned = 1;
+	}
+	if (on && !m->footprint) {
 		for (size_t w = 0; w < m->nw; w++) {
 			struct sc_window *wp = &m->w[w];
 			wp->u0 = w ? m->w[w - 1].u1 : 0;
 			wp->u1 = wp->end ? lp_statstack_distinct(m->ss, 0, wp->end - 1) : 0;
 		}
 		m->fill_lines = -1;
+		m->footprint = 1;
 	}
 	m->fill_mode = on;
 	m->fill_model = on == 1;

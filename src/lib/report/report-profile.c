@@ -7,7 +7,10 @@
  * Assumptions: the models' (docs/models.md). The named caches' LRU ratio is
  * StatStack's set-associative estimate (the placement model,
  * model-setassoc.c); their random ratio is StatCache's fully-associative
- * one, whatever their ways. */
+ * one, whatever their ways. Every ratio of the curves and named caches
+ * gets its interval from the same function that computes it
+ * (report_values()), evaluated on resamples of the profile by
+ * lp_model_intervals(). */
 #include "report/report-internal.h"
 
 #include "common/error.h"
@@ -25,81 +28,145 @@ void lp_report_free(struct lp_report *r)
 	for (size_t i = 0; i < r->ncurves; i++) {
 		free(r->curves[i].name);
 		free(r->curves[i].ratio);
+		free(r->curves[i].iv);
 	}
 	free(r->sizes);
 	free(r->caches);
 	free(r->windows);
 	lp_report_hot_release(r);
+	lp_statcache_free(r->sc); /* may use r->ss: first */
 	lp_statstack_free(r->ss);
-	lp_statcache_free(r->sc);
 	free(r);
 }
 
-/* Both curves are always computed (the random one also serves the named
- * caches), the ones asked for are kept. */
-static int report_curves(struct lp_report *r, const struct lp_report_params *pa)
+/* Every model output of the report, from the models of one profile, in
+ * one vector: the LRU curve at each size, the random one, then each named
+ * cache's LRU and random ratios. Both curves are always computed (the
+ * random one also serves the named caches). The same function gives the
+ * estimates and, on resampled profiles, their intervals, so whatever
+ * model a value comes from is covered by its interval. */
+static int report_values(struct lp_statstack *ss, struct lp_statcache *sc, double line,
+			 const struct lp_report_params *pa, double *out)
 {
 	size_t n = pa->nsizes;
 	double *lines = malloc((n ? n : 1) * sizeof(*lines));
-	double *ratio[2] = { malloc((n ? n : 1) * sizeof(double)), malloc((n ? n : 1) * sizeof(double)) };
 	int err = 0;
 
-	if (!lines || !ratio[0] || !ratio[1] || (n && !(r->sizes = malloc(n * sizeof(*r->sizes))))) {
+	if (!lines)
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		lines[i] = fmax(1.0, (double)pa->sizes[i] / line);
+		out[i] = lp_statstack_miss_ratio(ss, lines[i]);
+	}
+	if (n && (err = lp_statcache_curve(sc, lines, n, out + n)) < 0)
+		goto out;
+	for (size_t i = 0; i < pa->ncaches; i++) {
+		const struct lp_report_cache *k = &pa->caches[i];
+		uint64_t nl = k->size / (uint64_t)line, ways;
+		double dlines;
+
+		if (!nl)
+			nl = 1;
+		ways = k->ways ? k->ways : nl;
+		out[2 * n + 2 * i] = lp_statstack_setassoc_miss_ratio(ss, nl / ways ? nl / ways : 1, ways);
+		dlines = (double)nl;
+		if ((err = lp_statcache_curve(sc, &dlines, 1, &out[2 * n + 2 * i + 1])) < 0)
+			goto out;
+	}
+out:
+	free(lines);
+	return err;
+}
+
+static int report_models(const struct lp_profile *p, unsigned li, const struct lp_report_params *pa,
+			 struct lp_statstack **ss, struct lp_statcache **sc)
+{
+	int err;
+
+	if ((err = lp_statstack_new(ss, p, li, pa->window, pa->cold)) < 0 ||
+	    (err = lp_statcache_new(sc, p, li, pa->window, pa->cold)) < 0)
+		return err;
+	if (pa->fill && (err = lp_statcache_set_fill_with(*sc, pa->fill, *ss)) < 0)
+		return err;
+	return 0;
+}
+
+struct resample_ctx {
+	const struct lp_report_params *pa;
+	unsigned li;
+	double line;
+};
+
+/* lp_model_fn: the report's values on a resampled profile. */
+static int resampled_values(const struct lp_profile *p, void *ctx, double *out)
+{
+	const struct resample_ctx *c = ctx;
+	struct lp_statstack *ss = NULL;
+	struct lp_statcache *sc = NULL;
+	int err;
+
+	if ((err = report_models(p, c->li, c->pa, &ss, &sc)) >= 0)
+		err = report_values(ss, sc, c->line, c->pa, out);
+	lp_statcache_free(sc);
+	lp_statstack_free(ss);
+	return err;
+}
+
+/* The curves and named caches, with their intervals when asked. */
+static int report_curves(struct lp_report *r, const struct lp_report_params *pa)
+{
+	size_t n = pa->nsizes, nv = 2 * n + 2 * pa->ncaches;
+	double *v = malloc((nv ? nv : 1) * sizeof(*v));
+	struct lp_interval *iv = calloc(nv ? nv : 1, sizeof(*iv));
+	int err = 0;
+
+	if (!v || !iv || (n && !(r->sizes = malloc(n * sizeof(*r->sizes)))) ||
+	    (pa->ncaches && !(r->caches = malloc(pa->ncaches * sizeof(*r->caches))))) {
 		err = lp_seterr(LP_ENOMEM, "out of memory");
 		goto out;
 	}
 	if (n)
 		memcpy(r->sizes, pa->sizes, n * sizeof(*r->sizes));
-	for (size_t i = 0; i < n; i++) {
-		lines[i] = fmax(1.0, (double)pa->sizes[i] / r->info.line);
-		ratio[0][i] = lp_statstack_miss_ratio(r->ss, lines[i]);
-	}
-	if (n && (err = lp_statcache_curve(r->sc, lines, n, ratio[1])) < 0)
+	if ((err = report_values(r->ss, r->sc, r->info.line, pa, v)) < 0)
 		goto out;
+	for (size_t i = 0; i < nv; i++)
+		iv[i] = (struct lp_interval){ .lo = v[i], .hi = v[i], .below = NAN, .above = NAN };
+	if (pa->resamples && nv) {
+		struct resample_ctx c = { pa, r->li, r->info.line };
+		struct lp_interval_params ip = { .li = r->li, .resamples = pa->resamples, .seed = pa->seed };
+		if ((err = lp_model_intervals(r->p, &ip, resampled_values, &c, v, nv, iv)) < 0)
+			goto out;
+	}
 	for (int k = 0; k < 2; k++) {
 		if (!(pa->policies & (k ? LP_REPORT_RANDOM : LP_REPORT_LRU)))
 			continue;
 		struct lp_curve *c = &r->curves[r->ncurves];
-		if (!(c->name = strdup(curve_names[k]))) {
+		if (!(c->name = strdup(curve_names[k])) || !(c->ratio = malloc((n ? n : 1) * sizeof(double))) ||
+		    (pa->resamples && !(c->iv = malloc((n ? n : 1) * sizeof(*c->iv))))) {
 			err = lp_seterr(LP_ENOMEM, "out of memory");
 			goto out;
 		}
 		c->size = r->sizes;
-		c->ratio = ratio[k];
 		c->n = c->cap = n;
-		ratio[k] = NULL;
 		r->ncurves++;
+		if (n)
+			memcpy(c->ratio, v + k * n, n * sizeof(double));
+		if (n && c->iv)
+			memcpy(c->iv, iv + k * n, n * sizeof(*iv));
 	}
-out:
-	free(lines);
-	free(ratio[0]);
-	free(ratio[1]);
-	return err;
-}
-
-static int report_caches(struct lp_report *r, const struct lp_report_params *pa)
-{
-	if (!pa->ncaches)
-		return 0;
-	if (!(r->caches = malloc(pa->ncaches * sizeof(*r->caches))))
-		return lp_seterr(LP_ENOMEM, "out of memory");
-	memcpy(r->caches, pa->caches, pa->ncaches * sizeof(*r->caches));
-	r->ncaches = pa->ncaches;
-	for (size_t i = 0; i < r->ncaches; i++) {
+	for (size_t i = 0; i < pa->ncaches; i++) {
 		struct lp_report_cache *k = &r->caches[i];
-		uint64_t lines = k->size / (uint64_t)r->info.line, ways;
-		double dlines;
-		int err;
-
-		if (!lines)
-			lines = 1;
-		ways = k->ways ? k->ways : lines;
-		k->lru = lp_statstack_setassoc_miss_ratio(r->ss, lines / ways ? lines / ways : 1, ways);
-		dlines = (double)lines;
-		if ((err = lp_statcache_curve(r->sc, &dlines, 1, &k->random)) < 0)
-			return err;
+		*k = pa->caches[i];
+		k->lru = v[2 * n + 2 * i];
+		k->random = v[2 * n + 2 * i + 1];
+		k->lru_iv = iv[2 * n + 2 * i];
+		k->random_iv = iv[2 * n + 2 * i + 1];
 	}
-	return 0;
+	r->ncaches = pa->ncaches;
+out:
+	free(v);
+	free(iv);
+	return err;
 }
 
 static int report_windows(struct lp_report *r)
@@ -148,12 +215,7 @@ int lp_report_new(struct lp_report **out, const struct lp_profile *p, const stru
 	lp_profile_line_samples(p, r->li, &r->first, &r->info.samples);
 	r->info.at = pa->at ? pa->at : pa->ncaches ? pa->caches[0].size : 32768;
 	r->info.hot_policy = pa->policies & LP_REPORT_LRU ? "LRU" : "random";
-	if ((err = lp_statstack_new(&r->ss, p, r->li, pa->window, pa->cold)) < 0 ||
-	    (err = lp_statcache_new(&r->sc, p, r->li, pa->window, pa->cold)) < 0)
-		goto out_free;
-	if (pa->fill && (err = lp_statcache_set_fill(r->sc, pa->fill)) < 0)
-		goto out_free;
-	if ((err = report_curves(r, pa)) < 0 || (err = report_caches(r, pa)) < 0)
+	if ((err = report_models(p, r->li, pa, &r->ss, &r->sc)) < 0 || (err = report_curves(r, pa)) < 0)
 		goto out_free;
 	if (pa->windows && (err = report_windows(r)) < 0)
 		goto out_free;

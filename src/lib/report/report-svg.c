@@ -32,6 +32,7 @@ void lp_curves_free(struct lp_curve *c, size_t n)
 		free(c[i].name);
 		free(c[i].size);
 		free(c[i].ratio);
+		free(c[i].iv);
 	}
 	free(c);
 }
@@ -116,6 +117,30 @@ static void size_label(char *buf, size_t len, double bytes)
 		snprintf(buf, len, "%g", bytes);
 }
 
+/* The interval of a curve as a band in its colour, under the line: the
+ * polygon along the upper ends left to right, back along the lower ends. */
+static void band(struct lp_out *o, const struct lp_curve *c, const char *col, double lo, double hi,
+		 double pw, double ml, double mt, double ph, double ytop)
+{
+	int started = 0;
+
+#define BX(b) (ml + (log2(b) - lo) / (hi - lo) * pw)
+#define BY(r) (mt + ph - (r) / ytop * ph)
+	lp_out_printf(o, "<polygon fill=\"%s\" fill-opacity=\"0.18\" stroke=\"none\" points=\"", col);
+	for (int back = 0; back < 2; back++)
+		for (size_t k = 0; k < c->n; k++) {
+			size_t j = back ? c->n - 1 - k : k;
+			double r = back ? c->iv[j].lo : c->iv[j].hi;
+			if (!c->size[j] || !isfinite(r))
+				continue;
+			lp_out_printf(o, "%s%.1f,%.1f", started ? " " : "", BX((double)c->size[j]), BY(r));
+			started = 1;
+		}
+	lp_out_printf(o, "\"/>\n");
+#undef BX
+#undef BY
+}
+
 int lp_svg_write(const char *path, const char *title, const struct lp_curve *curves, size_t n,
 		 const struct lp_curve *refs, size_t nrefs, const struct lp_marker *marks,
 		 size_t nmarks)
@@ -136,6 +161,8 @@ int lp_svg_write(const char *path, const char *title, const struct lp_curve *cur
 				hi = fmax(hi, log2((double)c[i].size[j]));
 				if (isfinite(c[i].ratio[j]))
 					ymax = fmax(ymax, c[i].ratio[j]);
+				if (!pass && c[i].iv && isfinite(c[i].iv[j].hi))
+					ymax = fmax(ymax, c[i].iv[j].hi);
 			}
 	}
 	if (!isfinite(lo)) {
@@ -196,6 +223,8 @@ int lp_svg_write(const char *path, const char *title, const struct lp_curve *cur
 		for (size_t i = 0; i < (pass ? nrefs : n); i++, legend++) {
 			const char *col = lp_svg_color(legend % 6);
 			int started = 0;
+			if (!pass && c[i].iv)
+				band(o, &c[i], col, lo, hi, pw, ml, mt, ph, ytop);
 			lp_out_printf(o, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"%s\"%s points=\"", col,
 				      pass ? "1.5" : "2", pass ? " stroke-dasharray=\"6,4\"" : "");
 			for (size_t j = 0; j < c[i].n; j++) {

@@ -1,0 +1,196 @@
+/* Confidence intervals of model outputs: a Poisson bootstrap over the
+ * samples, around any model given as a function of a profile.
+ *
+ * Why this resampling. The sampler selects every line access
+ * independently with the same probability (geometric gaps), so the
+ * samples of a run are a thinned Poisson process over its accesses: run
+ * again with another seed, each access is in the sample a Poisson number
+ * of times with the same mean. The Poisson bootstrap mimics exactly that
+ * on the samples at hand: every sample is kept k times, k ~ Poisson(1),
+ * independently, with its time, address and reuse distance unchanged, and
+ * the model is evaluated on the resampled profile from scratch. So every
+ * step of the model (its windows and phases, the Kaplan-Meier imputation,
+ * the stack distance estimates shared by all samples, the cut at the
+ * cache size) sees its own sampling noise, and a cache size near a cliff
+ * of the curve gets resamples on both sides of it, which is the case a
+ * single number hides (docs/models.md, "Intervals").
+ *
+ * Assumptions, and where they bend:
+ * - The samples are the only randomness: the program is deterministic
+ *   and its trace fixed. The interval says what another sampler seed
+ *   could have given, not what the model gets wrong on average (a model's
+ *   bias is outside it: docs/models.md gives the measured coverage).
+ * - Resampling can only repeat accesses that were sampled; a behaviour
+ *   that no sample saw is in no resample either.
+ * - A handful of resamples (the evaluation must stay instant): the
+ *   interval is the union of the estimate +- t(B-1) sd of the resamples
+ *   and the range of the resamples, so that two clusters of resamples
+ *   (a cliff) are covered whole, not averaged into the middle; the sd is
+ *   at least the binomial one of a proportion of the n samples, since 8
+ *   resamples estimate it with about 27 % relative error.
+ */
+#include <locprof/model.h>
+
+#include "common/error.h"
+#include "common/rng.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Poisson(1) by inversion: P(k) = e^-1 / k!; k > 12 has probability
+ * below 1e-10 and is clamped. */
+static unsigned poisson1(struct lp_rng *r)
+{
+	double u = lp_rng_double(r), p = exp(-1.0), c = p;
+	unsigned k = 0;
+
+	while (u >= c && k < 12) {
+		k++;
+		p /= k;
+		c += p;
+	}
+	return k;
+}
+
+/* Student's t quantile at 95% (two-sided 90%) for df degrees of freedom:
+ * the interval's width for few resamples. */
+static double t95(unsigned df)
+{
+	static const double t[] = { 6.314, 2.920, 2.353, 2.132, 2.015, 1.943, 1.895, 1.860, 1.833,
+				    1.812, 1.796, 1.782, 1.771, 1.761, 1.753, 1.746, 1.740, 1.734,
+				    1.729, 1.725, 1.721, 1.717, 1.714, 1.711, 1.708, 1.706, 1.703,
+				    1.701, 1.699, 1.697 };
+
+	if (df == 0)
+		return INFINITY;
+	return df <= sizeof(t) / sizeof(t[0]) ? t[df - 1] : 1.645 + 2.4 / (double)df;
+}
+
+int lp_profile_resample(struct lp_profile *out, const struct lp_profile *p, unsigned li, uint64_t seed)
+{
+	struct lp_rng rng;
+	size_t first, n, m = 0, cap;
+	struct lp_sample *s;
+
+	lp_profile_line_samples(p, li, &first, &n);
+	cap = 2 * n + 16;
+	if (!(s = malloc(cap * sizeof(*s))))
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	lp_rng_seed(&rng, seed);
+	for (size_t i = 0; i < n; i++) {
+		unsigned k = poisson1(&rng);
+		if (m + k > cap) {
+			struct lp_sample *t;
+			cap = 2 * cap + k;
+			if (!(t = realloc(s, cap * sizeof(*s)))) {
+				free(s);
+				return lp_seterr(LP_ENOMEM, "out of memory");
+			}
+			s = t;
+		}
+		/* copies stay in time order: the profile's order is kept */
+		for (unsigned j = 0; j < k; j++)
+			s[m++] = p->samples[first + i];
+	}
+	*out = *p;
+	out->samples = s;
+	out->n_samples = out->cap_samples = m;
+	return 0;
+}
+
+void lp_profile_resample_release(struct lp_profile *r)
+{
+	free(r->samples);
+	r->samples = NULL;
+	r->n_samples = r->cap_samples = 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The interval of one output from its estimate e and B resampled values
+ * v (sorted here), and whether it is wide because of a cliff: n is the
+ * number of samples, whose binomial noise sqrt(e (1 - e) / n) is what a
+ * smooth ratio of n samples spreads by. */
+static void interval_of(double e, double *v, unsigned B, double n, struct lp_interval *out)
+{
+	double mean = 0, var = 0, half, lo, hi, range, noise;
+	unsigned used = 0;
+
+	*out = (struct lp_interval){ .lo = e, .hi = e, .below = NAN, .above = NAN };
+	if (!isfinite(e))
+		return;
+	for (unsigned b = 0; b < B; b++)
+		if (isfinite(v[b]))
+			v[used++] = v[b];
+	if (used < 2)
+		return;
+	qsort(v, used, sizeof(*v), cmp_double);
+	for (unsigned b = 0; b < used; b++)
+		mean += v[b];
+	mean /= used;
+	for (unsigned b = 0; b < used; b++)
+		var += (v[b] - mean) * (v[b] - mean);
+	/* A ratio of n samples is at least as noisy as a proportion of n
+	 * (StatStack's is one: the share of samples whose stack distance
+	 * reaches the cache size): the binomial sd is a floor, which keeps a
+	 * handful of resamples that happen to agree from giving too narrow an
+	 * interval. */
+	noise = n > 0 ? sqrt(fmax(e * (1 - e), 0.0) / n) : 0;
+	half = fmax(t95(used - 1) * sqrt(var / (used - 1)), 1.645 * noise);
+	lo = fmin(e - half, v[0]);
+	hi = fmax(e + half, v[used - 1]);
+	out->lo = fmax(0.0, lo);
+	out->hi = fmin(1.0, hi);
+	/* A cliff: the resamples spread far beyond the binomial noise (the
+	 * range of 12 normal draws is about 3.3 sd; a cliff moves a whole
+	 * group of samples across the cache size at once) and by at least
+	 * LP_INTERVAL_CLIFF; below/above are the lowest and highest values
+	 * the estimate and the resamples took. */
+	range = fmax(e, v[used - 1]) - fmin(e, v[0]);
+	if (n > 0 && range >= LP_INTERVAL_CLIFF && range > LP_INTERVAL_CLIFF_NOISE * noise) {
+		out->cliff = 1;
+		out->below = fmin(e, v[0]);
+		out->above = fmax(e, v[used - 1]);
+	}
+}
+
+int lp_model_intervals(const struct lp_profile *p, const struct lp_interval_params *ip, lp_model_fn fn,
+		       void *ctx, const double *est, size_t n, struct lp_interval *out)
+{
+	unsigned B = ip->resamples ? ip->resamples : LP_INTERVAL_RESAMPLES;
+	uint64_t seed = ip->seed;
+	size_t first, ns;
+	double *val, *v;
+	int err = 0;
+
+	if (!n)
+		return 0;
+	if (!(val = malloc(n * B * sizeof(*val))) || !(v = malloc(B * sizeof(*v)))) {
+		free(val);
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	}
+	for (unsigned b = 0; b < B; b++) {
+		struct lp_profile r;
+		if ((err = lp_profile_resample(&r, p, ip->li, lp_splitmix64(&seed))) < 0)
+			goto out;
+		err = fn(&r, ctx, val + (size_t)b * n);
+		lp_profile_resample_release(&r);
+		if (err < 0)
+			goto out;
+	}
+	lp_profile_line_samples(p, ip->li, &first, &ns);
+	for (size_t i = 0; i < n; i++) {
+		for (unsigned b = 0; b < B; b++)
+			v[b] = val[(size_t)b * n + i];
+		interval_of(est[i], v, B, (double)ns, &out[i]);
+	}
+out:
+	free(val);
+	free(v);
+	return err;
+}
