@@ -4,7 +4,7 @@
 # rates 1e-2, 1e-3, 1e-4:
 #   statcache  vs a fully associative random-replacement simulation
 #   statstack  vs exact LRU (fully associative)
-#   set-assoc  StatStack + binomial model vs set-associative LRU simulation
+#   set-assoc  StatStack + the set-associative placement model vs set-associative LRU simulation
 #              of the caches in SA_CACHES
 # Each rate is sampled with every seed of SEEDS (default 1 2 3; the trace
 # stays the same): the table gives the mean absolute error averaged over
@@ -128,7 +128,7 @@ sc, ss = err('statcache', 'random-nocold'), err('statstack', 'lru-nocold')
 ref = sim['lru-nocold']
 floor = sum(math.sqrt(2 / math.pi) * math.sqrt(p * (1 - p) / finite) * 100 for p in ref.values()) / len(ref)
 # set-associative: simulated (misses - cold) / (accesses - cold) against
-# the binomial model's ratio (cold excluded)
+# the placement model's ratio (cold excluded)
 sas = {}
 for row in csv.DictReader(l for l in open(sasimp) if l.strip()):
     acc, mis, cold = int(row['accesses']), int(row['misses']), int(row['cold'])

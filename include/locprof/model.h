@@ -128,12 +128,19 @@ int lp_statstack_sample_sd(const struct lp_statstack *m, double *sd);
 /* Fully associative LRU miss ratio of a cache of `lines` lines. */
 double lp_statstack_miss_ratio(const struct lp_statstack *m, double lines);
 
-/* Set-associative LRU (sets x ways lines) by the binomial model applied to
- * each sample's expected stack distance. sets = 1 is the fully associative
- * cut. */
+/* Set-associative LRU (sets x ways lines, any number of sets) by the
+ * placement model (model-setassoc.c, docs/models.md "Set-associative
+ * placement"): each sample's expected stack distance, with the share of
+ * the lines in its span that its walk places as the samples' addresses
+ * show; the binomial model where they show random placement. sets = 1 is
+ * the fully associative cut. NAN without samples or memory. */
 double lp_statstack_setassoc_miss_ratio(const struct lp_statstack *m, uint64_t sets, uint64_t ways);
 
-/* Per-sample miss probabilities, as lp_statcache_sample_miss(). */
+/* The same by the binomial model alone (random placement everywhere). */
+double lp_statstack_binomial_miss_ratio(const struct lp_statstack *m, uint64_t sets, uint64_t ways);
+
+/* Per-sample miss probabilities, as lp_statcache_sample_miss(), by the
+ * placement model. */
 int lp_statstack_sample_miss(const struct lp_statstack *m, uint64_t sets, uint64_t ways,
 			     double *prob);
 
@@ -147,6 +154,54 @@ int lp_statstack_sample_miss(const struct lp_statstack *m, uint64_t sets, uint64
  * and extra lines of straddling references (docs/models.md, "Per
  * reference"); equal to line_ratio when no reference straddles. */
 double lp_ref_miss_ratio(const struct lp_profile *p, unsigned li, const double *prob, double line_ratio);
+
+/* How the placement model reads the samples of a StatStack model: the
+ * groups of samples it found (a pc with enough samples in spans, or the
+ * rest together), and for the group of sample i (profile order, as
+ * lp_statstack_sample_sd()) its walk: the lattice step in lines of the
+ * lines in its spans, the share of them on that walk near the sampled
+ * line, and how densely they fill it. */
+struct lp_sa_group_info {
+	uint64_t pc;      /* 0: the rest */
+	uint64_t step;    /* lines between the walk's lines (>= 1) */
+	double near;      /* share of a span's lines on the walk near the
+			   * reused line, 0..1 (0: random placement) */
+	double density;   /* share of the walk's lines there that were
+			   * touched, 0..1 */
+	double extent;    /* lines of the walk that a span's lines can be
+			   * among (their offsets' 99th percentile, both
+			   * sides) */
+	size_t samples;   /* finite samples in the group */
+	size_t pairs;     /* span lines seen (samples inside their spans) */
+};
+size_t lp_statstack_sa_groups(const struct lp_statstack *m);
+void lp_statstack_sa_group(const struct lp_statstack *m, size_t g, struct lp_sa_group_info *out);
+
+/* ---- Set-associative placement of strided walks (model-setassoc-walk.c) */
+
+/* Greatest common divisor (gcd(a, 0) = a). */
+uint64_t lp_sa_gcd(uint64_t a, uint64_t b);
+
+struct lp_sa_walk {
+	double stride;  /* bytes between consecutive lines of the walk (> 0;
+			 * below a line: consecutive lines) */
+	double lines;   /* distinct lines of one walk; < 2: no walk (random
+			 * placement) */
+	double stride1; /* bytes by which the next outer iteration moves the
+			 * walk (0: unknown, or it does not move) */
+};
+
+/* Miss chances, in an LRU cache of `sets` sets of `ways` ways and
+ * `line`-byte lines, of reuses at stack distances D[0..nd-1] of a line on
+ * walk w (NULL: random placement, the binomial model), into miss[]. walk:
+ * per reuse, how many of its D + 1 lines are on the walk, the reused line
+ * included (NULL: min(D + 1, w->lines)); the others are placed at random.
+ * region: per reuse, the consecutive lines of the walk, through the reused
+ * one, that those are drawn from at random (NULL, or at most walk[i]: they
+ * are all of them, a dense window). */
+int lp_sa_walk_miss(const struct lp_sa_walk *w, uint64_t sets, uint64_t ways, uint64_t line,
+		    const double *D, const double *walk, const double *region, size_t nd,
+		    double *miss);
 
 /* Probability that an access with stack distance floor(sd) misses in an
  * LRU cache of `sets` sets of `ways` ways, when lines map to sets uniformly

@@ -35,7 +35,7 @@ static const char usage[] =
 	"                       look for sources in DIR first (repeatable): DIR and\n"
 	"                       the path's tails, /a/b/c.c as DIR/a/b/c.c, DIR/b/c.c,\n"
 	"                       DIR/c.c\n"
-	"  -p, --policy P       lru (StatStack, set-associative by the binomial model;\n"
+	"  -p, --policy P       lru (StatStack, set-associative by the placement model;\n"
 	"                       default) or random (StatCache, fully associative)\n"
 	"  -t, --top N          rows of the function and line tables (default 20)\n"
 	"      --threshold PCT  show the files with at least PCT% of the misses\n"

@@ -188,7 +188,7 @@ static void section_caches(FILE *f, const struct lp_report *r)
 		fputs("</tr>\n", f);
 	}
 	table_close(f);
-	fputs("<p class=\"note\">LRU: set-associative (binomial model); random: fully associative. Ways 0: fully "
+	fputs("<p class=\"note\">LRU: set-associative (placement model); random: fully associative. Ways 0: fully "
 	      "associative.</p>\n",
 	      f);
 }

@@ -33,4 +33,21 @@ struct lp_model_samples {
  * line size) or LP_ENOMEM. */
 int lp_model_alloc(void **out, size_t size, const struct lp_profile *p, unsigned li, int include_cold);
 
+/* First index in s[0, n) (sorted by time) with time >= t. */
+size_t lp_model_first_at(const struct lp_sample *s, size_t n, uint64_t t);
+
+/* The placement of the samples' spans in the sets (model-setassoc.c):
+ * built from the samples s[0, n) of one line size (sorted by time) and
+ * their stack distance estimates sd (INFINITY: dangling). */
+struct lp_sa_place;
+int lp_sa_place_new(struct lp_sa_place **out, const struct lp_sample *s, size_t n, const double *sd,
+		    uint64_t line);
+void lp_sa_place_free(struct lp_sa_place *pl);
+size_t lp_sa_place_groups(const struct lp_sa_place *pl);
+void lp_sa_place_group(const struct lp_sa_place *pl, size_t g, struct lp_sa_group_info *out);
+/* Miss chance of each finite sample's reuse in an LRU cache of `sets`
+ * sets of `ways` ways, into prob[i] (the dangling ones left alone). */
+int lp_sa_place_miss(const struct lp_sa_place *pl, const double *sd, uint64_t sets, uint64_t ways,
+		     double *prob);
+
 #endif

@@ -93,8 +93,7 @@ static void rhist(const struct lp_sample *s, size_t a, size_t b, double *lp)
 		lp[k] = log(lp[k] / n);
 }
 
-/* first index in s[0, n) with time >= t */
-static size_t first_at(const struct lp_sample *s, size_t n, uint64_t t)
+size_t lp_model_first_at(const struct lp_sample *s, size_t n, uint64_t t)
 {
 	size_t lo = 0, hi = n;
 
@@ -128,10 +127,10 @@ static size_t refine(const struct lp_sample *s, size_t n, uint64_t *v, size_t np
 
 		if (v[k] < len || zl <= prev || zr >= next)
 			goto keep;
-		a = first_at(s, n, prev);
-		zi = first_at(s, n, zl);
-		zj = first_at(s, n, zr);
-		b = first_at(s, n, next);
+		a = lp_model_first_at(s, n, prev);
+		zi = lp_model_first_at(s, n, zl);
+		zj = lp_model_first_at(s, n, zr);
+		b = lp_model_first_at(s, n, next);
 		if (zi == a || zj == b || zj == zi)
 			goto keep;
 		rhist(s, a, zi, pl);

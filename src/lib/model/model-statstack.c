@@ -1,7 +1,8 @@
 /* StatStack: LRU miss ratios from sampled reuse distances (Eklöv &
  * Hagersten 2010), with time-local reuse distributions, and
- * set-associative LRU by the binomial model of Marin & Mellor-Crummey
- * (2005, section 5.2).
+ * set-associative LRU by the placement model (model-setassoc.c; the
+ * binomial model of Marin & Mellor-Crummey, 2005, section 5.2, where the
+ * samples show random placement).
  *
  * Derivation. A reuse of distance d after an access at time t spans the
  * accesses t+1 .. e = t+d. Its stack distance is the number of distinct
@@ -54,10 +55,9 @@
  * - A reuse misses in a fully associative LRU cache of L lines iff its
  *   stack distance >= L; the expected value stands in for the distribution
  *   of stack distances (error where that distribution is wide around L).
- * - Set-associative: the D = floor(E[SD]) distinct lines map to sets
- *   independently and uniformly; the access hits iff fewer than `ways` of
- *   them map to its set. Real address layouts (strides of a power of two)
- *   violate this; the model cannot see conflict pathologies.
+ * - Set-associative: the access hits iff fewer than `ways` of its
+ *   E[SD] distinct lines map to its set; where they map is
+ *   model-setassoc.c's (its own assumptions).
  *
  * Cost: two binary searches per window a span touches; the estimates are
  * computed once in lp_statstack_new(), after which a miss ratio is one
@@ -98,6 +98,12 @@ struct lp_statstack {
 	double *wcum;   /* wcum[i] = sum wrd[0..i) */
 	double *sd;     /* estimate per sample of the line size (INFINITY: dangling) */
 	double *sd_sorted; /* estimates of the finite samples, sorted */
+	/* where the spans' lines fall in the sets: built at the first
+	 * set-associative question (a cache of the model, hence set through
+	 * a const model), so that the fully associative curves do not pay */
+	struct lp_sa_place *place;
+	double line; /* bytes */
+	int has_sd;
 };
 
 static int cmp_u64(const void *a, const void *b)
@@ -410,6 +416,8 @@ int lp_statstack_new_internal(struct lp_statstack **out, const struct lp_profile
 		m->sd_sorted[k++] = m->sd[i];
 	}
 	qsort(m->sd_sorted, k, sizeof(*m->sd_sorted), cmp_double);
+	m->line = p->line_sizes[li];
+	m->has_sd = want_sd;
 	*out = m;
 	return 0;
 out_free:
@@ -428,6 +436,7 @@ void lp_statstack_free(struct lp_statstack *m)
 	free(m->wcum);
 	free(m->sd);
 	free(m->sd_sorted);
+	lp_sa_place_free(m->place);
 	free(m);
 }
 
@@ -510,7 +519,7 @@ double lp_binomial_miss(double sd, uint64_t sets, uint64_t ways)
 	return hit >= 1 ? 0 : 1 - hit;
 }
 
-double lp_statstack_setassoc_miss_ratio(const struct lp_statstack *m, uint64_t sets, uint64_t ways)
+double lp_statstack_binomial_miss_ratio(const struct lp_statstack *m, uint64_t sets, uint64_t ways)
 {
 	double misses = 0, last_d = -1, last_p = 0;
 
@@ -525,17 +534,63 @@ double lp_statstack_setassoc_miss_ratio(const struct lp_statstack *m, uint64_t s
 	return ratio(m, misses);
 }
 
+/* The placement, built when first asked for (0, or a negative LP_E*). */
+static int place_of(const struct lp_statstack *m)
+{
+	struct lp_statstack *mm = (struct lp_statstack *)m;
+
+	if (m->place || !m->has_sd)
+		return 0;
+	return lp_sa_place_new(&mm->place, lp_profile_line_first(m->in.p, m->in.first), m->in.n, m->sd,
+			       (uint64_t)m->line);
+}
+
 int lp_statstack_sample_miss(const struct lp_statstack *m, uint64_t sets, uint64_t ways,
 			     double *prob)
 {
+	int err;
+
+	if (sets > 1 && (err = place_of(m)) < 0)
+		return err;
 	for (size_t i = 0; i < m->in.n; i++) {
 		uint64_t r = m->in.p->samples[m->in.first + i].reuse;
 		if (r == LP_REUSE_DANGLING)
 			prob[i] = m->in.include_cold ? 1 : 0;
-		else if (sets == 1) /* the cut; equal to the binomial at s = 1 (tested) */
-			prob[i] = m->sd[i] >= (double)ways;
-		else
-			prob[i] = lp_binomial_miss(m->sd[i], sets, ways);
+		else if (sets == 1 || !m->place) /* the cut; equal to the binomial at s = 1 (tested) */
+			prob[i] = sets == 1 ? m->sd[i] >= (double)ways : lp_binomial_miss(m->sd[i], sets, ways);
 	}
+	if (sets > 1 && m->place && (err = lp_sa_place_miss(m->place, m->sd, sets, ways, prob)) < 0)
+		return err;
 	return 0;
+}
+
+double lp_statstack_setassoc_miss_ratio(const struct lp_statstack *m, uint64_t sets, uint64_t ways)
+{
+	double *prob, misses = 0;
+
+	if (sets > 1 && place_of(m) < 0)
+		return NAN;
+	if (sets <= 1 || !m->place)
+		return lp_statstack_binomial_miss_ratio(m, sets, ways);
+	if (!(prob = malloc((m->in.n ? m->in.n : 1) * sizeof(*prob))))
+		return NAN;
+	if (lp_statstack_sample_miss(m, sets, ways, prob) < 0) {
+		free(prob);
+		return NAN;
+	}
+	for (size_t i = 0; i < m->in.n; i++)
+		if (m->in.p->samples[m->in.first + i].reuse != LP_REUSE_DANGLING)
+			misses += prob[i];
+	free(prob);
+	return ratio(m, misses);
+}
+
+size_t lp_statstack_sa_groups(const struct lp_statstack *m)
+{
+	return place_of(m) < 0 ? 0 : lp_sa_place_groups(m->place);
+}
+
+void lp_statstack_sa_group(const struct lp_statstack *m, size_t g, struct lp_sa_group_info *out)
+{
+	lp_sa_place_group(m->place, g, out);
 }

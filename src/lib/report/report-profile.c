@@ -5,11 +5,12 @@
  * format, comes from here.
  *
  * Assumptions: the models' (docs/models.md). The named caches' LRU ratio is
- * StatStack's set-associative (binomial) estimate; their random ratio is
- * StatCache's fully-associative one, whatever their ways. Every ratio of
- * the curves and named caches gets its interval from the same function
- * that computes it (report_values()), evaluated on resamples of the
- * profile by lp_model_intervals(). */
+ * StatStack's set-associative estimate (the placement model,
+ * model-setassoc.c); their random ratio is StatCache's fully-associative
+ * one, whatever their ways. Every ratio of the curves and named caches
+ * gets its interval from the same function that computes it
+ * (report_values()), evaluated on resamples of the profile by
+ * lp_model_intervals(). */
 #include "report/report-internal.h"
 
 #include "common/error.h"

@@ -2,7 +2,7 @@
  * (the run's exact count, where the profile has one per thread), its
  * samples and the line accesses they stand for, and its predicted LRU
  * misses in each named cache (StatStack's per-sample miss probability,
- * set-associative by the binomial model, summed over the thread's
+ * set-associative by the placement model, summed over the thread's
  * samples).
  *
  * Assumptions: a sample belongs to the thread of the sampled access; its

@@ -144,9 +144,9 @@ static void test_cliff(void **state)
 }
 
 /* The report's curves and named caches all get intervals that hold their
- * estimates; a report of a 20 000-sample profile with intervals and four
- * named caches takes well under 0.5 s of CPU (the figure is in the log;
- * the bound is generous for sanitizer builds). */
+ * estimates. The CPU time of a report of a 20 000-sample profile with
+ * intervals and four named caches is printed in the log; its goal lives in
+ * bench/, not here (no timed assertions in tests). */
 static void test_report_intervals(void **state)
 {
 	const size_t n = 5000000;
@@ -191,7 +191,6 @@ static void test_report_intervals(void **state)
 	double ms = (b.tv_sec - a.tv_sec) * 1e3 + (b.tv_nsec - a.tv_nsec) / 1e6;
 	print_message("%zu samples, 15 sizes, 4 caches, %d resamples: %.1f ms of CPU\n", p->n_samples,
 		      LP_INTERVAL_RESAMPLES, ms);
-	assert_true(ms < 5000);
 	assert_int_equal(lp_report_curves(r, &cv), 2);
 	for (int k = 0; k < 2; k++)
 		for (size_t i = 0; i < cv[k].n; i++) {

@@ -1,0 +1,444 @@
+/* Set-associative LRU from a sampled profile: where the lines of a reuse's
+ * span fall in the sets, read from the samples' addresses, and the misses
+ * by the placement model of strided walks (model-setassoc-walk.c), which
+ * `model predict` uses for its reference groups too. docs/models.md,
+ * "Set-associative LRU: the placement model".
+ *
+ * What is measured. A sample x (line X, time t, reuse distance d) has a
+ * span, the accesses t+1 .. t+d; the D other lines of its reuse (StatStack's
+ * estimate) are the lines whose last access in the span is there. A sample
+ * y inside the span whose own next access is after it (or never) is such
+ * a last access (the argument of StatStack's estimate, model-statstack.c),
+ * so its line Y is drawn from the D lines, and Y - X is a draw of where
+ * the span's lines lie relative to the reused one. Each x's offsets weigh
+ * 1 in all.
+ *
+ * Assumptions:
+ * - The reuses of one pc whose D + 1 lie in one octave place their spans'
+ *   lines alike (the same walk, the same arrays around it): their offsets
+ *   are pooled. Pcs with fewer than SA_MIN_PAIRS offsets in an octave are
+ *   pooled with the others of that octave.
+ * - Lattice: when at least SA_LATTICE_SHARE of the offsets are multiples
+ *   of a step g (a column walk of a row-major matrix: the row length in
+ *   lines), the span's lines near the reused one are on the lattice
+ *   X + g Z; g is the largest such product of prime powers (2..13).
+ * - Walk: the lines on the lattice near X are a walk through X: the
+ *   share nu of the span's lines drawn at random from a region of
+ *   consecutive lattice points through X. Its density phi is read from
+ *   the lattice points within g (D + 1) / 4 of X. A walk at least
+ *   SA_DENSE dense is dense: its nu (D + 1) lines are the region, and
+ *   each set of the lattice gets its even share. A sparser one's region
+ *   is as far as the group's offsets reach (their 99th percentile over
+ *   0.9, the share of a range that reused lines spread over it reach at
+ *   that percentile): random reads of an array stay in the array. Contiguous arrays (g = 1, dense) spread evenly over the
+ *   sets; random reads of a range are a sparse walk over it; lines
+ *   scattered at random over a large range have phi near 0, and the
+ *   binomial model is what the walk model then gives.
+ * - The other lines of the span are placed at random (binomial).
+ * - The offsets are measured in lines of the profile's line size; the
+ *   sets are line % s, so the lattice's lines land on s / gcd(g, s) sets.
+ * - Samples of different threads are not in each other's spans (their
+ *   clocks differ in live profiles).
+ * Cost: at most SA_SCAN samples of each span are read (fewer in a large
+ * profile: about SA_PAIRS offsets in all), once, at the StatStack model's
+ * first set-associative ratio; a cache is one pass of the walk model per
+ * group (tests/unit/model/test-setassoc.c: against lp_cache simulation).
+ */
+#include "model/model-internal.h"
+
+#include "common/error.h"
+#include "common/htab.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SA_SCAN 64            /* samples read per span, at most */
+#define SA_PAIRS (1u << 17)   /* offsets of all spans (memory, time), about */
+#define SA_MIN_PAIRS 32       /* offsets for a pc's own estimate */
+#define SA_LATTICE_SHARE 0.8  /* share of offsets on a lattice to take it */
+#define SA_MIN_DENSE 0.02     /* near share x density below: random placement */
+#define SA_DENSE 0.9          /* a walk's density above: 1 */
+#define SA_MAX_REACH 64.0     /* the walk's lines are within 64 (D + 1) lines */
+#define SA_MAX_STEP (1ull << 40)
+
+struct sa_pair {
+	int64_t delta;  /* Y - X in lines */
+	double weight;  /* 1 / pairs of its sample: each sample counts once */
+	double lines;   /* D + 1 of its sample */
+	uint32_t group; /* its sample's group (set once groups are known) */
+};
+
+struct lp_sa_place {
+	size_t n;               /* samples of the line size */
+	uint32_t *group;        /* per sample; UINT32_MAX: no finite reuse */
+	struct lp_sa_group_info *g;
+	size_t ng;
+	size_t *order;          /* finite samples by group: those of group k */
+	size_t *start;          /* are order[start[k], start[k + 1]) */
+	uint64_t line;
+};
+
+void lp_sa_place_free(struct lp_sa_place *pl)
+{
+	if (!pl)
+		return;
+	free(pl->group);
+	free(pl->g);
+	free(pl->order);
+	free(pl->start);
+	free(pl);
+}
+
+/* The offsets in order of group (a counting sort: the groups' sizes are
+ * known), into a new array that replaces *pairs. */
+static int sort_by_group(const struct lp_sa_place *pl, struct sa_pair **pairs, size_t np)
+{
+	struct sa_pair *v = malloc((np ? np : 1) * sizeof(*v));
+	size_t *at = malloc((pl->ng + 1) * sizeof(*at));
+
+	if (!v || !at) {
+		free(v);
+		free(at);
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	}
+	at[0] = 0;
+	for (size_t k = 0; k < pl->ng; k++)
+		at[k + 1] = at[k] + pl->g[k].pairs;
+	for (size_t k = 0; k < np; k++)
+		v[at[(*pairs)[k].group]++] = (*pairs)[k];
+	free(*pairs);
+	free(at);
+	*pairs = v;
+	return 0;
+}
+
+/* First sample index in [lo, n) with time >= t (sorted by time). */
+static size_t time_lower(const struct lp_sample *s, size_t lo, size_t n, uint64_t t)
+{
+	return lo + lp_model_first_at(s + lo, n - lo, t);
+}
+
+/* The offsets of sample i's span (at most `scan` of its samples read,
+ * evenly spread), appended to *pairs. */
+static int span_pairs(const struct lp_sample *s, size_t n, size_t i, double lines, unsigned shift,
+		      size_t scan, struct sa_pair **pairs, size_t *np, size_t *cap)
+{
+	uint64_t t = s[i].time, d = s[i].reuse, e = t + d, x = s[i].addr >> shift;
+	size_t a = time_lower(s, i + 1, n, t + 1), b = time_lower(s, a, n, e + 1), step, first = *np;
+
+	if (b <= a)
+		return 0;
+	step = (b - a + scan - 1) / scan;
+	for (size_t j = a; j < b; j += step) {
+		const struct lp_sample *y = &s[j];
+		uint64_t l = y->addr >> shift;
+		if (y->tid != s[i].tid || l == x)
+			continue;
+		if (y->reuse != LP_REUSE_DANGLING && y->time + y->reuse < e)
+			continue; /* touched again inside the span: not its last access */
+		if (*np == *cap) {
+			size_t nc = *cap ? *cap * 2 : 1024;
+			struct sa_pair *v = realloc(*pairs, nc * sizeof(*v));
+			if (!v)
+				return lp_seterr(LP_ENOMEM, "out of memory");
+			*pairs = v;
+			*cap = nc;
+		}
+		(*pairs)[(*np)++] = (struct sa_pair){ (int64_t)(l - x), 0, lines, 0 };
+	}
+	for (size_t k = first; k < *np; k++)
+		(*pairs)[k].weight = 1.0 / (double)(*np - first);
+	return 0;
+}
+
+/* The largest step g (a product of prime powers) that at least
+ * SA_LATTICE_SHARE of a group's offsets p[0, np) are multiples of: for each
+ * prime, the weight of the offsets by how many times it divides them. */
+static uint64_t lattice_step(const struct sa_pair *p, size_t np, double total)
+{
+	static const uint64_t primes[] = { 2, 3, 5, 7, 11, 13 };
+	uint64_t g = 1;
+
+	for (size_t k = 0; k < sizeof(primes) / sizeof(primes[0]); k++) {
+		double by[64] = { 0 }, on = 0;
+		int e = 63;
+		for (size_t i = 0; i < np; i++) {
+			uint64_t a = (uint64_t)(p[i].delta < 0 ? -p[i].delta : p[i].delta);
+			int v = 0;
+			while (a && a % primes[k] == 0 && v < 63) {
+				a /= primes[k];
+				v++;
+			}
+			by[a ? v : 63] += p[i].weight;
+		}
+		/* the largest e with at least the share divisible by prime^e */
+		for (; e > 0; e--) {
+			on += by[e];
+			if (on >= SA_LATTICE_SHARE * total)
+				break;
+		}
+		while (e-- > 0 && g * primes[k] <= SA_MAX_STEP)
+			g *= primes[k];
+	}
+	return g;
+}
+
+/* A group's walk with step g: its density phi near the reused line (the
+ * lattice points within a quarter of g (D + 1) of it that were touched,
+ * against the share that a dense walk through it touches there, 1 - 1/8:
+ * the walk's ends cut some off; a random subset of a range of R lattice
+ * points has phi = (D + 1) / R), and nu, the share of the span's lines on
+ * the lattice within g (D + 1) / phi of the reused line: the range that
+ * holds the walk's lines at that density. A density above SA_DENSE is
+ * taken as 1: the sampling noise of a few hundred offsets, where a walk
+ * that misses a line in twenty would be rare. */
+static int cmp_double(const void *a, const void *b)
+{
+	const double *x = a, *y = b;
+	return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+static int walk_share(const struct sa_pair *p, size_t np, uint64_t g, double total, double *near,
+		      double *density, double *extent)
+{
+	double nu = 0, close = 0, phi, reach, *v = malloc((np ? np : 1) * 2 * sizeof(*v)), acc = 0;
+	size_t nv = 0;
+
+	if (!v)
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	for (size_t i = 0; i < np; i++) {
+		uint64_t a = (uint64_t)(p[i].delta < 0 ? -p[i].delta : p[i].delta);
+		if (a % g == 0 && (double)a <= 0.25 * (double)g * p[i].lines)
+			close += p[i].weight;
+	}
+	phi = 2 * (close / total) / 0.875;
+	phi = phi >= SA_DENSE ? 1 : phi;
+	reach = phi > 1.0 / SA_MAX_REACH ? 1 / phi : SA_MAX_REACH;
+	for (size_t i = 0; i < np; i++) {
+		uint64_t a = (uint64_t)(p[i].delta < 0 ? -p[i].delta : p[i].delta);
+		if (a % g == 0 && (double)a <= reach * (double)g * p[i].lines) {
+			nu += p[i].weight;
+			v[2 * nv] = (double)(a / g);
+			v[2 * nv++ + 1] = p[i].weight;
+		}
+	}
+	*near = nu / total;
+	*density = phi;
+	/* a sparse walk's lines lie within the range these offsets reach:
+	 * pooled over reused lines anywhere in a range of R lines, their 99th
+	 * percentile is 0.9 R (P(|Y - X| > y) = (1 - y / R)^2) */
+	qsort(v, nv, 2 * sizeof(*v), cmp_double);
+	*extent = 1e15;
+	for (size_t i = 0; i < nv; i++) {
+		acc += v[2 * i + 1];
+		if (acc >= 0.99 * nu) {
+			*extent = v[2 * i] / 0.9 + 1;
+			break;
+		}
+	}
+	free(v);
+	return 0;
+}
+
+/* The key of sample i's group: its pc and the octave of its span's lines
+ * (reuses of one pc at very different distances see different layouts: a
+ * column's rows, or the whole matrix). */
+static uint64_t group_key(const struct lp_sample *s, const double *sd, size_t i)
+{
+	return (s[i].pc & ((1ull << 56) - 1)) | (uint64_t)ilogb(floor(sd[i] + 0.5) + 1) << 56;
+}
+
+/* The index of key in keys (added when new, with cnt 0 and no group). */
+static size_t key_index(struct lp_htab *keys, uint64_t key, size_t *cnt, uint32_t *gid)
+{
+	int isnew;
+	uint64_t *v = lp_htab_get(keys, key, &isnew);
+
+	if (isnew) {
+		*v = keys->n - 1;
+		cnt[*v] = 0;
+		gid[*v] = UINT32_MAX;
+	}
+	return (size_t)*v;
+}
+
+/* Group the samples by pc and octave of distance, those with few offsets
+ * with the others of their octave, and estimate each group's walk. */
+static int place_groups(struct lp_sa_place *pl, const struct lp_sample *s, const double *sd,
+			struct sa_pair **pairsp, const size_t *owner, size_t np)
+{
+	struct lp_htab keys = { 0 };
+	struct sa_pair *pairs = *pairsp;
+	size_t *cnt = malloc((pl->n + 64) * sizeof(*cnt));
+	uint32_t *gid = malloc((pl->n + 64) * sizeof(*gid)), rest[64];
+	int err = 0;
+
+	if (!cnt || !gid || lp_htab_init(&keys, 64) < 0 || lp_htab_reserve(&keys, pl->n + 1) < 0 ||
+	    !(pl->g = calloc(pl->n + 64, sizeof(*pl->g))))
+		goto out_nomem;
+	for (size_t k = 0; k < np; k++)
+		cnt[key_index(&keys, group_key(s, sd, owner[k]), cnt, gid)]++;
+	for (int o = 0; o < 64; o++)
+		rest[o] = UINT32_MAX;
+	for (size_t i = 0; i < pl->n; i++) {
+		uint64_t key;
+		size_t v;
+		if (pl->group[i] == UINT32_MAX)
+			continue;
+		key = group_key(s, sd, i);
+		v = key_index(&keys, key, cnt, gid);
+		if (gid[v] == UINT32_MAX && cnt[v] >= SA_MIN_PAIRS) {
+			gid[v] = (uint32_t)pl->ng++;
+			pl->g[gid[v]].pc = s[i].pc;
+		} else if (gid[v] == UINT32_MAX) {
+			unsigned o = (unsigned)(key >> 56) & 63;
+			if (rest[o] == UINT32_MAX)
+				rest[o] = (uint32_t)pl->ng++; /* pc 0 */
+			gid[v] = rest[o];
+		}
+		pl->group[i] = gid[v];
+		pl->g[gid[v]].samples++;
+	}
+	for (size_t k = 0; k < np; k++) {
+		pairs[k].group = pl->group[owner[k]];
+		pl->g[pairs[k].group].pairs++;
+	}
+	if ((err = sort_by_group(pl, pairsp, np)) < 0)
+		goto out;
+	pairs = *pairsp;
+	for (size_t k = 0; k < pl->ng; k++)
+		pl->g[k].step = 1;
+	for (size_t a = 0, b; a < np; a = b) {
+		struct lp_sa_group_info *G = &pl->g[pairs[a].group];
+		double total = 0;
+		for (b = a; b < np && pairs[b].group == pairs[a].group; b++)
+			total += pairs[b].weight;
+		if (!(total > 0))
+			continue;
+		G->step = lattice_step(pairs + a, b - a, total);
+		if ((err = walk_share(pairs + a, b - a, G->step, total, &G->near, &G->density, &G->extent)) < 0)
+			goto out;
+	}
+	goto out;
+out_nomem:
+	err = lp_seterr(LP_ENOMEM, "out of memory");
+out:
+	free(cnt);
+	free(gid);
+	lp_htab_release(&keys);
+	return err;
+}
+
+int lp_sa_place_new(struct lp_sa_place **out, const struct lp_sample *s, size_t n, const double *sd,
+		    uint64_t line)
+{
+	struct lp_sa_place *pl;
+	struct sa_pair *pairs = NULL;
+	size_t np = 0, cap = 0, *owner = NULL, scan = n ? SA_PAIRS / n : SA_SCAN;
+	unsigned shift = 0;
+	int err = 0;
+
+	*out = NULL;
+	scan = scan < 4 ? 4 : scan > SA_SCAN ? SA_SCAN : scan;
+	while (shift < 63 && (1ull << shift) < line)
+		shift++;
+	if (!(pl = calloc(1, sizeof(*pl))) || !(pl->group = malloc((n ? n : 1) * sizeof(*pl->group))))
+		goto out_nomem;
+	pl->n = n;
+	pl->line = line;
+	for (size_t i = 0; i < n; i++) {
+		size_t before = np;
+		pl->group[i] = UINT32_MAX;
+		if (s[i].reuse == LP_REUSE_DANGLING || !isfinite(sd[i]))
+			continue;
+		pl->group[i] = 0;
+		if ((err = span_pairs(s, n, i, floor(sd[i] + 0.5) + 1, shift, scan, &pairs, &np, &cap)) < 0)
+			goto out;
+		if (np > before) {
+			size_t *o = realloc(owner, cap * sizeof(*o));
+			if (!o)
+				goto out_nomem;
+			owner = o;
+			for (size_t k = before; k < np; k++)
+				owner[k] = i;
+		}
+	}
+	if ((err = place_groups(pl, s, sd, &pairs, owner, np)) < 0)
+		goto out;
+	if (!(pl->order = malloc((n ? n : 1) * sizeof(*pl->order))) ||
+	    !(pl->start = calloc(pl->ng + 1, sizeof(*pl->start))))
+		goto out_nomem;
+	for (size_t i = 0; i < n; i++)
+		if (pl->group[i] != UINT32_MAX)
+			pl->start[pl->group[i] + 1]++;
+	for (size_t k = 0; k < pl->ng; k++)
+		pl->start[k + 1] += pl->start[k];
+	for (size_t i = 0, *fill = pl->start; i < n; i++)
+		if (pl->group[i] != UINT32_MAX)
+			pl->order[fill[pl->group[i]]++] = i;
+	for (size_t k = pl->ng; k > 0; k--) /* the fill moved each start to the next */
+		pl->start[k] = pl->start[k - 1];
+	pl->start[0] = 0;
+	*out = pl;
+	pl = NULL;
+	goto out;
+out_nomem:
+	err = lp_seterr(LP_ENOMEM, "out of memory");
+out:
+	free(pairs);
+	free(owner);
+	lp_sa_place_free(pl);
+	return err;
+}
+
+size_t lp_sa_place_groups(const struct lp_sa_place *pl)
+{
+	return pl ? pl->ng : 0;
+}
+
+void lp_sa_place_group(const struct lp_sa_place *pl, size_t g, struct lp_sa_group_info *out)
+{
+	*out = pl->g[g];
+}
+
+int lp_sa_place_miss(const struct lp_sa_place *pl, const double *sd, uint64_t sets, uint64_t ways,
+		     double *prob)
+{
+	double *D = malloc((pl->n ? pl->n : 1) * sizeof(*D)), *walk = malloc((pl->n ? pl->n : 1) * sizeof(*walk));
+	double *miss = malloc((pl->n ? pl->n : 1) * sizeof(*miss));
+	double *region = malloc((pl->n ? pl->n : 1) * sizeof(*region));
+	size_t *idx = malloc((pl->n ? pl->n : 1) * sizeof(*idx));
+	int err = 0;
+
+	if (!D || !walk || !miss || !idx || !region) {
+		err = lp_seterr(LP_ENOMEM, "out of memory");
+		goto out;
+	}
+	for (uint32_t gi = 0; gi < pl->ng; gi++) {
+		const struct lp_sa_group_info *G = &pl->g[gi];
+		struct lp_sa_walk w = { (double)G->step * (double)pl->line, 1e18, 0 };
+		size_t k = 0;
+		for (size_t j = pl->start[gi]; j < pl->start[gi + 1]; j++) {
+			size_t i = pl->order[j];
+			D[k] = sd[i];
+			walk[k] = G->near * (floor(sd[i] + 0.5) + 1);
+			region[k] = G->density >= 1 ? walk[k] : fmax(walk[k], G->extent);
+			idx[k++] = i;
+		}
+		if (!k)
+			continue;
+		if ((err = lp_sa_walk_miss(G->near * G->density >= SA_MIN_DENSE ? &w : NULL, sets, ways, pl->line, D,
+					   walk, region, k, miss)) < 0)
+			goto out;
+		for (size_t j = 0; j < k; j++)
+			prob[idx[j]] = miss[j];
+	}
+out:
+	free(D);
+	free(walk);
+	free(region);
+	free(miss);
+	free(idx);
+	return err;
+}

@@ -1,0 +1,214 @@
+/* Set-associative LRU from sampled profiles (src/lib/model/model-setassoc.c)
+ * against lp_cache simulation of the same line streams, cold misses
+ * excluded from both: column walks of row-major matrices at several row
+ * lengths and geometries (half the sets, one set, every set), contiguous
+ * arrays at 95% of a cache (which spread evenly over the sets: no miss),
+ * random reads of a contiguous range (a random subset of lines that are
+ * evenly spread) and of lines scattered at random (the binomial model).
+ * Each case also checks that the binomial model alone is off where the
+ * layout is not random, so that the placement is what the test measures. */
+#include "lp-test.h"
+
+#include <locprof/model.h>
+#include <locprof/sample.h>
+#include <locprof/sim.h>
+
+#include "common/rng.h"
+
+#include <math.h>
+
+struct stream {
+	uint64_t *l;
+	size_t n, cap;
+};
+
+static void push(struct stream *s, uint64_t line)
+{
+	if (s->n == s->cap) {
+		s->cap = s->cap ? 2 * s->cap : 1 << 16;
+		s->l = realloc(s->l, s->cap * sizeof(*s->l));
+		assert_non_null(s->l);
+	}
+	s->l[s->n++] = line;
+}
+
+/* Exact LRU miss ratio of `sets` x `ways` (64-byte lines), cold misses
+ * excluded. */
+static double simulate(const struct stream *s, uint64_t sets, uint64_t ways)
+{
+	struct lp_cache_spec spec = { .size = sets * ways * 64, .assoc = ways, .line = 64, .policy = "lru" };
+	struct lp_cache *c;
+	uint8_t *hit = malloc(s->n);
+	uint64_t lo = UINT64_MAX, hi = 0;
+	size_t misses = 0, cold = 0;
+	char *seen;
+
+	assert_non_null(hit);
+	for (size_t i = 0; i < s->n; i++) {
+		lo = s->l[i] < lo ? s->l[i] : lo;
+		hi = s->l[i] > hi ? s->l[i] : hi;
+	}
+	assert_non_null(seen = calloc(hi - lo + 1, 1));
+	assert_int_equal(lp_cache_new(&c, &spec, 1), 0);
+	lp_cache_access_lines(c, s->l, s->n, hit, NULL);
+	for (size_t i = 0; i < s->n; i++) {
+		if (!seen[s->l[i] - lo]) {
+			seen[s->l[i] - lo] = 1;
+			cold++;
+		} else if (!hit[i]) {
+			misses++;
+		}
+	}
+	lp_cache_free(c);
+	free(hit);
+	free(seen);
+	return (double)misses / (double)(s->n - cold);
+}
+
+/* The model's and the binomial model's ratios from a profile of the
+ * stream sampled at `rate`. */
+static void predict(const struct stream *s, double rate, uint64_t sets, uint64_t ways, double *model,
+		    double *binomial)
+{
+	struct lp_profile *p;
+	struct lp_sampler *sm;
+	struct lp_statstack *ss;
+	struct lp_ref r = { .size = 8, .pc = 0x1000 };
+
+	assert_int_equal(lp_profile_new(&p), 0);
+	p->n_line_sizes = 1;
+	p->line_sizes[0] = 64;
+	p->rate = rate;
+	p->seed = 5;
+	assert_int_equal(lp_sampler_new(&sm, p), 0);
+	for (size_t i = 0; i < s->n; i++) {
+		r.addr = s->l[i] * 64;
+		assert_int_equal(lp_sampler_feed(sm, &r, 1), 0);
+	}
+	assert_int_equal(lp_sampler_finish(sm), 0);
+	lp_sampler_free(sm);
+	assert_int_equal(lp_statstack_new(&ss, p, 0, 0, 0), 0);
+	*model = lp_statstack_setassoc_miss_ratio(ss, sets, ways);
+	*binomial = lp_statstack_binomial_miss_ratio(ss, sets, ways);
+	lp_statstack_free(ss);
+	lp_profile_free(p);
+}
+
+static void check(const char *what, const struct stream *s, double rate, uint64_t sets, uint64_t ways,
+		  double binomial_off)
+{
+	double sim = simulate(s, sets, ways), model, binomial;
+
+	predict(s, rate, sets, ways, &model, &binomial);
+	fprintf(stderr, "%-36s %5lu x %2lu: simulated %.4f, model %.4f, binomial %.4f\n", what,
+		(unsigned long)sets, (unsigned long)ways, sim, model, binomial);
+	assert_true(fabs(model - sim) <= 0.02);
+	/* the binomial model is off by at least binomial_off (< 0: within
+	 * -binomial_off, random placement) */
+	if (binomial_off > 0)
+		assert_true(fabs(binomial - sim) >= binomial_off);
+	else
+		assert_true(fabs(binomial - sim) <= -binomial_off);
+}
+
+/* A rows x cols matrix of doubles (cols / 8 lines a row) summed column by
+ * column, reps times. */
+static void column_walk(struct stream *s, uint64_t rows, uint64_t row_lines, int reps)
+{
+	uint64_t base = 1ull << 24;
+
+	s->n = 0;
+	for (int r = 0; r < reps; r++)
+		for (uint64_t j = 0; j < 8 * row_lines; j++)
+			for (uint64_t i = 0; i < rows; i++)
+				push(s, base + i * row_lines + j / 8);
+}
+
+static void test_column_walks(void **state)
+{
+	struct stream s = { 0 };
+
+	(void)state;
+	/* rows of 50 lines: a column on 32 of the 64 sets, 300 lines in 256 ways */
+	column_walk(&s, 300, 50, 4);
+	check("column walk, rows of 50 lines", &s, 1e-2, 64, 8, 0.3);
+	/* the same walk fits 256K:8 and 1M:16 (every column and the matrix) */
+	check("column walk, rows of 50 lines", &s, 1e-2, 512, 8, -0.01);
+	/* rows of 64 lines (4 KiB): a column in one set of 64, 8 of 512 */
+	column_walk(&s, 200, 64, 3);
+	check("column walk, rows of 64 lines", &s, 1e-2, 64, 8, 0.3);
+	check("column walk, rows of 64 lines", &s, 1e-2, 512, 8, 0.3);
+	/* rows of 24 lines: 8 of 64 sets take a 120-line column */
+	column_walk(&s, 120, 24, 6);
+	check("column walk, rows of 24 lines", &s, 1e-2, 64, 8, 0.3);
+	/* rows of 55 lines: every set, each column 1 500 lines in 4 096 */
+	column_walk(&s, 1500, 55, 2);
+	check("column walk, rows of 55 lines", &s, 1e-2, 512, 8, 0.01);
+	free(s.l);
+}
+
+/* Three arrays of `lines` lines each (8 doubles a line), a[i] = b[i] + c[i],
+ * swept reps times; the arrays are apart by gap lines. */
+static void arrays(struct stream *s, uint64_t lines, uint64_t gap, int reps)
+{
+	uint64_t a = 1ull << 24, b = a + lines + gap, c = b + lines + gap;
+
+	s->n = 0;
+	for (int r = 0; r < reps; r++)
+		for (uint64_t i = 0; i < 8 * lines; i++) {
+			push(s, b + i / 8);
+			push(s, c + i / 8);
+			push(s, a + i / 8);
+		}
+}
+
+static void test_arrays_near_capacity(void **state)
+{
+	struct stream s = { 0 };
+
+	(void)state;
+	/* 95% of 32K:8 (486 lines), of 256K:8 (3 891) and of 1M:16 (15 564) */
+	arrays(&s, 162, 3, 60);
+	check("three arrays, 95% of the cache", &s, 1e-2, 64, 8, 0.02);
+	arrays(&s, 1297, 65, 8);
+	check("three arrays, 95% of the cache", &s, 1e-2, 512, 8, 0.02);
+	arrays(&s, 5188, 64, 4);
+	check("three arrays, 95% of the cache", &s, 5e-3, 1024, 16, 0.02);
+	free(s.l);
+}
+
+/* Uniformly random lines of a range: random placement, the binomial model. */
+static void test_random_placement(void **state)
+{
+	struct stream s = { 0 };
+	struct lp_rng rng;
+
+	(void)state;
+	lp_rng_seed(&rng, 9);
+	for (int i = 0; i < 600000; i++)
+		push(&s, (1ull << 24) + lp_rng_below(&rng, 1024));
+	check("random lines over 1024", &s, 1e-2, 64, 8, -0.02);
+	/* the 1024 lines are 8 a set of 128: random reads of them never miss,
+	 * which random placement cannot see */
+	check("random lines over 1024", &s, 1e-2, 128, 8, 0.1);
+	/* 800 lines scattered over 2^26, read at random */
+	uint64_t pool[800];
+	for (int i = 0; i < 800; i++)
+		pool[i] = (1ull << 24) + lp_rng_below(&rng, 1ull << 26);
+	s.n = 0;
+	for (int i = 0; i < 600000; i++)
+		push(&s, pool[lp_rng_below(&rng, 800)]);
+	check("800 scattered lines, read at random", &s, 1e-2, 64, 8, -0.02);
+	free(s.l);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_column_walks),
+		cmocka_unit_test(test_arrays_near_capacity),
+		cmocka_unit_test(test_random_placement),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
