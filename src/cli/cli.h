@@ -126,4 +126,13 @@ void cli_warn_profile(const struct lp_profile *p, const char *path);
  * same output clears those). Called once, by main(). cli-temporaries.c */
 void cli_remove_temporaries_on_exit(void);
 
+/* The hot spots' source-line and function tables: CSV (header and rows)
+ * and JSON (one array). cli-hotspots.c */
+struct lp_source_line;
+struct lp_source_function;
+void cli_csv_source_lines(const struct lp_source_line *l, size_t n);
+void cli_csv_source_functions(const struct lp_source_function *f, size_t n);
+void cli_json_source_lines(const struct lp_source_line *l, size_t n);
+void cli_json_source_functions(const struct lp_source_function *f, size_t n);
+
 #endif

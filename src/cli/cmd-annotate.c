@@ -298,16 +298,9 @@ static void csv_annotate(const struct annotate_opts *o, const struct lp_report *
 
 	printf("# locprof annotate %s: predicted %s misses in %s, line accesses of the whole run\n", o->profile,
 	       lp_report_info(r)->hot_policy, cache);
-	printf("function,caller,misses,share,line_accesses\n");
-	for (size_t i = 0; i < (o->top && nf > o->top ? o->top : nf); i++) {
-		printf("%s,", cli_csv_field(f[i].function, b1, sizeof(b1)));
-		printf("%s,%.1f,%.6f,%.1f\n", f[i].caller ? cli_csv_field(f[i].caller, b2, sizeof(b2)) : "",
-		       f[i].misses, f[i].share, f[i].accesses);
-	}
-	printf("\nfile,line,misses,share,line_accesses,path\n");
-	for (size_t i = 0; i < (o->top && nl > o->top ? o->top : nl); i++)
-		printf("%s,%d,%.1f,%.6f,%.1f,%s\n", cli_csv_field(l[i].file, b1, sizeof(b1)), l[i].line, l[i].misses,
-		       l[i].share, l[i].accesses, cli_csv_field(l[i].path, b2, sizeof(b2)));
+	cli_csv_source_functions(f, o->top && nf > o->top ? o->top : nf);
+	printf("\n");
+	cli_csv_source_lines(l, o->top && nl > o->top ? o->top : nl);
 	printf("\npath,line,misses,share,line_accesses,source\n");
 	for (size_t k = 0; k < nfiles; k++) {
 		struct lp_source_text *src;
@@ -355,26 +348,12 @@ static void json_annotate(const struct annotate_opts *o, const struct lp_report 
 	printf(",\"line\":%g,\"samples\":%zu,\"accesses\":%" PRIu64 ",\"cold\":%s,\"policy\":\"%s\",\"cache\":", in->line,
 	       in->samples, in->accesses, o->cold ? "true" : "false", in->hot_policy);
 	cli_json_string(cache);
-	printf(",\"misses\":%.1f,\"functions\":[", misses);
-	for (size_t i = 0; i < (o->top && nf > o->top ? o->top : nf); i++) {
-		printf("%s{\"function\":", i ? "," : "");
-		cli_json_string(f[i].function);
-		printf(",\"caller\":");
-		if (f[i].caller)
-			cli_json_string(f[i].caller);
-		else
-			printf("null");
-		printf(",\"misses\":%.1f,\"share\":%.6f,\"line_accesses\":%.1f}", f[i].misses, f[i].share,
-		       f[i].accesses);
-	}
-	printf("],\"lines\":[");
-	for (size_t i = 0; i < (o->top && nl > o->top ? o->top : nl); i++) {
-		printf("%s{\"file\":", i ? "," : "");
-		cli_json_string(l[i].file);
-		printf(",\"line\":%d,\"misses\":%.1f,\"share\":%.6f,\"line_accesses\":%.1f}", l[i].line, l[i].misses,
-		       l[i].share, l[i].accesses);
-	}
-	printf("],\"files\":[");
+	printf(",\"misses\":%.1f,\"functions\":", misses);
+	cli_json_source_functions(f, o->top && nf > o->top ? o->top : nf);
+	printf(",\"lines\":");
+	cli_json_source_lines(l, o->top && nl > o->top ? o->top : nl);
+	printf(",\"files\":[");
+
 	for (size_t k = 0, shown = 0; k < nfiles; k++) {
 		struct lp_source_text *src;
 		size_t n;

@@ -374,20 +374,11 @@ static void csv_sources(const struct report_opts *o, const struct lp_report *r)
 	const struct lp_source_line *l;
 	const struct lp_source_function *f;
 	size_t nl = h ? lp_hotspots_lines(h, &l) : 0, nf = h ? lp_hotspots_functions(h, &f) : 0;
-	char b1[512], b2[512];
 
-	nl = lines_shown(l, nl, o->top);
-	nf = functions_shown(f, nf, o->top);
-	printf("\nfile,line,misses,share,line_accesses,path\n");
-	for (size_t i = 0; i < nl; i++)
-		printf("%s,%d,%.1f,%.6f,%.1f,%s\n", cli_csv_field(l[i].file, b1, sizeof(b1)), l[i].line, l[i].misses,
-		       l[i].share, l[i].accesses, cli_csv_field(l[i].path, b2, sizeof(b2)));
-	printf("\nfunction,caller,misses,share,line_accesses\n");
-	for (size_t i = 0; i < nf; i++) {
-		printf("%s,", cli_csv_field(f[i].function, b1, sizeof(b1)));
-		printf("%s,%.1f,%.6f,%.1f\n", f[i].caller ? cli_csv_field(f[i].caller, b2, sizeof(b2)) : "",
-		       f[i].misses, f[i].share, f[i].accesses);
-	}
+	printf("\n");
+	cli_csv_source_lines(l, lines_shown(l, nl, o->top));
+	printf("\n");
+	cli_csv_source_functions(f, functions_shown(f, nf, o->top));
 }
 
 static void csv_threads(const struct lp_report *r)
@@ -520,30 +511,10 @@ static void json_sources(size_t top, const struct lp_report *r)
 	const struct lp_source_function *f;
 	size_t nl = h ? lp_hotspots_lines(h, &l) : 0, nf = h ? lp_hotspots_functions(h, &f) : 0;
 
-	nl = lines_shown(l, nl, top);
-	nf = functions_shown(f, nf, top);
-	printf(",\"lines\":[");
-	for (size_t i = 0; i < nl; i++) {
-		printf("%s{\"file\":", i ? "," : "");
-		cli_json_string(l[i].file);
-		printf(",\"path\":");
-		cli_json_string(l[i].path);
-		printf(",\"line\":%d,\"misses\":%.1f,\"share\":%.6f,\"line_accesses\":%.1f}", l[i].line,
-		       l[i].misses, l[i].share, l[i].accesses);
-	}
-	printf("],\"functions\":[");
-	for (size_t i = 0; i < nf; i++) {
-		printf("%s{\"function\":", i ? "," : "");
-		cli_json_string(f[i].function);
-		printf(",\"caller\":");
-		if (f[i].caller)
-			cli_json_string(f[i].caller);
-		else
-			printf("null");
-		printf(",\"misses\":%.1f,\"share\":%.6f,\"line_accesses\":%.1f}", f[i].misses, f[i].share,
-		       f[i].accesses);
-	}
-	printf("]");
+	printf(",\"lines\":");
+	cli_json_source_lines(l, lines_shown(l, nl, top));
+	printf(",\"functions\":");
+	cli_json_source_functions(f, functions_shown(f, nf, top));
 }
 
 static void json_threads(const struct lp_report *r)

@@ -1,0 +1,61 @@
+/* The source-line and function tables of the hot spots (lp_hotspots) in
+ * CSV and JSON, as `report` and `annotate` both print them
+ * (docs/formats.md). */
+#include "cli.h"
+
+#include <locprof/report.h>
+
+#include <stdio.h>
+
+void cli_csv_source_lines(const struct lp_source_line *l, size_t n)
+{
+	char b1[512], b2[512];
+
+	printf("file,line,misses,share,line_accesses,path\n");
+	for (size_t i = 0; i < n; i++)
+		printf("%s,%d,%.1f,%.6f,%.1f,%s\n", cli_csv_field(l[i].file, b1, sizeof(b1)), l[i].line, l[i].misses,
+		       l[i].share, l[i].accesses, cli_csv_field(l[i].path, b2, sizeof(b2)));
+}
+
+void cli_csv_source_functions(const struct lp_source_function *f, size_t n)
+{
+	char b1[512], b2[512];
+
+	printf("function,caller,misses,share,line_accesses\n");
+	for (size_t i = 0; i < n; i++) {
+		printf("%s,", cli_csv_field(f[i].function, b1, sizeof(b1)));
+		printf("%s,%.1f,%.6f,%.1f\n", f[i].caller ? cli_csv_field(f[i].caller, b2, sizeof(b2)) : "",
+		       f[i].misses, f[i].share, f[i].accesses);
+	}
+}
+
+void cli_json_source_lines(const struct lp_source_line *l, size_t n)
+{
+	printf("[");
+	for (size_t i = 0; i < n; i++) {
+		printf("%s{\"file\":", i ? "," : "");
+		cli_json_string(l[i].file);
+		printf(",\"path\":");
+		cli_json_string(l[i].path);
+		printf(",\"line\":%d,\"misses\":%.1f,\"share\":%.6f,\"line_accesses\":%.1f}", l[i].line,
+		       l[i].misses, l[i].share, l[i].accesses);
+	}
+	printf("]");
+}
+
+void cli_json_source_functions(const struct lp_source_function *f, size_t n)
+{
+	printf("[");
+	for (size_t i = 0; i < n; i++) {
+		printf("%s{\"function\":", i ? "," : "");
+		cli_json_string(f[i].function);
+		printf(",\"caller\":");
+		if (f[i].caller)
+			cli_json_string(f[i].caller);
+		else
+			printf("null");
+		printf(",\"misses\":%.1f,\"share\":%.6f,\"line_accesses\":%.1f}", f[i].misses, f[i].share,
+		       f[i].accesses);
+	}
+	printf("]");
+}
