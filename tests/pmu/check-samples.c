@@ -13,9 +13,10 @@
  * form of the same process's trace (`locprof convert`). The reusing pc must
  * be the trace's too. A line reused by a system call (the kernel reading or
  * writing a buffer) ends a sample before the next reference of the trace:
- * accepted when it ends no later than the trace's next touch and the
- * reference at its end is not by its reusing pc (the system call
- * instruction itself makes no reference).
+ * accepted when it ends before the trace's next touch and the reference
+ * at its end is not by its reusing pc (the system call instruction itself
+ * makes no reference), or at that touch when its reusing pc makes no
+ * reference anywhere in the trace.
  *
  * pmu-check-samples --double-trap TRACE SAMPLES LINE_SIZE [TID...]: the
  * samples of --sample-start double-trap, each line led by "trigger armed"
@@ -45,6 +46,15 @@ struct ref {
 	char kind;
 	unsigned tid;
 };
+
+/* 1 when some reference of the trace was made by the instruction at pc. */
+static int pc_in_trace(const struct ref *t, size_t n, unsigned long long pc)
+{
+	for (size_t i = 0; i < n; i++)
+		if (t[i].pc == pc)
+			return 1;
+	return 0;
+}
 
 int main(int argc, char **argv)
 {
@@ -161,6 +171,14 @@ int main(int argc, char **argv)
 		}
 		if (dump && e >= b + 1 && (j == n || e < j + 1) && e <= n && t[e - 1].pc != rpc) {
 			checked++; /* a system call's, before the trace's next touch */
+			continue;
+		}
+		/* A system call's access at the same point, just before the next
+		 * user reference (pread into a stack buffer, then `ret` reads
+		 * that line): its pc (the syscall instruction) makes no user
+		 * reference, so it is nowhere in the trace. */
+		if (dump && e && j < n && e == j + 1 && t[j].pc != rpc && !pc_in_trace(t, n, rpc)) {
+			checked++;
 			continue;
 		}
 		if (dump && e && j < n && e == j + 1 && t[j].pc != rpc) {
