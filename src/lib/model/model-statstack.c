@@ -293,7 +293,7 @@ static int build_windows(struct lp_statstack *m, uint64_t total, uint64_t len)
 		while (b < m->in.n && s[b].time < bounds[k + 1])
 			b++;
 		cut[nc++] = bounds[k];
-		if (phase_drifts(s + a, b - a, scratch))
+		if (b > a && phase_drifts(s + a, b - a, scratch)) /* s is NULL without samples */
 			for (size_t c = a + SS_DRIFT_CHUNK; c + SS_DRIFT_CHUNK / 2 < b; c += SS_DRIFT_CHUNK)
 				if (s[c].time > cut[nc - 1])
 					cut[nc++] = s[c].time;
