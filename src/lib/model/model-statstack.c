@@ -361,7 +361,7 @@ int lp_model_alloc(void **out, size_t size, const struct lp_profile *p, unsigned
 int lp_statstack_new_internal(struct lp_statstack **out, const struct lp_profile *p, unsigned li,
 			      uint64_t window, int include_cold, int want_sd)
 {
-	struct lp_statstack *m;
+	struct lp_statstack *m = NULL; /* set by lp_model_alloc; gcc -O3 cannot tell */
 	uint64_t total;
 	size_t k = 0;
 	int err;
