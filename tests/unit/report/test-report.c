@@ -23,7 +23,8 @@ enum { ROUNDS = 10, A_LINES = 200 };
 #define A_BASE 0x100000u
 #define B_BASE 0x900000u
 
-static struct lp_profile *two_streams(void)
+/* second_pc: every fourth line of A is touched by pc 0xa10 (0: none) */
+static struct lp_profile *streams(unsigned second_pc)
 {
 	struct lp_profile *p;
 	struct lp_sampler *s;
@@ -39,7 +40,8 @@ static struct lp_profile *two_streams(void)
 	for (int r = 0; r < ROUNDS; r++)
 		for (int i = 0; i < A_LINES; i++) {
 			struct lp_ref v[2] = {
-				{ .addr = A_BASE + 64u * (unsigned)i, .pc = 0xa00, .size = 8 },
+				{ .addr = A_BASE + 64u * (unsigned)i, .pc = second_pc && i % 4 == 0 ? 0xa10 : 0xa00,
+				  .size = 8 },
 				{ .addr = B_BASE + 64u * (unsigned)(i % 2), .pc = 0xb00, .size = 8 },
 			};
 			assert_int_equal(lp_sampler_feed(s, v, 2), 0);
@@ -47,6 +49,11 @@ static struct lp_profile *two_streams(void)
 	assert_int_equal(lp_sampler_finish(s), 0);
 	lp_sampler_free(s);
 	return p;
+}
+
+static struct lp_profile *two_streams(void)
+{
+	return streams(0);
 }
 
 /* A's reuses over all reuses: A reuses 200 lines in rounds 2..ROUNDS, B
@@ -281,28 +288,7 @@ static void test_profile_diff(void **state)
  * (other), and pc 0xb00 is the only pc of that object. */
 static struct lp_profile *two_pcs_one_block(void)
 {
-	struct lp_profile *p;
-	struct lp_sampler *s;
-	struct lp_ref alloc = { .addr = A_BASE, .pc = 0x400100, .size = A_LINES * 64, .kind = LP_EV_ALLOC };
-
-	assert_int_equal(lp_profile_new(&p), 0);
-	p->n_line_sizes = 1;
-	p->line_sizes[0] = 64;
-	p->rate = 1;
-	p->seed = 7;
-	assert_int_equal(lp_sampler_new(&s, p), 0);
-	assert_int_equal(lp_sampler_feed(s, &alloc, 1), 0);
-	for (int r = 0; r < ROUNDS; r++)
-		for (int i = 0; i < A_LINES; i++) {
-			struct lp_ref v[2] = {
-				{ .addr = A_BASE + 64u * (unsigned)i, .pc = i % 4 ? 0xa00 : 0xa10, .size = 8 },
-				{ .addr = B_BASE + 64u * (unsigned)(i % 2), .pc = 0xb00, .size = 8 },
-			};
-			assert_int_equal(lp_sampler_feed(s, v, 2), 0);
-		}
-	assert_int_equal(lp_sampler_finish(s), 0);
-	lp_sampler_free(s);
-	return p;
+	return streams(1);
 }
 
 static void test_profile_pairs(void **state)
