@@ -211,7 +211,8 @@ struct lp_mtsim_config {
 	struct lp_cache_spec shared;                       /* the shared last-level cache, any policy */
 	int has_shared;
 	/* Cores: with core_map, thread id t runs on core core_map[t] (t <
-	 * ncore_map, else the reference is refused with LP_EINVAL); else with
+	 * ncore_map and core_map[t] != UINT32_MAX, else the thread's first
+	 * reference is refused with LP_EINVAL); else with
 	 * cores > 0 the k-th thread to appear (from 0) runs on core k mod
 	 * cores; else every thread on a core of its own. At most
 	 * LP_MTSIM_MAX_CORES cores. */

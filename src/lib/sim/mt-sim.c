@@ -106,7 +106,7 @@ static int check_config(const struct lp_mtsim_config *c)
 	if (c->cores > LP_MTSIM_MAX_CORES)
 		return lp_seterr(LP_ELIMIT, "%u cores (at most %d)", c->cores, LP_MTSIM_MAX_CORES);
 	for (size_t t = 0; c->core_map && t < c->ncore_map; t++)
-		if (c->core_map[t] >= LP_MTSIM_MAX_CORES)
+		if (c->core_map[t] >= LP_MTSIM_MAX_CORES && c->core_map[t] != UINT32_MAX)
 			return lp_seterr(LP_ELIMIT, "thread %zu on core %u (cores are 0 to %d)", t, c->core_map[t],
 					 LP_MTSIM_MAX_CORES - 1);
 	return 0;
@@ -187,7 +187,7 @@ static int thread_of(struct lp_mtsim *s, uint32_t tid, uint32_t *out)
 		return 0;
 	}
 	if (s->cfg.core_map) {
-		if (tid >= s->cfg.ncore_map)
+		if (tid >= s->cfg.ncore_map || s->cfg.core_map[tid] == UINT32_MAX)
 			return lp_seterr(LP_EINVAL, "thread %u has no core in the core map", tid);
 		core = s->cfg.core_map[tid];
 	} else if (s->cfg.cores) {
