@@ -492,12 +492,7 @@ static void print_attrib(const struct opts *o, struct lp_attrib *a)
 				       (unsigned long long)r->misses, (unsigned long long)r->cold,
 				       (unsigned long long)r->replacement, r->stall, r->compute, r->share);
 			} else if (o->fmt == FMT_JSON) {
-				printf("%s\n  {\"object\": ", i ? "," : "");
-				cli_json_string(r->object);
-				printf(", \"function\": ");
-				cli_json_string(r->function);
-				printf(", \"pc\": %llu, \"where\": ", (unsigned long long)r->pc);
-				cli_json_string(r->where);
+				cli_simulate_json_row(i > 0, r->object, r->function, r->pc, r->where);
 				printf(", \"refs\": %llu, \"misses\": %llu, \"cold\": %llu, \"replacement\": %llu, "
 				       "\"stall\": %.0f, \"compute\": %.0f, \"stall_share\": %.6f}",
 				       (unsigned long long)r->refs, (unsigned long long)r->misses,

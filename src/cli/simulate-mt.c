@@ -55,6 +55,16 @@ int cli_parse_core_map(const char *s, uint32_t **map, size_t *n)
 	return 0;
 }
 
+void cli_simulate_json_row(int comma, const char *object, const char *function, uint64_t pc, const char *where)
+{
+	printf("%s\n  {\"object\": ", comma ? "," : "");
+	cli_json_string(object);
+	printf(", \"function\": ");
+	cli_json_string(function);
+	printf(", \"pc\": %llu, \"where\": ", (unsigned long long)pc);
+	cli_json_string(where);
+}
+
 static double ratio(uint64_t a, uint64_t b)
 {
 	return b ? (double)a / (double)b : 0.0;
@@ -206,12 +216,7 @@ static void print_coherence_table(const struct cli_mt_opts *o, struct lp_coheren
 			printf("%s,0x%llx,", cli_csv_field(wr, b1, sizeof(b1)), (unsigned long long)r->writer_pc);
 			printf("%s\n", cli_csv_field(r->writer_where, b1, sizeof(b1)));
 		} else if (o->fmt == CLI_SIM_JSON) {
-			printf("%s\n  {\"object\": ", i ? "," : "");
-			cli_json_string(r->object);
-			printf(", \"function\": ");
-			cli_json_string(r->function);
-			printf(", \"pc\": %llu, \"where\": ", (unsigned long long)r->pc);
-			cli_json_string(r->where);
+			cli_simulate_json_row(i > 0, r->object, r->function, r->pc, r->where);
 			printf(", \"coherence\": %llu, \"false_sharing\": %llu, \"true_sharing\": %llu, \"threads\": \"%s\", "
 			       "\"writers\": \"%s\", \"writer_pc\": %llu, \"writer\": ",
 			       (unsigned long long)r->coherence, (unsigned long long)r->false_sharing,

@@ -29,6 +29,9 @@ int cli_parse_core_map(const char *s, uint32_t **map, size_t *n);
 /* Symbols for attribution: the trace's mappings and binary (may be NULL);
  * 0 (with *syms NULL when there are none), or -1 after an error message. */
 int cli_simulate_symbols(const char *binary, struct lp_trace_reader *rd, struct lp_symbols **syms);
+/* The start of an attribution row in JSON: `[,]\n  {"object": ...,
+ * "function": ..., "pc": N, "where": ...` (the caller adds the rest). */
+void cli_simulate_json_row(int comma, const char *object, const char *function, uint64_t pc, const char *where);
 /* Run and print; an exit status. */
 int cli_simulate_mt(const struct cli_mt_opts *o, struct lp_trace_reader *rd);
 
