@@ -546,19 +546,16 @@ static int on_refs(struct rec_proc *p, const uint8_t *msg, size_t len)
 	memcpy(&m, msg, sizeof(m));
 	if ((uint64_t)m.count * sizeof(*v) != len - sizeof(m))
 		return lp_seterr(LP_ECORRUPT, "bad REFS length");
-	refs = proc_convert(p, v, m.count);
-	if (!refs)
-		return lp_seterr(LP_ENOMEM, "out of memory");
 	for (uint32_t i = 0; i < m.count; i++) {
-		if (refs[i].kind == LP_EV_ALLOC)
+		if (v[i].kind == LP_EV_ALLOC)
 			p->out.allocs++;
-		else if (lp_ref_is_access(&refs[i]))
+		else if (v[i].kind <= LP_REF_WRITE)
 			p->out.traced++;
 	}
-	if (m.h.type == LP_MSG_REFS && p->trace) {
-		int err = lp_merge_add(&p->merge, v, m.count);
-		return err < 0 ? err : lp_merge_drain(&p->merge, 0, proc_emit, p);
-	}
+	if (m.h.type == LP_MSG_REFS && p->trace)
+		return lp_merge_add(&p->merge, v, m.count, proc_emit, p);
+	if (!(refs = proc_convert(p, v, m.count)))
+		return lp_seterr(LP_ENOMEM, "out of memory");
 	return proc_events(p, refs, m.count);
 }
 

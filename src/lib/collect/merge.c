@@ -50,28 +50,51 @@ static void sift_up(struct lp_merge *m, size_t i)
 	}
 }
 
-int lp_merge_add(struct lp_merge *m, const struct lp_msg_ref *v, size_t n)
-{
-	struct lp_msg_ref *copy;
-
-	if (!n)
-		return 0;
-	if (LP_ARRAY_RESERVE(m->heap, m->capheap, m->nheap + 1, 16, "record batches") < 0 ||
-	    !(copy = malloc(n * sizeof(*copy))))
-		return lp_seterr(LP_ENOMEM, "out of memory");
-	memcpy(copy, v, n * sizeof(*copy));
-	m->heap[m->nheap] = (struct lp_merge_run){ .v = copy, .n = n };
-	sift_up(m, m->nheap++);
-	m->held += n;
-	return 0;
-}
-
 static int flush_out(struct lp_merge *m, lp_merge_emit_fn emit, void *ctx)
 {
 	int err = m->nout ? emit(ctx, m->out, m->nout) : 0;
 
 	m->nout = 0;
 	return err;
+}
+
+/* Record r into the output buffer, handing a full one to emit. */
+static int put(struct lp_merge *m, const struct lp_msg_ref *r, lp_merge_emit_fn emit, void *ctx)
+{
+	int err;
+
+	if (m->nout == OUT_CAP && (err = flush_out(m, emit, ctx)) < 0)
+		return err;
+	m->out[m->nout++] = (struct lp_ref){ .addr = r->addr, .pc = r->pc, .size = r->size, .tid = r->thread,
+					     .kind = (uint8_t)r->kind };
+	if (r->seq >= m->next)
+		m->next = r->seq + 1;
+	return 0;
+}
+
+int lp_merge_add(struct lp_merge *m, const struct lp_msg_ref *v, size_t n, lp_merge_emit_fn emit, void *ctx)
+{
+	struct lp_msg_ref *copy;
+	size_t k = 0;
+	int err;
+
+	if (!m->out && !(m->out = malloc(OUT_CAP * sizeof(*m->out))))
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	/* Nothing waiting: the records due go out at once, uncopied (a
+	 * single thread's trace never waits). */
+	while (!m->nheap && k < n && v[k].seq == m->next)
+		if ((err = put(m, &v[k++], emit, ctx)) < 0)
+			return err;
+	if (k < n) {
+		if (LP_ARRAY_RESERVE(m->heap, m->capheap, m->nheap + 1, 16, "record batches") < 0 ||
+		    !(copy = malloc((n - k) * sizeof(*copy))))
+			return lp_seterr(LP_ENOMEM, "out of memory");
+		memcpy(copy, v + k, (n - k) * sizeof(*copy));
+		m->heap[m->nheap] = (struct lp_merge_run){ .v = copy, .n = n - k };
+		sift_up(m, m->nheap++);
+		m->held += n - k;
+	}
+	return lp_merge_drain(m, 0, emit, ctx);
 }
 
 int lp_merge_drain(struct lp_merge *m, int all, lp_merge_emit_fn emit, void *ctx)
@@ -93,14 +116,9 @@ int lp_merge_drain(struct lp_merge *m, int all, lp_merge_emit_fn emit, void *ctx
 		/* the run's records that are due, in a row: no other run
 		 * holds these numbers */
 		do {
-			const struct lp_msg_ref *r = &run->v[run->pos++];
-			if (m->nout == OUT_CAP && (err = flush_out(m, emit, ctx)) < 0)
+			if ((err = put(m, &run->v[run->pos++], emit, ctx)) < 0)
 				return err;
-			m->out[m->nout++] = (struct lp_ref){ .addr = r->addr, .pc = r->pc, .size = r->size,
-							     .tid = r->thread, .kind = (uint8_t)r->kind };
 			m->held--;
-			if (r->seq >= m->next)
-				m->next = r->seq + 1;
 		} while (run->pos < run->n && run->v[run->pos].seq <= m->next);
 		if (run->pos == run->n) {
 			free(run->v);

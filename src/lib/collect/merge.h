@@ -32,8 +32,9 @@ struct lp_merge {
 
 typedef int (*lp_merge_emit_fn)(void *ctx, const struct lp_ref *refs, size_t n);
 
-/* Take a batch of one thread's records (increasing seq), copied. */
-int lp_merge_add(struct lp_merge *m, const struct lp_msg_ref *v, size_t n);
+/* Take a batch of one thread's records (increasing seq) and hand every
+ * record now due to emit, in order; the others are copied and wait. */
+int lp_merge_add(struct lp_merge *m, const struct lp_msg_ref *v, size_t n, lp_merge_emit_fn emit, void *ctx);
 /* Hand every record that is due to emit, in order; with all, every record
  * held (the process has ended: numbers still missing are lost). */
 int lp_merge_drain(struct lp_merge *m, int all, lp_merge_emit_fn emit, void *ctx);
