@@ -154,6 +154,7 @@ static int run(int argc, char **argv)
 	static struct record_request req;
 	const struct record_backend *backend;
 	const char *backend_name = "inst", *why;
+	char *rank_output = NULL; /* -o with the MPI rank in its name */
 	int c, known, st, rate_given = 0;
 	uint64_t u;
 
@@ -230,23 +231,38 @@ static int run(int argc, char **argv)
 		req.opts.output = req.opts.mode == LP_RECORD_TRACE ? "locprof.lpt" : "locprof.lpp";
 	if (!strcmp(req.opts.output, "-") && (req.opts.mode != LP_RECORD_TRACE || backend == &record_backend_pmu))
 		return cli_usage_error(&cmd_record, "-o - (stdout) is for --mode trace with the inst or valgrind backend");
+	if (record_mpi_rank(&req.opts.mpi_rank, &req.opts.mpi_size)) {
+		req.opts.mpi = 1;
+		if (strcmp(req.opts.output, "-") &&
+		    !(req.opts.output = rank_output = record_rank_output(req.opts.output, req.opts.mpi_rank))) {
+			cli_error("out of memory");
+			return CLI_ERROR;
+		}
+	}
 	if (check_output_name(&req) != CLI_OK)
-		return CLI_USAGE;
+		goto out_usage;
 	req.argv = argv + optind;
-	if (backend->check && (why = backend->check(&req)))
-		return cli_usage_error(&cmd_record, "%s", why);
+	if (backend->check && (why = backend->check(&req))) {
+		cli_usage_error(&cmd_record, "%s", why);
+		goto out_usage;
+	}
 	if (record_find_program(argv[optind], req.prog, sizeof(req.prog)) < 0) {
 		cli_error("cannot run '%s': %s", argv[optind], strerror(errno ? errno : ENOENT));
-		return 127;
+		st = 127;
+		goto out;
 	}
 	/* Everything that can refuse the run does so before the program
 	 * starts: a program that ran without a profile to show for it has
 	 * had its effects for nothing. */
-	if ((st = record_prepare_output(&req)) != CLI_OK)
-		return st;
-	if (backend->ready && (st = backend->ready(&req)) != CLI_OK)
-		return st;
-	if ((st = record_keep_old_output(&req)) != CLI_OK)
-		return st;
-	return backend->run(&req);
+	if ((st = record_prepare_output(&req)) != CLI_OK ||
+	    (backend->ready && (st = backend->ready(&req)) != CLI_OK) ||
+	    (st = record_keep_old_output(&req)) != CLI_OK)
+		goto out;
+	st = backend->run(&req);
+out:
+	free(rank_output);
+	return st;
+out_usage:
+	free(rank_output);
+	return CLI_USAGE;
 }
