@@ -220,7 +220,10 @@ static void text_curves(const struct report_opts *o, const struct lp_report *r)
 	size_t nc = lp_report_curves(r, &cv);
 	char b[32];
 
-	printf("profile %s: %zu samples, ", o->profile, in->samples);
+	if (o->nprofiles > 1 && !o->per_rank)
+		printf("%zu profiles summed: %zu samples, ", o->nprofiles, in->samples);
+	else
+		printf("profile %s: %zu samples, ", o->profile, in->samples);
 	if (!in->accesses_partial)
 		printf("%" PRIu64 " line accesses", in->accesses);
 	else if (in->accesses)

@@ -81,7 +81,7 @@ PY
 expect_status 0 "$LOCPROF" report "$T/w.rank1.lpp" "$T/w.rank3.lpp" "${opts[@]}"
 expect_grep "^2 profiles, summed" "$T/out"
 expect_grep "^rank 1 of 2 +$(hostname) +[0-9]+ +[0-9]+ +[0-9]+ +.*w.rank1.lpp$" "$T/out"
-expect_grep "^profile 2 profiles: [0-9]+ samples" "$T/out"
+expect_grep "^2 profiles summed: [0-9]+ samples" "$T/out"
 expect_status 0 "$LOCPROF" report "$T/w.rank1.lpp" "$T/w.rank3.lpp" "${opts[@]}" --per-rank
 expect_grep "^== .*w.rank1.lpp: rank 1 of 2, host " "$T/out"
 expect_grep "^== .*w.rank3.lpp: rank 3 of 4, host " "$T/out"
