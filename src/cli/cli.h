@@ -114,6 +114,10 @@ struct cli_report {
  * l->status, or CLI_ERROR. cli_report_release() in every case. */
 int cli_report_load(struct cli_report *l, const char *path, uint64_t line, struct lp_report_params pa);
 void cli_report_release(struct cli_report *l);
+/* 1 when s is a name ending in suffix (more than the suffix, not a
+ * directory's: "dir/.lpp" is not). cli-util.c */
+int cli_has_suffix(const char *s, const char *suffix);
+
 /* Several profiles (the ranks of an MPI job) and their reports: v sorted
  * by MPI rank (profiles without one last, by path), and r the report of
  * them all (lp_report_merge(), keeping top hot rows), or v[0]'s for one

@@ -105,13 +105,6 @@ static int parse_lines(const char *arg, struct lp_record_options *o)
 	return CLI_OK;
 }
 
-static int has_suffix(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), k = strlen(suffix);
-
-	return n > k && !strcmp(s + n - k, suffix) && s[n - k - 1] != '/';
-}
-
 /* The output's format comes from its name; a name that says none is an
  * error rather than a guess (a profile named "prof" would surprise). */
 static int check_output_name(const struct record_request *req)
@@ -126,7 +119,7 @@ static int check_output_name(const struct record_request *req)
 		return cli_usage_error(&cmd_record, "cannot tell the trace format of '%s' (known: %s)",
 				       out, lp_trace_format_names());
 	}
-	if (has_suffix(out, ".lpp") || has_suffix(out, ".samples"))
+	if (cli_has_suffix(out, ".lpp") || cli_has_suffix(out, ".samples"))
 		return CLI_OK;
 	return cli_usage_error(&cmd_record,
 			       "cannot tell the output format of '%s': name it NAME.lpp (a profile) "

@@ -62,6 +62,21 @@ assert pa and all(abs(pb[k] - 2 * v) <= 0.2 for k, v in pa.items()), (pa, pb)
 assert [p["profile"] for p in b["profiles"]] == [sys.argv[1].replace("one.json", "plain.lpp")] * 2
 PY
 
+# annotate sums them the same way: each source line's misses and accesses
+expect_status 0 "$LOCPROF" annotate "$T/plain.lpp" --format json
+cp "$T/out" "$T/a1.json"
+expect_status 0 "$LOCPROF" annotate "$T/plain.lpp" "$T/plain.lpp" walk.c --format json
+python3 - "$T/a1.json" "$T/out" <<'PY' || fail "annotate of a profile summed with itself"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:])
+la = {(l["file"], l["line"]): l for l in a["lines"]}
+lb = {(l["file"], l["line"]): l for l in b["lines"]}
+assert la and la.keys() == lb.keys(), (la.keys(), lb.keys())
+for k in la:
+    assert abs(lb[k]["misses"] - 2 * la[k]["misses"]) < 1 and abs(lb[k]["line_accesses"] - 2 * la[k]["line_accesses"]) < 1, k
+assert b["profile"] == "2 profiles summed", b["profile"]
+PY
+
 # two ranks of different sizes: the whole job's ratio is the ranks' weighted
 # by their line accesses, its references their sum
 expect_status 0 "$LOCPROF" report "$T/w.rank3.lpp" "$T/w.rank1.lpp" "${opts[@]}" --per-rank --format json
