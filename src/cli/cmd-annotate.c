@@ -14,9 +14,9 @@
 
 static const char usage[] =
 	"usage: locprof annotate PROFILE.lpp... [--cache SPEC|L1|L2|L3] [--source-dir DIR ...]\n"
-	"                        [--policy lru|random] [--top N] [--threshold PCT]\n"
-	"                        [--context N] [--cold] [--line BYTES] [--format text|csv|json]\n"
-	"                        [-o FILE] [FILE ...]\n"
+	"                           [--policy lru|random] [--top N] [--threshold PCT]\n"
+	"                           [--context N] [--cold] [--line BYTES] [--format text|csv|json]\n"
+	"                           [-o FILE] [FILE ...]\n"
 	"\n"
 	"Show the source of the files where a profile's misses fall, each line\n"
 	"with the misses predicted for one cache (charged to the access that\n"

@@ -18,10 +18,10 @@
 
 static const char usage[] =
 	"usage: locprof report PROFILE.lpp... [--sizes 4K..64M] [--cache SPEC ...]\n"
-	"                      [--policy lru,random] [--format text|csv|json] [-o FILE]\n"
-	"                      [--svg FILE] [--reference CSV] [--window [N]] [--top N]\n"
-	"                      [--at SIZE] [--cold] [--fill|--no-fill] [--threads]\n"
-	"                      [--resamples N] [--html DIR] [--per-rank]\n"
+	"                         [--policy lru,random] [--format text|csv|json] [-o FILE]\n"
+	"                         [--svg FILE] [--reference CSV] [--window [N]] [--top N]\n"
+	"                         [--at SIZE] [--cold] [--fill|--no-fill] [--threads]\n"
+	"                         [--resamples N] [--html DIR] [--per-rank]\n"
 	"\n"
 	"Predict miss ratios from a profile: the working-set graph under LRU\n"
 	"(StatStack) and random replacement (StatCache), fully associative; the\n"
