@@ -146,3 +146,14 @@ assert [p["rank"] for p in d["profiles"]] == [0, 1]
 assert sum(p["references"] for p in d["profiles"]) == int(sys.argv[2]) + int(sys.argv[3])
 assert any("sweep" in (p["function"] or "") for p in d["hot"]["pcs"]), d["hot"]["pcs"]
 PY
+
+# the valgrind backend under mpirun, on the plain build
+if [ -x "$LOCPROF_BUILD/src/vg/locprof-amd64-linux" ] && command -v valgrind >/dev/null; then
+	expect_status 0 mpirun --oversubscribe -np 2 "$LOCPROF" record --backend valgrind -o "$T/vg.lpp" -- "$T/halo" "${args[@]}"
+	cmp -s "$T/native" "$T/out" || fail "the run under valgrind printed something else"
+	for r in 0 1; do
+		expect_status 0 "$LOCPROF" dump "$T/vg.rank$r.lpp"
+		expect_grep "^MPI rank: $r of 2$" "$T/out"
+		expect_grep "^source: valgrind$" "$T/out"
+	done
+fi
