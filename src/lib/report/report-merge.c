@@ -206,29 +206,46 @@ static char *pc_key(const struct lp_report *part, uint64_t pc, const char *name)
 	return k;
 }
 
-static int merge_pcs(struct lp_report *m, struct lp_report *const *parts, size_t n, size_t top, double total)
+/* Every part's hot pcs (objects: 0) or data objects (1) as rows, summed
+ * by key and sorted by misses: *out, *nout of them. */
+static int gather(struct lp_report *const *parts, size_t n, int objects, struct named_row **out, size_t *nout)
 {
 	size_t all = 0, k = 0;
 	struct named_row *v;
-	int err = 0;
 
 	for (size_t i = 0; i < n; i++)
-		all += parts[i]->npcs;
+		all += objects ? parts[i]->nobjects : parts[i]->npcs;
 	if (!(v = calloc(all + 1, sizeof(*v))))
 		return lp_seterr(LP_ENOMEM, "out of memory");
 	for (size_t i = 0; i < n; i++)
-		for (size_t j = 0; j < parts[i]->npcs; j++, k++) {
-			const struct lp_report_pc *pc = &parts[i]->pcs[j];
-			v[k] = (struct named_row){ .key = pc_key(parts[i], pc->pc, pc->name), .pc = pc->pc, .name = pc->name,
-						   .misses = pc->misses, .first = i };
+		for (size_t j = 0; j < (objects ? parts[i]->nobjects : parts[i]->npcs); j++, k++) {
+			if (objects) {
+				v[k] = (struct named_row){ .key = strdup(parts[i]->objects[j].name),
+							   .misses = parts[i]->objects[j].misses, .first = i };
+			} else {
+				const struct lp_report_pc *pc = &parts[i]->pcs[j];
+				v[k] = (struct named_row){ .key = pc_key(parts[i], pc->pc, pc->name), .pc = pc->pc,
+							   .name = pc->name, .misses = pc->misses, .first = i };
+			}
 			if (!v[k].key) {
-				err = lp_seterr(LP_ENOMEM, "out of memory");
-				goto out;
+				free_rows(v, k);
+				return lp_seterr(LP_ENOMEM, "out of memory");
 			}
 		}
-	all = k = coalesce(v, all);
-	if (k > top)
-		k = top;
+	*out = v;
+	*nout = coalesce(v, all);
+	return 0;
+}
+
+static int merge_pcs(struct lp_report *m, struct lp_report *const *parts, size_t n, size_t top, double total)
+{
+	struct named_row *v;
+	size_t all, k;
+	int err;
+
+	if ((err = gather(parts, n, 0, &v, &all)) < 0)
+		return err;
+	k = all < top ? all : top;
 	if (!(m->pcs = calloc(k + 1, sizeof(*m->pcs)))) {
 		err = lp_seterr(LP_ENOMEM, "out of memory");
 		goto out;
@@ -249,38 +266,24 @@ out:
 static int merge_objects(struct lp_report *m, struct lp_report *const *parts, size_t n, size_t top,
 			 double total)
 {
-	size_t all = 0, k = 0;
 	struct named_row *v;
-	int err = 0;
+	size_t all, k;
+	int err;
 
-	for (size_t i = 0; i < n; i++)
-		all += parts[i]->nobjects;
-	if (!(v = calloc(all + 1, sizeof(*v))))
-		return lp_seterr(LP_ENOMEM, "out of memory");
-	for (size_t i = 0; i < n; i++)
-		for (size_t j = 0; j < parts[i]->nobjects; j++, k++) {
-			v[k] = (struct named_row){ .key = strdup(parts[i]->objects[j].name),
-						   .misses = parts[i]->objects[j].misses, .first = i };
-			if (!v[k].key) {
-				err = lp_seterr(LP_ENOMEM, "out of memory");
-				goto out;
-			}
-		}
-	all = k = coalesce(v, all);
-	if (k > top)
-		k = top;
+	if ((err = gather(parts, n, 1, &v, &all)) < 0)
+		return err;
+	k = all < top ? all : top;
 	if (!(m->objects = calloc(k + 1, sizeof(*m->objects)))) {
-		err = lp_seterr(LP_ENOMEM, "out of memory");
-		goto out;
+		free_rows(v, all);
+		return lp_seterr(LP_ENOMEM, "out of memory");
 	}
 	for (size_t i = 0; i < k; i++, m->nobjects++) {
 		m->objects[i] = (struct lp_report_object){ .name = v[i].key, .misses = v[i].misses,
 							   .share = total > 0 ? v[i].misses / total : 0 };
 		v[i].key = NULL; /* the object owns it now */
 	}
-out:
 	free_rows(v, all);
-	return err;
+	return 0;
 }
 
 /* The index of object name in m's objects, or m->nobjects. */
