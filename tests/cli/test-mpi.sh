@@ -77,6 +77,20 @@ for k in la:
 assert b["profile"] == "2 profiles summed", b["profile"]
 PY
 
+# diff: run A the profile twice (before --), run B once: the same ratios,
+# A's misses twice B's
+expect_status 0 "$LOCPROF" diff --sizes 4K,64K --at 4K --format json "$T/plain.lpp" "$T/plain.lpp" -- "$T/plain.lpp"
+python3 - "$T/out" <<'PY' || fail "diff of a profile summed with itself against it"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["a"]["profile"] == "2 profiles" and d["a"]["accesses"] == 2 * d["b"]["accesses"], (d["a"], d["b"])
+assert all(abs(p["delta"]) < 2e-6 for c in d["curves"] for p in c["points"])
+lines = d["hot"]["lines"]
+assert lines and all(abs(l["misses_a"] - 2 * l["misses_b"]) < 1 for l in lines), lines
+PY
+expect_status 2 "$LOCPROF" diff "$T/plain.lpp" "$T/plain.lpp" --
+expect_grep "no profile of run B after '--'" "$T/err"
+
 # two ranks of different sizes: the whole job's ratio is the ranks' weighted
 # by their line accesses, its references their sum
 expect_status 0 "$LOCPROF" report "$T/w.rank3.lpp" "$T/w.rank1.lpp" "${opts[@]}" --per-rank --format json
