@@ -228,6 +228,9 @@ static int run(int argc, char **argv)
 		return cli_usage_error(&cmd_record, "-o - (stdout) is for --mode trace with the inst or valgrind backend");
 	if (record_mpi_rank(&req.opts.mpi_rank, &req.opts.mpi_size)) {
 		req.opts.mpi = 1;
+		if (!strcmp(req.opts.output, "-") && req.opts.mpi_size != 1)
+			return cli_usage_error(&cmd_record, "-o - under MPI: the ranks' traces would interleave on "
+					       "one stdout; name a file (prof.lpt: prof.rank<R>.lpt)");
 		if (strcmp(req.opts.output, "-") &&
 		    !(req.opts.output = rank_output = record_rank_output(req.opts.output, req.opts.mpi_rank))) {
 			cli_error("out of memory");

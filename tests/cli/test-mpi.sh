@@ -36,6 +36,9 @@ expect_status 0 env PMIX_RANK=5 "$LOCPROF" record -q --rate 0.05 -o "$T/x.sample
 expect_status 0 env PMIX_RANK=5 "$LOCPROF" record -q --rate 0.05 -o "$T/x.lpp" -- "$T/walk"
 expect_status 0 "$LOCPROF" dump "$T/x.rank5.lpp" --format json
 expect_grep '"mpi_rank":5,"mpi_size":0' "$T/out"
+# a trace on stdout from several ranks would interleave
+expect_status 2 env PMI_RANK=0 PMI_SIZE=2 "$LOCPROF" record -q --mode trace -o - -- "$T/walk"
+expect_grep "^locprof: error: -o - under MPI" "$T/err"
 # not an MPI rank: no RANK chunk, the name as given
 expect_status 0 "$LOCPROF" record -q --rate 0.05 -o "$T/plain.lpp" -- "$T/walk"
 expect_status 0 "$LOCPROF" dump "$T/plain.lpp"
