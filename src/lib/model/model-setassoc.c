@@ -330,6 +330,12 @@ out:
 	return err;
 }
 
+static int cmp_by_sd(const void *a, const void *b, void *sd)
+{
+	double x = ((const double *)sd)[*(const size_t *)a], y = ((const double *)sd)[*(const size_t *)b];
+	return x < y ? -1 : x > y;
+}
+
 int lp_sa_place_new(struct lp_sa_place **out, const struct lp_sample *s, size_t n, const double *sd,
 		    uint64_t line)
 {
@@ -380,6 +386,12 @@ int lp_sa_place_new(struct lp_sa_place **out, const struct lp_sample *s, size_t 
 	for (size_t k = pl->ng; k > 0; k--) /* the fill moved each start to the next */
 		pl->start[k] = pl->start[k - 1];
 	pl->start[0] = 0;
+	/* each group's samples by stack distance: their walk requests are
+	 * then in the order the walk model takes them (lp_sa_walk_miss()
+	 * sorts only requests that are not) */
+	for (size_t k = 0; k < pl->ng; k++)
+		qsort_r(pl->order + pl->start[k], pl->start[k + 1] - pl->start[k], sizeof(*pl->order), cmp_by_sd,
+			(void *)sd);
 	*out = pl;
 	pl = NULL;
 	goto out;
