@@ -125,7 +125,15 @@ static double sparse_tail(double N, double Kc, double d, double r, double s, uin
 	}
 	if (lo >= (double)ways)
 		return 1;
-	hp = exp(lgamma(Kc + 1) - lgamma(lo + 1) - lgamma(Kc - lo + 1) + lgamma(N - Kc + 1) -
+	/* P(H = 0) = C(N - Kc, d) / C(N, d) = prod_{j < Kc} (N - d - j) / (N - j):
+	 * for the few marked lines of a set, Kc products instead of nine
+	 * lgamma() (this runs for every distinct reuse of every resample) */
+	if (lo == 0 && Kc <= 64) {
+		hp = 1;
+		for (double j = 0; j < Kc; j++)
+			hp *= (N - d - j) / (N - j);
+	} else
+		hp = exp(lgamma(Kc + 1) - lgamma(lo + 1) - lgamma(Kc - lo + 1) + lgamma(N - Kc + 1) -
 		 lgamma(d - lo + 1) - lgamma(N - Kc - d + lo + 1) - lgamma(N + 1) + lgamma(d + 1) +
 		 lgamma(N - d + 1));
 	for (double i = lo; i <= hi && i < (double)ways; i++) {

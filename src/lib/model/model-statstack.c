@@ -545,6 +545,20 @@ static int place_of(const struct lp_statstack *m)
 			       (uint64_t)m->line);
 }
 
+int lp_statstack_share_layout(struct lp_statstack *m, const struct lp_statstack *from)
+{
+	int err;
+
+	if (m->place || !m->has_sd || !from->has_sd || m->line != from->line)
+		return 0;
+	if ((err = place_of(from)) < 0)
+		return err;
+	if (!from->place)
+		return 0;
+	return lp_sa_place_assign(&m->place, from->place, lp_profile_line_first(m->in.p, m->in.first), m->in.n,
+				  m->sd);
+}
+
 int lp_statstack_sample_miss(const struct lp_statstack *m, uint64_t sets, uint64_t ways,
 			     double *prob)
 {
