@@ -242,18 +242,28 @@ static double ecdf(const double *v, size_t n, double x, int strict)
  * many more: drift when the share is above 10 % by four standard
  * errors. v: scratch for n doubles. */
 /* Do the reuse distances above t of the phase's first quarter s[0, q)
- * and of its last one s[n - q, n) differ, by the two-sample
- * Kolmogorov-Smirnov test at the 0.1 % level? (w: 2q scratch) */
-static int tails_differ(const struct lp_sample *s, size_t n, size_t q, double t, double *w)
+ * and of its third one s[2q, 3q) differ, by the two-sample
+ * Kolmogorov-Smirnov test at the 0.1 % level? Near the end of the run the
+ * long reuses are cut short (dangling: their line is not touched again
+ * before the end), which no stationary phase would show at its start: so
+ * the third quarter, not the last, and every value capped at the run's
+ * length after the third quarter, which both quarters see in full.
+ * (w: 2q scratch; T: the run's line accesses) */
+static int tails_differ(const struct lp_sample *s, size_t q, double t, uint64_t T, double *w)
 {
-	double *a = w, *b = w + q, d = 0;
+	double *a = w, *b = w + q, d = 0, cap;
 	size_t na = 0, nb = 0, i = 0, j = 0;
 
+	if (!q || s[3 * q - 1].time + 1 >= T)
+		return 0;
+	cap = (double)(T - 1 - s[3 * q - 1].time);
+	if (t >= cap)
+		return 0; /* the tail is beyond what both quarters can see */
 	for (size_t k = 0; k < q; k++) {
 		if (rd_value(s[k].reuse) > t)
-			a[na++] = rd_value(s[k].reuse);
-		if (rd_value(s[n - q + k].reuse) > t)
-			b[nb++] = rd_value(s[n - q + k].reuse);
+			a[na++] = fmin(rd_value(s[k].reuse), cap);
+		if (rd_value(s[2 * q + k].reuse) > t)
+			b[nb++] = fmin(rd_value(s[2 * q + k].reuse), cap);
 	}
 	if (na < SS_DRIFT_CHUNK || nb < SS_DRIFT_CHUNK)
 		return 0;
@@ -271,7 +281,7 @@ static int tails_differ(const struct lp_sample *s, size_t n, size_t q, double t,
 }
 
 /* v: 2n scratch */
-static int phase_drifts(const struct lp_sample *s, size_t n, double *v)
+static int phase_drifts(const struct lp_sample *s, size_t n, uint64_t T, double *v)
 {
 	size_t chunks = n / SS_DRIFT_CHUNK, over = 0;
 	const double crit = 1.224 / sqrt((double)SS_DRIFT_CHUNK);
@@ -286,9 +296,9 @@ static int phase_drifts(const struct lp_sample *s, size_t n, double *v)
 	 * step later fall from 30 000 to 8 000 accesses) moves no chunk far
 	 * enough to be seen, and the long reuses are a tenth of the samples,
 	 * too few to move the whole distribution; but above the phase's 90th
-	 * percentile the first quarter's reuses differ from the last
+	 * percentile the first quarter's reuses differ from the third
 	 * quarter's, which a stationary phase's do once in a thousand. */
-	if (tails_differ(s, n, n / 4, v[(size_t)(0.9 * (double)(n - 1))], v + n))
+	if (tails_differ(s, n / 4, v[(size_t)(0.9 * (double)(n - 1))], T, v + n))
 		return 1;
 	for (size_t c = 0; c < chunks; c++) {
 		double x[SS_DRIFT_CHUNK], d = 0;
@@ -334,7 +344,7 @@ static int build_windows(struct lp_statstack *m, uint64_t total, uint64_t len)
 		while (b < m->in.n && s[b].time < bounds[k + 1])
 			b++;
 		cut[nc++] = bounds[k];
-		if (b > a && phase_drifts(s + a, b - a, scratch)) /* s is NULL without samples */
+		if (b > a && phase_drifts(s + a, b - a, total, scratch)) /* s is NULL without samples */
 			for (size_t c = a + SS_DRIFT_CHUNK; c + SS_DRIFT_CHUNK / 2 < b; c += SS_DRIFT_CHUNK)
 				if (s[c].time > cut[nc - 1])
 					cut[nc++] = s[c].time;
