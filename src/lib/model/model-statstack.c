@@ -43,10 +43,12 @@
  *   30 % low (6 to 7 points at 16K on such a kernel at 1e-3, at every
  *   seed). So each phase is tested for drift (phase_drifts(): do chunks of
  *   SS_DRIFT_CHUNK consecutive samples differ from the phase more often
- *   than chance allows? or, for a drift too slow for any chunk to show,
- *   do the long reuses of the phase's first quarter differ from those of
- *   its last?) and a drifting one is cut into those chunks, the most
- *   local distribution the samples give. A stationary phase stays
+ *   than chance allows?) and a drifting one is cut into those chunks, the
+ *   most local distribution the samples give. A drift too slow for any
+ *   chunk to show (LU's shrinking trailing block) shows in the long
+ *   reuses of the phase's first quarter against those of its third; such
+ *   a phase is cut into SS_SLOW_PARTS parts (16-sample chunks would blur
+ *   the cliffs of a slowly drifting kernel). A stationary phase stays
  *   whole (chunks that small would blur a sharp cliff); at rates too low
  *   for a chunk to be shorter than the drift (the same kernel at 1e-4:
  *   16 samples span a whole row) the test does not fire and the bias
@@ -84,6 +86,7 @@ struct ss_window {
 
 /* Samples per window inside a phase whose reuse distances drift. */
 #define SS_DRIFT_CHUNK 16
+#define SS_SLOW_PARTS 8 /* a slowly drifting phase is cut into 8 */
 
 struct lp_statstack {
 	struct lp_model_samples in; /* first: lp_model_alloc() fills it */
@@ -299,7 +302,7 @@ static int phase_drifts(const struct lp_sample *s, size_t n, uint64_t T, double 
 	 * percentile the first quarter's reuses differ from the third
 	 * quarter's, which a stationary phase's do once in a thousand. */
 	if (tails_differ(s, n / 4, v[(size_t)(0.9 * (double)(n - 1))], T, v + n))
-		return 1;
+		return 2;
 	for (size_t c = 0; c < chunks; c++) {
 		double x[SS_DRIFT_CHUNK], d = 0;
 		for (size_t k = 0; k < SS_DRIFT_CHUNK; k++)
@@ -344,8 +347,13 @@ static int build_windows(struct lp_statstack *m, uint64_t total, uint64_t len)
 		while (b < m->in.n && s[b].time < bounds[k + 1])
 			b++;
 		cut[nc++] = bounds[k];
-		if (b > a && phase_drifts(s + a, b - a, total, scratch)) /* s is NULL without samples */
-			for (size_t c = a + SS_DRIFT_CHUNK; c + SS_DRIFT_CHUNK / 2 < b; c += SS_DRIFT_CHUNK)
+		/* a fast drift: chunks of SS_DRIFT_CHUNK samples; a slow one:
+		 * SS_SLOW_PARTS parts, local enough for a drift over the whole
+		 * phase, and not so small that they blur a cliff */
+		int drift = b > a ? phase_drifts(s + a, b - a, total, scratch) : 0; /* s is NULL without samples */
+		size_t step = drift == 2 ? (b - a) / SS_SLOW_PARTS : SS_DRIFT_CHUNK;
+		if (drift)
+			for (size_t c = a + step; c + step / 2 < b; c += step)
 				if (s[c].time > cut[nc - 1])
 					cut[nc++] = s[c].time;
 		a = b;
