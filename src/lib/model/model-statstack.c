@@ -283,7 +283,7 @@ static int tails_differ(const struct lp_sample *s, size_t q, double t, uint64_t 
 	return d > 1.949 * sqrt((double)(na + nb) / ((double)na * (double)nb));
 }
 
-/* v: 2n scratch */
+/* 0: no drift, 1: a drift the chunks show, 2: a slow one (v: 2n scratch) */
 static int phase_drifts(const struct lp_sample *s, size_t n, uint64_t T, double *v)
 {
 	size_t chunks = n / SS_DRIFT_CHUNK, over = 0;
@@ -294,15 +294,6 @@ static int phase_drifts(const struct lp_sample *s, size_t n, uint64_t T, double 
 	for (size_t i = 0; i < n; i++)
 		v[i] = rd_value(s[i].reuse);
 	qsort(v, n, sizeof(*v), cmp_double);
-	/* A slow drift of the long reuses (a loop nest whose trip counts
-	 * shrink over the whole run: LU's trailing matrix, whose reuses one
-	 * step later fall from 30 000 to 8 000 accesses) moves no chunk far
-	 * enough to be seen, and the long reuses are a tenth of the samples,
-	 * too few to move the whole distribution; but above the phase's 90th
-	 * percentile the first quarter's reuses differ from the third
-	 * quarter's, which a stationary phase's do once in a thousand. */
-	if (tails_differ(s, n / 4, v[(size_t)(0.9 * (double)(n - 1))], T, v + n))
-		return 2;
 	for (size_t c = 0; c < chunks; c++) {
 		double x[SS_DRIFT_CHUNK], d = 0;
 		for (size_t k = 0; k < SS_DRIFT_CHUNK; k++)
@@ -317,7 +308,16 @@ static int phase_drifts(const struct lp_sample *s, size_t n, uint64_t T, double 
 		}
 		over += d > crit;
 	}
-	return (double)over / (double)chunks > 0.1 + 4 * sqrt(0.09 / (double)chunks);
+	if ((double)over / (double)chunks > 0.1 + 4 * sqrt(0.09 / (double)chunks))
+		return 1;
+	/* A slow drift of the long reuses (a loop nest whose trip counts
+	 * shrink over the whole run: LU's trailing matrix, whose reuses one
+	 * step later fall from 30 000 to 8 000 accesses) moves no chunk far
+	 * enough to be seen, and the long reuses are a tenth of the samples,
+	 * too few to move the whole distribution; but above the phase's 90th
+	 * percentile the first quarter's reuses differ from the third
+	 * quarter's, which a stationary phase's do once in a thousand. */
+	return tails_differ(s, n / 4, v[(size_t)(0.9 * (double)(n - 1))], T, v + n) ? 2 : 0;
 }
 
 /* Cut the run into phases (model-phases.c) and group the finite reuse
