@@ -1,16 +1,20 @@
 /* Allocation tracking: the runtime defines the allocation functions, so the
  * program's calls (and libc's own calls through the PLT, e.g. strdup's)
  * come here; they forward to glibc's exported __libc_* entry points and
- * report (block, size, call site) to the collector in batches. The call
- * site is __builtin_return_address(0). Recursion (the runtime or libc
- * allocating while we report) is cut by lp_rt_fast.in_rt, inside
- * lp_rt_alloc_event. mmap/munmap go to the system call directly; only
+ * report (block, size, call stack) to the collector in batches. The call
+ * site is __builtin_return_address(0); the callers above it come from
+ * glibc's backtrace() (docs/runtime.md, "Allocation call stacks"), so that
+ * a block that operator new and std::allocator allocate is named at the
+ * program's own function. Recursion (the runtime or libc allocating while
+ * we report, or while backtrace loads libgcc's unwinder) is cut by
+ * lp_rt_fast.in_rt. mmap/munmap go to the system call directly; only
  * anonymous mappings are reported. */
 #include "rt.h"
 
 #include <locprof/common.h>
 
 #include <errno.h>
+#include <execinfo.h>
 #include <malloc.h>
 #include <stdlib.h>
 #include <stddef.h>
@@ -27,10 +31,51 @@ void *__libc_pvalloc(size_t n);
 
 #define PC() ((uint64_t)__builtin_return_address(0))
 
+/* The callers above call site pc: backtrace() from here, whose first
+ * frames are the runtime's own (this function, the allocation function)
+ * up to pc. glibc's backtrace() walks the stack with libgcc's unwinder
+ * (DWARF call frame information), so it is right in code built without
+ * frame pointers (libstdc++, most distributions' libraries), where a
+ * frame-pointer walk would skip operator new's caller. Up to
+ * LP_RT_STACK_UP frames; 0 when pc is not found among the first ones. */
+static __attribute__((noinline)) unsigned stack_above(uint64_t pc, uint64_t *up)
+{
+	enum { OWN = 4 };
+	void *v[OWN + LP_RT_STACK_UP];
+	int n, i;
+
+	lp_rt_fast.in_rt++;
+	n = backtrace(v, OWN + LP_RT_STACK_UP);
+	lp_rt_fast.in_rt--;
+	for (i = 0; i < n && i < OWN && (uint64_t)v[i] != pc; i++)
+		;
+	if (i >= n || i >= OWN)
+		return 0;
+	for (int k = i + 1; k < n; k++)
+		up[k - i - 1] = (uint64_t)v[k];
+	return (unsigned)(n - i - 1);
+}
+
 static void alloc_done(void *p, size_t n, uint64_t pc)
 {
-	if (p)
-		lp_rt_alloc_event((uint64_t)p, n, LP_EV_ALLOC, pc);
+	uint64_t up[LP_RT_STACK_UP];
+	unsigned nup;
+
+	if (!p || !lp_rt_alloc_wanted())
+		return;
+	nup = stack_above(pc, up);
+	lp_rt_alloc_event((uint64_t)p, n, LP_EV_ALLOC, pc, up, nup);
+}
+
+/* backtrace() loads libgcc's unwinder on its first call, which allocates:
+ * done here, under the guard, rather than in the program's first malloc. */
+__attribute__((constructor(102))) static void stack_warm_up(void)
+{
+	void *v[2];
+
+	lp_rt_fast.in_rt++;
+	backtrace(v, 2);
+	lp_rt_fast.in_rt--;
 }
 
 void *malloc(size_t n)
@@ -53,7 +98,7 @@ void *realloc(void *old, size_t n)
 
 	/* A failed realloc leaves the old block alive; realloc(p, 0) frees. */
 	if (old && (p || n == 0))
-		lp_rt_alloc_event((uint64_t)old, 0, LP_EV_FREE, PC());
+		lp_rt_alloc_event((uint64_t)old, 0, LP_EV_FREE, PC(), NULL, 0);
 	alloc_done(p, n, PC());
 	return p;
 }
@@ -61,7 +106,7 @@ void *realloc(void *old, size_t n)
 void free(void *p)
 {
 	if (p)
-		lp_rt_alloc_event((uint64_t)p, 0, LP_EV_FREE, PC());
+		lp_rt_alloc_event((uint64_t)p, 0, LP_EV_FREE, PC(), NULL, 0);
 	__libc_free(p);
 }
 
@@ -112,7 +157,7 @@ void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 	void *p = lp_rt_sys_mmap(addr, len, prot, flags, fd, off);
 
 	if (p != MAP_FAILED && (flags & MAP_ANONYMOUS))
-		lp_rt_alloc_event((uint64_t)p, len, LP_EV_ALLOC, PC());
+		alloc_done(p, len, PC());
 	return p;
 }
 
@@ -124,6 +169,6 @@ int munmap(void *addr, size_t len)
 	int r = lp_rt_sys_munmap(addr, len);
 
 	if (r == 0)
-		lp_rt_alloc_event((uint64_t)addr, len, LP_EV_FREE, PC());
+		lp_rt_alloc_event((uint64_t)addr, len, LP_EV_FREE, PC(), NULL, 0);
 	return r;
 }

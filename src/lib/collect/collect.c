@@ -415,6 +415,24 @@ static struct lp_ref *proc_convert(struct rec_proc *p, const struct lp_msg_ref *
 	return p->conv;
 }
 
+/* To the trace, without the allocations' call stacks (the trace format
+ * has none). */
+static int trace_events(struct rec_proc *p, const struct lp_ref *refs, uint32_t n)
+{
+	uint32_t i = 0;
+	int err;
+
+	while (i < n) {
+		uint32_t j = i;
+		while (j < n && refs[j].kind != LP_MSG_EV_FRAMES)
+			j++;
+		if (j > i && (err = lp_trace_write(p->tw, refs + i, j - i)) < 0)
+			return err;
+		i = j + 1;
+	}
+	return 0;
+}
+
 /* References or allocation events, in order: held while the process's
  * output is deferred, else to the trace or the sink. */
 static int proc_events(struct rec_proc *p, const struct lp_ref *refs, uint32_t n)
@@ -426,7 +444,7 @@ static int proc_events(struct rec_proc *p, const struct lp_ref *refs, uint32_t n
 				 sizeof(*refs));
 	if (!p->open)
 		return 0;
-	err = p->trace ? lp_trace_write(p->tw, refs, n) : p->sink->events(p->sink_state, refs, n);
+	err = p->trace ? trace_events(p, refs, n) : p->sink->events(p->sink_state, refs, n);
 	if (err < 0)
 		lp_collect_proc_fail(p, err);
 	return 0;

@@ -142,6 +142,14 @@ struct lp_msg_ref {
 	uint32_t kind;
 };
 
+/* An allocation event's call stack (above its call site, pc) follows it
+ * in the same message as records of kind LP_MSG_EV_FRAMES: in a
+ * struct lp_msg_ref, addr, pc and size hold the next three return
+ * addresses, innermost first; in a struct lp_msg_alloc_t, time, addr, pc
+ * and size the next four. A 0 ends the stack. A collector that does not
+ * keep stacks drops these records. */
+#define LP_MSG_EV_FRAMES 16u
+
 /* REFS (trace mode) and ALLOCS (sample mode) share this layout. */
 struct lp_msg_refs {
 	struct lp_msg_header h;

@@ -24,6 +24,10 @@
 #define LP_ALLOC_CHUNK_VERSION 1u
 #define LP_ALLOC_RECORD_SIZE 40u
 #define LP_ALLOCS_PER_CHUNK 50000u
+/* ASTK: u32 chunk version, u32 id of its first stack, u32 count, then per
+ * stack u32 n and n u64 frames. */
+#define LP_STACK_CHUNK_VERSION 1u
+#define LP_STACKS_PER_CHUNK 20000u
 /* ALSM: u32 chunk version, u32 flags, u64 allocations, u64 frees, u64 bytes. */
 #define LP_ALLOC_SUMMARY_VERSION 1u
 /* Samples per chunk the library writer uses (1.9 MB chunks). */
@@ -39,6 +43,7 @@ enum {
 	LP_CHUNK_MAPPINGS = LP_TAG('M', 'A', 'P', 'S'),
 	LP_CHUNK_ALLOCS = LP_TAG('A', 'L', 'O', 'C'),
 	LP_CHUNK_ALLOC_SUMMARY = LP_TAG('A', 'L', 'S', 'M'),
+	LP_CHUNK_ALLOC_STACKS = LP_TAG('A', 'S', 'T', 'K'),
 	LP_CHUNK_END = LP_TAG('E', 'N', 'D', ' '),
 };
 

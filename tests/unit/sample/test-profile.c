@@ -151,10 +151,10 @@ static void test_objects_vs_replay(void **state)
 	struct lp_profile *u;
 	assert_int_equal(lp_profile_new(&u), 0);
 	struct lp_alloc_event ev[] = {
-		{ LP_TIME_UNKNOWN, 0x5000, 100, 0x11, 0, LP_EV_ALLOC },
-		{ LP_TIME_UNKNOWN, 0x5000, 0, 0x12, 0, LP_EV_FREE },
-		{ LP_TIME_UNKNOWN, 0x5000, 50, 0x13, 0, LP_EV_ALLOC },
-		{ LP_TIME_UNKNOWN, 0x9000, 0, 0x14, 0, LP_EV_FREE }, /* a free of nothing */
+		{ LP_TIME_UNKNOWN, 0x5000, 100, 0x11, 0, LP_EV_ALLOC, 0 },
+		{ LP_TIME_UNKNOWN, 0x5000, 0, 0x12, 0, LP_EV_FREE, 0 },
+		{ LP_TIME_UNKNOWN, 0x5000, 50, 0x13, 0, LP_EV_ALLOC, 0 },
+		{ LP_TIME_UNKNOWN, 0x9000, 0, 0x14, 0, LP_EV_FREE, 0 }, /* a free of nothing */
 	};
 	for (int i = 0; i < 4; i++)
 		assert_int_equal(lp_profile_add_alloc(u, &ev[i]), 0);
