@@ -52,6 +52,10 @@ struct lp_code_loc {
  * cached per pc. */
 int lp_symbols_pc(struct lp_symbols *s, uint64_t pc, struct lp_code_loc *out);
 
+/* A symbol name as a person reads it (a C++ one demangled without its
+ * parameters: `typeinfo for std::type_info`, `geo::table`); owned by s. */
+const char *lp_symbols_readable(struct lp_symbols *s, const char *name);
+
 /* The file name of the module (executable or library) holding pc, as
  * "libgomp.so.1"; NULL when none. Owned by s. */
 const char *lp_symbols_module(struct lp_symbols *s, uint64_t pc);

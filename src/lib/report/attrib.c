@@ -299,7 +299,7 @@ static int object_of(struct lp_attrib *a, uint64_t addr, uint32_t *out)
 		*out = v - 1;
 		return 0;
 	}
-	if (add_name(&a->objs, &a->nobjs, &a->capobjs, strdup(ds.name), out) < 0)
+	if (add_name(&a->objs, &a->nobjs, &a->capobjs, strdup(lp_symbols_readable(a->syms, ds.name)), out) < 0)
 		return LP_ENOMEM;
 	return umap_put(&a->sym_map, ds.start, *out + 1) < 0 ? lp_seterr(LP_ENOMEM, "out of memory") : 0;
 }

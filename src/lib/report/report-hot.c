@@ -135,7 +135,7 @@ void lp_report_object_name(const struct lp_objects *objs, struct lp_symbols *sym
 		lp_alloc_site_format(&as, 0, nb, sizeof(nb));
 		snprintf(buf, len, "heap@%s", nb);
 	} else if (syms && lp_symbols_data(syms, s->addr, &ds) && ds.name) {
-		snprintf(buf, len, "%s", ds.name);
+		snprintf(buf, len, "%s", lp_symbols_readable(syms, ds.name));
 	} else {
 		snprintf(buf, len, "(other)");
 	}

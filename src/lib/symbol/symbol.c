@@ -728,6 +728,13 @@ int lp_symbols_site_cached(struct lp_symbols *s, uint64_t pc, struct lp_alloc_si
 	return found;
 }
 
+const char *lp_symbols_readable(struct lp_symbols *s, const char *name)
+{
+	const char *r = lp_name_readable(&s->names, name);
+
+	return r ? r : name;
+}
+
 const char *lp_symbols_module(struct lp_symbols *s, uint64_t pc)
 {
 	Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, pc);
