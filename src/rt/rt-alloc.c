@@ -14,7 +14,8 @@
 #include <locprof/common.h>
 
 #include <errno.h>
-#include <execinfo.h>
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
 #include <malloc.h>
 #include <stdlib.h>
 #include <stddef.h>
@@ -45,7 +46,7 @@ static __attribute__((noinline)) unsigned stack_above(uint64_t pc, uint64_t *up)
 	int n, i;
 
 	lp_rt_fast.in_rt++;
-	n = backtrace(v, OWN + LP_RT_STACK_UP);
+	n = unw_backtrace(v, OWN + LP_RT_STACK_UP);
 	lp_rt_fast.in_rt--;
 	for (i = 0; i < n && i < OWN && (uint64_t)v[i] != pc; i++)
 		;
@@ -74,7 +75,8 @@ __attribute__((constructor(102))) static void stack_warm_up(void)
 	void *v[2];
 
 	lp_rt_fast.in_rt++;
-	backtrace(v, 2);
+	unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+	unw_backtrace(v, 2);
 	lp_rt_fast.in_rt--;
 }
 
