@@ -110,6 +110,18 @@ struct lp_alloc_stack {
 	uint32_t n; /* 1..LP_ALLOC_STACK_MAX */
 };
 
+/* A thread's instance of a module's thread-local storage (its TLS
+ * segment: _Thread_local and __thread variables, OpenMP threadprivate
+ * ones): where it lies in that thread, so that an address in it is named
+ * by the module's TLS symbol at its offset. */
+struct lp_tls_block {
+	uint64_t start; /* the segment's start in the thread */
+	uint64_t size;  /* its size in memory */
+	uint64_t image; /* an address inside the module (its TLS initialisation
+			 * image), which says whose segment it is */
+	uint32_t tid;
+};
+
 struct lp_profile {
 	/* run metadata */
 	char *command;  /* command line of the profiled run ("" when unknown) */
@@ -145,6 +157,10 @@ struct lp_profile {
 	/* the allocation events' call stacks (ASTK chunks), each once */
 	struct lp_alloc_stack *stacks;
 	size_t n_stacks, cap_stacks;
+
+	/* the threads' TLS segments (TLSB chunks) */
+	struct lp_tls_block *tls;
+	size_t n_tls, cap_tls;
 
 	/* what the allocation events are (ALSM chunk; 0 and zeros when the
 	 * profile has none: then the events are all of the run's, in one
@@ -183,6 +199,9 @@ int lp_profile_add_alloc(struct lp_profile *p, const struct lp_alloc_event *e);
  * stack table; *id is its index + 1, for lp_alloc_event.stack. Equal
  * stacks are not merged here (the collector's sink does that). */
 int lp_profile_add_stack(struct lp_profile *p, const uint64_t *frames, unsigned n, uint32_t *id);
+
+/* Append a thread's TLS segment (copied). */
+int lp_profile_add_tls(struct lp_profile *p, const struct lp_tls_block *b);
 
 /* The call stack of event e, or NULL when it has none (or a damaged id). */
 const struct lp_alloc_stack *lp_profile_event_stack(const struct lp_profile *p, const struct lp_alloc_event *e);
@@ -263,6 +282,10 @@ int lp_objects_find_tid(const struct lp_objects *o, uint64_t addr, uint64_t time
  * the profile has none for it; valid until lp_objects_free()). */
 int lp_objects_find_stack(const struct lp_objects *o, uint64_t addr, uint64_t time, uint32_t tid,
 			  uint64_t *start, uint64_t *size, uint64_t *pc, const struct lp_alloc_stack **stack);
+/* The TLS segment of thread tid holding addr: 1 and its start and the
+ * address of its module's image, or 0. */
+int lp_objects_find_tls(const struct lp_objects *o, uint64_t addr, uint32_t tid, uint64_t *start,
+			uint64_t *image);
 /* Allocations of the whole run: the profile's total when it has one
  * (LP_ALLOCS_TOTALS: a profile with touched blocks only), else the number
  * of heap blocks. */

@@ -56,6 +56,11 @@ int lp_symbols_pc(struct lp_symbols *s, uint64_t pc, struct lp_code_loc *out);
  * parameters: `typeinfo for std::type_info`, `geo::table`); owned by s. */
 const char *lp_symbols_readable(struct lp_symbols *s, const char *name);
 
+/* The thread-local variable (ELF STT_TLS symbol) at offset bytes into the
+ * TLS segment of the module holding address image: 1 and its readable
+ * name, or 0. The symbols are gathered on the first call. */
+int lp_symbols_tls(struct lp_symbols *s, uint64_t image, uint64_t offset, const char **name);
+
 /* The file name of the module (executable or library) holding pc, as
  * "libgomp.so.1"; NULL when none. Owned by s. */
 const char *lp_symbols_module(struct lp_symbols *s, uint64_t pc);

@@ -765,8 +765,11 @@ static void rt_set_gap(struct lp_rt_fast *f, struct lp_rt_thread *t, uint64_t no
 	f->epoch = now + gap; /* references so far: epoch - countdown = now + 1 */
 }
 
+static inline void rt_push_event(struct lp_rt_thread *t, uint64_t addr, uint64_t size, uint32_t kind, uint64_t pc);
+
 static struct lp_rt_thread *rt_thread_init(struct lp_rt_fast *f)
 {
+	struct lp_rt_tls tls[LP_RT_TLS_MAX];
 	struct lp_rt_thread *t;
 	uint64_t x;
 
@@ -795,6 +798,8 @@ static struct lp_rt_thread *rt_thread_init(struct lp_rt_fast *f)
 		return NULL;
 	}
 	rt_connect(t);
+	for (unsigned i = 0, n = lp_rt_tls_segments(tls, LP_RT_TLS_MAX); i < n; i++)
+		rt_push_event(t, tls[i].start, tls[i].size, LP_MSG_EV_TLS, tls[i].image);
 	t->next_flush_ns = rt_now_ns(CLOCK_MONOTONIC_COARSE) + g.flush_ns;
 	if (atomic_exchange(&g.maps_sent, 1) == 0)
 		rt_send_maps(t, LP_MAPS_START);

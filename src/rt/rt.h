@@ -139,6 +139,13 @@ void lp_rt_shadow_map(void);
 #define LP_RT_STACK_UP (3 * LP_RT_STACK_RECORDS)
 void lp_rt_alloc_event(uint64_t addr, uint64_t size, uint32_t kind, uint64_t pc, const uint64_t *up,
 		       unsigned nup);
+/* The calling thread's TLS segments, at most max (rt-tls.c). */
+struct lp_rt_tls {
+	uint64_t start, size, image;
+};
+#define LP_RT_TLS_MAX 16
+unsigned lp_rt_tls_segments(struct lp_rt_tls *v, unsigned max);
+
 /* Whether this thread records allocation events now (not inside the
  * runtime, the process recorded). */
 int lp_rt_alloc_wanted(void);

@@ -415,8 +415,8 @@ static struct lp_ref *proc_convert(struct rec_proc *p, const struct lp_msg_ref *
 	return p->conv;
 }
 
-/* To the trace, without the allocations' call stacks (the trace format
- * has none). */
+/* To the trace, without the allocations' call stacks and the TLS
+ * segments (the trace format has neither). */
 static int trace_events(struct rec_proc *p, const struct lp_ref *refs, uint32_t n)
 {
 	uint32_t i = 0;
@@ -424,7 +424,7 @@ static int trace_events(struct rec_proc *p, const struct lp_ref *refs, uint32_t 
 
 	while (i < n) {
 		uint32_t j = i;
-		while (j < n && refs[j].kind != LP_MSG_EV_FRAMES)
+		while (j < n && refs[j].kind != LP_MSG_EV_FRAMES && refs[j].kind != LP_MSG_EV_TLS)
 			j++;
 		if (j > i && (err = lp_trace_write(p->tw, refs + i, j - i)) < 0)
 			return err;

@@ -124,6 +124,12 @@ static int lpp_events(void *state, const struct lp_ref *ev, size_t n)
 		}
 		if ((err = lp_stack_builder_end(&s->stacks, s->p)) < 0)
 			return err;
+		if (ev[i].kind == LP_MSG_EV_TLS) {
+			struct lp_tls_block b = { ev[i].addr, ev[i].size, ev[i].pc, ev[i].tid };
+			if ((err = lp_profile_add_tls(s->p, &b)) < 0)
+				return err;
+			continue;
+		}
 		if (ev[i].kind != LP_EV_ALLOC && ev[i].kind != LP_EV_FREE)
 			continue;
 		struct lp_alloc_event e = {

@@ -118,19 +118,26 @@ static int cmp_object_name(const void *a, const void *b)
 	return strcmp(((const struct object_sum *)a)->name, ((const struct object_sum *)b)->name);
 }
 
-/* The name of the object holding sample s's address: a heap block by the
- * first frame of its allocation's call stack outside the allocator's
- * wrappers (lp_symbols_alloc_site), else a global, else "(other)". */
+/* The name of the object holding sample s's address: a thread-local
+ * variable of the sample's thread, else a heap block by the first frame
+ * of its allocation's call stack outside the allocator's wrappers
+ * (lp_symbols_alloc_site), else a global, else "(other)". */
 void lp_report_object_name(const struct lp_objects *objs, struct lp_symbols *syms, const struct lp_sample *s,
 			   char *buf, size_t len)
 {
 	const struct lp_alloc_stack *stack;
-	uint64_t start, size, site;
+	uint64_t start, size, site, image;
 	struct lp_alloc_site as;
 	struct lp_data_sym ds;
+	const char *tls;
 	char nb[150];
 
-	if (lp_objects_find_stack(objs, s->addr, s->time, s->tid, &start, &size, &site, &stack)) {
+	/* before the heap: a worker's TLS can lie in a block its runtime
+	 * allocated for the thread's stack */
+	if (syms && lp_objects_find_tls(objs, s->addr, s->tid, &start, &image) &&
+	    lp_symbols_tls(syms, image, s->addr - start, &tls)) {
+		snprintf(buf, len, "%s", tls);
+	} else if (lp_objects_find_stack(objs, s->addr, s->time, s->tid, &start, &size, &site, &stack)) {
 		lp_symbols_alloc_site(syms, stack ? stack->frames : &site, stack ? stack->n : 1, &as);
 		lp_alloc_site_format(&as, 0, nb, sizeof(nb));
 		snprintf(buf, len, "heap@%s", nb);

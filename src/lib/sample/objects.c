@@ -39,6 +39,8 @@ struct lp_objects {
 	size_t n;
 	struct lp_alloc_stack *stacks; /* a copy of the profile's */
 	size_t nstacks;
+	struct lp_tls_block *tls;      /* a copy of the profile's */
+	size_t ntls;
 	int thread_clock;    /* LP_ALLOCS_THREAD_CLOCK */
 	uint64_t run_allocs; /* the profile's total, or n */
 };
@@ -112,6 +114,12 @@ int lp_objects_new(struct lp_objects **out, const struct lp_profile *p)
 		memcpy(o->stacks, p->stacks, p->n_stacks * sizeof(*o->stacks));
 		o->nstacks = p->n_stacks;
 	}
+	if (p->n_tls) {
+		if (!(o->tls = malloc(p->n_tls * sizeof(*o->tls))))
+			goto out_nomem_b;
+		memcpy(o->tls, p->tls, p->n_tls * sizeof(*o->tls));
+		o->ntls = p->n_tls;
+	}
 	o->thread_clock = !!(p->alloc_flags & LP_ALLOCS_THREAD_CLOCK);
 	o->run_allocs = p->alloc_flags & LP_ALLOCS_TOTALS ? p->alloc_total : o->n;
 	*out = o;
@@ -130,6 +138,7 @@ void lp_objects_free(struct lp_objects *o)
 	free(o->b);
 	free(o->maxend);
 	free(o->stacks);
+	free(o->tls);
 	free(o);
 }
 
@@ -209,4 +218,19 @@ int lp_objects_find_stack(const struct lp_objects *o, uint64_t addr, uint64_t ti
 	*pc = o->b[best].pc;
 	*stack = o->b[best].stack ? &o->stacks[o->b[best].stack - 1] : NULL;
 	return 1;
+}
+
+/* A thread has a segment per module with TLS: a handful, searched in turn. */
+int lp_objects_find_tls(const struct lp_objects *o, uint64_t addr, uint32_t tid, uint64_t *start,
+			uint64_t *image)
+{
+	for (size_t i = 0; i < o->ntls; i++) {
+		const struct lp_tls_block *b = &o->tls[i];
+		if (b->tid == tid && addr >= b->start && addr - b->start < b->size) {
+			*start = b->start;
+			*image = b->image;
+			return 1;
+		}
+	}
+	return 0;
 }

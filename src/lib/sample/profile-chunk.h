@@ -28,6 +28,9 @@
  * stack u32 n and n u64 frames. */
 #define LP_STACK_CHUNK_VERSION 1u
 #define LP_STACKS_PER_CHUNK 20000u
+/* TLSB: u32 chunk version, u32 count, then per segment u64 start, u64
+ * size, u64 image, u32 thread, u32 0. */
+#define LP_TLS_CHUNK_VERSION 1u
 /* ALSM: u32 chunk version, u32 flags, u64 allocations, u64 frees, u64 bytes. */
 #define LP_ALLOC_SUMMARY_VERSION 1u
 /* Samples per chunk the library writer uses (1.9 MB chunks). */
@@ -44,6 +47,7 @@ enum {
 	LP_CHUNK_ALLOCS = LP_TAG('A', 'L', 'O', 'C'),
 	LP_CHUNK_ALLOC_SUMMARY = LP_TAG('A', 'L', 'S', 'M'),
 	LP_CHUNK_ALLOC_STACKS = LP_TAG('A', 'S', 'T', 'K'),
+	LP_CHUNK_TLS = LP_TAG('T', 'L', 'S', 'B'),
 	LP_CHUNK_END = LP_TAG('E', 'N', 'D', ' '),
 };
 

@@ -36,6 +36,7 @@ void lp_profile_free(struct lp_profile *p)
 	free(p->samples);
 	free(p->allocs);
 	free(p->stacks);
+	free(p->tls);
 	for (unsigned i = 0; i < LP_PROFILE_MAX_LINE_SIZES; i++)
 		free(p->windows[i].v);
 	lp_mappings_release(&p->mappings);
@@ -91,6 +92,16 @@ int lp_profile_add_stack(struct lp_profile *p, const uint64_t *frames, unsigned 
 	memcpy(st->frames, frames, n * sizeof(*frames));
 	st->n = n;
 	*id = (uint32_t)p->n_stacks;
+	return 0;
+}
+
+int lp_profile_add_tls(struct lp_profile *p, const struct lp_tls_block *b)
+{
+	int err;
+
+	if ((err = LP_ARRAY_RESERVE(p->tls, p->cap_tls, p->n_tls + 1, 16, "TLS segments")) < 0)
+		return err;
+	p->tls[p->n_tls++] = *b;
 	return 0;
 }
 
@@ -337,6 +348,26 @@ static int write_stacks(struct chunkbuf *b, struct lp_out *o, const struct lp_pr
 	return 0;
 }
 
+/* TLSB: the threads' TLS segments, one chunk. */
+static int write_tls(struct chunkbuf *b, struct lp_out *o, const struct lp_profile *p, uint32_t *nchunks)
+{
+	int err;
+
+	if (!p->n_tls)
+		return 0;
+	cb_begin(b);
+	if (cb_u32(b, LP_TLS_CHUNK_VERSION) < 0 || cb_u32(b, (uint32_t)p->n_tls) < 0)
+		return LP_ENOMEM;
+	for (size_t i = 0; i < p->n_tls; i++)
+		if (cb_u64(b, p->tls[i].start) < 0 || cb_u64(b, p->tls[i].size) < 0 ||
+		    cb_u64(b, p->tls[i].image) < 0 || cb_u32(b, p->tls[i].tid) < 0 || cb_u32(b, 0) < 0)
+			return LP_ENOMEM;
+	if ((err = cb_emit(b, o, LP_CHUNK_TLS)) < 0)
+		return err;
+	(*nchunks)++;
+	return 0;
+}
+
 int lp_profile_write(const struct lp_profile *p, const char *path)
 {
 	struct chunkbuf b = { 0 };
@@ -434,7 +465,7 @@ int lp_profile_write(const struct lp_profile *p, const char *path)
 		goto out_abort;
 	nchunks++;
 
-	if ((err = write_stacks(&b, o, p, &nchunks)) < 0)
+	if ((err = write_stacks(&b, o, p, &nchunks)) < 0 || (err = write_tls(&b, o, p, &nchunks)) < 0)
 		goto out_abort;
 	for (size_t i = 0; i < p->n_allocs; i += LP_ALLOCS_PER_CHUNK) {
 		size_t n = p->n_allocs - i < LP_ALLOCS_PER_CHUNK ? p->n_allocs - i : LP_ALLOCS_PER_CHUNK;
@@ -692,6 +723,29 @@ static int parse_stacks(struct lp_profile *p, struct cur *c)
 	return 0;
 }
 
+/* TLSB: a later version is skipped whole. */
+static int parse_tls(struct lp_profile *p, struct cur *c)
+{
+	uint32_t version = cur_u32(c), n = cur_u32(c);
+
+	if (c->bad || version != LP_TLS_CHUNK_VERSION) {
+		c->pos = c->n;
+		return 0;
+	}
+	for (uint32_t i = 0; i < n && !c->bad; i++) {
+		struct lp_tls_block b;
+
+		b.start = cur_u64(c);
+		b.size = cur_u64(c);
+		b.image = cur_u64(c);
+		b.tid = cur_u32(c);
+		cur_u32(c);
+		if (!c->bad && lp_profile_add_tls(p, &b) < 0)
+			return LP_ENOMEM;
+	}
+	return 0;
+}
+
 /* ALSM: what the events are, and the run's totals; a later version is
  * skipped whole. The last one wins. */
 static void parse_alloc_summary(struct lp_profile *p, struct cur *c)
@@ -833,6 +887,8 @@ int lp_profile_read(struct lp_profile **out, const char *path)
 			parse_alloc_summary(p, &c);
 		} else if (tag == LP_CHUNK_ALLOC_STACKS) {
 			err = parse_stacks(p, &c);
+		} else if (tag == LP_CHUNK_TLS) {
+			err = parse_tls(p, &c);
 		} else if (tag == LP_CHUNK_END) {
 			if (cur_u32(&c) != nchunks)
 				c.bad = 1;

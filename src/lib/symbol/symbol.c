@@ -82,6 +82,14 @@ struct lp_symbols {
 		int found;
 	} *sites;
 	size_t nsites, capsites;
+	/* TLS symbols of every module, built on first use */
+	struct tlsym {
+		Dwfl_Module *mod;
+		uint64_t start, end; /* offsets in the module's TLS segment */
+		const char *name;
+	} *tls;
+	size_t ntls;
+	int tls_built;
 };
 
 static char *debuginfo_path;
@@ -250,6 +258,7 @@ void lp_symbols_free(struct lp_symbols *s)
 	free(s->pcs);
 	lp_htab_release(&s->siteidx);
 	free(s->sites);
+	free(s->tls);
 	free(s->warning);
 	lp_strpool_release(&s->names);
 	free(s);
@@ -726,6 +735,46 @@ int lp_symbols_site_cached(struct lp_symbols *s, uint64_t pc, struct lp_alloc_si
 	*lp_htab_get(&s->siteidx, pc, &isnew) = s->nsites;
 	s->sites[s->nsites++] = (struct sitent){ .site = *out, .found = found };
 	return found;
+}
+
+static int gather_tls(Dwfl_Module *mod, void **user, const char *name, Dwarf_Addr base, void *arg)
+{
+	struct lp_symbols *s = arg;
+	size_t cap = s->ntls;
+	int n = dwfl_module_getsymtab(mod);
+
+	(void)user;
+	(void)name;
+	(void)base;
+	for (int i = 1; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		const char *nm = dwfl_module_getsym_info(mod, i, &sym, &addr, NULL, NULL, NULL);
+
+		if (!nm || GELF_ST_TYPE(sym.st_info) != STT_TLS || sym.st_shndx == SHN_UNDEF)
+			continue;
+		if (LP_ARRAY_RESERVE(s->tls, cap, s->ntls + 1, 32, "TLS symbols") < 0)
+			return DWARF_CB_ABORT;
+		s->tls[s->ntls++] = (struct tlsym){ mod, sym.st_value, sym.st_value + (sym.st_size ? sym.st_size : 1),
+						    nm };
+	}
+	return DWARF_CB_OK;
+}
+
+int lp_symbols_tls(struct lp_symbols *s, uint64_t image, uint64_t offset, const char **name)
+{
+	Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, image);
+
+	if (!s->tls_built) {
+		s->tls_built = 1;
+		dwfl_getmodules(s->dwfl, gather_tls, s, 0);
+	}
+	for (size_t i = 0; mod && i < s->ntls; i++)
+		if (s->tls[i].mod == mod && offset >= s->tls[i].start && offset < s->tls[i].end) {
+			*name = lp_symbols_readable(s, s->tls[i].name);
+			return 1;
+		}
+	return 0;
 }
 
 const char *lp_symbols_readable(struct lp_symbols *s, const char *name)
