@@ -3,11 +3,10 @@
  * come here; they forward to glibc's exported __libc_* entry points and
  * report (block, size, call stack) to the collector in batches. The call
  * site is __builtin_return_address(0); the callers above it come from
- * glibc's backtrace() (docs/runtime.md, "Allocation call stacks"), so that
- * a block that operator new and std::allocator allocate is named at the
- * program's own function. Recursion (the runtime or libc allocating while
- * we report, or while backtrace loads libgcc's unwinder) is cut by
- * lp_rt_fast.in_rt. mmap/munmap go to the system call directly; only
+ * libunwind (docs/runtime.md, "Allocation call stacks"), so that a block
+ * that operator new and std::allocator allocate is named at the program's
+ * own function. Recursion (the runtime or libc allocating while we
+ * report, or libunwind allocating its cache) is cut by lp_rt_fast.in_rt. mmap/munmap go to the system call directly; only
  * anonymous mappings are reported. */
 #include "rt.h"
 
@@ -32,12 +31,15 @@ void *__libc_pvalloc(size_t n);
 
 #define PC() ((uint64_t)__builtin_return_address(0))
 
-/* The callers above call site pc: backtrace() from here, whose first
+/* The callers above call site pc: unw_backtrace() from here, whose first
  * frames are the runtime's own (this function, the allocation function)
- * up to pc. glibc's backtrace() walks the stack with libgcc's unwinder
- * (DWARF call frame information), so it is right in code built without
- * frame pointers (libstdc++, most distributions' libraries), where a
- * frame-pointer walk would skip operator new's caller. Up to
+ * up to pc. libunwind reads the DWARF call frame information, so it is
+ * right in code built without frame pointers (libstdc++, most
+ * distributions' libraries), where a frame-pointer walk would skip
+ * operator new's caller, and with its per-thread cache of each pc's frame
+ * description a frame costs a lookup and a few loads (glibc's backtrace(),
+ * which decodes the CFI again at every frame, cost 6.2x the CPU time of
+ * a recorded allocation-heavy run without stacks; this 1.62x). Up to
  * LP_RT_STACK_UP frames; 0 when pc is not found among the first ones. */
 static __attribute__((noinline)) unsigned stack_above(uint64_t pc, uint64_t *up)
 {
@@ -68,12 +70,17 @@ static void alloc_done(void *p, size_t n, uint64_t pc)
 	lp_rt_alloc_event((uint64_t)p, n, LP_EV_ALLOC, pc, up, nup);
 }
 
-/* backtrace() loads libgcc's unwinder on its first call, which allocates:
- * done here, under the guard, rather than in the program's first malloc. */
+/* libunwind allocates its per-thread cache on its first call: done here,
+ * under the guard, rather than in the program's first malloc. Only when
+ * the run is recorded: a program run natively (or under memcheck, which
+ * reports libunwind's probing of stack memory with write()) never
+ * unwinds. */
 __attribute__((constructor(102))) static void stack_warm_up(void)
 {
 	void *v[2];
 
+	if (!lp_rt_alloc_wanted())
+		return;
 	lp_rt_fast.in_rt++;
 	unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
 	unw_backtrace(v, 2);

@@ -572,6 +572,7 @@ static int on_allocs_t(struct rec_proc *p, const uint8_t *msg, size_t len)
 	struct lp_msg_allocs_t m;
 	const struct lp_msg_alloc_t *v = (const void *)(msg + sizeof(m));
 	struct lp_ref *refs;
+	uint64_t n;
 	int err;
 
 	if (len < sizeof(m))
@@ -586,13 +587,16 @@ static int on_allocs_t(struct rec_proc *p, const uint8_t *msg, size_t len)
 			lp_collect_proc_fail(p, err);
 		return 0;
 	}
-	/* elsewhere the time is dropped, as in ALLOCS */
+	/* elsewhere the time is dropped, as in ALLOCS, and the call stacks
+	 * (four frames a record do not fit the three of an ALLOCS one) */
 	if (!(refs = proc_conv_reserve(p, m.count)))
 		return lp_seterr(LP_ENOMEM, "out of memory");
+	n = 0;
 	for (uint32_t i = 0; i < m.count; i++)
-		refs[i] = (struct lp_ref){ .addr = v[i].addr, .pc = v[i].pc, .size = v[i].size,
-					   .tid = v[i].thread, .kind = (uint8_t)v[i].kind };
-	return proc_events(p, refs, m.count);
+		if (v[i].kind != LP_MSG_EV_FRAMES)
+			refs[n++] = (struct lp_ref){ .addr = v[i].addr, .pc = v[i].pc, .size = v[i].size,
+						     .tid = v[i].thread, .kind = (uint8_t)v[i].kind };
+	return proc_events(p, refs, (uint32_t)n);
 }
 
 static int on_alloc_sum(struct rec_proc *p, const uint8_t *msg, size_t len)

@@ -3,6 +3,7 @@
  * test's functions, libc's malloc, libdw, and libgomp loaded with dlopen),
  * symbolised from /proc/self/maps as a profile's mappings are. */
 #include "lp-test.h"
+#include "self-maps.h"
 
 #include <locprof/symbol.h>
 
@@ -16,25 +17,6 @@ static __attribute__((noinline, used)) void *make_table(size_t n)
 
 	__asm__ volatile("" ::: "memory");
 	return p;
-}
-
-static void read_maps(struct lp_mappings *m)
-{
-	FILE *f = fopen("/proc/self/maps", "r");
-	char line[1024];
-
-	assert_non_null(f);
-	memset(m, 0, sizeof(*m));
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long a, b, off;
-		char perm[8], path[512] = "";
-
-		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %511s", &a, &b, perm, &off, path) < 5 ||
-		    path[0] != '/' || perm[2] != 'x')
-			continue;
-		assert_int_equal(lp_mappings_add(m, a, b, off, path, NULL, 0), 0);
-	}
-	fclose(f);
 }
 
 static uint64_t in(const void *fn)
@@ -67,7 +49,7 @@ static void test_alloc_site(void **state)
 	char name[256];
 
 	(void)state;
-	read_maps(&maps);
+	lp_test_self_maps(&maps, 1);
 	assert_int_equal(lp_symbols_new(&s, &maps, NULL), 0);
 
 	/* the program's function, called directly or through malloc */
