@@ -16,6 +16,7 @@ int lp_profile_new(struct lp_profile **out)
 
 	if (!p)
 		return lp_seterr(LP_ENOMEM, "out of memory");
+	p->mpi_rank = -1;
 	if (lp_profile_set_str(&p->command, "") < 0 || lp_profile_set_str(&p->host, "") < 0 ||
 	    lp_profile_set_str(&p->source, "") < 0) {
 		lp_profile_free(p);
@@ -368,6 +369,27 @@ static int write_tls(struct chunkbuf *b, struct lp_out *o, const struct lp_profi
 	return 0;
 }
 
+/* ALOC: the allocation events, LP_ALLOCS_PER_CHUNK a chunk. */
+static int write_allocs(struct chunkbuf *b, struct lp_out *o, const struct lp_profile *p, uint32_t *nchunks)
+{
+	for (size_t i = 0; i < p->n_allocs; i += LP_ALLOCS_PER_CHUNK) {
+		size_t n = p->n_allocs - i < LP_ALLOCS_PER_CHUNK ? p->n_allocs - i : LP_ALLOCS_PER_CHUNK;
+		uint8_t *d;
+		int err;
+
+		cb_begin(b);
+		if (cb_u32(b, LP_ALLOC_CHUNK_VERSION) < 0 || cb_u32(b, (uint32_t)n) < 0 ||
+		    !(d = cb_room(b, n * LP_ALLOC_RECORD_SIZE)))
+			return LP_ENOMEM;
+		for (size_t j = 0; j < n; j++)
+			lp_alloc_encode(d + j * LP_ALLOC_RECORD_SIZE, &p->allocs[i + j]);
+		if ((err = cb_emit(b, o, LP_CHUNK_ALLOCS)) < 0)
+			return err;
+		(*nchunks)++;
+	}
+	return 0;
+}
+
 int lp_profile_write(const struct lp_profile *p, const char *path)
 {
 	struct chunkbuf b = { 0 };
@@ -399,6 +421,16 @@ int lp_profile_write(const struct lp_profile *p, const char *path)
 	if ((err = cb_emit(&b, o, LP_CHUNK_META)) < 0)
 		goto out_abort;
 	nchunks++;
+	if (p->mpi_rank >= 0) {
+		err = LP_ENOMEM;
+		cb_begin(&b);
+		if (cb_u32(&b, LP_RANK_CHUNK_VERSION) < 0 || cb_u32(&b, p->mpi_rank) < 0 ||
+		    cb_u32(&b, p->mpi_size) < 0)
+			goto out_abort;
+		if ((err = cb_emit(&b, o, LP_CHUNK_RANK)) < 0)
+			goto out_abort;
+		nchunks++;
+	}
 
 	for (size_t i = 0; i < p->n_samples; i += LP_SAMPLES_PER_CHUNK) {
 		size_t n = p->n_samples - i < LP_SAMPLES_PER_CHUNK ? p->n_samples - i
@@ -465,22 +497,9 @@ int lp_profile_write(const struct lp_profile *p, const char *path)
 		goto out_abort;
 	nchunks++;
 
-	if ((err = write_stacks(&b, o, p, &nchunks)) < 0 || (err = write_tls(&b, o, p, &nchunks)) < 0)
+	if ((err = write_stacks(&b, o, p, &nchunks)) < 0 || (err = write_tls(&b, o, p, &nchunks)) < 0 ||
+	    (err = write_allocs(&b, o, p, &nchunks)) < 0)
 		goto out_abort;
-	for (size_t i = 0; i < p->n_allocs; i += LP_ALLOCS_PER_CHUNK) {
-		size_t n = p->n_allocs - i < LP_ALLOCS_PER_CHUNK ? p->n_allocs - i : LP_ALLOCS_PER_CHUNK;
-		uint8_t *d;
-		err = LP_ENOMEM;
-		cb_begin(&b);
-		if (cb_u32(&b, LP_ALLOC_CHUNK_VERSION) < 0 || cb_u32(&b, (uint32_t)n) < 0 ||
-		    !(d = cb_room(&b, n * LP_ALLOC_RECORD_SIZE)))
-			goto out_abort;
-		for (size_t j = 0; j < n; j++)
-			lp_alloc_encode(d + j * LP_ALLOC_RECORD_SIZE, &p->allocs[i + j]);
-		if ((err = cb_emit(&b, o, LP_CHUNK_ALLOCS)) < 0)
-			goto out_abort;
-		nchunks++;
-	}
 	if (p->alloc_flags) {
 		err = LP_ENOMEM;
 		cb_begin(&b);
@@ -762,6 +781,26 @@ static void parse_alloc_summary(struct lp_profile *p, struct cur *c)
 	p->alloc_bytes = cur_u64(c);
 }
 
+/* RANK: a later version is skipped whole; a rank outside the world is
+ * damage. */
+static void parse_rank(struct lp_profile *p, struct cur *c)
+{
+	uint32_t version = cur_u32(c), rank, size;
+
+	if (c->bad || version != LP_RANK_CHUNK_VERSION) {
+		c->pos = c->n;
+		return;
+	}
+	rank = cur_u32(c);
+	size = cur_u32(c);
+	if (c->bad || rank > INT32_MAX || (size && rank >= size)) {
+		c->bad = 1;
+		return;
+	}
+	p->mpi_rank = (int32_t)rank;
+	p->mpi_size = size;
+}
+
 /* After the end chunk: two profiles concatenated, or junk, is damage
  * (LP_ECORRUPT) rather than silence; the reader stops at the first end
  * chunk. */
@@ -889,6 +928,8 @@ int lp_profile_read(struct lp_profile **out, const char *path)
 			err = parse_stacks(p, &c);
 		} else if (tag == LP_CHUNK_TLS) {
 			err = parse_tls(p, &c);
+		} else if (tag == LP_CHUNK_RANK) {
+			parse_rank(p, &c);
 		} else if (tag == LP_CHUNK_END) {
 			if (cur_u32(&c) != nchunks)
 				c.bad = 1;
