@@ -54,6 +54,8 @@ static __attribute__((noinline)) unsigned stack_above(uint64_t pc, uint64_t *up)
 		;
 	if (i >= n || i >= OWN)
 		return 0;
+	if (n - i - 1 > LP_RT_STACK_UP)
+		n = i + 1 + LP_RT_STACK_UP;
 	for (int k = i + 1; k < n; k++)
 		up[k - i - 1] = (uint64_t)v[k];
 	return (unsigned)(n - i - 1);
