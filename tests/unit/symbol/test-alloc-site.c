@@ -89,8 +89,8 @@ static void test_alloc_site(void **state)
 	free(make_table(16));
 	lp_symbols_free(s);
 	lp_mappings_release(&maps);
-	if (gomp)
-		dlclose(gomp);
+	/* libgomp stays loaded: what its start-up allocated stays reachable
+	 * (unloaded, LeakSanitizer reports it) */
 }
 
 int main(void)
