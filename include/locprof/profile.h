@@ -94,6 +94,32 @@ struct lp_alloc_event {
 	uint64_t pc;   /* call site, 0 when unknown */
 	uint32_t tid;
 	uint8_t kind;  /* LP_EV_ALLOC or LP_EV_FREE */
+	uint32_t stack; /* its call stack: index + 1 in lp_profile.stacks, 0 when
+			 * none was recorded (then pc alone names the site) */
+};
+
+/* The call stack of an allocation, innermost first: frames[0] is the call
+ * site (the return address into the caller of malloc, new...), the next
+ * ones the return addresses of the callers. Backends record at most
+ * LP_ALLOC_STACK_MAX frames. */
+#define LP_ALLOC_STACK_MAX 16
+/* Stack ids fit in 24 bits in the file (docs/formats.md, ASTK). */
+#define LP_ALLOC_STACKS_MAX ((1u << 24) - 1)
+struct lp_alloc_stack {
+	uint64_t frames[LP_ALLOC_STACK_MAX];
+	uint32_t n; /* 1..LP_ALLOC_STACK_MAX */
+};
+
+/* A thread's instance of a module's thread-local storage (its TLS
+ * segment: _Thread_local and __thread variables, OpenMP threadprivate
+ * ones): where it lies in that thread, so that an address in it is named
+ * by the module's TLS symbol at its offset. */
+struct lp_tls_block {
+	uint64_t start; /* the segment's start in the thread */
+	uint64_t size;  /* its size in memory */
+	uint64_t image; /* an address inside the module (its TLS initialisation
+			 * image), which says whose segment it is */
+	uint32_t tid;
 };
 
 struct lp_profile {
@@ -133,6 +159,14 @@ struct lp_profile {
 	struct lp_alloc_event *allocs;
 	size_t n_allocs, cap_allocs;
 
+	/* the allocation events' call stacks (ASTK chunks), each once */
+	struct lp_alloc_stack *stacks;
+	size_t n_stacks, cap_stacks;
+
+	/* the threads' TLS segments (TLSB chunks) */
+	struct lp_tls_block *tls;
+	size_t n_tls, cap_tls;
+
 	/* what the allocation events are (ALSM chunk; 0 and zeros when the
 	 * profile has none: then the events are all of the run's, in one
 	 * clock for all threads, and the totals are counted from them) */
@@ -165,6 +199,17 @@ int lp_profile_add_sample(struct lp_profile *p, const struct lp_sample *s);
 /* Append an allocation event (copied); kind must be LP_EV_ALLOC or
  * LP_EV_FREE. */
 int lp_profile_add_alloc(struct lp_profile *p, const struct lp_alloc_event *e);
+
+/* Append a call stack of n frames (1..LP_ALLOC_STACK_MAX; copied) to the
+ * stack table; *id is its index + 1, for lp_alloc_event.stack. Equal
+ * stacks are not merged here (the collector's sink does that). */
+int lp_profile_add_stack(struct lp_profile *p, const uint64_t *frames, unsigned n, uint32_t *id);
+
+/* Append a thread's TLS segment (copied). */
+int lp_profile_add_tls(struct lp_profile *p, const struct lp_tls_block *b);
+
+/* The call stack of event e, or NULL when it has none (or a damaged id). */
+const struct lp_alloc_stack *lp_profile_event_stack(const struct lp_profile *p, const struct lp_alloc_event *e);
 
 /* Set the references of thread tid (growing the table). */
 int lp_profile_set_thread_refs(struct lp_profile *p, uint32_t tid, uint64_t refs);
@@ -238,6 +283,14 @@ int lp_objects_find(const struct lp_objects *o, uint64_t addr, uint64_t time, ui
  * unknown. */
 int lp_objects_find_tid(const struct lp_objects *o, uint64_t addr, uint64_t time, uint32_t tid,
 			uint64_t *start, uint64_t *size, uint64_t *pc);
+/* The same, and the block's allocation call stack in *stack (NULL when
+ * the profile has none for it; valid until lp_objects_free()). */
+int lp_objects_find_stack(const struct lp_objects *o, uint64_t addr, uint64_t time, uint32_t tid,
+			  uint64_t *start, uint64_t *size, uint64_t *pc, const struct lp_alloc_stack **stack);
+/* The TLS segment of thread tid holding addr: 1 and its start and the
+ * address of its module's image, or 0. */
+int lp_objects_find_tls(const struct lp_objects *o, uint64_t addr, uint32_t tid, uint64_t *start,
+			uint64_t *image);
 /* Allocations of the whole run: the profile's total when it has one
  * (LP_ALLOCS_TOTALS: a profile with touched blocks only), else the number
  * of heap blocks. */

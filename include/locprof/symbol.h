@@ -52,6 +52,43 @@ struct lp_code_loc {
  * cached per pc. */
 int lp_symbols_pc(struct lp_symbols *s, uint64_t pc, struct lp_code_loc *out);
 
+/* A symbol name as a person reads it (a C++ one demangled without its
+ * parameters: `typeinfo for std::type_info`, `geo::table`); owned by s. */
+const char *lp_symbols_readable(struct lp_symbols *s, const char *name);
+
+/* The thread-local variable (ELF STT_TLS symbol) at offset bytes into the
+ * TLS segment of the module holding address image: 1 and its readable
+ * name, or 0. The symbols are gathered on the first call. */
+int lp_symbols_tls(struct lp_symbols *s, uint64_t image, uint64_t offset, const char **name);
+
+/* The file name of the module (executable or library) holding pc, as
+ * "libgomp.so.1"; NULL when none. Owned by s. */
+const char *lp_symbols_module(struct lp_symbols *s, uint64_t pc);
+
+/* Where a heap block was allocated, as a person names it: the first frame
+ * of its allocation's call stack (innermost first) outside the allocator
+ * and the runtimes' wrappers (operator new, std::allocator and the other
+ * std:: and __gnu_cxx:: code, malloc and its libc relatives, libgomp,
+ * libomp, libstdc++, locprof's runtime); in a frame whose innermost
+ * inlined function is such a wrapper, the function it was inlined into at
+ * the line of the call. When every frame is a wrapper (a block that
+ * libgomp allocates for a worker thread), the first frame outside libc's
+ * allocator, named by its library and symbol. */
+struct lp_alloc_site {
+	uint64_t pc;          /* the frame that names it */
+	const char *function; /* NULL when unknown */
+	const char *file;     /* NULL when there is no line information */
+	int line, column;     /* column 0 when unknown */
+	const char *module;   /* the shared library holding pc ("libgomp.so.1"),
+			       * NULL in the executable */
+};
+/* frames: n >= 1 return addresses, innermost first (a stack of one frame
+ * is a block known by its call site alone). 1 when a frame was named, 0
+ * when none could be (out->pc is then frames[0]). */
+int lp_symbols_alloc_site(struct lp_symbols *s, const uint64_t *frames, unsigned n, struct lp_alloc_site *out);
+/* "ns::func (file.cpp:12)", "libgomp.so.1:gomp_malloc", "0x7f3a..." */
+void lp_alloc_site_format(const struct lp_alloc_site *site, int with_column, char *buf, size_t len);
+
 struct lp_data_sym {
 	const char *name;
 	uint64_t start, size;

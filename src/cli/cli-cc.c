@@ -132,7 +132,7 @@ int cli_cc_main(const struct cli_command *cmd, int argc, char **argv, int cxx)
 			  use_gcc ? "" : " (locprof cc needs clang; or use --gcc)");
 		return CLI_ERROR;
 	}
-	args = calloc((size_t)argc + 16, sizeof(*args));
+	args = calloc((size_t)argc + 20, sizeof(*args));
 	if (!args) {
 		cli_error("out of memory");
 		return CLI_ERROR;
@@ -177,6 +177,9 @@ int cli_cc_main(const struct cli_command *cmd, int argc, char **argv, int cxx)
 		args[n++] = "-Wl,--whole-archive";
 		args[n++] = archive;
 		args[n++] = "-Wl,--no-whole-archive";
+		/* the callers of each allocation (docs/runtime.md,
+		 * "Allocation call stacks") */
+		args[n++] = "-lunwind";
 		args[n++] = "-lpthread";
 		args[n++] = "-lm";
 	}

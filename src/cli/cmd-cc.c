@@ -10,8 +10,8 @@
 	"Compile and link a " LANG " program so that `locprof record` can profile it:\n"    \
 	"runs " COMPILER " with locprof's LLVM pass (-fpass-plugin=locprof-pass.so: inline\n" \
 	"code before every load and store) and, when linking, adds the locprof\n"           \
-	"runtime (liblocprof-rt.a, -lpthread, -lm). Every other argument passes\n"          \
-	"through untouched, so `make " MAKEVAR "=\"locprof " NAME "\"` works. The program\n" \
+	"runtime (liblocprof-rt.a, -lunwind, -lpthread, -lm). Every other argument\n"      \
+	"passes through untouched, so `make " MAKEVAR "=\"locprof " NAME "\"` works. The program\n" \
 	"runs normally (a few percent slower) unless started by `locprof record`.\n"        \
 	"\n"                                                                                \
 	"  --lto      compile with -flto and link with lld (default when ld.lld\n"          \

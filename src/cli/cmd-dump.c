@@ -14,8 +14,9 @@ static const char usage[] =
 	"sample (time, pc, address, kind, thread, line size, reuse distance or\n"
 	"'dangling', and the pc of the reusing access) and every allocation\n"
 	"event (alloc or free, time in references or '-' when unknown, thread,\n"
-	"address, size, call site). A damaged or truncated profile is printed\n"
-	"as far as it is readable, with a warning (status 3).\n"
+	"address, size, call site; an allocation's callers, when recorded, on\n"
+	"the next line). A damaged or truncated profile is printed as far as it\n"
+	"is readable, with a warning (status 3).\n"
 	"\n"
 	"  -F, --format FMT   text (default) or json\n"
 	"  -h, --help         this help\n";
@@ -76,14 +77,22 @@ static void dump_json(const struct lp_profile *p)
 	printf("\n \"allocations\":[");
 	for (size_t i = 0; i < p->n_allocs; i++) {
 		const struct lp_alloc_event *e = &p->allocs[i];
+		const struct lp_alloc_stack *st;
 		printf("%s\n  {\"event\":\"%s\",\"time\":", i ? "," : "",
 		       e->kind == LP_EV_ALLOC ? "alloc" : "free");
 		if (e->time == LP_TIME_UNKNOWN)
 			printf("null");
 		else
 			printf("%" PRIu64, e->time);
-		printf(",\"tid\":%u,\"addr\":%" PRIu64 ",\"size\":%" PRIu64 ",\"pc\":%" PRIu64 "}", e->tid,
+		printf(",\"tid\":%u,\"addr\":%" PRIu64 ",\"size\":%" PRIu64 ",\"pc\":%" PRIu64, e->tid,
 		       e->addr, e->size, e->pc);
+		if ((st = lp_profile_event_stack(p, e))) {
+			printf(",\"stack\":[");
+			for (uint32_t k = 0; k < st->n; k++)
+				printf("%s%" PRIu64, k ? "," : "", st->frames[k]);
+			printf("]");
+		}
+		printf("}");
 	}
 	printf("\n]}\n");
 }
@@ -142,15 +151,22 @@ static void dump_text(const struct lp_profile *p)
 	}
 	if (!p->n_allocs)
 		return;
-	printf("# event time tid addr size pc\n");
+	printf("# event time tid addr size pc (then the callers of pc, when recorded)\n");
 	for (size_t i = 0; i < p->n_allocs; i++) {
 		const struct lp_alloc_event *e = &p->allocs[i];
+		const struct lp_alloc_stack *st;
 		printf("%s ", e->kind == LP_EV_ALLOC ? "alloc" : "free");
 		if (e->time == LP_TIME_UNKNOWN)
 			printf("-");
 		else
 			printf("%" PRIu64, e->time);
 		printf(" %u %#" PRIx64 " %" PRIu64 " %#" PRIx64 "\n", e->tid, e->addr, e->size, e->pc);
+		if ((st = lp_profile_event_stack(p, e))) {
+			printf("  callers");
+			for (uint32_t k = 1; k < st->n; k++)
+				printf(" %#" PRIx64, st->frames[k]);
+			printf("\n");
+		}
 	}
 }
 

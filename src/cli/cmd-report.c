@@ -52,7 +52,8 @@ static const char usage[] =
 	"      --svg FILE       also plot the graph as SVG\n"
 	"      --html DIR       also write DIR/index.html: the graph and every table on\n"
 	"                       one page that loads nothing from the network, with the\n"
-	"                       source lines of the hot pcs (and DIR/working-set.svg)\n"
+	"                       hot lines in their source and the per-thread table\n"
+	"                       (and DIR/working-set.svg)\n"
 	"  -r, --reference CSV  overlay reference curves (e.g. from locprof simulate)\n"
 	"  -w, --window[=N]     print the miss ratio per time window (window of N line\n"
 	"                       accesses, also the models' windows; default the\n"
@@ -689,7 +690,7 @@ static int write_svg(const struct report_opts *o, const char *path, const struct
 static int write_html(const struct report_opts *o, const struct lp_report *r, struct lp_symbols *syms,
 		      const struct lp_curve *refs, size_t nrefs)
 {
-	struct report_html_in in = { .profile = o->profile, .r = r, .syms = syms, .cold = o->cold,
+	struct report_html_in in = { .profile = o->profile, .r = r, .syms = syms, .top = o->top, .cold = o->cold,
 				     .windows = 1 };
 	char svg[4096];
 
@@ -872,7 +873,7 @@ static int run(int argc, char **argv)
 							     .ncaches = o.ncaches, .policies = o.policies,
 							     .window = o.window, .cold = o.cold, .fill = o.fill,
 							     .windows = o.show_windows || o.html, .at = o.at,
-							     .top = o.top, .threads = o.threads, .resamples = o.resamples,
+							     .top = o.top, .threads = o.threads || o.html, .resamples = o.resamples,
 							     .seed = 1 });
 	if (status == CLI_ERROR)
 		goto out;

@@ -1,9 +1,11 @@
 /* report --html DIR: the tables of lp_report as one static page,
  * DIR/index.html, that a browser shows without a network: the style, the
  * script that sorts the tables and the working-set graph (the library's
- * SVG) are inline. Every string from the profile (file and function names,
- * paths, source text) goes through html_text(); none goes into the script,
- * which reads the numbers to sort by from the cells' data-v attributes. */
+ * SVG) are inline. Every table comes from the library (lp_report, its
+ * lp_hotspots and lp_source_read); this file only lays them out. Every
+ * string from the profile (file and function names, paths, source text)
+ * goes through html_text(); none goes into the script, which reads the
+ * numbers to sort by from the cells' data-v attributes. */
 #include "report-html.h"
 
 #include "cli.h"
@@ -137,8 +139,9 @@ static void section_summary(FILE *f, const struct report_html_in *in)
 	fputs("<nav><a href=\"#graph\">working-set graph</a><a href=\"#caches\">caches</a>", f);
 	if (in->windows)
 		fputs("<a href=\"#windows\">windows</a>", f);
-	fputs("<a href=\"#pcs\">hot pcs</a><a href=\"#source\">hot source lines</a>"
-	      "<a href=\"#objects\">data objects</a><a href=\"#object-pcs\">code by object</a></nav>\n",
+	fputs("<a href=\"#functions\">hot functions</a><a href=\"#source\">hot source lines</a>"
+	      "<a href=\"#pcs\">hot pcs</a><a href=\"#objects\">data objects</a>"
+	      "<a href=\"#object-pcs\">code by object</a><a href=\"#threads\">threads</a></nav>\n",
 	      f);
 }
 
@@ -234,73 +237,135 @@ static void section_pcs(FILE *f, const struct lp_report *r)
 	table_close(f);
 }
 
-/* Lines first - SOURCE_CONTEXT to line + SOURCE_CONTEXT of path, line
- * marked; a note when the file cannot be read. */
-static void source_excerpt(FILE *f, const char *path, int line)
+/* The misses charged to line `line` of the file at path, from the hot
+ * spots' lines (all of them, not only the top ones); 0 when none. */
+static double line_misses(const struct lp_source_line *l, size_t n, const char *path, int line)
 {
-	FILE *src = fopen(path, "r");
-	char *text = NULL;
-	size_t cap = 0;
-	ssize_t len;
-	int no = 0;
+	for (size_t i = 0; i < n; i++)
+		if (l[i].line == line && !strcmp(l[i].path, path))
+			return l[i].misses;
+	return 0;
+}
 
-	if (!src) {
-		fputs("<p class=\"note\">source file not found: ", f);
-		html_text(f, path);
+/* Lines hot - SOURCE_CONTEXT to hot + SOURCE_CONTEXT of the source file,
+ * each with its misses, the hot line marked; a note when the file cannot
+ * be read. */
+static void source_excerpt(FILE *f, const struct lp_source_line *all, size_t nall, const struct lp_source_line *hot)
+{
+	struct lp_source_text *text = NULL;
+	int first = hot->line - SOURCE_CONTEXT > 1 ? hot->line - SOURCE_CONTEXT : 1;
+
+	if (lp_source_read(&text, hot->path, NULL, 0) < 0) {
+		fputs("<p class=\"note\">", f);
+		html_text(f, lp_errmsg());
 		fputs("</p>\n", f);
 		return;
 	}
 	fputs("<pre class=\"src\">", f);
-	while ((len = getline(&text, &cap, src)) > 0 && ++no <= line + SOURCE_CONTEXT) {
-		if (no < line - SOURCE_CONTEXT)
-			continue;
-		if (text[len - 1] == '\n')
-			text[len - 1] = '\0';
-		fprintf(f, no == line ? "<b>%6d  " : "%6d  ", no);
-		html_text(f, text);
-		fputs(no == line ? "</b>" : "\n", f);
+	for (int no = first; no <= hot->line + SOURCE_CONTEXT && (size_t)no <= text->n; no++) {
+		double m = line_misses(all, nall, hot->path, no);
+		char misses[32] = "";
+
+		if (m > 0)
+			snprintf(misses, sizeof(misses), "%.0f", m);
+		fprintf(f, no == hot->line ? "<b>%12s %6d  " : "%12s %6d  ", misses, no);
+		html_text(f, text->lines[no - 1]);
+		fputs(no == hot->line ? "</b>" : "\n", f);
 	}
 	fputs("</pre>\n", f);
-	free(text);
-	fclose(src);
+	lp_source_free(text);
 }
 
-/* The source line of each hot pc, in the hot pcs' order, one excerpt per
- * line however many of the pcs lie on it. */
+/* The hot source lines (lp_hotspots: every pc's misses by line), as a
+ * table and then each in its source, annotated with the lines' misses. */
 static void section_source(FILE *f, const struct report_html_in *in)
 {
-	const struct lp_report_pc *pcs;
-	size_t n = lp_report_pcs(in->r, &pcs), shown = 0;
+	const struct lp_hotspots *h = lp_report_hotspots(in->r);
+	const struct lp_source_line *l;
+	size_t nall = h ? lp_hotspots_lines(h, &l) : 0, n = nall < in->top ? nall : in->top;
 
 	fputs("<h2 id=\"source\">Hot source lines</h2>\n", f);
-	for (size_t i = 0; i < n && in->syms; i++) {
-		struct lp_code_loc loc, prev;
-		int seen = 0;
-
-		if (!lp_symbols_pc(in->syms, pcs[i].pc, &loc) || !loc.path || loc.line <= 0)
-			continue;
-		for (size_t k = 0; k < i && !seen; k++)
-			seen = lp_symbols_pc(in->syms, pcs[k].pc, &prev) && prev.path && prev.line == loc.line &&
-			       !strcmp(prev.path, loc.path);
-		if (seen)
-			continue;
-		fputs("<h3>", f);
-		html_text(f, loc.file);
-		fprintf(f, ":%d</h3>\n<p>pcs here:", loc.line);
-		for (size_t k = i; k < n; k++) {
-			if (k > i && !(lp_symbols_pc(in->syms, pcs[k].pc, &prev) && prev.path &&
-				       prev.line == loc.line && !strcmp(prev.path, loc.path)))
-				continue;
-			fprintf(f, " %#" PRIx64 " (%.0f misses, %.1f%%)", pcs[k].pc, pcs[k].misses, 100 * pcs[k].share);
-		}
-		fputs("</p>\n", f);
-		source_excerpt(f, loc.path, loc.line);
-		shown++;
-	}
-	if (!shown)
-		fputs("<p class=\"note\">No hot pc has a source line (the program was built without -g, or its "
-		      "files are gone).</p>\n",
+	if (!n) {
+		fputs("<p class=\"note\">No pc has a source line (the program was built without -g, or its files are "
+		      "gone).</p>\n",
 		      f);
+		return;
+	}
+	fputs("<p class=\"note\">Predicted misses of each line's pcs; line accesses estimated from the samples. Below, "
+	      "each line with misses in its source, with the misses of the lines around it.</p>\n",
+	      f);
+	table_open(f, "<line|!misses|share|<|line accesses|<path");
+	for (size_t i = 0; i < n; i++) {
+		fprintf(f, "<tr><td class=\"name\">");
+		html_text(f, l[i].file);
+		fprintf(f, ":%d</td>", l[i].line);
+		cells_misses(f, l[i].misses, l[i].share);
+		cell_number(f, l[i].accesses, "%.0f");
+		cell_name(f, l[i].path);
+		fputs("</tr>\n", f);
+	}
+	table_close(f);
+	for (size_t i = 0; i < n && l[i].misses > 0; i++) {
+		fputs("<h3>", f);
+		html_text(f, l[i].file);
+		fprintf(f, ":%d <small>(%.0f misses, %.1f%%)</small></h3>\n", l[i].line, l[i].misses, 100 * l[i].share);
+		source_excerpt(f, l, nall, &l[i]);
+	}
+}
+
+/* Misses by function, with the function code was inlined into. */
+static void section_functions(FILE *f, const struct report_html_in *in)
+{
+	const struct lp_hotspots *h = lp_report_hotspots(in->r);
+	const struct lp_source_function *fn;
+	size_t n = h ? lp_hotspots_functions(h, &fn) : 0;
+
+	if (n > in->top)
+		n = in->top;
+	fputs("<h2 id=\"functions\">Hot functions</h2>\n<p class=\"note\">Predicted misses of each function's pcs; "
+	      "code inlined from elsewhere is its function in the function it was inlined into.</p>\n",
+	      f);
+	table_open(f, "<function|!misses|share|<|line accesses");
+	for (size_t i = 0; i < n; i++) {
+		fputs("<tr>", f);
+		cell_name(f, fn[i].label);
+		cells_misses(f, fn[i].misses, fn[i].share);
+		cell_number(f, fn[i].accesses, "%.0f");
+		fputs("</tr>\n", f);
+	}
+	table_close(f);
+}
+
+/* Per thread: line accesses and predicted LRU misses in each cache. */
+static void section_threads(FILE *f, const struct lp_report *r)
+{
+	const struct lp_report_thread *t;
+	const struct lp_report_cache *c;
+	size_t nt = lp_report_threads(r, &t), nc = lp_report_thread_caches(r, &c);
+
+	fputs("<h2 id=\"threads\">Threads</h2>\n<p class=\"note\">Each thread's references (exact, where the profile "
+	      "counts them per thread), samples, the line accesses they stand for, and its predicted LRU misses in "
+	      "each cache (set-associative by the placement model).</p>\n",
+	      f);
+	fputs("<table class=\"sortable\"><thead><tr><th data-sorted>thread</th><th>references</th><th>samples</th>"
+	      "<th>line accesses</th>",
+	      f);
+	for (size_t k = 0; k < nc; k++) {
+		fputs("<th>misses in ", f);
+		html_text(f, c[k].label);
+		fputs("</th>", f);
+	}
+	fputs("</tr></thead><tbody>\n", f);
+	for (size_t i = 0; i < nt; i++) {
+		fprintf(f, "<tr><td data-v=\"%" PRIu32 "\">%" PRIu32 "</td>", t[i].tid, t[i].tid);
+		fprintf(f, "<td data-v=\"%" PRIu64 "\">%" PRIu64 "</td>", t[i].references, t[i].references);
+		fprintf(f, "<td data-v=\"%zu\">%zu</td>", t[i].samples, t[i].samples);
+		cell_number(f, t[i].accesses, "%.0f");
+		for (size_t k = 0; k < nc; k++)
+			cell_number(f, t[i].misses[k], "%.0f");
+		fputs("</tr>\n", f);
+	}
+	table_close(f);
 }
 
 static void section_objects(FILE *f, const struct lp_report *r)
@@ -364,10 +429,12 @@ static int write_page(FILE *f, const struct report_html_in *in)
 	section_caches(f, in->r);
 	if (in->windows)
 		section_windows(f, in->r);
-	section_pcs(f, in->r);
+	section_functions(f, in);
 	section_source(f, in);
+	section_pcs(f, in->r);
 	section_objects(f, in->r);
 	section_object_pcs(f, in->r);
+	section_threads(f, in->r);
 	fprintf(f, "<script>\n%s</script>\n</body>\n</html>\n", page_script);
 	return 0;
 }

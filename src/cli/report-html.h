@@ -8,7 +8,8 @@
 struct report_html_in {
 	const char *profile;   /* the profile's path, as given */
 	const struct lp_report *r;
-	struct lp_symbols *syms; /* for the source lines of the hot pcs; may be NULL */
+	struct lp_symbols *syms; /* may be NULL */
+	size_t top;            /* rows of the hot functions and source lines */
 	int cold, windows;
 	const char *graph_svg; /* the working-set graph's SVG file, inlined */
 };

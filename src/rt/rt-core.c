@@ -770,8 +770,11 @@ static void rt_set_gap(struct lp_rt_fast *f, struct lp_rt_thread *t, uint64_t no
 	f->epoch = now + gap; /* references so far: epoch - countdown = now + 1 */
 }
 
+static inline void rt_push_event(struct lp_rt_thread *t, uint64_t addr, uint64_t size, uint32_t kind, uint64_t pc);
+
 static struct lp_rt_thread *rt_thread_init(struct lp_rt_fast *f)
 {
+	struct lp_rt_tls tls[LP_RT_TLS_MAX];
 	struct lp_rt_thread *t;
 	uint64_t x;
 
@@ -800,6 +803,8 @@ static struct lp_rt_thread *rt_thread_init(struct lp_rt_fast *f)
 		return NULL;
 	}
 	rt_connect(t);
+	for (unsigned i = 0, n = lp_rt_tls_segments(tls, LP_RT_TLS_MAX); i < n; i++)
+		rt_push_event(t, tls[i].start, tls[i].size, LP_MSG_EV_TLS, tls[i].image);
 	t->next_flush_ns = rt_now_ns(CLOCK_MONOTONIC_COARSE) + g.flush_ns;
 	if (atomic_exchange(&g.maps_sent, 1) == 0)
 		rt_send_maps(t, LP_MAPS_START);
@@ -1062,7 +1067,34 @@ void lp_rt_slow(uint64_t addr, uint32_t size, uint32_t kind, uint64_t pc)
 	f->in_rt--;
 }
 
-void lp_rt_alloc_event(uint64_t addr, uint64_t size, uint32_t kind, uint64_t pc)
+int lp_rt_alloc_wanted(void)
+{
+	return !lp_rt_fast.in_rt && g.inited && g.active;
+}
+
+/* An allocation event and its frame records, in one message. */
+static void rt_push_alloc(struct lp_rt_thread *t, uint64_t addr, uint64_t size, uint32_t kind, uint64_t pc,
+			  const uint64_t *up, unsigned nup)
+{
+	unsigned recs = (nup + 2) / 3;
+	struct lp_msg_ref *r;
+
+	if (t->nevents + 1 + recs > t->event_cap)
+		rt_send_events(t);
+	r = &t->events[t->nevents];
+	r[0] = (struct lp_msg_ref){ .addr = addr, .pc = pc, .size = size, .thread = t->number, .kind = kind };
+	for (unsigned i = 0; i < recs; i++) {
+		uint64_t f[3] = { 0, 0, 0 };
+		for (unsigned k = 0; k < 3 && 3 * i + k < nup; k++)
+			f[k] = up[3 * i + k];
+		r[1 + i] = (struct lp_msg_ref){ .addr = f[0], .pc = f[1], .size = f[2], .thread = t->number,
+						.kind = LP_MSG_EV_FRAMES };
+	}
+	t->nevents += 1 + recs; /* after the records: a signal-time flush sends whole events */
+}
+
+void lp_rt_alloc_event(uint64_t addr, uint64_t size, uint32_t kind, uint64_t pc, const uint64_t *up,
+		       unsigned nup)
 {
 	struct lp_rt_fast *f = &lp_rt_fast;
 	struct lp_rt_thread *t;
@@ -1077,7 +1109,7 @@ void lp_rt_alloc_event(uint64_t addr, uint64_t size, uint32_t kind, uint64_t pc)
 		f->in_rt--;
 		return;
 	}
-	rt_push_event(t, addr, size, kind, pc);
+	rt_push_alloc(t, addr, size, kind, pc, up, nup > LP_RT_STACK_UP ? LP_RT_STACK_UP : nup);
 	rt_leave(t);
 	f->in_rt--;
 }

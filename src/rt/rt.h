@@ -133,8 +133,22 @@ void lp_rt_strip_extra(uint64_t a0, int64_t step, uint64_t size, uint64_t n);
  * with one line (rt-shadow.c). */
 void lp_rt_shadow_map(void);
 
-/* Allocation events (rt-alloc.c -> rt-core.c). */
-void lp_rt_alloc_event(uint64_t addr, uint64_t size, uint32_t kind, uint64_t pc);
+/* Allocation events (rt-alloc.c -> rt-core.c): an allocation's call
+ * stack above its call site pc is up[0..nup), innermost first. */
+#define LP_RT_STACK_RECORDS 4 /* frame records after an allocation event */
+#define LP_RT_STACK_UP (3 * LP_RT_STACK_RECORDS)
+void lp_rt_alloc_event(uint64_t addr, uint64_t size, uint32_t kind, uint64_t pc, const uint64_t *up,
+		       unsigned nup);
+/* The calling thread's TLS segments, at most max (rt-tls.c). */
+struct lp_rt_tls {
+	uint64_t start, size, image;
+};
+#define LP_RT_TLS_MAX 16
+unsigned lp_rt_tls_segments(struct lp_rt_tls *v, unsigned max);
+
+/* Whether this thread records allocation events now (not inside the
+ * runtime, the process recorded). */
+int lp_rt_alloc_wanted(void);
 
 /* Flush everything and say goodbye: exit, _exit, fatal signals. */
 void lp_rt_process_finish(int status, int how);

@@ -16,6 +16,7 @@
 #include "pub_tool_mallocfree.h"
 #include "pub_tool_options.h"
 #include "pub_tool_debuginfo.h"
+#include "pub_tool_execontext.h"
 #include "pub_tool_transtab.h"
 #include "pub_tool_oset.h"
 #include "pub_tool_replacemalloc.h"
@@ -72,6 +73,7 @@ struct blk {
 	ULong size;    /* requested bytes; on the free list: the next free index */
 	ULong time;    /* allocating thread's references before the allocation */
 	ULong site;    /* call site */
+	ExeContext *stack; /* its call stack (sample mode), NULL when none */
 	UInt thread;   /* allocating thread's number */
 	UInt emitted;  /* its ALLOC event was sent */
 };
@@ -186,6 +188,7 @@ static struct blk *block_add(Addr a, SizeT size, ULong time, ULong site, UInt th
 	b->size = size;
 	b->time = time;
 	b->site = site;
+	b->stack = NULL;
 	b->thread = thread;
 	b->emitted = 0;
 	leaf[bm_index(a)] = i;
@@ -310,6 +313,61 @@ static void aev_push(ULong time, Addr a, ULong size, ULong pc, UInt thread,
 	e->kind = kind;
 }
 
+/* ---- call stacks ------------------------------------------------------------
+ * Each allocation's call stack, by valgrind's unwinder (CFI), kept as an
+ * ExeContext (valgrind stores each distinct stack once), and sent after
+ * the block's ALLOC event as frame records (protocol.h). */
+
+/* The call stack now (sample mode: traces have no stacks). */
+static ExeContext *stack_now(ThreadId tid)
+{
+	return lpvg_o.mode == LP_MODE_SAMPLE ? VG_(record_ExeContext)(tid, 0) : NULL;
+}
+
+struct stack_up {
+	Addr ips[LPVG_STACK_UP + 4];
+	UInt n;
+};
+
+static void stack_ip(UInt n, DiEpoch ep, Addr ip, void *opaque)
+{
+	struct stack_up *u = opaque;
+
+	(void)ep;
+	if (u->n < LPVG_STACK_UP + 4)
+		u->ips[u->n++] = ip;
+}
+
+/* The block's ALLOC event, then its callers above its call site: the
+ * stack's first frames are the allocation function's (ips[0], and
+ * operator new's under its malloc), up to the call site. */
+static void aev_push_alloc(const struct blk *b, Addr start)
+{
+	struct stack_up u = { .n = 0 };
+	UInt i = 1, recs;
+
+	if (b->stack)
+		VG_(apply_ExeContext)(stack_ip, &u, b->stack);
+	while (i < u.n && i < 4 && u.ips[i] != b->site)
+		i++;
+	if (i >= u.n || i >= 4)
+		u.n = 0; /* the site is not among the first frames: no stack */
+	else
+		i++;
+	recs = u.n > i ? (u.n - i + 3) / 4 : 0;
+	if (recs > LPVG_STACK_UP / 4)
+		recs = LPVG_STACK_UP / 4;
+	if (naev + 1 + recs > LPVG_ALLOC_CAP)
+		lpvg_allocs_flush(NULL);
+	aev_push(b->time, start, b->size, b->site, b->thread, LP_EV_ALLOC);
+	for (UInt r = 0; r < recs; r++) {
+		ULong f[4] = { 0, 0, 0, 0 };
+		for (UInt k = 0; k < 4 && i + 4 * r + k < u.n; k++)
+			f[k] = u.ips[i + 4 * r + k];
+		aev_push(f[0], (Addr)f[1], f[3], f[2], b->thread, LP_MSG_EV_FRAMES);
+	}
+}
+
 /* A sample or a reuse touched address a (thread t's slow path): the
  * allocation of the block holding it goes out now if it has not yet. */
 void lpvg_touch(ULong a)
@@ -320,7 +378,7 @@ void lpvg_touch(ULong a)
 	if (!start || b->emitted)
 		return;
 	b->emitted = 1;
-	aev_push(b->time, start, b->size, b->site, b->thread, LP_EV_ALLOC);
+	aev_push_alloc(b, start);
 }
 
 /* The process's counts and what its events are (cumulative; the
@@ -407,7 +465,7 @@ static ULong thread_now(ThreadId tid, const struct lpvg_thread *t)
 
 /* A block of n bytes at p, allocated by thread t (NULL: unknown) after
  * `time` of its references. */
-static void on_alloc(struct lpvg_thread *t, ULong time, Addr p, SizeT n, ULong site)
+static void on_alloc(struct lpvg_thread *t, ULong time, Addr p, SizeT n, ULong site, ExeContext *stack)
 {
 	UInt thread = 0;
 	struct blk *b;
@@ -422,13 +480,14 @@ static void on_alloc(struct lpvg_thread *t, ULong time, Addr p, SizeT n, ULong s
 	if ((b = block_find(p))) /* its free was missed: the old block ends */
 		block_remove(p, b);
 	b = block_add(p, n, time, site, thread);
+	b->stack = stack;
 	n_allocs++;
 	n_bytes += n;
 	if (lpvg_o.mode == LP_MODE_TRACE) {
 		lpvg_event(t, (ULong)p, n, LP_EV_ALLOC, site);
 	} else if (lpvg_o.alloc_all && t && !t->dead) {
 		b->emitted = 1;
-		aev_push(time, p, n, site, thread, LP_EV_ALLOC);
+		aev_push_alloc(b, p);
 	}
 }
 
@@ -505,6 +564,7 @@ VG_REGPARM(2) void lpvg_entry_hook(UChar *gsp, UWord kind)
 	/* operator new's malloc: the site of the new */
 	pd->site = t->new_sp > sp && t->new_sp - sp < 1024 ? t->new_site : ra - 1;
 	t->new_sp = 0;
+	pd->stack = stack_now(VG_(get_running_tid)());
 	pd->a1 = g->guest_RDI;
 	pd->a2 = g->guest_RSI;
 	pd->a3 = g->guest_RDX;
@@ -531,15 +591,15 @@ VG_REGPARM(1) void lpvg_ret_hook(UChar *gsp)
 	switch (pd.kind) {
 	case LPVG_H_ALLOC1:
 		if (r)
-			on_alloc(t, time, (Addr)r, pd.a1, pd.site);
+			on_alloc(t, time, (Addr)r, pd.a1, pd.site, pd.stack);
 		break;
 	case LPVG_H_ALLOC2:
 		if (r)
-			on_alloc(t, time, (Addr)r, pd.a2, pd.site);
+			on_alloc(t, time, (Addr)r, pd.a2, pd.site, pd.stack);
 		break;
 	case LPVG_H_CALLOC:
 		if (r && !__builtin_mul_overflow(pd.a1, pd.a2, &n))
-			on_alloc(t, time, (Addr)r, n, pd.site);
+			on_alloc(t, time, (Addr)r, n, pd.site, pd.stack);
 		break;
 	case LPVG_H_REALLOC:
 	case LPVG_H_REALLOCARRAY: {
@@ -550,12 +610,12 @@ VG_REGPARM(1) void lpvg_ret_hook(UChar *gsp)
 		if (pd.a1 && (r || (n == 0 && !ovf)))
 			on_free(t, time, (Addr)pd.a1, pd.site);
 		if (r)
-			on_alloc(t, time, (Addr)r, n, pd.site);
+			on_alloc(t, time, (Addr)r, n, pd.site, pd.stack);
 		break;
 	}
 	case LPVG_H_POSIX_MEMALIGN:
 		if ((Int)r == 0)
-			on_alloc(t, time, (Addr) * (const ULong *)pd.a1, pd.a3, pd.site);
+			on_alloc(t, time, (Addr) * (const ULong *)pd.a1, pd.a3, pd.site, pd.stack);
 		break;
 	}
 }
@@ -614,7 +674,7 @@ static void *alloc_block(ThreadId tid, SizeT n, SizeT align, Bool zero)
 	t = lpvg_thread_of(tid);
 	if (t && !t->dead && lpvg_o.mode == LP_MODE_SAMPLE)
 		time = thread_now(tid, t);
-	on_alloc(t, time, (Addr)p, n, call_site(tid));
+	on_alloc(t, time, (Addr)p, n, call_site(tid), stack_now(tid));
 	return p;
 }
 

@@ -753,13 +753,17 @@ static IRSB *hook_ret(IRSB *in)
 
 /* The entry of a watched allocation function: lpvg_entry_hook reads its
  * arguments and return address and may replace the latter. */
-static void hook_entry(IRSB *out, UInt kind)
+static void hook_entry(IRSB *out, UInt kind, Addr fn)
 {
 	IRDirty *di = unsafeIRDirty_0_N(2, "lpvg_entry_hook", VG_(fnptr_to_fnentry)(lpvg_entry_hook),
 					mkIRExprVec_2(IRExpr_GSPTR(), mkIRExpr_HWord(kind)));
 	IRTemp sp = newIRTemp(out->tyenv, Ity_I64);
 
 	addStmtToIRSB(out, IRStmt_WrTmp(sp, IRExpr_Get(offsetof(VexGuestAMD64State, guest_RSP), Ity_I64)));
+	/* the unwinder starts from the guest's pc: the function's entry */
+	addStmtToIRSB(out, IRStmt_Put(offsetof(VexGuestAMD64State, guest_RIP), IRExpr_Const(IRConst_U64(fn))));
+	fx_add(di, Ifx_Read, offsetof(VexGuestAMD64State, guest_RIP), 8); /* rip */
+	fx_add(di, Ifx_Read, offsetof(VexGuestAMD64State, guest_RBP), 8); /* rbp */
 	fx_add(di, Ifx_Read, offsetof(VexGuestAMD64State, guest_RDX), 8); /* rdx */
 	fx_add(di, Ifx_Read, offsetof(VexGuestAMD64State, guest_RSP), 8); /* rsp */
 	fx_add(di, Ifx_Read, offsetof(VexGuestAMD64State, guest_RSI), 16); /* rsi, rdi */
@@ -800,7 +804,7 @@ static void emit_superblock(struct ist *s, IRSB *in, struct plan *p, UInt np, In
 		if (st->tag == Ist_IMark && nhooked && (hk = lpvg_hook_kind((Addr)st->Ist.IMark.addr))) {
 			flush(s); /* the hook reads the clock */
 			addStmtToIRSB(s->out, st);
-			hook_entry(s->out, hk);
+			hook_entry(s->out, hk, (Addr)st->Ist.IMark.addr);
 			continue;
 		}
 		na = st->tag == Ist_IMark || st->tag == Ist_Exit ? 0 : stmt_accesses(tyenv, st, a);

@@ -52,6 +52,7 @@ extern void *VG_(get_ThreadState)(ThreadId tid); /* its guest state at a fixed o
 #define LPVG_SAMPLE_CAP 4096  /* samples per SAMPLES message */
 #define LPVG_TRACE_CAP 8192   /* references per REFS message */
 #define LPVG_ALLOC_CAP 1024   /* allocation events per ALLOCS message */
+#define LPVG_STACK_UP 12      /* frames sent above an allocation's call site (3 records) */
 #define LPVG_CMDLINE_MAX 4096
 #define LPVG_PEND_MAX 8       /* nested watched allocation calls per thread */
 #define LPVG_NONE_ADDR (~0ULL) /* address slot of a guarded access not done */
@@ -141,6 +142,7 @@ struct lpvg_thread {
 	/* watched allocation calls under way (vg-main.c, vg-preload.c) */
 	struct lpvg_pend {
 		ULong ra, sp, site, a1, a2, a3;
+		struct _ExeContext *stack; /* the call stack at the entry */
 		UInt kind;
 	} pend[LPVG_PEND_MAX];
 	UInt npend;

@@ -45,6 +45,17 @@ sed -n '/id="object-pcs"/,$p' "$T/dom.html" >"$T/object-pcs.html"
 expect_grep '<h3 class="object">heap@main \(matmul\.c:[0-9]+\)' "$T/object-pcs.html"
 expect_grep '<td class="name">main \(matmul\.c:[0-9]+\)</td>' "$T/object-pcs.html"
 
+# the per-function, per-source-line and per-thread tables, sortable, and
+# the hot line in its source with its misses
+for id in functions source threads; do
+	sed -n "/id=\"$id\"/,/<\/table>/p" "$T/dom.html" >"$T/$id.html"
+	expect_grep '<table class="sortable">' "$T/$id.html"
+done
+expect_grep '<td class="name">main</td>' "$T/functions.html"
+expect_grep '<td class="name">matmul\.c:[0-9]+</td>' "$T/source.html"
+expect_grep '<tr><td data-v="0">0</td>' "$T/threads.html"
+expect_grep '<b> +[0-9]+ +[0-9]+  .*s \+= a\[i \* n \+ k\] \* b\[k \* n \+ j\];' "$T/dom.html"
+
 # what a person sees: ink on the page, and the graph's curves in their colours
 python3 - "$T/shot.png" <<'PY' || fail "the screenshot looks blank"
 import struct, sys, zlib

@@ -16,8 +16,8 @@ struct point {
 };
 
 // The big heap objects: each is allocated here, through std::allocator
-// and operator new.
-std::vector<point> make_points(size_t n)
+// and operator new (not inlined, so that a build without -g names it too).
+__attribute__((noinline)) std::vector<point> make_points(size_t n)
 {
 	std::vector<point> v;
 	for (size_t i = 0; i < n; i++)

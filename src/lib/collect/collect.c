@@ -422,6 +422,24 @@ static struct lp_ref *proc_convert(struct rec_proc *p, const struct lp_msg_ref *
 	return p->conv;
 }
 
+/* To the trace, without the allocations' call stacks and the TLS
+ * segments (the trace format has neither). */
+static int trace_events(struct rec_proc *p, const struct lp_ref *refs, uint32_t n)
+{
+	uint32_t i = 0;
+	int err;
+
+	while (i < n) {
+		uint32_t j = i;
+		while (j < n && refs[j].kind != LP_MSG_EV_FRAMES && refs[j].kind != LP_MSG_EV_TLS)
+			j++;
+		if (j > i && (err = lp_trace_write(p->tw, refs + i, j - i)) < 0)
+			return err;
+		i = j + 1;
+	}
+	return 0;
+}
+
 /* References or allocation events, in order: held while the process's
  * output is deferred, else to the trace or the sink. */
 static int proc_events(struct rec_proc *p, const struct lp_ref *refs, uint32_t n)
@@ -433,7 +451,7 @@ static int proc_events(struct rec_proc *p, const struct lp_ref *refs, uint32_t n
 				 sizeof(*refs));
 	if (!p->open)
 		return 0;
-	err = p->trace ? lp_trace_write(p->tw, refs, n) : p->sink->events(p->sink_state, refs, n);
+	err = p->trace ? trace_events(p, refs, n) : p->sink->events(p->sink_state, refs, n);
 	if (err < 0)
 		lp_collect_proc_fail(p, err);
 	return 0;
@@ -567,6 +585,7 @@ static int on_allocs_t(struct rec_proc *p, const uint8_t *msg, size_t len)
 	struct lp_msg_allocs_t m;
 	const struct lp_msg_alloc_t *v = (const void *)(msg + sizeof(m));
 	struct lp_ref *refs;
+	uint64_t n;
 	int err;
 
 	if (len < sizeof(m))
@@ -581,13 +600,16 @@ static int on_allocs_t(struct rec_proc *p, const uint8_t *msg, size_t len)
 			lp_collect_proc_fail(p, err);
 		return 0;
 	}
-	/* elsewhere the time is dropped, as in ALLOCS */
+	/* elsewhere the time is dropped, as in ALLOCS, and the call stacks
+	 * (four frames a record do not fit the three of an ALLOCS one) */
 	if (!(refs = proc_conv_reserve(p, m.count)))
 		return lp_seterr(LP_ENOMEM, "out of memory");
+	n = 0;
 	for (uint32_t i = 0; i < m.count; i++)
-		refs[i] = (struct lp_ref){ .addr = v[i].addr, .pc = v[i].pc, .size = v[i].size,
-					   .tid = v[i].thread, .kind = (uint8_t)v[i].kind };
-	return proc_events(p, refs, m.count);
+		if (v[i].kind != LP_MSG_EV_FRAMES)
+			refs[n++] = (struct lp_ref){ .addr = v[i].addr, .pc = v[i].pc, .size = v[i].size,
+						     .tid = v[i].thread, .kind = (uint8_t)v[i].kind };
+	return proc_events(p, refs, (uint32_t)n);
 }
 
 static int on_alloc_sum(struct rec_proc *p, const uint8_t *msg, size_t len)

@@ -147,6 +147,19 @@ struct lp_msg_ref {
 	uint64_t seq;
 };
 
+/* An allocation event's call stack (above its call site, pc) follows it
+ * in the same message as records of kind LP_MSG_EV_FRAMES: in a
+ * struct lp_msg_ref, addr, pc and size hold the next three return
+ * addresses, innermost first; in a struct lp_msg_alloc_t, time, addr, pc
+ * and size the next four. A 0 ends the stack. A collector that does not
+ * keep stacks drops these records. */
+#define LP_MSG_EV_FRAMES 16u
+/* A thread's instance of a module's TLS segment, in the same stream
+ * (struct lp_msg_ref): addr = its start in the sending thread, size = its
+ * size in memory, pc = an address in the module (its TLS initialisation
+ * image), thread = the thread. Sent once per thread and module. */
+#define LP_MSG_EV_TLS 17u
+
 /* REFS (trace mode) and ALLOCS (sample mode) share this layout. */
 struct lp_msg_refs {
 	struct lp_msg_header h;

@@ -9,6 +9,7 @@
  * does; its line accesses per line size are counted apart (THREAD's
  * extra_lines: a reference touching k lines is k line accesses), as in a
  * trace-driven profile (docs/models.md, "What is counted"). */
+#include "collect/alloc-stacks.h"
 #include "collect/sink.h"
 
 #include <locprof/profile.h>
@@ -27,6 +28,7 @@ _Static_assert(LP_MSG_PART_WHOLE == LP_PART_WHOLE && LP_MSG_PART_FIRST == LP_PAR
 struct lpp_sink {
 	struct lp_profile *p;
 	char *path;
+	struct lp_stack_builder stacks;
 };
 
 static int lpp_open(void **state, const char *path, const struct lp_collect_proc *proc)
@@ -109,13 +111,29 @@ static int lpp_samples(void *state, const struct lp_msg_sample *v, size_t n)
 }
 
 /* Allocation events arrive in the order each thread made them (threads
- * interleave by flush). The runtime sends no clock with them, so their
- * time is unknown; data-object attribution then goes by address. */
+ * interleave by flush), each allocation followed by its call stack's
+ * frame records in the same message. The runtime sends no clock with
+ * them, so their time is unknown; data-object attribution then goes by
+ * address. */
 static int lpp_events(void *state, const struct lp_ref *ev, size_t n)
 {
 	struct lpp_sink *s = state;
+	int err;
 
 	for (size_t i = 0; i < n; i++) {
+		if (ev[i].kind == LP_MSG_EV_FRAMES) {
+			uint64_t f[3] = { ev[i].addr, ev[i].pc, ev[i].size };
+			lp_stack_builder_frames(&s->stacks, f, 3);
+			continue;
+		}
+		if ((err = lp_stack_builder_end(&s->stacks, s->p)) < 0)
+			return err;
+		if (ev[i].kind == LP_MSG_EV_TLS) {
+			struct lp_tls_block b = { ev[i].addr, ev[i].size, ev[i].pc, ev[i].tid };
+			if ((err = lp_profile_add_tls(s->p, &b)) < 0)
+				return err;
+			continue;
+		}
 		if (ev[i].kind != LP_EV_ALLOC && ev[i].kind != LP_EV_FREE)
 			continue;
 		struct lp_alloc_event e = {
@@ -123,19 +141,28 @@ static int lpp_events(void *state, const struct lp_ref *ev, size_t n)
 			.size = ev[i].size, .pc = ev[i].pc,
 			.tid = ev[i].tid, .kind = ev[i].kind,
 		};
-		int err = lp_profile_add_alloc(s->p, &e);
-		if (err < 0)
+		if ((err = lp_profile_add_alloc(s->p, &e)) < 0)
 			return err;
+		if (e.kind == LP_EV_ALLOC)
+			lp_stack_builder_begin(&s->stacks, s->p->n_allocs - 1, e.pc);
 	}
-	return 0;
+	return lp_stack_builder_end(&s->stacks, s->p);
 }
 
 /* The valgrind tool's events carry the allocating thread's clock. */
 static int lpp_timed_events(void *state, const struct lp_msg_alloc_t *ev, size_t n)
 {
 	struct lpp_sink *s = state;
+	int err;
 
 	for (size_t i = 0; i < n; i++) {
+		if (ev[i].kind == LP_MSG_EV_FRAMES) {
+			uint64_t f[4] = { ev[i].time, ev[i].addr, ev[i].pc, ev[i].size };
+			lp_stack_builder_frames(&s->stacks, f, 4);
+			continue;
+		}
+		if ((err = lp_stack_builder_end(&s->stacks, s->p)) < 0)
+			return err;
 		if (ev[i].kind != LP_EV_ALLOC && ev[i].kind != LP_EV_FREE)
 			continue;
 		struct lp_alloc_event e = {
@@ -143,12 +170,13 @@ static int lpp_timed_events(void *state, const struct lp_msg_alloc_t *ev, size_t
 			.size = ev[i].size, .pc = ev[i].pc,
 			.tid = ev[i].thread, .kind = (uint8_t)ev[i].kind,
 		};
-		int err = lp_profile_add_alloc(s->p, &e);
-		if (err < 0)
+		if ((err = lp_profile_add_alloc(s->p, &e)) < 0)
 			return err;
+		if (e.kind == LP_EV_ALLOC)
+			lp_stack_builder_begin(&s->stacks, s->p->n_allocs - 1, e.pc);
 	}
 	s->p->alloc_flags |= LP_ALLOCS_THREAD_CLOCK;
-	return 0;
+	return lp_stack_builder_end(&s->stacks, s->p);
 }
 
 static int lpp_alloc_summary(void *state, uint32_t flags, uint64_t allocs, uint64_t frees,
@@ -167,6 +195,7 @@ static int lpp_alloc_summary(void *state, uint32_t flags, uint64_t allocs, uint6
 
 static void lpp_free(struct lpp_sink *s)
 {
+	lp_stack_builder_release(&s->stacks);
 	lp_profile_free(s->p);
 	free(s->path);
 	free(s);

@@ -87,6 +87,8 @@ static int text_events(void *state, const struct lp_ref *ev, size_t n)
 	int err = 0;
 
 	for (size_t i = 0; i < n && err >= 0; i++) {
+		if (ev[i].kind == LP_MSG_EV_FRAMES || ev[i].kind == LP_MSG_EV_TLS) /* not in this format */
+			continue;
 		if (ev[i].kind == LP_EV_ALLOC)
 			err = lp_out_printf(s->out, "# alloc %u 0x%llx %llu 0x%llx\n", ev[i].tid,
 					    (unsigned long long)ev[i].addr,

@@ -251,24 +251,19 @@ static int pc_rec(struct lp_attrib *a, uint64_t pc, uint32_t *out)
 static int64_t heap_object(struct lp_attrib *a, uint64_t site)
 {
 	uint32_t v = umap_get(&a->site_map, site);
-	struct lp_code_loc loc = { 0 };
+	struct lp_alloc_site as;
+	char nb[256];
 	uint32_t id;
 	char *name;
 	int err;
 
 	if (v)
 		return v - 1;
-	if (a->syms)
-		lp_symbols_pc(a->syms, site, &loc);
-	/* with the column: two allocations on one line are two objects */
-	if (loc.function && loc.file && loc.column)
-		err = asprintf(&name, "heap@%s (%s:%d:%d)", loc.function, loc.file, loc.line, loc.column);
-	else if (loc.function && loc.file)
-		err = asprintf(&name, "heap@%s (%s:%d)", loc.function, loc.file, loc.line);
-	else if (loc.function)
-		err = asprintf(&name, "heap@%s", loc.function);
-	else
-		err = asprintf(&name, "heap@0x%" PRIx64, site);
+	/* traces carry the call site alone: named as a one-frame stack, the
+	 * column telling two allocations on one line apart */
+	lp_symbols_alloc_site(a->syms, &site, 1, &as);
+	lp_alloc_site_format(&as, 1, nb, sizeof(nb));
+	err = asprintf(&name, "heap@%s", nb);
 	if (err < 0)
 		return lp_seterr(LP_ENOMEM, "out of memory");
 	if ((err = add_name(&a->objs, &a->nobjs, &a->capobjs, name, &id)) < 0)
@@ -304,7 +299,7 @@ static int object_of(struct lp_attrib *a, uint64_t addr, uint32_t *out)
 		*out = v - 1;
 		return 0;
 	}
-	if (add_name(&a->objs, &a->nobjs, &a->capobjs, strdup(ds.name), out) < 0)
+	if (add_name(&a->objs, &a->nobjs, &a->capobjs, strdup(lp_symbols_readable(a->syms, ds.name)), out) < 0)
 		return LP_ENOMEM;
 	return umap_put(&a->sym_map, ds.start, *out + 1) < 0 ? lp_seterr(LP_ENOMEM, "out of memory") : 0;
 }

@@ -22,6 +22,7 @@
 #include "common/error.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 struct lp_block {
 	uint64_t start, end; /* [start, end) */
@@ -29,12 +30,17 @@ struct lp_block {
 	uint64_t t0, t1;     /* allocation and free times (LP_TIME_UNKNOWN) */
 	size_t ord0, ord1;   /* event indices; ord1 = SIZE_MAX when never freed */
 	uint32_t tid, tid1;  /* allocating and freeing threads */
+	uint32_t stack;      /* the allocation's call stack (lp_alloc_event.stack) */
 };
 
 struct lp_objects {
 	struct lp_block *b;
 	uint64_t *maxend; /* maxend[i] = max end of b[0..i] */
 	size_t n;
+	struct lp_alloc_stack *stacks; /* a copy of the profile's */
+	size_t nstacks;
+	struct lp_tls_block *tls;      /* a copy of the profile's */
+	size_t ntls;
 	int thread_clock;    /* LP_ALLOCS_THREAD_CLOCK */
 	uint64_t run_allocs; /* the profile's total, or n */
 };
@@ -85,7 +91,8 @@ int lp_objects_new(struct lp_objects **out, const struct lp_profile *p)
 			if (e->kind == LP_EV_ALLOC && e->size > 0) {
 				uint64_t end = e->addr + e->size < e->addr ? UINT64_MAX : e->addr + e->size;
 				o->b[o->n] = (struct lp_block){ e->addr, end, e->pc, e->time, LP_TIME_UNKNOWN,
-								ev[j].i, SIZE_MAX, e->tid, e->tid };
+								ev[j].i, SIZE_MAX, e->tid, e->tid,
+								e->stack <= p->n_stacks ? e->stack : 0 };
 				open = o->n++;
 			} else if (e->kind == LP_EV_FREE && open != SIZE_MAX) {
 				o->b[open].t1 = e->time;
@@ -101,12 +108,25 @@ int lp_objects_new(struct lp_objects **out, const struct lp_profile *p)
 	for (size_t i = 0; i < o->n; i++)
 		o->maxend[i] = i && o->maxend[i - 1] > o->b[i].end ? o->maxend[i - 1] : o->b[i].end;
 	free(ev);
+	if (p->n_stacks) {
+		if (!(o->stacks = malloc(p->n_stacks * sizeof(*o->stacks))))
+			goto out_nomem_b;
+		memcpy(o->stacks, p->stacks, p->n_stacks * sizeof(*o->stacks));
+		o->nstacks = p->n_stacks;
+	}
+	if (p->n_tls) {
+		if (!(o->tls = malloc(p->n_tls * sizeof(*o->tls))))
+			goto out_nomem_b;
+		memcpy(o->tls, p->tls, p->n_tls * sizeof(*o->tls));
+		o->ntls = p->n_tls;
+	}
 	o->thread_clock = !!(p->alloc_flags & LP_ALLOCS_THREAD_CLOCK);
 	o->run_allocs = p->alloc_flags & LP_ALLOCS_TOTALS ? p->alloc_total : o->n;
 	*out = o;
 	return 0;
 out_nomem:
 	free(ev);
+out_nomem_b:
 	lp_objects_free(o);
 	return lp_seterr(LP_ENOMEM, "out of memory");
 }
@@ -117,6 +137,8 @@ void lp_objects_free(struct lp_objects *o)
 		return;
 	free(o->b);
 	free(o->maxend);
+	free(o->stacks);
+	free(o->tls);
 	free(o);
 }
 
@@ -156,6 +178,14 @@ int lp_objects_find(const struct lp_objects *o, uint64_t addr, uint64_t time, ui
 int lp_objects_find_tid(const struct lp_objects *o, uint64_t addr, uint64_t time, uint32_t tid,
 			uint64_t *start, uint64_t *size, uint64_t *pc)
 {
+	const struct lp_alloc_stack *stack;
+
+	return lp_objects_find_stack(o, addr, time, tid, start, size, pc, &stack);
+}
+
+int lp_objects_find_stack(const struct lp_objects *o, uint64_t addr, uint64_t time, uint32_t tid,
+			  uint64_t *start, uint64_t *size, uint64_t *pc, const struct lp_alloc_stack **stack)
+{
 	size_t lo = 0, hi = o->n, best = SIZE_MAX;
 	int best_fit = -1;
 
@@ -186,5 +216,21 @@ int lp_objects_find_tid(const struct lp_objects *o, uint64_t addr, uint64_t time
 	*start = o->b[best].start;
 	*size = o->b[best].end - o->b[best].start;
 	*pc = o->b[best].pc;
+	*stack = o->b[best].stack ? &o->stacks[o->b[best].stack - 1] : NULL;
 	return 1;
+}
+
+/* A thread has a segment per module with TLS: a handful, searched in turn. */
+int lp_objects_find_tls(const struct lp_objects *o, uint64_t addr, uint32_t tid, uint64_t *start,
+			uint64_t *image)
+{
+	for (size_t i = 0; i < o->ntls; i++) {
+		const struct lp_tls_block *b = &o->tls[i];
+		if (b->tid == tid && addr >= b->start && addr - b->start < b->size) {
+			*start = b->start;
+			*image = b->image;
+			return 1;
+		}
+	}
+	return 0;
 }

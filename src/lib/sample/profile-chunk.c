@@ -75,9 +75,10 @@ void lp_alloc_encode(uint8_t out[LP_ALLOC_RECORD_SIZE], const struct lp_alloc_ev
 	lp_put_u64(out + 24, e->pc);
 	lp_put_u32(out + 32, e->tid);
 	out[36] = e->kind;
-	out[37] = 0;
-	out[38] = 0;
-	out[39] = 0;
+	/* the stack id in the bytes that readers before stacks ignore */
+	out[37] = (uint8_t)e->stack;
+	out[38] = (uint8_t)(e->stack >> 8);
+	out[39] = (uint8_t)(e->stack >> 16);
 }
 
 void lp_alloc_decode(struct lp_alloc_event *e, const uint8_t in[LP_ALLOC_RECORD_SIZE])
@@ -88,4 +89,5 @@ void lp_alloc_decode(struct lp_alloc_event *e, const uint8_t in[LP_ALLOC_RECORD_
 	e->pc = lp_get_u64(in + 24);
 	e->tid = lp_get_u32(in + 32);
 	e->kind = in[36];
+	e->stack = (uint32_t)in[37] | (uint32_t)in[38] << 8 | (uint32_t)in[39] << 16;
 }

@@ -24,6 +24,13 @@
 #define LP_ALLOC_CHUNK_VERSION 1u
 #define LP_ALLOC_RECORD_SIZE 40u
 #define LP_ALLOCS_PER_CHUNK 50000u
+/* ASTK: u32 chunk version, u32 id of its first stack, u32 count, then per
+ * stack u32 n and n u64 frames. */
+#define LP_STACK_CHUNK_VERSION 1u
+#define LP_STACKS_PER_CHUNK 20000u
+/* TLSB: u32 chunk version, u32 count, then per segment u64 start, u64
+ * size, u64 image, u32 thread, u32 0. */
+#define LP_TLS_CHUNK_VERSION 1u
 /* ALSM: u32 chunk version, u32 flags, u64 allocations, u64 frees, u64 bytes. */
 #define LP_ALLOC_SUMMARY_VERSION 1u
 /* RANK: u32 chunk version, u32 rank, u32 world size (0: unknown); written
@@ -43,6 +50,8 @@ enum {
 	LP_CHUNK_MAPPINGS = LP_TAG('M', 'A', 'P', 'S'),
 	LP_CHUNK_ALLOCS = LP_TAG('A', 'L', 'O', 'C'),
 	LP_CHUNK_ALLOC_SUMMARY = LP_TAG('A', 'L', 'S', 'M'),
+	LP_CHUNK_ALLOC_STACKS = LP_TAG('A', 'S', 'T', 'K'),
+	LP_CHUNK_TLS = LP_TAG('T', 'L', 'S', 'B'),
 	LP_CHUNK_RANK = LP_TAG('R', 'A', 'N', 'K'),
 	LP_CHUNK_END = LP_TAG('E', 'N', 'D', ' '),
 };

@@ -36,6 +36,8 @@ void lp_profile_free(struct lp_profile *p)
 	free(p->thread_refs);
 	free(p->samples);
 	free(p->allocs);
+	free(p->stacks);
+	free(p->tls);
 	for (unsigned i = 0; i < LP_PROFILE_MAX_LINE_SIZES; i++)
 		free(p->windows[i].v);
 	lp_mappings_release(&p->mappings);
@@ -73,6 +75,40 @@ int lp_profile_add_alloc(struct lp_profile *p, const struct lp_alloc_event *e)
 		return err;
 	p->allocs[p->n_allocs++] = *e;
 	return 0;
+}
+
+int lp_profile_add_stack(struct lp_profile *p, const uint64_t *frames, unsigned n, uint32_t *id)
+{
+	struct lp_alloc_stack *st;
+	int err;
+
+	if (!n || n > LP_ALLOC_STACK_MAX)
+		return lp_seterr(LP_EINVAL, "call stack of %u frames", n);
+	if (p->n_stacks >= LP_ALLOC_STACKS_MAX)
+		return lp_seterr(LP_EINVAL, "more than %u call stacks", LP_ALLOC_STACKS_MAX);
+	if ((err = LP_ARRAY_RESERVE(p->stacks, p->cap_stacks, p->n_stacks + 1, 64, "call stacks")) < 0)
+		return err;
+	st = &p->stacks[p->n_stacks++];
+	memset(st, 0, sizeof(*st));
+	memcpy(st->frames, frames, n * sizeof(*frames));
+	st->n = n;
+	*id = (uint32_t)p->n_stacks;
+	return 0;
+}
+
+int lp_profile_add_tls(struct lp_profile *p, const struct lp_tls_block *b)
+{
+	int err;
+
+	if ((err = LP_ARRAY_RESERVE(p->tls, p->cap_tls, p->n_tls + 1, 16, "TLS segments")) < 0)
+		return err;
+	p->tls[p->n_tls++] = *b;
+	return 0;
+}
+
+const struct lp_alloc_stack *lp_profile_event_stack(const struct lp_profile *p, const struct lp_alloc_event *e)
+{
+	return e->stack && e->stack <= p->n_stacks ? &p->stacks[e->stack - 1] : NULL;
 }
 
 int lp_profile_set_thread_refs(struct lp_profile *p, uint32_t tid, uint64_t refs)
@@ -287,6 +323,73 @@ static double bits_double(uint64_t u)
 	return d;
 }
 
+/* ASTK chunks: the allocation stacks, in id order. */
+static int write_stacks(struct chunkbuf *b, struct lp_out *o, const struct lp_profile *p, uint32_t *nchunks)
+{
+	for (size_t i = 0; i < p->n_stacks; i += LP_STACKS_PER_CHUNK) {
+		size_t n = p->n_stacks - i < LP_STACKS_PER_CHUNK ? p->n_stacks - i : LP_STACKS_PER_CHUNK;
+		int err;
+
+		cb_begin(b);
+		if (cb_u32(b, LP_STACK_CHUNK_VERSION) < 0 || cb_u32(b, (uint32_t)i + 1) < 0 ||
+		    cb_u32(b, (uint32_t)n) < 0)
+			return LP_ENOMEM;
+		for (size_t j = 0; j < n; j++) {
+			const struct lp_alloc_stack *st = &p->stacks[i + j];
+			if (cb_u32(b, st->n) < 0)
+				return LP_ENOMEM;
+			for (uint32_t k = 0; k < st->n; k++)
+				if (cb_u64(b, st->frames[k]) < 0)
+					return LP_ENOMEM;
+		}
+		if ((err = cb_emit(b, o, LP_CHUNK_ALLOC_STACKS)) < 0)
+			return err;
+		(*nchunks)++;
+	}
+	return 0;
+}
+
+/* TLSB: the threads' TLS segments, one chunk. */
+static int write_tls(struct chunkbuf *b, struct lp_out *o, const struct lp_profile *p, uint32_t *nchunks)
+{
+	int err;
+
+	if (!p->n_tls)
+		return 0;
+	cb_begin(b);
+	if (cb_u32(b, LP_TLS_CHUNK_VERSION) < 0 || cb_u32(b, (uint32_t)p->n_tls) < 0)
+		return LP_ENOMEM;
+	for (size_t i = 0; i < p->n_tls; i++)
+		if (cb_u64(b, p->tls[i].start) < 0 || cb_u64(b, p->tls[i].size) < 0 ||
+		    cb_u64(b, p->tls[i].image) < 0 || cb_u32(b, p->tls[i].tid) < 0 || cb_u32(b, 0) < 0)
+			return LP_ENOMEM;
+	if ((err = cb_emit(b, o, LP_CHUNK_TLS)) < 0)
+		return err;
+	(*nchunks)++;
+	return 0;
+}
+
+/* ALOC: the allocation events, LP_ALLOCS_PER_CHUNK a chunk. */
+static int write_allocs(struct chunkbuf *b, struct lp_out *o, const struct lp_profile *p, uint32_t *nchunks)
+{
+	for (size_t i = 0; i < p->n_allocs; i += LP_ALLOCS_PER_CHUNK) {
+		size_t n = p->n_allocs - i < LP_ALLOCS_PER_CHUNK ? p->n_allocs - i : LP_ALLOCS_PER_CHUNK;
+		uint8_t *d;
+		int err;
+
+		cb_begin(b);
+		if (cb_u32(b, LP_ALLOC_CHUNK_VERSION) < 0 || cb_u32(b, (uint32_t)n) < 0 ||
+		    !(d = cb_room(b, n * LP_ALLOC_RECORD_SIZE)))
+			return LP_ENOMEM;
+		for (size_t j = 0; j < n; j++)
+			lp_alloc_encode(d + j * LP_ALLOC_RECORD_SIZE, &p->allocs[i + j]);
+		if ((err = cb_emit(b, o, LP_CHUNK_ALLOCS)) < 0)
+			return err;
+		(*nchunks)++;
+	}
+	return 0;
+}
+
 int lp_profile_write(const struct lp_profile *p, const char *path)
 {
 	struct chunkbuf b = { 0 };
@@ -394,20 +497,9 @@ int lp_profile_write(const struct lp_profile *p, const char *path)
 		goto out_abort;
 	nchunks++;
 
-	for (size_t i = 0; i < p->n_allocs; i += LP_ALLOCS_PER_CHUNK) {
-		size_t n = p->n_allocs - i < LP_ALLOCS_PER_CHUNK ? p->n_allocs - i : LP_ALLOCS_PER_CHUNK;
-		uint8_t *d;
-		err = LP_ENOMEM;
-		cb_begin(&b);
-		if (cb_u32(&b, LP_ALLOC_CHUNK_VERSION) < 0 || cb_u32(&b, (uint32_t)n) < 0 ||
-		    !(d = cb_room(&b, n * LP_ALLOC_RECORD_SIZE)))
-			goto out_abort;
-		for (size_t j = 0; j < n; j++)
-			lp_alloc_encode(d + j * LP_ALLOC_RECORD_SIZE, &p->allocs[i + j]);
-		if ((err = cb_emit(&b, o, LP_CHUNK_ALLOCS)) < 0)
-			goto out_abort;
-		nchunks++;
-	}
+	if ((err = write_stacks(&b, o, p, &nchunks)) < 0 || (err = write_tls(&b, o, p, &nchunks)) < 0 ||
+	    (err = write_allocs(&b, o, p, &nchunks)) < 0)
+		goto out_abort;
 	if (p->alloc_flags) {
 		err = LP_ENOMEM;
 		cb_begin(&b);
@@ -621,6 +713,58 @@ static int parse_allocs(struct lp_profile *p, struct cur *c)
 	return 0;
 }
 
+/* ASTK: stacks continue the table in id order; a chunk out of order (a
+ * lost one before it) or of a later version is skipped whole, and the
+ * events naming its stacks then have none. */
+static int parse_stacks(struct lp_profile *p, struct cur *c)
+{
+	uint32_t version = cur_u32(c), first = cur_u32(c), n = cur_u32(c);
+
+	if (c->bad || version != LP_STACK_CHUNK_VERSION || first != p->n_stacks + 1) {
+		c->pos = c->n;
+		return 0;
+	}
+	for (uint32_t i = 0; i < n && !c->bad; i++) {
+		uint64_t frames[LP_ALLOC_STACK_MAX];
+		uint32_t depth = cur_u32(c), id;
+
+		if (c->bad || !depth || depth > LP_ALLOC_STACK_MAX) {
+			c->bad = 1;
+			return 0;
+		}
+		for (uint32_t k = 0; k < depth; k++)
+			frames[k] = cur_u64(c);
+		if (c->bad)
+			return 0;
+		if (lp_profile_add_stack(p, frames, depth, &id) < 0)
+			return LP_ENOMEM;
+	}
+	return 0;
+}
+
+/* TLSB: a later version is skipped whole. */
+static int parse_tls(struct lp_profile *p, struct cur *c)
+{
+	uint32_t version = cur_u32(c), n = cur_u32(c);
+
+	if (c->bad || version != LP_TLS_CHUNK_VERSION) {
+		c->pos = c->n;
+		return 0;
+	}
+	for (uint32_t i = 0; i < n && !c->bad; i++) {
+		struct lp_tls_block b;
+
+		b.start = cur_u64(c);
+		b.size = cur_u64(c);
+		b.image = cur_u64(c);
+		b.tid = cur_u32(c);
+		cur_u32(c);
+		if (!c->bad && lp_profile_add_tls(p, &b) < 0)
+			return LP_ENOMEM;
+	}
+	return 0;
+}
+
 /* ALSM: what the events are, and the run's totals; a later version is
  * skipped whole. The last one wins. */
 static void parse_alloc_summary(struct lp_profile *p, struct cur *c)
@@ -780,6 +924,10 @@ int lp_profile_read(struct lp_profile **out, const char *path)
 			err = parse_allocs(p, &c);
 		} else if (tag == LP_CHUNK_ALLOC_SUMMARY) {
 			parse_alloc_summary(p, &c);
+		} else if (tag == LP_CHUNK_ALLOC_STACKS) {
+			err = parse_stacks(p, &c);
+		} else if (tag == LP_CHUNK_TLS) {
+			err = parse_tls(p, &c);
 		} else if (tag == LP_CHUNK_RANK) {
 			parse_rank(p, &c);
 		} else if (tag == LP_CHUNK_END) {

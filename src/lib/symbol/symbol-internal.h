@@ -13,6 +13,15 @@ size_t lp_symbols_data_count(struct lp_symbols *s);
 /* The address range of entry i < lp_symbols_data_count(). */
 void lp_symbols_data_range(struct lp_symbols *s, size_t i, uint64_t *start, uint64_t *end);
 
+/* The innermost function of pc's inline chain (DWARF) whose readable
+ * name skip() rejects not, with its line: pc's own for the innermost
+ * function, else the line of the call it made into the next inlined one.
+ * 1 when found; 0 (nothing set) when none, or pc has no DWARF. */
+int lp_symbols_inline_first(struct lp_symbols *s, uint64_t pc, int (*skip)(const char *), const char **function,
+			    const char **file, int *line);
+/* compute(s, pc, out), remembered per pc: always the same compute. */
+int lp_symbols_site_cached(struct lp_symbols *s, uint64_t pc, struct lp_alloc_site *out,
+			   int (*compute)(struct lp_symbols *, uint64_t, struct lp_alloc_site *));
 
 /* Strings owned by one lp_symbols, each stored once. */
 struct lp_strpool {

@@ -75,6 +75,21 @@ struct lp_symbols {
 	size_t npcs, cappcs;
 	char *warning;
 	struct lp_strpool names; /* readable names, labels */
+	/* pc -> the allocation site it names (alloc-site.c) */
+	struct lp_htab siteidx;
+	struct sitent {
+		struct lp_alloc_site site;
+		int found;
+	} *sites;
+	size_t nsites, capsites;
+	/* TLS symbols of every module, built on first use */
+	struct tlsym {
+		Dwfl_Module *mod;
+		uint64_t start, end; /* offsets in the module's TLS segment */
+		const char *name;
+	} *tls;
+	size_t ntls;
+	int tls_built;
 };
 
 static char *debuginfo_path;
@@ -241,6 +256,9 @@ void lp_symbols_free(struct lp_symbols *s)
 	free(s->ds);
 	lp_htab_release(&s->pcidx);
 	free(s->pcs);
+	lp_htab_release(&s->siteidx);
+	free(s->sites);
+	free(s->tls);
 	free(s->warning);
 	lp_strpool_release(&s->names);
 	free(s);
@@ -662,6 +680,115 @@ int lp_symbols_pc(struct lp_symbols *s, uint64_t pc, struct lp_code_loc *out)
 	s->pcs[s->npcs++] = (struct pcent){ .loc = loc, .found = found };
 	*out = loc;
 	return found;
+}
+
+int lp_symbols_inline_first(struct lp_symbols *s, uint64_t pc, int (*skip)(const char *), const char **function,
+			    const char **file, int *line)
+{
+	Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, pc);
+	Dwarf_Die cudie, chain[64];
+	struct lp_code_loc loc;
+	Dwarf_Addr bias = 0;
+	uint64_t addr;
+	int n;
+
+	if (!mod || !cu_of(s, mod, pc, &cudie, &bias))
+		return 0;
+	addr = pc - bias;
+	memset(&loc, 0, sizeof(loc));
+	if (!line_of(&cudie, addr, &loc) && line_of(&cudie, addr - 1, &loc))
+		addr--;
+	n = fn_chain(&cudie, addr, chain, 0, (int)(sizeof(chain) / sizeof(chain[0])));
+	for (int k = n - 1; k >= 0; k--) {
+		const char *name = die_name(&chain[k]) ? die_fn_name(s, &cudie, &chain[k]) : NULL;
+
+		if (!name || runtime_function(die_name(&chain[k])) || skip(name))
+			continue;
+		*function = name;
+		*file = NULL;
+		*line = 0;
+		if (k == n - 1) {
+			*file = loc.file;
+			*line = loc.line;
+		} else {
+			call_site(&cudie, &chain[k + 1], file, NULL, line, NULL);
+		}
+		return 1;
+	}
+	return 0;
+}
+
+int lp_symbols_site_cached(struct lp_symbols *s, uint64_t pc, struct lp_alloc_site *out,
+			   int (*compute)(struct lp_symbols *, uint64_t, struct lp_alloc_site *))
+{
+	uint64_t *idx;
+	int isnew, found;
+
+	if ((!s->siteidx.s && lp_htab_init(&s->siteidx, 256) < 0) || lp_htab_reserve(&s->siteidx, 1) < 0 ||
+	    LP_ARRAY_RESERVE(s->sites, s->capsites, s->nsites + 1, 64, "allocation sites") < 0)
+		return compute(s, pc, out); /* out of memory: no cache */
+	if ((idx = lp_htab_find(&s->siteidx, pc))) {
+		*out = s->sites[*idx].site;
+		return s->sites[*idx].found;
+	}
+	found = compute(s, pc, out);
+	*lp_htab_get(&s->siteidx, pc, &isnew) = s->nsites;
+	s->sites[s->nsites++] = (struct sitent){ .site = *out, .found = found };
+	return found;
+}
+
+static int gather_tls(Dwfl_Module *mod, void **user, const char *name, Dwarf_Addr base, void *arg)
+{
+	struct lp_symbols *s = arg;
+	size_t cap = s->ntls;
+	int n = dwfl_module_getsymtab(mod);
+
+	(void)user;
+	(void)name;
+	(void)base;
+	for (int i = 1; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		const char *nm = dwfl_module_getsym_info(mod, i, &sym, &addr, NULL, NULL, NULL);
+
+		if (!nm || GELF_ST_TYPE(sym.st_info) != STT_TLS || sym.st_shndx == SHN_UNDEF)
+			continue;
+		if (LP_ARRAY_RESERVE(s->tls, cap, s->ntls + 1, 32, "TLS symbols") < 0)
+			return DWARF_CB_ABORT;
+		s->tls[s->ntls++] = (struct tlsym){ mod, sym.st_value, sym.st_value + (sym.st_size ? sym.st_size : 1),
+						    nm };
+	}
+	return DWARF_CB_OK;
+}
+
+int lp_symbols_tls(struct lp_symbols *s, uint64_t image, uint64_t offset, const char **name)
+{
+	Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, image);
+
+	if (!s->tls_built) {
+		s->tls_built = 1;
+		dwfl_getmodules(s->dwfl, gather_tls, s, 0);
+	}
+	for (size_t i = 0; mod && i < s->ntls; i++)
+		if (s->tls[i].mod == mod && offset >= s->tls[i].start && offset < s->tls[i].end) {
+			*name = lp_symbols_readable(s, s->tls[i].name);
+			return 1;
+		}
+	return 0;
+}
+
+const char *lp_symbols_readable(struct lp_symbols *s, const char *name)
+{
+	const char *r = lp_name_readable(&s->names, name);
+
+	return r ? r : name;
+}
+
+const char *lp_symbols_module(struct lp_symbols *s, uint64_t pc)
+{
+	Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, pc);
+
+	return mod ? basename_of(dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL)) : NULL;
 }
 
 /* ---- data ---------------------------------------------------------------- */

@@ -78,6 +78,63 @@ static void test_sink_lpp(void **state)
 	free(path);
 }
 
+/* The .lpp sink takes an allocation's call stack from the frame records
+ * after it: equal stacks stored once, a 0 ending one, frames past
+ * LP_ALLOC_STACK_MAX dropped, records without an allocation before them
+ * (a batch that starts with them) ignored, TLS segments kept. */
+static void test_sink_lpp_stacks(void **state)
+{
+	char *path = lp_test_path("stacks.lpp");
+	const struct lp_sample_sink_ops *ops = &lp_sample_sink_lpp;
+	struct lp_collect_proc proc = { .pid = 42, .cmdline = cmdline, .cmdline_len = sizeof(cmdline),
+					.nlines = 1, .line_size = { 64 }, .rate = 0.5, .seed = 3 };
+	const uint8_t F = LP_MSG_EV_FRAMES;
+	struct lp_ref ev[] = {
+		{ .addr = 0x1000, .size = 64, .pc = 0x400100, .kind = LP_EV_ALLOC },
+		{ .addr = 0x400200, .pc = 0x400300, .size = 0, .kind = F }, /* two callers, then the end */
+		{ .addr = 0x400999, .kind = F },                            /* after the end: ignored */
+		{ .addr = 0x2000, .size = 64, .pc = 0x400100, .kind = LP_EV_ALLOC },
+		{ .addr = 0x400200, .pc = 0x400300, .kind = F },             /* the same stack */
+		{ .addr = 0x1000, .kind = LP_EV_FREE },
+		{ .addr = 0x3000, .size = 64, .pc = 0x400500, .kind = LP_EV_ALLOC }, /* no stack */
+		{ .addr = 0x4000, .size = 64, .pc = 0x400600, .kind = LP_EV_ALLOC },
+		{ .addr = 1, .pc = 2, .size = 3, .kind = F }, { .addr = 4, .pc = 5, .size = 6, .kind = F },
+		{ .addr = 7, .pc = 8, .size = 9, .kind = F }, { .addr = 10, .pc = 11, .size = 12, .kind = F },
+		{ .addr = 13, .pc = 14, .size = 15, .kind = F }, /* 1 + 15 frames: the last ones dropped */
+		{ .addr = 0x7f0000001000, .size = 4096, .pc = 0x401000, .tid = 1, .kind = LP_MSG_EV_TLS },
+	};
+	struct lp_ref orphan[] = { { .addr = 0x400200, .kind = F } };
+	struct lp_collect_summary sum = { .references = 100, .line_accesses = { 100 }, .threads = 1, .ended = 1 };
+	struct lp_mappings maps = { 0 };
+	const struct lp_alloc_stack *st;
+	struct lp_profile *p = NULL;
+	void *sink = NULL;
+
+	(void)state;
+	assert_int_equal(ops->open(&sink, path, &proc), 0);
+	assert_int_equal(ops->events(sink, ev, sizeof(ev) / sizeof(ev[0])), 0);
+	assert_int_equal(ops->events(sink, orphan, 1), 0);
+	assert_int_equal(ops->close(sink, &sum, &maps), 0);
+	assert_int_equal(lp_profile_read(&p, path), 0);
+	assert_int_equal(p->n_allocs, 5);
+	assert_int_equal(p->n_stacks, 2);
+	assert_int_equal(p->allocs[0].stack, 1);
+	assert_int_equal(p->allocs[1].stack, 1);
+	st = lp_profile_event_stack(p, &p->allocs[0]);
+	assert_true(st && st->n == 3 && st->frames[0] == 0x400100 && st->frames[1] == 0x400200 &&
+		    st->frames[2] == 0x400300);
+	assert_int_equal(p->allocs[2].kind, LP_EV_FREE);
+	assert_int_equal(p->allocs[3].stack, 0);
+	st = lp_profile_event_stack(p, &p->allocs[4]);
+	assert_true(st && st->n == LP_ALLOC_STACK_MAX && st->frames[0] == 0x400600 && st->frames[1] == 1 &&
+		    st->frames[LP_ALLOC_STACK_MAX - 1] == LP_ALLOC_STACK_MAX - 1);
+	assert_int_equal(p->n_tls, 1);
+	assert_true(p->tls[0].start == 0x7f0000001000 && p->tls[0].size == 4096 && p->tls[0].image == 0x401000 &&
+		    p->tls[0].tid == 1);
+	lp_profile_free(p);
+	free(path);
+}
+
 static void test_sink_choice_and_maps(void **state)
 {
 	static const char text[] =
@@ -261,6 +318,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sink_lpp),
+		cmocka_unit_test(test_sink_lpp_stacks),
 		cmocka_unit_test(test_sink_choice_and_maps),
 		cmocka_unit_test(test_recorder),
 		cmocka_unit_test(test_recorder_bad_sender),

@@ -56,14 +56,14 @@ static void make_run(struct lp_profile *full, struct lp_profile *lazy, uint64_t 
 			struct live b = { 0x100000 + 64 * s, 64 * (k - 1) + 1 + lp_rng_below(&rng, 64),
 					  0x400000 + 16 * lp_rng_below(&rng, 40), clock[tid], tid, 0 };
 			slot[s] = b;
-			struct lp_alloc_event e = { b.time, b.addr, b.size, b.pc, tid, LP_EV_ALLOC };
+			struct lp_alloc_event e = { b.time, b.addr, b.size, b.pc, tid, LP_EV_ALLOC, 0 };
 			assert_int_equal(lp_profile_add_alloc(full, &e), 0);
 			allocs++;
 			bytes += b.size;
 		} else if (r < 7) { /* free the block starting at s (any thread) */
 			if (!slot[s].size)
 				continue;
-			struct lp_alloc_event e = { clock[tid], slot[s].addr, 0, 0x500000, tid, LP_EV_FREE };
+			struct lp_alloc_event e = { clock[tid], slot[s].addr, 0, 0x500000, tid, LP_EV_FREE, 0 };
 			assert_int_equal(lp_profile_add_alloc(full, &e), 0);
 			if (slot[s].emitted)
 				assert_int_equal(lp_profile_add_alloc(lazy, &e), 0);
@@ -83,7 +83,7 @@ static void make_run(struct lp_profile *full, struct lp_profile *lazy, uint64_t 
 				}
 				if (b->size && a >= b->addr && a < b->addr + b->size && !b->emitted) {
 					struct lp_alloc_event e = { b->time, b->addr, b->size, b->pc, b->tid,
-								    LP_EV_ALLOC };
+								    LP_EV_ALLOC, 0 };
 					assert_int_equal(lp_profile_add_alloc(lazy, &e), 0);
 					b->emitted = 1;
 				}
@@ -180,7 +180,7 @@ static void test_no_summary(void **state)
 {
 	struct lp_profile *p = new_profile(), *q;
 	char *path = lp_test_path("nosum.lpp");
-	struct lp_alloc_event e = { 5, 0x1000, 100, 0x400000, 0, LP_EV_ALLOC };
+	struct lp_alloc_event e = { 5, 0x1000, 100, 0x400000, 0, LP_EV_ALLOC, 0 };
 	struct lp_objects *o;
 
 	assert_int_equal(lp_profile_add_alloc(p, &e), 0);
@@ -203,7 +203,7 @@ static void test_no_summary(void **state)
 static void test_thread_clock(void **state)
 {
 	struct lp_profile *p = new_profile();
-	struct lp_alloc_event e = { 1000, 0x1000, 100, 0x400000, 1, LP_EV_ALLOC };
+	struct lp_alloc_event e = { 1000, 0x1000, 100, 0x400000, 1, LP_EV_ALLOC, 0 };
 	struct lp_objects *o;
 	uint64_t s, z, pc;
 

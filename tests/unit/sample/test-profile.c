@@ -82,6 +82,7 @@ static void assert_same_alloc(const struct lp_alloc_event *a, const struct lp_al
 	assert_int_equal(a->pc, b->pc);
 	assert_int_equal(a->tid, b->tid);
 	assert_int_equal(a->kind, b->kind);
+	assert_int_equal(a->stack, b->stack);
 }
 
 static void assert_same_sample(const struct lp_sample *a, const struct lp_sample *b)
@@ -151,10 +152,10 @@ static void test_objects_vs_replay(void **state)
 	struct lp_profile *u;
 	assert_int_equal(lp_profile_new(&u), 0);
 	struct lp_alloc_event ev[] = {
-		{ LP_TIME_UNKNOWN, 0x5000, 100, 0x11, 0, LP_EV_ALLOC },
-		{ LP_TIME_UNKNOWN, 0x5000, 0, 0x12, 0, LP_EV_FREE },
-		{ LP_TIME_UNKNOWN, 0x5000, 50, 0x13, 0, LP_EV_ALLOC },
-		{ LP_TIME_UNKNOWN, 0x9000, 0, 0x14, 0, LP_EV_FREE }, /* a free of nothing */
+		{ LP_TIME_UNKNOWN, 0x5000, 100, 0x11, 0, LP_EV_ALLOC, 0 },
+		{ LP_TIME_UNKNOWN, 0x5000, 0, 0x12, 0, LP_EV_FREE, 0 },
+		{ LP_TIME_UNKNOWN, 0x5000, 50, 0x13, 0, LP_EV_ALLOC, 0 },
+		{ LP_TIME_UNKNOWN, 0x9000, 0, 0x14, 0, LP_EV_FREE, 0 }, /* a free of nothing */
 	};
 	for (int i = 0; i < 4; i++)
 		assert_int_equal(lp_profile_add_alloc(u, &ev[i]), 0);
@@ -284,6 +285,65 @@ static void test_alloc_round_trip(void **state)
 	for (size_t i = 0; i < p->n_allocs; i++)
 		assert_same_alloc(&p->allocs[i], &q->allocs[i]);
 	assert_int_equal(q->n_samples, 50);
+	lp_profile_free(p);
+	lp_profile_free(q);
+	free(path);
+}
+
+/* Call stacks (more than a chunk's worth, ids past 16 bits) and TLS
+ * segments survive a write and a read; lp_objects hands the block's stack
+ * and the thread's TLS segment back. */
+static void test_stacks_tls_round_trip(void **state)
+{
+	struct lp_profile *p = make_profile(10), *q;
+	char *path = lp_test_path("stacks.lpp");
+	size_t nst = LP_STACKS_PER_CHUNK + 70000;
+	struct lp_objects *o;
+	uint64_t f[LP_ALLOC_STACK_MAX], start, size, pc, image;
+	const struct lp_alloc_stack *st;
+	uint32_t id;
+
+	(void)state;
+	for (size_t i = 0; i < nst; i++) {
+		unsigned n = 1 + (unsigned)(i % LP_ALLOC_STACK_MAX);
+		for (unsigned k = 0; k < n; k++)
+			f[k] = 0x400000 + 16 * i + k;
+		assert_int_equal(lp_profile_add_stack(p, f, n, &id), 0);
+		assert_int_equal(id, i + 1);
+	}
+	assert_int_equal(lp_profile_add_stack(p, f, 0, &id), LP_EINVAL);
+	assert_int_equal(lp_profile_add_stack(p, f, LP_ALLOC_STACK_MAX + 1, &id), LP_EINVAL);
+	struct lp_alloc_event a = { 5, 0x10000, 64, 0x400000 + 16 * (nst - 1), 1, LP_EV_ALLOC, (uint32_t)nst };
+	struct lp_alloc_event b = { 6, 0x20000, 64, 0x999, 1, LP_EV_ALLOC, 0 };
+	struct lp_tls_block t = { 0x7f0000001000, 4096, 0x401000, 1 };
+	assert_int_equal(lp_profile_add_alloc(p, &a), 0);
+	assert_int_equal(lp_profile_add_alloc(p, &b), 0);
+	assert_int_equal(lp_profile_add_tls(p, &t), 0);
+	assert_int_equal(lp_profile_write(p, path), 0);
+	assert_int_equal(lp_profile_read(&q, path), 0);
+	assert_int_equal(q->n_stacks, nst);
+	for (size_t i = 0; i < nst; i++) {
+		assert_int_equal(q->stacks[i].n, p->stacks[i].n);
+		assert_memory_equal(q->stacks[i].frames, p->stacks[i].frames, p->stacks[i].n * sizeof(uint64_t));
+	}
+	assert_int_equal(q->n_tls, 1);
+	assert_true(q->tls[0].start == t.start && q->tls[0].size == t.size && q->tls[0].image == t.image &&
+		    q->tls[0].tid == t.tid);
+	st = lp_profile_event_stack(q, &q->allocs[q->n_allocs - 2]);
+	assert_non_null(st);
+	assert_int_equal(st->frames[0], a.pc);
+	assert_null(lp_profile_event_stack(q, &q->allocs[q->n_allocs - 1]));
+
+	assert_int_equal(lp_objects_new(&o, q), 0);
+	assert_int_equal(lp_objects_find_stack(o, 0x10010, LP_TIME_UNKNOWN, 1, &start, &size, &pc, &st), 1);
+	assert_true(st && st->n == p->stacks[nst - 1].n && st->frames[0] == a.pc);
+	assert_int_equal(lp_objects_find_stack(o, 0x20010, LP_TIME_UNKNOWN, 1, &start, &size, &pc, &st), 1);
+	assert_null(st);
+	assert_int_equal(lp_objects_find_tls(o, 0x7f0000001800, 1, &start, &image), 1);
+	assert_true(start == t.start && image == t.image);
+	assert_int_equal(lp_objects_find_tls(o, 0x7f0000001800, 0, &start, &image), 0); /* another thread's */
+	assert_int_equal(lp_objects_find_tls(o, 0x7f0000002000, 1, &start, &image), 0); /* past its end */
+	lp_objects_free(o);
 	lp_profile_free(p);
 	lp_profile_free(q);
 	free(path);
@@ -610,6 +670,7 @@ int main(void)
 		cmocka_unit_test(test_count_partial),
 		cmocka_unit_test(test_alloc_round_trip),
 		cmocka_unit_test(test_alloc_truncation),
+		cmocka_unit_test(test_stacks_tls_round_trip),
 		cmocka_unit_test(test_alloc_versions),
 		cmocka_unit_test(test_sampler_allocs),
 		cmocka_unit_test(test_objects_vs_replay),

@@ -6,6 +6,7 @@
  * /proc/self/maps, as a trace or a profile records them. Also: a mapping
  * whose build-id no longer matches its file is not used. */
 #include "lp-test.h"
+#include "self-maps.h"
 
 #include <locprof/symbol.h>
 
@@ -18,25 +19,6 @@ int g_small[3] = { 1, 2, 3 };
 static char s_bytes[17];
 static long s_init[5] = { 5, 4, 3, 2, 1 };
 struct { int a; double b[7]; } g_struct;
-
-static void read_maps(struct lp_mappings *m, int exec_only)
-{
-	FILE *f = fopen("/proc/self/maps", "r");
-	char line[1024];
-
-	assert_non_null(f);
-	memset(m, 0, sizeof(*m));
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long a, b, off;
-		char perm[8], path[512] = "";
-
-		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %511s", &a, &b, perm, &off, path) < 4 ||
-		    path[0] != '/' || (exec_only && perm[2] != 'x'))
-			continue;
-		assert_int_equal(lp_mappings_add(m, a, b, off, path, NULL, 0), 0);
-	}
-	fclose(f);
-}
 
 static void same_data(struct lp_symbols *s, uint64_t addr, size_t *found)
 {
@@ -77,8 +59,8 @@ static void test_data_cache_matches_dwfl(void **state)
 	uint64_t lo = (uint64_t)(uintptr_t)g_small, hi = lo;
 	const void *objs[] = { g_big, g_small, s_bytes, s_init, &g_struct };
 
-	read_maps(&all, 0);
-	read_maps(&exec, 1);
+	lp_test_self_maps(&all, 0);
+	lp_test_self_maps(&exec, 1);
 	/* as the recorders do: executable mappings only */
 	assert_int_equal(lp_symbols_new(&s, &exec, NULL), 0);
 	assert_null(lp_symbols_warning(s));
@@ -154,7 +136,7 @@ static void test_stale_build_id(void **state)
 	struct lp_data_sym d;
 	size_t n;
 
-	read_maps(&exec, 1);
+	lp_test_self_maps(&exec, 1);
 	/* pretend the executable (the first mapping) was rebuilt */
 	exec.v[0].build_id_len = sizeof(bogus);
 	memcpy(exec.v[0].build_id, bogus, sizeof(bogus));

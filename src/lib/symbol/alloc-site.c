@@ -1,0 +1,165 @@
+/* Naming a heap block by its allocation's call stack (locprof/symbol.h,
+ * lp_symbols_alloc_site). A C++ program allocates almost everything
+ * through operator new, called from std::allocator inside the container
+ * code, so the call site of malloc names one object for the whole heap;
+ * the site a person recognises is the first frame of their own code.
+ * Which frames are wrappers is decided by the function's readable name
+ * (the std and __gnu_cxx namespaces, operator new, the malloc family,
+ * the OpenMP runtimes' entry points) and by the library holding the frame
+ * (libc, libstdc++, libgomp, libomp...): both, because a library without
+ * symbols still has its file name, and inlined std:: code sits in the
+ * user's executable. */
+#include "symbol/symbol-internal.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+static int has_prefix(const char *s, const char *prefix)
+{
+	return !strncmp(s, prefix, strlen(prefix));
+}
+
+/* The C library's allocator and locprof's own runtime: never a site. */
+static int allocator_name(const char *f)
+{
+	static const char *const exact[] = { "malloc", "calloc", "realloc", "reallocarray", "free",
+					     "memalign", "aligned_alloc", "posix_memalign", "valloc",
+					     "pvalloc", "strdup", "strndup", "mmap", "mmap64", "munmap" };
+	static const char *const prefix[] = { "__libc_", "_int_", "__GI_", "lp_rt_", "__sanitizer_",
+					      "__interceptor_", "__tsan_", "_vgr" };
+
+	for (size_t i = 0; i < sizeof(exact) / sizeof(exact[0]); i++)
+		if (!strcmp(f, exact[i]))
+			return 1;
+	for (size_t i = 0; i < sizeof(prefix) / sizeof(prefix[0]); i++)
+		if (has_prefix(f, prefix[i]))
+			return 1;
+	return 0;
+}
+
+/* Allocator and runtime wrappers: the C++ standard library (operator
+ * new, std::allocator, the containers' internals, std::thread's
+ * trampolines, the exception runtime) and the OpenMP runtimes. */
+static int wrapper_name(const char *f)
+{
+	static const char *const prefix[] = { "operator new", "operator delete", "std::", "__gnu_cxx::",
+					      "__cxxabiv1::", "__cxa_", "_Unwind_", "__gthread", "GOMP_",
+					      "gomp_", "__kmp", "kmp_", "omp_" };
+
+	if (!f)
+		return 0;
+	for (size_t i = 0; i < sizeof(prefix) / sizeof(prefix[0]); i++)
+		if (has_prefix(f, prefix[i]))
+			return 1;
+	return allocator_name(f);
+}
+
+/* Libraries whose own frames are never the site a person looks for. */
+static int runtime_library(const char *m)
+{
+	static const char *const prefix[] = { "libc.so",   "libc-",	      "libstdc++.so", "libgomp.so",
+					      "libomp.so", "libiomp5.so", "libgcc_s.so",  "ld-linux",
+					      "libc++.so", "libc++abi.so", "libpthread.so", "libtsan.so",
+					      "libasan.so", "vgpreload_" };
+
+	if (!m)
+		return 0;
+	for (size_t i = 0; i < sizeof(prefix) / sizeof(prefix[0]); i++)
+		if (has_prefix(m, prefix[i]))
+			return 1;
+	return 0;
+}
+
+/* The allocator proper (libc, the preloads and runtimes that replace
+ * malloc): skipped even when nothing else names the block. */
+static int allocator_library(const char *m)
+{
+	return m && (has_prefix(m, "libc.so") || has_prefix(m, "libc-") || has_prefix(m, "ld-linux") ||
+		     has_prefix(m, "vgpreload_") || has_prefix(m, "libtsan.so") || has_prefix(m, "libasan.so"));
+}
+
+static int shared_library(const char *m)
+{
+	return m && strstr(m, ".so") != NULL;
+}
+
+/* Frame pc named as the user's code: 1 and *out, or 0 for a wrapper. */
+static int user_frame_uncached(struct lp_symbols *s, uint64_t pc, struct lp_alloc_site *out)
+{
+	const char *module = lp_symbols_module(s, pc);
+	struct lp_code_loc loc;
+
+	*out = (struct lp_alloc_site){ .pc = pc, .module = shared_library(module) ? module : NULL };
+	if (runtime_library(module) || !lp_symbols_pc(s, pc, &loc) || !loc.function)
+		return 0;
+	if (!wrapper_name(loc.function)) {
+		out->function = loc.function;
+		out->file = loc.file;
+		out->line = loc.line;
+		out->column = loc.column;
+		return 1;
+	}
+	/* inlined wrapper code (std::vector's growth inlined into the
+	 * user's function): the innermost function of the inline chain that
+	 * is not a wrapper, at its call into the wrappers */
+	if (lp_symbols_inline_first(s, pc, wrapper_name, &out->function, &out->file, &out->line))
+		return 1;
+	if (!loc.caller || wrapper_name(loc.caller))
+		return 0;
+	out->function = loc.caller;
+	out->file = loc.caller_file;
+	out->line = loc.caller_file ? loc.caller_line : 0;
+	return 1;
+}
+
+static int user_frame(struct lp_symbols *s, uint64_t pc, struct lp_alloc_site *out)
+{
+	return lp_symbols_site_cached(s, pc, out, user_frame_uncached);
+}
+
+int lp_symbols_alloc_site(struct lp_symbols *s, const uint64_t *frames, unsigned n, struct lp_alloc_site *out)
+{
+	struct lp_code_loc loc;
+
+	*out = (struct lp_alloc_site){ .pc = n ? frames[0] : 0 };
+	if (!s)
+		return 0;
+	for (unsigned i = 0; i < n; i++)
+		if (frames[i] && user_frame(s, frames[i], out))
+			return 1;
+	/* all wrappers: the first frame past the allocator, by library and
+	 * symbol (a block libgomp allocates for its worker threads) */
+	for (unsigned i = 0; i < n; i++) {
+		const char *module = lp_symbols_module(s, frames[i]);
+
+		if (!frames[i] || allocator_library(module))
+			continue;
+		if (!lp_symbols_pc(s, frames[i], &loc) || !loc.function)
+			continue;
+		if (allocator_name(loc.function) && !loc.caller)
+			continue;
+		*out = (struct lp_alloc_site){ .pc = frames[i],
+					       .function = loc.function,
+					       .file = loc.file,
+					       .line = loc.line,
+					       .column = loc.column,
+					       .module = shared_library(module) ? module : NULL };
+		return 1;
+	}
+	return 0;
+}
+
+void lp_alloc_site_format(const struct lp_alloc_site *site, int with_column, char *buf, size_t len)
+{
+	if (site->function && site->file && with_column && site->column)
+		snprintf(buf, len, "%s (%s:%d:%d)", site->function, site->file, site->line, site->column);
+	else if (site->function && site->file)
+		snprintf(buf, len, "%s (%s:%d)", site->function, site->file, site->line);
+	else if (site->function && site->module)
+		snprintf(buf, len, "%s:%s", site->module, site->function);
+	else if (site->function)
+		snprintf(buf, len, "%s", site->function);
+	else
+		snprintf(buf, len, "%#" PRIx64, site->pc);
+}
