@@ -36,6 +36,19 @@ struct lp_record_options {
 	 * runtime halves it (and the samples kept) whenever 2N would be kept,
 	 * and each output's final rate is in lp_record_output.rate. */
 	uint64_t target_samples;
+	/* Sample mode: the region of interest (docs/commands/record.md),
+	 * given to the program in lp_recorder_env(). region: what it is, in
+	 * words, for the profile; NULL: the whole run, and the rest unused.
+	 * region_outside: the run begins outside the region (markers,
+	 * --start-at). region_start_at/stop_at: NULL, or the function whose
+	 * entry starts/stops the region in the main executable, as "ADDR
+	 * NAME": its link-time address in hex and its name as valgrind
+	 * gives it (demangled, with parameters). region_skip: each thread's
+	 * first N references in the region are left out. */
+	const char *region;
+	int region_outside;
+	const char *region_start_at, *region_stop_at;
+	uint64_t region_skip;
 };
 
 /* What one process image produced. */
@@ -53,6 +66,8 @@ struct lp_record_output {
 	int exec;             /* the image ended by execve (status 0) */
 	int error;            /* 0, or the LP_E* code that stopped this output */
 	double rate;          /* sample mode: the sampling rate of the samples kept */
+	uint64_t region_skipped; /* references outside the region of interest */
+	uint64_t region_entries; /* times the region was entered */
 };
 
 struct lp_recorder;

@@ -97,6 +97,8 @@ struct lp_rt_thread {
 	 * of the program and forwards the stored value across the call). */
 	int clock_started;
 
+	struct lp_rt_roi roi; /* region of interest (rt-roi.c) */
+
 	/* live watches (tag: the sample's thinning level) */
 	struct lp_watch_table watches;
 	uint32_t *pages;         /* live watched granules per page (exact counts) */
@@ -306,6 +308,7 @@ static void rt_process_init(void)
 			lp_rt_straddle_mask = g.line_size[0] - 1; /* ascending: the smallest */
 			lp_rt_straddle_slow = g.nlines > 1 ? lp_rt_straddle_mask : UINT64_MAX;
 			lp_rt_line_shift0 = g.line_shift[0];
+			lp_rt_roi_init();
 			g.active = 1;
 		}
 	}
@@ -779,6 +782,7 @@ static struct lp_rt_thread *rt_thread_init(struct lp_rt_fast *f)
 	t->tid = (uint32_t)gettid();
 	t->fast = f;
 	t->fd = -1;
+	lp_rt_roi_thread_init(&t->roi);
 	x = g.seed + t->number;
 	lp_rng_seed(&t->rng, lp_splitmix64(&x));
 	t->watches.slot = rt_alloc(lp_watch_table_bytes(TABLE_MIN_LOG2));
@@ -810,16 +814,40 @@ static struct lp_rt_thread *rt_thread_init(struct lp_rt_fast *f)
 	return t;
 }
 
+/* Outside a region of interest, the clock put aside. */
 static uint64_t rt_thread_refs(const struct lp_rt_thread *t)
 {
 	const struct lp_rt_fast *f = t->fast;
 
-	return t->dead ? t->final_refs : f->epoch - f->countdown;
+	if (t->dead)
+		return t->final_refs;
+	if (t->roi.outside)
+		return t->roi.saved_epoch - t->roi.saved_countdown;
+	return f->epoch - f->countdown;
 }
 
 static uint64_t rt_thread_extra(const struct lp_rt_thread *t, uint32_t i)
 {
-	return t->dead ? t->final_extra[i] : i ? t->fast->extra_lines[i] : *t->extra0;
+	if (t->dead)
+		return t->final_extra[i];
+	if (t->roi.outside)
+		return i ? t->roi.saved_extra[i] : t->roi.saved_extra0;
+	return i ? t->fast->extra_lines[i] : *t->extra0;
+}
+
+/* REGION: what the thread left out, with each THREAD message. */
+static void rt_send_region(struct lp_rt_thread *t)
+{
+	struct lp_msg_region m;
+
+	if (!lp_rt_roi_set)
+		return;
+	rt_header(&m.h, LP_MSG_REGION, sizeof(m), t);
+	m.thread = t->number;
+	m.pad = 0;
+	m.skipped = lp_rt_roi_skipped(t->fast, &t->roi);
+	m.entries = lp_rt_roi_entries();
+	rt_send2(t, &m, sizeof(m), NULL, 0);
 }
 
 /* The THREAD message: the count so far with each flush (running), so that
@@ -834,6 +862,7 @@ static void rt_send_thread_refs(struct lp_rt_thread *t, int running)
 	m.references = running ? rt_thread_refs(t) : t->final_refs;
 	for (uint32_t i = 0; i < LP_MAX_LINE_SIZES; i++)
 		m.extra_lines[i] = i < g.nlines ? rt_thread_extra(t, i) : 0;
+	rt_send_region(t); /* first: THREAD ends the thread's count */
 	rt_send2(t, &m, sizeof(m), NULL, 0);
 }
 
@@ -1014,6 +1043,14 @@ void lp_rt_slow(uint64_t addr, uint32_t size, uint32_t kind, uint64_t pc)
 		f->in_rt--;
 		return;
 	}
+	if (lp_rt_roi_set && lp_rt_roi_follow(f, &t->roi, 1, e0)) {
+		/* outside the region: no watch checked, nothing sampled */
+		f->pages = t->roi.outside ? rt_zero_pages : t->pages;
+		rt_leave(t);
+		f->in_rt--;
+		return;
+	}
+	f->pages = t->pages;
 	if (straddles)
 		rt_count_extra(f, addr, last);
 	now = f->epoch - f->countdown - 1;
@@ -1029,6 +1066,24 @@ void lp_rt_slow(uint64_t addr, uint32_t size, uint32_t kind, uint64_t pc)
 		rt_set_gap(f, t, now);
 	}
 	rt_leave(t);
+	f->in_rt--;
+}
+
+/* A marker or breakpoint changed the region: this thread follows now. A
+ * thread whose clock has not started follows at its first reference. */
+void lp_rt_roi_apply(void)
+{
+	struct lp_rt_fast *f = &lp_rt_fast;
+	struct lp_rt_thread *t = f->t;
+
+	if (!g.active || f->in_rt || !t || !t->clock_started)
+		return;
+	f->in_rt++;
+	if ((t = rt_enter(f))) {
+		lp_rt_roi_follow(f, &t->roi, 0, 0);
+		f->pages = t->roi.outside ? rt_zero_pages : t->pages;
+		rt_leave(t);
+	}
 	f->in_rt--;
 }
 

@@ -136,6 +136,37 @@ void lp_rt_shadow_map(void);
 /* Allocation events (rt-alloc.c -> rt-core.c). */
 void lp_rt_alloc_event(uint64_t addr, uint64_t size, uint32_t kind, uint64_t pc);
 
+/* Regions of interest (rt-roi.c). A thread outside the region keeps its
+ * clock here and runs a countdown of its own (rt-roi.c explains). */
+struct lp_rt_roi {
+	int outside;
+	int skip_phase;          /* the outside references count towards --skip */
+	uint64_t skip_left;      /* references of the region still to skip */
+	uint64_t skipped;        /* references left out, up to the last look */
+	uint64_t saved_countdown, saved_epoch, saved_extra0;
+	uint64_t saved_extra[LP_RT_MAX_LINES];
+};
+
+/* 1 when the recording has a region (markers, --start-at, --stop-at,
+ * --skip); 0: the whole run, and none of the calls below is made. */
+extern int lp_rt_roi_set;
+
+/* Read the region's settings from the environment; arm breakpoints. */
+void lp_rt_roi_init(void);
+void lp_rt_roi_thread_init(struct lp_rt_roi *r);
+/* From the slow path with the thread's state taken: follow the process's
+ * state. With ref, for the reference being handled (e0: its extra lines
+ * of the smallest size); returns 1 when that reference is outside the
+ * region and nothing more is to be done for it. */
+int lp_rt_roi_follow(struct lp_rt_fast *f, struct lp_rt_roi *r, int ref, uint64_t e0);
+/* What a thread left out so far; the times the process entered. */
+uint64_t lp_rt_roi_skipped(const struct lp_rt_fast *f, const struct lp_rt_roi *r);
+uint64_t lp_rt_roi_entries(void);
+/* locprof_start() (what 1) and locprof_stop() (0) of locprof/roi.h. */
+void lp_rt_roi_mark(int what);
+/* The calling thread follows the process's state now (rt-core.c). */
+void lp_rt_roi_apply(void);
+
 /* Flush everything and say goodbye: exit, _exit, fatal signals. */
 void lp_rt_process_finish(int status, int how);
 

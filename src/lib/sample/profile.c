@@ -32,6 +32,7 @@ void lp_profile_free(struct lp_profile *p)
 	free(p->command);
 	free(p->host);
 	free(p->source);
+	free(p->region);
 	free(p->thread_refs);
 	free(p->samples);
 	free(p->allocs);
@@ -409,6 +410,17 @@ int lp_profile_write(const struct lp_profile *p, const char *path)
 		nchunks++;
 	}
 
+	if (p->region) {
+		err = LP_ENOMEM;
+		cb_begin(&b);
+		if (cb_u32(&b, LP_REGION_VERSION) < 0 || cb_str(&b, p->region) < 0 ||
+		    cb_u64(&b, p->region_skipped) < 0 || cb_u64(&b, p->region_entries) < 0)
+			goto out_abort;
+		if ((err = cb_emit(&b, o, LP_CHUNK_REGION)) < 0)
+			goto out_abort;
+		nchunks++;
+	}
+
 	err = LP_ENOMEM;
 	cb_begin(&b);
 	if (cb_u32(&b, nchunks) < 0)
@@ -626,6 +638,29 @@ static void parse_alloc_summary(struct lp_profile *p, struct cur *c)
 	p->alloc_bytes = cur_u64(c);
 }
 
+/* REGN: the region of interest; a later version is skipped whole. */
+static int parse_region(struct lp_profile *p, struct cur *c)
+{
+	uint32_t version = cur_u32(c);
+	char *region = NULL;
+
+	if (c->bad || version != LP_REGION_VERSION) {
+		c->pos = c->n;
+		return 0;
+	}
+	if (cur_str(c, &region) < 0)
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	if (c->bad) {
+		free(region);
+		return 0;
+	}
+	free(p->region);
+	p->region = region;
+	p->region_skipped = cur_u64(c);
+	p->region_entries = cur_u64(c);
+	return 0;
+}
+
 /* After the end chunk: two profiles concatenated, or junk, is damage
  * (LP_ECORRUPT) rather than silence; the reader stops at the first end
  * chunk. */
@@ -749,6 +784,8 @@ int lp_profile_read(struct lp_profile **out, const char *path)
 			err = parse_allocs(p, &c);
 		} else if (tag == LP_CHUNK_ALLOC_SUMMARY) {
 			parse_alloc_summary(p, &c);
+		} else if (tag == LP_CHUNK_REGION) {
+			err = parse_region(p, &c);
 		} else if (tag == LP_CHUNK_END) {
 			if (cur_u32(&c) != nchunks)
 				c.bad = 1;
