@@ -6,7 +6,8 @@
  *                      --stop-at tail, --skip)
  * The set-up reads 8 MiB at random, the kernel sweeps 24 KiB, the tail reads
  * the 8 MiB in order: the whole run's working-set graph is far from the
- * kernel's. Usage: roi [SWEEPS] (default 40). */
+ * kernel's. Usage: roi [SWEEPS] (default 40; below 0: no kernel, which
+ * gives the references of the program around it). */
 #include <locprof/roi.h>
 
 #include <stdio.h>
@@ -66,7 +67,8 @@ int main(int argc, char **argv)
 #ifdef ROI_MARKED
 	locprof_start();
 #endif
-	s += kernel(sweeps);
+	if (sweeps >= 0)
+		s += kernel(sweeps);
 #ifdef ROI_MARKED
 	locprof_stop();
 #endif
