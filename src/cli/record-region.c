@@ -52,8 +52,14 @@ int record_region_prepare(struct record_request *req, const char *backend)
 	if ((req->start_at || req->stop_at || req->skip) && !strcmp(backend, "pmu"))
 		return cli_usage_error(&cmd_record,
 				       "--start-at, --stop-at and --skip are for the inst and valgrind backends");
-	if (!req->no_markers && strcmp(backend, "pmu"))
+	if (!req->no_markers)
 		marks = lp_binary_marks_region(req->prog) == 1;
+	if (marks && !strcmp(backend, "pmu")) {
+		if (!req->quiet)
+			cli_note("the pmu backend does not see locprof_start()/locprof_stop(): "
+				 "recording the whole run");
+		return CLI_OK;
+	}
 	if (!marks && !req->start_at && !req->stop_at && !req->skip)
 		return CLI_OK; /* the whole run */
 	if (req->opts.mode == LP_RECORD_TRACE)

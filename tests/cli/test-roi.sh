@@ -72,6 +72,16 @@ if command -v gcc >/dev/null; then
 	[ "$(./gmarked 100)" = "$(cat want)" ] || fail "the markers changed what the program computes"
 fi
 
+# ---- the pmu backend: records the whole run, and says so ----------------------
+if [ -x "$LOCPROF_BUILD/src/pmu/pmu-target-threads" ] && command -v gcc >/dev/null; then
+	printf '%s\n' '#include <locprof/roi.h>' \
+		'int main(void) { volatile int x = 0; locprof_start(); x++; locprof_stop(); return x - 1; }' >tiny.c
+	gcc -O1 -I"$LOCPROF_SRC/include" -o tiny tiny.c
+	expect_status 0 "$LOCPROF" record --backend pmu --counter step -o pmu.lpp -- ./tiny
+	expect_grep "^locprof: the pmu backend does not see locprof_start\(\)/locprof_stop\(\): recording the whole run$" err
+	grep -q "region (" err && fail "the pmu backend claims a region: $(cat err)"
+fi
+
 # ---- errors: one line, before the program runs --------------------------------
 expect_status 2 "$LOCPROF" record -o e.lpp --start-at no_such_function -- ./plain
 expect_one_line err
