@@ -44,8 +44,12 @@ struct lp_record_options {
 	 * entry starts/stops the region in the main executable, as "ADDR
 	 * NAME": its link-time address in hex and its name as valgrind
 	 * gives it (demangled, with parameters). region_skip: each thread's
-	 * first N references in the region are left out. */
+	 * first N references in the region are left out. region_program:
+	 * the program's real path; the settings apply to its images only
+	 * (a program it execs is recorded whole). The strings must outlive
+	 * the recorder. */
 	const char *region;
+	const char *region_program;
 	int region_outside;
 	const char *region_start_at, *region_stop_at;
 	uint64_t region_skip;
@@ -66,8 +70,9 @@ struct lp_record_output {
 	int exec;             /* the image ended by execve (status 0) */
 	int error;            /* 0, or the LP_E* code that stopped this output */
 	double rate;          /* sample mode: the sampling rate of the samples kept */
-	uint64_t region_skipped; /* references outside the region of interest */
-	uint64_t region_entries; /* times the region was entered */
+	int region;              /* the image recorded a region of interest: */
+	uint64_t region_skipped; /* references outside it */
+	uint64_t region_entries; /* times it was entered */
 };
 
 struct lp_recorder;

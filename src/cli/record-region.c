@@ -9,11 +9,13 @@
 
 #include <locprof/symbol.h>
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static struct {
+	char program[PATH_MAX];
 	char start[700], stop[700];
 	char words[1200];
 } region;
@@ -82,6 +84,8 @@ int record_region_prepare(struct record_request *req, const char *backend)
 		add_words("%still %s", req->stop_at);
 	}
 	req->opts.region_outside = marks || req->start_at;
+	if (realpath(req->prog, region.program))
+		req->opts.region_program = region.program;
 	if (req->skip) {
 		snprintf(num, sizeof(num), "%llu", (unsigned long long)req->skip);
 		add_words("%sskip %s references", num);
@@ -93,7 +97,7 @@ int record_region_prepare(struct record_request *req, const char *backend)
 
 void record_region_print(const struct record_request *req, const struct lp_record_output *x)
 {
-	if (!req->opts.region || x->error)
+	if (!req->opts.region || !x->region || x->error)
 		return;
 	cli_note("%s: region (%s) entered %llu time%s, %llu references outside it left out",
 		 strcmp(x->path, "-") ? x->path : "<stdout>", req->opts.region,

@@ -254,8 +254,18 @@ void lp_rt_roi_init(void)
 {
 	const char *out = getenv(LP_ENV_ROI), *skip = getenv(LP_ENV_ROI_SKIP);
 	const char *start = getenv(LP_ENV_ROI_START_AT), *stop = getenv(LP_ENV_ROI_STOP_AT);
+	const char *program = getenv(LP_ENV_ROI_PROGRAM);
 	int inside = !(out && !strcmp(out, "outside"));
+	char exe[4096];
+	ssize_t n;
 
+	/* Another program, exec'd by the recorded one: its addresses and
+	 * markers are not the ones the region was set for. */
+	if (program && *program) {
+		n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+		if (n <= 0 || (exe[n] = 0, strcmp(exe, program)))
+			return;
+	}
 	roi.skip = skip ? strtoull(skip, NULL, 10) : 0;
 	if (inside && !roi.skip && !(start && *start) && !(stop && *stop))
 		return; /* the whole run */

@@ -55,6 +55,22 @@ void lpvg_roi_init(void)
 {
 	const HChar *out = VG_(getenv)(LP_ENV_ROI), *skip = VG_(getenv)(LP_ENV_ROI_SKIP);
 
+	const HChar *program = VG_(getenv)(LP_ENV_ROI_PROGRAM);
+	HChar exe[4096];
+
+	/* Another program, exec'd by the recorded one: not its region. The
+	 * client's name is as valgrind was given it (no real path here), so
+	 * the base names are compared; the function hooks also match the
+	 * name and the address, so a program of the same name elsewhere
+	 * gets no wrong hook. */
+	if (program && *program) {
+		const HChar *a, *b;
+		VG_(client_fname)(exe, sizeof(exe), True);
+		a = VG_(strrchr)(exe, '/');
+		b = VG_(strrchr)(program, '/');
+		if (VG_(strcmp)(a ? a + 1 : exe, b ? b + 1 : program))
+			return;
+	}
 	roi.inside = !(out && !VG_(strcmp)(out, "outside"));
 	roi.skip = skip ? VG_(strtoull10)(skip, NULL) : 0;
 	read_function(LP_ENV_ROI_START_AT, 0);

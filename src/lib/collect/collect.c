@@ -47,7 +47,9 @@ static int rec_env_region(struct lp_recorder *r, int i, const struct lp_record_o
 
 	if (!o->region || o->mode != LP_RECORD_SAMPLE)
 		return 0;
-	if (o->region_outside)
+	if (o->region_program)
+		err = rec_env_add(r, i++, LP_ENV_ROI_PROGRAM, o->region_program);
+	if (err >= 0 && o->region_outside)
 		err = rec_env_add(r, i++, LP_ENV_ROI, "outside");
 	if (err >= 0 && o->region_start_at)
 		err = rec_env_add(r, i++, LP_ENV_ROI_START_AT, o->region_start_at);
@@ -400,6 +402,7 @@ int lp_collect_proc_close(struct rec_proc *p)
 	sum.ended = p->out.ended;
 	sum.status = p->out.status;
 	sum.exec = p->out.exec;
+	sum.region = p->out.region = p->region;
 	sum.region_skipped = p->out.region_skipped = p->region_skipped;
 	sum.region_entries = p->out.region_entries = p->region_entries;
 	for (uint32_t t = 0; t < p->ntrefs && p->sink->thread && err >= 0; t++)
@@ -660,6 +663,7 @@ static int on_region(struct rec_proc *p, struct conn *c, const uint8_t *msg, siz
 	if (len < sizeof(m))
 		return lp_seterr(LP_ECORRUPT, "bad REGION");
 	memcpy(&m, msg, sizeof(m));
+	p->region = 1;
 	if (!c->thread_done) {
 		p->region_skipped += m.skipped - c->region_skipped;
 		c->region_skipped = m.skipped;

@@ -43,12 +43,16 @@
 #define LP_ENV_SAMPLES "LOCPROF_SAMPLES" /* aim at this many sampled references per process */
 /* Regions of interest (record --start-at/--stop-at/--skip, locprof/roi.h;
  * absent: the whole run). LOCPROF_ROI: "outside" when the recording
- * begins outside the region (markers, --start-at). The entries of
- * FUNCTIONS: the link-time address of the function's entry in the main
- * executable, in hex (the runtime), then a space and its symbol name
+ * begins outside the region (markers, --start-at). START_AT, STOP_AT:
+ * the link-time address of the function's entry in the main executable,
+ * in hex (the runtime), then a space and its name as valgrind gives it
  * (the valgrind tool). SKIP: each thread's first N references in the
  * region are left out. */
 #define LP_ENV_ROI "LOCPROF_ROI"
+/* The recorded program's real path: the region applies to its images
+ * only, not to another program it execs (whose function addresses and
+ * markers are its own). */
+#define LP_ENV_ROI_PROGRAM "LOCPROF_ROI_PROGRAM"
 #define LP_ENV_ROI_START_AT "LOCPROF_ROI_START_AT"
 #define LP_ENV_ROI_STOP_AT "LOCPROF_ROI_STOP_AT"
 #define LP_ENV_ROI_SKIP "LOCPROF_ROI_SKIP"

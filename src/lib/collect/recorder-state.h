@@ -56,7 +56,8 @@ struct rec_proc {
 	int have_asum;
 	uint32_t asum_flags;
 	uint64_t asum_allocs, asum_frees, asum_bytes;
-	/* REGION: references outside the region, entries */
+	/* REGION: one came; references outside the region, entries */
+	int region;
 	uint64_t region_skipped, region_entries;
 };
 
@@ -79,7 +80,7 @@ struct lp_recorder {
 	char path[96];
 	int dir_slot, path_slot; /* lp_tmp_track(): a fatal signal removes them */
 	int listen_fd;
-	char *env[12];
+	char *env[16];
 	struct conn *conns;
 	size_t nconns, conns_cap;
 	struct pollfd *pfds;

@@ -185,6 +185,11 @@ static int lpp_close(void *state, const struct lp_collect_summary *sum,
 	int err = 0;
 
 	s->p->references = sum->references;
+	if (!sum->region) {
+		/* an image the region was not for (another program exec'd) */
+		free(s->p->region);
+		s->p->region = NULL;
+	}
 	s->p->region_skipped = sum->region_skipped;
 	s->p->region_entries = sum->region_entries;
 	for (uint32_t i = 0; i < s->p->n_line_sizes && i < LP_MAX_LINE_SIZES; i++)

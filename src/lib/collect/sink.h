@@ -42,6 +42,7 @@ struct lp_collect_summary {
 	int ended;           /* BYE received */
 	int status;          /* exit status or -signal */
 	int exec;            /* ended by execve (status 0) */
+	int region;          /* a REGION came: the image had a region of interest */
 	uint64_t region_skipped, region_entries; /* REGION: all threads' */
 };
 
