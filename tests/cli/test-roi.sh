@@ -55,6 +55,16 @@ rec -o skip2.lpp --start-at kernel --stop-at tail --skip 1000 -- ./plain 100
 [ "$(profile_refs skip2.lpp)" -eq "$(( $(profile_refs fromto.lpp) - 1000 ))" ] ||
 	fail "--start-at kernel --skip 1000: $(profile_refs skip2.lpp) references, $(profile_refs fromto.lpp) without --skip"
 
+# ---- an exec'd program is recorded whole: the region was set for PROGRAM ----
+expect_status 0 "$LOCPROF" cc -O1 -o launch "$src/launch.c"
+rec -o exec.lpp --start-at kernel -- ./launch ./marked 100
+expect_grep "^locprof: exec.lpp: region \(from kernel\) entered 1 time" err
+child=$(ls exec.*.lpp)
+grep -q "$child: region" err && fail "the exec'd program got the launcher's region: $(cat err)"
+"$LOCPROF" dump "$child" | grep -q '^region:' && fail "the exec'd program's profile has a region"
+[ "$(profile_refs "$child")" -eq "$(profile_refs whole.lpp)" ] ||
+	fail "the exec'd program has $(profile_refs "$child") references, its whole run $(profile_refs whole.lpp)"
+
 # ---- C++: the markers from C++, --start-at by a demangled name ----------------
 expect_status 0 "$LOCPROF" c++ -O2 -g -DROI_MARKED -o xmarked "$src/roi.cc"
 expect_status 0 "$LOCPROF" c++ -O2 -g -DROI_KERNEL_ONLY -o xkonly "$src/roi.cc"
