@@ -50,14 +50,16 @@ static struct {
 		int starts;    /* 1: entering the function starts the region */
 	} bp[2];
 	struct sigaction old_trap;
+	const uint32_t *zero_pages;
 } roi;
 
 /* ---- per thread ------------------------------------------------------------ */
 
-void lp_rt_roi_thread_init(struct lp_rt_roi *r)
+void lp_rt_roi_thread_init(struct lp_rt_roi *r, const uint32_t *pages)
 {
 	memset(r, 0, sizeof(*r));
 	r->skip_left = roi.skip;
+	r->pages = pages;
 }
 
 /* The next look at the state after b references (b >= 1): the b-th finds
@@ -86,6 +88,7 @@ static void roi_leave(struct lp_rt_fast *f, struct lp_rt_roi *r, int ref, uint64
 	memcpy(r->saved_extra, f->extra_lines, sizeof(r->saved_extra));
 	r->outside = 1;
 	r->skip_phase = inside && r->skip_left;
+	f->pages = roi.zero_pages;
 	f->countdown = 0;
 	f->epoch = (uint64_t)ref; /* references outside so far */
 }
@@ -96,6 +99,7 @@ static void roi_resume(struct lp_rt_fast *f, struct lp_rt_roi *r)
 	f->epoch = r->saved_epoch;
 	lp_rt_extra0 = r->saved_extra0;
 	memcpy(f->extra_lines, r->saved_extra, sizeof(r->saved_extra));
+	f->pages = r->pages;
 	r->outside = 0;
 }
 
@@ -120,14 +124,13 @@ int lp_rt_roi_follow(struct lp_rt_fast *f, struct lp_rt_roi *r, int ref, uint64_
 	return ref;
 }
 
-uint64_t lp_rt_roi_skipped(const struct lp_rt_fast *f, const struct lp_rt_roi *r)
+void lp_rt_roi_message(const struct lp_rt_fast *f, const struct lp_rt_roi *r, uint32_t thread,
+		       struct lp_msg_region *m)
 {
-	return r->skipped + (r->outside ? f->epoch - f->countdown : 0);
-}
-
-uint64_t lp_rt_roi_entries(void)
-{
-	return atomic_load(&roi.entries);
+	m->thread = thread;
+	m->pad = 0;
+	m->skipped = r->skipped + (r->outside ? f->epoch - f->countdown : 0);
+	m->entries = atomic_load(&roi.entries);
 }
 
 /* ---- the process's state ----------------------------------------------------- */
@@ -250,7 +253,7 @@ static void roi_breakpoints(int inside)
 	roi_arm_for(inside);
 }
 
-void lp_rt_roi_init(void)
+void lp_rt_roi_init(const uint32_t *zero_pages)
 {
 	const char *out = getenv(LP_ENV_ROI), *skip = getenv(LP_ENV_ROI_SKIP);
 	const char *start = getenv(LP_ENV_ROI_START_AT), *stop = getenv(LP_ENV_ROI_STOP_AT);
@@ -266,6 +269,7 @@ void lp_rt_roi_init(void)
 		if (n <= 0 || (exe[n] = 0, strcmp(exe, program)))
 			return;
 	}
+	roi.zero_pages = zero_pages;
 	roi.skip = skip ? strtoull(skip, NULL, 10) : 0;
 	if (inside && !roi.skip && !(start && *start) && !(stop && *stop))
 		return; /* the whole run */
