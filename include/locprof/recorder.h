@@ -53,6 +53,10 @@ struct lp_record_options {
 	int region_outside;
 	const char *region_start_at, *region_stop_at;
 	uint64_t region_skip;
+	/* mpi: 1 for an MPI rank, whose rank and world size (0: unknown) go
+	 * into every profile of the recording (lp_profile.mpi_rank, mpi_size) */
+	int mpi;
+	uint32_t mpi_rank, mpi_size;
 };
 
 /* What one process image produced. */

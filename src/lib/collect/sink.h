@@ -30,6 +30,8 @@ struct lp_collect_proc {
 	const char *source;       /* the profile's source; NULL: named after backend */
 	uint64_t window;          /* the profile's time window; 0: one, the whole run */
 	const char *region;       /* the region of interest, NULL: the whole run */
+	int mpi;                  /* lp_record_options' mpi, mpi_rank, mpi_size */
+	uint32_t mpi_rank, mpi_size;
 };
 
 struct lp_collect_summary {

@@ -16,6 +16,7 @@ int lp_profile_new(struct lp_profile **out)
 
 	if (!p)
 		return lp_seterr(LP_ENOMEM, "out of memory");
+	p->mpi_rank = -1;
 	if (lp_profile_set_str(&p->command, "") < 0 || lp_profile_set_str(&p->host, "") < 0 ||
 	    lp_profile_set_str(&p->source, "") < 0) {
 		lp_profile_free(p);
@@ -287,6 +288,34 @@ static double bits_double(uint64_t u)
 	return d;
 }
 
+/* The optional chunks after the events: ALSM, REGN. */
+static int write_summaries(const struct lp_profile *p, struct chunkbuf *b, struct lp_out *o,
+			   uint32_t *nchunks)
+{
+	int err;
+
+	if (p->alloc_flags) {
+		cb_begin(b);
+		if (cb_u32(b, LP_ALLOC_SUMMARY_VERSION) < 0 || cb_u32(b, p->alloc_flags) < 0 ||
+		    cb_u64(b, p->alloc_total) < 0 || cb_u64(b, p->free_total) < 0 ||
+		    cb_u64(b, p->alloc_bytes) < 0)
+			return LP_ENOMEM;
+		if ((err = cb_emit(b, o, LP_CHUNK_ALLOC_SUMMARY)) < 0)
+			return err;
+		(*nchunks)++;
+	}
+	if (p->region) {
+		cb_begin(b);
+		if (cb_u32(b, LP_REGION_VERSION) < 0 || cb_str(b, p->region) < 0 ||
+		    cb_u64(b, p->region_skipped) < 0 || cb_u64(b, p->region_entries) < 0)
+			return LP_ENOMEM;
+		if ((err = cb_emit(b, o, LP_CHUNK_REGION)) < 0)
+			return err;
+		(*nchunks)++;
+	}
+	return 0;
+}
+
 int lp_profile_write(const struct lp_profile *p, const char *path)
 {
 	struct chunkbuf b = { 0 };
@@ -318,6 +347,16 @@ int lp_profile_write(const struct lp_profile *p, const char *path)
 	if ((err = cb_emit(&b, o, LP_CHUNK_META)) < 0)
 		goto out_abort;
 	nchunks++;
+	if (p->mpi_rank >= 0) {
+		err = LP_ENOMEM;
+		cb_begin(&b);
+		if (cb_u32(&b, LP_RANK_CHUNK_VERSION) < 0 || cb_u32(&b, p->mpi_rank) < 0 ||
+		    cb_u32(&b, p->mpi_size) < 0)
+			goto out_abort;
+		if ((err = cb_emit(&b, o, LP_CHUNK_RANK)) < 0)
+			goto out_abort;
+		nchunks++;
+	}
 
 	for (size_t i = 0; i < p->n_samples; i += LP_SAMPLES_PER_CHUNK) {
 		size_t n = p->n_samples - i < LP_SAMPLES_PER_CHUNK ? p->n_samples - i
@@ -398,28 +437,8 @@ int lp_profile_write(const struct lp_profile *p, const char *path)
 			goto out_abort;
 		nchunks++;
 	}
-	if (p->alloc_flags) {
-		err = LP_ENOMEM;
-		cb_begin(&b);
-		if (cb_u32(&b, LP_ALLOC_SUMMARY_VERSION) < 0 || cb_u32(&b, p->alloc_flags) < 0 ||
-		    cb_u64(&b, p->alloc_total) < 0 || cb_u64(&b, p->free_total) < 0 ||
-		    cb_u64(&b, p->alloc_bytes) < 0)
-			goto out_abort;
-		if ((err = cb_emit(&b, o, LP_CHUNK_ALLOC_SUMMARY)) < 0)
-			goto out_abort;
-		nchunks++;
-	}
-
-	if (p->region) {
-		err = LP_ENOMEM;
-		cb_begin(&b);
-		if (cb_u32(&b, LP_REGION_VERSION) < 0 || cb_str(&b, p->region) < 0 ||
-		    cb_u64(&b, p->region_skipped) < 0 || cb_u64(&b, p->region_entries) < 0)
-			goto out_abort;
-		if ((err = cb_emit(&b, o, LP_CHUNK_REGION)) < 0)
-			goto out_abort;
-		nchunks++;
-	}
+	if ((err = write_summaries(p, &b, o, &nchunks)) < 0)
+		goto out_abort;
 
 	err = LP_ENOMEM;
 	cb_begin(&b);
@@ -661,6 +680,26 @@ static int parse_region(struct lp_profile *p, struct cur *c)
 	return 0;
 }
 
+/* RANK: a later version is skipped whole; a rank outside the world is
+ * damage. */
+static void parse_rank(struct lp_profile *p, struct cur *c)
+{
+	uint32_t version = cur_u32(c), rank, size;
+
+	if (c->bad || version != LP_RANK_CHUNK_VERSION) {
+		c->pos = c->n;
+		return;
+	}
+	rank = cur_u32(c);
+	size = cur_u32(c);
+	if (c->bad || rank > INT32_MAX || (size && rank >= size)) {
+		c->bad = 1;
+		return;
+	}
+	p->mpi_rank = (int32_t)rank;
+	p->mpi_size = size;
+}
+
 /* After the end chunk: two profiles concatenated, or junk, is damage
  * (LP_ECORRUPT) rather than silence; the reader stops at the first end
  * chunk. */
@@ -786,6 +825,8 @@ int lp_profile_read(struct lp_profile **out, const char *path)
 			parse_alloc_summary(p, &c);
 		} else if (tag == LP_CHUNK_REGION) {
 			err = parse_region(p, &c);
+		} else if (tag == LP_CHUNK_RANK) {
+			parse_rank(p, &c);
 		} else if (tag == LP_CHUNK_END) {
 			if (cur_u32(&c) != nchunks)
 				c.bad = 1;
