@@ -18,5 +18,7 @@
 #include <locprof/prediction.h>
 #include <locprof/report.h>
 #include <locprof/pmu.h>
+/* for programs being profiled: header-only markers, no library code */
+#include <locprof/roi.h>
 
 #endif

@@ -174,6 +174,15 @@ struct lp_profile {
 	uint64_t alloc_total;  /* allocations of the whole run */
 	uint64_t free_total;   /* frees of the whole run */
 	uint64_t alloc_bytes;  /* bytes allocated over the whole run */
+
+	/* Region of interest (REGN chunk): what the recording kept of the run,
+	 * in words ("markers", "from kernel to report", "skip 1000"...), NULL
+	 * for the whole run. The counts, samples and clock above are the
+	 * region's alone: its references concatenated, as if the program ran
+	 * only them. region_skipped: references left out (all threads);
+	 * region_entries: times the region was entered. */
+	char *region;
+	uint64_t region_skipped, region_entries;
 };
 
 /* alloc_flags: the events are those of the blocks that a sample or a reuse

@@ -36,6 +36,23 @@ struct lp_record_options {
 	 * runtime halves it (and the samples kept) whenever 2N would be kept,
 	 * and each output's final rate is in lp_record_output.rate. */
 	uint64_t target_samples;
+	/* Sample mode: the region of interest (docs/commands/record.md),
+	 * given to the program in lp_recorder_env(). region: what it is, in
+	 * words, for the profile; NULL: the whole run, and the rest unused.
+	 * region_outside: the run begins outside the region (markers,
+	 * --start-at). region_start_at/stop_at: NULL, or the function whose
+	 * entry starts/stops the region in the main executable, as "ADDR
+	 * NAME": its link-time address in hex and its name as valgrind
+	 * gives it (demangled, with parameters). region_skip: each thread's
+	 * first N references in the region are left out. region_program:
+	 * the program's real path; the settings apply to its images only
+	 * (a program it execs is recorded whole). The strings must outlive
+	 * the recorder. */
+	const char *region;
+	const char *region_program;
+	int region_outside;
+	const char *region_start_at, *region_stop_at;
+	uint64_t region_skip;
 	/* mpi: 1 for an MPI rank, whose rank and world size (0: unknown) go
 	 * into every profile of the recording (lp_profile.mpi_rank, mpi_size) */
 	int mpi;
@@ -57,6 +74,9 @@ struct lp_record_output {
 	int exec;             /* the image ended by execve (status 0) */
 	int error;            /* 0, or the LP_E* code that stopped this output */
 	double rate;          /* sample mode: the sampling rate of the samples kept */
+	int region;              /* the image recorded a region of interest: */
+	uint64_t region_skipped; /* references outside it */
+	uint64_t region_entries; /* times it was entered */
 };
 
 struct lp_recorder;

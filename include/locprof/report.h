@@ -173,6 +173,10 @@ struct lp_report_info {
 	uint64_t run_allocs;
 	int touched_blocks_only;
 	uint64_t window_length; /* windows: line accesses per window */
+	/* the profile's region of interest (lp_profile.region): NULL, the
+	 * whole run */
+	const char *region;
+	uint64_t region_skipped, region_entries;
 };
 
 /* A hot pc or data object: misses estimated for the whole run (each sample

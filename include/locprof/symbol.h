@@ -103,6 +103,25 @@ int lp_symbols_data(struct lp_symbols *s, uint64_t addr, struct lp_data_sym *out
  * LP_EIO when it cannot be opened. */
 int lp_binary_instrumented(const char *path);
 
+/* Whether the program at path marks its region of interest: it calls
+ * locprof_start() of locprof/roi.h somewhere (the note section that
+ * leaves). 1 or 0; LP_EFORMAT (not ELF) or LP_EIO. */
+int lp_binary_marks_region(const char *path);
+
+/* A function of an ELF file, found by name for record --start-at. */
+struct lp_binary_function {
+	uint64_t addr;    /* link-time address of its entry */
+	int pie;          /* the file is position-independent: add the load bias */
+	char symbol[512]; /* its symbol (mangled for C++) */
+	char display[512]; /* its name as valgrind prints it: C++ demangled, with parameters */
+};
+/* Find the function that name names: a symbol of type function, by its
+ * own name or, for C++, by its demangled name with or without the
+ * parameters ("solve", "ns::solve", "solve(double*, int)"). 0; LP_EINVAL
+ * when there is none or several (lp_errmsg() says which); LP_EFORMAT,
+ * LP_EIO. */
+int lp_binary_function(const char *path, const char *name, struct lp_binary_function *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -65,7 +65,7 @@ int cli_cc_main(const struct cli_command *cmd, int argc, char **argv, int cxx)
 {
 	int use_gcc = 0, sancov = 0, lto = -1, show = 0, link = 1, i = 1, n = 0, inputs = 0;
 	const char *rt = cli_rt_dir(), *compiler, *env;
-	char archive[PATH_MAX + 64], plugin[PATH_MAX + 80];
+	char archive[PATH_MAX + 64], plugin[PATH_MAX + 80], include[PATH_MAX + 32];
 	char **args;
 
 	for (; i < argc; i++) {
@@ -161,6 +161,11 @@ int cli_cc_main(const struct cli_command *cmd, int argc, char **argv, int cxx)
 		 * valgrind 3.19 reads only in part (the valgrind backend's
 		 * symbols; memcheck's messages). An explicit -gdwarf-5 wins. */
 		args[n++] = "-fdebug-default-version=4";
+	}
+	if (rt) {
+		/* locprof/roi.h, with no flag of the program's own */
+		snprintf(include, sizeof(include), "-isystem%s/include", rt);
+		args[n++] = include;
 	}
 	for (int j = i; j < argc; j++)
 		args[n++] = argv[j];

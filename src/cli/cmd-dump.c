@@ -46,7 +46,14 @@ static void dump_json(const struct lp_profile *p)
 	for (unsigned i = 0; i < p->n_line_sizes; i++)
 		printf("%s{\"bytes\":%u,\"accesses\":%" PRIu64 ",\"windows\":%zu}", i ? "," : "",
 		       p->line_sizes[i], p->accesses[i], p->windows[i].n);
-	printf("],\n \"thread_refs\":[");
+	printf("],\n");
+	if (p->region) {
+		printf(" \"region\":{\"what\":");
+		cli_json_string(p->region);
+		printf(",\"entries\":%" PRIu64 ",\"skipped\":%" PRIu64 "},\n", p->region_entries,
+		       p->region_skipped);
+	}
+	printf(" \"thread_refs\":[");
 	for (uint32_t t = 0; t < p->n_threads; t++)
 		printf("%s%" PRIu64, t ? "," : "", p->thread_refs[t]);
 	printf("],\n \"mappings\":[");
@@ -113,6 +120,9 @@ static void dump_text(const struct lp_profile *p)
 	printf("rate: %.6g  target samples: %" PRIu64 "  seed: %" PRIu64 "  window: %" PRIu64 "\n",
 	       p->rate, p->target_samples, p->seed, p->window);
 	printf("references: %" PRIu64 "  threads: %u\n", p->references, p->n_threads);
+	if (p->region)
+		printf("region: %s; entered %" PRIu64 " time%s, %" PRIu64 " references outside it left out\n",
+		       p->region, p->region_entries, p->region_entries == 1 ? "" : "s", p->region_skipped);
 	for (uint32_t i = 0; i < p->n_threads; i++)
 		printf("  thread %u: %" PRIu64 " references\n", i, p->thread_refs[i]);
 	for (unsigned i = 0; i < p->n_line_sizes; i++) {

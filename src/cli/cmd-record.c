@@ -21,7 +21,9 @@ static const char usage[] =
 	"stderr are its own. An existing OUT is kept as OUT.old. A run that\n"
 	"cannot give a profile (OUT cannot be created, PROGRAM is not\n"
 	"instrumented) is refused before PROGRAM starts. INT, TERM and HUP sent\n"
-	"to locprof are passed on to PROGRAM, and its profile is kept.\n"
+	"to locprof are passed on to PROGRAM, and its profile is kept. A PROGRAM\n"
+	"that marks a region of interest with locprof_start()/locprof_stop()\n"
+	"(locprof/roi.h) is recorded only inside it (inst and valgrind backends).\n"
 	"\n"
 	"  -o, --output OUT    output (default locprof.lpp; trace mode locprof.lpt;\n"
 	"                      - in trace mode: an .lpt stream on stdout, the\n"
@@ -45,6 +47,15 @@ static const char usage[] =
 	"                      step (single-stepping: exact, slow, runs anywhere)\n"
 	"      --max-skid N    pmu backend: arm the trigger N memory instructions\n"
 	"                      early and step to the exact sample (default 0)\n"
+	"      --start-at FUNC the region of interest begins when FUNC is entered\n"
+	"                      (inst and valgrind backends; FUNC in PROGRAM's\n"
+	"                      symbols, C++ names demangled)\n"
+	"      --stop-at FUNC  the region ends when FUNC is entered (it starts again\n"
+	"                      at the next --start-at FUNC or locprof_start())\n"
+	"      --skip N        leave out each thread's first N references of the\n"
+	"                      region (inst and valgrind backends)\n"
+	"      --whole-run     record the whole run even if PROGRAM marks a region\n"
+	"                      with locprof_start() (locprof/roi.h)\n"
 	"  -X OPT              an option passed to the backend as is (repeatable)\n"
 	"  -q, --quiet         no summary on stderr\n"
 	"  -h, --help          this help\n"
@@ -130,7 +141,8 @@ static int check_output_name(const struct record_request *req)
 
 static int run(int argc, char **argv)
 {
-	enum { OPT_FLUSH = 256, OPT_COUNTER, OPT_MAX_SKID };
+	enum { OPT_FLUSH = 256, OPT_COUNTER, OPT_MAX_SKID, OPT_START_AT, OPT_STOP_AT, OPT_SKIP,
+	       OPT_WHOLE_RUN };
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "mode", required_argument, NULL, 'm' },
@@ -142,6 +154,10 @@ static int run(int argc, char **argv)
 		{ "backend", required_argument, NULL, 'b' },
 		{ "counter", required_argument, NULL, OPT_COUNTER },
 		{ "max-skid", required_argument, NULL, OPT_MAX_SKID },
+		{ "start-at", required_argument, NULL, OPT_START_AT },
+		{ "stop-at", required_argument, NULL, OPT_STOP_AT },
+		{ "skip", required_argument, NULL, OPT_SKIP },
+		{ "whole-run", no_argument, NULL, OPT_WHOLE_RUN },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -197,6 +213,14 @@ static int run(int argc, char **argv)
 				return cli_usage_error(&cmd_record, "bad --max-skid '%s' (0 to 1000)", optarg);
 			req.max_skid = (uint32_t)u;
 			break;
+		case OPT_START_AT: req.start_at = optarg; break;
+		case OPT_STOP_AT: req.stop_at = optarg; break;
+		case OPT_SKIP:
+			if (cli_parse_u64(optarg, &req.skip) < 0 || !req.skip)
+				return cli_usage_error(&cmd_record, "bad --skip '%s' (a count of references >= 1)",
+						       optarg);
+			break;
+		case OPT_WHOLE_RUN: req.no_markers = 1; break;
 		case 'X':
 			if (req.nbackend_opts == RECORD_MAX_BACKEND_OPTS)
 				return cli_usage_error(&cmd_record, "at most %d -X options",
@@ -252,7 +276,8 @@ static int run(int argc, char **argv)
 	/* Everything that can refuse the run does so before the program
 	 * starts: a program that ran without a profile to show for it has
 	 * had its effects for nothing. */
-	if ((st = record_prepare_output(&req)) != CLI_OK ||
+	if ((st = record_region_prepare(&req, backend_name)) != CLI_OK ||
+	    (st = record_prepare_output(&req)) != CLI_OK ||
 	    (backend->ready && (st = backend->ready(&req)) != CLI_OK) ||
 	    (st = record_keep_old_output(&req)) != CLI_OK)
 		goto out;

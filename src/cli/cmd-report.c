@@ -232,7 +232,12 @@ static void text_curves(const struct report_opts *o, const struct lp_report *r)
 		       "the last flush)", in->accesses);
 	else
 		printf("line accesses not counted (the run was cut short before the first flush)");
-	printf(" of %g bytes (%" PRIu64 " references), %s\n\n", in->line, in->references, cold_words(o));
+	printf(" of %g bytes (%" PRIu64 " references), %s\n", in->line, in->references, cold_words(o));
+	if (in->region)
+		printf("region of interest: %s; entered %" PRIu64 " time%s, %" PRIu64
+		       " references outside it left out\n",
+		       in->region, in->region_entries, in->region_entries == 1 ? "" : "s", in->region_skipped);
+	printf("\n");
 	printf("%10s", "size");
 	for (size_t k = 0; k < nc; k++)
 		printf(" %*s", cv[k].iv ? 20 : 12, column_name(&cv[k]));

@@ -238,6 +238,8 @@ int record_with_collector(const struct record_request *req, const char *path,
 	for (size_t i = 0; i < nout; i++) {
 		if (!req->quiet || outs[i].error)
 			record_print_output(&outs[i], req->opts.mode);
+		if (!req->quiet)
+			record_region_print(req, &outs[i]);
 		if (outs[i].error)
 			lost++;
 	}

@@ -25,6 +25,10 @@ struct record_request {
 	const char *backend_opts[RECORD_MAX_BACKEND_OPTS]; /* -X OPT, verbatim */
 	unsigned nbackend_opts;
 	int quiet;
+	/* the region of interest (record-region.c) */
+	const char *start_at, *stop_at; /* --start-at, --stop-at FUNC */
+	uint64_t skip;                  /* --skip N */
+	int no_markers;                 /* --whole-run */
 	char *const *argv;             /* PROGRAM ARGS..., NULL-terminated */
 	char prog[PATH_MAX];           /* PROGRAM resolved as execvp would */
 };
@@ -75,6 +79,11 @@ int record_prepare_output(const struct record_request *req);
 /* An existing OUT becomes OUT.old: */
 int record_keep_old_output(const struct record_request *req);
 
+/* record-region.c: the region of interest into req->opts (after
+ * record_find_program): CLI_OK, or an exit status after one error line. */
+int record_region_prepare(struct record_request *req, const char *backend);
+/* The summary line of an output's region, when there is one. */
+void record_region_print(const struct record_request *req, const struct lp_record_output *x);
 /* record-mpi.c: under an MPI launcher, 1 and the rank and world size
  * (0: unknown) from its environment (OMPI_COMM_WORLD_RANK, PMI_RANK,
  * PMIX_RANK), else 0. */

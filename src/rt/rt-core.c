@@ -97,6 +97,7 @@ struct lp_rt_thread {
 	 * of the program and forwards the stored value across the call). */
 	int clock_started;
 
+	struct lp_rt_roi roi; /* region of interest (rt-roi.c) */
 	/* live watches (tag: the sample's thinning level) */
 	struct lp_watch_table watches;
 	uint32_t *pages;         /* live watched granules per page (exact counts) */
@@ -311,6 +312,7 @@ static void rt_process_init(void)
 			lp_rt_straddle_mask = g.line_size[0] - 1; /* ascending: the smallest */
 			lp_rt_straddle_slow = g.nlines > 1 ? lp_rt_straddle_mask : UINT64_MAX;
 			lp_rt_line_shift0 = g.line_shift[0];
+			lp_rt_roi_init(rt_zero_pages);
 			g.active = 1;
 		}
 	}
@@ -787,6 +789,7 @@ static struct lp_rt_thread *rt_thread_init(struct lp_rt_fast *f)
 	t->tid = (uint32_t)gettid();
 	t->fast = f;
 	t->fd = -1;
+	lp_rt_roi_thread_init(&t->roi, t->pages);
 	x = g.seed + t->number;
 	lp_rng_seed(&t->rng, lp_splitmix64(&x));
 	t->watches.slot = rt_alloc(lp_watch_table_bytes(TABLE_MIN_LOG2));
@@ -822,14 +825,21 @@ static struct lp_rt_thread *rt_thread_init(struct lp_rt_fast *f)
 
 static uint64_t rt_thread_refs(const struct lp_rt_thread *t)
 {
-	const struct lp_rt_fast *f = t->fast;
-
-	return t->dead ? t->final_refs : f->epoch - f->countdown;
+	if (t->dead)
+		return t->final_refs;
+	if (t->roi.outside)
+		return t->roi.saved_epoch - t->roi.saved_countdown;
+	return t->fast->epoch - t->fast->countdown;
 }
 
+/* Outside a region of interest: the counts put aside. */
 static uint64_t rt_thread_extra(const struct lp_rt_thread *t, uint32_t i)
 {
-	return t->dead ? t->final_extra[i] : i ? t->fast->extra_lines[i] : *t->extra0;
+	if (t->dead)
+		return t->final_extra[i];
+	if (t->roi.outside)
+		return i ? t->roi.saved_extra[i] : t->roi.saved_extra0;
+	return i ? t->fast->extra_lines[i] : *t->extra0;
 }
 
 /* The THREAD message: the count so far with each flush (running), so that
@@ -844,6 +854,12 @@ static void rt_send_thread_refs(struct lp_rt_thread *t, int running)
 	m.references = running ? rt_thread_refs(t) : t->final_refs;
 	for (uint32_t i = 0; i < LP_MAX_LINE_SIZES; i++)
 		m.extra_lines[i] = i < g.nlines ? rt_thread_extra(t, i) : 0;
+	if (lp_rt_roi_set) { /* REGION first: a final THREAD ends the thread's counts */
+		struct lp_msg_region rm;
+		rt_header(&rm.h, LP_MSG_REGION, sizeof(rm), t);
+		lp_rt_roi_message(t->fast, &t->roi, t->number, &rm);
+		rt_send2(t, &rm, sizeof(rm), NULL, 0);
+	}
 	rt_send2(t, &m, sizeof(m), NULL, 0);
 }
 
@@ -1049,6 +1065,11 @@ void lp_rt_slow(uint64_t addr, uint32_t size, uint32_t kind, uint64_t pc)
 		f->in_rt--;
 		return;
 	}
+	if (lp_rt_roi_set && lp_rt_roi_follow(f, &t->roi, 1, e0)) {
+		rt_leave(t); /* outside the region: no watch checked, nothing sampled */
+		f->in_rt--;
+		return;
+	}
 	if (straddles)
 		rt_count_extra(f, addr, last);
 	now = f->epoch - f->countdown - 1;
@@ -1091,6 +1112,23 @@ static void rt_push_alloc(struct lp_rt_thread *t, uint64_t addr, uint64_t size, 
 						.kind = LP_MSG_EV_FRAMES };
 	}
 	t->nevents += 1 + recs; /* after the records: a signal-time flush sends whole events */
+}
+
+/* A marker or breakpoint changed the region: this thread follows now (or
+ * at its first reference, when its clock has not started). */
+void lp_rt_roi_apply(void)
+{
+	struct lp_rt_fast *f = &lp_rt_fast;
+	struct lp_rt_thread *t = f->t;
+
+	if (!g.active || f->in_rt || !t || !t->clock_started)
+		return;
+	f->in_rt++;
+	if ((t = rt_enter(f))) {
+		lp_rt_roi_follow(f, &t->roi, 0, 0);
+		rt_leave(t);
+	}
+	f->in_rt--;
 }
 
 void lp_rt_alloc_event(uint64_t addr, uint64_t size, uint32_t kind, uint64_t pc, const uint64_t *up,

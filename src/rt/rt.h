@@ -150,6 +150,42 @@ unsigned lp_rt_tls_segments(struct lp_rt_tls *v, unsigned max);
  * runtime, the process recorded). */
 int lp_rt_alloc_wanted(void);
 
+/* Regions of interest (rt-roi.c). A thread outside the region keeps its
+ * clock here and runs a countdown of its own (rt-roi.c explains). */
+struct lp_rt_roi {
+	int outside;
+	int skip_phase;          /* the outside references count towards --skip */
+	uint64_t skip_left;      /* references of the region still to skip */
+	uint64_t skipped;        /* references left out, up to the last look */
+	uint64_t saved_countdown, saved_epoch, saved_extra0;
+	uint64_t saved_extra[LP_RT_MAX_LINES];
+	const uint32_t *pages;   /* the thread's page counts (lp_rt_fast.pages inside) */
+};
+
+/* 1 when the recording has a region (markers, --start-at, --stop-at,
+ * --skip); 0: the whole run, and none of the calls below is made. */
+extern int lp_rt_roi_set;
+
+/* Read the region's settings from the environment; arm breakpoints.
+ * zero_pages: empty page counts, which a thread outside runs with. */
+void lp_rt_roi_init(const uint32_t *zero_pages);
+void lp_rt_roi_thread_init(struct lp_rt_roi *r, const uint32_t *pages);
+/* From the slow path with the thread's state taken: follow the process's
+ * state. With ref, for the reference being handled (e0: its extra lines
+ * of the smallest size); returns 1 when that reference is outside the
+ * region and nothing more is to be done for it. Sets the thread's page
+ * counts: empty outside, so versioned loops run unchecked. */
+int lp_rt_roi_follow(struct lp_rt_fast *f, struct lp_rt_roi *r, int ref, uint64_t e0);
+/* The REGION message's body (protocol.h): what a thread left out so far,
+ * the times the process entered. */
+struct lp_msg_region;
+void lp_rt_roi_message(const struct lp_rt_fast *f, const struct lp_rt_roi *r, uint32_t thread,
+		       struct lp_msg_region *m);
+/* locprof_start() (what 1) and locprof_stop() (0) of locprof/roi.h. */
+void lp_rt_roi_mark(int what);
+/* The calling thread follows the process's state now (rt-core.c). */
+void lp_rt_roi_apply(void);
+
 /* Flush everything and say goodbye: exit, _exit, fatal signals. */
 void lp_rt_process_finish(int status, int how);
 

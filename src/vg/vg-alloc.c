@@ -460,7 +460,7 @@ static ULong thread_now(ThreadId tid, const struct lpvg_thread *t)
 	Long cd;
 
 	VG_(get_shadow_regs_area)(tid, (UChar *)&cd, 1, LPVG_SH_CD, sizeof(cd));
-	return t->epoch - (ULong)cd;
+	return lpvg_roi_clock(t, cd);
 }
 
 /* A block of n bytes at p, allocated by thread t (NULL: unknown) after
@@ -525,7 +525,7 @@ UInt lpvg_hook_kind(Addr a)
 
 static ULong shadow_time(const UChar *gsp, const struct lpvg_thread *t)
 {
-	return lpvg_o.mode == LP_MODE_SAMPLE ? t->epoch - (ULong) * (const Long *)(gsp + LPVG_GS + LPVG_SH_CD)
+	return lpvg_o.mode == LP_MODE_SAMPLE ? lpvg_roi_clock(t, *(const Long *)(gsp + LPVG_GS + LPVG_SH_CD))
 					     : ~0ull;
 }
 
@@ -629,6 +629,8 @@ static Bool client_request(ThreadId tid, UWord *args, UWord *ret)
 	const struct lpvg_hooks *h = (const struct lpvg_hooks *)args[1];
 	DebugInfo *di;
 
+	if (args[0] == LPVG_REQ_ROI)
+		return lpvg_roi_request(tid, args, ret);
 	if (args[0] != LPVG_REQ_REGISTER)
 		return False;
 	*ret = 0;

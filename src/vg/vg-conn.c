@@ -232,3 +232,18 @@ void lpvg_send_bye(struct lpvg_thread *t, Int status, UInt how, ULong refs)
 	m.references = refs;
 	lpvg_send2(t, &m, sizeof(m), NULL, 0);
 }
+
+/* REGION (a region of interest is set): what the thread left out. */
+void lpvg_send_region(struct lpvg_thread *t)
+{
+	struct lp_msg_region m;
+
+	if (!lpvg_roi_set)
+		return;
+	lpvg_header(&m.h, LP_MSG_REGION, sizeof(m), t);
+	m.thread = t->number;
+	m.pad = 0;
+	m.skipped = lpvg_roi_skipped(t, t->cd);
+	m.entries = lpvg_roi_entries();
+	lpvg_send2(t, &m, sizeof(m), NULL, 0);
+}

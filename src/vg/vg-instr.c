@@ -774,6 +774,23 @@ static void hook_entry(IRSB *out, UInt kind, Addr fn)
 	addStmtToIRSB(out, IRStmt_Dirty(di));
 }
 
+/* The entry of a --start-at/--stop-at function (vg-roi.c): what 1 or 2. */
+static void hook_roi(IRSB *out, UInt what)
+{
+	IRDirty *di = unsafeIRDirty_0_N(2, "lpvg_roi_hook", VG_(fnptr_to_fnentry)(lpvg_roi_hook),
+					mkIRExprVec_2(IRExpr_GSPTR(), mkIRExpr_HWord(what)));
+
+	fx_add(di, Ifx_Modify, LPVG_GS + LPVG_SH_CD, 16); /* the countdown and the thread */
+	addStmtToIRSB(out, IRStmt_Dirty(di));
+}
+
+/* Whether the instruction at a gets a call: an allocation function's
+ * entry (the preload's table) or a region's start or stop. */
+static Bool hooked_at(Addr a, Bool nhooked)
+{
+	return (nhooked && lpvg_hook_kind(a)) || (lpvg_roi_set && lpvg_roi_at(a));
+}
+
 /* Pass 2 of lpvg_instrument: the instrumented copy of in, into s->out,
  * with the planned accesses p[0..np) (pass 1) in statement order; in's
  * statements before index first (before its first IMark) are copied as
@@ -801,10 +818,15 @@ static void emit_superblock(struct ist *s, IRSB *in, struct plan *p, UInt np, In
 			exit_call(s, st);
 		else if (st->tag == Ist_Exit)
 			flush(s); /* the exit may be taken: account for what came before */
-		if (st->tag == Ist_IMark && nhooked && (hk = lpvg_hook_kind((Addr)st->Ist.IMark.addr))) {
+		if (st->tag == Ist_IMark && hooked_at((Addr)st->Ist.IMark.addr, nhooked)) {
+			Addr a = (Addr)st->Ist.IMark.addr;
+			UInt what = lpvg_roi_set ? lpvg_roi_at(a) : 0;
 			flush(s); /* the hook reads the clock */
 			addStmtToIRSB(s->out, st);
-			hook_entry(s->out, hk, (Addr)st->Ist.IMark.addr);
+			if (what)
+				hook_roi(s->out, what);
+			if (nhooked && (hk = lpvg_hook_kind(a)))
+				hook_entry(s->out, hk, a);
 			continue;
 		}
 		na = st->tag == Ist_IMark || st->tag == Ist_Exit ? 0 : stmt_accesses(tyenv, st, a);
@@ -869,7 +891,7 @@ IRSB *lpvg_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestLayout
 		if (st->tag == Ist_IMark) {
 			pc = (ULong)st->Ist.IMark.addr + (ULong)(Long)st->Ist.IMark.delta;
 			follow_imark(in, i, &im, &prev_im);
-			if (!nhooked || !lpvg_hook_kind((Addr)st->Ist.IMark.addr))
+			if (!hooked_at((Addr)st->Ist.IMark.addr, nhooked))
 				continue;
 		}
 		if (st->tag == Ist_Exit && nseg) {

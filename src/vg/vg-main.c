@@ -90,6 +90,7 @@ static void post_clo_init(void)
 		return;
 	}
 	lpvg_options_apply();
+	lpvg_roi_init();
 	/* Keep some descriptors above the program's limit for the per-thread
 	 * connections (valgrind itself keeps only a dozen there). */
 	if (lpvg_o.reserve_fds > 0 && VG_(fd_hard_limit) > 4 * lpvg_o.reserve_fds) {

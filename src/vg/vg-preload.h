@@ -6,6 +6,8 @@
 
 /* VG_USERREQ_TOOL_BASE('L','P'): arg1 = address of a struct lpvg_hooks */
 #define LPVG_REQ_REGISTER (((unsigned)'L' & 0xff) << 24 | ((unsigned)'P' & 0xff) << 16)
+/* locprof/roi.h's LOCPROF_ROI_REQUEST: arg1 = 1 start, 0 stop (vg-roi.c) */
+#define LPVG_REQ_ROI (LPVG_REQ_REGISTER + 1)
 
 /* What a watched function is, by its arguments (rdi, rsi, rdx). */
 enum lpvg_hook_kind {

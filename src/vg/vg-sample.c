@@ -177,6 +177,7 @@ struct lpvg_thread *lpvg_thread_new(ThreadId vtid)
 	gap = lpvg_o.mode == LP_MODE_TRACE ? (ULong)LPVG_GAP_MAX : next_gap(t);
 	t->epoch = gap;
 	t->cd = (Long)gap;
+	lpvg_roi_thread_init(t);
 	lpvg_connect(t);
 	if (!lpvg_p.maps_sent) {
 		lpvg_p.maps_sent = True;
@@ -189,7 +190,7 @@ ULong lpvg_thread_refs(const struct lpvg_thread *t)
 {
 	if (t->dead)
 		return t->final_refs;
-	return t->epoch - (ULong)t->cd;
+	return lpvg_roi_clock(t, t->cd);
 }
 
 void lpvg_thread_flush(struct lpvg_thread *t)
@@ -198,6 +199,7 @@ void lpvg_thread_flush(struct lpvg_thread *t)
 	lpvg_allocs_flush(t);
 	lpvg_send_samples(t);
 	lpvg_send_events(t);
+	lpvg_send_region(t);
 }
 
 /* Every live watch of t becomes a dangling sample (sample mode) and is
@@ -278,6 +280,10 @@ VG_REGPARM(1) void lpvg_seg_sample(struct lpvg_seg *s)
 		*cdp = LPVG_GAP_MAX;
 		return;
 	}
+	if (lpvg_roi_set && lpvg_roi_segment(t, cdp)) {
+		maybe_flush(t);
+		return; /* outside the region of interest */
+	}
 	if (s->nguarded)
 		for (UInt i = 0; i < s->n; i++)
 			done -= s->acc[i].guarded && abuf[s->acc[i].slot] == LPVG_NONE_ADDR;
@@ -298,6 +304,8 @@ VG_REGPARM(1) void lpvg_seg_sample(struct lpvg_seg *s)
 		now++;
 	}
 	*cdp = (Long)(t->epoch - refs);
+	if (lpvg_roi_set)
+		lpvg_roi_after_segment(t, cdp);
 	maybe_flush(t);
 }
 

@@ -152,6 +152,12 @@ struct lpvg_thread {
 	UInt nsamples;
 	struct lp_msg_ref *events;
 	UInt nevents, event_cap;
+
+	/* region of interest (vg-roi.c): outside it, the clock put aside */
+	Bool roi_outside, roi_skip_phase;
+	ULong roi_saved_epoch;
+	Long roi_saved_cd;
+	ULong roi_skipped, roi_skip_left;
 };
 
 struct lpvg_opts {
@@ -238,6 +244,24 @@ void lpvg_filter_reset(void);
 /* vg-main.c: the threads */
 struct lpvg_thread *lpvg_thread_of(ThreadId tid);
 struct lpvg_thread *lpvg_any_connected(void);
+
+/* vg-roi.c: the region of interest */
+extern Bool lpvg_roi_set; /* False: the whole run, and none of these is called */
+void lpvg_roi_init(void);
+void lpvg_roi_thread_init(struct lpvg_thread *t);
+UInt lpvg_roi_at(Addr a);
+VG_REGPARM(2) void lpvg_roi_hook(UChar *gsp, UWord what);
+Bool lpvg_roi_request(ThreadId tid, UWord *args, UWord *ret);
+/* At a slow path, before its segment: True when the thread is outside
+ * (the segment counted as skipped, nothing else to do). After it: leave
+ * if the region ended. */
+Bool lpvg_roi_segment(struct lpvg_thread *t, Long *cdp);
+void lpvg_roi_after_segment(struct lpvg_thread *t, Long *cdp);
+/* The thread's reference clock (its countdown cd), skipped references. */
+ULong lpvg_roi_clock(const struct lpvg_thread *t, Long cd);
+ULong lpvg_roi_skipped(const struct lpvg_thread *t, Long cd);
+ULong lpvg_roi_entries(void);
+void lpvg_send_region(struct lpvg_thread *t);
 
 /* vg-options.c */
 void lpvg_options_register(void);

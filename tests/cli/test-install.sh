@@ -37,6 +37,14 @@ for p in $profiles; do
 	expect_grep "main \(matmul\.c:[0-9]+" "$T/out"
 done
 
+# locprof/roi.h: installed with the public headers, and found by the
+# installed locprof cc with no flag.
+[ -f "$prefix/include/locprof/roi.h" ] || fail "locprof/roi.h is not installed"
+cp "$LOCPROF_SRC/tests/cli/roi/roi.c" .
+expect_status 0 locprof cc -O2 -DROI_MARKED -o roi roi.c
+expect_status 0 locprof record -r 0.01 -o roi.lpp -- ./roi 10
+expect_grep "roi.lpp: region \(locprof_start/locprof_stop\) entered 1 time" "$T/err"
+
 # The installed tree can move: the runtime is found relative to locprof.
 mv "$prefix" "$T/moved"
 expect_status 0 "$T/moved/bin/locprof" cc --show -O2 -c -o /dev/null matmul.c

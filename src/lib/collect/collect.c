@@ -39,6 +39,29 @@ static int rec_env_add(struct lp_recorder *r, int i, const char *name, const cha
 	return 0;
 }
 
+/* The region of interest's variables (protocol.h), from env[i] on. */
+static int rec_env_region(struct lp_recorder *r, int i, const struct lp_record_options *o)
+{
+	char buf[32];
+	int err = 0;
+
+	if (!o->region || o->mode != LP_RECORD_SAMPLE)
+		return 0;
+	if (o->region_program)
+		err = rec_env_add(r, i++, LP_ENV_ROI_PROGRAM, o->region_program);
+	if (err >= 0 && o->region_outside)
+		err = rec_env_add(r, i++, LP_ENV_ROI, "outside");
+	if (err >= 0 && o->region_start_at)
+		err = rec_env_add(r, i++, LP_ENV_ROI_START_AT, o->region_start_at);
+	if (err >= 0 && o->region_stop_at)
+		err = rec_env_add(r, i++, LP_ENV_ROI_STOP_AT, o->region_stop_at);
+	if (err >= 0 && o->region_skip) {
+		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)o->region_skip);
+		err = rec_env_add(r, i++, LP_ENV_ROI_SKIP, buf);
+	}
+	return err;
+}
+
 int lp_collect_recorder_alloc(struct lp_recorder **out, const struct lp_record_options *o,
 			      char *lines, size_t lines_len)
 {
@@ -124,6 +147,8 @@ int lp_recorder_new(struct lp_recorder **out, const struct lp_record_options *o)
 		if ((err = rec_env_add(r, i++, LP_ENV_SAMPLES, buf)) < 0)
 			goto out_free;
 	}
+	if ((err = rec_env_region(r, i, o)) < 0)
+		goto out_free;
 	*out = r;
 	return 0;
 out_free:
@@ -258,6 +283,7 @@ static struct rec_proc *proc_get(struct lp_recorder *r, const struct lp_msg_hell
 		.pid = h->h.pid, .ppid = h->ppid, .nonce = h->nonce, .start_ns = h->start_ns,
 		.cmdline = cmd, .cmdline_len = cmd_len, .nlines = h->nlines, .rate = h->rate,
 		.seed = h->seed, .backend = h->backend, .window = LP_PROFILE_WINDOW_DEFAULT,
+		.region = h->mode == LP_MODE_TRACE ? NULL : r->o.region,
 		.mpi = r->o.mpi, .mpi_rank = r->o.mpi_rank, .mpi_size = r->o.mpi_size,
 	};
 	struct rec_proc *p;
@@ -383,6 +409,9 @@ int lp_collect_proc_close(struct rec_proc *p)
 	sum.ended = p->out.ended;
 	sum.status = p->out.status;
 	sum.exec = p->out.exec;
+	sum.region = p->out.region = p->region;
+	sum.region_skipped = p->out.region_skipped = p->region_skipped;
+	sum.region_entries = p->out.region_entries = p->region_entries;
 	for (uint32_t t = 0; t < p->ntrefs && p->sink->thread && err >= 0; t++)
 		err = p->sink->thread(p->sink_state, t, p->trefs[t]);
 	if (err < 0) {
@@ -661,6 +690,24 @@ static int on_thread(struct rec_proc *p, struct conn *c, const uint8_t *msg, siz
 	return 0;
 }
 
+/* REGION: like THREAD's counts, the change since the connection's last. */
+static int on_region(struct rec_proc *p, struct conn *c, const uint8_t *msg, size_t len)
+{
+	struct lp_msg_region m;
+
+	if (len < sizeof(m))
+		return lp_seterr(LP_ECORRUPT, "bad REGION");
+	memcpy(&m, msg, sizeof(m));
+	p->region = 1;
+	if (!c->thread_done) {
+		p->region_skipped += m.skipped - c->region_skipped;
+		c->region_skipped = m.skipped;
+	}
+	if (m.entries > p->region_entries)
+		p->region_entries = m.entries;
+	return 0;
+}
+
 static int on_bye(struct rec_proc *p, const uint8_t *msg, size_t len)
 {
 	struct lp_msg_bye m;
@@ -702,6 +749,8 @@ static int handle_message(struct lp_recorder *r, struct conn *c, const uint8_t *
 		return on_thread(p, c, msg, len);
 	case LP_MSG_BYE:
 		return on_bye(p, msg, len);
+	case LP_MSG_REGION:
+		return on_region(p, c, msg, len);
 	default:
 		return lp_seterr(LP_ECORRUPT, "unknown message type %u", h.type);
 	}

@@ -41,6 +41,21 @@
 #define LP_ENV_SEED "LOCPROF_SEED"     /* random seed */
 #define LP_ENV_FLUSH "LOCPROF_FLUSH_MS" /* flush interval in milliseconds */
 #define LP_ENV_SAMPLES "LOCPROF_SAMPLES" /* aim at this many sampled references per process */
+/* Regions of interest (record --start-at/--stop-at/--skip, locprof/roi.h;
+ * absent: the whole run). LOCPROF_ROI: "outside" when the recording
+ * begins outside the region (markers, --start-at). START_AT, STOP_AT:
+ * the link-time address of the function's entry in the main executable,
+ * in hex (the runtime), then a space and its name as valgrind gives it
+ * (the valgrind tool). SKIP: each thread's first N references in the
+ * region are left out. */
+#define LP_ENV_ROI "LOCPROF_ROI"
+/* The recorded program's real path: the region applies to its images
+ * only, not to another program it execs (whose function addresses and
+ * markers are its own). */
+#define LP_ENV_ROI_PROGRAM "LOCPROF_ROI_PROGRAM"
+#define LP_ENV_ROI_START_AT "LOCPROF_ROI_START_AT"
+#define LP_ENV_ROI_STOP_AT "LOCPROF_ROI_STOP_AT"
+#define LP_ENV_ROI_SKIP "LOCPROF_ROI_SKIP"
 
 enum lp_msg_type {
 	LP_MSG_HELLO = 1,   /* first message of every connection (one per thread) */
@@ -52,6 +67,7 @@ enum lp_msg_type {
 	LP_MSG_ALLOCS = 7,  /* sample mode: allocation events */
 	LP_MSG_ALLOCS_T = 8, /* sample mode: allocation events with their time */
 	LP_MSG_ALLOC_SUM = 9, /* what the events are, and the run's totals */
+	LP_MSG_REGION = 10, /* region of interest: a thread's references left out */
 };
 
 enum lp_msg_mode { LP_MODE_SAMPLE = 0, LP_MODE_TRACE = 1 };
@@ -210,6 +226,17 @@ struct lp_msg_thread {
 	 * line_size order): a reference touching k lines of that size adds
 	 * k - 1, so the thread's line accesses are references + extra_lines. */
 	uint64_t extra_lines[LP_MAX_LINE_SIZES];
+};
+
+/* REGION: sent with THREAD (the last one wins) when a region of interest
+ * is set. skipped: the thread's references outside the region, which its
+ * clock and THREAD's counts leave out; entries: the times the process
+ * entered the region so far. */
+struct lp_msg_region {
+	struct lp_msg_header h;
+	uint32_t thread, pad;
+	uint64_t skipped;
+	uint64_t entries;
 };
 
 /* LP_BYE_EXEC: the image is replaced by execve (status 0); the new image,

@@ -58,6 +58,9 @@ struct rec_proc {
 	int have_asum;
 	uint32_t asum_flags;
 	uint64_t asum_allocs, asum_frees, asum_bytes;
+	/* REGION: one came; references outside the region, entries */
+	int region;
+	uint64_t region_skipped, region_entries;
 };
 
 struct conn {
@@ -67,6 +70,7 @@ struct conn {
 	int thread_done;
 	uint64_t thread_refs; /* the latest count of its THREAD messages */
 	uint64_t thread_extra[LP_MAX_LINE_SIZES]; /* and its extra line accesses */
+	uint64_t region_skipped; /* the latest count of its REGION messages */
 	uint8_t *buf;
 	size_t len, cap;
 };
@@ -78,7 +82,7 @@ struct lp_recorder {
 	char path[96];
 	int dir_slot, path_slot; /* lp_tmp_track(): a fatal signal removes them */
 	int listen_fd;
-	char *env[8];
+	char *env[16];
 	struct conn *conns;
 	size_t nconns, conns_cap;
 	struct pollfd *pfds;

@@ -58,10 +58,13 @@ static int lpp_open(void **state, const char *path, const struct lp_collect_proc
 			       : proc->backend == LP_BACKEND_VALGRIND ? "valgrind" : "inst") < 0)
 		goto out_profile;
 	free(cmd);
+	cmd = NULL;
 	s->p->date = (int64_t)(proc->start_ns / 1000000000ull);
 	s->p->n_line_sizes = proc->nlines < LP_PROFILE_MAX_LINE_SIZES ? proc->nlines
 								   : LP_PROFILE_MAX_LINE_SIZES;
 	memcpy(s->p->line_sizes, proc->line_size, s->p->n_line_sizes * sizeof(uint32_t));
+	if (proc->region && lp_profile_set_str(&s->p->region, proc->region) < 0)
+		goto out_profile;
 	s->p->rate = proc->rate;
 	s->p->seed = proc->seed;
 	if (proc->mpi) {
@@ -215,6 +218,13 @@ static int lpp_close(void *state, const struct lp_collect_summary *sum,
 	int err = 0;
 
 	s->p->references = sum->references;
+	if (!sum->region) {
+		/* an image the region was not for (another program exec'd) */
+		free(s->p->region);
+		s->p->region = NULL;
+	}
+	s->p->region_skipped = sum->region_skipped;
+	s->p->region_entries = sum->region_entries;
 	for (uint32_t i = 0; i < s->p->n_line_sizes && i < LP_MAX_LINE_SIZES; i++)
 		s->p->accesses[i] = sum->line_accesses[i];
 	for (size_t i = 0; i < maps->n && err >= 0; i++)

@@ -29,6 +29,7 @@ struct lp_collect_proc {
 	uint32_t backend;         /* enum lp_msg_backend (HELLO) */
 	const char *source;       /* the profile's source; NULL: named after backend */
 	uint64_t window;          /* the profile's time window; 0: one, the whole run */
+	const char *region;       /* the region of interest, NULL: the whole run */
 	int mpi;                  /* lp_record_options' mpi, mpi_rank, mpi_size */
 	uint32_t mpi_rank, mpi_size;
 };
@@ -43,6 +44,8 @@ struct lp_collect_summary {
 	int ended;           /* BYE received */
 	int status;          /* exit status or -signal */
 	int exec;            /* ended by execve (status 0) */
+	int region;          /* a REGION came: the image had a region of interest */
+	uint64_t region_skipped, region_entries; /* REGION: all threads' */
 };
 
 struct lp_sample_sink_ops {

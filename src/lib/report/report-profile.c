@@ -263,6 +263,9 @@ int lp_report_new(struct lp_report **out, const struct lp_profile *p, const stru
 	r->info.accesses = p->accesses[r->li];
 	r->info.references = p->references;
 	r->info.accesses_partial = lp_profile_count_partial(p, r->li);
+	r->info.region = p->region;
+	r->info.region_skipped = p->region_skipped;
+	r->info.region_entries = p->region_entries;
 	lp_profile_line_samples(p, r->li, &r->first, &r->info.samples);
 	r->info.at = pa->at ? pa->at : pa->ncaches ? pa->caches[0].size : 32768;
 	r->info.hot_policy = pa->policies & LP_REPORT_LRU ? "LRU" : "random";

@@ -33,6 +33,8 @@
 #define LP_TLS_CHUNK_VERSION 1u
 /* ALSM: u32 chunk version, u32 flags, u64 allocations, u64 frees, u64 bytes. */
 #define LP_ALLOC_SUMMARY_VERSION 1u
+/* REGN: u32 version, str region, u64 skipped, u64 entries */
+#define LP_REGION_VERSION 1u
 /* RANK: u32 chunk version, u32 rank, u32 world size (0: unknown); written
  * only for an MPI rank (readers without it skip the chunk as any unknown
  * one). */
@@ -52,6 +54,7 @@ enum {
 	LP_CHUNK_ALLOC_SUMMARY = LP_TAG('A', 'L', 'S', 'M'),
 	LP_CHUNK_ALLOC_STACKS = LP_TAG('A', 'S', 'T', 'K'),
 	LP_CHUNK_TLS = LP_TAG('T', 'L', 'S', 'B'),
+	LP_CHUNK_REGION = LP_TAG('R', 'E', 'G', 'N'),
 	LP_CHUNK_RANK = LP_TAG('R', 'A', 'N', 'K'),
 	LP_CHUNK_END = LP_TAG('E', 'N', 'D', ' '),
 };

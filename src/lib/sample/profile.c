@@ -33,6 +33,7 @@ void lp_profile_free(struct lp_profile *p)
 	free(p->command);
 	free(p->host);
 	free(p->source);
+	free(p->region);
 	free(p->thread_refs);
 	free(p->samples);
 	free(p->allocs);
@@ -390,6 +391,34 @@ static int write_allocs(struct chunkbuf *b, struct lp_out *o, const struct lp_pr
 	return 0;
 }
 
+/* The optional chunks after the events: ALSM, REGN. */
+static int write_summaries(const struct lp_profile *p, struct chunkbuf *b, struct lp_out *o,
+			   uint32_t *nchunks)
+{
+	int err;
+
+	if (p->alloc_flags) {
+		cb_begin(b);
+		if (cb_u32(b, LP_ALLOC_SUMMARY_VERSION) < 0 || cb_u32(b, p->alloc_flags) < 0 ||
+		    cb_u64(b, p->alloc_total) < 0 || cb_u64(b, p->free_total) < 0 ||
+		    cb_u64(b, p->alloc_bytes) < 0)
+			return LP_ENOMEM;
+		if ((err = cb_emit(b, o, LP_CHUNK_ALLOC_SUMMARY)) < 0)
+			return err;
+		(*nchunks)++;
+	}
+	if (p->region) {
+		cb_begin(b);
+		if (cb_u32(b, LP_REGION_VERSION) < 0 || cb_str(b, p->region) < 0 ||
+		    cb_u64(b, p->region_skipped) < 0 || cb_u64(b, p->region_entries) < 0)
+			return LP_ENOMEM;
+		if ((err = cb_emit(b, o, LP_CHUNK_REGION)) < 0)
+			return err;
+		(*nchunks)++;
+	}
+	return 0;
+}
+
 int lp_profile_write(const struct lp_profile *p, const char *path)
 {
 	struct chunkbuf b = { 0 };
@@ -500,17 +529,8 @@ int lp_profile_write(const struct lp_profile *p, const char *path)
 	if ((err = write_stacks(&b, o, p, &nchunks)) < 0 || (err = write_tls(&b, o, p, &nchunks)) < 0 ||
 	    (err = write_allocs(&b, o, p, &nchunks)) < 0)
 		goto out_abort;
-	if (p->alloc_flags) {
-		err = LP_ENOMEM;
-		cb_begin(&b);
-		if (cb_u32(&b, LP_ALLOC_SUMMARY_VERSION) < 0 || cb_u32(&b, p->alloc_flags) < 0 ||
-		    cb_u64(&b, p->alloc_total) < 0 || cb_u64(&b, p->free_total) < 0 ||
-		    cb_u64(&b, p->alloc_bytes) < 0)
-			goto out_abort;
-		if ((err = cb_emit(&b, o, LP_CHUNK_ALLOC_SUMMARY)) < 0)
-			goto out_abort;
-		nchunks++;
-	}
+	if ((err = write_summaries(p, &b, o, &nchunks)) < 0)
+		goto out_abort;
 
 	err = LP_ENOMEM;
 	cb_begin(&b);
@@ -781,6 +801,29 @@ static void parse_alloc_summary(struct lp_profile *p, struct cur *c)
 	p->alloc_bytes = cur_u64(c);
 }
 
+/* REGN: the region of interest; a later version is skipped whole. */
+static int parse_region(struct lp_profile *p, struct cur *c)
+{
+	uint32_t version = cur_u32(c);
+	char *region = NULL;
+
+	if (c->bad || version != LP_REGION_VERSION) {
+		c->pos = c->n;
+		return 0;
+	}
+	if (cur_str(c, &region) < 0)
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	if (c->bad) {
+		free(region);
+		return 0;
+	}
+	free(p->region);
+	p->region = region;
+	p->region_skipped = cur_u64(c);
+	p->region_entries = cur_u64(c);
+	return 0;
+}
+
 /* RANK: a later version is skipped whole; a rank outside the world is
  * damage. */
 static void parse_rank(struct lp_profile *p, struct cur *c)
@@ -928,6 +971,8 @@ int lp_profile_read(struct lp_profile **out, const char *path)
 			err = parse_stacks(p, &c);
 		} else if (tag == LP_CHUNK_TLS) {
 			err = parse_tls(p, &c);
+		} else if (tag == LP_CHUNK_REGION) {
+			err = parse_region(p, &c);
 		} else if (tag == LP_CHUNK_RANK) {
 			parse_rank(p, &c);
 		} else if (tag == LP_CHUNK_END) {

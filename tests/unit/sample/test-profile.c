@@ -349,6 +349,32 @@ static void test_stacks_tls_round_trip(void **state)
 	free(path);
 }
 
+/* The REGN chunk: the region of interest round trips; a profile without
+ * one reads with none. */
+static void test_region_round_trip(void **state)
+{
+	struct lp_profile *p = make_profile(20), *q;
+	char *path = lp_test_path("region.lpp");
+
+	assert_int_equal(lp_profile_write(p, path), 0);
+	assert_int_equal(lp_profile_read(&q, path), 0);
+	assert_null(q->region);
+	assert_int_equal(q->region_skipped, 0);
+	lp_profile_free(q);
+	assert_int_equal(lp_profile_set_str(&p->region, "from kernel, till tail"), 0);
+	p->region_skipped = 123456789012ull;
+	p->region_entries = 3;
+	assert_int_equal(lp_profile_write(p, path), 0);
+	assert_int_equal(lp_profile_read(&q, path), 0);
+	assert_string_equal(q->region, "from kernel, till tail");
+	assert_int_equal(q->region_skipped, 123456789012ull);
+	assert_int_equal(q->region_entries, 3);
+	assert_int_equal(q->n_samples, 20);
+	lp_profile_free(p);
+	lp_profile_free(q);
+	free(path);
+}
+
 /* Cut a profile with allocation events at every byte: what is read is
  * whole chunks, so the events are a prefix of whole chunks' worth. */
 static void test_alloc_truncation(void **state)
@@ -669,6 +695,7 @@ int main(void)
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_count_partial),
 		cmocka_unit_test(test_alloc_round_trip),
+		cmocka_unit_test(test_region_round_trip),
 		cmocka_unit_test(test_alloc_truncation),
 		cmocka_unit_test(test_stacks_tls_round_trip),
 		cmocka_unit_test(test_alloc_versions),
