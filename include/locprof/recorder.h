@@ -36,6 +36,14 @@ struct lp_record_options {
 	 * runtime halves it (and the samples kept) whenever 2N would be kept,
 	 * and each output's final rate is in lp_record_output.rate. */
 	uint64_t target_samples;
+	/* Sample mode, inst backend: phase-guided sampling (record --phases;
+	 * docs/runtime.md, "Phase detection"). phase_interval: references per
+	 * interval, 0 = off; phase_samples: sampled references per phase at
+	 * the full rate (0: 4000); phase_rate: the rate in a phase that has
+	 * them (< 0: rate / 32). */
+	uint64_t phase_interval;
+	uint64_t phase_samples;
+	double phase_rate;
 };
 
 /* What one process image produced. */

@@ -4,6 +4,7 @@
  * text, CSV or JSON. */
 #include "cli.h"
 #include "report-html.h"
+#include "report-timeline.h"
 
 #include <locprof/profile.h>
 #include <locprof/report.h>
@@ -21,7 +22,7 @@ static const char usage[] =
 	"                      [--policy lru,random] [--format text|csv|json] [-o FILE]\n"
 	"                      [--svg FILE] [--reference CSV] [--window [N]] [--top N]\n"
 	"                      [--at SIZE] [--cold] [--fill|--no-fill] [--threads]\n"
-	"                      [--resamples N] [--html DIR]\n"
+	"                      [--resamples N] [--html DIR] [--timeline] [--timeline-svg FILE]\n"
 	"\n"
 	"Predict miss ratios from a profile: the working-set graph under LRU\n"
 	"(StatStack) and random replacement (StatCache), fully associative; the\n"
@@ -64,6 +65,11 @@ static const char usage[] =
 	"      --no-fill        StatCache: the paper's equation at every size\n"
 	"      --threads        per thread: references, line accesses and LRU misses\n"
 	"                       in each --cache (else the --at size)\n"
+	"      --timeline       the time view: the miss ratio of the --cache caches\n"
+	"                       (default the host's) over the run, per phase interval\n"
+	"                       of a `record --phases` profile (with each phase's top\n"
+	"                       functions), else per window\n"
+	"      --timeline-svg FILE  also plot the time view as SVG\n"
 	"      --resamples N    resamples behind the intervals (default 8; 0: no\n"
 	"                       intervals)\n"
 	"  -h, --help           this help\n";
@@ -80,7 +86,8 @@ const struct cli_command cmd_report = {
 enum { MAX_CACHES = 32 };
 
 struct report_opts {
-	const char *profile, *sizes_arg, *format, *svg, *refpath, *output, *html;
+	const char *profile, *sizes_arg, *format, *svg, *refpath, *output, *html, *timeline_svg;
+	int timeline;
 	unsigned policies;
 	int show_windows, cold, fill, threads;
 	unsigned resamples;
@@ -92,7 +99,8 @@ struct report_opts {
 /* Returns -1 to go on, else the exit status. */
 static int parse_options(int argc, char **argv, struct report_opts *o)
 {
-	enum { OPT_COLD = 1000, OPT_FILL, OPT_NO_FILL, OPT_SVG, OPT_THREADS, OPT_RESAMPLES, OPT_HTML };
+	enum { OPT_COLD = 1000, OPT_FILL, OPT_NO_FILL, OPT_SVG, OPT_THREADS, OPT_RESAMPLES, OPT_HTML, OPT_TIMELINE,
+	       OPT_TIMELINE_SVG };
 	static const struct option opts[] = {
 		{ "sizes", required_argument, NULL, 's' },  { "cache", required_argument, NULL, 'c' },
 		{ "policy", required_argument, NULL, 'p' }, { "format", required_argument, NULL, 'F' },
@@ -105,6 +113,8 @@ static int parse_options(int argc, char **argv, struct report_opts *o)
 		{ "no-fill", no_argument, NULL, OPT_NO_FILL },
 		{ "threads", no_argument, NULL, OPT_THREADS },
 		{ "html", required_argument, NULL, OPT_HTML },
+		{ "timeline", no_argument, NULL, OPT_TIMELINE },
+		{ "timeline-svg", required_argument, NULL, OPT_TIMELINE_SVG },
 		{ "resamples", required_argument, NULL, OPT_RESAMPLES },
 		{ 0 },
 	};
@@ -147,6 +157,8 @@ static int parse_options(int argc, char **argv, struct report_opts *o)
 		case OPT_NO_FILL: o->fill = 0; break;
 		case OPT_THREADS: o->threads = 1; break;
 		case OPT_HTML: o->html = optarg; break;
+		case OPT_TIMELINE: o->timeline = 1; break;
+		case OPT_TIMELINE_SVG: o->timeline_svg = optarg; break;
 		case OPT_RESAMPLES: {
 			uint64_t v;
 			if (cli_parse_u64(optarg, &v) < 0 || v == 1 || v > 1000)
@@ -204,7 +216,11 @@ static void text_curves(const struct report_opts *o, const struct lp_report *r)
 	size_t nc = lp_report_curves(r, &cv);
 	char b[32];
 
-	printf("profile %s: %zu samples, ", o->profile, in->samples);
+	if (in->phases)
+		printf("profile %s: %zu samples in %zu phases (standing for %zu at the full rate), ", o->profile,
+		       in->recorded, in->phases, in->samples);
+	else
+		printf("profile %s: %zu samples, ", o->profile, in->samples);
 	if (!in->accesses_partial)
 		printf("%" PRIu64 " line accesses", in->accesses);
 	else if (in->accesses)
@@ -410,7 +426,8 @@ static void csv_summary(const struct report_opts *o, const struct lp_report *r)
 
 	printf("\nfield,value\n");
 	printf("profile,%s\n", cli_csv_field(o->profile, b, sizeof(b)));
-	printf("line_bytes,%g\nsamples,%zu\n", in->line, in->samples);
+	printf("line_bytes,%g\nsamples,%zu\nrecorded_samples,%zu\nphases,%zu\n", in->line, in->samples, in->recorded,
+	       in->phases);
 	printf("line_accesses,%" PRIu64 "\nline_accesses_partial,%d\n", in->accesses, in->accesses_partial);
 	printf("cold_misses,%s\n", o->cold ? "included" : "excluded");
 	if (o->show_windows)
@@ -590,7 +607,7 @@ static void json_hot(size_t top, const struct lp_report *r)
 	printf("}");
 }
 
-static void json_report(const struct report_opts *o, const struct lp_report *r)
+static void json_report(const struct report_opts *o, const struct lp_report *r, const struct lp_timeline *tl)
 {
 	const struct lp_report_info *in = lp_report_info(r);
 	const struct lp_curve *cv;
@@ -603,6 +620,7 @@ static void json_report(const struct report_opts *o, const struct lp_report *r)
 	printf(",\"line\":%g,\"samples\":%zu,\"accesses\":%" PRIu64 ",\"accesses_partial\":%s,\"cold\":%s",
 	       in->line, in->samples, in->accesses, in->accesses_partial ? "true" : "false",
 	       o->cold ? "true" : "false");
+	printf(",\"recorded_samples\":%zu,\"phases\":%zu", in->recorded, in->phases);
 	printf(",\"curves\":[");
 	for (size_t k = 0; k < nc; k++) {
 		printf("%s{\"name\":\"%s\",\"points\":[", k ? "," : "", cv[k].name);
@@ -644,6 +662,8 @@ static void json_report(const struct report_opts *o, const struct lp_report *r)
 		json_hot(o->top, r);
 	if (o->threads)
 		json_threads(r);
+	if (tl)
+		report_timeline_json(tl);
 	printf("}\n");
 }
 
@@ -697,6 +717,7 @@ static int run(int argc, char **argv)
 				 .resamples = LP_INTERVAL_RESAMPLES,
 				 .policies = LP_REPORT_LRU | LP_REPORT_RANDOM };
 	struct cli_report l = { 0 };
+	struct lp_timeline *tl = NULL;
 	struct lp_curve *refs = NULL;
 	uint64_t *sizes = NULL;
 	size_t nsizes = 0, nrefs = 0;
@@ -721,14 +742,21 @@ static int run(int argc, char **argv)
 							    .seed = 1 });
 	if (status == CLI_ERROR)
 		goto out;
+	if ((o.timeline || o.timeline_svg) &&
+	    report_timeline_build(&tl, &l, o.caches, o.ncaches, o.policies, o.cold, o.fill, o.window, o.top) != CLI_OK) {
+		status = CLI_ERROR;
+		goto out;
+	}
 	if (o.output && cli_stdout_to(o.output, &tmp) < 0) {
 		status = CLI_ERROR;
 		goto out;
 	}
 	if (!strcmp(o.format, "csv")) {
 		csv_tables(&o, l.r);
+		if (o.timeline)
+			report_timeline_csv(tl);
 	} else if (!strcmp(o.format, "json")) {
-		json_report(&o, l.r);
+		json_report(&o, l.r, o.timeline ? tl : NULL);
 	} else {
 		text_curves(&o, l.r);
 		text_tables(&o, l.r);
@@ -736,6 +764,12 @@ static int run(int argc, char **argv)
 			text_hot(&o, l.r);
 		if (o.threads)
 			text_threads(l.r);
+		if (o.timeline)
+			report_timeline_text(tl);
+	}
+	if (o.timeline_svg && lp_timeline_svg(tl, o.timeline_svg, o.profile) < 0) {
+		cli_error("%s", lp_errmsg());
+		status = CLI_ERROR;
 	}
 	if (o.svg && write_svg(&o, o.svg, l.r, refs, nrefs) < 0) {
 		cli_error("%s", lp_errmsg());
@@ -746,6 +780,7 @@ static int run(int argc, char **argv)
 	if (tmp && cli_stdout_commit(o.output, tmp, status != CLI_ERROR) < 0)
 		status = CLI_ERROR;
 out:
+	lp_timeline_free(tl);
 	cli_report_release(&l);
 	lp_curves_free(refs, nrefs);
 	free(sizes);

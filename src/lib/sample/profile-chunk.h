@@ -26,6 +26,10 @@
 #define LP_ALLOCS_PER_CHUNK 50000u
 /* ALSM: u32 chunk version, u32 flags, u64 allocations, u64 frees, u64 bytes. */
 #define LP_ALLOC_SUMMARY_VERSION 1u
+/* PHAS: u32 section version, u32 n line sizes, u64 references per
+ * interval asked, u32 count, then count records of 24 + 16 n bytes. */
+#define LP_PHASE_CHUNK_VERSION 1u
+#define LP_PHASES_PER_CHUNK 20000u
 /* Samples per chunk the library writer uses (1.9 MB chunks). */
 #define LP_SAMPLES_PER_CHUNK 40000u
 
@@ -39,6 +43,7 @@ enum {
 	LP_CHUNK_MAPPINGS = LP_TAG('M', 'A', 'P', 'S'),
 	LP_CHUNK_ALLOCS = LP_TAG('A', 'L', 'O', 'C'),
 	LP_CHUNK_ALLOC_SUMMARY = LP_TAG('A', 'L', 'S', 'M'),
+	LP_CHUNK_PHASES = LP_TAG('P', 'H', 'A', 'S'),
 	LP_CHUNK_END = LP_TAG('E', 'N', 'D', ' '),
 };
 
@@ -74,7 +79,7 @@ static inline uint64_t lp_get_u64(const uint8_t *p)
 }
 
 /* The 16-byte file header: magic, version, flags (0). */
-void lp_lpp_file_header(uint8_t out[LP_LPP_FILE_HEADER_SIZE]);
+void lp_lpp_file_header(uint8_t out[LP_LPP_FILE_HEADER_SIZE], uint32_t version);
 
 /* chunk points at LP_CHUNK_HEADER_SIZE bytes of room followed by a payload
  * of len bytes already in place; fill in the header. The chunk is then

@@ -35,6 +35,7 @@ void lp_profile_free(struct lp_profile *p)
 	free(p->thread_refs);
 	free(p->samples);
 	free(p->allocs);
+	free(p->intervals);
 	for (unsigned i = 0; i < LP_PROFILE_MAX_LINE_SIZES; i++)
 		free(p->windows[i].v);
 	lp_mappings_release(&p->mappings);
@@ -71,6 +72,19 @@ int lp_profile_add_alloc(struct lp_profile *p, const struct lp_alloc_event *e)
 	if ((err = LP_ARRAY_RESERVE(p->allocs, p->cap_allocs, p->n_allocs + 1, 256, "allocation events")) < 0)
 		return err;
 	p->allocs[p->n_allocs++] = *e;
+	return 0;
+}
+
+int lp_profile_add_interval(struct lp_profile *p, const struct lp_phase_interval *iv)
+{
+	int err;
+
+	if (iv->phase >= LP_PHASE_MAX || !(iv->rate >= 0.0 && iv->rate <= 1.0))
+		return lp_seterr(LP_EINVAL, "phase interval with phase %u, rate %g", iv->phase, iv->rate);
+	if ((err = LP_ARRAY_RESERVE(p->intervals, p->cap_intervals, p->n_intervals + 1, 256,
+				    "phase intervals")) < 0)
+		return err;
+	p->intervals[p->n_intervals++] = *iv;
 	return 0;
 }
 
@@ -286,6 +300,25 @@ static double bits_double(uint64_t u)
 	return d;
 }
 
+/* One PHAS chunk's payload: n intervals from iv. */
+static int write_phases(struct chunkbuf *b, const struct lp_profile *p, const struct lp_phase_interval *iv,
+			size_t n)
+{
+	cb_begin(b);
+	if (cb_u32(b, LP_PHASE_CHUNK_VERSION) < 0 || cb_u32(b, p->n_line_sizes) < 0 ||
+	    cb_u64(b, p->phase_interval) < 0 || cb_u32(b, (uint32_t)n) < 0)
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	for (size_t j = 0; j < n; j++) {
+		if (cb_u32(b, iv[j].tid) < 0 || cb_u32(b, iv[j].phase) < 0 ||
+		    cb_u64(b, double_bits(iv[j].rate)) < 0 || cb_u64(b, iv[j].references) < 0)
+			return lp_seterr(LP_ENOMEM, "out of memory");
+		for (unsigned li = 0; li < p->n_line_sizes; li++)
+			if (cb_u64(b, iv[j].begin[li]) < 0 || cb_u64(b, iv[j].accesses[li]) < 0)
+				return lp_seterr(LP_ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
 int lp_profile_write(const struct lp_profile *p, const char *path)
 {
 	struct chunkbuf b = { 0 };
@@ -298,7 +331,7 @@ int lp_profile_write(const struct lp_profile *p, const char *path)
 		return lp_seterr(LP_ENOMEM, "out of memory");
 	if ((err = lp_out_open(&o, path)) < 0)
 		goto out_buf;
-	lp_lpp_file_header(hdr);
+	lp_lpp_file_header(hdr, p->n_intervals ? LP_PROFILE_VERSION : LP_PROFILE_VERSION_PLAIN);
 	if ((err = lp_out_write(o, hdr, sizeof(hdr))) < 0)
 		goto out_abort;
 
@@ -405,6 +438,13 @@ int lp_profile_write(const struct lp_profile *p, const char *path)
 		    cb_u64(&b, p->alloc_bytes) < 0)
 			goto out_abort;
 		if ((err = cb_emit(&b, o, LP_CHUNK_ALLOC_SUMMARY)) < 0)
+			goto out_abort;
+		nchunks++;
+	}
+
+	for (size_t i = 0; i < p->n_intervals; i += LP_PHASES_PER_CHUNK) {
+		size_t n = p->n_intervals - i < LP_PHASES_PER_CHUNK ? p->n_intervals - i : LP_PHASES_PER_CHUNK;
+		if ((err = write_phases(&b, p, p->intervals + i, n)) < 0 || (err = cb_emit(&b, o, LP_CHUNK_PHASES)) < 0)
 			goto out_abort;
 		nchunks++;
 	}
@@ -626,6 +666,47 @@ static void parse_alloc_summary(struct lp_profile *p, struct cur *c)
 	p->alloc_bytes = cur_u64(c);
 }
 
+/* PHAS: a later section version is skipped whole; an interval with a
+ * phase id out of range, a rate outside [0, 1] or a clock past
+ * LP_PROFILE_CLOCK_MAX makes the chunk damaged. */
+static int parse_phases(struct lp_profile *p, struct cur *c)
+{
+	uint32_t version = cur_u32(c), nl, n;
+	struct lp_phase_interval iv;
+
+	if (c->bad || version != LP_PHASE_CHUNK_VERSION) {
+		c->pos = c->n;
+		return 0;
+	}
+	nl = cur_u32(c);
+	p->phase_interval = cur_u64(c);
+	n = cur_u32(c);
+	if (c->bad || nl != p->n_line_sizes || (uint64_t)n * (24 + 16 * (uint64_t)nl) != c->n - c->pos) {
+		c->bad = 1;
+		return 0;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		memset(&iv, 0, sizeof(iv));
+		iv.tid = cur_u32(c);
+		iv.phase = cur_u32(c);
+		iv.rate = bits_double(cur_u64(c));
+		iv.references = cur_u64(c);
+		for (uint32_t li = 0; li < nl; li++) {
+			iv.begin[li] = cur_u64(c);
+			iv.accesses[li] = cur_u64(c);
+			if (iv.begin[li] >= LP_PROFILE_CLOCK_MAX || iv.accesses[li] >= LP_PROFILE_CLOCK_MAX - iv.begin[li])
+				c->bad = 1;
+		}
+		if (c->bad || iv.phase >= LP_PHASE_MAX || !(iv.rate >= 0.0 && iv.rate <= 1.0)) {
+			c->bad = 1;
+			return 0;
+		}
+		if (lp_profile_add_interval(p, &iv) < 0)
+			return LP_ENOMEM;
+	}
+	return 0;
+}
+
 /* After the end chunk: two profiles concatenated, or junk, is damage
  * (LP_ECORRUPT) rather than silence; the reader stops at the first end
  * chunk. */
@@ -749,6 +830,8 @@ int lp_profile_read(struct lp_profile **out, const char *path)
 			err = parse_allocs(p, &c);
 		} else if (tag == LP_CHUNK_ALLOC_SUMMARY) {
 			parse_alloc_summary(p, &c);
+		} else if (tag == LP_CHUNK_PHASES) {
+			err = parse_phases(p, &c);
 		} else if (tag == LP_CHUNK_END) {
 			if (cur_u32(&c) != nchunks)
 				c.bad = 1;
