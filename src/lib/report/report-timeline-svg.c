@@ -142,8 +142,8 @@ int lp_timeline_svg(const struct lp_timeline *t, const char *path, const char *t
 		char buf[64];
 		lp_out_printf(o, "<rect x=\"%g\" y=\"%g\" width=\"24\" height=\"12\" fill=\"%s\" stroke=\"#888\"/>\n", ML, y - 10,
 			      band_color(k));
-		snprintf(buf, sizeof(buf), "phase %u: %.1f%% of the run, %zu intervals", ph[k].info.id,
-			 ph[k].info.weight * 100, ph[k].info.intervals);
+		snprintf(buf, sizeof(buf), "phase %u: %.1f%% of the run, %zu interval%s", ph[k].info.id,
+			 ph[k].info.weight * 100, ph[k].info.intervals, ph[k].info.intervals == 1 ? "" : "s");
 		lp_out_printf(o, "<text x=\"%g\" y=\"%g\">", ML + 30, y);
 		lp_svg_text(o, buf);
 		if (ph[k].ntop) {
