@@ -296,6 +296,9 @@ size_t lp_timeline_phases(const struct lp_timeline *t, const struct lp_timeline_
 size_t lp_timeline_caches(const struct lp_timeline *t, const struct lp_report_cache **out);
 /* The whole run's ratio per cache (phases weighted by their line accesses). */
 const double *lp_timeline_run(const struct lp_timeline *t);
+/* The policy of the ratios: LP_REPORT_LRU or LP_REPORT_RANDOM (a
+ * constant-rate profile's windows are always StatCache's). */
+unsigned lp_timeline_policy(const struct lp_timeline *t);
 /* Samples of the line size in no phase (a thread without intervals). */
 size_t lp_timeline_unphased(const struct lp_timeline *t);
 /* Plot the ratio over time of thread 0 (or the first thread with rows):

@@ -61,8 +61,10 @@ static const char *policy_words(const struct lp_timeline *t)
 {
 	const struct lp_timeline_phase *ph;
 
-	return lp_timeline_phases(t, &ph) ? "the phases' models (LRU by the placement model, or random if asked)"
-					  : "StatCache's windows (random replacement)";
+	if (!lp_timeline_phases(t, &ph))
+		return "StatCache's windows (random replacement)";
+	return lp_timeline_policy(t) == LP_REPORT_LRU ? "each phase's model (LRU, set-associative by the placement model)"
+						       : "each phase's model (random replacement, StatCache)";
 }
 
 static void text_phases(const struct lp_timeline *t)

@@ -53,6 +53,7 @@ struct lp_timeline {
 	struct lp_timeline_fn *fns; /* nphases x top */
 	double *run;
 	size_t unphased;
+	unsigned policy;
 };
 
 void lp_timeline_free(struct lp_timeline *t)
@@ -288,6 +289,7 @@ int lp_timeline_new(struct lp_timeline **out, const struct lp_profile *p, const 
 	}
 	memcpy(t->caches, pa->caches, pa->ncaches * sizeof(*t->caches));
 	t->ncaches = pa->ncaches;
+	t->policy = p->n_intervals ? pa->policy : LP_REPORT_RANDOM;
 	err = p->n_intervals ? timeline_phased(t, p, pa) : timeline_windows(t, p, pa);
 	if (err < 0) {
 		lp_timeline_free(t);
@@ -318,6 +320,11 @@ size_t lp_timeline_caches(const struct lp_timeline *t, const struct lp_report_ca
 const double *lp_timeline_run(const struct lp_timeline *t)
 {
 	return t->run;
+}
+
+unsigned lp_timeline_policy(const struct lp_timeline *t)
+{
+	return t->policy;
 }
 
 size_t lp_timeline_unphased(const struct lp_timeline *t)
