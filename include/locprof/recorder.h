@@ -44,6 +44,10 @@ struct lp_record_options {
 	uint64_t phase_interval;
 	uint64_t phase_samples;
 	double phase_rate;
+	/* mpi: 1 for an MPI rank, whose rank and world size (0: unknown) go
+	 * into every profile of the recording (lp_profile.mpi_rank, mpi_size) */
+	int mpi;
+	uint32_t mpi_rank, mpi_size;
 };
 
 /* What one process image produced. */

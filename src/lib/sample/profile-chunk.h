@@ -30,6 +30,10 @@
  * interval asked, u32 count, then count records of 24 + 16 n bytes. */
 #define LP_PHASE_CHUNK_VERSION 1u
 #define LP_PHASES_PER_CHUNK 20000u
+/* RANK: u32 chunk version, u32 rank, u32 world size (0: unknown); written
+ * only for an MPI rank (readers without it skip the chunk as any unknown
+ * one). */
+#define LP_RANK_CHUNK_VERSION 1u
 /* Samples per chunk the library writer uses (1.9 MB chunks). */
 #define LP_SAMPLES_PER_CHUNK 40000u
 
@@ -44,6 +48,7 @@ enum {
 	LP_CHUNK_ALLOCS = LP_TAG('A', 'L', 'O', 'C'),
 	LP_CHUNK_ALLOC_SUMMARY = LP_TAG('A', 'L', 'S', 'M'),
 	LP_CHUNK_PHASES = LP_TAG('P', 'H', 'A', 'S'),
+	LP_CHUNK_RANK = LP_TAG('R', 'A', 'N', 'K'),
 	LP_CHUNK_END = LP_TAG('E', 'N', 'D', ' '),
 };
 
