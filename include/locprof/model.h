@@ -216,6 +216,63 @@ int lp_sa_walk_miss(const struct lp_sa_walk *w, uint64_t sets, uint64_t ways, ui
  * (Marin & Mellor-Crummey section 5.2). */
 double lp_binomial_miss(double sd, uint64_t sets, uint64_t ways);
 
+/* ---- Phases of a phase-guided profile (record --phases) --------------
+ * The runtime classified each interval of each thread into a phase and
+ * sampled it at the rate the interval records (lp_phase_interval). A
+ * phase's samples, pooled over its intervals, estimate its reuse
+ * distances whatever the rate of each interval, if its intervals behave
+ * alike (the assumption of phase-guided sampling); a phase's share of the
+ * run is its line accesses. So each phase gets a model of its own samples
+ * (one window: a phase is the natural sampling window, Vestberg §5.3),
+ * and the run's ratio is the phases' ratios weighted by their line
+ * accesses (docs/models.md, "Phases"). */
+struct lp_phase_info {
+	uint32_t id;        /* the runtime's phase id */
+	uint64_t accesses;  /* line accesses (line size li) in its intervals */
+	uint64_t references;
+	size_t intervals;
+	size_t samples;     /* samples of line size li in its intervals */
+	double weight;      /* accesses / the accesses of every interval; 0 for
+			     * a phase without samples, whose share the others
+			     * take in proportion (their weights sum to 1) */
+};
+
+struct lp_phases;
+/* The phases of line size li of p (lp_profile_finish()ed, with
+ * intervals): LP_EINVAL when p has none or no line size li. A sample
+ * belongs to the interval of its thread that holds its time, else (a run
+ * cut short) to that thread's last interval before it; a sample of a
+ * thread without intervals belongs to no phase. p must outlive it. */
+int lp_phases_new(struct lp_phases **out, const struct lp_profile *p, unsigned li);
+void lp_phases_free(struct lp_phases *ph);
+size_t lp_phases_count(const struct lp_phases *ph);
+const struct lp_phase_info *lp_phases_info(const struct lp_phases *ph, size_t k);
+/* Index in lp_phases_info() of each interval of p (in p's order). */
+const size_t *lp_phases_interval_phase(const struct lp_phases *ph);
+/* Samples of line size li in no phase. */
+size_t lp_phases_unphased(const struct lp_phases *ph);
+/* Phase k alone: *out is p with only the samples of line size li in
+ * phase k (times unchanged, time order) and one window (window =
+ * UINT64_MAX); the rest is shared with p. Release with
+ * lp_profile_resample_release(). */
+int lp_phases_profile(const struct lp_phases *ph, size_t k, struct lp_profile *out);
+/* The run as a constant-rate profile would show it (line size li):
+ * *out gets p's samples of li, plus, in each interval sampled below its
+ * phase's highest rate r, copies of samples from the phase's intervals
+ * sampled at r (each at the same offset within its interval, scaled to
+ * the interval's length; reuse distance, pcs and address kept), chosen
+ * in turn so that each interval holds about r times its line accesses.
+ * A phase's recurrences then stand in the run where they happened, and
+ * the models' windows see the mix of phases over time that they would
+ * with constant-rate samples: a reuse spanning several phases finds the
+ * stack distance of all of them. *out is a copy of p's metadata sharing
+ * the rest with p; release with lp_profile_resample_release(). */
+int lp_phases_expand(const struct lp_phases *ph, struct lp_profile *out);
+
+/* The run's value from one value per phase: sum of weight_k v[k]
+ * (phases of weight 0 left out); NAN if no phase has samples. */
+double lp_phases_weigh(const struct lp_phases *ph, const double *v);
+
 /* ---- Intervals: any model output, by resampling the samples ----------- */
 
 /* A model as a function of a profile: fills out[0, n) for the n outputs

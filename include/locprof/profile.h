@@ -28,7 +28,12 @@
 extern "C" {
 #endif
 
-#define LP_PROFILE_VERSION 2
+/* The newest version written and read: a profile with phase intervals
+ * (record --phases) is version 3, one without is version 2, so that a
+ * reader that would ignore the intervals, and weigh the samples of a
+ * phase-guided run wrongly, refuses it instead. */
+#define LP_PROFILE_VERSION 3
+#define LP_PROFILE_VERSION_PLAIN 2
 /* The oldest version read: version 1 has no sample parts (lp_sample.part
  * reads as LP_PART_UNKNOWN). */
 #define LP_PROFILE_VERSION_MIN 1
@@ -122,6 +127,21 @@ struct lp_tls_block {
 	uint32_t tid;
 };
 
+/* A phase interval of a phase-guided run (record --phases): a stretch of
+ * one thread's references that the runtime classified into a phase from
+ * the pcs it executed, and the sampling rate it used there. Its samples
+ * are those of thread tid whose time is in [begin[li], begin[li] +
+ * accesses[li]) (line-access clock of line size li). */
+#define LP_PHASE_MAX 4096u /* phase ids are below this */
+struct lp_phase_interval {
+	uint64_t begin[LP_PROFILE_MAX_LINE_SIZES];    /* line-access clock at its start */
+	uint64_t accesses[LP_PROFILE_MAX_LINE_SIZES]; /* line accesses in it */
+	uint64_t references;                          /* references in it */
+	double rate;    /* sampling rate in it (0: none taken) */
+	uint32_t tid;   /* the profile's thread number */
+	uint32_t phase; /* phase id, < LP_PHASE_MAX */
+};
+
 struct lp_profile {
 	/* run metadata */
 	char *command;  /* command line of the profiled run ("" when unknown) */
@@ -183,6 +203,11 @@ struct lp_profile {
 	 * region_entries: times the region was entered. */
 	char *region;
 	uint64_t region_skipped, region_entries;
+	/* phase intervals (PHAS chunks, record --phases), in the order they
+	 * arrived; none in a constant-rate profile */
+	struct lp_phase_interval *intervals;
+	size_t n_intervals, cap_intervals;
+	uint64_t phase_interval; /* references per interval asked for */
 };
 
 /* alloc_flags: the events are those of the blocks that a sample or a reuse
@@ -219,6 +244,9 @@ int lp_profile_add_tls(struct lp_profile *p, const struct lp_tls_block *b);
 
 /* The call stack of event e, or NULL when it has none (or a damaged id). */
 const struct lp_alloc_stack *lp_profile_event_stack(const struct lp_profile *p, const struct lp_alloc_event *e);
+/* Append a phase interval (copied); LP_EINVAL for a phase id at or
+ * above LP_PHASE_MAX or a rate outside [0, 1]. */
+int lp_profile_add_interval(struct lp_profile *p, const struct lp_phase_interval *iv);
 
 /* Set the references of thread tid (growing the table). */
 int lp_profile_set_thread_refs(struct lp_profile *p, uint32_t tid, uint64_t refs);

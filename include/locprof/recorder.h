@@ -53,6 +53,14 @@ struct lp_record_options {
 	int region_outside;
 	const char *region_start_at, *region_stop_at;
 	uint64_t region_skip;
+	/* Sample mode, inst backend: phase-guided sampling (record --phases;
+	 * docs/runtime.md, "Phase detection"). phase_interval: references per
+	 * interval, 0 = off; phase_samples: sampled references per phase at
+	 * the full rate (0: 4000); phase_rate: the rate in a phase that has
+	 * them (< 0: rate / 32). */
+	uint64_t phase_interval;
+	uint64_t phase_samples;
+	double phase_rate;
 	/* mpi: 1 for an MPI rank, whose rank and world size (0: unknown) go
 	 * into every profile of the recording (lp_profile.mpi_rank, mpi_size) */
 	int mpi;

@@ -158,7 +158,12 @@ struct lp_report_params {
 
 struct lp_report_info {
 	double line;        /* line size, bytes */
-	size_t samples;     /* samples of that line size */
+	size_t samples;     /* samples of that line size the models read */
+	size_t recorded;    /* samples of that line size in the profile: fewer
+			     * than samples in a phase-guided profile, whose
+			     * phases' samples also stand for their
+			     * recurrences (lp_phases_expand()) */
+	size_t phases;      /* phases of a phase-guided profile, else 0 */
 	uint64_t accesses;  /* line accesses of the run */
 	uint64_t references; /* references (loads and stores) of the run */
 	int accesses_partial; /* the count is below the samples' (a killed run:
@@ -246,6 +251,67 @@ size_t lp_report_threads(const struct lp_report *r, const struct lp_report_threa
  * the hot spots' (params.at, at_ways). */
 size_t lp_report_thread_caches(const struct lp_report *r, const struct lp_report_cache **out);
 
+/* ---- the time view (report --timeline) -------------------------------- */
+/* The miss ratio over time of a few caches, with the phases marked. A
+ * phase-guided profile (record --phases) gives one row per interval of
+ * each thread, whose ratio is its phase's (each phase's model is built
+ * from its own samples, lp_phases_new()), and each phase's top functions;
+ * a constant-rate profile gives one row per StatCache window (random
+ * replacement, whatever the policy) and no phases. */
+struct lp_timeline_params {
+	unsigned line_index;
+	const struct lp_report_cache *caches; /* at least one; copied */
+	size_t ncaches;
+	unsigned policy;  /* LP_REPORT_LRU (set-associative, the placement
+			   * model) or LP_REPORT_RANDOM (StatCache) */
+	int cold;
+	int fill;         /* StatCache fill mode, as lp_report_params.fill */
+	uint64_t window;  /* constant-rate profiles: the window; 0 = the profile's */
+	size_t top;       /* functions per phase, by misses in the first cache */
+	struct lp_symbols *syms; /* may be NULL; must outlive the timeline */
+};
+
+#define LP_TIMELINE_NO_PHASE SIZE_MAX
+struct lp_timeline_row {
+	uint32_t tid;      /* the profile's thread (0 for windows) */
+	uint64_t start;    /* line accesses of its thread's clock */
+	uint64_t accesses; /* its length in line accesses */
+	size_t phase;      /* index into lp_timeline_phases(), or LP_TIMELINE_NO_PHASE */
+	double rate;       /* sampling rate in it */
+	const double *ratio; /* one per cache: misses per line access */
+};
+
+struct lp_timeline_fn {
+	const char *label; /* "function" or "function in caller" */
+	double misses;     /* line accesses of the whole run that miss */
+	double share;      /* of the phase's misses */
+};
+
+struct lp_timeline_phase {
+	struct lp_phase_info info;
+	const double *ratio;  /* one per cache */
+	const struct lp_timeline_fn *top;
+	size_t ntop;
+};
+
+struct lp_timeline;
+int lp_timeline_new(struct lp_timeline **out, const struct lp_profile *p,
+		    const struct lp_timeline_params *pa);
+void lp_timeline_free(struct lp_timeline *t);
+/* Rows by thread, then time. */
+size_t lp_timeline_rows(const struct lp_timeline *t, const struct lp_timeline_row **out);
+size_t lp_timeline_phases(const struct lp_timeline *t, const struct lp_timeline_phase **out);
+size_t lp_timeline_caches(const struct lp_timeline *t, const struct lp_report_cache **out);
+/* The whole run's ratio per cache (phases weighted by their line accesses). */
+const double *lp_timeline_run(const struct lp_timeline *t);
+/* The policy of the ratios: LP_REPORT_LRU or LP_REPORT_RANDOM (a
+ * constant-rate profile's windows are always StatCache's). */
+unsigned lp_timeline_policy(const struct lp_timeline *t);
+/* Samples of the line size in no phase (a thread without intervals). */
+size_t lp_timeline_unphased(const struct lp_timeline *t);
+/* Plot the ratio over time of thread 0 (or the first thread with rows):
+ * a line per cache, the phases as coloured bands with a legend. */
+int lp_timeline_svg(const struct lp_timeline *t, const char *path, const char *title);
 /* ---- several profiles: the ranks of an MPI job ------------------------- */
 /* The report of the whole job from the reports of its ranks' profiles
  * (each from lp_report_new() with the same params; they must outlive the

@@ -5,6 +5,7 @@
 
 #include <inttypes.h>
 #include <string.h>
+#include <stdlib.h>
 #include <time.h>
 
 static const char usage[] =
@@ -149,6 +150,17 @@ static void dump_text(const struct lp_profile *p)
 	if (p->alloc_flags & LP_ALLOCS_TOTALS)
 		printf("allocations in the run: %" PRIu64 " (%" PRIu64 " frees, %" PRIu64 " bytes)\n",
 		       p->alloc_total, p->free_total, p->alloc_bytes);
+	if (p->n_intervals) {
+		/* record --phases: the intervals' phases, counted by id */
+		uint32_t nph = 0;
+		uint8_t *seen = calloc(LP_PHASE_MAX, 1);
+		for (size_t i = 0; seen && i < p->n_intervals; i++)
+			if (!seen[p->intervals[i].phase]++)
+				nph++;
+		free(seen);
+		printf("phase intervals: %zu of %" PRIu64 " references, %u phases\n", p->n_intervals,
+		       p->phase_interval, nph);
+	}
 	printf("# line time pc addr kind tid reuse reuse_pc\n");
 	for (size_t i = 0; i < p->n_samples; i++) {
 		const struct lp_sample *s = &p->samples[i];

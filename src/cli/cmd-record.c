@@ -35,6 +35,16 @@ static const char usage[] =
 	"                      sampled (default 1e-4)\n"
 	"  -n, --samples N     aim at about N samples over the whole run instead\n"
 	"                      of a fixed rate\n"
+	"      --phases[=N]    phase-guided sampling (inst backend): cut each\n"
+	"                      thread's run into intervals of N references\n"
+	"                      (default 1048576), classify them into phases by\n"
+	"                      the code they run, sample a phase at the full\n"
+	"                      rate until it has --phase-samples, then at\n"
+	"                      --phase-rate; `report --timeline` shows them\n"
+	"      --phase-samples N  sampled references per phase at the full rate\n"
+	"                      (default 4000)\n"
+	"      --phase-rate R  the rate in a phase that has them (default R/32;\n"
+	"                      0: none)\n"
 	"  -l, --line SIZES    line sizes in bytes, up to 4 (default 64; e.g. 64,128)\n"
 	"  -s, --seed N        random seed (default 1): same seed, same samples\n"
 	"      --flush-ms MS   the program sends its data at least this often\n"
@@ -139,10 +149,29 @@ static int check_output_name(const struct record_request *req)
 			       "or NAME.samples (the text sample list)", out);
 }
 
+/* record --phases: sample mode at a fixed rate, inst backend. */
+static int check_phases(const struct record_request *req, const char *backend_name)
+{
+	const struct lp_record_options *o = &req->opts;
+
+	if (!o->phase_interval) {
+		if (o->phase_samples || o->phase_rate >= 0)
+			return cli_usage_error(&cmd_record, "--phase-samples and --phase-rate need --phases");
+		return CLI_OK;
+	}
+	if (o->mode != LP_RECORD_SAMPLE || req->target_samples)
+		return cli_usage_error(&cmd_record, "--phases is for sample mode at a fixed rate (not --samples, not --mode trace)");
+	if (strcmp(backend_name, "inst"))
+		return cli_usage_error(&cmd_record, "--phases is for the inst backend");
+	if (o->phase_rate > o->rate)
+		return cli_usage_error(&cmd_record, "--phase-rate must not exceed --rate");
+	return CLI_OK;
+}
+
 static int run(int argc, char **argv)
 {
 	enum { OPT_FLUSH = 256, OPT_COUNTER, OPT_MAX_SKID, OPT_START_AT, OPT_STOP_AT, OPT_SKIP,
-	       OPT_WHOLE_RUN };
+	       OPT_WHOLE_RUN, OPT_PHASES, OPT_PHASE_SAMPLES, OPT_PHASE_RATE };
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "mode", required_argument, NULL, 'm' },
@@ -158,6 +187,9 @@ static int run(int argc, char **argv)
 		{ "stop-at", required_argument, NULL, OPT_STOP_AT },
 		{ "skip", required_argument, NULL, OPT_SKIP },
 		{ "whole-run", no_argument, NULL, OPT_WHOLE_RUN },
+		{ "phases", optional_argument, NULL, OPT_PHASES },
+		{ "phase-samples", required_argument, NULL, OPT_PHASE_SAMPLES },
+		{ "phase-rate", required_argument, NULL, OPT_PHASE_RATE },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -171,7 +203,8 @@ static int run(int argc, char **argv)
 
 	memset(&req, 0, sizeof(req));
 	req.opts = (struct lp_record_options){ .mode = LP_RECORD_SAMPLE, .rate = 1e-4, .seed = 1,
-					       .flush_ms = 100, .nlines = 1, .line_size = { 64 } };
+					       .flush_ms = 100, .nlines = 1, .line_size = { 64 },
+					       .phase_rate = -1 };
 	while ((c = cli_getopt(argc, argv, "+o:m:r:n:l:s:b:X:qh", opts)) != -1) {
 		switch (c) {
 		case 'o': req.opts.output = optarg; break;
@@ -206,6 +239,22 @@ static int run(int argc, char **argv)
 				return cli_usage_error(&cmd_record, "bad --flush-ms '%s'", optarg);
 			req.opts.flush_ms = (uint32_t)u;
 			break;
+		case OPT_PHASES:
+			req.opts.phase_interval = 1u << 20;
+			if (optarg && (cli_parse_u64(optarg, &req.opts.phase_interval) < 0 ||
+				       req.opts.phase_interval < 4096))
+				return cli_usage_error(&cmd_record, "bad --phases '%s' (references per interval, >= 4096)",
+						       optarg);
+			break;
+		case OPT_PHASE_SAMPLES:
+			if (cli_parse_u64(optarg, &req.opts.phase_samples) < 0 || !req.opts.phase_samples)
+				return cli_usage_error(&cmd_record, "bad --phase-samples '%s' (a count >= 1)", optarg);
+			break;
+		case OPT_PHASE_RATE:
+			if (cli_parse_double(optarg, &req.opts.phase_rate) < 0 ||
+			    !(req.opts.phase_rate >= 0 && req.opts.phase_rate <= 1))
+				return cli_usage_error(&cmd_record, "bad --phase-rate '%s' (0 <= R <= 1)", optarg);
+			break;
 		case 'b': backend_name = optarg; break;
 		case OPT_COUNTER: req.counter = optarg; break;
 		case OPT_MAX_SKID:
@@ -236,6 +285,8 @@ static int run(int argc, char **argv)
 		return cli_usage_error(&cmd_record, "--rate and --samples exclude each other");
 	if (req.target_samples && req.opts.mode == LP_RECORD_TRACE)
 		return cli_usage_error(&cmd_record, "--samples is for sample mode");
+	if ((st = check_phases(&req, backend_name)) != CLI_OK)
+		return st;
 	backend = find_backend(backend_name, &known);
 	if (!known)
 		return cli_usage_error(&cmd_record, "unknown backend '%s' (inst, valgrind, pmu)",

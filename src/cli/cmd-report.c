@@ -4,6 +4,7 @@
  * text, CSV or JSON. */
 #include "cli.h"
 #include "report-html.h"
+#include "report-timeline.h"
 
 #include <locprof/profile.h>
 #include <locprof/report.h>
@@ -22,6 +23,7 @@ static const char usage[] =
 	"                         [--svg FILE] [--reference CSV] [--window [N]] [--top N]\n"
 	"                         [--at SIZE] [--cold] [--fill|--no-fill] [--threads]\n"
 	"                         [--resamples N] [--html DIR] [--per-rank]\n"
+	"                         [--timeline] [--timeline-svg FILE]\n"
 	"\n"
 	"Predict miss ratios from a profile: the working-set graph under LRU\n"
 	"(StatStack) and random replacement (StatCache), fully associative; the\n"
@@ -70,6 +72,11 @@ static const char usage[] =
 	"      --no-fill        StatCache: the paper's equation at every size\n"
 	"      --threads        per thread: references, line accesses and LRU misses\n"
 	"                       in each --cache (else the --at size)\n"
+	"      --timeline       the time view: the miss ratio of the --cache caches\n"
+	"                       (default the host's) over the run, per phase interval\n"
+	"                       of a `record --phases` profile (with each phase's top\n"
+	"                       functions), else per window (one profile)\n"
+	"      --timeline-svg FILE  also plot the time view as SVG\n"
 	"      --resamples N    resamples behind the intervals (default 8; 0: no\n"
 	"                       intervals)\n"
 	"      --per-rank       several profiles: the report of each one (in JSON,\n"
@@ -91,7 +98,9 @@ struct report_opts {
 	const char *profile; /* the label of the report being printed */
 	char *const *profiles;
 	size_t nprofiles;
-	const char *sizes_arg, *format, *svg, *refpath, *output, *html;
+	const char *sizes_arg, *format, *svg, *refpath, *output, *html, *timeline_svg;
+	int timeline;
+	const struct lp_timeline *tl; /* --timeline: printed after the tables */
 	unsigned policies;
 	int show_windows, cold, fill, threads, per_rank;
 	unsigned resamples;
@@ -103,7 +112,8 @@ struct report_opts {
 /* Returns -1 to go on, else the exit status. */
 static int parse_options(int argc, char **argv, struct report_opts *o)
 {
-	enum { OPT_COLD = 1000, OPT_FILL, OPT_NO_FILL, OPT_SVG, OPT_THREADS, OPT_RESAMPLES, OPT_HTML, OPT_PER_RANK };
+	enum { OPT_COLD = 1000, OPT_FILL, OPT_NO_FILL, OPT_SVG, OPT_THREADS, OPT_RESAMPLES, OPT_HTML, OPT_PER_RANK,
+	       OPT_TIMELINE, OPT_TIMELINE_SVG };
 	static const struct option opts[] = {
 		{ "sizes", required_argument, NULL, 's' },  { "cache", required_argument, NULL, 'c' },
 		{ "policy", required_argument, NULL, 'p' }, { "format", required_argument, NULL, 'F' },
@@ -116,6 +126,8 @@ static int parse_options(int argc, char **argv, struct report_opts *o)
 		{ "no-fill", no_argument, NULL, OPT_NO_FILL },
 		{ "threads", no_argument, NULL, OPT_THREADS },
 		{ "html", required_argument, NULL, OPT_HTML },
+		{ "timeline", no_argument, NULL, OPT_TIMELINE },
+		{ "timeline-svg", required_argument, NULL, OPT_TIMELINE_SVG },
 		{ "resamples", required_argument, NULL, OPT_RESAMPLES },
 		{ "per-rank", no_argument, NULL, OPT_PER_RANK },
 		{ 0 },
@@ -159,6 +171,8 @@ static int parse_options(int argc, char **argv, struct report_opts *o)
 		case OPT_NO_FILL: o->fill = 0; break;
 		case OPT_THREADS: o->threads = 1; break;
 		case OPT_HTML: o->html = optarg; break;
+		case OPT_TIMELINE: o->timeline = 1; break;
+		case OPT_TIMELINE_SVG: o->timeline_svg = optarg; break;
 		case OPT_PER_RANK: o->per_rank = 1; break;
 		case OPT_RESAMPLES: {
 			uint64_t v;
@@ -223,6 +237,9 @@ static void text_curves(const struct report_opts *o, const struct lp_report *r)
 
 	if (o->nprofiles > 1 && !o->per_rank)
 		printf("%zu profiles summed: %zu samples, ", o->nprofiles, in->samples);
+	else if (in->phases)
+		printf("profile %s: %zu samples in %zu phases (standing for %zu at the full rate), ", o->profile,
+		       in->recorded, in->phases, in->samples);
 	else
 		printf("profile %s: %zu samples, ", o->profile, in->samples);
 	if (!in->accesses_partial)
@@ -435,7 +452,8 @@ static void csv_summary(const struct report_opts *o, const struct lp_report *r)
 
 	printf("\nfield,value\n");
 	printf("profile,%s\n", cli_csv_field(o->profile, b, sizeof(b)));
-	printf("line_bytes,%g\nsamples,%zu\n", in->line, in->samples);
+	printf("line_bytes,%g\nsamples,%zu\nrecorded_samples,%zu\nphases,%zu\n", in->line, in->samples, in->recorded,
+	       in->phases);
 	printf("line_accesses,%" PRIu64 "\nline_accesses_partial,%d\n", in->accesses, in->accesses_partial);
 	printf("cold_misses,%s\n", o->cold ? "included" : "excluded");
 	if (o->show_windows)
@@ -628,6 +646,7 @@ static void json_report(const struct report_opts *o, const struct lp_report *r)
 	printf(",\"line\":%g,\"samples\":%zu,\"accesses\":%" PRIu64 ",\"accesses_partial\":%s,\"cold\":%s",
 	       in->line, in->samples, in->accesses, in->accesses_partial ? "true" : "false",
 	       o->cold ? "true" : "false");
+	printf(",\"recorded_samples\":%zu,\"phases\":%zu", in->recorded, in->phases);
 	printf(",\"curves\":[");
 	for (size_t k = 0; k < nc; k++) {
 		printf("%s{\"name\":\"%s\",\"points\":[", k ? "," : "", cv[k].name);
@@ -669,6 +688,8 @@ static void json_report(const struct report_opts *o, const struct lp_report *r)
 		json_hot(o->top, r);
 	if (o->threads)
 		json_threads(r);
+	if (o->tl)
+		report_timeline_json(o->tl);
 }
 
 /* ---- the command -------------------------------------------------------- */
@@ -791,6 +812,8 @@ static void print_one(const struct report_opts *o, const struct lp_report *r)
 {
 	if (!strcmp(o->format, "csv")) {
 		csv_tables(o, r);
+		if (o->tl)
+			report_timeline_csv(o->tl);
 	} else if (!strcmp(o->format, "json")) {
 		json_report(o, r);
 		printf("}\n");
@@ -801,6 +824,8 @@ static void print_one(const struct report_opts *o, const struct lp_report *r)
 			text_hot(o, r);
 		if (o->threads)
 			text_threads(r);
+		if (o->tl)
+			report_timeline_text(o->tl);
 	}
 }
 
@@ -858,6 +883,7 @@ static int run(int argc, char **argv)
 				 .resamples = LP_INTERVAL_RESAMPLES,
 				 .policies = LP_REPORT_LRU | LP_REPORT_RANDOM };
 	struct cli_reports rs = { 0 };
+	struct lp_timeline *tl = NULL;
 	struct lp_curve *refs = NULL;
 	uint64_t *sizes = NULL;
 	size_t nsizes = 0, nrefs = 0;
@@ -882,6 +908,18 @@ static int run(int argc, char **argv)
 							     .seed = 1 });
 	if (status == CLI_ERROR)
 		goto out;
+	if (o.timeline || o.timeline_svg) {
+		if (rs.n > 1) {
+			status = cli_usage_error(&cmd_report, "--timeline takes one profile");
+			goto out;
+		}
+		if (report_timeline_build(&tl, &rs.v[0], o.caches, o.ncaches, o.policies, o.cold, o.fill, o.window,
+					  o.top) != CLI_OK) {
+			status = CLI_ERROR;
+			goto out;
+		}
+		o.tl = o.timeline ? tl : NULL;
+	}
 	if (o.output && cli_stdout_to(o.output, &tmp) < 0) {
 		status = CLI_ERROR;
 		goto out;
@@ -897,9 +935,14 @@ static int run(int argc, char **argv)
 	}
 	if (o.html && write_html(&o, rs.r, rs.n > 1 ? NULL : rs.v[0].syms, refs, nrefs) < 0)
 		status = CLI_ERROR;
+	if (tl && o.timeline_svg && lp_timeline_svg(tl, o.timeline_svg, o.profile) < 0) {
+		cli_error("%s", lp_errmsg());
+		status = CLI_ERROR;
+	}
 	if (tmp && cli_stdout_commit(o.output, tmp, status != CLI_ERROR) < 0)
 		status = CLI_ERROR;
 out:
+	lp_timeline_free(tl);
 	cli_reports_release(&rs);
 	lp_curves_free(refs, nrefs);
 	free(sizes);

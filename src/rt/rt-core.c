@@ -14,6 +14,7 @@
  * memory comes from mmap, so the runtime works inside the program's malloc.
  */
 #include "rt.h"
+#include "rt-phase.h"
 
 #include "collect/protocol.h"
 #include "common/rng.h"
@@ -107,12 +108,15 @@ struct lp_rt_thread {
 	uint32_t nsamples;
 	struct lp_msg_ref *events;
 	uint32_t nevents, event_cap;
+
+	struct lp_rt_phase_thread ph; /* record --phases (rt-phase.c) */
 };
 
 static struct {
 	int active;  /* LOCPROF_SOCKET was set and valid */
 	int inited;  /* process settings read */
 	int mode;
+	int phases; /* record --phases (rt-phase.c) */
 	double rate;
 	uint32_t nlines;
 	uint32_t line_size[LP_MAX_LINE_SIZES];
@@ -215,6 +219,7 @@ static void rt_new_image(void)
 	atomic_store(&g.finished, 0);
 	atomic_store(&g.maps_sent, 0);
 	atomic_store(&g.level, 0);
+	lp_rt_phase_reset();
 	for (int i = 0; i < 64; i++)
 		atomic_store(&g.level_count[i], 0);
 }
@@ -288,6 +293,7 @@ static void rt_process_init(void)
 		/* Halve at sqrt(2) N: what is kept at the end lies between
 		 * N / sqrt(2) and sqrt(2) N. */
 		g.limit = g.target ? (uint64_t)ceil(g.target * M_SQRT2) : 0;
+		g.phases = g.mode == LP_MODE_SAMPLE && !g.target && lp_rt_phase_setup(g.rate, LP_MAX_LINE_SIZES);
 		if (rt_parse_lines(getenv(LP_ENV_LINES)) == 0 &&
 		    pthread_key_create(&g.key, rt_thread_key_destroy) == 0) {
 			static const int sigs[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT,
@@ -388,6 +394,22 @@ static void rt_send_samples(struct lp_rt_thread *t)
 	m.level = atomic_load(&g.level);
 	rt_send2(t, &m, sizeof(m), t->samples, bytes);
 	t->nsamples = 0;
+}
+
+/* The thread's ended phase intervals (record --phases). */
+static void rt_send_phases(struct lp_rt_thread *t)
+{
+	struct lp_msg_phases m;
+	uint64_t bytes = (uint64_t)t->ph.nout * sizeof(struct lp_msg_phase);
+
+	if (!t->ph.nout)
+		return;
+	rt_header(&m.h, LP_MSG_PHASES, sizeof(m) + bytes, t);
+	m.count = t->ph.nout;
+	m.pad = 0;
+	m.interval = lp_rt_phase_interval();
+	rt_send2(t, &m, sizeof(m), t->ph.out, bytes);
+	t->ph.nout = 0;
 }
 
 static void rt_send_events(struct lp_rt_thread *t)
@@ -763,7 +785,8 @@ static void rt_set_gap(struct lp_rt_fast *f, struct lp_rt_thread *t, uint64_t no
 
 	if (g.mode != LP_MODE_TRACE) {
 		t->gap_level = g.target ? atomic_load(&g.level) : 0;
-		gap = lp_rng_geometric(&t->rng, ldexp(g.rate, -(int)t->gap_level));
+		gap = lp_rng_geometric(&t->rng, g.phases ? lp_rt_phase_tick_rate()
+							     : ldexp(g.rate, -(int)t->gap_level));
 	}
 
 	if (gap > INERT_COUNTDOWN)
@@ -879,6 +902,10 @@ static void rt_thread_finish(struct lp_rt_thread *t)
 			rt_emit(t, w, LP_SAMPLE_DANGLING, 0);
 		rt_send_samples(t);
 	}
+	if (g.phases) {
+		lp_rt_phase_close(&t->ph, t->number, t->final_refs, t->final_extra);
+		rt_send_phases(t);
+	}
 	rt_shadow_drop(t);
 	rt_send_events(t);
 	rt_send_thread_refs(t, 0);
@@ -959,6 +986,7 @@ static void rt_leave(struct lp_rt_thread *t)
 		rt_send_thread_refs(t, 1); /* first: see rt_emit() */
 		rt_send_samples(t);
 		rt_send_events(t);
+		rt_send_phases(t);
 		rt_send_idle_events(t);
 		t->next_flush_ns = now + g.flush_ns;
 	}
@@ -1081,7 +1109,11 @@ void lp_rt_slow(uint64_t addr, uint32_t size, uint32_t kind, uint64_t pc)
 	} else {
 		if (t->watches.live)
 			rt_check_watches(t, addr, last, pc, now, ex);
-		rt_start_sample(t, addr, size, kind, pc, now, ex);
+		/* with phases every expiry is a tick, a sample by chance */
+		if (!g.phases || lp_rt_phase_tick(&t->ph, &t->rng, t->number, pc, now, ex))
+			rt_start_sample(t, addr, size, kind, pc, now, ex);
+		if (t->ph.nout >= LP_RT_PHASE_OUT / 2)
+			rt_send_phases(t);
 		rt_set_gap(f, t, now);
 	}
 	rt_leave(t);

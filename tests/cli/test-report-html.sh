@@ -57,38 +57,13 @@ expect_grep '<tr><td data-v="0">0</td>' "$T/threads.html"
 expect_grep '<b> +[0-9]+ +[0-9]+  .*s \+= a\[i \* n \+ k\] \* b\[k \* n \+ j\];' "$T/dom.html"
 
 # what a person sees: ink on the page, and the graph's curves in their colours
-python3 - "$T/shot.png" <<'PY' || fail "the screenshot looks blank"
-import struct, sys, zlib
-data = open(sys.argv[1], "rb").read()
-assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
-pos, idat = 8, b""
-while pos < len(data):
-    n, kind = struct.unpack(">I4s", data[pos:pos + 8])
-    body = data[pos + 8:pos + 8 + n]
-    if kind == b"IHDR":
-        w, h, depth, color = struct.unpack(">IIBB", body[:10])
-    elif kind == b"IDAT":
-        idat += body
-    pos += 12 + n
-assert depth == 8 and color in (2, 6), "unexpected PNG format %d/%d" % (depth, color)
-bpp = 3 if color == 2 else 4
-raw, stride = zlib.decompress(idat), w * bpp
-rows, prev, i = [], bytearray(stride), 0
-for _ in range(h):  # undo the PNG filters (RFC 2083, 6)
-    f, line = raw[i], bytearray(raw[i + 1:i + 1 + stride])
-    i += 1 + stride
-    for x in range(stride):
-        a = line[x - bpp] if x >= bpp else 0
-        b, c = prev[x], prev[x - bpp] if x >= bpp else 0
-        if f == 1: line[x] = (line[x] + a) & 255
-        elif f == 2: line[x] = (line[x] + b) & 255
-        elif f == 3: line[x] = (line[x] + (a + b) // 2) & 255
-        elif f == 4:
-            p = a + b - c
-            pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
-            line[x] = (line[x] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
-    rows.append(line)
-    prev = line
+python3 - "$T/shot.png" "$LOCPROF_SRC/tests/cli" <<'PY' || fail "the screenshot looks blank"
+import sys
+sys.dont_write_bytecode = True
+sys.path.insert(0, sys.argv[2])
+import png
+w, h, bpp, rows = png.load(sys.argv[1])
+stride = w * bpp
 ink = blue = red = 0
 for line in rows:
     for x in range(0, stride, bpp):

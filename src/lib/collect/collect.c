@@ -40,10 +40,10 @@ static int rec_env_add(struct lp_recorder *r, int i, const char *name, const cha
 }
 
 /* The region of interest's variables (protocol.h), from env[i] on. */
-static int rec_env_region(struct lp_recorder *r, int i, const struct lp_record_options *o)
+static int rec_env_region(struct lp_recorder *r, int *ip, const struct lp_record_options *o)
 {
 	char buf[32];
-	int err = 0;
+	int err = 0, i = *ip;
 
 	if (!o->region || o->mode != LP_RECORD_SAMPLE)
 		return 0;
@@ -59,6 +59,7 @@ static int rec_env_region(struct lp_recorder *r, int i, const struct lp_record_o
 		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)o->region_skip);
 		err = rec_env_add(r, i++, LP_ENV_ROI_SKIP, buf);
 	}
+	*ip = i;
 	return err;
 }
 
@@ -92,6 +93,22 @@ int lp_collect_recorder_alloc(struct lp_recorder **out, const struct lp_record_o
 	r->o.output = r->output;
 	*out = r;
 	return 0;
+}
+
+/* The settings of record --phases, in the environment the runtime reads. */
+static int rec_env_phases(struct lp_recorder *r, int *i, const struct lp_record_options *o)
+{
+	char buf[64];
+	int err;
+
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)o->phase_interval);
+	if ((err = rec_env_add(r, (*i)++, LP_ENV_PHASES, buf)) < 0)
+		return err;
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)(o->phase_samples ? o->phase_samples : 4000));
+	if ((err = rec_env_add(r, (*i)++, LP_ENV_PHASE_SAMPLES, buf)) < 0)
+		return err;
+	snprintf(buf, sizeof(buf), "%.17g", o->phase_rate >= 0 ? o->phase_rate : o->rate / 32);
+	return rec_env_add(r, (*i)++, LP_ENV_PHASE_RATE, buf);
 }
 
 int lp_recorder_new(struct lp_recorder **out, const struct lp_record_options *o)
@@ -147,7 +164,9 @@ int lp_recorder_new(struct lp_recorder **out, const struct lp_record_options *o)
 		if ((err = rec_env_add(r, i++, LP_ENV_SAMPLES, buf)) < 0)
 			goto out_free;
 	}
-	if ((err = rec_env_region(r, i, o)) < 0)
+	if ((err = rec_env_region(r, &i, o)) < 0)
+		goto out_free;
+	if (o->phase_interval && o->mode == LP_RECORD_SAMPLE && (err = rec_env_phases(r, &i, o)) < 0)
 		goto out_free;
 	*out = r;
 	return 0;
@@ -641,6 +660,25 @@ static int on_allocs_t(struct rec_proc *p, const uint8_t *msg, size_t len)
 	return proc_events(p, refs, (uint32_t)n);
 }
 
+/* Phase intervals (record --phases; never with --samples, so never
+ * deferred). */
+static int on_phases(struct rec_proc *p, const uint8_t *msg, size_t len)
+{
+	struct lp_msg_phases m;
+	const struct lp_msg_phase *v = (const void *)(msg + sizeof(m));
+	int err;
+
+	if (len < sizeof(m))
+		return lp_seterr(LP_ECORRUPT, "bad PHASES");
+	memcpy(&m, msg, sizeof(m));
+	if ((uint64_t)m.count * sizeof(*v) != len - sizeof(m))
+		return lp_seterr(LP_ECORRUPT, "bad PHASES length");
+	if (p->open && !p->deferred && !p->trace && p->sink->phases &&
+	    (err = p->sink->phases(p->sink_state, v, m.count, m.interval)) < 0)
+		lp_collect_proc_fail(p, err);
+	return 0;
+}
+
 static int on_alloc_sum(struct rec_proc *p, const uint8_t *msg, size_t len)
 {
 	struct lp_msg_alloc_sum m;
@@ -745,6 +783,8 @@ static int handle_message(struct lp_recorder *r, struct conn *c, const uint8_t *
 		return on_allocs_t(p, msg, len);
 	case LP_MSG_ALLOC_SUM:
 		return on_alloc_sum(p, msg, len);
+	case LP_MSG_PHASES:
+		return on_phases(p, msg, len);
 	case LP_MSG_THREAD:
 		return on_thread(p, c, msg, len);
 	case LP_MSG_BYE:

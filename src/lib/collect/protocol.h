@@ -56,6 +56,13 @@
 #define LP_ENV_ROI_START_AT "LOCPROF_ROI_START_AT"
 #define LP_ENV_ROI_STOP_AT "LOCPROF_ROI_STOP_AT"
 #define LP_ENV_ROI_SKIP "LOCPROF_ROI_SKIP"
+/* record --phases (docs/runtime.md, "Phase detection"): references per
+ * interval (absent: no phases), sampled references per phase at the full
+ * rate, the rate in a phase that has them, the classifier's threshold */
+#define LP_ENV_PHASES "LOCPROF_PHASES"
+#define LP_ENV_PHASE_SAMPLES "LOCPROF_PHASE_SAMPLES"
+#define LP_ENV_PHASE_RATE "LOCPROF_PHASE_RATE"
+#define LP_ENV_PHASE_THRESHOLD "LOCPROF_PHASE_THRESHOLD"
 
 enum lp_msg_type {
 	LP_MSG_HELLO = 1,   /* first message of every connection (one per thread) */
@@ -68,6 +75,7 @@ enum lp_msg_type {
 	LP_MSG_ALLOCS_T = 8, /* sample mode: allocation events with their time */
 	LP_MSG_ALLOC_SUM = 9, /* what the events are, and the run's totals */
 	LP_MSG_REGION = 10, /* region of interest: a thread's references left out */
+	LP_MSG_PHASES = 20, /* record --phases: classified intervals of a thread */
 };
 
 enum lp_msg_mode { LP_MODE_SAMPLE = 0, LP_MODE_TRACE = 1 };
@@ -237,6 +245,26 @@ struct lp_msg_region {
 	uint32_t thread, pad;
 	uint64_t skipped;
 	uint64_t entries;
+};
+
+/* PHASES: the intervals of the sending thread that ended, each with its
+ * phase and the rate sampled in it. Clocks are the thread's, as the
+ * samples': references, and line accesses per line size (references +
+ * extra lines) at the interval's start. */
+struct lp_msg_phase {
+	uint64_t begin[LP_MAX_LINE_SIZES];    /* line-access clock at its start */
+	uint64_t accesses[LP_MAX_LINE_SIZES]; /* line accesses in it */
+	uint64_t references;                  /* references in it */
+	double rate;                          /* sampling rate in it */
+	uint32_t thread;                      /* runtime's thread number */
+	uint32_t phase;
+};
+
+struct lp_msg_phases {
+	struct lp_msg_header h;
+	uint32_t count, pad;
+	uint64_t interval; /* references per interval asked for */
+	/* struct lp_msg_phase phases[count]; */
 };
 
 /* LP_BYE_EXEC: the image is replaced by execve (status 0); the new image,

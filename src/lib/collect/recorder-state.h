@@ -82,7 +82,7 @@ struct lp_recorder {
 	char path[96];
 	int dir_slot, path_slot; /* lp_tmp_track(): a fatal signal removes them */
 	int listen_fd;
-	char *env[16];
+	char *env[24]; /* NAME=value strings, NULL-terminated */
 	struct conn *conns;
 	size_t nconns, conns_cap;
 	struct pollfd *pfds;

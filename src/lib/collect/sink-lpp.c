@@ -196,6 +196,27 @@ static int lpp_alloc_summary(void *state, uint32_t flags, uint64_t allocs, uint6
 	return 0;
 }
 
+static int lpp_phases(void *state, const struct lp_msg_phase *v, size_t n, uint64_t interval)
+{
+	struct lpp_sink *s = state;
+
+	s->p->phase_interval = interval;
+	for (size_t i = 0; i < n; i++) {
+		struct lp_phase_interval iv = { .references = v[i].references, .rate = v[i].rate,
+						.tid = v[i].thread, .phase = v[i].phase };
+		for (uint32_t li = 0; li < s->p->n_line_sizes && li < LP_MAX_LINE_SIZES; li++) {
+			iv.begin[li] = v[i].begin[li];
+			iv.accesses[li] = v[i].accesses[li];
+		}
+		if (iv.phase >= LP_PHASE_MAX || !(iv.rate >= 0 && iv.rate <= 1))
+			continue; /* impossible record: a damaged or foreign sender */
+		int err = lp_profile_add_interval(s->p, &iv);
+		if (err < 0)
+			return err;
+	}
+	return 0;
+}
+
 static void lpp_free(struct lpp_sink *s)
 {
 	lp_stack_builder_release(&s->stacks);
@@ -251,6 +272,7 @@ const struct lp_sample_sink_ops lp_sample_sink_lpp = {
 	.events = lpp_events,
 	.timed_events = lpp_timed_events,
 	.alloc_summary = lpp_alloc_summary,
+	.phases = lpp_phases,
 	.thread = lpp_thread,
 	.close = lpp_close,
 	.abort = lpp_abort,

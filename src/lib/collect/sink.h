@@ -59,6 +59,8 @@ struct lp_sample_sink_ops {
 	int (*alloc_summary)(void *state, uint32_t flags, uint64_t allocs, uint64_t frees,
 			     uint64_t bytes);
 	/* Write the end, rename into place, free the state. */
+	/* Phase intervals of record --phases (may be NULL: dropped). */
+	int (*phases)(void *state, const struct lp_msg_phase *v, size_t n, uint64_t interval);
 	/* One thread ended with this many references (may be NULL). */
 	int (*thread)(void *state, uint32_t thread, uint64_t references);
 	int (*close)(void *state, const struct lp_collect_summary *sum,

@@ -7,7 +7,10 @@
 #include <locprof/report.h>
 
 struct lp_report {
-	const struct lp_profile *p;
+	const struct lp_profile *p; /* the profile, or &expanded */
+	struct lp_profile expanded; /* a phase-guided profile's samples as a
+				     * constant-rate run's (lp_phases_expand()) */
+	int has_expanded;
 	unsigned li;
 	size_t first; /* the line size's first sample */
 	struct lp_report_info info;
@@ -54,6 +57,13 @@ void lp_report_pairs_release(struct lp_report *r);
 int lp_report_threads_compute(struct lp_report *r, const struct lp_report_params *pa);
 void lp_report_threads_release(struct lp_report *r);
 
+/* The report's values (report-profile.c: the curves, then each named
+ * cache's LRU and random ratio) from the models ss and sc. */
+int lp_report_values(struct lp_statstack *ss, struct lp_statcache *sc, double line,
+		     const struct lp_report_params *pa, double *out);
+/* The report's models of line size li of p (window, cold, fill of pa). */
+int lp_report_models(const struct lp_profile *p, unsigned li, const struct lp_report_params *pa,
+		     struct lp_statstack **ss, struct lp_statcache **sc);
 /* Sets and ways of a cache of `bytes` with `ways` ways (0 = fully
  * associative) and the report's line size. */
 void lp_report_geometry(const struct lp_report *r, uint64_t bytes, uint64_t ways, uint64_t *sets,

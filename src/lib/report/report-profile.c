@@ -9,7 +9,7 @@
  * model-setassoc.c); their random ratio is StatCache's fully-associative
  * one, whatever their ways. Every ratio of the curves and named caches
  * gets its interval from the same function that computes it
- * (report_values()), evaluated on resamples of the profile by
+ * (lp_report_values()), evaluated on resamples of the profile by
  * lp_model_intervals(). */
 #include "report/report-internal.h"
 
@@ -37,7 +37,32 @@ void lp_report_free(struct lp_report *r)
 	lp_report_threads_release(r);
 	lp_statcache_free(r->sc); /* may use r->ss: first */
 	lp_statstack_free(r->ss);
+	if (r->has_expanded)
+		lp_profile_resample_release(&r->expanded);
 	free(r);
+}
+
+/* A phase-guided profile (record --phases) is read as the constant-rate
+ * run it stands for: each phase's samples fill its recurrences sampled
+ * at a lower rate (lp_phases_expand(), docs/models.md "Phases"), so
+ * that every table weighs the phases by their line accesses. */
+static int report_expand(struct lp_report *r, const struct lp_profile *p)
+{
+	struct lp_phases *ph;
+	int err;
+
+	if (!p->n_intervals)
+		return 0;
+	if ((err = lp_phases_new(&ph, p, r->li)) < 0)
+		return err;
+	err = lp_phases_expand(ph, &r->expanded);
+	r->info.phases = lp_phases_count(ph);
+	lp_phases_free(ph);
+	if (err < 0)
+		return err;
+	r->has_expanded = 1;
+	r->p = &r->expanded;
+	return 0;
 }
 
 /* Every model output of the report, from the models of one profile, in
@@ -46,8 +71,8 @@ void lp_report_free(struct lp_report *r)
  * random one also serves the named caches). The same function gives the
  * estimates and, on resampled profiles, their intervals, so whatever
  * model a value comes from is covered by its interval. */
-static int report_values(struct lp_statstack *ss, struct lp_statcache *sc, double line,
-			 const struct lp_report_params *pa, double *out)
+int lp_report_values(struct lp_statstack *ss, struct lp_statcache *sc, double line,
+		     const struct lp_report_params *pa, double *out)
 {
 	size_t n = pa->nsizes;
 	double *lines = malloc((n ? n : 1) * sizeof(*lines));
@@ -79,8 +104,8 @@ out:
 	return err;
 }
 
-static int report_models(const struct lp_profile *p, unsigned li, const struct lp_report_params *pa,
-			 struct lp_statstack **ss, struct lp_statcache **sc)
+int lp_report_models(const struct lp_profile *p, unsigned li, const struct lp_report_params *pa,
+		     struct lp_statstack **ss, struct lp_statcache **sc)
 {
 	int err;
 
@@ -111,9 +136,9 @@ static int resampled_values(const struct lp_profile *p, void *ctx, double *out)
 	 * read once, from the profile: a resample would read the same walks
 	 * again at the cost of a third of its evaluation; each resample's
 	 * own stack distances still decide each sample's group and misses */
-	if ((err = report_models(p, c->li, c->pa, &ss, &sc)) >= 0 &&
+	if ((err = lp_report_models(p, c->li, c->pa, &ss, &sc)) >= 0 &&
 	    (!c->pa->ncaches || (err = lp_statstack_share_layout(ss, c->ss)) >= 0))
-		err = report_values(ss, sc, c->line, c->pa, out);
+		err = lp_report_values(ss, sc, c->line, c->pa, out);
 	lp_statcache_free(sc);
 	lp_statstack_free(ss);
 	return err;
@@ -134,7 +159,7 @@ static int report_curves(struct lp_report *r, const struct lp_report_params *pa)
 	}
 	if (n)
 		memcpy(r->sizes, pa->sizes, n * sizeof(*r->sizes));
-	if ((err = report_values(r->ss, r->sc, r->info.line, pa, v)) < 0)
+	if ((err = lp_report_values(r->ss, r->sc, r->info.line, pa, v)) < 0)
 		goto out;
 	for (size_t i = 0; i < nv; i++)
 		iv[i] = (struct lp_interval){ .lo = v[i], .hi = v[i], .below = NAN, .above = NAN };
@@ -259,6 +284,13 @@ int lp_report_new(struct lp_report **out, const struct lp_profile *p, const stru
 		return lp_seterr(LP_ENOMEM, "out of memory");
 	r->p = p;
 	r->li = pa->line_index;
+	{
+		size_t first;
+		lp_profile_line_samples(p, r->li, &first, &r->info.recorded);
+	}
+	if ((err = report_expand(r, p)) < 0)
+		goto out_free;
+	p = r->p;
 	r->info.line = p->line_sizes[r->li];
 	r->info.accesses = p->accesses[r->li];
 	r->info.references = p->references;
@@ -269,7 +301,7 @@ int lp_report_new(struct lp_report **out, const struct lp_profile *p, const stru
 	lp_profile_line_samples(p, r->li, &r->first, &r->info.samples);
 	r->info.at = pa->at ? pa->at : pa->ncaches ? pa->caches[0].size : 32768;
 	r->info.hot_policy = pa->policies & LP_REPORT_LRU ? "LRU" : "random";
-	if ((err = report_models(p, r->li, pa, &r->ss, &r->sc)) < 0 || (err = report_curves(r, pa)) < 0 ||
+	if ((err = lp_report_models(p, r->li, pa, &r->ss, &r->sc)) < 0 || (err = report_curves(r, pa)) < 0 ||
 	    (err = report_ref_ratios(r, pa)) < 0)
 		goto out_free;
 	if (pa->windows && (err = report_windows(r)) < 0)

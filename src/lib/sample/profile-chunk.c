@@ -11,13 +11,13 @@ uint32_t lp_crc32(uint32_t crc, const void *p, size_t n)
 	return (uint32_t)crc32_z(crc, p, n);
 }
 
-void lp_lpp_file_header(uint8_t out[LP_LPP_FILE_HEADER_SIZE])
+void lp_lpp_file_header(uint8_t out[LP_LPP_FILE_HEADER_SIZE], uint32_t version)
 {
 	static const char magic[8] = LP_LPP_MAGIC;
 
 	for (int i = 0; i < 8; i++)
 		out[i] = (uint8_t)magic[i];
-	lp_put_u32(out + 8, LP_PROFILE_VERSION);
+	lp_put_u32(out + 8, version);
 	lp_put_u32(out + 12, 0);
 }
 

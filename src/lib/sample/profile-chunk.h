@@ -35,6 +35,10 @@
 #define LP_ALLOC_SUMMARY_VERSION 1u
 /* REGN: u32 version, str region, u64 skipped, u64 entries */
 #define LP_REGION_VERSION 1u
+/* PHAS: u32 section version, u32 n line sizes, u64 references per
+ * interval asked, u32 count, then count records of 24 + 16 n bytes. */
+#define LP_PHASE_CHUNK_VERSION 1u
+#define LP_PHASES_PER_CHUNK 20000u
 /* RANK: u32 chunk version, u32 rank, u32 world size (0: unknown); written
  * only for an MPI rank (readers without it skip the chunk as any unknown
  * one). */
@@ -55,6 +59,7 @@ enum {
 	LP_CHUNK_ALLOC_STACKS = LP_TAG('A', 'S', 'T', 'K'),
 	LP_CHUNK_TLS = LP_TAG('T', 'L', 'S', 'B'),
 	LP_CHUNK_REGION = LP_TAG('R', 'E', 'G', 'N'),
+	LP_CHUNK_PHASES = LP_TAG('P', 'H', 'A', 'S'),
 	LP_CHUNK_RANK = LP_TAG('R', 'A', 'N', 'K'),
 	LP_CHUNK_END = LP_TAG('E', 'N', 'D', ' '),
 };
@@ -91,7 +96,7 @@ static inline uint64_t lp_get_u64(const uint8_t *p)
 }
 
 /* The 16-byte file header: magic, version, flags (0). */
-void lp_lpp_file_header(uint8_t out[LP_LPP_FILE_HEADER_SIZE]);
+void lp_lpp_file_header(uint8_t out[LP_LPP_FILE_HEADER_SIZE], uint32_t version);
 
 /* chunk points at LP_CHUNK_HEADER_SIZE bytes of room followed by a payload
  * of len bytes already in place; fill in the header. The chunk is then

@@ -39,6 +39,7 @@ void lp_profile_free(struct lp_profile *p)
 	free(p->allocs);
 	free(p->stacks);
 	free(p->tls);
+	free(p->intervals);
 	for (unsigned i = 0; i < LP_PROFILE_MAX_LINE_SIZES; i++)
 		free(p->windows[i].v);
 	lp_mappings_release(&p->mappings);
@@ -110,6 +111,19 @@ int lp_profile_add_tls(struct lp_profile *p, const struct lp_tls_block *b)
 const struct lp_alloc_stack *lp_profile_event_stack(const struct lp_profile *p, const struct lp_alloc_event *e)
 {
 	return e->stack && e->stack <= p->n_stacks ? &p->stacks[e->stack - 1] : NULL;
+}
+
+int lp_profile_add_interval(struct lp_profile *p, const struct lp_phase_interval *iv)
+{
+	int err;
+
+	if (iv->phase >= LP_PHASE_MAX || !(iv->rate >= 0.0 && iv->rate <= 1.0))
+		return lp_seterr(LP_EINVAL, "phase interval with phase %u, rate %g", iv->phase, iv->rate);
+	if ((err = LP_ARRAY_RESERVE(p->intervals, p->cap_intervals, p->n_intervals + 1, 256,
+				    "phase intervals")) < 0)
+		return err;
+	p->intervals[p->n_intervals++] = *iv;
+	return 0;
 }
 
 int lp_profile_set_thread_refs(struct lp_profile *p, uint32_t tid, uint64_t refs)
@@ -419,6 +433,25 @@ static int write_summaries(const struct lp_profile *p, struct chunkbuf *b, struc
 	return 0;
 }
 
+/* One PHAS chunk's payload: n intervals from iv. */
+static int write_phases(struct chunkbuf *b, const struct lp_profile *p, const struct lp_phase_interval *iv,
+			size_t n)
+{
+	cb_begin(b);
+	if (cb_u32(b, LP_PHASE_CHUNK_VERSION) < 0 || cb_u32(b, p->n_line_sizes) < 0 ||
+	    cb_u64(b, p->phase_interval) < 0 || cb_u32(b, (uint32_t)n) < 0)
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	for (size_t j = 0; j < n; j++) {
+		if (cb_u32(b, iv[j].tid) < 0 || cb_u32(b, iv[j].phase) < 0 ||
+		    cb_u64(b, double_bits(iv[j].rate)) < 0 || cb_u64(b, iv[j].references) < 0)
+			return lp_seterr(LP_ENOMEM, "out of memory");
+		for (unsigned li = 0; li < p->n_line_sizes; li++)
+			if (cb_u64(b, iv[j].begin[li]) < 0 || cb_u64(b, iv[j].accesses[li]) < 0)
+				return lp_seterr(LP_ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
 int lp_profile_write(const struct lp_profile *p, const char *path)
 {
 	struct chunkbuf b = { 0 };
@@ -431,7 +464,7 @@ int lp_profile_write(const struct lp_profile *p, const char *path)
 		return lp_seterr(LP_ENOMEM, "out of memory");
 	if ((err = lp_out_open(&o, path)) < 0)
 		goto out_buf;
-	lp_lpp_file_header(hdr);
+	lp_lpp_file_header(hdr, p->n_intervals ? LP_PROFILE_VERSION : LP_PROFILE_VERSION_PLAIN);
 	if ((err = lp_out_write(o, hdr, sizeof(hdr))) < 0)
 		goto out_abort;
 
@@ -531,6 +564,13 @@ int lp_profile_write(const struct lp_profile *p, const char *path)
 		goto out_abort;
 	if ((err = write_summaries(p, &b, o, &nchunks)) < 0)
 		goto out_abort;
+
+	for (size_t i = 0; i < p->n_intervals; i += LP_PHASES_PER_CHUNK) {
+		size_t n = p->n_intervals - i < LP_PHASES_PER_CHUNK ? p->n_intervals - i : LP_PHASES_PER_CHUNK;
+		if ((err = write_phases(&b, p, p->intervals + i, n)) < 0 || (err = cb_emit(&b, o, LP_CHUNK_PHASES)) < 0)
+			goto out_abort;
+		nchunks++;
+	}
 
 	err = LP_ENOMEM;
 	cb_begin(&b);
@@ -824,6 +864,47 @@ static int parse_region(struct lp_profile *p, struct cur *c)
 	return 0;
 }
 
+/* PHAS: a later section version is skipped whole; an interval with a
+ * phase id out of range, a rate outside [0, 1] or a clock past
+ * LP_PROFILE_CLOCK_MAX makes the chunk damaged. */
+static int parse_phases(struct lp_profile *p, struct cur *c)
+{
+	uint32_t version = cur_u32(c), nl, n;
+	struct lp_phase_interval iv;
+
+	if (c->bad || version != LP_PHASE_CHUNK_VERSION) {
+		c->pos = c->n;
+		return 0;
+	}
+	nl = cur_u32(c);
+	p->phase_interval = cur_u64(c);
+	n = cur_u32(c);
+	if (c->bad || nl != p->n_line_sizes || (uint64_t)n * (24 + 16 * (uint64_t)nl) != c->n - c->pos) {
+		c->bad = 1;
+		return 0;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		memset(&iv, 0, sizeof(iv));
+		iv.tid = cur_u32(c);
+		iv.phase = cur_u32(c);
+		iv.rate = bits_double(cur_u64(c));
+		iv.references = cur_u64(c);
+		for (uint32_t li = 0; li < nl; li++) {
+			iv.begin[li] = cur_u64(c);
+			iv.accesses[li] = cur_u64(c);
+			if (iv.begin[li] >= LP_PROFILE_CLOCK_MAX || iv.accesses[li] >= LP_PROFILE_CLOCK_MAX - iv.begin[li])
+				c->bad = 1;
+		}
+		if (c->bad || iv.phase >= LP_PHASE_MAX || !(iv.rate >= 0.0 && iv.rate <= 1.0)) {
+			c->bad = 1;
+			return 0;
+		}
+		if (lp_profile_add_interval(p, &iv) < 0)
+			return LP_ENOMEM;
+	}
+	return 0;
+}
+
 /* RANK: a later version is skipped whole; a rank outside the world is
  * damage. */
 static void parse_rank(struct lp_profile *p, struct cur *c)
@@ -973,6 +1054,8 @@ int lp_profile_read(struct lp_profile **out, const char *path)
 			err = parse_tls(p, &c);
 		} else if (tag == LP_CHUNK_REGION) {
 			err = parse_region(p, &c);
+		} else if (tag == LP_CHUNK_PHASES) {
+			err = parse_phases(p, &c);
 		} else if (tag == LP_CHUNK_RANK) {
 			parse_rank(p, &c);
 		} else if (tag == LP_CHUNK_END) {
