@@ -7,7 +7,14 @@
  * a sampled reference puts a watch on its line for every configured line
  * size; the next reference of the same thread to a watched line completes
  * the sample with reuse distance = end - begin - 1 in references of that
- * thread. Reuse by another thread is not seen: a private-cache view.
+ * thread: a private cache's view. Every sample also gets shared time
+ * (common/share-core.h): the clock of all threads, read as the sum of the
+ * threads' own clocks at the two ends of the sample, and what other
+ * threads did to the line before the reuse (the first access by any
+ * thread, the first write by another: a coherence miss, true or false
+ * sharing). The watch shadow is shared, so another thread's access to a
+ * watched line reaches the slow path, which looks it up in the process's
+ * table of watched lines (g.share_*, under one lock).
  *
  * Nothing here runs on the per-access path except through rt.h. Slow paths
  * may call libc (syscall wrappers, clock_gettime) but never malloc or stdio:
@@ -17,10 +24,12 @@
 
 #include "collect/protocol.h"
 #include "common/rng.h"
+#include <locprof/common.h> /* LP_REF_WRITE */
 /* Compiled out: the slow path is measured (tests/unit/common checks the
  * table with its asserts on). */
 #define LP_WATCH_ASSERT(cond) ((void)0)
 #include "common/watch-core.h"
+#include "common/share-core.h"
 #include "collect/emit-core.h"
 
 #include <errno.h>
@@ -74,6 +83,15 @@ enum {
 	MAPS_CHUNK = 60000,
 	CMDLINE_MAX = 4096,
 	INERT_COUNTDOWN = INT64_MAX / 2,
+	/* shared-time records of live watches, all threads (mapped
+	 * MAP_NORESERVE: only the pages used cost memory); a watch beyond
+	 * it gets no shared time */
+	SHARE_RECS = 1 << 20,
+	SHARE_TAB_MIN_LOG2 = 8,
+	TAG_LEVEL_BITS = 8, /* a watch's tag: level | record << TAG_LEVEL_BITS */
+	/* a lock held this long by another thread at exit: give up on it
+	 * (it may be the thread a fatal signal interrupted) */
+	SHARE_LOCK_EXIT_NS = 50000000,
 };
 
 struct lp_rt_thread {
@@ -96,6 +114,9 @@ struct lp_rt_thread {
 	 * the 0 it read before malloc (LLVM takes malloc to touch no memory
 	 * of the program and forwards the stored value across the call). */
 	int clock_started;
+	/* Odd while the owner rewrites its clock (epoch and countdown): other
+	 * threads summing the shared clock read it again. */
+	atomic_uint clock_seq;
 
 	/* live watches (tag: the sample's thinning level) */
 	struct lp_watch_table watches;
@@ -134,6 +155,13 @@ static struct {
 	atomic_int maps_sent;
 	atomic_int init_state; /* 0 not yet, 1 in progress, 2 done */
 	pthread_key_t key;
+	/* Shared time: the watched lines of all threads (tag: the first
+	 * record of the line's chain), their records, the free ones chained
+	 * by next. All under share_lock. */
+	atomic_int share_lock;
+	struct lp_watch_table share_tab;
+	struct lp_share_rec *share_pool;
+	uint32_t share_used, share_free;
 } g;
 
 /* ---- system helpers ------------------------------------------------------ */
@@ -242,6 +270,7 @@ static int rt_parse_lines(const char *s)
 
 static void rt_fatal_signal(int sig);
 static void rt_on_exit(int status, void *arg);
+static void rt_share_reset(void);
 static void rt_thread_key_destroy(void *arg);
 static void rt_atfork_child(void);
 
@@ -306,6 +335,7 @@ static void rt_process_init(void)
 			lp_rt_straddle_mask = g.line_size[0] - 1; /* ascending: the smallest */
 			lp_rt_straddle_slow = g.nlines > 1 ? lp_rt_straddle_mask : UINT64_MAX;
 			lp_rt_line_shift0 = g.line_shift[0];
+			rt_share_reset();
 			g.active = 1;
 		}
 	}
@@ -603,18 +633,208 @@ static int rt_table_grow(struct lp_rt_thread *t)
 	return 0;
 }
 
+/* ---- shared time ------------------------------------------------------------
+ * The shared clock of line size i is the sum of every thread's own line
+ * accesses (references + extra lines), each read from its owner's TLS
+ * (the hot path stores its countdown at every access). A clock being
+ * rewritten by its owner (clock_seq odd) is read again. Reading the others
+ * costs a walk of the thread list at the two ends of a sample, never on
+ * the per-access path: a process-wide counter would be a shared cache
+ * line written by every access of every thread. */
+
+static void rt_clock_write_begin(struct lp_rt_thread *t)
+{
+	atomic_fetch_add_explicit(&t->clock_seq, 1, memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
+}
+
+static void rt_clock_write_end(struct lp_rt_thread *t)
+{
+	atomic_fetch_add_explicit(&t->clock_seq, 1, memory_order_release);
+}
+
+/* Thread u's line accesses of line size i so far, read from another
+ * thread. */
+static uint64_t rt_clock_of(const struct lp_rt_thread *u, uint32_t i)
+{
+	const struct lp_rt_fast *f = u->fast;
+	uint64_t v = 0;
+
+	if (u->dead)
+		return u->final_refs + u->final_extra[i];
+	for (int tries = 0; tries < 64; tries++) {
+		unsigned s1 = atomic_load_explicit(&u->clock_seq, memory_order_acquire);
+		uint64_t e = __atomic_load_n(&f->epoch, __ATOMIC_RELAXED);
+		uint64_t c = __atomic_load_n(&f->countdown, __ATOMIC_RELAXED);
+		uint64_t x = i ? __atomic_load_n(&f->extra_lines[i], __ATOMIC_RELAXED)
+			       : __atomic_load_n(u->extra0, __ATOMIC_RELAXED);
+		atomic_thread_fence(memory_order_acquire);
+		v = e - c + x;
+		if (!(s1 & 1) && s1 == atomic_load_explicit(&u->clock_seq, memory_order_relaxed))
+			break;
+	}
+	/* an inert thread's clock reads as a huge number: it made none */
+	return v > LP_SAMPLE_DANGLING / 4 ? 0 : v;
+}
+
+/* The shared clock of line size i at the calling thread's line access
+ * number own (its own clock). */
+static uint64_t rt_shared_now(const struct lp_rt_thread *self, uint32_t i, uint64_t own)
+{
+	uint64_t sum = own;
+
+	for (const struct lp_rt_thread *u = atomic_load(&g.threads); u; u = u->next)
+		if (u != self)
+			sum += rt_clock_of(u, i);
+	return sum;
+}
+
+static void rt_share_lock(void)
+{
+	while (atomic_exchange_explicit(&g.share_lock, 1, memory_order_acquire))
+		while (atomic_load_explicit(&g.share_lock, memory_order_relaxed))
+			__builtin_ia32_pause();
+}
+
+/* At exit: the lock may be held by the thread a fatal signal interrupted,
+ * which will never release it. 1 when taken. */
+static int rt_share_lock_exit(void)
+{
+	uint64_t deadline = rt_now_ns(CLOCK_MONOTONIC) + SHARE_LOCK_EXIT_NS;
+
+	while (atomic_exchange_explicit(&g.share_lock, 1, memory_order_acquire))
+		if (rt_now_ns(CLOCK_MONOTONIC) > deadline)
+			return 0;
+	return 1;
+}
+
+static void rt_share_unlock(void)
+{
+	atomic_store_explicit(&g.share_lock, 0, memory_order_release);
+}
+
+/* The process's table and records, once per image (a forked child
+ * starts with none: rt_share_reset()). */
+static void rt_share_reset(void)
+{
+	if (!g.share_pool)
+		g.share_pool = lp_rt_sys_mmap(NULL, SHARE_RECS * sizeof(struct lp_share_rec),
+					      PROT_READ | PROT_WRITE,
+					      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (g.share_pool == MAP_FAILED)
+		g.share_pool = NULL;
+	if (!g.share_tab.slot && (g.share_tab.slot = rt_alloc(lp_watch_table_bytes(SHARE_TAB_MIN_LOG2))))
+		lp_watch_table_init(&g.share_tab, g.share_tab.slot, SHARE_TAB_MIN_LOG2);
+	else if (g.share_tab.slot)
+		lp_watch_table_clear(&g.share_tab);
+	g.share_used = 0;
+	g.share_free = LP_SHARE_NONE;
+	atomic_store(&g.share_lock, 0);
+}
+
+static uint32_t rt_watch_rec(const struct lp_watch *w)
+{
+	return w->tag >> TAG_LEVEL_BITS;
+}
+
+/* Under the lock: a shared-time record for watch w of thread t, begun at
+ * shared clock now (none when out of records or memory: the sample then
+ * has no shared time). */
+static void rt_share_watch(struct lp_rt_thread *t, struct lp_watch *w, uint64_t now)
+{
+	struct lp_watch *e;
+	uint32_t r = LP_SHARE_NONE;
+
+	if (g.share_pool && g.share_tab.slot) {
+		if (g.share_free != LP_SHARE_NONE) {
+			r = g.share_free;
+			g.share_free = g.share_pool[r].next;
+		} else if (g.share_used < SHARE_RECS) {
+			r = g.share_used++;
+		}
+	}
+	if (r != LP_SHARE_NONE && !(e = lp_watch_find(&g.share_tab, w->line, w->idx))) {
+		if (lp_watch_table_must_grow(&g.share_tab)) {
+			struct lp_watch *old = g.share_tab.slot;
+			uint32_t log2 = g.share_tab.log2;
+			struct lp_watch *mem = rt_alloc(lp_watch_table_bytes(log2 + 1));
+			if (mem) {
+				lp_watch_table_move(&g.share_tab, mem, log2 + 1);
+				rt_free(old, lp_watch_table_bytes(log2));
+			}
+		}
+		if (lp_watch_table_must_grow(&g.share_tab)) {
+			e = NULL;
+		} else {
+			e = lp_watch_insert(&g.share_tab, w->line, w->idx);
+			e->tag = LP_SHARE_NONE;
+		}
+		if (!e) {
+			g.share_pool[r].next = g.share_free;
+			g.share_free = r;
+			r = LP_SHARE_NONE;
+		}
+	}
+	if (r != LP_SHARE_NONE)
+		lp_share_start(g.share_pool, &e->tag, r, t->number, now);
+	w->tag = (w->tag & ((1u << TAG_LEVEL_BITS) - 1)) | (r & 0xffffff) << TAG_LEVEL_BITS;
+}
+
+/* Under the lock: thread t's access to line (line, i) at shared clock now
+ * touching chunks mask: the other threads' records of the line learn of
+ * it; t's own (the record of watch w, when w is not NULL) ends into *o
+ * (returns 1, and its shared time in *sbegin). */
+static int rt_share_access(struct lp_rt_thread *t, uint64_t line, uint32_t i, uint64_t now,
+			   int write, uint64_t mask, uint64_t pc, const struct lp_watch *w,
+			   struct lp_share_out *o, uint64_t *sbegin)
+{
+	struct lp_watch *e = g.share_tab.slot ? lp_watch_find(&g.share_tab, line, i) : NULL;
+	uint32_t r;
+
+	if (!e)
+		return 0;
+	lp_share_touch(g.share_pool, e->tag, t->number, now, write, mask, pc);
+	if (!w || rt_watch_rec(w) == (LP_SHARE_NONE & 0xffffff))
+		return 0;
+	r = lp_share_take(g.share_pool, &e->tag, t->number);
+	if (e->tag == LP_SHARE_NONE)
+		lp_watch_remove(&g.share_tab, e);
+	if (r == LP_SHARE_NONE)
+		return 0;
+	lp_share_end(&g.share_pool[r], now, mask, o);
+	*sbegin = g.share_pool[r].sbegin;
+	g.share_pool[r].next = g.share_free;
+	g.share_free = r;
+	return 1;
+}
+
 static void rt_send_thread_refs(struct lp_rt_thread *t, int running);
 
+/* The sample of watch w, with its shared time o (NULL: none) begun at
+ * shared clock sbegin. */
 static void rt_emit(struct lp_rt_thread *t, const struct lp_watch *w, uint64_t end,
-		    uint64_t reuse_pc)
+		    uint64_t reuse_pc, const struct lp_share_out *o, uint64_t sbegin)
 {
+	struct lp_msg_sample *m;
+
 	if (t->nsamples == SAMPLE_CAP) {
 		/* the count goes with every batch, before it: a run killed
 		 * between the two never has samples later than its count */
 		rt_send_thread_refs(t, 1);
 		rt_send_samples(t);
 	}
-	lp_emit_sample(&t->samples[t->nsamples], w, end, reuse_pc, t->number, (uint8_t)w->tag);
+	m = &t->samples[t->nsamples];
+	lp_emit_sample(m, w, end, reuse_pc, t->number, (uint8_t)w->tag);
+	if (o) {
+		m->stime = sbegin;
+		m->sreuse = o->sreuse;
+		m->sown = o->sown;
+		m->wpc = o->wpc;
+		m->stid = o->stid;
+		m->wtid = o->wtid;
+		m->coh = o->coh;
+		m->flags = LP_MSG_SAMPLE_SHARED;
+	}
 	t->nsamples++; /* after the record: a signal-time flush sends a whole prefix */
 }
 
@@ -623,15 +843,31 @@ static void rt_emit(struct lp_rt_thread *t, const struct lp_watch *w, uint64_t e
  * their line size: the reference's first line is line access now +
  * ex[i] (ex: the extra line accesses before this reference), its next
  * line the one after. */
-static void rt_check_watches(struct lp_rt_thread *t, uint64_t addr, uint64_t last, uint64_t pc,
-			     uint64_t now, const uint64_t *ex)
+static int rt_range_unwatched(uint64_t addr, uint64_t last);
+
+static void rt_check_watches(struct lp_rt_thread *t, uint64_t addr, uint64_t last, uint32_t kind,
+			     uint64_t pc, uint64_t now, const uint64_t *ex)
 {
 	for (uint32_t i = 0; i < g.nlines; i++) {
-		uint64_t first = addr >> g.line_shift[i];
-		for (uint64_t l = first; l <= last >> g.line_shift[i]; l++) {
+		uint32_t sh = g.line_shift[i];
+		uint64_t first = addr >> sh, snow = 0;
+		for (uint64_t l = first; l <= last >> sh; l++) {
 			struct lp_watch *w = lp_watch_find(&t->watches, l, i);
+			uint64_t lo = l << sh, hi = lo + ((1ull << sh) - 1), own = now + ex[i] + (l - first);
+			struct lp_share_out o;
+			uint64_t sbegin = 0;
+			int have = 0;
+			/* another thread's watch of the line: the shadow says so */
+			if (w || !rt_range_unwatched(lo > addr ? lo : addr, hi < last ? hi : last)) {
+				if (!snow)
+					snow = rt_shared_now(t, i, now + ex[i]) + 1;
+				rt_share_lock();
+				have = rt_share_access(t, l, i, snow - 1 + (l - first), kind == LP_REF_WRITE,
+						       lp_share_mask(l, sh, addr, last), pc, w, &o, &sbegin);
+				rt_share_unlock();
+			}
 			if (w) {
-				rt_emit(t, w, now + ex[i] + (l - first), pc);
+				rt_emit(t, w, own, pc, have ? &o : NULL, sbegin);
 				rt_remove(t, w);
 			}
 		}
@@ -702,6 +938,7 @@ static void rt_start_sample(struct lp_rt_thread *t, uint64_t addr, uint32_t size
 		return;
 	for (uint32_t i = 0; i < g.nlines; i++) {
 		uint64_t first = addr >> g.line_shift[i];
+		uint64_t snow = rt_shared_now(t, i, now + ex[i]);
 		for (uint64_t l = first; l <= last >> g.line_shift[i]; l++) {
 			struct lp_watch *w;
 
@@ -717,10 +954,36 @@ static void rt_start_sample(struct lp_rt_thread *t, uint64_t addr, uint32_t size
 											   : LP_MSG_PART_NEXT)
 							   << LP_MSG_PART_SHIFT);
 			w->tag = (uint32_t)level;
+			rt_share_lock();
+			rt_share_watch(t, w, snow + (l - first));
+			rt_share_unlock();
 			rt_shadow_add(w, 1);
 			rt_coarse_add(t, w, 1);
 		}
 	}
+}
+
+/* Under the lock: the record of t's watch w ends dangling (the thread
+ * ends): 1 and its shared time in *o, *sbegin. */
+static int rt_share_dangle(struct lp_rt_thread *t, const struct lp_watch *w,
+			   struct lp_share_out *o, uint64_t *sbegin)
+{
+	struct lp_watch *e;
+	uint32_t r;
+
+	if (rt_watch_rec(w) == (LP_SHARE_NONE & 0xffffff) || !g.share_tab.slot ||
+	    !(e = lp_watch_find(&g.share_tab, w->line, w->idx)))
+		return 0;
+	r = lp_share_take(g.share_pool, &e->tag, t->number);
+	if (e->tag == LP_SHARE_NONE)
+		lp_watch_remove(&g.share_tab, e);
+	if (r == LP_SHARE_NONE)
+		return 0;
+	lp_share_end(&g.share_pool[r], LP_SHARE_NEVER, 0, o);
+	*sbegin = g.share_pool[r].sbegin;
+	g.share_pool[r].next = g.share_free;
+	g.share_free = r;
+	return 1;
 }
 
 /* ---- threads ------------------------------------------------------------- */
@@ -761,8 +1024,10 @@ static void rt_set_gap(struct lp_rt_fast *f, struct lp_rt_thread *t, uint64_t no
 
 	if (gap > INERT_COUNTDOWN)
 		gap = INERT_COUNTDOWN;
+	rt_clock_write_begin(t);
 	f->countdown = gap - 1;
 	f->epoch = now + gap; /* references so far: epoch - countdown = now + 1 */
+	rt_clock_write_end(t);
 }
 
 static struct lp_rt_thread *rt_thread_init(struct lp_rt_fast *f)
@@ -849,8 +1114,15 @@ static void rt_thread_finish(struct lp_rt_thread *t)
 	if (g.mode == LP_MODE_SAMPLE) {
 		struct lp_watch *w;
 		uint64_t pos = 0;
-		while ((w = lp_watch_table_next(&t->watches, &pos)))
-			rt_emit(t, w, LP_SAMPLE_DANGLING, 0);
+		int locked = rt_share_lock_exit();
+		while ((w = lp_watch_table_next(&t->watches, &pos))) {
+			struct lp_share_out o;
+			uint64_t sbegin = 0;
+			int have = locked && rt_share_dangle(t, w, &o, &sbegin);
+			rt_emit(t, w, LP_SAMPLE_DANGLING, 0, have ? &o : NULL, sbegin);
+		}
+		if (locked)
+			rt_share_unlock();
 		rt_send_samples(t);
 	}
 	rt_shadow_drop(t);
@@ -1003,10 +1275,12 @@ void lp_rt_slow(uint64_t addr, uint32_t size, uint32_t kind, uint64_t pc)
 		 * then count this one as the hot path would have. */
 		t->clock_started = 1;
 		rt_set_gap(f, t, UINT64_MAX);
+		rt_clock_write_begin(t);
 		expired = f->countdown == 0;
 		f->countdown--;
 		memset(f->extra_lines, 0, sizeof(f->extra_lines));
 		lp_rt_extra0 = e0;
+		rt_clock_write_end(t);
 		rt_extra_before(f, e0, ex);
 	}
 	if (!t) {
@@ -1018,13 +1292,13 @@ void lp_rt_slow(uint64_t addr, uint32_t size, uint32_t kind, uint64_t pc)
 		rt_count_extra(f, addr, last);
 	now = f->epoch - f->countdown - 1;
 	if (!expired) {
-		rt_check_watches(t, addr, last, pc, now, ex);
+		rt_check_watches(t, addr, last, kind, pc, now, ex);
 	} else if (g.mode == LP_MODE_TRACE) {
 		rt_push_event(t, addr, size, kind, pc);
 		rt_set_gap(f, t, now);
 	} else {
-		if (t->watches.live)
-			rt_check_watches(t, addr, last, pc, now, ex);
+		if (t->watches.live || !rt_range_unwatched(addr, last))
+			rt_check_watches(t, addr, last, kind, pc, now, ex);
 		rt_start_sample(t, addr, size, kind, pc, now, ex);
 		rt_set_gap(f, t, now);
 	}
@@ -1152,6 +1426,7 @@ static void rt_atfork_child(void)
 		rt_free(t, sizeof(*t));
 	}
 	rt_new_image();
+	rt_share_reset();
 	pthread_setspecific(g.key, NULL);
 	f->t = NULL;
 	f->countdown = 0; /* the next reference re-initialises this thread */
