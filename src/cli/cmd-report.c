@@ -20,7 +20,7 @@ static const char usage[] =
 	"usage: locprof report PROFILE.lpp [--sizes 4K..64M] [--cache SPEC ...]\n"
 	"                      [--policy lru,random] [--format text|csv|json] [-o FILE]\n"
 	"                      [--svg FILE] [--reference CSV] [--window [N]] [--top N]\n"
-	"                      [--at SIZE] [--cold] [--fill|--no-fill] [--threads]\n"
+	"                      [--at SIZE] [--cold] [--fill|--no-fill] [--threads] [--shared]\n"
 	"                      [--resamples N] [--html DIR]\n"
 	"\n"
 	"Predict miss ratios from a profile: the working-set graph under LRU\n"
@@ -64,6 +64,10 @@ static const char usage[] =
 	"      --no-fill        StatCache: the paper's equation at every size\n"
 	"      --threads        per thread: references, line accesses and LRU misses\n"
 	"                       in each --cache (else the --at size)\n"
+	"      --shared         threads and caches at each --sizes size: one cache\n"
+	"                       shared by all threads, two caches, a private cache\n"
+	"                       each (with coherence misses), each thread's private\n"
+	"                       cache, and the true and false sharing tables\n"
 	"      --resamples N    resamples behind the intervals (default 8; 0: no\n"
 	"                       intervals)\n"
 	"  -h, --help           this help\n";
@@ -82,7 +86,7 @@ enum { MAX_CACHES = 32 };
 struct report_opts {
 	const char *profile, *sizes_arg, *format, *svg, *refpath, *output, *html;
 	unsigned policies;
-	int show_windows, cold, fill, threads;
+	int show_windows, cold, fill, threads, shared;
 	unsigned resamples;
 	uint64_t window, top, at, line;
 	struct lp_report_cache caches[MAX_CACHES];
@@ -92,7 +96,7 @@ struct report_opts {
 /* Returns -1 to go on, else the exit status. */
 static int parse_options(int argc, char **argv, struct report_opts *o)
 {
-	enum { OPT_COLD = 1000, OPT_FILL, OPT_NO_FILL, OPT_SVG, OPT_THREADS, OPT_RESAMPLES, OPT_HTML };
+	enum { OPT_COLD = 1000, OPT_FILL, OPT_NO_FILL, OPT_SVG, OPT_THREADS, OPT_RESAMPLES, OPT_HTML, OPT_SHARED };
 	static const struct option opts[] = {
 		{ "sizes", required_argument, NULL, 's' },  { "cache", required_argument, NULL, 'c' },
 		{ "policy", required_argument, NULL, 'p' }, { "format", required_argument, NULL, 'F' },
@@ -104,6 +108,7 @@ static int parse_options(int argc, char **argv, struct report_opts *o)
 		{ "fill", no_argument, NULL, OPT_FILL },
 		{ "no-fill", no_argument, NULL, OPT_NO_FILL },
 		{ "threads", no_argument, NULL, OPT_THREADS },
+		{ "shared", no_argument, NULL, OPT_SHARED },
 		{ "html", required_argument, NULL, OPT_HTML },
 		{ "resamples", required_argument, NULL, OPT_RESAMPLES },
 		{ 0 },
@@ -146,6 +151,7 @@ static int parse_options(int argc, char **argv, struct report_opts *o)
 		case OPT_FILL: o->fill = 1; break;
 		case OPT_NO_FILL: o->fill = 0; break;
 		case OPT_THREADS: o->threads = 1; break;
+		case OPT_SHARED: o->shared = 1; break;
 		case OPT_HTML: o->html = optarg; break;
 		case OPT_RESAMPLES: {
 			uint64_t v;
@@ -483,6 +489,8 @@ static void csv_tables(const struct report_opts *o, const struct lp_report *r)
 	}
 	if (o->threads)
 		csv_threads(r);
+	if (o->shared)
+		cli_csv_share(r);
 	if (!o->top)
 		return;
 	printf("\n# predicted %s misses at %" PRIu64 " bytes, line accesses of the whole run\n", in->hot_policy, in->at);
@@ -644,6 +652,8 @@ static void json_report(const struct report_opts *o, const struct lp_report *r)
 		json_hot(o->top, r);
 	if (o->threads)
 		json_threads(r);
+	if (o->shared)
+		cli_json_share(r);
 	printf("}\n");
 }
 
@@ -717,7 +727,8 @@ static int run(int argc, char **argv)
 							    .ncaches = o.ncaches, .policies = o.policies,
 							    .window = o.window, .cold = o.cold, .fill = o.fill,
 							    .windows = o.show_windows || o.html, .at = o.at,
-							    .top = o.top, .threads = o.threads, .resamples = o.resamples,
+							    .top = o.top, .threads = o.threads, .share = o.shared,
+							    .resamples = o.resamples,
 							    .seed = 1 });
 	if (status == CLI_ERROR)
 		goto out;
@@ -736,6 +747,8 @@ static int run(int argc, char **argv)
 			text_hot(&o, l.r);
 		if (o.threads)
 			text_threads(l.r);
+		if (o.shared)
+			cli_text_share(l.r);
 	}
 	if (o.svg && write_svg(&o, o.svg, l.r, refs, nrefs) < 0) {
 		cli_error("%s", lp_errmsg());

@@ -26,10 +26,21 @@ rec false
 # written by another thread, at the store of add_false
 awk '$12 == "false" && $13 == $6 { bad = 1 } END { exit bad }' "$T/false.s" || fail "false: a sample invalidated by its own thread"
 [ "$(count false true)" -lt "$(count false false)" ] || fail "false: more true sharing than false"
+# report --shared: the false sharing table names the counters and the
+# function whose store misses and writes
+expect_status 0 "$LOCPROF" report "$T/false.lpp" --sizes 32K --shared --top 0
+awk '/^false sharing:/ { on = 1; next } /^true sharing:/ { on = 0 } on' "$T/out" >"$T/fs"
+expect_grep ' counters +0x[0-9a-f]+ +0x[0-9a-f]+ +add_false; add_false$' "$T/fs"
+expect_grep '^private +5 +32K ' "$T/out"
+awk '$1 == "private" && $2 == 5 { ok = $4 > 0 && $5 > 0 && $4 >= $5 } END { exit !ok }' "$T/out" ||
+	fail "false: private caches show no coherence misses"
 
 for m in padded table disjoint; do
 	rec $m
 	[ "$(awk '$12 != "none"' "$T/$m.s" | wc -l)" -eq 0 ] || fail "$m: coherence samples where no thread writes a shared line"
+	expect_status 0 "$LOCPROF" report "$T/$m.lpp" --sizes 32K --shared --top 0
+	awk '/^false sharing:/ { on = 1; getline; getline; next } /^$/ { on = 0 } on' "$T/out" | grep -q . &&
+		fail "$m: false sharing reported"
 done
 [ "$(awk '$10 != "dangling" && $11 != $6' "$T/table.s" | wc -l)" -gt 10 ] ||
 	fail "table: no sample reused first by another thread"

@@ -32,6 +32,12 @@ struct lp_report {
 	double *thread_misses; /* nthreads x nthread_caches */
 	struct lp_report_cache *thread_caches;
 	size_t nthread_caches;
+	struct lp_report_placement *placements;
+	size_t nplacements;
+	struct lp_report_thread_curve *thread_curves;
+	size_t nthread_curves;
+	struct lp_report_sharing *sharing;
+	size_t nsharing;
 };
 
 /* Rank the hot pcs and data objects (params.top > 0). */
@@ -53,6 +59,10 @@ void lp_report_pairs_release(struct lp_report *r);
 /* The per-thread table (params.threads). report-threads.c */
 int lp_report_threads_compute(struct lp_report *r, const struct lp_report_params *pa);
 void lp_report_threads_release(struct lp_report *r);
+
+/* The threads-and-caches tables (params.share). report-share.c */
+int lp_report_share_compute(struct lp_report *r, const struct lp_report_params *pa);
+void lp_report_share_release(struct lp_report *r);
 
 /* Sets and ways of a cache of `bytes` with `ways` ways (0 = fully
  * associative) and the report's line size. */
