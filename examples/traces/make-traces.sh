@@ -14,6 +14,11 @@
 #   threads.txt  thread 1 sweeps 1000 lines 20 times while thread 2 reads
 #                4 lines between its accesses (report.md)
 #   mix.txt      `locprof synth mix -n 600000 -p 50000` (sample.md, report.md)
+#   sharing.txt  threads 1 and 2 each increment a 4-byte counter of their
+#                own, 500 times in turn, first in one 64-byte block (both
+#                counters on one line), then in a block with a line per
+#                counter; then thread 1 writes a flag that thread 2 reads,
+#                100 times (simulate.md)
 # Every file is the same on every run and machine: the pseudo-random
 # numbers come from a Park-Miller generator computed exactly in awk.
 # LOCPROF names the locprof binary (default: locprof on PATH).
@@ -77,5 +82,20 @@ R 0x10000 8 0x401000
 F 0x10000 0 0x400200
 R 0x20000 8 0x401008
 TRACE
+
+awk 'BEGIN {
+	packed = 805306368; padded = 805310464; flag = 805314560   # 0x30000000, 0x30001000, 0x30002000
+	printf "A 0x%x 64 0x401100 1\nA 0x%x 128 0x401200 1\n", packed, padded
+	for (i = 0; i < 1000; i++) {
+		t = 1 + i % 2
+		printf "R 0x%x 4 0x401140 %d\nW 0x%x 4 0x401144 %d\n", packed + 4 * (t - 1), t, packed + 4 * (t - 1), t
+	}
+	for (i = 0; i < 1000; i++) {
+		t = 1 + i % 2
+		printf "R 0x%x 4 0x401240 %d\nW 0x%x 4 0x401244 %d\n", padded + 64 * (t - 1), t, padded + 64 * (t - 1), t
+	}
+	for (i = 0; i < 100; i++)
+		printf "W 0x%x 4 0x401300 1\nR 0x%x 4 0x401340 2\n", flag, flag
+}' >"$dir/sharing.txt"
 
 "$locprof" synth mix -n 600000 -p 50000 -o "$dir/mix.txt"

@@ -400,6 +400,41 @@ void lp_attrib_total(const struct lp_attrib *a, struct lp_attrib_row *out);
  * lp_attrib_free(). */
 int lp_attrib_hotspots(struct lp_attrib *a, const struct lp_hotspots **out);
 
+/* ---- coherence misses by data object and instruction ------------------ */
+/* lp_coherence runs the multi-threaded simulation (lp_mtsim, sim.h) and
+ * charges every first-level coherence miss to the pc that missed and to
+ * the data object it touched (named as lp_attrib names them), split into
+ * false and true sharing, with the threads that missed and the threads
+ * and pc that wrote (docs/simulator.md). */
+struct lp_coherence;
+/* cfg as for lp_mtsim_new() (its flags are ignored); syms may be NULL. */
+int lp_coherence_new(struct lp_coherence **out, const struct lp_mtsim_config *cfg, struct lp_symbols *syms);
+void lp_coherence_free(struct lp_coherence *c);
+int lp_coherence_refs(struct lp_coherence *c, const struct lp_ref *refs, size_t n);
+/* The simulation, for its counts. */
+const struct lp_mtsim *lp_coherence_sim(const struct lp_coherence *c);
+
+struct lp_coherence_row {
+	const char *object;        /* data object (object rows; the object of the pc's first miss for pc rows) */
+	const char *function;      /* pc rows: the function, or "0x401136" */
+	const char *where;         /* pc rows: "file.c:12", else "" */
+	uint64_t pc;               /* pc rows */
+	uint64_t coherence, false_sharing, true_sharing; /* first-level coherence misses */
+	uint64_t threads;          /* bit t: thread number t (lp_mtsim_thread_id(), t < 64) missed */
+	uint64_t writers;          /* bit t: thread number t wrote the invalidating write */
+	uint64_t writer_pc;        /* the pc of the most recent invalidating write */
+	const char *writer_where;  /* its function and line: "bump (counters.c:20)" */
+};
+
+enum lp_coherence_view {
+	LP_COHERENCE_OBJECTS,
+	LP_COHERENCE_PCS,
+};
+/* Rows with at least one coherence miss, by decreasing coherence misses
+ * (then name, then pc); valid until the next call or lp_coherence_free(). */
+size_t lp_coherence_rows(struct lp_coherence *c, enum lp_coherence_view view,
+			 const struct lp_coherence_row **rows);
+
 #ifdef __cplusplus
 }
 #endif

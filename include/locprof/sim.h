@@ -179,6 +179,110 @@ void lp_memspy_free(struct lp_memspy *m);
 int lp_memspy_refs(struct lp_memspy *m, const struct lp_ref *refs, size_t n);
 void lp_memspy_result(struct lp_memspy *m, struct lp_memspy_result *out); /* flushes pending work */
 
+/* ---- several threads: private caches, a shared one, coherence ----------
+ * Every thread runs on a core (one core per thread, round-robin over N
+ * cores, or an explicit map). Each core has private levels (an L1 and
+ * optionally an L2, non-inclusive: level 2 sees the misses of level 1);
+ * the misses of the last private level of every core go, in trace order,
+ * to one shared last-level cache. Writes keep the private copies coherent
+ * with MSI or MESI invalidation at line granularity: a write removes the
+ * line from every other core's private levels. Every miss is cold (first
+ * access of that cache to the line), coherence (the cache's copy was last
+ * removed by another core's write) or replacement (evicted by the
+ * policy); a coherence miss is false sharing when no other core wrote any
+ * byte the missing reference touches in the line since the copy was
+ * invalidated, true sharing otherwise. All rules: docs/simulator.md. */
+#define LP_MTSIM_MAX_CORES 64
+#define LP_MTSIM_MAX_PRIVATE 2
+#define LP_MTSIM_ALL UINT32_MAX /* "every thread" or "every core" in the stats calls */
+
+enum lp_mtsim_protocol {
+	LP_MTSIM_MESI = 0, /* a read with no other copy gets Exclusive; its first write is silent */
+	LP_MTSIM_MSI = 1,  /* no Exclusive state: the first write to a read line is an upgrade */
+};
+
+enum {
+	LP_MTSIM_EVENTS = 1, /* log every coherence miss (lp_mtsim_events()) */
+};
+
+struct lp_mtsim_config {
+	struct lp_cache_spec priv[LP_MTSIM_MAX_PRIVATE]; /* L1 [, L2] of every core: lru, fifo or random */
+	size_t npriv;                                      /* 1 or 2 */
+	struct lp_cache_spec shared;                       /* the shared last-level cache, any policy */
+	int has_shared;
+	/* Cores: with core_map, thread id t runs on core core_map[t] (t <
+	 * ncore_map and core_map[t] != UINT32_MAX, else the thread's first
+	 * reference is refused with LP_EINVAL); else with
+	 * cores > 0 the k-th thread to appear (from 0) runs on core k mod
+	 * cores; else every thread on a core of its own. At most
+	 * LP_MTSIM_MAX_CORES cores. */
+	uint32_t cores;
+	const uint32_t *core_map;
+	size_t ncore_map;
+	enum lp_mtsim_protocol protocol;
+	uint64_t seed;  /* random policies, as lp_cache_new() */
+	unsigned flags; /* LP_MTSIM_EVENTS */
+};
+
+/* Counts of one level, over all its caches or for one thread or core.
+ * cold + replacement + coherence = misses; false_sharing + true_sharing =
+ * coherence. upgrades and downgrades are counted at level 0 only. */
+struct lp_mtsim_stats {
+	uint64_t accesses, misses;  /* line accesses, and those that missed */
+	uint64_t cold, replacement, coherence;
+	uint64_t false_sharing, true_sharing;
+	uint64_t invalidations; /* copies removed from other cores' caches of this level by these writes */
+	uint64_t upgrades;      /* writes hitting a private copy that was not Modified or Exclusive */
+	uint64_t downgrades;    /* reads that turned another core's Modified copy into Shared */
+};
+
+/* One coherence miss (LP_MTSIM_EVENTS). */
+struct lp_mtsim_event {
+	uint64_t time;       /* the reference's number among the accesses, from 1 */
+	uint64_t pc, addr;   /* of the missing reference (addr: its first byte in the line) */
+	uint64_t line;       /* line number */
+	uint64_t writer_pc;  /* the write that invalidated the copy */
+	uint64_t writer_time;
+	uint32_t tid, writer_tid;
+	uint32_t level;      /* 0 = L1 */
+	uint8_t false_sharing;
+};
+
+struct lp_mtsim;
+
+/* Fails with LP_EINVAL and the reason: a bad spec, npriv not 1 or 2,
+ * different line sizes (coherence is per line: every level takes one line
+ * size), a private plru cache, too many cores. */
+int lp_mtsim_new(struct lp_mtsim **out, const struct lp_mtsim_config *cfg);
+void lp_mtsim_free(struct lp_mtsim *s);
+/* Feed records (allocation events are skipped). LP_EINVAL for a thread
+ * that the core map does not name, or a 65th core; the references before
+ * it have been simulated. */
+int lp_mtsim_refs(struct lp_mtsim *s, const struct lp_ref *refs, size_t n);
+
+/* Levels: the private ones, then the shared one. */
+size_t lp_mtsim_levels(const struct lp_mtsim *s);
+const struct lp_cache_spec *lp_mtsim_level_spec(const struct lp_mtsim *s, size_t level);
+int lp_mtsim_level_shared(const struct lp_mtsim *s, size_t level);
+/* References (loads and stores) seen. */
+uint64_t lp_mtsim_references(const struct lp_mtsim *s);
+/* Threads in order of first appearance: their ids and cores. */
+size_t lp_mtsim_threads(const struct lp_mtsim *s);
+uint32_t lp_mtsim_thread_id(const struct lp_mtsim *s, size_t i);
+uint32_t lp_mtsim_thread_core(const struct lp_mtsim *s, size_t i);
+/* Cores in use (the highest core number + 1). */
+uint32_t lp_mtsim_cores(const struct lp_mtsim *s);
+/* The counts of one level for thread number i (order of appearance, not
+ * the id), or for all threads with LP_MTSIM_ALL. */
+void lp_mtsim_thread_stats(const struct lp_mtsim *s, size_t level, uint32_t i, struct lp_mtsim_stats *out);
+/* The counts of one level of one core (the shared level: of the core's
+ * threads' accesses to it). */
+void lp_mtsim_core_stats(const struct lp_mtsim *s, size_t level, uint32_t core, struct lp_mtsim_stats *out);
+/* The coherence misses logged since the last lp_mtsim_events_clear()
+ * (LP_MTSIM_EVENTS), in order; valid until the next lp_mtsim_refs(). */
+size_t lp_mtsim_events(const struct lp_mtsim *s, const struct lp_mtsim_event **ev);
+void lp_mtsim_events_clear(struct lp_mtsim *s);
+
 /* ---- the host's caches ------------------------------------------------ */
 struct lp_host_cache {
 	unsigned level;

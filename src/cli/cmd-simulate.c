@@ -1,5 +1,6 @@
 /* locprof simulate: functional cache simulation of a trace. */
 #include "cli.h"
+#include "simulate-mt.h"
 
 #include <locprof/report.h>
 #include <locprof/sim.h>
@@ -13,6 +14,8 @@ static const char usage[] =
 	"usage: locprof simulate TRACE --cache SPEC [--cache SPEC ...]\n"
 	"       locprof simulate TRACE --level SPEC [--level SPEC ...]\n"
 	"       locprof simulate TRACE --sizes LIST [--policy lru,fifo,random] [--line 64]\n"
+	"       locprof simulate TRACE --private SPEC [--private SPEC] [--shared SPEC]\n"
+	"                       [--cores N | --core-map T=C,...] [--protocol mesi|msi]\n"
 	"       [--format text|csv|json] [--seed N] [--from FORMAT]\n"
 	"       [--sample-length R (--sample-ratio F | --sample-interval I) [--random-lengths]]\n"
 	"\n"
@@ -30,6 +33,13 @@ static const char usage[] =
 	"                       one pass: '1K..64M' (powers of two) or '32K,48K,1M'\n"
 	"  --policy LIST        policies of the graph: lru, fifo, random (default lru)\n"
 	"  --line BYTES         line size of the graph (default 64)\n"
+	"  --private SPEC       several threads: a private cache of every core (L1,\n"
+	"                       then L2 if given twice), kept coherent by invalidation\n"
+	"  --shared SPEC        the last-level cache all cores share\n"
+	"  --cores N            thread k (in order of appearance) on core k mod N\n"
+	"                       (default: a core per thread)\n"
+	"  --core-map T=C,...   thread id T on core C\n"
+	"  --protocol P         mesi (default) or msi\n"
 	"  --format FMT         text (default), csv (the shared curve CSV for --sizes)\n"
 	"                       or json\n"
 	"  --seed N             seed of the random policy and of random sample lengths\n"
@@ -44,6 +54,9 @@ static const char usage[] =
 	"The report gives known hits and misses, unknown references, the estimated\n"
 	"miss ratio (Equation 1, mu = 0, 0.5, 1, and Wood et al.'s estimator) next\n"
 	"to the true miss ratio overall and during samples.\n"
+	"\n"
+	"With --private, --attribute gives the first level's coherence misses per\n"
+	"data object and per pc, split into false and true sharing.\n"
 	"\n"
 	"MemSpy attribution (with one --cache):\n"
 	"  --attribute          misses and memory stall per (data object, function)\n"
@@ -69,10 +82,8 @@ const struct cli_command cmd_simulate = {
 	.run = run,
 };
 
-enum fmt { FMT_TEXT, FMT_CSV, FMT_JSON };
-/* The JSON's "version" (docs/simulate.schema.json): raised when a field
- * changes meaning or goes away, not when one is added. */
-enum { SIMULATE_JSON_VERSION = 1 };
+enum fmt { FMT_TEXT = CLI_SIM_TEXT, FMT_CSV = CLI_SIM_CSV, FMT_JSON = CLI_SIM_JSON };
+enum { SIMULATE_JSON_VERSION = CLI_SIMULATE_JSON_VERSION };
 
 struct opts {
 	const char *trace, *from;
@@ -91,6 +102,9 @@ struct opts {
 	const char *binary;
 	double miss_latency, compute_cost;
 	uint64_t top;
+	/* several threads (--private) */
+	struct lp_mtsim_config mt;
+	uint32_t *core_map;
 };
 
 static double pct(uint64_t a, uint64_t b)
@@ -478,12 +492,7 @@ static void print_attrib(const struct opts *o, struct lp_attrib *a)
 				       (unsigned long long)r->misses, (unsigned long long)r->cold,
 				       (unsigned long long)r->replacement, r->stall, r->compute, r->share);
 			} else if (o->fmt == FMT_JSON) {
-				printf("%s\n  {\"object\": ", i ? "," : "");
-				cli_json_string(r->object);
-				printf(", \"function\": ");
-				cli_json_string(r->function);
-				printf(", \"pc\": %llu, \"where\": ", (unsigned long long)r->pc);
-				cli_json_string(r->where);
+				cli_simulate_json_row(i > 0, r->object, r->function, r->pc, r->where);
 				printf(", \"refs\": %llu, \"misses\": %llu, \"cold\": %llu, \"replacement\": %llu, "
 				       "\"stall\": %.0f, \"compute\": %.0f, \"stall_share\": %.6f}",
 				       (unsigned long long)r->refs, (unsigned long long)r->misses,
@@ -538,19 +547,19 @@ static int parse_policies(const char *s, unsigned *out)
  * from `locprof record --mode trace` carries them), plus --binary. None at
  * all only costs the names (pcs and objects are then shown as addresses),
  * unless --binary was given and cannot be read. */
-static int attrib_symbols(const struct opts *o, struct lp_trace_reader *rd, struct lp_symbols **syms)
+int cli_simulate_symbols(const char *binary, struct lp_trace_reader *rd, struct lp_symbols **syms)
 {
 	const struct lp_mappings *maps = lp_trace_reader_mappings(rd);
 
 	if (maps && !maps->n)
 		maps = NULL;
-	if (!maps && !o->binary) {
+	if (!maps && !binary) {
 		cli_note("the trace carries no mappings: pcs and data objects are shown as addresses "
 			 "(give the executable with --binary)");
 		return 0;
 	}
-	if (lp_symbols_new(syms, maps, o->binary) < 0) {
-		if (o->binary) {
+	if (lp_symbols_new(syms, maps, binary) < 0) {
+		if (binary) {
 			cli_error("%s", lp_errmsg());
 			return -1;
 		}
@@ -560,6 +569,55 @@ static int attrib_symbols(const struct opts *o, struct lp_trace_reader *rd, stru
 	if (lp_symbols_warning(*syms))
 		cli_warn("%s", lp_symbols_warning(*syms));
 	return 0;
+}
+
+/* The options of several threads (--private ...); -1 to go on, else the
+ * exit status. */
+static int parse_mt_option(int c, const char *arg, struct opts *o)
+{
+	switch (c) {
+	case 'P':
+	case 'H': {
+		struct lp_named_cache nc[2];
+		size_t k;
+		int rc = cli_cache_arg(&cmd_simulate, arg, nc, 1, &k);
+		if (rc)
+			return rc;
+		if (c == 'H') {
+			o->mt.shared = nc[0].spec;
+			o->mt.has_shared = 1;
+		} else if (o->mt.npriv == LP_MTSIM_MAX_PRIVATE) {
+			return cli_usage_error(&cmd_simulate, "at most %d --private levels", LP_MTSIM_MAX_PRIVATE);
+		} else {
+			o->mt.priv[o->mt.npriv++] = nc[0].spec;
+		}
+		return -1;
+	}
+	case 'N': {
+		uint64_t v;
+		if (cli_parse_u64(arg, &v) < 0 || !v || v > LP_MTSIM_MAX_CORES)
+			return cli_usage_error(&cmd_simulate, "bad core count '%s' (1 to %d)", arg,
+					       LP_MTSIM_MAX_CORES);
+		o->mt.cores = (uint32_t)v;
+		return -1;
+	}
+	case 'm':
+		free(o->core_map);
+		if (cli_parse_core_map(arg, &o->core_map, &o->mt.ncore_map) < 0)
+			return cli_usage_error(&cmd_simulate, "bad core map '%s' (THREAD=CORE,..., cores 0 to %d)",
+					       arg, LP_MTSIM_MAX_CORES - 1);
+		o->mt.core_map = o->core_map;
+		return -1;
+	case 'O':
+		if (!strcmp(arg, "mesi"))
+			o->mt.protocol = LP_MTSIM_MESI;
+		else if (!strcmp(arg, "msi"))
+			o->mt.protocol = LP_MTSIM_MSI;
+		else
+			return cli_usage_error(&cmd_simulate, "unknown protocol '%s' (mesi, msi)", arg);
+		return -1;
+	}
+	return -1;
 }
 
 /* Options into *o; returns -1 to go on, else the exit status. */
@@ -583,6 +641,11 @@ static int parse_options(int argc, char **argv, struct opts *o, int *ncache, int
 		{ "miss-latency", required_argument, NULL, 'M' },
 		{ "compute-cost", required_argument, NULL, 'C' },
 		{ "top", required_argument, NULL, 'T' },
+		{ "private", required_argument, NULL, 'P' },
+		{ "shared", required_argument, NULL, 'H' },
+		{ "cores", required_argument, NULL, 'N' },
+		{ "core-map", required_argument, NULL, 'm' },
+		{ "protocol", required_argument, NULL, 'O' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -664,6 +727,16 @@ static int parse_options(int argc, char **argv, struct opts *o, int *ncache, int
 			if (cli_parse_u64(optarg, &o->top) < 0)
 				return cli_usage_error(&cmd_simulate, "bad row count '%s'", optarg);
 			break;
+		case 'P':
+		case 'H':
+		case 'N':
+		case 'm':
+		case 'O': {
+			int rc = parse_mt_option(c, optarg, o);
+			if (rc >= 0)
+				return rc;
+			break;
+		}
 		case 'h': return cli_print_usage(&cmd_simulate);
 		default: return cli_usage_error(&cmd_simulate, "bad option");
 		}
@@ -678,8 +751,22 @@ static int check_options(int argc, char **argv, struct opts *o, int ncache, int 
 	if (argc - optind != 1)
 		return cli_usage_error(&cmd_simulate, "simulate takes one trace");
 	o->trace = argv[optind];
+	if (o->mt.npriv || o->mt.has_shared || o->mt.cores || o->core_map) {
+		if (!o->mt.npriv || ncache || nlevel || o->graph)
+			return cli_usage_error(&cmd_simulate, "--shared, --cores and --core-map go with --private, "
+							      "and --private with no --cache, --level or --sizes");
+		if (o->mt.cores && o->core_map)
+			return cli_usage_error(&cmd_simulate, "give --cores or --core-map, not both");
+		if (o->sample_length || o->sample_ratio > 0 || o->sample_interval || o->random_lengths)
+			return cli_usage_error(&cmd_simulate, "sampling works with --cache");
+		if (o->binary && !o->attribute)
+			return cli_usage_error(&cmd_simulate, "--binary goes with --attribute");
+		o->mt.seed = o->seed;
+		*sampling = 0;
+		return -1;
+	}
 	if ((ncache > 0) + (nlevel > 0) + o->graph != 1)
-		return cli_usage_error(&cmd_simulate, "give exactly one of --cache, --level or --sizes");
+		return cli_usage_error(&cmd_simulate, "give exactly one of --cache, --level, --sizes or --private");
 	o->hierarchy = nlevel > 0;
 	*sampling = o->sample_length || o->sample_ratio > 0 || o->sample_interval || o->random_lengths;
 	if (*sampling) {
@@ -714,7 +801,7 @@ static int engines_open(const struct opts *o, int sampling, struct lp_trace_read
 		struct lp_attrib_params ap = { .cache = o->specs[0], .seed = o->seed,
 					       .miss_latency = o->miss_latency, .compute_cost = o->compute_cost };
 
-		if (attrib_symbols(o, rd, &en->syms) < 0)
+		if (cli_simulate_symbols(o->binary, rd, &en->syms) < 0)
 			return -1;
 		if (lp_attrib_new(&en->attrib, &ap, en->syms) < 0)
 			goto out_err;
@@ -788,6 +875,12 @@ static int run(int argc, char **argv)
 		cli_error("%s", lp_errmsg());
 		goto out;
 	}
+	if (o.mt.npriv) {
+		struct cli_mt_opts mo = { .trace = o.trace, .cfg = o.mt, .fmt = (enum cli_sim_fmt)o.fmt,
+					  .attribute = o.attribute, .binary = o.binary, .top = o.top };
+		status = cli_simulate_mt(&mo, rd);
+		goto out;
+	}
 	if (engines_open(&o, sampling, rd, &en) < 0)
 		goto out;
 	if (!(buf = malloc(BATCH * sizeof(*buf)))) {
@@ -819,5 +912,6 @@ out:
 	free(buf);
 	engines_free(&en);
 	free(o.sizes);
+	free(o.core_map);
 	return status;
 }

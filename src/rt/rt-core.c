@@ -71,7 +71,7 @@ __thread struct lp_rt_fast lp_rt_fast
 
 enum {
 	SAMPLE_CAP = 4096,  /* samples per SAMPLES message (160 KiB) */
-	EVENT_CAP_TRACE = 8192, /* references per REFS message (256 KiB) */
+	EVENT_CAP_TRACE = 8192, /* references per REFS message (320 KiB) */
 	EVENT_CAP_ALLOC = 1024, /* allocation events per ALLOCS message */
 	TABLE_MIN_LOG2 = 6, /* 64 watches */
 	/* The coarse maps of lp_rt_range_watched(): this thread's live watched
@@ -164,6 +164,10 @@ static struct {
 	char cmdline[CMDLINE_MAX];
 	uint32_t cmdline_len;
 	atomic_uint nthreads;
+	/* trace mode: the next record's number, one sequence for all threads
+	 * (an atomic read-modify-write: its order agrees with the program's
+	 * synchronisation, so the merged trace is a valid interleaving) */
+	atomic_ullong trace_seq;
 	_Atomic(struct lp_rt_thread *) threads;
 	atomic_int finished;
 	atomic_int maps_sent;
@@ -250,6 +254,7 @@ static void rt_new_image(void)
 	x = g.start_ns ^ ((uint64_t)g.pid << 32) ^ rt_now_ns(CLOCK_MONOTONIC);
 	g.nonce = lp_splitmix64(&x);
 	atomic_store(&g.nthreads, 0);
+	atomic_store(&g.trace_seq, 0);
 	atomic_store(&g.threads, NULL);
 	atomic_store(&g.finished, 0);
 	atomic_store(&g.maps_sent, 0);
@@ -1308,6 +1313,27 @@ static struct lp_rt_thread *rt_enter(struct lp_rt_fast *f)
 	return t;
 }
 
+/* Trace mode: send the buffers of the other threads that are not in
+ * their slow path (blocked, say, or waiting in a join), so that the
+ * collector, which writes records in the order of their numbers, never
+ * waits long for an idle thread's old records. A thread found busy is
+ * skipped: it sends its own. */
+static void rt_send_idle_events(struct lp_rt_thread *self)
+{
+	if (g.mode != LP_MODE_TRACE)
+		return;
+	for (struct lp_rt_thread *t = atomic_load(&g.threads); t; t = t->next) {
+		int expect = 0;
+
+		if (t == self || !t->nevents ||
+		    !atomic_compare_exchange_strong(&t->busy, &expect, 1))
+			continue;
+		if (!t->dead && t->events)
+			rt_send_events(t);
+		atomic_store_explicit(&t->busy, 0, memory_order_release);
+	}
+}
+
 static void rt_leave(struct lp_rt_thread *t)
 {
 	uint64_t now;
@@ -1319,6 +1345,7 @@ static void rt_leave(struct lp_rt_thread *t)
 		rt_send_thread_refs(t, 1); /* first: see rt_emit() */
 		rt_send_samples(t);
 		rt_send_events(t);
+		rt_send_idle_events(t);
 		t->next_flush_ns = now + g.flush_ns;
 	}
 	/* A release store unlocks (a plain mov on x86): the sequentially
@@ -1336,14 +1363,17 @@ rt_push_event(struct lp_rt_thread *t, uint64_t addr, uint64_t size, uint32_t kin
 {
 	struct lp_msg_ref *r;
 
-	if (t->nevents == t->event_cap)
+	if (t->nevents == t->event_cap) {
 		rt_send_events(t);
+		rt_send_idle_events(t);
+	}
 	r = &t->events[t->nevents];
 	r->addr = addr;
 	r->pc = pc;
 	r->size = size;
 	r->thread = t->number;
 	r->kind = kind;
+	r->seq = g.mode == LP_MODE_TRACE ? atomic_fetch_add_explicit(&g.trace_seq, 1, memory_order_relaxed) : 0;
 	t->nevents++; /* after the record: a signal-time flush sends a whole prefix */
 }
 

@@ -71,6 +71,7 @@ static void new_image(void)
 	lpvg_p.nonce = lp_splitmix64(&x);
 	lpvg_p.nthreads = 0;
 	lpvg_p.refs_done = 0;
+	lpvg_p.trace_seq = 0;
 	lpvg_p.maps_sent = False;
 	lpvg_p.exit_seen = False;
 	lpvg_p.exit_status = 0;
@@ -117,6 +118,16 @@ static void ensure_thread(ThreadId tid)
 	t = threads[tid] = lpvg_thread_new(tid);
 	VG_(set_shadow_regs_area)(tid, 1, LPVG_SH_CD, sizeof(t->cd), (const UChar *)&t->cd);
 	VG_(set_shadow_regs_area)(tid, 1, LPVG_SH_THREAD, sizeof(t), (const UChar *)&t);
+}
+
+/* Valgrind runs one thread at a time, so a blocked thread's partial
+ * buffer would hold back the collector's merge of the records by number
+ * for as long as it is blocked: the running thread sends it. */
+void lpvg_send_others_events(struct lpvg_thread *self)
+{
+	for (ThreadId i = 0; i <= VG_N_THREADS; i++)
+		if (threads[i] && threads[i] != self && !threads[i]->dead && threads[i]->nevents)
+			lpvg_send_events(threads[i]);
 }
 
 /* Where the guest state sits in valgrind's ThreadState (whose layout the

@@ -256,6 +256,8 @@ static void maybe_flush(struct lpvg_thread *t)
 	if (now < next_ns)
 		return;
 	lpvg_thread_flush(t);
+	if (lpvg_o.mode == LP_MODE_TRACE)
+		lpvg_send_others_events(t);
 	next_ns = now + (ULong)lpvg_o.flush_ms * 1000000ull;
 }
 
@@ -304,14 +306,18 @@ static void push_event(struct lpvg_thread *t, ULong addr, ULong size, UInt kind,
 {
 	struct lp_msg_ref *r;
 
-	if (t->nevents == t->event_cap)
+	if (t->nevents == t->event_cap) {
 		lpvg_send_events(t);
+		if (lpvg_o.mode == LP_MODE_TRACE)
+			lpvg_send_others_events(t);
+	}
 	r = &t->events[t->nevents++];
 	r->addr = addr;
 	r->pc = pc;
 	r->size = size;
 	r->thread = t->number;
 	r->kind = kind;
+	r->seq = lpvg_o.mode == LP_MODE_TRACE ? lpvg_p.trace_seq++ : 0;
 }
 
 /* Trace mode: every reference of the segment, in order. */

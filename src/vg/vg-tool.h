@@ -191,6 +191,7 @@ struct lpvg_proc {
 	UInt cmdline_len;
 	UInt nthreads;            /* numbers handed out */
 	ULong refs_done;          /* references of threads already finished */
+	ULong trace_seq;          /* trace mode: the next record's number, all threads */
 	Bool maps_sent;
 	Bool connected_any;
 	Bool exit_seen;
@@ -222,6 +223,8 @@ struct lpvg_thread *lpvg_thread_new(ThreadId vtid);
 void lpvg_thread_finish(struct lpvg_thread *t);
 void lpvg_thread_free(struct lpvg_thread *t);
 void lpvg_thread_flush(struct lpvg_thread *t);
+/* Trace mode: send every other live thread's buffered records (vg-main.c). */
+void lpvg_send_others_events(struct lpvg_thread *self);
 void lpvg_watches_dangle(struct lpvg_thread *t, Bool unfilter);
 ULong lpvg_thread_refs(const struct lpvg_thread *t);
 void lpvg_event(struct lpvg_thread *t, ULong addr, ULong size, UInt kind, ULong pc);

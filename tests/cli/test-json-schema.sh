@@ -115,7 +115,8 @@ else
 	echo "note: no $MM (built with clang), the recorded run is not checked" >&2
 fi
 
-# simulate: named caches, a hierarchy, a curve, time sampling, attribution
+# simulate: named caches, a hierarchy, a curve, time sampling, attribution,
+# several threads
 sim() { # NAME OPTIONS...: simulate the allocation trace, keep its JSON
 	local name=$1
 	shift
@@ -127,6 +128,7 @@ sim levels --level 4K:4:64 --level 8K:8:64
 sim curve --sizes 4K,8K --policy lru,random
 sim sampling --cache 4K:4:64 --sample-length 100 --sample-ratio 0.5
 sim attribution --cache 4K:4:64 --attribute
+sim threads --private 4K:4:64 --private 8K:4:64 --shared 16K:4:64 --attribute
 validate "$SIM_SCHEMA" "$T"/sim-*.json
 python3 - "$SIM_SCHEMA" "$T"/sim-*.json <<'PY' || fail "the simulate schema accepts a broken document"
 import copy, json, sys
@@ -139,7 +141,7 @@ for path in sys.argv[2:]:
         d = copy.deepcopy(doc)
         d.pop(key)
         assert not v.is_valid(d), (path, key)
-    for key in ("caches", "levels", "points", "pairs"):
+    for key in ("caches", "levels", "points", "pairs", "mt_levels"):
         if key in doc and doc[key]:
             d = copy.deepcopy(doc)
             d[key][0].pop(next(iter(d[key][0])))

@@ -93,7 +93,25 @@ expect_grep "not a multiple of the line size 64" "$T/err"
 expect_status 2 "$LOCPROF" simulate "$T/a.txt" --cache 0:1:64
 expect_grep "cache size must not be zero" "$T/err"
 expect_status 2 "$LOCPROF" simulate "$T/a.txt" --cache 32:1:16 --sizes 1K
-expect_grep "exactly one of --cache, --level or --sizes" "$T/err"
+expect_grep "exactly one of --cache, --level, --sizes or --private" "$T/err"
+# several threads: what --private refuses
+expect_status 2 "$LOCPROF" simulate "$T/a.txt" --shared 1M:16:64
+expect_grep "go with --private" "$T/err"
+expect_status 2 "$LOCPROF" simulate "$T/a.txt" --private 32K:8:64 --cache 32K:8:64
+expect_status 2 "$LOCPROF" simulate "$T/a.txt" --private 32K:8:64 --core-map 0=0,1
+expect_grep "bad core map '0=0,1'" "$T/err"
+expect_status 2 "$LOCPROF" simulate "$T/a.txt" --private 32K:8:64 --cores 65
+expect_status 2 "$LOCPROF" simulate "$T/a.txt" --private 32K:8:64 --protocol moesi
+expect_grep "unknown protocol 'moesi'" "$T/err"
+expect_status 1 "$LOCPROF" simulate "$T/a.txt" --private 32K:8:64 --shared 1M:16:128
+expect_grep "every level takes the line size of the first \(64 bytes\)" "$T/err"
+expect_one_line "$T/err"
+expect_status 1 "$LOCPROF" simulate "$T/a.txt" --private 32K:8:64:plru
+expect_grep "a private cache takes policy lru, fifo or random, not plru" "$T/err"
+printf 'R 0x1000 4 0x400000 0\nR 0x1000 4 0x400000 3\n' >"$T/t3.txt"
+expect_status 1 "$LOCPROF" simulate "$T/t3.txt" --private 32K:8:64 --core-map 0=0,1=1
+expect_grep "thread 3 has no core in the core map" "$T/err"
+expect_one_line "$T/err"
 expect_status 2 "$LOCPROF" simulate "$T/a.txt" --level 32:1:16 --sample-length 5 --sample-ratio 0.5
 expect_status 1 "$LOCPROF" simulate "$T/a.txt" --cache 64:4:16:fifo --sample-length 5 --sample-ratio 0.5
 expect_grep "sampling needs LRU replacement" "$T/err"

@@ -327,6 +327,8 @@ static int proc_hold(void **v, size_t *n, size_t *cap, const void *add, size_t k
 	return 0;
 }
 
+static int proc_emit(void *ctx, const struct lp_ref *refs, size_t n);
+
 int lp_collect_proc_close(struct rec_proc *p)
 {
 	struct lp_collect_summary sum;
@@ -340,6 +342,9 @@ int lp_collect_proc_close(struct rec_proc *p)
 	p->out.references = p->bye_refs_valid && p->bye_refs > p->thread_refs ? p->bye_refs
 									       : p->thread_refs;
 	if (p->trace) {
+		/* the records still held: numbers never received are lost */
+		if ((err = lp_merge_drain(&p->merge, 1, proc_emit, p)) < 0)
+			return lp_collect_proc_fail(p, err);
 		err = lp_trace_writer_close(p->tw);
 		p->open = 0;
 		if (err < 0)
@@ -524,6 +529,11 @@ static int on_samples(struct rec_proc *p, const uint8_t *msg, size_t len)
 	return 0;
 }
 
+static int proc_emit(void *ctx, const struct lp_ref *refs, size_t n)
+{
+	return proc_events(ctx, refs, (uint32_t)n);
+}
+
 /* REFS (trace mode) and ALLOCS (allocation events without their time). */
 static int on_refs(struct rec_proc *p, const uint8_t *msg, size_t len)
 {
@@ -536,15 +546,16 @@ static int on_refs(struct rec_proc *p, const uint8_t *msg, size_t len)
 	memcpy(&m, msg, sizeof(m));
 	if ((uint64_t)m.count * sizeof(*v) != len - sizeof(m))
 		return lp_seterr(LP_ECORRUPT, "bad REFS length");
-	refs = proc_convert(p, v, m.count);
-	if (!refs)
-		return lp_seterr(LP_ENOMEM, "out of memory");
 	for (uint32_t i = 0; i < m.count; i++) {
-		if (refs[i].kind == LP_EV_ALLOC)
+		if (v[i].kind == LP_EV_ALLOC)
 			p->out.allocs++;
-		else if (lp_ref_is_access(&refs[i]))
+		else if (v[i].kind <= LP_REF_WRITE)
 			p->out.traced++;
 	}
+	if (m.h.type == LP_MSG_REFS && p->trace)
+		return lp_merge_add(&p->merge, v, m.count, proc_emit, p);
+	if (!(refs = proc_convert(p, v, m.count)))
+		return lp_seterr(LP_ENOMEM, "out of memory");
 	return proc_events(p, refs, m.count);
 }
 
@@ -864,6 +875,7 @@ void lp_recorder_free(struct lp_recorder *r)
 		free(p->maps[0]);
 		free(p->maps[1]);
 		free(p->conv);
+		lp_merge_release(&p->merge);
 		free(p->held);
 		free(p->held_ev);
 		free(p->trefs);

@@ -26,7 +26,7 @@
 #include <stdint.h>
 
 #define LP_MSG_MAGIC 0x4d504cu /* "LPM" */
-#define LP_MSG_VERSION 4
+#define LP_MSG_VERSION 5
 #define LP_MSG_MAGIC_VERSION ((LP_MSG_MAGIC << 8) | LP_MSG_VERSION)
 #define LP_MSG_MAX (1u << 20) /* largest message a collector accepts */
 #define LP_MAX_LINE_SIZES 4
@@ -148,11 +148,16 @@ struct lp_msg_samples {
 /* Trace-mode references and (both modes) allocation events: the fields of
  * struct lp_ref, packed. For an allocation event kind is LP_EV_ALLOC (addr
  * = block, size = bytes, pc = call site) or LP_EV_FREE (size 0, or the
- * length for munmap). */
+ * length for munmap). In trace mode seq numbers the records of all
+ * threads of the process from 0, in the order they happened (one counter
+ * for the process, taken by each record): the collector writes the trace
+ * in that order, whatever connection each record came on (merge.c). 0 in
+ * sample mode. */
 struct lp_msg_ref {
 	uint64_t addr, pc, size;
 	uint32_t thread;
 	uint32_t kind;
+	uint64_t seq;
 };
 
 /* REFS (trace mode) and ALLOCS (sample mode) share this layout. */

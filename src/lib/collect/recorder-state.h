@@ -10,6 +10,7 @@
 #include <locprof/recorder.h>
 #include <locprof/trace.h>
 
+#include "collect/merge.h"
 #include "collect/protocol.h"
 #include "collect/sink.h"
 
@@ -36,6 +37,7 @@ struct rec_proc {
 	uint64_t *trefs; /* references per thread number, from THREAD */
 	uint32_t ntrefs;
 	size_t trefs_cap;
+	struct lp_merge merge; /* trace mode: the threads' records in order */
 	struct lp_ref *conv; /* conversion buffer */
 	size_t conv_cap;
 	/* --samples: the output is opened at the end, at the final rate;

@@ -11,7 +11,7 @@
  * straddling lines charges each line's miss to the same pc and object.
  * This path looks up symbols and tables per reference; it is meant for
  * attribution runs, not for the fast simulator. */
-#include <locprof/report.h>
+#include "report/report-internal.h"
 
 #include "common/array.h"
 #include "common/error.h"
@@ -523,5 +523,34 @@ int lp_attrib_hotspots(struct lp_attrib *a, const struct lp_hotspots **out)
 	if ((err = lp_hotspots_finish(a->hotspots)) < 0)
 		return err;
 	*out = a->hotspots;
+	return 0;
+}
+
+/* ---- names for other attributions (report-internal.h) -------------------- */
+
+int lp_attrib_track(struct lp_attrib *a, const struct lp_ref *event)
+{
+	return lp_ref_is_access(event) ? 0 : alloc_event(a, event);
+}
+
+int lp_attrib_object_name(struct lp_attrib *a, uint64_t addr, uint32_t *id, const char **name)
+{
+	int err = object_of(a, addr, id);
+
+	if (err < 0)
+		return err;
+	*name = a->objs[*id];
+	return 0;
+}
+
+int lp_attrib_pc_name(struct lp_attrib *a, uint64_t pc, const char **function, const char **where)
+{
+	uint32_t i;
+	int err = pc_rec(a, pc, &i);
+
+	if (err < 0)
+		return err;
+	*function = a->funcs[a->pcs[i].func];
+	*where = a->pcs[i].where;
 	return 0;
 }
