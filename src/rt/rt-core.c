@@ -7,36 +7,21 @@
  * a sampled reference puts a watch on its line for every configured line
  * size; the next reference of the same thread to a watched line completes
  * the sample with reuse distance = end - begin - 1 in references of that
- * thread: a private cache's view. Every sample also gets shared time
- * (common/share-core.h): the clock of all threads, read as the sum of the
- * threads' own clocks at the two ends of the sample, and what other
- * threads did to the line before the reuse (the first access by any
- * thread, the first write by another: a coherence miss, true or false
- * sharing). The watch shadow is shared, so another thread's access to a
- * watched line reaches the slow path, which looks it up in the process's
- * table of watched lines (g.share_*, under one lock).
+ * thread: a private cache's view. Every sample also gets shared time and
+ * what other threads did to its line (rt-share.c).
  *
  * Nothing here runs on the per-access path except through rt.h. Slow paths
  * may call libc (syscall wrappers, clock_gettime) but never malloc or stdio:
  * memory comes from mmap, so the runtime works inside the program's malloc.
  */
-#include "rt.h"
+#include "rt-thread.h"
 
-#include "collect/protocol.h"
-#include "common/rng.h"
-#include <locprof/common.h> /* LP_REF_WRITE */
-/* Compiled out: the slow path is measured (tests/unit/common checks the
- * table with its asserts on). */
-#define LP_WATCH_ASSERT(cond) ((void)0)
-#include "common/watch-core.h"
-#include "common/share-core.h"
 #include "collect/emit-core.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -84,63 +69,6 @@ enum {
 	MAPS_CHUNK = 60000,
 	CMDLINE_MAX = 4096,
 	INERT_COUNTDOWN = INT64_MAX / 2,
-	/* shared-time records of live watches, all threads (mapped
-	 * MAP_NORESERVE: only the pages used cost memory); a watch beyond
-	 * it gets no shared time */
-	SHARE_RECS = 1 << 20,
-	SHARE_TAB_MIN_LOG2 = 8,
-	/* Versions of the watched lines, by hash (g.share_ver), and each
-	 * thread's memory of the lines it touched at a version (t->touched):
-	 * a thread touching a line again, with nothing new to record, skips
-	 * the lock. */
-	SHARE_VER_LOG2 = 16,
-	TOUCHED_ENTRIES = 256,
-	TAG_LEVEL_BITS = 8, /* a watch's tag: level | record << TAG_LEVEL_BITS */
-	/* a lock held this long by another thread at exit: give up on it
-	 * (it may be the thread a fatal signal interrupted) */
-	SHARE_LOCK_EXIT_NS = 50000000,
-};
-
-struct lp_rt_thread {
-	struct lp_rt_thread *next; /* all threads of this process */
-	atomic_int busy;           /* owner's slow path vs. the exit flusher */
-	int dead;
-	int fd;
-	uint32_t number, tid;
-	struct lp_rt_fast *fast; /* the owner's TLS */
-	uint64_t *extra0;        /* the owner's lp_rt_extra0 */
-	uint64_t final_refs;
-	uint64_t final_extra[LP_MAX_LINE_SIZES];
-	uint64_t slow_calls;
-	uint64_t next_flush_ns;
-	struct lp_rng rng;
-	uint32_t gap_level; /* thinning level when the current gap was drawn */
-	/* The thread's first reference has drawn its first gap. Until then
-	 * its countdown stays 0: a thread set up by an allocation event must
-	 * not start its clock, because an instrumented caller may write back
-	 * the 0 it read before malloc (LLVM takes malloc to touch no memory
-	 * of the program and forwards the stored value across the call). */
-	int clock_started;
-	/* Odd while the owner rewrites its clock (epoch and countdown): other
-	 * threads summing the shared clock read it again. */
-	atomic_uint clock_seq;
-	/* Lines of other threads' watches this thread touched: at version ver
-	 * of the line (g.share_ver), with the chunks it wrote. */
-	struct rt_touched {
-		uint64_t line;
-		uint32_t ver, idx;
-		uint64_t wmask;
-	} touched[TOUCHED_ENTRIES];
-
-	/* live watches (tag: the sample's thinning level) */
-	struct lp_watch_table watches;
-	uint32_t *pages;         /* live watched granules per page (exact counts) */
-	uint32_t *regions;       /* the sum of pages per region */
-
-	struct lp_msg_sample *samples;
-	uint32_t nsamples;
-	struct lp_msg_ref *events;
-	uint32_t nevents, event_cap;
 };
 
 static struct {
@@ -173,17 +101,17 @@ static struct {
 	atomic_int maps_sent;
 	atomic_int init_state; /* 0 not yet, 1 in progress, 2 done */
 	pthread_key_t key;
-	/* Shared time: the watched lines of all threads (tag: the first
-	 * record of the line's chain), their records, the free ones chained
-	 * by next. All under share_lock. */
-	atomic_int share_lock;
-	struct lp_watch_table share_tab;
-	struct lp_share_rec *share_pool;
-	uint32_t share_used, share_free;
-	/* bumped (under the lock) when a record of a line hashing there
-	 * starts; read without it */
-	atomic_uint *share_ver;
 } g;
+
+struct lp_rt_thread *lp_rt_thread_list(void)
+{
+	return atomic_load(&g.threads);
+}
+
+uint32_t lp_rt_thread_count(void)
+{
+	return atomic_load_explicit(&g.nthreads, memory_order_relaxed);
+}
 
 /* ---- system helpers ------------------------------------------------------ */
 
@@ -197,20 +125,20 @@ int lp_rt_sys_munmap(void *addr, uint64_t len)
 	return (int)syscall(SYS_munmap, addr, len);
 }
 
-static void *rt_alloc(uint64_t bytes)
+void *lp_rt_alloc(uint64_t bytes)
 {
 	void *p = lp_rt_sys_mmap(NULL, bytes, PROT_READ | PROT_WRITE,
 				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	return p == MAP_FAILED ? NULL : p;
 }
 
-static void rt_free(void *p, uint64_t bytes)
+void lp_rt_free(void *p, uint64_t bytes)
 {
 	if (p)
 		lp_rt_sys_munmap(p, bytes);
 }
 
-static uint64_t rt_now_ns(clockid_t clk)
+uint64_t lp_rt_now_ns(clockid_t clk)
 {
 	struct timespec ts;
 
@@ -250,8 +178,8 @@ static void rt_new_image(void)
 
 	g.pid = (uint32_t)getpid();
 	g.ppid = (uint32_t)getppid();
-	g.start_ns = rt_now_ns(CLOCK_REALTIME);
-	x = g.start_ns ^ ((uint64_t)g.pid << 32) ^ rt_now_ns(CLOCK_MONOTONIC);
+	g.start_ns = lp_rt_now_ns(CLOCK_REALTIME);
+	x = g.start_ns ^ ((uint64_t)g.pid << 32) ^ lp_rt_now_ns(CLOCK_MONOTONIC);
 	g.nonce = lp_splitmix64(&x);
 	atomic_store(&g.nthreads, 0);
 	atomic_store(&g.trace_seq, 0);
@@ -292,7 +220,6 @@ static int rt_parse_lines(const char *s)
 
 static void rt_fatal_signal(int sig);
 static void rt_on_exit(int status, void *arg);
-static void rt_share_reset(void);
 static void rt_thread_key_destroy(void *arg);
 static void rt_atfork_child(void);
 
@@ -357,7 +284,7 @@ static void rt_process_init(void)
 			lp_rt_straddle_mask = g.line_size[0] - 1; /* ascending: the smallest */
 			lp_rt_straddle_slow = g.nlines > 1 ? lp_rt_straddle_mask : UINT64_MAX;
 			lp_rt_line_shift0 = g.line_shift[0];
-			rt_share_reset();
+			lp_rt_share_reset();
 			g.active = 1;
 		}
 	}
@@ -481,7 +408,7 @@ static void rt_maps_piece(void *ctx, const char *text, uint64_t n, int last)
 
 static void rt_send_maps(struct lp_rt_thread *t, uint32_t when)
 {
-	char *buf = rt_alloc(MAPS_CHUNK + 4096);
+	char *buf = lp_rt_alloc(MAPS_CHUNK + 4096);
 	struct rt_maps_sender ms = { .t = t, .when = when };
 
 	if (!buf)
@@ -490,7 +417,7 @@ static void rt_send_maps(struct lp_rt_thread *t, uint32_t when)
 	lp_emit_lines(buf, MAPS_CHUNK, &ms, rt_maps_read, rt_maps_piece);
 	if (ms.fd >= 0)
 		close(ms.fd);
-	rt_free(buf, MAPS_CHUNK + 4096);
+	lp_rt_free(buf, MAPS_CHUNK + 4096);
 }
 
 static void rt_connect(struct lp_rt_thread *t)
@@ -532,10 +459,9 @@ static void rt_connect(struct lp_rt_thread *t)
  * per 64-byte granule, incremented for every granule a watch's line covers
  * and decremented when it ends, so it never needs cleaning; a count that
  * reaches 255 stays there (a false positive costs only a table lookup).
- * Another thread's watch is a false positive too: the exact table is the
- * thread's own. Relaxed atomics: only the thread that set a watch must see
- * it, and it does in program order; other threads' views only decide
- * whether they look in their own table. */
+ * Another thread's watch sends an access to rt-share.c. Relaxed atomics:
+ * the thread that set a watch sees it in program order; for the others
+ * it is shared time, which tolerates a late view. */
 
 /* The granules a watch covers: [*first, *first + n). */
 static uint64_t rt_granules(const struct lp_watch *w, uint64_t *first)
@@ -646,268 +572,13 @@ static int rt_table_grow(struct lp_rt_thread *t)
 {
 	struct lp_watch *old = t->watches.slot;
 	uint32_t log2 = t->watches.log2;
-	struct lp_watch *mem = rt_alloc(lp_watch_table_bytes(log2 + 1));
+	struct lp_watch *mem = lp_rt_alloc(lp_watch_table_bytes(log2 + 1));
 
 	if (!mem)
 		return -1;
 	lp_watch_table_move(&t->watches, mem, log2 + 1);
-	rt_free(old, lp_watch_table_bytes(log2));
+	lp_rt_free(old, lp_watch_table_bytes(log2));
 	return 0;
-}
-
-/* ---- shared time ------------------------------------------------------------
- * The shared clock of line size i is the sum of every thread's own line
- * accesses (references + extra lines), each read from its owner's TLS
- * (the hot path stores its countdown at every access). A clock being
- * rewritten by its owner (clock_seq odd) is read again. Reading the others
- * costs a walk of the thread list at the two ends of a sample, never on
- * the per-access path: a process-wide counter would be a shared cache
- * line written by every access of every thread. */
-
-static void rt_clock_write_begin(struct lp_rt_thread *t)
-{
-	atomic_fetch_add_explicit(&t->clock_seq, 1, memory_order_relaxed);
-	atomic_thread_fence(memory_order_release);
-}
-
-static void rt_clock_write_end(struct lp_rt_thread *t)
-{
-	atomic_fetch_add_explicit(&t->clock_seq, 1, memory_order_release);
-}
-
-/* Thread u's line accesses of line size i so far, read from another
- * thread. */
-static uint64_t rt_clock_of(const struct lp_rt_thread *u, uint32_t i)
-{
-	const struct lp_rt_fast *f = u->fast;
-	uint64_t v = 0;
-
-	if (u->dead)
-		return u->final_refs + u->final_extra[i];
-	for (int tries = 0; tries < 64; tries++) {
-		unsigned s1 = atomic_load_explicit(&u->clock_seq, memory_order_acquire);
-		uint64_t e = __atomic_load_n(&f->epoch, __ATOMIC_RELAXED);
-		uint64_t c = __atomic_load_n(&f->countdown, __ATOMIC_RELAXED);
-		uint64_t x = i ? __atomic_load_n(&f->extra_lines[i], __ATOMIC_RELAXED)
-			       : __atomic_load_n(u->extra0, __ATOMIC_RELAXED);
-		atomic_thread_fence(memory_order_acquire);
-		v = e - c + x;
-		if (!(s1 & 1) && s1 == atomic_load_explicit(&u->clock_seq, memory_order_relaxed))
-			break;
-	}
-	/* an inert thread's clock reads as a huge number: it made none */
-	return v > LP_SAMPLE_DANGLING / 4 ? 0 : v;
-}
-
-/* The shared clock of line size i at the calling thread's line access
- * number own (its own clock). */
-static uint64_t rt_shared_now(const struct lp_rt_thread *self, uint32_t i, uint64_t own)
-{
-	uint64_t sum = own;
-
-	for (const struct lp_rt_thread *u = atomic_load(&g.threads); u; u = u->next)
-		if (u != self)
-			sum += rt_clock_of(u, i);
-	return sum;
-}
-
-/* A spin lock that yields: with more threads than cores a holder may be
- * preempted, and spinning through its time slice was most of the
- * runtime's cost for 4 threads on 2 cores (perf: the spin loop). */
-static void rt_share_lock(void)
-{
-	while (atomic_exchange_explicit(&g.share_lock, 1, memory_order_acquire))
-		for (int spins = 0; atomic_load_explicit(&g.share_lock, memory_order_relaxed); spins++) {
-			if (spins < 64)
-				__builtin_ia32_pause();
-			else
-				sched_yield();
-		}
-}
-
-/* At exit: the lock may be held by the thread a fatal signal interrupted,
- * which will never release it. 1 when taken. */
-static int rt_share_lock_exit(void)
-{
-	uint64_t deadline = rt_now_ns(CLOCK_MONOTONIC) + SHARE_LOCK_EXIT_NS;
-
-	while (atomic_exchange_explicit(&g.share_lock, 1, memory_order_acquire))
-		if (rt_now_ns(CLOCK_MONOTONIC) > deadline)
-			return 0;
-	return 1;
-}
-
-static void rt_share_unlock(void)
-{
-	atomic_store_explicit(&g.share_lock, 0, memory_order_release);
-}
-
-/* The process's table and records, once per image (a forked child
- * starts with none: rt_share_reset()). */
-static void rt_share_reset(void)
-{
-	if (!g.share_pool)
-		g.share_pool = lp_rt_sys_mmap(NULL, SHARE_RECS * sizeof(struct lp_share_rec),
-					      PROT_READ | PROT_WRITE,
-					      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (g.share_pool == MAP_FAILED)
-		g.share_pool = NULL;
-	if (!g.share_ver)
-		g.share_ver = rt_alloc((1ull << SHARE_VER_LOG2) * sizeof(*g.share_ver));
-	if (!g.share_tab.slot && (g.share_tab.slot = rt_alloc(lp_watch_table_bytes(SHARE_TAB_MIN_LOG2))))
-		lp_watch_table_init(&g.share_tab, g.share_tab.slot, SHARE_TAB_MIN_LOG2);
-	else if (g.share_tab.slot)
-		lp_watch_table_clear(&g.share_tab);
-	g.share_used = 0;
-	g.share_free = LP_SHARE_NONE;
-	atomic_store(&g.share_lock, 0);
-}
-
-/* A watch's record: REC_NONE when it has none (out of records), REC_SOLO
- * when it began while the process had only ever had this one thread:
- * then the shared clock is the thread's own, and the table is left alone
- * (a single-threaded program pays nothing for shared time) as long as no
- * other thread exists. */
-enum { REC_NONE = 0xffffff, REC_SOLO = 0xfffffe };
-
-static uint64_t rt_share_hash(uint64_t line, uint32_t idx)
-{
-	return lp_watch_hash(line, idx) >> (64 - SHARE_VER_LOG2);
-}
-
-/* 1 when thread t touched (line, idx) before with nothing new since: no
- * record started on the line (its version is the same) and this access
- * writes no chunk t has not written. Else *slot is where to remember it
- * (rt_share_remember()) and *ver the version to remember. */
-static int rt_share_seen(struct lp_rt_thread *t, uint64_t line, uint32_t idx, uint64_t wmask,
-			 struct rt_touched **slot, uint32_t *ver)
-{
-	uint64_t h = rt_share_hash(line, idx);
-	struct rt_touched *e = &t->touched[h & (TOUCHED_ENTRIES - 1)];
-
-	*slot = e;
-	*ver = g.share_ver ? atomic_load_explicit(&g.share_ver[h], memory_order_acquire) : 0;
-	return g.share_ver && e->line == line && e->idx == idx + 1 && e->ver == *ver && !(wmask & ~e->wmask);
-}
-
-static void rt_share_remember(struct rt_touched *e, uint64_t line, uint32_t idx, uint32_t ver, uint64_t wmask)
-{
-	if (e->line != line || e->idx != idx + 1 || e->ver != ver)
-		e->wmask = 0;
-	e->line = line;
-	e->idx = idx + 1; /* 0: an empty entry */
-	e->ver = ver;
-	e->wmask |= wmask;
-}
-
-static uint32_t rt_watch_rec(const struct lp_watch *w)
-{
-	return w->tag >> TAG_LEVEL_BITS;
-}
-
-/* Under the lock: a shared-time record for watch w of thread t, begun at
- * shared clock now (none when out of records or memory: the sample then
- * has no shared time). */
-static void rt_share_watch(struct lp_rt_thread *t, struct lp_watch *w, uint64_t now)
-{
-	struct lp_watch *e;
-	uint32_t r = LP_SHARE_NONE;
-
-	if (g.share_pool && g.share_tab.slot) {
-		if (g.share_free != LP_SHARE_NONE) {
-			r = g.share_free;
-			g.share_free = g.share_pool[r].next;
-		} else if (g.share_used < SHARE_RECS) {
-			r = g.share_used++;
-		}
-	}
-	if (r != LP_SHARE_NONE && !(e = lp_watch_find(&g.share_tab, w->line, w->idx))) {
-		if (lp_watch_table_must_grow(&g.share_tab)) {
-			struct lp_watch *old = g.share_tab.slot;
-			uint32_t log2 = g.share_tab.log2;
-			struct lp_watch *mem = rt_alloc(lp_watch_table_bytes(log2 + 1));
-			if (mem) {
-				lp_watch_table_move(&g.share_tab, mem, log2 + 1);
-				rt_free(old, lp_watch_table_bytes(log2));
-			}
-		}
-		if (lp_watch_table_must_grow(&g.share_tab)) {
-			e = NULL;
-		} else {
-			e = lp_watch_insert(&g.share_tab, w->line, w->idx);
-			e->tag = LP_SHARE_NONE;
-		}
-		if (!e) {
-			g.share_pool[r].next = g.share_free;
-			g.share_free = r;
-			r = LP_SHARE_NONE;
-		}
-	}
-	if (r != LP_SHARE_NONE) {
-		lp_share_start(g.share_pool, &e->tag, r, t->number, now);
-		if (g.share_ver)
-			atomic_fetch_add_explicit(&g.share_ver[rt_share_hash(w->line, w->idx)], 1,
-						  memory_order_release);
-	}
-	w->tag = (w->tag & ((1u << TAG_LEVEL_BITS) - 1)) | (r & 0xffffff) << TAG_LEVEL_BITS;
-}
-
-/* The shared time of a REC_SOLO watch w ended at the owner's clock `end`
- * (LP_SAMPLE_DANGLING: never): the owner's own. */
-static void rt_share_solo(const struct lp_watch *w, uint64_t end, struct lp_share_out *o, uint64_t *sbegin)
-{
-	*sbegin = w->begin;
-	o->sreuse = o->sown = end == LP_SAMPLE_DANGLING ? LP_SAMPLE_DANGLING : end - w->begin - 1;
-	o->stid = 0;
-	o->wtid = 0;
-	o->wpc = 0;
-	o->coh = 0;
-}
-
-/* Under the lock: does thread t's access to line (line, i) need the
- * shared clock? When it ends t's own record (watch w), or is the first
- * access after another thread's sample. */
-static int rt_share_needs_clock(const struct lp_rt_thread *t, uint64_t line, uint32_t i,
-				const struct lp_watch *w)
-{
-	const struct lp_watch *e = g.share_tab.slot ? lp_watch_find(&g.share_tab, line, i) : NULL;
-
-	if (!e)
-		return 0;
-	if (w && rt_watch_rec(w) < REC_SOLO)
-		return 1;
-	for (uint32_t r = e->tag; r != LP_SHARE_NONE; r = g.share_pool[r].next)
-		if (g.share_pool[r].owner != t->number && g.share_pool[r].first == LP_SHARE_NEVER)
-			return 1;
-	return 0;
-}
-
-/* Under the lock: thread t's access to line (line, i) at shared clock now
- * touching chunks mask: the other threads' records of the line learn of
- * it; t's own (the record of watch w, when w is not NULL) ends into *o
- * (returns 1, and its shared time in *sbegin). */
-static int rt_share_access(struct lp_rt_thread *t, uint64_t line, uint32_t i, uint64_t now,
-			   int write, uint64_t mask, uint64_t pc, const struct lp_watch *w,
-			   struct lp_share_out *o, uint64_t *sbegin)
-{
-	struct lp_watch *e = g.share_tab.slot ? lp_watch_find(&g.share_tab, line, i) : NULL;
-	uint32_t r;
-
-	if (!e)
-		return 0;
-	lp_share_touch(g.share_pool, e->tag, t->number, now, write, mask, pc);
-	if (!w || rt_watch_rec(w) >= REC_SOLO)
-		return 0;
-	r = lp_share_take(g.share_pool, &e->tag, t->number);
-	if (e->tag == LP_SHARE_NONE)
-		lp_watch_remove(&g.share_tab, e);
-	if (r == LP_SHARE_NONE)
-		return 0;
-	lp_share_end(&g.share_pool[r], now, mask, o);
-	*sbegin = g.share_pool[r].sbegin;
-	g.share_pool[r].next = g.share_free;
-	g.share_free = r;
-	return 1;
 }
 
 static void rt_send_thread_refs(struct lp_rt_thread *t, int running);
@@ -941,11 +612,9 @@ static void rt_emit(struct lp_rt_thread *t, const struct lp_watch *w, uint64_t e
 }
 
 /* Complete the samples whose line this reference touches: every line of
- * [addr, last] of every line size. Sample times count line accesses of
- * their line size: the reference's first line is line access now +
- * ex[i] (ex: the extra line accesses before this reference), its next
- * line the one after. */
-static int rt_range_unwatched(uint64_t addr, uint64_t last);
+ * [addr, last] of every line size. The reference's first line is line
+ * access now + ex[i] (ex: extra line accesses before it), the next one
+ * after. */
 
 static void rt_check_watches(struct lp_rt_thread *t, uint64_t addr, uint64_t last, uint32_t kind,
 			     uint64_t pc, uint64_t now, const uint64_t *ex)
@@ -955,47 +624,10 @@ static void rt_check_watches(struct lp_rt_thread *t, uint64_t addr, uint64_t las
 		uint64_t first = addr >> sh, snow = 0;
 		for (uint64_t l = first; l <= last >> sh; l++) {
 			struct lp_watch *w = lp_watch_find(&t->watches, l, i);
-			uint64_t lo = l << sh, hi = lo + ((1ull << sh) - 1), own = now + ex[i] + (l - first);
+			uint64_t own = now + ex[i] + (l - first), sbegin = 0;
 			struct lp_share_out o;
-			uint64_t sbegin = 0;
-			int have = 0;
-			/* another thread's watch of the line: the shadow says so.
-			 * The shared clock (a walk of the threads, reading
-			 * lines that they write at every access) only when a
-			 * record needs it: the owner's reuse, another
-			 * thread's first access; measured: reading it at every
-			 * touch doubled the CPU time of 4 threads reading one
-			 * table. */
-			if (w && rt_watch_rec(w) == REC_SOLO) {
-				rt_share_solo(w, own, &o, &sbegin);
-				have = 1;
-				if (atomic_load_explicit(&g.nthreads, memory_order_relaxed) <= 1)
-					goto emit; /* no other thread's watch to touch */
-			}
-			if (w || !rt_range_unwatched(lo > addr ? lo : addr, hi < last ? hi : last)) {
-				uint64_t wmask = kind == LP_REF_WRITE ? lp_share_mask(l, sh, addr, last) : 0;
-				struct rt_touched *seen = NULL;
-				uint32_t ver = 0;
-				/* another thread's line, touched before: nothing
-				 * to record, no lock (4 threads reading one table
-				 * took 2.1 times the CPU time of main with it) */
-				if (!w && rt_share_seen(t, l, i, wmask, &seen, &ver))
-					continue;
-				for (;;) {
-					rt_share_lock();
-					if (snow || !rt_share_needs_clock(t, l, i, w))
-						break;
-					rt_share_unlock();
-					snow = rt_shared_now(t, i, now + ex[i]) + 1;
-				}
-				have |= rt_share_access(t, l, i, snow ? snow - 1 + (l - first) : 0,
-							kind == LP_REF_WRITE, lp_share_mask(l, sh, addr, last), pc,
-							w, &o, &sbegin);
-				rt_share_unlock();
-				if (!w)
-					rt_share_remember(seen, l, i, ver, wmask);
-			}
-		emit:
+			int have = lp_rt_share_access(t, w, l, i, sh, addr, last, kind, pc, own, l - first, &snow,
+						      &o, &sbegin);
 			if (w) {
 				rt_emit(t, w, own, pc, have ? &o : NULL, sbegin);
 				rt_remove(t, w);
@@ -1013,7 +645,7 @@ static void rt_count_extra(struct lp_rt_fast *f, uint64_t addr, uint64_t last)
 }
 
 /* 1 when no live watch (of any thread) may cover a byte of [addr, last]. */
-static int rt_range_unwatched(uint64_t addr, uint64_t last)
+int lp_rt_range_unwatched(uint64_t addr, uint64_t last)
 {
 	for (uint64_t gr = addr >> LP_RT_GRANULE_SHIFT; gr <= last >> LP_RT_GRANULE_SHIFT; gr++)
 		if (gr >= LP_RT_SHADOW_BYTES || *(const uint8_t *)(uintptr_t)(LP_RT_SHADOW + gr))
@@ -1068,9 +700,7 @@ static void rt_start_sample(struct lp_rt_thread *t, uint64_t addr, uint32_t size
 		return;
 	for (uint32_t i = 0; i < g.nlines; i++) {
 		uint64_t first = addr >> g.line_shift[i];
-		uint64_t snow = atomic_load_explicit(&g.nthreads, memory_order_relaxed) <= 1
-					? now + ex[i]
-					: rt_shared_now(t, i, now + ex[i]);
+		uint64_t snow = lp_rt_thread_count() <= 1 ? now + ex[i] : lp_rt_shared_now(t, i, now + ex[i]);
 		for (uint64_t l = first; l <= last >> g.line_shift[i]; l++) {
 			struct lp_watch *w;
 
@@ -1086,40 +716,11 @@ static void rt_start_sample(struct lp_rt_thread *t, uint64_t addr, uint32_t size
 											   : LP_MSG_PART_NEXT)
 							   << LP_MSG_PART_SHIFT);
 			w->tag = (uint32_t)level;
-			if (atomic_load_explicit(&g.nthreads, memory_order_relaxed) <= 1) {
-				w->tag |= (uint32_t)REC_SOLO << TAG_LEVEL_BITS;
-			} else {
-				rt_share_lock();
-				rt_share_watch(t, w, snow + (l - first));
-				rt_share_unlock();
-			}
+			lp_rt_share_begin(t, w, snow + (l - first));
 			rt_shadow_add(w, 1);
 			rt_coarse_add(t, w, 1);
 		}
 	}
-}
-
-/* Under the lock: the record of t's watch w ends dangling (the thread
- * ends): 1 and its shared time in *o, *sbegin. */
-static int rt_share_dangle(struct lp_rt_thread *t, const struct lp_watch *w,
-			   struct lp_share_out *o, uint64_t *sbegin)
-{
-	struct lp_watch *e;
-	uint32_t r;
-
-	if (rt_watch_rec(w) >= REC_SOLO || !g.share_tab.slot ||
-	    !(e = lp_watch_find(&g.share_tab, w->line, w->idx)))
-		return 0;
-	r = lp_share_take(g.share_pool, &e->tag, t->number);
-	if (e->tag == LP_SHARE_NONE)
-		lp_watch_remove(&g.share_tab, e);
-	if (r == LP_SHARE_NONE)
-		return 0;
-	lp_share_end(&g.share_pool[r], LP_SHARE_NEVER, 0, o);
-	*sbegin = g.share_pool[r].sbegin;
-	g.share_pool[r].next = g.share_free;
-	g.share_free = r;
-	return 1;
 }
 
 /* ---- threads ------------------------------------------------------------- */
@@ -1134,11 +735,11 @@ static void rt_make_inert(struct lp_rt_fast *f)
 static void rt_thread_unmap(struct lp_rt_thread *t)
 {
 	if (t->watches.slot)
-		rt_free(t->watches.slot, lp_watch_table_bytes(t->watches.log2));
-	rt_free(t->pages, PAGE_ENTRIES * sizeof(uint32_t));
-	rt_free(t->regions, REGION_ENTRIES * sizeof(uint32_t));
-	rt_free(t->samples, SAMPLE_CAP * sizeof(struct lp_msg_sample));
-	rt_free(t->events, (uint64_t)t->event_cap * sizeof(struct lp_msg_ref));
+		lp_rt_free(t->watches.slot, lp_watch_table_bytes(t->watches.log2));
+	lp_rt_free(t->pages, PAGE_ENTRIES * sizeof(uint32_t));
+	lp_rt_free(t->regions, REGION_ENTRIES * sizeof(uint32_t));
+	lp_rt_free(t->samples, SAMPLE_CAP * sizeof(struct lp_msg_sample));
+	lp_rt_free(t->events, (uint64_t)t->event_cap * sizeof(struct lp_msg_ref));
 	t->watches.slot = NULL;
 	t->pages = NULL;
 	t->regions = NULL;
@@ -1160,10 +761,10 @@ static void rt_set_gap(struct lp_rt_fast *f, struct lp_rt_thread *t, uint64_t no
 
 	if (gap > INERT_COUNTDOWN)
 		gap = INERT_COUNTDOWN;
-	rt_clock_write_begin(t);
+	lp_rt_clock_write_begin(t);
 	f->countdown = gap - 1;
 	f->epoch = now + gap; /* references so far: epoch - countdown = now + 1 */
-	rt_clock_write_end(t);
+	lp_rt_clock_write_end(t);
 }
 
 static struct lp_rt_thread *rt_thread_init(struct lp_rt_fast *f)
@@ -1173,7 +774,7 @@ static struct lp_rt_thread *rt_thread_init(struct lp_rt_fast *f)
 
 	if (!g.active || atomic_load(&g.finished))
 		return NULL;
-	t = rt_alloc(sizeof(*t));
+	t = lp_rt_alloc(sizeof(*t));
 	if (!t)
 		return NULL;
 	t->number = atomic_fetch_add(&g.nthreads, 1);
@@ -1182,21 +783,21 @@ static struct lp_rt_thread *rt_thread_init(struct lp_rt_fast *f)
 	t->fd = -1;
 	x = g.seed + t->number;
 	lp_rng_seed(&t->rng, lp_splitmix64(&x));
-	t->watches.slot = rt_alloc(lp_watch_table_bytes(TABLE_MIN_LOG2));
+	t->watches.slot = lp_rt_alloc(lp_watch_table_bytes(TABLE_MIN_LOG2));
 	if (t->watches.slot)
 		lp_watch_table_init(&t->watches, t->watches.slot, TABLE_MIN_LOG2);
-	t->pages = rt_alloc(PAGE_ENTRIES * sizeof(uint32_t));
-	t->regions = rt_alloc(REGION_ENTRIES * sizeof(uint32_t));
-	t->samples = rt_alloc(SAMPLE_CAP * sizeof(struct lp_msg_sample));
+	t->pages = lp_rt_alloc(PAGE_ENTRIES * sizeof(uint32_t));
+	t->regions = lp_rt_alloc(REGION_ENTRIES * sizeof(uint32_t));
+	t->samples = lp_rt_alloc(SAMPLE_CAP * sizeof(struct lp_msg_sample));
 	t->event_cap = g.mode == LP_MODE_TRACE ? EVENT_CAP_TRACE : EVENT_CAP_ALLOC;
-	t->events = rt_alloc((uint64_t)t->event_cap * sizeof(struct lp_msg_ref));
+	t->events = lp_rt_alloc((uint64_t)t->event_cap * sizeof(struct lp_msg_ref));
 	if (!t->watches.slot || !t->pages || !t->regions || !t->samples || !t->events) {
 		rt_thread_unmap(t);
-		rt_free(t, sizeof(*t));
+		lp_rt_free(t, sizeof(*t));
 		return NULL;
 	}
 	rt_connect(t);
-	t->next_flush_ns = rt_now_ns(CLOCK_MONOTONIC_COARSE) + g.flush_ns;
+	t->next_flush_ns = lp_rt_now_ns(CLOCK_MONOTONIC_COARSE) + g.flush_ns;
 	if (atomic_exchange(&g.maps_sent, 1) == 0)
 		rt_send_maps(t, LP_MAPS_START);
 	f->t = t;
@@ -1250,19 +851,15 @@ static void rt_thread_finish(struct lp_rt_thread *t)
 	if (g.mode == LP_MODE_SAMPLE) {
 		struct lp_watch *w;
 		uint64_t pos = 0;
-		int locked = rt_share_lock_exit();
+		int locked = lp_rt_share_lock_exit();
 		while ((w = lp_watch_table_next(&t->watches, &pos))) {
 			struct lp_share_out o;
 			uint64_t sbegin = 0;
-			int have = rt_watch_rec(w) == REC_SOLO;
-			if (have)
-				rt_share_solo(w, LP_SAMPLE_DANGLING, &o, &sbegin);
-			else
-				have = locked && rt_share_dangle(t, w, &o, &sbegin);
+			int have = lp_rt_share_dangle(t, w, locked, &o, &sbegin);
 			rt_emit(t, w, LP_SAMPLE_DANGLING, 0, have ? &o : NULL, sbegin);
 		}
 		if (locked)
-			rt_share_unlock();
+			lp_rt_share_unlock();
 		rt_send_samples(t);
 	}
 	rt_shadow_drop(t);
@@ -1341,7 +938,7 @@ static void rt_leave(struct lp_rt_thread *t)
 	/* The flush clock is read every 64 slow-path events only: in trace mode
 	 * every reference takes the slow path. */
 	if ((++t->slow_calls & 63) == 0 &&
-	    (now = rt_now_ns(CLOCK_MONOTONIC_COARSE)) >= t->next_flush_ns) {
+	    (now = lp_rt_now_ns(CLOCK_MONOTONIC_COARSE)) >= t->next_flush_ns) {
 		rt_send_thread_refs(t, 1); /* first: see rt_emit() */
 		rt_send_samples(t);
 		rt_send_events(t);
@@ -1410,7 +1007,7 @@ void lp_rt_slow(uint64_t addr, uint32_t size, uint32_t kind, uint64_t pc)
 		 * accesses, and done unless a watch may cover one of its
 		 * lines (the common case: a call and a few instructions). */
 		rt_count_extra(f, addr, last);
-		if (rt_range_unwatched(addr, last))
+		if (lp_rt_range_unwatched(addr, last))
 			return;
 		straddles = 0; /* counted */
 	}
@@ -1440,12 +1037,12 @@ void lp_rt_slow(uint64_t addr, uint32_t size, uint32_t kind, uint64_t pc)
 		 * then count this one as the hot path would have. */
 		t->clock_started = 1;
 		rt_set_gap(f, t, UINT64_MAX);
-		rt_clock_write_begin(t);
+		lp_rt_clock_write_begin(t);
 		expired = f->countdown == 0;
 		f->countdown--;
 		memset(f->extra_lines, 0, sizeof(f->extra_lines));
 		lp_rt_extra0 = e0;
-		rt_clock_write_end(t);
+		lp_rt_clock_write_end(t);
 		rt_extra_before(f, e0, ex);
 	}
 	if (!t) {
@@ -1462,7 +1059,7 @@ void lp_rt_slow(uint64_t addr, uint32_t size, uint32_t kind, uint64_t pc)
 		rt_push_event(t, addr, size, kind, pc);
 		rt_set_gap(f, t, now);
 	} else {
-		if (t->watches.live || !rt_range_unwatched(addr, last))
+		if (t->watches.live || !lp_rt_range_unwatched(addr, last))
 			rt_check_watches(t, addr, last, kind, pc, now, ex);
 		rt_start_sample(t, addr, size, kind, pc, now, ex);
 		rt_set_gap(f, t, now);
@@ -1518,10 +1115,10 @@ void lp_rt_process_finish(int status, int how)
 		if (t != self || !interrupted) {
 			/* Wait a little for a thread inside its slow path (it may be
 			 * blocked sending); past that its latest data is lost. */
-			uint64_t deadline = rt_now_ns(CLOCK_MONOTONIC) + 50000000ull;
+			uint64_t deadline = lp_rt_now_ns(CLOCK_MONOTONIC) + 50000000ull;
 			while (!atomic_compare_exchange_weak(&t->busy, &expect, 1)) {
 				expect = 0;
-				if (rt_now_ns(CLOCK_MONOTONIC) > deadline)
+				if (lp_rt_now_ns(CLOCK_MONOTONIC) > deadline)
 					break;
 			}
 			if (expect)
@@ -1588,10 +1185,10 @@ static void rt_atfork_child(void)
 			close(t->fd);
 		rt_shadow_drop(t);
 		rt_thread_unmap(t);
-		rt_free(t, sizeof(*t));
+		lp_rt_free(t, sizeof(*t));
 	}
 	rt_new_image();
-	rt_share_reset();
+	lp_rt_share_reset();
 	pthread_setspecific(g.key, NULL);
 	f->t = NULL;
 	f->countdown = 0; /* the next reference re-initialises this thread */
