@@ -287,6 +287,26 @@ static double bits_double(uint64_t u)
 	return d;
 }
 
+/* The sample chunk of samples [first, first + LP_SAMPLES_PER_CHUNK): SMPL,
+ * or with shared time SMPX (each SMPL record and its shared-time fields). */
+static int write_samples(const struct lp_profile *p, size_t first, struct chunkbuf *b, struct lp_out *o)
+{
+	size_t n = p->n_samples - first < LP_SAMPLES_PER_CHUNK ? p->n_samples - first : LP_SAMPLES_PER_CHUNK;
+	size_t rec = p->shared ? LP_SAMPLE_X_RECORD_SIZE : LP_SAMPLE_RECORD_SIZE;
+	uint8_t *d;
+
+	cb_begin(b);
+	if ((p->shared && cb_u32(b, LP_SAMPLE_X_RECORD_SIZE) < 0) || cb_u32(b, (uint32_t)n) < 0 ||
+	    !(d = cb_room(b, n * rec)))
+		return LP_ENOMEM;
+	for (size_t j = 0; j < n; j++) {
+		lp_sample_encode(d + j * rec, &p->samples[first + j]);
+		if (p->shared)
+			lp_sample_x_encode(d + j * rec + LP_SAMPLE_RECORD_SIZE, &p->samples[first + j]);
+	}
+	return cb_emit(b, o, p->shared ? LP_CHUNK_SAMPLES_X : LP_CHUNK_SAMPLES);
+}
+
 int lp_profile_write(const struct lp_profile *p, const char *path)
 {
 	struct chunkbuf b = { 0 };
@@ -330,23 +350,7 @@ int lp_profile_write(const struct lp_profile *p, const char *path)
 	}
 
 	for (size_t i = 0; i < p->n_samples; i += LP_SAMPLES_PER_CHUNK) {
-		size_t n = p->n_samples - i < LP_SAMPLES_PER_CHUNK ? p->n_samples - i
-								    : LP_SAMPLES_PER_CHUNK;
-		uint8_t *d;
-		err = LP_ENOMEM;
-		/* with shared time: SMPX records, the SMPL record and its
-		 * shared-time fields */
-		size_t rec = p->shared ? LP_SAMPLE_X_RECORD_SIZE : LP_SAMPLE_RECORD_SIZE;
-		cb_begin(&b);
-		if ((p->shared && cb_u32(&b, LP_SAMPLE_X_RECORD_SIZE) < 0) ||
-		    cb_u32(&b, (uint32_t)n) < 0 || !(d = cb_room(&b, n * rec)))
-			goto out_abort;
-		for (size_t j = 0; j < n; j++) {
-			lp_sample_encode(d + j * rec, &p->samples[i + j]);
-			if (p->shared)
-				lp_sample_x_encode(d + j * rec + LP_SAMPLE_RECORD_SIZE, &p->samples[i + j]);
-		}
-		if ((err = cb_emit(&b, o, p->shared ? LP_CHUNK_SAMPLES_X : LP_CHUNK_SAMPLES)) < 0)
+		if ((err = write_samples(p, i, &b, o)) < 0)
 			goto out_abort;
 		nchunks++;
 	}
