@@ -136,6 +136,14 @@ double lp_statstack_miss_ratio(const struct lp_statstack *m, double lines);
  * the fully associative cut. NAN without samples or memory. */
 double lp_statstack_setassoc_miss_ratio(const struct lp_statstack *m, uint64_t sets, uint64_t ways);
 
+/* Take the placement's layout (the groups of pcs and distances, their
+ * walks) from `from`, a model of the same program, instead of reading it
+ * from m's own samples: m's samples are put in from's groups by their pc
+ * and stack distance. For the resamples of an interval, which would each
+ * read the same layout again (docs/models.md, "Intervals"). Before any
+ * set-associative ratio of m; 0 or a negative LP_E*. */
+int lp_statstack_share_layout(struct lp_statstack *m, const struct lp_statstack *from);
+
 /* The same by the binomial model alone (random placement everywhere). */
 double lp_statstack_binomial_miss_ratio(const struct lp_statstack *m, uint64_t sets, uint64_t ways);
 

@@ -4,7 +4,7 @@
 # the accesses to its slots must alternate write, read). Under the
 # compiler instrumentation and, where it was built, the valgrind tool.
 . "$(dirname "$0")/lib.sh"
-N=3000
+N=1000
 
 # check TRACE SLOT_LO SLOT_HI: the slot accesses alternate W by one thread,
 # R by the other, N of each

@@ -43,6 +43,12 @@ struct lp_sa_place;
 int lp_sa_place_new(struct lp_sa_place **out, const struct lp_sample *s, size_t n, const double *sd,
 		    uint64_t line);
 void lp_sa_place_free(struct lp_sa_place *pl);
+/* The samples s[0, n) of another profile (a resample) in the groups of
+ * `layout`, with its walks: by their pc and octave of sd, the rest of the
+ * octave where the layout has no group of their own, the binomial model
+ * where it has neither. */
+int lp_sa_place_assign(struct lp_sa_place **out, const struct lp_sa_place *layout, const struct lp_sample *s,
+		       size_t n, const double *sd);
 size_t lp_sa_place_groups(const struct lp_sa_place *pl);
 void lp_sa_place_group(const struct lp_sa_place *pl, size_t g, struct lp_sa_group_info *out);
 /* Miss chance of each finite sample's reuse in an LRU cache of `sets`

@@ -72,10 +72,37 @@ struct req {
 	size_t idx;
 };
 
+/* By region, then walk lines, then lines: equal requests are adjacent. */
 static int cmp_req(const void *a, const void *b)
 {
 	const struct req *x = a, *y = b;
-	return x->R < y->R ? -1 : x->R > y->R;
+
+	if (x->R != y->R)
+		return x->R < y->R ? -1 : 1;
+	if (x->m != y->m)
+		return x->m < y->m ? -1 : 1;
+	return x->n < y->n ? -1 : x->n > y->n;
+}
+
+/* Equal requests (the same n, m and R: reuses of one stack distance,
+ * and the copies of a sample in a resampled profile) have the same miss
+ * chance: rq (sorted) is cut to its distinct requests, each request's idx
+ * renumbered to its place there, and map[i] says which one the i-th
+ * reuse is. Returns the number of distinct requests. */
+static size_t distinct_requests(struct req *rq, size_t n, size_t *map)
+{
+	size_t u = 0;
+
+	for (size_t k = 0; k < n; k++) {
+		size_t orig = rq[k].idx;
+		if (!u || rq[k].R != rq[u - 1].R || rq[k].m != rq[u - 1].m || rq[k].n != rq[u - 1].n) {
+			rq[u] = rq[k];
+			rq[u].idx = u;
+			u++;
+		}
+		map[orig] = u - 1;
+	}
+	return u;
 }
 
 /* P(H + X >= ways) for H ~ Hypergeometric(N items, Kc marked, d drawn) and
@@ -98,7 +125,15 @@ static double sparse_tail(double N, double Kc, double d, double r, double s, uin
 	}
 	if (lo >= (double)ways)
 		return 1;
-	hp = exp(lgamma(Kc + 1) - lgamma(lo + 1) - lgamma(Kc - lo + 1) + lgamma(N - Kc + 1) -
+	/* P(H = 0) = C(N - Kc, d) / C(N, d) = prod_{j < Kc} (N - d - j) / (N - j):
+	 * for the few marked lines of a set, Kc products instead of nine
+	 * lgamma() (this runs for every distinct reuse of every resample) */
+	if (lo == 0 && Kc <= 64) {
+		hp = 1;
+		for (double j = 0; j < Kc; j++)
+			hp *= (N - d - j) / (N - j);
+	} else
+		hp = exp(lgamma(Kc + 1) - lgamma(lo + 1) - lgamma(Kc - lo + 1) + lgamma(N - Kc + 1) -
 		 lgamma(d - lo + 1) - lgamma(N - Kc - d + lo + 1) - lgamma(N + 1) + lgamma(d + 1) +
 		 lgamma(N - d + 1));
 	for (double i = lo; i <= hi && i < (double)ways; i++) {
@@ -180,8 +215,9 @@ int lp_sa_walk_miss(const struct lp_sa_walk *w, uint64_t sets, uint64_t ways, ui
 		    const double *walk, const double *region, size_t nd, double *miss)
 {
 	uint64_t stride, s1, q, g, T, cap, col, span, lcap;
-	size_t nreq = 0, K, noff, offstep;
+	size_t nreq = 0, K, noff, offstep, *map = NULL;
 	struct req *rq = NULL;
+	double *um = NULL; /* the miss chance of each distinct request */
 	struct occ o = { 0 };
 	struct lp_htab ls = { 0 };
 	double wlen;
@@ -229,7 +265,8 @@ int lp_sa_walk_miss(const struct lp_sa_walk *w, uint64_t sets, uint64_t ways, ui
 	lcap = 8 * sets * (ways + 1);
 	if (lcap > XPLACE_MAX_LATTICE)
 		lcap = XPLACE_MAX_LATTICE;
-	if (!(rq = malloc(nd * sizeof(*rq))) || !(o.occ = malloc(sets * sizeof(*o.occ)))) {
+	if (!(rq = malloc(nd * sizeof(*rq))) || !(o.occ = malloc(sets * sizeof(*o.occ))) ||
+	    !(map = malloc(nd * sizeof(*map))) || !(um = calloc(nd, sizeof(*um)))) {
 		rc = lp_seterr(LP_ENOMEM, "out of memory");
 		goto out;
 	}
@@ -241,10 +278,16 @@ int lp_sa_walk_miss(const struct lp_sa_walk *w, uint64_t sets, uint64_t ways, ui
 		m = walk ? floor(walk[i] + 0.5) : n;
 		m = m < 1 ? 1 : m > n ? n : m;
 		R = region ? floor(fmin(region[i], 1e15) + 0.5) : m;
-		miss[i] = 0;
 		rq[nreq++] = (struct req){ n, m, R > m ? R : m, i };
 	}
-	qsort(rq, nreq, sizeof(*rq), cmp_req);
+	/* callers that pass their reuses by distance (model-setassoc.c)
+	 * give requests in order already: only the check is paid then */
+	for (size_t k = 1; k < nreq; k++)
+		if (cmp_req(&rq[k - 1], &rq[k]) > 0) {
+			qsort(rq, nreq, sizeof(*rq), cmp_req);
+			break;
+		}
+	nreq = distinct_requests(rq, nreq, map);
 	/* an outer stride costs a set of lines per start: fewer starts */
 	noff = q <= (s1 ? 16u : XPLACE_MAX_OFFSETS) ? (size_t)q : (s1 ? 16u : XPLACE_MAX_OFFSETS);
 	offstep = (size_t)(q / noff);
@@ -259,7 +302,7 @@ int lp_sa_walk_miss(const struct lp_sa_walk *w, uint64_t sets, uint64_t ways, ui
 		/* the walk itself: a window of n of its lines */
 		for (uint64_t k = 0;; k++) {
 			while (r < nreq && rq[r].R <= (double)o.lines) {
-				miss[rq[r].idx] += window_miss(o.hc, o.lines, rq[r].m, rq[r].n, (double)sets, K) / (double)noff;
+				um[rq[r].idx] += window_miss(o.hc, o.lines, rq[r].m, rq[r].n, (double)sets, K) / (double)noff;
 				r++;
 			}
 			if (r == nreq || k == col)
@@ -281,7 +324,7 @@ int lp_sa_walk_miss(const struct lp_sa_walk *w, uint64_t sets, uint64_t ways, ui
 			for (uint64_t k = 0; k < sets; k++)
 				covered += o.occ[k] > 0;
 			for (; r < nreq; r++)
-				miss[rq[r].idx] += (rq[r].m >= rq[r].R ? 1.0
+				um[rq[r].idx] += (rq[r].m >= rq[r].R ? 1.0
 								      : region_miss(rq[r].R, rq[r].m, rq[r].n, covered,
 										    (double)sets, ways)) /
 						   (double)noff;
@@ -303,19 +346,21 @@ int lp_sa_walk_miss(const struct lp_sa_walk *w, uint64_t sets, uint64_t ways, ui
 			}
 			rc = 0;
 			while (r < nreq && rq[r].n < (double)o.lines) {
-				miss[rq[r].idx] += window_miss(hcprev, lprev, rq[r].m, rq[r].n, (double)sets, K) / (double)noff;
+				um[rq[r].idx] += window_miss(hcprev, lprev, rq[r].m, rq[r].n, (double)sets, K) / (double)noff;
 				r++;
 			}
 			memcpy(hcprev, o.hc, sizeof(hcprev));
 			lprev = o.lines;
 		}
 		for (; r < nreq; r++)
-			miss[rq[r].idx] += window_miss(hcprev, lprev, rq[r].m, rq[r].n, (double)sets, K) / (double)noff;
+			um[rq[r].idx] += window_miss(hcprev, lprev, rq[r].m, rq[r].n, (double)sets, K) / (double)noff;
 	}
 	for (size_t i = 0; i < nd; i++)
-		miss[i] = miss[i] > 1 ? 1 : miss[i] < 0 ? 0 : miss[i];
+		miss[i] = um[map[i]] > 1 ? 1 : um[map[i]] < 0 ? 0 : um[map[i]];
 out:
 	free(rq);
+	free(map);
+	free(um);
 	free(o.occ);
 	lp_htab_release(&ls);
 	return rc;

@@ -77,6 +77,11 @@ struct lp_sa_place {
 	size_t *order;          /* finite samples by group: those of group k */
 	size_t *start;          /* are order[start[k], start[k + 1]) */
 	uint64_t line;
+	/* the layout: group of each (pc, octave) key with its own estimate,
+	 * and of the rest of each octave (UINT32_MAX: none), so that the
+	 * samples of another profile (a resample) find their groups */
+	struct lp_htab keys;
+	uint32_t rest[64];
 };
 
 void lp_sa_place_free(struct lp_sa_place *pl)
@@ -87,6 +92,7 @@ void lp_sa_place_free(struct lp_sa_place *pl)
 	free(pl->g);
 	free(pl->order);
 	free(pl->start);
+	lp_htab_release(&pl->keys);
 	free(pl);
 }
 
@@ -304,6 +310,15 @@ static int place_groups(struct lp_sa_place *pl, const struct lp_sample *s, const
 		pairs[k].group = pl->group[owner[k]];
 		pl->g[pairs[k].group].pairs++;
 	}
+	/* the layout keeps each key's group */
+	for (size_t k = 0; k <= keys.mask; k++)
+		if (keys.s[k].key != LP_HTAB_EMPTY)
+			keys.s[k].val = gid[keys.s[k].val];
+	if (keys.has_top)
+		keys.top_val = gid[keys.top_val];
+	pl->keys = keys;
+	keys = (struct lp_htab){ 0 };
+	memcpy(pl->rest, rest, sizeof(rest));
 	if ((err = sort_by_group(pl, pairsp, np)) < 0)
 		goto out;
 	pairs = *pairsp;
@@ -328,6 +343,14 @@ out:
 	free(gid);
 	lp_htab_release(&keys);
 	return err;
+}
+
+static int place_order(struct lp_sa_place *pl, const double *sd);
+
+static int cmp_by_sd(const void *a, const void *b, void *sd)
+{
+	double x = ((const double *)sd)[*(const size_t *)a], y = ((const double *)sd)[*(const size_t *)b];
+	return x < y ? -1 : x > y;
 }
 
 int lp_sa_place_new(struct lp_sa_place **out, const struct lp_sample *s, size_t n, const double *sd,
@@ -364,11 +387,70 @@ int lp_sa_place_new(struct lp_sa_place **out, const struct lp_sample *s, size_t 
 				owner[k] = i;
 		}
 	}
-	if ((err = place_groups(pl, s, sd, &pairs, owner, np)) < 0)
+	if ((err = place_groups(pl, s, sd, &pairs, owner, np)) < 0 || (err = place_order(pl, sd)) < 0)
 		goto out;
+	*out = pl;
+	pl = NULL;
+	goto out;
+out_nomem:
+	err = lp_seterr(LP_ENOMEM, "out of memory");
+out:
+	free(pairs);
+	free(owner);
+	lp_sa_place_free(pl);
+	return err;
+}
+
+int lp_sa_place_assign(struct lp_sa_place **out, const struct lp_sa_place *layout, const struct lp_sample *s,
+		       size_t n, const double *sd)
+{
+	struct lp_sa_place *pl;
+	uint32_t none = (uint32_t)layout->ng; /* no layout: the binomial model */
+	int err;
+
+	*out = NULL;
+	if (!(pl = calloc(1, sizeof(*pl))) || !(pl->group = malloc((n ? n : 1) * sizeof(*pl->group))) ||
+	    !(pl->g = malloc((layout->ng + 1) * sizeof(*pl->g)))) {
+		lp_sa_place_free(pl);
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	}
+	pl->n = n;
+	pl->line = layout->line;
+	pl->ng = layout->ng + 1;
+	memcpy(pl->g, layout->g, layout->ng * sizeof(*pl->g));
+	pl->g[none] = (struct lp_sa_group_info){ .step = 1 };
+	for (size_t k = 0; k < pl->ng; k++)
+		pl->g[k].samples = 0;
+	for (int o = 0; o < 64; o++)
+		pl->rest[o] = UINT32_MAX;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t key, *v;
+		uint32_t gi;
+		pl->group[i] = UINT32_MAX;
+		if (s[i].reuse == LP_REUSE_DANGLING || !isfinite(sd[i]))
+			continue;
+		key = group_key(s, sd, i);
+		v = layout->keys.s ? lp_htab_find((struct lp_htab *)&layout->keys, key) : NULL;
+		gi = v ? (uint32_t)*v : layout->rest[(key >> 56) & 63];
+		pl->group[i] = gi == UINT32_MAX ? none : gi;
+		pl->g[pl->group[i]].samples++;
+	}
+	if ((err = place_order(pl, sd)) < 0) {
+		lp_sa_place_free(pl);
+		return err;
+	}
+	*out = pl;
+	return 0;
+}
+
+/* Each group's finite samples: order[start[k], start[k + 1]). */
+static int place_order(struct lp_sa_place *pl, const double *sd)
+{
+	size_t n = pl->n;
+
 	if (!(pl->order = malloc((n ? n : 1) * sizeof(*pl->order))) ||
 	    !(pl->start = calloc(pl->ng + 1, sizeof(*pl->start))))
-		goto out_nomem;
+		return lp_seterr(LP_ENOMEM, "out of memory");
 	for (size_t i = 0; i < n; i++)
 		if (pl->group[i] != UINT32_MAX)
 			pl->start[pl->group[i] + 1]++;
@@ -380,16 +462,13 @@ int lp_sa_place_new(struct lp_sa_place **out, const struct lp_sample *s, size_t 
 	for (size_t k = pl->ng; k > 0; k--) /* the fill moved each start to the next */
 		pl->start[k] = pl->start[k - 1];
 	pl->start[0] = 0;
-	*out = pl;
-	pl = NULL;
-	goto out;
-out_nomem:
-	err = lp_seterr(LP_ENOMEM, "out of memory");
-out:
-	free(pairs);
-	free(owner);
-	lp_sa_place_free(pl);
-	return err;
+	/* each group's samples by stack distance: their walk requests are
+	 * then in the order the walk model takes them (lp_sa_walk_miss()
+	 * sorts only requests that are not) */
+	for (size_t k = 0; k < pl->ng; k++)
+		qsort_r(pl->order + pl->start[k], pl->start[k + 1] - pl->start[k], sizeof(*pl->order), cmp_by_sd,
+			(void *)sd);
+	return 0;
 }
 
 size_t lp_sa_place_groups(const struct lp_sa_place *pl)

@@ -44,7 +44,11 @@
  *   seed). So each phase is tested for drift (phase_drifts(): do chunks of
  *   SS_DRIFT_CHUNK consecutive samples differ from the phase more often
  *   than chance allows?) and a drifting one is cut into those chunks, the
- *   most local distribution the samples give. A stationary phase stays
+ *   most local distribution the samples give. A drift too slow for any
+ *   chunk to show (LU's shrinking trailing block) shows in the long
+ *   reuses of the phase's first quarter against those of its third; such
+ *   a phase is cut into SS_SLOW_PARTS parts (16-sample chunks would blur
+ *   the cliffs of a slowly drifting kernel). A stationary phase stays
  *   whole (chunks that small would blur a sharp cliff); at rates too low
  *   for a chunk to be shorter than the drift (the same kernel at 1e-4:
  *   16 samples span a whole row) the test does not fire and the bias
@@ -82,6 +86,7 @@ struct ss_window {
 
 /* Samples per window inside a phase whose reuse distances drift. */
 #define SS_DRIFT_CHUNK 16
+#define SS_SLOW_PARTS 8 /* a slowly drifting phase is cut into 8 */
 
 struct lp_statstack {
 	struct lp_model_samples in; /* first: lp_model_alloc() fills it */
@@ -239,7 +244,47 @@ static double ecdf(const double *v, size_t n, double x, int strict)
  * grows with an outer index, as in a triangular loop nest) exceeds it in
  * many more: drift when the share is above 10 % by four standard
  * errors. v: scratch for n doubles. */
-static int phase_drifts(const struct lp_sample *s, size_t n, double *v)
+/* Do the reuse distances above t of the phase's first quarter s[0, q)
+ * and of its third one s[2q, 3q) differ, by the two-sample
+ * Kolmogorov-Smirnov test at the 0.1 % level? Near the end of the run the
+ * long reuses are cut short (dangling: their line is not touched again
+ * before the end), which no stationary phase would show at its start: so
+ * the third quarter, not the last, and every value capped at the run's
+ * length after the third quarter, which both quarters see in full.
+ * (w: 2q scratch; T: the run's line accesses) */
+static int tails_differ(const struct lp_sample *s, size_t q, double t, uint64_t T, double *w)
+{
+	double *a = w, *b = w + q, d = 0, cap;
+	size_t na = 0, nb = 0, i = 0, j = 0;
+
+	if (!q || s[3 * q - 1].time + 1 >= T)
+		return 0;
+	cap = (double)(T - 1 - s[3 * q - 1].time);
+	if (t >= cap)
+		return 0; /* the tail is beyond what both quarters can see */
+	for (size_t k = 0; k < q; k++) {
+		if (rd_value(s[k].reuse) > t)
+			a[na++] = fmin(rd_value(s[k].reuse), cap);
+		if (rd_value(s[2 * q + k].reuse) > t)
+			b[nb++] = fmin(rd_value(s[2 * q + k].reuse), cap);
+	}
+	if (na < SS_DRIFT_CHUNK || nb < SS_DRIFT_CHUNK)
+		return 0;
+	qsort(a, na, sizeof(*a), cmp_double);
+	qsort(b, nb, sizeof(*b), cmp_double);
+	while (i < na && j < nb) {
+		double x = a[i] < b[j] ? a[i] : b[j];
+		while (i < na && a[i] == x)
+			i++;
+		while (j < nb && b[j] == x)
+			j++;
+		d = fmax(d, fabs((double)i / (double)na - (double)j / (double)nb));
+	}
+	return d > 1.949 * sqrt((double)(na + nb) / ((double)na * (double)nb));
+}
+
+/* 0: no drift, 1: a drift the chunks show, 2: a slow one (v: 2n scratch) */
+static int phase_drifts(const struct lp_sample *s, size_t n, uint64_t T, double *v)
 {
 	size_t chunks = n / SS_DRIFT_CHUNK, over = 0;
 	const double crit = 1.224 / sqrt((double)SS_DRIFT_CHUNK);
@@ -263,7 +308,16 @@ static int phase_drifts(const struct lp_sample *s, size_t n, double *v)
 		}
 		over += d > crit;
 	}
-	return (double)over / (double)chunks > 0.1 + 4 * sqrt(0.09 / (double)chunks);
+	if ((double)over / (double)chunks > 0.1 + 4 * sqrt(0.09 / (double)chunks))
+		return 1;
+	/* A slow drift of the long reuses (a loop nest whose trip counts
+	 * shrink over the whole run: LU's trailing matrix, whose reuses one
+	 * step later fall from 30 000 to 8 000 accesses) moves no chunk far
+	 * enough to be seen, and the long reuses are a tenth of the samples,
+	 * too few to move the whole distribution; but above the phase's 90th
+	 * percentile the first quarter's reuses differ from the third
+	 * quarter's, which a stationary phase's do once in a thousand. */
+	return tails_differ(s, n / 4, v[(size_t)(0.9 * (double)(n - 1))], T, v + n) ? 2 : 0;
 }
 
 /* Cut the run into phases (model-phases.c) and group the finite reuse
@@ -281,7 +335,7 @@ static int build_windows(struct lp_statstack *m, uint64_t total, uint64_t len)
 		return err;
 	/* each phase stays whole or is cut every SS_DRIFT_CHUNK samples */
 	cut = malloc((np + m->in.n / SS_DRIFT_CHUNK + 2) * sizeof(*cut));
-	scratch = malloc((m->in.n ? m->in.n : 1) * sizeof(*scratch));
+	scratch = malloc((m->in.n ? 2 * m->in.n : 1) * sizeof(*scratch));
 	if (!cut || !scratch) {
 		free(cut);
 		free(scratch);
@@ -293,8 +347,13 @@ static int build_windows(struct lp_statstack *m, uint64_t total, uint64_t len)
 		while (b < m->in.n && s[b].time < bounds[k + 1])
 			b++;
 		cut[nc++] = bounds[k];
-		if (b > a && phase_drifts(s + a, b - a, scratch)) /* s is NULL without samples */
-			for (size_t c = a + SS_DRIFT_CHUNK; c + SS_DRIFT_CHUNK / 2 < b; c += SS_DRIFT_CHUNK)
+		/* a fast drift: chunks of SS_DRIFT_CHUNK samples; a slow one:
+		 * SS_SLOW_PARTS parts, local enough for a drift over the whole
+		 * phase, and not so small that they blur a cliff */
+		int drift = b > a ? phase_drifts(s + a, b - a, total, scratch) : 0; /* s is NULL without samples */
+		size_t step = drift == 2 ? (b - a) / SS_SLOW_PARTS : SS_DRIFT_CHUNK;
+		if (drift)
+			for (size_t c = a + step; c + step / 2 < b; c += step)
 				if (s[c].time > cut[nc - 1])
 					cut[nc++] = s[c].time;
 		a = b;
@@ -543,6 +602,20 @@ static int place_of(const struct lp_statstack *m)
 		return 0;
 	return lp_sa_place_new(&mm->place, lp_profile_line_first(m->in.p, m->in.first), m->in.n, m->sd,
 			       (uint64_t)m->line);
+}
+
+int lp_statstack_share_layout(struct lp_statstack *m, const struct lp_statstack *from)
+{
+	int err;
+
+	if (m->place || !m->has_sd || !from->has_sd || m->line != from->line)
+		return 0;
+	if ((err = place_of(from)) < 0)
+		return err;
+	if (!from->place)
+		return 0;
+	return lp_sa_place_assign(&m->place, from->place, lp_profile_line_first(m->in.p, m->in.first), m->in.n,
+				  m->sd);
 }
 
 int lp_statstack_sample_miss(const struct lp_statstack *m, uint64_t sets, uint64_t ways,

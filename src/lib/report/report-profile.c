@@ -97,6 +97,7 @@ struct resample_ctx {
 	const struct lp_report_params *pa;
 	unsigned li;
 	double line;
+	const struct lp_statstack *ss; /* the profile's: its set-associative layout */
 };
 
 /* lp_model_fn: the report's values on a resampled profile. */
@@ -107,7 +108,12 @@ static int resampled_values(const struct lp_profile *p, void *ctx, double *out)
 	struct lp_statcache *sc = NULL;
 	int err;
 
-	if ((err = report_models(p, c->li, c->pa, &ss, &sc)) >= 0)
+	/* the layout of the placement (which pcs walk which lattices) is
+	 * read once, from the profile: a resample would read the same walks
+	 * again at the cost of a third of its evaluation; each resample's
+	 * own stack distances still decide each sample's group and misses */
+	if ((err = report_models(p, c->li, c->pa, &ss, &sc)) >= 0 &&
+	    (!c->pa->ncaches || (err = lp_statstack_share_layout(ss, c->ss)) >= 0))
 		err = report_values(ss, sc, c->line, c->pa, out);
 	lp_statcache_free(sc);
 	lp_statstack_free(ss);
@@ -134,7 +140,7 @@ static int report_curves(struct lp_report *r, const struct lp_report_params *pa)
 	for (size_t i = 0; i < nv; i++)
 		iv[i] = (struct lp_interval){ .lo = v[i], .hi = v[i], .below = NAN, .above = NAN };
 	if (pa->resamples && nv) {
-		struct resample_ctx c = { pa, r->li, r->info.line };
+		struct resample_ctx c = { pa, r->li, r->info.line, r->ss };
 		struct lp_interval_params ip = { .li = r->li, .resamples = pa->resamples, .seed = pa->seed };
 		if ((err = lp_model_intervals(r->p, &ip, resampled_values, &c, v, nv, iv)) < 0)
 			goto out;

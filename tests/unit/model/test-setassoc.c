@@ -65,6 +65,34 @@ static double simulate(const struct stream *s, uint64_t sets, uint64_t ways)
 	return (double)misses / (double)(s->n - cold);
 }
 
+/* A layout taken from another model (lp_statstack_share_layout(), as the
+ * resamples of an interval take the profile's): on the same samples it is
+ * the model's own, to the last bit; on a resample (other samples, other
+ * stack distances) it is within sampling noise of the layout the
+ * resample would read itself. */
+static void check_shared_layout(const struct lp_profile *p, const struct lp_statstack *ss, uint64_t sets,
+				uint64_t ways, double model)
+{
+	struct lp_statstack *same, *own, *shared;
+	struct lp_profile r;
+	double a, b;
+
+	assert_int_equal(lp_statstack_new(&same, p, 0, 0, 0), 0);
+	assert_int_equal(lp_statstack_share_layout(same, ss), 0);
+	assert_true(lp_statstack_setassoc_miss_ratio(same, sets, ways) == model);
+	lp_statstack_free(same);
+	assert_int_equal(lp_profile_resample(&r, p, 0, 77), 0);
+	assert_int_equal(lp_statstack_new(&own, &r, 0, 0, 0), 0);
+	assert_int_equal(lp_statstack_new(&shared, &r, 0, 0, 0), 0);
+	assert_int_equal(lp_statstack_share_layout(shared, ss), 0);
+	a = lp_statstack_setassoc_miss_ratio(own, sets, ways);
+	b = lp_statstack_setassoc_miss_ratio(shared, sets, ways);
+	assert_true(fabs(a - b) <= 0.01);
+	lp_statstack_free(own);
+	lp_statstack_free(shared);
+	lp_profile_resample_release(&r);
+}
+
 /* The model's and the binomial model's ratios from a profile of the
  * stream sampled at `rate`. */
 static void predict(const struct stream *s, double rate, uint64_t sets, uint64_t ways, double *model,
@@ -90,6 +118,7 @@ static void predict(const struct stream *s, double rate, uint64_t sets, uint64_t
 	assert_int_equal(lp_statstack_new(&ss, p, 0, 0, 0), 0);
 	*model = lp_statstack_setassoc_miss_ratio(ss, sets, ways);
 	*binomial = lp_statstack_binomial_miss_ratio(ss, sets, ways);
+	check_shared_layout(p, ss, sets, ways, *model);
 	lp_statstack_free(ss);
 	lp_profile_free(p);
 }
