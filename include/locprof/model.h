@@ -273,6 +273,61 @@ int lp_phases_expand(const struct lp_phases *ph, struct lp_profile *out);
  * (phases of weight 0 left out); NAN if no phase has samples. */
 double lp_phases_weigh(const struct lp_phases *ph, const double *v);
 
+/* ---- Threads and shared caches (model-share.c, docs/models.md "Threads
+ * and shared caches") ---------------------------------------------------- */
+
+/* Which cache each thread uses: thread t (the samples' tid) on cache
+ * group[t] for t < nthreads, later threads on t mod ngroups. One group
+ * of all threads: a cache shared by the whole process (the shared view);
+ * one group per thread: private caches. */
+struct lp_share_placement {
+	uint32_t *group;
+	uint32_t nthreads, ngroups;
+};
+
+/* Threads 0 .. nthreads - 1 split into ngroups groups of consecutive
+ * threads (at most nthreads groups). Release with
+ * lp_share_placement_release(). */
+int lp_share_placement_split(struct lp_share_placement *pl, uint32_t nthreads, uint32_t ngroups);
+void lp_share_placement_release(struct lp_share_placement *pl);
+
+/* Threads of a profile: one more than the largest thread number of its
+ * samples and counts (at least 1). */
+uint32_t lp_share_threads(const struct lp_profile *p);
+
+/* Share of the run's references (line accesses) made by the threads of
+ * group g: from the per-thread counts, else from the samples of li. */
+double lp_share_group_share(const struct lp_profile *p, unsigned li, const struct lp_share_placement *pl,
+			    uint32_t g);
+
+/* The profile as group g's cache sees it: one line size (li of p), the
+ * samples of g's threads on g's clock, their reuse by g's threads, and
+ * lp_sample.coh = LP_COH_TRUE where a thread outside g wrote the line
+ * before the reuse (else LP_COH_NONE), g's share of the accesses. Any
+ * model of this header takes it. lp_profile_free() it. */
+int lp_share_view(struct lp_profile **out, const struct lp_profile *p, unsigned li,
+		  const struct lp_share_placement *pl, uint32_t g);
+
+/* Misses per line access of the caches of a placement: LRU (StatStack)
+ * and random (StatCache), with the coherence misses included, and of
+ * them the coherence misses alone. */
+struct lp_share_ratio {
+	double lru, random;
+	double lru_coh, random_coh;
+};
+
+/* For each of n cache sizes (lines, per cache): group g's cache alone,
+ * per the group's own line accesses. */
+int lp_share_group_curve(const struct lp_profile *p, unsigned li, const struct lp_share_placement *pl,
+			 uint32_t g, const double *lines, size_t n, int include_cold,
+			 struct lp_share_ratio *out);
+
+/* The same for all the placement's caches (each of the size), per line
+ * access of the whole process: the groups' ratios weighted by their
+ * shares. */
+int lp_share_placement_curve(const struct lp_profile *p, unsigned li, const struct lp_share_placement *pl,
+			     const double *lines, size_t n, int include_cold, struct lp_share_ratio *out);
+
 /* ---- Intervals: any model output, by resampling the samples ----------- */
 
 /* A model as a function of a profile: fills out[0, n) for the n outputs

@@ -29,13 +29,15 @@ extern "C" {
 #endif
 
 /* The newest version written and read: a profile with phase intervals
- * (record --phases) is version 3, one without is version 2, so that a
+ * (record --phases) or shared time (SMPX chunks) is version 3, one
+ * without is version 2, so that a
  * reader that would ignore the intervals, and weigh the samples of a
  * phase-guided run wrongly, refuses it instead. */
 #define LP_PROFILE_VERSION 3
 #define LP_PROFILE_VERSION_PLAIN 2
 /* The oldest version read: version 1 has no sample parts (lp_sample.part
- * reads as LP_PART_UNKNOWN). */
+ * reads as LP_PART_UNKNOWN); versions 1 and 2 have no shared time
+ * (lp_profile.shared is 0). */
 #define LP_PROFILE_VERSION_MIN 1
 /* Default time window in line accesses: StatCache's "about 200k
  * references" (section 2.4). */
@@ -64,7 +66,30 @@ struct lp_sample {
 	uint8_t kind;     /* LP_REF_READ or LP_REF_WRITE */
 	uint8_t line_idx; /* index into lp_profile.line_sizes */
 	uint8_t part;     /* LP_PART_*: which line of its reference this is */
+	/* Shared time (when lp_profile.shared is set; see "Shared time"
+	 * below): the clock of all threads of the process together. */
+	uint8_t coh;      /* LP_COH_*: what another thread's write did */
+	uint32_t stid;    /* thread of the first access to the line after the
+			   * sampled one, by any thread (the shared reuse);
+			   * tid when it was the sampling thread's own */
+	uint32_t wtid;    /* the first thread but tid to write the line before
+			   * tid's reuse (coh != LP_COH_NONE) */
+	uint64_t wpc;     /* pc of that write, 0 when unknown */
+	uint64_t stime;   /* shared line-access clock of the sampled access */
+	uint64_t sreuse;  /* line accesses of all threads strictly between the
+			   * sampled access and the first access to its line
+			   * by any thread, or LP_REUSE_DANGLING */
+	uint64_t sown;    /* the same up to tid's own reuse (the one `reuse`
+			   * counts in tid's clock), or LP_REUSE_DANGLING */
 };
+
+/* lp_sample.coh: another thread wrote the sampled line after the sampled
+ * access and before the sampling thread touched it again (an invalidation
+ * of the sampling thread's private copy). TRUE / FALSE sharing: the reuse
+ * touched a byte that another thread wrote, or only other bytes (the
+ * coherence miss was false sharing); UNUSED: the line was invalidated and
+ * the thread never touched it again (no miss). */
+enum lp_sample_coh { LP_COH_NONE = 0, LP_COH_TRUE = 1, LP_COH_FALSE = 2, LP_COH_UNUSED = 3 };
 
 /* lp_sample.part: the sampled line access is the only line of its
  * reference, the first line of a reference that straddles lines, or a
@@ -165,6 +190,10 @@ struct lp_profile {
 	uint64_t references;                          /* loads and stores */
 	uint64_t *thread_refs;                        /* references per thread */
 	uint32_t n_threads;
+	/* 1: the samples carry shared time and coherence (lp_sample.stime
+	 * and after: version 3 profiles of backends that see every thread);
+	 * 0: they do not, and those fields are zero. */
+	int shared;
 
 	/* samples, sorted by (line_idx, time) after lp_profile_finish() */
 	struct lp_sample *samples;

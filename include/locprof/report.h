@@ -152,6 +152,8 @@ struct lp_report_params {
 	size_t top;      /* hot pcs and data objects kept; 0 = none computed
 			  * (nor the hot lines and functions) */
 	int threads;     /* compute the per-thread table */
+	int share;       /* compute the threads-and-caches tables (placements,
+			  * per-thread private caches, coherence misses) */
 	struct lp_symbols *syms; /* names pcs, allocation sites and globals;
 				  * may be NULL; must outlive the report */
 };
@@ -182,6 +184,10 @@ struct lp_report_info {
 	 * whole run */
 	const char *region;
 	uint64_t region_skipped, region_entries;
+	/* params.share: the samples carry shared time (lp_profile.shared;
+	 * else every placement is the private view), and the threads */
+	int shared_time;
+	uint32_t threads;
 };
 
 /* A hot pc or data object: misses estimated for the whole run (each sample
@@ -312,6 +318,45 @@ size_t lp_timeline_unphased(const struct lp_timeline *t);
 /* Plot the ratio over time of thread 0 (or the first thread with rows):
  * a line per cache, the phases as coloured bands with a legend. */
 int lp_timeline_svg(const struct lp_timeline *t, const char *path, const char *title);
+/* ---- threads and caches (params.share; model-share.c) ------------------
+ * Misses per line access of the whole process when its threads are placed
+ * onto caches of each size of params.sizes: "shared" (one cache for all),
+ * "2 caches" (consecutive threads split in two; with 3 threads or more)
+ * and "private" (one per thread; with 2 or more). lru and random include
+ * the coherence misses; lru_coh and random_coh are those alone. */
+struct lp_report_placement {
+	const char *placement; /* static */
+	uint32_t caches;
+	uint64_t size; /* bytes, each cache */
+	double lru, random, lru_coh, random_coh;
+};
+size_t lp_report_placements(const struct lp_report *r, const struct lp_report_placement **out);
+/* Each thread alone on a private cache of each size: misses per line
+ * access of the thread; share: its part of the run's references. By
+ * thread, then size. */
+struct lp_report_thread_curve {
+	uint32_t tid;
+	uint64_t size;
+	double share, lru, random, lru_coh;
+};
+size_t lp_report_thread_curves(const struct lp_report *r, const struct lp_report_thread_curve **out);
+/* Coherence misses: reuses invalidated by another thread's write, by
+ * data object, the pc that misses and the pc of the write; false sharing
+ * (the reuse touched no byte that the other threads wrote) before true
+ * sharing, each by decreasing misses. misses: line accesses of the run
+ * (samples / rate); share: of the line size's samples. threads: the
+ * threads that missed, writers: the threads that wrote ("0,3"). */
+struct lp_report_sharing {
+	int false_sharing;
+	const char *object;
+	uint64_t pc, wpc;
+	const char *pc_name, *wpc_name; /* name or hex address */
+	size_t samples;
+	double misses, share;
+	char threads[64], writers[64];
+};
+size_t lp_report_sharing(const struct lp_report *r, const struct lp_report_sharing **out);
+
 /* ---- several profiles: the ranks of an MPI job ------------------------- */
 /* The report of the whole job from the reports of its ranks' profiles
  * (each from lp_report_new() with the same params; they must outlive the

@@ -55,7 +55,7 @@ int cli_report_load(struct cli_report *l, const char *path, uint64_t line, struc
 		if (pa.caches[i].line != l->p->line_sizes[li])
 			cli_warn("cache %s has %" PRIu64 "-byte lines; the profile's are %u bytes", pa.caches[i].label,
 				 pa.caches[i].line, l->p->line_sizes[li]);
-	if (pa.top)
+	if (pa.top || pa.share)
 		l->syms = report_symbols(l->p);
 	pa.line_index = (unsigned)li;
 	pa.syms = l->syms;

@@ -158,4 +158,10 @@ void cli_csv_source_functions(const struct lp_source_function *f, size_t n);
 void cli_json_source_lines(const struct lp_source_line *l, size_t n);
 void cli_json_source_functions(const struct lp_source_function *f, size_t n);
 
+/* report --shared: the threads-and-caches tables (cli-report-share.c). */
+struct lp_report;
+void cli_text_share(const struct lp_report *r);
+void cli_csv_share(const struct lp_report *r);
+void cli_json_share(const struct lp_report *r);
+
 #endif

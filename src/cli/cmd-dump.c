@@ -8,6 +8,21 @@
 #include <stdlib.h>
 #include <time.h>
 
+/* lp_sample.coh in words. */
+static const char *coh_name(uint8_t coh)
+{
+	static const char *const names[] = { "none", "true", "false", "unused" };
+	return coh < 4 ? names[coh] : "?";
+}
+
+static void dump_json_dist(uint64_t d)
+{
+	if (d == LP_REUSE_DANGLING)
+		printf("null");
+	else
+		printf("%" PRIu64, d);
+}
+
 static const char usage[] =
 	"usage: locprof dump PROFILE.lpp [--format text|json]\n"
 	"\n"
@@ -76,7 +91,16 @@ static void dump_json(const struct lp_profile *p)
 			printf("null");
 		else
 			printf("%" PRIu64, s->reuse);
-		printf(",\"reuse_pc\":%" PRIu64 "}", s->reuse_pc);
+		printf(",\"reuse_pc\":%" PRIu64, s->reuse_pc);
+		if (p->shared) {
+			printf(",\"stime\":%" PRIu64 ",\"sreuse\":", s->stime);
+			dump_json_dist(s->sreuse);
+			printf(",\"sown\":");
+			dump_json_dist(s->sown);
+			printf(",\"stid\":%u,\"coh\":\"%s\",\"wtid\":%u,\"wpc\":%" PRIu64, s->stid,
+			       coh_name(s->coh), s->wtid, s->wpc);
+		}
+		printf("}");
 	}
 	printf("\n ],\n \"alloc_flags\":%u,", p->alloc_flags);
 	if (p->alloc_flags & LP_ALLOCS_TOTALS)
@@ -161,15 +185,25 @@ static void dump_text(const struct lp_profile *p)
 		printf("phase intervals: %zu of %" PRIu64 " references, %u phases\n", p->n_intervals,
 		       p->phase_interval, nph);
 	}
-	printf("# line time pc addr kind tid reuse reuse_pc\n");
+	printf("# line time pc addr kind tid reuse reuse_pc%s\n",
+	       p->shared ? " stime sreuse stid coh wtid wpc" : "");
 	for (size_t i = 0; i < p->n_samples; i++) {
 		const struct lp_sample *s = &p->samples[i];
 		printf("%u %" PRIu64 " %#" PRIx64 " %#" PRIx64 " %c %u ", p->line_sizes[s->line_idx], s->time,
 		       s->pc, s->addr, s->kind ? 'W' : 'R', s->tid);
 		if (s->reuse == LP_REUSE_DANGLING)
-			printf("dangling -\n");
+			printf("dangling -");
 		else
-			printf("%" PRIu64 " %#" PRIx64 "\n", s->reuse, s->reuse_pc);
+			printf("%" PRIu64 " %#" PRIx64, s->reuse, s->reuse_pc);
+		if (p->shared) {
+			printf(" %" PRIu64 " ", s->stime);
+			if (s->sreuse == LP_REUSE_DANGLING)
+				printf("dangling");
+			else
+				printf("%" PRIu64, s->sreuse);
+			printf(" %u %s %u %#" PRIx64, s->stid, coh_name(s->coh), s->wtid, s->wpc);
+		}
+		printf("\n");
 	}
 	if (!p->n_allocs)
 		return;

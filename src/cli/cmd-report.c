@@ -21,7 +21,7 @@ static const char usage[] =
 	"usage: locprof report PROFILE.lpp... [--sizes 4K..64M] [--cache SPEC ...]\n"
 	"                         [--policy lru,random] [--format text|csv|json] [-o FILE]\n"
 	"                         [--svg FILE] [--reference CSV] [--window [N]] [--top N]\n"
-	"                         [--at SIZE] [--cold] [--fill|--no-fill] [--threads]\n"
+	"                         [--at SIZE] [--cold] [--fill|--no-fill] [--threads] [--shared]\n"
 	"                         [--resamples N] [--html DIR] [--per-rank]\n"
 	"                         [--timeline] [--timeline-svg FILE]\n"
 	"\n"
@@ -77,6 +77,10 @@ static const char usage[] =
 	"                       of a `record --phases` profile (with each phase's top\n"
 	"                       functions), else per window (one profile)\n"
 	"      --timeline-svg FILE  also plot the time view as SVG\n"
+	"      --shared         threads and caches at each --sizes size: one cache\n"
+	"                       shared by all threads, two caches, a private cache\n"
+	"                       each (with coherence misses), each thread's private\n"
+	"                       cache, and the true and false sharing tables\n"
 	"      --resamples N    resamples behind the intervals (default 8; 0: no\n"
 	"                       intervals)\n"
 	"      --per-rank       several profiles: the report of each one (in JSON,\n"
@@ -102,7 +106,7 @@ struct report_opts {
 	int timeline;
 	const struct lp_timeline *tl; /* --timeline: printed after the tables */
 	unsigned policies;
-	int show_windows, cold, fill, threads, per_rank;
+	int show_windows, cold, fill, threads, per_rank, shared;
 	unsigned resamples;
 	uint64_t window, top, at, line;
 	struct lp_report_cache caches[MAX_CACHES];
@@ -113,7 +117,7 @@ struct report_opts {
 static int parse_options(int argc, char **argv, struct report_opts *o)
 {
 	enum { OPT_COLD = 1000, OPT_FILL, OPT_NO_FILL, OPT_SVG, OPT_THREADS, OPT_RESAMPLES, OPT_HTML, OPT_PER_RANK,
-	       OPT_TIMELINE, OPT_TIMELINE_SVG };
+	       OPT_TIMELINE, OPT_TIMELINE_SVG, OPT_SHARED };
 	static const struct option opts[] = {
 		{ "sizes", required_argument, NULL, 's' },  { "cache", required_argument, NULL, 'c' },
 		{ "policy", required_argument, NULL, 'p' }, { "format", required_argument, NULL, 'F' },
@@ -125,6 +129,7 @@ static int parse_options(int argc, char **argv, struct report_opts *o)
 		{ "fill", no_argument, NULL, OPT_FILL },
 		{ "no-fill", no_argument, NULL, OPT_NO_FILL },
 		{ "threads", no_argument, NULL, OPT_THREADS },
+		{ "shared", no_argument, NULL, OPT_SHARED },
 		{ "html", required_argument, NULL, OPT_HTML },
 		{ "timeline", no_argument, NULL, OPT_TIMELINE },
 		{ "timeline-svg", required_argument, NULL, OPT_TIMELINE_SVG },
@@ -170,6 +175,7 @@ static int parse_options(int argc, char **argv, struct report_opts *o)
 		case OPT_FILL: o->fill = 1; break;
 		case OPT_NO_FILL: o->fill = 0; break;
 		case OPT_THREADS: o->threads = 1; break;
+		case OPT_SHARED: o->shared = 1; break;
 		case OPT_HTML: o->html = optarg; break;
 		case OPT_TIMELINE: o->timeline = 1; break;
 		case OPT_TIMELINE_SVG: o->timeline_svg = optarg; break;
@@ -526,6 +532,8 @@ static void csv_tables(const struct report_opts *o, const struct lp_report *r)
 	}
 	if (o->threads)
 		csv_threads(r);
+	if (o->shared)
+		cli_csv_share(r);
 	if (!o->top)
 		return;
 	printf("\n# predicted %s misses at %" PRIu64 " bytes, line accesses of the whole run\n", in->hot_policy, in->at);
@@ -690,6 +698,8 @@ static void json_report(const struct report_opts *o, const struct lp_report *r)
 		json_threads(r);
 	if (o->tl)
 		report_timeline_json(o->tl);
+	if (o->shared)
+		cli_json_share(r);
 }
 
 /* ---- the command -------------------------------------------------------- */
@@ -826,6 +836,8 @@ static void print_one(const struct report_opts *o, const struct lp_report *r)
 			text_threads(r);
 		if (o->tl)
 			report_timeline_text(o->tl);
+		if (o->shared)
+			cli_text_share(r);
 	}
 }
 
@@ -904,7 +916,8 @@ static int run(int argc, char **argv)
 							     .ncaches = o.ncaches, .policies = o.policies,
 							     .window = o.window, .cold = o.cold, .fill = o.fill,
 							     .windows = o.show_windows || o.html, .at = o.at,
-							     .top = o.top, .threads = o.threads || o.html, .resamples = o.resamples,
+							     .top = o.top, .threads = o.threads || o.html, .share = o.shared,
+							     .resamples = o.resamples,
 							     .seed = 1 });
 	if (status == CLI_ERROR)
 		goto out;

@@ -7,21 +7,15 @@
  * a sampled reference puts a watch on its line for every configured line
  * size; the next reference of the same thread to a watched line completes
  * the sample with reuse distance = end - begin - 1 in references of that
- * thread. Reuse by another thread is not seen: a private-cache view.
+ * thread: a private cache's view. Every sample also gets shared time and
+ * what other threads did to its line (rt-share.c).
  *
  * Nothing here runs on the per-access path except through rt.h. Slow paths
  * may call libc (syscall wrappers, clock_gettime) but never malloc or stdio:
  * memory comes from mmap, so the runtime works inside the program's malloc.
  */
-#include "rt.h"
-#include "rt-phase.h"
+#include "rt-thread.h"
 
-#include "collect/protocol.h"
-#include "common/rng.h"
-/* Compiled out: the slow path is measured (tests/unit/common checks the
- * table with its asserts on). */
-#define LP_WATCH_ASSERT(cond) ((void)0)
-#include "common/watch-core.h"
 #include "collect/emit-core.h"
 
 #include <errno.h>
@@ -77,41 +71,6 @@ enum {
 	INERT_COUNTDOWN = INT64_MAX / 2,
 };
 
-struct lp_rt_thread {
-	struct lp_rt_thread *next; /* all threads of this process */
-	atomic_int busy;           /* owner's slow path vs. the exit flusher */
-	int dead;
-	int fd;
-	uint32_t number, tid;
-	struct lp_rt_fast *fast; /* the owner's TLS */
-	uint64_t *extra0;        /* the owner's lp_rt_extra0 */
-	uint64_t final_refs;
-	uint64_t final_extra[LP_MAX_LINE_SIZES];
-	uint64_t slow_calls;
-	uint64_t next_flush_ns;
-	struct lp_rng rng;
-	uint32_t gap_level; /* thinning level when the current gap was drawn */
-	/* The thread's first reference has drawn its first gap. Until then
-	 * its countdown stays 0: a thread set up by an allocation event must
-	 * not start its clock, because an instrumented caller may write back
-	 * the 0 it read before malloc (LLVM takes malloc to touch no memory
-	 * of the program and forwards the stored value across the call). */
-	int clock_started;
-
-	struct lp_rt_roi roi; /* region of interest (rt-roi.c) */
-	/* live watches (tag: the sample's thinning level) */
-	struct lp_watch_table watches;
-	uint32_t *pages;         /* live watched granules per page (exact counts) */
-	uint32_t *regions;       /* the sum of pages per region */
-
-	struct lp_msg_sample *samples;
-	uint32_t nsamples;
-	struct lp_msg_ref *events;
-	uint32_t nevents, event_cap;
-
-	struct lp_rt_phase_thread ph; /* record --phases (rt-phase.c) */
-};
-
 static struct {
 	int active;  /* LOCPROF_SOCKET was set and valid */
 	int inited;  /* process settings read */
@@ -145,6 +104,16 @@ static struct {
 	pthread_key_t key;
 } g;
 
+struct lp_rt_thread *lp_rt_thread_list(void)
+{
+	return atomic_load(&g.threads);
+}
+
+uint32_t lp_rt_thread_count(void)
+{
+	return atomic_load_explicit(&g.nthreads, memory_order_relaxed);
+}
+
 /* ---- system helpers ------------------------------------------------------ */
 
 void *lp_rt_sys_mmap(void *addr, uint64_t len, int prot, int flags, int fd, int64_t off)
@@ -157,20 +126,20 @@ int lp_rt_sys_munmap(void *addr, uint64_t len)
 	return (int)syscall(SYS_munmap, addr, len);
 }
 
-static void *rt_alloc(uint64_t bytes)
+void *lp_rt_alloc(uint64_t bytes)
 {
 	void *p = lp_rt_sys_mmap(NULL, bytes, PROT_READ | PROT_WRITE,
 				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	return p == MAP_FAILED ? NULL : p;
 }
 
-static void rt_free(void *p, uint64_t bytes)
+void lp_rt_free(void *p, uint64_t bytes)
 {
 	if (p)
 		lp_rt_sys_munmap(p, bytes);
 }
 
-static uint64_t rt_now_ns(clockid_t clk)
+uint64_t lp_rt_now_ns(clockid_t clk)
 {
 	struct timespec ts;
 
@@ -210,8 +179,8 @@ static void rt_new_image(void)
 
 	g.pid = (uint32_t)getpid();
 	g.ppid = (uint32_t)getppid();
-	g.start_ns = rt_now_ns(CLOCK_REALTIME);
-	x = g.start_ns ^ ((uint64_t)g.pid << 32) ^ rt_now_ns(CLOCK_MONOTONIC);
+	g.start_ns = lp_rt_now_ns(CLOCK_REALTIME);
+	x = g.start_ns ^ ((uint64_t)g.pid << 32) ^ lp_rt_now_ns(CLOCK_MONOTONIC);
 	g.nonce = lp_splitmix64(&x);
 	atomic_store(&g.nthreads, 0);
 	atomic_store(&g.trace_seq, 0);
@@ -319,6 +288,7 @@ static void rt_process_init(void)
 			lp_rt_straddle_slow = g.nlines > 1 ? lp_rt_straddle_mask : UINT64_MAX;
 			lp_rt_line_shift0 = g.line_shift[0];
 			lp_rt_roi_init(rt_zero_pages);
+			lp_rt_share_reset();
 			g.active = 1;
 		}
 	}
@@ -458,7 +428,7 @@ static void rt_maps_piece(void *ctx, const char *text, uint64_t n, int last)
 
 static void rt_send_maps(struct lp_rt_thread *t, uint32_t when)
 {
-	char *buf = rt_alloc(MAPS_CHUNK + 4096);
+	char *buf = lp_rt_alloc(MAPS_CHUNK + 4096);
 	struct rt_maps_sender ms = { .t = t, .when = when };
 
 	if (!buf)
@@ -467,7 +437,7 @@ static void rt_send_maps(struct lp_rt_thread *t, uint32_t when)
 	lp_emit_lines(buf, MAPS_CHUNK, &ms, rt_maps_read, rt_maps_piece);
 	if (ms.fd >= 0)
 		close(ms.fd);
-	rt_free(buf, MAPS_CHUNK + 4096);
+	lp_rt_free(buf, MAPS_CHUNK + 4096);
 }
 
 static void rt_connect(struct lp_rt_thread *t)
@@ -509,10 +479,9 @@ static void rt_connect(struct lp_rt_thread *t)
  * per 64-byte granule, incremented for every granule a watch's line covers
  * and decremented when it ends, so it never needs cleaning; a count that
  * reaches 255 stays there (a false positive costs only a table lookup).
- * Another thread's watch is a false positive too: the exact table is the
- * thread's own. Relaxed atomics: only the thread that set a watch must see
- * it, and it does in program order; other threads' views only decide
- * whether they look in their own table. */
+ * Another thread's watch sends an access to rt-share.c. Relaxed atomics:
+ * the thread that set a watch sees it in program order; for the others
+ * it is shared time, which tolerates a late view. */
 
 /* The granules a watch covers: [*first, *first + n). */
 static uint64_t rt_granules(const struct lp_watch *w, uint64_t *first)
@@ -623,44 +592,64 @@ static int rt_table_grow(struct lp_rt_thread *t)
 {
 	struct lp_watch *old = t->watches.slot;
 	uint32_t log2 = t->watches.log2;
-	struct lp_watch *mem = rt_alloc(lp_watch_table_bytes(log2 + 1));
+	struct lp_watch *mem = lp_rt_alloc(lp_watch_table_bytes(log2 + 1));
 
 	if (!mem)
 		return -1;
 	lp_watch_table_move(&t->watches, mem, log2 + 1);
-	rt_free(old, lp_watch_table_bytes(log2));
+	lp_rt_free(old, lp_watch_table_bytes(log2));
 	return 0;
 }
 
 static void rt_send_thread_refs(struct lp_rt_thread *t, int running);
 
+/* The sample of watch w, with its shared time o (NULL: none) begun at
+ * shared clock sbegin. */
 static void rt_emit(struct lp_rt_thread *t, const struct lp_watch *w, uint64_t end,
-		    uint64_t reuse_pc)
+		    uint64_t reuse_pc, const struct lp_share_out *o, uint64_t sbegin)
 {
+	struct lp_msg_sample *m;
+
 	if (t->nsamples == SAMPLE_CAP) {
 		/* the count goes with every batch, before it: a run killed
 		 * between the two never has samples later than its count */
 		rt_send_thread_refs(t, 1);
 		rt_send_samples(t);
 	}
-	lp_emit_sample(&t->samples[t->nsamples], w, end, reuse_pc, t->number, (uint8_t)w->tag);
+	m = &t->samples[t->nsamples];
+	lp_emit_sample(m, w, end, reuse_pc, t->number, (uint8_t)w->tag);
+	if (o) {
+		m->stime = sbegin;
+		m->sreuse = o->sreuse;
+		m->sown = o->sown;
+		m->wpc = o->wpc;
+		m->stid = o->stid;
+		m->wtid = o->wtid;
+		m->coh = o->coh;
+		m->flags = LP_MSG_SAMPLE_SHARED;
+	}
 	t->nsamples++; /* after the record: a signal-time flush sends a whole prefix */
 }
 
 /* Complete the samples whose line this reference touches: every line of
- * [addr, last] of every line size. Sample times count line accesses of
- * their line size: the reference's first line is line access now +
- * ex[i] (ex: the extra line accesses before this reference), its next
- * line the one after. */
-static void rt_check_watches(struct lp_rt_thread *t, uint64_t addr, uint64_t last, uint64_t pc,
-			     uint64_t now, const uint64_t *ex)
+ * [addr, last] of every line size. The reference's first line is line
+ * access now + ex[i] (ex: extra line accesses before it), the next one
+ * after. */
+
+static void rt_check_watches(struct lp_rt_thread *t, uint64_t addr, uint64_t last, uint32_t kind,
+			     uint64_t pc, uint64_t now, const uint64_t *ex)
 {
 	for (uint32_t i = 0; i < g.nlines; i++) {
-		uint64_t first = addr >> g.line_shift[i];
-		for (uint64_t l = first; l <= last >> g.line_shift[i]; l++) {
+		uint32_t sh = g.line_shift[i];
+		uint64_t first = addr >> sh, snow = 0;
+		for (uint64_t l = first; l <= last >> sh; l++) {
 			struct lp_watch *w = lp_watch_find(&t->watches, l, i);
+			uint64_t own = now + ex[i] + (l - first), sbegin = 0;
+			struct lp_share_out o;
+			int have = lp_rt_share_access(t, w, l, i, sh, addr, last, kind, pc, own, l - first, &snow,
+						      &o, &sbegin);
 			if (w) {
-				rt_emit(t, w, now + ex[i] + (l - first), pc);
+				rt_emit(t, w, own, pc, have ? &o : NULL, sbegin);
 				rt_remove(t, w);
 			}
 		}
@@ -676,7 +665,7 @@ static void rt_count_extra(struct lp_rt_fast *f, uint64_t addr, uint64_t last)
 }
 
 /* 1 when no live watch (of any thread) may cover a byte of [addr, last]. */
-static int rt_range_unwatched(uint64_t addr, uint64_t last)
+int lp_rt_range_unwatched(uint64_t addr, uint64_t last)
 {
 	for (uint64_t gr = addr >> LP_RT_GRANULE_SHIFT; gr <= last >> LP_RT_GRANULE_SHIFT; gr++)
 		if (gr >= LP_RT_SHADOW_BYTES || *(const uint8_t *)(uintptr_t)(LP_RT_SHADOW + gr))
@@ -731,6 +720,7 @@ static void rt_start_sample(struct lp_rt_thread *t, uint64_t addr, uint32_t size
 		return;
 	for (uint32_t i = 0; i < g.nlines; i++) {
 		uint64_t first = addr >> g.line_shift[i];
+		uint64_t snow = lp_rt_thread_count() <= 1 ? now + ex[i] : lp_rt_shared_now(t, i, now + ex[i]);
 		for (uint64_t l = first; l <= last >> g.line_shift[i]; l++) {
 			struct lp_watch *w;
 
@@ -746,6 +736,7 @@ static void rt_start_sample(struct lp_rt_thread *t, uint64_t addr, uint32_t size
 											   : LP_MSG_PART_NEXT)
 							   << LP_MSG_PART_SHIFT);
 			w->tag = (uint32_t)level;
+			lp_rt_share_begin(t, w, snow + (l - first));
 			rt_shadow_add(w, 1);
 			rt_coarse_add(t, w, 1);
 		}
@@ -764,11 +755,11 @@ static void rt_make_inert(struct lp_rt_fast *f)
 static void rt_thread_unmap(struct lp_rt_thread *t)
 {
 	if (t->watches.slot)
-		rt_free(t->watches.slot, lp_watch_table_bytes(t->watches.log2));
-	rt_free(t->pages, PAGE_ENTRIES * sizeof(uint32_t));
-	rt_free(t->regions, REGION_ENTRIES * sizeof(uint32_t));
-	rt_free(t->samples, SAMPLE_CAP * sizeof(struct lp_msg_sample));
-	rt_free(t->events, (uint64_t)t->event_cap * sizeof(struct lp_msg_ref));
+		lp_rt_free(t->watches.slot, lp_watch_table_bytes(t->watches.log2));
+	lp_rt_free(t->pages, PAGE_ENTRIES * sizeof(uint32_t));
+	lp_rt_free(t->regions, REGION_ENTRIES * sizeof(uint32_t));
+	lp_rt_free(t->samples, SAMPLE_CAP * sizeof(struct lp_msg_sample));
+	lp_rt_free(t->events, (uint64_t)t->event_cap * sizeof(struct lp_msg_ref));
 	t->watches.slot = NULL;
 	t->pages = NULL;
 	t->regions = NULL;
@@ -791,8 +782,10 @@ static void rt_set_gap(struct lp_rt_fast *f, struct lp_rt_thread *t, uint64_t no
 
 	if (gap > INERT_COUNTDOWN)
 		gap = INERT_COUNTDOWN;
+	lp_rt_clock_write_begin(t);
 	f->countdown = gap - 1;
 	f->epoch = now + gap; /* references so far: epoch - countdown = now + 1 */
+	lp_rt_clock_write_end(t);
 }
 
 static inline void rt_push_event(struct lp_rt_thread *t, uint64_t addr, uint64_t size, uint32_t kind, uint64_t pc);
@@ -805,7 +798,7 @@ static struct lp_rt_thread *rt_thread_init(struct lp_rt_fast *f)
 
 	if (!g.active || atomic_load(&g.finished))
 		return NULL;
-	t = rt_alloc(sizeof(*t));
+	t = lp_rt_alloc(sizeof(*t));
 	if (!t)
 		return NULL;
 	t->number = atomic_fetch_add(&g.nthreads, 1);
@@ -815,23 +808,23 @@ static struct lp_rt_thread *rt_thread_init(struct lp_rt_fast *f)
 	lp_rt_roi_thread_init(&t->roi, t->pages);
 	x = g.seed + t->number;
 	lp_rng_seed(&t->rng, lp_splitmix64(&x));
-	t->watches.slot = rt_alloc(lp_watch_table_bytes(TABLE_MIN_LOG2));
+	t->watches.slot = lp_rt_alloc(lp_watch_table_bytes(TABLE_MIN_LOG2));
 	if (t->watches.slot)
 		lp_watch_table_init(&t->watches, t->watches.slot, TABLE_MIN_LOG2);
-	t->pages = rt_alloc(PAGE_ENTRIES * sizeof(uint32_t));
-	t->regions = rt_alloc(REGION_ENTRIES * sizeof(uint32_t));
-	t->samples = rt_alloc(SAMPLE_CAP * sizeof(struct lp_msg_sample));
+	t->pages = lp_rt_alloc(PAGE_ENTRIES * sizeof(uint32_t));
+	t->regions = lp_rt_alloc(REGION_ENTRIES * sizeof(uint32_t));
+	t->samples = lp_rt_alloc(SAMPLE_CAP * sizeof(struct lp_msg_sample));
 	t->event_cap = g.mode == LP_MODE_TRACE ? EVENT_CAP_TRACE : EVENT_CAP_ALLOC;
-	t->events = rt_alloc((uint64_t)t->event_cap * sizeof(struct lp_msg_ref));
+	t->events = lp_rt_alloc((uint64_t)t->event_cap * sizeof(struct lp_msg_ref));
 	if (!t->watches.slot || !t->pages || !t->regions || !t->samples || !t->events) {
 		rt_thread_unmap(t);
-		rt_free(t, sizeof(*t));
+		lp_rt_free(t, sizeof(*t));
 		return NULL;
 	}
 	rt_connect(t);
 	for (unsigned i = 0, n = lp_rt_tls_segments(tls, LP_RT_TLS_MAX); i < n; i++)
 		rt_push_event(t, tls[i].start, tls[i].size, LP_MSG_EV_TLS, tls[i].image);
-	t->next_flush_ns = rt_now_ns(CLOCK_MONOTONIC_COARSE) + g.flush_ns;
+	t->next_flush_ns = lp_rt_now_ns(CLOCK_MONOTONIC_COARSE) + g.flush_ns;
 	if (atomic_exchange(&g.maps_sent, 1) == 0)
 		rt_send_maps(t, LP_MAPS_START);
 	f->t = t;
@@ -898,8 +891,15 @@ static void rt_thread_finish(struct lp_rt_thread *t)
 	if (g.mode == LP_MODE_SAMPLE) {
 		struct lp_watch *w;
 		uint64_t pos = 0;
-		while ((w = lp_watch_table_next(&t->watches, &pos)))
-			rt_emit(t, w, LP_SAMPLE_DANGLING, 0);
+		int locked = lp_rt_share_lock_exit();
+		while ((w = lp_watch_table_next(&t->watches, &pos))) {
+			struct lp_share_out o;
+			uint64_t sbegin = 0;
+			int have = lp_rt_share_dangle(t, w, locked, &o, &sbegin);
+			rt_emit(t, w, LP_SAMPLE_DANGLING, 0, have ? &o : NULL, sbegin);
+		}
+		if (locked)
+			lp_rt_share_unlock();
 		rt_send_samples(t);
 	}
 	if (g.phases) {
@@ -982,7 +982,7 @@ static void rt_leave(struct lp_rt_thread *t)
 	/* The flush clock is read every 64 slow-path events only: in trace mode
 	 * every reference takes the slow path. */
 	if ((++t->slow_calls & 63) == 0 &&
-	    (now = rt_now_ns(CLOCK_MONOTONIC_COARSE)) >= t->next_flush_ns) {
+	    (now = lp_rt_now_ns(CLOCK_MONOTONIC_COARSE)) >= t->next_flush_ns) {
 		rt_send_thread_refs(t, 1); /* first: see rt_emit() */
 		rt_send_samples(t);
 		rt_send_events(t);
@@ -1052,7 +1052,7 @@ void lp_rt_slow(uint64_t addr, uint32_t size, uint32_t kind, uint64_t pc)
 		 * accesses, and done unless a watch may cover one of its
 		 * lines (the common case: a call and a few instructions). */
 		rt_count_extra(f, addr, last);
-		if (rt_range_unwatched(addr, last))
+		if (lp_rt_range_unwatched(addr, last))
 			return;
 		straddles = 0; /* counted */
 	}
@@ -1082,10 +1082,12 @@ void lp_rt_slow(uint64_t addr, uint32_t size, uint32_t kind, uint64_t pc)
 		 * then count this one as the hot path would have. */
 		t->clock_started = 1;
 		rt_set_gap(f, t, UINT64_MAX);
+		lp_rt_clock_write_begin(t);
 		expired = f->countdown == 0;
 		f->countdown--;
 		memset(f->extra_lines, 0, sizeof(f->extra_lines));
 		lp_rt_extra0 = e0;
+		lp_rt_clock_write_end(t);
 		rt_extra_before(f, e0, ex);
 	}
 	if (!t) {
@@ -1102,13 +1104,13 @@ void lp_rt_slow(uint64_t addr, uint32_t size, uint32_t kind, uint64_t pc)
 		rt_count_extra(f, addr, last);
 	now = f->epoch - f->countdown - 1;
 	if (!expired) {
-		rt_check_watches(t, addr, last, pc, now, ex);
+		rt_check_watches(t, addr, last, kind, pc, now, ex);
 	} else if (g.mode == LP_MODE_TRACE) {
 		rt_push_event(t, addr, size, kind, pc);
 		rt_set_gap(f, t, now);
 	} else {
-		if (t->watches.live)
-			rt_check_watches(t, addr, last, pc, now, ex);
+		if (t->watches.live || !lp_rt_range_unwatched(addr, last))
+			rt_check_watches(t, addr, last, kind, pc, now, ex);
 		/* with phases every expiry is a tick, a sample by chance */
 		if (!g.phases || lp_rt_phase_tick(&t->ph, &t->rng, t->number, pc, now, ex))
 			rt_start_sample(t, addr, size, kind, pc, now, ex);
@@ -1211,10 +1213,10 @@ void lp_rt_process_finish(int status, int how)
 		if (t != self || !interrupted) {
 			/* Wait a little for a thread inside its slow path (it may be
 			 * blocked sending); past that its latest data is lost. */
-			uint64_t deadline = rt_now_ns(CLOCK_MONOTONIC) + 50000000ull;
+			uint64_t deadline = lp_rt_now_ns(CLOCK_MONOTONIC) + 50000000ull;
 			while (!atomic_compare_exchange_weak(&t->busy, &expect, 1)) {
 				expect = 0;
-				if (rt_now_ns(CLOCK_MONOTONIC) > deadline)
+				if (lp_rt_now_ns(CLOCK_MONOTONIC) > deadline)
 					break;
 			}
 			if (expect)
@@ -1281,9 +1283,10 @@ static void rt_atfork_child(void)
 			close(t->fd);
 		rt_shadow_drop(t);
 		rt_thread_unmap(t);
-		rt_free(t, sizeof(*t));
+		lp_rt_free(t, sizeof(*t));
 	}
 	rt_new_image();
+	lp_rt_share_reset();
 	pthread_setspecific(g.key, NULL);
 	f->t = NULL;
 	f->countdown = 0; /* the next reference re-initialises this thread */

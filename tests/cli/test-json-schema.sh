@@ -70,6 +70,39 @@ assert full["hot"]["heap_blocks"] == 2 and full["hot"]["run_allocs"] == 2, full[
 assert "hot" not in least and "windows" not in least and [c["name"] for c in least["curves"]] == ["statcache"]
 PY
 
+# report --shared: two threads writing their own 8 bytes of shared lines
+# (false sharing) and a third reading them (true sharing), over a trace
+awk 'BEGIN {
+	for (r = 0; r < 300; r++)
+		for (k = 0; k < 4; k++) {
+			printf "W 0x%x 8 0x401000 1\n", 1048576 + k * 64
+			printf "W 0x%x 8 0x402000 2\n", 1048576 + k * 64 + 8
+			printf "R 0x%x 8 0x403000 3\n", 1048576 + k * 64 + 8
+			printf "R 0x%x 8 0x404000 1\n", 2097152 + (r * 4 + k) % 64 * 64
+		}
+}' >"$T/mt.txt"
+expect_status 0 "$LOCPROF" sample "$T/mt.txt" -o "$T/mt.lpp" --rate 0.05
+expect_status 0 "$LOCPROF" report "$T/mt.lpp" --sizes 1K,4K --shared --format json
+cp "$T/out" "$T/share.json"
+validate "$SCHEMA" "$T/share.json"
+python3 - "$SCHEMA" "$T/share.json" <<'PY' || fail "report --shared JSON"
+import copy, json, sys
+from jsonschema import Draft202012Validator
+v = Draft202012Validator(json.load(open(sys.argv[1])))
+doc = json.load(open(sys.argv[2]))
+sh = doc["share"]
+assert sh["threads"] == 3 and sh["shared_time"], sh
+assert [p["placement"] for p in sh["placements"]] == ["shared"] * 2 + ["2 caches"] * 2 + ["private"] * 2
+assert {s["sharing"] for s in sh["sharing"]} == {"true", "false"}, sh["sharing"]
+for edit in (lambda d: d["share"].pop("sharing"),
+             lambda d: d["share"]["placements"][0].__setitem__("lru", 1.5),
+             lambda d: d["share"]["sharing"][0].__setitem__("threads", "a"),
+             lambda d: d["share"]["per_thread"][0].pop("thread")):
+    d = copy.deepcopy(doc)
+    edit(d)
+    assert not v.is_valid(d)
+PY
+
 # a recorded program: symbolised functions and heap blocks named by call site
 MM=$LOCPROF_BUILD/examples/matmul-lp
 if [ -x "$MM" ]; then

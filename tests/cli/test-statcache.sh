@@ -7,7 +7,7 @@ expect_status 0 "$LOCPROF" sample "$T/sweep.txt" -o "$T/s.lpp" --rate 0.05 --see
 expect_grep "samples of 5000 line accesses" "$T/err"
 expect_status 0 "$LOCPROF" dump "$T/s.lpp"
 expect_grep "^line 64: 5000 line accesses" "$T/out"
-expect_grep "^64 [0-9]+ 0x401000 0x[0-9a-f]+ R 0 99 0x401000$" "$T/out"
+expect_grep "^64 [0-9]+ 0x401000 0x[0-9a-f]+ R 0 99 0x401000( |$)" "$T/out"
 expect_status 0 "$LOCPROF" dump --format json "$T/s.lpp"
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["line_sizes"][0]["accesses"]==5000' "$T/out" || fail "bad json"
 expect_status 0 "$LOCPROF" report "$T/s.lpp" --sizes 4K,6336,6400,8K --format csv --policy lru

@@ -29,6 +29,15 @@ static inline void lp_emit_sample(struct lp_msg_sample *s, const struct lp_watch
 	s->kind = w->kind;
 	s->line_index = w->idx;
 	s->level = level;
+	/* no shared time: a sender that has it sets these after the call */
+	s->stime = 0;
+	s->sreuse = s->sown = LP_SAMPLE_DANGLING;
+	s->wpc = 0;
+	s->stid = s->wtid = thread;
+	s->coh = 0;
+	s->flags = 0;
+	for (int i = 0; i < 6; i++)
+		s->pad[i] = 0;
 }
 
 /* Reads a text file with read_some (up to `room` bytes at dst; 0 at its

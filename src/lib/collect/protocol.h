@@ -26,7 +26,7 @@
 #include <stdint.h>
 
 #define LP_MSG_MAGIC 0x4d504cu /* "LPM" */
-#define LP_MSG_VERSION 4
+#define LP_MSG_VERSION 5
 #define LP_MSG_MAGIC_VERSION ((LP_MSG_MAGIC << 8) | LP_MSG_VERSION)
 #define LP_MSG_MAX (1u << 20) /* largest message a collector accepts */
 #define LP_MAX_LINE_SIZES 4
@@ -146,7 +146,20 @@ struct lp_msg_sample {
 	uint8_t line_index; /* index into the HELLO's line_size[] */
 	uint8_t level;   /* --samples thinning: kept iff level >= the final
 			  * level of its process (always 0 at a fixed rate) */
+	/* Shared time (LP_MSG_SAMPLE_SHARED in flags; common/share-core.h):
+	 * the line accesses of all threads of the process, as
+	 * locprof/profile.h's lp_sample.stime and after. */
+	uint64_t stime;  /* shared clock of the sampled access */
+	uint64_t sreuse; /* to the first access by any thread, or LP_SAMPLE_DANGLING */
+	uint64_t sown;   /* to the sending thread's own reuse, or LP_SAMPLE_DANGLING */
+	uint64_t wpc;    /* pc of the first write by another thread before it */
+	uint32_t stid;   /* thread of the first access */
+	uint32_t wtid;   /* thread of that write */
+	uint8_t coh;     /* enum lp_sample_coh */
+	uint8_t flags;   /* LP_MSG_SAMPLE_* */
+	uint8_t pad[6];
 };
+#define LP_MSG_SAMPLE_SHARED 1u /* the shared-time fields are set */
 
 struct lp_msg_samples {
 	struct lp_msg_header h;

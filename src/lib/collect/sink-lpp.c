@@ -104,6 +104,18 @@ static int lpp_samples(void *state, const struct lp_msg_sample *v, size_t n)
 			.line_idx = v[i].line_index,
 			.part = (uint8_t)(v[i].kind >> LP_MSG_PART_SHIFT),
 		};
+		if (v[i].flags & LP_MSG_SAMPLE_SHARED) {
+			if (v[i].coh > LP_COH_UNUSED || v[i].stime >= LP_PROFILE_CLOCK_MAX)
+				continue; /* impossible record */
+			smp.stime = v[i].stime;
+			smp.sreuse = v[i].sreuse;
+			smp.sown = v[i].sown;
+			smp.wpc = v[i].wpc;
+			smp.stid = v[i].stid;
+			smp.wtid = v[i].wtid;
+			smp.coh = v[i].coh;
+			s->p->shared = 1;
+		}
 		if (smp.line_idx >= s->p->n_line_sizes || smp.part > LP_PART_NEXT || (v[i].end != LP_SAMPLE_DANGLING && v[i].end <= v[i].begin))
 			continue; /* impossible record: a damaged or foreign sender */
 		int err = lp_profile_add_sample(s->p, &smp);

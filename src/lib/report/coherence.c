@@ -238,8 +238,10 @@ size_t lp_coherence_rows(struct lp_coherence *c, enum lp_coherence_view view,
 		*rows = NULL;
 		return 0;
 	}
-	memcpy(c->sorted, src, n * sizeof(*src));
-	qsort(c->sorted, n, sizeof(*c->sorted), cmp_rows);
+	if (n) /* src is NULL without rows, and memcpy(dst, NULL, 0) is undefined */
+		memcpy(c->sorted, src, n * sizeof(*src));
+	if (n > 1)
+		qsort(c->sorted, n, sizeof(*c->sorted), cmp_rows);
 	*rows = c->sorted;
 	return n;
 }

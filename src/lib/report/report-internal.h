@@ -35,6 +35,12 @@ struct lp_report {
 	double *thread_misses; /* nthreads x nthread_caches */
 	struct lp_report_cache *thread_caches;
 	size_t nthread_caches;
+	struct lp_report_placement *placements;
+	size_t nplacements;
+	struct lp_report_thread_curve *thread_curves;
+	size_t nthread_curves;
+	struct lp_report_sharing *sharing;
+	size_t nsharing;
 };
 
 /* Rank the hot pcs and data objects (params.top > 0). */
@@ -64,6 +70,10 @@ int lp_report_values(struct lp_statstack *ss, struct lp_statcache *sc, double li
 /* The report's models of line size li of p (window, cold, fill of pa). */
 int lp_report_models(const struct lp_profile *p, unsigned li, const struct lp_report_params *pa,
 		     struct lp_statstack **ss, struct lp_statcache **sc);
+/* The threads-and-caches tables (params.share). report-share.c */
+int lp_report_share_compute(struct lp_report *r, const struct lp_report_params *pa);
+void lp_report_share_release(struct lp_report *r);
+
 /* Sets and ways of a cache of `bytes` with `ways` ways (0 = fully
  * associative) and the report's line size. */
 void lp_report_geometry(const struct lp_report *r, uint64_t bytes, uint64_t ways, uint64_t *sets,

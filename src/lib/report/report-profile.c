@@ -35,6 +35,7 @@ void lp_report_free(struct lp_report *r)
 	free(r->windows);
 	lp_report_hot_release(r);
 	lp_report_threads_release(r);
+	lp_report_share_release(r);
 	lp_statcache_free(r->sc); /* may use r->ss: first */
 	lp_statstack_free(r->ss);
 	if (r->has_expanded)
@@ -309,6 +310,8 @@ int lp_report_new(struct lp_report **out, const struct lp_profile *p, const stru
 	if (pa->top && (err = lp_report_hot(r, pa)) < 0)
 		goto out_free;
 	if (pa->threads && (err = lp_report_threads_compute(r, pa)) < 0)
+		goto out_free;
+	if (pa->share && (err = lp_report_share_compute(r, pa)) < 0)
 		goto out_free;
 	*out = r;
 	return 0;

@@ -51,7 +51,7 @@ void lp_sample_encode(uint8_t out[LP_SAMPLE_RECORD_SIZE], const struct lp_sample
 	out[44] = s->kind;
 	out[45] = s->line_idx;
 	out[46] = s->part;
-	out[47] = 0;
+	out[47] = s->coh; /* 0 in SMPL chunks: coherence comes with shared time */
 }
 
 void lp_sample_decode(struct lp_sample *s, const uint8_t in[LP_SAMPLE_RECORD_SIZE])
@@ -65,6 +65,27 @@ void lp_sample_decode(struct lp_sample *s, const uint8_t in[LP_SAMPLE_RECORD_SIZ
 	s->kind = in[44];
 	s->line_idx = in[45];
 	s->part = in[46]; /* 0 (unknown) in version 1, where the byte is zero */
+	s->coh = in[47];  /* 0 before version 3 */
+}
+
+void lp_sample_x_encode(uint8_t *out, const struct lp_sample *s)
+{
+	lp_put_u64(out, s->stime);
+	lp_put_u64(out + 8, s->sreuse);
+	lp_put_u64(out + 16, s->sown);
+	lp_put_u64(out + 24, s->wpc);
+	lp_put_u32(out + 32, s->stid);
+	lp_put_u32(out + 36, s->wtid);
+}
+
+void lp_sample_x_decode(struct lp_sample *s, const uint8_t *in)
+{
+	s->stime = lp_get_u64(in);
+	s->sreuse = lp_get_u64(in + 8);
+	s->sown = lp_get_u64(in + 16);
+	s->wpc = lp_get_u64(in + 24);
+	s->stid = lp_get_u32(in + 32);
+	s->wtid = lp_get_u32(in + 36);
 }
 
 void lp_alloc_encode(uint8_t out[LP_ALLOC_RECORD_SIZE], const struct lp_alloc_event *e)

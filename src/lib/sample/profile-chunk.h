@@ -20,6 +20,11 @@
  * make it allocate gigabytes. Writers split sample chunks well below this. */
 #define LP_CHUNK_MAX_PAYLOAD (64u << 20)
 #define LP_SAMPLE_RECORD_SIZE 48u
+/* SMPX chunks (version 3, profiles with shared time): u32 record size
+ * (LP_SAMPLE_X_RECORD_SIZE; a reader skips the bytes of a longer record,
+ * which a later version may write), u32 count, count records: the 48 bytes
+ * of an SMPL record, then the shared-time fields. */
+#define LP_SAMPLE_X_RECORD_SIZE 88u
 /* ALOC chunks: u32 chunk version, u32 count, count records. */
 #define LP_ALLOC_CHUNK_VERSION 1u
 #define LP_ALLOC_RECORD_SIZE 40u
@@ -51,6 +56,7 @@
 enum {
 	LP_CHUNK_META = LP_TAG('M', 'E', 'T', 'A'),
 	LP_CHUNK_SAMPLES = LP_TAG('S', 'M', 'P', 'L'),
+	LP_CHUNK_SAMPLES_X = LP_TAG('S', 'M', 'P', 'X'),
 	LP_CHUNK_COUNTS = LP_TAG('C', 'N', 'T', 'S'),
 	LP_CHUNK_WINDOWS = LP_TAG('W', 'N', 'D', 'W'),
 	LP_CHUNK_MAPPINGS = LP_TAG('M', 'A', 'P', 'S'),
@@ -108,6 +114,10 @@ int lp_chunk_check(const uint8_t *header, const uint8_t *payload);
 
 void lp_sample_encode(uint8_t out[LP_SAMPLE_RECORD_SIZE], const struct lp_sample *s);
 void lp_sample_decode(struct lp_sample *s, const uint8_t in[LP_SAMPLE_RECORD_SIZE]);
+/* The shared-time fields after the first LP_SAMPLE_RECORD_SIZE bytes of an
+ * SMPX record (40 bytes). */
+void lp_sample_x_encode(uint8_t *out, const struct lp_sample *s);
+void lp_sample_x_decode(struct lp_sample *s, const uint8_t *in);
 
 void lp_alloc_encode(uint8_t out[LP_ALLOC_RECORD_SIZE], const struct lp_alloc_event *e);
 void lp_alloc_decode(struct lp_alloc_event *e, const uint8_t in[LP_ALLOC_RECORD_SIZE]);

@@ -452,6 +452,26 @@ static int write_phases(struct chunkbuf *b, const struct lp_profile *p, const st
 	return 0;
 }
 
+/* The sample chunk of samples [first, first + LP_SAMPLES_PER_CHUNK): SMPL,
+ * or with shared time SMPX (each SMPL record and its shared-time fields). */
+static int write_samples(const struct lp_profile *p, size_t first, struct chunkbuf *b, struct lp_out *o)
+{
+	size_t n = p->n_samples - first < LP_SAMPLES_PER_CHUNK ? p->n_samples - first : LP_SAMPLES_PER_CHUNK;
+	size_t rec = p->shared ? LP_SAMPLE_X_RECORD_SIZE : LP_SAMPLE_RECORD_SIZE;
+	uint8_t *d;
+
+	cb_begin(b);
+	if ((p->shared && cb_u32(b, LP_SAMPLE_X_RECORD_SIZE) < 0) || cb_u32(b, (uint32_t)n) < 0 ||
+	    !(d = cb_room(b, n * rec)))
+		return LP_ENOMEM;
+	for (size_t j = 0; j < n; j++) {
+		lp_sample_encode(d + j * rec, &p->samples[first + j]);
+		if (p->shared)
+			lp_sample_x_encode(d + j * rec + LP_SAMPLE_RECORD_SIZE, &p->samples[first + j]);
+	}
+	return cb_emit(b, o, p->shared ? LP_CHUNK_SAMPLES_X : LP_CHUNK_SAMPLES);
+}
+
 int lp_profile_write(const struct lp_profile *p, const char *path)
 {
 	struct chunkbuf b = { 0 };
@@ -464,7 +484,7 @@ int lp_profile_write(const struct lp_profile *p, const char *path)
 		return lp_seterr(LP_ENOMEM, "out of memory");
 	if ((err = lp_out_open(&o, path)) < 0)
 		goto out_buf;
-	lp_lpp_file_header(hdr, p->n_intervals ? LP_PROFILE_VERSION : LP_PROFILE_VERSION_PLAIN);
+	lp_lpp_file_header(hdr, p->n_intervals || p->shared ? LP_PROFILE_VERSION : LP_PROFILE_VERSION_PLAIN);
 	if ((err = lp_out_write(o, hdr, sizeof(hdr))) < 0)
 		goto out_abort;
 
@@ -495,16 +515,7 @@ int lp_profile_write(const struct lp_profile *p, const char *path)
 	}
 
 	for (size_t i = 0; i < p->n_samples; i += LP_SAMPLES_PER_CHUNK) {
-		size_t n = p->n_samples - i < LP_SAMPLES_PER_CHUNK ? p->n_samples - i
-								    : LP_SAMPLES_PER_CHUNK;
-		uint8_t *d;
-		err = LP_ENOMEM;
-		cb_begin(&b);
-		if (cb_u32(&b, (uint32_t)n) < 0 || !(d = cb_room(&b, n * LP_SAMPLE_RECORD_SIZE)))
-			goto out_abort;
-		for (size_t j = 0; j < n; j++)
-			lp_sample_encode(d + j * LP_SAMPLE_RECORD_SIZE, &p->samples[i + j]);
-		if ((err = cb_emit(&b, o, LP_CHUNK_SAMPLES)) < 0)
+		if ((err = write_samples(p, i, &b, o)) < 0)
 			goto out_abort;
 		nchunks++;
 	}
@@ -668,19 +679,39 @@ static int parse_meta(struct lp_profile *p, struct cur *c)
 	return 0;
 }
 
-static int parse_samples(struct lp_profile *p, struct cur *c)
+/* A distance after time stays on the clock (or is dangling). */
+static int clock_ok(uint64_t time, uint64_t reuse)
 {
-	uint32_t n = cur_u32(c);
-	const uint8_t *d = cur_take(c, (size_t)n * LP_SAMPLE_RECORD_SIZE);
+	return time < LP_PROFILE_CLOCK_MAX &&
+	       (reuse == LP_REUSE_DANGLING || reuse < LP_PROFILE_CLOCK_MAX - time);
+}
+
+/* SMPL (extended = 0): u32 count, 48-byte records; SMPX (extended = 1):
+ * u32 record size, u32 count, records with the shared-time fields. */
+static int parse_samples(struct lp_profile *p, struct cur *c, int extended)
+{
+	uint32_t rec = extended ? cur_u32(c) : LP_SAMPLE_RECORD_SIZE, n = cur_u32(c);
+	const uint8_t *d;
 	struct lp_sample s;
 
-	if (!d)
+	if (rec < (extended ? LP_SAMPLE_X_RECORD_SIZE : LP_SAMPLE_RECORD_SIZE) || rec > 4096) {
+		c->bad = 1;
 		return 0;
+	}
+	if (!(d = cur_take(c, (size_t)n * rec)))
+		return 0;
+	if (extended)
+		p->shared = 1;
 	for (uint32_t i = 0; i < n; i++) {
-		lp_sample_decode(&s, d + (size_t)i * LP_SAMPLE_RECORD_SIZE);
+		memset(&s, 0, sizeof(s));
+		lp_sample_decode(&s, d + (size_t)i * rec);
+		if (extended)
+			lp_sample_x_decode(&s, d + (size_t)i * rec + LP_SAMPLE_RECORD_SIZE);
+		else
+			s.coh = LP_COH_NONE;
 		if (s.line_idx >= p->n_line_sizes || s.kind > LP_REF_WRITE || s.part > LP_PART_NEXT ||
-		    s.time >= LP_PROFILE_CLOCK_MAX ||
-		    (s.reuse != LP_REUSE_DANGLING && s.reuse >= LP_PROFILE_CLOCK_MAX - s.time)) {
+		    s.coh > LP_COH_UNUSED || !clock_ok(s.time, s.reuse) ||
+		    (extended && (!clock_ok(s.stime, s.sreuse) || !clock_ok(s.stime, s.sown)))) {
 			c->bad = 1;
 			return 0;
 		}
@@ -1030,8 +1061,8 @@ int lp_profile_read(struct lp_profile **out, const char *path)
 			else
 				err = parse_meta(p, &c);
 			have_meta = 1;
-		} else if (tag == LP_CHUNK_SAMPLES) {
-			err = parse_samples(p, &c);
+		} else if (tag == LP_CHUNK_SAMPLES || tag == LP_CHUNK_SAMPLES_X) {
+			err = parse_samples(p, &c, tag == LP_CHUNK_SAMPLES_X);
 		} else if (tag == LP_CHUNK_COUNTS) {
 			err = parse_counts(p, &c);
 		} else if (tag == LP_CHUNK_WINDOWS) {
