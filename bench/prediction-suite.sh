@@ -23,7 +23,8 @@
 #
 # usage: bench/prediction-suite.sh [--quick] [--update-docs] [--sizes LIST]
 #                                  [--factors LIST] [--builds LIST]
-#                                  [--machines LIST] [KERNEL...]
+#                                  [--machines LIST] [--sim-cache DIR]
+#                                  [KERNEL...]
 #   --quick        smaller sizes (8x at about a million references)
 #   --update-docs  rewrite the figures table of docs/prediction.md (between
 #                  its begin/end markers) with this run's tables
@@ -32,6 +33,11 @@
 #                  (default 4,8)
 #   --builds LIST  runtime,compile (default both)
 #   --machines LIST itanium2,r12000,host (default)
+#   --sim-cache DIR keep the simulated misses of each kernel, build, size
+#                  and machine in DIR and reuse them in later runs (they
+#                  depend on the kernels, the compiler and the simulator,
+#                  not on the models): a rerun then only collects, fits
+#                  and predicts
 #   KERNEL         gemm lu jacobi2d heat3d mv-row mv-col csrmv fft (default
 #                  all eight; any kernel of bench/kernels with --sizes)
 # Environment: LOCPROF_BUILD (default build/), KEEP=DIR keeps the work files,
@@ -49,6 +55,7 @@ factors="4 8"
 builds="runtime compile"
 machines="itanium2 r12000 host"
 kernels=()
+simcache=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--quick) quick=1 ;;
@@ -57,6 +64,7 @@ while [ $# -gt 0 ]; do
 	--factors) factors=${2//,/ }; shift ;;
 	--builds) builds=${2//,/ }; shift ;;
 	--machines) machines=${2//,/ }; shift ;;
+	--sim-cache) simcache=$2; mkdir -p "$simcache"; shift ;;
 	-h | --help) sed -n '2,/^# Prints/p' "$0"; exit 0 ;;
 	-*) echo "prediction-suite: unknown option '$1'" >&2; exit 2 ;;
 	*) kernels+=("$1") ;;
@@ -110,12 +118,10 @@ binary() {
 	echo "$out"
 }
 
-# simulate the trace $1 with machine $2's levels (from model $3) into
-# $W/meas.csv (appended)
+# simulate the trace $1 with machine $2's levels ($W/levels-$2.txt) into
+# the file $3
 simulate_machine() {
-	local trace=$1 m=$2 dir=$3 fa=() sa=() tlb=() name kind size assoc block
-	"$L" predict at "$dir" --size 1 --machine "$m" --format json >"$W/levels.json"
-	python3 "$compare" levels "$W/levels.json" >"$W/levels-$m.txt"
+	local trace=$1 m=$2 out=$3 fa=() sa=() tlb=() name kind size assoc block
 	local sa_ok=1
 	while read -r name kind size assoc block; do
 		if [ "$kind" = tlb ]; then
@@ -135,7 +141,7 @@ simulate_machine() {
 	: >"$W/sim-sa.csv" && : >"$W/sim-tlb.csv"
 	[ ${#sa[@]} -eq 0 ] || "$L" simulate "$trace" "${sa[@]}" --format csv >"$W/sim-sa.csv"
 	[ ${#tlb[@]} -eq 0 ] || "$L" simulate "$trace" "${tlb[@]}" --format csv >"$W/sim-tlb.csv"
-	python3 "$compare" measured "$m" "$W/levels-$m.txt" "$W/sim-fa.csv" "$W/sim-sa.csv" "$W/sim-tlb.csv" >>"$W/meas.csv"
+	python3 "$compare" measured "$m" "$W/levels-$m.txt" "$W/sim-fa.csv" "$W/sim-sa.csv" "$W/sim-tlb.csv" >"$out"
 }
 
 printf 'R 1000 8 1\n' >"$W/probe.txt"
@@ -162,16 +168,29 @@ for k in "${kernels[@]}"; do
 		for f in $factors; do
 			p=$((largest * f))
 			echo "prediction-suite: $k ($style): predict and simulate at $p" >&2
-			bin=$(binary "$k" "$style" "$p")
-			"$L" record -q --mode trace -o "$W/t.lpt" -- "$bin" "$p" >/dev/null
 			: >"$W/meas.csv"
 			for m in $machines; do
-				simulate_machine "$W/t.lpt" "$m" "$dir"
+				"$L" predict at "$dir" --size 1 --machine "$m" --format json >"$W/levels.json"
+				python3 "$compare" levels "$W/levels.json" >"$W/levels-$m.txt"
+				cached=${simcache:+$simcache/$k-$style-$p-$m.csv}
+				if [ -n "$cached" ] && [ -s "$cached" ]; then
+					cat "$cached" >>"$W/meas.csv"
+					continue
+				fi
+				if [ ! -f "$W/t.lpt" ]; then
+					bin=$(binary "$k" "$style" "$p")
+					"$L" record -q --mode trace -o "$W/t.lpt" -- "$bin" "$p" >/dev/null
+					[ "$style" = runtime ] || rm -f "$bin"
+				fi
+				simulate_machine "$W/t.lpt" "$m" "$W/meas-m.csv"
+				[ -z "$cached" ] || cp "$W/meas-m.csv" "$cached"
+				cat "$W/meas-m.csv" >>"$W/meas.csv"
+			done
+			rm -f "$W/t.lpt"
+			for m in $machines; do
 				"$L" predict at "$dir" --size "$p" --machine "$m" --format csv >"$W/pred.csv"
 				python3 "$compare" row "$k" "$style" "$f" "$p" "$m" "$W/pred.csv" "$W/meas.csv" >>"$W/rows.jsonl"
 			done
-			rm -f "$W/t.lpt"
-			[ "$style" = runtime ] || rm -f "$bin"
 		done
 	done
 done

@@ -145,6 +145,10 @@ int lp_machine_parse(struct lp_machine *m, const char *text, const char *what);
  * order; a TLB of 64 entries of the system page size is added (sysfs does
  * not describe TLBs). */
 int lp_machine_host(struct lp_machine *m, const char *sysfs_root);
+/* Append an LRU cache level of size bytes, assoc ways (0: fully
+ * associative) and line-byte lines, named name (a cache SPEC of the shared
+ * parser, lp_cache_arg_parse(), made a level: predict at --cache). */
+int lp_machine_add_cache(struct lp_machine *m, const char *name, uint64_t size, uint64_t assoc, uint64_t line);
 
 /* ---- collection ------------------------------------------------------------ */
 /* Histograms are keyed by a 64-bit "block key": a block size B for LRU
