@@ -53,6 +53,18 @@ grep -o '{"level": "L1"[^}]*}' "$T/out" | head -1 | grep -q '"check": "crosses[a
 expect_status 0 "$LOCPROF" predict at "$T/ct" --size 16 --machine itanium2 --format csv
 grep ',program,' "$T/out" | grep -q crosses && fail "a level is flagged inside the fitted sizes"
 
+# one binary whose code differs with the size: the matrix multiply's
+# vectorised loop runs its scalar remainder at 12 and 20, not at 16, and a
+# quarter of the references at 12 are at pcs that 16 does not run; by code
+# address they have no counterpart, by source location they are the same
+# accesses, and fit joins them so
+"$LOCPROF" cc --no-lto -O2 -g -o "$T/gemm" "$LOCPROF_SRC/bench/kernels/gemm.c" || fail "cannot build gemm"
+for n in 12 16 20; do
+	expect_status 0 "$LOCPROF" predict collect -q --size $n -o "$T/gemm-runs" -- "$T/gemm" $n
+done
+expect_status 0 "$LOCPROF" predict fit "$T/gemm-runs"
+expect_grep "^joined ([0-9]+) of \1 groups \(100.0% of the references\) across 3 runs of 1 binary by source location" "$T/out"
+
 # unrelated programs do not join: one clear line, naming runs and pcs
 cat >"$T/other.c" <<'C'
 #include <stdio.h>
