@@ -374,6 +374,16 @@ struct lp_pred_check {
 	double sizes[LP_PRED_CHECK_RUNS]; /* the fitted sizes */
 	double fit[LP_PRED_CHECK_RUNS];   /* the model's misses at each fitted size */
 	double meas[LP_PRED_CHECK_RUNS];  /* the run's measured misses there */
+	/* The same at each fitted size with a fully-associative capacity that
+	 * holds the share of that run's data the level holds at P (its blocks
+	 * over the program's distinct blocks at P): whether the fit follows
+	 * the reuses that decide the level at P where they were measured.
+	 * scap[r] = 0: not tested (P not beyond the fitted sizes). */
+	double scap[LP_PRED_CHECK_RUNS], sfit[LP_PRED_CHECK_RUNS], smeas[LP_PRED_CHECK_RUNS];
+	/* set-associative misses at P with the walk's strided placement and
+	 * with random placement (the binomial model); 0 for a fully-associative
+	 * level */
+	double sa_strided, sa_binomial;
 };
 int lp_pred_model_check(const struct lp_pred_model *m, size_t g, const struct lp_pred_level *l, double P,
 			struct lp_pred_check *out);
@@ -384,11 +394,13 @@ enum {
 	LP_PRED_CHECK_UNFIT = 2,   /* the model misses the fitted runs' own misses by > 10% */
 	LP_PRED_CHECK_EDGE = 4,    /* reuses near the capacity: +-5% in distance moves the misses > 20% */
 	LP_PRED_CHECK_FEW = 8,     /* the fitted runs' data span under 64 blocks of the level */
+	LP_PRED_CHECK_SHAPE = 16,  /* at the capacity scaled to each fitted run, > 10% off that run */
+	LP_PRED_CHECK_PLACEMENT = 32, /* strided and random placement differ by > 10% */
 };
 struct lp_pred_validity {
 	unsigned flags;            /* LP_PRED_CHECK_*; 0: the prediction stands */
 	double lo, hi;             /* the fully-associative misses with distances 5% shorter, longer */
-	char reason[640];          /* the flags in words ("" when none) */
+	char reason[1024];         /* the flags in words ("" when none) */
 };
 /* The verdict on a level's prediction from its (summed) checks. */
 void lp_pred_check_judge(const struct lp_pred_check *c, const struct lp_pred_level *l, struct lp_pred_validity *out);

@@ -30,6 +30,21 @@
  *   longer bound the prediction (constant-distance bins are exact and are
  *   not moved). A level whose bound is wider than EDGE_WIDTH of its
  *   prediction is flagged.
+ * - At P the level holds a share of the program's distinct blocks; the
+ *   reuses that decide its misses are those around that share of the
+ *   data. At each fitted size a capacity of the same share of that run's
+ *   blocks puts the cut among the same reuses, where they were measured:
+ *   the model must give back that run's misses there (FIT_ERR, FIT_ABS),
+ *   or its histogram does not follow the reuses the prediction rests on
+ *   (bins that pair different reuse patterns at different sizes; the 3-D
+ *   stencil's plane reuses). A scaled capacity under SCALED_MIN blocks
+ *   says nothing and is not tested.
+ * - Set-associative misses beyond the fully-associative ones depend on
+ *   where the lines fall in the sets. Where the walk's strided placement
+ *   and random placement (the binomial model) differ by more than
+ *   PLACE_ERR, which is right depends on what neither model sees (lines
+ *   of other walks between two reuses, strides that are not polynomials),
+ *   and the level is flagged with both numbers.
  */
 #include "prediction/prediction-model.h"
 
@@ -46,6 +61,8 @@
 #define FIT_ABS 16.0
 #define DIST_ERR 0.05
 #define EDGE_WIDTH 0.20
+#define SCALED_MIN 4.0
+#define PLACE_ERR 0.10
 
 /* The count shares of the rest's bins at P, as lp_pred_model_hist() makes
  * them (the bins of the rest share it out; scaled down when cold and rest
@@ -101,6 +118,51 @@ static void check_rest(const struct lp_pred_model *m, const struct xbm *bm, doub
 	}
 }
 
+/* The program's distinct blocks of block index b at P (the models of the
+ * groups' cold accesses), or in run r (measured). */
+static double footprint(const struct lp_pred_model *m, long b, double P, long r)
+{
+	double f = 0;
+
+	for (size_t g = 0; g < m->ngroups; g++) {
+		if (!m->g[g].bm[b].valid)
+			continue;
+		f += r < 0 ? lp_pred_model_eval(m, &m->g[g].bm[b].cold, P)
+			   : m->g[g].mh[(size_t)r * m->nblocks + (size_t)b].cold;
+	}
+	return f;
+}
+
+/* The model's and the runs' misses at each fitted size with a
+ * fully-associative capacity of the share of the data the level holds at
+ * P (see the assumptions above). */
+static int check_scaled(const struct lp_pred_model *m, size_t g, const struct lp_pred_level *l, long b, double P,
+			struct lp_pred_check *out)
+{
+	double fp = footprint(m, b, P, -1), share;
+	int rc;
+
+	if (!(P > out->pmax) || !(fp > 0))
+		return 0;
+	share = (double)l->blocks / fp;
+	for (size_t r = 0; r < m->nsizes; r++) {
+		struct lp_pred_level ls = *l;
+		struct lp_pred_count pc, mc;
+		double cap = floor(share * footprint(m, b, 0, (long)r) + 0.5);
+		if (cap < SCALED_MIN)
+			continue;
+		ls.assoc = 0;
+		ls.blocks = (uint64_t)cap;
+		if ((rc = lp_pred_model_predict(m, g, &ls, m->sizes[r], &pc)) < 0 ||
+		    (rc = lp_pred_model_measured(m, g, &ls, r, &mc)) < 0)
+			return rc;
+		out->scap[r] = cap;
+		out->sfit[r] = pc.fa_misses;
+		out->smeas[r] = mc.fa_misses;
+	}
+	return 0;
+}
+
 int lp_pred_model_check(const struct lp_pred_model *m, size_t g, const struct lp_pred_level *l, double P,
 			struct lp_pred_check *out)
 {
@@ -152,7 +214,15 @@ int lp_pred_model_check(const struct lp_pred_model *m, size_t g, const struct lp
 		out->fit[r] = pc.fa_misses;
 		out->meas[r] = mc.fa_misses;
 	}
-	return 0;
+	if (lp_pred_level_sets(l) > 1) {
+		struct lp_pred_count st, bi;
+		if ((rc = lp_pred_model_predict_sa(m, g, l, P, LP_PRED_SA_STRIDED, &st)) < 0 ||
+		    (rc = lp_pred_model_predict_sa(m, g, l, P, LP_PRED_SA_BINOMIAL, &bi)) < 0)
+			return rc;
+		out->sa_strided = st.sa_misses;
+		out->sa_binomial = bi.sa_misses;
+	}
+	return check_scaled(m, g, l, b, P, out);
 }
 
 void lp_pred_check_add(struct lp_pred_check *dst, const struct lp_pred_check *src)
@@ -165,6 +235,8 @@ void lp_pred_check_add(struct lp_pred_check *dst, const struct lp_pred_check *sr
 	dst->blocks_at += src->blocks_at;
 	if (src->cross_at > 0 && (!(dst->cross_at > 0) || src->cross_at < dst->cross_at))
 		dst->cross_at = src->cross_at;
+	dst->sa_strided += src->sa_strided;
+	dst->sa_binomial += src->sa_binomial;
 	dst->nsizes = src->nsizes;
 	dst->pmax = src->pmax;
 	dst->size = src->size;
@@ -172,6 +244,11 @@ void lp_pred_check_add(struct lp_pred_check *dst, const struct lp_pred_check *sr
 		dst->sizes[r] = src->sizes[r];
 		dst->fit[r] += src->fit[r];
 		dst->meas[r] += src->meas[r];
+		/* every group of a level has the same scaled capacity */
+		if (src->scap[r] > 0)
+			dst->scap[r] = src->scap[r];
+		dst->sfit[r] += src->sfit[r];
+		dst->smeas[r] += src->smeas[r];
 	}
 }
 
@@ -230,6 +307,34 @@ void lp_pred_check_judge(const struct lp_pred_check *c, const struct lp_pred_lev
 				      k ? "; " : "", c->fit[wr], c->sizes[wr], c->meas[wr],
 				      c->meas[wr] > 0 ? 100 * (c->fit[wr] - c->meas[wr]) / c->meas[wr] : 100.0);
 	}
+	/* the fitted runs at the capacity scaled to their data */
+	worst = 0;
+	for (size_t r = 0; r < c->nsizes && r < LP_PRED_CHECK_RUNS; r++) {
+		double d = fabs(c->sfit[r] - c->smeas[r]), e = c->smeas[r] > 0 ? d / c->smeas[r] : (d > 0 ? 1 : 0);
+		if (c->scap[r] > 0 && d > FIT_ABS && e > worst) {
+			worst = e;
+			wr = r;
+		}
+	}
+	if (worst > FIT_ERR && k < sizeof(out->reason)) {
+		out->flags |= LP_PRED_CHECK_SHAPE;
+		k += (size_t)snprintf(out->reason + k, sizeof(out->reason) - k,
+				      "%sthe fit does not follow the reuses that decide it at P = %g: at P = %g, "
+				      "with a capacity of %.0f blocks (the same share of that run's data), the "
+				      "model has %.4g misses where the run has %.4g (%+.0f%%)",
+				      k ? "; " : "", c->size, c->sizes[wr], c->scap[wr], c->sfit[wr], c->smeas[wr],
+				      c->smeas[wr] > 0 ? 100 * (c->sfit[wr] - c->smeas[wr]) / c->smeas[wr] : 100.0);
+	}
+	{
+		double st = c->sa_strided, bi = c->sa_binomial, hi = fmax(st, bi);
+		if (fabs(st - bi) > PLACE_ERR * hi && fabs(st - bi) > FIT_ABS && k < sizeof(out->reason)) {
+			out->flags |= LP_PRED_CHECK_PLACEMENT;
+			k += (size_t)snprintf(out->reason + k, sizeof(out->reason) - k,
+					      "%sits set-associative misses depend on where the lines fall in its sets: "
+					      "%.4g with the walks' strided placement, %.4g with random placement",
+					      k ? "; " : "", st, bi);
+		}
+	}
 	if (fa > 0 && out->hi - out->lo > EDGE_WIDTH * fa && k < sizeof(out->reason)) {
 		out->flags |= LP_PRED_CHECK_EDGE;
 		k += (size_t)snprintf(out->reason + k, sizeof(out->reason) - k,
@@ -241,11 +346,11 @@ void lp_pred_check_judge(const struct lp_pred_check *c, const struct lp_pred_lev
 
 const char *lp_pred_check_name(unsigned flags, char *buf, size_t len)
 {
-	static const char *const names[] = { "crosses", "unfit", "edge", "few" };
+	static const char *const names[] = { "crosses", "unfit", "edge", "few", "shape", "placement" };
 	size_t k = 0;
 
 	buf[0] = 0;
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < 6; i++)
 		if (flags & (1u << i))
 			k += (size_t)snprintf(buf + k, len > k ? len - k : 0, "%s%s", k ? "+" : "", names[i]);
 	if (!k)
