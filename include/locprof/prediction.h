@@ -380,11 +380,16 @@ struct lp_pred_check {
 	 * the reuses that decide the level at P where they were measured.
 	 * scap[r] = 0: not tested (P not beyond the fitted sizes). */
 	double scap[LP_PRED_CHECK_RUNS], sfit[LP_PRED_CHECK_RUNS], smeas[LP_PRED_CHECK_RUNS];
-	/* set-associative misses at P with the walk's strided placement and
-	 * with random placement (the binomial model); 0 for a fully-associative
-	 * level */
-	double sa_strided, sa_binomial;
+	/* set-associative misses at P with the model the prediction uses, with
+	 * the walk's strided placement and with random placement (the binomial
+	 * model); 0 for a fully-associative level */
+	double sa, sa_strided, sa_binomial;
 };
+/* The check of group g's prediction at level l and size P; set-associative
+ * misses by the model `how` (LP_PRED_SA_*) that predicts them. */
+int lp_pred_model_check_sa(const struct lp_pred_model *m, size_t g, const struct lp_pred_level *l, double P,
+			   int how, struct lp_pred_check *out);
+/* The same with the default model, LP_PRED_SA_STRIDED. */
 int lp_pred_model_check(const struct lp_pred_model *m, size_t g, const struct lp_pred_level *l, double P,
 			struct lp_pred_check *out);
 void lp_pred_check_add(struct lp_pred_check *dst, const struct lp_pred_check *src);
@@ -395,7 +400,7 @@ enum {
 	LP_PRED_CHECK_EDGE = 4,    /* reuses near the capacity: +-5% in distance moves the misses > 20% */
 	LP_PRED_CHECK_FEW = 8,     /* the fitted runs' data span under 64 blocks of the level */
 	LP_PRED_CHECK_SHAPE = 16,  /* at the capacity scaled to each fitted run, > 10% off that run */
-	LP_PRED_CHECK_PLACEMENT = 32, /* strided and random placement differ by > 10% */
+	LP_PRED_CHECK_CONFLICTS = 32, /* set-associative misses > 10% from the fully-associative */
 };
 struct lp_pred_validity {
 	unsigned flags;            /* LP_PRED_CHECK_*; 0: the prediction stands */

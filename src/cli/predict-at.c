@@ -208,7 +208,7 @@ static int predict_all(struct ctx *x, double P)
 	for (size_t g = 0; g < ng; g++)
 		for (size_t l = 0; l < x->mc.n; l++)
 			if (lp_pred_model_predict_sa(x->m, g, &x->mc.level[l], P, x->sa_how, &x->cnt[g * x->mc.n + l]) < 0 ||
-			    lp_pred_model_check(x->m, g, &x->mc.level[l], P, &x->chk[g * x->mc.n + l]) < 0) {
+			    lp_pred_model_check_sa(x->m, g, &x->mc.level[l], P, x->sa_how, &x->chk[g * x->mc.n + l]) < 0) {
 				cli_error("%s", lp_errmsg());
 				return -1;
 			}

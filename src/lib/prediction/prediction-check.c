@@ -39,12 +39,15 @@
  *   (bins that pair different reuse patterns at different sizes; the 3-D
  *   stencil's plane reuses). A scaled capacity under SCALED_MIN blocks
  *   says nothing and is not tested.
- * - Set-associative misses beyond the fully-associative ones depend on
- *   where the lines fall in the sets. Where the walk's strided placement
- *   and random placement (the binomial model) differ by more than
- *   PLACE_ERR, which is right depends on what neither model sees (lines
- *   of other walks between two reuses, strides that are not polynomials),
- *   and the level is flagged with both numbers.
+ * - Set-associative misses that differ from the fully-associative ones
+ *   (conflicts, or hits of a fold) come from a placement model alone:
+ *   where the lines fall in the sets at P. No fitted run measured them
+ *   (their data fit in the caches, or their set distances were not
+ *   collected), and neither the walk's strided placement nor random
+ *   placement sees everything (lines of other walks between two reuses,
+ *   strides that are not polynomials, an FFT's butterflies). A level whose
+ *   set-associative misses are more than PLACE_ERR from its
+ *   fully-associative ones is flagged, with both placements' numbers.
  */
 #include "prediction/prediction-model.h"
 
@@ -166,6 +169,12 @@ static int check_scaled(const struct lp_pred_model *m, size_t g, const struct lp
 int lp_pred_model_check(const struct lp_pred_model *m, size_t g, const struct lp_pred_level *l, double P,
 			struct lp_pred_check *out)
 {
+	return lp_pred_model_check_sa(m, g, l, P, LP_PRED_SA_STRIDED, out);
+}
+
+int lp_pred_model_check_sa(const struct lp_pred_model *m, size_t g, const struct lp_pred_level *l, double P,
+			   int how, struct lp_pred_check *out)
+{
 	long b = lp_pred_model_block_index(m, l->block);
 	struct lp_pred_count pc;
 	const struct xbm *bm;
@@ -215,10 +224,12 @@ int lp_pred_model_check(const struct lp_pred_model *m, size_t g, const struct lp
 		out->meas[r] = mc.fa_misses;
 	}
 	if (lp_pred_level_sets(l) > 1) {
-		struct lp_pred_count st, bi;
+		struct lp_pred_count st, bi, sa;
 		if ((rc = lp_pred_model_predict_sa(m, g, l, P, LP_PRED_SA_STRIDED, &st)) < 0 ||
-		    (rc = lp_pred_model_predict_sa(m, g, l, P, LP_PRED_SA_BINOMIAL, &bi)) < 0)
+		    (rc = lp_pred_model_predict_sa(m, g, l, P, LP_PRED_SA_BINOMIAL, &bi)) < 0 ||
+		    (rc = lp_pred_model_predict_sa(m, g, l, P, how, &sa)) < 0)
 			return rc;
+		out->sa = sa.sa_misses;
 		out->sa_strided = st.sa_misses;
 		out->sa_binomial = bi.sa_misses;
 	}
@@ -235,6 +246,7 @@ void lp_pred_check_add(struct lp_pred_check *dst, const struct lp_pred_check *sr
 	dst->blocks_at += src->blocks_at;
 	if (src->cross_at > 0 && (!(dst->cross_at > 0) || src->cross_at < dst->cross_at))
 		dst->cross_at = src->cross_at;
+	dst->sa += src->sa;
 	dst->sa_strided += src->sa_strided;
 	dst->sa_binomial += src->sa_binomial;
 	dst->nsizes = src->nsizes;
@@ -325,15 +337,15 @@ void lp_pred_check_judge(const struct lp_pred_check *c, const struct lp_pred_lev
 				      k ? "; " : "", c->size, c->sizes[wr], c->scap[wr], c->sfit[wr], c->smeas[wr],
 				      c->smeas[wr] > 0 ? 100 * (c->sfit[wr] - c->smeas[wr]) / c->smeas[wr] : 100.0);
 	}
-	{
-		double st = c->sa_strided, bi = c->sa_binomial, hi = fmax(st, bi);
-		if (fabs(st - bi) > PLACE_ERR * hi && fabs(st - bi) > FIT_ABS && k < sizeof(out->reason)) {
-			out->flags |= LP_PRED_CHECK_PLACEMENT;
-			k += (size_t)snprintf(out->reason + k, sizeof(out->reason) - k,
-					      "%sits set-associative misses depend on where the lines fall in its sets: "
-					      "%.4g with the walks' strided placement, %.4g with random placement",
-					      k ? "; " : "", st, bi);
-		}
+	if (lp_pred_level_sets(l) > 1 && fabs(c->sa - fa) > PLACE_ERR * fmax(c->sa, fa) && fabs(c->sa - fa) > FIT_ABS &&
+	    k < sizeof(out->reason)) {
+		out->flags |= LP_PRED_CHECK_CONFLICTS;
+		k += (size_t)snprintf(out->reason + k, sizeof(out->reason) - k,
+				      "%sits set-associative misses (%.4g) are %+.0f%% from its fully-associative ones, "
+				      "by where a placement model puts the lines in its sets, which no fitted run "
+				      "measured (%.4g with the walks' strided placement, %.4g with random placement)",
+				      k ? "; " : "", c->sa, fa > 0 ? 100 * (c->sa - fa) / fa : 100.0, c->sa_strided,
+				      c->sa_binomial);
 	}
 	if (fa > 0 && out->hi - out->lo > EDGE_WIDTH * fa && k < sizeof(out->reason)) {
 		out->flags |= LP_PRED_CHECK_EDGE;
@@ -346,7 +358,7 @@ void lp_pred_check_judge(const struct lp_pred_check *c, const struct lp_pred_lev
 
 const char *lp_pred_check_name(unsigned flags, char *buf, size_t len)
 {
-	static const char *const names[] = { "crosses", "unfit", "edge", "few", "shape", "placement" };
+	static const char *const names[] = { "crosses", "unfit", "edge", "few", "shape", "conflicts" };
 	size_t k = 0;
 
 	buf[0] = 0;

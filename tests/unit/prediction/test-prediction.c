@@ -704,8 +704,8 @@ static void test_check(void **state)
 	lp_pred_model_free(m);
 }
 
-/* The verdicts of the scaled-capacity and placement checks. */
-static void test_check_shape_placement(void **state)
+/* The verdicts of the scaled-capacity and conflicts checks. */
+static void test_check_shape_conflicts(void **state)
 {
 	struct lp_pred_level l = { .name = "L2", .blocks = 2048, .assoc = 8, .block = 128 };
 	struct lp_pred_check c = { .size = 400, .pmax = 100, .fa = 5000, .fa_short = 5000, .fa_long = 5000,
@@ -720,7 +720,7 @@ static void test_check_shape_placement(void **state)
 		c.scap[r] = 20.0 * (double)(r + 1);
 		c.sfit[r] = c.smeas[r] = 1000;
 	}
-	c.sa_strided = c.sa_binomial = 5000;
+	c.sa = c.sa_strided = c.sa_binomial = 5000;
 	lp_pred_check_judge(&c, &l, &v);
 	assert_int_equal(v.flags, 0);
 	/* 10% off at the scaled capacity is within the tolerance, 12% is not */
@@ -737,13 +737,21 @@ static void test_check_shape_placement(void **state)
 	c.scap[1] = 0;
 	lp_pred_check_judge(&c, &l, &v);
 	assert_int_equal(v.flags, 0);
-	/* placement: strided and random 20% apart */
-	c.sa_binomial = 6250;
+	/* conflicts: set-associative misses 20% over the fully-associative */
+	c.sa = 6250;
+	c.sa_strided = 6250;
+	c.sa_binomial = 5100;
 	lp_pred_check_judge(&c, &l, &v);
-	assert_int_equal(v.flags, LP_PRED_CHECK_PLACEMENT);
-	assert_string_equal(lp_pred_check_name(v.flags, name, sizeof(name)), "placement");
-	assert_non_null(strstr(v.reason, "5000 with the walks' strided placement, 6250 with random placement"));
-	c.sa_binomial = 5400;
+	assert_int_equal(v.flags, LP_PRED_CHECK_CONFLICTS);
+	assert_string_equal(lp_pred_check_name(v.flags, name, sizeof(name)), "conflicts");
+	assert_non_null(strstr(v.reason, "its set-associative misses (6250) are +25% from its fully-associative ones"));
+	assert_non_null(strstr(v.reason, "(6250 with the walks' strided placement, 5100 with random placement)"));
+	/* within 10%, or on a fully-associative level: no flag */
+	c.sa = 5400;
+	lp_pred_check_judge(&c, &l, &v);
+	assert_int_equal(v.flags, 0);
+	c.sa = 6250;
+	l.assoc = 0;
 	lp_pred_check_judge(&c, &l, &v);
 	assert_int_equal(v.flags, 0);
 }
@@ -1228,7 +1236,7 @@ int main(void)
 		cmocka_unit_test(test_binomial_direct),
 		cmocka_unit_test(test_bad_files),
 		cmocka_unit_test(test_check),
-		cmocka_unit_test(test_check_shape_placement),
+		cmocka_unit_test(test_check_shape_conflicts),
 		cmocka_unit_test(test_setd_naive),
 		cmocka_unit_test(test_setd_one_set),
 		cmocka_unit_test(test_setd_predict),
