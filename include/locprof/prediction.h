@@ -370,6 +370,7 @@ struct lp_pred_check {
 				    * at distances under 256 blocks at the largest */
 	double cross_at;           /* the smallest size at which such reuses reach it (0: none) */
 	double blocks_max, blocks_at; /* distinct blocks (cold accesses) at the largest fitted size, at P */
+	double few_at;             /* the smallest size at which the program's data span 64 blocks (0: not known) */
 	size_t nsizes;
 	double sizes[LP_PRED_CHECK_RUNS]; /* the fitted sizes */
 	double fit[LP_PRED_CHECK_RUNS];   /* the model's misses at each fitted size */

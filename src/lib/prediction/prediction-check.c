@@ -136,6 +136,34 @@ static double footprint(const struct lp_pred_model *m, long b, double P, long r)
 	return f;
 }
 
+/* The smallest size beyond the fitted ones, up to the end of the model's
+ * range, at which the program's data span FEW_BLOCKS blocks of index b
+ * (bisection: footprints grow with the size); 0 if none. The footprint is
+ * that of the smallest block size, in bytes: the counts of a block size
+ * with few blocks are what cannot be extrapolated. */
+static double few_at(const struct lp_pred_model *m, long b)
+{
+	long b0 = -1;
+	double lo = m->sizes[m->nsizes - 1], hi = m->range * lo, scale;
+
+	for (size_t i = 0; i < m->nblocks; i++)
+		if (!lp_pred_key_sets(m->blocks[i]) && (b0 < 0 || m->blocks[i] < m->blocks[b0]))
+			b0 = (long)i;
+	if (b0 < 0)
+		return 0;
+	scale = (double)m->blocks[b0] / (double)m->blocks[b];
+	if (footprint(m, b0, lo, -1) * scale >= FEW_BLOCKS || !(footprint(m, b0, hi, -1) * scale >= FEW_BLOCKS))
+		return 0;
+	for (int it = 0; it < 48 && hi - lo > 0.5; it++) {
+		double mid = (lo + hi) / 2;
+		if (footprint(m, b0, mid, -1) * scale >= FEW_BLOCKS)
+			hi = mid;
+		else
+			lo = mid;
+	}
+	return ceil(hi);
+}
+
 /* The model's and the runs' misses at each fitted size with a
  * fully-associative capacity of the share of the data the level holds at
  * P (see the assumptions above). */
@@ -214,6 +242,7 @@ int lp_pred_model_check_sa(const struct lp_pred_model *m, size_t g, const struct
 		out->blocks_at = lp_pred_model_eval(m, &bm->cold, P);
 	}
 	out->blocks_max = m->g[g].mh[(m->nsizes - 1) * m->nblocks + (size_t)b].cold;
+	out->few_at = few_at(m, b);
 	for (size_t r = 0; r < m->nsizes; r++) {
 		struct lp_pred_count mc;
 		if ((rc = lp_pred_model_predict(m, g, l, m->sizes[r], &pc)) < 0 ||
@@ -244,6 +273,8 @@ void lp_pred_check_add(struct lp_pred_check *dst, const struct lp_pred_check *sr
 	dst->crossed += src->crossed;
 	dst->blocks_max += src->blocks_max;
 	dst->blocks_at += src->blocks_at;
+	if (src->few_at > 0)
+		dst->few_at = src->few_at;
 	if (src->cross_at > 0 && (!(dst->cross_at > 0) || src->cross_at < dst->cross_at))
 		dst->cross_at = src->cross_at;
 	dst->sa += src->sa;
@@ -310,6 +341,9 @@ void lp_pred_check_judge(const struct lp_pred_check *c, const struct lp_pred_lev
 				      k ? "; " : "", c->blocks_max, (unsigned long long)l->block, c->pmax, c->blocks_at,
 				      c->size, c->blocks_at >= (double)l->blocks && c->blocks_max < (double)l->blocks
 						       ? ", past its capacity" : "", FEW_BLOCKS);
+		if (c->few_at > 0 && k < sizeof(out->reason))
+			k += (size_t)snprintf(out->reason + k, sizeof(out->reason) - k,
+					      " (the program's data do from P = %g)", c->few_at);
 	}
 	if (worst > FIT_ERR && k < sizeof(out->reason)) {
 		out->flags |= LP_PRED_CHECK_UNFIT;
