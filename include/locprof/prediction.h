@@ -385,6 +385,10 @@ struct lp_pred_check {
 	 * the walk's strided placement and with random placement (the binomial
 	 * model); 0 for a fully-associative level */
 	double sa, sa_strided, sa_binomial;
+	/* set by the caller for a program's totals: the misses at P of the
+	 * model fitted without the largest fitted size (loo_pmax) */
+	int loo;
+	double loo_fa, loo_pmax;
 };
 /* The check of group g's prediction at level l and size P; set-associative
  * misses by the model `how` (LP_PRED_SA_*) that predicts them. */
@@ -402,6 +406,7 @@ enum {
 	LP_PRED_CHECK_FEW = 8,     /* the fitted runs' data span under 64 blocks of the level */
 	LP_PRED_CHECK_SHAPE = 16,  /* at the capacity scaled to each fitted run, > 10% off that run */
 	LP_PRED_CHECK_CONFLICTS = 32, /* set-associative misses > 10% from the fully-associative */
+	LP_PRED_CHECK_UNSTABLE = 64, /* fitted without the largest size, > 10% off at P */
 };
 struct lp_pred_validity {
 	unsigned flags;            /* LP_PRED_CHECK_*; 0: the prediction stands */

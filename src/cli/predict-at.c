@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static const char usage[] =
 	"usage: locprof predict at DIR|MODEL --size P[,P...] [options]\n"
@@ -90,6 +91,10 @@ struct ctx {
 	struct lp_pred_check *chk;
 	/* per level: the verdict on the rows totals() summed last */
 	struct lp_pred_validity *val;
+	/* the model fitted without the largest fitted size (NULL when the
+	 * runs are not at hand), and its misses per level at the current size */
+	struct lp_pred_model *loo;
+	double *loo_fa;
 };
 
 /* "even", "cut", "even,cut", "none": the placements besides random. */
@@ -205,6 +210,18 @@ static int predict_all(struct ctx *x, double P)
 {
 	size_t ng = lp_pred_model_ngroups(x->m);
 
+	for (size_t l = 0; x->loo && l < x->mc.n; l++) {
+		x->loo_fa[l] = 0;
+		for (size_t g = 0; g < lp_pred_model_ngroups(x->loo); g++) {
+			struct lp_pred_count c;
+			if (lp_pred_model_predict(x->loo, g, &x->mc.level[l], P, &c) < 0) {
+				cli_error("%s", lp_errmsg());
+				return -1;
+			}
+			x->loo_fa[l] += c.fa_misses;
+		}
+	}
+
 	for (size_t g = 0; g < ng; g++)
 		for (size_t l = 0; l < x->mc.n; l++)
 			if (lp_pred_model_predict_sa(x->m, g, &x->mc.level[l], P, x->sa_how, &x->cnt[g * x->mc.n + l]) < 0 ||
@@ -239,6 +256,11 @@ static void totals(const struct ctx *x, int (*want)(const struct ctx *, size_t, 
 				sum_into(&out[l], &x->cnt[g * x->mc.n + l]);
 				lp_pred_check_add(&sum, &x->chk[g * x->mc.n + l]);
 			}
+		if (!want && x->loo) {
+			sum.loo = 1;
+			sum.loo_fa = x->loo_fa[l];
+			sum.loo_pmax = lp_pred_model_fit_size(x->loo, lp_pred_model_nsizes(x->loo) - 1);
+		}
 		lp_pred_check_judge(&sum, &x->mc.level[l], &x->val[l]);
 	}
 }
@@ -983,6 +1005,45 @@ static int caches_machine(struct lp_machine *mc, const struct at_opts *o)
 	return 0;
 }
 
+static int cmp_run_size(const void *a, const void *b)
+{
+	double x = lp_pred_run_size(*(struct lp_pred_run *const *)a), y = lp_pred_run_size(*(struct lp_pred_run *const *)b);
+
+	return (x > y) - (x < y);
+}
+
+/* The model of the runs in dir without the largest size (default fit
+ * options), for the check 'unstable'; x->loo stays NULL where dir is not a
+ * directory of 4 or more runs, or that fit fails (no check then). */
+static void fit_loo(struct ctx *x, const char *dir)
+{
+	struct stat st;
+	char **names = NULL;
+	size_t nn = 0, nr = 0;
+	struct lp_pred_run **runs = NULL;
+
+	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode) || predict_list_runs(dir, &names, &nn) >= 0)
+		return;
+	if (nn >= 4 && (runs = calloc(nn, sizeof(*runs)))) {
+		for (nr = 0; nr < nn && lp_pred_run_read(&runs[nr], names[nr]) == 0; nr++)
+			;
+		if (nr == nn) {
+			qsort(runs, nr, sizeof(*runs), cmp_run_size);
+			if (lp_pred_model_fit(&x->loo, runs, nr - 1, NULL) < 0 ||
+			    !(x->loo_fa = calloc(x->mc.n + 1, sizeof(*x->loo_fa)))) {
+				lp_pred_model_free(x->loo);
+				x->loo = NULL;
+			}
+		}
+	}
+	for (size_t i = 0; i < nr; i++)
+		lp_pred_run_free(runs[i]);
+	for (size_t i = 0; i < nn; i++)
+		free(names[i]);
+	free(runs);
+	free(names);
+}
+
 static int predict_at(int argc, char **argv)
 {
 	/* Strided placement by default: on the bench it fixes the two levels
@@ -1012,6 +1073,7 @@ static int predict_at(int argc, char **argv)
 	}
 	if (check_blocks(&x) < 0)
 		goto done;
+	fit_loo(&x, argv[optind]);
 	if ((o.place != LP_PRED_PLACE_DEFAULT || o.agree > 0) && lp_pred_model_calibrate(x.m, o.place, o.agree) < 0) {
 		cli_error("%s", lp_errmsg());
 		goto done;
@@ -1059,6 +1121,8 @@ nomem:
 	status = CLI_ERROR;
 done:
 	lp_pred_model_free(x.m);
+	lp_pred_model_free(x.loo);
+	free(x.loo_fa);
 	lp_pred_expr_free(x.work);
 	free(x.cnt);
 	free(x.chk);

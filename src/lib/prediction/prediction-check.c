@@ -48,6 +48,10 @@
  *   strides that are not polynomials, an FFT's butterflies). A level whose
  *   set-associative misses are more than PLACE_ERR from its
  *   fully-associative ones is flagged, with both placements' numbers.
+ * - Beyond the fitted sizes, a prediction that the model fitted without
+ *   the largest fitted size changes by more than LOO_ERR rests on how that
+ *   one run bends the fits: the fitted sizes do not pin down how the
+ *   reuses grow (the caller fits that model: lp_pred_check.loo).
  */
 #include "prediction/prediction-model.h"
 
@@ -66,6 +70,7 @@
 #define EDGE_WIDTH 0.20
 #define SCALED_MIN 4.0
 #define PLACE_ERR 0.10
+#define LOO_ERR 0.10
 
 /* The count shares of the rest's bins at P, as lp_pred_model_hist() makes
  * them (the bins of the rest share it out; scaled down when cold and rest
@@ -381,6 +386,14 @@ void lp_pred_check_judge(const struct lp_pred_check *c, const struct lp_pred_lev
 				      k ? "; " : "", c->sa, fa > 0 ? 100 * (c->sa - fa) / fa : 100.0, c->sa_strided,
 				      c->sa_binomial);
 	}
+	if (c->loo && c->size > c->pmax && fabs(c->loo_fa - fa) > LOO_ERR * fmax(fa, c->loo_fa) &&
+	    fabs(c->loo_fa - fa) > FIT_ABS && k < sizeof(out->reason)) {
+		out->flags |= LP_PRED_CHECK_UNSTABLE;
+		k += (size_t)snprintf(out->reason + k, sizeof(out->reason) - k,
+				      "%sfitted without its largest size (up to P = %g), the model predicts %.4g "
+				      "misses (%+.0f%%): the fitted sizes do not pin down how its reuses grow",
+				      k ? "; " : "", c->loo_pmax, c->loo_fa, fa > 0 ? 100 * (c->loo_fa - fa) / fa : 100.0);
+	}
 	if (fa > 0 && out->hi - out->lo > EDGE_WIDTH * fa && k < sizeof(out->reason)) {
 		out->flags |= LP_PRED_CHECK_EDGE;
 		k += (size_t)snprintf(out->reason + k, sizeof(out->reason) - k,
@@ -392,11 +405,11 @@ void lp_pred_check_judge(const struct lp_pred_check *c, const struct lp_pred_lev
 
 const char *lp_pred_check_name(unsigned flags, char *buf, size_t len)
 {
-	static const char *const names[] = { "crosses", "unfit", "edge", "few", "shape", "conflicts" };
+	static const char *const names[] = { "crosses", "unfit", "edge", "few", "shape", "conflicts", "unstable" };
 	size_t k = 0;
 
 	buf[0] = 0;
-	for (int i = 0; i < 6; i++)
+	for (int i = 0; i < 7; i++)
 		if (flags & (1u << i))
 			k += (size_t)snprintf(buf + k, len > k ? len - k : 0, "%s%s", k ? "+" : "", names[i]);
 	if (!k)

@@ -704,8 +704,8 @@ static void test_check(void **state)
 	lp_pred_model_free(m);
 }
 
-/* The verdicts of the scaled-capacity and conflicts checks. */
-static void test_check_shape_conflicts(void **state)
+/* The verdicts of the scaled-capacity, conflicts and unstable checks. */
+static void test_check_verdicts(void **state)
 {
 	struct lp_pred_level l = { .name = "L2", .blocks = 2048, .assoc = 8, .block = 128 };
 	struct lp_pred_check c = { .size = 400, .pmax = 100, .fa = 5000, .fa_short = 5000, .fa_long = 5000,
@@ -752,6 +752,27 @@ static void test_check_shape_conflicts(void **state)
 	assert_int_equal(v.flags, 0);
 	c.sa = 6250;
 	l.assoc = 0;
+	lp_pred_check_judge(&c, &l, &v);
+	assert_int_equal(v.flags, 0);
+	/* unstable: the model fitted without the largest size 12% off at P,
+	 * not within the fitted sizes, nor without that model */
+	c.loo = 1;
+	c.loo_fa = 5600;
+	c.loo_pmax = 80;
+	lp_pred_check_judge(&c, &l, &v);
+	assert_int_equal(v.flags, LP_PRED_CHECK_UNSTABLE);
+	assert_string_equal(lp_pred_check_name(v.flags, name, sizeof(name)), "unstable");
+	assert_non_null(strstr(v.reason, "fitted without its largest size (up to P = 80), the model predicts 5600 "
+					 "misses (+12%)"));
+	c.loo_fa = 5400;
+	lp_pred_check_judge(&c, &l, &v);
+	assert_int_equal(v.flags, 0);
+	c.loo_fa = 5600;
+	c.size = 90;
+	lp_pred_check_judge(&c, &l, &v);
+	assert_int_equal(v.flags, 0);
+	c.size = 400;
+	c.loo = 0;
 	lp_pred_check_judge(&c, &l, &v);
 	assert_int_equal(v.flags, 0);
 }
@@ -1236,7 +1257,7 @@ int main(void)
 		cmocka_unit_test(test_binomial_direct),
 		cmocka_unit_test(test_bad_files),
 		cmocka_unit_test(test_check),
-		cmocka_unit_test(test_check_shape_conflicts),
+		cmocka_unit_test(test_check_verdicts),
 		cmocka_unit_test(test_setd_naive),
 		cmocka_unit_test(test_setd_one_set),
 		cmocka_unit_test(test_setd_predict),
