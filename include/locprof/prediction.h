@@ -405,7 +405,7 @@ enum {
 	LP_PRED_CHECK_EDGE = 4,    /* reuses near the capacity: +-5% in distance moves the misses > 20% */
 	LP_PRED_CHECK_FEW = 8,     /* the fitted runs' data span under 64 blocks of the level */
 	LP_PRED_CHECK_SHAPE = 16,  /* at the capacity scaled to each fitted run, > 10% off that run */
-	LP_PRED_CHECK_CONFLICTS = 32, /* set-associative misses > 10% from the fully-associative */
+	LP_PRED_CHECK_CONFLICTS = 32, /* set-associative misses > 5% from the fully-associative */
 	LP_PRED_CHECK_UNSTABLE = 64, /* fitted without the largest size, > 10% off at P */
 };
 struct lp_pred_validity {

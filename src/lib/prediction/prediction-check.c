@@ -47,7 +47,11 @@
  *   placement sees everything (lines of other walks between two reuses,
  *   strides that are not polynomials, an FFT's butterflies). A level whose
  *   set-associative misses are more than PLACE_ERR from its
- *   fully-associative ones is flagged, with both placements' numbers.
+ *   fully-associative ones is flagged, with both placements' numbers:
+ *   half the 10% a prediction is held to, since the placement model can
+ *   be wrong by all of its effect (the suite's 2-D stencil on the R12000's
+ *   2-way L1: +9% over the fully-associative misses, +11% over the
+ *   simulation).
  * - Beyond the fitted sizes, a prediction that the model fitted without
  *   the largest fitted size changes by more than LOO_ERR rests on how that
  *   one run bends the fits: the fitted sizes do not pin down how the
@@ -69,7 +73,7 @@
 #define DIST_ERR 0.05
 #define EDGE_WIDTH 0.20
 #define SCALED_MIN 4.0
-#define PLACE_ERR 0.10
+#define PLACE_ERR 0.05
 #define LOO_ERR 0.10
 
 /* The count shares of the rest's bins at P, as lp_pred_model_hist() makes

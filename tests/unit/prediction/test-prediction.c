@@ -746,8 +746,12 @@ static void test_check_verdicts(void **state)
 	assert_string_equal(lp_pred_check_name(v.flags, name, sizeof(name)), "conflicts");
 	assert_non_null(strstr(v.reason, "its set-associative misses (6250) are +25% from its fully-associative ones"));
 	assert_non_null(strstr(v.reason, "(6250 with the walks' strided placement, 5100 with random placement)"));
-	/* within 10%, or on a fully-associative level: no flag */
-	c.sa = 5400;
+	/* 5.7% apart is flagged; within 5%, or on a fully-associative level,
+	 * no flag */
+	c.sa = 5300;
+	lp_pred_check_judge(&c, &l, &v);
+	assert_int_equal(v.flags, LP_PRED_CHECK_CONFLICTS);
+	c.sa = 5200;
 	lp_pred_check_judge(&c, &l, &v);
 	assert_int_equal(v.flags, 0);
 	c.sa = 6250;
