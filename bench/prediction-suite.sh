@@ -24,7 +24,7 @@
 # usage: bench/prediction-suite.sh [--quick] [--update-docs] [--sizes LIST]
 #                                  [--factors LIST] [--builds LIST]
 #                                  [--machines LIST] [--sim-cache DIR]
-#                                  [KERNEL...]
+#                                  [--no-simulate] [KERNEL...]
 #   --quick        smaller sizes (8x at about a million references)
 #   --update-docs  rewrite the figures table of docs/prediction.md (between
 #                  its begin/end markers) with this run's tables
@@ -38,6 +38,8 @@
 #                  depend on the kernels, the compiler and the simulator,
 #                  not on the models): a rerun then only collects, fits
 #                  and predicts
+#   --no-simulate  with --sim-cache: only the cached simulations; a level
+#                  without one is "n/s", not simulated
 #   KERNEL         gemm lu jacobi2d heat3d mv-row mv-col csrmv fft (default
 #                  all eight; any kernel of bench/kernels with --sizes)
 # Environment: LOCPROF_BUILD (default build/), KEEP=DIR keeps the work files,
@@ -56,6 +58,7 @@ builds="runtime compile"
 machines="itanium2 r12000 host"
 kernels=()
 simcache=
+nosim=0
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--quick) quick=1 ;;
@@ -65,6 +68,7 @@ while [ $# -gt 0 ]; do
 	--builds) builds=${2//,/ }; shift ;;
 	--machines) machines=${2//,/ }; shift ;;
 	--sim-cache) simcache=$2; mkdir -p "$simcache"; shift ;;
+	--no-simulate) nosim=1 ;;
 	-h | --help) sed -n '2,/^# Prints/p' "$0"; exit 0 ;;
 	-*) echo "prediction-suite: unknown option '$1'" >&2; exit 2 ;;
 	*) kernels+=("$1") ;;
@@ -181,6 +185,10 @@ for k in "${kernels[@]}"; do
 				cached=${simcache:+$simcache/$k-$style-$p-$m.csv}
 				if [ -n "$cached" ] && [ -s "$cached" ]; then
 					cat "$cached" >>"$W/meas.csv"
+					continue
+				fi
+				if [ "$nosim" = 1 ]; then
+					python3 "$compare" measured "$m" "$W/levels-$m.txt" /dev/null /dev/null /dev/null >>"$W/meas.csv"
 					continue
 				fi
 				if [ ! -f "$W/t.lpt" ]; then
