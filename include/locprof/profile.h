@@ -102,6 +102,11 @@ struct lp_profile {
 	char *host;     /* host name */
 	int64_t date;   /* seconds since the epoch */
 	char *source;   /* what produced it: "trace foo.txt", "inst", ... */
+	/* MPI: the rank of the recorded process in MPI_COMM_WORLD, -1 when
+	 * it was not an MPI rank (or the profile has no RANK chunk), and the
+	 * world's size (0: unknown), from the launcher's environment */
+	int32_t mpi_rank;
+	uint32_t mpi_size;
 	uint32_t n_line_sizes;
 	uint32_t line_sizes[LP_PROFILE_MAX_LINE_SIZES]; /* bytes, powers of two */
 	double rate;             /* sampling rate (mean gap 1/rate line accesses) */

@@ -36,6 +36,10 @@ struct lp_record_options {
 	 * runtime halves it (and the samples kept) whenever 2N would be kept,
 	 * and each output's final rate is in lp_record_output.rate. */
 	uint64_t target_samples;
+	/* mpi: 1 for an MPI rank, whose rank and world size (0: unknown) go
+	 * into every profile of the recording (lp_profile.mpi_rank, mpi_size) */
+	int mpi;
+	uint32_t mpi_rank, mpi_size;
 };
 
 /* What one process image produced. */

@@ -93,6 +93,10 @@ size_t lp_hotspots_functions(const struct lp_hotspots *h, const struct lp_source
 /* The lines of file number f (of lp_hotspots_files()), by line number. */
 size_t lp_hotspots_file_lines(const struct lp_hotspots *h, size_t f, const struct lp_source_line **out);
 void lp_hotspots_totals(const struct lp_hotspots *h, double *accesses, double *misses);
+/* The hot spots of several runs summed (each one finished): lines by
+ * path and line number, functions by name, totals summed; finished, with
+ * no symbols of its own (every string copied). */
+int lp_hotspots_merge(struct lp_hotspots **out, const struct lp_hotspots *const *parts, size_t n);
 
 /* A source file's text: lines[i] is line i + 1, without its newline. */
 struct lp_source_text {
@@ -237,6 +241,21 @@ size_t lp_report_threads(const struct lp_report *r, const struct lp_report_threa
 /* The caches of the per-thread misses: the named caches, or without any
  * the hot spots' (params.at, at_ways). */
 size_t lp_report_thread_caches(const struct lp_report *r, const struct lp_report_cache **out);
+
+/* ---- several profiles: the ranks of an MPI job ------------------------- */
+/* The report of the whole job from the reports of its ranks' profiles
+ * (each from lp_report_new() with the same params; they must outlive the
+ * merged one). Each rank has caches of its own, so the job's misses are
+ * the ranks' misses summed: line accesses, references, samples, misses of
+ * the hot pcs, data objects, pairs, source lines, functions and threads
+ * (by thread number) are summed, and every miss ratio of the curves and
+ * named caches is the ranks' weighted by their line accesses (per
+ * reference: by references), with intervals weighted the same way.
+ * Hot pcs, objects and pairs are matched by name and keep at most top
+ * rows (of the union of the ranks' top rows); no windows (each rank has
+ * its own clock). LP_EINVAL when the reports were computed with
+ * different line sizes or parameters. */
+int lp_report_merge(struct lp_report **out, struct lp_report *const *parts, size_t n, size_t top);
 
 /* ---- two profiles compared -------------------------------------------- */
 /* lp_report_diff sets two reports side by side (built with the same

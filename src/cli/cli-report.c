@@ -1,6 +1,7 @@
 /* Reading a profile and computing its report, for the commands that
  * format one (report, annotate, diff): the same warnings and errors in
- * all of them. */
+ * all of them; and several profiles, the ranks of an MPI job, with the
+ * report of the whole job. */
 #include "cli.h"
 
 #include <locprof/profile.h>
@@ -8,6 +9,9 @@
 #include <locprof/symbol.h>
 
 #include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 /* The binaries the profile's mappings name, for pc, allocation-site and
  * global names; without them (a profile of a program whose files are gone
@@ -31,7 +35,7 @@ int cli_report_load(struct cli_report *l, const char *path, uint64_t line, struc
 {
 	int li, err;
 
-	*l = (struct cli_report){ .status = CLI_OK };
+	*l = (struct cli_report){ .status = CLI_OK, .path = path };
 	err = lp_profile_read(&l->p, path);
 	if (!l->p) {
 		cli_error("%s", lp_errmsg());
@@ -68,4 +72,80 @@ void cli_report_release(struct cli_report *l)
 	lp_symbols_free(l->syms);
 	lp_profile_free(l->p);
 	*l = (struct cli_report){ 0 };
+}
+
+/* By rank; profiles without one after those with, by path. */
+static int cmp_rank(const void *a, const void *b)
+{
+	const struct cli_report *x = a, *y = b;
+	int32_t rx = x->p->mpi_rank, ry = y->p->mpi_rank;
+
+	if ((rx < 0) != (ry < 0))
+		return rx < 0 ? 1 : -1;
+	if (rx != ry)
+		return rx < ry ? -1 : 1;
+	return strcmp(x->path, y->path);
+}
+
+const char *cli_rank_label(const struct lp_profile *p, char *buf, size_t len)
+{
+	if (p->mpi_rank < 0)
+		snprintf(buf, len, "no MPI rank");
+	else if (p->mpi_size)
+		snprintf(buf, len, "rank %" PRId32 " of %" PRIu32, p->mpi_rank, p->mpi_size);
+	else
+		snprintf(buf, len, "rank %" PRId32, p->mpi_rank);
+	return buf;
+}
+
+int cli_reports_load(struct cli_reports *rs, char *const *paths, size_t n, uint64_t line,
+		     struct lp_report_params pa)
+{
+	struct lp_report **parts;
+	int st;
+
+	*rs = (struct cli_reports){ .status = CLI_OK };
+	if (!(rs->v = calloc(n, sizeof(*rs->v)))) {
+		cli_error("out of memory");
+		return CLI_ERROR;
+	}
+	for (size_t i = 0; i < n; i++, rs->n++) {
+		if ((st = cli_report_load(&rs->v[i], paths[i], line, pa)) == CLI_ERROR) {
+			rs->n++;
+			return CLI_ERROR;
+		}
+		if (st != CLI_OK)
+			rs->status = st;
+	}
+	if (n == 1) {
+		rs->r = rs->v[0].r;
+		return rs->status;
+	}
+	qsort(rs->v, n, sizeof(*rs->v), cmp_rank);
+	for (size_t i = 1; i < n; i++)
+		if (rs->v[i].p->mpi_rank >= 0 && rs->v[i].p->mpi_rank == rs->v[i - 1].p->mpi_rank)
+			cli_warn("two profiles of rank %" PRId32 ": both are summed", rs->v[i].p->mpi_rank);
+	if (!(parts = malloc(n * sizeof(*parts)))) {
+		cli_error("out of memory");
+		return CLI_ERROR;
+	}
+	for (size_t i = 0; i < n; i++)
+		parts[i] = rs->v[i].r;
+	if (lp_report_merge(&rs->merged, parts, n, pa.top) < 0) {
+		cli_error("%s", lp_errmsg());
+		free(parts);
+		return CLI_ERROR;
+	}
+	free(parts);
+	rs->r = rs->merged;
+	return rs->status;
+}
+
+void cli_reports_release(struct cli_reports *rs)
+{
+	lp_report_free(rs->merged);
+	for (size_t i = 0; i < rs->n; i++)
+		cli_report_release(&rs->v[i]);
+	free(rs->v);
+	*rs = (struct cli_reports){ 0 };
 }

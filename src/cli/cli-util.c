@@ -323,3 +323,10 @@ int cli_stdout_commit(const char *path, char *tmp, int keep)
 	free(tmp);
 	return rc;
 }
+
+int cli_has_suffix(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+
+	return n > k && !strcmp(s + n - k, suffix) && s[n - k - 1] != '/';
+}

@@ -102,6 +102,7 @@ int cli_report_policy_option(const struct cli_command *cmd, const char *arg, uns
  * annotate and diff. */
 struct lp_report_params;
 struct cli_report {
+	const char *path;
 	struct lp_profile *p;
 	struct lp_symbols *syms; /* from its mappings when params.top */
 	struct lp_report *r;
@@ -113,6 +114,28 @@ struct cli_report {
  * l->status, or CLI_ERROR. cli_report_release() in every case. */
 int cli_report_load(struct cli_report *l, const char *path, uint64_t line, struct lp_report_params pa);
 void cli_report_release(struct cli_report *l);
+/* 1 when s is a name ending in suffix (more than the suffix, not a
+ * directory's: "dir/.lpp" is not). cli-util.c */
+int cli_has_suffix(const char *s, const char *suffix);
+
+/* Several profiles (the ranks of an MPI job) and their reports: v sorted
+ * by MPI rank (profiles without one last, by path), and r the report of
+ * them all (lp_report_merge(), keeping top hot rows), or v[0]'s for one
+ * profile. Loaded with cli_reports_load(), which returns the worst status
+ * (CLI_OK, CLI_PARTIAL) or CLI_ERROR; cli_reports_release() in every
+ * case. */
+struct cli_reports {
+	struct cli_report *v;
+	size_t n;
+	struct lp_report *merged;
+	const struct lp_report *r;
+	int status;
+};
+int cli_reports_load(struct cli_reports *rs, char *const *paths, size_t n, uint64_t line,
+		     struct lp_report_params pa);
+void cli_reports_release(struct cli_reports *rs);
+/* "rank 3 of 4", "rank 3" (size unknown) or "no MPI rank", in buf. */
+const char *cli_rank_label(const struct lp_profile *p, char *buf, size_t len);
 
 /* Warn about a profile that was read: one without samples, or whose
  * windows are longer than it asks (a run of more than

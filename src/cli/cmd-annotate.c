@@ -13,10 +13,10 @@
 #include <string.h>
 
 static const char usage[] =
-	"usage: locprof annotate PROFILE.lpp [--cache SPEC|L1|L2|L3] [--source-dir DIR ...]\n"
-	"                        [--policy lru|random] [--top N] [--threshold PCT]\n"
-	"                        [--context N] [--cold] [--line BYTES] [--format text|csv|json]\n"
-	"                        [-o FILE] [FILE ...]\n"
+	"usage: locprof annotate PROFILE.lpp... [--cache SPEC|L1|L2|L3] [--source-dir DIR ...]\n"
+	"                           [--policy lru|random] [--top N] [--threshold PCT]\n"
+	"                           [--context N] [--cold] [--line BYTES] [--format text|csv|json]\n"
+	"                           [-o FILE] [FILE ...]\n"
 	"\n"
 	"Show the source of the files where a profile's misses fall, each line\n"
 	"with the misses predicted for one cache (charged to the access that\n"
@@ -26,6 +26,8 @@ static const char usage[] =
 	"in one line and its lines are listed without their text. Works on a\n"
 	"profile from any backend of a program built with -g. FILE arguments\n"
 	"(a path, or its end such as 'matmul.c') choose the files to show.\n"
+	"Several profiles (the leading arguments named *.lpp: the ranks of an MPI\n"
+	"job) are summed, each rank on caches of its own.\n"
 	"\n"
 	"  -c, --cache SPEC     the cache of the misses: SIZE:ASSOC:LINE[:lru] (e.g.\n"
 	"                       32K:8:64; ASSOC a number or 'full', 0 also meaning\n"
@@ -61,6 +63,8 @@ enum { MAX_DIRS = 64, MAX_CACHES = 16 };
 
 struct annotate_opts {
 	const char *profile, *format, *output;
+	char **profiles;
+	size_t nprofiles;
 	const char *dirs[MAX_DIRS];
 	size_t ndirs;
 	char **files;
@@ -132,8 +136,12 @@ static int parse_options(int argc, char **argv, struct annotate_opts *o)
 	if (argc - optind < 1)
 		return cli_usage_error(&cmd_annotate, "annotate takes a profile");
 	o->profile = argv[optind];
-	o->files = argv + optind + 1;
-	o->nfiles = (size_t)(argc - optind - 1);
+	o->profiles = argv + optind;
+	o->nprofiles = 1;
+	while (optind + (int)o->nprofiles < argc && cli_has_suffix(argv[optind + o->nprofiles], ".lpp"))
+		o->nprofiles++;
+	o->files = argv + optind + o->nprofiles;
+	o->nfiles = (size_t)(argc - optind) - o->nprofiles;
 	if (strcmp(o->format, "text") && strcmp(o->format, "csv") && strcmp(o->format, "json"))
 		return cli_usage_error(&cmd_annotate, "unknown format '%s' (text, csv, json)", o->format);
 	return -1;
@@ -382,7 +390,8 @@ static int run(int argc, char **argv)
 {
 	struct annotate_opts o = { .format = "text", .policies = LP_REPORT_LRU, .top = 20, .context = 3,
 				   .threshold = 1 };
-	struct cli_report l = { 0 };
+	struct cli_reports l = { 0 };
+	char label[64];
 	const struct lp_source_file *files;
 	const struct lp_hotspots *h;
 	uint64_t sizes[1] = { 32768 };
@@ -394,7 +403,7 @@ static int run(int argc, char **argv)
 		return status;
 	if (o.ncaches)
 		sizes[0] = o.caches[0].size;
-	status = cli_report_load(&l, o.profile, o.line,
+	status = cli_reports_load(&l, o.profiles, o.nprofiles, o.line,
 				 (struct lp_report_params){ .sizes = sizes, .nsizes = 1, .caches = o.caches,
 							    .ncaches = o.ncaches, .policies = o.policies,
 							    .cold = o.cold, .fill = LP_STATCACHE_FILL_AUTO,
@@ -402,6 +411,10 @@ static int run(int argc, char **argv)
 							    .top = 1 });
 	if (status == CLI_ERROR)
 		goto out;
+	if (l.n > 1) {
+		snprintf(label, sizeof(label), "%zu profiles summed", l.n);
+		o.profile = label;
+	}
 	if (o.output && cli_stdout_to(o.output, &tmp) < 0) {
 		status = CLI_ERROR;
 		goto out;
@@ -438,6 +451,6 @@ static int run(int argc, char **argv)
 out:
 	if (tmp && cli_stdout_commit(o.output, tmp, status != CLI_ERROR) < 0)
 		status = CLI_ERROR;
-	cli_report_release(&l);
+	cli_reports_release(&l);
 	return status;
 }

@@ -17,13 +17,17 @@ static const char usage[] =
 	"usage: locprof diff A.lpp B.lpp [--sizes 4K..64M] [--cache SPEC ...] [--policy lru,random]\n"
 	"                    [--at SIZE] [--top N] [--format text|csv|json] [-o FILE]\n"
 	"                    [--svg FILE] [--cold] [--line BYTES]\n"
+	"       locprof diff [options] A.rank0.lpp A.rank1.lpp... -- B.rank0.lpp...\n"
 	"\n"
 	"Compare two profiles (a program before and after a change, or on two\n"
 	"inputs): their miss-ratio curves side by side with the difference B - A,\n"
 	"their named caches, and the source lines, functions and data objects\n"
 	"whose predicted misses changed most between the runs (matched by name:\n"
 	"a line by its file's base name and number). Every number is computed as\n"
-	"`locprof report` computes it for each profile alone.\n"
+	"`locprof report` computes it for each profile alone. Each run may be\n"
+	"several profiles (the ranks of an MPI job), the A run's before `--`\n"
+	"and the B run's after it: each run is their sum, as `locprof report`\n"
+	"sums several profiles.\n"
 	"\n"
 	"  -s, --sizes LIST     cache sizes of the curves (default 4K..64M)\n"
 	"  -c, --cache SPEC     a named cache, as report takes it: SIZE:ASSOC:LINE[:lru],\n"
@@ -51,7 +55,10 @@ const struct cli_command cmd_diff = {
 enum { MAX_CACHES = 32 };
 
 struct diff_opts {
-	const char *a, *b, *sizes_arg, *format, *svg, *output;
+	const char *a, *b, *sizes_arg, *format, *svg, *output; /* a, b: labels */
+	char **pa, **pb; /* the profiles of each run */
+	size_t na, nb;
+	char la[64], lb[64];
 	unsigned policies;
 	int cold;
 	uint64_t top, at, line;
@@ -74,9 +81,15 @@ static int parse_options(int argc, char **argv, struct diff_opts *o)
 		{ "line", required_argument, NULL, 'l' },   { "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },         { 0 },
 	};
-	int c;
+	int c, sep = argc;
 
-	while ((c = cli_getopt(argc, argv, "s:c:p:a:t:F:l:o:h", opts)) != -1) {
+	/* A's profiles -- B's profiles: options before the "--" only */
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--")) {
+			sep = i;
+			break;
+		}
+	while ((c = cli_getopt(sep, argv, "s:c:p:a:t:F:l:o:h", opts)) != -1) {
 		switch (c) {
 		case 's': o->sizes_arg = optarg; break;
 		case 'c':
@@ -107,10 +120,32 @@ static int parse_options(int argc, char **argv, struct diff_opts *o)
 		default: return cli_usage_error(&cmd_diff, "bad option");
 		}
 	}
-	if (argc - optind != 2)
-		return cli_usage_error(&cmd_diff, "diff takes two profiles");
-	o->a = argv[optind];
-	o->b = argv[optind + 1];
+	if (sep < argc && sep > optind) {
+		o->pa = argv + optind;
+		o->na = (size_t)(sep - optind);
+		o->pb = argv + sep + 1;
+		o->nb = (size_t)(argc - sep - 1);
+	} else {
+		/* two profiles, after a "--" or without one */
+		int first = sep < argc ? sep + 1 : optind;
+		if (argc - first != 2)
+			return cli_usage_error(&cmd_diff, "diff takes two profiles, or A's profiles -- B's profiles");
+		o->pa = argv + first;
+		o->pb = argv + first + 1;
+		o->na = o->nb = 1;
+	}
+	if (!o->nb)
+		return cli_usage_error(&cmd_diff, "no profile of run B after '--'");
+	o->a = o->pa[0];
+	o->b = o->pb[0];
+	if (o->na > 1) {
+		snprintf(o->la, sizeof(o->la), "%zu profiles", o->na);
+		o->a = o->la;
+	}
+	if (o->nb > 1) {
+		snprintf(o->lb, sizeof(o->lb), "%zu profiles", o->nb);
+		o->b = o->lb;
+	}
 	if (strcmp(o->format, "text") && strcmp(o->format, "csv") && strcmp(o->format, "json"))
 		return cli_usage_error(&cmd_diff, "unknown format '%s' (text, csv, json)", o->format);
 	return -1;
@@ -305,7 +340,7 @@ static int run(int argc, char **argv)
 {
 	struct diff_opts o = { .sizes_arg = "4K..64M", .format = "text", .top = 10,
 			       .policies = LP_REPORT_LRU | LP_REPORT_RANDOM };
-	struct cli_report ra = { 0 }, rb = { 0 };
+	struct cli_reports ra = { 0 }, rb = { 0 };
 	struct lp_report_params pa;
 	struct lp_report_diff *d = NULL;
 	uint64_t *sizes = NULL;
@@ -330,8 +365,8 @@ static int run(int argc, char **argv)
 	} else {
 		cli_format_size(o.at ? o.at : 32768, o.hot_cache, sizeof(o.hot_cache));
 	}
-	status = cli_report_load(&ra, o.a, o.line, pa);
-	if (status == CLI_ERROR || (sb = cli_report_load(&rb, o.b, o.line, pa)) == CLI_ERROR) {
+	status = cli_reports_load(&ra, o.pa, o.na, o.line, pa);
+	if (status == CLI_ERROR || (sb = cli_reports_load(&rb, o.pb, o.nb, o.line, pa)) == CLI_ERROR) {
 		status = CLI_ERROR;
 		goto out;
 	}
@@ -363,8 +398,8 @@ static int run(int argc, char **argv)
 		status = CLI_ERROR;
 out:
 	lp_report_diff_free(d);
-	cli_report_release(&ra);
-	cli_report_release(&rb);
+	cli_reports_release(&ra);
+	cli_reports_release(&rb);
 	free(sizes);
 	return status;
 }

@@ -37,6 +37,8 @@ static void dump_json(const struct lp_profile *p)
 	cli_json_string(p->host);
 	printf(",\"source\":");
 	cli_json_string(p->source);
+	if (p->mpi_rank >= 0)
+		printf(",\"mpi_rank\":%" PRId32 ",\"mpi_size\":%" PRIu32, p->mpi_rank, p->mpi_size);
 	printf(",\"date\":%" PRId64 ",\"rate\":%.17g,\"target_samples\":%" PRIu64 ",\"seed\":%" PRIu64
 	       ",\"window\":%" PRIu64 ",\"references\":%" PRIu64 ",\n \"line_sizes\":[",
 	       p->date, p->rate, p->target_samples, p->seed, p->window, p->references);
@@ -95,6 +97,10 @@ static void dump_text(const struct lp_profile *p)
 	if (gmtime_r(&t, &tm))
 		strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	printf("command: %s\nhost: %s\ndate: %s\nsource: %s\n", p->command, p->host, date, p->source);
+	if (p->mpi_rank >= 0 && p->mpi_size)
+		printf("MPI rank: %" PRId32 " of %" PRIu32 "\n", p->mpi_rank, p->mpi_size);
+	else if (p->mpi_rank >= 0)
+		printf("MPI rank: %" PRId32 " (world size unknown)\n", p->mpi_rank);
 	printf("rate: %.6g  target samples: %" PRIu64 "  seed: %" PRIu64 "  window: %" PRIu64 "\n",
 	       p->rate, p->target_samples, p->seed, p->window);
 	printf("references: %" PRIu64 "  threads: %u\n", p->references, p->n_threads);

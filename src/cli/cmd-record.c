@@ -15,7 +15,9 @@ static const char usage[] =
 	"with their reuse distances (StatCache), or with --mode trace every\n"
 	"reference. Every thread of every process is recorded; each process\n"
 	"gets its own output: OUT for the first, and OUT's name with the pid\n"
-	"inserted (prof.1234.lpp) for the others. PROGRAM's stdin, stdout and\n"
+	"inserted (prof.1234.lpp) for the others; under an MPI launcher (mpirun\n"
+	"locprof record ...) each rank's OUT has the rank inserted\n"
+	"(prof.rank3.lpp) and the rank recorded. PROGRAM's stdin, stdout and\n"
 	"stderr are its own. An existing OUT is kept as OUT.old. A run that\n"
 	"cannot give a profile (OUT cannot be created, PROGRAM is not\n"
 	"instrumented) is refused before PROGRAM starts. INT, TERM and HUP sent\n"
@@ -105,13 +107,6 @@ static int parse_lines(const char *arg, struct lp_record_options *o)
 	return CLI_OK;
 }
 
-static int has_suffix(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), k = strlen(suffix);
-
-	return n > k && !strcmp(s + n - k, suffix) && s[n - k - 1] != '/';
-}
-
 /* The output's format comes from its name; a name that says none is an
  * error rather than a guess (a profile named "prof" would surprise). */
 static int check_output_name(const struct record_request *req)
@@ -126,7 +121,7 @@ static int check_output_name(const struct record_request *req)
 		return cli_usage_error(&cmd_record, "cannot tell the trace format of '%s' (known: %s)",
 				       out, lp_trace_format_names());
 	}
-	if (has_suffix(out, ".lpp") || has_suffix(out, ".samples"))
+	if (cli_has_suffix(out, ".lpp") || cli_has_suffix(out, ".samples"))
 		return CLI_OK;
 	return cli_usage_error(&cmd_record,
 			       "cannot tell the output format of '%s': name it NAME.lpp (a profile) "
@@ -154,6 +149,7 @@ static int run(int argc, char **argv)
 	static struct record_request req;
 	const struct record_backend *backend;
 	const char *backend_name = "inst", *why;
+	char *rank_output = NULL; /* -o with the MPI rank in its name */
 	int c, known, st, rate_given = 0;
 	uint64_t u;
 
@@ -230,23 +226,41 @@ static int run(int argc, char **argv)
 		req.opts.output = req.opts.mode == LP_RECORD_TRACE ? "locprof.lpt" : "locprof.lpp";
 	if (!strcmp(req.opts.output, "-") && (req.opts.mode != LP_RECORD_TRACE || backend == &record_backend_pmu))
 		return cli_usage_error(&cmd_record, "-o - (stdout) is for --mode trace with the inst or valgrind backend");
+	if (record_mpi_rank(&req.opts.mpi_rank, &req.opts.mpi_size)) {
+		req.opts.mpi = 1;
+		if (!strcmp(req.opts.output, "-") && req.opts.mpi_size != 1)
+			return cli_usage_error(&cmd_record, "-o - under MPI: the ranks' traces would interleave on "
+					       "one stdout; name a file (prof.lpt: prof.rank<R>.lpt)");
+		if (strcmp(req.opts.output, "-") &&
+		    !(req.opts.output = rank_output = record_rank_output(req.opts.output, req.opts.mpi_rank))) {
+			cli_error("out of memory");
+			return CLI_ERROR;
+		}
+	}
 	if (check_output_name(&req) != CLI_OK)
-		return CLI_USAGE;
+		goto out_usage;
 	req.argv = argv + optind;
-	if (backend->check && (why = backend->check(&req)))
-		return cli_usage_error(&cmd_record, "%s", why);
+	if (backend->check && (why = backend->check(&req))) {
+		cli_usage_error(&cmd_record, "%s", why);
+		goto out_usage;
+	}
 	if (record_find_program(argv[optind], req.prog, sizeof(req.prog)) < 0) {
 		cli_error("cannot run '%s': %s", argv[optind], strerror(errno ? errno : ENOENT));
-		return 127;
+		st = 127;
+		goto out;
 	}
 	/* Everything that can refuse the run does so before the program
 	 * starts: a program that ran without a profile to show for it has
 	 * had its effects for nothing. */
-	if ((st = record_prepare_output(&req)) != CLI_OK)
-		return st;
-	if (backend->ready && (st = backend->ready(&req)) != CLI_OK)
-		return st;
-	if ((st = record_keep_old_output(&req)) != CLI_OK)
-		return st;
-	return backend->run(&req);
+	if ((st = record_prepare_output(&req)) != CLI_OK ||
+	    (backend->ready && (st = backend->ready(&req)) != CLI_OK) ||
+	    (st = record_keep_old_output(&req)) != CLI_OK)
+		goto out;
+	st = backend->run(&req);
+out:
+	free(rank_output);
+	return st;
+out_usage:
+	free(rank_output);
+	return CLI_USAGE;
 }

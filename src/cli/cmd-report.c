@@ -17,11 +17,11 @@
 #include <sys/stat.h>
 
 static const char usage[] =
-	"usage: locprof report PROFILE.lpp [--sizes 4K..64M] [--cache SPEC ...]\n"
-	"                      [--policy lru,random] [--format text|csv|json] [-o FILE]\n"
-	"                      [--svg FILE] [--reference CSV] [--window [N]] [--top N]\n"
-	"                      [--at SIZE] [--cold] [--fill|--no-fill] [--threads]\n"
-	"                      [--resamples N] [--html DIR]\n"
+	"usage: locprof report PROFILE.lpp... [--sizes 4K..64M] [--cache SPEC ...]\n"
+	"                         [--policy lru,random] [--format text|csv|json] [-o FILE]\n"
+	"                         [--svg FILE] [--reference CSV] [--window [N]] [--top N]\n"
+	"                         [--at SIZE] [--cold] [--fill|--no-fill] [--threads]\n"
+	"                         [--resamples N] [--html DIR] [--per-rank]\n"
 	"\n"
 	"Predict miss ratios from a profile: the working-set graph under LRU\n"
 	"(StatStack) and random replacement (StatCache), fully associative; the\n"
@@ -35,6 +35,11 @@ static const char usage[] =
 	"interval (what another sampling seed could give: a bootstrap over the\n"
 	"samples, docs/models.md), and a cache size whose resamples fall on both\n"
 	"sides of a cliff of the curve is named.\n"
+	"\n"
+	"Several profiles (the ranks of an MPI job, prof.rank*.lpp) give the\n"
+	"report of the whole job: each rank on caches of its own, references\n"
+	"and misses summed, each miss ratio the ranks' weighted by their line\n"
+	"accesses (docs/commands/report.md, \"Several profiles\").\n"
 	"\n"
 	"  -s, --sizes LIST     cache sizes of the graph (default 4K..64M)\n"
 	"  -c, --cache SPEC     a cache SIZE:ASSOC:LINE[:lru] (e.g. 32K:8:64; ASSOC a\n"
@@ -66,6 +71,8 @@ static const char usage[] =
 	"                       in each --cache (else the --at size)\n"
 	"      --resamples N    resamples behind the intervals (default 8; 0: no\n"
 	"                       intervals)\n"
+	"      --per-rank       several profiles: the report of each one (in JSON,\n"
+	"                       \"ranks\" next to the whole job's)\n"
 	"  -h, --help           this help\n";
 
 static int run(int argc, char **argv);
@@ -80,9 +87,12 @@ const struct cli_command cmd_report = {
 enum { MAX_CACHES = 32 };
 
 struct report_opts {
-	const char *profile, *sizes_arg, *format, *svg, *refpath, *output, *html;
+	const char *profile; /* the label of the report being printed */
+	char *const *profiles;
+	size_t nprofiles;
+	const char *sizes_arg, *format, *svg, *refpath, *output, *html;
 	unsigned policies;
-	int show_windows, cold, fill, threads;
+	int show_windows, cold, fill, threads, per_rank;
 	unsigned resamples;
 	uint64_t window, top, at, line;
 	struct lp_report_cache caches[MAX_CACHES];
@@ -92,7 +102,7 @@ struct report_opts {
 /* Returns -1 to go on, else the exit status. */
 static int parse_options(int argc, char **argv, struct report_opts *o)
 {
-	enum { OPT_COLD = 1000, OPT_FILL, OPT_NO_FILL, OPT_SVG, OPT_THREADS, OPT_RESAMPLES, OPT_HTML };
+	enum { OPT_COLD = 1000, OPT_FILL, OPT_NO_FILL, OPT_SVG, OPT_THREADS, OPT_RESAMPLES, OPT_HTML, OPT_PER_RANK };
 	static const struct option opts[] = {
 		{ "sizes", required_argument, NULL, 's' },  { "cache", required_argument, NULL, 'c' },
 		{ "policy", required_argument, NULL, 'p' }, { "format", required_argument, NULL, 'F' },
@@ -106,6 +116,7 @@ static int parse_options(int argc, char **argv, struct report_opts *o)
 		{ "threads", no_argument, NULL, OPT_THREADS },
 		{ "html", required_argument, NULL, OPT_HTML },
 		{ "resamples", required_argument, NULL, OPT_RESAMPLES },
+		{ "per-rank", no_argument, NULL, OPT_PER_RANK },
 		{ 0 },
 	};
 	int c, rc;
@@ -147,6 +158,7 @@ static int parse_options(int argc, char **argv, struct report_opts *o)
 		case OPT_NO_FILL: o->fill = 0; break;
 		case OPT_THREADS: o->threads = 1; break;
 		case OPT_HTML: o->html = optarg; break;
+		case OPT_PER_RANK: o->per_rank = 1; break;
 		case OPT_RESAMPLES: {
 			uint64_t v;
 			if (cli_parse_u64(optarg, &v) < 0 || v == 1 || v > 1000)
@@ -158,9 +170,13 @@ static int parse_options(int argc, char **argv, struct report_opts *o)
 		default: return cli_usage_error(&cmd_report, "bad option");
 		}
 	}
-	if (argc - optind != 1)
-		return cli_usage_error(&cmd_report, "report takes one profile");
+	if (argc - optind < 1)
+		return cli_usage_error(&cmd_report, "report takes one profile or more");
+	o->profiles = argv + optind;
+	o->nprofiles = (size_t)(argc - optind);
 	o->profile = argv[optind];
+	if (o->nprofiles > 1 && o->show_windows && !o->per_rank)
+		return cli_usage_error(&cmd_report, "--window with several profiles needs --per-rank (each rank has its own clock)");
 	if (strcmp(o->format, "text") && strcmp(o->format, "csv") && strcmp(o->format, "json"))
 		return cli_usage_error(&cmd_report, "unknown format '%s' (text, csv, json)", o->format);
 	return -1;
@@ -204,7 +220,10 @@ static void text_curves(const struct report_opts *o, const struct lp_report *r)
 	size_t nc = lp_report_curves(r, &cv);
 	char b[32];
 
-	printf("profile %s: %zu samples, ", o->profile, in->samples);
+	if (o->nprofiles > 1 && !o->per_rank)
+		printf("%zu profiles summed: %zu samples, ", o->nprofiles, in->samples);
+	else
+		printf("profile %s: %zu samples, ", o->profile, in->samples);
 	if (!in->accesses_partial)
 		printf("%" PRIu64 " line accesses", in->accesses);
 	else if (in->accesses)
@@ -644,7 +663,6 @@ static void json_report(const struct report_opts *o, const struct lp_report *r)
 		json_hot(o->top, r);
 	if (o->threads)
 		json_threads(r);
-	printf("}\n");
 }
 
 /* ---- the command -------------------------------------------------------- */
@@ -691,12 +709,149 @@ static int write_html(const struct report_opts *o, const struct lp_report *r, st
 	return report_html_write(o->html, &in);
 }
 
+/* ---- several profiles: the ranks ------------------------------------------ */
+
+static void text_ranks(const struct cli_reports *rs)
+{
+	char b[64];
+
+	printf("%zu profiles, summed (each rank on caches of its own; ratios weighted by line accesses):\n",
+	       rs->n);
+	printf("%-14s %-16s %14s %14s %9s  %s\n", "rank", "host", "references", "line accesses", "samples",
+	       "profile");
+	for (size_t i = 0; i < rs->n; i++) {
+		const struct lp_report_info *in = lp_report_info(rs->v[i].r);
+		printf("%-14s %-16s %14" PRIu64 " %14" PRIu64 " %9zu  %s\n",
+		       cli_rank_label(rs->v[i].p, b, sizeof(b)), rs->v[i].p->host, in->references, in->accesses,
+		       in->samples, rs->v[i].path);
+	}
+	printf("\n");
+}
+
+static void csv_ranks(const struct cli_reports *rs)
+{
+	char b[256];
+
+	printf("\nprofile,rank,world_size,host,references,line_accesses,samples\n");
+	for (size_t i = 0; i < rs->n; i++) {
+		const struct lp_profile *p = rs->v[i].p;
+		const struct lp_report_info *in = lp_report_info(rs->v[i].r);
+		printf("%s,", cli_csv_field(rs->v[i].path, b, sizeof(b)));
+		if (p->mpi_rank >= 0)
+			printf("%" PRId32 ",", p->mpi_rank);
+		else
+			printf(",");
+		if (p->mpi_rank >= 0 && p->mpi_size)
+			printf("%" PRIu32, p->mpi_size);
+		printf(",%s,%" PRIu64 ",%" PRIu64 ",%zu\n", cli_csv_field(p->host, b, sizeof(b)), in->references,
+		       in->accesses, in->samples);
+	}
+}
+
+/* "rank":0,"world_size":2,"host":"h" (null when not an MPI rank). */
+static void json_rank_fields(const struct cli_report *l)
+{
+	const struct lp_profile *p = l->p;
+
+	if (p->mpi_rank >= 0)
+		printf(",\"rank\":%" PRId32, p->mpi_rank);
+	else
+		printf(",\"rank\":null");
+	if (p->mpi_rank >= 0 && p->mpi_size)
+		printf(",\"world_size\":%" PRIu32, p->mpi_size);
+	else
+		printf(",\"world_size\":null");
+	printf(",\"host\":");
+	cli_json_string(p->host);
+}
+
+static void json_ranks(const struct cli_reports *rs)
+{
+	printf(",\"profiles\":[");
+	for (size_t i = 0; i < rs->n; i++) {
+		const struct lp_report_info *in = lp_report_info(rs->v[i].r);
+		printf("%s{\"profile\":", i ? "," : "");
+		cli_json_string(rs->v[i].path);
+		json_rank_fields(&rs->v[i]);
+		printf(",\"references\":%" PRIu64 ",\"accesses\":%" PRIu64 ",\"samples\":%zu}", in->references,
+		       in->accesses, in->samples);
+	}
+	printf("]");
+}
+
+/* ---- the command -------------------------------------------------------- */
+
+static void print_one(const struct report_opts *o, const struct lp_report *r)
+{
+	if (!strcmp(o->format, "csv")) {
+		csv_tables(o, r);
+	} else if (!strcmp(o->format, "json")) {
+		json_report(o, r);
+		printf("}\n");
+	} else {
+		text_curves(o, r);
+		text_tables(o, r);
+		if (o->top)
+			text_hot(o, r);
+		if (o->threads)
+			text_threads(r);
+	}
+}
+
+/* Several profiles: the whole job's report and the ranks' table, or with
+ * --per-rank each rank's (JSON: the job's with "ranks"). */
+static void print_ranks(struct report_opts *o, const struct cli_reports *rs)
+{
+	char label[64], b[64];
+
+	snprintf(label, sizeof(label), "%zu profiles", rs->n);
+	if (!strcmp(o->format, "json")) {
+		o->profile = label;
+		json_report(o, rs->r);
+		json_ranks(rs);
+		if (o->per_rank) {
+			printf(",\"ranks\":[");
+			for (size_t i = 0; i < rs->n; i++) {
+				o->profile = rs->v[i].path;
+				printf("%s", i ? "," : "");
+				json_report(o, rs->v[i].r);
+				json_rank_fields(&rs->v[i]);
+				printf("}");
+			}
+			printf("]");
+		}
+		printf("}\n");
+		return;
+	}
+	if (!o->per_rank) {
+		o->profile = label;
+		if (!strcmp(o->format, "text"))
+			text_ranks(rs);
+		print_one(o, rs->r);
+		if (!strcmp(o->format, "csv"))
+			csv_ranks(rs);
+		return;
+	}
+	for (size_t i = 0; i < rs->n; i++) {
+		o->profile = rs->v[i].path;
+		if (!strcmp(o->format, "text"))
+			printf("%s== %s: %s, host %s ==\n\n", i ? "\n" : "", rs->v[i].path,
+			       cli_rank_label(rs->v[i].p, b, sizeof(b)), rs->v[i].p->host);
+		else
+			printf("%s# %s: %s, host %s\n", i ? "\n" : "", rs->v[i].path,
+			       cli_rank_label(rs->v[i].p, b, sizeof(b)), rs->v[i].p->host);
+		print_one(o, rs->v[i].r);
+	}
+	if (!strcmp(o->format, "csv"))
+		csv_ranks(rs);
+}
+
 static int run(int argc, char **argv)
 {
 	struct report_opts o = { .sizes_arg = "4K..64M", .format = "text", .top = 10, .fill = LP_STATCACHE_FILL_AUTO,
 				 .resamples = LP_INTERVAL_RESAMPLES,
 				 .policies = LP_REPORT_LRU | LP_REPORT_RANDOM };
-	struct cli_report l = { 0 };
+	struct cli_reports rs = { 0 };
 	struct lp_curve *refs = NULL;
 	uint64_t *sizes = NULL;
 	size_t nsizes = 0, nrefs = 0;
@@ -712,41 +867,34 @@ static int run(int argc, char **argv)
 		free(sizes);
 		return CLI_ERROR;
 	}
-	status = cli_report_load(&l, o.profile, o.line,
-				 (struct lp_report_params){ .sizes = sizes, .nsizes = nsizes, .caches = o.caches,
-							    .ncaches = o.ncaches, .policies = o.policies,
-							    .window = o.window, .cold = o.cold, .fill = o.fill,
-							    .windows = o.show_windows || o.html, .at = o.at,
-							    .top = o.top, .threads = o.threads, .resamples = o.resamples,
-							    .seed = 1 });
+	status = cli_reports_load(&rs, o.profiles, o.nprofiles, o.line,
+				  (struct lp_report_params){ .sizes = sizes, .nsizes = nsizes, .caches = o.caches,
+							     .ncaches = o.ncaches, .policies = o.policies,
+							     .window = o.window, .cold = o.cold, .fill = o.fill,
+							     .windows = o.show_windows || o.html, .at = o.at,
+							     .top = o.top, .threads = o.threads, .resamples = o.resamples,
+							     .seed = 1 });
 	if (status == CLI_ERROR)
 		goto out;
 	if (o.output && cli_stdout_to(o.output, &tmp) < 0) {
 		status = CLI_ERROR;
 		goto out;
 	}
-	if (!strcmp(o.format, "csv")) {
-		csv_tables(&o, l.r);
-	} else if (!strcmp(o.format, "json")) {
-		json_report(&o, l.r);
-	} else {
-		text_curves(&o, l.r);
-		text_tables(&o, l.r);
-		if (o.top)
-			text_hot(&o, l.r);
-		if (o.threads)
-			text_threads(l.r);
-	}
-	if (o.svg && write_svg(&o, o.svg, l.r, refs, nrefs) < 0) {
+	if (rs.n > 1)
+		print_ranks(&o, &rs);
+	else
+		print_one(&o, rs.r);
+	o.profile = rs.n > 1 ? "several profiles" : o.profiles[0];
+	if (o.svg && write_svg(&o, o.svg, rs.r, refs, nrefs) < 0) {
 		cli_error("%s", lp_errmsg());
 		status = CLI_ERROR;
 	}
-	if (o.html && write_html(&o, l.r, l.syms, refs, nrefs) < 0)
+	if (o.html && write_html(&o, rs.r, rs.n > 1 ? NULL : rs.v[0].syms, refs, nrefs) < 0)
 		status = CLI_ERROR;
 	if (tmp && cli_stdout_commit(o.output, tmp, status != CLI_ERROR) < 0)
 		status = CLI_ERROR;
 out:
-	cli_report_release(&l);
+	cli_reports_release(&rs);
 	lp_curves_free(refs, nrefs);
 	free(sizes);
 	return status;

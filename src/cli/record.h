@@ -75,6 +75,14 @@ int record_prepare_output(const struct record_request *req);
 /* An existing OUT becomes OUT.old: */
 int record_keep_old_output(const struct record_request *req);
 
+/* record-mpi.c: under an MPI launcher, 1 and the rank and world size
+ * (0: unknown) from its environment (OMPI_COMM_WORLD_RANK, PMI_RANK,
+ * PMIX_RANK), else 0. */
+int record_mpi_rank(uint32_t *rank, uint32_t *size);
+/* OUT with the rank before its extension (prof.lpp -> prof.rank3.lpp);
+ * malloc'd, NULL when out of memory. */
+char *record_rank_output(const char *out, uint32_t rank);
+
 /* Monotonic seconds. */
 double record_now(void);
 

@@ -835,6 +835,7 @@ IRSB *lpvg_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestLayout
 		VG_(tool_panic)("locprof: only amd64 is supported");
 	if (lpvg_o.inert)
 		return in;
+	lpvg_omp_check(vge->base[0]);
 	/* The preload's wrappers (vg-preload.c) are not the program: no
 	 * references traced there; its event function calls the tool. */
 	if (vge->base[0] >= lpvg_pre_lo && vge->base[0] < lpvg_pre_hi)

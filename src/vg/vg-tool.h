@@ -204,6 +204,9 @@ IRSB *lpvg_instrument(VgCallbackClosure *closure, IRSB *sb, const VexGuestLayout
 		      IRType hWordTy);
 void lpvg_discard_sb(Addr orig_addr, VexGuestExtents vge);
 void lpvg_instr_init(void);
+/* vg-omp.c: the superblock at a is about to be instrumented; the first
+ * one of an OpenMP runtime warns about spin-waiting (once). */
+void lpvg_omp_check(Addr a);
 /* The preload (vg-preload.c), once registered: its return function and
  * text, and the watched functions' entries. */
 extern Addr lpvg_marker, lpvg_pre_lo, lpvg_pre_hi;

@@ -45,6 +45,7 @@ int lp_recorder_image_begin(struct lp_recorder *r, const struct lp_record_image 
 		.pid = img->pid, .ppid = img->ppid, .nonce = r->nprocs, .start_ns = img->start_ns,
 		.cmdline = img->cmdline, .cmdline_len = img->cmdline_len, .nlines = r->o.nlines,
 		.rate = r->o.rate, .seed = r->o.seed, .source = img->source, .window = img->window,
+		.mpi = r->o.mpi, .mpi_rank = r->o.mpi_rank, .mpi_size = r->o.mpi_size,
 	};
 	int trace = r->o.mode == LP_RECORD_TRACE;
 	struct rec_proc *p;

@@ -45,7 +45,8 @@ int lp_collect_recorder_alloc(struct lp_recorder **out, const struct lp_record_o
 	struct lp_recorder *r;
 
 	if (!o->output || !o->nlines || o->nlines > LP_MAX_LINE_SIZES ||
-	    (o->mode == LP_RECORD_SAMPLE && !(o->rate > 0.0 && o->rate <= 1.0)))
+	    (o->mode == LP_RECORD_SAMPLE && !(o->rate > 0.0 && o->rate <= 1.0)) ||
+	    (o->mpi && (o->mpi_rank > INT32_MAX || (o->mpi_size && o->mpi_rank >= o->mpi_size))))
 		return lp_seterr(LP_EINVAL, "bad recording options");
 	lines[0] = 0;
 	for (uint32_t k = 0; k < o->nlines; k++) {
@@ -257,6 +258,7 @@ static struct rec_proc *proc_get(struct lp_recorder *r, const struct lp_msg_hell
 		.pid = h->h.pid, .ppid = h->ppid, .nonce = h->nonce, .start_ns = h->start_ns,
 		.cmdline = cmd, .cmdline_len = cmd_len, .nlines = h->nlines, .rate = h->rate,
 		.seed = h->seed, .backend = h->backend, .window = LP_PROFILE_WINDOW_DEFAULT,
+		.mpi = r->o.mpi, .mpi_rank = r->o.mpi_rank, .mpi_size = r->o.mpi_size,
 	};
 	struct rec_proc *p;
 

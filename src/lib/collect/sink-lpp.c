@@ -62,6 +62,10 @@ static int lpp_open(void **state, const char *path, const struct lp_collect_proc
 	memcpy(s->p->line_sizes, proc->line_size, s->p->n_line_sizes * sizeof(uint32_t));
 	s->p->rate = proc->rate;
 	s->p->seed = proc->seed;
+	if (proc->mpi) {
+		s->p->mpi_rank = (int32_t)proc->mpi_rank;
+		s->p->mpi_size = proc->mpi_size;
+	}
 	/* 0: the models see the run as one window */
 	s->p->window = proc->window;
 	*state = s;

@@ -29,6 +29,8 @@ struct lp_collect_proc {
 	uint32_t backend;         /* enum lp_msg_backend (HELLO) */
 	const char *source;       /* the profile's source; NULL: named after backend */
 	uint64_t window;          /* the profile's time window; 0: one, the whole run */
+	int mpi;                  /* lp_record_options' mpi, mpi_rank, mpi_size */
+	uint32_t mpi_rank, mpi_size;
 };
 
 struct lp_collect_summary {

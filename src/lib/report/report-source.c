@@ -44,6 +44,8 @@ struct lp_hotspots {
 	size_t nfiles;
 	struct lp_source_function *functions;
 	size_t nfunctions;
+	struct placed *placed; /* every pc's place, kept for lp_hotspots_merge() */
+	size_t nplaced;
 };
 
 int lp_hotspots_new(struct lp_hotspots **out, struct lp_symbols *syms)
@@ -66,6 +68,7 @@ void lp_hotspots_free(struct lp_hotspots *h)
 	free(h->lines);
 	free(h->files);
 	free(h->functions);
+	free(h->placed);
 	free(h);
 }
 
@@ -284,6 +287,19 @@ static int group_functions(struct lp_hotspots *h, struct placed *v, size_t n)
 	return 0;
 }
 
+/* The line, file and function rows of the places v (n of them), which h
+ * keeps (freed with it, on error too). */
+static int group_placed(struct lp_hotspots *h, struct placed *v, size_t n)
+{
+	int err;
+
+	h->placed = v;
+	h->nplaced = n;
+	if ((err = group_lines(h, v, n)) >= 0)
+		err = group_functions(h, v, n);
+	return err < 0 ? err : 0;
+}
+
 int lp_hotspots_finish(struct lp_hotspots *h)
 {
 	struct placed *v = NULL;
@@ -294,10 +310,46 @@ int lp_hotspots_finish(struct lp_hotspots *h)
 		return lp_seterr(LP_EINVAL, "the hot spots were already grouped");
 	if ((err = place_pcs(h, &v, &n)) < 0)
 		return err;
-	if ((err = group_lines(h, v, n)) >= 0)
-		err = group_functions(h, v, n);
-	free(v);
-	return err < 0 ? err : 0;
+	return group_placed(h, v, n);
+}
+
+int lp_hotspots_merge(struct lp_hotspots **out, const struct lp_hotspots *const *parts, size_t n)
+{
+	struct lp_hotspots *h;
+	struct placed *v;
+	size_t all = 0, k = 0;
+	int err = 0;
+
+	*out = NULL;
+	for (size_t i = 0; i < n; i++) {
+		if (!parts[i]->byfile)
+			return lp_seterr(LP_EINVAL, "hot spots to merge must be grouped first");
+		all += parts[i]->nplaced;
+	}
+	if ((err = lp_hotspots_new(&h, NULL)) < 0)
+		return err;
+	if (!(v = calloc(all + 1, sizeof(*v)))) {
+		lp_hotspots_free(h);
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	}
+	for (size_t i = 0; i < n; i++) {
+		h->total_accesses += parts[i]->total_accesses;
+		h->total_misses += parts[i]->total_misses;
+		for (size_t j = 0; j < parts[i]->nplaced; j++, k++) {
+			const struct placed *p = &parts[i]->placed[j];
+			v[k] = (struct placed){ .path = keep(h, p->path, &err), .line = p->line,
+						.function = keep(h, p->function, &err), .caller = keep(h, p->caller, &err),
+						.accesses = p->accesses, .misses = p->misses };
+		}
+	}
+	if (err || (err = group_placed(h, v, all)) < 0) {
+		if (err && !h->placed)
+			free(v);
+		lp_hotspots_free(h);
+		return err;
+	}
+	*out = h;
+	return 0;
 }
 
 size_t lp_hotspots_lines(const struct lp_hotspots *h, const struct lp_source_line **out)

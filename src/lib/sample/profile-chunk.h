@@ -26,6 +26,10 @@
 #define LP_ALLOCS_PER_CHUNK 50000u
 /* ALSM: u32 chunk version, u32 flags, u64 allocations, u64 frees, u64 bytes. */
 #define LP_ALLOC_SUMMARY_VERSION 1u
+/* RANK: u32 chunk version, u32 rank, u32 world size (0: unknown); written
+ * only for an MPI rank (readers without it skip the chunk as any unknown
+ * one). */
+#define LP_RANK_CHUNK_VERSION 1u
 /* Samples per chunk the library writer uses (1.9 MB chunks). */
 #define LP_SAMPLES_PER_CHUNK 40000u
 
@@ -39,6 +43,7 @@ enum {
 	LP_CHUNK_MAPPINGS = LP_TAG('M', 'A', 'P', 'S'),
 	LP_CHUNK_ALLOCS = LP_TAG('A', 'L', 'O', 'C'),
 	LP_CHUNK_ALLOC_SUMMARY = LP_TAG('A', 'L', 'S', 'M'),
+	LP_CHUNK_RANK = LP_TAG('R', 'A', 'N', 'K'),
 	LP_CHUNK_END = LP_TAG('E', 'N', 'D', ' '),
 };
 

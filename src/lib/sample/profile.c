@@ -16,6 +16,7 @@ int lp_profile_new(struct lp_profile **out)
 
 	if (!p)
 		return lp_seterr(LP_ENOMEM, "out of memory");
+	p->mpi_rank = -1;
 	if (lp_profile_set_str(&p->command, "") < 0 || lp_profile_set_str(&p->host, "") < 0 ||
 	    lp_profile_set_str(&p->source, "") < 0) {
 		lp_profile_free(p);
@@ -317,6 +318,16 @@ int lp_profile_write(const struct lp_profile *p, const char *path)
 	if ((err = cb_emit(&b, o, LP_CHUNK_META)) < 0)
 		goto out_abort;
 	nchunks++;
+	if (p->mpi_rank >= 0) {
+		err = LP_ENOMEM;
+		cb_begin(&b);
+		if (cb_u32(&b, LP_RANK_CHUNK_VERSION) < 0 || cb_u32(&b, p->mpi_rank) < 0 ||
+		    cb_u32(&b, p->mpi_size) < 0)
+			goto out_abort;
+		if ((err = cb_emit(&b, o, LP_CHUNK_RANK)) < 0)
+			goto out_abort;
+		nchunks++;
+	}
 
 	for (size_t i = 0; i < p->n_samples; i += LP_SAMPLES_PER_CHUNK) {
 		size_t n = p->n_samples - i < LP_SAMPLES_PER_CHUNK ? p->n_samples - i
@@ -626,6 +637,26 @@ static void parse_alloc_summary(struct lp_profile *p, struct cur *c)
 	p->alloc_bytes = cur_u64(c);
 }
 
+/* RANK: a later version is skipped whole; a rank outside the world is
+ * damage. */
+static void parse_rank(struct lp_profile *p, struct cur *c)
+{
+	uint32_t version = cur_u32(c), rank, size;
+
+	if (c->bad || version != LP_RANK_CHUNK_VERSION) {
+		c->pos = c->n;
+		return;
+	}
+	rank = cur_u32(c);
+	size = cur_u32(c);
+	if (c->bad || rank > INT32_MAX || (size && rank >= size)) {
+		c->bad = 1;
+		return;
+	}
+	p->mpi_rank = (int32_t)rank;
+	p->mpi_size = size;
+}
+
 /* After the end chunk: two profiles concatenated, or junk, is damage
  * (LP_ECORRUPT) rather than silence; the reader stops at the first end
  * chunk. */
@@ -749,6 +780,8 @@ int lp_profile_read(struct lp_profile **out, const char *path)
 			err = parse_allocs(p, &c);
 		} else if (tag == LP_CHUNK_ALLOC_SUMMARY) {
 			parse_alloc_summary(p, &c);
+		} else if (tag == LP_CHUNK_RANK) {
+			parse_rank(p, &c);
 		} else if (tag == LP_CHUNK_END) {
 			if (cur_u32(&c) != nchunks)
 				c.bad = 1;
