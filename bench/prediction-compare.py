@@ -18,7 +18,6 @@
 """
 import csv
 import json
-import re
 import sys
 
 BEGIN = '<!-- begin prediction-suite table (bench/prediction-suite.sh --update-docs) -->'
@@ -26,10 +25,7 @@ END = '<!-- end prediction-suite table -->'
 
 
 def levels(path):
-    # only the "levels" array: the rest may hold numbers JSON does not
-    # allow (inf per unit of work where the work model is 0)
-    m = re.search(r'"levels": (\[[^]]*\])', open(path).read())
-    for lv in json.loads(m.group(1)):
+    for lv in json.load(open(path))['levels']:
         print(lv['name'], lv['kind'], lv['blocks'] * lv['block'], lv['assoc'], lv['block'])
 
 
@@ -57,17 +53,22 @@ def measured(machine, levels_path, fap, sap, tlbp):
 
 
 # columns of `predict at --format csv` that carry a validity flag or an
-# interval, when predict gives them
-FLAG_WORDS = ('flag', 'valid', 'reason', 'warning', 'extrapol')
+# interval: `check` (ok, or the flags: crosses, unfit, edge, few, ...) with
+# its `reason` in words; other names for tools that call them otherwise
+FLAG_WORDS = ('check', 'flag', 'valid', 'reason', 'warning', 'extrapol')
 
 
 def flag_of(r):
     """The tool's word on the level: its flag (a non-empty value other than
     ok/0/false/valid) or None; and its interval (lo, hi) or None."""
     flag = None
-    for key, v in r.items():
-        if key and any(w in key.lower() for w in FLAG_WORDS) and v not in (None, '', '0', 'ok', 'false', 'valid', '-'):
-            flag = (flag + '; ' if flag else '') + '%s=%s' % (key, v)
+    if 'check' in r:
+        flag = None if r['check'] in ('', 'ok') else r['check']
+    else:
+        for key, v in r.items():
+            if key and any(w in key.lower() for w in FLAG_WORDS) and v not in (None, '', '0', 'ok', 'false',
+                                                                               'valid', '-'):
+                flag = (flag + '; ' if flag else '') + '%s=%s' % (key, v)
     lo = next((r[k] for k in r if k and k.endswith(('misses_lo', 'fa_lo', 'sa_lo'))), None)
     hi = next((r[k] for k in r if k and k.endswith(('misses_hi', 'fa_hi', 'sa_hi'))), None)
     return flag, (float(lo), float(hi)) if lo not in (None, '') and hi not in (None, '') else None
@@ -96,11 +97,11 @@ def row(kernel, build, factor, p, machine, predp, measp):
         out = {'kernel': kernel, 'build': build, 'factor': int(factor), 'P': int(p), 'machine': machine,
                'level': r['level'], 'fa_pred': pfa, 'sa_pred': psa,
                'fa_sim': float(f) if f else None, 'sa_sim': float(s) if s else None,
-               'flag': flag, 'has_flags': has_flags or interval is not None}
+               'flag': flag, 'reason': r.get('reason') or None, 'has_flags': has_flags or interval is not None}
         out['fa_err'] = err(pfa, out['fa_sim']) if f else None
         out['sa_err'] = err(psa, out['sa_sim']) if s else None
-        if interval and s:
-            out['inside'] = interval[0] <= float(s) <= interval[1]
+        if interval and f:
+            out['inside'] = interval[0] <= float(f) <= interval[1]
         print(json.dumps(out))
 
 
@@ -129,6 +130,14 @@ def table(path):
             print('| %s | %s | %d | %d | %s | %d | %d | %s |' % (
                 machine, build, len(g), len(ok), len(flagged) if tool_flags else 'n/a (no flags)',
                 len(silent), len(g) - len(sim), w))
+    sim = [r for r in rows if r['sa_err'] is not None and r['fa_err'] is not None]
+    bad = [r for r in sim if max(abs(r['fa_err']), abs(r['sa_err'])) > 10]
+    flagged = [r for r in rows if r['flag']]
+    print()
+    print('All: %d levels; %d flagged by the tool (%.1f%%); %d simulated levels over 10%% off, %d of them '
+          'not flagged.' % (len(rows), len(flagged), 100.0 * len(flagged) / max(len(rows), 1), len(bad),
+                            len([r for r in bad if not r['flag']])) if tool_flags else
+          'All: %d levels; %d simulated levels over 10%% off (the tool gives no flags).' % (len(rows), len(bad)))
     for r in fails:
         print()
         print('- %s (%s): %s' % (r['kernel'], r['build'], r['failed']))

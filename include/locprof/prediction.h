@@ -145,6 +145,10 @@ int lp_machine_parse(struct lp_machine *m, const char *text, const char *what);
  * order; a TLB of 64 entries of the system page size is added (sysfs does
  * not describe TLBs). */
 int lp_machine_host(struct lp_machine *m, const char *sysfs_root);
+/* Append an LRU cache level of size bytes, assoc ways (0: fully
+ * associative) and line-byte lines, named name (a cache SPEC of the shared
+ * parser, lp_cache_arg_parse(), made a level: predict at --cache). */
+int lp_machine_add_cache(struct lp_machine *m, const char *name, uint64_t size, uint64_t assoc, uint64_t line);
 
 /* ---- collection ------------------------------------------------------------ */
 /* Histograms are keyed by a 64-bit "block key": a block size B for LRU
@@ -366,11 +370,31 @@ struct lp_pred_check {
 				    * at distances under 256 blocks at the largest */
 	double cross_at;           /* the smallest size at which such reuses reach it (0: none) */
 	double blocks_max, blocks_at; /* distinct blocks (cold accesses) at the largest fitted size, at P */
+	double few_at;             /* the smallest size at which the program's data span 64 blocks (0: not known) */
 	size_t nsizes;
 	double sizes[LP_PRED_CHECK_RUNS]; /* the fitted sizes */
 	double fit[LP_PRED_CHECK_RUNS];   /* the model's misses at each fitted size */
 	double meas[LP_PRED_CHECK_RUNS];  /* the run's measured misses there */
+	/* The same at each fitted size with a fully-associative capacity that
+	 * holds the share of that run's data the level holds at P (its blocks
+	 * over the program's distinct blocks at P): whether the fit follows
+	 * the reuses that decide the level at P where they were measured.
+	 * scap[r] = 0: not tested (P not beyond the fitted sizes). */
+	double scap[LP_PRED_CHECK_RUNS], sfit[LP_PRED_CHECK_RUNS], smeas[LP_PRED_CHECK_RUNS];
+	/* set-associative misses at P with the model the prediction uses, with
+	 * the walk's strided placement and with random placement (the binomial
+	 * model); 0 for a fully-associative level */
+	double sa, sa_strided, sa_binomial;
+	/* set by the caller for a program's totals: the misses at P of the
+	 * model fitted without the largest fitted size (loo_pmax) */
+	int loo;
+	double loo_fa, loo_pmax;
 };
+/* The check of group g's prediction at level l and size P; set-associative
+ * misses by the model `how` (LP_PRED_SA_*) that predicts them. */
+int lp_pred_model_check_sa(const struct lp_pred_model *m, size_t g, const struct lp_pred_level *l, double P,
+			   int how, struct lp_pred_check *out);
+/* The same with the default model, LP_PRED_SA_STRIDED. */
 int lp_pred_model_check(const struct lp_pred_model *m, size_t g, const struct lp_pred_level *l, double P,
 			struct lp_pred_check *out);
 void lp_pred_check_add(struct lp_pred_check *dst, const struct lp_pred_check *src);
@@ -380,11 +404,14 @@ enum {
 	LP_PRED_CHECK_UNFIT = 2,   /* the model misses the fitted runs' own misses by > 10% */
 	LP_PRED_CHECK_EDGE = 4,    /* reuses near the capacity: +-5% in distance moves the misses > 20% */
 	LP_PRED_CHECK_FEW = 8,     /* the fitted runs' data span under 64 blocks of the level */
+	LP_PRED_CHECK_SHAPE = 16,  /* at the capacity scaled to each fitted run, > 10% off that run */
+	LP_PRED_CHECK_CONFLICTS = 32, /* set-associative misses > 5% from the fully-associative */
+	LP_PRED_CHECK_UNSTABLE = 64, /* fitted without the largest size, > 10% off at P */
 };
 struct lp_pred_validity {
 	unsigned flags;            /* LP_PRED_CHECK_*; 0: the prediction stands */
 	double lo, hi;             /* the fully-associative misses with distances 5% shorter, longer */
-	char reason[640];          /* the flags in words ("" when none) */
+	char reason[1024];         /* the flags in words ("" when none) */
 };
 /* The verdict on a level's prediction from its (summed) checks. */
 void lp_pred_check_judge(const struct lp_pred_check *c, const struct lp_pred_level *l, struct lp_pred_validity *out);

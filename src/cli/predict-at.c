@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static const char usage[] =
 	"usage: locprof predict at DIR|MODEL --size P[,P...] [options]\n"
@@ -19,6 +20,9 @@ static const char usage[] =
 	"\n"
 	"  -s, --size LIST     problem sizes to predict (required), e.g. 480 or 240,480\n"
 	"  -m, --machine M     itanium2, r12000, host (default) or a machine file\n"
+	"  -c, --cache SPEC    instead of --machine, an LRU cache level: SIZE:ASSOC:LINE\n"
+	"                      (as simulate --cache), L1, L2, L3 or host (this\n"
+	"                      machine's); repeat for a hierarchy\n"
 	"  -w, --work EXPR     unit of work for misses per work, an expression of P\n"
 	"                      such as 'P^3' (default: the predicted references)\n"
 	"  -F, --format F      text (default), csv or json\n"
@@ -87,6 +91,10 @@ struct ctx {
 	struct lp_pred_check *chk;
 	/* per level: the verdict on the rows totals() summed last */
 	struct lp_pred_validity *val;
+	/* the model fitted without the largest fitted size (NULL when the
+	 * runs are not at hand), and its misses per level at the current size */
+	struct lp_pred_model *loo;
+	double *loo_fa;
 };
 
 /* "even", "cut", "even,cut", "none": the placements besides random. */
@@ -202,10 +210,22 @@ static int predict_all(struct ctx *x, double P)
 {
 	size_t ng = lp_pred_model_ngroups(x->m);
 
+	for (size_t l = 0; x->loo && l < x->mc.n; l++) {
+		x->loo_fa[l] = 0;
+		for (size_t g = 0; g < lp_pred_model_ngroups(x->loo); g++) {
+			struct lp_pred_count c;
+			if (lp_pred_model_predict(x->loo, g, &x->mc.level[l], P, &c) < 0) {
+				cli_error("%s", lp_errmsg());
+				return -1;
+			}
+			x->loo_fa[l] += c.fa_misses;
+		}
+	}
+
 	for (size_t g = 0; g < ng; g++)
 		for (size_t l = 0; l < x->mc.n; l++)
 			if (lp_pred_model_predict_sa(x->m, g, &x->mc.level[l], P, x->sa_how, &x->cnt[g * x->mc.n + l]) < 0 ||
-			    lp_pred_model_check(x->m, g, &x->mc.level[l], P, &x->chk[g * x->mc.n + l]) < 0) {
+			    lp_pred_model_check_sa(x->m, g, &x->mc.level[l], P, x->sa_how, &x->chk[g * x->mc.n + l]) < 0) {
 				cli_error("%s", lp_errmsg());
 				return -1;
 			}
@@ -236,6 +256,11 @@ static void totals(const struct ctx *x, int (*want)(const struct ctx *, size_t, 
 				sum_into(&out[l], &x->cnt[g * x->mc.n + l]);
 				lp_pred_check_add(&sum, &x->chk[g * x->mc.n + l]);
 			}
+		if (!want && x->loo) {
+			sum.loo = 1;
+			sum.loo_fa = x->loo_fa[l];
+			sum.loo_pmax = lp_pred_model_fit_size(x->loo, lp_pred_model_nsizes(x->loo) - 1);
+		}
 		lp_pred_check_judge(&sum, &x->mc.level[l], &x->val[l]);
 	}
 }
@@ -523,17 +548,39 @@ static void csv_rows(const struct ctx *x, double P, const char *scope, long id, 
 	}
 }
 
+/* A number as JSON allows it: null where it is not finite (misses per
+ * unit of work where the work model is 0 at P). */
+static void json_number(const char *key, double v)
+{
+	printf("\"%s\": ", key);
+	if (isfinite(v))
+		printf("%.10g", v);
+	else
+		printf("null");
+}
+
 static void json_levels(const struct ctx *x, const struct lp_pred_count *c, double work)
 {
 	printf("[");
 	for (size_t l = 0; l < x->mc.n; l++) {
 		char ck[64];
-		printf("%s{\"level\": \"%s\", \"references\": %.10g, \"accesses\": %.10g, "
-		       "\"fa_misses\": %.10g, \"sa_misses\": %.10g, \"fa_per_work\": %.10g, "
-		       "\"sa_per_work\": %.10g, \"fa_lo\": %.10g, \"fa_hi\": %.10g, \"check\": \"%s\", \"reason\": ",
-		       l ? ", " : "", x->mc.level[l].name, c[l].references, c[l].accesses, c[l].fa_misses,
-		       c[l].sa_misses, c[l].fa_misses / work, c[l].sa_misses / work, x->val[l].lo, x->val[l].hi,
-		       check_name(x, l, ck, sizeof(ck)));
+		printf("%s{\"level\": \"%s\", ", l ? ", " : "", x->mc.level[l].name);
+		json_number("references", c[l].references);
+		printf(", ");
+		json_number("accesses", c[l].accesses);
+		printf(", ");
+		json_number("fa_misses", c[l].fa_misses);
+		printf(", ");
+		json_number("sa_misses", c[l].sa_misses);
+		printf(", ");
+		json_number("fa_per_work", c[l].fa_misses / work);
+		printf(", ");
+		json_number("sa_per_work", c[l].sa_misses / work);
+		printf(", ");
+		json_number("fa_lo", x->val[l].lo);
+		printf(", ");
+		json_number("fa_hi", x->val[l].hi);
+		printf(", \"check\": \"%s\", \"reason\": ", check_name(x, l, ck, sizeof(ck)));
 		cli_json_string(x->val[l].reason);
 		printf("}");
 	}
@@ -594,10 +641,14 @@ static void json_group(const struct ctx *x, size_t g, struct lp_pred_count *c, d
 			lp_pred_model_placement(x->m, g, &x->mc.level[l], &pl);
 			if (!pl.have || lp_pred_level_sets(&x->mc.level[l]) <= 1)
 				continue;
-			printf("%s{\"level\": \"%s\", \"random\": %.4g, \"even\": %.4g, \"cut\": %.4g, "
-			       "\"random_min\": %.4g, \"random_max\": %.4g, \"sep\": %.4g, \"resid\": %.4g, "
-			       "\"used\": %s}", n++ ? ", " : "", x->mc.level[l].name, pl.w[0], pl.w[1], pl.w[2],
-			       pl.lo[0], pl.hi[0], pl.sep, pl.resid, pl.det ? "true" : "false");
+			const char *key[] = { "random", "even", "cut", "random_min", "random_max", "sep", "resid" };
+			double v[] = { pl.w[0], pl.w[1], pl.w[2], pl.lo[0], pl.hi[0], pl.sep, pl.resid };
+			printf("%s{\"level\": \"%s\"", n++ ? ", " : "", x->mc.level[l].name);
+			for (size_t k = 0; k < sizeof(v) / sizeof(v[0]); k++) {
+				printf(", ");
+				json_number(key[k], v[k]);
+			}
+			printf(", \"used\": %s}", pl.det ? "true" : "false");
 		}
 		printf("]");
 	}
@@ -636,8 +687,13 @@ static int print_struct(struct ctx *x, double P, const struct lp_pred_count *tot
 			csv_rows(x, P, "group", (long)g, gi.function, gi.where, c, work);
 		}
 	} else {
-		printf("%s\n  {\"size\": %.10g, \"work\": %.10g, \"references\": %.10g, \"program\": ",
-		       first ? "" : ",", P, work, lp_pred_model_references(x->m, P));
+		printf("%s\n  {", first ? "" : ",");
+		json_number("size", P);
+		printf(", ");
+		json_number("work", work);
+		printf(", ");
+		json_number("references", lp_pred_model_references(x->m, P));
+		printf(", \"program\": ");
 		json_levels(x, tot, work);
 		printf(",\n   \"functions\": [");
 		for (size_t i = 0; i < nf; i++) {
@@ -752,6 +808,9 @@ out:
 
 struct at_opts {
 	const char *machine, *svg, *measured;
+	struct lp_named_cache cache[LP_MACHINE_MAX_LEVELS];
+	size_t ncaches;
+	int machine_given;
 	unsigned place;
 	double agree, pmax;
 	double *sizes;
@@ -764,6 +823,7 @@ static int at_options(int argc, char **argv, struct ctx *x, struct at_opts *o)
 	static const struct option opts[] = {
 		{ "size", required_argument, NULL, 's' },
 		{ "machine", required_argument, NULL, 'm' },
+		{ "cache", required_argument, NULL, 'c' },
 		{ "work", required_argument, NULL, 'w' },
 		{ "format", required_argument, NULL, 'F' },
 		{ "top", required_argument, NULL, 'T' },
@@ -783,7 +843,7 @@ static int at_options(int argc, char **argv, struct ctx *x, struct at_opts *o)
 	int c;
 	uint64_t u;
 
-	while ((c = cli_getopt(argc, argv, "s:m:w:F:h", opts)) != -1) {
+	while ((c = cli_getopt(argc, argv, "s:m:c:w:F:h", opts)) != -1) {
 		switch (c) {
 		case 's':
 			free(o->sizes);
@@ -791,7 +851,19 @@ static int at_options(int argc, char **argv, struct ctx *x, struct at_opts *o)
 			if (parse_sizes(optarg, &o->sizes, &o->nsizes) < 0)
 				return cli_usage_error(&cmd_predict_at, "bad --size '%s' (positive numbers)", optarg);
 			break;
-		case 'm': o->machine = optarg; break;
+		case 'm':
+			o->machine = optarg;
+			o->machine_given = 1;
+			break;
+		case 'c': {
+			size_t k;
+			int rc = cli_cache_arg(&cmd_predict_at, optarg, o->cache + o->ncaches,
+					       LP_MACHINE_MAX_LEVELS - o->ncaches, &k);
+			if (rc)
+				return rc;
+			o->ncaches += k;
+			break;
+		}
 		case 'w':
 			lp_pred_expr_free(x->work);
 			x->work = NULL;
@@ -843,6 +915,12 @@ static int at_options(int argc, char **argv, struct ctx *x, struct at_opts *o)
 	}
 	if (optind + 1 != argc || !o->nsizes)
 		return cli_usage_error(&cmd_predict_at, "predict needs a model (DIR or file) and --size");
+	if (o->ncaches && o->machine_given)
+		return cli_usage_error(&cmd_predict_at, "--cache and --machine: give one or the other");
+	for (size_t i = 0; i < o->ncaches; i++)
+		if (strcmp(o->cache[i].spec.policy, "lru"))
+			return cli_usage_error(&cmd_predict_at, "cache '%s': predictions are of LRU caches, not %s",
+					       o->cache[i].name, o->cache[i].spec.policy);
 	return -1;
 usage_bad:
 	return cli_usage_error(&cmd_predict_at, "bad value '%s' for '%s'", optarg, argv[optind - 1]);
@@ -911,6 +989,61 @@ static void print_head(const struct ctx *x, const char *mpath)
 	}
 }
 
+/* The --cache levels as a machine: each named by its SPEC, or "L2" for a
+ * level of this machine's ("L2 1M"). */
+static int caches_machine(struct lp_machine *mc, const struct at_opts *o)
+{
+	memset(mc, 0, sizeof(*mc));
+	snprintf(mc->name, sizeof(mc->name), "--cache");
+	for (size_t i = 0; i < o->ncaches; i++) {
+		char name[LP_PRED_NAME_MAX];
+		const struct lp_cache_spec *sp = &o->cache[i].spec;
+		snprintf(name, sizeof(name), "%.*s", (int)strcspn(o->cache[i].name, " "), o->cache[i].name);
+		if (lp_machine_add_cache(mc, name, sp->size, sp->assoc, sp->line) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int cmp_run_size(const void *a, const void *b)
+{
+	double x = lp_pred_run_size(*(struct lp_pred_run *const *)a), y = lp_pred_run_size(*(struct lp_pred_run *const *)b);
+
+	return (x > y) - (x < y);
+}
+
+/* The model of the runs in dir without the largest size (default fit
+ * options), for the check 'unstable'; x->loo stays NULL where dir is not a
+ * directory of 4 or more runs, or that fit fails (no check then). */
+static void fit_loo(struct ctx *x, const char *dir)
+{
+	struct stat st;
+	char **names = NULL;
+	size_t nn = 0, nr = 0;
+	struct lp_pred_run **runs = NULL;
+
+	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode) || predict_list_runs(dir, &names, &nn) >= 0)
+		return;
+	if (nn >= 4 && (runs = calloc(nn, sizeof(*runs)))) {
+		for (nr = 0; nr < nn && lp_pred_run_read(&runs[nr], names[nr]) == 0; nr++)
+			;
+		if (nr == nn) {
+			qsort(runs, nr, sizeof(*runs), cmp_run_size);
+			if (lp_pred_model_fit(&x->loo, runs, nr - 1, NULL) < 0 ||
+			    !(x->loo_fa = calloc(x->mc.n + 1, sizeof(*x->loo_fa)))) {
+				lp_pred_model_free(x->loo);
+				x->loo = NULL;
+			}
+		}
+	}
+	for (size_t i = 0; i < nr; i++)
+		lp_pred_run_free(runs[i]);
+	for (size_t i = 0; i < nn; i++)
+		free(names[i]);
+	free(runs);
+	free(names);
+}
+
 static int predict_at(int argc, char **argv)
 {
 	/* Strided placement by default: on the bench it fixes the two levels
@@ -927,7 +1060,7 @@ static int predict_at(int argc, char **argv)
 	if ((status = at_options(argc, argv, &x, &o)) >= 0)
 		goto done;
 	status = CLI_ERROR;
-	if (lp_machine_get(&x.mc, o.machine) < 0) {
+	if (o.ncaches ? caches_machine(&x.mc, &o) < 0 : lp_machine_get(&x.mc, o.machine) < 0) {
 		cli_error("%s", lp_errmsg());
 		status = CLI_USAGE;
 		goto done;
@@ -940,6 +1073,7 @@ static int predict_at(int argc, char **argv)
 	}
 	if (check_blocks(&x) < 0)
 		goto done;
+	fit_loo(&x, argv[optind]);
 	if ((o.place != LP_PRED_PLACE_DEFAULT || o.agree > 0) && lp_pred_model_calibrate(x.m, o.place, o.agree) < 0) {
 		cli_error("%s", lp_errmsg());
 		goto done;
@@ -987,6 +1121,8 @@ nomem:
 	status = CLI_ERROR;
 done:
 	lp_pred_model_free(x.m);
+	lp_pred_model_free(x.loo);
+	free(x.loo_fa);
 	lp_pred_expr_free(x.work);
 	free(x.cnt);
 	free(x.chk);

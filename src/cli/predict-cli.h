@@ -11,4 +11,8 @@ extern const struct cli_command cmd_predict_collect;
 extern const struct cli_command cmd_predict_fit;
 extern const struct cli_command cmd_predict_at;
 
+/* The run files (*.xrun) of a directory, malloc'ed paths into *names_out:
+ * -1 to go on, or the exit status after the error line. */
+int predict_list_runs(const char *dir, char ***names_out, size_t *nn_out);
+
 #endif

@@ -44,7 +44,7 @@ static int cmp_str(const void *a, const void *b)
 
 /* The run files (DIR/size-P.xrun) into *names (malloc'ed); returns -1 to go on,
  * or the exit status. */
-static int list_runs(const char *dir, char ***names_out, size_t *nn_out)
+int predict_list_runs(const char *dir, char ***names_out, size_t *nn_out)
 {
 	char **names = NULL;
 	size_t nn = 0, capn = 0;
@@ -194,7 +194,7 @@ static int predict_fit(int argc, char **argv)
 	if (optind + 1 != argc)
 		return cli_usage_error(&cmd_predict_fit, "fit needs one directory of runs");
 	dir = argv[optind];
-	if ((status = list_runs(dir, &names, &nn)) >= 0)
+	if ((status = predict_list_runs(dir, &names, &nn)) >= 0)
 		goto done;
 	status = CLI_OK;
 	if (nn < 3) {

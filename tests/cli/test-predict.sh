@@ -134,6 +134,28 @@ expect_grep '"machine": "small"' "$T/out"
 expect_grep '"groups": \[' "$T/out"
 python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$T/out" 2>/dev/null ||
 	! command -v python3 >/dev/null || fail "predict --format json is not JSON"
+# a unit of work that is 0 at P: misses per work are not numbers, and the
+# JSON says null where it would say inf
+expect_status 0 "$LOCPROF" predict at "$D" --size $P --machine "$T/small.machine" --format json --work "P-$P"
+grep -qiE '(: |\[)-?(inf|nan)' "$T/out" && fail "predict --format json writes inf or nan"
+expect_grep '"fa_per_work": null' "$T/out"
+python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$T/out" 2>/dev/null ||
+	! command -v python3 >/dev/null || fail "predict --format json with work 0 is not JSON"
+
+# --cache: levels of the shared cache SPEC, the same predictions as the
+# machine file's levels of the same geometry
+expect_status 0 "$LOCPROF" predict at "$D" --size $P --machine "$T/small.machine" --format csv
+grep "^$P,program,.*,L[12]," "$T/out" | cut -d, -f7-11 >"$T/by-machine"
+expect_status 0 "$LOCPROF" predict at "$D" --size $P --cache 2K:2:32 --cache 32K:8:64 --format csv
+grep "^$P,program,.*,2K:2:32,\|^$P,program,.*,32K:8:64," "$T/out" | cut -d, -f7-11 >"$T/by-cache"
+[ -s "$T/by-cache" ] && cmp -s "$T/by-machine" "$T/by-cache" ||
+	fail "predict --cache differs from the machine file's levels: $(cat "$T/by-machine" "$T/by-cache")"
+expect_status 2 "$LOCPROF" predict at "$D" --size $P --cache 2K:2:32:fifo
+expect_grep "predictions are of LRU caches, not fifo" "$T/err"
+expect_status 2 "$LOCPROF" predict at "$D" --size $P --cache 2K:2:32 --machine itanium2
+expect_grep "give one or the other" "$T/err"
+expect_status 2 "$LOCPROF" predict at "$D" --size $P --cache 2K:3:32
+expect_grep "bad cache '2K:3:32'" "$T/err"
 
 # 5. a trace instead of a program: the same groups
 expect_status 0 "$LOCPROF" record -q --mode trace -o "$T/t24.txt" -- "$T/unroll" 24

@@ -185,7 +185,7 @@ int lp_pred_join_keys(struct lp_pred_join *x)
 	x->loopmap = calloc(x->n, sizeof(*x->loopmap));
 	if (!x->pcmap || !x->loopmap)
 		goto nomem;
-	x->by_source = !same_binaries(x->runs, x->n);
+	x->by_source = x->force_source || !same_binaries(x->runs, x->n);
 	for (size_t r = 0; r < x->n; r++) {
 		const char *main = module_id(x->runs[r], 0);
 		int seen = 0;

@@ -257,3 +257,11 @@ int lp_machine_host(struct lp_machine *m, const char *sysfs_root)
 				 sysfs_root ? sysfs_root : "/sys");
 	return add_level(m, "host", 0, "TLB", LP_PRED_LEVEL_TLB, 64, 0, page > 0 ? (uint64_t)page : 4096);
 }
+
+int lp_machine_add_cache(struct lp_machine *m, const char *name, uint64_t size, uint64_t assoc, uint64_t line)
+{
+	if (!line || size % line)
+		return lp_seterr(LP_EINVAL, "cache %s: size %llu is not a multiple of the line %llu", name,
+				 (unsigned long long)size, (unsigned long long)line);
+	return add_level(m, m->name, 0, name, LP_PRED_LEVEL_CACHE, size / line, assoc, line);
+}

@@ -424,18 +424,18 @@ static int model_fit_all(struct lp_pred_model *m)
 	return lp_pred_model_calibrate(m, LP_PRED_PLACE_DEFAULT, 0);
 }
 
-int lp_pred_model_fit(struct lp_pred_model **out, struct lp_pred_run *const *runs_in, size_t n,
-		      const struct lp_pred_fit_options *o)
+/* One fit with the runs joined by address (one binary) or by source
+ * location (several, or force_source); *unjoined when the join check
+ * refused the runs. */
+static int fit_joined(struct lp_pred_model **out, struct lp_pred_run *const *runs_in, size_t n,
+		      const struct lp_pred_fit_options *o, int force_source, int *unjoined, int *by_source)
 {
 	struct lp_pred_model *m;
-	struct lp_pred_join x = { .n = n };
+	struct lp_pred_join x = { .n = n, .force_source = force_source };
 	int rc;
 
 	*out = NULL;
-	if (n < 3)
-		return lp_seterr(LP_EINVAL, "a model needs runs at 3 or more sizes (have %zu)", n);
-	if (n > 64)
-		return lp_seterr(LP_ELIMIT, "at most 64 runs");
+	*unjoined = *by_source = 0;
 	if (!(m = calloc(1, sizeof(*m))) || !(x.runs = malloc(n * sizeof(*x.runs)))) {
 		free(m);
 		return lp_seterr(LP_ENOMEM, "out of memory");
@@ -445,12 +445,17 @@ int lp_pred_model_fit(struct lp_pred_model **out, struct lp_pred_run *const *run
 		goto out;
 	if ((rc = lp_pred_join_keys(&x)) < 0)
 		goto out;
+	*by_source = x.by_source;
 	if (lp_pred_join_unite(&x) < 0 || model_loops(m, &x) < 0 || model_groups(m, &x) < 0) {
 		rc = lp_seterr(LP_ENOMEM, "out of memory");
 		goto out;
 	}
-	if ((rc = group_measure(m, &x)) == 0 && (rc = lp_pred_join_check(m, &x)) == 0)
-		rc = model_fit_all(m);
+	if ((rc = group_measure(m, &x)) == 0) {
+		if ((rc = lp_pred_join_check(m, &x)) == 0)
+			rc = model_fit_all(m);
+		else
+			*unjoined = 1;
+	}
 out:
 	lp_pred_join_release(&x);
 	free(x.runs);
@@ -460,4 +465,26 @@ out:
 	}
 	*out = m;
 	return 0;
+}
+
+int lp_pred_model_fit(struct lp_pred_model **out, struct lp_pred_run *const *runs, size_t n,
+		      const struct lp_pred_fit_options *o)
+{
+	int rc, unjoined, by_source, sources = 1;
+
+	*out = NULL;
+	if (n < 3)
+		return lp_seterr(LP_EINVAL, "a model needs runs at 3 or more sizes (have %zu)", n);
+	if (n > 64)
+		return lp_seterr(LP_ELIMIT, "at most 64 runs");
+	rc = fit_joined(out, runs, n, o, 0, &unjoined, &by_source);
+	for (size_t r = 0; r < n; r++)
+		sources &= runs[r]->version >= 2;
+	/* Runs of one binary whose code differs with the size (a vectorised
+	 * loop whose scalar remainder runs at some sizes only, or only the
+	 * remainder at the smallest) leave pcs without counterparts by
+	 * address; by source location they are the same accesses. */
+	if (rc < 0 && unjoined && !by_source && sources)
+		rc = fit_joined(out, runs, n, o, 1, &unjoined, &by_source);
+	return rc;
 }

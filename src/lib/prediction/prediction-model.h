@@ -74,6 +74,7 @@ struct lp_pred_jkey {
 struct lp_pred_join {
 	struct lp_pred_run **runs;
 	size_t n;
+	int force_source;           /* join by source location even runs of one binary */
 	int by_source;              /* keys are source locations */
 	size_t nbinaries;           /* distinct main binaries of the runs */
 	struct lp_pred_jkey *pk, *lk; /* pc keys, loop keys */

@@ -692,7 +692,93 @@ static void test_check(void **state)
 	assert_non_null(strstr(v.reason, "data span 2 blocks of 4096B"));
 	judge(m, 4, 4096, 48, &c, &v);
 	assert_int_equal(v.flags, 0);
+	/* the scaled capacities: the program's distinct 64-byte blocks are
+	 * the cold accesses, P^2 + 3P^2 = 4P^2; 300 blocks of 160000 at 200
+	 * are 17.28 of 9216 at 48 and 1.92 of 1024 at 16 (under 4: not
+	 * tested); the exact model gives its runs back there too */
+	judge(m, 300, 64, 200, &c, &v);
+	assert_true(c.scap[4] == 17 && c.scap[1] == 4 && c.scap[0] == 0);
+	for (size_t r = 1; r < c.nsizes; r++)
+		assert_true(fabs(c.sfit[r] - c.smeas[r]) <= 1e-6 * c.smeas[r] + 1);
+	assert_true(c.smeas[4] > 0);
 	lp_pred_model_free(m);
+}
+
+/* The verdicts of the scaled-capacity, conflicts and unstable checks. */
+static void test_check_verdicts(void **state)
+{
+	struct lp_pred_level l = { .name = "L2", .blocks = 2048, .assoc = 8, .block = 128 };
+	struct lp_pred_check c = { .size = 400, .pmax = 100, .fa = 5000, .fa_short = 5000, .fa_long = 5000,
+				   .blocks_max = 1000, .nsizes = 3 };
+	struct lp_pred_validity v;
+	char name[64];
+
+	(void)state;
+	for (size_t r = 0; r < 3; r++) {
+		c.sizes[r] = 50.0 * (double)(r + 1);
+		c.fit[r] = c.meas[r] = 100;
+		c.scap[r] = 20.0 * (double)(r + 1);
+		c.sfit[r] = c.smeas[r] = 1000;
+	}
+	c.sa = c.sa_strided = c.sa_binomial = 5000;
+	lp_pred_check_judge(&c, &l, &v);
+	assert_int_equal(v.flags, 0);
+	/* 10% off at the scaled capacity is within the tolerance, 12% is not */
+	c.sfit[1] = 1100;
+	lp_pred_check_judge(&c, &l, &v);
+	assert_int_equal(v.flags, 0);
+	c.sfit[1] = 1120;
+	lp_pred_check_judge(&c, &l, &v);
+	assert_int_equal(v.flags, LP_PRED_CHECK_SHAPE);
+	assert_string_equal(lp_pred_check_name(v.flags, name, sizeof(name)), "shape");
+	assert_non_null(strstr(v.reason, "at P = 100, with a capacity of 40 blocks (the same share of that run's "
+					 "data), the model has 1120 misses where the run has 1000 (+12%)"));
+	/* a run not tested (no scaled capacity) is not judged */
+	c.scap[1] = 0;
+	lp_pred_check_judge(&c, &l, &v);
+	assert_int_equal(v.flags, 0);
+	/* conflicts: set-associative misses 20% over the fully-associative */
+	c.sa = 6250;
+	c.sa_strided = 6250;
+	c.sa_binomial = 5100;
+	lp_pred_check_judge(&c, &l, &v);
+	assert_int_equal(v.flags, LP_PRED_CHECK_CONFLICTS);
+	assert_string_equal(lp_pred_check_name(v.flags, name, sizeof(name)), "conflicts");
+	assert_non_null(strstr(v.reason, "its set-associative misses (6250) are +25% from its fully-associative ones"));
+	assert_non_null(strstr(v.reason, "(6250 with the walks' strided placement, 5100 with random placement)"));
+	/* 5.7% apart is flagged; within 5%, or on a fully-associative level,
+	 * no flag */
+	c.sa = 5300;
+	lp_pred_check_judge(&c, &l, &v);
+	assert_int_equal(v.flags, LP_PRED_CHECK_CONFLICTS);
+	c.sa = 5200;
+	lp_pred_check_judge(&c, &l, &v);
+	assert_int_equal(v.flags, 0);
+	c.sa = 6250;
+	l.assoc = 0;
+	lp_pred_check_judge(&c, &l, &v);
+	assert_int_equal(v.flags, 0);
+	/* unstable: the model fitted without the largest size 12% off at P,
+	 * not within the fitted sizes, nor without that model */
+	c.loo = 1;
+	c.loo_fa = 5600;
+	c.loo_pmax = 80;
+	lp_pred_check_judge(&c, &l, &v);
+	assert_int_equal(v.flags, LP_PRED_CHECK_UNSTABLE);
+	assert_string_equal(lp_pred_check_name(v.flags, name, sizeof(name)), "unstable");
+	assert_non_null(strstr(v.reason, "fitted without its largest size (up to P = 80), the model predicts 5600 "
+					 "misses (+12%)"));
+	c.loo_fa = 5400;
+	lp_pred_check_judge(&c, &l, &v);
+	assert_int_equal(v.flags, 0);
+	c.loo_fa = 5600;
+	c.size = 90;
+	lp_pred_check_judge(&c, &l, &v);
+	assert_int_equal(v.flags, 0);
+	c.size = 400;
+	c.loo = 0;
+	lp_pred_check_judge(&c, &l, &v);
+	assert_int_equal(v.flags, 0);
 }
 
 /* ---- set distances --------------------------------------------------------- */
@@ -1175,6 +1261,7 @@ int main(void)
 		cmocka_unit_test(test_binomial_direct),
 		cmocka_unit_test(test_bad_files),
 		cmocka_unit_test(test_check),
+		cmocka_unit_test(test_check_verdicts),
 		cmocka_unit_test(test_setd_naive),
 		cmocka_unit_test(test_setd_one_set),
 		cmocka_unit_test(test_setd_predict),
