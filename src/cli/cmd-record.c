@@ -168,10 +168,45 @@ static int check_phases(const struct record_request *req, const char *backend_na
 	return CLI_OK;
 }
 
+enum { OPT_FLUSH = 256, OPT_COUNTER, OPT_MAX_SKID, OPT_START_AT, OPT_STOP_AT, OPT_SKIP,
+       OPT_WHOLE_RUN, OPT_PHASES, OPT_PHASE_SAMPLES, OPT_PHASE_RATE };
+
+/* --phases[=N], --phase-samples N, --phase-rate R. */
+static int parse_phase_option(int c, const char *arg, struct lp_record_options *o)
+{
+	if (c == OPT_PHASES) {
+		o->phase_interval = 1u << 20;
+		if (arg && (cli_parse_u64(arg, &o->phase_interval) < 0 || o->phase_interval < 4096))
+			return cli_usage_error(&cmd_record, "bad --phases '%s' (references per interval, >= 4096)",
+					       arg);
+	} else if (c == OPT_PHASE_SAMPLES) {
+		if (cli_parse_u64(arg, &o->phase_samples) < 0 || !o->phase_samples)
+			return cli_usage_error(&cmd_record, "bad --phase-samples '%s' (a count >= 1)", arg);
+	} else if (cli_parse_double(arg, &o->phase_rate) < 0 || !(o->phase_rate >= 0 && o->phase_rate <= 1)) {
+		return cli_usage_error(&cmd_record, "bad --phase-rate '%s' (0 <= R <= 1)", arg);
+	}
+	return CLI_OK;
+}
+
+/* Under MPI: the rank in the profile and in the output's name
+ * (*rank_output, to free). */
+static int apply_mpi_rank(struct lp_record_options *o, char **rank_output)
+{
+	if (!record_mpi_rank(&o->mpi_rank, &o->mpi_size))
+		return CLI_OK;
+	o->mpi = 1;
+	if (!strcmp(o->output, "-") && o->mpi_size != 1)
+		return cli_usage_error(&cmd_record, "-o - under MPI: the ranks' traces would interleave on "
+				       "one stdout; name a file (prof.lpt: prof.rank<R>.lpt)");
+	if (strcmp(o->output, "-") && !(o->output = *rank_output = record_rank_output(o->output, o->mpi_rank))) {
+		cli_error("out of memory");
+		return CLI_ERROR;
+	}
+	return CLI_OK;
+}
+
 static int run(int argc, char **argv)
 {
-	enum { OPT_FLUSH = 256, OPT_COUNTER, OPT_MAX_SKID, OPT_START_AT, OPT_STOP_AT, OPT_SKIP,
-	       OPT_WHOLE_RUN, OPT_PHASES, OPT_PHASE_SAMPLES, OPT_PHASE_RATE };
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "mode", required_argument, NULL, 'm' },
@@ -239,21 +274,9 @@ static int run(int argc, char **argv)
 				return cli_usage_error(&cmd_record, "bad --flush-ms '%s'", optarg);
 			req.opts.flush_ms = (uint32_t)u;
 			break;
-		case OPT_PHASES:
-			req.opts.phase_interval = 1u << 20;
-			if (optarg && (cli_parse_u64(optarg, &req.opts.phase_interval) < 0 ||
-				       req.opts.phase_interval < 4096))
-				return cli_usage_error(&cmd_record, "bad --phases '%s' (references per interval, >= 4096)",
-						       optarg);
-			break;
-		case OPT_PHASE_SAMPLES:
-			if (cli_parse_u64(optarg, &req.opts.phase_samples) < 0 || !req.opts.phase_samples)
-				return cli_usage_error(&cmd_record, "bad --phase-samples '%s' (a count >= 1)", optarg);
-			break;
-		case OPT_PHASE_RATE:
-			if (cli_parse_double(optarg, &req.opts.phase_rate) < 0 ||
-			    !(req.opts.phase_rate >= 0 && req.opts.phase_rate <= 1))
-				return cli_usage_error(&cmd_record, "bad --phase-rate '%s' (0 <= R <= 1)", optarg);
+		case OPT_PHASES: case OPT_PHASE_SAMPLES: case OPT_PHASE_RATE:
+			if (parse_phase_option(c, optarg, &req.opts) != CLI_OK)
+				return CLI_USAGE;
 			break;
 		case 'b': backend_name = optarg; break;
 		case OPT_COUNTER: req.counter = optarg; break;
@@ -301,17 +324,8 @@ static int run(int argc, char **argv)
 		req.opts.output = req.opts.mode == LP_RECORD_TRACE ? "locprof.lpt" : "locprof.lpp";
 	if (!strcmp(req.opts.output, "-") && (req.opts.mode != LP_RECORD_TRACE || backend == &record_backend_pmu))
 		return cli_usage_error(&cmd_record, "-o - (stdout) is for --mode trace with the inst or valgrind backend");
-	if (record_mpi_rank(&req.opts.mpi_rank, &req.opts.mpi_size)) {
-		req.opts.mpi = 1;
-		if (!strcmp(req.opts.output, "-") && req.opts.mpi_size != 1)
-			return cli_usage_error(&cmd_record, "-o - under MPI: the ranks' traces would interleave on "
-					       "one stdout; name a file (prof.lpt: prof.rank<R>.lpt)");
-		if (strcmp(req.opts.output, "-") &&
-		    !(req.opts.output = rank_output = record_rank_output(req.opts.output, req.opts.mpi_rank))) {
-			cli_error("out of memory");
-			return CLI_ERROR;
-		}
-	}
+	if ((st = apply_mpi_rank(&req.opts, &rank_output)) != CLI_OK)
+		return st;
 	if (check_output_name(&req) != CLI_OK)
 		goto out_usage;
 	req.argv = argv + optind;

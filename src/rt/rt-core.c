@@ -59,13 +59,6 @@ enum {
 	EVENT_CAP_TRACE = 8192, /* references per REFS message (320 KiB) */
 	EVENT_CAP_ALLOC = 1024, /* allocation events per ALLOCS message */
 	TABLE_MIN_LOG2 = 6, /* 64 watches */
-	/* The coarse maps of lp_rt_range_watched(): this thread's live watched
-	 * granules per 4 KiB page and per 1 MiB region, direct-mapped (256 MiB
-	 * and 4 GiB of address space before entries alias). */
-	PAGE_SHIFT_RT = LP_RT_PAGE_SHIFT,
-	REGION_SHIFT_RT = 20,
-	PAGE_ENTRIES = LP_RT_PAGE_ENTRIES,
-	REGION_ENTRIES = 1 << 12,
 	MAPS_CHUNK = 60000,
 	CMDLINE_MAX = 4096,
 	INERT_COUNTDOWN = INT64_MAX / 2,
@@ -473,132 +466,9 @@ static void rt_connect(struct lp_rt_thread *t)
 	rt_send2(t, &hello, sizeof(hello.m) + g.cmdline_len, NULL, 0);
 }
 
-/* ---- watches ----------------------------------------------------------------
- * Exact table, per thread: the watch-table core (common/watch-core.h).
- * Shadow (rt.h), shared by the threads: a count
- * per 64-byte granule, incremented for every granule a watch's line covers
- * and decremented when it ends, so it never needs cleaning; a count that
- * reaches 255 stays there (a false positive costs only a table lookup).
- * Another thread's watch sends an access to rt-share.c. Relaxed atomics:
- * the thread that set a watch sees it in program order; for the others
- * it is shared time, which tolerates a late view. */
-
-/* The granules a watch covers: [*first, *first + n). */
-static uint64_t rt_granules(const struct lp_watch *w, uint64_t *first)
+uint32_t lp_rt_line_shift(unsigned idx)
 {
-	uint32_t shift = g.line_shift[w->idx];
-
-	if (shift <= LP_RT_GRANULE_SHIFT) {
-		*first = (w->line << shift) >> LP_RT_GRANULE_SHIFT;
-		return 1;
-	}
-	*first = w->line << (shift - LP_RT_GRANULE_SHIFT);
-	return 1ull << (shift - LP_RT_GRANULE_SHIFT);
-}
-
-static void rt_shadow_add(const struct lp_watch *w, int delta)
-{
-	uint64_t first, n = rt_granules(w, &first);
-
-	for (uint64_t k = 0; k < n; k++) {
-		uint8_t *e = (uint8_t *)(uintptr_t)(LP_RT_SHADOW + first + k), v;
-		if (first + k >= LP_RT_SHADOW_BYTES)
-			continue; /* no user address maps there */
-		v = __atomic_load_n(e, __ATOMIC_RELAXED);
-		do {
-			if (v == 255 || (v == 0 && delta < 0)) /* saturated; never below 0 */
-				break;
-		} while (!__atomic_compare_exchange_n(e, &v, (uint8_t)(v + delta), 1, __ATOMIC_RELAXED,
-						      __ATOMIC_RELAXED));
-	}
-}
-
-/* Take every live watch of a thread off the shadow and out of its table:
- * the thread is ending (its watches were just sent as dangling samples),
- * or it is a parent's thread in a forked child. Emptying the table makes
- * this idempotent: a thread that ended in the parent before the fork is
- * dropped again in the child, and must not take its watches off twice
- * (the counts would wrap to 255, a false positive for good). */
-static void rt_shadow_drop(struct lp_rt_thread *t)
-{
-	struct lp_watch *w;
-	uint64_t pos = 0;
-
-	if (!t->watches.slot)
-		return;
-	while ((w = lp_watch_table_next(&t->watches, &pos)))
-		rt_shadow_add(w, -1);
-	lp_watch_table_clear(&t->watches);
-}
-
-/* The coarse maps count every granule of every live watch, exactly (no
- * saturation), so a zero entry means no live watch there. */
-static void rt_coarse_add(struct lp_rt_thread *t, const struct lp_watch *w, int32_t delta)
-{
-	uint64_t first, n = rt_granules(w, &first);
-	const uint32_t gp = PAGE_SHIFT_RT - LP_RT_GRANULE_SHIFT;
-
-	for (uint64_t p = first >> gp; p <= (first + n - 1) >> gp; p++) {
-		uint64_t lo = p << gp > first ? p << gp : first;
-		uint64_t hi = (p + 1) << gp < first + n ? (p + 1) << gp : first + n;
-		uint32_t k = (uint32_t)(hi - lo) * (uint32_t)delta;
-		t->pages[p & (PAGE_ENTRIES - 1)] += k;
-		t->regions[(p >> (REGION_SHIFT_RT - PAGE_SHIFT_RT)) & (REGION_ENTRIES - 1)] += k;
-	}
-}
-
-/* Called by the pass's versioned loops once before the loop: may a live
- * watch of this thread cover a byte of [lo, hi)? 0 only if certainly not.
- * Conservative: aliasing in the coarse maps, a range too wide to scan or a
- * runtime busy in a slow path (a signal handler) answer 1. */
-int lp_rt_range_watched(uint64_t lo, uint64_t hi)
-{
-	struct lp_rt_fast *f = &lp_rt_fast;
-	struct lp_rt_thread *t = f->t;
-	uint64_t r0, r1, p0, p1;
-
-	/* No state (the countdown is 0 or inert) or a finished thread (the
-	 * map is the zero map): the per-access checks could not hit either. */
-	if (!t || t->dead || !t->watches.live)
-		return 0;
-	if (f->in_rt)
-		return 1;
-	if (hi <= lo)
-		return hi != lo;
-	r0 = lo >> REGION_SHIFT_RT;
-	r1 = (hi - 1) >> REGION_SHIFT_RT;
-	if (r1 - r0 >= REGION_ENTRIES)
-		return 1;
-	for (uint64_t r = r0; r <= r1; r++) {
-		if (!t->regions[r & (REGION_ENTRIES - 1)])
-			continue;
-		p0 = r == r0 ? lo >> PAGE_SHIFT_RT : r << (REGION_SHIFT_RT - PAGE_SHIFT_RT);
-		p1 = r == r1 ? (hi - 1) >> PAGE_SHIFT_RT : ((r + 1) << (REGION_SHIFT_RT - PAGE_SHIFT_RT)) - 1;
-		for (uint64_t p = p0; p <= p1; p++)
-			if (t->pages[p & (PAGE_ENTRIES - 1)])
-				return 1;
-	}
-	return 0;
-}
-
-static void rt_remove(struct lp_rt_thread *t, struct lp_watch *w)
-{
-	rt_shadow_add(w, -1);
-	rt_coarse_add(t, w, -1);
-	lp_watch_remove(&t->watches, w);
-}
-
-static int rt_table_grow(struct lp_rt_thread *t)
-{
-	struct lp_watch *old = t->watches.slot;
-	uint32_t log2 = t->watches.log2;
-	struct lp_watch *mem = lp_rt_alloc(lp_watch_table_bytes(log2 + 1));
-
-	if (!mem)
-		return -1;
-	lp_watch_table_move(&t->watches, mem, log2 + 1);
-	lp_rt_free(old, lp_watch_table_bytes(log2));
-	return 0;
+	return g.line_shift[idx];
 }
 
 static void rt_send_thread_refs(struct lp_rt_thread *t, int running);
@@ -650,7 +520,7 @@ static void rt_check_watches(struct lp_rt_thread *t, uint64_t addr, uint64_t las
 						      &o, &sbegin);
 			if (w) {
 				rt_emit(t, w, own, pc, have ? &o : NULL, sbegin);
-				rt_remove(t, w);
+				lp_rt_watch_remove(t, w);
 			}
 		}
 	}
@@ -724,7 +594,7 @@ static void rt_start_sample(struct lp_rt_thread *t, uint64_t addr, uint32_t size
 		for (uint64_t l = first; l <= last >> g.line_shift[i]; l++) {
 			struct lp_watch *w;
 
-			if (lp_watch_table_must_grow(&t->watches) && rt_table_grow(t) < 0)
+			if (lp_watch_table_must_grow(&t->watches) && lp_rt_table_grow(t) < 0)
 				return; /* out of memory: sample fewer, stay correct */
 			w = lp_watch_insert(&t->watches, l, i);
 			w->begin = now + ex[i] + (l - first);
@@ -737,8 +607,8 @@ static void rt_start_sample(struct lp_rt_thread *t, uint64_t addr, uint32_t size
 							   << LP_MSG_PART_SHIFT);
 			w->tag = (uint32_t)level;
 			lp_rt_share_begin(t, w, snow + (l - first));
-			rt_shadow_add(w, 1);
-			rt_coarse_add(t, w, 1);
+			lp_rt_shadow_add(w, 1);
+			lp_rt_coarse_add(t, w, 1);
 		}
 	}
 }
@@ -906,7 +776,7 @@ static void rt_thread_finish(struct lp_rt_thread *t)
 		lp_rt_phase_close(&t->ph, t->number, t->final_refs, t->final_extra);
 		rt_send_phases(t);
 	}
-	rt_shadow_drop(t);
+	lp_rt_shadow_drop(t);
 	rt_send_events(t);
 	rt_send_thread_refs(t, 0);
 	t->dead = 1;
@@ -1281,7 +1151,7 @@ static void rt_atfork_child(void)
 		next = t->next;
 		if (t->fd >= 0)
 			close(t->fd);
-		rt_shadow_drop(t);
+		lp_rt_shadow_drop(t);
 		rt_thread_unmap(t);
 		lp_rt_free(t, sizeof(*t));
 	}

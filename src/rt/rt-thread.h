@@ -20,6 +20,16 @@
 #include <stdint.h>
 #include <time.h>
 
+/* The coarse maps of lp_rt_range_watched(): this thread's live watched
+ * granules per 4 KiB page and per 1 MiB region, direct-mapped (256 MiB
+ * and 4 GiB of address space before entries alias). */
+enum {
+	PAGE_SHIFT_RT = LP_RT_PAGE_SHIFT,
+	REGION_SHIFT_RT = 20,
+	PAGE_ENTRIES = LP_RT_PAGE_ENTRIES,
+	REGION_ENTRIES = 1 << 12,
+};
+
 /* Lines of other threads' watches a thread remembers touching. */
 enum { LP_RT_TOUCHED = 256 };
 
@@ -78,6 +88,18 @@ struct lp_rt_thread *lp_rt_thread_list(void);
 uint32_t lp_rt_thread_count(void);
 /* 1 when no live watch (of any thread) may cover a byte of [addr, last]. */
 int lp_rt_range_unwatched(uint64_t addr, uint64_t last);
+
+/* ---- watches (rt-watch.c) ---- */
+/* log2 of line size idx (rt-core.c). */
+uint32_t lp_rt_line_shift(unsigned idx);
+/* Watch w on (delta 1) or off (-1) the shared shadow, and this thread's
+ * coarse maps; a thread's watches all off the shadow and out of its table;
+ * one watch ended; the table doubled (-1: no memory). */
+void lp_rt_shadow_add(const struct lp_watch *w, int delta);
+void lp_rt_coarse_add(struct lp_rt_thread *t, const struct lp_watch *w, int32_t delta);
+void lp_rt_shadow_drop(struct lp_rt_thread *t);
+void lp_rt_watch_remove(struct lp_rt_thread *t, struct lp_watch *w);
+int lp_rt_table_grow(struct lp_rt_thread *t);
 
 /* ---- shared time (rt-share.c) ---- */
 /* A new process image: no records, no table. */

@@ -33,7 +33,7 @@ for b in $builds; do
 		got=$(refs_of_profile "$T/$b.lpp")
 		[ "$got" = "$want" ] || fail "$b $how: $got references, the trace has $want"
 		# No sample begins at or after the end of the run.
-		"$LOCPROF" dump "$T/$b.lpp" | awk -v n="$want" '!/^#/ && NF >= 8 && $2 + 0 >= n + 0 { bad = 1 } END { exit bad }' ||
+		"$LOCPROF" dump "$T/$b.lpp" | awk -v n="$want" '$1 ~ /^[0-9]+$/ && NF >= 8 && $2 + 0 >= n + 0 { bad = 1 } END { exit bad }' ||
 			fail "$b $how: a sample begins after the last reference"
 	done
 

@@ -211,6 +211,31 @@ static double region_miss(double R, double m, double n, double covered, double s
 	return p;
 }
 
+/* The requests of the nd reuses, in order, equal ones once (map: each
+ * reuse's request); returns how many. */
+static size_t build_requests(struct req *rq, const double *D, const double *walk, const double *region,
+			     size_t nd, size_t *map)
+{
+	size_t nreq = 0;
+
+	for (size_t i = 0; i < nd; i++) {
+		double n = floor(D[i] + 0.5) + 1, m, R;
+		n = n >= 1 ? n : 1;
+		m = walk ? floor(walk[i] + 0.5) : n;
+		m = m < 1 ? 1 : m > n ? n : m;
+		R = region ? floor(fmin(region[i], 1e15) + 0.5) : m;
+		rq[nreq++] = (struct req){ n, m, R > m ? R : m, i };
+	}
+	/* callers that pass their reuses by distance (model-setassoc.c)
+	 * give requests in order already: only the check is paid then */
+	for (size_t k = 1; k < nreq; k++)
+		if (cmp_req(&rq[k - 1], &rq[k]) > 0) {
+			qsort(rq, nreq, sizeof(*rq), cmp_req);
+			break;
+		}
+	return distinct_requests(rq, nreq, map);
+}
+
 int lp_sa_walk_miss(const struct lp_sa_walk *w, uint64_t sets, uint64_t ways, uint64_t line, const double *D,
 		    const double *walk, const double *region, size_t nd, double *miss)
 {
@@ -272,22 +297,7 @@ int lp_sa_walk_miss(const struct lp_sa_walk *w, uint64_t sets, uint64_t ways, ui
 	}
 	o.sets = sets;
 	o.K = K;
-	for (size_t i = 0; i < nd; i++) {
-		double n = floor(D[i] + 0.5) + 1, m, R;
-		n = n >= 1 ? n : 1;
-		m = walk ? floor(walk[i] + 0.5) : n;
-		m = m < 1 ? 1 : m > n ? n : m;
-		R = region ? floor(fmin(region[i], 1e15) + 0.5) : m;
-		rq[nreq++] = (struct req){ n, m, R > m ? R : m, i };
-	}
-	/* callers that pass their reuses by distance (model-setassoc.c)
-	 * give requests in order already: only the check is paid then */
-	for (size_t k = 1; k < nreq; k++)
-		if (cmp_req(&rq[k - 1], &rq[k]) > 0) {
-			qsort(rq, nreq, sizeof(*rq), cmp_req);
-			break;
-		}
-	nreq = distinct_requests(rq, nreq, map);
+	nreq = build_requests(rq, D, walk, region, nd, map);
 	/* an outer stride costs a set of lines per start: fewer starts */
 	noff = q <= (s1 ? 16u : XPLACE_MAX_OFFSETS) ? (size_t)q : (s1 ? 16u : XPLACE_MAX_OFFSETS);
 	offstep = (size_t)(q / noff);

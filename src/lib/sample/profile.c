@@ -972,6 +972,23 @@ static int after_end(struct lp_in *in, const char *path)
 	return 0;
 }
 
+/* The chunks after the samples and counts; unknown tags with a good
+ * checksum are skipped: later versions may add chunks. */
+static int parse_other(struct lp_profile *p, uint32_t tag, struct cur *c)
+{
+	switch (tag) {
+	case LP_CHUNK_MAPPINGS: return parse_mappings(p, c);
+	case LP_CHUNK_ALLOCS: return parse_allocs(p, c);
+	case LP_CHUNK_ALLOC_SUMMARY: parse_alloc_summary(p, c); return 0;
+	case LP_CHUNK_ALLOC_STACKS: return parse_stacks(p, c);
+	case LP_CHUNK_TLS: return parse_tls(p, c);
+	case LP_CHUNK_REGION: return parse_region(p, c);
+	case LP_CHUNK_PHASES: return parse_phases(p, c);
+	case LP_CHUNK_RANK: parse_rank(p, c); return 0;
+	default: return 0;
+	}
+}
+
 int lp_profile_read(struct lp_profile **out, const char *path)
 {
 	struct lp_profile *p = NULL;
@@ -1073,28 +1090,13 @@ int lp_profile_read(struct lp_profile **out, const char *path)
 			else if (!window)
 				window = l;
 			c.pos = c.n; /* per-window lists are rebuilt from the samples */
-		} else if (tag == LP_CHUNK_MAPPINGS) {
-			err = parse_mappings(p, &c);
-		} else if (tag == LP_CHUNK_ALLOCS) {
-			err = parse_allocs(p, &c);
-		} else if (tag == LP_CHUNK_ALLOC_SUMMARY) {
-			parse_alloc_summary(p, &c);
-		} else if (tag == LP_CHUNK_ALLOC_STACKS) {
-			err = parse_stacks(p, &c);
-		} else if (tag == LP_CHUNK_TLS) {
-			err = parse_tls(p, &c);
-		} else if (tag == LP_CHUNK_REGION) {
-			err = parse_region(p, &c);
-		} else if (tag == LP_CHUNK_PHASES) {
-			err = parse_phases(p, &c);
-		} else if (tag == LP_CHUNK_RANK) {
-			parse_rank(p, &c);
 		} else if (tag == LP_CHUNK_END) {
 			if (cur_u32(&c) != nchunks)
 				c.bad = 1;
 			ended = 1;
-		} /* unknown tags with a good checksum are skipped: later versions
-		   * may add chunks */
+		} else {
+			err = parse_other(p, tag, &c);
+		}
 		if (err < 0)
 			goto out_free;
 		if (c.bad || c.pos != c.n) {
