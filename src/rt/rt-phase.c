@@ -29,6 +29,7 @@
  */
 #include "rt-phase.h"
 
+#include <link.h>
 #include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -49,7 +50,19 @@ static struct {
 	/* the phase that followed each phase last (+1; 0: none yet): the
 	 * predictor */
 	uint32_t next[LP_PHASE_TABLE_MAX];
+	/* The main executable's load bias: a pc is hashed as its link-time
+	 * address, so that address-space randomisation does not move code
+	 * between buckets from one run to the next (the same program then
+	 * gets the same phases and the same samples at the same seed). */
+	uintptr_t bias;
 } g_ph = { .lock = ATOMIC_FLAG_INIT };
+
+static int main_bias(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	*(uintptr_t *)data = (uintptr_t)info->dlpi_addr;
+	return 1; /* the first object is the main executable */
+}
 
 static double env_double(const char *name, double dflt)
 {
@@ -81,6 +94,8 @@ int lp_rt_phase_setup(double rate, uint32_t nlines)
 	g_ph.target = (uint64_t)env_double(LP_ENV_PHASE_SAMPLES, 4000);
 	g_ph.threshold = env_double(LP_ENV_PHASE_THRESHOLD, LP_PHASE_THRESHOLD);
 	g_ph.tick_rate = fmax(rate, (double)LP_PHASE_TICKS / (double)g_ph.interval);
+	g_ph.bias = 0;
+	dl_iterate_phdr(main_bias, &g_ph.bias);
 	lp_rt_phase_reset();
 	g_ph.on = 1;
 	return 1;
@@ -154,7 +169,7 @@ int lp_rt_phase_tick(struct lp_rt_phase_thread *ph, struct lp_rng *rng, uint32_t
 		ph->keep = g_ph.full_rate / g_ph.tick_rate; /* the thread's first interval */
 	if (now - ph->begin_refs >= g_ph.interval)
 		rt_phase_end(ph, thread, now, ex);
-	lp_phase_sig_add(&ph->sig, pc);
+	lp_phase_sig_add(&ph->sig, pc - g_ph.bias);
 	sampled = ph->keep >= 1.0 || lp_rng_double(rng) < ph->keep;
 	ph->sampled += (uint64_t)sampled;
 	return sampled;
