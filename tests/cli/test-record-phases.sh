@@ -50,15 +50,20 @@ for doc in (p, c):
 t = p["timeline"]
 assert p["phases"] == len(t["phases"]) >= 2, p["phases"]
 assert p["recorded_samples"] * 2 < c["recorded_samples"], (p["recorded_samples"], c["recorded_samples"])
-assert abs(sum(ph["share"] for ph in t["phases"]) - 1) < 1e-6
+# each share is printed to 6 decimals: up to 5e-7 off
+assert abs(sum(ph["share"] for ph in t["phases"]) - 1) <= 5e-7 * len(t["phases"]) + 1e-12
 ids = {ph["phase"] for ph in t["phases"]}
 assert len(t["rows"]) >= 20 and all(r["phase"] in ids for r in t["rows"])
 # the sweep's phase misses the 32K cache, the dense one mostly hits it
 top = {ph["functions"][0]["function"].split()[0]: ph["miss_ratio"][0] for ph in t["phases"] if ph["functions"]}
 assert "sweep" in top and "dense" in top, top
 big = max(t["phases"], key=lambda ph: ph["share"])
-dense = [ph for ph in t["phases"] if ph["functions"] and ph["functions"][0]["function"].startswith("dense")]
-sweep = [ph for ph in t["phases"] if ph["functions"] and ph["functions"][0]["function"].startswith("sweep")]
+# (phases led by one kernel: an interval that spans a switch between the
+# kernels mixes both)
+pure = [ph for ph in t["phases"] if ph["functions"] and ph["functions"][0]["share"] >= 0.8]
+dense = [ph for ph in pure if ph["functions"][0]["function"].startswith("dense")]
+sweep = [ph for ph in pure if ph["functions"][0]["function"].startswith("sweep")]
+assert dense and sweep, t["phases"]
 assert min(s["miss_ratio"][0] for s in sweep) > 2 * max(d["miss_ratio"][0] for d in dense), (sweep, dense)
 # the same working-set graph as the constant-rate run
 diffs = [abs(a[1] - b[1]) for cp, cc in zip(p["curves"], c["curves"]) for a, b in zip(cp["points"], cc["points"])]
