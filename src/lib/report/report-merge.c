@@ -211,7 +211,7 @@ static char *pc_key(const struct lp_report *part, uint64_t pc, const char *name)
 static int gather(struct lp_report *const *parts, size_t n, int objects, struct named_row **out, size_t *nout)
 {
 	size_t all = 0, k = 0;
-	struct named_row *v;
+	struct named_row *v = NULL;
 
 	for (size_t i = 0; i < n; i++)
 		all += objects ? parts[i]->nobjects : parts[i]->npcs;
@@ -239,8 +239,8 @@ static int gather(struct lp_report *const *parts, size_t n, int objects, struct 
 
 static int merge_pcs(struct lp_report *m, struct lp_report *const *parts, size_t n, size_t top, double total)
 {
-	struct named_row *v;
-	size_t all, k;
+	struct named_row *v = NULL;
+	size_t all = 0, k;
 	int err;
 
 	if ((err = gather(parts, n, 0, &v, &all)) < 0)
@@ -266,8 +266,8 @@ out:
 static int merge_objects(struct lp_report *m, struct lp_report *const *parts, size_t n, size_t top,
 			 double total)
 {
-	struct named_row *v;
-	size_t all, k;
+	struct named_row *v = NULL;
+	size_t all = 0, k;
 	int err;
 
 	if ((err = gather(parts, n, 1, &v, &all)) < 0)
@@ -299,7 +299,7 @@ static size_t object_index(const struct lp_report *m, const char *name)
 static int merge_pairs(struct lp_report *m, struct lp_report *const *parts, size_t n, size_t top)
 {
 	size_t all = 0, k = 0, kept = 0;
-	struct named_row *v;
+	struct named_row *v = NULL;
 	int err = 0;
 
 	for (size_t i = 0; i < n; i++)
