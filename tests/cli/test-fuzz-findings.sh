@@ -38,7 +38,7 @@ expect_status 1 "$LOCPROF" sample "$D/hugesize.txt" -o "$T/h.lpp"
 # sparse thread ids: numbered densely, one line of summary
 for f in tid4M tid200M bigtid; do
 	check "$LOCPROF" sample "$D/$f.txt" -o "$T/t.lpp"
-	"$LOCPROF" dump "$T/t.lpp" 2>/dev/null | grep -q '^references: 1  threads: 1$' || fail "$f: threads not numbered densely"
+	"$LOCPROF" dump "$T/t.lpp" 2>/dev/null | grep -c '^references: 1  threads: 1$' >/dev/null || fail "$f: threads not numbered densely"
 done
 check "$LOCPROF" sample "$D/bigtid-mutant.txt" -o "$T/t.lpp"
 

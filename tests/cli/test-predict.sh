@@ -79,7 +79,7 @@ expect_grep 'count .* at d = ' "$T/out"
 # innermost stride; the B pair interleaves (16N bytes each, 8N apart) into
 # one walk of stride 8N bytes and N accesses per walk, the A pair into one
 # of 8 bytes (a row)
-awk '$1 == "walk" && $4 > 0' "$D/size-48.xrun" | grep -q . || fail "no walks in the run file"
+awk '$1 == "walk" && $4 > 0' "$D/size-48.xrun" | grep -c . >/dev/null || fail "no walks in the run file"
 expect_grep '^  walk +stride 8\*P bytes, 1\*P accesses' "$T/out"
 expect_grep '^  walk +stride 8 bytes, 1\*P accesses' "$T/out"
 

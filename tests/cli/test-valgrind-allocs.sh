@@ -119,7 +119,7 @@ expect_status 0 "$LOCPROF" record --backend valgrind --rate 0.01 -X --alloc-even
 [ "$(grep -c '^alloc [0-9]* [01] 0x[0-9a-f]* 400000 ' "$T/th.dump")" -eq 2 ] ||
 	fail "not one 400000-byte allocation per thread: $(grep 400000 "$T/th.dump")"
 for f in "$T"/th.[0-9]*.lpp; do
-	"$LOCPROF" dump "$f" | grep -q '^alloc [0-9]* 0 0x[0-9a-f]* 400000 ' || fail "the forked child's allocation is missing"
+	"$LOCPROF" dump "$f" | grep -c '^alloc [0-9]* 0 0x[0-9a-f]* 400000 ' >/dev/null || fail "the forked child's allocation is missing"
 done
 "$LOCPROF" report --top 5 --at 4K "$T/th.lpp" >"$T/th.rep"
 expect_grep "heap@work " "$T/th.rep"
