@@ -125,16 +125,18 @@ for k in "${kernels[@]}"; do
 	for p in $(size_list "$k"); do
 		echo "kernel-accuracy: $k $p: trace and simulation" >&2
 		"$L" record -q --mode trace -o "$W/t.lpt" -- "$W/$k" "$p" >/dev/null
-		"$L" simulate "$W/t.lpt" --sizes 4K..64M --policy lru,random --format csv >"$W/sim.csv"
-		"$L" simulate "$W/t.lpt" "${sa_sim[@]}" --format csv >"$W/simsa.csv"
+		"$L" simulate "$W/t.lpt" --sizes 4K..64M --policy lru,random --format csv >"$W/sim-$k-$p.csv"
+		"$L" simulate "$W/t.lpt" "${sa_sim[@]}" --format csv >"$W/simsa-$k-$p.csv"
 		rm -f "$W/t.lpt"
 		for rate in $RATES; do
 			for seed in $SEEDS; do
-				"$L" record -q -r "$rate" -s "$seed" -o "$W/p.lpp" -- "$W/$k" "$p" >/dev/null
-				"$L" report "$W/p.lpp" --sizes 4K..64M --format csv --top 0 >"$W/model.csv"
-				"$L" report "$W/p.lpp" "${sa_rep[@]}" --format json --top 0 >"$W/model.json"
-				python3 "$compare" row "$k" "$p" "$rate" "$seed" "$W/sim.csv" "$W/simsa.csv" \
+				pp=$W/p-$k-$p-$rate-$seed.lpp
+				"$L" record -q -r "$rate" -s "$seed" -o "$pp" -- "$W/$k" "$p" >/dev/null
+				"$L" report "$pp" --sizes 4K..64M --format csv --top 0 >"$W/model.csv"
+				"$L" report "$pp" "${sa_rep[@]}" --format json --top 0 >"$W/model.json"
+				python3 "$compare" row "$k" "$p" "$rate" "$seed" "$W/sim-$k-$p.csv" "$W/simsa-$k-$p.csv" \
 					"$W/model.csv" "$W/model.json" >>"$W/rows.jsonl"
+				[ -n "${KEEP:-}" ] || rm -f "$pp"
 			done
 		done
 	done

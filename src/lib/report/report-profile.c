@@ -97,7 +97,8 @@ int lp_report_values(struct lp_statstack *ss, struct lp_statcache *sc, double li
 		ways = k->ways ? k->ways : nl;
 		out[2 * n + 2 * i] = lp_statstack_setassoc_miss_ratio(ss, nl / ways ? nl / ways : 1, ways);
 		dlines = (double)nl;
-		if ((err = lp_statcache_curve(sc, &dlines, 1, &out[2 * n + 2 * i + 1])) < 0)
+		if ((err = lp_statcache_setassoc_ratio(sc, ss, nl / ways ? nl / ways : 1, dlines,
+						       &out[2 * n + 2 * i + 1])) < 0)
 			goto out;
 	}
 out:
