@@ -61,9 +61,9 @@ while [ $# -gt 0 ]; do
 	shift
 done
 [ -x "$L" ] || { echo "kernel-accuracy: no $L: build first (scripts/build)" >&2; exit 2; }
-# The hold-out kernels: written after the models' last change, to check
-# that change on kernels it was not developed on; reported apart
-# (--holdout) and left out of the default set.
+# The hold-out kernels: written to check changes to the models on kernels
+# they were not developed on; reported apart (--holdout) and left out of
+# the default set.
 holdout_kernels=(histogram seidel2d transpose trmm)
 if [ ${#kernels[@]} -eq 0 ] && [ "$holdout" = 1 ]; then
 	kernels=("${holdout_kernels[@]}")
