@@ -55,7 +55,8 @@
 
 #define SA_SCAN 64            /* samples read per span, at most */
 #define SA_PAIRS (1u << 17)   /* offsets of all spans (memory, time), about */
-#define SA_MIN_PAIRS 32       /* offsets for a pc's own estimate, and for any walk */
+#define SA_MIN_PAIRS 32       /* offsets for a pc's own estimate */
+#define SA_MIN_WALK_PAIRS 8   /* offsets for any walk (see place_groups) */
 #define SA_LATTICE_SHARE 0.8  /* share of offsets on a lattice to take it */
 #define SA_MIN_DENSE 0.02     /* near share x density below: random placement */
 #define SA_DENSE 0.9          /* a walk's density above: 1 */
@@ -329,11 +330,13 @@ static int place_groups(struct lp_sa_place *pl, const struct lp_sample *s, const
 		double total = 0;
 		for (b = a; b < np && pairs[b].group == pairs[a].group; b++)
 			total += pairs[b].weight;
-		/* a walk read from fewer offsets than a pc's own estimate takes
-		 * is noise: one offset is a lattice of its own length (a rest
-		 * group of 35 samples took a step of 192 lines from one pair
-		 * and put them all in one set); such a group stays random */
-		if (!(total > 0) || b - a < SA_MIN_PAIRS)
+		/* a walk read from a handful of offsets is noise: one offset is
+		 * a lattice of its own length (a rest group of 35 samples took a
+		 * step of 192 lines from one pair and put them all in one set).
+		 * With SA_MIN_WALK_PAIRS = 8, offsets placed at random are 80 %
+		 * even (the likeliest lattice) with probability 3.5 %; a group
+		 * with fewer stays random */
+		if (!(total > 0) || b - a < SA_MIN_WALK_PAIRS)
 			continue;
 		G->step = lattice_step(pairs + a, b - a, total);
 		if ((err = walk_share(pairs + a, b - a, G->step, total, &G->near, &G->density, &G->extent)) < 0)
