@@ -13,7 +13,7 @@ P=$LOCPROF_BUILD/examples/phases-lp
 [ -x "$P" ] || { echo "SKIP: no $P (examples are instrumented when clang is there)" >&2; exit 0; }
 
 # refused before the program starts: exit 2, one error line
-for bad in "--phases --samples 1000" "--phases --mode trace" "--phases --backend valgrind" \
+for bad in "--phases --samples 1000" "--phases --mode trace" "--phases --backend pmu" \
 	"--phase-rate 1e-5" "--phases --rate 1e-4 --phase-rate 1e-3" "--phases=100"; do
 	# shellcheck disable=SC2086
 	expect_status 2 "$LOCPROF" record -q -o "$T/bad.lpp" $bad -- "$P" solver 1
