@@ -7,7 +7,8 @@
 # text, CSV, JSON (valid against docs/report.schema.json) and SVG, which
 # headless chromium renders with the phase bands and the lines in their
 # colours. Bad combinations of options are refused before the program
-# runs. About 10 seconds.
+# runs. report --html shows the same plot and the phases' top functions
+# in chromium. About 15 seconds.
 . "$(dirname "$0")/lib.sh"
 P=$LOCPROF_BUILD/examples/phases-lp
 [ -x "$P" ] || { echo "SKIP: no $P (examples are instrumented when clang is there)" >&2; exit 0; }
@@ -104,4 +105,33 @@ blue, red = count((0x1f, 0x77, 0xb4), 30), count((0xd6, 0x27, 0x28), 30)
 print("%dx%d: %d band, %d blue, %d red pixels" % (w, h, bands, blue, red), file=sys.stderr)
 assert bands > 0.05 * w * h, "the phase bands are not drawn"
 assert blue > 50 and red > 50, "the lines of the caches are not drawn"
+PY
+
+# report --html: the page has the time view, its plot inline (the same
+# SVG as --timeline-svg: bands and lines) and each phase's top functions,
+# and loads nothing; chromium shows the kernels' names and the bands
+expect_status 0 "$LOCPROF" report "$T/p.lpp" --cache 32K:8:64 --cache 1M:16:64 --top 3 --resamples 0 --html "$T/page"
+grep -Eiq '<(link|img|iframe|object|embed)\b|src=|url\(|@import' "$T/page/index.html" && fail "the page loads something"
+grep -o 'href="[^"]*"' "$T/page/index.html" | grep -v '^href="#' && fail "the page links outside itself"
+timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-dev-shm-usage --disable-gpu --hide-scrollbars \
+	--no-first-run --user-data-dir="$T/chromium" --window-size=1000,1400 --force-device-scale-factor=0.5 \
+	--screenshot="$T/page.png" --dump-dom "file://$T/page/index.html" >"$T/dom.html" 2>"$T/chromium.err" ||
+	{ tail -5 "$T/chromium.err" >&2; fail "chromium failed on the page"; }
+sed -n '/id="timeline"/,/<\/table>/p' "$T/dom.html" >"$T/timeline.html"
+expect_grep '<rect class="phase"' "$T/timeline.html"
+[ "$(grep -c '<path class="ratio"' "$T/timeline.html")" = 2 ] || fail "not one line per cache in the page's plot"
+expect_grep '<td class="name">[^<]*sweep in main' "$T/timeline.html"
+expect_grep '<td class="name">[^<]*dense in main' "$T/timeline.html"
+python3 - "$T/page.png" "$LOCPROF_SRC/tests/cli" <<'PY' || fail "the page's time view is not drawn"
+import sys
+sys.dont_write_bytecode = True
+sys.path.insert(0, sys.argv[2])
+import png
+w, h, bpp, rows = png.load(sys.argv[1])
+stride = w * bpp
+bands = sum(1 for line in rows for x in range(0, stride, bpp)
+            if any(all(abs(line[x + k] - c[k]) <= 6 for k in range(3))
+                   for c in ((0xcf, 0xe2, 0xf3), (0xf4, 0xcc, 0xcc), (0xd9, 0xea, 0xd3))))
+print("page %dx%d: %d band pixels" % (w, h, bands), file=sys.stderr)
+assert bands > 0.02 * w * h, "the phase bands are not on the page"
 PY
