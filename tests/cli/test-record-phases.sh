@@ -73,6 +73,22 @@ assert sum(diffs) / len(diffs) < 0.01, diffs
 assert c["phases"] == 0 and c["timeline"]["phases"] == [] and all(r["phase"] is None for r in c["timeline"]["rows"])
 PY
 
+# the intervals resample the recorded samples, each with its copies in
+# the recurrences: at least the binomial spread of the recorded samples
+# (resampling the copies as independent samples gave half of it)
+expect_status 0 "$LOCPROF" report "$T/p.lpp" --sizes 64K,1M --top 0 -F json
+python3 - "$T/out" <<'PY' || fail "the intervals of a --phases profile are too narrow"
+import json, math, sys
+d = json.load(open(sys.argv[1]))
+n = d["recorded_samples"]
+assert n * 2 < d["samples"], (n, d["samples"])
+for c in d["curves"]:
+    for (size, e), iv in zip(c["points"], c["intervals"]):
+        half = (iv["miss_ratio_hi"] - iv["miss_ratio_lo"]) / 2
+        floor = 1.645 * math.sqrt(e * (1 - e) / n)
+        assert half >= 0.99 * floor, (c["name"], size, e, half, floor)
+PY
+
 expect_status 0 "$LOCPROF" report "$T/p.lpp" --cache 32K:8:64 --top 2 --resamples 0 --timeline -F csv
 expect_grep '^timeline_thread,start,line_accesses,phase,rate,cache,miss_ratio$' "$T/out"
 expect_grep '^phase,share,line_accesses,intervals,samples,cache,miss_ratio$' "$T/out"
