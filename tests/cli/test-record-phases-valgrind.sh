@@ -44,10 +44,10 @@ assert len(rates) == 2 and abs(rates[1] - 1e-3) < 1e-12 and abs(rates[0] - 1e-3 
 tops = {ph["functions"][0]["function"].split()[0] for ph in t["phases"] if ph["functions"]}
 assert {"sweep", "dense"} <= tops, tops
 # The random-replacement graph (StatCache) within half a point on
-# average. The LRU graph (StatStack, built per phase) within 3: here the
-# sweep splits into two phases (the intervals that begin in a dense
-# update and the others), and each one's conversion of reuse to stack
-# distances sees only its own samples (docs/valgrind.md, "Phases").
+# average. The LRU graph (StatStack) within 3: here the sweep splits into
+# two phases (the intervals that begin in a dense update and the
+# others), and the few intervals of each sampled at the full rate stand
+# for all of them (docs/valgrind.md, "Phases").
 for cp, cc in zip(p["curves"], c["curves"]):
     assert cp["name"] == cc["name"], (cp["name"], cc["name"])
     diffs = [abs(a[1] - b[1]) for a, b in zip(cp["points"], cc["points"])]
