@@ -1003,7 +1003,7 @@ void lp_rt_slow(uint64_t addr, uint32_t size, uint32_t kind, uint64_t pc)
 		/* with phases every expiry is a tick, a sample by chance */
 		if (!g.phases || lp_rt_phase_tick(&t->ph, &t->rng, t->number, pc, now, ex))
 			rt_start_sample(t, addr, size, kind, pc, now, ex);
-		if (t->ph.nout >= LP_RT_PHASE_OUT / 2)
+		if (t->ph.nout >= LP_PHASE_OUT / 2)
 			rt_send_phases(t);
 		rt_set_gap(f, t, now);
 	}

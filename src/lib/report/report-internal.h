@@ -11,6 +11,7 @@ struct lp_report {
 	struct lp_profile expanded; /* a phase-guided profile's samples as a
 				     * constant-rate run's (lp_phases_expand()) */
 	int has_expanded;
+	const struct lp_profile *recorded; /* the profile as recorded */
 	unsigned li;
 	size_t first; /* the line size's first sample */
 	struct lp_report_info info;
