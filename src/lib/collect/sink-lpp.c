@@ -9,7 +9,7 @@
  * does; its line accesses per line size are counted apart (THREAD's
  * extra_lines: a reference touching k lines is k line accesses), as in a
  * trace-driven profile (docs/models.md, "What is counted"). */
-#include "collect/alloc-stacks.h"
+#include "sample/alloc-stacks.h"
 #include "collect/sink.h"
 
 #include <locprof/profile.h>

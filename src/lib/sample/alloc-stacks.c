@@ -1,9 +1,9 @@
-/* The collector's allocation stacks (alloc-stacks.h). An allocation-heavy
+/* Allocation call stacks into a profile (alloc-stacks.h). An allocation-heavy
  * program makes millions of allocations from a few hundred places, so
  * each distinct stack is stored once: a hash of the frames finds the
  * first stack stored with that hash, and a stack whose hash is taken by
  * a different one is stored again (rare, and only costs its bytes). */
-#include "collect/alloc-stacks.h"
+#include "sample/alloc-stacks.h"
 
 #include "common/error.h"
 

@@ -1,8 +1,10 @@
-/* Internal: the call stacks of allocation events as the collector gets
- * them (an ALLOC record, then LP_MSG_EV_FRAMES records: protocol.h), put
- * into a profile's stack table with equal stacks stored once. */
-#ifndef LP_COLLECT_ALLOC_STACKS_H
-#define LP_COLLECT_ALLOC_STACKS_H
+/* Internal: the call stacks of allocation events as they come, an
+ * allocation followed by its frames (the collector's LP_MSG_EV_FRAMES
+ * records, collect/protocol.h; a trace's LP_EV_FRAME records, read by the
+ * trace sampler), put into a profile's stack table with equal stacks
+ * stored once. */
+#ifndef LP_SAMPLE_ALLOC_STACKS_H
+#define LP_SAMPLE_ALLOC_STACKS_H
 
 #include "common/htab.h"
 
