@@ -460,8 +460,8 @@ static int decode(struct lpt_reader *t, struct lp_ref *buf, size_t want, size_t 
 	size_t i;
 
 	for (i = 0; i < want; i++) {
-		unsigned tag = tags[i], cls = TAG_STEP(tag), kind = tag & TAG_KIND;
-		uint64_t x, size = size_of_code[TAG_SIZE(tag)], addr;
+		unsigned tag = tags[i], cls = TAG_STEP(tag);
+		uint64_t x, size = size_of_code[TAG_SIZE(tag)];
 
 		if (cls) {
 			memcpy(&x, a, 8);
@@ -478,19 +478,20 @@ static int decode(struct lpt_reader *t, struct lp_ref *buf, size_t want, size_t 
 				unsigned flags = *e++;
 				if (flags & ~allowed)
 					break;
-				if (flags & EXTRA_FRAME) {
-					/* no address, kind or size of its own */
-					if (cls || (tag & (TAG_KIND | 0x0cu)) || (flags & EXTRA_SIZE))
-						break;
-					d.addr -= d.step;
-					kind = LP_EV_FRAME;
-					size = 0;
-				}
 				if (flags & EXTRA_TID) {
 					e = get_varint(e, &x);
 					if (x > UINT32_MAX)
 						break;
 					d.tid = (uint32_t)x;
+				}
+				if (flags & EXTRA_FRAME) {
+					/* no address, kind or size of its own: written
+					 * here, off the references' path */
+					if (cls || (tag & (TAG_KIND | 0x0cu)) || (flags & EXTRA_SIZE) || e > end)
+						break;
+					d.addr -= d.step;
+					buf[i] = (struct lp_ref){ .pc = d.pc, .tid = d.tid, .kind = LP_EV_FRAME };
+					continue;
 				}
 				if (flags & EXTRA_SIZE) {
 					e = get_varint(e, &size);
@@ -505,12 +506,11 @@ static int decode(struct lpt_reader *t, struct lp_ref *buf, size_t want, size_t 
 		}
 		if (a > aend)
 			break;
-		addr = kind == LP_EV_FRAME ? 0 : d.addr;
-		buf[i].addr = addr;
+		buf[i].addr = d.addr;
 		buf[i].pc = d.pc;
 		buf[i].size = size;
 		buf[i].tid = d.tid;
-		buf[i].kind = (uint8_t)kind;
+		buf[i].kind = (uint8_t)(tag & TAG_KIND);
 	}
 	t->tags = tags + i;
 	t->a = a;
