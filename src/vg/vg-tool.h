@@ -10,7 +10,8 @@
  * (options), vg-alloc.c (allocation events, malloc replacement),
  * vg-instr.c (IR instrumentation), vg-sample.c (the sampler and the trace
  * buffer: the slow paths the instrumented code calls), vg-conn.c (socket and
- * messages), vg-math.c (log/log1p/floor for rng.h without libm).
+ * messages), vg-math.c (log/log1p/floor for rng.h without libm), vg-tls.c
+ * (the threads' TLS blocks).
  *
  * The hot state of each thread lives in its guest state's first shadow area
  * (unused by this tool otherwise), which generated code reaches at a small
@@ -153,6 +154,8 @@ struct lpvg_thread {
 	struct lp_msg_ref *events;
 	UInt nevents, event_cap;
 
+	Bool tls_sent; /* its TLS blocks (vg-tls.c) */
+
 	/* region of interest (vg-roi.c): outside it, the clock put aside */
 	Bool roi_outside, roi_skip_phase;
 	ULong roi_saved_epoch;
@@ -262,6 +265,12 @@ ULong lpvg_roi_clock(const struct lpvg_thread *t, Long cd);
 ULong lpvg_roi_skipped(const struct lpvg_thread *t, Long cd);
 ULong lpvg_roi_entries(void);
 void lpvg_send_region(struct lpvg_thread *t);
+
+/* vg-tls.c: the static TLS blocks the preload registered; a thread's
+ * (gsp: its guest state), once per thread. */
+struct lpvg_hooks;
+void lpvg_tls_register(const struct lpvg_hooks *h);
+void lpvg_tls_thread(struct lpvg_thread *t, const UChar *gsp);
 
 /* vg-options.c */
 void lpvg_options_register(void);
