@@ -1,5 +1,6 @@
 # src/lib/prediction/ (cross-architecture prediction) fits models with GSL and
-# finds loops in binaries with Zydis (the x86 decoder of the pmu backend too)
+# finds loops in binaries with Zydis (the x86 decoder of the pmu backend too;
+# src/lib/symbol/ finds the functions enclosing OpenMP regions with it)
 # - docs/dependencies.md says why.
 pkg_check_modules(LP_GSL REQUIRED IMPORTED_TARGET gsl)
 find_library(ZYDIS_LIB Zydis REQUIRED)

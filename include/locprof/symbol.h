@@ -46,7 +46,10 @@ struct lp_code_loc {
 	const char *caller;   /* NULL when pc is not in inlined code */
 	const char *caller_file; /* the call site in caller; NULL when unknown */
 	int caller_line;
-	const char *label;    /* "function (file:line)[ in caller (file:line)]"; NULL when function is */
+	const char *module;   /* the shared library holding pc, by its soname
+			       * ("libgomp.so.1"); NULL in the executable */
+	const char *label;    /* "function (file:line)[ in caller (file:line)]", without a line
+			       * in a shared library "module:function"; NULL when function is */
 };
 /* 1 when something was found, 0 when the pc is unknown. Answers are
  * cached per pc. */
@@ -61,8 +64,9 @@ const char *lp_symbols_readable(struct lp_symbols *s, const char *name);
  * name, or 0. The symbols are gathered on the first call. */
 int lp_symbols_tls(struct lp_symbols *s, uint64_t image, uint64_t offset, const char **name);
 
-/* The file name of the module (executable or library) holding pc, as
- * "libgomp.so.1"; NULL when none. Owned by s. */
+/* The name of the module holding pc: a library's soname (DT_SONAME,
+ * "libgomp.so.1" where the file is libgomp.so.1.0.0), else its file's
+ * base name (the executable's); NULL when none. Owned by s. */
 const char *lp_symbols_module(struct lp_symbols *s, uint64_t pc);
 
 /* Where a heap block was allocated, as a person names it: the first frame

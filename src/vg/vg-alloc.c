@@ -658,6 +658,8 @@ static Bool client_request(ThreadId tid, UWord *args, UWord *ret)
 	*ret = 0;
 	if (lpvg_o.inert || lpvg_marker || !h)
 		return True;
+	lpvg_tls_register(h);
+	lpvg_tls_thread(lpvg_thread_of(tid), lpvg_gsp);
 	di = VG_(find_DebugInfo)(VG_(current_DiEpoch)(), (Addr)h->ret_fn);
 	if (!di || !VG_(DebugInfo_get_text_size)(di))
 		return True; /* no events: the program runs as with --allocs=no */

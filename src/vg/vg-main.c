@@ -162,6 +162,7 @@ static void start_client_code(ThreadId tid, ULong blocks_done)
 		return;
 	ensure_thread(tid);
 	lpvg_gsp = guest_state(tid);
+	lpvg_tls_thread(threads[tid], lpvg_gsp);
 }
 
 /* The countdown of a thread that is not running, for everyone but the

@@ -19,10 +19,27 @@
  * allocation and writes the real return address back in the slot the
  * trampoline left), and returns to the caller. The tool traces none of
  * this library's own references. Built without libc (-nodefaultlibs): the
- * functions are only named here, never called. */
+ * functions are only named here, never called, but for dl_iterate_phdr,
+ * which says where the thread-local storage of each module lies (weak:
+ * left out when nothing defines it).
+ *
+ * Thread-local storage: the tool cannot ask the C library where a
+ * thread's TLS is, and glibc keeps it at no documented place. But the
+ * block of every module loaded with the program (the executable's
+ * _Thread_local and __thread variables, OpenMP threadprivate ones, the
+ * libraries' own) is static TLS, at a distance below the thread pointer
+ * that is the same in every thread (x86-64's TLS variant II). So this
+ * library measures those distances in the thread that loads it (the
+ * module's block from dl_iterate_phdr, the thread pointer from %fs:0) and
+ * registers them; the tool sends each thread's blocks from its own thread
+ * pointer (vg-tls.c). Modules loaded later by dlopen are left out. */
+#define _GNU_SOURCE /* dl_iterate_phdr */
 #include "valgrind.h"
 
 #include "vg-preload.h"
+
+#include <link.h>
+#include <stddef.h>
 
 typedef unsigned long W;
 
@@ -76,6 +93,40 @@ WEAK(_ZnamSt11align_val_tRKSt9nothrow_t);
 
 static struct lpvg_hooks hooks;
 
+#pragma weak dl_iterate_phdr
+
+/* One module's static TLS block, as its distance below the thread
+ * pointer tp (a variant II block lies wholly below it). */
+static int tls_module(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	W tp = *(const W *)arg;
+
+	if (size < offsetof(struct dl_phdr_info, dlpi_tls_data) + sizeof(info->dlpi_tls_data))
+		return 1; /* a C library without dlpi_tls_data: nothing to say */
+	for (int i = 0; i < info->dlpi_phnum && hooks.ntls < LPVG_TLS_MAX; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		W start = (W)info->dlpi_tls_data;
+
+		if (ph->p_type != PT_TLS || !start || !ph->p_memsz || start > tp || tp - start < ph->p_memsz)
+			continue;
+		hooks.tls_below[hooks.ntls] = tp - start;
+		hooks.tls_size[hooks.ntls] = ph->p_memsz;
+		hooks.tls_image[hooks.ntls++] = info->dlpi_addr + ph->p_vaddr;
+	}
+	return hooks.ntls == LPVG_TLS_MAX;
+}
+
+static void find_tls(void)
+{
+	W tp;
+
+	if (!dl_iterate_phdr)
+		return;
+	/* the thread control block's first word points at itself */
+	__asm__ volatile("movq %%fs:0, %0" : "=r"(tp));
+	dl_iterate_phdr(tls_module, &tp);
+}
+
 static void add(W addr, W kind)
 {
 	if (addr && hooks.n < LPVG_HOOKS_MAX) {
@@ -107,5 +158,6 @@ __attribute__((constructor)) static void locprof_vg_register(void)
 	add((W)_ZnamSt11align_val_t, LPVG_H_NEW);
 	add((W)_ZnwmSt11align_val_tRKSt9nothrow_t, LPVG_H_NEW);
 	add((W)_ZnamSt11align_val_tRKSt9nothrow_t, LPVG_H_NEW);
+	find_tls();
 	VALGRIND_DO_CLIENT_REQUEST_STMT(LPVG_REQ_REGISTER, (W)&hooks, 0, 0, 0, 0);
 }

@@ -23,12 +23,21 @@ enum lpvg_hook_kind {
 };
 
 #define LPVG_HOOKS_MAX 24
+#define LPVG_TLS_MAX 16
 struct lpvg_hooks {
 	unsigned long ret_fn;  /* locprof_vg_ret(result, slot) */
 	unsigned long tramp;   /* where a watched call returns to */
 	unsigned long n;
 	unsigned long addr[LPVG_HOOKS_MAX]; /* 0: not found */
 	unsigned long kind[LPVG_HOOKS_MAX];
+	/* The modules' static TLS blocks (vg-tls.c): a thread's instance of
+	 * block i starts tls_below[i] bytes below its thread pointer (the
+	 * same distance in every thread), holds tls_size[i] bytes, and its
+	 * module holds the address tls_image[i]. */
+	unsigned long ntls;
+	unsigned long tls_below[LPVG_TLS_MAX];
+	unsigned long tls_size[LPVG_TLS_MAX];
+	unsigned long tls_image[LPVG_TLS_MAX];
 };
 
 #endif

@@ -11,7 +11,8 @@
  * vg-instr.c (IR instrumentation), vg-sample.c (the sampler and the trace
  * buffer: the slow paths the instrumented code calls), vg-phase.c (record
  * --phases), vg-roi.c (regions of interest), vg-conn.c (socket and
- * messages), vg-math.c (log/log1p/floor for rng.h without libm).
+ * messages), vg-math.c (log/log1p/floor for rng.h without libm), vg-tls.c
+ * (the threads' TLS blocks).
  *
  * The hot state of each thread lives in its guest state's first shadow area
  * (unused by this tool otherwise), which generated code reaches at a small
@@ -155,6 +156,8 @@ struct lpvg_thread {
 	struct lp_msg_ref *events;
 	UInt nevents, event_cap;
 
+	Bool tls_sent; /* its TLS blocks (vg-tls.c) */
+
 	/* region of interest (vg-roi.c): outside it, the clock put aside */
 	Bool roi_outside, roi_skip_phase;
 	ULong roi_saved_epoch;
@@ -283,6 +286,12 @@ Bool lpvg_phase_tick(struct lpvg_thread *t, ULong pc, ULong now);
 /* t ends (or its image may, at an exec) after refs references: its last
  * interval gets a record, and the records are sent. */
 void lpvg_phase_close(struct lpvg_thread *t, ULong refs);
+
+/* vg-tls.c: the static TLS blocks the preload registered; a thread's
+ * (gsp: its guest state), once per thread. */
+struct lpvg_hooks;
+void lpvg_tls_register(const struct lpvg_hooks *h);
+void lpvg_tls_thread(struct lpvg_thread *t, const UChar *gsp);
 
 /* vg-options.c */
 void lpvg_options_register(void);

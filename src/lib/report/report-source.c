@@ -175,7 +175,7 @@ static int place_pcs(struct lp_hotspots *h, struct placed **out, size_t *n)
 		return lp_seterr(LP_ENOMEM, "out of memory");
 	for (size_t i = 0; i < h->npcs && !err; i++) {
 		struct lp_code_loc loc = { 0 };
-		char hex[32];
+		char hex[32], *in_lib = NULL;
 
 		if (i && h->pcs[i].pc == h->pcs[i - 1].pc) {
 			v[m - 1].accesses += h->pcs[i].accesses;
@@ -185,11 +185,15 @@ static int place_pcs(struct lp_hotspots *h, struct placed **out, size_t *n)
 		if (h->syms)
 			lp_symbols_pc(h->syms, h->pcs[i].pc, &loc);
 		snprintf(hex, sizeof(hex), "%#" PRIx64, h->pcs[i].pc);
+		/* a shared library's function after the library's soname */
+		if (loc.function && loc.module && asprintf(&in_lib, "%s:%s", loc.module, loc.function) < 0)
+			err = lp_seterr(LP_ENOMEM, "out of memory");
 		v[m] = (struct placed){ .path = loc.file ? keep(h, loc.path ? loc.path : loc.file, &err) : NULL,
 					.line = loc.file ? loc.line : 0,
-					.function = keep(h, loc.function ? loc.function : hex, &err),
+					.function = keep(h, in_lib ? in_lib : loc.function ? loc.function : hex, &err),
 					.caller = keep(h, loc.caller, &err),
 					.accesses = h->pcs[i].accesses, .misses = h->pcs[i].misses };
+		free(in_lib);
 		m++;
 	}
 	if (err) {

@@ -8,8 +8,9 @@
  * type. An OpenMP region that a compiler outlined into a function of its
  * own is named after the function that encloses it, `work [omp region]`:
  * gcc names the outlined function `work._omp_fn.N` (C++: the mangled name
- * with that suffix); clang names it `.omp_outlined.` and only the debug
- * information says where it lies (symbol.c finds the enclosing function). */
+ * with that suffix); clang names it `.omp_outlined.`, and the enclosing
+ * function comes from the debug information (symbol.c) or, without it,
+ * from the code that takes the region's address (omp-encloser.c). */
 #include "symbol/symbol-internal.h"
 
 #include <libiberty/demangle.h>

@@ -14,13 +14,14 @@
  * by searching the module's symbol table. So the sized data symbols of all
  * modules are gathered once into an array sorted by address (each named
  * as libdwfl names its start address), and a lookup is a binary search.
- * pcs go through a hash table of the answers already given. Both are
+ * pcs go through a memo of the answers already given (pc-memo.h). Both are
  * checked against libdwfl itself in tests/unit/symbol. */
 #include <locprof/symbol.h>
 
 #include "common/array.h"
 #include "common/error.h"
-#include "common/htab.h"
+#include "symbol/omp-encloser.h"
+#include "symbol/pc-memo.h"
 #include "symbol/symbol-internal.h"
 
 #include <dwarf.h>
@@ -38,11 +39,6 @@ struct dsym {
 	uint64_t start, end; /* [start, end) */
 	uint64_t maxend;     /* largest end among this entry and all before it */
 	const char *name;    /* owned by libdwfl; NULL: ask libdwfl (see below) */
-};
-
-struct pcent {
-	struct lp_code_loc loc;
-	int found;
 };
 
 /* Compilation units of a module by address range, for modules without
@@ -69,19 +65,10 @@ struct lp_symbols {
 	size_t nds;
 	int ds_built;
 	size_t last; /* index of the last symbol found (+1; 0 = none) */
-	/* pc -> answer: pcidx maps a pc to its index in pcs[] */
-	struct lp_htab pcidx;
-	struct pcent *pcs;
-	size_t npcs, cappcs;
+	struct lp_pc_memo pcs; /* pc -> struct lp_code_loc */
 	char *warning;
 	struct lp_strpool names; /* readable names, labels */
-	/* pc -> the allocation site it names (alloc-site.c) */
-	struct lp_htab siteidx;
-	struct sitent {
-		struct lp_alloc_site site;
-		int found;
-	} *sites;
-	size_t nsites, capsites;
+	struct lp_pc_memo sites; /* pc -> the struct lp_alloc_site it names (alloc-site.c) */
 	/* TLS symbols of every module, built on first use */
 	struct tlsym {
 		Dwfl_Module *mod;
@@ -90,6 +77,14 @@ struct lp_symbols {
 	} *tls;
 	size_t ntls;
 	int tls_built;
+	/* each module's name as a person knows it (module_name()) */
+	struct modname {
+		Dwfl_Module *mod;
+		const char *name;
+		int shared;
+	} *modnames;
+	size_t nmodnames, capmodnames;
+	struct lp_omp_enclosers *omp; /* outlined OpenMP regions, from the code */
 };
 
 static char *debuginfo_path;
@@ -188,6 +183,8 @@ int lp_symbols_new(struct lp_symbols **out, const struct lp_mappings *maps, cons
 		free(s);
 		return lp_seterr(LP_ENOMEM, "cannot start libdwfl: %s", dwfl_errmsg(-1));
 	}
+	lp_pc_memo_init(&s->pcs, sizeof(struct lp_code_loc), 256);
+	lp_pc_memo_init(&s->sites, sizeof(struct lp_alloc_site), 64);
 	dwfl_report_begin(s->dwfl);
 	if (binary) {
 		if (!dwfl_report_elf(s->dwfl, binary, binary, -1, 0, false)) {
@@ -254,11 +251,11 @@ void lp_symbols_free(struct lp_symbols *s)
 		free(s->mcu[i].v);
 	free(s->mcu);
 	free(s->ds);
-	lp_htab_release(&s->pcidx);
-	free(s->pcs);
-	lp_htab_release(&s->siteidx);
-	free(s->sites);
+	lp_pc_memo_release(&s->pcs);
+	lp_pc_memo_release(&s->sites);
 	free(s->tls);
+	free(s->modnames);
+	lp_omp_enclosers_free(s->omp);
 	free(s->warning);
 	lp_strpool_release(&s->names);
 	free(s);
@@ -267,6 +264,67 @@ void lp_symbols_free(struct lp_symbols *s)
 const char *lp_symbols_warning(const struct lp_symbols *s)
 {
 	return s->warning;
+}
+
+/* ---- modules ---------------------------------------------------------------- */
+
+static const char *basename_of(const char *path)
+{
+	const char *slash = path ? strrchr(path, '/') : NULL;
+
+	return slash ? slash + 1 : path;
+}
+
+/* The DT_SONAME of mod's ELF file, or NULL. */
+static const char *soname_of(Dwfl_Module *mod)
+{
+	GElf_Addr bias = 0;
+	Elf *elf = dwfl_module_getelf(mod, &bias);
+	Elf_Scn *scn = NULL;
+
+	while (elf && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC || !sh.sh_entsize ||
+		    !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Dyn dyn;
+
+			if (!gelf_getdyn(d, (int)i, &dyn) || dyn.d_tag == DT_NULL)
+				break;
+			if (dyn.d_tag == DT_SONAME)
+				return elf_strptr(elf, sh.sh_link, dyn.d_un.d_val);
+		}
+	}
+	return NULL;
+}
+
+/* A module as a person names it: a library by its soname (DT_SONAME:
+ * libgomp.so.1, the name programs link against, where the file may be
+ * libgomp.so.1.0.0), else by its file's base name. *shared: whether it is
+ * a shared library (a soname, or a file name with ".so"). Remembered per
+ * module. */
+static const char *module_name(struct lp_symbols *s, Dwfl_Module *mod, int *shared)
+{
+	const char *file, *so, *name;
+	struct modname *m;
+
+	for (size_t i = 0; i < s->nmodnames; i++)
+		if (s->modnames[i].mod == mod) {
+			*shared = s->modnames[i].shared;
+			return s->modnames[i].name;
+		}
+	file = basename_of(dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL));
+	so = soname_of(mod);
+	name = lp_strpool_add(&s->names, so ? so : file);
+	*shared = so || (file && strstr(file, ".so"));
+	if (!name || LP_ARRAY_RESERVE(s->modnames, s->capmodnames, s->nmodnames + 1, 8, "modules") < 0)
+		return name ? name : file; /* out of memory: not remembered */
+	m = &s->modnames[s->nmodnames++];
+	*m = (struct modname){ .mod = mod, .name = name, .shared = *shared };
+	return name;
 }
 
 /* ---- pcs ----------------------------------------------------------------- */
@@ -288,13 +346,6 @@ static const char *die_name(Dwarf_Die *die)
 	if (dwarf_attr_integrate(die, DW_AT_name, &attr))
 		return dwarf_formstring(&attr);
 	return NULL;
-}
-
-static const char *basename_of(const char *path)
-{
-	const char *slash = path ? strrchr(path, '/') : NULL;
-
-	return slash ? slash + 1 : path;
 }
 
 static int cmp_cuent(const void *x, const void *y)
@@ -577,7 +628,9 @@ static const char *absolute_path(struct lp_symbols *s, Dwarf_Die *cu, const char
 	return joined ? joined : path;
 }
 
-/* out->label from the other fields. */
+/* out->label from the other fields: the function and its line, or
+ * without a line, the function in a shared library after the library's
+ * name ("libgomp.so.1:gomp_barrier_wait_end"). */
 static void make_label(struct lp_symbols *s, struct lp_code_loc *out)
 {
 	char *l = NULL, *c = NULL;
@@ -587,6 +640,8 @@ static void make_label(struct lp_symbols *s, struct lp_code_loc *out)
 		return;
 	if (out->file)
 		err = asprintf(&l, "%s (%s:%d)", out->function, out->file, out->line);
+	else if (out->module)
+		err = asprintf(&l, "%s:%s", out->module, out->function);
 	else
 		err = asprintf(&l, "%s", out->function);
 	if (err < 0)
@@ -600,6 +655,22 @@ static void make_label(struct lp_symbols *s, struct lp_code_loc *out)
 	free(l);
 }
 
+/* A clang-outlined OpenMP region without debug information, named after
+ * the function whose code takes its address (omp-encloser.c), through
+ * nested regions: "relax [omp region]". NULL when none is found. */
+static const char *omp_region_by_code(struct lp_symbols *s, Dwfl_Module *mod, uint64_t pc)
+{
+	GElf_Off off = 0;
+	GElf_Sym sym;
+	const char *name = dwfl_module_addrinfo(mod, pc, &off, &sym, NULL, NULL, NULL);
+	uint64_t start = pc - off;
+
+	for (int depth = 0; name && !strncmp(name, ".omp_outlined.", 14); depth++)
+		if (depth == 8 || lp_omp_encloser(&s->omp, mod, start, &name, &start) <= 0)
+			return NULL;
+	return name ? lp_name_omp_region(&s->names, lp_name_readable(&s->names, name)) : NULL;
+}
+
 /* The function and the source line of pc. The function is the innermost
  * one that contains pc, inlined or not (DWARF scopes), after stepping out
  * of inlined runtime callbacks; its place is the line table's, or for a
@@ -610,18 +681,23 @@ static void make_label(struct lp_symbols *s, struct lp_code_loc *out)
  * failing that the nearest line record. Code inlined into a function
  * names that function and the line of the call there (the outermost
  * inlined call; an outlined OpenMP region's own inlined body counts as
- * the region). Without DWARF: the ELF symbol only. */
+ * the region). Without DWARF: the ELF symbol only (a clang-outlined
+ * OpenMP region: after the function whose code refers to it). */
 int lp_symbols_pc_dwfl(struct lp_symbols *s, uint64_t pc, struct lp_code_loc *out)
 {
 	Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, pc);
 	Dwarf_Die cudie, chain[64];
 	Dwarf_Addr bias = 0;
-	int n = 0, k, base = 0, have_cu = 0;
+	int n = 0, k, base = 0, have_cu = 0, shared = 0;
+	const char *symbol, *module;
 
 	memset(out, 0, sizeof(*out));
 	if (!mod)
 		return 0;
-	out->function = lp_name_readable(&s->names, dwfl_module_addrname(mod, pc));
+	module = module_name(s, mod, &shared);
+	out->module = shared ? module : NULL;
+	symbol = dwfl_module_addrname(mod, pc);
+	out->function = lp_name_readable(&s->names, symbol);
 	if ((have_cu = cu_of(s, mod, pc, &cudie, &bias))) {
 		uint64_t addr = pc - bias;
 
@@ -633,8 +709,13 @@ int lp_symbols_pc_dwfl(struct lp_symbols *s, uint64_t pc, struct lp_code_loc *ou
 		}
 		n = fn_chain(&cudie, addr, chain, 0, (int)(sizeof(chain) / sizeof(chain[0])));
 	}
-	if (n <= 0)
+	if (n <= 0) {
+		const char *region = symbol && !strncmp(symbol, ".omp_outlined.", 14) ? omp_region_by_code(s, mod, pc)
+										     : NULL;
+		if (region)
+			out->function = region;
 		goto out;
+	}
 	/* k: the innermost frame that is not an inlined runtime callback;
 	 * the place of a callback is its call site, in the next frame out */
 	for (k = n - 1; k > 0 && dwarf_tag(&chain[k]) == DW_TAG_inlined_subroutine &&
@@ -664,21 +745,12 @@ out:
 
 int lp_symbols_pc(struct lp_symbols *s, uint64_t pc, struct lp_code_loc *out)
 {
-	struct lp_code_loc loc;
-	uint64_t *idx;
-	int isnew, found;
+	int found;
 
-	if ((!s->pcidx.s && lp_htab_init(&s->pcidx, 1024) < 0) || lp_htab_reserve(&s->pcidx, 1) < 0 ||
-	    LP_ARRAY_RESERVE(s->pcs, s->cappcs, s->npcs + 1, 256, "pc answers") < 0)
-		return lp_symbols_pc_dwfl(s, pc, out); /* out of memory: no cache */
-	if ((idx = lp_htab_find(&s->pcidx, pc))) {
-		*out = s->pcs[*idx].loc;
-		return s->pcs[*idx].found;
-	}
-	found = lp_symbols_pc_dwfl(s, pc, &loc);
-	*lp_htab_get(&s->pcidx, pc, &isnew) = s->npcs;
-	s->pcs[s->npcs++] = (struct pcent){ .loc = loc, .found = found };
-	*out = loc;
+	if (lp_pc_memo_find(&s->pcs, pc, out, &found))
+		return found;
+	found = lp_symbols_pc_dwfl(s, pc, out);
+	lp_pc_memo_add(&s->pcs, pc, out, found); /* out of memory: not remembered */
 	return found;
 }
 
@@ -721,19 +793,12 @@ int lp_symbols_inline_first(struct lp_symbols *s, uint64_t pc, int (*skip)(const
 int lp_symbols_site_cached(struct lp_symbols *s, uint64_t pc, struct lp_alloc_site *out,
 			   int (*compute)(struct lp_symbols *, uint64_t, struct lp_alloc_site *))
 {
-	uint64_t *idx;
-	int isnew, found;
+	int found;
 
-	if ((!s->siteidx.s && lp_htab_init(&s->siteidx, 256) < 0) || lp_htab_reserve(&s->siteidx, 1) < 0 ||
-	    LP_ARRAY_RESERVE(s->sites, s->capsites, s->nsites + 1, 64, "allocation sites") < 0)
-		return compute(s, pc, out); /* out of memory: no cache */
-	if ((idx = lp_htab_find(&s->siteidx, pc))) {
-		*out = s->sites[*idx].site;
-		return s->sites[*idx].found;
-	}
+	if (lp_pc_memo_find(&s->sites, pc, out, &found))
+		return found;
 	found = compute(s, pc, out);
-	*lp_htab_get(&s->siteidx, pc, &isnew) = s->nsites;
-	s->sites[s->nsites++] = (struct sitent){ .site = *out, .found = found };
+	lp_pc_memo_add(&s->sites, pc, out, found); /* out of memory: not remembered */
 	return found;
 }
 
@@ -787,8 +852,9 @@ const char *lp_symbols_readable(struct lp_symbols *s, const char *name)
 const char *lp_symbols_module(struct lp_symbols *s, uint64_t pc)
 {
 	Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, pc);
+	int shared;
 
-	return mod ? basename_of(dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL)) : NULL;
+	return mod ? module_name(s, mod, &shared) : NULL;
 }
 
 /* ---- data ---------------------------------------------------------------- */
