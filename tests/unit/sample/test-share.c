@@ -91,23 +91,13 @@ static void test_shared_fields_match_brute_force(void **state)
 {
 	size_t n = 30000;
 	struct lp_ref *refs = mt_trace(n, 4, 24, 5);
-	struct lp_profile *p;
-	struct lp_sampler *s;
+	struct lp_profile *p = lp_test_sample(refs, n, 0.03, 3, NULL, 0);
 	size_t kinds[4] = { 0 }, foreign = 0;
 	uint64_t *own_clock = calloc(n, sizeof(uint64_t)), count[4] = { 0 };
 
 	(void)state;
 	for (size_t i = 0; i < n; i++) /* each access's time on its thread's clock */
 		own_clock[i] = count[refs[i].tid]++;
-	assert_int_equal(lp_profile_new(&p), 0);
-	p->n_line_sizes = 1;
-	p->line_sizes[0] = 64;
-	p->rate = 0.03;
-	p->seed = 3;
-	assert_int_equal(lp_sampler_new(&s, p), 0);
-	assert_int_equal(lp_sampler_feed(s, refs, n), 0);
-	assert_int_equal(lp_sampler_finish(s), 0);
-	lp_sampler_free(s);
 	assert_true(p->shared);
 	assert_true(p->n_samples > 600);
 	for (size_t i = 0; i < p->n_samples; i++) {
@@ -146,21 +136,11 @@ static void test_shared_round_trip(void **state)
 {
 	size_t n = 20000;
 	struct lp_ref *refs = mt_trace(n, 3, 40, 9);
-	struct lp_profile *p, *q;
-	struct lp_sampler *s;
+	const uint32_t sizes[] = { 32, 64 };
+	struct lp_profile *p = lp_test_sample(refs, n, 0.02, 1, sizes, 2), *q;
 	char *path = lp_test_path("shared.lpp");
 
 	(void)state;
-	assert_int_equal(lp_profile_new(&p), 0);
-	p->n_line_sizes = 2;
-	p->line_sizes[0] = 32;
-	p->line_sizes[1] = 64;
-	p->rate = 0.02;
-	p->seed = 1;
-	assert_int_equal(lp_sampler_new(&s, p), 0);
-	assert_int_equal(lp_sampler_feed(s, refs, n), 0);
-	assert_int_equal(lp_sampler_finish(s), 0);
-	lp_sampler_free(s);
 	assert_int_equal(lp_profile_write(p, path), 0);
 	assert_int_equal(lp_profile_read(&q, path), 0);
 	assert_true(q->shared);
@@ -196,18 +176,9 @@ static void test_small_cases(void **state)
 		{ .addr = 0x1000, .size = 4, .pc = 0x12, .kind = LP_REF_READ, .tid = 0 },
 		{ .addr = 0x1000, .size = 4, .pc = 0x21, .kind = LP_REF_WRITE, .tid = 1 },
 	};
-	struct lp_profile *p;
-	struct lp_sampler *s;
+	struct lp_profile *p = lp_test_sample(refs, 5, 1, 0, NULL, 0);
 
 	(void)state;
-	assert_int_equal(lp_profile_new(&p), 0);
-	p->n_line_sizes = 1;
-	p->line_sizes[0] = 64;
-	p->rate = 1;
-	assert_int_equal(lp_sampler_new(&s, p), 0);
-	assert_int_equal(lp_sampler_feed(s, refs, 5), 0);
-	assert_int_equal(lp_sampler_finish(s), 0);
-	lp_sampler_free(s);
 	assert_int_equal(p->n_samples, 5);
 	/* sorted by time (each thread's own clock), then as added */
 	const struct lp_sample *a = NULL, *b = NULL;
