@@ -3,8 +3,9 @@
  * the first access by any thread (the shared reuse), the sampling thread's
  * own reuse on both clocks, the first write by another thread before it and
  * whether the reuse touched a byte that other threads wrote (true sharing)
- * or only other bytes (false sharing). Also the profile round trip of the
- * shared fields. */
+ * or only other bytes (false sharing), and the threads that touched and
+ * wrote the line in between. Also the profile round trip of the shared
+ * fields, with and without the thread masks. */
 #include "lp-test.h"
 
 #include <locprof/profile.h>
@@ -66,6 +67,11 @@ static void brute_force(const struct lp_ref *refs, size_t n, uint32_t shift, siz
 			want->sreuse = u - u0 - 1;
 			want->stid = r->tid;
 		}
+		if (!same) {
+			want->touched |= 1ull << r->tid;
+			if (r->kind == LP_REF_WRITE)
+				want->writers |= 1ull << r->tid;
+		}
 		if (same) {
 			want->sown = u - u0 - 1;
 			want->reuse = own;
@@ -114,6 +120,8 @@ static void test_shared_fields_match_brute_force(void **state)
 		assert_int_equal(sm->reuse, want.reuse);
 		assert_int_equal(sm->reuse_pc, want.reuse_pc);
 		assert_int_equal(sm->coh, want.coh);
+		assert_int_equal(sm->touched, want.touched);
+		assert_int_equal(sm->writers, want.writers);
 		if (sm->coh != LP_COH_NONE) {
 			assert_int_equal(sm->wtid, want.wtid);
 			assert_int_equal(sm->wpc, want.wpc);
@@ -125,6 +133,7 @@ static void test_shared_fields_match_brute_force(void **state)
 	for (int k = 0; k < 3; k++)
 		assert_true(kinds[k] > 10);
 	assert_true(foreign > 100);
+	assert_true(p->masks);
 	lp_profile_free(p);
 	free(refs);
 	free(own_clock);
@@ -143,9 +152,22 @@ static void test_shared_round_trip(void **state)
 	(void)state;
 	assert_int_equal(lp_profile_write(p, path), 0);
 	assert_int_equal(lp_profile_read(&q, path), 0);
-	assert_true(q->shared);
+	assert_true(q->shared && q->masks);
 	assert_int_equal(q->n_samples, p->n_samples);
 	assert_memory_equal(q->samples, p->samples, p->n_samples * sizeof(*p->samples));
+	lp_profile_free(q);
+	/* without the masks: 88-byte SMPX records, as profiles written
+	 * before them, read with shared time and no masks */
+	p->masks = 0;
+	assert_int_equal(lp_profile_write(p, path), 0);
+	assert_int_equal(lp_profile_read(&q, path), 0);
+	assert_true(q->shared && !q->masks);
+	assert_int_equal(q->n_samples, p->n_samples);
+	for (size_t i = 0; i < q->n_samples; i++) {
+		assert_int_equal(q->samples[i].sreuse, p->samples[i].sreuse);
+		assert_int_equal(q->samples[i].coh, p->samples[i].coh);
+		assert_int_equal(q->samples[i].touched | q->samples[i].writers, 0);
+	}
 	lp_profile_free(q);
 	p->shared = 0;
 	assert_int_equal(lp_profile_write(p, path), 0);
