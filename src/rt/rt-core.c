@@ -311,16 +311,29 @@ static void rt_header(struct lp_msg_header *h, uint32_t type, uint64_t length,
 }
 
 /* Blocking write of one message in two parts. A broken connection (the
- * collector went away) turns the thread's sending off, not the program. */
+ * collector went away) turns the thread's sending off, not the program.
+ * The signals that end a process from outside wait for the message to be
+ * whole: their handler (rt_fatal_signal()) sends the thread's last
+ * samples and the BYE on this stream, and landing inside a message made
+ * the stream corrupt and the whole profile refused
+ * (tests/cli/test-record-refuse.sh, one run in a few). Two system calls
+ * per message, never per reference. */
 static void rt_send2(struct lp_rt_thread *t, const void *a, uint64_t alen, const void *b,
 		     uint64_t blen)
 {
 	struct iovec iov[2] = { { (void *)a, alen }, { (void *)b, blen } };
 	struct msghdr m;
+	sigset_t stop, old;
 	ssize_t n;
 
 	if (t->fd < 0)
 		return;
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGINT);
+	sigaddset(&stop, SIGTERM);
+	sigaddset(&stop, SIGHUP);
+	sigaddset(&stop, SIGQUIT);
+	pthread_sigmask(SIG_BLOCK, &stop, &old);
 	memset(&m, 0, sizeof(m));
 	m.msg_iov = iov;
 	m.msg_iovlen = blen ? 2 : 1;
@@ -331,7 +344,7 @@ static void rt_send2(struct lp_rt_thread *t, const void *a, uint64_t alen, const
 				continue;
 			close(t->fd);
 			t->fd = -1;
-			return;
+			break;
 		}
 		while (m.msg_iovlen && (size_t)n >= m.msg_iov[0].iov_len) {
 			n -= (ssize_t)m.msg_iov[0].iov_len;
@@ -343,6 +356,7 @@ static void rt_send2(struct lp_rt_thread *t, const void *a, uint64_t alen, const
 			m.msg_iov[0].iov_len -= (size_t)n;
 		}
 	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 static void rt_send_samples(struct lp_rt_thread *t)
