@@ -13,14 +13,23 @@
 # usage: bench/phases.sh [BUILD_DIR]   (default build/)
 #   RUNS=N rounds;  RATE=R sampling rate (default 1e-3);  ONLY=solver|steady
 #   PHASEOPTS='...' more options for the --phases runs
+#   BACKEND=inst (default: examples/phases built with locprof cc) or
+#   valgrind (the native examples/phases under --backend valgrind; there
+#   cpu is the whole run's, valgrind's and the collector's, as total)
+#   SOLVER=N STEADY=N the workloads' sizes (default 80 and 300)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 B=${1:-build}
 RUNS=${RUNS:-5}
 RATE=${RATE:-1e-3}
+BACKEND=${BACKEND:-inst}
 L=$B/locprof
 CPU=$B/bench/bench-cputime
-P=$B/examples/phases-lp
+case "$BACKEND" in
+inst) P=$B/examples/phases-lp ;;
+valgrind) P=$B/examples/phases ;;
+*) echo "phases: BACKEND is inst or valgrind" >&2; exit 2 ;;
+esac
 [ -x "$CPU" ] && [ -x "$P" ] || { echo "phases: build first (no $CPU or $P)" >&2; exit 1; }
 T=$(mktemp -d /tmp/locprof-phases.XXXXXX)
 trap 'rm -rf "$T"' EXIT
@@ -35,6 +44,13 @@ cpu() { awk '{ print $1 }' "$1"; }
 record() {
 	local extra=()
 	[ "$1" = phases ] && extra=(--phases ${PHASEOPTS:-})
+	if [ "$BACKEND" = valgrind ]; then
+		# one process: valgrind's CPU time is the program's under it
+		"$CPU" "$T/$1.all" "$L" record -q -b valgrind -o "$T/$1.lpp" --rate "$RATE" --seed "$3" \
+			"${extra[@]}" -- "$P" $2 >/dev/null
+		cp "$T/$1.all" "$T/$1.cpu"
+		return
+	fi
 	printf '#!/bin/sh\nexec "%s" "%s" "%s" %s\n' "$CPU" "$T/$1.cpu" "$P" "$2" >"$T/run-$1"
 	chmod +x "$T/run-$1"
 	rm -f "$T/$1".*.lpp
@@ -46,8 +62,9 @@ record() {
 
 median() { sort -g | awk '{ v[NR] = $1 } END { print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-printf "%-10s %8s %8s %9s %7s %7s  (rate %s, %s rounds, medians)\n" workload diff max samples cpu total "$RATE" "$RUNS"
-for w in "solver 80" "steady 300"; do
+printf "%-10s %8s %8s %9s %7s %7s  (%s backend, rate %s, %s rounds, medians)\n" workload diff max samples cpu \
+	total "$BACKEND" "$RATE" "$RUNS"
+for w in "solver ${SOLVER:-80}" "steady ${STEADY:-300}"; do
 	[ -n "${ONLY:-}" ] && [ "$ONLY" != "${w%% *}" ] && continue
 	: >"$T/rows"
 	for i in $(seq "$RUNS"); do

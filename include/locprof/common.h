@@ -68,6 +68,12 @@ enum lp_ref_kind {
 	LP_REF_WRITE = 1,
 	LP_EV_ALLOC = 2, /* addr = block start, size = bytes, pc = call site */
 	LP_EV_FREE = 3,  /* addr = block start, size = 0, pc = call site */
+	/* One frame of the call stack of the allocation just before it in the
+	 * stream (same thread): pc = a return address, addr and size 0. An
+	 * allocation's frames follow it in a row, innermost first, from the
+	 * caller of its call site's function up; at most
+	 * LP_ALLOC_STACK_MAX - 1 (locprof/profile.h) are kept. */
+	LP_EV_FRAME = 4,
 };
 
 /* Largest reference (load or store) a trace may hold, in bytes: readers

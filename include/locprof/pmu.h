@@ -58,6 +58,10 @@ struct lp_pmu_options {
 	enum lp_pmu_watch_mech watch;
 	int no_aslr;             /* run the target without address randomisation */
 	const char *compensate;  /* pmu counter: "step,fault,syscall,trap" rates, NULL = default */
+	/* The allocation interposer (liblocprof-pmu-alloc.so, docs/pmu.md,
+	 * "Allocations"), preloaded into the program so that its allocations
+	 * and their call stacks reach the outputs; NULL: no allocation events. */
+	const char *alloc_preload;
 	/* The program started (its pid): e.g. for a handler that passes
 	 * signals sent to locprof on. May be NULL. */
 	void (*on_start)(int pid);
@@ -91,6 +95,8 @@ struct lp_pmu_stats {
 	                            made and opened since (retried, not delivered) */
 	uint64_t exposed;        /* free-running: watched pages held open for a system call while
 	                            other threads of the address space ran (docs/pmu.md) */
+	uint64_t allocs;         /* allocation events the interposer reported (frees included) */
+	uint64_t alloc_frames;   /* call-stack frames unwound for them */
 	/* Double trap. */
 	int precise_ip;          /* the precise_ip level in use (-1: none) */
 	uint64_t dt_inserted;    /* breakpoints inserted (one per notification with a record) */

@@ -275,6 +275,24 @@ int lp_profile_add_alloc(struct lp_profile *p, const struct lp_alloc_event *e);
  * stacks are not merged here (the collector's sink does that). */
 int lp_profile_add_stack(struct lp_profile *p, const uint64_t *frames, unsigned n, uint32_t *id);
 
+/* Allocation call stacks as they come, each allocation followed by the
+ * frames above its call site (a recorder's frame records, a trace's
+ * LP_EV_FRAME records), into a profile's stack table with equal stacks
+ * stored once: a program makes millions of allocations from a few
+ * hundred places. */
+struct lp_stack_builder;
+int lp_stack_builder_new(struct lp_stack_builder **out);
+void lp_stack_builder_free(struct lp_stack_builder *b); /* accepts NULL */
+/* Event `event` of the profile (an allocation at call site pc) may get a
+ * stack: the frames that follow go to it. */
+void lp_stack_builder_begin(struct lp_stack_builder *b, size_t event, uint64_t pc);
+/* The next frames of the open stack (a 0 ends it; frames past
+ * LP_ALLOC_STACK_MAX are dropped). */
+void lp_stack_builder_frames(struct lp_stack_builder *b, const uint64_t *frames, unsigned n);
+/* Close the open stack, if any: a stack of more than its call site goes
+ * into p's table (once) and its event names it. */
+int lp_stack_builder_end(struct lp_stack_builder *b, struct lp_profile *p);
+
 /* Append a thread's TLS segment (copied). */
 int lp_profile_add_tls(struct lp_profile *p, const struct lp_tls_block *b);
 

@@ -189,6 +189,13 @@ int lp_recorder_image_samples(struct lp_recorder *r, uint32_t id, const struct l
 /* Trace mode: references in clock order (tid: the image's thread number). */
 int lp_recorder_image_refs(struct lp_recorder *r, uint32_t id, const struct lp_ref *refs, size_t n);
 
+/* Allocation events (LP_EV_ALLOC, LP_EV_FREE; tid: the image's thread
+ * number), each allocation followed by the LP_EV_FRAME records of its
+ * call stack. Sample mode: into the profile's events and stack table
+ * (times unknown); trace mode: into the reference stream, after the
+ * references handed so far. */
+int lp_recorder_image_events(struct lp_recorder *r, uint32_t id, const struct lp_ref *ev, size_t n);
+
 /* The image ended: its output is finished and renamed into place now, so
  * the outputs of images that ended survive a crash of the rest. */
 int lp_recorder_image_end(struct lp_recorder *r, uint32_t id, const struct lp_record_image_end *end);

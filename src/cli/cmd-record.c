@@ -35,8 +35,8 @@ static const char usage[] =
 	"                      sampled (default 1e-4)\n"
 	"  -n, --samples N     aim at about N samples over the whole run instead\n"
 	"                      of a fixed rate\n"
-	"      --phases[=N]    phase-guided sampling (inst backend): cut each\n"
-	"                      thread's run into intervals of N references\n"
+	"      --phases[=N]    phase-guided sampling (inst and valgrind backends):\n"
+	"                      cut each thread's run into intervals of N references\n"
 	"                      (default 1048576), classify them into phases by\n"
 	"                      the code they run, sample a phase at the full\n"
 	"                      rate until it has --phase-samples, then at\n"
@@ -149,7 +149,8 @@ static int check_output_name(const struct record_request *req)
 			       "or NAME.samples (the text sample list)", out);
 }
 
-/* record --phases: sample mode at a fixed rate, inst backend. */
+/* record --phases: sample mode at a fixed rate, inst or valgrind backend
+ * (the pmu sampler has no countdown on every reference to tick with). */
 static int check_phases(const struct record_request *req, const char *backend_name)
 {
 	const struct lp_record_options *o = &req->opts;
@@ -161,8 +162,9 @@ static int check_phases(const struct record_request *req, const char *backend_na
 	}
 	if (o->mode != LP_RECORD_SAMPLE || req->target_samples)
 		return cli_usage_error(&cmd_record, "--phases is for sample mode at a fixed rate (not --samples, not --mode trace)");
-	if (strcmp(backend_name, "inst"))
-		return cli_usage_error(&cmd_record, "--phases is for the inst backend");
+	if (strcmp(backend_name, "inst") && strcmp(backend_name, "valgrind"))
+		return cli_usage_error(&cmd_record, "--phases is for the inst and valgrind backends, not %s",
+				       backend_name);
 	if (o->phase_rate > o->rate)
 		return cli_usage_error(&cmd_record, "--phase-rate must not exceed --rate");
 	return CLI_OK;

@@ -55,8 +55,9 @@ static const char usage[] =
 	"      --svg FILE       also plot the graph as SVG\n"
 	"      --html DIR       also write DIR/index.html: the graph and every table on\n"
 	"                       one page that loads nothing from the network, with the\n"
-	"                       hot lines in their source and the per-thread table\n"
-	"                       (and DIR/working-set.svg)\n"
+	"                       hot lines in their source, the per-thread table and\n"
+	"                       the time view (and DIR/working-set.svg,\n"
+	"                       DIR/timeline.svg)\n"
 	"  -r, --reference CSV  overlay reference curves (e.g. from locprof simulate)\n"
 	"  -w, --window[=N]     print the miss ratio per time window (window of N line\n"
 	"                       accesses, also the models' windows; default the\n"
@@ -725,11 +726,13 @@ static int write_svg(const struct report_opts *o, const char *path, const struct
 
 /* DIR/working-set.svg, then DIR/index.html with that graph inline. */
 static int write_html(const struct report_opts *o, const struct lp_report *r, struct lp_symbols *syms,
-		      const struct lp_curve *refs, size_t nrefs)
+		      const struct lp_curve *refs, size_t nrefs, const struct lp_timeline *tl)
 {
 	struct report_html_in in = { .profile = o->profile, .r = r, .syms = syms, .top = o->top, .cold = o->cold,
 				     .windows = 1 };
-	char svg[4096];
+	const struct lp_timeline_row *rows;
+	const struct lp_timeline_phase *ph;
+	char svg[4096], tsvg[4096];
 
 	if (mkdir(o->html, 0777) < 0 && errno != EEXIST) {
 		cli_error("cannot create directory '%s': %s", o->html, strerror(errno));
@@ -744,6 +747,16 @@ static int write_html(const struct report_opts *o, const struct lp_report *r, st
 		return -1;
 	}
 	in.graph_svg = svg;
+	/* the time view, when there is time to see: phases, or two windows */
+	if (tl && (lp_timeline_phases(tl, &ph) || lp_timeline_rows(tl, &rows) >= 2)) {
+		snprintf(tsvg, sizeof(tsvg), "%s/timeline.svg", o->html);
+		if (lp_timeline_svg(tl, tsvg, o->profile) < 0) {
+			cli_error("%s", lp_errmsg());
+			return -1;
+		}
+		in.tl = tl;
+		in.timeline_svg = tsvg;
+	}
 	return report_html_write(o->html, &in);
 }
 
@@ -922,7 +935,8 @@ static int run(int argc, char **argv)
 							     .seed = 1 });
 	if (status == CLI_ERROR)
 		goto out;
-	if (o.timeline || o.timeline_svg) {
+	/* the HTML page of one profile has the time view too */
+	if (o.timeline || o.timeline_svg || (o.html && rs.n == 1)) {
 		if (rs.n > 1) {
 			status = cli_usage_error(&cmd_report, "--timeline takes one profile");
 			goto out;
@@ -947,7 +961,7 @@ static int run(int argc, char **argv)
 		cli_error("%s", lp_errmsg());
 		status = CLI_ERROR;
 	}
-	if (o.html && write_html(&o, rs.r, rs.n > 1 ? NULL : rs.v[0].syms, refs, nrefs) < 0)
+	if (o.html && write_html(&o, rs.r, rs.n > 1 ? NULL : rs.v[0].syms, refs, nrefs, tl) < 0)
 		status = CLI_ERROR;
 	if (tl && o.timeline_svg && lp_timeline_svg(tl, o.timeline_svg, o.profile) < 0) {
 		cli_error("%s", lp_errmsg());

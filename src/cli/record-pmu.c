@@ -6,6 +6,7 @@
  * same outputs as for the inst backend: one .lpp profile (or, in trace
  * mode with the step counter, one trace) per process image, named the
  * same way, each finished when its image ends. */
+#include "cli-path.h"
 #include "cli.h"
 #include "record.h"
 
@@ -23,8 +24,12 @@ struct pmu_args {
 	int skid_miss;
 	enum lp_pmu_sample_start sample_start;
 	int aslr, stats;
+	int no_allocs;
 	const char *compensate;
 };
+
+#define PMU_ALLOC_PRELOAD "liblocprof-pmu-alloc.so"
+
 
 static volatile pid_t target_pid;
 
@@ -81,13 +86,17 @@ static const char *parse_args(const struct record_request *req, struct pmu_args 
 			a->aslr = 1;
 		else if (!strcmp(x, "stats"))
 			a->stats = 1;
+		else if (!strcmp(x, "allocs=no"))
+			a->no_allocs = 1;
+		else if (!strcmp(x, "allocs=yes"))
+			a->no_allocs = 0;
 		else if (!strncmp(x, "compensate=", 11))
 			a->compensate = x + 11;
 		else {
 			snprintf(msg, sizeof(msg),
 				 "unknown -X '%s' for the pmu backend (watch=auto|dr|page, "
 				 "sample-start=step|double-trap, emulate-skid=N, skid-miss, compensate=S,F,C,T, "
-				 "aslr, stats)", x);
+				 "allocs=yes|no, aslr, stats)", x);
 			return msg;
 		}
 	}
@@ -134,7 +143,8 @@ static void print_stats(const struct lp_pmu_stats *st)
 	cli_note("pmu: refs %llu steps %llu skid_steps %llu samples %llu missed %llu no_slot %llu "
 		 "unwatchable %llu undecoded %llu decode_misses %llu partial %llu page_hits %llu dr_hits %llu same_hits %llu "
 		 "syscall_hits %llu dangling %llu false_faults %llu target_signals %llu injected %llu "
-		 "watches_max %llu world_stops %llu held_checks %llu stale_faults %llu exposed %llu",
+		 "watches_max %llu world_stops %llu held_checks %llu stale_faults %llu exposed %llu allocs %llu "
+		 "alloc_frames %llu",
 		 (unsigned long long)st->refs, (unsigned long long)st->steps,
 		 (unsigned long long)st->skid_steps, (unsigned long long)st->samples,
 		 (unsigned long long)st->missed, (unsigned long long)st->no_slot,
@@ -146,7 +156,8 @@ static void print_stats(const struct lp_pmu_stats *st)
 		 (unsigned long long)st->target_signals, (unsigned long long)st->injected,
 		 (unsigned long long)st->watches_max, (unsigned long long)st->world_stops,
 		 (unsigned long long)st->held_checks, (unsigned long long)st->stale_faults,
-		 (unsigned long long)st->exposed);
+		 (unsigned long long)st->exposed, (unsigned long long)st->allocs,
+		 (unsigned long long)st->alloc_frames);
 	if (st->precise_ip >= 0 && (st->dt_inserted || st->ring_samples || st->dt_norecord))
 		cli_note("pmu double trap: precise_ip %d inserted %llu hits %llu replaced %llu norecord %llu "
 			 "nomem %llu stale %llu stepped %llu forks %llu ring_samples %llu ring_lost %llu ring_throttled %llu "
@@ -176,6 +187,7 @@ static int run(const struct record_request *req)
 	struct lp_pmu_stats st;
 	struct pmu_args a;
 	struct sigaction sa, old_int, old_quit, old_term, old_hup;
+	char preload[4096];
 	double t0, t1;
 	int err, status = 0, rc;
 	size_t nout;
@@ -197,6 +209,20 @@ static int run(const struct record_request *req)
 	o.no_aslr = !a.aslr;
 	o.compensate = a.compensate;
 	o.on_start = on_start;
+	/* The allocation interposer (docs/pmu.md, "Allocations"), found as
+	 * the runtime of `locprof cc` is. */
+	if (!a.no_allocs) {
+		size_t n;
+
+		if (cli_own_dir(CLI_OWN_RUNTIME, "LOCPROF_RT_DIR", PMU_ALLOC_PRELOAD, preload, sizeof(preload)) == 0 &&
+		    (n = strlen(preload)) + sizeof("/" PMU_ALLOC_PRELOAD) <= sizeof(preload)) {
+			memcpy(preload + n, "/" PMU_ALLOC_PRELOAD, sizeof("/" PMU_ALLOC_PRELOAD));
+			o.alloc_preload = preload;
+		} else if (!req->quiet) {
+			cli_note("no %s beside locprof (set LOCPROF_RT_DIR): the profile has no allocation "
+				 "events", PMU_ALLOC_PRELOAD);
+		}
+	}
 	if (lp_recorder_new_direct(&rec, &req->opts) < 0) {
 		cli_error("cannot start the recorder: %s", lp_errmsg());
 		return CLI_ERROR;

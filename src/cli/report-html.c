@@ -137,6 +137,8 @@ static void section_summary(FILE *f, const struct report_html_in *in)
 		fputs("line accesses not counted (the run was cut short before the first flush)", f);
 	fprintf(f, " of %g bytes, %s.</p>\n", ri->line, in->cold ? "cold misses included" : "cold misses excluded");
 	fputs("<nav><a href=\"#graph\">working-set graph</a><a href=\"#caches\">caches</a>", f);
+	if (in->tl)
+		fputs("<a href=\"#timeline\">time view</a>", f);
 	if (in->windows)
 		fputs("<a href=\"#windows\">windows</a>", f);
 	fputs("<a href=\"#functions\">hot functions</a><a href=\"#source\">hot source lines</a>"
@@ -145,14 +147,13 @@ static void section_summary(FILE *f, const struct report_html_in *in)
 	      f);
 }
 
-/* The library's SVG, without its XML declaration, inline. */
-static int section_graph(FILE *f, const char *svg_path)
+/* An SVG file the library wrote, without its XML declaration, inline. */
+static int inline_svg(FILE *f, const char *svg_path)
 {
 	FILE *svg = fopen(svg_path, "r");
 	char *line = NULL;
 	size_t cap = 0;
 
-	fputs("<h2 id=\"graph\">Working-set graph</h2>\n", f);
 	if (!svg) {
 		cli_error("cannot read the graph '%s': %s", svg_path, strerror(errno));
 		return -1;
@@ -162,6 +163,14 @@ static int section_graph(FILE *f, const char *svg_path)
 			fputs(line, f);
 	free(line);
 	fclose(svg);
+	return 0;
+}
+
+static int section_graph(FILE *f, const char *svg_path)
+{
+	fputs("<h2 id=\"graph\">Working-set graph</h2>\n", f);
+	if (inline_svg(f, svg_path) < 0)
+		return -1;
 	fputs("<p class=\"note\">Miss ratio against cache size, fully associative: LRU by StatStack, random "
 	      "replacement by StatCache; the named caches are marked.</p>\n",
 	      f);
@@ -194,6 +203,61 @@ static void section_caches(FILE *f, const struct lp_report *r)
 	fputs("<p class=\"note\">LRU: set-associative (placement model); random: fully associative. Ways 0: fully "
 	      "associative.</p>\n",
 	      f);
+}
+
+/* The time view: the plot of lp_timeline_svg (the miss ratio over time
+ * with the phases as bands), then each phase's share, ratios and top
+ * functions. */
+static int section_timeline(FILE *f, const struct report_html_in *in)
+{
+	const struct lp_timeline_phase *ph;
+	const struct lp_report_cache *ca;
+	size_t nph = lp_timeline_phases(in->tl, &ph), nc = lp_timeline_caches(in->tl, &ca);
+	char head[1024];
+	int len;
+
+	fputs("<h2 id=\"timeline\">Time view</h2>\n", f);
+	if (inline_svg(f, in->timeline_svg) < 0)
+		return -1;
+	if (!nph) {
+		fputs("<p class=\"note\">Miss ratio per line access in each StatCache window of the first thread "
+		      "(random replacement); a profile recorded with <code>record --phases</code> has its phases "
+		      "marked.</p>\n",
+		      f);
+		return 0;
+	}
+	fprintf(f, "<p class=\"note\">Miss ratio per line access over the first thread's run, from each phase's "
+		   "model (%s); the phases of <code>record --phases</code> as bands. Each phase's top functions by "
+		   "misses in %s.</p>\n",
+		lp_timeline_policy(in->tl) == LP_REPORT_LRU ? "LRU, set-associative" : "random replacement",
+		ca[0].label);
+	len = snprintf(head, sizeof(head), "phase|share|intervals|samples");
+	for (size_t c = 0; c < nc && len < (int)sizeof(head) - 64; c++) {
+		/* a heading is HTML between the table's separators */
+		head[len++] = '|';
+		for (const char *l = ca[c].label; *l && len < (int)sizeof(head) - 64; l++)
+			head[len++] = strchr("|<>&\"", *l) ? '_' : *l;
+		head[len] = 0;
+	}
+	snprintf(head + len, sizeof(head) - (size_t)len, "|<top functions");
+	table_open(f, head);
+	for (size_t k = 0; k < nph; k++) {
+		fprintf(f, "<tr><td data-v=\"%u\">%u</td>", ph[k].info.id, ph[k].info.id);
+		fprintf(f, "<td data-v=\"%.6f\">%.1f%%</td>", ph[k].info.weight, 100 * ph[k].info.weight);
+		fprintf(f, "<td data-v=\"%zu\">%zu</td><td data-v=\"%zu\">%zu</td>", ph[k].info.intervals,
+			ph[k].info.intervals, ph[k].info.samples, ph[k].info.samples);
+		for (size_t c = 0; c < nc; c++)
+			cell_number(f, ph[k].ratio[c], "%.4f");
+		fputs("<td class=\"name\">", f);
+		for (size_t j = 0; j < ph[k].ntop; j++) {
+			fputs(j ? ", " : "", f);
+			html_text(f, ph[k].top[j].label);
+			fprintf(f, " %.0f%%", 100 * ph[k].top[j].share);
+		}
+		fputs(ph[k].ntop ? "</td></tr>\n" : "-</td></tr>\n", f);
+	}
+	table_close(f);
+	return 0;
 }
 
 static void section_windows(FILE *f, const struct lp_report *r)
@@ -427,6 +491,8 @@ static int write_page(FILE *f, const struct report_html_in *in)
 	if (section_graph(f, in->graph_svg) < 0)
 		return -1;
 	section_caches(f, in->r);
+	if (in->tl && section_timeline(f, in) < 0)
+		return -1;
 	if (in->windows)
 		section_windows(f, in->r);
 	section_functions(f, in);

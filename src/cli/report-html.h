@@ -12,6 +12,10 @@ struct report_html_in {
 	size_t top;            /* rows of the hot functions and source lines */
 	int cold, windows;
 	const char *graph_svg; /* the working-set graph's SVG file, inlined */
+	/* The time view (report --timeline): NULL, or its data and its plot
+	 * (lp_timeline_svg's file, inlined) */
+	const struct lp_timeline *tl;
+	const char *timeline_svg;
 };
 
 /* Write dir/index.html (dir must exist): the page holds its

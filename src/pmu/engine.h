@@ -12,6 +12,8 @@
  *   syscalls.c        system calls: kernel accesses, pages held for calls
  *   double-trap.c     sample start by a breakpoint at the precise pc
  *   process-events.c  clone, fork, exec and exit of the target's threads
+ *   alloc-events.c    the allocation interposer's events, their call stacks
+ *   unwind.c          a stopped thread's call stack, unwound from outside
  *   image-clock.c     process images and their reference clocks
  * The engine's comment at the top of pmu-sampler.c describes the whole. */
 #ifndef LP_PMU_ENGINE_H
@@ -29,6 +31,8 @@
 #include "supervisor.h"
 #include "watch-table.h"
 
+struct lp_pmu_unwinder;
+
 #define PAGE 4096ULL
 #define MAX_UNPROT 256          /* pages one thread holds open for a system call */
 #define NO_IMAGE UINT32_MAX     /* the parent of image 0 */
@@ -45,6 +49,8 @@ struct pmu_aspace {
 	size_t tr_cap;
 	uint64_t dead;     /* references of its threads that are gone */
 	int exited, status, exec;
+	struct lp_pmu_unwinder *unw; /* allocation call stacks (alloc-events.c), made at the first */
+	int unw_failed;
 };
 
 /* The engine's state of one thread (lp_pmu_thread.eng): its decoded
@@ -192,6 +198,9 @@ int lp_pmu_syscall_may_block(uint64_t nr, const uint64_t *a);
 int lp_pmu_release_holds(struct pmu_engine *e, struct lp_pmu_thread *t, int reprotect);
 int lp_pmu_syscall_enter(struct pmu_engine *e, struct lp_pmu_thread *t, uint64_t nr, const struct user_regs_struct *r);
 int lp_pmu_syscall_exit(struct pmu_engine *e, struct lp_pmu_thread *t);
+
+/* alloc-events.c */
+int lp_pmu_alloc_event(struct pmu_engine *e, struct lp_pmu_thread *t, const struct user_regs_struct *r);
 
 /* process-events.c */
 void lp_pmu_on_thread_leave(void *ctx, struct lp_pmu_thread *t, int gone);

@@ -7,6 +7,7 @@
 
 #include "common/error.h"
 #include "engine.h"
+#include "unwind.h"
 
 struct pmu_aspace *lp_pmu_aspace_get(struct lp_pmu_proc *p)
 {
@@ -183,6 +184,8 @@ void lp_pmu_image_release(void *ctx, struct lp_pmu_proc *p)
 	if (e->h->on_image_end)
 		e->h->on_image_end(e->h->ctx, &end);
 	/* The supervisor frees p->watch itself (one flat block): free ours. */
+	lp_pmu_unwinder_free(as->unw);
+	as->unw = NULL;
 	lp_pmu_watches_release(&as->watches);
 	lp_pmu_pagecount_release(&as->held);
 	free(as->thread_refs);

@@ -6,7 +6,9 @@
  * dies keeps its samples. Clocks are per image (the references of its
  * threads, like a profile of that process alone); unlike the inst backend,
  * a line reused by another thread of the same process ends a sample (a
- * shared-cache view). */
+ * shared-cache view). Allocation events (the preloaded interposer,
+ * lp_pmu_options.alloc_preload) go to the profile's events, with their
+ * call stacks, or into the trace at their place among the references. */
 #include <locprof/pmu.h>
 #include <locprof/recorder.h>
 
@@ -118,6 +120,13 @@ static void on_ref(void *ctx, uint64_t when, uint32_t image, uint32_t itid, cons
 	lp_recorder_image_refs(pr->r, image, &x, 1);
 }
 
+static void on_alloc(void *ctx, uint32_t image, const struct lp_ref *ev, size_t n)
+{
+	struct pmu_record *pr = ctx;
+
+	lp_recorder_image_events(pr->r, image, ev, n);
+}
+
 static void on_image_end(void *ctx, const struct lp_pmu_image_end *end)
 {
 	struct pmu_record *pr = ctx;
@@ -136,7 +145,8 @@ int lp_pmu_record(const struct lp_pmu_options *o, struct lp_recorder *r, char *c
 {
 	struct pmu_record pr = { .o = o, .r = r };
 	struct lp_pmu_hooks h = { .ctx = &pr, .on_image = on_image, .on_image_end = on_image_end,
-				  .on_maps = on_maps, .on_sample = on_sample };
+				  .on_maps = on_maps, .on_sample = on_sample,
+				  .on_alloc = on_alloc };
 
 	if (lp_recorder_mode(r) == LP_RECORD_TRACE) {
 		h.on_ref = on_ref;

@@ -40,6 +40,7 @@
  * helper: it works for static binaries, needs no socket or thread inside
  * the target, and the permissions change while the target is stopped, so
  * no access can slip between decision and protection (docs/pmu.md). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,6 +54,31 @@ static int signal_is_counters(void *ctx, const siginfo_t *si)
 	return e->c->ops->owns(e->c, si);
 }
 
+/* Our environment with preload first in LD_PRELOAD (the program's own
+ * preloads after it), in one block: free(*envp) frees it. */
+static int preload_env(const char *preload, char ***envp)
+{
+	extern char **environ;
+	const char *old = getenv("LD_PRELOAD");
+	size_t n = 0, bytes = strlen("LD_PRELOAD=") + strlen(preload) + 2 + (old ? strlen(old) : 0);
+	char **v, *text;
+
+	while (environ[n])
+		n++;
+	if (!(v = malloc((n + 2) * sizeof(*v) + bytes)))
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	text = (char *)(v + n + 2);
+	snprintf(text, bytes, "LD_PRELOAD=%s%s%s", preload, old && *old ? ":" : "", old ? old : "");
+	n = 0;
+	v[n++] = text;
+	for (char **p = environ; *p; p++)
+		if (strncmp(*p, "LD_PRELOAD=", 11))
+			v[n++] = *p;
+	v[n] = NULL;
+	*envp = v;
+	return 0;
+}
+
 int lp_pmu_run(const struct lp_pmu_options *o, const struct lp_pmu_hooks *h, char *const argv[],
 	       struct lp_pmu_stats *stats, int *status)
 {
@@ -61,6 +87,7 @@ int lp_pmu_run(const struct lp_pmu_options *o, const struct lp_pmu_hooks *h, cha
 					     .skid_miss = o->skid_miss,
 					     .precise = o->sample_start == LP_PMU_START_DOUBLE_TRAP };
 	struct pmu_engine *e;
+	char **envp = NULL;
 	int err;
 
 	memset(stats, 0, sizeof(*stats));
@@ -103,6 +130,9 @@ int lp_pmu_run(const struct lp_pmu_options *o, const struct lp_pmu_hooks *h, cha
 	e->sup.on_thread_leave = lp_pmu_on_thread_leave;
 	e->sup.owns = signal_is_counters;
 	e->sup.ctx = e;
+	if (o->alloc_preload && (err = preload_env(o->alloc_preload, &envp)) < 0)
+		goto out_sup;
+	e->sup.envp = envp;
 	if ((err = lp_pmu_sup_spawn(&e->sup, argv, o->no_aslr)) < 0)
 		goto out_sup;
 	if ((err = e->c->ops->attach(e->c, e->sup.t[0]->tid)) < 0)
@@ -126,6 +156,7 @@ out_sup:
 	stats->ring_throttled = e->c->ring_throttled;
 	stats->ring_damaged = e->c->ring_damaged;
 	lp_pmu_sup_release(&e->sup);
+	free(envp);
 	lp_pmu_decoder_free(e->dec);
 out_counter:
 	if (e->c)

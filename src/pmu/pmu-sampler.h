@@ -83,6 +83,11 @@ struct lp_pmu_hooks {
 	void (*on_image)(void *ctx, const struct lp_pmu_image *img);
 	void (*on_image_end)(void *ctx, const struct lp_pmu_image_end *end);
 	void (*on_maps)(void *ctx, uint32_t image, int pid);
+	/* An allocation event the interposer reported (alloc-events.c):
+	 * ev[0] is the LP_EV_ALLOC or LP_EV_FREE, then the allocation's
+	 * LP_EV_FRAME records, n in all; tid fields are the image's thread
+	 * numbers. In clock order with the references of on_ref. May be NULL. */
+	void (*on_alloc)(void *ctx, uint32_t image, const struct lp_ref *ev, size_t n);
 };
 
 int lp_pmu_run(const struct lp_pmu_options *o, const struct lp_pmu_hooks *h, char *const argv[],

@@ -216,7 +216,10 @@ int lp_pmu_sup_spawn(struct lp_pmu_sup *s, char *const argv[], int no_aslr)
 			;
 		if (n != 1)
 			_exit(126);
-		execvp(argv[0], argv);
+		if (s->envp)
+			execvpe(argv[0], argv, s->envp);
+		else
+			execvp(argv[0], argv);
 		_exit(127);
 	}
 	close(go[0]);

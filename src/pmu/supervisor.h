@@ -101,6 +101,9 @@ struct lp_pmu_sup {
 	 * so; then they are dropped and noted in t->notified. May be NULL. */
 	int (*owns)(void *ctx, const siginfo_t *si);
 	void *ctx;
+	/* The target's environment ("NAME=value", NULL-terminated); NULL:
+	 * ours. */
+	char *const *envp;
 };
 
 /* Start argv[0] traced (no ASLR when no_aslr, so runs are repeatable) and

@@ -8,6 +8,7 @@
 #include <sys/uio.h>
 
 #include "engine.h"
+#include "pmu-alloc-abi.h"
 
 /* System calls that may wait for another thread: stepped in the
  * background so that the others keep running. */
@@ -191,6 +192,8 @@ int lp_pmu_syscall_enter(struct pmu_engine *e, struct lp_pmu_thread *t, uint64_t
 	if ((err = lp_pmu_release_holds(e, t, 0)) < 0)
 		return err;
 	e->c->ops->note(e->c, t->tid, LP_PMU_NOTE_SYSCALL);
+	if (nr == LP_PMU_ALLOC_SYSCALL) /* the interposer's: no kernel access, no mapping */
+		return lp_pmu_alloc_event(e, t, r);
 	if (nr == SYS_rseq && !(x->sys_args[2] & 1))
 		x->rseq = x->sys_args[0]; /* from now on its page stays open */
 	/* No return to re-protect after: nothing may be opened. */

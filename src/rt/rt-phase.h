@@ -1,29 +1,17 @@
 /* Internal: online phase detection and phase-guided sampling in the
- * runtime (record --phases; docs/runtime.md, "Phase detection"). */
+ * runtime (record --phases; docs/runtime.md, "Phase detection"; the
+ * policy itself is collect/phase-sampler.h, shared with the valgrind
+ * tool). */
 #ifndef LP_RT_PHASE_H
 #define LP_RT_PHASE_H
 
+#include "collect/phase-sampler.h"
 #include "collect/protocol.h"
-#include "common/phase-core.h"
 #include "common/rng.h"
 
 #include <stdint.h>
 
-#define LP_RT_PHASE_OUT 64 /* interval records buffered per thread */
-
-/* Per thread, inside its slow-path state (zeroed memory is the state of
- * a thread before its first interval). */
-struct lp_rt_phase_thread {
-	struct lp_phase_sig sig;   /* this interval's pcs */
-	uint64_t begin_refs;       /* references before this interval */
-	uint64_t begin[LP_MAX_LINE_SIZES]; /* line-access clocks at its start */
-	uint32_t predicted;        /* the previous interval's phase */
-	int started;               /* an interval was classified already */
-	double keep;               /* chance that a tick is a sample in this interval */
-	uint64_t sampled;          /* sampled references in this interval */
-	struct lp_msg_phase out[LP_RT_PHASE_OUT];
-	uint32_t nout;
-};
+/* Each thread's struct lp_phase_thread lives in its slow-path state. */
 
 /* Read the settings (once per process, from the runtime's init) for a
  * sampling rate; 1 when record --phases is on. */
@@ -43,12 +31,12 @@ void lp_rt_phase_reset(void);
  * extra line accesses before it, at pc: ends the interval when it is due
  * (a record in ph->out), counts the pc, and says whether the reference is
  * sampled (1) or only counted (0). */
-int lp_rt_phase_tick(struct lp_rt_phase_thread *ph, struct lp_rng *rng, uint32_t thread, uint64_t pc,
+int lp_rt_phase_tick(struct lp_phase_thread *ph, struct lp_rng *rng, uint32_t thread, uint64_t pc,
 		     uint64_t now, const uint64_t *ex);
 
 /* The thread ends after refs references and extra[i] extra line
  * accesses: its last interval, however short, gets a record. */
-void lp_rt_phase_close(struct lp_rt_phase_thread *ph, uint32_t thread, uint64_t refs,
+void lp_rt_phase_close(struct lp_phase_thread *ph, uint32_t thread, uint64_t refs,
 		       const uint64_t *extra);
 
 #endif

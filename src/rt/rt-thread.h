@@ -75,7 +75,7 @@ struct lp_rt_thread {
 	struct lp_msg_ref *events;
 	uint32_t nevents, event_cap;
 
-	struct lp_rt_phase_thread ph; /* record --phases (rt-phase.c) */
+	struct lp_phase_thread ph; /* record --phases (rt-phase.c) */
 };
 
 /* The runtime's own memory (mmap), and a clock. rt-core.c */

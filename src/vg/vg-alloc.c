@@ -318,10 +318,10 @@ static void aev_push(ULong time, Addr a, ULong size, ULong pc, UInt thread,
  * ExeContext (valgrind stores each distinct stack once), and sent after
  * the block's ALLOC event as frame records (protocol.h). */
 
-/* The call stack now (sample mode: traces have no stacks). */
+/* The call stack now. */
 static ExeContext *stack_now(ThreadId tid)
 {
-	return lpvg_o.mode == LP_MODE_SAMPLE ? VG_(record_ExeContext)(tid, 0) : NULL;
+	return VG_(record_ExeContext)(tid, 0);
 }
 
 struct stack_up {
@@ -338,33 +338,55 @@ static void stack_ip(UInt n, DiEpoch ep, Addr ip, void *opaque)
 		u->ips[u->n++] = ip;
 }
 
-/* The block's ALLOC event, then its callers above its call site: the
- * stack's first frames are the allocation function's (ips[0], and
+/* The callers above block b's call site into up (at most LPVG_STACK_UP):
+ * the stack's first frames are the allocation function's (ips[0], and
  * operator new's under its malloc), up to the call site. */
-static void aev_push_alloc(const struct blk *b, Addr start)
+static UInt stack_above(const struct blk *b, Addr *up)
 {
 	struct stack_up u = { .n = 0 };
-	UInt i = 1, recs;
+	UInt i = 1, n = 0;
 
 	if (b->stack)
 		VG_(apply_ExeContext)(stack_ip, &u, b->stack);
 	while (i < u.n && i < 4 && u.ips[i] != b->site)
 		i++;
 	if (i >= u.n || i >= 4)
-		u.n = 0; /* the site is not among the first frames: no stack */
-	else
-		i++;
-	recs = u.n > i ? (u.n - i + 3) / 4 : 0;
-	if (recs > LPVG_STACK_UP / 4)
-		recs = LPVG_STACK_UP / 4;
+		return 0; /* the site is not among the first frames: no stack */
+	for (i++; i < u.n && n < LPVG_STACK_UP; i++)
+		up[n++] = u.ips[i];
+	return n;
+}
+
+/* The block's ALLOC event, then its callers above its call site. */
+static void aev_push_alloc(const struct blk *b, Addr start)
+{
+	Addr up[LPVG_STACK_UP];
+	UInt n = stack_above(b, up), recs = (n + 3) / 4;
+
 	if (naev + 1 + recs > LPVG_ALLOC_CAP)
 		lpvg_allocs_flush(NULL);
 	aev_push(b->time, start, b->size, b->site, b->thread, LP_EV_ALLOC);
 	for (UInt r = 0; r < recs; r++) {
 		ULong f[4] = { 0, 0, 0, 0 };
-		for (UInt k = 0; k < 4 && i + 4 * r + k < u.n; k++)
-			f[k] = u.ips[i + 4 * r + k];
+		for (UInt k = 0; k < 4 && 4 * r + k < n; k++)
+			f[k] = up[4 * r + k];
 		aev_push(f[0], (Addr)f[1], f[3], f[2], b->thread, LP_MSG_EV_FRAMES);
+	}
+}
+
+/* Trace mode: the ALLOC event among the references, then its frames as
+ * the runtime sends them (three a record, protocol.h). */
+static void trace_push_alloc(struct lpvg_thread *t, const struct blk *b, Addr start)
+{
+	Addr up[LPVG_STACK_UP];
+	UInt n = stack_above(b, up);
+
+	lpvg_event(t, (ULong)start, b->size, LP_EV_ALLOC, b->site);
+	for (UInt r = 0; 3 * r < n; r++) {
+		ULong f[3] = { 0, 0, 0 };
+		for (UInt k = 0; k < 3 && 3 * r + k < n; k++)
+			f[k] = up[3 * r + k];
+		lpvg_event(t, f[0], f[2], LP_MSG_EV_FRAMES, f[1]);
 	}
 }
 
@@ -484,7 +506,7 @@ static void on_alloc(struct lpvg_thread *t, ULong time, Addr p, SizeT n, ULong s
 	n_allocs++;
 	n_bytes += n;
 	if (lpvg_o.mode == LP_MODE_TRACE) {
-		lpvg_event(t, (ULong)p, n, LP_EV_ALLOC, site);
+		trace_push_alloc(t, b, p);
 	} else if (lpvg_o.alloc_all && t && !t->dead) {
 		b->emitted = 1;
 		aev_push_alloc(b, p);

@@ -247,3 +247,19 @@ void lpvg_send_region(struct lpvg_thread *t)
 	m.entries = lpvg_roi_entries();
 	lpvg_send2(t, &m, sizeof(m), NULL, 0);
 }
+
+/* The thread's ended phase intervals (record --phases). */
+void lpvg_send_phases(struct lpvg_thread *t)
+{
+	struct lp_msg_phases m;
+	ULong bytes = (ULong)t->ph.nout * sizeof(struct lp_msg_phase);
+
+	if (!t->ph.nout)
+		return;
+	lpvg_header(&m.h, LP_MSG_PHASES, sizeof(m) + bytes, t);
+	m.count = t->ph.nout;
+	m.pad = 0;
+	m.interval = lpvg_o.phase_interval;
+	lpvg_send2(t, &m, sizeof(m), t->ph.out, bytes);
+	t->ph.nout = 0;
+}

@@ -90,6 +90,7 @@ static void post_clo_init(void)
 		return;
 	}
 	lpvg_options_apply();
+	lpvg_phase_init();
 	lpvg_roi_init();
 	/* Keep some descriptors above the program's limit for the per-thread
 	 * connections (valgrind itself keeps only a dozen there). */
@@ -231,6 +232,7 @@ static void atfork_child(ThreadId tid)
 	last_thread = NULL;
 	lpvg_filter_reset();
 	lpvg_allocs_atfork();
+	lpvg_phase_atfork();
 	new_image();
 }
 
@@ -262,6 +264,7 @@ static void checkpoint_thread(struct lpvg_thread *t)
 		return;
 	t->final_refs = lpvg_thread_refs(t);
 	lpvg_watches_dangle(t, False); /* before_exec resets the whole filter */
+	lpvg_phase_close(t, t->final_refs);
 	lpvg_thread_flush(t);
 	lpvg_send_thread_end(t);
 }

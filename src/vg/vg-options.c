@@ -179,6 +179,31 @@ void lpvg_options_register(void)
 	env_defaults();
 }
 
+/* record --phases: its settings come from the environment only, as the
+ * runtime's (rt-phase.c); a malformed one leaves the default (none: off). */
+static void phase_settings(void)
+{
+	const HChar *s;
+	HChar *end;
+	double v;
+
+	lpvg_o.phase_interval = lpvg_o.phase_samples = 0;
+	lpvg_o.phase_rate = -1;
+	lpvg_o.phase_threshold = LP_PHASE_THRESHOLD;
+	if ((s = VG_(getenv)(LP_ENV_PHASES)) && *s) {
+		ULong n = VG_(strtoull10)(s, &end);
+		lpvg_o.phase_interval = *end ? 0 : n;
+	}
+	if ((s = VG_(getenv)(LP_ENV_PHASE_SAMPLES)) && *s) {
+		ULong n = VG_(strtoull10)(s, &end);
+		lpvg_o.phase_samples = *end ? 0 : n;
+	}
+	if ((s = VG_(getenv)(LP_ENV_PHASE_RATE)) && *s && parse_double(s, &v) && v <= lpvg_o.rate)
+		lpvg_o.phase_rate = v;
+	if ((s = VG_(getenv)(LP_ENV_PHASE_THRESHOLD)) && *s && parse_double(s, &v))
+		lpvg_o.phase_threshold = v;
+}
+
 /* After the command line: the options into lpvg_o; a bad one ends the run. */
 void lpvg_options_apply(void)
 {
@@ -194,4 +219,5 @@ void lpvg_options_apply(void)
 	}
 	lpvg_o.seed = VG_(strtoull10)(clo_seed, NULL);
 	lpvg_o.flush_ms = clo_flush_ms > 0 ? (UInt)clo_flush_ms : 100;
+	phase_settings();
 }

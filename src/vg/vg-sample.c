@@ -147,7 +147,7 @@ static void start_sample(struct lpvg_thread *t, ULong addr, UInt size, UInt kind
 
 static ULong next_gap(struct lpvg_thread *t)
 {
-	ULong gap = lp_rng_geometric(&t->rng, lpvg_o.rate);
+	ULong gap = lp_rng_geometric(&t->rng, lpvg_o.gap_rate);
 
 	return gap > (ULong)LPVG_GAP_MAX ? (ULong)LPVG_GAP_MAX : gap;
 }
@@ -227,6 +227,7 @@ void lpvg_thread_finish(struct lpvg_thread *t)
 		return;
 	t->final_refs = lpvg_thread_refs(t);
 	lpvg_watches_dangle(t, True);
+	lpvg_phase_close(t, t->final_refs);
 	lpvg_thread_flush(t);
 	lpvg_send_thread_end(t);
 	lpvg_p.refs_done += t->final_refs;
@@ -298,7 +299,9 @@ VG_REGPARM(1) void lpvg_seg_sample(struct lpvg_seg *s)
 		if (t->watches.live && lpvg_filter[(addr >> lpvg_o.line_shift[0]) & FILTER_MASK])
 			check_watches(t, addr, a->pc, now);
 		if (now == t->epoch) { /* the countdown ends here: sample it */
-			start_sample(t, addr, a->size, a->kind, a->pc, now);
+			/* with --phases every expiry is a tick, a sample by chance */
+			if (!lpvg_phases || lpvg_phase_tick(t, a->pc, now))
+				start_sample(t, addr, a->size, a->kind, a->pc, now);
 			t->epoch += next_gap(t);
 		}
 		now++;

@@ -9,7 +9,8 @@
  * Files: vg-main.c (registration, threads, fork/exec/exit), vg-options.c
  * (options), vg-alloc.c (allocation events, malloc replacement),
  * vg-instr.c (IR instrumentation), vg-sample.c (the sampler and the trace
- * buffer: the slow paths the instrumented code calls), vg-conn.c (socket and
+ * buffer: the slow paths the instrumented code calls), vg-phase.c (record
+ * --phases), vg-roi.c (regions of interest), vg-conn.c (socket and
  * messages), vg-math.c (log/log1p/floor for rng.h without libm).
  *
  * The hot state of each thread lives in its guest state's first shadow area
@@ -34,6 +35,7 @@
 #define LP_WATCH_ASSERT(cond) tl_assert(cond)
 #include "common/watch-core.h"
 #include "collect/emit-core.h"
+#include "collect/phase-sampler.h"
 
 #include <locprof/common.h>
 
@@ -158,12 +160,15 @@ struct lpvg_thread {
 	ULong roi_saved_epoch;
 	Long roi_saved_cd;
 	ULong roi_skipped, roi_skip_left;
+
+	struct lp_phase_thread ph; /* record --phases (vg-phase.c) */
 };
 
 struct lpvg_opts {
 	const HChar *socket;
 	Int mode;                 /* LP_MODE_SAMPLE / LP_MODE_TRACE */
 	double rate;
+	double gap_rate;          /* the countdown's: the rate, or the tick rate of --phases */
 	UInt nlines;
 	UInt line_size[LP_MAX_LINE_SIZES];
 	UInt line_shift[LP_MAX_LINE_SIZES];
@@ -173,6 +178,11 @@ struct lpvg_opts {
 	Bool inert;               /* no collector: run uninstrumented */
 	Bool selfcheck;           /* test: check the fast path against every address */
 	Bool alloc_all;           /* --alloc-events=all: every block's events, not the touched ones' */
+	/* record --phases, from the environment (protocol.h): references per
+	 * interval (0: off), sampled references per phase at the full rate,
+	 * the rate after (< 0: rate / 32), the classifier's threshold */
+	ULong phase_interval, phase_samples;
+	double phase_rate, phase_threshold;
 };
 
 extern struct lpvg_opts lpvg_o;
@@ -263,6 +273,17 @@ ULong lpvg_roi_skipped(const struct lpvg_thread *t, Long cd);
 ULong lpvg_roi_entries(void);
 void lpvg_send_region(struct lpvg_thread *t);
 
+/* vg-phase.c: record --phases (collect/phase-sampler.h) */
+extern Bool lpvg_phases; /* False: none of these is called but init */
+void lpvg_phase_init(void);
+void lpvg_phase_atfork(void);
+/* A countdown expiry at reference now of t, at pc: ends the interval when
+ * it is due, counts the pc; True when the reference is sampled. */
+Bool lpvg_phase_tick(struct lpvg_thread *t, ULong pc, ULong now);
+/* t ends (or its image may, at an exec) after refs references: its last
+ * interval gets a record, and the records are sent. */
+void lpvg_phase_close(struct lpvg_thread *t, ULong refs);
+
 /* vg-options.c */
 void lpvg_options_register(void);
 void lpvg_options_apply(void);
@@ -287,6 +308,7 @@ void lpvg_send_allocs_t(struct lpvg_thread *t, const struct lp_msg_alloc_t *v, U
 void lpvg_send_alloc_sum(struct lpvg_thread *t, UInt flags, ULong allocs, ULong frees, ULong bytes);
 void lpvg_send_maps(struct lpvg_thread *t, UInt when);
 void lpvg_send_thread_end(struct lpvg_thread *t);
+void lpvg_send_phases(struct lpvg_thread *t);
 void lpvg_send_bye(struct lpvg_thread *t, Int status, UInt how, ULong refs);
 ULong lpvg_now_ns(Int clk);
 

@@ -7,13 +7,14 @@
 # text, CSV, JSON (valid against docs/report.schema.json) and SVG, which
 # headless chromium renders with the phase bands and the lines in their
 # colours. Bad combinations of options are refused before the program
-# runs. About 10 seconds.
+# runs. report --html shows the same plot and the phases' top functions
+# in chromium. About 15 seconds.
 . "$(dirname "$0")/lib.sh"
 P=$LOCPROF_BUILD/examples/phases-lp
 [ -x "$P" ] || { echo "SKIP: no $P (examples are instrumented when clang is there)" >&2; exit 0; }
 
 # refused before the program starts: exit 2, one error line
-for bad in "--phases --samples 1000" "--phases --mode trace" "--phases --backend valgrind" \
+for bad in "--phases --samples 1000" "--phases --mode trace" "--phases --backend pmu" \
 	"--phase-rate 1e-5" "--phases --rate 1e-4 --phase-rate 1e-3" "--phases=100"; do
 	# shellcheck disable=SC2086
 	expect_status 2 "$LOCPROF" record -q -o "$T/bad.lpp" $bad -- "$P" solver 1
@@ -72,6 +73,22 @@ assert sum(diffs) / len(diffs) < 0.01, diffs
 assert c["phases"] == 0 and c["timeline"]["phases"] == [] and all(r["phase"] is None for r in c["timeline"]["rows"])
 PY
 
+# the intervals resample the recorded samples, each with its copies in
+# the recurrences: at least the binomial spread of the recorded samples
+# (resampling the copies as independent samples gave half of it)
+expect_status 0 "$LOCPROF" report "$T/p.lpp" --sizes 64K,1M --top 0 -F json
+python3 - "$T/out" <<'PY' || fail "the intervals of a --phases profile are too narrow"
+import json, math, sys
+d = json.load(open(sys.argv[1]))
+n = d["recorded_samples"]
+assert n * 2 < d["samples"], (n, d["samples"])
+for c in d["curves"]:
+    for (size, e), iv in zip(c["points"], c["intervals"]):
+        half = (iv["miss_ratio_hi"] - iv["miss_ratio_lo"]) / 2
+        floor = 1.645 * math.sqrt(e * (1 - e) / n)
+        assert half >= 0.99 * floor, (c["name"], size, e, half, floor)
+PY
+
 expect_status 0 "$LOCPROF" report "$T/p.lpp" --cache 32K:8:64 --top 2 --resamples 0 --timeline -F csv
 expect_grep '^timeline_thread,start,line_accesses,phase,rate,cache,miss_ratio$' "$T/out"
 expect_grep '^phase,share,line_accesses,intervals,samples,cache,miss_ratio$' "$T/out"
@@ -104,4 +121,33 @@ blue, red = count((0x1f, 0x77, 0xb4), 30), count((0xd6, 0x27, 0x28), 30)
 print("%dx%d: %d band, %d blue, %d red pixels" % (w, h, bands, blue, red), file=sys.stderr)
 assert bands > 0.05 * w * h, "the phase bands are not drawn"
 assert blue > 50 and red > 50, "the lines of the caches are not drawn"
+PY
+
+# report --html: the page has the time view, its plot inline (the same
+# SVG as --timeline-svg: bands and lines) and each phase's top functions,
+# and loads nothing; chromium shows the kernels' names and the bands
+expect_status 0 "$LOCPROF" report "$T/p.lpp" --cache 32K:8:64 --cache 1M:16:64 --top 3 --resamples 0 --html "$T/page"
+grep -Eiq '<(link|img|iframe|object|embed)\b|src=|url\(|@import' "$T/page/index.html" && fail "the page loads something"
+grep -o 'href="[^"]*"' "$T/page/index.html" | grep -v '^href="#' && fail "the page links outside itself"
+timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-dev-shm-usage --disable-gpu --hide-scrollbars \
+	--no-first-run --user-data-dir="$T/chromium" --window-size=1000,1400 --force-device-scale-factor=0.5 \
+	--screenshot="$T/page.png" --dump-dom "file://$T/page/index.html" >"$T/dom.html" 2>"$T/chromium.err" ||
+	{ tail -5 "$T/chromium.err" >&2; fail "chromium failed on the page"; }
+sed -n '/id="timeline"/,/<\/table>/p' "$T/dom.html" >"$T/timeline.html"
+expect_grep '<rect class="phase"' "$T/timeline.html"
+[ "$(grep -c '<path class="ratio"' "$T/timeline.html")" = 2 ] || fail "not one line per cache in the page's plot"
+expect_grep '<td class="name">[^<]*sweep in main' "$T/timeline.html"
+expect_grep '<td class="name">[^<]*dense in main' "$T/timeline.html"
+python3 - "$T/page.png" "$LOCPROF_SRC/tests/cli" <<'PY' || fail "the page's time view is not drawn"
+import sys
+sys.dont_write_bytecode = True
+sys.path.insert(0, sys.argv[2])
+import png
+w, h, bpp, rows = png.load(sys.argv[1])
+stride = w * bpp
+bands = sum(1 for line in rows for x in range(0, stride, bpp)
+            if any(all(abs(line[x + k] - c[k]) <= 6 for k in range(3))
+                   for c in ((0xcf, 0xe2, 0xf3), (0xf4, 0xcc, 0xcc), (0xd9, 0xea, 0xd3))))
+print("page %dx%d: %d band pixels" % (w, h, bands), file=sys.stderr)
+assert bands > 0.02 * w * h, "the phase bands are not on the page"
 PY

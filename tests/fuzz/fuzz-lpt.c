@@ -50,7 +50,8 @@ static size_t block_header(uint8_t *h, char type, uint32_t count, uint32_t csize
 /* A trace of one record block holding payload[0, n) as count records. */
 static void payload_trace(const uint8_t *payload, size_t n, uint32_t count)
 {
-	static const uint8_t head[16] = { 0x89, 'L', 'P', 'T', '\r', '\n', 0x1a, '\n', 1 };
+	/* version 2: every record of version 1, and frame records */
+	static const uint8_t head[16] = { 0x89, 'L', 'P', 'T', '\r', '\n', 0x1a, '\n', 2 };
 	size_t bound = ZSTD_compressBound(n), len = 0, c;
 	uint8_t *file = malloc(16 + 32 + bound + 32);
 

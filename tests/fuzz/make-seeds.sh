@@ -20,11 +20,18 @@ for pat in seq cyclic uniform zipf strided mix; do
 done
 printf '# events and threads\nA 0x1000 4096 0x4444 2\nR 0x1000 8 0x401000 2\nW 0x1ff8 16 0x401004 1\nF 0x1000 0 0x4448 2\nR 0x2000 4096\n' \
 	>"$D/text/events.txt"
+# an allocation's call stack (frame records, lpt version 2)
+printf 'R 0x2000 8 0x401000\nA 0x3000 64 0x4444 1\nS 0 0 0x401234 1\nS 0 0 0x7f0000001000 1\nW 0x3008 8 0x401004 1\nF 0x3000 0 0x4448 1\n' \
+	>"$D/text/stacks.txt"
+"$L" convert "$D/text/stacks.txt" "$D/lpt/stacks.lpt"
+"$L" sample "$D/text/stacks.txt" -o "$D/lpp/stacks.lpp" --rate 1 2>/dev/null
 "$L" convert "$D/text/events.txt" "$D/lpt/events.lpt"
 head -40 "$src/tests/data/true-excerpt.lackey" >"$D/lackey/excerpt.lackey"
 # an .lpt record payload (tests/fuzz/fuzz-lpt.c): 'P', count 2, no
 # address bytes, two tags: a read and a write of the same address
 printf 'P\002\000\000\000\000\000\000\004' >"$D/lpt/payload-2"
+# and a read then a frame record (extra flag 4, pc 0x10)
+printf 'P\002\000\000\000\000\000\000\300\040\004' >"$D/lpt/payload-frame"
 
 # profiles: one and two line sizes, windows, allocation events
 "$L" synth mix -n 4000 --seed 5 -o "$T/mix.lpt" 2>/dev/null

@@ -5,6 +5,7 @@
  * (collect.c): the same names, the same sample sinks (sink.h), the same
  * trace writer and summaries. */
 #include <locprof/recorder.h>
+#include <locprof/profile.h>
 #include <locprof/trace.h>
 
 #include "collect/recorder-state.h"
@@ -129,16 +130,10 @@ static int trace_open(struct lp_recorder *r, struct rec_proc *p)
 	return 0;
 }
 
-int lp_recorder_image_refs(struct lp_recorder *r, uint32_t id, const struct lp_ref *refs, size_t n)
+static int trace_add(struct lp_recorder *r, struct rec_proc *p, const struct lp_ref *refs, size_t n)
 {
-	struct rec_proc *p = image_of(r, id);
 	int err;
 
-	if (!p)
-		return lp_seterr(LP_EINVAL, "no image %u", id);
-	if (!p->trace || p->out.error)
-		return p->out.error;
-	p->out.traced += n;
 	if (p->open) {
 		if ((err = lp_trace_write(p->tw, refs, n)) < 0)
 			return lp_collect_proc_fail(p, err);
@@ -151,10 +146,73 @@ int lp_recorder_image_refs(struct lp_recorder *r, uint32_t id, const struct lp_r
 		if (p->n_direct_held == DIRECT_TRACE_HOLD) {
 			if ((err = trace_open(r, p)) < 0)
 				return err;
-			return lp_recorder_image_refs(r, id, refs + i + 1, n - i - 1);
+			return trace_add(r, p, refs + i + 1, n - i - 1);
 		}
 	}
 	return 0;
+}
+
+int lp_recorder_image_refs(struct lp_recorder *r, uint32_t id, const struct lp_ref *refs, size_t n)
+{
+	struct rec_proc *p = image_of(r, id);
+
+	if (!p)
+		return lp_seterr(LP_EINVAL, "no image %u", id);
+	if (!p->trace || p->out.error)
+		return p->out.error;
+	p->out.traced += n;
+	return trace_add(r, p, refs, n);
+}
+
+/* To the sample sink, which takes the frames as the collector protocol
+ * carries them: three to a record of kind LP_MSG_EV_FRAMES, after their
+ * allocation, a 0 frame ending the stack. */
+static int sink_events(struct rec_proc *p, const struct lp_ref *ev, size_t n)
+{
+	struct lp_ref v[64];
+	size_t k = 0, i = 0;
+	int err;
+
+	while (i < n) {
+		/* an allocation and its frame records in one call: the sink
+		 * closes the open stack at the end of each */
+		if (ev[i].kind != LP_EV_FRAME && k + 1 + LP_ALLOC_STACK_MAX / 3 + 1 > sizeof(v) / sizeof(v[0])) {
+			if ((err = p->sink->events(p->sink_state, v, k)) < 0)
+				return lp_collect_proc_fail(p, err);
+			k = 0;
+		}
+		if (ev[i].kind != LP_EV_FRAME) {
+			v[k++] = ev[i++];
+			continue;
+		}
+		uint64_t f[3] = { 0, 0, 0 };
+		if (k == sizeof(v) / sizeof(v[0])) { /* more frames than a stack keeps */
+			i++;
+			continue;
+		}
+		for (unsigned j = 0; j < 3 && i < n && ev[i].kind == LP_EV_FRAME; j++)
+			f[j] = ev[i++].pc;
+		v[k++] = (struct lp_ref){ .addr = f[0], .pc = f[1], .size = f[2], .tid = ev[i - 1].tid,
+					  .kind = LP_MSG_EV_FRAMES };
+	}
+	if (k && (err = p->sink->events(p->sink_state, v, k)) < 0)
+		return lp_collect_proc_fail(p, err);
+	return 0;
+}
+
+int lp_recorder_image_events(struct lp_recorder *r, uint32_t id, const struct lp_ref *ev, size_t n)
+{
+	struct rec_proc *p = image_of(r, id);
+
+	if (!p)
+		return lp_seterr(LP_EINVAL, "no image %u", id);
+	if (p->out.error)
+		return p->out.error;
+	for (size_t i = 0; i < n; i++)
+		p->out.allocs += ev[i].kind == LP_EV_ALLOC;
+	if (p->trace)
+		return trace_add(r, p, ev, n);
+	return p->open ? sink_events(p, ev, n) : 0;
 }
 
 int lp_recorder_image_end(struct lp_recorder *r, uint32_t id, const struct lp_record_image_end *end)

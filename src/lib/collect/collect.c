@@ -470,8 +470,9 @@ static struct lp_ref *proc_convert(struct rec_proc *p, const struct lp_msg_ref *
 	return p->conv;
 }
 
-/* To the trace, without the allocations' call stacks and the TLS
- * segments (the trace format has neither). */
+/* To the trace: an allocation's frame records (three frames each in the
+ * protocol) become one LP_EV_FRAME record per frame; the TLS segments are
+ * left out (the trace format has none). */
 static int trace_events(struct rec_proc *p, const struct lp_ref *refs, uint32_t n)
 {
 	uint32_t i = 0;
@@ -483,6 +484,18 @@ static int trace_events(struct rec_proc *p, const struct lp_ref *refs, uint32_t 
 			j++;
 		if (j > i && (err = lp_trace_write(p->tw, refs + i, j - i)) < 0)
 			return err;
+		if (j < n && refs[j].kind == LP_MSG_EV_FRAMES) {
+			const uint64_t f[3] = { refs[j].addr, refs[j].pc, refs[j].size };
+			struct lp_ref fr[3];
+			uint32_t k = 0;
+
+			while (k < 3 && f[k]) {
+				fr[k] = (struct lp_ref){ .pc = f[k], .tid = refs[j].tid, .kind = LP_EV_FRAME };
+				k++;
+			}
+			if (k && (err = lp_trace_write(p->tw, fr, k)) < 0)
+				return err;
+		}
 		i = j + 1;
 	}
 	return 0;

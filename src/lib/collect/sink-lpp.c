@@ -9,7 +9,6 @@
  * does; its line accesses per line size are counted apart (THREAD's
  * extra_lines: a reference touching k lines is k line accesses), as in a
  * trace-driven profile (docs/models.md, "What is counted"). */
-#include "collect/alloc-stacks.h"
 #include "collect/sink.h"
 
 #include <locprof/profile.h>
@@ -28,7 +27,7 @@ _Static_assert(LP_MSG_PART_WHOLE == LP_PART_WHOLE && LP_MSG_PART_FIRST == LP_PAR
 struct lpp_sink {
 	struct lp_profile *p;
 	char *path;
-	struct lp_stack_builder stacks;
+	struct lp_stack_builder *stacks;
 };
 
 static int lpp_open(void **state, const char *path, const struct lp_collect_proc *proc)
@@ -39,6 +38,8 @@ static int lpp_open(void **state, const char *path, const struct lp_collect_proc
 	int err = LP_ENOMEM;
 
 	if (!s || !(s->path = strdup(path)))
+		goto out_free;
+	if ((err = lp_stack_builder_new(&s->stacks)) < 0)
 		goto out_free;
 	err = lp_profile_new(&s->p);
 	if (err < 0)
@@ -80,8 +81,10 @@ out_profile:
 	free(cmd);
 	lp_profile_free(s->p);
 out_free:
-	if (s)
+	if (s) {
+		lp_stack_builder_free(s->stacks);
 		free(s->path);
+	}
 	free(s);
 	return lp_seterr(err, "cannot start the profile '%s': %s", path, lp_strerror(err));
 }
@@ -141,10 +144,10 @@ static int lpp_events(void *state, const struct lp_ref *ev, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		if (ev[i].kind == LP_MSG_EV_FRAMES) {
 			uint64_t f[3] = { ev[i].addr, ev[i].pc, ev[i].size };
-			lp_stack_builder_frames(&s->stacks, f, 3);
+			lp_stack_builder_frames(s->stacks, f, 3);
 			continue;
 		}
-		if ((err = lp_stack_builder_end(&s->stacks, s->p)) < 0)
+		if ((err = lp_stack_builder_end(s->stacks, s->p)) < 0)
 			return err;
 		if (ev[i].kind == LP_MSG_EV_TLS) {
 			struct lp_tls_block b = { ev[i].addr, ev[i].size, ev[i].pc, ev[i].tid };
@@ -162,9 +165,9 @@ static int lpp_events(void *state, const struct lp_ref *ev, size_t n)
 		if ((err = lp_profile_add_alloc(s->p, &e)) < 0)
 			return err;
 		if (e.kind == LP_EV_ALLOC)
-			lp_stack_builder_begin(&s->stacks, s->p->n_allocs - 1, e.pc);
+			lp_stack_builder_begin(s->stacks, s->p->n_allocs - 1, e.pc);
 	}
-	return lp_stack_builder_end(&s->stacks, s->p);
+	return lp_stack_builder_end(s->stacks, s->p);
 }
 
 /* The valgrind tool's events carry the allocating thread's clock. */
@@ -176,10 +179,10 @@ static int lpp_timed_events(void *state, const struct lp_msg_alloc_t *ev, size_t
 	for (size_t i = 0; i < n; i++) {
 		if (ev[i].kind == LP_MSG_EV_FRAMES) {
 			uint64_t f[4] = { ev[i].time, ev[i].addr, ev[i].pc, ev[i].size };
-			lp_stack_builder_frames(&s->stacks, f, 4);
+			lp_stack_builder_frames(s->stacks, f, 4);
 			continue;
 		}
-		if ((err = lp_stack_builder_end(&s->stacks, s->p)) < 0)
+		if ((err = lp_stack_builder_end(s->stacks, s->p)) < 0)
 			return err;
 		if (ev[i].kind != LP_EV_ALLOC && ev[i].kind != LP_EV_FREE)
 			continue;
@@ -191,10 +194,10 @@ static int lpp_timed_events(void *state, const struct lp_msg_alloc_t *ev, size_t
 		if ((err = lp_profile_add_alloc(s->p, &e)) < 0)
 			return err;
 		if (e.kind == LP_EV_ALLOC)
-			lp_stack_builder_begin(&s->stacks, s->p->n_allocs - 1, e.pc);
+			lp_stack_builder_begin(s->stacks, s->p->n_allocs - 1, e.pc);
 	}
 	s->p->alloc_flags |= LP_ALLOCS_THREAD_CLOCK;
-	return lp_stack_builder_end(&s->stacks, s->p);
+	return lp_stack_builder_end(s->stacks, s->p);
 }
 
 static int lpp_alloc_summary(void *state, uint32_t flags, uint64_t allocs, uint64_t frees,
@@ -234,7 +237,7 @@ static int lpp_phases(void *state, const struct lp_msg_phase *v, size_t n, uint6
 
 static void lpp_free(struct lpp_sink *s)
 {
-	lp_stack_builder_release(&s->stacks);
+	lp_stack_builder_free(s->stacks);
 	lp_profile_free(s->p);
 	free(s->path);
 	free(s);

@@ -4,14 +4,18 @@
  * reference is charged compute_cost cycles and every miss miss_latency
  * cycles, to the reference's pc, function and data object. Data objects:
  * a live heap block (from LP_EV_ALLOC to LP_EV_FREE) is named by the call
- * site that allocated it, so all blocks from one site form one object as
- * in MemSpy; otherwise a global or static variable from the ELF symbol
+ * site that allocated it, or, when the trace carries the allocation's
+ * call stack (LP_EV_FRAME records after it), by its first frame outside
+ * the allocator's wrappers (lp_symbols_alloc_site), so all blocks from
+ * one site form one object as in MemSpy; otherwise a global or static variable from the ELF symbol
  * table; otherwise "(other)" (stack, unknown). A miss is cold when its line
  * was never accessed before, a replacement miss otherwise. A reference
  * straddling lines charges each line's miss to the same pc and object.
  * This path looks up symbols and tables per reference; it is meant for
  * attribution runs, not for the fast simulator. */
 #include "report/report-internal.h"
+
+#include <locprof/profile.h>
 
 #include "common/array.h"
 #include "common/error.h"
@@ -113,7 +117,11 @@ struct lp_attrib {
 	size_t npcs, cappcs;
 	struct pair *pairs;
 	size_t npairs, cappairs;
-	struct umap pc_map, pair_map, site_map, sym_map, fname_map, seen;
+	struct umap pc_map, pair_map, site_map, stack_map, oname_map, sym_map, fname_map, seen;
+	/* the stack of the allocation just read, while its frames come */
+	uint64_t stk[LP_ALLOC_STACK_MAX];
+	unsigned nstk;
+	uint64_t stk_block; /* its block's start */
 	struct block *blocks;
 	size_t nblocks, capblocks;
 	struct lp_attrib_row *rows;
@@ -179,6 +187,8 @@ void lp_attrib_free(struct lp_attrib *a)
 	umap_release(&a->pc_map);
 	umap_release(&a->pair_map);
 	umap_release(&a->site_map);
+	umap_release(&a->stack_map);
+	umap_release(&a->oname_map);
 	umap_release(&a->sym_map);
 	umap_release(&a->fname_map);
 	umap_release(&a->seen);
@@ -247,28 +257,76 @@ static int pc_rec(struct lp_attrib *a, uint64_t pc, uint32_t *out)
 	return umap_put(&a->pc_map, pc, *out + 1) < 0 ? lp_seterr(LP_ENOMEM, "out of memory") : 0;
 }
 
+static uint64_t name_hash(const char *name)
+{
+	uint64_t h = lp_hash64(name[0]);
+
+	for (const char *c = name; *c; c++)
+		h = lp_hash64(h ^ (unsigned char)*c);
+	return h;
+}
+
+/* The heap object of this name (interned: sites and stacks that name
+ * the same place are one object): its index, or a negative LP_E*. */
+static int64_t heap_object_named(struct lp_attrib *a, const struct lp_alloc_site *as)
+{
+	char nb[256], *name;
+	uint32_t v, id;
+	uint64_t h;
+	int err;
+
+	lp_alloc_site_format(as, 1, nb, sizeof(nb));
+	if (asprintf(&name, "heap@%s", nb) < 0)
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	/* collisions of the 64-bit hash are resolved by probing with h+1 */
+	for (h = name_hash(name); (v = umap_get(&a->oname_map, h)); h++)
+		if (!strcmp(a->objs[v - 1], name)) {
+			free(name);
+			return v - 1;
+		}
+	if ((err = add_name(&a->objs, &a->nobjs, &a->capobjs, name, &id)) < 0)
+		return err;
+	if (umap_put(&a->oname_map, h, id + 1) < 0)
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	return id;
+}
+
 /* The object named by an allocation site: its index, or a negative LP_E*. */
 static int64_t heap_object(struct lp_attrib *a, uint64_t site)
 {
 	uint32_t v = umap_get(&a->site_map, site);
 	struct lp_alloc_site as;
-	char nb[256];
-	uint32_t id;
-	char *name;
-	int err;
+	int64_t id;
 
 	if (v)
 		return v - 1;
-	/* traces carry the call site alone: named as a one-frame stack, the
-	 * column telling two allocations on one line apart */
+	/* the call site alone: named as a one-frame stack, the column
+	 * telling two allocations on one line apart */
 	lp_symbols_alloc_site(a->syms, &site, 1, &as);
-	lp_alloc_site_format(&as, 1, nb, sizeof(nb));
-	err = asprintf(&name, "heap@%s", nb);
-	if (err < 0)
+	if ((id = heap_object_named(a, &as)) < 0)
+		return id;
+	if (umap_put(&a->site_map, site, (uint32_t)id + 1) < 0)
 		return lp_seterr(LP_ENOMEM, "out of memory");
-	if ((err = add_name(&a->objs, &a->nobjs, &a->capobjs, name, &id)) < 0)
-		return err;
-	if (umap_put(&a->site_map, site, id + 1) < 0)
+	return id;
+}
+
+/* The object named by a call stack (frames[0] the call site). */
+static int64_t heap_object_stack(struct lp_attrib *a, const uint64_t *frames, unsigned n)
+{
+	uint64_t h = n;
+	struct lp_alloc_site as;
+	uint32_t v;
+	int64_t id;
+
+	for (unsigned i = 0; i < n; i++)
+		h = lp_hash64(h ^ frames[i]);
+	/* a collision of two stacks' 64-bit hashes would merge their objects */
+	if ((v = umap_get(&a->stack_map, h)))
+		return v - 1;
+	lp_symbols_alloc_site(a->syms, frames, n, &as);
+	if ((id = heap_object_named(a, &as)) < 0)
+		return id;
+	if (umap_put(&a->stack_map, h, (uint32_t)id + 1) < 0)
 		return lp_seterr(LP_ENOMEM, "out of memory");
 	return id;
 }
@@ -321,11 +379,40 @@ static int pair_rec(struct lp_attrib *a, uint32_t obj, uint32_t func, struct pai
 	return 0;
 }
 
-static int alloc_event(struct lp_attrib *a, const struct lp_ref *r)
+/* The allocation whose frames were read is named by its whole stack. */
+static int close_stack(struct lp_attrib *a)
 {
-	size_t i = block_upper(a, r->addr);
+	unsigned n = a->nstk;
+	size_t i;
 	int64_t obj;
 
+	a->nstk = 0;
+	if (n < 2)
+		return 0;
+	if ((obj = heap_object_stack(a, a->stk, n)) < 0)
+		return (int)obj;
+	i = block_upper(a, a->stk_block);
+	if (i && a->blocks[i - 1].start == a->stk_block)
+		a->blocks[i - 1].obj = (uint32_t)obj;
+	return 0;
+}
+
+static int alloc_event(struct lp_attrib *a, const struct lp_ref *r)
+{
+	size_t i;
+	int64_t obj;
+	int err;
+
+	if (r->kind == LP_EV_FRAME) {
+		if (a->nstk && a->nstk < LP_ALLOC_STACK_MAX)
+			a->stk[a->nstk++] = r->pc;
+		return 0;
+	}
+	if (a->nstk && (err = close_stack(a)) < 0)
+		return err;
+	if (r->kind != LP_EV_ALLOC && r->kind != LP_EV_FREE)
+		return 0;
+	i = block_upper(a, r->addr);
 	if (r->kind == LP_EV_FREE) {
 		if (i && a->blocks[i - 1].start == r->addr) {
 			memmove(&a->blocks[i - 1], &a->blocks[i], (a->nblocks - i) * sizeof(*a->blocks));
@@ -337,6 +424,10 @@ static int alloc_event(struct lp_attrib *a, const struct lp_ref *r)
 		return 0;
 	if ((obj = heap_object(a, r->pc)) < 0)
 		return (int)obj;
+	/* its frames, if the trace has them, follow */
+	a->stk[0] = r->pc;
+	a->nstk = 1;
+	a->stk_block = r->addr;
 	if (i && a->blocks[i - 1].start == r->addr) { /* a block we missed the free of */
 		a->blocks[i - 1].end = r->addr + r->size;
 		a->blocks[i - 1].obj = (uint32_t)obj;
@@ -365,6 +456,8 @@ int lp_attrib_refs(struct lp_attrib *a, const struct lp_ref *refs, size_t n)
 				return err;
 			continue;
 		}
+		if (a->nstk && (err = close_stack(a)) < 0)
+			return err;
 		if ((err = pc_rec(a, r->pc, &pci)) < 0 || (err = object_of(a, r->addr, &obj)) < 0 ||
 		    (err = pair_rec(a, obj, a->pcs[pci].func, &pr)) < 0)
 			return err;
@@ -525,7 +618,9 @@ int lp_attrib_hotspots(struct lp_attrib *a, const struct lp_hotspots **out)
 
 int lp_attrib_track(struct lp_attrib *a, const struct lp_ref *event)
 {
-	return lp_ref_is_access(event) ? 0 : alloc_event(a, event);
+	if (!lp_ref_is_access(event))
+		return alloc_event(a, event);
+	return a->nstk ? close_stack(a) : 0;
 }
 
 int lp_attrib_object_name(struct lp_attrib *a, uint64_t addr, uint32_t *id, const char **name)

@@ -184,6 +184,10 @@ int lp_coherence_refs(struct lp_coherence *c, const struct lp_ref *refs, size_t 
 
 		while (j < n && lp_ref_is_access(&refs[j]))
 			j++;
+		/* the first access after an allocation's frames closes its
+		 * call stack, which names the block */
+		if (j > i && (err = lp_attrib_track(c->names, &refs[i])) < 0)
+			return err;
 		if ((err = lp_mtsim_refs(c->sim, refs + i, j - i)) < 0 || (err = charge_events(c)) < 0)
 			return err;
 		if (j < n && (err = lp_attrib_track(c->names, &refs[j])) < 0)

@@ -11,6 +11,7 @@ struct lp_report {
 	struct lp_profile expanded; /* a phase-guided profile's samples as a
 				     * constant-rate run's (lp_phases_expand()) */
 	int has_expanded;
+	const struct lp_profile *recorded; /* the profile as recorded */
 	unsigned li;
 	size_t first; /* the line size's first sample */
 	struct lp_report_info info;
@@ -81,9 +82,10 @@ void lp_report_geometry(const struct lp_report *r, uint64_t bytes, uint64_t ways
 
 /* Names of pcs and data objects as lp_attrib gives them, for the other
  * attributions of a trace (coherence.c). lp_attrib_track() follows an
- * allocation or free event (accesses are ignored); the object of an
- * address is then named from the live heap blocks and the symbols. The
- * strings live as long as a. */
+ * allocation or free event and its call-stack frames (an access only
+ * closes the stack of the allocation before it: give it the first access
+ * after events); the object of an address is then named from the live
+ * heap blocks and the symbols. The strings live as long as a. */
 int lp_attrib_track(struct lp_attrib *a, const struct lp_ref *event);
 int lp_attrib_object_name(struct lp_attrib *a, uint64_t addr, uint32_t *id, const char **name);
 int lp_attrib_pc_name(struct lp_attrib *a, uint64_t pc, const char **function, const char **where);

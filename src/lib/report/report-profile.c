@@ -172,6 +172,31 @@ static int resampled_values(const struct lp_profile *p, void *ctx, double *out)
 	return err;
 }
 
+/* lp_model_fn for a phase-guided profile: the resample is of the
+ * recorded samples (each kept a Poisson(1) number of times), and only
+ * then are the phases' recurrences filled from it (lp_phases_expand()),
+ * so that a sample's copies come and go with it. Resampling the
+ * expanded profile would treat each copy as an independent sample and
+ * narrow the intervals by about the square root of the copies per
+ * sample. */
+static int resampled_expanded_values(const struct lp_profile *p, void *ctx, double *out)
+{
+	const struct resample_ctx *c = ctx;
+	struct lp_profile e;
+	struct lp_phases *ph;
+	int err;
+
+	if ((err = lp_phases_new(&ph, p, c->li)) < 0)
+		return err;
+	err = lp_phases_expand(ph, &e);
+	lp_phases_free(ph);
+	if (err < 0)
+		return err;
+	err = resampled_values(&e, ctx, out);
+	lp_profile_resample_release(&e);
+	return err;
+}
+
 /* The curves and named caches, with their intervals when asked. */
 static int report_curves(struct lp_report *r, const struct lp_report_params *pa)
 {
@@ -194,7 +219,8 @@ static int report_curves(struct lp_report *r, const struct lp_report_params *pa)
 	if (pa->resamples && nv) {
 		struct resample_ctx c = { pa, r->li, r->info.line, r->ss, pa->ncaches && share_layout(r->ss) };
 		struct lp_interval_params ip = { .li = r->li, .resamples = pa->resamples, .seed = pa->seed };
-		if ((err = lp_model_intervals(r->p, &ip, resampled_values, &c, v, nv, iv)) < 0)
+		if ((err = lp_model_intervals(r->recorded, &ip, r->has_expanded ? resampled_expanded_values : resampled_values,
+					      &c, v, nv, iv)) < 0)
 			goto out;
 	}
 	for (int k = 0; k < 2; k++) {
@@ -310,7 +336,7 @@ int lp_report_new(struct lp_report **out, const struct lp_profile *p, const stru
 		return lp_seterr(LP_EINVAL, "no replacement policy asked for");
 	if (!(r = calloc(1, sizeof(*r))))
 		return lp_seterr(LP_ENOMEM, "out of memory");
-	r->p = p;
+	r->p = r->recorded = p;
 	r->li = pa->line_index;
 	{
 		size_t first;

@@ -72,6 +72,7 @@ struct lp_sampler {
 	uint32_t free_pend;
 	struct lp_htab tids; /* trace thread id -> dense index */
 	uint32_t cur_tid, cur_idx; /* the last thread looked up */
+	struct lp_stack_builder *stacks; /* the allocations' call stacks (LP_EV_FRAME) */
 };
 
 static int table_grow(struct lane *l)
@@ -99,7 +100,8 @@ int lp_sampler_new(struct lp_sampler **out, struct lp_profile *p)
 	s->p = p;
 	s->n = p->n_line_sizes;
 	s->free_pend = LP_SHARE_NONE;
-	if (lp_htab_init(&s->tids, 16) < 0) {
+	if (lp_htab_init(&s->tids, 16) < 0 || lp_stack_builder_new(&s->stacks) < 0) {
+		lp_htab_release(&s->tids);
 		free(s);
 		return lp_seterr(LP_ENOMEM, "out of memory");
 	}
@@ -171,6 +173,7 @@ void lp_sampler_free(struct lp_sampler *s)
 	free(s->pend);
 	free(s->sh);
 	lp_htab_release(&s->tids);
+	lp_stack_builder_free(s->stacks);
 	free(s);
 }
 
@@ -271,6 +274,12 @@ int lp_sampler_feed(struct lp_sampler *s, const struct lp_ref *refs, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		const struct lp_ref *r = &refs[i];
 		if (!lp_ref_is_access(r)) {
+			if (r->kind == LP_EV_FRAME) {
+				lp_stack_builder_frames(s->stacks, &r->pc, 1);
+				continue;
+			}
+			if ((err = lp_stack_builder_end(s->stacks, s->p)) < 0)
+				return err;
 			if (r->kind != LP_EV_ALLOC && r->kind != LP_EV_FREE)
 				continue;
 			if ((err = thread_of(s, r->tid, &tid)) < 0)
@@ -281,6 +290,8 @@ int lp_sampler_feed(struct lp_sampler *s, const struct lp_ref *refs, size_t n)
 			};
 			if ((err = lp_profile_add_alloc(s->p, &e)) < 0)
 				return err;
+			if (e.kind == LP_EV_ALLOC)
+				lp_stack_builder_begin(s->stacks, s->p->n_allocs - 1, e.pc);
 			continue;
 		}
 		s->refs++;
@@ -311,6 +322,8 @@ int lp_sampler_finish(struct lp_sampler *s)
 	struct lp_profile *p = s->p;
 	int err;
 
+	if ((err = lp_stack_builder_end(s->stacks, p)) < 0)
+		return err;
 	for (unsigned li = 0; li < s->n; li++) {
 		struct lane *l = &s->lanes[li];
 		struct lp_watch *w;

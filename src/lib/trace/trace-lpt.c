@@ -29,7 +29,10 @@
 #include <string.h>
 #include <zstd.h>
 
-#define LPT_VERSION 1
+/* Version 2 added frame records (EXTRA_FRAME); version 1 files, which
+ * have none, are read as ever. */
+#define LPT_VERSION 2
+#define LPT_VERSION_MIN 1
 #define LPT_FILE_HEADER 16
 #define LPT_BLOCK_HEADER 32
 #define LPT_BLOCK_RECORDS 65536u
@@ -59,6 +62,11 @@ enum { BLK_RECORDS = 'R', BLK_MAPPINGS = 'M', BLK_END = 'E' };
 #define TAG_EXTRA 0x80u   /* a flags byte (EXTRA_*) and its fields in extras */
 #define EXTRA_TID 0x01u   /* varint thread id follows */
 #define EXTRA_SIZE 0x02u  /* varint size follows, replacing the size code */
+/* Version 2: the record is an allocation's call-stack frame (LP_EV_FRAME):
+ * only its pc (and thread) are stored; kind, size code and address delta
+ * bits are 0, and the address state is left as it was, so the references
+ * around an allocation's frames still share their deltas. */
+#define EXTRA_FRAME 0x04u
 /* The address delta (zigzag, little-endian) takes 0 bytes when it equals
  * the previous delta (sweeps, strides), else 2, 4 or 8. Its width depends
  * on the tag alone, so the decoder finds every field with an addition:
@@ -203,6 +211,7 @@ struct lpt_reader {
 	uint64_t blocks;        /* record blocks loaded */
 	uint64_t records;       /* records in the blocks loaded */
 	uint64_t delivered;
+	unsigned extra_flags;   /* the EXTRA_* bits its version has */
 	struct lp_mappings maps;
 	int pending_err;
 	bool done;
@@ -413,9 +422,9 @@ static int lpt_reader_open(struct lp_in *in, void **state)
 		return lp_seterr(LP_ETRUNCATED, "'%s': trace truncated inside the file header "
 				 "(0 records read)", lp_in_name(in));
 	version = get32(hdr + 8);
-	if (version != LPT_VERSION)
+	if (version < LPT_VERSION_MIN || version > LPT_VERSION)
 		return lp_seterr(LP_EVERSION, "'%s': lpt version %u is not supported (this locprof "
-				 "reads version %u)", lp_in_name(in), version, LPT_VERSION);
+				 "reads versions %u to %u)", lp_in_name(in), version, LPT_VERSION_MIN, LPT_VERSION);
 	if (get32(hdr + 12))
 		return lp_seterr(LP_ECORRUPT, "'%s': unknown flags 0x%x in the file header",
 				 lp_in_name(in), get32(hdr + 12));
@@ -423,6 +432,7 @@ static int lpt_reader_open(struct lp_in *in, void **state)
 	if (!(t = calloc(1, sizeof(*t))))
 		return LP_ENOMEM;
 	t->in = in;
+	t->extra_flags = EXTRA_TID | EXTRA_SIZE | (version >= 2 ? EXTRA_FRAME : 0);
 	if (!(t->dctx = ZSTD_createDCtx())) {
 		free(t);
 		return LP_ENOMEM;
@@ -446,6 +456,7 @@ static int decode(struct lpt_reader *t, struct lp_ref *buf, size_t want, size_t 
 	const uint8_t *aend = t->aend, *end = t->end;
 	struct delta d = t->d;
 	uint64_t too_large = 0;
+	unsigned allowed = t->extra_flags;
 	size_t i;
 
 	for (i = 0; i < want; i++) {
@@ -465,13 +476,22 @@ static int decode(struct lpt_reader *t, struct lp_ref *buf, size_t want, size_t 
 			}
 			if (tag & TAG_EXTRA) {
 				unsigned flags = *e++;
-				if (flags & ~(EXTRA_TID | EXTRA_SIZE))
+				if (flags & ~allowed)
 					break;
 				if (flags & EXTRA_TID) {
 					e = get_varint(e, &x);
 					if (x > UINT32_MAX)
 						break;
 					d.tid = (uint32_t)x;
+				}
+				if (flags & EXTRA_FRAME) {
+					/* no address, kind or size of its own: written
+					 * here, off the references' path */
+					if (cls || (tag & (TAG_KIND | 0x0cu)) || (flags & EXTRA_SIZE) || e > end)
+						break;
+					d.addr -= d.step;
+					buf[i] = (struct lp_ref){ .pc = d.pc, .tid = d.tid, .kind = LP_EV_FRAME };
+					continue;
 				}
 				if (flags & EXTRA_SIZE) {
 					e = get_varint(e, &size);
@@ -713,15 +733,15 @@ static int lpt_write(void *state, const struct lp_ref *refs, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		const struct lp_ref *r = &refs[i];
 		uint64_t step = r->addr - w->d.addr, z;
-		int code = size_code(r->size);
-		unsigned tag, extra = 0;
+		int frame = r->kind == LP_EV_FRAME, code = frame ? 0 : size_code(r->size);
+		unsigned tag, extra = frame ? EXTRA_FRAME : 0;
 
-		if (r->kind > LP_EV_FREE)
+		if (r->kind > LP_EV_FRAME)
 			return lp_seterr(LP_EINVAL, "'%s': record %llu has unknown kind %u",
 					 lp_out_name(w->out),
 					 (unsigned long long)(w->records + w->nrec), r->kind);
-		tag = r->kind | (unsigned)(code < 0 ? 0 : code) << 2;
-		if (step != w->d.step) {
+		tag = frame ? 0 : r->kind | (unsigned)(code < 0 ? 0 : code) << 2;
+		if (!frame && step != w->d.step) {
 			unsigned cls;
 			z = zigzag(step);
 			cls = z <= 0xffff ? 1 : z <= 0xffffffffULL ? 2 : 3;
@@ -749,7 +769,8 @@ static int lpt_write(void *state, const struct lp_ref *refs, size_t n)
 			w->d.tid = r->tid;
 		}
 		w->tags[w->nrec] = (uint8_t)tag;
-		w->d.addr = r->addr;
+		if (!frame)
+			w->d.addr = r->addr;
 		if (++w->nrec == LPT_BLOCK_RECORDS) {
 			int err = flush_records(w);
 			if (err < 0)

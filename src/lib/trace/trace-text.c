@@ -101,10 +101,11 @@ static int parse_line(struct text_reader *t, char *s, struct lp_ref *r)
 	case 'W': r->kind = LP_REF_WRITE; break;
 	case 'A': r->kind = LP_EV_ALLOC; break;
 	case 'F': r->kind = LP_EV_FREE; break;
-	default: return bad(t, "unknown kind (expected R, W, A or F)", s);
+	case 'S': r->kind = LP_EV_FRAME; break;
+	default: return bad(t, "unknown kind (expected R, W, A, F or S)", s);
 	}
 	if (s[1] != ' ' && s[1] != '\t')
-		return bad(t, "unknown kind (expected R, W, A or F)", s);
+		return bad(t, "unknown kind (expected R, W, A, F or S)", s);
 	s = skip_blanks(s + 1);
 	if (parse_u64(&s, 1, &r->addr) < 0)
 		return bad(t, *s ? "bad address" : "missing address", s);
@@ -129,6 +130,8 @@ static int parse_line(struct text_reader *t, char *s, struct lp_ref *r)
 	}
 	if (*s && *s != '#')
 		return bad(t, "unexpected text", s);
+	if (r->kind == LP_EV_FRAME && (r->addr || r->size))
+		return bad(t, "a frame (S) has address and size 0", "");
 	return 0;
 }
 
@@ -179,7 +182,7 @@ static int text_writer_open(struct lp_out *out, void **state)
 	return 0;
 }
 
-static const char kind_letter[4] = { 'R', 'W', 'A', 'F' };
+static const char kind_letter[8] = { 'R', 'W', 'A', 'F', 'S', '?', '?', '?' };
 
 static int text_write(void *state, const struct lp_ref *refs, size_t n)
 {
@@ -193,15 +196,15 @@ static int text_write(void *state, const struct lp_ref *refs, size_t n)
 		if (!dst)
 			return lp_seterr(LP_EIO, "cannot write '%s'", lp_out_name(t->out));
 		if (r->tid)
-			len = sprintf(dst, "%c 0x%llx %llu 0x%llx %u\n", kind_letter[r->kind & 3],
+			len = sprintf(dst, "%c 0x%llx %llu 0x%llx %u\n", kind_letter[r->kind & 7],
 				      (unsigned long long)r->addr, (unsigned long long)r->size,
 				      (unsigned long long)r->pc, r->tid);
 		else if (r->pc)
-			len = sprintf(dst, "%c 0x%llx %llu 0x%llx\n", kind_letter[r->kind & 3],
+			len = sprintf(dst, "%c 0x%llx %llu 0x%llx\n", kind_letter[r->kind & 7],
 				      (unsigned long long)r->addr, (unsigned long long)r->size,
 				      (unsigned long long)r->pc);
 		else
-			len = sprintf(dst, "%c 0x%llx %llu\n", kind_letter[r->kind & 3],
+			len = sprintf(dst, "%c 0x%llx %llu\n", kind_letter[r->kind & 7],
 				      (unsigned long long)r->addr, (unsigned long long)r->size);
 		lp_out_commit(t->out, (size_t)len);
 	}

@@ -160,11 +160,52 @@ static void test_attribution(void **state)
 	lp_attrib_free(a);
 }
 
+/* Allocations with their call stacks (LP_EV_FRAME records after them):
+ * a block whose call site cannot be named (a wrapper's, here an address
+ * outside the program) is named by the first frame that can, blocks with
+ * equal stacks and the same name are one object, and a block without
+ * frames keeps its call site's name. */
+static void test_attribution_stacks(void **state)
+{
+	struct lp_attrib_params p = { .seed = 1, .miss_latency = 50, .compute_cost = 1 };
+	uint64_t mk = sym("make_list"), mn = sym("main"), site = 0x7f0000001234;
+	struct lp_ref refs[64];
+	size_t n = 0, nr;
+	struct lp_symbols *s;
+	struct lp_attrib *a;
+	const struct lp_attrib_row *rows;
+
+	for (int b = 0; b < 3; b++) {
+		uint64_t base = 0x10000000 + 0x1000 * (uint64_t)b;
+
+		refs[n++] = (struct lp_ref){ .kind = LP_EV_ALLOC, .addr = base, .size = 64, .pc = site };
+		if (b < 2) { /* the third has no stack */
+			refs[n++] = (struct lp_ref){ .kind = LP_EV_FRAME, .pc = mk + 20 };
+			refs[n++] = (struct lp_ref){ .kind = LP_EV_FRAME, .pc = mn + 10 };
+		}
+		for (int i = 0; i < 8; i++)
+			refs[n++] = (struct lp_ref){ .kind = LP_REF_WRITE, .addr = base + 8 * i, .size = 8, .pc = mk + 40 };
+	}
+	assert_int_equal(lp_cache_spec_parse(&p.cache, "4K:1:64"), 0);
+	assert_int_equal(lp_symbols_new(&s, NULL, exe), 0);
+	assert_int_equal(lp_attrib_new(&a, &p, s), 0);
+	assert_int_equal(lp_attrib_refs(a, refs, n), 0);
+	nr = lp_attrib_rows(a, LP_ATTRIB_OBJECTS, &rows);
+	assert_int_equal(nr, 2);
+	assert_non_null(strstr(rows[0].object, "heap@make_list (prog.c:"));
+	assert_int_equal(rows[0].refs, 16);
+	assert_string_equal(rows[1].object, "heap@0x7f0000001234");
+	assert_int_equal(rows[1].refs, 8);
+	lp_attrib_free(a);
+	lp_symbols_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_symbols),
 		cmocka_unit_test(test_attribution),
+		cmocka_unit_test(test_attribution_stacks),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }

@@ -46,8 +46,9 @@ static void write_refs(const char *path, const struct lp_ref *refs, size_t n, co
 	assert_int_equal(lp_trace_writer_close(w), 0);
 }
 
-/* Random records with every edge value mixed in. */
-static void random_refs(struct lp_ref *v, size_t n, uint64_t seed)
+/* Random records with every edge value mixed in, of the first `kinds`
+ * kinds (5: frame records too). */
+static void random_refs(struct lp_ref *v, size_t n, uint64_t seed, unsigned kinds)
 {
 	static const uint64_t edges[] = { 0, 1, 2, 3, 4, 7, 8, 16, 64, 65, 127, 128, 0xffff, 0x10000,
 					  0xffffffffULL, 0x100000000ULL, UINT64_MAX, UINT64_MAX - 1,
@@ -67,7 +68,9 @@ static void random_refs(struct lp_ref *v, size_t n, uint64_t seed)
 		r->pc = x % 3 ? (i ? v[i - 1].pc : 0x401000) : (x & 4 ? edges[lp_rng_below(&rng, 20)] : lp_rng_next(&rng));
 		r->size = x % 7 ? 1ULL << (x >> 8) % 4 : edges[lp_rng_below(&rng, 20)];
 		r->tid = x % 11 ? (i ? v[i - 1].tid : 0) : (x % 2 ? UINT32_MAX : (uint32_t)(x >> 40) % 5);
-		r->kind = (uint8_t)((x >> 20) % 4);
+		r->kind = (uint8_t)((x >> 20) % kinds);
+		if (r->kind == LP_EV_FRAME) /* a frame has a pc and a thread only */
+			r->addr = r->size = 0;
 		if (lp_ref_is_access(r) && r->size > LP_REF_SIZE_MAX)
 			r->size = r->size % LP_REF_SIZE_MAX + 1; /* events keep any size */
 	}
@@ -91,7 +94,7 @@ static void test_round_trip_random(void **state)
 	struct lp_ref *in = calloc(N, sizeof(*in)), *out = calloc(N + 1, sizeof(*out));
 	int err;
 
-	random_refs(in, N, 42);
+	random_refs(in, N, 42, 5);
 	write_refs(path, in, N, NULL);
 	assert_int_equal(read_all(path, out, N + 1, &err), N);
 	assert_int_equal(err, 0);
@@ -231,7 +234,7 @@ static void test_random_corruption(void **state)
 	size_t len;
 	int err, silent = 0;
 
-	random_refs(in, 3000, 7);
+	random_refs(in, 3000, 7, 4);
 	write_refs(path, in, 3000, NULL);
 	file = slurp(path, &len);
 	copy = malloc(len);
@@ -320,7 +323,53 @@ static void test_wrong_magic_and_version(void **state)
 	assert_non_null(strstr(lp_errmsg(), "x.lpt': not a locprof trace (bad magic)"));
 	lp_test_write_file(path, hdr, sizeof(hdr));
 	assert_int_equal(lp_trace_reader_open(&r, path, NULL), LP_EVERSION);
-	assert_non_null(strstr(lp_errmsg(), "lpt version 7 is not supported (this locprof reads version 1)"));
+	assert_non_null(strstr(lp_errmsg(), "lpt version 7 is not supported (this locprof reads versions 1 to 2)"));
+	free(path);
+}
+
+/* The file's version field set to v. */
+static void set_version(const char *path, uint8_t v)
+{
+	FILE *f = fopen(path, "r+b");
+
+	assert_non_null(f);
+	assert_int_equal(fseek(f, 8, SEEK_SET), 0);
+	assert_int_equal(fwrite(&v, 1, 1, f), 1);
+	fclose(f);
+}
+
+/* Frame records: between references they leave the address deltas as
+ * they were (a sweep around an allocation's frames costs no address
+ * bytes), they round-trip, and a version 1 file holds none: one without
+ * frames is read as ever, one with them is corrupt. */
+static void test_frames_and_version_1(void **state)
+{
+	char *path = lp_test_path("f.lpt");
+	struct lp_ref in[8] = {
+		{ .addr = 0x1000, .pc = 0x400, .size = 8 },
+		{ .addr = 0x1008, .pc = 0x400, .size = 8 },
+		{ .addr = 0x7000, .pc = 0x410, .size = 64, .kind = LP_EV_ALLOC },
+		{ .pc = 0x401234, .kind = LP_EV_FRAME },
+		{ .pc = 0x7f0000001000, .kind = LP_EV_FRAME },
+		{ .addr = 0x7010, .pc = 0x400, .size = 8, .kind = LP_REF_WRITE },
+		{ .addr = 0x7018, .pc = 0x400, .size = 8, .kind = LP_REF_WRITE },
+		{ .pc = 0x401234, .tid = 3, .kind = LP_EV_FRAME },
+	}, out[9];
+	int err;
+
+	write_refs(path, in, 8, NULL);
+	assert_int_equal(read_all(path, out, 9, &err), 8);
+	assert_int_equal(err, 0);
+	assert_refs_equal(in, out, 8);
+	set_version(path, 1);
+	assert_int_equal(read_all(path, out, 9, &err), 3); /* those before the first frame */
+	assert_int_equal(err, LP_ECORRUPT);
+	/* without frames, version 1 is version 2 */
+	write_refs(path, in, 3, NULL);
+	set_version(path, 1);
+	assert_int_equal(read_all(path, out, 9, &err), 3);
+	assert_int_equal(err, 0);
+	assert_refs_equal(in, out, 3);
 	free(path);
 }
 
@@ -356,6 +405,7 @@ int main(void)
 		cmocka_unit_test(test_random_corruption),
 		cmocka_unit_test(test_size_limit_and_data_after_end),
 		cmocka_unit_test(test_wrong_magic_and_version),
+		cmocka_unit_test(test_frames_and_version_1),
 		cmocka_unit_test(test_sniffed_from_pipe_content),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

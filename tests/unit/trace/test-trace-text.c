@@ -28,19 +28,21 @@ static void test_parse_fields(void **state)
 {
 	char *path = lp_test_path("a.txt");
 	const char *text = "# a comment\n\nR 0x7ffc1a2b 8 0x401136\n  W 10 4   # inline\n"
-			   "A 0x1000 4096 0x4444 2\nF 0x1000 0\nR 0xffffffffffffffff 1 0 3\n";
+			   "A 0x1000 4096 0x4444 2\nS 0 0 0x401200 2\nF 0x1000 0\nR 0xffffffffffffffff 1 0 3\n";
 	struct lp_ref refs[8];
 	int err;
 
 	lp_test_write_file(path, text, strlen(text));
-	assert_int_equal(read_all(path, NULL, refs, 8, &err), 5);
+	assert_int_equal(read_all(path, NULL, refs, 8, &err), 6);
 	assert_int_equal(err, 0);
 	assert_true(refs[0].kind == LP_REF_READ && refs[0].addr == 0x7ffc1a2b && refs[0].size == 8 &&
 		    refs[0].pc == 0x401136 && refs[0].tid == 0);
 	assert_true(refs[1].kind == LP_REF_WRITE && refs[1].addr == 0x10 && refs[1].size == 4 && refs[1].pc == 0);
 	assert_true(refs[2].kind == LP_EV_ALLOC && refs[2].size == 4096 && refs[2].pc == 0x4444 && refs[2].tid == 2);
-	assert_true(refs[3].kind == LP_EV_FREE && refs[3].addr == 0x1000);
-	assert_true(refs[4].addr == UINT64_MAX && refs[4].tid == 3);
+	assert_true(refs[3].kind == LP_EV_FRAME && refs[3].addr == 0 && refs[3].size == 0 &&
+		    refs[3].pc == 0x401200 && refs[3].tid == 2);
+	assert_true(refs[4].kind == LP_EV_FREE && refs[4].addr == 0x1000);
+	assert_true(refs[5].addr == UINT64_MAX && refs[5].tid == 3);
 	free(path);
 }
 
@@ -48,7 +50,8 @@ static void test_malformed_line_reports_line_number(void **state)
 {
 	static const struct { const char *text; const char *msg; } cases[] = {
 		{ "R 0x10 8\nR 0x1g 8\n", "line 2: bad address '0x1g'" },
-		{ "R 0x10 8\n\nQ 1 1\n", "line 3: unknown kind (expected R, W, A or F) 'Q'" },
+		{ "R 0x10 8\n\nQ 1 1\n", "line 3: unknown kind (expected R, W, A, F or S) 'Q'" },
+		{ "A 0x10 8 0x1\nS 0x10 0 0x2\n", "line 2: a frame (S) has address and size 0" },
 		{ "R 0x10\n", "line 1: missing size" },
 		{ "R 0x10 0\n", "line 1: size 0 for a reference" },
 		{ "R 0x10 8 0x1 2 junk\n", "line 1: unexpected text 'junk'" },
@@ -93,7 +96,10 @@ static void test_round_trip(void **state)
 	for (int i = 0; i < 100; i++)
 		in[i] = (struct lp_ref){ .addr = (uint64_t)i * 0x9e3779b97f4a7c15ULL, .pc = (uint64_t)i * 3,
 					 .size = 1 + (uint64_t)i % 16, .tid = (uint32_t)(i % 3),
-					 .kind = (uint8_t)(i % 4) };
+					 .kind = (uint8_t)(i % 5) };
+	for (int i = 0; i < 100; i++)
+		if (in[i].kind == LP_EV_FRAME)
+			in[i].addr = in[i].size = 0;
 	assert_int_equal(lp_trace_writer_open(&w, path, NULL), 0);
 	assert_int_equal(lp_trace_write(w, in, 100), 0);
 	assert_int_equal(lp_trace_writer_close(w), 0);

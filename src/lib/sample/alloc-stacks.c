@@ -1,13 +1,33 @@
-/* The collector's allocation stacks (alloc-stacks.h). An allocation-heavy
- * program makes millions of allocations from a few hundred places, so
- * each distinct stack is stored once: a hash of the frames finds the
- * first stack stored with that hash, and a stack whose hash is taken by
- * a different one is stored again (rare, and only costs its bytes). */
-#include "collect/alloc-stacks.h"
+/* Allocation call stacks into a profile (lp_stack_builder,
+ * locprof/profile.h): the collector's sinks and the trace sampler. An
+ * allocation-heavy program makes millions of allocations from a few
+ * hundred places, so each distinct stack is stored once: a hash of the
+ * frames finds the first stack stored with that hash, and a stack whose
+ * hash is taken by a different one is stored again (rare, and only costs
+ * its bytes). */
+#include <locprof/profile.h>
 
 #include "common/error.h"
+#include "common/hash.h"
+#include "common/htab.h"
 
+#include <stdlib.h>
 #include <string.h>
+
+struct lp_stack_builder {
+	struct lp_htab ids; /* hash of a stack -> its id (first one with that hash) */
+	uint64_t frames[LP_ALLOC_STACK_MAX];
+	unsigned n;   /* frames so far of the open stack; 0: none open */
+	size_t event; /* index of its event in the profile */
+	int ended;    /* a 0 frame came: the stack is whole */
+};
+
+int lp_stack_builder_new(struct lp_stack_builder **out)
+{
+	if (!(*out = calloc(1, sizeof(**out))))
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	return 0;
+}
 
 void lp_stack_builder_begin(struct lp_stack_builder *b, size_t event, uint64_t pc)
 {
@@ -67,7 +87,10 @@ int lp_stack_builder_end(struct lp_stack_builder *b, struct lp_profile *p)
 	return 0;
 }
 
-void lp_stack_builder_release(struct lp_stack_builder *b)
+void lp_stack_builder_free(struct lp_stack_builder *b)
 {
+	if (!b)
+		return;
 	lp_htab_release(&b->ids);
+	free(b);
 }
