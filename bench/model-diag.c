@@ -1,11 +1,15 @@
 /* bench-model-diag: per-sample comparison of StatStack's estimated stack
  * distance with the exact one, to find where the model goes wrong.
  *
- * usage: bench-model-diag TRACE RATE [WINDOW] > samples.tsv
+ * usage: bench-model-diag [--shared | --thread T] TRACE RATE [WINDOW] > samples.tsv
  * Prints one line per finite sample of 64-byte lines: time, reuse
- * distance, exact stack distance of the reuse, StatStack's estimate, pc.
- * Loads the whole trace in memory (meant for traces of a few million
- * references). */
+ * distance, exact stack distance of the reuse, StatStack's estimate, pc,
+ * thread. A multi-threaded trace as a cache sees it (lp_share_view()):
+ * --shared, one cache shared by all its threads (the shared clock and the
+ * first access by any thread), against the exact stack distance in the
+ * interleaved stream; --thread T, the private cache of trace thread T
+ * alone, against the exact stack distance in T's own stream. Loads the whole trace in memory (meant for traces of a few
+ * million references). */
 #include <locprof/exact.h>
 #include <locprof/model.h>
 #include <locprof/sample.h>
@@ -13,6 +17,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 int main(int argc, char **argv)
 {
@@ -21,8 +26,14 @@ int main(int argc, char **argv)
 	size_t n = 0, cap = 0;
 	ssize_t got;
 
+	int shared = argc > 1 && !strcmp(argv[1], "--shared");
+	int alone = argc > 2 && !strcmp(argv[1], "--thread");
+	uint32_t thread = alone ? (uint32_t)strtoul(argv[2], NULL, 0) : 0;
+
+	argc -= shared + 2 * alone;
+	argv += shared + 2 * alone;
 	if (argc < 3) {
-		fprintf(stderr, "usage: bench-model-diag TRACE RATE [WINDOW]\n");
+		fprintf(stderr, "usage: bench-model-diag [--shared | --thread T] TRACE RATE [WINDOW]\n");
 		return 2;
 	}
 	if (lp_trace_reader_open(&r, argv[1], NULL) < 0) {
@@ -43,11 +54,23 @@ int main(int argc, char **argv)
 	}
 	lp_trace_reader_free(r);
 
-	/* line accesses */
+	/* line accesses (--thread: T's alone); the sampler numbers the
+	 * threads in order of appearance: T's number is `group` */
 	size_t nl = 0, capl = n + 16;
 	uint64_t *lines = malloc(capl * sizeof(*lines));
+	uint32_t seen[1024], nseen = 0, group = UINT32_MAX;
 	for (size_t i = 0; i < n; i++) {
-		if (!lp_ref_is_access(&refs[i]))
+		int event = refs[i].kind == LP_EV_ALLOC || refs[i].kind == LP_EV_FREE;
+		if (lp_ref_is_access(&refs[i]) || event) {
+			uint32_t k = 0;
+			while (k < nseen && seen[k] != refs[i].tid)
+				k++;
+			if (k == nseen && nseen < 1024)
+				seen[nseen++] = refs[i].tid;
+			if (refs[i].tid == thread)
+				group = k;
+		}
+		if (!lp_ref_is_access(&refs[i]) || (alone && refs[i].tid != thread))
 			continue;
 		uint64_t a = refs[i].addr >> 6, b = (refs[i].addr + refs[i].size - 1) >> 6;
 		for (uint64_t l = a; l <= b; l++) {
@@ -78,6 +101,23 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	lp_sampler_free(s);
+	if (shared || alone) {
+		struct lp_share_placement pl;
+		struct lp_profile *q;
+		uint32_t nt = lp_share_threads(p);
+		if (alone && group >= nt) {
+			fprintf(stderr, "bench-model-diag: no thread %u\n", thread);
+			return 1;
+		}
+		if (lp_share_placement_split(&pl, nt, shared ? 1 : nt) < 0 ||
+		    lp_share_view(&q, p, 0, &pl, shared ? 0 : group) < 0) {
+			fprintf(stderr, "bench-model-diag: %s\n", lp_errmsg());
+			return 1;
+		}
+		lp_share_placement_release(&pl);
+		lp_profile_free(p);
+		p = q;
+	}
 
 	struct lp_statstack *m;
 	if (lp_statstack_new(&m, p, 0, argc > 4 ? strtoull(argv[4], NULL, 0) : 0, 0) < 0) {
@@ -88,15 +128,15 @@ int main(int argc, char **argv)
 	lp_profile_line_samples(p, 0, &first, &ns);
 	double *sd = malloc((ns + 1) * sizeof(*sd));
 	lp_statstack_sample_sd(m, sd);
-	printf("time\treuse\tsd_true\tsd_est\tpc\n");
+	printf("time\treuse\tsd_true\tsd_est\tpc\ttid\n");
 	for (size_t i = 0; i < ns; i++) {
 		const struct lp_sample *x = &p->samples[first + i];
 		if (x->reuse == LP_REUSE_DANGLING)
 			continue;
 		uint64_t t = x->time + x->reuse + 1;
-		printf("%llu\t%llu\t%llu\t%.1f\t0x%llx\n", (unsigned long long)x->time,
+		printf("%llu\t%llu\t%llu\t%.1f\t0x%llx\t%u\n", (unsigned long long)x->time,
 		       (unsigned long long)x->reuse, (unsigned long long)dist[t], sd[i],
-		       (unsigned long long)x->pc);
+		       (unsigned long long)x->pc, x->tid);
 	}
 	lp_statstack_free(m);
 	lp_profile_free(p);

@@ -81,6 +81,10 @@ struct lp_sample {
 			   * by any thread, or LP_REUSE_DANGLING */
 	uint64_t sown;    /* the same up to tid's own reuse (the one `reuse`
 			   * counts in tid's clock), or LP_REUSE_DANGLING */
+	/* The threads but tid that touched the line before tid's reuse (bit
+	 * thread % 64), and of them those that wrote it (when
+	 * lp_profile.masks is set; 0 otherwise). */
+	uint64_t touched, writers;
 };
 
 /* lp_sample.coh: another thread wrote the sampled line after the sampled
@@ -194,6 +198,9 @@ struct lp_profile {
 	 * and after: version 3 profiles of backends that see every thread);
 	 * 0: they do not, and those fields are zero. */
 	int shared;
+	/* 1: the samples with shared time also carry lp_sample.touched and
+	 * writers (profiles written before them do not) */
+	int masks;
 
 	/* samples, sorted by (line_idx, time) after lp_profile_finish() */
 	struct lp_sample *samples;

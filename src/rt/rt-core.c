@@ -515,6 +515,8 @@ static void rt_emit(struct lp_rt_thread *t, const struct lp_watch *w, uint64_t e
 		m->stid = o->stid;
 		m->wtid = o->wtid;
 		m->coh = o->coh;
+		m->touched = o->tmask;
+		m->writers = o->wtmask;
 		m->flags = LP_MSG_SAMPLE_SHARED;
 	}
 	t->nsamples++; /* after the record: a signal-time flush sends a whole prefix */

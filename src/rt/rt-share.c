@@ -245,6 +245,8 @@ static void rt_share_solo(const struct lp_watch *w, uint64_t end, struct lp_shar
 	o->stid = 0;
 	o->wtid = 0;
 	o->wpc = 0;
+	o->tmask = 0;
+	o->wtmask = 0;
 	o->coh = 0;
 }
 

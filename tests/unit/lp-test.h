@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <locprof/sample.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +39,28 @@ static inline void lp_test_write_file(const char *path, const void *data, size_t
 	assert_non_null(f);
 	assert_int_equal(fwrite(data, 1, len, f), len);
 	assert_int_equal(fclose(f), 0);
+}
+
+/* refs[0, n) through the trace sampler (lp_sampler) at rate and seed,
+ * for nsizes line sizes sizes[] (one of 64 bytes when nsizes is 0): a
+ * finished profile; lp_profile_free() it. */
+static inline struct lp_profile *lp_test_sample(const struct lp_ref *refs, size_t n, double rate,
+						uint64_t seed, const uint32_t *sizes, unsigned nsizes)
+{
+	struct lp_profile *p;
+	struct lp_sampler *s;
+
+	assert_int_equal(lp_profile_new(&p), 0);
+	p->n_line_sizes = nsizes ? nsizes : 1;
+	for (unsigned i = 0; i < p->n_line_sizes; i++)
+		p->line_sizes[i] = nsizes ? sizes[i] : 64;
+	p->rate = rate;
+	p->seed = seed;
+	assert_int_equal(lp_sampler_new(&s, p), 0);
+	assert_int_equal(lp_sampler_feed(s, refs, n), 0);
+	assert_int_equal(lp_sampler_finish(s), 0);
+	lp_sampler_free(s);
+	return p;
 }
 
 #endif

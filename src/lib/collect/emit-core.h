@@ -38,6 +38,7 @@ static inline void lp_emit_sample(struct lp_msg_sample *s, const struct lp_watch
 	s->flags = 0;
 	for (int i = 0; i < 6; i++)
 		s->pad[i] = 0;
+	s->touched = s->writers = 0;
 }
 
 /* Reads a text file with read_some (up to `room` bytes at dst; 0 at its

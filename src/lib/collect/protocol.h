@@ -26,7 +26,7 @@
 #include <stdint.h>
 
 #define LP_MSG_MAGIC 0x4d504cu /* "LPM" */
-#define LP_MSG_VERSION 5
+#define LP_MSG_VERSION 6
 #define LP_MSG_MAGIC_VERSION ((LP_MSG_MAGIC << 8) | LP_MSG_VERSION)
 #define LP_MSG_MAX (1u << 20) /* largest message a collector accepts */
 #define LP_MAX_LINE_SIZES 4
@@ -158,6 +158,9 @@ struct lp_msg_sample {
 	uint8_t coh;     /* enum lp_sample_coh */
 	uint8_t flags;   /* LP_MSG_SAMPLE_* */
 	uint8_t pad[6];
+	uint64_t touched; /* threads but the sender that touched the line
+			   * before its reuse (bit thread % 64) */
+	uint64_t writers; /* of them, those that wrote it */
 };
 #define LP_MSG_SAMPLE_SHARED 1u /* the shared-time fields are set */
 

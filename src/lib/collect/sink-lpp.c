@@ -117,7 +117,10 @@ static int lpp_samples(void *state, const struct lp_msg_sample *v, size_t n)
 			smp.stid = v[i].stid;
 			smp.wtid = v[i].wtid;
 			smp.coh = v[i].coh;
+			smp.touched = v[i].touched;
+			smp.writers = v[i].writers;
 			s->p->shared = 1;
+			s->p->masks = 1;
 		}
 		if (smp.line_idx >= s->p->n_line_sizes || smp.part > LP_PART_NEXT || (v[i].end != LP_SAMPLE_DANGLING && v[i].end <= v[i].begin))
 			continue; /* impossible record: a damaged or foreign sender */

@@ -14,7 +14,11 @@
  *    invalidates T's private copy, so T's reuse is a coherence miss;
  *  - the bytes of L written by other threads since then: at T's reuse,
  *    touching one of them is true sharing, touching only others is false
- *    sharing (Dubois et al.'s classification of coherence misses).
+ *    sharing (Dubois et al.'s classification of coherence misses);
+ *  - the set of the other threads that touched L before T's reuse, and of
+ *    those that wrote it (bit tid % 64 of a mask): a cache shared by some
+ *    of the threads knows from them whether one of its threads came back
+ *    to L, and whether a thread outside it invalidated L.
  *
  * Freestanding like watch-core.h: header-only, static inline, no libc, no
  * allocation. The caller supplies the record pool (an array of nrec
@@ -39,6 +43,9 @@ struct lp_share_rec {
 	uint64_t wpc;    /* pc of the first write by another thread */
 	uint64_t wmask;  /* chunks of the line written by other threads since
 			  * (bit k: bytes [k, k + 1) * line / 64) */
+	uint64_t tmask;  /* threads but the owner that touched the line
+			  * since (bit tid % 64) */
+	uint64_t wtmask; /* of them, those that wrote it */
 	uint32_t ftid;   /* the thread of `first` */
 	uint32_t wtid;   /* the first writer but the owner */
 	uint8_t written; /* another thread wrote the line before the reuse */
@@ -58,6 +65,13 @@ static inline uint64_t lp_share_mask(uint64_t line, uint32_t shift, uint64_t add
 	return (c1 >= 63 ? ~0ull : (1ull << (c1 + 1)) - 1) & ~((1ull << c0) - 1);
 }
 
+/* A thread's bit in lp_share_rec.tmask and wtmask (threads beyond 64
+ * share bits). */
+static inline uint64_t lp_share_thread_bit(uint32_t tid)
+{
+	return 1ull << (tid & 63);
+}
+
 /* A new record of owner's sample at shared clock now, at the head of the
  * chain *head. */
 static inline void lp_share_start(struct lp_share_rec *pool, uint32_t *head, uint32_t r,
@@ -71,6 +85,8 @@ static inline void lp_share_start(struct lp_share_rec *pool, uint32_t *head, uin
 	x->first = LP_SHARE_NEVER;
 	x->wpc = 0;
 	x->wmask = 0;
+	x->tmask = 0;
+	x->wtmask = 0;
 	x->ftid = owner;
 	x->wtid = owner;
 	x->written = 0;
@@ -92,7 +108,9 @@ static inline void lp_share_touch(struct lp_share_rec *pool, uint32_t head, uint
 			x->first = now;
 			x->ftid = tid;
 		}
+		x->tmask |= lp_share_thread_bit(tid);
 		if (write) {
+			x->wtmask |= lp_share_thread_bit(tid);
 			if (!x->written) {
 				x->written = 1;
 				x->wtid = tid;
@@ -125,7 +143,7 @@ static inline uint32_t lp_share_take(struct lp_share_rec *pool, uint32_t *head, 
  * negative. coh: enum lp_sample_coh of locprof/profile.h (0 none, 1 true
  * sharing, 2 false sharing, 3 invalidated and never reused). */
 struct lp_share_out {
-	uint64_t sreuse, sown, wpc;
+	uint64_t sreuse, sown, wpc, tmask, wtmask;
 	uint32_t stid, wtid;
 	uint8_t coh;
 };
@@ -147,6 +165,8 @@ static inline void lp_share_end(const struct lp_share_rec *x, uint64_t now, uint
 	o->sown = lp_share_dist(x->sbegin, now);
 	o->wtid = x->written ? x->wtid : 0;
 	o->wpc = x->written ? x->wpc : 0;
+	o->tmask = x->tmask;
+	o->wtmask = x->wtmask;
 	o->coh = !x->written ? 0 : now == LP_SHARE_NEVER ? 3 : (mask & x->wmask) ? 1 : 2;
 }
 

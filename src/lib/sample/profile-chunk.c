@@ -88,6 +88,18 @@ void lp_sample_x_decode(struct lp_sample *s, const uint8_t *in)
 	s->wtid = lp_get_u32(in + 36);
 }
 
+void lp_sample_xm_encode(uint8_t *out, const struct lp_sample *s)
+{
+	lp_put_u64(out, s->touched);
+	lp_put_u64(out + 8, s->writers);
+}
+
+void lp_sample_xm_decode(struct lp_sample *s, const uint8_t *in)
+{
+	s->touched = lp_get_u64(in);
+	s->writers = lp_get_u64(in + 8);
+}
+
 void lp_alloc_encode(uint8_t out[LP_ALLOC_RECORD_SIZE], const struct lp_alloc_event *e)
 {
 	lp_put_u64(out, e->time);

@@ -25,6 +25,9 @@
  * which a later version may write), u32 count, count records: the 48 bytes
  * of an SMPL record, then the shared-time fields. */
 #define LP_SAMPLE_X_RECORD_SIZE 88u
+/* The same with the thread masks (lp_sample.touched, writers: u64 each)
+ * after the shared-time fields; an 88-byte record has none. */
+#define LP_SAMPLE_XM_RECORD_SIZE 104u
 /* ALOC chunks: u32 chunk version, u32 count, count records. */
 #define LP_ALLOC_CHUNK_VERSION 1u
 #define LP_ALLOC_RECORD_SIZE 40u
@@ -118,6 +121,9 @@ void lp_sample_decode(struct lp_sample *s, const uint8_t in[LP_SAMPLE_RECORD_SIZ
  * SMPX record (40 bytes). */
 void lp_sample_x_encode(uint8_t *out, const struct lp_sample *s);
 void lp_sample_x_decode(struct lp_sample *s, const uint8_t *in);
+/* The masks, after the shared-time fields (the record's byte 88). */
+void lp_sample_xm_encode(uint8_t *out, const struct lp_sample *s);
+void lp_sample_xm_decode(struct lp_sample *s, const uint8_t *in);
 
 void lp_alloc_encode(uint8_t out[LP_ALLOC_RECORD_SIZE], const struct lp_alloc_event *e);
 void lp_alloc_decode(struct lp_alloc_event *e, const uint8_t in[LP_ALLOC_RECORD_SIZE]);

@@ -457,17 +457,19 @@ static int write_phases(struct chunkbuf *b, const struct lp_profile *p, const st
 static int write_samples(const struct lp_profile *p, size_t first, struct chunkbuf *b, struct lp_out *o)
 {
 	size_t n = p->n_samples - first < LP_SAMPLES_PER_CHUNK ? p->n_samples - first : LP_SAMPLES_PER_CHUNK;
-	size_t rec = p->shared ? LP_SAMPLE_X_RECORD_SIZE : LP_SAMPLE_RECORD_SIZE;
+	size_t rec = !p->shared ? LP_SAMPLE_RECORD_SIZE : p->masks ? LP_SAMPLE_XM_RECORD_SIZE : LP_SAMPLE_X_RECORD_SIZE;
 	uint8_t *d;
 
 	cb_begin(b);
-	if ((p->shared && cb_u32(b, LP_SAMPLE_X_RECORD_SIZE) < 0) || cb_u32(b, (uint32_t)n) < 0 ||
+	if ((p->shared && cb_u32(b, (uint32_t)rec) < 0) || cb_u32(b, (uint32_t)n) < 0 ||
 	    !(d = cb_room(b, n * rec)))
 		return LP_ENOMEM;
 	for (size_t j = 0; j < n; j++) {
 		lp_sample_encode(d + j * rec, &p->samples[first + j]);
 		if (p->shared)
 			lp_sample_x_encode(d + j * rec + LP_SAMPLE_RECORD_SIZE, &p->samples[first + j]);
+		if (p->shared && p->masks)
+			lp_sample_xm_encode(d + j * rec + LP_SAMPLE_X_RECORD_SIZE, &p->samples[first + j]);
 	}
 	return cb_emit(b, o, p->shared ? LP_CHUNK_SAMPLES_X : LP_CHUNK_SAMPLES);
 }
@@ -687,7 +689,9 @@ static int clock_ok(uint64_t time, uint64_t reuse)
 }
 
 /* SMPL (extended = 0): u32 count, 48-byte records; SMPX (extended = 1):
- * u32 record size, u32 count, records with the shared-time fields. */
+ * u32 record size, u32 count, records with the shared-time fields (and,
+ * from 104 bytes, the thread masks: the profile has them when every SMPX
+ * chunk does). */
 static int parse_samples(struct lp_profile *p, struct cur *c, int extended)
 {
 	uint32_t rec = extended ? cur_u32(c) : LP_SAMPLE_RECORD_SIZE, n = cur_u32(c);
@@ -700,14 +704,19 @@ static int parse_samples(struct lp_profile *p, struct cur *c, int extended)
 	}
 	if (!(d = cur_take(c, (size_t)n * rec)))
 		return 0;
-	if (extended)
+	if (extended) {
+		int first = !p->shared;
 		p->shared = 1;
+		p->masks = rec >= LP_SAMPLE_XM_RECORD_SIZE && (first || p->masks);
+	}
 	for (uint32_t i = 0; i < n; i++) {
 		memset(&s, 0, sizeof(s));
 		lp_sample_decode(&s, d + (size_t)i * rec);
 		if (extended)
 			lp_sample_x_decode(&s, d + (size_t)i * rec + LP_SAMPLE_RECORD_SIZE);
-		else
+		if (extended && rec >= LP_SAMPLE_XM_RECORD_SIZE)
+			lp_sample_xm_decode(&s, d + (size_t)i * rec + LP_SAMPLE_X_RECORD_SIZE);
+		else if (!extended)
 			s.coh = LP_COH_NONE;
 		if (s.line_idx >= p->n_line_sizes || s.kind > LP_REF_WRITE || s.part > LP_PART_NEXT ||
 		    s.coh > LP_COH_UNUSED || !clock_ok(s.time, s.reuse) ||

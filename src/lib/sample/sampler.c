@@ -210,6 +210,7 @@ static int end_sample(struct lp_sampler *s, unsigned li, uint32_t r, uint64_t ow
 		.tid = s->sh[r].owner, .kind = x->kind & 0x0f, .line_idx = (uint8_t)li,
 		.part = x->kind >> 4, .coh = o.coh, .stid = o.stid, .wtid = o.wtid, .wpc = o.wpc,
 		.stime = s->sh[r].sbegin, .sreuse = o.sreuse, .sown = o.sown,
+		.touched = o.tmask, .writers = o.wtmask,
 	};
 	err = lp_profile_add_sample(s->p, &smp);
 	s->sh[r].next = s->free_pend;
@@ -341,6 +342,7 @@ int lp_sampler_finish(struct lp_sampler *s)
 	}
 	p->references = s->refs;
 	p->shared = 1;
+	p->masks = 1;
 	for (uint32_t t = 0; t < s->n_threads; t++)
 		if ((err = lp_profile_set_thread_refs(p, t, s->threads[t].refs)) < 0)
 			return err;

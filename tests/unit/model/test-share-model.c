@@ -9,7 +9,8 @@
  *    thread wrote the line since the thread's last access and the stack
  *    distance would hit;
  *  - two caches of two threads: a stack per pair, invalidation by the
- *    other pair's writes. */
+ *    other pair's writes; with the samples' thread masks and without
+ *    (a profile written before them). */
 #include "lp-test.h"
 
 #include <locprof/model.h>
@@ -152,22 +153,14 @@ static void test_placements_match_exact(void **state)
 {
 	size_t n = 300000;
 	struct lp_ref *r = trace(n, 17);
-	struct lp_profile *p;
-	struct lp_sampler *s;
+	struct lp_profile *p = lp_test_sample(r, n, 0.03, 5, NULL, 0);
 
 	(void)state;
-	assert_int_equal(lp_profile_new(&p), 0);
-	p->n_line_sizes = 1;
-	p->line_sizes[0] = 64;
-	p->rate = 0.03;
-	p->seed = 5;
-	assert_int_equal(lp_sampler_new(&s, p), 0);
-	assert_int_equal(lp_sampler_feed(s, r, n), 0);
-	assert_int_equal(lp_sampler_finish(s), 0);
-	lp_sampler_free(s);
 	check(p, r, n, 1, 0.015);  /* shared: exact clocks */
 	check(p, r, n, NT, 0.015); /* private: exact clocks */
-	check(p, r, n, 2, 0.03);   /* pairs: scaled clocks */
+	check(p, r, n, 2, 0.01);   /* pairs: scaled clocks, the masks */
+	p->masks = 0;              /* a profile without them */
+	check(p, r, n, 2, 0.03);
 	lp_profile_free(p);
 	free(r);
 }
@@ -177,19 +170,10 @@ static void test_no_shared_time(void **state)
 {
 	size_t n = 50000;
 	struct lp_ref *r = trace(n, 3);
-	struct lp_profile *p, *v;
-	struct lp_sampler *s;
+	struct lp_profile *p = lp_test_sample(r, n, 0.05, 0, NULL, 0), *v;
 	struct lp_share_placement pl;
 
 	(void)state;
-	assert_int_equal(lp_profile_new(&p), 0);
-	p->n_line_sizes = 1;
-	p->line_sizes[0] = 64;
-	p->rate = 0.05;
-	assert_int_equal(lp_sampler_new(&s, p), 0);
-	assert_int_equal(lp_sampler_feed(s, r, n), 0);
-	assert_int_equal(lp_sampler_finish(s), 0);
-	lp_sampler_free(s);
 	p->shared = 0;
 	assert_int_equal(lp_share_placement_split(&pl, NT, 1), 0);
 	assert_int_equal(lp_share_view(&v, p, 0, &pl, 0), 0);

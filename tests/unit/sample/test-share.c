@@ -3,8 +3,9 @@
  * the first access by any thread (the shared reuse), the sampling thread's
  * own reuse on both clocks, the first write by another thread before it and
  * whether the reuse touched a byte that other threads wrote (true sharing)
- * or only other bytes (false sharing). Also the profile round trip of the
- * shared fields. */
+ * or only other bytes (false sharing), and the threads that touched and
+ * wrote the line in between. Also the profile round trip of the shared
+ * fields, with and without the thread masks. */
 #include "lp-test.h"
 
 #include <locprof/profile.h>
@@ -66,6 +67,11 @@ static void brute_force(const struct lp_ref *refs, size_t n, uint32_t shift, siz
 			want->sreuse = u - u0 - 1;
 			want->stid = r->tid;
 		}
+		if (!same) {
+			want->touched |= 1ull << r->tid;
+			if (r->kind == LP_REF_WRITE)
+				want->writers |= 1ull << r->tid;
+		}
 		if (same) {
 			want->sown = u - u0 - 1;
 			want->reuse = own;
@@ -91,23 +97,13 @@ static void test_shared_fields_match_brute_force(void **state)
 {
 	size_t n = 30000;
 	struct lp_ref *refs = mt_trace(n, 4, 24, 5);
-	struct lp_profile *p;
-	struct lp_sampler *s;
+	struct lp_profile *p = lp_test_sample(refs, n, 0.03, 3, NULL, 0);
 	size_t kinds[4] = { 0 }, foreign = 0;
 	uint64_t *own_clock = calloc(n, sizeof(uint64_t)), count[4] = { 0 };
 
 	(void)state;
 	for (size_t i = 0; i < n; i++) /* each access's time on its thread's clock */
 		own_clock[i] = count[refs[i].tid]++;
-	assert_int_equal(lp_profile_new(&p), 0);
-	p->n_line_sizes = 1;
-	p->line_sizes[0] = 64;
-	p->rate = 0.03;
-	p->seed = 3;
-	assert_int_equal(lp_sampler_new(&s, p), 0);
-	assert_int_equal(lp_sampler_feed(s, refs, n), 0);
-	assert_int_equal(lp_sampler_finish(s), 0);
-	lp_sampler_free(s);
 	assert_true(p->shared);
 	assert_true(p->n_samples > 600);
 	for (size_t i = 0; i < p->n_samples; i++) {
@@ -124,6 +120,8 @@ static void test_shared_fields_match_brute_force(void **state)
 		assert_int_equal(sm->reuse, want.reuse);
 		assert_int_equal(sm->reuse_pc, want.reuse_pc);
 		assert_int_equal(sm->coh, want.coh);
+		assert_int_equal(sm->touched, want.touched);
+		assert_int_equal(sm->writers, want.writers);
 		if (sm->coh != LP_COH_NONE) {
 			assert_int_equal(sm->wtid, want.wtid);
 			assert_int_equal(sm->wpc, want.wpc);
@@ -135,6 +133,7 @@ static void test_shared_fields_match_brute_force(void **state)
 	for (int k = 0; k < 3; k++)
 		assert_true(kinds[k] > 10);
 	assert_true(foreign > 100);
+	assert_true(p->masks);
 	lp_profile_free(p);
 	free(refs);
 	free(own_clock);
@@ -146,26 +145,29 @@ static void test_shared_round_trip(void **state)
 {
 	size_t n = 20000;
 	struct lp_ref *refs = mt_trace(n, 3, 40, 9);
-	struct lp_profile *p, *q;
-	struct lp_sampler *s;
+	const uint32_t sizes[] = { 32, 64 };
+	struct lp_profile *p = lp_test_sample(refs, n, 0.02, 1, sizes, 2), *q;
 	char *path = lp_test_path("shared.lpp");
 
 	(void)state;
-	assert_int_equal(lp_profile_new(&p), 0);
-	p->n_line_sizes = 2;
-	p->line_sizes[0] = 32;
-	p->line_sizes[1] = 64;
-	p->rate = 0.02;
-	p->seed = 1;
-	assert_int_equal(lp_sampler_new(&s, p), 0);
-	assert_int_equal(lp_sampler_feed(s, refs, n), 0);
-	assert_int_equal(lp_sampler_finish(s), 0);
-	lp_sampler_free(s);
 	assert_int_equal(lp_profile_write(p, path), 0);
 	assert_int_equal(lp_profile_read(&q, path), 0);
-	assert_true(q->shared);
+	assert_true(q->shared && q->masks);
 	assert_int_equal(q->n_samples, p->n_samples);
 	assert_memory_equal(q->samples, p->samples, p->n_samples * sizeof(*p->samples));
+	lp_profile_free(q);
+	/* without the masks: 88-byte SMPX records, as profiles written
+	 * before them, read with shared time and no masks */
+	p->masks = 0;
+	assert_int_equal(lp_profile_write(p, path), 0);
+	assert_int_equal(lp_profile_read(&q, path), 0);
+	assert_true(q->shared && !q->masks);
+	assert_int_equal(q->n_samples, p->n_samples);
+	for (size_t i = 0; i < q->n_samples; i++) {
+		assert_int_equal(q->samples[i].sreuse, p->samples[i].sreuse);
+		assert_int_equal(q->samples[i].coh, p->samples[i].coh);
+		assert_int_equal(q->samples[i].touched | q->samples[i].writers, 0);
+	}
 	lp_profile_free(q);
 	p->shared = 0;
 	assert_int_equal(lp_profile_write(p, path), 0);
@@ -196,18 +198,9 @@ static void test_small_cases(void **state)
 		{ .addr = 0x1000, .size = 4, .pc = 0x12, .kind = LP_REF_READ, .tid = 0 },
 		{ .addr = 0x1000, .size = 4, .pc = 0x21, .kind = LP_REF_WRITE, .tid = 1 },
 	};
-	struct lp_profile *p;
-	struct lp_sampler *s;
+	struct lp_profile *p = lp_test_sample(refs, 5, 1, 0, NULL, 0);
 
 	(void)state;
-	assert_int_equal(lp_profile_new(&p), 0);
-	p->n_line_sizes = 1;
-	p->line_sizes[0] = 64;
-	p->rate = 1;
-	assert_int_equal(lp_sampler_new(&s, p), 0);
-	assert_int_equal(lp_sampler_feed(s, refs, 5), 0);
-	assert_int_equal(lp_sampler_finish(s), 0);
-	lp_sampler_free(s);
 	assert_int_equal(p->n_samples, 5);
 	/* sorted by time (each thread's own clock), then as added */
 	const struct lp_sample *a = NULL, *b = NULL;
