@@ -397,7 +397,7 @@ struct lp_pred_check {
 	/* the references of the groups at P (their fits, summed); set by the
 	 * caller for a program's totals: the program's references at P as
 	 * fitted on its own (total = 1) */
-	double refs;
+	double refs, cold; /* and of fa, the cold misses */
 	int total;
 	double refs_total;
 	/* set by the caller for a program's totals: the misses at P of the

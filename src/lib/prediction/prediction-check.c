@@ -84,6 +84,9 @@
  *   choice of terms (the suite's FFT, n log n references at sizes of
  *   different prime factors: its groups fitted with P^2 terms, 7.0e6
  *   references at 10240 against 4.5e6 for the whole; the R12000 L1 +68%).
+ *   Only levels whose misses are more than DIVERGE_ERR reuses are
+ *   flagged: cold misses are counted by the data's footprint, not by the
+ *   references.
  * - Beyond the fitted sizes, a prediction that the model fitted without
  *   the largest fitted size changes by more than LOO_ERR rests on how that
  *   one run bends the fits: the fitted sizes do not pin down how the
@@ -329,6 +332,7 @@ int lp_pred_model_check_sa(const struct lp_pred_model *m, size_t g, const struct
 			out->outgrow_at = ceil(hi);
 		}
 		out->blocks_at = lp_pred_model_eval(m, &bm->cold, P);
+		out->cold = out->blocks_at;
 	}
 	out->blocks_max = m->g[g].mh[(m->nsizes - 1) * m->nblocks + (size_t)b].cold;
 	out->few_at = few_at(m, b);
@@ -375,6 +379,7 @@ void lp_pred_check_add(struct lp_pred_check *dst, const struct lp_pred_check *sr
 	dst->fold_acc += src->fold_acc;
 	dst->outgrown += src->outgrown;
 	dst->refs += src->refs;
+	dst->cold += src->cold;
 	if (src->outgrow_at > 0 && (!(dst->outgrow_at > 0) || src->outgrow_at < dst->outgrow_at))
 		dst->outgrow_at = src->outgrow_at;
 	if (src->fold_sets > 0 && (!(dst->fold_sets > 0) || src->fold_sets < dst->fold_sets)) {
@@ -505,7 +510,7 @@ void lp_pred_check_judge(const struct lp_pred_check *c, const struct lp_pred_lev
 				      k ? "; " : "", 100 * c->outgrown / fa, c->outgrow_at, c->pmax);
 	}
 	if (c->total && c->size > c->pmax && fabs(c->refs - c->refs_total) > DIVERGE_ERR * c->refs_total &&
-	    k < sizeof(out->reason)) {
+	    fa - c->cold > DIVERGE_ERR * fa && k < sizeof(out->reason)) {
 		out->flags |= LP_PRED_CHECK_DIVERGES;
 		k += (size_t)snprintf(out->reason + k, sizeof(out->reason) - k,
 				      "%sits reference groups, fitted one by one, add up to %.4g references at P = %g, "
