@@ -431,6 +431,19 @@ struct lp_pred_validity {
 	double lo, hi;             /* the fully-associative misses with distances 5% shorter, longer */
 	char reason[1024];         /* the flags in words ("" when none) */
 };
+/* Where to collect so that the checks `crosses` and `few` (which say from
+ * which size their cause is gone) pass at P: per level of levels[], its
+ * flags at P (every check, each level's groups summed) and the largest
+ * fitted size those two ask for (0: none); need_max the largest of them. */
+#define LP_PRED_PLAN_LEVELS 16
+struct lp_pred_plan {
+	size_t nlevels;
+	unsigned flags[LP_PRED_PLAN_LEVELS];
+	double need[LP_PRED_PLAN_LEVELS];
+	double need_max;
+};
+int lp_pred_model_plan(const struct lp_pred_model *m, const struct lp_pred_level *levels, size_t nlevels, double P,
+		       struct lp_pred_plan *out);
 /* The verdict on a level's prediction from its (summed) checks. */
 void lp_pred_check_judge(const struct lp_pred_check *c, const struct lp_pred_level *l, struct lp_pred_validity *out);
 /* "ok", or the flags' names joined by "+" ("crosses+edge"). */
