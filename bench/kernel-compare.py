@@ -82,22 +82,23 @@ def row(kernel, p, rate, seed, simp, simsap, modp, modjp):
     exact = {}
     for r in csv_blocks(simsap):
         acc, mis, cold = int(r['accesses']), int(r['misses']), int(r['cold'])
-        size, ways = r['spec'].split(':')[:2]
-        exact[(bytes_of(size), int(ways))] = (mis - cold) / (acc - cold) if acc > cold else 0.0
+        f = r['spec'].split(':')
+        policy = f[3] if len(f) > 3 else 'lru'
+        exact[(bytes_of(f[0]), int(f[1]), policy)] = (mis - cold) / (acc - cold) if acc > cold else 0.0
     j = json.load(open(modjp))
     out['samples'] = j.get('samples')
-    sa, inside = {}, []
-    for c in j.get('caches', []):
-        geometry = (int(c['size']), int(c['ways']))
-        if geometry not in exact:
-            continue
-        v = c['lru']
-        sa[c['cache']] = abs(v - exact[geometry]) * 100
-        lo, hi = cache_interval(c, 'lru')
-        if lo is not None and hi is not None:
-            inside.append(lo - 1e-9 <= exact[geometry] <= hi + 1e-9)
-    out['setassoc'] = sa
-    out['setassoc_inside'] = inside if inside else None
+    for policy, key in (('lru', 'setassoc'), ('random', 'setassoc_random')):
+        sa, inside = {}, []
+        for c in j.get('caches', []):
+            geometry = (int(c['size']), int(c['ways']), policy)
+            if geometry not in exact:
+                continue
+            sa[c['cache']] = abs(c[policy] - exact[geometry]) * 100
+            lo, hi = cache_interval(c, policy)
+            if lo is not None and hi is not None:
+                inside.append(lo - 1e-9 <= exact[geometry] <= hi + 1e-9)
+        out[key] = sa
+        out[key + '_inside'] = inside if inside else None
     print(json.dumps(out))
 
 
@@ -127,38 +128,43 @@ def table(path):
     groups = {}
     for r in rows:
         groups.setdefault((r['kernel'], r['P'], r['rate']), []).append(r)
+    for r in rows:
+        r.setdefault('setassoc_random', {})
     print('| kernel | P | rate | seeds | samples | StatStack mean | max | StatCache mean | max '
-          '| set-assoc mean | max | coverage SS | SC | SA |')
-    print('|---|---:|---|---:|---:|---:|---|---:|---|---:|---|---:|---:|---:|')
+          '| set-assoc mean | max | SA random mean | max | coverage SS | SC | SA | SA random |')
+    print('|---|---:|---|---:|---:|---:|---|---:|---|---:|---|---:|---|---:|---:|---:|---:|')
     for (k, p, rate), g in groups.items():
         ss, sc, sa = summary(g, 'statstack'), summary(g, 'statcache'), summary(g, 'setassoc')
+        sr = summary(g, 'setassoc_random')
         samples = statistics.median(r['samples'] or 0 for r in g)
-        print('| %s | %s | %s | %d | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |' % (
-            k, p, rate, len(g), samples, ss[0], ss[1], sc[0], sc[1], sa[0], sa[1],
-            coverage(g, 'statstack'), coverage(g, 'statcache'), coverage(g, 'setassoc')))
+        print('| %s | %s | %s | %d | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |' % (
+            k, p, rate, len(g), samples, ss[0], ss[1], sc[0], sc[1], sa[0], sa[1], sr[0], sr[1],
+            coverage(g, 'statstack'), coverage(g, 'statcache'), coverage(g, 'setassoc'),
+            coverage(g, 'setassoc_random')))
     print()
     print('Overall (every kernel, size and seed; mean of the per-profile means, largest single error):')
     print()
     print('| rate | profiles | StatStack mean | max | StatCache mean | max | set-assoc mean | max '
-          '| coverage SS | SC | SA | SS max, no cliff flagged | SC max, no cliff flagged |')
-    print('|---|---:|---:|---|---:|---|---:|---|---:|---:|---:|---|---|')
+          '| SA random mean | max | coverage SS | SC | SA | SA random '
+          '| SS max, no cliff flagged | SC max, no cliff flagged |')
+    print('|---|---:|---:|---|---:|---|---:|---|---:|---|---:|---:|---:|---:|---|---|')
     for rate in sorted({r['rate'] for r in rows}, key=float, reverse=True):
         g = [r for r in rows if r['rate'] == rate]
         for r in g:  # name the kernel in the worst case
-            for key in ('statstack', 'statcache', 'setassoc'):
+            for key in ('statstack', 'statcache', 'setassoc', 'setassoc_random'):
                 r[key + '_named'] = {'%s %s' % (r['kernel'], s if not str(s).isdigit() else size_name(s)): e
                                      for s, e in r[key].items()}
-        ss, sc, sa = (summary([{'x': r[k + '_named']} for r in g], 'x')
-                      for k in ('statstack', 'statcache', 'setassoc'))
+        ss, sc, sa, sr = (summary([{'x': r[k + '_named']} for r in g], 'x')
+                          for k in ('statstack', 'statcache', 'setassoc', 'setassoc_random'))
         unflagged = []
         for k in ('statstack', 'statcache'):
             named = [{'x': {'%s %s' % (r['kernel'], size_name(sz)): e
                             for sz, e in r.get(k + '_unflagged', {}).items()}} for r in g]
             unflagged.append(summary(named, 'x')[1] if any(n['x'] for n in named) else 'n/a')
-        print('| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |' % (
-            rate, len(g), ss[0], ss[1], sc[0], sc[1], sa[0], sa[1],
+        print('| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |' % (
+            rate, len(g), ss[0], ss[1], sc[0], sc[1], sa[0], sa[1], sr[0], sr[1],
             coverage(g, 'statstack'), coverage(g, 'statcache'), coverage(g, 'setassoc'),
-            unflagged[0], unflagged[1]))
+            coverage(g, 'setassoc_random'), unflagged[0], unflagged[1]))
 
 
 def cachegrind(path):

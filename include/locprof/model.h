@@ -67,6 +67,19 @@ int lp_statcache_window_ratios(struct lp_statcache *m, double lines, double *rat
  * samples when cold misses are included, else 0. */
 int lp_statcache_sample_miss(struct lp_statcache *m, double lines, double *prob);
 
+/* The miss ratio of a cache of `lines` lines with the reuse distance of
+ * each finite sample (profile order, as lp_statcache_sample_miss())
+ * multiplied by rho[i]: set-associative random replacement, with rho from
+ * lp_statstack_crowding() (docs/models.md). 0 or LP_ENOMEM. */
+int lp_statcache_scaled_ratio(struct lp_statcache *m, double lines, const double *rho, double *ratio);
+
+/* Random replacement in a cache of `sets` sets and `lines` lines in all:
+ * lp_statcache_scaled_ratio() with rho from lp_statstack_crowding() of ss,
+ * a StatStack model of the same profile and line size; the fully
+ * associative ratio where nothing crowds (or sets <= 1). */
+int lp_statcache_setassoc_ratio(struct lp_statcache *m, const struct lp_statstack *ss, uint64_t sets,
+				double lines, double *ratio);
+
 /* Solve Eq. 6 for one histogram given as n reuse distances (one per
  * sample) plus `dangling` dangling samples: the miss ratio R in [0, 1] with
  * R * N = sum f(k R) (+ dangling when include_cold). warm: an upper bound
@@ -118,6 +131,8 @@ double lp_statstack_distinct(const struct lp_statstack *m, uint64_t first, uint6
 /* Windows the model uses (after widening): how many, and the line
  * accesses [start, end) of the k-th. */
 size_t lp_statstack_nwindows(const struct lp_statstack *m);
+/* Samples of the model's line size (finite and dangling). */
+size_t lp_statstack_nsamples(const struct lp_statstack *m);
 void lp_statstack_window(const struct lp_statstack *m, size_t k, uint64_t *start, uint64_t *end);
 
 /* Estimated stack distance of the reuse of each sample of the line size
@@ -146,6 +161,13 @@ int lp_statstack_share_layout(struct lp_statstack *m, const struct lp_statstack 
 
 /* The same by the binomial model alone (random placement everywhere). */
 double lp_statstack_binomial_miss_ratio(const struct lp_statstack *m, uint64_t sets, uint64_t ways);
+
+/* Per finite sample (profile order), the share of its span's misses
+ * that fall in its line's set in a cache of `sets` sets, times `sets`, by
+ * the placement model: 1 where the lines spread evenly, more where they
+ * crowd into few sets (docs/models.md, "Random replacement in a
+ * set-associative cache"); 1 for dangling samples. 0 or a negative LP_E*. */
+int lp_statstack_crowding(const struct lp_statstack *m, uint64_t sets, double *rho);
 
 /* Per-sample miss probabilities, as lp_statcache_sample_miss(), by the
  * placement model. */

@@ -194,7 +194,7 @@ static void text_diff(const struct diff_opts *o, const struct lp_report *ra, con
 	}
 	if (nca) {
 		printf("\n%-24s %8s %6s %9s %9s %9s %11s %11s %9s\n", "cache", "size", "ways", "lru A", "lru B",
-		       "B - A", "random(FA) A", "random(FA) B", "B - A");
+		       "B - A", "random A", "random B", "B - A");
 		for (size_t i = 0; i < nca; i++)
 			printf("%-24s %8s %6" PRIu64 " %9.4f %9.4f %+9.4f %12.4f %12.4f %+9.4f\n", ca[i].label,
 			       cli_format_size(ca[i].size, b, sizeof(b)), ca[i].ways, ca[i].lru_a, ca[i].lru_b,

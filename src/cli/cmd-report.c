@@ -29,7 +29,8 @@ static const char usage[] =
 	"(StatStack) and random replacement (StatCache), fully associative; the\n"
 	"miss ratio of named caches (set-associative LRU by the placement model,\n"
 	"which reads where each reuse's lines fall in the sets from the samples'\n"
-	"addresses; random by StatCache, fully associative); the ratio per time\n"
+	"addresses; random by StatCache, each reuse stretched by how crowded\n"
+	"its set is); the ratio per time\n"
 	"window; the pcs, source lines and functions whose accesses miss most,\n"
 	"and the data objects (heap blocks by allocation call site, globals by\n"
 	"symbol) they miss on; and the misses per thread. Cold misses are\n"
@@ -292,7 +293,7 @@ static void text_tables(const struct report_opts *o, const struct lp_report *r)
 		printf("\nmiss ratios per line access (lru, random) and per reference (lru/ref, random/ref:"
 		       " one access, a miss if any of its lines misses)\n");
 		printf("%-24s %8s %6s %*s %*s %12s %12s\n", "cache", "size", "ways", iv ? 20 : 12, "lru", iv ? 20 : 12,
-		       "random(FA)", "lru/ref", "random/ref");
+		       "random", "lru/ref", "random/ref");
 		for (size_t i = 0; i < nca; i++) {
 			printf("%-24s %8s %6" PRIu64, ca[i].label, cli_format_size(ca[i].size, b, sizeof(b)), ca[i].ways);
 			text_ratio(ca[i].lru, iv ? &ca[i].lru_iv : NULL);

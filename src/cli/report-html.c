@@ -179,7 +179,7 @@ static void section_caches(FILE *f, const struct lp_report *r)
 		fputs("<p class=\"note\">No named cache (report --cache SPEC or --cache host).</p>\n", f);
 		return;
 	}
-	table_open(f, "<cache|size|ways|line|LRU miss ratio|random miss ratio (FA)");
+	table_open(f, "<cache|size|ways|line|LRU miss ratio|random miss ratio");
 	for (size_t i = 0; i < n; i++) {
 		fputs("<tr>", f);
 		cell_name(f, ca[i].label);

@@ -95,6 +95,7 @@ static struct {
 	atomic_int maps_sent;
 	atomic_int init_state; /* 0 not yet, 1 in progress, 2 done */
 	pthread_key_t key;
+	sigset_t ending; /* the signals that end the program, asynchronously */
 } g;
 
 struct lp_rt_thread *lp_rt_thread_list(void)
@@ -264,6 +265,9 @@ static void rt_process_init(void)
 
 			rt_read_cmdline();
 			rt_new_image();
+			sigemptyset(&g.ending);
+			for (unsigned i = 5; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+				sigaddset(&g.ending, sigs[i]); /* SIGINT onwards */
 			memset(&sa, 0, sizeof(sa));
 			sa.sa_handler = rt_fatal_signal;
 			sa.sa_flags = SA_NODEFER | SA_RESTART;
@@ -310,20 +314,16 @@ static void rt_header(struct lp_msg_header *h, uint32_t type, uint64_t length,
 	h->reserved = 0;
 }
 
-/* Blocking write of one message in two parts. A broken connection (the
- * collector went away) turns the thread's sending off, not the program. */
-static void rt_send2(struct lp_rt_thread *t, const void *a, uint64_t alen, const void *b,
-		     uint64_t blen)
+/* Blocking write of one message. A broken connection (the collector went
+ * away) turns the thread's sending off, not the program. */
+static void rt_send_msg(struct lp_rt_thread *t, struct iovec *iov, size_t niov)
 {
-	struct iovec iov[2] = { { (void *)a, alen }, { (void *)b, blen } };
 	struct msghdr m;
 	ssize_t n;
 
-	if (t->fd < 0)
-		return;
 	memset(&m, 0, sizeof(m));
 	m.msg_iov = iov;
-	m.msg_iovlen = blen ? 2 : 1;
+	m.msg_iovlen = niov;
 	while (m.msg_iovlen) {
 		n = sendmsg(t->fd, &m, MSG_NOSIGNAL);
 		if (n < 0) {
@@ -343,6 +343,25 @@ static void rt_send2(struct lp_rt_thread *t, const void *a, uint64_t alen, const
 			m.msg_iov[0].iov_len -= (size_t)n;
 		}
 	}
+}
+
+/* One message in two parts. The signals that end the program wait until
+ * it is whole: their handler sends this thread's last messages on the same
+ * connection, and one sent into the middle of another made the collector
+ * drop the whole profile as corrupt (3 kills in 90 on a loaded machine).
+ * Two sigprocmask calls per message of up to 4096 samples cost nothing
+ * measurable. */
+static void rt_send2(struct lp_rt_thread *t, const void *a, uint64_t alen, const void *b,
+		     uint64_t blen)
+{
+	struct iovec iov[2] = { { (void *)a, alen }, { (void *)b, blen } };
+	sigset_t old;
+
+	if (t->fd < 0)
+		return;
+	pthread_sigmask(SIG_BLOCK, &g.ending, &old);
+	rt_send_msg(t, iov, blen ? 2 : 1);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 static void rt_send_samples(struct lp_rt_thread *t)

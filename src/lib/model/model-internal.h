@@ -55,5 +55,10 @@ void lp_sa_place_group(const struct lp_sa_place *pl, size_t g, struct lp_sa_grou
  * sets of `ways` ways, into prob[i] (the dangling ones left alone). */
 int lp_sa_place_miss(const struct lp_sa_place *pl, const double *sd, uint64_t sets, uint64_t ways,
 		     double *prob);
+/* For random replacement in a cache of `sets` sets: per finite sample,
+ * the share of its span's misses that fall in its line's set, times
+ * `sets` (1: even, as with random placement), into rho[i]; 1 for the
+ * dangling ones. */
+int lp_sa_place_crowding(const struct lp_sa_place *pl, const double *sd, uint64_t sets, double *rho);
 
 #endif

@@ -56,6 +56,7 @@
 #define SA_SCAN 64            /* samples read per span, at most */
 #define SA_PAIRS (1u << 17)   /* offsets of all spans (memory, time), about */
 #define SA_MIN_PAIRS 32       /* offsets for a pc's own estimate */
+#define SA_MIN_WALK_PAIRS 8   /* offsets for any walk (see place_groups) */
 #define SA_LATTICE_SHARE 0.8  /* share of offsets on a lattice to take it */
 #define SA_MIN_DENSE 0.02     /* near share x density below: random placement */
 #define SA_DENSE 0.9          /* a walk's density above: 1 */
@@ -329,7 +330,13 @@ static int place_groups(struct lp_sa_place *pl, const struct lp_sample *s, const
 		double total = 0;
 		for (b = a; b < np && pairs[b].group == pairs[a].group; b++)
 			total += pairs[b].weight;
-		if (!(total > 0))
+		/* a walk read from a handful of offsets is noise: one offset is
+		 * a lattice of its own length (a rest group of 35 samples took a
+		 * step of 192 lines from one pair and put them all in one set).
+		 * With SA_MIN_WALK_PAIRS = 8, offsets placed at random are 80 %
+		 * even (the likeliest lattice) with probability 3.5 %; a group
+		 * with fewer stays random */
+		if (!(total > 0) || b - a < SA_MIN_WALK_PAIRS)
 			continue;
 		G->step = lattice_step(pairs + a, b - a, total);
 		if ((err = walk_share(pairs + a, b - a, G->step, total, &G->near, &G->density, &G->extent)) < 0)
@@ -520,4 +527,54 @@ out:
 	free(miss);
 	free(idx);
 	return err;
+}
+
+/* Set-associative random replacement (docs/models.md, "Random replacement
+ * in a set-associative cache"). A line survives a miss in its own set
+ * with probability 1 - 1/k, so over a reuse that saw n misses in all it
+ * survives with probability E[(1 - 1/k)^(n_X)], n_X the misses that fell
+ * in its set, about exp(-E[n_X] / k) (the misses arrive one by one, at
+ * random times). With the D other lines of the span sharing its misses
+ * alike, the share that falls in the reused line's set is q = c / D, c
+ * the span's other lines there, and exp(-q n / k) = exp(-rho n / L) with
+ * L = s k lines and rho = q s: StatCache's f at the reuse distance times
+ * rho. Random placement gives rho = 1 (StatCache's equation, the fully
+ * associative ratio, exact there: the groups of the binomial model keep
+ * it). So do lines that spread evenly over every set: on uniform reads of
+ * a contiguous range simulation gives the fully associative ratio, where
+ * q = c / D (c = 15 of the other 1 023 lines in a set of 16) left the
+ * model 3 points low, since the set-mates of a line that stays share only
+ * k - 1 ways and miss more than the average; the model does not follow
+ * that, so rho > 1 only where a walk's lattice visits fewer sets than
+ * the cache has (s' = s / gcd(step, s) < s) and its lines crowd into them.
+ * E[c] by the walk of the sample's group: its m = near (D + 1) lines (the
+ * reused one among them) drawn at random from a region of R consecutive
+ * lattice points, which spread evenly over the min(R, s') sets the
+ * lattice visits, the other D + 1 - m lines at random. */
+int lp_sa_place_crowding(const struct lp_sa_place *pl, const double *sd, uint64_t sets, double *rho)
+{
+	for (size_t i = 0; i < pl->n; i++)
+		rho[i] = 1;
+	if (sets <= 1)
+		return 0;
+	for (uint32_t gi = 0; gi < pl->ng; gi++) {
+		const struct lp_sa_group_info *G = &pl->g[gi];
+		double visited = (double)(sets / lp_sa_gcd(G->step % sets, sets));
+		if (G->near * G->density < SA_MIN_DENSE || visited >= (double)sets)
+			continue; /* random placement, or every set: rho = 1 */
+		for (size_t j = pl->start[gi]; j < pl->start[gi + 1]; j++) {
+			size_t i = pl->order[j];
+			double D = floor(sd[i] + 0.5), m, R, c;
+			if (!(D >= 1) || !isfinite(D))
+				continue;
+			m = fmin(fmax(1, floor(G->near * (D + 1) + 0.5)), D + 1);
+			R = G->density >= 1 ? m : fmax(m, fmin(G->extent, 1e15));
+			/* X's set holds R / min(R, s') of the region's points, X
+			 * among them; m - 1 others drawn from the R - 1 others */
+			c = R > 1 ? (m - 1) * (R / fmin(R, visited) - 1) / (R - 1) : 0;
+			c += (D + 1 - m) / (double)sets;
+			rho[i] = c * (double)sets / D;
+		}
+	}
+	return 0;
 }

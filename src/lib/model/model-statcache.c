@@ -299,6 +299,25 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* h->k = k[0, h->n) sorted, with its power sums in pw[j][at ...] (the
+ * window's n + 1 prefix sums of k^(j+1)). */
+static void hist_sort(struct sc_hist *h, double *k, double *const pw[4], size_t at)
+{
+	qsort(k, h->n, sizeof(*k), cmp_double);
+	h->k = k;
+	for (size_t j = 0; j < 4; j++)
+		h->pw[j] = pw[j] + at;
+	pw[0][at] = pw[1][at] = pw[2][at] = pw[3][at] = 0;
+	for (size_t q = 0; q < h->n; q++) { /* products, not pow(): 4 pow() a
+					     * sample were a fifth of a report */
+		double x = k[q], x2 = x * x;
+		pw[0][at + q + 1] = pw[0][at + q] + x;
+		pw[1][at + q + 1] = pw[1][at + q] + x2;
+		pw[2][at + q + 1] = pw[2][at + q] + x2 * x;
+		pw[3][at + q + 1] = pw[3][at + q] + x2 * x2;
+	}
+}
+
 /* An observation for the Kaplan-Meier estimate: a reuse distance, or a
  * lower bound of one (censored). */
 struct km_obs {
@@ -553,17 +572,9 @@ int lp_statcache_new(struct lp_statcache **out, const struct lp_profile *p, unsi
 	for (size_t w = 0; w < m->nw; w++) {
 		struct sc_window *wp = &m->w[w];
 		double *k = m->k + wp->first;
-		qsort(k, wp->n, sizeof(*k), cmp_double);
-		wp->h.k = k;
 		wp->h.n = wp->n;
+		hist_sort(&wp->h, k, m->pw, wp->first + w);
 		wp->h.sum_k = wp->sum_k;
-		for (size_t j = 0; j < 4; j++) {
-			double *v = m->pw[j] + wp->first + w;
-			v[0] = 0;
-			for (size_t q = 0; q < wp->n; q++)
-				v[q + 1] = v[q] + pow(k[q], (double)j + 1);
-			wp->h.pw[j] = v;
-		}
 	}
 	m->li = li;
 	if (!include_cold) {
@@ -772,23 +783,31 @@ static double solve_window(struct lp_statcache *m, struct sc_window *w, double l
 /* Expected misses among the finite reuses of window w, solved for
  * `lines`: R N when nothing is censored (Eq. 6), else the sum of f over
  * the finite reuses at the eviction rate the censored ones helped find. */
-static double window_misses(struct lp_statcache *m, struct sc_window *w, double lines)
+static double hist_misses(struct lp_statcache *m, const struct sc_window *w, const struct sc_hist *h,
+			  double R, double lines)
 {
-	double R = solve_window(m, w, lines), ev, n = 0;
+	double ev, n = 0;
 	struct sc_ev e;
 
-	if (m->in.include_cold || m->fill_model || w->h.cN == 0)
+	if (m->in.include_cold || m->fill_model || h->cN == 0)
 		return R * window_weight(m, w);
 	e = window_ev(m, w, lines);
 	ev = e.al + e.be * R;
 	if (!(ev > 0))
 		return 0;
 	if (lines <= 1) {
-		for (size_t i = 0; i < w->h.n; i++)
-			n += w->h.k[i] > 0;
+		for (size_t i = 0; i < h->n; i++)
+			n += h->k[i] > 0;
 		return n;
 	}
-	return finite_misses(&w->h, -log1p(-1.0 / lines) * ev);
+	return finite_misses(h, -log1p(-1.0 / lines) * ev);
+}
+
+static double window_misses(struct lp_statcache *m, struct sc_window *w, double lines)
+{
+	double R = solve_window(m, w, lines);
+
+	return hist_misses(m, w, &w->h, R, lines);
 }
 
 static int cmp_idx_lines(const void *a, const void *b, void *ctx)
@@ -849,4 +868,78 @@ int lp_statcache_sample_miss(struct lp_statcache *m, double lines, double *prob)
 			prob[i] = isinf(b) ? 1 : -expm1((double)s->reuse * ev * b);
 	}
 	return 0;
+}
+
+/* The miss ratio of a cache of `lines` lines with each finite sample's
+ * reuse distance multiplied by rho[i] (profile order from m->in.first):
+ * set-associative random replacement (lp_sa_place_crowding(): rho = 1
+ * everywhere is the fully associative ratio, equal to lp_statcache_curve()
+ * to rounding). The censored reuses keep their distances: no sample shows
+ * where their lines were. Each window is solved from its scaled reuses,
+ * sorted again with their power sums (the order changes with rho). */
+int lp_statcache_scaled_ratio(struct lp_statcache *m, double lines, const double *rho, double *ratio)
+{
+	size_t nk = 0;
+	double *k, *pw[4] = { NULL }, num = 0, den = 0;
+	int err = 0;
+
+	for (size_t w = 0; w < m->nw; w++)
+		nk += m->w[w].n;
+	k = malloc((nk ? nk : 1) * sizeof(*k));
+	for (size_t j = 0; j < 4; j++)
+		pw[j] = malloc((nk + m->nw) * sizeof(double));
+	if (!k || !pw[0] || !pw[1] || !pw[2] || !pw[3]) {
+		err = lp_seterr(LP_ENOMEM, "out of memory");
+		goto out;
+	}
+	/* the windows' finite samples are consecutive in time, as m->k */
+	for (size_t i = 0, at = 0; i < m->in.n; i++) {
+		const struct lp_sample *s = &m->in.p->samples[m->in.first + i];
+		if (s->reuse != LP_REUSE_DANGLING)
+			k[at++] = (double)s->reuse * (isfinite(rho[i]) && rho[i] > 0 ? rho[i] : 1);
+	}
+	fill_for(m, lines);
+	for (size_t w = 0; w < m->nw; w++) {
+		struct sc_window *wp = &m->w[w];
+		struct sc_hist h = wp->h;
+		double wt = window_weight(m, wp), R;
+		if (wt <= 0)
+			continue;
+		hist_sort(&h, k + wp->first, pw, wp->first + w);
+		h.sum_k = h.pw[0][wp->n];
+		if (m->fill_model) {
+			h.cn = 0;
+			h.cinf = h.cN = h.csum_k = 0;
+		}
+		R = solve(&h, wp->dangling, m->in.include_cold, window_ev(m, wp, lines), lines, 1);
+		num += hist_misses(m, wp, &h, R, lines);
+		den += wt;
+	}
+	*ratio = den > 0 ? num / den : NAN;
+out:
+	free(k);
+	for (size_t j = 0; j < 4; j++)
+		free(pw[j]);
+	return err;
+}
+
+int lp_statcache_setassoc_ratio(struct lp_statcache *m, const struct lp_statstack *ss, uint64_t sets,
+				double lines, double *ratio)
+{
+	size_t n = lp_statstack_nsamples(ss);
+	double *rho;
+	int err, even = 1;
+
+	if (sets <= 1 || n != m->in.n)
+		return lp_statcache_curve(m, &lines, 1, ratio);
+	if (!(rho = malloc((n ? n : 1) * sizeof(*rho))))
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	if ((err = lp_statstack_crowding(ss, sets, rho)) >= 0) {
+		for (size_t i = 0; i < n && even; i++)
+			even = rho[i] == 1;
+		/* nothing crowds: the fully associative ratio, warm-started */
+		err = even ? lp_statcache_curve(m, &lines, 1, ratio) : lp_statcache_scaled_ratio(m, lines, rho, ratio);
+	}
+	free(rho);
+	return err;
 }

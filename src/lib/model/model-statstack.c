@@ -504,6 +504,11 @@ uint64_t lp_statstack_length(const struct lp_statstack *m)
 	return m->length;
 }
 
+size_t lp_statstack_nsamples(const struct lp_statstack *m)
+{
+	return m->in.n;
+}
+
 size_t lp_statstack_nwindows(const struct lp_statstack *m)
 {
 	return m->nw;
@@ -634,6 +639,19 @@ int lp_statstack_sample_miss(const struct lp_statstack *m, uint64_t sets, uint64
 	}
 	if (sets > 1 && m->place && (err = lp_sa_place_miss(m->place, m->sd, sets, ways, prob)) < 0)
 		return err;
+	return 0;
+}
+
+int lp_statstack_crowding(const struct lp_statstack *m, uint64_t sets, double *rho)
+{
+	int err;
+
+	if (sets > 1 && (err = place_of(m)) < 0)
+		return err;
+	if (sets > 1 && m->place)
+		return lp_sa_place_crowding(m->place, m->sd, sets, rho);
+	for (size_t i = 0; i < m->in.n; i++)
+		rho[i] = 1;
 	return 0;
 }
 
