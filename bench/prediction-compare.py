@@ -141,6 +141,8 @@ def table(path):
     for r in fails:
         print()
         print('- %s (%s): %s' % (r['kernel'], r['build'], r['failed']))
+    if tool_flags:
+        precision(rows)
     print()
     print('Per kernel (every machine and level, both factors): levels within 10%, fully and set '
           'associative, of those simulated; the worst.')
@@ -179,6 +181,27 @@ def table(path):
         flags = '; '.join('%d×: %s' % (f, g[f]['flag']) for f in factors if f in g and g[f]['flag'])
         print('| %s | %s | %s | %s | %s | %s |' % (k[0], k[1], k[2], k[3], ' | '.join(cells),
                                                  flags or ('' if tool_flags else 'n/a')))
+
+
+def precision(rows):
+    """Per check: the levels it flags, and how many of them are over 10% off
+    (fully or set associative): a check that flags levels within 10% is
+    noise there. "alone": levels flagged by that check only."""
+    sim = [r for r in rows if r['sa_err'] is not None and r['fa_err'] is not None]
+    names = list(dict.fromkeys(f for r in sim if r['flag'] for f in r['flag'].split('+')))
+    print()
+    print('Precision of each check (of the simulated levels it flags, those over 10% off; alone: flagged '
+          'by this check only).')
+    print()
+    print('| check | flagged | over 10% | precision | alone | alone and over 10% |')
+    print('|---|---:|---:|---:|---:|---:|')
+    for name in names:
+        g = [r for r in sim if r['flag'] and name in r['flag'].split('+')]
+        bad = [r for r in g if max(abs(r['fa_err']), abs(r['sa_err'])) > 10]
+        alone = [r for r in g if r['flag'] == name]
+        alone_bad = [r for r in alone if r in bad]
+        print('| %s | %d | %d | %.2f | %d | %d |' % (name, len(g), len(bad), len(bad) / len(g), len(alone),
+                                                    len(alone_bad)))
 
 
 def splice(doc, tablep):

@@ -24,7 +24,7 @@
 # usage: bench/prediction-suite.sh [--quick] [--update-docs] [--sizes LIST]
 #                                  [--factors LIST] [--builds LIST]
 #                                  [--machines LIST] [--sim-cache DIR]
-#                                  [--no-simulate] [KERNEL...]
+#                                  [--no-simulate] [--no-collect] [KERNEL...]
 #   --quick        smaller sizes (8x at about a million references)
 #   --update-docs  rewrite the figures table of docs/prediction.md (between
 #                  its begin/end markers) with this run's tables
@@ -40,6 +40,9 @@
 #                  and predicts
 #   --no-simulate  with --sim-cache: only the cached simulations; a level
 #                  without one is "n/s", not simulated
+#   --no-collect   with KEEP=DIR: fit and predict the runs an earlier run
+#                  of the suite collected into DIR (same kernels and sizes)
+#                  instead of collecting them again
 #   KERNEL         gemm lu jacobi2d heat3d mv-row mv-col csrmv fft (default
 #                  all eight; any kernel of bench/kernels with --sizes)
 # Environment: LOCPROF_BUILD (default build/), KEEP=DIR keeps the work files,
@@ -59,6 +62,7 @@ machines="itanium2 r12000 host"
 kernels=()
 simcache=
 nosim=0
+nocollect=0
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--quick) quick=1 ;;
@@ -69,6 +73,7 @@ while [ $# -gt 0 ]; do
 	--machines) machines=${2//,/ }; shift ;;
 	--sim-cache) simcache=$2; mkdir -p "$simcache"; shift ;;
 	--no-simulate) nosim=1 ;;
+	--no-collect) nocollect=1 ;;
 	-h | --help) sed -n '2,/^# Prints/p' "$0"; exit 0 ;;
 	-*) echo "prediction-suite: unknown option '$1'" >&2; exit 2 ;;
 	*) kernels+=("$1") ;;
@@ -77,6 +82,7 @@ while [ $# -gt 0 ]; do
 done
 [ -x "$L" ] || { echo "prediction-suite: no $L: build first (scripts/build)" >&2; exit 2; }
 [ ${#kernels[@]} -gt 0 ] || kernels=(gemm lu jacobi2d heat3d mv-row mv-col csrmv fft)
+[ "$nocollect" = 0 ] || [ -n "${KEEP:-}" ] || { echo "prediction-suite: --no-collect needs KEEP=DIR" >&2; exit 2; }
 if [ -n "${KEEP:-}" ]; then
 	W=$KEEP
 	mkdir -p "$W"
@@ -161,13 +167,20 @@ for k in "${kernels[@]}"; do
 	fit=$(fit_sizes "$k")
 	largest=$(tr ' ' '\n' <<<"$fit" | sort -n | tail -1)
 	for style in $builds; do
-		echo "prediction-suite: $k ($style): collect at $fit" >&2
 		dir=$W/$k-$style
-		rm -rf "$dir"
-		for p in $fit; do
-			bin=$(binary "$k" "$style" "$p")
-			"$L" predict collect -q --size "$p" -o "$dir" -- "$bin" "$p" >/dev/null
-		done
+		if [ "$nocollect" = 1 ]; then
+			echo "prediction-suite: $k ($style): the runs of $dir" >&2
+			for p in $fit; do
+				[ -f "$dir/size-$p.xrun" ] || { echo "prediction-suite: --no-collect: no $dir/size-$p.xrun" >&2; exit 2; }
+			done
+		else
+			echo "prediction-suite: $k ($style): collect at $fit" >&2
+			rm -rf "$dir"
+			for p in $fit; do
+				bin=$(binary "$k" "$style" "$p")
+				"$L" predict collect -q --size "$p" -o "$dir" -- "$bin" "$p" >/dev/null
+			done
+		fi
 		if ! "$L" predict fit -q "$dir" 2>"$W/fit.err"; then
 			msg=$(head -1 "$W/fit.err")
 			echo "prediction-suite: $k ($style): fit refused: $msg" >&2

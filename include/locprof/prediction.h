@@ -385,6 +385,21 @@ struct lp_pred_check {
 	 * the walk's strided placement and with random placement (the binomial
 	 * model); 0 for a fully-associative level */
 	double sa, sa_strided, sa_binomial;
+	/* at a set-associative level: the predicted block accesses at P, and
+	 * of them those of groups whose strided walk at P puts its lines in a
+	 * few of the sets (at most an eighth) and overflows them; the fewest
+	 * sets such a walk falls in, and its stride in bytes (0: none) */
+	double acc, fold_acc, fold_sets, fold_stride;
+	/* of fa: misses of groups whose cold accesses and reuses at growing
+	 * distances (the rest of their histograms) are fitted to outgrow
+	 * their accesses by P; the smallest size at which one does (0: none) */
+	double outgrown, outgrow_at;
+	/* the references of the groups at P (their fits, summed); set by the
+	 * caller for a program's totals: the program's references at P as
+	 * fitted on its own (total = 1) */
+	double refs, cold; /* and of fa, the cold misses */
+	int total;
+	double refs_total;
 	/* set by the caller for a program's totals: the misses at P of the
 	 * model fitted without the largest fitted size (loo_pmax) */
 	int loo;
@@ -407,12 +422,28 @@ enum {
 	LP_PRED_CHECK_SHAPE = 16,  /* at the capacity scaled to each fitted run, > 10% off that run */
 	LP_PRED_CHECK_CONFLICTS = 32, /* set-associative misses > 5% from the fully-associative */
 	LP_PRED_CHECK_UNSTABLE = 64, /* fitted without the largest size, > 10% off at P */
+	LP_PRED_CHECK_FOLD = 128,  /* a walk of >= 20% of the accesses fills <= 1/8 of the sets */
+	LP_PRED_CHECK_OUTGROWN = 256, /* > 10% of the misses: groups whose rest outgrows their accesses */
+	LP_PRED_CHECK_DIVERGES = 512, /* the groups' references at P > 10% from the program's fit */
 };
 struct lp_pred_validity {
 	unsigned flags;            /* LP_PRED_CHECK_*; 0: the prediction stands */
 	double lo, hi;             /* the fully-associative misses with distances 5% shorter, longer */
 	char reason[1024];         /* the flags in words ("" when none) */
 };
+/* Where to collect so that the checks `crosses` and `few` (which say from
+ * which size their cause is gone) pass at P: per level of levels[], its
+ * flags at P (every check, each level's groups summed) and the largest
+ * fitted size those two ask for (0: none); need_max the largest of them. */
+#define LP_PRED_PLAN_LEVELS 16
+struct lp_pred_plan {
+	size_t nlevels;
+	unsigned flags[LP_PRED_PLAN_LEVELS];
+	double need[LP_PRED_PLAN_LEVELS];
+	double need_max;
+};
+int lp_pred_model_plan(const struct lp_pred_model *m, const struct lp_pred_level *levels, size_t nlevels, double P,
+		       struct lp_pred_plan *out);
 /* The verdict on a level's prediction from its (summed) checks. */
 void lp_pred_check_judge(const struct lp_pred_check *c, const struct lp_pred_level *l, struct lp_pred_validity *out);
 /* "ok", or the flags' names joined by "+" ("crosses+edge"). */

@@ -256,6 +256,10 @@ static void totals(const struct ctx *x, int (*want)(const struct ctx *, size_t, 
 				sum_into(&out[l], &x->cnt[g * x->mc.n + l]);
 				lp_pred_check_add(&sum, &x->chk[g * x->mc.n + l]);
 			}
+		if (!want) {
+			sum.total = 1;
+			sum.refs_total = lp_pred_model_references(x->m, sum.size);
+		}
 		if (!want && x->loo) {
 			sum.loo = 1;
 			sum.loo_fa = x->loo_fa[l];

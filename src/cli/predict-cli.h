@@ -15,4 +15,7 @@ extern const struct cli_command cmd_predict_at;
  * -1 to go on, or the exit status after the error line. */
 int predict_list_runs(const char *dir, char ***names_out, size_t *nn_out);
 
+/* predict collect --sizes LIST|auto: one collect per size (predict-sizes.c). */
+int predict_collect_sizes(int argc, char **argv);
+
 #endif

@@ -13,6 +13,7 @@
 static const char usage[] =
 	"usage: locprof predict collect --size P -o DIR [options] -- PROGRAM [ARGS...]\n"
 	"       locprof predict collect --size P -o DIR --trace TRACE [--binary PROGRAM]\n"
+	"       locprof predict collect --sizes P,P,...|auto -o DIR [options] -- PROGRAM [ARGS...]\n"
 	"\n"
 	"Run PROGRAM (built with `locprof cc`) under `locprof record --mode trace`,\n"
 	"or read TRACE ('-' for stdin), and write DIR/size-P.xrun: the reference\n"
@@ -40,6 +41,22 @@ static const char usage[] =
 	"                      no mappings)\n"
 	"  -k, --keep-trace    keep the trace of the run as DIR/size-P.lpt\n"
 	"  -q, --quiet         no summary on stderr\n"
+	"\n"
+	"Several sizes in one command: '{}' in PROGRAM, ARGS and --build is the size.\n"
+	"      --sizes LIST    collect each size of LIST (P,P,...)\n"
+	"      --sizes auto    choose the sizes: COUNT sizes over SPAN from --start,\n"
+	"                      fitted, and checked at FACTOR times the largest on\n"
+	"                      --machine (default host); while the checks crosses\n"
+	"                      or few ask for larger sizes, collect those instead\n"
+	"                      (up to 4 rounds, within --budget); prints the sizes\n"
+	"      --start P       the smallest size to try (with auto)\n"
+	"      --count N       sizes (default 5)\n"
+	"      --span X        largest over smallest (default 2.5)\n"
+	"      --multiple K    sizes are multiples of K (default 1)\n"
+	"      --factor F      predicted size over the largest fitted (default 8)\n"
+	"      --budget REFS   references of the largest run at most (default 1e8)\n"
+	"      --build CMD     shell command run before each size (e.g. a compile\n"
+	"                      with -DN={})\n"
 	"  -h, --help          this help\n";
 
 static int predict_collect(int argc, char **argv);
@@ -415,6 +432,9 @@ static int predict_collect(int argc, char **argv)
 	struct lp_pred_collect *xc = NULL;
 	struct lp_pred_collect_config cfg = { 0 };
 
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "--sizes"))
+			return predict_collect_sizes(argc, argv);
 	if ((status = collect_options(argc, argv, &o)) >= 0 || (status = collect_geometry(&o, &cfg, blocks, setd)) >= 0)
 		goto done;
 	status = CLI_ERROR;

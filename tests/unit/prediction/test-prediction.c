@@ -779,6 +779,63 @@ static void test_check_verdicts(void **state)
 	c.loo = 0;
 	lp_pred_check_judge(&c, &l, &v);
 	assert_int_equal(v.flags, 0);
+	/* fold: walks confined to a few sets make 20% of the accesses (19%:
+	 * no flag; on a fully-associative level, none) */
+	l.assoc = 8;
+	c.sa = 5000;
+	c.acc = 100000;
+	c.fold_acc = 20000;
+	c.fold_sets = 8;
+	c.fold_stride = 7680;
+	lp_pred_check_judge(&c, &l, &v);
+	assert_int_equal(v.flags, LP_PRED_CHECK_FOLD);
+	assert_string_equal(lp_pred_check_name(v.flags, name, sizeof(name)), "fold");
+	assert_non_null(strstr(v.reason, "a strided walk (7680 bytes a step at P = 400) puts its lines in 8 of its 256 "
+					 "sets"));
+	c.fold_acc = 19000;
+	lp_pred_check_judge(&c, &l, &v);
+	assert_int_equal(v.flags, 0);
+	c.fold_acc = 20000;
+	l.assoc = 0;
+	lp_pred_check_judge(&c, &l, &v);
+	assert_int_equal(v.flags, 0);
+	l.assoc = 8;
+	c.fold_acc = 0;
+	/* outgrown: more than 10% of the misses */
+	c.outgrown = 600;
+	c.outgrow_at = 250;
+	lp_pred_check_judge(&c, &l, &v);
+	assert_int_equal(v.flags, LP_PRED_CHECK_OUTGROWN);
+	assert_string_equal(lp_pred_check_name(v.flags, name, sizeof(name)), "outgrown");
+	assert_non_null(strstr(v.reason, "12% of its predicted misses are reuses of reference groups"));
+	assert_non_null(strstr(v.reason, "to hold them all from P = 250"));
+	c.outgrown = 400;
+	lp_pred_check_judge(&c, &l, &v);
+	assert_int_equal(v.flags, 0);
+	c.outgrown = 0;
+	/* diverges: the groups' references 12% over the program's fit, at a
+	 * level whose misses are not only cold ones; not within the fitted
+	 * sizes, nor without the program's fit */
+	c.total = 1;
+	c.refs = 1120000;
+	c.refs_total = 1000000;
+	c.cold = 1000;
+	lp_pred_check_judge(&c, &l, &v);
+	assert_int_equal(v.flags, LP_PRED_CHECK_DIVERGES);
+	assert_string_equal(lp_pred_check_name(v.flags, name, sizeof(name)), "diverges");
+	assert_non_null(strstr(v.reason, "add up to 1.12e+06 references at P = 400, where the program's own fit "
+					 "has 1e+06 (+12%)"));
+	c.cold = 4600;
+	lp_pred_check_judge(&c, &l, &v);
+	assert_int_equal(v.flags, 0);
+	c.cold = 1000;
+	c.refs = 1080000;
+	lp_pred_check_judge(&c, &l, &v);
+	assert_int_equal(v.flags, 0);
+	c.refs = 1120000;
+	c.total = 0;
+	lp_pred_check_judge(&c, &l, &v);
+	assert_int_equal(v.flags, 0);
 }
 
 /* ---- set distances --------------------------------------------------------- */
