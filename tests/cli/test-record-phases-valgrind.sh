@@ -50,8 +50,14 @@ assert p["recorded_samples"] * 2 < c["recorded_samples"], (p["recorded_samples"]
 # some intervals sampled at the low rate, the first ones at the full rate
 rates = sorted({r["rate"] for r in t["rows"]})
 assert len(rates) == 2 and abs(rates[1] - 1e-3) < 1e-12 and abs(rates[0] - 1e-3 / 32) < 1e-12, rates
-tops = {ph["functions"][0]["function"].split()[0] for ph in t["phases"] if ph["functions"]}
-assert {"sweep", "dense"} <= tops, tops
+# each kernel leads a phase's misses, or has a quarter of them (twice
+# dense's share of the whole run's at 32K, 13%): which
+# intervals the classifier puts together moves with where the 2^20-reference
+# intervals fall against the kernels' switches (docs/valgrind.md, "Phases")
+def leads(name):
+    return any(f["function"].split()[0] == name and (i == 0 or f["share"] >= 0.25)
+               for ph in t["phases"] for i, f in enumerate(ph["functions"][:2]))
+assert leads("sweep") and leads("dense"), [ph["functions"][:2] for ph in t["phases"]]
 # both graphs within half a point on average
 for cp, cc in zip(p["curves"], c["curves"]):
     assert cp["name"] == cc["name"], (cp["name"], cc["name"])

@@ -54,7 +54,7 @@ expect_one_line "$T/err"
 [ ! -e "$T/j.txt" ] || fail "a failed conversion left its output"
 { printf '\x89LPT\r\n\x1a\n\x09\x00\x00\x00\x00\x00\x00\x00'; } >"$T/v9.lpt"
 expect_status 1 "$LOCPROF" convert "$T/v9.lpt" "$T/j.txt"
-expect_grep "lpt version 9 is not supported \(this locprof reads version 1\)" "$T/err"
+expect_grep "lpt version 9 is not supported \(this locprof reads versions 1 to 2\)" "$T/err"
 expect_one_line "$T/err"
 
 # locprof synth: formats by extension, same seed same trace, stdout.
