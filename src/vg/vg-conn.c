@@ -208,18 +208,29 @@ void lpvg_send_maps(struct lpvg_thread *t, UInt when)
 	VG_(free)(buf);
 }
 
-void lpvg_send_thread_end(struct lpvg_thread *t)
+static void send_thread(struct lpvg_thread *t, UInt running, ULong refs)
 {
 	struct lp_msg_thread m;
 
-	/* extra_lines 0: this tool does not count straddling references'
-	 * extra line accesses yet (docs/valgrind.md) */
 	VG_(memset)(&m, 0, sizeof(m));
 	lpvg_header(&m.h, LP_MSG_THREAD, sizeof(m), t);
 	m.thread = t->number;
-	m.running = 0;
-	m.references = t->final_refs;
+	m.running = running;
+	m.references = refs;
+	for (UInt i = 0; i < lpvg_o.nlines; i++)
+		m.extra_lines[i] = lpvg_thread_extra(t, i);
 	lpvg_send2(t, &m, sizeof(m), NULL, 0);
+}
+
+void lpvg_send_thread_end(struct lpvg_thread *t)
+{
+	send_thread(t, 0, t->final_refs);
+}
+
+void lpvg_send_thread_running(struct lpvg_thread *t)
+{
+	if (lpvg_o.mode == LP_MODE_SAMPLE)
+		send_thread(t, 1, lpvg_thread_refs(t));
 }
 
 void lpvg_send_bye(struct lpvg_thread *t, Int status, UInt how, ULong refs)

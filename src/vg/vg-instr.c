@@ -37,6 +37,13 @@
  *                 if ((cd >> 63) != filter OR) lpvg_seg_sample(seg)
  *   trace mode:   lpvg_seg_trace(seg)
  *
+ * Straddling references (sample mode): each access of 2 bytes or more
+ * adds its extra lines of the smallest line size, ((addr & (line - 1)) +
+ * size - 1) >> shift, to the segment's count, which goes into the
+ * thread's LPVG_SH_EXTRA at the segment's end; with several line sizes a
+ * non-zero count also calls the slow path, which counts the others
+ * (vg-sample.c). The filter loads cover each access's last byte.
+ *
  * So the common case of sample mode is, per root not in a register, a
  * store at a small offset from the guest-state register; per root, a copy,
  * a shift and an and; per cluster a load at a 32-bit displacement (the
@@ -96,6 +103,8 @@ struct ist {
 	UInt segno; /* segments flushed so far: must match the plan's */
 	IRExpr *ndyn; /* I64 atom: guarded accesses done, or NULL */
 	IRExpr *hit;  /* I64 atom: OR of filter loads, or NULL */
+	IRExpr *extra; /* I64 atom: the segment's extra line accesses (smallest size), or NULL */
+	Bool wide;    /* an access wider than a line: the filter cannot cover it */
 	struct lpvg_seg *segs;
 	struct { IRTemp root; IRExpr *slot; } fslot[LPVG_NFSLOT]; /* filter_slot's */
 	UInt nfslot;
@@ -330,6 +339,13 @@ static void reg_track(IRTypeEnv *tyenv, IRStmt *st, IRExpr **rv)
 	}
 }
 
+/* The offset of the last byte of a planned access (one that is wider than
+ * a line taken as one byte). */
+static Long plan_last(const struct plan *p, ULong span)
+{
+	return p->off + (p->size <= span ? (Long)p->size - 1 : 0);
+}
+
 /* Slots and filter clusters of the planned accesses p[a..b) (one segment;
  * rv: the registers at its end). */
 static void plan_segment(struct plan *p, UInt a, UInt b, IRExpr **defs, UInt ndefs, IRExpr **rv,
@@ -382,17 +398,18 @@ static void plan_segment(struct plan *p, UInt a, UInt b, IRExpr **defs, UInt nde
 			p[i].slot = (UChar)nslots++;
 	}
 	/* Clusters: for each root (a slot, or all absolute addresses), the
-	 * accesses sorted by offset, cut where floor(offset / line) would
-	 * grow by more than 6: then they lie on at most 8 consecutive lines,
-	 * from that of root + lo (the smallest offset) or from root's line
-	 * plus floor(lo / line) (the access at root + off is on root's line +
-	 * floor(off / line), or the next one). The second ("near") costs no
-	 * addition: the root's line is shared by its clusters (and the
-	 * filter's copies around the table take the constant in the load's
-	 * displacement), but reads one more line; it is used unless all
-	 * offsets are 0 (one line, no addition either way) or the root is a
-	 * constant or lo is far. The check goes with the cluster's first
-	 * access in program order. */
+	 * accesses sorted by offset, cut where floor(last / line) would
+	 * grow by more than 6 over floor(lo / line) (last: the offset of an
+	 * access's last byte, hi the largest): then they lie on at most 8
+	 * consecutive lines, from that of root + lo (the smallest offset) or
+	 * from root's line plus floor(lo / line) (the byte at root + off is on
+	 * root's line + floor(off / line), or the next one). The second
+	 * ("near") costs no addition: the root's line is shared by its
+	 * clusters (and the filter's copies around the table take the
+	 * constant in the load's displacement), but reads one more line; it
+	 * is used unless the cluster is one byte at offset 0 (one line, no
+	 * addition either way) or the root is a constant or lo is far. The
+	 * check goes with the cluster's first access in program order. */
 	for (UInt i = a, abs_seen = 0; i < b; i++) {
 		UInt n = 0, k = 0;
 		if (p[i].guard)
@@ -421,8 +438,12 @@ static void plan_segment(struct plan *p, UInt a, UInt b, IRExpr **defs, UInt nde
 			UInt first = idx[k];
 			ULong w;
 			Long lol = lo >> lpvg_o.line_shift[0], nl;
-			for (; k < n && (p[idx[k]].off >> lpvg_o.line_shift[0]) - lol <= 6; k++) {
-				hi = p[idx[k]].off;
+			/* hi: the last byte of the cluster's accesses (a straddling
+			 * access's next line has a watch to end too); one wider
+			 * than a line calls the slow path anyway (access()) */
+			for (; k < n && (plan_last(&p[idx[k]], span) >> lpvg_o.line_shift[0]) - lol <= 6; k++) {
+				if (plan_last(&p[idx[k]], span) > hi)
+					hi = plan_last(&p[idx[k]], span);
 				if (idx[k] < first)
 					first = idx[k];
 			}
@@ -441,6 +462,51 @@ static void plan_segment(struct plan *p, UInt a, UInt b, IRExpr **defs, UInt nde
 			}
 		}
 	}
+}
+
+/* Sample mode, at a segment's end: its extra line accesses into the
+ * thread's count; the slow path is due when larger line sizes are
+ * recorded and one of its accesses straddles (it counts them), or an
+ * access is wider than a line (the filter loads may miss its lines). */
+static void add_extra(struct ist *s)
+{
+	if (s->extra) {
+		IRExpr *e0 = tmp(s, Ity_I64, IRExpr_Get(LPVG_GS + LPVG_SH_EXTRA, Ity_I64));
+		IRExpr *e1 = tmp(s, Ity_I64, IRExpr_Binop(Iop_Add64, e0, s->extra));
+		addStmtToIRSB(s->out, IRStmt_Put(LPVG_GS + LPVG_SH_EXTRA, e1));
+		/* hit's top bit stays clear: at most 64 accesses of 512 bytes */
+		if (lpvg_o.nlines > 1)
+			s->hit = s->hit ? tmp(s, Ity_I64, IRExpr_Binop(Iop_Or64, s->hit, s->extra)) : s->extra;
+	}
+	if (s->wide)
+		s->hit = s->hit ? tmp(s, Ity_I64, IRExpr_Binop(Iop_Or64, s->hit, u64(1))) : u64(1);
+}
+
+/* The extra line accesses of the smallest line size of the access p,
+ * ((addr & (line - 1)) + size - 1) >> shift (0 if a guarded access is
+ * not done), added to the segment's (docs/valgrind.md, "Straddling
+ * references"). */
+static void count_extra(struct ist *s, const struct plan *p)
+{
+	UInt sh = lpvg_o.line_shift[0];
+	ULong line = 1ull << sh;
+	IRExpr *e;
+
+	if (p->size > line)
+		s->wide = True;
+	if (p->addr->tag == Iex_Const) {
+		ULong x = lpvg_extra_lines(p->addr->Iex.Const.con->Ico.U64, p->size, sh);
+		if (!x)
+			return;
+		e = u64(x);
+	} else {
+		IRExpr *m = tmp(s, Ity_I64, IRExpr_Binop(Iop_And64, p->addr, u64(line - 1)));
+		IRExpr *l = tmp(s, Ity_I64, IRExpr_Binop(Iop_Add64, m, u64((ULong)p->size - 1)));
+		e = tmp(s, Ity_I64, IRExpr_Binop(Iop_Shr64, l, IRExpr_Const(IRConst_U8((UChar)sh))));
+	}
+	if (p->guard)
+		e = tmp(s, Ity_I64, IRExpr_ITE(p->guard, e, u64(0)));
+	s->extra = s->extra ? tmp(s, Ity_I64, IRExpr_Binop(Iop_Add64, s->extra, e)) : e;
 }
 
 /* Declare that a dirty helper reads or writes `size` bytes of the guest
@@ -475,6 +541,7 @@ static IRDirty *segment_call(struct ist *s, const HChar *name, void *fn, struct 
 	di = unsafeIRDirty_0_N(1, name, VG_(fnptr_to_fnentry)(fn), mkIRExprVec_1(mkIRExpr_HWord((HWord)seg)));
 	fx_add(di, Ifx_Modify, LPVG_GS + LPVG_SH_CD, 8);
 	fx_add(di, Ifx_Read, LPVG_GS + LPVG_SH_THREAD, LPVG_SH_ABUF - LPVG_SH_THREAD + 8 * s->nslots);
+	fx_add(di, Ifx_Modify, LPVG_GS + LPVG_SH_EXTRA, 8);
 	*out = seg;
 	return di;
 }
@@ -509,6 +576,8 @@ static void flush(struct ist *s)
 	if (s->df) {
 		fx_add(di, Ifx_Read, LPVG_DF, 8);
 	}
+	if (lpvg_o.mode == LP_MODE_SAMPLE)
+		add_extra(s);
 	if (s->regs) {
 		/* the roots it reads from the integer registers (all in the
 		 * guest state here anyway: an exit or the superblock's end
@@ -558,6 +627,8 @@ static void flush(struct ist *s)
 	s->nfslot = 0; /* a root's filter slot lives in one segment: shorter live ranges */
 	s->ndyn = NULL;
 	s->hit = NULL;
+	s->extra = NULL;
+	s->wide = False;
 }
 
 /* The filter slot of a's line: (a >> line shift) mod 2^LPVG_FILTER_LOG2;
@@ -696,8 +767,8 @@ static void access(struct ist *s, const struct plan *p)
 		s->nguarded++;
 		s->ndyn = s->ndyn ? tmp(s, Ity_I64, IRExpr_Binop(Iop_Add64, s->ndyn, g64)) : g64;
 		addStmtToIRSB(s->out, IRStmt_Put(LPVG_GS + LPVG_SH_ABUF + 8 * (Int)p->slot, addr));
-		if (lpvg_o.mode == LP_MODE_SAMPLE)
-			filter_check(s, addr, False, 0, Ity_I8);
+		if (lpvg_o.mode == LP_MODE_SAMPLE) /* two lines: it may straddle */
+			filter_check(s, addr, False, 0, p->size > 1 ? Ity_I16 : Ity_I8);
 	} else {
 		if (p->store)
 			addStmtToIRSB(s->out,
@@ -716,6 +787,8 @@ static void access(struct ist *s, const struct plan *p)
 			}
 		}
 	}
+	if (lpvg_o.mode == LP_MODE_SAMPLE && p->size > 1)
+		count_extra(s, p);
 	if (lpvg_o.selfcheck)
 		addStmtToIRSB(s->out, IRStmt_Put(LPVG_SH2_ADDR + 8 * (Int)i, addr));
 }
@@ -866,8 +939,7 @@ IRSB *lpvg_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestLayout
 	 * references traced there; its event function calls the tool. */
 	if (vge->base[0] >= lpvg_pre_lo && vge->base[0] < lpvg_pre_hi)
 		return hook_ret(in);
-	tl_assert(layout->total_sizeB == LPVG_GS &&
-		  LPVG_SH_ABUF + 8 * LPVG_SEG_MAX <= layout->total_sizeB);
+	tl_assert(layout->total_sizeB == LPVG_GS && LPVG_SH_EXTRA + 8 <= layout->total_sizeB);
 
 	/* Pass 1: the accesses, their segments (cut exactly where pass 2
 	 * flushes), roots and offsets; then slots and clusters. */

@@ -119,6 +119,7 @@ static void ensure_thread(ThreadId tid)
 		return;
 	t = threads[tid] = lpvg_thread_new(tid);
 	VG_(set_shadow_regs_area)(tid, 1, LPVG_SH_CD, sizeof(t->cd), (const UChar *)&t->cd);
+	VG_(set_shadow_regs_area)(tid, 1, LPVG_SH_EXTRA, sizeof(t->extra[0]), (const UChar *)&t->extra[0]);
 	VG_(set_shadow_regs_area)(tid, 1, LPVG_SH_THREAD, sizeof(t), (const UChar *)&t);
 }
 
@@ -171,8 +172,10 @@ static void stop_client_code(ThreadId tid, ULong blocks_done)
 {
 	struct lpvg_thread *t = tid <= VG_N_THREADS && threads ? threads[tid] : NULL;
 
-	if (t)
+	if (t) {
 		VG_(get_shadow_regs_area)(tid, (UChar *)&t->cd, 1, LPVG_SH_CD, sizeof(t->cd));
+		VG_(get_shadow_regs_area)(tid, (UChar *)&t->extra[0], 1, LPVG_SH_EXTRA, sizeof(t->extra[0]));
+	}
 }
 
 static UInt live_threads(void)

@@ -116,11 +116,17 @@ static void budget(struct lpvg_thread *t, Long *cdp)
 	*cdp = (Long)b;
 }
 
-/* The clock aside; the countdown cdp is whole (no sample overdue). */
-static void leave(struct lpvg_thread *t, Long *cdp)
+/* The clock aside, and the extra line counts (those of the smallest
+ * line size go on in the shadow outside: put back on return); the
+ * countdown cdp is whole (no sample overdue). live: the thread is the one
+ * running (its shadow at lpvg_gsp), else one not started yet (no count). */
+static void leave(struct lpvg_thread *t, Long *cdp, Bool live)
 {
 	t->roi_saved_epoch = t->epoch;
 	t->roi_saved_cd = *cdp;
+	if (live)
+		t->extra[0] = *lpvg_extra0();
+	VG_(memcpy)(t->roi_saved_extra, t->extra, sizeof(t->extra));
 	t->roi_outside = True;
 	budget(t, cdp);
 }
@@ -131,6 +137,10 @@ static void resume(struct lpvg_thread *t, Long *cdp, ULong e)
 {
 	t->roi_outside = False;
 	t->epoch = t->roi_saved_epoch;
+	/* the extra lines of the e references are not counted (rare: a
+	 * --skip that ends inside a segment) */
+	VG_(memcpy)(t->extra, t->roi_saved_extra, sizeof(t->extra));
+	*lpvg_extra0() = t->extra[0];
 	if ((ULong)t->roi_saved_cd >= e) {
 		*cdp = t->roi_saved_cd - (Long)e;
 	} else {
@@ -161,7 +171,7 @@ void lpvg_roi_thread_init(struct lpvg_thread *t)
 
 	t->roi_skip_left = roi.skip;
 	if (lpvg_roi_set && (!roi.inside || t->roi_skip_left)) {
-		leave(t, &cd);
+		leave(t, &cd, False);
 		t->cd = cd;
 	}
 }
@@ -177,7 +187,7 @@ Bool lpvg_roi_segment(struct lpvg_thread *t, Long *cdp)
 void lpvg_roi_after_segment(struct lpvg_thread *t, Long *cdp)
 {
 	if (!t->roi_outside && !roi.inside)
-		leave(t, cdp);
+		leave(t, cdp, True);
 }
 
 ULong lpvg_roi_clock(const struct lpvg_thread *t, Long cd)
@@ -208,7 +218,7 @@ static void change(struct lpvg_thread *t, Long *cdp, Bool inside)
 	if (t->roi_outside)
 		follow_outside(t, cdp);
 	else if (!inside)
-		leave(t, cdp);
+		leave(t, cdp, True);
 }
 
 /* The entry of a --start-at (what 1) or --stop-at (2) function; the

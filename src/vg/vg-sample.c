@@ -11,8 +11,16 @@
  * splitmix64(seed + thread number); a sampled reference watches its line for
  * every line size; the next reference of the same thread to a watched line
  * ends the sample with reuse distance end - begin - 1; a reference first
- * completes the watches of its line, then may start a sample. A reference is
- * one load or store, whatever its size; its line is that of its first byte.
+ * completes the watches of its lines, then may start a sample. A reference
+ * is one load or store, whatever its size; one that touches k lines of a
+ * line size is k line accesses of that size (docs/models.md, "What is
+ * counted"): the sample clocks of a line size count the thread's line
+ * accesses of that size (references plus the extra lines before them),
+ * and a sampled reference watches every line it touches, each a sample.
+ * The generated code counts the extra lines of the smallest line size
+ * (LPVG_SH_EXTRA); the slow path counts those of the larger ones, and
+ * the generated code calls it for every segment where a reference
+ * straddles when there are larger ones.
  *
  * Generated code runs whole segments (vg-instr.c) and calls here at a
  * segment's end only if the countdown expired in it or the filter flagged
@@ -99,44 +107,88 @@ static void table_grow(struct lpvg_thread *t)
 
 static void emit(struct lpvg_thread *t, const struct lp_watch *w, ULong end, ULong reuse_pc)
 {
-	if (t->nsamples == LPVG_SAMPLE_CAP)
+	if (t->nsamples == LPVG_SAMPLE_CAP) {
+		/* the count goes with each batch: a killed run keeps it */
 		lpvg_send_samples(t);
+		lpvg_send_thread_running(t);
+	}
 	/* level 0: a fixed rate, never thinned */
 	lp_emit_sample(&t->samples[t->nsamples++], w, end, reuse_pc, t->number, 0);
 }
 
-static void check_watches(struct lpvg_thread *t, ULong addr, ULong pc, ULong now)
+/* The last byte of a reference (clamped where it would wrap). */
+static ULong last_byte(ULong addr, ULong size)
+{
+	ULong last = addr + (size ? size - 1 : 0);
+
+	return last < addr ? ~0ull : last;
+}
+
+/* Whether the filter has a watch on a line (smallest size) of the
+ * reference: then the exact table decides. */
+static Bool filtered(ULong addr, ULong size)
+{
+	UInt sh = lpvg_o.line_shift[0];
+
+	for (ULong l = addr >> sh; l <= last_byte(addr, size) >> sh; l++)
+		if (lpvg_filter[l & FILTER_MASK])
+			return True;
+	return False;
+}
+
+/* The reference ends the samples of the lines it touches: line l of size
+ * i at its line-access clock now + ex[i] + (l - its first line). */
+static void check_watches(struct lpvg_thread *t, ULong addr, ULong size, ULong pc, ULong now,
+			  const ULong *ex)
 {
 	Bool touched = False;
+	ULong last = last_byte(addr, size);
 
 	for (UInt i = 0; i < lpvg_o.nlines; i++) {
-		struct lp_watch *w = lp_watch_find(&t->watches, addr >> lpvg_o.line_shift[i], i);
-		if (w) {
-			emit(t, w, now, pc);
-			table_remove(t, w);
-			touched = True;
+		UInt sh = lpvg_o.line_shift[i];
+		for (ULong l = addr >> sh; l <= last >> sh; l++) {
+			struct lp_watch *w = lp_watch_find(&t->watches, l, i);
+			if (w) {
+				emit(t, w, now + ex[i] + (l - (addr >> sh)), pc);
+				table_remove(t, w);
+				touched = True;
+			}
 		}
 	}
 	if (touched && !lpvg_o.alloc_all)
 		lpvg_touch(addr);
 }
 
+/* A sampled reference watches every line it touches, of every line size:
+ * each is a sample (a line access, its part of the reference in the kind
+ * byte), so that every line access is sampled with its reference's
+ * probability, the second line of a straddling reference as much as the
+ * first (as the runtime, src/rt/rt-core.c). */
 static void start_sample(struct lpvg_thread *t, ULong addr, UInt size, UInt kind, ULong pc,
-			 ULong now)
+			 ULong now, const ULong *ex)
 {
-	for (UInt i = 0; i < lpvg_o.nlines; i++) {
-		struct lp_watch *w;
+	ULong last = last_byte(addr, size);
 
-		if (lp_watch_table_must_grow(&t->watches))
-			table_grow(t);
-		w = lp_watch_insert(&t->watches, addr >> lpvg_o.line_shift[i], i);
-		w->begin = now;
-		w->pc = pc;
-		w->addr = addr;
-		w->size = size > 255 ? 255 : (UChar)size;
-		w->kind = (UChar)kind;
-		w->tag = 0;
-		filter_add(w, +1);
+	for (UInt i = 0; i < lpvg_o.nlines; i++) {
+		UInt sh = lpvg_o.line_shift[i];
+		ULong first = addr >> sh;
+		for (ULong l = first; l <= last >> sh; l++) {
+			struct lp_watch *w;
+			UInt part = first == last >> sh ? LP_MSG_PART_WHOLE
+				    : l == first	   ? LP_MSG_PART_FIRST
+							   : LP_MSG_PART_NEXT;
+
+			if (lp_watch_table_must_grow(&t->watches))
+				table_grow(t);
+			w = lp_watch_insert(&t->watches, l, i);
+			w->begin = now + ex[i] + (l - first);
+			w->pc = pc;
+			w->addr = l == first ? addr : l << sh;
+			w->size = size > 255 ? 255 : (UChar)size;
+			w->kind = (UChar)(kind | part << LP_MSG_PART_SHIFT);
+			w->tag = 0;
+			filter_add(w, +1);
+		}
 	}
 	/* the sampled access's block gets its allocation event now */
 	if (!lpvg_o.alloc_all)
@@ -190,7 +242,16 @@ ULong lpvg_thread_refs(const struct lpvg_thread *t)
 {
 	if (t->dead)
 		return t->final_refs;
+	if (t->in_seg)
+		return t->seg_refs;
 	return lpvg_roi_clock(t, t->cd);
+}
+
+/* Extra line accesses of line size i so far (outside a region of
+ * interest: at the region's last exit). */
+ULong lpvg_thread_extra(const struct lpvg_thread *t, UInt i)
+{
+	return t->roi_outside ? t->roi_saved_extra[i] : t->extra[i];
 }
 
 void lpvg_thread_flush(struct lpvg_thread *t)
@@ -259,6 +320,7 @@ static void maybe_flush(struct lpvg_thread *t)
 	if (now < next_ns)
 		return;
 	lpvg_thread_flush(t);
+	lpvg_send_thread_running(t);
 	if (lpvg_o.mode == LP_MODE_TRACE)
 		lpvg_send_others_events(t);
 	next_ns = now + (ULong)lpvg_o.flush_ms * 1000000ull;
@@ -266,8 +328,23 @@ static void maybe_flush(struct lpvg_thread *t)
 
 /* ---- the slow paths --------------------------------------------------------- */
 
+/* The extra line accesses of the accesses done in segment s, per line
+ * size, into e. */
+static void segment_extra(const struct lpvg_seg *s, const UChar *gsp, ULong *e)
+{
+	VG_(memset)(e, 0, LP_MAX_LINE_SIZES * sizeof(*e));
+	for (UInt i = 0; i < s->n; i++) {
+		ULong addr = lpvg_acc_addr(&s->acc[i], gsp);
+		if (s->acc[i].guarded && addr == LPVG_NONE_ADDR)
+			continue;
+		for (UInt k = 0; k < lpvg_o.nlines; k++)
+			e[k] += lpvg_extra_lines(addr, s->acc[i].size, lpvg_o.line_shift[k]);
+	}
+}
+
 /* Sample mode. The countdown in the shadow area already has this segment's
- * references subtracted. */
+ * references subtracted, and its extra line count (smallest line size)
+ * this segment's extra lines added. */
 VG_REGPARM(1) void lpvg_seg_sample(struct lpvg_seg *s)
 {
 	UChar *gsp = lpvg_gsp;
@@ -276,12 +353,14 @@ VG_REGPARM(1) void lpvg_seg_sample(struct lpvg_seg *s)
 	struct lpvg_thread *t = *(struct lpvg_thread **)(sh + LPVG_SH_THREAD);
 	const ULong *abuf = (const ULong *)(sh + LPVG_SH_ABUF);
 	ULong done = s->n, refs, now;
+	ULong ex[LP_MAX_LINE_SIZES], seg[LP_MAX_LINE_SIZES]; /* extra lines before the reference, of the segment */
 
 	if (!t || t->dead) {
 		*cdp = LPVG_GAP_MAX;
 		return;
 	}
 	if (lpvg_roi_set && lpvg_roi_segment(t, cdp)) {
+		t->cd = *cdp;
 		maybe_flush(t);
 		return; /* outside the region of interest */
 	}
@@ -290,25 +369,39 @@ VG_REGPARM(1) void lpvg_seg_sample(struct lpvg_seg *s)
 			done -= s->acc[i].guarded && abuf[s->acc[i].slot] == LPVG_NONE_ADDR;
 	refs = t->epoch - (ULong)*cdp; /* this segment included */
 	now = refs - done; /* number of its first reference */
+	/* the thread's counts, this segment included, for THREAD messages
+	 * sent while it is replayed; the clocks before it */
+	segment_extra(s, gsp, seg);
+	t->extra[0] = *lpvg_extra0();
+	for (UInt k = 1; k < lpvg_o.nlines; k++)
+		t->extra[k] += seg[k];
+	for (UInt k = 0; k < lpvg_o.nlines; k++)
+		ex[k] = t->extra[k] - seg[k];
+	t->seg_refs = refs;
+	t->in_seg = True;
 	for (UInt i = 0; i < s->n; i++) {
 		const struct lpvg_acc *a = &s->acc[i];
 		ULong addr = lpvg_acc_addr(a, gsp);
 		if (a->guarded && addr == LPVG_NONE_ADDR)
 			continue;
 		/* a zero filter byte: no watch on that line in any thread */
-		if (t->watches.live && lpvg_filter[(addr >> lpvg_o.line_shift[0]) & FILTER_MASK])
-			check_watches(t, addr, a->pc, now);
+		if (t->watches.live && filtered(addr, a->size))
+			check_watches(t, addr, a->size, a->pc, now, ex);
 		if (now == t->epoch) { /* the countdown ends here: sample it */
 			/* with --phases every expiry is a tick, a sample by chance */
 			if (!lpvg_phases || lpvg_phase_tick(t, a->pc, now))
-				start_sample(t, addr, a->size, a->kind, a->pc, now);
+				start_sample(t, addr, a->size, a->kind, a->pc, now, ex);
 			t->epoch += next_gap(t);
 		}
 		now++;
+		for (UInt k = 0; k < lpvg_o.nlines; k++)
+			ex[k] += lpvg_extra_lines(addr, a->size, lpvg_o.line_shift[k]);
 	}
+	t->in_seg = False;
 	*cdp = (Long)(t->epoch - refs);
 	if (lpvg_roi_set)
 		lpvg_roi_after_segment(t, cdp);
+	t->cd = *cdp;
 	maybe_flush(t);
 }
 
@@ -379,7 +472,10 @@ VG_REGPARM(1) void lpvg_seg_check(struct lpvg_seg *s)
 			lpvg_chk.bad_addr++;
 		if (a->guarded && addr == LPVG_NONE_ADDR)
 			continue;
-		if (lpvg_filter[(addr >> lpvg_o.line_shift[0]) & FILTER_MASK])
+		if (filtered(addr, a->size))
+			need = True;
+		/* larger line sizes to count */
+		if (lpvg_o.nlines > 1 && lpvg_extra_lines(addr, a->size, lpvg_o.line_shift[0]))
 			need = True;
 	}
 	/* what the generated code decided: the countdown, or its filter loads */
@@ -396,9 +492,10 @@ VG_REGPARM(1) void lpvg_seg_check(struct lpvg_seg *s)
 
 /* A loop exit was taken (vg-instr.c: a repeated string instruction ran
  * out): the accesses of its segment before it (none guarded) happened, and
- * the generated code has not counted them. Count them, and do what the
- * end of a segment does: the slow path if the countdown expired or a line
- * has a watch (the filter, read here). */
+ * the generated code has not counted them. Count them (references and
+ * extra line accesses), and do what the end of a segment does: the slow
+ * path if the countdown expired, a line has a watch (the filter, read
+ * here), or an access straddles lines and larger line sizes are recorded. */
 VG_REGPARM(1) void lpvg_seg_exit(struct lpvg_seg *s)
 {
 	UChar *gsp = lpvg_gsp;
@@ -420,8 +517,12 @@ VG_REGPARM(1) void lpvg_seg_exit(struct lpvg_seg *s)
 	}
 	*cdp -= (Long)s->n;
 	due = *cdp < 0;
-	for (UInt i = 0; i < s->n && !due; i++)
-		due = lpvg_filter[(lpvg_acc_addr(&s->acc[i], gsp) >> lpvg_o.line_shift[0]) & FILTER_MASK] != 0;
+	for (UInt i = 0; i < s->n; i++) {
+		ULong addr = lpvg_acc_addr(&s->acc[i], gsp);
+		ULong e = lpvg_extra_lines(addr, s->acc[i].size, lpvg_o.line_shift[0]);
+		*lpvg_extra0() += e;
+		due |= (e && lpvg_o.nlines > 1) || filtered(addr, s->acc[i].size);
+	}
 	if (due)
 		lpvg_seg_sample(s);
 }

@@ -68,6 +68,10 @@ extern void *VG_(get_ThreadState)(ThreadId tid); /* its guest state at a fixed o
 #define LPVG_SH_CD 0          /* Long: references left before the next sampled one (< 0: due) */
 #define LPVG_SH_THREAD 8      /* struct lpvg_thread * */
 #define LPVG_SH_ABUF 16       /* ULong[LPVG_SEG_MAX]: the segment's addresses */
+/* ULong: the thread's extra line accesses of the smallest line size (a
+ * reference touching k such lines adds k - 1), summed by the generated
+ * code at each segment's end (vg-instr.c, "Straddling references") */
+#define LPVG_SH_EXTRA (LPVG_SH_ABUF + 8 * LPVG_SEG_MAX)
 #define LPVG_GS ((Int)sizeof(VexGuestAMD64State)) /* where the shadow area starts */
 /* --selfcheck=yes: the OR of the segment's filter loads and every access's
  * own address, in the second shadow area. */
@@ -137,6 +141,13 @@ struct lpvg_thread {
 	Long cd;         /* copy of the shadow countdown, taken when it stops running */
 	ULong epoch;     /* references so far = epoch - countdown; the next sampled one */
 	ULong final_refs;
+	/* Extra line accesses per line size (docs/valgrind.md, "Straddling
+	 * references"): [0] a copy of the shadow's LPVG_SH_EXTRA (as cd of
+	 * the countdown: taken when the thread stops running, and at its slow
+	 * paths); the others counted by the slow paths. */
+	ULong extra[LP_MAX_LINE_SIZES];
+	Bool in_seg;     /* a slow path replays a segment: the count is seg_refs */
+	ULong seg_refs;
 	ULong slow_calls;
 	struct lp_rng rng;
 
@@ -161,6 +172,7 @@ struct lpvg_thread {
 	/* region of interest (vg-roi.c): outside it, the clock put aside */
 	Bool roi_outside, roi_skip_phase;
 	ULong roi_saved_epoch;
+	ULong roi_saved_extra[LP_MAX_LINE_SIZES];
 	Long roi_saved_cd;
 	ULong roi_skipped, roi_skip_left;
 
@@ -251,6 +263,23 @@ void lpvg_thread_flush(struct lpvg_thread *t);
 void lpvg_send_others_events(struct lpvg_thread *self);
 void lpvg_watches_dangle(struct lpvg_thread *t, Bool unfilter);
 ULong lpvg_thread_refs(const struct lpvg_thread *t);
+ULong lpvg_thread_extra(const struct lpvg_thread *t, UInt i);
+/* The extra line accesses of a reference of size bytes at addr, of the
+ * line size of index i. */
+static inline ULong lpvg_extra_lines(ULong addr, ULong size, UInt shift)
+{
+	ULong last = addr + (size ? size - 1 : 0);
+
+	if (last < addr)
+		last = ~0ull; /* wraps: clamp, as the trace readers do */
+	return (last >> shift) - (addr >> shift);
+}
+/* The running thread's extra line accesses of the smallest line size so
+ * far, in its shadow area (lpvg_gsp: the thread running client code). */
+static inline ULong *lpvg_extra0(void)
+{
+	return (ULong *)(lpvg_gsp + LPVG_GS + LPVG_SH_EXTRA);
+}
 void lpvg_event(struct lpvg_thread *t, ULong addr, ULong size, UInt kind, ULong pc);
 void lpvg_filter_reset(void);
 
@@ -318,6 +347,8 @@ void lpvg_send_alloc_sum(struct lpvg_thread *t, UInt flags, ULong allocs, ULong 
 void lpvg_send_maps(struct lpvg_thread *t, UInt when);
 void lpvg_send_thread_end(struct lpvg_thread *t);
 void lpvg_send_phases(struct lpvg_thread *t);
+/* THREAD running = 1: the counts so far (t->cd and t->extra[] current) */
+void lpvg_send_thread_running(struct lpvg_thread *t);
 void lpvg_send_bye(struct lpvg_thread *t, Int status, UInt how, ULong refs);
 ULong lpvg_now_ns(Int clk);
 

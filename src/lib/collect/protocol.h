@@ -36,7 +36,8 @@
  * uninstrumented (one predictable branch per access after the first). */
 #define LP_ENV_SOCKET "LOCPROF_SOCKET"
 #define LP_ENV_MODE "LOCPROF_MODE"     /* "sample" (default) or "trace" */
-#define LP_ENV_RATE "LOCPROF_RATE"     /* sampling rate, e.g. "1e-4" */
+#define LP_ENV_RATE "LOCPROF_RATE"     /* sampling rate, e.g. "1e-4" (locprof
+					* writes "%.17e": the same length at every rate) */
 #define LP_ENV_LINES "LOCPROF_LINES"   /* line sizes, e.g. "64,128" */
 #define LP_ENV_SEED "LOCPROF_SEED"     /* random seed */
 #define LP_ENV_FLUSH "LOCPROF_FLUSH_MS" /* flush interval in milliseconds */
