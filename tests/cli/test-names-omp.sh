@@ -27,7 +27,11 @@ check_report() {
 	# the three hold nearly every miss: (other) at most a trace
 	awk '$1 == "(other)" && $3 + 0 > 1 { exit 1 }' "$T/objects" ||
 		fail "(other) holds more than 1% of the misses ($1)"
-	if grep -E '^ *heap@(0x|libomp|libgomp|__kmp|gomp_|calloc)' "$T/objects"; then
+	# no object with a share of the misses is unnamed or named inside the
+	# OpenMP runtime; a block whose whole stack lies in the runtime (its
+	# team structures) is named by library and symbol, and may show with
+	# 0.0% when a miss happens to fall on it
+	if awk '$NF + 0 >= 0.1' "$T/objects" | grep -E '^ *heap@(0x|libomp|libgomp|__kmp|gomp_|calloc)'; then
 		fail "a heap object named by the runtime or unnamed ($1)"
 	fi
 	# the outlined region is named after relax, the function around it
