@@ -31,7 +31,7 @@ static inline void fuzz_read_trace(const char *format, const char *path)
 		/* (an .lpt may carry references of size 0: it round-trips
 		 * every lp_ref; the text formats refuse them) */
 		for (ssize_t i = 0; i < n; i++)
-			if (buf[i].kind > LP_EV_FREE ||
+			if (buf[i].kind > LP_EV_FRAME ||
 			    (lp_ref_is_access(&buf[i]) && buf[i].size > LP_REF_SIZE_MAX))
 				abort();
 		if (s && lp_sampler_feed(s, buf, (size_t)n) < 0)
