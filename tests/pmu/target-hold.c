@@ -22,10 +22,11 @@ static struct {
 
 static void *waiter(void *arg)
 {
-	/* Short holds first (the word is not 1: EAGAIN once the kernel has
-	 * read it), then one that lasts until main wakes us. */
+	/* Short holds first (the word is never 2: EAGAIN once the kernel has
+	 * read it, even when main has already set it to 1; waiting for 1
+	 * there blocked for good), then one that lasts until main wakes us. */
 	for (int i = 0; i < 32; i++)
-		syscall(SYS_futex, &page.word, FUTEX_WAIT, 1, NULL, NULL, 0);
+		syscall(SYS_futex, &page.word, FUTEX_WAIT, 2, NULL, NULL, 0);
 	while (__atomic_load_n(&page.word, __ATOMIC_ACQUIRE) == 0)
 		syscall(SYS_futex, &page.word, FUTEX_WAIT, 0, NULL, NULL, 0);
 	return NULL;
