@@ -802,28 +802,52 @@ int lp_symbols_site_cached(struct lp_symbols *s, uint64_t pc, struct lp_alloc_si
 	return found;
 }
 
-static int gather_tls(Dwfl_Module *mod, void **user, const char *name, Dwarf_Addr base, void *arg)
+/* Calls visit(arg, mod, name, sym, addr) for each entry of a module's
+ * symbol table (the null entry 0 skipped; name NULL where libdwfl has
+ * none); a visit that returns non-zero stops the walk with DWARF_CB_ABORT. */
+typedef int (*symtab_visit)(void *arg, Dwfl_Module *mod, const char *name, const GElf_Sym *sym, GElf_Addr addr);
+
+static int walk_symtab(Dwfl_Module *mod, symtab_visit visit, void *arg)
 {
-	struct lp_symbols *s = arg;
-	size_t cap = s->ntls;
 	int n = dwfl_module_getsymtab(mod);
 
-	(void)user;
-	(void)name;
-	(void)base;
 	for (int i = 1; i < n; i++) {
 		GElf_Sym sym;
 		GElf_Addr addr;
 		const char *nm = dwfl_module_getsym_info(mod, i, &sym, &addr, NULL, NULL, NULL);
 
-		if (!nm || GELF_ST_TYPE(sym.st_info) != STT_TLS || sym.st_shndx == SHN_UNDEF)
-			continue;
-		if (LP_ARRAY_RESERVE(s->tls, cap, s->ntls + 1, 32, "TLS symbols") < 0)
+		if (visit(arg, mod, nm, &sym, addr))
 			return DWARF_CB_ABORT;
-		s->tls[s->ntls++] = (struct tlsym){ mod, sym.st_value, sym.st_value + (sym.st_size ? sym.st_size : 1),
-						    nm };
 	}
 	return DWARF_CB_OK;
+}
+
+struct tls_gather {
+	struct lp_symbols *s;
+	size_t cap;
+};
+
+static int tls_symbol(void *arg, Dwfl_Module *mod, const char *nm, const GElf_Sym *sym, GElf_Addr addr)
+{
+	struct tls_gather *g = arg;
+	struct lp_symbols *s = g->s;
+
+	(void)addr;
+	if (!nm || GELF_ST_TYPE(sym->st_info) != STT_TLS || sym->st_shndx == SHN_UNDEF)
+		return 0;
+	if (LP_ARRAY_RESERVE(s->tls, g->cap, s->ntls + 1, 32, "TLS symbols") < 0)
+		return -1;
+	s->tls[s->ntls++] =
+		(struct tlsym){ mod, sym->st_value, sym->st_value + (sym->st_size ? sym->st_size : 1), nm };
+	return 0;
+}
+
+static int gather_tls(Dwfl_Module *mod, void **user, const char *name, Dwarf_Addr base, void *arg)
+{
+	(void)user;
+	(void)name;
+	(void)base;
+	return walk_symtab(mod, tls_symbol, arg);
 }
 
 int lp_symbols_tls(struct lp_symbols *s, uint64_t image, uint64_t offset, const char **name)
@@ -831,8 +855,10 @@ int lp_symbols_tls(struct lp_symbols *s, uint64_t image, uint64_t offset, const 
 	Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, image);
 
 	if (!s->tls_built) {
+		struct tls_gather g = { .s = s };
+
 		s->tls_built = 1;
-		dwfl_getmodules(s->dwfl, gather_tls, s, 0);
+		dwfl_getmodules(s->dwfl, gather_tls, &g, 0);
 	}
 	for (size_t i = 0; mod && i < s->ntls; i++)
 		if (s->tls[i].mod == mod && offset >= s->tls[i].start && offset < s->tls[i].end) {
@@ -903,38 +929,37 @@ static int cmp_u64(const void *x, const void *y)
 	return a < b ? -1 : a > b;
 }
 
-static int gather_module(Dwfl_Module *mod, void **user, const char *name, Dwarf_Addr base, void *arg)
+static int data_symbol(void *arg, Dwfl_Module *mod, const char *nm, const GElf_Sym *sym, GElf_Addr addr)
 {
 	struct gather *g = arg;
 	struct lp_symbols *s = g->s;
-	int n = dwfl_module_getsymtab(mod);
 
+	(void)mod;
+	if (nm && !sym->st_size && sym->st_shndx != SHN_UNDEF && GELF_ST_TYPE(sym->st_info) != STT_FILE &&
+	    GELF_ST_TYPE(sym->st_info) != STT_SECTION) {
+		if (LP_ARRAY_RESERVE(g->zero, g->capzero, g->nzero + 1, 64, "data symbols") < 0) {
+			g->err = LP_ENOMEM;
+			return -1;
+		}
+		g->zero[g->nzero++] = addr;
+	}
+	if (!nm || GELF_ST_TYPE(sym->st_info) != STT_OBJECT || !sym->st_size || sym->st_shndx == SHN_UNDEF ||
+	    addr + sym->st_size < addr)
+		return 0;
+	if (LP_ARRAY_RESERVE(s->ds, g->cap, s->nds + 1, 256, "data symbols") < 0) {
+		g->err = LP_ENOMEM;
+		return -1;
+	}
+	s->ds[s->nds++] = (struct dsym){ .start = addr, .end = addr + sym->st_size, .name = nm };
+	return 0;
+}
+
+static int gather_module(Dwfl_Module *mod, void **user, const char *name, Dwarf_Addr base, void *arg)
+{
 	(void)user;
 	(void)name;
 	(void)base;
-	for (int i = 1; i < n; i++) {
-		GElf_Sym sym;
-		GElf_Addr addr;
-		const char *nm = dwfl_module_getsym_info(mod, i, &sym, &addr, NULL, NULL, NULL);
-
-		if (nm && !sym.st_size && sym.st_shndx != SHN_UNDEF && GELF_ST_TYPE(sym.st_info) != STT_FILE &&
-		    GELF_ST_TYPE(sym.st_info) != STT_SECTION) {
-			if (LP_ARRAY_RESERVE(g->zero, g->capzero, g->nzero + 1, 64, "data symbols") < 0) {
-				g->err = LP_ENOMEM;
-				return DWARF_CB_ABORT;
-			}
-			g->zero[g->nzero++] = addr;
-		}
-		if (!nm || GELF_ST_TYPE(sym.st_info) != STT_OBJECT || !sym.st_size ||
-		    sym.st_shndx == SHN_UNDEF || addr + sym.st_size < addr)
-			continue;
-		if (LP_ARRAY_RESERVE(s->ds, g->cap, s->nds + 1, 256, "data symbols") < 0) {
-			g->err = LP_ENOMEM;
-			return DWARF_CB_ABORT;
-		}
-		s->ds[s->nds++] = (struct dsym){ .start = addr, .end = addr + sym.st_size, .name = nm };
-	}
-	return DWARF_CB_OK;
+	return walk_symtab(mod, data_symbol, arg);
 }
 
 /* Sorted, one entry per address range. Where several symbols share a
