@@ -25,16 +25,6 @@
 
 #include "pmu-alloc-abi.h"
 
-void *__libc_malloc(size_t n);
-void *__libc_calloc(size_t n, size_t size);
-void *__libc_realloc(void *p, size_t n);
-void __libc_free(void *p);
-void *__libc_memalign(size_t align, size_t n);
-void *__libc_valloc(size_t n);
-void *__libc_pvalloc(size_t n);
-
-#define EXPORT __attribute__((visibility("default")))
-#define PC() ((uint64_t)__builtin_return_address(0))
 
 /* The event, in the registers of a system call (pmu-alloc-abi.h). Raw:
  * libc's syscall() would set errno to ENOSYS under the program's feet. */
@@ -56,76 +46,12 @@ static inline void allocated(void *p, size_t n, uint64_t pc)
 		report(LP_PMU_ALLOC_EV_ALLOC, (uint64_t)p, n, pc);
 }
 
-EXPORT void *malloc(size_t n)
+static inline void freed(void *p, uint64_t pc)
 {
-	void *p = __libc_malloc(n);
-	allocated(p, n, PC());
-	return p;
+	report(LP_PMU_ALLOC_EV_FREE, (uint64_t)p, 0, pc);
 }
 
-EXPORT void *calloc(size_t n, size_t size)
-{
-	void *p = __libc_calloc(n, size);
-	allocated(p, n * size, PC());
-	return p;
-}
-
-EXPORT void *realloc(void *old, size_t n)
-{
-	void *p = __libc_realloc(old, n);
-
-	/* A failed realloc leaves the old block alive; realloc(p, 0) frees. */
-	if (old && (p || n == 0))
-		report(LP_PMU_ALLOC_EV_FREE, (uint64_t)old, 0, PC());
-	allocated(p, n, PC());
-	return p;
-}
-
-EXPORT void free(void *p)
-{
-	if (p)
-		report(LP_PMU_ALLOC_EV_FREE, (uint64_t)p, 0, PC());
-	__libc_free(p);
-}
-
-EXPORT void *memalign(size_t align, size_t n)
-{
-	void *p = __libc_memalign(align, n);
-	allocated(p, n, PC());
-	return p;
-}
-
-EXPORT void *aligned_alloc(size_t align, size_t n)
-{
-	void *p = __libc_memalign(align, n);
-	allocated(p, n, PC());
-	return p;
-}
-
-EXPORT void *valloc(size_t n)
-{
-	void *p = __libc_valloc(n);
-	allocated(p, n, PC());
-	return p;
-}
-
-EXPORT void *pvalloc(size_t n)
-{
-	void *p = __libc_pvalloc(n);
-	allocated(p, n, PC());
-	return p;
-}
-
-EXPORT int posix_memalign(void **out, size_t align, size_t n)
-{
-	void *p;
-
-	if (align < sizeof(void *) || (align & (align - 1)))
-		return EINVAL;
-	p = __libc_memalign(align, n);
-	if (!p)
-		return ENOMEM;
-	*out = p;
-	allocated(p, n, PC());
-	return 0;
-}
+#define LP_WRAP_ATTR __attribute__((visibility("default")))
+#define LP_WRAP_ALLOCATED allocated
+#define LP_WRAP_FREED freed
+#include "common/alloc-wrappers.h"

@@ -21,14 +21,6 @@
 #include <sys/mman.h>
 #include <sys/types.h>
 
-void *__libc_malloc(size_t n);
-void *__libc_calloc(size_t n, size_t size);
-void *__libc_realloc(void *p, size_t n);
-void __libc_free(void *p);
-void *__libc_memalign(size_t align, size_t n);
-void *__libc_valloc(size_t n);
-void *__libc_pvalloc(size_t n);
-
 #define PC() ((uint64_t)__builtin_return_address(0))
 
 /* The callers above call site pc: unw_backtrace() from here, whose first
@@ -89,79 +81,15 @@ __attribute__((constructor(102))) static void stack_warm_up(void)
 	lp_rt_fast.in_rt--;
 }
 
-void *malloc(size_t n)
+static void free_done(void *p, uint64_t pc)
 {
-	void *p = __libc_malloc(n);
-	alloc_done(p, n, PC());
-	return p;
+	lp_rt_alloc_event((uint64_t)p, 0, LP_EV_FREE, pc, NULL, 0);
 }
 
-void *calloc(size_t n, size_t size)
-{
-	void *p = __libc_calloc(n, size);
-	alloc_done(p, n * size, PC());
-	return p;
-}
-
-void *realloc(void *old, size_t n)
-{
-	void *p = __libc_realloc(old, n);
-
-	/* A failed realloc leaves the old block alive; realloc(p, 0) frees. */
-	if (old && (p || n == 0))
-		lp_rt_alloc_event((uint64_t)old, 0, LP_EV_FREE, PC(), NULL, 0);
-	alloc_done(p, n, PC());
-	return p;
-}
-
-void free(void *p)
-{
-	if (p)
-		lp_rt_alloc_event((uint64_t)p, 0, LP_EV_FREE, PC(), NULL, 0);
-	__libc_free(p);
-}
-
-void *memalign(size_t align, size_t n)
-{
-	void *p = __libc_memalign(align, n);
-	alloc_done(p, n, PC());
-	return p;
-}
-
-void *aligned_alloc(size_t align, size_t n)
-{
-	void *p = __libc_memalign(align, n);
-	alloc_done(p, n, PC());
-	return p;
-}
-
-void *valloc(size_t n)
-{
-	void *p = __libc_valloc(n);
-	alloc_done(p, n, PC());
-	return p;
-}
-
-void *pvalloc(size_t n)
-{
-	void *p = __libc_pvalloc(n);
-	alloc_done(p, n, PC());
-	return p;
-}
-
-int posix_memalign(void **out, size_t align, size_t n)
-{
-	void *p;
-
-	if (align < sizeof(void *) || (align & (align - 1)))
-		return EINVAL;
-	p = __libc_memalign(align, n);
-	if (!p)
-		return ENOMEM;
-	*out = p;
-	alloc_done(p, n, PC());
-	return 0;
-}
+#define LP_WRAP_ATTR
+#define LP_WRAP_ALLOCATED alloc_done
+#define LP_WRAP_FREED free_done
+#include "common/alloc-wrappers.h"
 
 void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
