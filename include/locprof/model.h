@@ -201,6 +201,13 @@ struct lp_sa_group_info {
 	double extent;    /* lines of the walk that a span's lines can be
 			   * among (their offsets' 99th percentile, both
 			   * sides) */
+	double other;     /* share of a span's lines on a second walk of
+			   * the same step, shifted from the first (two
+			   * columns walked together) */
+	uint64_t shift[4]; /* the second walk's commonest shifts from the
+			    * first (lines, modulo step) */
+	double at[4];      /* the share of `other` at each; the rest is at
+			    * shifts spread evenly (each span draws its own) */
 	size_t samples;   /* finite samples in the group */
 	size_t pairs;     /* span lines seen (samples inside their spans) */
 };

@@ -58,6 +58,10 @@
 #define SA_MIN_PAIRS 32       /* offsets for a pc's own estimate */
 #define SA_MIN_WALK_PAIRS 8   /* offsets for any walk (see place_groups) */
 #define SA_LATTICE_SHARE 0.8  /* share of offsets on a lattice to take it */
+#define SA_COSET_SHARE 0.35   /* ... with a second walk beside it */
+#define SA_COSET_STEP 8       /* a second walk's lattice: at least 8 lines */
+#define SA_COSET_NEAR 0.8     /* share of the other offsets the second walk holds */
+#define SA_SHIFT_SHARE 0.15   /* a second walk's shift: its share of the walk */
 #define SA_MIN_DENSE 0.02     /* near share x density below: random placement */
 #define SA_DENSE 0.9          /* a walk's density above: 1 */
 #define SA_MAX_REACH 64.0     /* the walk's lines are within 64 (D + 1) lines */
@@ -159,10 +163,26 @@ static int span_pairs(const struct lp_sample *s, size_t n, size_t i, double line
 	return 0;
 }
 
-/* The largest step g (a product of prime powers) that at least
- * SA_LATTICE_SHARE of a group's offsets p[0, np) are multiples of: for each
- * prime, the weight of the offsets by how many times it divides them. */
-static uint64_t lattice_step(const struct sa_pair *p, size_t np, double total)
+/* The weight of the offsets p[0, np) that are multiples of g. */
+static double on_lattice(const struct sa_pair *p, size_t np, uint64_t g)
+{
+	double on = 0;
+
+	for (size_t i = 0; i < np; i++)
+		if ((uint64_t)(p[i].delta < 0 ? -p[i].delta : p[i].delta) % g == 0)
+			on += p[i].weight;
+	return on;
+}
+
+/* The largest step g (a product of prime powers) that at least `share`
+ * of a group's offsets p[0, np) are multiples of: for each prime, the
+ * weight of the offsets by how many times it divides them, which bounds
+ * each prime's power; then, while the offsets on the product's lattice
+ * are fewer than the share (each prime's multiples may be different
+ * offsets: rows of 30 lines walked beside a second column have half
+ * their offsets multiples of 4 and half of 15, a quarter of 60), the
+ * prime whose removal keeps the most of them is removed. */
+static uint64_t lattice_step(const struct sa_pair *p, size_t np, double total, double share)
 {
 	static const uint64_t primes[] = { 2, 3, 5, 7, 11, 13 };
 	uint64_t g = 1;
@@ -182,11 +202,26 @@ static uint64_t lattice_step(const struct sa_pair *p, size_t np, double total)
 		/* the largest e with at least the share divisible by prime^e */
 		for (; e > 0; e--) {
 			on += by[e];
-			if (on >= SA_LATTICE_SHARE * total)
+			if (on >= share * total)
 				break;
 		}
 		while (e-- > 0 && g * primes[k] <= SA_MAX_STEP)
 			g *= primes[k];
+	}
+	while (g > 1 && on_lattice(p, np, g) < share * total) {
+		uint64_t best = 1;
+		double most = -1;
+		for (size_t k = 0; k < sizeof(primes) / sizeof(primes[0]); k++) {
+			double on;
+			if (g % primes[k])
+				continue;
+			on = on_lattice(p, np, g / primes[k]);
+			if (on > most) {
+				most = on;
+				best = primes[k];
+			}
+		}
+		g /= best;
 	}
 	return g;
 }
@@ -246,6 +281,116 @@ static int walk_share(const struct sa_pair *p, size_t np, uint64_t g, double tot
 	}
 	free(v);
 	return 0;
+}
+
+static int cmp_delta(const void *a, const void *b)
+{
+	const struct sa_pair *x = a, *y = b;
+	return x->delta < y->delta ? -1 : x->delta > y->delta;
+}
+
+/* The four commonest shifts of q[0, nq) (residues, weighing `total` in
+ * all) into G->shift and G->at (shares of the total), those with at
+ * least SA_SHIFT_SHARE of it: a shift each span draws anew (a column j
+ * beside column i, j moving on) leaves every residue a few percent, and
+ * the noise of a few hundred offsets would pick some of them. */
+static void common_shifts(struct sa_pair *q, size_t nq, double total, struct lp_sa_group_info *G)
+{
+	memset(G->shift, 0, sizeof(G->shift));
+	memset(G->at, 0, sizeof(G->at));
+	qsort(q, nq, sizeof(*q), cmp_delta);
+	for (size_t a = 0, b; a < nq; a = b) {
+		double w = 0;
+		int k = 3;
+		for (b = a; b < nq && q[b].delta == q[a].delta; b++)
+			w += q[b].weight;
+		w /= total;
+		if (w < SA_SHIFT_SHARE || w <= G->at[3])
+			continue;
+		for (; k > 0 && G->at[k - 1] < w; k--) {
+			G->at[k] = G->at[k - 1];
+			G->shift[k] = G->shift[k - 1];
+		}
+		G->at[k] = w;
+		G->shift[k] = (uint64_t)q[a].delta;
+	}
+}
+
+/* The share of a group's second walk that is in the reused line's class
+ * of sets, of d = gcd(step, sets) classes: its shifts that are multiples
+ * of d, and of the even rest the share of the shifts 1 .. step - 1 that
+ * are (a shift of 0 is the first walk itself): (step / d - 1) / (step - 1). */
+static double second_walk_along(const struct lp_sa_group_info *G, uint64_t sets)
+{
+	uint64_t d = lp_sa_gcd(G->step % sets, sets);
+	double along = 0, rest = 1;
+
+	for (int k = 0; k < 4; k++) {
+		rest -= G->at[k];
+		if (G->shift[k] % d == 0)
+			along += G->at[k];
+	}
+	return along + fmax(0, rest) * ((double)(G->step / d) - 1) / ((double)G->step - 1);
+}
+
+/* Two walks of one step at a time (a covariance kernel's columns i and
+ * j of a row-major matrix): the offsets on the lattice through the reused
+ * line are between SA_COSET_SHARE and SA_LATTICE_SHARE of them, and most
+ * of the others lie as near (within 1.5 times the walk's extent) on the
+ * second walk, whose shift from the first differs from span to span (j
+ * moves on), so that their residues spread over the whole lattice. The
+ * first walk is read from its own offsets, as if it were all of the span
+ * (lines scaled by its share); the second is the group's `other`. Returns
+ * 1 and sets G where the offsets are such, 0 where not, < 0 on error. */
+static int coset_walks(const struct sa_pair *p, size_t np, double total, struct lp_sa_group_info *G)
+{
+	uint64_t g = lattice_step(p, np, total, SA_COSET_SHARE);
+	double on = 0, near, density, extent, other = 0, off = 0;
+	struct sa_pair *q;
+	size_t nq = 0;
+	int err;
+
+	if (g < SA_COSET_STEP)
+		return 0;
+	if (!(q = malloc(np * sizeof(*q))))
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	for (size_t i = 0; i < np; i++)
+		if ((uint64_t)(p[i].delta < 0 ? -p[i].delta : p[i].delta) % g == 0) {
+			on += p[i].weight;
+			q[nq++] = p[i];
+		}
+	for (size_t i = 0; i < nq; i++)
+		q[i].lines *= on / total;
+	err = walk_share(q, nq, g, on, &near, &density, &extent);
+	free(q);
+	if (err < 0)
+		return err;
+	if (!(q = malloc(np * sizeof(*q))))
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	nq = 0;
+	for (size_t i = 0; i < np; i++) {
+		double a = fabs((double)p[i].delta) / (double)g;
+		if ((uint64_t)(p[i].delta < 0 ? -p[i].delta : p[i].delta) % g == 0)
+			continue;
+		off += p[i].weight;
+		if (a <= 1.5 * fmin(extent, p[i].lines)) {
+			other += p[i].weight;
+			q[nq] = p[i];
+			q[nq++].delta = (int64_t)(((p[i].delta % (int64_t)g) + (int64_t)g) % (int64_t)g);
+		}
+	}
+	if (!(off > 0) || other < SA_COSET_NEAR * off) {
+		free(q);
+		return 0;
+	}
+	common_shifts(q, nq, other, G);
+	free(q);
+	G->step = g;
+	G->near = near * on / total;
+	G->density = density;
+	G->extent = extent;
+	G->other = other / total;
+	return 1;
 }
 
 /* The key of sample i's group: its pc and the octave of its span's lines
@@ -338,7 +483,12 @@ static int place_groups(struct lp_sa_place *pl, const struct lp_sample *s, const
 		 * with fewer stays random */
 		if (!(total > 0) || b - a < SA_MIN_WALK_PAIRS)
 			continue;
-		G->step = lattice_step(pairs + a, b - a, total);
+		G->step = lattice_step(pairs + a, b - a, total, SA_LATTICE_SHARE);
+		if (G->step == 1 && (err = coset_walks(pairs + a, b - a, total, G)) != 0) {
+			if (err < 0)
+				goto out;
+			continue;
+		}
 		if ((err = walk_share(pairs + a, b - a, G->step, total, &G->near, &G->density, &G->extent)) < 0)
 			goto out;
 	}
@@ -488,44 +638,68 @@ void lp_sa_place_group(const struct lp_sa_place *pl, size_t g, struct lp_sa_grou
 	*out = pl->g[g];
 }
 
+/* Miss chances of group G's samples idx[0, k) (by stack distance) when
+ * `share` of each span's D + 1 lines are on the walk through the reused
+ * line, `drop` of them lie in other sets than its own (a second walk on
+ * another class of sets: not in its way), and the rest are placed at
+ * random. */
+static int walk_group_miss(const struct lp_sa_place *pl, const struct lp_sa_group_info *G, const double *sd,
+			   uint64_t sets, uint64_t ways, const size_t *idx, size_t k, double share, double drop,
+			   double *D, double *walk, double *region, double *miss)
+{
+	struct lp_sa_walk w = { (double)G->step * (double)pl->line, 1e18, 0 };
+	double spread = G->near > 0 ? share / G->near : 1;
+
+	for (size_t j = 0; j < k; j++) {
+		double lines = floor(sd[idx[j]] + 0.5) + 1;
+		D[j] = fmax(0, sd[idx[j]] - drop * lines);
+		walk[j] = share * lines;
+		region[j] = G->density >= 1 ? walk[j] : fmax(walk[j], spread * G->extent);
+	}
+	return lp_sa_walk_miss(G->near * G->density >= SA_MIN_DENSE ? &w : NULL, sets, ways, pl->line, D, walk,
+			       region, k, miss);
+}
+
+/* A group with a second walk (G->other) shares the reused line's sets
+ * with it in the spans where its shift is a multiple of gcd(step, sets):
+ * the lattice's sets fall in that many classes (second_walk_along()). */
 int lp_sa_place_miss(const struct lp_sa_place *pl, const double *sd, uint64_t sets, uint64_t ways,
 		     double *prob)
 {
-	double *D = malloc((pl->n ? pl->n : 1) * sizeof(*D)), *walk = malloc((pl->n ? pl->n : 1) * sizeof(*walk));
-	double *miss = malloc((pl->n ? pl->n : 1) * sizeof(*miss));
-	double *region = malloc((pl->n ? pl->n : 1) * sizeof(*region));
-	size_t *idx = malloc((pl->n ? pl->n : 1) * sizeof(*idx));
+	size_t n = pl->n ? pl->n : 1;
+	double *D = malloc(n * sizeof(*D)), *walk = malloc(n * sizeof(*walk)), *miss = malloc(n * sizeof(*miss));
+	double *region = malloc(n * sizeof(*region)), *apart = malloc(n * sizeof(*apart));
 	int err = 0;
 
-	if (!D || !walk || !miss || !idx || !region) {
+	if (!D || !walk || !miss || !region || !apart) {
 		err = lp_seterr(LP_ENOMEM, "out of memory");
 		goto out;
 	}
 	for (uint32_t gi = 0; gi < pl->ng; gi++) {
 		const struct lp_sa_group_info *G = &pl->g[gi];
-		struct lp_sa_walk w = { (double)G->step * (double)pl->line, 1e18, 0 };
-		size_t k = 0;
-		for (size_t j = pl->start[gi]; j < pl->start[gi + 1]; j++) {
-			size_t i = pl->order[j];
-			D[k] = sd[i];
-			walk[k] = G->near * (floor(sd[i] + 0.5) + 1);
-			region[k] = G->density >= 1 ? walk[k] : fmax(walk[k], G->extent);
-			idx[k++] = i;
-		}
+		const size_t *idx = pl->order + pl->start[gi];
+		size_t k = pl->start[gi + 1] - pl->start[gi];
+		double same = 1;
 		if (!k)
 			continue;
-		if ((err = lp_sa_walk_miss(G->near * G->density >= SA_MIN_DENSE ? &w : NULL, sets, ways, pl->line, D,
-					   walk, region, k, miss)) < 0)
+		if ((err = walk_group_miss(pl, G, sd, sets, ways, idx, k, G->near + G->other, 0, D, walk, region,
+					   miss)) < 0)
 			goto out;
+		if (G->other > 0) {
+			same = second_walk_along(G, sets);
+			if (same < 1 && (err = walk_group_miss(pl, G, sd, sets, ways, idx, k, G->near, G->other, D,
+							       walk, region, apart)) < 0)
+				goto out;
+		}
 		for (size_t j = 0; j < k; j++)
-			prob[idx[j]] = miss[j];
+			prob[idx[j]] = same * miss[j] + (same < 1 ? (1 - same) * apart[j] : 0);
 	}
 out:
 	free(D);
 	free(walk);
 	free(region);
 	free(miss);
-	free(idx);
+	free(apart);
 	return err;
 }
 
@@ -551,6 +725,18 @@ out:
  * reused one among them) drawn at random from a region of R consecutive
  * lattice points, which spread evenly over the min(R, s') sets the
  * lattice visits, the other D + 1 - m lines at random. */
+/* E[c] of one sample: m lines of its walk (X among them) drawn from a
+ * region of R lattice points over `visited` of the sets, and `rest` lines
+ * at random. */
+static double crowd(double m, double R, double visited, double rest, uint64_t sets)
+{
+	/* X's set holds R / min(R, s') of the region's points, X among
+	 * them; m - 1 others drawn from the R - 1 others */
+	double c = R > 1 ? (m - 1) * (R / fmin(R, visited) - 1) / (R - 1) : 0;
+
+	return c + rest / (double)sets;
+}
+
 int lp_sa_place_crowding(const struct lp_sa_place *pl, const double *sd, uint64_t sets, double *rho)
 {
 	for (size_t i = 0; i < pl->n; i++)
@@ -560,19 +746,22 @@ int lp_sa_place_crowding(const struct lp_sa_place *pl, const double *sd, uint64_
 	for (uint32_t gi = 0; gi < pl->ng; gi++) {
 		const struct lp_sa_group_info *G = &pl->g[gi];
 		double visited = (double)(sets / lp_sa_gcd(G->step % sets, sets));
+		double along = G->other > 0 ? second_walk_along(G, sets) : 0;
 		if (G->near * G->density < SA_MIN_DENSE || visited >= (double)sets)
 			continue; /* random placement, or every set: rho = 1 */
 		for (size_t j = pl->start[gi]; j < pl->start[gi + 1]; j++) {
 			size_t i = pl->order[j];
-			double D = floor(sd[i] + 0.5), m, R, c;
+			double D = floor(sd[i] + 0.5), m, o, R, c;
 			if (!(D >= 1) || !isfinite(D))
 				continue;
 			m = fmin(fmax(1, floor(G->near * (D + 1) + 0.5)), D + 1);
+			o = fmin(floor(G->other * (D + 1) + 0.5), D + 1 - m);
 			R = G->density >= 1 ? m : fmax(m, fmin(G->extent, 1e15));
-			/* X's set holds R / min(R, s') of the region's points, X
-			 * among them; m - 1 others drawn from the R - 1 others */
-			c = R > 1 ? (m - 1) * (R / fmin(R, visited) - 1) / (R - 1) : 0;
-			c += (D + 1 - m) / (double)sets;
+			/* a second walk (G->other) is in X's sets in a share
+			 * `along` of the spans, and in none of them otherwise */
+			c = crowd(m, R, visited, D + 1 - m - o, sets) * (1 - along);
+			R = G->density >= 1 ? m + o : fmax(m + o, fmin(G->extent * (m + o) / m, 1e15));
+			c += crowd(m + o, R, visited, D + 1 - m - o, sets) * along;
 			rho[i] = c * (double)sets / D;
 		}
 	}

@@ -3,7 +3,9 @@
  * excluded from both: column walks of row-major matrices at several row
  * lengths and geometries (half the sets, one set, every set), contiguous
  * arrays at 95% of a cache (which spread evenly over the sets: no miss),
- * random reads of a contiguous range (a random subset of lines that are
+ * two columns walked together (a second walk beside the first, shifted
+ * by an amount that changes from span to span), random reads of a
+ * contiguous range (a random subset of lines that are
  * evenly spread) and of lines scattered at random (the binomial model).
  * Each case also checks that the binomial model alone is off where the
  * layout is not random, so that the placement is what the test measures. */
@@ -191,6 +193,40 @@ static void test_column_walks(void **state)
 	free(s.l);
 }
 
+/* Two columns at a time, as a covariance kernel walks them: for each
+ * column i of the first `first` (doubles) and each column j >= i, the
+ * rows' elements i and j, row by row. The reuses of column i's lines span
+ * column i and column j: two cosets of the lattice of the row length,
+ * the second one's residue different in every span, so that the columns
+ * share their sets in some spans and not in others. */
+static void column_pairs(struct stream *s, uint64_t rows, uint64_t row_lines, uint64_t first)
+{
+	uint64_t base = 1ull << 24;
+
+	s->n = 0;
+	for (uint64_t i = 0; i < first; i++)
+		for (uint64_t j = i; j < 8 * row_lines; j++)
+			for (uint64_t k = 0; k < rows; k++) {
+				push(s, base + k * row_lines + i / 8);
+				push(s, base + k * row_lines + j / 8);
+			}
+}
+
+static void test_column_pairs(void **state)
+{
+	struct stream s = { 0 };
+
+	(void)state;
+	/* rows of 30 lines: each column on 32 of 64 sets, 240 lines: 7.5 a
+	 * set, 15 where the two columns share their sets */
+	column_pairs(&s, 240, 30, 24);
+	check("two columns, rows of 30 lines", &s, 1e-2, 64, 12, 0.1);
+	/* rows of 40 lines: 8 of 64 sets */
+	column_pairs(&s, 160, 40, 24);
+	check("two columns, rows of 40 lines", &s, 1e-2, 64, 8, 0.1);
+	free(s.l);
+}
+
 /* Three arrays of `lines` lines each (8 doubles a line), a[i] = b[i] + c[i],
  * swept reps times; the arrays are apart by gap lines. */
 static void arrays(struct stream *s, uint64_t lines, uint64_t gap, int reps)
@@ -312,6 +348,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_column_walks),
+		cmocka_unit_test(test_column_pairs),
 		cmocka_unit_test(test_arrays_near_capacity),
 		cmocka_unit_test(test_random_placement),
 		cmocka_unit_test(test_random_replacement),
