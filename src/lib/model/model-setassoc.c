@@ -34,6 +34,11 @@
  *   sets; random reads of a range are a sparse walk over it; lines
  *   scattered at random over a large range have phi near 0, and the
  *   binomial model is what the walk model then gives.
+ * - Second walk: where no lattice holds SA_LATTICE_SHARE, one of step
+ *   g >= SA_COSET_STEP holding SA_COSET_SHARE or more, with most other
+ *   offsets as near, is two walks (columns i and j walked together): the
+ *   second's lines share the reused line's sets in the spans whose shift
+ *   is a multiple of gcd(g, s), and are in other sets otherwise.
  * - The other lines of the span are placed at random (binomial).
  * - The offsets are measured in lines of the profile's line size; the
  *   sets are line % s, so the lattice's lines land on s / gcd(g, s) sets.
