@@ -386,6 +386,9 @@ struct lp_interval {
 	double lo, hi;
 	int cliff;
 	double below, above;
+	int steep; /* a cliff only because the curve itself drops near the
+		    * size (report's LP_REPORT_SLACK_STEPS check), not because
+		    * the resamples fell on both sides */
 };
 
 /* Evaluate fn on resamples of p (every sample of line size ip->li kept a

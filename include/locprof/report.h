@@ -127,6 +127,15 @@ struct lp_report_cache {
 
 enum { LP_REPORT_LRU = 1u, LP_REPORT_RANDOM = 2u };
 
+/* Where a curve's ratio is also evaluated around each size, for its
+ * interval: LP_REPORT_SLACK_STEPS sizes on either side, each
+ * LP_REPORT_SLACK_STEP (a share of the size) from the next, so +-15%.
+ * StatStack's stack distance estimates put a stencil's cliff 8 to 14%
+ * early (jacobi2d at 520, one seed in three, docs/models.md "Intervals"),
+ * so a drop of the curve that near the size is within its error. */
+#define LP_REPORT_SLACK_STEPS 6
+#define LP_REPORT_SLACK_STEP 0.025
+
 struct lp_report_params {
 	unsigned line_index;  /* which of the profile's line sizes */
 	const uint64_t *sizes; /* the working-set graph's cache sizes, bytes */
@@ -142,8 +151,12 @@ struct lp_report_params {
 			  * (lp_statcache_set_fill(), docs/models.md) */
 	int windows;     /* compute the random-replacement ratio per window */
 	unsigned resamples; /* intervals of the curves and named caches from
-			     * this many resamples (lp_model_intervals());
-			     * 0 = none */
+			     * this many resamples (lp_model_intervals()),
+			     * and each curve size's interval widened to the
+			     * ratios 15% either side of it where the curve
+			     * drops by LP_INTERVAL_CLIFF or more between
+			     * sizes LP_REPORT_SLACK_STEP apart there (a
+			     * cliff); 0 = none */
 	uint64_t seed;      /* of the resamples */
 	uint64_t at;     /* bytes: the cache of the windows and hot spots; 0 =
 			  * the first named cache, else 32K */

@@ -37,7 +37,8 @@ static const char usage[] =
 	"excluded unless --cold is given. Every predicted ratio comes with its\n"
 	"interval (what another sampling seed could give: a bootstrap over the\n"
 	"samples, docs/models.md), and a cache size whose resamples fall on both\n"
-	"sides of a cliff of the curve is named.\n"
+	"sides of a cliff of the curve, or near which (15%) the curve drops\n"
+	"steeply, is named.\n"
 	"\n"
 	"Several profiles (the ranks of an MPI job, prof.rank*.lpp) give the\n"
 	"report of the whole job: each rank on caches of its own, references\n"
@@ -231,9 +232,10 @@ static void text_ratio(double ratio, const struct lp_interval *iv)
 
 static void text_cliff(const char *where, const char *policy, const struct lp_interval *iv)
 {
-	printf("%s %s: cliff within sampling error: between %.1f%% and %.1f%% (resamples fall on both "
-	       "sides of a steep drop of the curve)\n",
-	       where, policy, 100 * iv->below, 100 * iv->above);
+	printf("%s %s: cliff within sampling error: between %.1f%% and %.1f%% (%s)\n", where, policy,
+	       100 * iv->below, 100 * iv->above,
+	       iv->steep ? "the curve drops steeply within 15% of this size, nearer than its stack distances are known"
+			 : "resamples fall on both sides of a steep drop of the curve");
 }
 
 static void text_curves(const struct report_opts *o, const struct lp_report *r)
@@ -508,7 +510,7 @@ static void csv_tables(const struct report_opts *o, const struct lp_report *r)
 	       "cliff\n");
 	for (size_t k = 0; k < nc; k++)
 		for (size_t i = 0; i < cv[k].n; i++) {
-			struct lp_interval none = { cv[k].ratio[i], cv[k].ratio[i], 0, NAN, NAN };
+			struct lp_interval none = { cv[k].ratio[i], cv[k].ratio[i], 0, NAN, NAN, 0 };
 			const struct lp_interval *iv = cv[k].iv ? &cv[k].iv[i] : &none;
 			printf("%s,%" PRIu64 ",%.6f,%.1f,%.0f,%.6f,%.6f,%.1f,%.1f,%d\n", cv[k].name, cv[k].size[i],
 			       cv[k].ratio[i], cv[k].ratio[i] * acc, acc, iv->lo, iv->hi, iv->lo * acc, iv->hi * acc,
