@@ -47,18 +47,23 @@ static void weights(struct lp_report *const *parts, size_t n, int by_refs, doubl
 static void merge_interval(struct lp_interval *out, const struct lp_interval *const *iv, const double *ratio,
 			   const double *w, size_t n)
 {
-	int cliff = 0;
+	int cliff = 0, steep = 1;
 
 	*out = (struct lp_interval){ .below = NAN, .above = NAN };
 	for (size_t i = 0; i < n; i++) {
 		out->lo += w[i] * iv[i]->lo;
 		out->hi += w[i] * iv[i]->hi;
 		cliff |= iv[i]->cliff;
+		if (iv[i]->cliff)
+			steep &= iv[i]->steep;
 	}
 	if (!cliff)
 		return;
-	/* a part without a cliff stays on its estimate on both sides */
+	/* a part without a cliff stays on its estimate on both sides; the
+	 * job's cliff is "steep" (the curve's own drop, not the resamples'
+	 * spread) only when every part's cliff is */
 	out->cliff = 1;
+	out->steep = steep;
 	out->below = out->above = 0;
 	for (size_t i = 0; i < n; i++) {
 		out->below += w[i] * (iv[i]->cliff ? iv[i]->below : ratio[i]);

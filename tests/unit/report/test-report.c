@@ -538,10 +538,48 @@ static void test_host_caches(void **state)
 	free(root);
 }
 
+/* A's reuses all have a stack distance of 201 lines (12 864 bytes): the
+ * LRU curve drops from A's share to 0 there. A size 4.5% below that
+ * cliff is flagged (the curve drops within 15% of it, a drop no resample
+ * needs to show), its interval covering both sides; sizes far from it
+ * are not. */
+static void test_steep_curve_flagged(void **state)
+{
+	struct lp_profile *p = two_streams();
+	const uint64_t sizes[] = { 4096, 192 * 64, 32768 };
+	struct lp_report_params pa = { .sizes = sizes, .nsizes = 3, .policies = LP_REPORT_LRU, .resamples = 8,
+				       .seed = 1 };
+	struct lp_report *r, *m;
+	const struct lp_curve *cv;
+	double expect = a_reuses / (a_reuses + b_reuses);
+
+	(void)state;
+	assert_int_equal(lp_report_new(&r, p, &pa), 0);
+	assert_int_equal(lp_report_curves(r, &cv), 1);
+	assert_non_null(cv[0].iv);
+	assert_true(fabs(cv[0].ratio[1] - expect) < 0.01);
+	assert_true(cv[0].iv[1].cliff);
+	assert_true(cv[0].iv[1].steep);
+	assert_true(cv[0].iv[1].lo < 0.01 && cv[0].iv[1].hi > expect - 0.01);
+	assert_true(cv[0].iv[1].below < 0.01 && cv[0].iv[1].above > expect - 0.01);
+	assert_false(cv[0].iv[0].cliff);
+	assert_false(cv[0].iv[2].cliff);
+	/* the report of two ranks keeps the flag and the reason */
+	struct lp_report *both[2] = { r, r };
+	assert_int_equal(lp_report_merge(&m, both, 2, 0), 0);
+	assert_int_equal(lp_report_curves(m, &cv), 1);
+	assert_true(cv[0].iv[1].cliff && cv[0].iv[1].steep);
+	assert_false(cv[0].iv[0].cliff);
+	lp_report_free(m);
+	lp_report_free(r);
+	lp_profile_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_profile_curves_and_caches),
+		cmocka_unit_test(test_steep_curve_flagged),
 		cmocka_unit_test(test_profile_hot_spots),
 		cmocka_unit_test(test_profile_pairs),
 		cmocka_unit_test(test_profile_threads),
