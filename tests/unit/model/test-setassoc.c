@@ -4,7 +4,8 @@
  * lengths and geometries (half the sets, one set, every set), contiguous
  * arrays at 95% of a cache (which spread evenly over the sets: no miss),
  * two columns walked together (a second walk beside the first, shifted
- * by an amount that changes from span to span), random reads of a
+ * by an amount that changes from span to span), arrays walked in lock
+ * step a multiple of the cache's way apart (one set for all), random reads of a
  * contiguous range (a random subset of lines that are
  * evenly spread) and of lines scattered at random (the binomial model).
  * Each case also checks that the binomial model alone is off where the
@@ -257,6 +258,45 @@ static void test_arrays_near_capacity(void **state)
 	free(s.l);
 }
 
+/* `k` arrays of `lines` lines each, `apart` lines from one to the next,
+ * walked in lock step (8 doubles a line) reps times: the twelve arrays of
+ * a program whose blocks are mapped whole pages apart, at one offset in
+ * their pages, or at offsets scattered at random (apart = 0). */
+static void lock_step(struct stream *s, int k, uint64_t lines, uint64_t apart, int reps, struct lp_rng *rng)
+{
+	uint64_t base[16];
+
+	for (int a = 0; a < k; a++)
+		base[a] = (1ull << 24) + (apart ? (uint64_t)a * apart : lp_rng_below(rng, 1ull << 22));
+	s->n = 0;
+	for (int r = 0; r < reps; r++)
+		for (uint64_t i = 0; i < 8 * lines; i++)
+			for (int a = 0; a < k; a++)
+				push(s, base[a] + i / 8);
+}
+
+static void test_aligned_streams(void **state)
+{
+	struct stream s = { 0 };
+	struct lp_rng rng;
+
+	(void)state;
+	lp_rng_seed(&rng, 3);
+	/* 81 pages apart: every array's current line in one set of 64, twelve
+	 * lines against 8 ways (binomial: about 0) */
+	lock_step(&s, 12, 600, 81 * 64, 4, &rng);
+	check("12 arrays a page-multiple apart", &s, 1e-2, 64, 8, 0.5);
+	/* the same in 512 sets: eight sets, at most two lines in each */
+	check("12 arrays a page-multiple apart", &s, 1e-2, 512, 8, -0.02);
+	/* six against four ways */
+	lock_step(&s, 6, 600, 17 * 64, 4, &rng);
+	check("6 arrays a page-multiple apart", &s, 1e-2, 64, 4, 0.5);
+	/* at random offsets: random placement */
+	lock_step(&s, 12, 600, 0, 4, &rng);
+	check("12 arrays at random offsets", &s, 1e-2, 64, 8, -0.02);
+	free(s.l);
+}
+
 /* Uniformly random lines of a range: random placement, the binomial model. */
 static void test_random_placement(void **state)
 {
@@ -333,6 +373,10 @@ static void test_random_replacement(void **state)
 	 * known limit of the model (docs/models.md) */
 	column_walk(&s, 1500, 55, 2);
 	check_random("column walk, rows of 55", &s, 55, 512, 8, 0.045, 0.03);
+	/* twelve arrays walked in lock step, one set for all */
+	lp_rng_seed(&rng, 3);
+	lock_step(&s, 12, 600, 81 * 64, 4, &rng);
+	check_random("12 arrays a page-multiple apart", &s, 81 * 64, 64, 8, 0.04, 0.1);
 	/* contiguous arrays: even over the sets, the fully associative ratio */
 	arrays(&s, 162, 3, 60);
 	check_random("three arrays, 95% of the cache", &s, 1, 64, 8, 0.04, -0.03);
@@ -349,6 +393,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_column_walks),
 		cmocka_unit_test(test_column_pairs),
+		cmocka_unit_test(test_aligned_streams),
 		cmocka_unit_test(test_arrays_near_capacity),
 		cmocka_unit_test(test_random_placement),
 		cmocka_unit_test(test_random_replacement),
