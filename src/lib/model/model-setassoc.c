@@ -30,10 +30,15 @@
  *   each set of the lattice gets its even share. A sparser one's region
  *   is as far as the group's offsets reach (their 99th percentile over
  *   0.9, the share of a range that reused lines spread over it reach at
- *   that percentile): random reads of an array stay in the array. Contiguous arrays (g = 1, dense) spread evenly over the
- *   sets; random reads of a range are a sparse walk over it; lines
+ *   that percentile): random reads of an array stay in the array.
+ *   Contiguous arrays (g = 1, dense) spread evenly over the sets;
+ *   random reads of a range are a sparse walk over it; lines
  *   scattered at random over a large range have phi near 0, and the
- *   binomial model is what the walk model then gives.
+ *   binomial model is what the walk model then gives, on a lattice of
+ *   step 1; on one of step g > 1 they are a sparse walk over their
+ *   extent however low phi is: they stay on the s / gcd(g, s) sets of
+ *   the reused line's lattice (arrays walked in lock step whole pages
+ *   apart: every span's lines in one set).
  * - Second walk: where no lattice holds SA_LATTICE_SHARE, one of step
  *   g >= SA_COSET_STEP holding SA_COSET_SHARE or more, with most other
  *   offsets as near, is two walks (columns i and j walked together): the

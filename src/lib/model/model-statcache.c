@@ -880,7 +880,7 @@ int lp_statcache_sample_miss(struct lp_statcache *m, double lines, double *prob)
 int lp_statcache_scaled_ratio(struct lp_statcache *m, double lines, const double *rho, double *ratio)
 {
 	size_t nk = 0;
-	double *k, *pw[4] = { NULL }, num = 0, den = 0;
+	double *k, *pw[4] = { NULL }, num = 0, den = 0, scaled = 0, plain = 0, fill_lines;
 	int err = 0;
 
 	for (size_t w = 0; w < m->nw; w++)
@@ -895,10 +895,22 @@ int lp_statcache_scaled_ratio(struct lp_statcache *m, double lines, const double
 	/* the windows' finite samples are consecutive in time, as m->k */
 	for (size_t i = 0, at = 0; i < m->in.n; i++) {
 		const struct lp_sample *s = &m->in.p->samples[m->in.first + i];
-		if (s->reuse != LP_REUSE_DANGLING)
-			k[at++] = (double)s->reuse * (isfinite(rho[i]) && rho[i] > 0 ? rho[i] : 1);
+		if (s->reuse != LP_REUSE_DANGLING) {
+			k[at] = (double)s->reuse * (isfinite(rho[i]) && rho[i] > 0 ? rho[i] : 1);
+			scaled += k[at++];
+			plain += (double)s->reuse;
+		}
 	}
-	fill_for(m, lines);
+	/* A reuse whose distance is scaled by rho sees a cache of lines / rho
+	 * lines: its crowded sets fill (and start to evict) that much sooner.
+	 * The fill model and the evictions per access are taken for the
+	 * cache the reuses see on average, weighted as the equation's slope
+	 * weighs them (by distance): a list whose 400 nodes are pages apart,
+	 * on 8 of 512 sets, fills those sets after 64 distinct lines, not
+	 * 4 096 (the fill model for 4 096 lines put its ratio at 0, where
+	 * simulation gives 49.9%). */
+	fill_lines = scaled > plain && plain > 0 ? lines * plain / scaled : lines;
+	fill_for(m, fill_lines);
 	for (size_t w = 0; w < m->nw; w++) {
 		struct sc_window *wp = &m->w[w];
 		struct sc_hist h = wp->h;
@@ -911,8 +923,8 @@ int lp_statcache_scaled_ratio(struct lp_statcache *m, double lines, const double
 			h.cn = 0;
 			h.cinf = h.cN = h.csum_k = 0;
 		}
-		R = solve(&h, wp->dangling, m->in.include_cold, window_ev(m, wp, lines), lines, 1);
-		num += hist_misses(m, wp, &h, R, lines);
+		R = solve(&h, wp->dangling, m->in.include_cold, window_ev(m, wp, fill_lines), lines, 1);
+		num += hist_misses(m, wp, &h, R, fill_lines);
 		den += wt;
 	}
 	*ratio = den > 0 ? num / den : NAN;

@@ -297,6 +297,25 @@ static void test_aligned_streams(void **state)
 	free(s.l);
 }
 
+/* n lines 64 lines apart (a node at the start of each 4 KiB page),
+ * visited in one random order, reps times. */
+static void pages_in_random_order(struct stream *s, uint64_t n, int reps, struct lp_rng *rng)
+{
+	uint64_t order[1024];
+
+	assert_true(n <= 1024);
+	for (uint64_t i = 0; i < n; i++)
+		order[i] = i;
+	for (uint64_t i = n - 1; i > 0; i--) {
+		uint64_t j = lp_rng_below(rng, i + 1), t = order[i];
+		order[i] = order[j], order[j] = t;
+	}
+	s->n = 0;
+	for (int r = 0; r < reps; r++)
+		for (uint64_t i = 0; i < n; i++)
+			push(s, (1ull << 24) + 64 * order[i]);
+}
+
 /* Uniformly random lines of a range: random placement, the binomial model. */
 static void test_random_placement(void **state)
 {
@@ -338,6 +357,8 @@ static void check_random(const char *what, const struct stream *s, uint64_t row_
 
 	assert_int_equal(lp_statstack_new(&ss, p, 0, 0, 0), 0);
 	assert_int_equal(lp_statcache_new(&sc, p, 0, 0, 0), 0);
+	/* as report runs it: the fill model where the footprint fits */
+	assert_int_equal(lp_statcache_set_fill_with(sc, LP_STATCACHE_FILL_AUTO, ss), 0);
 	assert_int_equal(lp_statcache_setassoc_ratio(sc, ss, sets, L, &model), 0);
 	assert_int_equal(lp_statcache_curve(sc, &L, 1, &fa), 0);
 	fprintf(stderr, "random: %-28s %5lu x %2lu: simulated %.4f, model %.4f, fully associative %.4f\n", what,
@@ -377,6 +398,13 @@ static void test_random_replacement(void **state)
 	lp_rng_seed(&rng, 3);
 	lock_step(&s, 12, 600, 81 * 64, 4, &rng);
 	check_random("12 arrays a page-multiple apart", &s, 81 * 64, 64, 8, 0.04, 0.1);
+	/* 400 lines a page apart visited in a random order: 8 of 512 sets,
+	 * 50 lines a set of 8 ways, where the fully associative cache of
+	 * 4 096 lines holds them all (a model that waits for that cache to
+	 * fill before evicting gave 0) */
+	pages_in_random_order(&s, 400, 60, &rng);
+	check("400 lines a page apart, random order", &s, 1e-2, 512, 8, 0.5);
+	check_random("400 lines a page apart, random order", &s, 64, 512, 8, 0.04, 0.5);
 	/* contiguous arrays: even over the sets, the fully associative ratio */
 	arrays(&s, 162, 3, 60);
 	check_random("three arrays, 95% of the cache", &s, 1, 64, 8, 0.04, -0.03);
