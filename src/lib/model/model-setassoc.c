@@ -75,7 +75,8 @@
 #define SA_MIN_DENSE 0.02     /* near share x density below: random placement
 			       * (on a lattice of step 1) */
 #define SA_DENSE 0.9          /* a walk's density above: 1 */
-#define SA_MAX_REACH 64.0     /* the walk's lines are within 64 (D + 1) lines */
+#define SA_MAX_REACH 64.0     /* the walk's lines are within 64 (D + 1) lines
+			       * (on a lattice of step 1) */
 #define SA_MAX_STEP (1ull << 40)
 
 struct sa_pair {
@@ -267,7 +268,11 @@ static int walk_share(const struct sa_pair *p, size_t np, uint64_t g, double tot
 	}
 	phi = 2 * (close / total) / 0.875;
 	phi = phi >= SA_DENSE ? 1 : phi;
-	reach = phi > 1.0 / SA_MAX_REACH ? 1 / phi : SA_MAX_REACH;
+	/* lines scattered on a lattice of step g > 1 stay on its sets however
+	 * far apart: every one of them counts (twelve arrays 313 pages
+	 * apart, walked in lock step, have their lines up to 11 * 313 * 64
+	 * lines from the reused one, all in its set of a cache of 4K ways) */
+	reach = phi > 1.0 / SA_MAX_REACH ? 1 / phi : g > 1 ? INFINITY : SA_MAX_REACH;
 	for (size_t i = 0; i < np; i++) {
 		uint64_t a = (uint64_t)(p[i].delta < 0 ? -p[i].delta : p[i].delta);
 		if (a % g == 0 && (double)a <= reach * (double)g * p[i].lines) {
