@@ -43,6 +43,17 @@ struct lp_sa_place;
 int lp_sa_place_new(struct lp_sa_place **out, const struct lp_sample *s, size_t n, const double *sd,
 		    uint64_t line);
 void lp_sa_place_free(struct lp_sa_place *pl);
+/* The lines of the spans that hold no sample, from the walks of the pcs
+ * around them (model-setassoc-drift.c): built once for the samples
+ * s[0, n) of one line size (sorted by time). */
+struct lp_sa_drift;
+int lp_sa_drift_new(struct lp_sa_drift **out, const struct lp_sample *s, size_t n);
+void lp_sa_drift_free(struct lp_sa_drift *d);
+/* The offsets (in lines of `line` bytes, from sample i's access) of the
+ * lines that the walks of the pcs around sample i cross in its span, at
+ * most max of them into delta; returns how many. */
+size_t lp_sa_drift_offsets(const struct lp_sa_drift *d, const struct lp_sample *s, size_t n, size_t i,
+			   uint64_t line, int64_t *delta, size_t max);
 /* The samples s[0, n) of another profile (a resample) in the groups of
  * `layout`, with its walks: by their pc and octave of sd, the rest of the
  * octave where the layout has no group of their own, the binomial model

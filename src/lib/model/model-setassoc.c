@@ -175,6 +175,34 @@ static int span_pairs(const struct lp_sample *s, size_t n, size_t i, double line
 	return 0;
 }
 
+/* A span that holds no sample: its lines where the walks of the pcs
+ * around it are then (model-setassoc-drift.c), appended to *pairs like
+ * span_pairs()'s. The drift table is built at the first such span. */
+static int drift_pairs(struct lp_sa_drift **drift, const struct lp_sample *s, size_t n, size_t i, double lines,
+		       uint64_t line, size_t scan, struct sa_pair **pairs, size_t *np, size_t *cap)
+{
+	int64_t delta[SA_SCAN];
+	size_t nd;
+	int err;
+
+	if (!*drift && (err = lp_sa_drift_new(drift, s, n)) < 0)
+		return err;
+	nd = lp_sa_drift_offsets(*drift, s, n, i, line, delta, scan < SA_SCAN ? scan : SA_SCAN);
+	if (*np + nd > *cap) {
+		size_t nc = *cap ? *cap : 1024;
+		struct sa_pair *v;
+		while (nc < *np + nd)
+			nc *= 2;
+		if (!(v = realloc(*pairs, nc * sizeof(*v))))
+			return lp_seterr(LP_ENOMEM, "out of memory");
+		*pairs = v;
+		*cap = nc;
+	}
+	for (size_t k = 0; k < nd; k++)
+		(*pairs)[(*np)++] = (struct sa_pair){ delta[k], 1.0 / (double)nd, lines, 0 };
+	return 0;
+}
+
 /* The weight of the offsets p[0, np) that are multiples of g. */
 static double on_lattice(const struct sa_pair *p, size_t np, uint64_t g)
 {
@@ -530,6 +558,7 @@ int lp_sa_place_new(struct lp_sa_place **out, const struct lp_sample *s, size_t 
 		    uint64_t line)
 {
 	struct lp_sa_place *pl;
+	struct lp_sa_drift *drift = NULL;
 	struct sa_pair *pairs = NULL;
 	size_t np = 0, cap = 0, *owner = NULL, scan = n ? SA_PAIRS / n : SA_SCAN;
 	unsigned shift = 0;
@@ -549,7 +578,9 @@ int lp_sa_place_new(struct lp_sa_place **out, const struct lp_sample *s, size_t 
 		if (s[i].reuse == LP_REUSE_DANGLING || !isfinite(sd[i]))
 			continue;
 		pl->group[i] = 0;
-		if ((err = span_pairs(s, n, i, floor(sd[i] + 0.5) + 1, shift, scan, &pairs, &np, &cap)) < 0)
+		if ((err = span_pairs(s, n, i, floor(sd[i] + 0.5) + 1, shift, scan, &pairs, &np, &cap)) < 0 ||
+		    (np == before && floor(sd[i] + 0.5) >= 2 &&
+		     (err = drift_pairs(&drift, s, n, i, floor(sd[i] + 0.5) + 1, line, scan, &pairs, &np, &cap)) < 0))
 			goto out;
 		if (np > before) {
 			size_t *o = realloc(owner, cap * sizeof(*o));
@@ -570,6 +601,7 @@ out_nomem:
 out:
 	free(pairs);
 	free(owner);
+	lp_sa_drift_free(drift);
 	lp_sa_place_free(pl);
 	return err;
 }

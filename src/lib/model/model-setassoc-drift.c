@@ -1,0 +1,208 @@
+/* Where the lines of a short span lie, from the samples around it: for
+ * the set-associative placement model (model-setassoc.c), whose offsets
+ * otherwise come only from samples inside a span. docs/models.md,
+ * "Spans without samples".
+ *
+ * A span of d accesses holds a sample with chance about d times the
+ * rate: at 1e-3 a span of 12 accesses almost never does. Yet such spans
+ * can crowd a set: twelve arrays mapped whole pages apart and walked in
+ * lock step put every span's twelve lines in one set of a cache of 4K
+ * ways. Their layout is still in the samples, spread over time: each
+ * pc's samples lie on its walk, address = a + v * time, and where the
+ * other pcs' walks are at the span's time is where their lines in it are.
+ *
+ * Assumptions:
+ * - A pc whose last three samples (of one thread) lie on one line in
+ *   (time, address), their two velocities within SA_DRIFT_LINEAR of each
+ *   other, walks that line: its address at any time no farther from its
+ *   nearest sample than the last two samples are apart is read off it
+ *   (a walk that restarts fails the test there and is left out). A pc
+ *   is followed only if SA_DRIFT_WALKER of its samples pass that test: a
+ *   pc that reads at random, or several arrays in turn, passes it now and
+ *   then by chance.
+ * - A pc touches the span when its share of the samples around it (up
+ *   to SA_DRIFT_SCAN of them on each side) times d is at least 1/2.
+ * - Its lines in the span are those its walk crosses there: up to
+ *   SA_DRIFT_POINTS points spread over the span, each at its address's
+ *   distance from the sampled access rounded to whole lines (the
+ *   displacement of two walks that move together is then exact, where
+ *   the difference of their line numbers is one line off whenever one
+ *   of them has just crossed into its next line).
+ * Cost: one pass over the samples for each sample's previous one of its
+ * pc and thread (a hash table), then at most 2 SA_DRIFT_SCAN samples
+ * read for each span that holds none. */
+#include "model/model-internal.h"
+
+#include "common/error.h"
+#include "common/htab.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#define SA_DRIFT_SCAN 16     /* samples read on each side of the span */
+#define SA_DRIFT_POINTS 8    /* points of one pc's walk over a span, at most */
+#define SA_DRIFT_LINEAR 0.02 /* relative difference of a walk's two velocities */
+
+#define SA_DRIFT_WALKER 0.25 /* share of a pc's samples on its line: a walker */
+
+struct lp_sa_drift {
+	size_t *prev;     /* the previous sample of the same pc and thread */
+	uint8_t *walker;  /* the sample's pc is a walker */
+};
+
+void lp_sa_drift_free(struct lp_sa_drift *d)
+{
+	if (!d)
+		return;
+	free(d->prev);
+	free(d->walker);
+	free(d);
+}
+
+static int walk_velocity(const struct lp_sa_drift *d, const struct lp_sample *s, size_t j, double *v,
+			 double *base);
+
+static uint64_t pc_key(const struct lp_sample *y)
+{
+	/* pcs are user addresses (below 2^56); the thread in the top byte */
+	return (y->pc & ((1ull << 56) - 1)) | (uint64_t)(y->tid & 0xff) << 56;
+}
+
+/* Which pcs walk: a pc whose samples lie on one line now and then by
+ * chance (one that reads several arrays in turn, or at random) is not
+ * followed, only those whose samples do SA_DRIFT_WALKER of the time or
+ * more (a walk fails it where it restarts: sixteen arrays of 4096
+ * doubles swept in turn, a pc each, restart every fourth sample of a pc
+ * at 1e-3, and half their samples pass). The counts of
+ * each pc, samples on a line in the high half, all in the low one. */
+static void mark_walkers(struct lp_sa_drift *d, const struct lp_sample *s, size_t n, struct lp_htab *pcs)
+{
+	double v, base;
+	int isnew;
+
+	for (size_t i = 0; i < n; i++)
+		*lp_htab_get(pcs, pc_key(&s[i]), &isnew) += (walk_velocity(d, s, i, &v, &base) ? 1ull << 32 : 0) + 1;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t c = *lp_htab_get(pcs, pc_key(&s[i]), &isnew);
+		d->walker[i] = (double)(c >> 32) >= SA_DRIFT_WALKER * (double)(c & 0xffffffffu);
+	}
+}
+
+int lp_sa_drift_new(struct lp_sa_drift **out, const struct lp_sample *s, size_t n)
+{
+	struct lp_sa_drift *d = calloc(1, sizeof(*d));
+	struct lp_htab last = { 0 };
+	size_t cap = 64;
+
+	*out = NULL;
+	while (cap < 2 * n)
+		cap <<= 1;
+	if (!d || !(d->prev = malloc((n ? n : 1) * sizeof(*d->prev))) ||
+	    !(d->walker = malloc(n ? n : 1)) || lp_htab_init(&last, cap) < 0 || lp_htab_reserve(&last, n + 1) < 0) {
+		lp_htab_release(&last);
+		lp_sa_drift_free(d);
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	}
+	for (size_t i = 0; i < n; i++) {
+		int isnew;
+		uint64_t *v = lp_htab_get(&last, pc_key(&s[i]), &isnew);
+		d->prev[i] = isnew || s[(size_t)*v].tid != s[i].tid ? SIZE_MAX : (size_t)*v;
+		*v = i;
+	}
+	/* the same keys, counted now */
+	for (size_t k = 0; k <= last.mask; k++)
+		last.s[k].val = 0;
+	last.top_val = 0;
+	mark_walkers(d, s, n, &last);
+	lp_htab_release(&last);
+	*out = d;
+	return 0;
+}
+
+/* The velocity (bytes per access) of sample j's walk and the time its
+ * last two samples span, when its last three samples lie on one line. */
+static int walk_velocity(const struct lp_sa_drift *d, const struct lp_sample *s, size_t j, double *v,
+			 double *base)
+{
+	size_t p = d->prev[j], q = p == SIZE_MAX ? SIZE_MAX : d->prev[p];
+	double v1, v2;
+
+	if (q == SIZE_MAX || s[j].time <= s[p].time || s[p].time <= s[q].time)
+		return 0;
+	v1 = ((double)s[j].addr - (double)s[p].addr) / (double)(s[j].time - s[p].time);
+	v2 = ((double)s[p].addr - (double)s[q].addr) / (double)(s[p].time - s[q].time);
+	if (fabs(v1 - v2) > SA_DRIFT_LINEAR * fmax(fabs(v1), fabs(v2)))
+		return 0;
+	*v = v1;
+	*base = (double)(s[j].time - s[p].time);
+	return 1;
+}
+
+struct near_pc {
+	uint64_t pc;
+	size_t j;       /* its sample nearest to the span's middle */
+	unsigned count; /* its samples read */
+};
+
+/* The pcs of the samples of i's thread around i: up to SA_DRIFT_SCAN on
+ * each side (reading at most 4 times as many of all threads). Returns
+ * how many pcs; *seen: how many samples. */
+static size_t pcs_around(const struct lp_sample *s, size_t n, size_t i, double mid, struct near_pc *pc,
+			 size_t *seen)
+{
+	size_t npc = 0;
+
+	*seen = 0;
+	for (int side = -1; side <= 1; side += 2) {
+		size_t j = i, taken = 0;
+		for (size_t steps = 0; taken < SA_DRIFT_SCAN && steps < 4 * SA_DRIFT_SCAN; steps++) {
+			size_t k = 0;
+			if ((side < 0 && j == 0) || (side > 0 && j + 1 >= n))
+				break;
+			j = side < 0 ? j - 1 : j + 1;
+			if (s[j].tid != s[i].tid)
+				continue;
+			taken++;
+			(*seen)++;
+			while (k < npc && pc[k].pc != s[j].pc)
+				k++;
+			if (k == npc)
+				pc[npc++] = (struct near_pc){ s[j].pc, j, 0 };
+			pc[k].count++;
+			if (fabs((double)s[j].time - mid) < fabs((double)s[pc[k].j].time - mid))
+				pc[k].j = j;
+		}
+	}
+	return npc;
+}
+
+size_t lp_sa_drift_offsets(const struct lp_sa_drift *d, const struct lp_sample *s, size_t n, size_t i,
+			   uint64_t line, int64_t *delta, size_t max)
+{
+	struct near_pc pc[2 * SA_DRIFT_SCAN];
+	double span = (double)s[i].reuse, t = (double)s[i].time, mid = t + span / 2, x = (double)s[i].addr;
+	size_t seen, npc, nd = 0;
+
+	if (s[i].reuse == LP_REUSE_DANGLING || !line)
+		return 0;
+	npc = pcs_around(s, n, i, mid, pc, &seen);
+	for (size_t k = 0; k < npc && nd < max; k++) {
+		const struct lp_sample *y = &s[pc[k].j];
+		double v, base;
+		int points;
+		if ((double)pc[k].count * span < 0.5 * (double)seen || !d->walker[pc[k].j] ||
+		    !walk_velocity(d, s, pc[k].j, &v, &base) ||
+		    fabs((double)y->time - mid) + span / 2 > base)
+			continue;
+		points = (int)fmin(SA_DRIFT_POINTS, fmax(1, ceil(fabs(v) * span / (double)line)));
+		for (int p = 0; p < points && nd < max; p++) {
+			double u = t + span * (p + 0.5) / points;
+			double at = (double)y->addr + v * (u - (double)y->time);
+			int64_t off = (int64_t)llround((at - x) / (double)line);
+			if (off)
+				delta[nd++] = off;
+		}
+	}
+	return nd;
+}
