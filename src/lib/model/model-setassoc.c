@@ -11,7 +11,8 @@
  * a last access (the argument of StatStack's estimate, model-statstack.c),
  * so its line Y is drawn from the D lines, and Y - X is a draw of where
  * the span's lines lie relative to the reused one. Each x's offsets weigh
- * 1 in all.
+ * 1 in all. A span that holds no sample (most short ones) takes its
+ * offsets from the walks of the pcs around it (model-setassoc-drift.c).
  *
  * Assumptions:
  * - The reuses of one pc whose D + 1 lie in one octave place their spans'
