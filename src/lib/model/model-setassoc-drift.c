@@ -198,9 +198,11 @@ size_t lp_sa_drift_offsets(const struct lp_sa_drift *d, const struct lp_sample *
 		points = (int)fmin(SA_DRIFT_POINTS, fmax(1, ceil(fabs(v) * span / (double)line)));
 		for (int p = 0; p < points && nd < max; p++) {
 			double u = t + span * (p + 0.5) / points;
-			double at = (double)y->addr + v * (u - (double)y->time);
-			int64_t off = (int64_t)llround((at - x) / (double)line);
-			if (off)
+			double at = (double)y->addr + v * (u - (double)y->time), lines = (at - x) / (double)line;
+			int64_t off;
+			if (!(fabs(lines) < 0x1p62)) /* a hostile profile's address or time */
+				continue;
+			if ((off = (int64_t)llround(lines)) != 0)
 				delta[nd++] = off;
 		}
 	}
