@@ -22,6 +22,11 @@
  *   then by chance.
  * - A pc touches the span when its share of the samples around it (up
  *   to SA_DRIFT_SCAN of them on each side) times d is at least 1/2.
+ * - The offsets stand for the span only when the pcs followed hold
+ *   SA_DRIFT_FOLLOWED of the samples of the pcs that touch it; else the
+ *   span keeps none (the lines of the others would be missing: a
+ *   transpose's column of B, whose samples lie on no line, beside the
+ *   row of A, which does).
  * - Its lines in the span are those its walk crosses there: up to
  *   SA_DRIFT_POINTS points spread over the span, each at its address's
  *   distance from the sampled access rounded to whole lines (the
@@ -45,9 +50,11 @@
 #define SA_DRIFT_LINEAR 0.02 /* relative difference of a walk's two velocities */
 
 #define SA_DRIFT_WALKER 0.25 /* share of a pc's samples on its line: a walker */
+#define SA_DRIFT_FOLLOWED 0.9 /* share of the span's pcs' samples whose walk is known */
 
 struct lp_sa_drift {
 	size_t *prev;     /* the previous sample of the same pc and thread */
+	size_t *next;     /* the next one */
 	uint8_t *walker;  /* the sample's pc is a walker */
 };
 
@@ -56,12 +63,13 @@ void lp_sa_drift_free(struct lp_sa_drift *d)
 	if (!d)
 		return;
 	free(d->prev);
+	free(d->next);
 	free(d->walker);
 	free(d);
 }
 
-static int walk_velocity(const struct lp_sa_drift *d, const struct lp_sample *s, size_t j, double *v,
-			 double *base);
+static int walk_line(const struct lp_sa_drift *d, const struct lp_sample *s, size_t j, double *v, double *lo,
+		     double *hi);
 
 static uint64_t pc_key(const struct lp_sample *y)
 {
@@ -78,11 +86,11 @@ static uint64_t pc_key(const struct lp_sample *y)
  * each pc, samples on a line in the high half, all in the low one. */
 static void mark_walkers(struct lp_sa_drift *d, const struct lp_sample *s, size_t n, struct lp_htab *pcs)
 {
-	double v, base;
+	double v, lo, hi;
 	int isnew;
 
 	for (size_t i = 0; i < n; i++)
-		*lp_htab_get(pcs, pc_key(&s[i]), &isnew) += (walk_velocity(d, s, i, &v, &base) ? 1ull << 32 : 0) + 1;
+		*lp_htab_get(pcs, pc_key(&s[i]), &isnew) += (walk_line(d, s, i, &v, &lo, &hi) ? 1ull << 32 : 0) + 1;
 	for (size_t i = 0; i < n; i++) {
 		uint64_t c = *lp_htab_get(pcs, pc_key(&s[i]), &isnew);
 		d->walker[i] = (double)(c >> 32) >= SA_DRIFT_WALKER * (double)(c & 0xffffffffu);
@@ -99,6 +107,7 @@ int lp_sa_drift_new(struct lp_sa_drift **out, const struct lp_sample *s, size_t 
 	while (cap < 2 * n)
 		cap <<= 1;
 	if (!d || !(d->prev = malloc((n ? n : 1) * sizeof(*d->prev))) ||
+	    !(d->next = malloc((n ? n : 1) * sizeof(*d->next))) ||
 	    !(d->walker = malloc(n ? n : 1)) || lp_htab_init(&last, cap) < 0 || lp_htab_reserve(&last, n + 1) < 0) {
 		lp_htab_release(&last);
 		lp_sa_drift_free(d);
@@ -108,6 +117,9 @@ int lp_sa_drift_new(struct lp_sa_drift **out, const struct lp_sample *s, size_t 
 		int isnew;
 		uint64_t *v = lp_htab_get(&last, pc_key(&s[i]), &isnew);
 		d->prev[i] = isnew || s[(size_t)*v].tid != s[i].tid ? SIZE_MAX : (size_t)*v;
+		d->next[i] = SIZE_MAX;
+		if (d->prev[i] != SIZE_MAX)
+			d->next[d->prev[i]] = i;
 		*v = i;
 	}
 	/* the same keys, counted now */
@@ -120,37 +132,60 @@ int lp_sa_drift_new(struct lp_sa_drift **out, const struct lp_sample *s, size_t 
 	return 0;
 }
 
-/* The velocity (bytes per access) of sample j's walk and the time its
- * last two samples span, when its last three samples lie on one line. */
-static int walk_velocity(const struct lp_sa_drift *d, const struct lp_sample *s, size_t j, double *v,
-			 double *base)
+/* Whether samples a, b, c (of one pc, in time order) lie on one line in
+ * (time, address): their two velocities within SA_DRIFT_LINEAR. */
+static int on_line(const struct lp_sample *s, size_t a, size_t b, size_t c, double *v)
 {
-	size_t p = d->prev[j], q = p == SIZE_MAX ? SIZE_MAX : d->prev[p];
 	double v1, v2;
 
-	if (q == SIZE_MAX || s[j].time <= s[p].time || s[p].time <= s[q].time)
+	if (a == SIZE_MAX || b == SIZE_MAX || c == SIZE_MAX || s[b].time <= s[a].time || s[c].time <= s[b].time)
 		return 0;
-	v1 = ((double)s[j].addr - (double)s[p].addr) / (double)(s[j].time - s[p].time);
-	v2 = ((double)s[p].addr - (double)s[q].addr) / (double)(s[p].time - s[q].time);
+	v1 = ((double)s[b].addr - (double)s[a].addr) / (double)(s[b].time - s[a].time);
+	v2 = ((double)s[c].addr - (double)s[b].addr) / (double)(s[c].time - s[b].time);
 	if (fabs(v1 - v2) > SA_DRIFT_LINEAR * fmax(fabs(v1), fabs(v2)))
 		return 0;
-	*v = v1;
-	*base = (double)(s[j].time - s[p].time);
+	*v = v2;
 	return 1;
+}
+
+/* The walk through sample j: its velocity (bytes per access) and the
+ * times [lo, hi] over which it is known to hold, from the first of the
+ * three triples of its pc's samples around j (j last, middle, first)
+ * that lie on one line: a walk that restarts every few samples still has
+ * one on each side of most restarts. */
+static int walk_line(const struct lp_sa_drift *d, const struct lp_sample *s, size_t j, double *v, double *lo,
+		     double *hi)
+{
+	size_t p = d->prev[j], n = d->next[j];
+	size_t pp = p == SIZE_MAX ? SIZE_MAX : d->prev[p], nn = n == SIZE_MAX ? SIZE_MAX : d->next[n];
+	size_t t[3][3] = { { pp, p, j }, { p, j, n }, { j, n, nn } };
+
+	for (int k = 0; k < 3; k++)
+		if (on_line(s, t[k][0], t[k][1], t[k][2], v)) {
+			*lo = (double)s[t[k][0]].time;
+			*hi = (double)s[t[k][2]].time;
+			return 1;
+		}
+	return 0;
 }
 
 struct near_pc {
 	uint64_t pc;
-	size_t j;       /* its sample nearest to the span's middle */
 	unsigned count; /* its samples read */
+	size_t j;       /* its nearest sample whose walk reaches over the
+			 * span (SIZE_MAX: none) */
+	double v;       /* that walk's velocity */
 };
 
 /* The pcs of the samples of i's thread around i: up to SA_DRIFT_SCAN on
- * each side (reading at most 4 times as many of all threads). Returns
- * how many pcs; *seen: how many samples. */
-static size_t pcs_around(const struct lp_sample *s, size_t n, size_t i, double mid, struct near_pc *pc,
-			 size_t *seen)
+ * each side (reading at most 4 times as many of all threads), each with
+ * its nearest sample whose walk (walk_line()) is known over the whole
+ * span [t, t + span]. Returns how many
+ * pcs; *seen: how many samples. */
+static size_t pcs_around(const struct lp_sa_drift *d, const struct lp_sample *s, size_t n, size_t i,
+			 struct near_pc *pc, size_t *seen)
 {
+	double span = (double)s[i].reuse, mid = (double)s[i].time + span / 2;
 	size_t npc = 0;
 
 	*seen = 0;
@@ -158,6 +193,7 @@ static size_t pcs_around(const struct lp_sample *s, size_t n, size_t i, double m
 		size_t j = i, taken = 0;
 		for (size_t steps = 0; taken < SA_DRIFT_SCAN && steps < 4 * SA_DRIFT_SCAN; steps++) {
 			size_t k = 0;
+			double v, lo, hi, far;
 			if ((side < 0 && j == 0) || (side > 0 && j + 1 >= n))
 				break;
 			j = side < 0 ? j - 1 : j + 1;
@@ -168,10 +204,15 @@ static size_t pcs_around(const struct lp_sample *s, size_t n, size_t i, double m
 			while (k < npc && pc[k].pc != s[j].pc)
 				k++;
 			if (k == npc)
-				pc[npc++] = (struct near_pc){ s[j].pc, j, 0 };
+				pc[npc++] = (struct near_pc){ s[j].pc, 0, SIZE_MAX, NAN };
 			pc[k].count++;
-			if (fabs((double)s[j].time - mid) < fabs((double)s[pc[k].j].time - mid))
+			far = fabs((double)s[j].time - mid);
+			if (d->walker[j] && walk_line(d, s, j, &v, &lo, &hi) && lo <= (double)s[i].time &&
+			    (double)s[i].time + span <= hi &&
+			    (pc[k].j == SIZE_MAX || far < fabs((double)s[pc[k].j].time - mid))) {
 				pc[k].j = j;
+				pc[k].v = v;
+			}
 		}
 	}
 	return npc;
@@ -181,19 +222,30 @@ size_t lp_sa_drift_offsets(const struct lp_sa_drift *d, const struct lp_sample *
 			   uint64_t line, int64_t *delta, size_t max)
 {
 	struct near_pc pc[2 * SA_DRIFT_SCAN];
-	double span = (double)s[i].reuse, t = (double)s[i].time, mid = t + span / 2, x = (double)s[i].addr;
-	size_t seen, npc, nd = 0;
+	double span = (double)s[i].reuse, t = (double)s[i].time, x = (double)s[i].addr;
+	size_t seen, npc, nd = 0, active = 0, followed = 0;
 
 	if (s[i].reuse == LP_REUSE_DANGLING || !line)
 		return 0;
-	npc = pcs_around(s, n, i, mid, pc, &seen);
+	npc = pcs_around(d, s, n, i, pc, &seen);
+	/* the pcs in the span, and those of them whose walk is known */
+	for (size_t k = 0; k < npc; k++) {
+		if ((double)pc[k].count * span < 0.5 * (double)seen)
+			continue;
+		active += pc[k].count;
+		followed += pc[k].j != SIZE_MAX ? pc[k].count : 0;
+	}
+	/* the lines of a pc that is not followed (a column walk of a matrix
+	 * written by a transpose, its samples on no line) would be missing
+	 * from the offsets, which would then say that the span is all the
+	 * others' lines: such a span stays without offsets */
+	if (!((double)followed >= SA_DRIFT_FOLLOWED * (double)active))
+		return 0;
 	for (size_t k = 0; k < npc && nd < max; k++) {
 		const struct lp_sample *y = &s[pc[k].j];
-		double v, base;
+		double v = pc[k].v;
 		int points;
-		if ((double)pc[k].count * span < 0.5 * (double)seen || !d->walker[pc[k].j] ||
-		    !walk_velocity(d, s, pc[k].j, &v, &base) ||
-		    fabs((double)y->time - mid) + span / 2 > base)
+		if (pc[k].j == SIZE_MAX || (double)pc[k].count * span < 0.5 * (double)seen)
 			continue;
 		points = (int)fmin(SA_DRIFT_POINTS, fmax(1, ceil(fabs(v) * span / (double)line)));
 		for (int p = 0; p < points && nd < max; p++) {
