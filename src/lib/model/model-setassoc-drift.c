@@ -12,14 +12,16 @@
  * other pcs' walks are at the span's time is where their lines in it are.
  *
  * Assumptions:
- * - A pc whose last three samples (of one thread) lie on one line in
- *   (time, address), their two velocities within SA_DRIFT_LINEAR of each
- *   other, walks that line: its address at any time no farther from its
- *   nearest sample than the last two samples are apart is read off it
- *   (a walk that restarts fails the test there and is left out). A pc
- *   is followed only if SA_DRIFT_WALKER of its samples pass that test: a
- *   pc that reads at random, or several arrays in turn, passes it now and
- *   then by chance.
+ * - Three consecutive samples of a pc (of one thread) whose two
+ *   velocities in (time, address) are within SA_DRIFT_LINEAR of each
+ *   other lie on its walk, and its address at any time between the
+ *   first and the last of them is read off that line. The span needs
+ *   such a triple (one of the three around one of the pc's samples)
+ *   from before it to after it: a walk that restarts every few samples
+ *   still has one on each side of most restarts. A pc is followed only
+ *   if SA_DRIFT_WALKER of its samples are on such a triple: a pc that
+ *   reads at random, or several arrays in turn, is now and then by
+ *   chance.
  * - A pc touches the span when its share of the samples around it (up
  *   to SA_DRIFT_SCAN of them on each side) times d is at least 1/2.
  * - The offsets stand for the span only when the pcs followed hold
@@ -33,9 +35,9 @@
  *   displacement of two walks that move together is then exact, where
  *   the difference of their line numbers is one line off whenever one
  *   of them has just crossed into its next line).
- * Cost: one pass over the samples for each sample's previous one of its
- * pc and thread (a hash table), then at most 2 SA_DRIFT_SCAN samples
- * read for each span that holds none. */
+ * Cost: one pass over the samples for each sample's previous and next
+ * one of its pc and thread (a hash table) and one for the walkers, then
+ * at most 2 SA_DRIFT_SCAN samples read for each span that holds none. */
 #include "model/model-internal.h"
 
 #include "common/error.h"
