@@ -57,7 +57,10 @@
 struct lp_sa_drift {
 	size_t *prev;     /* the previous sample of the same pc and thread */
 	size_t *next;     /* the next one */
-	uint8_t *walker;  /* the sample's pc is a walker */
+	struct walk {
+		double v, lo, hi; /* walk_line() through the sample; v = NAN:
+				   * none, or its pc is not a walker */
+	} *walk;
 };
 
 void lp_sa_drift_free(struct lp_sa_drift *d)
@@ -66,7 +69,7 @@ void lp_sa_drift_free(struct lp_sa_drift *d)
 		return;
 	free(d->prev);
 	free(d->next);
-	free(d->walker);
+	free(d->walk);
 	free(d);
 }
 
@@ -84,18 +87,23 @@ static uint64_t pc_key(const struct lp_sample *y)
  * followed, only those whose samples do SA_DRIFT_WALKER of the time or
  * more (a walk fails it where it restarts: sixteen arrays of 4096
  * doubles swept in turn, a pc each, restart every fourth sample of a pc
- * at 1e-3, and half their samples pass). The counts of
- * each pc, samples on a line in the high half, all in the low one. */
+ * at 1e-3). The counts of each pc, samples on a line in the high half,
+ * all in the low one. Each sample's walk is kept (once: a report reads
+ * the spans of every resample). */
 static void mark_walkers(struct lp_sa_drift *d, const struct lp_sample *s, size_t n, struct lp_htab *pcs)
 {
-	double v, lo, hi;
 	int isnew;
 
-	for (size_t i = 0; i < n; i++)
-		*lp_htab_get(pcs, pc_key(&s[i]), &isnew) += (walk_line(d, s, i, &v, &lo, &hi) ? 1ull << 32 : 0) + 1;
+	for (size_t i = 0; i < n; i++) {
+		struct walk *w = &d->walk[i];
+		if (!walk_line(d, s, i, &w->v, &w->lo, &w->hi))
+			w->v = NAN;
+		*lp_htab_get(pcs, pc_key(&s[i]), &isnew) += (isnan(w->v) ? 0 : 1ull << 32) + 1;
+	}
 	for (size_t i = 0; i < n; i++) {
 		uint64_t c = *lp_htab_get(pcs, pc_key(&s[i]), &isnew);
-		d->walker[i] = (double)(c >> 32) >= SA_DRIFT_WALKER * (double)(c & 0xffffffffu);
+		if ((double)(c >> 32) < SA_DRIFT_WALKER * (double)(c & 0xffffffffu))
+			d->walk[i].v = NAN;
 	}
 }
 
@@ -110,7 +118,7 @@ int lp_sa_drift_new(struct lp_sa_drift **out, const struct lp_sample *s, size_t 
 		cap <<= 1;
 	if (!d || !(d->prev = malloc((n ? n : 1) * sizeof(*d->prev))) ||
 	    !(d->next = malloc((n ? n : 1) * sizeof(*d->next))) ||
-	    !(d->walker = malloc(n ? n : 1)) || lp_htab_init(&last, cap) < 0 || lp_htab_reserve(&last, n + 1) < 0) {
+	    !(d->walk = malloc((n ? n : 1) * sizeof(*d->walk))) || lp_htab_init(&last, cap) < 0 || lp_htab_reserve(&last, n + 1) < 0) {
 		lp_htab_release(&last);
 		lp_sa_drift_free(d);
 		return lp_seterr(LP_ENOMEM, "out of memory");
@@ -195,7 +203,8 @@ static size_t pcs_around(const struct lp_sa_drift *d, const struct lp_sample *s,
 		size_t j = i, taken = 0;
 		for (size_t steps = 0; taken < SA_DRIFT_SCAN && steps < 4 * SA_DRIFT_SCAN; steps++) {
 			size_t k = 0;
-			double v, lo, hi, far;
+			const struct walk *w;
+			double far;
 			if ((side < 0 && j == 0) || (side > 0 && j + 1 >= n))
 				break;
 			j = side < 0 ? j - 1 : j + 1;
@@ -209,11 +218,11 @@ static size_t pcs_around(const struct lp_sa_drift *d, const struct lp_sample *s,
 				pc[npc++] = (struct near_pc){ s[j].pc, 0, SIZE_MAX, NAN };
 			pc[k].count++;
 			far = fabs((double)s[j].time - mid);
-			if (d->walker[j] && walk_line(d, s, j, &v, &lo, &hi) && lo <= (double)s[i].time &&
-			    (double)s[i].time + span <= hi &&
+			w = &d->walk[j];
+			if (!isnan(w->v) && w->lo <= (double)s[i].time && (double)s[i].time + span <= w->hi &&
 			    (pc[k].j == SIZE_MAX || far < fabs((double)s[pc[k].j].time - mid))) {
 				pc[k].j = j;
-				pc[k].v = v;
+				pc[k].v = w->v;
 			}
 		}
 	}
