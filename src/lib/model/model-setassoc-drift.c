@@ -52,10 +52,12 @@
 #define SA_DRIFT_LINEAR 0.02 /* relative difference of a walk's two velocities */
 
 #define SA_DRIFT_WALKER 0.25 /* share of a pc's samples on its line: a walker */
+#define COPY ((size_t)1 << (sizeof(size_t) * 8 - 1))
 #define SA_DRIFT_FOLLOWED 0.9 /* share of the span's pcs' samples whose walk is known */
 
 struct lp_sa_drift {
-	size_t *prev;     /* the previous sample of the same pc and thread */
+	size_t *prev;     /* the previous sample of the same pc and thread;
+			   * COPY | i: a copy of sample i (same time) */
 	size_t *next;     /* the next one */
 	struct walk {
 		double v, lo, hi; /* walk_line() through the sample; v = NAN:
@@ -96,7 +98,9 @@ static void mark_walkers(struct lp_sa_drift *d, const struct lp_sample *s, size_
 
 	for (size_t i = 0; i < n; i++) {
 		struct walk *w = &d->walk[i];
-		if (!walk_line(d, s, i, &w->v, &w->lo, &w->hi))
+		if (d->prev[i] != SIZE_MAX && d->prev[i] & COPY)
+			*w = d->walk[d->prev[i] & ~COPY];
+		else if (!walk_line(d, s, i, &w->v, &w->lo, &w->hi))
 			w->v = NAN;
 		*lp_htab_get(pcs, pc_key(&s[i]), &isnew) += (isnan(w->v) ? 0 : 1ull << 32) + 1;
 	}
@@ -126,10 +130,17 @@ int lp_sa_drift_new(struct lp_sa_drift **out, const struct lp_sample *s, size_t 
 	for (size_t i = 0; i < n; i++) {
 		int isnew;
 		uint64_t *v = lp_htab_get(&last, pc_key(&s[i]), &isnew);
-		d->prev[i] = isnew || s[(size_t)*v].tid != s[i].tid ? SIZE_MAX : (size_t)*v;
+		size_t p = isnew || s[(size_t)*v].tid != s[i].tid ? SIZE_MAX : (size_t)*v;
 		d->next[i] = SIZE_MAX;
-		if (d->prev[i] != SIZE_MAX)
-			d->next[d->prev[i]] = i;
+		if (p != SIZE_MAX && s[p].time == s[i].time) {
+			/* a copy of sample p (a resample keeps a sample k times):
+			 * p's walk is its own, and the chain links p only */
+			d->prev[i] = p | COPY;
+			continue;
+		}
+		d->prev[i] = p;
+		if (p != SIZE_MAX)
+			d->next[p] = i;
 		*v = i;
 	}
 	/* the same keys, counted now */

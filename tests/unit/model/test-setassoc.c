@@ -5,7 +5,9 @@
  * arrays at 95% of a cache (which spread evenly over the sets: no miss),
  * two columns walked together (a second walk beside the first, shifted
  * by an amount that changes from span to span), arrays walked in lock
- * step a multiple of the cache's way apart (one set for all), random reads of a
+ * step a multiple of the cache's way apart (one set for all; with a pc
+ * each at 1e-4, where no span of theirs holds a sample, read from the
+ * walks around the spans), random reads of a
  * contiguous range (a random subset of lines that are
  * evenly spread) and of lines scattered at random (the binomial model).
  * Each case also checks that the binomial model alone is off where the
@@ -23,17 +25,37 @@
 
 struct stream {
 	uint64_t *l;
+	uint32_t *pc;   /* the access's pc is 0x1000 + pc[i] */
+	uint8_t *byte;  /* and its address line * 64 + byte[i] */
 	size_t n, cap;
 };
 
-static void push(struct stream *s, uint64_t line)
+static void push_at(struct stream *s, uint64_t line, uint8_t byte, uint32_t pc)
 {
 	if (s->n == s->cap) {
 		s->cap = s->cap ? 2 * s->cap : 1 << 16;
 		s->l = realloc(s->l, s->cap * sizeof(*s->l));
+		s->pc = realloc(s->pc, s->cap * sizeof(*s->pc));
+		s->byte = realloc(s->byte, s->cap);
 		assert_non_null(s->l);
+		assert_non_null(s->pc);
+		assert_non_null(s->byte);
 	}
+	s->pc[s->n] = pc;
+	s->byte[s->n] = byte;
 	s->l[s->n++] = line;
+}
+
+static void push(struct stream *s, uint64_t line)
+{
+	push_at(s, line, 0, 0);
+}
+
+static void stream_free(struct stream *s)
+{
+	free(s->l);
+	free(s->pc);
+	free(s->byte);
 }
 
 /* Exact miss ratio of `sets` x `ways` (64-byte lines) with replacement
@@ -117,7 +139,8 @@ static struct lp_profile *sample(const struct stream *s, double rate)
 	p->seed = 5;
 	assert_int_equal(lp_sampler_new(&sm, p), 0);
 	for (size_t i = 0; i < s->n; i++) {
-		r.addr = s->l[i] * 64;
+		r.addr = s->l[i] * 64 + s->byte[i];
+		r.pc = 0x1000 + s->pc[i];
 		assert_int_equal(lp_sampler_feed(sm, &r, 1), 0);
 	}
 	assert_int_equal(lp_sampler_finish(sm), 0);
@@ -191,7 +214,7 @@ static void test_column_walks(void **state)
 	/* rows of 55 lines: every set, each column 1 500 lines in 4 096 */
 	column_walk(&s, 1500, 55, 2);
 	check("column walk, rows of 55 lines", &s, 1e-2, 512, 8, 0.01);
-	free(s.l);
+	stream_free(&s);
 }
 
 /* Two columns at a time, as a covariance kernel walks them: for each
@@ -225,7 +248,7 @@ static void test_column_pairs(void **state)
 	/* rows of 40 lines: 8 of 64 sets */
 	column_pairs(&s, 160, 40, 24);
 	check("two columns, rows of 40 lines", &s, 1e-2, 64, 8, 0.1);
-	free(s.l);
+	stream_free(&s);
 }
 
 /* Three arrays of `lines` lines each (8 doubles a line), a[i] = b[i] + c[i],
@@ -255,7 +278,7 @@ static void test_arrays_near_capacity(void **state)
 	check("three arrays, 95% of the cache", &s, 1e-2, 512, 8, 0.02);
 	arrays(&s, 5188, 64, 4);
 	check("three arrays, 95% of the cache", &s, 5e-3, 1024, 16, 0.02);
-	free(s.l);
+	stream_free(&s);
 }
 
 /* `k` arrays of `lines` lines each, `apart` lines from one to the next,
@@ -273,6 +296,16 @@ static void lock_step(struct stream *s, int k, uint64_t lines, uint64_t apart, i
 		for (uint64_t i = 0; i < 8 * lines; i++)
 			for (int a = 0; a < k; a++)
 				push(s, base[a] + i / 8);
+}
+
+/* The same with byte addresses (8-byte elements) and a pc per array. */
+static void lock_step_pcs(struct stream *s, int k, uint64_t lines, uint64_t apart, int reps)
+{
+	s->n = 0;
+	for (int r = 0; r < reps; r++)
+		for (uint64_t i = 0; i < 8 * lines; i++)
+			for (int a = 0; a < k; a++)
+				push_at(s, (1ull << 24) + (uint64_t)a * apart + i / 8, (uint8_t)(8 * (i % 8)), (uint32_t)a);
 }
 
 static void test_aligned_streams(void **state)
@@ -294,7 +327,14 @@ static void test_aligned_streams(void **state)
 	/* at random offsets: random placement */
 	lock_step(&s, 12, 600, 0, 4, &rng);
 	check("12 arrays at random offsets", &s, 1e-2, 64, 8, -0.02);
-	free(s.l);
+	/* each array read by a pc of its own, as compiled code does, sampled
+	 * at 1e-4: the spans of 12 accesses hold no sample (a dozen of 1 150
+	 * spans do, too few for a lattice), and their lines are where the
+	 * other pcs' walks are then (model-setassoc-drift.c) */
+	lock_step_pcs(&s, 12, 3000, 81 * 64, 40);
+	check("12 arrays, a pc each, at 1e-4", &s, 1e-4, 64, 8, 0.5);
+	check("12 arrays, a pc each, at 1e-4", &s, 1e-4, 512, 8, -0.02);
+	stream_free(&s);
 }
 
 /* n lines 64 lines apart (a node at the start of each 4 KiB page),
@@ -338,7 +378,7 @@ static void test_random_placement(void **state)
 	for (int i = 0; i < 600000; i++)
 		push(&s, pool[lp_rng_below(&rng, 800)]);
 	check("800 scattered lines, read at random", &s, 1e-2, 64, 8, -0.02);
-	free(s.l);
+	stream_free(&s);
 }
 
 /* Random replacement in `sets` x `ways` (lp_statcache_setassoc_ratio(),
@@ -413,7 +453,7 @@ static void test_random_replacement(void **state)
 	for (int i = 0; i < 600000; i++)
 		push(&s, (1ull << 24) + lp_rng_below(&rng, 1024));
 	check_random("random lines over 1024", &s, 1, 64, 8, 0.04, -0.03);
-	free(s.l);
+	stream_free(&s);
 }
 
 int main(void)
