@@ -151,6 +151,18 @@ double lp_statstack_miss_ratio(const struct lp_statstack *m, double lines);
  * the fully associative cut. NAN without samples or memory. */
 double lp_statstack_setassoc_miss_ratio(const struct lp_statstack *m, uint64_t sets, uint64_t ways);
 
+/* How much higher the set-associative LRU ratio of `sets` x `ways` could
+ * be where the model could not see the layout: the reuses over `ways` to
+ * LP_SA_UNSEEN_SPAN times `ways` other lines whose set placement no sample
+ * showed (too few samples inside or around their spans: taken as placed at
+ * random), if all their lines shared one set. Their share of the line
+ * accesses, less what the model has them miss already (prob: each
+ * sample's miss chance, from lp_statstack_sample_miss() for the same
+ * cache). 0 for sets = 1 or without samples; NAN without memory. */
+#define LP_SA_UNSEEN_SPAN 4
+double lp_statstack_setassoc_unseen(const struct lp_statstack *m, uint64_t sets, uint64_t ways,
+				    const double *prob);
+
 /* Take the placement's layout (the groups of pcs and distances, their
  * walks) from `from`, a model of the same program, instead of reading it
  * from m's own samples: m's samples are put in from's groups by their pc

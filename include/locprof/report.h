@@ -123,6 +123,10 @@ struct lp_report_cache {
 					       * the ratio without resamples) */
 	/* the same per reference (lp_ref_miss_ratio()) */
 	double lru_ref, random_ref;
+	/* how much higher lru could be where no sample showed the layout
+	 * (lp_statstack_setassoc_unseen()): not in lru_iv, which holds what
+	 * another seed could give */
+	double lru_unseen;
 };
 
 enum { LP_REPORT_LRU = 1u, LP_REPORT_RANDOM = 2u };

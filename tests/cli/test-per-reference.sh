@@ -29,7 +29,7 @@ expect_status 0 "$LOCPROF" sample "$T/walk.txt" -o "$T/v2.lpp" --rate 0.2 --seed
 expect_status 0 "$LOCPROF" report "$T/v2.lpp" --top 0 --cold --cache 2K:32:64 --format json
 expect_grep '"lru":0\.[0-9]*,"random":0\.[0-9]*,"lru_ref":0\.9[0-9]*,"random_ref":' "$T/out"
 expect_status 0 "$LOCPROF" report "$T/v2.lpp" --top 0 --cold --cache 2K:32:64 --format csv
-expect_grep '^cache,size_bytes,ways,line_bytes,lru_miss_ratio,random_miss_ratio,.*,lru_ref_miss_ratio,random_ref_miss_ratio$' "$T/out"
+expect_grep '^cache,size_bytes,ways,line_bytes,lru_miss_ratio,random_miss_ratio,.*,lru_ref_miss_ratio,random_ref_miss_ratio,lru_unseen$' "$T/out"
 
 # A live profile (inst backend) of straddling programs against the exact
 # trace of the same binary: line-access and per-reference ratios of

@@ -830,3 +830,12 @@ int lp_sa_place_crowding(const struct lp_sa_place *pl, const double *sd, uint64_
 	}
 	return 0;
 }
+
+/* The samples whose span's placement no offset showed: their group (a pc
+ * and octave of distance, or the rest of an octave) read fewer than
+ * SA_MIN_WALK_PAIRS offsets, so the model took them as placed at random. */
+void lp_sa_place_unseen(const struct lp_sa_place *pl, uint8_t *unseen)
+{
+	for (size_t i = 0; i < pl->n; i++)
+		unseen[i] = pl->group[i] != UINT32_MAX && pl->g[pl->group[i]].pairs < SA_MIN_WALK_PAIRS;
+}

@@ -685,3 +685,31 @@ void lp_statstack_sa_group(const struct lp_statstack *m, size_t g, struct lp_sa_
 {
 	lp_sa_place_group(m->place, g, out);
 }
+
+/* Only reuses over `ways` to LP_SA_UNSEEN_SPAN ways lines: a longer one
+ * would need more than a quarter of its lines in its own set to miss, a
+ * crowding no layout of whole arrays gives (with reuses of every length
+ * in, covariance at 1e-4 read +95 points at every geometry). */
+double lp_statstack_setassoc_unseen(const struct lp_statstack *m, uint64_t sets, uint64_t ways,
+				    const double *prob)
+{
+	double gap = 0;
+	uint8_t *unseen;
+
+	if (sets <= 1)
+		return 0;
+	if (place_of(m) < 0 || !(unseen = malloc(m->in.n ? m->in.n : 1)))
+		return NAN;
+	if (!m->place) { /* no samples: nothing unseen to count */
+		free(unseen);
+		return 0;
+	}
+	lp_sa_place_unseen(m->place, unseen);
+	for (size_t i = 0; i < m->in.n; i++) {
+		double D = floor(m->sd[i] + 0.5);
+		if (unseen[i] && D >= (double)ways && D < LP_SA_UNSEEN_SPAN * (double)ways)
+			gap += 1 - prob[i];
+	}
+	free(unseen);
+	return ratio(m, gap) - (m->in.include_cold ? ratio(m, 0) : 0);
+}

@@ -112,9 +112,10 @@ static int merge_curves(struct lp_report *m, struct lp_report *const *parts, siz
 	for (size_t k = 0; k < a->ncaches; k++) {
 		struct lp_report_cache *c = &m->caches[k];
 		*c = a->caches[k];
-		c->lru = c->random = c->lru_ref = c->random_ref = 0;
+		c->lru = c->random = c->lru_ref = c->random_ref = c->lru_unseen = 0;
 		for (size_t i = 0; i < n; i++) {
 			c->lru += w[i] * parts[i]->caches[k].lru;
+			c->lru_unseen += w[i] * parts[i]->caches[k].lru_unseen;
 			c->random += w[i] * parts[i]->caches[k].random;
 			c->lru_ref += wref[i] * parts[i]->caches[k].lru_ref;
 			c->random_ref += wref[i] * parts[i]->caches[k].random_ref;

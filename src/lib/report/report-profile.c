@@ -350,6 +350,7 @@ static int report_ref_ratios(struct lp_report *r, const struct lp_report_params 
 		if ((err = lp_statstack_sample_miss(r->ss, sets, ways, prob)) < 0)
 			break;
 		k->lru_ref = lp_ref_miss_ratio(r->p, r->li, prob, k->lru);
+		k->lru_unseen = lp_statstack_setassoc_unseen(r->ss, sets, ways, prob);
 		if ((err = lp_statcache_sample_miss(r->sc, (double)lines, prob)) < 0)
 			break;
 		k->random_ref = lp_ref_miss_ratio(r->p, r->li, prob, k->random);
