@@ -264,11 +264,12 @@ size_t lp_sa_drift_offsets(const struct lp_sa_drift *d, const struct lp_sample *
 	if (!((double)followed >= SA_DRIFT_FOLLOWED * (double)active))
 		return 0;
 	for (size_t k = 0; k < npc && nd < max; k++) {
-		const struct lp_sample *y = &s[pc[k].j];
+		const struct lp_sample *y;
 		double v = pc[k].v;
 		int points;
 		if (pc[k].j == SIZE_MAX || (double)pc[k].count * span < 0.5 * (double)seen)
 			continue;
+		y = &s[pc[k].j];
 		points = (int)fmin(SA_DRIFT_POINTS, fmax(1, ceil(fabs(v) * span / (double)line)));
 		for (int p = 0; p < points && nd < max; p++) {
 			double u = t + span * (p + 0.5) / points;
