@@ -25,6 +25,8 @@ enum {
 	/* a lock held this long by another thread at exit: give up on it
 	 * (it may be the thread a fatal signal interrupted) */
 	SHARE_LOCK_EXIT_NS = 50000000,
+	/* reads of another thread's clock before taking it half-written */
+	RT_CLOCK_TRIES = 64 + 100000,
 };
 
 /* The watched lines of all threads (tag: the first record of the line's
@@ -68,8 +70,17 @@ static uint64_t rt_clock_of(const struct lp_rt_thread *u, uint32_t i)
 
 	if (u->dead)
 		return u->final_refs + u->final_extra[i];
-	for (int tries = 0; tries < 64; tries++) {
-		unsigned s1 = atomic_load_explicit(&u->clock_seq, memory_order_acquire);
+	/* The owner rewrites its clock in a few instructions, but may be
+	 * preempted inside them (more threads than cores): after 64 spins,
+	 * yield to it rather than take a half-written clock, whose new
+	 * countdown beside the old epoch reads as fewer accesses or none (a
+	 * shared distance below the private one, under load). Bounded: an
+	 * owner stopped there for good (a fatal signal) is read as it is. */
+	for (int tries = 0; tries < RT_CLOCK_TRIES; tries++) {
+		unsigned s1;
+		if (tries >= 64)
+			sched_yield();
+		s1 = atomic_load_explicit(&u->clock_seq, memory_order_acquire);
 		uint64_t e = __atomic_load_n(&f->epoch, __ATOMIC_RELAXED);
 		uint64_t c = __atomic_load_n(&f->countdown, __ATOMIC_RELAXED);
 		uint64_t x = i ? __atomic_load_n(&f->extra_lines[i], __ATOMIC_RELAXED)
