@@ -62,9 +62,9 @@ int lp_sa_place_assign(struct lp_sa_place **out, const struct lp_sa_place *layou
 		       size_t n, const double *sd);
 size_t lp_sa_place_groups(const struct lp_sa_place *pl);
 void lp_sa_place_group(const struct lp_sa_place *pl, size_t g, struct lp_sa_group_info *out);
-/* unseen[i] = 1 for the finite samples whose group read too few offsets
- * for a layout (placed at random by default, not by what was seen). */
-void lp_sa_place_unseen(const struct lp_sa_place *pl, uint8_t *unseen);
+/* 1 for a finite sample whose group read too few offsets for a layout
+ * (placed at random by default, not by what was seen). */
+int lp_sa_place_unseen(const struct lp_sa_place *pl, size_t i);
 /* Miss chance of each finite sample's reuse in an LRU cache of `sets`
  * sets of `ways` ways, into prob[i] (the dangling ones left alone). */
 int lp_sa_place_miss(const struct lp_sa_place *pl, const double *sd, uint64_t sets, uint64_t ways,

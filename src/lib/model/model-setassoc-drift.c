@@ -52,12 +52,12 @@
 #define SA_DRIFT_LINEAR 0.02 /* relative difference of a walk's two velocities */
 
 #define SA_DRIFT_WALKER 0.25 /* share of a pc's samples on its line: a walker */
-#define COPY ((size_t)1 << (sizeof(size_t) * 8 - 1))
+#define SA_DRIFT_COPY ((size_t)1 << (sizeof(size_t) * 8 - 1))
 #define SA_DRIFT_FOLLOWED 0.9 /* share of the span's pcs' samples whose walk is known */
 
 struct lp_sa_drift {
 	size_t *prev;     /* the previous sample of the same pc and thread;
-			   * COPY | i: a copy of sample i (same time) */
+			   * SA_DRIFT_COPY | i: a copy of sample i (same time) */
 	size_t *next;     /* the next one */
 	struct walk {
 		double v, lo, hi; /* walk_line() through the sample; v = NAN:
@@ -98,8 +98,8 @@ static void mark_walkers(struct lp_sa_drift *d, const struct lp_sample *s, size_
 
 	for (size_t i = 0; i < n; i++) {
 		struct walk *w = &d->walk[i];
-		if (d->prev[i] != SIZE_MAX && d->prev[i] & COPY)
-			*w = d->walk[d->prev[i] & ~COPY];
+		if (d->prev[i] != SIZE_MAX && d->prev[i] & SA_DRIFT_COPY)
+			*w = d->walk[d->prev[i] & ~SA_DRIFT_COPY];
 		else if (!walk_line(d, s, i, &w->v, &w->lo, &w->hi))
 			w->v = NAN;
 		*lp_htab_get(pcs, pc_key(&s[i]), &isnew) += (isnan(w->v) ? 0 : 1ull << 32) + 1;
@@ -122,7 +122,8 @@ int lp_sa_drift_new(struct lp_sa_drift **out, const struct lp_sample *s, size_t 
 		cap <<= 1;
 	if (!d || !(d->prev = malloc((n ? n : 1) * sizeof(*d->prev))) ||
 	    !(d->next = malloc((n ? n : 1) * sizeof(*d->next))) ||
-	    !(d->walk = malloc((n ? n : 1) * sizeof(*d->walk))) || lp_htab_init(&last, cap) < 0 || lp_htab_reserve(&last, n + 1) < 0) {
+	    !(d->walk = malloc((n ? n : 1) * sizeof(*d->walk))) || lp_htab_init(&last, cap) < 0 ||
+	    lp_htab_reserve(&last, n + 1) < 0) {
 		lp_htab_release(&last);
 		lp_sa_drift_free(d);
 		return lp_seterr(LP_ENOMEM, "out of memory");
@@ -135,7 +136,7 @@ int lp_sa_drift_new(struct lp_sa_drift **out, const struct lp_sample *s, size_t 
 		if (p != SIZE_MAX && s[p].time == s[i].time) {
 			/* a copy of sample p (a resample keeps a sample k times):
 			 * p's walk is its own, and the chain links p only */
-			d->prev[i] = p | COPY;
+			d->prev[i] = p | SA_DRIFT_COPY;
 			continue;
 		}
 		d->prev[i] = p;

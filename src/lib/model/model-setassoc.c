@@ -143,6 +143,23 @@ static size_t time_lower(const struct lp_sample *s, size_t lo, size_t n, uint64_
 	return lo + lp_model_first_at(s + lo, n - lo, t);
 }
 
+/* Room in *pairs (of *cap) for `extra` more after np, doubling. */
+static int pairs_reserve(struct sa_pair **pairs, size_t np, size_t *cap, size_t extra)
+{
+	size_t nc = *cap ? *cap : 1024;
+	struct sa_pair *v;
+
+	if (np + extra <= *cap)
+		return 0;
+	while (nc < np + extra)
+		nc *= 2;
+	if (!(v = realloc(*pairs, nc * sizeof(*v))))
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	*pairs = v;
+	*cap = nc;
+	return 0;
+}
+
 /* The offsets of sample i's span (at most `scan` of its samples read,
  * evenly spread), appended to *pairs. */
 static int span_pairs(const struct lp_sample *s, size_t n, size_t i, double lines, unsigned shift,
@@ -150,6 +167,7 @@ static int span_pairs(const struct lp_sample *s, size_t n, size_t i, double line
 {
 	uint64_t t = s[i].time, d = s[i].reuse, e = t + d, x = s[i].addr >> shift;
 	size_t a = time_lower(s, i + 1, n, t + 1), b = time_lower(s, a, n, e + 1), step, first = *np;
+	int err;
 
 	if (b <= a)
 		return 0;
@@ -161,14 +179,8 @@ static int span_pairs(const struct lp_sample *s, size_t n, size_t i, double line
 			continue;
 		if (y->reuse != LP_REUSE_DANGLING && y->time + y->reuse < e)
 			continue; /* touched again inside the span: not its last access */
-		if (*np == *cap) {
-			size_t nc = *cap ? *cap * 2 : 1024;
-			struct sa_pair *v = realloc(*pairs, nc * sizeof(*v));
-			if (!v)
-				return lp_seterr(LP_ENOMEM, "out of memory");
-			*pairs = v;
-			*cap = nc;
-		}
+		if ((err = pairs_reserve(pairs, *np, cap, 1)) < 0)
+			return err;
 		(*pairs)[(*np)++] = (struct sa_pair){ (int64_t)(l - x), 0, lines, 0 };
 	}
 	for (size_t k = first; k < *np; k++)
@@ -189,16 +201,8 @@ static int drift_pairs(struct lp_sa_drift **drift, const struct lp_sample *s, si
 	if (!*drift && (err = lp_sa_drift_new(drift, s, n)) < 0)
 		return err;
 	nd = lp_sa_drift_offsets(*drift, s, n, i, line, delta, scan < SA_SCAN ? scan : SA_SCAN);
-	if (*np + nd > *cap) {
-		size_t nc = *cap ? *cap : 1024;
-		struct sa_pair *v;
-		while (nc < *np + nd)
-			nc *= 2;
-		if (!(v = realloc(*pairs, nc * sizeof(*v))))
-			return lp_seterr(LP_ENOMEM, "out of memory");
-		*pairs = v;
-		*cap = nc;
-	}
+	if ((err = pairs_reserve(pairs, *np, cap, nd)) < 0)
+		return err;
 	for (size_t k = 0; k < nd; k++)
 		(*pairs)[(*np)++] = (struct sa_pair){ delta[k], 1.0 / (double)nd, lines, 0 };
 	return 0;
@@ -831,11 +835,10 @@ int lp_sa_place_crowding(const struct lp_sa_place *pl, const double *sd, uint64_
 	return 0;
 }
 
-/* The samples whose span's placement no offset showed: their group (a pc
- * and octave of distance, or the rest of an octave) read fewer than
- * SA_MIN_WALK_PAIRS offsets, so the model took them as placed at random. */
-void lp_sa_place_unseen(const struct lp_sa_place *pl, uint8_t *unseen)
+/* Whether no offset showed sample i's span placement: its group (a pc and
+ * octave of distance, or the rest of an octave) read fewer than
+ * SA_MIN_WALK_PAIRS offsets, so the model took it as placed at random. */
+int lp_sa_place_unseen(const struct lp_sa_place *pl, size_t i)
 {
-	for (size_t i = 0; i < pl->n; i++)
-		unseen[i] = pl->group[i] != UINT32_MAX && pl->g[pl->group[i]].pairs < SA_MIN_WALK_PAIRS;
+	return pl->group[i] != UINT32_MAX && pl->g[pl->group[i]].pairs < SA_MIN_WALK_PAIRS;
 }

@@ -694,22 +694,17 @@ double lp_statstack_setassoc_unseen(const struct lp_statstack *m, uint64_t sets,
 				    const double *prob)
 {
 	double gap = 0;
-	uint8_t *unseen;
 
 	if (sets <= 1)
 		return 0;
-	if (place_of(m) < 0 || !(unseen = malloc(m->in.n ? m->in.n : 1)))
+	if (place_of(m) < 0)
 		return NAN;
-	if (!m->place) { /* no samples: nothing unseen to count */
-		free(unseen);
+	if (!m->place) /* no samples: nothing unseen to count */
 		return 0;
-	}
-	lp_sa_place_unseen(m->place, unseen);
 	for (size_t i = 0; i < m->in.n; i++) {
 		double D = floor(m->sd[i] + 0.5);
-		if (unseen[i] && D >= (double)ways && D < LP_SA_UNSEEN_SPAN * (double)ways)
+		if (lp_sa_place_unseen(m->place, i) && D >= (double)ways && D < LP_SA_UNSEEN_SPAN * (double)ways)
 			gap += 1 - prob[i];
 	}
-	free(unseen);
 	return ratio(m, gap) - (m->in.include_cold ? ratio(m, 0) : 0);
 }
