@@ -381,6 +381,10 @@ typedef int (*lp_model_fn)(const struct lp_profile *p, void *ctx, double *out);
  * LP_INTERVAL_CLIFF and over more than LP_INTERVAL_CLIFF_NOISE times the
  * binomial noise of the ratio (docs/models.md, "Intervals"). */
 #define LP_INTERVAL_RESAMPLES 8
+/* The intervals are two-sided 95 % confidence intervals: the normal
+ * quantile of their binomial floor (and, with Student's t for the
+ * resamples' sd, of their width). */
+#define LP_INTERVAL_Z 1.959964
 #define LP_INTERVAL_CLIFF 0.03
 #define LP_INTERVAL_CLIFF_NOISE 6
 

@@ -5,11 +5,20 @@
 #include <locprof/model.h>
 
 /* lp_statstack_new(), without the per-sample stack distance estimates
- * when want_sd is 0: only lp_statstack_distinct() and
- * lp_statstack_expected_sd() may then be used (StatCache takes the
- * footprint over time from it). */
+ * when want_sd is 0: only lp_statstack_distinct(),
+ * lp_statstack_expected_sd() and the footprint below may then be used
+ * (StatCache takes the footprint over time from it). */
 int lp_statstack_new_internal(struct lp_statstack **out, const struct lp_profile *p, unsigned li,
 			      uint64_t window, int include_cold, int want_sd);
+
+/* The footprint over time, counted from the samples (StatCache's fill
+ * model): lp_statstack_prepare_footprint() builds it (0, or LP_ENOMEM);
+ * then lp_statstack_footprint() is the distinct lines among the line
+ * accesses [0, h] and lp_statstack_fill_time() the first sample time at
+ * which the footprint exceeded `lines` (UINT64_MAX: never). */
+int lp_statstack_prepare_footprint(const struct lp_statstack *m);
+double lp_statstack_footprint(const struct lp_statstack *m, uint64_t h);
+uint64_t lp_statstack_fill_time(const struct lp_statstack *m, double lines);
 
 /* The window length the model was built with (its phases' grid). */
 uint64_t lp_statstack_length(const struct lp_statstack *m);

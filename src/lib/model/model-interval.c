@@ -24,6 +24,7 @@
  *   that no sample saw is in no resample either.
  * - A handful of resamples (the evaluation must stay instant): the
  *   interval is the union of the estimate +- t(B-1) sd of the resamples
+ *   (a two-sided 95 % interval, the level statistics uses by default)
  *   and the range of the resamples, so that two clusters of resamples
  *   (a cliff) are covered whole, not averaged into the middle; the sd is
  *   at least the binomial one of a proportion of the n samples, since 8
@@ -53,18 +54,18 @@ static unsigned poisson1(struct lp_rng *r)
 	return k;
 }
 
-/* Student's t quantile at 95% (two-sided 90%) for df degrees of freedom:
- * the interval's width for few resamples. */
-static double t95(unsigned df)
+/* Student's t quantile at 97.5 % (a two-sided 95 % interval) for df
+ * degrees of freedom: the interval's width for few resamples; beyond the
+ * table, z + (z^3 + z) / (4 df), the first Cornish-Fisher term. */
+static double t975(unsigned df)
 {
-	static const double t[] = { 6.314, 2.920, 2.353, 2.132, 2.015, 1.943, 1.895, 1.860, 1.833,
-				    1.812, 1.796, 1.782, 1.771, 1.761, 1.753, 1.746, 1.740, 1.734,
-				    1.729, 1.725, 1.721, 1.717, 1.714, 1.711, 1.708, 1.706, 1.703,
-				    1.701, 1.699, 1.697 };
+	static const double t[] = { 12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+				    2.201,  2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+				    2.080,  2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042 };
 
 	if (df == 0)
 		return INFINITY;
-	return df <= sizeof(t) / sizeof(t[0]) ? t[df - 1] : 1.645 + 2.4 / (double)df;
+	return df <= sizeof(t) / sizeof(t[0]) ? t[df - 1] : LP_INTERVAL_Z + 2.37 / (double)df;
 }
 
 int lp_profile_resample(struct lp_profile *out, const struct lp_profile *p, unsigned li, uint64_t seed)
@@ -141,7 +142,7 @@ static void interval_of(double e, double *v, unsigned B, double n, struct lp_int
 	 * handful of resamples that happen to agree from giving too narrow an
 	 * interval. */
 	noise = n > 0 ? sqrt(fmax(e * (1 - e), 0.0) / n) : 0;
-	half = fmax(t95(used - 1) * sqrt(var / (used - 1)), 1.645 * noise);
+	half = fmax(t975(used - 1) * sqrt(var / (used - 1)), LP_INTERVAL_Z * noise);
 	lo = fmin(e - half, v[0]);
 	hi = fmax(e + half, v[used - 1]);
 	out->lo = fmax(0.0, lo);

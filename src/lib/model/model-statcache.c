@@ -657,10 +657,13 @@ int lp_statcache_set_fill(struct lp_statcache *m, int on)
 		m->ss_owned = 1;
 	}
 	if (on && !m->footprint) {
+		int err = lp_statstack_prepare_footprint(m->ss);
+		if (err < 0)
+			return err;
 		for (size_t w = 0; w < m->nw; w++) {
 			struct sc_window *wp = &m->w[w];
 			wp->u0 = w ? m->w[w - 1].u1 : 0;
-			wp->u1 = wp->end ? lp_statstack_distinct(m->ss, 0, wp->end - 1) : 0;
+			wp->u1 = wp->end ? lp_statstack_footprint(m->ss, wp->end - 1) : 0;
 		}
 		m->fill_lines = -1;
 		m->footprint = 1;
@@ -684,28 +687,10 @@ void lp_statcache_window(const struct lp_statcache *m, size_t k, uint64_t *start
  * more than L distinct lines in [0, t] (UINT64_MAX: never). */
 static void set_fill(struct lp_statcache *m, double L)
 {
-	size_t w = 0;
-	uint64_t lo, hi;
-
 	if (m->fill_lines == L)
 		return;
 	m->fill_lines = L;
-	m->fill_time = UINT64_MAX;
-	while (w < m->nw && m->w[w].u1 <= L)
-		w++;
-	if (w == m->nw)
-		return;
-	/* in window w: U(start - 1) = u0 <= L < u1 = U(end - 1) */
-	lo = m->w[w].start;
-	hi = m->w[w].end - 1;
-	while (lo < hi) {
-		uint64_t mid = lo + (hi - lo) / 2;
-		if (lp_statstack_distinct(m->ss, 0, mid) > L)
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
-	m->fill_time = lo;
+	m->fill_time = lp_statstack_fill_time(m->ss, L);
 }
 
 /* Evicting misses per access in window w for a cache of L lines. A

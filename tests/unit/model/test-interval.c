@@ -86,9 +86,9 @@ static void test_resample(void **state)
 }
 
 /* Over 200 profiles of 400 samples with a true share of 0.3, the
- * interval of the estimated share holds 0.3 in at least 85 % of them
- * (nominal 90 %, a little more with the range of the resamples), and its
- * half-width is about 1.645 sd of a binomial proportion. */
+ * interval of the estimated share holds 0.3 in at least 90 % of them
+ * (nominal 95 %, a little more with the range of the resamples), and its
+ * half-width is about 1.96 sd of a binomial proportion. */
 static void test_coverage_of_a_proportion(void **state)
 {
 	const size_t n = 400, runs = 200;
@@ -111,10 +111,10 @@ static void test_coverage_of_a_proportion(void **state)
 		lp_profile_free(p);
 	}
 	width /= runs;
-	print_message("coverage %zu/%zu, mean half-width %.4f (1.645 sd = %.4f)\n", covered, runs, width,
-		      1.645 * sd);
-	assert_true(covered >= runs * 85 / 100);
-	assert_true(width > 1.2 * sd && width < 3.0 * sd);
+	print_message("coverage %zu/%zu, mean half-width %.4f (%.3f sd = %.4f)\n", covered, runs, width,
+		      LP_INTERVAL_Z, LP_INTERVAL_Z * sd);
+	assert_true(covered >= runs * 90 / 100);
+	assert_true(width > 2.1 * sd && width < 3.0 * sd); /* 90 %: 1.97 sd */
 }
 
 /* At the knife edge the resamples land on both sides: the interval spans
@@ -136,7 +136,7 @@ static void test_cliff(void **state)
 	assert_int_equal(lp_model_intervals(far, &ip, cliff_model, NULL, &est, 1, &iv), 0);
 	assert_false(iv.cliff);
 	/* every resample agrees: the interval is the binomial floor */
-	double floor_half = 1.645 * sqrt(0.6 * 0.4 / 2000);
+	double floor_half = LP_INTERVAL_Z * sqrt(0.6 * 0.4 / 2000);
 	assert_true(fabs(iv.lo - (0.6 - floor_half)) < 1e-9 && fabs(iv.hi - (0.6 + floor_half)) < 1e-9);
 	assert_true(isnan(iv.below));
 	lp_profile_free(edge);
