@@ -11,8 +11,8 @@
 # standard deviation, their intervals' mean half-width and how many hold
 # the exact value (bench/interval-calibration.py).
 #
-# A calibrated 90% interval has a half-width of about 1.645 sd and holds
-# the exact value for 9 seeds in 10 where the bias is small next to the sd.
+# A calibrated 95% interval has a half-width of about 1.96 sd and holds
+# the exact value for 19 seeds in 20 where the bias is small next to the sd.
 #
 # usage: [RATE=1e-3] [SEEDS="1 2 ..."] [HIGH=0.05] bench/interval-calibration.sh KERNEL SIZE [build dir]
 #   e.g. bench/interval-calibration.sh bfs 16384 build

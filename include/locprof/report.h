@@ -117,15 +117,17 @@ void lp_source_free(struct lp_source_text *t);
 struct lp_report_cache {
 	char label[64];
 	uint64_t size, ways, line;
-	double lru;    /* set-associative LRU (StatStack + binomial model) */
-	double random; /* random replacement, fully associative (StatCache) */
+	double lru;    /* set-associative LRU (StatStack + the placement model) */
+	double random; /* random replacement (StatCache; in a set-associative
+			* cache, where a reuse's lines crowd its set) */
 	struct lp_interval lru_iv, random_iv; /* their intervals (lo = hi =
-					       * the ratio without resamples) */
+					       * the ratio without resamples;
+					       * hi includes lru_unseen) */
 	/* the same per reference (lp_ref_miss_ratio()) */
 	double lru_ref, random_ref;
 	/* how much higher lru could be where no sample showed the layout
-	 * (lp_statstack_setassoc_unseen()): not in lru_iv, which holds what
-	 * another seed could give */
+	 * (lp_statstack_setassoc_unseen()): the upper ends of lru_iv and
+	 * random_iv add it to what another seed could give */
 	double lru_unseen;
 };
 

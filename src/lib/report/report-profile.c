@@ -351,12 +351,18 @@ static int report_ref_ratios(struct lp_report *r, const struct lp_report_params 
 			break;
 		k->lru_ref = lp_ref_miss_ratio(r->p, r->li, prob, k->lru);
 		k->lru_unseen = lp_statstack_setassoc_unseen(r->ss, sets, ways, prob);
+		/* the intervals hold the layouts no sample showed too: a reuse
+		 * that crowds its set misses under either policy, so the LRU
+		 * bound stands for random replacement as well */
+		if (pa->resamples) {
+			k->lru_iv.hi = fmin(1.0, k->lru_iv.hi + k->lru_unseen);
+			k->random_iv.hi = fmin(1.0, k->random_iv.hi + k->lru_unseen);
+		}
 		if ((err = lp_statcache_sample_miss(r->sc, (double)lines, prob)) < 0)
 			break;
 		k->random_ref = lp_ref_miss_ratio(r->p, r->li, prob, k->random);
 	}
 	free(prob);
-	(void)pa;
 	return err;
 }
 

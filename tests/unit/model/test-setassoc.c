@@ -18,6 +18,8 @@
 #include <locprof/sample.h>
 #include <locprof/sim.h>
 
+#include <locprof/report.h>
+
 #include "common/rng.h"
 
 #include <math.h>
@@ -361,6 +363,22 @@ static void check_unseen(const struct stream *s, double rate, uint64_t sets, uin
 		(unsigned long)ways, lp_statstack_setassoc_miss_ratio(ss, sets, ways), u);
 	assert_true(u >= lo && u <= hi);
 	assert_true(lp_statstack_setassoc_unseen(ss, 1, ways, prob) == 0);
+	/* report's intervals add it to their upper ends, and hold the
+	 * simulated ratio */
+	struct lp_report_cache c = { .label = "c", .size = sets * ways * 64, .ways = ways, .line = 64 };
+	struct lp_report_params pa = { .caches = &c, .ncaches = 1, .policies = LP_REPORT_LRU | LP_REPORT_RANDOM,
+				       .fill = LP_STATCACHE_FILL_AUTO, .resamples = LP_INTERVAL_RESAMPLES, .seed = 1 };
+	const struct lp_report_cache *rc;
+	struct lp_report *r;
+	double sim = simulate(s, sets, ways);
+	assert_int_equal(lp_report_new(&r, p, &pa), 0);
+	assert_int_equal(lp_report_caches(r, &rc), 1);
+	fprintf(stderr, "  report: lru %.4f in [%.4f, %.4f], random %.4f in [%.4f, %.4f]; simulated %.4f\n",
+		rc->lru, rc->lru_iv.lo, rc->lru_iv.hi, rc->random, rc->random_iv.lo, rc->random_iv.hi, sim);
+	assert_true(rc->lru_iv.hi >= fmin(1.0, rc->lru + rc->lru_unseen) - 1e-9);
+	assert_true(rc->random_iv.hi >= fmin(1.0, rc->random + rc->lru_unseen) - 1e-9);
+	assert_true(rc->lru_iv.lo <= sim && sim <= rc->lru_iv.hi);
+	lp_report_free(r);
 	free(prob);
 	lp_statstack_free(ss);
 	lp_profile_free(p);
