@@ -72,7 +72,7 @@ sas = {}
 for r in (tables(sasimp) or [[]])[0]:
     acc, mis, cold = int(r['accesses']), int(r['misses']), int(r['cold'])
     sas[r['spec'].rsplit(':', 1)[0]] = (mis - cold) / (acc - cold) if acc > cold else 0.0
-for r in (mt[1] if len(mt) > 1 else []):
+for r in next((t for t in mt[1:] if t and 'cache' in t[0]), []):  # the named caches' table
     if r['cache'] not in sas: continue
     x, m = sas[r['cache']], float(r['lru_miss_ratio'])
     lo, hi = float(r['lru_miss_ratio_lo']), float(r['lru_miss_ratio_hi'])
