@@ -41,7 +41,10 @@
 # as simulate does) instead of recording with the inst backend: the
 # models' own error, without the backends'. LOCPROF_BUILD (default build/), RATES (default "1e-3
 # 1e-4"), SEEDS (default "1 2 3", quick "1"), SIZES (override every
-# kernel's sizes, e.g. SIZES=small), KEEP=DIR keeps the work files.
+# kernel's sizes, e.g. SIZES=small), KEEP=DIR keeps the work files,
+# REPORT_ONLY=DIR reports again the profiles and simulations that a run
+# with KEEP=DIR kept (same kernels, sizes, rates and seeds), recording
+# nothing: another build's report on the same samples.
 # Prints markdown tables on stdout; progress on stderr.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -77,7 +80,11 @@ elif [ ${#kernels[@]} -eq 0 ]; then
 fi
 RATES=${RATES:-1e-3 1e-4}
 if [ "$quick" = 1 ]; then SEEDS=${SEEDS:-1}; else SEEDS=${SEEDS:-1 2 3}; fi
-if [ -n "${KEEP:-}" ]; then
+if [ -n "${REPORT_ONLY:-}" ]; then
+	[ -d "$REPORT_ONLY" ] || { echo "kernel-accuracy: no directory $REPORT_ONLY" >&2; exit 2; }
+	W=$(mktemp -d /tmp/locprof-kacc.XXXXXX)
+	trap 'rm -rf "$W"' EXIT
+elif [ -n "${KEEP:-}" ]; then
 	W=$KEEP
 	mkdir -p "$W"
 else
@@ -155,16 +162,24 @@ for s in "${ok_specs[@]}"; do sa_sim+=(--cache "$s" --cache "$s:random") sa_rep+
 for k in "${kernels[@]}"; do
 	src=$here/bench/kernels/$k.c
 	[ -f "$src" ] || { echo "kernel-accuracy: no $src" >&2; exit 2; }
-	"$L" cc -O2 -g -o "$W/$k" "$src" -lm 2>"$W/cc.err" || { cat "$W/cc.err" >&2; exit 1; }
+	[ -n "${REPORT_ONLY:-}" ] || "$L" cc -O2 -g -o "$W/$k" "$src" -lm 2>"$W/cc.err" || { cat "$W/cc.err" >&2; exit 1; }
 	for p in $(size_list "$k"); do
-		echo "kernel-accuracy: $k $p: trace and simulation" >&2
-		"$L" record -q --mode trace -o "$W/t.lpt" -- "$W/$k" "$p" >/dev/null
-		"$L" simulate "$W/t.lpt" --sizes 4K..64M --policy lru,random --format csv >"$W/sim-$k-$p.csv"
-		"$L" simulate "$W/t.lpt" "${sa_sim[@]}" --format csv >"$W/simsa-$k-$p.csv"
+		if [ -n "${REPORT_ONLY:-}" ]; then
+			echo "kernel-accuracy: $k $p: the profiles of $REPORT_ONLY" >&2
+			cp "$REPORT_ONLY/sim-$k-$p.csv" "$REPORT_ONLY/simsa-$k-$p.csv" "$W/"
+		else
+			echo "kernel-accuracy: $k $p: trace and simulation" >&2
+			"$L" record -q --mode trace -o "$W/t.lpt" -- "$W/$k" "$p" >/dev/null
+			"$L" simulate "$W/t.lpt" --sizes 4K..64M --policy lru,random --format csv >"$W/sim-$k-$p.csv"
+			"$L" simulate "$W/t.lpt" "${sa_sim[@]}" --format csv >"$W/simsa-$k-$p.csv"
+		fi
 		for rate in $RATES; do
 			for seed in $SEEDS; do
 				pp=$W/p-$k-$p-$rate-$seed.lpp
-				if [ "${SOURCE:-inst}" = trace ]; then
+				if [ -n "${REPORT_ONLY:-}" ]; then
+					pp=$REPORT_ONLY/p-$k-$p-$rate-$seed.lpp
+					[ -f "$pp" ] || { echo "kernel-accuracy: no $pp (kept with KEEP=DIR?)" >&2; exit 2; }
+				elif [ "${SOURCE:-inst}" = trace ]; then
 					"$L" sample "$W/t.lpt" -r "$rate" -s "$seed" -o "$pp" 2>/dev/null
 				else
 					"$L" record -q -r "$rate" -s "$seed" -o "$pp" -- "$W/$k" "$p" >/dev/null
@@ -173,7 +188,7 @@ for k in "${kernels[@]}"; do
 				"$L" report "$pp" "${sa_rep[@]}" --format json --top 0 >"$W/model.json"
 				python3 "$compare" row "$k" "$p" "$rate" "$seed" "$W/sim-$k-$p.csv" "$W/simsa-$k-$p.csv" \
 					"$W/model.csv" "$W/model.json" >>"$W/rows.jsonl"
-				[ -n "${KEEP:-}" ] || rm -f "$pp"
+				[ -n "${KEEP:-}" ] || [ -n "${REPORT_ONLY:-}" ] || rm -f "$pp"
 			done
 		done
 		rm -f "$W/t.lpt"
