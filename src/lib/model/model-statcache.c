@@ -650,7 +650,8 @@ int lp_statcache_set_fill(struct lp_statcache *m, int on)
 	if (on != 0 && on != 1 && on != LP_STATCACHE_FILL_AUTO)
 		return lp_seterr(LP_EINVAL, "bad fill mode %d", on);
 	if (on && !m->ss) {
-		/* the footprint over time, from the windowed StatStack estimator */
+		/* the footprint over time, counted from the samples of a
+		 * StatStack model's windows (lp_statstack_prepare_footprint()) */
 		int err = lp_statstack_new_internal(&m->ss, m->in.p, m->li, m->length, 0, 0);
 		if (err < 0)
 			return err;
