@@ -311,7 +311,7 @@ static uint64_t likeliest_lattice(const struct sa_pair *p, size_t np, double tot
 	for (size_t k = 0; k < sizeof(shares) / sizeof(shares[0]); k++) {
 		uint64_t h = lattice_step(p, np, total, shares[k]);
 		double fit;
-		if (h <= step || h % g)
+		if (h <= g || h % g || h == step)
 			continue;
 		if ((fit = lattice_fit(p, np, total, h)) > best) {
 			best = fit;

@@ -267,6 +267,15 @@ static int isotonic(double *v, size_t n)
 	return 0;
 }
 
+static void footprint_free(struct ss_footprint *fp)
+{
+	if (fp) {
+		free(fp->t);
+		free(fp->fit);
+		free(fp);
+	}
+}
+
 /* The count at each sample's time: the weights of the samples at or
  * before it, less those of the samples whose reuse came at or before it.
  * A reuse at r lowers the count from the first sample at or after r on
@@ -281,17 +290,18 @@ int lp_statstack_prepare_footprint(const struct lp_statstack *m)
 	struct ss_footprint *fp;
 	size_t n = m->in.n, k = 0;
 	double *drop, count = 0;
+	int err;
 
 	if (m->fp)
 		return 0;
 	if (!(fp = calloc(1, sizeof(*fp))))
 		return lp_seterr(LP_ENOMEM, "out of memory");
-	mm->fp = fp; /* freed with the model */
 	fp->t = malloc((n ? n : 1) * sizeof(*fp->t));
 	fp->fit = malloc((n ? n : 1) * sizeof(*fp->fit));
 	drop = calloc(n + 1, sizeof(*drop));
 	if (!fp->t || !fp->fit || !drop) {
 		free(drop);
+		footprint_free(fp);
 		return lp_seterr(LP_ENOMEM, "out of memory");
 	}
 	fp->n = n;
@@ -313,7 +323,12 @@ int lp_statstack_prepare_footprint(const struct lp_statstack *m)
 		if (fp->t[i - 1] == fp->t[i])
 			fp->fit[i - 1] = fp->fit[i];
 	free(drop);
-	return isotonic(fp->fit, n);
+	if ((err = isotonic(fp->fit, n)) < 0) {
+		footprint_free(fp);
+		return err;
+	}
+	mm->fp = fp; /* kept only whole: a later call finds it ready */
+	return 0;
 }
 
 double lp_statstack_footprint(const struct lp_statstack *m, uint64_t h)
@@ -622,11 +637,7 @@ void lp_statstack_free(struct lp_statstack *m)
 	free(m->sd);
 	free(m->sd_sorted);
 	lp_sa_place_free(m->place);
-	if (m->fp) {
-		free(m->fp->t);
-		free(m->fp->fit);
-		free(m->fp);
-	}
+	footprint_free(m->fp);
 	free(m);
 }
 
