@@ -8,8 +8,12 @@
  * --shared, one cache shared by all its threads (the shared clock and the
  * first access by any thread), against the exact stack distance in the
  * interleaved stream; --thread T, the private cache of trace thread T
- * alone, against the exact stack distance in T's own stream. Loads the whole trace in memory (meant for traces of a few
- * million references). */
+ * alone, against the exact stack distance in T's own stream; --group K/N,
+ * the cache of group K when the threads are split into N groups as
+ * `report --shared` splits them (lp_share_placement_split()), against the
+ * group's own interleaved stream: then each line also gives the sample's
+ * exact reuse distance in that stream (reuse_true). Loads the whole trace
+ * in memory (meant for traces of a few million references). */
 #include <locprof/exact.h>
 #include <locprof/model.h>
 #include <locprof/sample.h>
@@ -28,12 +32,15 @@ int main(int argc, char **argv)
 
 	int shared = argc > 1 && !strcmp(argv[1], "--shared");
 	int alone = argc > 2 && !strcmp(argv[1], "--thread");
-	uint32_t thread = alone ? (uint32_t)strtoul(argv[2], NULL, 0) : 0;
+	int grouped = argc > 2 && !strcmp(argv[1], "--group");
+	uint32_t thread = alone ? (uint32_t)strtoul(argv[2], NULL, 0) : 0, gk = 0, gn = 1;
 
-	argc -= shared + 2 * alone;
-	argv += shared + 2 * alone;
-	if (argc < 3) {
-		fprintf(stderr, "usage: bench-model-diag [--shared | --thread T] TRACE RATE [WINDOW]\n");
+	if (grouped && sscanf(argv[2], "%u/%u", &gk, &gn) != 2)
+		gn = 0;
+	argc -= shared + 2 * alone + 2 * grouped;
+	argv += shared + 2 * alone + 2 * grouped;
+	if (argc < 3 || (grouped && (gn == 0 || gk >= gn))) {
+		fprintf(stderr, "usage: bench-model-diag [--shared | --thread T | --group K/N] TRACE RATE [WINDOW]\n");
 		return 2;
 	}
 	if (lp_trace_reader_open(&r, argv[1], NULL) < 0) {
@@ -54,11 +61,29 @@ int main(int argc, char **argv)
 	}
 	lp_trace_reader_free(r);
 
-	/* line accesses (--thread: T's alone); the sampler numbers the
-	 * threads in order of appearance: T's number is `group` */
-	size_t nl = 0, capl = n + 16;
+	/* line accesses (--thread: T's alone; --group: the group's); the
+	 * sampler numbers the threads in order of appearance: T's number is
+	 * `group`. --group needs the number of threads first. */
+	size_t nl = 0, capl = n + 16, nall = 0;
 	uint64_t *lines = malloc(capl * sizeof(*lines));
 	uint32_t seen[1024], nseen = 0, group = UINT32_MAX;
+	struct lp_share_placement gpl = { 0 };
+	if (grouped) {
+		for (size_t i = 0; i < n; i++) {
+			uint32_t k = 0;
+			if (!lp_ref_is_access(&refs[i]) && refs[i].kind != LP_EV_ALLOC && refs[i].kind != LP_EV_FREE)
+				continue;
+			while (k < nseen && seen[k] != refs[i].tid)
+				k++;
+			if (k == nseen && nseen < 1024)
+				seen[nseen++] = refs[i].tid;
+		}
+		if (lp_share_placement_split(&gpl, nseen, gn) < 0)
+			return 1;
+		nseen = 0;
+	}
+	/* --group: at[j] = the group's line accesses before line access j of all threads */
+	uint64_t *at = grouped ? malloc(capl * sizeof(*at)) : NULL;
 	for (size_t i = 0; i < n; i++) {
 		int event = refs[i].kind == LP_EV_ALLOC || refs[i].kind == LP_EV_FREE;
 		if (lp_ref_is_access(&refs[i]) || event) {
@@ -73,6 +98,22 @@ int main(int argc, char **argv)
 		if (!lp_ref_is_access(&refs[i]) || (alone && refs[i].tid != thread))
 			continue;
 		uint64_t a = refs[i].addr >> 6, b = (refs[i].addr + refs[i].size - 1) >> 6;
+		if (grouped) {
+			uint32_t k = 0;
+			while (k < nseen && seen[k] != refs[i].tid)
+				k++;
+			for (uint64_t l = a; l <= b; l++) {
+				if (nall == capl) {
+					capl *= 2;
+					lines = realloc(lines, capl * sizeof(*lines));
+					at = realloc(at, capl * sizeof(*at));
+				}
+				at[nall++] = nl;
+				if (gpl.group[k < gpl.nthreads ? k : 0] == gk)
+					lines[nl++] = l;
+			}
+			continue;
+		}
 		for (uint64_t l = a; l <= b; l++) {
 			if (nl == capl)
 				lines = realloc(lines, (capl *= 2) * sizeof(*lines));
@@ -101,7 +142,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	lp_sampler_free(s);
-	if (shared || alone) {
+	if (shared || alone || grouped) {
 		struct lp_share_placement pl;
 		struct lp_profile *q;
 		uint32_t nt = lp_share_threads(p);
@@ -109,8 +150,8 @@ int main(int argc, char **argv)
 			fprintf(stderr, "bench-model-diag: no thread %u\n", thread);
 			return 1;
 		}
-		if (lp_share_placement_split(&pl, nt, shared ? 1 : nt) < 0 ||
-		    lp_share_view(&q, p, 0, &pl, shared ? 0 : group) < 0) {
+		if (lp_share_placement_split(&pl, nt, shared ? 1 : grouped ? gn : nt) < 0 ||
+		    lp_share_view(&q, p, 0, &pl, shared ? 0 : grouped ? gk : group) < 0) {
 			fprintf(stderr, "bench-model-diag: %s\n", lp_errmsg());
 			return 1;
 		}
@@ -128,7 +169,26 @@ int main(int argc, char **argv)
 	lp_profile_line_samples(p, 0, &first, &ns);
 	double *sd = malloc((ns + 1) * sizeof(*sd));
 	lp_statstack_sample_sd(m, sd);
-	printf("time\treuse\tsd_true\tsd_est\tpc\ttid\n");
+	if (grouped) {
+		/* the sample's access in the group's stream, and its next one */
+		printf("time\treuse\treuse_true\tsd_true\tsd_est\tpc\ttid\n");
+		for (size_t i = 0; i < ns; i++) {
+			const struct lp_sample *x = &p->samples[first + i];
+			if (x->reuse == LP_REUSE_DANGLING || x->stime >= nall)
+				continue;
+			size_t j = at[x->stime], t = j + 1;
+			while (t < nl && lines[t] != lines[j])
+				t++;
+			if (t >= nl)
+				continue;
+			printf("%llu\t%llu\t%zu\t%llu\t%.1f\t0x%llx\t%u\n", (unsigned long long)x->time,
+			       (unsigned long long)x->reuse, t - j - 1, (unsigned long long)dist[t], sd[i],
+			       (unsigned long long)x->pc, x->tid);
+		}
+		ns = 0;
+	}
+	if (!grouped)
+		printf("time\treuse\tsd_true\tsd_est\tpc\ttid\n");
 	for (size_t i = 0; i < ns; i++) {
 		const struct lp_sample *x = &p->samples[first + i];
 		if (x->reuse == LP_REUSE_DANGLING)
@@ -143,6 +203,8 @@ int main(int argc, char **argv)
 	free(sd);
 	free(dist);
 	free(lines);
+	free(at);
+	lp_share_placement_release(&gpl);
 	free(refs);
 	return 0;
 }

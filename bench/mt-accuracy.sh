@@ -63,7 +63,7 @@ program() {
 echo "rate $rate, $threads threads; each cell: prediction/simulation"
 printf '| kernel | seed | samples |'
 for s in "${sizes[@]}"; do printf ' %s shared | %s private | %s coh | %s 2c |' "$s" "$s" "$s" "$s"; done
-echo ' error shared | error private | error coh | error 2c | error 2c coh |'
+echo ' error shared | error private | error coh | error 2c | error 2c coh | inside 95% | cliffs |'
 for r in "${runs[@]}"; do
 	set -- $r
 	name=$1
@@ -94,15 +94,16 @@ for r in "${runs[@]}"; do
 	done
 	for seed in $seeds; do
 	"$locprof" sample "$trace" -o "$w/$name.lpp" --rate "$rate" --seed "$seed" 2>"$w/$name.serr"
-	"$locprof" report "$w/$name.lpp" --sizes "$list" --shared --top 0 --resamples 0 --format csv >"$w/$name.rep"
+	"$locprof" report "$w/$name.lpp" --sizes "$list" --shared --top 0 --format csv >"$w/$name.rep"
 	samples=$(awk '/samples of/ { print $2 }' "$w/$name.serr")
 	awk -v name="$name $*" -v seed="$seed" -v samples="$samples" -v list="$list" '
 		BEGIN { n = split(list, sz, ",") }
 		FILENAME ~ /rep$/ && /^placement,/ { on = 1; next }
 		FILENAME ~ /rep$/ && on && /^$/ { on = 0 }
-		FILENAME ~ /rep$/ && on { split($0, f, ","); if (f[1] == "shared") ps[f[3]] = f[4]
-			if (f[1] == "private") { pp[f[3]] = f[4]; pc[f[3]] = f[5] }
-			if (f[1] == "2 caches") { p2[f[3]] = f[4]; c2[f[3]] = f[5] } }
+		FILENAME ~ /rep$/ && on { split($0, f, ",")
+			if (f[1] == "shared") { ps[f[3]] = f[4]; sl[f[3]] = f[8]; sh[f[3]] = f[9]; sc[f[3]] = f[12] }
+			if (f[1] == "private") { pp[f[3]] = f[4]; pc[f[3]] = f[5]; pl[f[3]] = f[8]; ph[f[3]] = f[9]; pf[f[3]] = f[12] }
+			if (f[1] == "2 caches") { p2[f[3]] = f[4]; c2[f[3]] = f[5]; ql[f[3]] = f[8]; qh[f[3]] = f[9]; qf[f[3]] = f[12] } }
 		FILENAME ~ /shared$/ && /^lru-nocold,/ { split($0, f, ","); es[f[2]] = f[3] }
 		FILENAME ~ /private$/ { ep[$1] = $2; ec[$1] = $3 }
 		FILENAME ~ /two$/ { e2[$1] = $2; ee2[$1] = $3 }
@@ -110,9 +111,15 @@ for r in "${runs[@]}"; do
 			printf "| %s | %s | %s |", name, seed, samples
 			for (i = 1; i <= n; i++) {
 				b = sz[i]; bytes = b + 0; if (b ~ /K$/) bytes *= 1024; if (b ~ /M$/) bytes *= 1048576
-				if (!(bytes in pp)) pp[bytes] = ps[bytes]  # one thread: no private row
+				if (!(bytes in pp)) { pp[bytes] = ps[bytes]; pl[bytes] = sl[bytes]; ph[bytes] = sh[bytes]; pf[bytes] = sc[bytes] }  # one thread: no private row
 				if (!(bytes in pc)) pc[bytes] = 0
-				if (!(bytes in p2)) { p2[bytes] = pp[bytes]; c2[bytes] = pc[bytes] }  # two threads
+				if (!(bytes in p2)) { p2[bytes] = pp[bytes]; c2[bytes] = pc[bytes]; ql[bytes] = pl[bytes]; qh[bytes] = ph[bytes]; qf[bytes] = pf[bytes] }  # two threads
+				# the 95% intervals: shared, private and two caches hold the simulation?
+				cells += 3
+				inside += (sl[bytes] - 1e-9 <= es[bytes] && es[bytes] <= sh[bytes] + 1e-9)
+				inside += (pl[bytes] - 1e-9 <= ep[b] && ep[b] <= ph[bytes] + 1e-9)
+				inside += (ql[bytes] - 1e-9 <= e2[b] && e2[b] <= qh[bytes] + 1e-9)
+				cliffs += sc[bytes] + pf[bytes] + qf[bytes]
 				printf " %.4f/%.4f | %.4f/%.4f | %.4f/%.4f | %.4f/%.4f |", ps[bytes], es[bytes], pp[bytes], ep[b],
 					pc[bytes], ec[b], p2[bytes], e2[b]
 				d1 += (ps[bytes] > es[bytes] ? ps[bytes] - es[bytes] : es[bytes] - ps[bytes])
@@ -121,8 +128,8 @@ for r in "${runs[@]}"; do
 				d4 += (p2[bytes] > e2[b] ? p2[bytes] - e2[b] : e2[b] - p2[bytes])
 				d5 += (c2[bytes] > ee2[b] ? c2[bytes] - ee2[b] : ee2[b] - c2[bytes])
 			}
-			printf " %.2f | %.2f | %.2f | %.2f | %.2f |\n", 100 * d1 / n, 100 * d2 / n, 100 * d3 / n,
-				100 * d4 / n, 100 * d5 / n
+			printf " %.2f | %.2f | %.2f | %.2f | %.2f | %d/%d | %d |\n", 100 * d1 / n, 100 * d2 / n, 100 * d3 / n,
+				100 * d4 / n, 100 * d5 / n, inside, cells, cliffs
 		}' "$w/$name.rep" "$w/$name.shared" "$w/$name.private" "$w/$name.two"
 	done
 done

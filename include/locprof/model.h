@@ -392,6 +392,8 @@ struct lp_interval_params {
 	unsigned li;        /* the line size whose samples are resampled */
 	unsigned resamples; /* 0: LP_INTERVAL_RESAMPLES */
 	uint64_t seed;      /* same seed, same interval */
+	size_t floor_samples; /* the samples behind each output, for the
+			       * binomial floor (0: every sample of li) */
 };
 
 /* A confidence interval of one output (a miss ratio in [0, 1]). cliff:

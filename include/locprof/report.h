@@ -348,6 +348,9 @@ struct lp_report_placement {
 	uint32_t caches;
 	uint64_t size; /* bytes, each cache */
 	double lru, random, lru_coh, random_coh;
+	/* 95 % intervals of lru and random (params.resamples; without
+	 * resamples lo = hi = the ratio), cliff as the curves' */
+	struct lp_interval lru_iv, random_iv;
 };
 size_t lp_report_placements(const struct lp_report *r, const struct lp_report_placement **out);
 /* Each thread alone on a private cache of each size: misses per line
@@ -357,6 +360,8 @@ struct lp_report_thread_curve {
 	uint32_t tid;
 	uint64_t size;
 	double share, lru, random, lru_coh;
+	struct lp_interval lru_iv, random_iv; /* as lp_report_placement's,
+					       * from the thread's samples */
 };
 size_t lp_report_thread_curves(const struct lp_report *r, const struct lp_report_thread_curve **out);
 /* Coherence misses: reuses invalidated by another thread's write, by

@@ -10,31 +10,61 @@
 
 static const char *const sharing_title[2] = { "true sharing", "false sharing" };
 
-void cli_text_share(const struct lp_report *r)
+/* The cliff lines of one table row's intervals. */
+static void text_row_cliffs(const char *what, uint64_t size, const struct lp_interval *lru,
+			    const struct lp_interval *random)
+{
+	char b[32], where[96];
+
+	cli_format_size(size, b, sizeof(b));
+	snprintf(where, sizeof(where), "%s %s", what, b);
+	if (lru->cliff)
+		cli_text_cliff(where, "lru", lru);
+	if (random->cliff)
+		cli_text_cliff(where, "random", random);
+}
+
+void cli_text_share(const struct lp_report *r, int intervals)
 {
 	const struct lp_report_info *in = lp_report_info(r);
 	const struct lp_report_placement *pl;
 	const struct lp_report_thread_curve *tc;
 	const struct lp_report_sharing *sh;
 	size_t np = lp_report_placements(r, &pl), nt = lp_report_thread_curves(r, &tc), ns = lp_report_sharing(r, &sh);
+	int w = intervals ? 20 : 12;
 	char b[32];
 
 	printf("\nthreads and caches: %" PRIu32 " threads%s; misses per line access of the whole process,\n"
 	       "coherence misses (coh) included in lru and random:\n",
 	       in->threads, in->shared_time ? "" : " (no shared time in this profile: every cache is the private view)");
-	printf("%-10s %6s %8s %9s %9s %9s %9s\n", "placement", "caches", "size", "lru", "lru coh", "random",
+	printf("%-10s %6s %8s %*s %9s %*s %9s\n", "placement", "caches", "size", w, "lru", "lru coh", w, "random",
 	       "rand coh");
 	for (size_t i = 0; i < np; i++) {
 		cli_format_size(pl[i].size, b, sizeof(b));
-		printf("%-10s %6" PRIu32 " %8s %9.4f %9.4f %9.4f %9.4f\n", pl[i].placement, pl[i].caches, b, pl[i].lru,
-		       pl[i].lru_coh, pl[i].random, pl[i].random_coh);
+		printf("%-10s %6" PRIu32 " %8s", pl[i].placement, pl[i].caches, b);
+		cli_text_ratio(pl[i].lru, intervals ? &pl[i].lru_iv : NULL);
+		printf(" %9.4f", pl[i].lru_coh);
+		cli_text_ratio(pl[i].random, intervals ? &pl[i].random_iv : NULL);
+		printf(" %9.4f\n", pl[i].random_coh);
 	}
 	printf("\nper thread, a private cache each (misses per line access of the thread):\n");
-	printf("%8s %8s %8s %9s %9s %9s\n", "thread", "share", "size", "lru", "lru coh", "random");
+	printf("%8s %8s %8s %*s %9s %*s\n", "thread", "share", "size", w, "lru", "lru coh", w, "random");
 	for (size_t i = 0; i < nt; i++) {
 		cli_format_size(tc[i].size, b, sizeof(b));
-		printf("%8" PRIu32 " %7.1f%% %8s %9.4f %9.4f %9.4f\n", tc[i].tid, 100 * tc[i].share, b, tc[i].lru,
-		       tc[i].lru_coh, tc[i].random);
+		printf("%8" PRIu32 " %7.1f%% %8s", tc[i].tid, 100 * tc[i].share, b);
+		cli_text_ratio(tc[i].lru, intervals ? &tc[i].lru_iv : NULL);
+		printf(" %9.4f", tc[i].lru_coh);
+		cli_text_ratio(tc[i].random, intervals ? &tc[i].random_iv : NULL);
+		printf("\n");
+	}
+	if (intervals && (np || nt))
+		printf("(\u00b1: the 95%% interval of each ratio, what another sampling seed could give; docs/models.md)\n");
+	for (size_t i = 0; intervals && i < np; i++)
+		text_row_cliffs(pl[i].placement, pl[i].size, &pl[i].lru_iv, &pl[i].random_iv);
+	for (size_t i = 0; intervals && i < nt; i++) {
+		char what[32];
+		snprintf(what, sizeof(what), "thread %" PRIu32, tc[i].tid);
+		text_row_cliffs(what, tc[i].size, &tc[i].lru_iv, &tc[i].random_iv);
 	}
 	for (int f = 1; f >= 0; f--) {
 		printf("\n%s: coherence misses (reuses invalidated by another thread's write) by data object\n"
@@ -54,7 +84,7 @@ void cli_text_share(const struct lp_report *r)
 	}
 }
 
-void cli_csv_share(const struct lp_report *r)
+void cli_csv_share(const struct lp_report *r, int intervals)
 {
 	const struct lp_report_placement *pl;
 	const struct lp_report_thread_curve *tc;
@@ -62,16 +92,22 @@ void cli_csv_share(const struct lp_report *r)
 	size_t np = lp_report_placements(r, &pl), nt = lp_report_thread_curves(r, &tc), ns = lp_report_sharing(r, &sh);
 	char b1[512], b2[512], b3[512];
 
+	(void)intervals; /* without resamples each interval is its ratio */
 	printf("\n# threads and caches: misses per line access of the whole process\n");
-	printf("placement,caches,size,lru_miss_ratio,lru_coherence,random_miss_ratio,random_coherence\n");
+	printf("placement,caches,size,lru_miss_ratio,lru_coherence,random_miss_ratio,random_coherence,"
+	       "lru_miss_ratio_lo,lru_miss_ratio_hi,random_miss_ratio_lo,random_miss_ratio_hi,lru_cliff,random_cliff\n");
 	for (size_t i = 0; i < np; i++)
-		printf("%s,%" PRIu32 ",%" PRIu64 ",%.6f,%.6f,%.6f,%.6f\n", pl[i].placement, pl[i].caches, pl[i].size,
-		       pl[i].lru, pl[i].lru_coh, pl[i].random, pl[i].random_coh);
+		printf("%s,%" PRIu32 ",%" PRIu64 ",%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%d,%d\n", pl[i].placement,
+		       pl[i].caches, pl[i].size, pl[i].lru, pl[i].lru_coh, pl[i].random, pl[i].random_coh,
+		       pl[i].lru_iv.lo, pl[i].lru_iv.hi, pl[i].random_iv.lo, pl[i].random_iv.hi, pl[i].lru_iv.cliff,
+		       pl[i].random_iv.cliff);
 	printf("\n# per thread, a private cache each: misses per line access of the thread\n");
-	printf("thread,share,size,lru_miss_ratio,lru_coherence,random_miss_ratio\n");
+	printf("thread,share,size,lru_miss_ratio,lru_coherence,random_miss_ratio,"
+	       "lru_miss_ratio_lo,lru_miss_ratio_hi,random_miss_ratio_lo,random_miss_ratio_hi,lru_cliff,random_cliff\n");
 	for (size_t i = 0; i < nt; i++)
-		printf("%" PRIu32 ",%.6f,%" PRIu64 ",%.6f,%.6f,%.6f\n", tc[i].tid, tc[i].share, tc[i].size, tc[i].lru,
-		       tc[i].lru_coh, tc[i].random);
+		printf("%" PRIu32 ",%.6f,%" PRIu64 ",%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%d,%d\n", tc[i].tid, tc[i].share,
+		       tc[i].size, tc[i].lru, tc[i].lru_coh, tc[i].random, tc[i].lru_iv.lo, tc[i].lru_iv.hi,
+		       tc[i].random_iv.lo, tc[i].random_iv.hi, tc[i].lru_iv.cliff, tc[i].random_iv.cliff);
 	printf("\n# coherence misses (true and false sharing), line accesses of the whole run\n");
 	printf("sharing,object,pc,function,write_pc,write_function,threads,writers,misses,share\n");
 	for (size_t i = 0; i < ns; i++)
@@ -83,7 +119,18 @@ void cli_csv_share(const struct lp_report *r)
 }
 
 /* ,"share":{...}: threads, placements, per-thread curves, sharing. */
-void cli_json_share(const struct lp_report *r)
+/* ,"lru_interval":{...},"random_interval":{...} of a row (acc: the line
+ * accesses its ratios are per) */
+static void json_row_intervals(const struct lp_interval *lru, const struct lp_interval *random, double acc)
+{
+	printf(",\"lru_interval\":{");
+	cli_json_interval(lru, acc);
+	printf("},\"random_interval\":{");
+	cli_json_interval(random, acc);
+	printf("}");
+}
+
+void cli_json_share(const struct lp_report *r, int intervals)
 {
 	const struct lp_report_info *in = lp_report_info(r);
 	const struct lp_report_placement *pl;
@@ -93,16 +140,24 @@ void cli_json_share(const struct lp_report *r)
 
 	printf(",\"share\":{\"threads\":%" PRIu32 ",\"shared_time\":%s,\"placements\":[", in->threads,
 	       in->shared_time ? "true" : "false");
-	for (size_t i = 0; i < np; i++)
+	for (size_t i = 0; i < np; i++) {
 		printf("%s{\"placement\":\"%s\",\"caches\":%" PRIu32 ",\"size\":%" PRIu64
-		       ",\"lru\":%.6f,\"lru_coherence\":%.6f,\"random\":%.6f,\"random_coherence\":%.6f}",
+		       ",\"lru\":%.6f,\"lru_coherence\":%.6f,\"random\":%.6f,\"random_coherence\":%.6f",
 		       i ? "," : "", pl[i].placement, pl[i].caches, pl[i].size, pl[i].lru, pl[i].lru_coh, pl[i].random,
 		       pl[i].random_coh);
+		if (intervals)
+			json_row_intervals(&pl[i].lru_iv, &pl[i].random_iv, (double)in->accesses);
+		printf("}");
+	}
 	printf("],\"per_thread\":[");
-	for (size_t i = 0; i < nt; i++)
+	for (size_t i = 0; i < nt; i++) {
 		printf("%s{\"thread\":%" PRIu32 ",\"share\":%.6f,\"size\":%" PRIu64
-		       ",\"lru\":%.6f,\"lru_coherence\":%.6f,\"random\":%.6f}",
+		       ",\"lru\":%.6f,\"lru_coherence\":%.6f,\"random\":%.6f",
 		       i ? "," : "", tc[i].tid, tc[i].share, tc[i].size, tc[i].lru, tc[i].lru_coh, tc[i].random);
+		if (intervals)
+			json_row_intervals(&tc[i].lru_iv, &tc[i].random_iv, (double)in->accesses * tc[i].share);
+		printf("}");
+	}
 	printf("],\"sharing\":[");
 	for (size_t i = 0; i < ns; i++) {
 		printf("%s{\"sharing\":\"%s\",\"object\":", i ? "," : "", sh[i].false_sharing ? "false" : "true");

@@ -160,8 +160,15 @@ void cli_json_source_functions(const struct lp_source_function *f, size_t n);
 
 /* report --shared: the threads-and-caches tables (cli-report-share.c). */
 struct lp_report;
-void cli_text_share(const struct lp_report *r);
-void cli_csv_share(const struct lp_report *r);
-void cli_json_share(const struct lp_report *r);
+/* report --shared's tables; intervals: the report has them (--resamples) */
+void cli_text_share(const struct lp_report *r, int intervals);
+void cli_csv_share(const struct lp_report *r, int intervals);
+void cli_json_share(const struct lp_report *r, int intervals);
+/* report's text: a ratio with the half-width of its interval (iv NULL:
+ * none), and the line that says a cliff lies within sampling error. */
+void cli_text_ratio(double ratio, const struct lp_interval *iv);
+void cli_text_cliff(const char *where, const char *policy, const struct lp_interval *iv);
+/* report's JSON: the fields of an interval of a ratio of acc accesses */
+void cli_json_interval(const struct lp_interval *iv, double acc);
 
 #endif

@@ -220,7 +220,7 @@ static const char *column_name(const struct lp_curve *c)
 
 /* A ratio and its interval as "0.0630 +-0.0040": the larger of the two
  * distances to the interval's ends (CSV and JSON give both ends). */
-static void text_ratio(double ratio, const struct lp_interval *iv)
+void cli_text_ratio(double ratio, const struct lp_interval *iv)
 {
 	if (!iv) {
 		printf(" %12.4f", ratio);
@@ -230,7 +230,7 @@ static void text_ratio(double ratio, const struct lp_interval *iv)
 	printf(" %11.4f \u00b1%.4f", ratio, isfinite(h) ? h : 0);
 }
 
-static void text_cliff(const char *where, const char *policy, const struct lp_interval *iv)
+void cli_text_cliff(const char *where, const char *policy, const struct lp_interval *iv)
 {
 	printf("%s %s: cliff within sampling error: between %.1f%% and %.1f%% (%s)\n", where, policy,
 	       100 * iv->below, 100 * iv->above,
@@ -288,7 +288,7 @@ static void text_curves(const struct report_opts *o, const struct lp_report *r)
 	for (size_t i = 0; nc && i < cv[0].n; i++) {
 		printf("%10s", cli_format_size(cv[0].size[i], b, sizeof(b)));
 		for (size_t k = 0; k < nc; k++)
-			text_ratio(cv[k].ratio[i], cv[k].iv ? &cv[k].iv[i] : NULL);
+			cli_text_ratio(cv[k].ratio[i], cv[k].iv ? &cv[k].iv[i] : NULL);
 		printf("\n");
 	}
 	if (nc && cv[0].iv)
@@ -296,7 +296,7 @@ static void text_curves(const struct report_opts *o, const struct lp_report *r)
 	for (size_t k = 0; k < nc; k++)
 		for (size_t i = 0; cv[k].iv && i < cv[k].n; i++)
 			if (cv[k].iv[i].cliff)
-				text_cliff(cli_format_size(cv[k].size[i], b, sizeof(b)), column_name(&cv[k]), &cv[k].iv[i]);
+				cli_text_cliff(cli_format_size(cv[k].size[i], b, sizeof(b)), column_name(&cv[k]), &cv[k].iv[i]);
 }
 
 static void text_tables(const struct report_opts *o, const struct lp_report *r)
@@ -315,15 +315,15 @@ static void text_tables(const struct report_opts *o, const struct lp_report *r)
 		       "random", "lru/ref", "random/ref");
 		for (size_t i = 0; i < nca; i++) {
 			printf("%-24s %8s %6" PRIu64, ca[i].label, cli_format_size(ca[i].size, b, sizeof(b)), ca[i].ways);
-			text_ratio(ca[i].lru, iv ? &ca[i].lru_iv : NULL);
-			text_ratio(ca[i].random, iv ? &ca[i].random_iv : NULL);
+			cli_text_ratio(ca[i].lru, iv ? &ca[i].lru_iv : NULL);
+			cli_text_ratio(ca[i].random, iv ? &ca[i].random_iv : NULL);
 			printf(" %12.4f %12.4f\n", ca[i].lru_ref, ca[i].random_ref);
 		}
 		for (size_t i = 0; iv && i < nca; i++) {
 			if (ca[i].lru_iv.cliff)
-				text_cliff(ca[i].label, "lru", &ca[i].lru_iv);
+				cli_text_cliff(ca[i].label, "lru", &ca[i].lru_iv);
 			if (ca[i].random_iv.cliff)
-				text_cliff(ca[i].label, "random", &ca[i].random_iv);
+				cli_text_cliff(ca[i].label, "random", &ca[i].random_iv);
 		}
 		for (size_t i = 0; i < nca; i++)
 			if (ca[i].lru_unseen >= REPORT_UNSEEN_NOTE)
@@ -556,7 +556,7 @@ static void csv_tables(const struct report_opts *o, const struct lp_report *r)
 	if (o->threads)
 		csv_threads(r);
 	if (o->shared)
-		cli_csv_share(r);
+		cli_csv_share(r, o->resamples > 0);
 	if (!o->top)
 		return;
 	printf("\n# predicted %s misses at %" PRIu64 " bytes, line accesses of the whole run\n", in->hot_policy, in->at);
@@ -614,7 +614,7 @@ static void json_threads(const struct lp_report *r)
 	printf("]}");
 }
 
-static void json_interval(const struct lp_interval *iv, double acc)
+void cli_json_interval(const struct lp_interval *iv, double acc)
 {
 	printf("\"miss_ratio_lo\":%.6f,\"miss_ratio_hi\":%.6f,\"misses_lo\":%.1f,\"misses_hi\":%.1f,"
 	       "\"cliff\":%s",
@@ -686,7 +686,7 @@ static void json_report(const struct report_opts *o, const struct lp_report *r)
 		printf("],\"intervals\":[");
 		for (size_t i = 0; cv[k].iv && i < cv[k].n; i++) {
 			printf("%s{\"size\":%" PRIu64 ",", i ? "," : "", cv[k].size[i]);
-			json_interval(&cv[k].iv[i], (double)in->accesses);
+			cli_json_interval(&cv[k].iv[i], (double)in->accesses);
 			printf("}");
 		}
 		printf("]}");
@@ -701,9 +701,9 @@ static void json_report(const struct report_opts *o, const struct lp_report *r)
 		       ca[i].lru_unseen);
 		if (o->resamples) {
 			printf(",\"lru_interval\":{");
-			json_interval(&ca[i].lru_iv, (double)in->accesses);
+			cli_json_interval(&ca[i].lru_iv, (double)in->accesses);
 			printf("},\"random_interval\":{");
-			json_interval(&ca[i].random_iv, (double)in->accesses);
+			cli_json_interval(&ca[i].random_iv, (double)in->accesses);
 			printf("}");
 		}
 		printf("}");
@@ -723,7 +723,7 @@ static void json_report(const struct report_opts *o, const struct lp_report *r)
 	if (o->tl)
 		report_timeline_json(o->tl);
 	if (o->shared)
-		cli_json_share(r);
+		cli_json_share(r, o->resamples > 0);
 }
 
 /* ---- the command -------------------------------------------------------- */
@@ -873,7 +873,7 @@ static void print_one(const struct report_opts *o, const struct lp_report *r)
 		if (o->tl)
 			report_timeline_text(o->tl);
 		if (o->shared)
-			cli_text_share(r);
+			cli_text_share(r, o->resamples > 0);
 	}
 }
 

@@ -94,7 +94,13 @@ sh = doc["share"]
 assert sh["threads"] == 3 and sh["shared_time"], sh
 assert [p["placement"] for p in sh["placements"]] == ["shared"] * 2 + ["2 caches"] * 2 + ["private"] * 2
 assert {s["sharing"] for s in sh["sharing"]} == {"true", "false"}, sh["sharing"]
+# every placement and thread ratio has its 95% interval around it
+for row in sh["placements"] + sh["per_thread"]:
+    for pol in ("lru", "random"):
+        iv = row[pol + "_interval"]
+        assert iv["miss_ratio_lo"] - 1e-9 <= row[pol] <= iv["miss_ratio_hi"] + 1e-9, row
 for edit in (lambda d: d["share"].pop("sharing"),
+             lambda d: d["share"]["placements"][0]["lru_interval"].pop("cliff"),
              lambda d: d["share"]["placements"][0].__setitem__("lru", 1.5),
              lambda d: d["share"]["sharing"][0].__setitem__("threads", "a"),
              lambda d: d["share"]["per_thread"][0].pop("thread")):

@@ -188,7 +188,7 @@ int lp_model_intervals(const struct lp_profile *p, const struct lp_interval_para
 	for (size_t i = 0; i < n; i++) {
 		for (unsigned b = 0; b < B; b++)
 			v[b] = val[(size_t)b * n + i];
-		interval_of(est[i], v, B, (double)ns, &out[i]);
+		interval_of(est[i], v, B, (double)(ip->floor_samples ? ip->floor_samples : ns), &out[i]);
 	}
 out:
 	free(val);

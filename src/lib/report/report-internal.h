@@ -68,6 +68,14 @@ void lp_report_threads_release(struct lp_report *r);
  * cache's LRU and random ratio) from the models ss and sc. */
 int lp_report_values(struct lp_statstack *ss, struct lp_statcache *sc, double line,
 		     const struct lp_report_params *pa, double *out);
+/* The steepness check of the intervals (report-profile.c): the factor
+ * of slack step k (0 .. 2 LP_REPORT_SLACK_STEPS) on a size, and the
+ * widening of intervals iv[0, ncurves n) of values v where a curve drops
+ * by LP_INTERVAL_CLIFF between neighbouring slack sizes; w holds curve c
+ * at slack k and size i at w[(c K + k) n + i], K = 2 LP_REPORT_SLACK_STEPS
+ * + 1. */
+double lp_report_slack(int k);
+void lp_report_widen_steep(const double *w, size_t n, size_t ncurves, const double *v, struct lp_interval *iv);
 /* The report's models of line size li of p (window, cold, fill of pa). */
 int lp_report_models(const struct lp_profile *p, unsigned li, const struct lp_report_params *pa,
 		     struct lp_statstack **ss, struct lp_statcache **sc);

@@ -226,8 +226,7 @@ static int widen_steep(struct lp_report *r, const struct lp_report_params *pa, c
 	}
 	for (int k = 0; k < K; k++)
 		for (size_t i = 0; i < n; i++)
-			scaled[k * n + i] = (uint64_t)((double)pa->sizes[i] *
-							   (1 + (k - LP_REPORT_SLACK_STEPS) * LP_REPORT_SLACK_STEP) + 0.5);
+			scaled[k * n + i] = (uint64_t)((double)pa->sizes[i] * lp_report_slack(k) + 0.5);
 	/* one evaluation for all of them: StatCache solves its curve's sizes
 	 * together */
 	q.ncaches = 0;
@@ -235,8 +234,24 @@ static int widen_steep(struct lp_report *r, const struct lp_report_params *pa, c
 	q.sizes = scaled;
 	if ((err = lp_report_values(r->ss, r->sc, r->info.line, &q, w)) < 0)
 		goto out;
-	for (size_t j = 0; j < 2 * n; j++) {
-		/* output j: curve j / n (lru, random) at size j % n */
+	lp_report_widen_steep(w, n, 2, v, iv);
+out:
+	free(scaled);
+	free(w);
+	return err;
+}
+
+double lp_report_slack(int k)
+{
+	return 1 + (k - LP_REPORT_SLACK_STEPS) * LP_REPORT_SLACK_STEP;
+}
+
+void lp_report_widen_steep(const double *w, size_t n, size_t ncurves, const double *v, struct lp_interval *iv)
+{
+	enum { K = 2 * LP_REPORT_SLACK_STEPS + 1 };
+
+	for (size_t j = 0; j < ncurves * n; j++) {
+		/* output j: curve j / n at size j % n */
 		const double *c = w + (j / n) * K * n + j % n;
 		double small = c[0], large = c[(size_t)(K - 1) * n], drop = 0;
 		struct lp_interval *x = &iv[j];
@@ -251,10 +266,6 @@ static int widen_steep(struct lp_report *r, const struct lp_report_params *pa, c
 		x->steep = !x->cliff;
 		x->cliff = 1;
 	}
-out:
-	free(scaled);
-	free(w);
-	return err;
 }
 
 /* The curves and named caches, with their intervals when asked. */

@@ -40,64 +40,171 @@ static int placements(uint32_t nthreads, uint32_t groups[3], const char *names[3
 	return n;
 }
 
+/* One placement's ratios on a profile, LRU at each size and then random:
+ * the model behind an interval (lp_model_fn). group < 0: the placement's
+ * caches together; else group's cache alone. */
+struct place_model {
+	unsigned li;
+	const struct lp_share_placement *pl;
+	int64_t group;
+	const double *lines;
+	size_t n;
+	int cold;
+};
+
+static int place_values(const struct lp_profile *p, void *arg, double *out)
+{
+	const struct place_model *m = arg;
+	struct lp_share_ratio *o = calloc(m->n ? m->n : 1, sizeof(*o));
+	int err;
+
+	if (!o)
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	err = m->group < 0 ? lp_share_placement_curve(p, m->li, m->pl, m->lines, m->n, m->cold, o)
+			   : lp_share_group_curve(p, m->li, m->pl, (uint32_t)m->group, m->lines, m->n, m->cold, o);
+	for (size_t i = 0; err >= 0 && i < m->n; i++) {
+		out[i] = o[i].lru;
+		out[m->n + i] = o[i].random;
+	}
+	free(o);
+	return err < 0 ? err : 0;
+}
+
+/* The intervals of model m's ratios est (iv[0, n): LRU, iv[n, 2n):
+ * random) as the curves get theirs (report-profile.c): resamples of the
+ * profile, with a binomial floor of `samples` samples, and the
+ * steepness check at the slack sizes around each size. Without
+ * resamples, each interval is its ratio alone. */
+static int place_intervals(const struct lp_report *r, const struct lp_report_params *pa,
+			   const struct place_model *m, const double *est, size_t samples, struct lp_interval *iv)
+{
+	enum { K = 2 * LP_REPORT_SLACK_STEPS + 1 };
+	size_t n = m->n;
+	struct lp_interval_params ip = { .li = r->li, .resamples = pa->resamples, .seed = pa->seed,
+					 .floor_samples = samples };
+	struct place_model slack = *m;
+	double *lines = NULL, *w = NULL;
+	int err;
+
+	for (size_t j = 0; j < 2 * n; j++)
+		iv[j] = (struct lp_interval){ .lo = est[j], .hi = est[j], .below = NAN, .above = NAN };
+	if (!pa->resamples || !n)
+		return 0;
+	if ((err = lp_model_intervals(r->p, &ip, place_values, (void *)m, est, 2 * n, iv)) < 0)
+		return err;
+	if (!(lines = malloc(K * n * sizeof(*lines))) || !(w = malloc(2 * K * n * sizeof(*w)))) {
+		err = lp_seterr(LP_ENOMEM, "out of memory");
+		goto out;
+	}
+	for (int k = 0; k < K; k++)
+		for (size_t i = 0; i < n; i++)
+			lines[k * n + i] = m->lines[i] * lp_report_slack(k);
+	slack.lines = lines;
+	slack.n = K * n;
+	if ((err = place_values(r->p, &slack, w)) < 0)
+		goto out;
+	lp_report_widen_steep(w, n, 2, est, iv);
+out:
+	free(lines);
+	free(w);
+	return err;
+}
+
 static int placement_rows(struct lp_report *r, const struct lp_report_params *pa, const double *lines)
 {
 	uint32_t groups[3];
 	const char *names[3];
 	int np = placements(r->info.threads, groups, names), err = 0;
-	struct lp_share_ratio *out = calloc(pa->nsizes ? pa->nsizes : 1, sizeof(*out));
+	size_t n = pa->nsizes;
+	double *est = malloc((2 * n + 1) * sizeof(*est));
+	struct lp_interval *iv = malloc((2 * n + 1) * sizeof(*iv));
+	struct lp_share_ratio *out = calloc(n ? n : 1, sizeof(*out));
 
-	if (!out || !(r->placements = calloc((size_t)np * pa->nsizes + 1, sizeof(*r->placements)))) {
-		free(out);
-		return lp_seterr(LP_ENOMEM, "out of memory");
+	if (!est || !iv || !out || !(r->placements = calloc((size_t)np * n + 1, sizeof(*r->placements)))) {
+		err = lp_seterr(LP_ENOMEM, "out of memory");
+		goto done;
 	}
 	for (int k = 0; k < np; k++) {
 		struct lp_share_placement pl;
+		struct place_model m = { r->li, &pl, -1, lines, n, pa->cold };
 		if ((err = lp_share_placement_split(&pl, r->info.threads, groups[k])) < 0)
 			break;
-		err = lp_share_placement_curve(r->p, r->li, &pl, lines, pa->nsizes, pa->cold, out);
-		for (size_t i = 0; !err && i < pa->nsizes; i++)
+		err = lp_share_placement_curve(r->p, r->li, &pl, lines, n, pa->cold, out);
+		for (size_t i = 0; !err && i < n; i++) {
+			est[i] = out[i].lru;
+			est[n + i] = out[i].random;
+		}
+		if (!err)
+			err = place_intervals(r, pa, &m, est, 0, iv);
+		for (size_t i = 0; !err && i < n; i++)
 			r->placements[r->nplacements++] = (struct lp_report_placement){
 				.placement = names[k], .caches = pl.ngroups, .size = pa->sizes[i],
 				.lru = out[i].lru, .random = out[i].random,
 				.lru_coh = out[i].lru_coh, .random_coh = out[i].random_coh,
+				.lru_iv = iv[i], .random_iv = iv[n + i],
 			};
 		lp_share_placement_release(&pl);
 		if (err)
 			break;
 	}
+done:
+	free(est);
+	free(iv);
 	free(out);
 	return err;
+}
+
+/* Thread t's samples of the report's line size. */
+static size_t thread_samples(const struct lp_report *r, uint32_t t)
+{
+	size_t first, n, k = 0;
+
+	lp_profile_line_samples(r->p, r->li, &first, &n);
+	for (size_t i = first; i < first + n; i++)
+		k += r->p->samples[i].tid == t;
+	return k;
 }
 
 static int thread_rows(struct lp_report *r, const struct lp_report_params *pa, const double *lines)
 {
 	struct lp_share_placement pl;
-	struct lp_share_ratio *out = calloc(pa->nsizes ? pa->nsizes : 1, sizeof(*out));
+	size_t n = pa->nsizes;
+	struct lp_share_ratio *out = calloc(n ? n : 1, sizeof(*out));
+	double *est = malloc((2 * n + 1) * sizeof(*est));
+	struct lp_interval *iv = malloc((2 * n + 1) * sizeof(*iv));
 	uint32_t nt = r->info.threads;
 	int err;
 
-	if (!out || !(r->thread_curves = calloc((size_t)nt * pa->nsizes + 1, sizeof(*r->thread_curves)))) {
-		free(out);
-		return lp_seterr(LP_ENOMEM, "out of memory");
+	if (!out || !est || !iv || !(r->thread_curves = calloc((size_t)nt * n + 1, sizeof(*r->thread_curves)))) {
+		err = lp_seterr(LP_ENOMEM, "out of memory");
+		goto done;
 	}
-	if ((err = lp_share_placement_split(&pl, nt, nt)) < 0) {
-		free(out);
-		return err;
-	}
+	if ((err = lp_share_placement_split(&pl, nt, nt)) < 0)
+		goto done;
 	for (uint32_t t = 0; t < nt && !err; t++) {
 		double share = lp_share_group_share(r->p, r->li, &pl, t);
+		struct place_model m = { r->li, &pl, t, lines, n, pa->cold };
 		if (!(share > 0))
 			continue;
-		err = lp_share_group_curve(r->p, r->li, &pl, t, lines, pa->nsizes, pa->cold, out);
-		for (size_t i = 0; !err && i < pa->nsizes; i++)
+		err = lp_share_group_curve(r->p, r->li, &pl, t, lines, n, pa->cold, out);
+		for (size_t i = 0; !err && i < n; i++) {
+			est[i] = out[i].lru;
+			est[n + i] = out[i].random;
+		}
+		if (!err)
+			err = place_intervals(r, pa, &m, est, thread_samples(r, t), iv);
+		for (size_t i = 0; !err && i < n; i++)
 			r->thread_curves[r->nthread_curves++] = (struct lp_report_thread_curve){
 				.tid = t, .share = share, .size = pa->sizes[i],
 				.lru = out[i].lru, .random = out[i].random, .lru_coh = out[i].lru_coh,
+				.lru_iv = iv[i], .random_iv = iv[n + i],
 			};
 	}
 	lp_share_placement_release(&pl);
+done:
 	free(out);
+	free(est);
+	free(iv);
 	return err;
 }
 
