@@ -13,8 +13,11 @@
 #             in halves (report's         --core-map (threads 0 .. n/2-1 on
 #             "2 caches")                 core 0, the others on core 1)
 # all per line access, cold misses excluded ((accesses - cold) below).
-# Each row gives prediction / simulation; the last columns the mean
-# absolute error over the sizes in points (0.01 = 1 point). Then the false
+# Each row gives prediction / simulation; then the mean absolute error
+# over the sizes in points (0.01 = 1 point); then how many of the LRU
+# ratios (shared, private and two caches at each size) have the simulated
+# one inside their 95% interval, and how many the report calls a cliff
+# within sampling error. Then the false
 # sharing table of mt-counters: packed_counters and its increment, never
 # padded_counters.
 #
