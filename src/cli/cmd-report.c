@@ -751,7 +751,7 @@ static int write_html(const struct report_opts *o, const struct lp_report *r, st
 		      const struct lp_curve *refs, size_t nrefs, const struct lp_timeline *tl)
 {
 	struct report_html_in in = { .profile = o->profile, .r = r, .syms = syms, .top = o->top, .cold = o->cold,
-				     .windows = 1 };
+				     .windows = 1, .intervals = o->resamples > 0 };
 	const struct lp_timeline_row *rows;
 	const struct lp_timeline_phase *ph;
 	char svg[4096], tsvg[4096];

@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,6 +89,18 @@ static void cell_number(FILE *f, double v, const char *fmt)
 {
 	fprintf(f, "<td data-v=\"%.17g\">", v);
 	fprintf(f, fmt, v);
+	fputs("</td>", f);
+}
+
+/* A miss ratio with the half-width of its 95% interval (iv NULL: none),
+ * and "cliff" where the report says one lies within sampling error. */
+static void cell_ratio(FILE *f, double v, const struct lp_interval *iv)
+{
+	fprintf(f, "<td data-v=\"%.17g\">%.4f", v, v);
+	if (iv) {
+		double h = fmax(iv->hi - v, v - iv->lo);
+		fprintf(f, " <small>\u00b1%.4f%s</small>", isfinite(h) ? h : 0, iv->cliff ? " cliff" : "");
+	}
 	fputs("</td>", f);
 }
 
@@ -177,7 +190,7 @@ static int section_graph(FILE *f, const char *svg_path)
 	return 0;
 }
 
-static void section_caches(FILE *f, const struct lp_report *r)
+static void section_caches(FILE *f, const struct lp_report *r, int intervals)
 {
 	const struct lp_report_cache *ca;
 	size_t n = lp_report_caches(r, &ca);
@@ -195,14 +208,86 @@ static void section_caches(FILE *f, const struct lp_report *r)
 		fprintf(f, "<td data-v=\"%" PRIu64 "\">%s</td>", ca[i].size, cli_format_size(ca[i].size, b, sizeof(b)));
 		fprintf(f, "<td data-v=\"%" PRIu64 "\">%" PRIu64 "</td>", ca[i].ways, ca[i].ways);
 		fprintf(f, "<td data-v=\"%" PRIu64 "\">%" PRIu64 "</td>", ca[i].line, ca[i].line);
-		cell_number(f, ca[i].lru, "%.4f");
-		cell_number(f, ca[i].random, "%.4f");
+		cell_ratio(f, ca[i].lru, intervals ? &ca[i].lru_iv : NULL);
+		cell_ratio(f, ca[i].random, intervals ? &ca[i].random_iv : NULL);
 		fputs("</tr>\n", f);
 	}
 	table_close(f);
 	fputs("<p class=\"note\">LRU: set-associative (placement model); random: fully associative. Ways 0: fully "
-	      "associative.</p>\n",
+	      "associative. \u00b1: the 95% interval, what another sampling seed could give; cliff: a cliff of the "
+	      "curve lies within sampling error.</p>\n",
 	      f);
+}
+
+/* report --shared: the placements of the threads onto caches, each
+ * thread's private cache, and the coherence misses, false sharing first
+ * (docs/commands/report.md, "Threads and caches"). */
+static void section_share(FILE *f, const struct lp_report *r, int intervals)
+{
+	const struct lp_report_placement *pl;
+	const struct lp_report_thread_curve *tc;
+	const struct lp_report_sharing *sh;
+	size_t np = lp_report_placements(r, &pl), nt = lp_report_thread_curves(r, &tc), ns = lp_report_sharing(r, &sh);
+	char b[32], pb[32], wb[32];
+
+	if (!np)
+		return;
+	fputs("<h2 id=\"share\">Threads and caches</h2>\n<p class=\"note\">Misses per line access of the whole "
+	      "process with its threads on one shared cache, two caches or a private cache each; coherence misses "
+	      "(another cache's thread wrote the line before a reuse that would have hit) included.</p>\n",
+	      f);
+	table_open(f, "<placement|caches|size|LRU miss ratio|LRU coherence|random miss ratio|random coherence");
+	for (size_t i = 0; i < np; i++) {
+		fputs("<tr>", f);
+		cell_name(f, pl[i].placement);
+		fprintf(f, "<td data-v=\"%" PRIu32 "\">%" PRIu32 "</td>", pl[i].caches, pl[i].caches);
+		fprintf(f, "<td data-v=\"%" PRIu64 "\">%s</td>", pl[i].size, cli_format_size(pl[i].size, b, sizeof(b)));
+		cell_ratio(f, pl[i].lru, intervals ? &pl[i].lru_iv : NULL);
+		cell_number(f, pl[i].lru_coh, "%.4f");
+		cell_ratio(f, pl[i].random, intervals ? &pl[i].random_iv : NULL);
+		cell_number(f, pl[i].random_coh, "%.4f");
+		fputs("</tr>\n", f);
+	}
+	table_close(f);
+	fputs("<p class=\"note\">Each thread alone on a private cache, per line access of the thread.</p>\n", f);
+	table_open(f, "!thread|share|size|LRU miss ratio|LRU coherence|random miss ratio");
+	for (size_t i = 0; i < nt; i++) {
+		fprintf(f, "<tr><td data-v=\"%" PRIu32 "\">%" PRIu32 "</td>", tc[i].tid, tc[i].tid);
+		cell_number(f, 100 * tc[i].share, "%.1f%%");
+		fprintf(f, "<td data-v=\"%" PRIu64 "\">%s</td>", tc[i].size, cli_format_size(tc[i].size, b, sizeof(b)));
+		cell_ratio(f, tc[i].lru, intervals ? &tc[i].lru_iv : NULL);
+		cell_number(f, tc[i].lru_coh, "%.4f");
+		cell_ratio(f, tc[i].random, intervals ? &tc[i].random_iv : NULL);
+		fputs("</tr>\n", f);
+	}
+	table_close(f);
+	fputs("<h3 id=\"sharing\">False sharing and true sharing</h3>\n<p class=\"note\">Reuses that another "
+	      "thread's write invalidated, by data object, the pc that misses and the pc of the write; false "
+	      "sharing: the reuse touched none of the bytes the other threads wrote. Misses: line accesses of the "
+	      "whole run.</p>\n",
+	      f);
+	table_open(f, "<sharing|<object|!misses|share|<|<pc that misses|<pc of the write|<threads|<writers");
+	for (size_t i = 0; i < ns; i++) {
+		snprintf(pb, sizeof(pb), "%#" PRIx64, sh[i].pc);
+		snprintf(wb, sizeof(wb), "%#" PRIx64, sh[i].wpc);
+		fputs("<tr>", f);
+		cell_name(f, sh[i].false_sharing ? "false sharing" : "true sharing");
+		cell_name(f, sh[i].object);
+		cells_misses(f, sh[i].misses, sh[i].share);
+		fputs("<td class=\"name\">", f);
+		html_text(f, pb);
+		fputs(" ", f);
+		html_text(f, sh[i].pc_name);
+		fputs("</td><td class=\"name\">", f);
+		html_text(f, wb);
+		fputs(" ", f);
+		html_text(f, sh[i].wpc_name);
+		fputs("</td>", f);
+		cell_name(f, sh[i].threads);
+		cell_name(f, sh[i].writers);
+		fputs("</tr>\n", f);
+	}
+	table_close(f);
 }
 
 /* The time view: the plot of lp_timeline_svg (the miss ratio over time
@@ -490,7 +575,7 @@ static int write_page(FILE *f, const struct report_html_in *in)
 	section_summary(f, in);
 	if (section_graph(f, in->graph_svg) < 0)
 		return -1;
-	section_caches(f, in->r);
+	section_caches(f, in->r, in->intervals);
 	if (in->tl && section_timeline(f, in) < 0)
 		return -1;
 	if (in->windows)
@@ -501,6 +586,7 @@ static int write_page(FILE *f, const struct report_html_in *in)
 	section_objects(f, in->r);
 	section_object_pcs(f, in->r);
 	section_threads(f, in->r);
+	section_share(f, in->r, in->intervals);
 	fprintf(f, "<script>\n%s</script>\n</body>\n</html>\n", page_script);
 	return 0;
 }

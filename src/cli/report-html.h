@@ -11,6 +11,7 @@ struct report_html_in {
 	struct lp_symbols *syms; /* may be NULL */
 	size_t top;            /* rows of the hot functions and source lines */
 	int cold, windows;
+	int intervals;         /* the report has intervals (--resamples) */
 	const char *graph_svg; /* the working-set graph's SVG file, inlined */
 	/* The time view (report --timeline): NULL, or its data and its plot
 	 * (lp_timeline_svg's file, inlined) */

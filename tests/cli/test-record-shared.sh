@@ -38,6 +38,11 @@ expect_status 0 "$LOCPROF" report "$T/false.lpp" --sizes 32K --shared --top 0
 awk '/^false sharing:/ { on = 1; next } /^true sharing:/ { on = 0 } on' "$T/out" >"$T/fs"
 expect_grep ' counters +0x[0-9a-f]+ +0x[0-9a-f]+ +add_false; add_false$' "$T/fs"
 expect_grep '^private +5 +32K ' "$T/out"
+# the same tables in the HTML report, with their intervals
+expect_status 0 "$LOCPROF" report "$T/false.lpp" --sizes 32K --shared --top 0 --html "$T/page"
+sed -n '/id="share"/,$p' "$T/page/index.html" >"$T/share.html"
+expect_grep '<td class="name">private</td><td data-v="5">5</td><td data-v="32768">32K</td><td data-v="[0-9.e-]+">[0-9.]+ <small>±[0-9.]+' "$T/share.html"
+expect_grep '<td class="name">false sharing</td><td class="name">counters</td>' "$T/share.html"
 # columns: placement caches size lru ±half lru-coh random ±half rand-coh
 awk '$1 == "private" && $2 == 5 { ok = $4 > 0 && $6 > 0 && $4 >= $6 && $5 ~ /^±/ } END { exit !ok }' "$T/out" ||
 	fail "false: private caches show no coherence misses"
