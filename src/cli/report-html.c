@@ -156,8 +156,11 @@ static void section_summary(FILE *f, const struct report_html_in *in)
 		fputs("<a href=\"#windows\">windows</a>", f);
 	fputs("<a href=\"#functions\">hot functions</a><a href=\"#source\">hot source lines</a>"
 	      "<a href=\"#pcs\">hot pcs</a><a href=\"#objects\">data objects</a>"
-	      "<a href=\"#object-pcs\">code by object</a><a href=\"#threads\">threads</a></nav>\n",
+	      "<a href=\"#object-pcs\">code by object</a><a href=\"#threads\">threads</a>",
 	      f);
+	if (lp_report_placements(in->r, &(const struct lp_report_placement *){ NULL }))
+		fputs("<a href=\"#share\">threads and caches</a>", f);
+	fputs("</nav>\n", f);
 }
 
 /* An SVG file the library wrote, without its XML declaration, inline. */
