@@ -34,6 +34,12 @@ void cli_text_share(const struct lp_report *r, int intervals)
 	int w = intervals ? 20 : 12;
 	char b[32];
 
+	if (!np) {
+		/* lp_report_merge() sums the ranks' curves, not these tables */
+		printf("\nthreads and caches: not computed for several profiles summed (--per-rank gives each "
+		       "profile's)\n");
+		return;
+	}
 	printf("\nthreads and caches: %" PRIu32 " threads%s; misses per line access of the whole process,\n"
 	       "coherence misses (coh) included in lru and random:\n",
 	       in->threads, in->shared_time ? "" : " (no shared time in this profile: every cache is the private view)");

@@ -56,3 +56,7 @@ expect_grep '^2 caches +2 +8K +[0-9.]+ ±[0-9.]+ ' "$T/out"
 expect_grep '95% interval of each ratio' "$T/out"
 # the pairs' cliff at 4K is said in words
 expect_grep '^2 caches 4K lru: cliff within sampling error' "$T/out"
+# several profiles summed: the tables are not merged, and the report says so
+cp "$T/mt.lpp" "$T/mt2.lpp"
+expect_status 0 "$LOCPROF" report "$T/mt.lpp" "$T/mt2.lpp" --sizes 4K --shared --top 0
+expect_grep '^threads and caches: not computed for several profiles summed' "$T/out"
