@@ -336,6 +336,22 @@ void lp_share_placement_release(struct lp_share_placement *pl);
  * samples and counts (at least 1). */
 uint32_t lp_share_threads(const struct lp_profile *p);
 
+/* How finely the threads ran interleaved, from the samples of li on both
+ * clocks: for each thread, the median over its consecutive samples of the
+ * shared accesses per own access between them, against that ratio over
+ * its whole run; the references-weighted mean over the threads with at
+ * least 16 such pairs. Near 1 when the threads ran together at steady
+ * speeds (each on a core of its own), near 1 / threads when they ran one
+ * at a time in long bursts (more threads than cores), which the shared
+ * and two-cache models do not assume (docs/models.md, "Threads and
+ * shared caches"). NAN without shared time or without two such threads. */
+double lp_share_together(const struct lp_profile *p, unsigned li);
+/* Below this, say that the threads ran in bursts: 4 threads in random
+ * bursts of 1 to 200 accesses give 0.23 to 0.27, of 1 to 8 accesses 0.84
+ * to 0.88; an OpenMP triad recorded with 4 threads on 2 cores 0.41 to
+ * 0.51, with 2 threads 0.62 to 0.91. */
+#define LP_SHARE_BURSTS 0.5
+
 /* Share of the run's references (line accesses) made by the threads of
  * group g: from the per-thread counts, else from the samples of li. */
 double lp_share_group_share(const struct lp_profile *p, unsigned li, const struct lp_share_placement *pl,

@@ -207,6 +207,7 @@ struct lp_report_info {
 	 * else every placement is the private view), and the threads */
 	int shared_time;
 	uint32_t threads;
+	double together; /* lp_share_together(): NAN when unknown */
 };
 
 /* A hot pc or data object: misses estimated for the whole run (each sample

@@ -6,6 +6,7 @@
 #include <locprof/report.h>
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 
 static const char *const sharing_title[2] = { "true sharing", "false sharing" };
@@ -43,6 +44,11 @@ void cli_text_share(const struct lp_report *r, int intervals)
 	printf("\nthreads and caches: %" PRIu32 " threads%s; misses per line access of the whole process,\n"
 	       "coherence misses (coh) included in lru and random:\n",
 	       in->threads, in->shared_time ? "" : " (no shared time in this profile: every cache is the private view)");
+	if (!isnan(in->together) && in->together < LP_SHARE_BURSTS)
+		printf("the threads ran in bursts (together %.2f; 1: interleaved finely, 1/%" PRIu32 ": one at a time), as "
+		       "more threads than cores do: the shared and two-cache models assume finely interleaved threads "
+		       "and are off where a reuse spans other threads' bursts (docs/models.md)\n",
+		       in->together, in->threads);
 	printf("%-10s %6s %8s %*s %9s %*s %9s\n", "placement", "caches", "size", w, "lru", "lru coh", w, "random",
 	       "rand coh");
 	for (size_t i = 0; i < np; i++) {
@@ -100,6 +106,9 @@ void cli_csv_share(const struct lp_report *r, int intervals)
 
 	(void)intervals; /* without resamples each interval is its ratio */
 	printf("\n# threads and caches: misses per line access of the whole process\n");
+	if (!isnan(lp_report_info(r)->together))
+		printf("# threads ran together: %.4f (1: interleaved finely; below %.2f: in bursts)\n",
+		       lp_report_info(r)->together, LP_SHARE_BURSTS);
 	printf("placement,caches,size,lru_miss_ratio,lru_coherence,random_miss_ratio,random_coherence,"
 	       "lru_miss_ratio_lo,lru_miss_ratio_hi,random_miss_ratio_lo,random_miss_ratio_hi,lru_cliff,random_cliff\n");
 	for (size_t i = 0; i < np; i++)
@@ -144,8 +153,11 @@ void cli_json_share(const struct lp_report *r, int intervals)
 	const struct lp_report_sharing *sh;
 	size_t np = lp_report_placements(r, &pl), nt = lp_report_thread_curves(r, &tc), ns = lp_report_sharing(r, &sh);
 
-	printf(",\"share\":{\"threads\":%" PRIu32 ",\"shared_time\":%s,\"placements\":[", in->threads,
+	printf(",\"share\":{\"threads\":%" PRIu32 ",\"shared_time\":%s,", in->threads,
 	       in->shared_time ? "true" : "false");
+	if (!isnan(in->together))
+		printf("\"together\":%.6f,", in->together);
+	printf("\"placements\":[");
 	for (size_t i = 0; i < np; i++) {
 		printf("%s{\"placement\":\"%s\",\"caches\":%" PRIu32 ",\"size\":%" PRIu64
 		       ",\"lru\":%.6f,\"lru_coherence\":%.6f,\"random\":%.6f,\"random_coherence\":%.6f",

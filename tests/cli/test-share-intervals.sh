@@ -56,6 +56,24 @@ expect_grep '^2 caches +2 +8K +[0-9.]+ ±[0-9.]+ ' "$T/out"
 expect_grep '95% interval of each ratio' "$T/out"
 # the pairs' cliff at 4K is said in words
 expect_grep '^2 caches 4K lru: cliff within sampling error' "$T/out"
+# the threads ran together: no word of bursts; the same threads in bursts
+# of up to 200 accesses: said
+expect_status 0 "$LOCPROF" report "$T/mt.lpp" --sizes 4K --shared --top 0
+grep -q 'ran in bursts' "$T/out" && fail "bursts said of finely interleaved threads"
+awk 'BEGIN {
+	srand(7)
+	for (n = 0; n < 60000;) {
+		t = int(rand() * 4); burst = 1 + int(rand() * 200)
+		for (k = 0; k < burst; k++) {
+			n++
+			printf "R 0x%x 8 0x%x %d\n", 16777216 * (t + 1) + pos[t] * 64, 4198400 + t * 16, t
+			pos[t] = (pos[t] + 1) % 40
+		}
+	}
+}' >"$T/bursts.txt"
+expect_status 0 "$LOCPROF" sample "$T/bursts.txt" -o "$T/bursts.lpp" --rate 0.05 --seed 2
+expect_status 0 "$LOCPROF" report "$T/bursts.lpp" --sizes 4K --shared --top 0
+expect_grep '^the threads ran in bursts \(together 0\.[0-3][0-9]; ' "$T/out"
 # several profiles summed: the tables are not merged, and the report says so
 cp "$T/mt.lpp" "$T/mt2.lpp"
 expect_status 0 "$LOCPROF" report "$T/mt.lpp" "$T/mt2.lpp" --sizes 4K --shared --top 0

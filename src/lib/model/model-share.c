@@ -103,6 +103,87 @@ static double lp_thread_share(const struct lp_profile *p, uint32_t tid)
 	return tid < p->n_threads ? (double)p->thread_refs[tid] / (double)all : 0;
 }
 
+/* Pairs of u64 (shared time, own time) by their first. */
+static int by_stime(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b;
+
+	return (x[0] > y[0]) - (x[0] < y[0]);
+}
+
+static int by_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* One thread's samples, own time and shared time in pairs, in own-time
+ * order: the median of the ratios of their gaps over the ratio of the
+ * sums (NAN with fewer than 16 gaps). ratio: scratch of n doubles. */
+static double together_one(uint64_t *pairs, size_t n, double *ratio)
+{
+	double own = 0, shared = 0, med;
+	size_t k = 0;
+
+	qsort(pairs, n, 2 * sizeof(*pairs), by_stime); /* own and shared time rise together */
+	for (size_t i = 1; i < n; i++) {
+		double go = (double)pairs[2 * i + 1] - (double)pairs[2 * i - 1];
+		double gs = (double)pairs[2 * i] - (double)pairs[2 * i - 2];
+		if (!(go > 0) || gs < 0)
+			continue;
+		ratio[k++] = gs / go;
+		own += go;
+		shared += gs;
+	}
+	if (k < 16 || !(own > 0))
+		return NAN;
+	qsort(ratio, k, sizeof(*ratio), by_double);
+	med = k % 2 ? ratio[k / 2] : (ratio[k / 2 - 1] + ratio[k / 2]) / 2;
+	return med / (shared / own);
+}
+
+double lp_share_together(const struct lp_profile *p, unsigned li)
+{
+	uint32_t nt = lp_share_threads(p);
+	size_t first, n, *count = NULL, *at = NULL, used = 0;
+	uint64_t *pairs = NULL;
+	double *ratio = NULL, sum = 0, weight = 0;
+
+	if (!p->shared || li >= p->n_line_sizes || nt < 2)
+		return NAN;
+	lp_profile_line_samples(p, li, &first, &n);
+	if (!(count = calloc(nt + 1, sizeof(*count))) || !(at = calloc(nt + 1, sizeof(*at))) ||
+	    !(pairs = malloc((n ? n : 1) * 2 * sizeof(*pairs))) || !(ratio = malloc((n ? n : 1) * sizeof(*ratio))))
+		goto out;
+	for (size_t i = first; i < first + n; i++)
+		count[p->samples[i].tid + 1]++;
+	for (uint32_t t = 0; t < nt; t++)
+		count[t + 1] += count[t];
+	for (size_t i = first; i < first + n; i++) {
+		const struct lp_sample *s = &p->samples[i];
+		size_t k = count[s->tid] + at[s->tid]++;
+		pairs[2 * k] = s->stime;
+		pairs[2 * k + 1] = s->time;
+	}
+	for (uint32_t t = 0; t < nt; t++) {
+		double b = together_one(pairs + 2 * count[t], count[t + 1] - count[t], ratio);
+		double w = lp_thread_share(p, t);
+		if (isnan(b) || !(w > 0))
+			continue;
+		sum += w * b;
+		weight += w;
+		used++;
+	}
+out:
+	free(count);
+	free(at);
+	free(pairs);
+	free(ratio);
+	return used >= 2 && weight > 0 ? sum / weight : NAN;
+}
+
+
 /* A shared distance d of sample s (owner share so of the references) as
  * the accesses of a group of share sg: the owner's own part of it
  * counts whole, the other threads' part by the group's share of their

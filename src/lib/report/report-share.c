@@ -332,6 +332,7 @@ int lp_report_share_compute(struct lp_report *r, const struct lp_report_params *
 		lines[i] = fmax(1.0, (double)pa->sizes[i] / r->info.line);
 	r->info.shared_time = r->p->shared;
 	r->info.threads = lp_share_threads(r->p);
+	r->info.together = lp_share_together(r->p, r->li);
 	if ((err = placement_rows(r, pa, lines)) < 0 || (err = thread_rows(r, pa, lines)) < 0 ||
 	    (err = sharing_rows(r, pa)) < 0)
 		goto out;
