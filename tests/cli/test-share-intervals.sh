@@ -12,18 +12,22 @@
 # (docs/models.md, "Threads and shared caches").
 . "$(dirname "$0")/lib.sh"
 
-awk 'BEGIN {
-	srand(7)
-	for (t = 0; t < 4; t++) pos[t] = 0
-	for (n = 0; n < 60000;) {
-		t = int(rand() * 4); burst = 1 + int(rand() * 8)
-		for (k = 0; k < burst; k++) {
-			n++
-			printf "R 0x%x 8 0x%x %d\n", 16777216 * (t + 1) + pos[t] * 64, 4198400 + t * 16, t
-			pos[t] = (pos[t] + 1) % 40
+# four threads, each cycling over 40 lines of its own, in random bursts
+# of 1 to BURST accesses in a random order
+threads() { # BURST
+	awk -v burst_max="$1" 'BEGIN {
+		srand(7)
+		for (n = 0; n < 60000;) {
+			t = int(rand() * 4); burst = 1 + int(rand() * burst_max)
+			for (k = 0; k < burst; k++) {
+				n++
+				printf "R 0x%x 8 0x%x %d\n", 16777216 * (t + 1) + pos[t] * 64, 4198400 + t * 16, t
+				pos[t] = (pos[t] + 1) % 40
+			}
 		}
-	}
-}' >"$T/mt.txt"
+	}'
+}
+threads 8 >"$T/mt.txt"
 expect_status 0 "$LOCPROF" sample "$T/mt.txt" -o "$T/mt.lpp" --rate 0.05 --seed 2
 expect_status 0 "$LOCPROF" report "$T/mt.lpp" --sizes 1K,2K,4K,8K,16K --shared --top 0 --format csv
 awk '/^placement,/ { on = 1; next } on && /^$/ { on = 0 } on' "$T/out" >"$T/rep.csv"
@@ -60,17 +64,7 @@ expect_grep '^2 caches 4K lru: cliff within sampling error' "$T/out"
 # of up to 200 accesses: said
 expect_status 0 "$LOCPROF" report "$T/mt.lpp" --sizes 4K --shared --top 0
 grep -q 'ran in bursts' "$T/out" && fail "bursts said of finely interleaved threads"
-awk 'BEGIN {
-	srand(7)
-	for (n = 0; n < 60000;) {
-		t = int(rand() * 4); burst = 1 + int(rand() * 200)
-		for (k = 0; k < burst; k++) {
-			n++
-			printf "R 0x%x 8 0x%x %d\n", 16777216 * (t + 1) + pos[t] * 64, 4198400 + t * 16, t
-			pos[t] = (pos[t] + 1) % 40
-		}
-	}
-}' >"$T/bursts.txt"
+threads 200 >"$T/bursts.txt"
 expect_status 0 "$LOCPROF" sample "$T/bursts.txt" -o "$T/bursts.lpp" --rate 0.05 --seed 2
 expect_status 0 "$LOCPROF" report "$T/bursts.lpp" --sizes 4K --shared --top 0
 expect_grep '^the threads ran in bursts \(together 0\.[0-3][0-9]; ' "$T/out"
