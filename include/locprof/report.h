@@ -393,8 +393,11 @@ size_t lp_report_sharing(const struct lp_report *r, const struct lp_report_shari
  * reference: by references), with intervals weighted the same way.
  * Hot pcs, objects and pairs are matched by name and keep at most top
  * rows (of the union of the ranks' top rows); no windows (each rank has
- * its own clock). LP_EINVAL when the reports were computed with
- * different line sizes or parameters. */
+ * its own clock). The threads-and-caches tables (params.share): the
+ * placements as the curves when the ranks' rows line up (else none),
+ * each thread's rows weighted by its line accesses in each rank, the
+ * coherence rows summed by kind, object and pc names. LP_EINVAL when the
+ * reports were computed with different line sizes or parameters. */
 int lp_report_merge(struct lp_report **out, struct lp_report *const *parts, size_t n, size_t top);
 
 /* ---- two profiles compared -------------------------------------------- */

@@ -36,9 +36,9 @@ void cli_text_share(const struct lp_report *r, int intervals)
 	char b[32];
 
 	if (!np) {
-		/* lp_report_merge() sums the ranks' curves, not these tables */
-		printf("\nthreads and caches: not computed for several profiles summed (--per-rank gives each "
-		       "profile's)\n");
+		/* lp_report_merge() sums the ranks' rows only where they line up */
+		printf("\nthreads and caches: not summed: the profiles' placements differ (their numbers of threads); "
+		       "--per-rank gives each profile's\n");
 		return;
 	}
 	printf("\nthreads and caches: %" PRIu32 " threads%s; misses per line access of the whole process,\n"

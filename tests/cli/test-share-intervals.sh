@@ -68,7 +68,16 @@ threads 200 >"$T/bursts.txt"
 expect_status 0 "$LOCPROF" sample "$T/bursts.txt" -o "$T/bursts.lpp" --rate 0.05 --seed 2
 expect_status 0 "$LOCPROF" report "$T/bursts.lpp" --sizes 4K --shared --top 0
 expect_grep '^the threads ran in bursts \(together 0\.[0-3][0-9]; ' "$T/out"
-# several profiles summed: the tables are not merged, and the report says so
+# several profiles summed (the ranks of a job): two copies of one give
+# its ratios and intervals; ranks of other thread counts do not line up,
+# and the report says so
 cp "$T/mt.lpp" "$T/mt2.lpp"
-expect_status 0 "$LOCPROF" report "$T/mt.lpp" "$T/mt2.lpp" --sizes 4K --shared --top 0
-expect_grep '^threads and caches: not computed for several profiles summed' "$T/out"
+expect_status 0 "$LOCPROF" report "$T/mt.lpp" --sizes 4K,8K --shared --top 0 --format csv
+awk '/^placement,/ { on = 1; next } on && /^$/ { on = 0 } on' "$T/out" >"$T/one.csv"
+expect_status 0 "$LOCPROF" report "$T/mt.lpp" "$T/mt2.lpp" --sizes 4K,8K --shared --top 0 --format csv
+awk '/^placement,/ { on = 1; next } on && /^$/ { on = 0 } on' "$T/out" >"$T/two.csv"
+[ -s "$T/one.csv" ] && cmp -s "$T/one.csv" "$T/two.csv" || fail "two copies of a profile summed: other placement rows"
+awk '$5 < 2' "$T/mt.txt" >"$T/pair.txt"
+expect_status 0 "$LOCPROF" sample "$T/pair.txt" -o "$T/pair.lpp" --rate 0.05
+expect_status 0 "$LOCPROF" report "$T/mt.lpp" "$T/pair.lpp" --sizes 4K --shared --top 0
+expect_grep '^threads and caches: not summed: the profiles.* placements differ' "$T/out"

@@ -80,6 +80,8 @@ void lp_report_widen_steep(const double *w, size_t n, size_t ncurves, const doub
 int lp_report_models(const struct lp_profile *p, unsigned li, const struct lp_report_params *pa,
 		     struct lp_statstack **ss, struct lp_statcache **sc);
 /* The threads-and-caches tables (params.share). report-share.c */
+/* qsort order of coherence rows: false sharing first, then by misses */
+int lp_report_sharing_rank(const void *a, const void *b);
 int lp_report_share_compute(struct lp_report *r, const struct lp_report_params *pa);
 void lp_report_share_release(struct lp_report *r);
 

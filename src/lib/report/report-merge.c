@@ -21,7 +21,12 @@
  * missing from the job's. Source lines and functions are summed over
  * every pc (lp_hotspots_merge()). Threads are matched by number: thread
  * 0 of the job is thread 0 of every rank. Windows are not merged: each
- * rank has its own clock. */
+ * rank has its own clock. The threads-and-caches tables (params.share)
+ * follow the same rules: each placement's ratios weighted by the ranks'
+ * line accesses when the ranks' placement rows line up (a rank of two
+ * threads has no two-cache row: then none is given), each thread's by
+ * its line accesses in each rank, the coherence rows summed by kind,
+ * object and the names of the two pcs. */
 #include "report/report-internal.h"
 
 #include "common/error.h"
@@ -413,6 +418,192 @@ static int merge_threads(struct lp_report *m, struct lp_report *const *parts, si
 	return 0;
 }
 
+/* Each thread's private-cache rows (by thread and size): a rank's row
+ * weighs by that thread's line accesses (its share of the rank's). */
+static int merge_thread_curves(struct lp_report *m, struct lp_report *const *parts, size_t n, size_t cap)
+{
+	const struct lp_report_thread_curve **row = malloc((n + 1) * sizeof(*row));
+	const struct lp_interval **iv = malloc((n + 1) * sizeof(*iv));
+	double *ratio = malloc((n + 1) * sizeof(*ratio)), *wt = malloc((n + 1) * sizeof(*wt));
+	int err = 0;
+
+	if (!row || !iv || !ratio || !wt || !(m->thread_curves = calloc(cap + 1, sizeof(*m->thread_curves)))) {
+		err = lp_seterr(LP_ENOMEM, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < parts[i]->nthread_curves; j++) {
+			const struct lp_report_thread_curve *c = &parts[i]->thread_curves[j];
+			struct lp_report_thread_curve *t;
+			size_t k = 0, got = 0;
+			double all = 0;
+			while (k < m->nthread_curves &&
+			       (m->thread_curves[k].tid != c->tid || m->thread_curves[k].size != c->size))
+				k++;
+			if (k < m->nthread_curves)
+				continue; /* merged when its first rank came */
+			/* this thread and size in every rank (at most once each) */
+			for (size_t r = i; r < n; r++)
+				for (size_t q = 0; q < parts[r]->nthread_curves; q++)
+					if (parts[r]->thread_curves[q].tid == c->tid &&
+					    parts[r]->thread_curves[q].size == c->size) {
+						row[got] = &parts[r]->thread_curves[q];
+						wt[got] = row[got]->share * (double)parts[r]->info.accesses;
+						all += wt[got++];
+						break;
+					}
+			t = &m->thread_curves[m->nthread_curves++];
+			*t = *c;
+			t->lru = t->random = t->lru_coh = 0;
+			for (size_t g = 0; g < got; g++) {
+				wt[g] = all > 0 ? wt[g] / all : 1.0 / (double)got;
+				t->lru += wt[g] * row[g]->lru;
+				t->random += wt[g] * row[g]->random;
+				t->lru_coh += wt[g] * row[g]->lru_coh;
+			}
+			for (size_t g = 0; g < got; g++) {
+				ratio[g] = row[g]->lru;
+				iv[g] = &row[g]->lru_iv;
+			}
+			merge_interval(&t->lru_iv, iv, ratio, wt, got);
+			for (size_t g = 0; g < got; g++) {
+				ratio[g] = row[g]->random;
+				iv[g] = &row[g]->random_iv;
+			}
+			merge_interval(&t->random_iv, iv, ratio, wt, got);
+			t->share = m->info.accesses ? all / (double)m->info.accesses : 0;
+		}
+out:
+	free(row);
+	free(iv);
+	free(ratio);
+	free(wt);
+	return err;
+}
+
+/* The coherence rows of every rank, summed by kind, object and the names
+ * of the pc that misses and of the write's (the first rank's pcs kept:
+ * position-independent code has other addresses in other ranks). */
+static int merge_sharing(struct lp_report *m, struct lp_report *const *parts, size_t n, size_t cap)
+{
+	size_t samples = 0;
+
+	if (!(m->sharing = calloc(cap + 1, sizeof(*m->sharing))))
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		samples += parts[i]->info.samples;
+		for (size_t j = 0; j < parts[i]->nsharing; j++) {
+			const struct lp_report_sharing *x = &parts[i]->sharing[j];
+			size_t k = 0;
+			while (k < m->nsharing &&
+			       (m->sharing[k].false_sharing != x->false_sharing || strcmp(m->sharing[k].object, x->object) ||
+				strcmp(m->sharing[k].pc_name, x->pc_name) || strcmp(m->sharing[k].wpc_name, x->wpc_name)))
+				k++;
+			if (k == m->nsharing) {
+				struct lp_report_sharing *y = &m->sharing[m->nsharing];
+				*y = *x;
+				y->misses = 0;
+				y->samples = 0;
+				y->object = y->pc_name = y->wpc_name = NULL;
+				m->nsharing++;
+				if (!(y->object = strdup(x->object)) || !(y->pc_name = strdup(x->pc_name)) ||
+				    !(y->wpc_name = strdup(x->wpc_name)))
+					return lp_seterr(LP_ENOMEM, "out of memory");
+			}
+			m->sharing[k].misses += x->misses;
+			m->sharing[k].samples += x->samples;
+		}
+	}
+	for (size_t k = 0; k < m->nsharing; k++)
+		m->sharing[k].share = samples ? (double)m->sharing[k].samples / (double)samples : 0;
+	qsort(m->sharing, m->nsharing, sizeof(*m->sharing), lp_report_sharing_rank);
+	return 0;
+}
+
+/* Whether every part has the same placement rows (by name and size): a
+ * rank with two threads has no "2 caches" row, so ranks of different
+ * thread counts do not line up. */
+static int placements_align(struct lp_report *const *parts, size_t n)
+{
+	const struct lp_report *a = parts[0];
+
+	for (size_t i = 1; i < n; i++) {
+		if (parts[i]->nplacements != a->nplacements)
+			return 0;
+		for (size_t k = 0; k < a->nplacements; k++)
+			if (strcmp(parts[i]->placements[k].placement, a->placements[k].placement) ||
+			    parts[i]->placements[k].size != a->placements[k].size)
+				return 0;
+	}
+	return a->nplacements > 0;
+}
+
+/* The threads-and-caches tables of the job (params.share): each rank's
+ * threads on caches of that rank, so a placement's ratio is the ranks'
+ * ratios weighted by their line accesses (w), as the curves'; thread t
+ * of the job is thread t of every rank, its ratios weighted by the
+ * rank's line accesses of that thread; the coherence rows summed by
+ * kind, object and the two pcs' names. Placements are left out when the
+ * ranks' rows do not line up. */
+static int merge_share(struct lp_report *m, struct lp_report *const *parts, size_t n, const double *w)
+{
+	const struct lp_report *a = parts[0];
+	const struct lp_interval **iv = malloc(n * sizeof(*iv));
+	double *ratio = malloc(n * sizeof(*ratio)), tw = 0, tsum = 0;
+	size_t cap_tc = 0, cap_sh = 0;
+	int err = 0;
+
+	if (!iv || !ratio) {
+		err = lp_seterr(LP_ENOMEM, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		m->info.threads = parts[i]->info.threads > m->info.threads ? parts[i]->info.threads : m->info.threads;
+		if (!isnan(parts[i]->info.together)) {
+			tsum += w[i] * parts[i]->info.together;
+			tw += w[i];
+		}
+		cap_tc += parts[i]->nthread_curves;
+		cap_sh += parts[i]->nsharing;
+	}
+	m->info.together = tw > 0 ? tsum / tw : NAN;
+	if (placements_align(parts, n)) {
+		if (!(m->placements = calloc(a->nplacements, sizeof(*m->placements)))) {
+			err = lp_seterr(LP_ENOMEM, "out of memory");
+			goto out;
+		}
+		for (size_t k = 0; k < a->nplacements; k++) {
+			struct lp_report_placement *pl = &m->placements[k];
+			*pl = a->placements[k];
+			pl->lru = pl->random = pl->lru_coh = pl->random_coh = 0;
+			for (size_t i = 0; i < n; i++) {
+				const struct lp_report_placement *q = &parts[i]->placements[k];
+				pl->lru += w[i] * q->lru;
+				pl->random += w[i] * q->random;
+				pl->lru_coh += w[i] * q->lru_coh;
+				pl->random_coh += w[i] * q->random_coh;
+			}
+			for (size_t i = 0; i < n; i++) {
+				ratio[i] = parts[i]->placements[k].lru;
+				iv[i] = &parts[i]->placements[k].lru_iv;
+			}
+			merge_interval(&pl->lru_iv, iv, ratio, w, n);
+			for (size_t i = 0; i < n; i++) {
+				ratio[i] = parts[i]->placements[k].random;
+				iv[i] = &parts[i]->placements[k].random_iv;
+			}
+			merge_interval(&pl->random_iv, iv, ratio, w, n);
+		}
+		m->nplacements = a->nplacements;
+	}
+	if ((err = merge_thread_curves(m, parts, n, cap_tc)) < 0 || (err = merge_sharing(m, parts, n, cap_sh)) < 0)
+		goto out;
+out:
+	free(iv);
+	free(ratio);
+	return err;
+}
+
 /* The parts must agree on what was computed: line size, curves, sizes,
  * caches, hot-spot cache and policy. */
 static int check_parts(struct lp_report *const *parts, size_t n)
@@ -474,7 +665,8 @@ int lp_report_merge(struct lp_report **out, struct lp_report *const *parts, size
 		m->info.touched_blocks_only |= in->touched_blocks_only;
 	}
 	if ((err = merge_curves(m, parts, n, w, wref)) < 0 || (err = merge_hot(m, parts, n, top)) < 0 ||
-	    (parts[0]->threads && (err = merge_threads(m, parts, n)) < 0)) {
+	    (parts[0]->threads && (err = merge_threads(m, parts, n)) < 0) ||
+	    (parts[0]->placements && (err = merge_share(m, parts, n, w)) < 0)) {
 		lp_report_free(m);
 		m = NULL;
 	}

@@ -230,7 +230,7 @@ static int cmp_coh_key(const void *a, const void *b)
 	return x->wpc < y->wpc ? -1 : x->wpc > y->wpc;
 }
 
-static int cmp_coh_rank(const void *a, const void *b)
+int lp_report_sharing_rank(const void *a, const void *b)
 {
 	const struct lp_report_sharing *x = a, *y = b;
 	if (x->false_sharing != y->false_sharing)
@@ -314,7 +314,7 @@ static int sharing_rows(struct lp_report *r, const struct lp_report_params *pa)
 		}
 		r->nsharing = i + 1;
 	}
-	qsort(r->sharing, r->nsharing, sizeof(*r->sharing), cmp_coh_rank);
+	qsort(r->sharing, r->nsharing, sizeof(*r->sharing), lp_report_sharing_rank);
 out:
 	free(rows);
 	lp_objects_free(objs);
