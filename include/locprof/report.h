@@ -356,7 +356,7 @@ struct lp_report_placement {
 size_t lp_report_placements(const struct lp_report *r, const struct lp_report_placement **out);
 /* Each thread alone on a private cache of each size: misses per line
  * access of the thread; share: its part of the run's references. By
- * thread, then size. */
+ * thread, then size; a thread without samples is left out. */
 struct lp_report_thread_curve {
 	uint32_t tid;
 	uint64_t size;

@@ -184,15 +184,16 @@ static int thread_rows(struct lp_report *r, const struct lp_report_params *pa, c
 	for (uint32_t t = 0; t < nt && !err; t++) {
 		double share = lp_share_group_share(r->p, r->li, &pl, t);
 		struct place_model m = { r->li, &pl, t, lines, n, pa->cold };
-		if (!(share > 0))
-			continue;
+		size_t own = thread_samples(r, t);
+		if (!(share > 0) || !own)
+			continue; /* no sample: nothing to say of its cache (not 0 misses) */
 		err = lp_share_group_curve(r->p, r->li, &pl, t, lines, n, pa->cold, out);
 		for (size_t i = 0; !err && i < n; i++) {
 			est[i] = out[i].lru;
 			est[n + i] = out[i].random;
 		}
 		if (!err)
-			err = place_intervals(r, pa, &m, est, thread_samples(r, t), iv);
+			err = place_intervals(r, pa, &m, est, own, iv);
 		for (size_t i = 0; !err && i < n; i++)
 			r->thread_curves[r->nthread_curves++] = (struct lp_report_thread_curve){
 				.tid = t, .share = share, .size = pa->sizes[i],
