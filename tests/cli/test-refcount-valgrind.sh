@@ -80,8 +80,13 @@ for k in unaligned vecodd stencil mixed; do
 			got=$(minus "$sb" "$sa")
 			[ "$got" = "$want" ] || fail "$k rate $r: the passes added $got, to the trace $want"
 		done
-		# and the whole runs within the start-up's few
-		minus "$sa" "$ta" | awk '{ for (i = 1; i <= NF; i++) { sub(/.*:/, "", $i); if ($i + 0 > 8 || $i + 0 < -8) exit 1 } }' ||
+		# and the whole runs within the start-up's few: how many of its
+		# accesses move across a line depends on where the environment's
+		# strings lie, so on the length of the paths in it (a clone at
+		# /tmp/ci-check2 gave 9 in 129 241 on `mixed`, where 8 had been
+		# the bound); a pattern's straddles that went uncounted would be
+		# thousands
+		minus "$sa" "$ta" | awk '{ for (i = 1; i <= NF; i++) { sub(/.*:/, "", $i); if ($i + 0 > 64 || $i + 0 < -64) exit 1 } }' ||
 			fail "$k: counts $sa, the trace $ta"
 	done
 done
