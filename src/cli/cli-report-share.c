@@ -96,7 +96,7 @@ void cli_text_share(const struct lp_report *r, int intervals)
 	}
 }
 
-void cli_csv_share(const struct lp_report *r, int intervals)
+void cli_csv_share(const struct lp_report *r)
 {
 	const struct lp_report_placement *pl;
 	const struct lp_report_thread_curve *tc;
@@ -104,7 +104,6 @@ void cli_csv_share(const struct lp_report *r, int intervals)
 	size_t np = lp_report_placements(r, &pl), nt = lp_report_thread_curves(r, &tc), ns = lp_report_sharing(r, &sh);
 	char b1[512], b2[512], b3[512];
 
-	(void)intervals; /* without resamples each interval is its ratio */
 	printf("\n# threads and caches: misses per line access of the whole process\n");
 	if (!isnan(lp_report_info(r)->together))
 		printf("# threads ran together: %.4f (1: interleaved finely; below %.2f: in bursts)\n",

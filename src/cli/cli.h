@@ -160,9 +160,10 @@ void cli_json_source_functions(const struct lp_source_function *f, size_t n);
 
 /* report --shared: the threads-and-caches tables (cli-report-share.c). */
 struct lp_report;
-/* report --shared's tables; intervals: the report has them (--resamples) */
+/* report --shared's tables; intervals: the report has them (--resamples;
+ * the CSV always gives both ends, each the ratio without resamples) */
 void cli_text_share(const struct lp_report *r, int intervals);
-void cli_csv_share(const struct lp_report *r, int intervals);
+void cli_csv_share(const struct lp_report *r);
 void cli_json_share(const struct lp_report *r, int intervals);
 /* report's text: a ratio with the half-width of its interval (iv NULL:
  * none), and the line that says a cliff lies within sampling error. */

@@ -556,7 +556,7 @@ static void csv_tables(const struct report_opts *o, const struct lp_report *r)
 	if (o->threads)
 		csv_threads(r);
 	if (o->shared)
-		cli_csv_share(r, o->resamples > 0);
+		cli_csv_share(r);
 	if (!o->top)
 		return;
 	printf("\n# predicted %s misses at %" PRIu64 " bytes, line accesses of the whole run\n", in->hot_policy, in->at);

@@ -118,9 +118,10 @@ static int by_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* One thread's samples, own time and shared time in pairs, in own-time
- * order: the median of the ratios of their gaps over the ratio of the
- * sums (NAN with fewer than 16 gaps). ratio: scratch of n doubles. */
+/* One thread's samples as pairs (shared time, own time), sorted here by
+ * shared time (own time rises with it): the median of the ratios of
+ * their gaps over the ratio of the sums (NAN with fewer than 16 gaps).
+ * ratio: scratch of n doubles. */
 static double together_one(uint64_t *pairs, size_t n, double *ratio)
 {
 	double own = 0, shared = 0, med;
@@ -182,7 +183,6 @@ out:
 	free(ratio);
 	return used >= 2 && weight > 0 ? sum / weight : NAN;
 }
-
 
 /* A shared distance d of sample s (owner share so of the references) as
  * the accesses of a group of share sg: the owner's own part of it
