@@ -12,11 +12,18 @@
  * the cache of group K when the threads are split into N groups as
  * `report --shared` splits them (lp_share_placement_split()), against the
  * group's own interleaved stream: then each line also gives the sample's
- * exact reuse distance in that stream (reuse_true). Loads the whole trace
- * in memory (meant for traces of a few million references). */
+ * exact reuse distance in that stream (reuse_true); --cache SPEC (one
+ * thread's trace), a set-associative cache: each line also gives whether
+ * the sample's reuse missed in an lp_cache simulation of SPEC over the
+ * whole stream (sa_true: 1, 0; cold misses do not occur for a reuse) and
+ * the placement model's miss chance for it (sa_est,
+ * lp_statstack_sample_miss()), to find the reuses whose set placement the
+ * model misreads. Loads the whole trace in memory (meant for traces of a
+ * few million references). */
 #include <locprof/exact.h>
 #include <locprof/model.h>
 #include <locprof/sample.h>
+#include <locprof/sim.h>
 #include <locprof/trace.h>
 
 #include <stdio.h>
@@ -33,14 +40,21 @@ int main(int argc, char **argv)
 	int shared = argc > 1 && !strcmp(argv[1], "--shared");
 	int alone = argc > 2 && !strcmp(argv[1], "--thread");
 	int grouped = argc > 2 && !strcmp(argv[1], "--group");
+	int setassoc = argc > 2 && !strcmp(argv[1], "--cache");
 	uint32_t thread = alone ? (uint32_t)strtoul(argv[2], NULL, 0) : 0, gk = 0, gn = 1;
+	struct lp_cache_spec spec = { 0 };
 
 	if (grouped && sscanf(argv[2], "%u/%u", &gk, &gn) != 2)
 		gn = 0;
-	argc -= shared + 2 * alone + 2 * grouped;
-	argv += shared + 2 * alone + 2 * grouped;
+	if (setassoc && lp_cache_spec_parse(&spec, argv[2]) < 0) {
+		fprintf(stderr, "bench-model-diag: %s\n", lp_errmsg());
+		return 2;
+	}
+	argc -= shared + 2 * alone + 2 * grouped + 2 * setassoc;
+	argv += shared + 2 * alone + 2 * grouped + 2 * setassoc;
 	if (argc < 3 || (grouped && (gn == 0 || gk >= gn))) {
-		fprintf(stderr, "usage: bench-model-diag [--shared | --thread T | --group K/N] TRACE RATE [WINDOW]\n");
+		fprintf(stderr, "usage: bench-model-diag [--shared | --thread T | --group K/N | --cache SPEC] TRACE RATE "
+				"[WINDOW]\n");
 		return 2;
 	}
 	if (lp_trace_reader_open(&r, argv[1], NULL) < 0) {
@@ -187,7 +201,33 @@ int main(int argc, char **argv)
 		}
 		ns = 0;
 	}
-	if (!grouped)
+	if (setassoc) {
+		/* the reuse's outcome in the simulated cache, and the model's chance */
+		struct lp_cache *c;
+		uint8_t *hit = malloc(nl + 1);
+		double *prob = malloc((ns + 1) * sizeof(*prob));
+		if (!hit || !prob || lp_cache_new(&c, &spec, 1) < 0 ||
+		    lp_statstack_sample_miss(m, lp_cache_spec_sets(&spec), lp_cache_spec_ways(&spec), prob) < 0) {
+			fprintf(stderr, "bench-model-diag: %s\n", lp_errmsg());
+			return 1;
+		}
+		lp_cache_access_lines(c, lines, nl, hit, NULL);
+		lp_cache_free(c);
+		printf("time\treuse\tsd_true\tsd_est\tsa_true\tsa_est\tpc\taddr\n");
+		for (size_t i = 0; i < ns; i++) {
+			const struct lp_sample *x = &p->samples[first + i];
+			uint64_t t = x->time + x->reuse + 1;
+			if (x->reuse == LP_REUSE_DANGLING || t >= nl)
+				continue;
+			printf("%llu\t%llu\t%llu\t%.1f\t%d\t%.4f\t0x%llx\t0x%llx\n", (unsigned long long)x->time,
+			       (unsigned long long)x->reuse, (unsigned long long)dist[t], sd[i], !hit[t], prob[i],
+			       (unsigned long long)x->pc, (unsigned long long)x->addr);
+		}
+		free(hit);
+		free(prob);
+		ns = 0;
+	}
+	if (!grouped && !setassoc)
 		printf("time\treuse\tsd_true\tsd_est\tpc\ttid\n");
 	for (size_t i = 0; i < ns; i++) {
 		const struct lp_sample *x = &p->samples[first + i];

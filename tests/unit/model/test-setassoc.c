@@ -432,6 +432,42 @@ static void test_aligned_streams(void **state)
 	stream_free(&s);
 }
 
+/* A table of 16 lines a whole number of 32 KiB apart (an FFT's twiddle
+ * factors at a small length, read at strides of n / len elements), read
+ * after each block of 16 lines of an input array that cycles through 1 024
+ * lines: the table's lines are half of each span's and all in one set of
+ * up to 512. */
+static void table_and_blocks(struct stream *s, uint64_t apart, int blocks)
+{
+	s->n = 0;
+	for (int b = 0; b < blocks; b++) {
+		for (uint64_t i = 0; i < 16; i++)
+			push(s, (1ull << 24) + (uint64_t)(b % 64) * 16 + i);
+		for (uint64_t j = 0; j < 16; j++)
+			push(s, (1ull << 28) + 3 + j * apart);
+	}
+}
+
+/* A walk of part of each span's lines: the table's 16 lines 512 lines
+ * apart are 48% of the offsets, too few for a lattice of the whole span,
+ * and the input's lines at random relative to them. 16 lines in one set
+ * of 8 ways: every reuse of the table misses. */
+static void test_part_walk(void **state)
+{
+	struct stream s = { 0 };
+
+	(void)state;
+	table_and_blocks(&s, 512, 6000);
+	check("a 16-line table 512 lines apart", &s, 1e-2, 512, 8, 0.3);
+	check("a 16-line table 512 lines apart", &s, 1e-2, 64, 8, 0.3);
+	/* 32 ways hold it: no miss, as the binomial model says too */
+	check("a 16-line table 512 lines apart", &s, 1e-2, 512, 32, -0.02);
+	/* 4 lines apart: a table of 4 sets of 512 (4 lines each, 8 ways) */
+	table_and_blocks(&s, 4, 6000);
+	check("a 16-line table 4 lines apart", &s, 1e-2, 512, 8, -0.02);
+	stream_free(&s);
+}
+
 /* n lines 64 lines apart (a node at the start of each 4 KiB page),
  * visited in one random order, reps times. */
 static void pages_in_random_order(struct stream *s, uint64_t n, int reps, struct lp_rng *rng)
@@ -558,6 +594,7 @@ int main(void)
 		cmocka_unit_test(test_column_pairs),
 		cmocka_unit_test(test_triangle_dp),
 		cmocka_unit_test(test_aligned_streams),
+		cmocka_unit_test(test_part_walk),
 		cmocka_unit_test(test_arrays_near_capacity),
 		cmocka_unit_test(test_random_placement),
 		cmocka_unit_test(test_random_replacement),
