@@ -30,6 +30,12 @@
 #     SEEDS='1 2 3' bench/mt-accuracy.sh build 1e-3
 # TRACES=DIR keeps the recorded traces there and reuses them on the next
 # run (so that two builds are compared on the same interleavings).
+# INTERLEAVE=N checks the models on the interleaving they assume, threads
+# on cores of their own: each recorded trace is rewritten by
+# bench-trace-interleave with its threads taking turns in bursts of 1 to
+# 2N - 1 accesses (each thread's own records unchanged), and that trace is
+# sampled and simulated instead. A recording on a machine with fewer cores
+# than threads runs them one at a time (report --shared says so).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
@@ -63,7 +69,7 @@ program() {
 	fi
 }
 
-echo "rate $rate, $threads threads; each cell: prediction/simulation"
+echo "rate $rate, $threads threads${INTERLEAVE:+, interleaved in bursts of 1 to $((2 * INTERLEAVE - 1)) accesses}; each cell: prediction/simulation"
 printf '| kernel | seed | samples |'
 for s in "${sizes[@]}"; do printf ' %s shared | %s private | %s coh | %s 2c |' "$s" "$s" "$s" "$s"; done
 echo ' error shared | error private | error coh | error 2c | error 2c coh | inside 95% | cliffs |'
@@ -77,6 +83,11 @@ for r in "${runs[@]}"; do
 		prog=$(program "$name")
 		OMP_NUM_THREADS=$threads OMP_WAIT_POLICY=passive "$locprof" record --mode trace -o "$trace" -- \
 			"$prog" "$@" >/dev/null 2>"$w/$name.err"
+	fi
+	if [ -n "${INTERLEAVE:-}" ]; then
+		fine=${trace%.lpt}-i$INTERLEAVE.lpt
+		[ -f "$fine" ] || "$build/bench/bench-trace-interleave" "$trace" "$fine" "$INTERLEAVE" 2>"$w/$name.ierr"
+		trace=$fine
 	fi
 	"$locprof" simulate "$trace" --sizes "$list" --policy lru --format csv >"$w/$name.shared"
 	# the trace's threads (numbered 0 ..) in halves, as the model's placement
