@@ -159,8 +159,11 @@ static void test_placements_match_exact(void **state)
 	check(p, r, n, 1, 0.015);  /* shared: exact clocks */
 	check(p, r, n, NT, 0.015); /* private: exact clocks */
 	check(p, r, n, 2, 0.01);   /* pairs: scaled clocks, the masks */
-	p->masks = 0;              /* a profile without them */
-	check(p, r, n, 2, 0.03);
+	/* a profile without them: every reuse first by the other pair is
+	 * estimated (model-share.c, group_reuse(): 0.008 mean; k times the
+	 * first foreign distance gave 0.020) */
+	p->masks = 0;
+	check(p, r, n, 2, 0.015);
 	lp_profile_free(p);
 	free(r);
 }
