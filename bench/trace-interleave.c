@@ -157,6 +157,11 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	lp_trace_reader_free(r);
+	for (uint32_t k = 0; k < nt; k++)
+		free(t[k].at);
+	free(t);
+	free(out);
+	free(refs);
 	fprintf(stderr, "bench-trace-interleave: %zu records of %u threads, bursts of 1 to %llu accesses\n", nout, nt,
 		(unsigned long long)(2 * burst - 1));
 	return 0;

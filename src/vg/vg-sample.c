@@ -108,9 +108,12 @@ static void table_grow(struct lpvg_thread *t)
 static void emit(struct lpvg_thread *t, const struct lp_watch *w, ULong end, ULong reuse_pc)
 {
 	if (t->nsamples == LPVG_SAMPLE_CAP) {
-		/* the count goes with each batch: a killed run keeps it */
-		lpvg_send_samples(t);
+		/* the count goes with every batch, before it: a run killed
+		 * between the two never has samples later than its count (a
+		 * collector slow to read blocked the second send, and the
+		 * profile of a killed run came out partial) */
 		lpvg_send_thread_running(t);
+		lpvg_send_samples(t);
 	}
 	/* level 0: a fixed rate, never thinned */
 	lp_emit_sample(&t->samples[t->nsamples++], w, end, reuse_pc, t->number, 0);
@@ -319,8 +322,9 @@ static void maybe_flush(struct lpvg_thread *t)
 	now = lpvg_now_ns(VKI_CLOCK_MONOTONIC);
 	if (now < next_ns)
 		return;
-	lpvg_thread_flush(t);
+	/* the count first, as with each batch (emit()) */
 	lpvg_send_thread_running(t);
+	lpvg_thread_flush(t);
 	if (lpvg_o.mode == LP_MODE_TRACE)
 		lpvg_send_others_events(t);
 	next_ns = now + (ULong)lpvg_o.flush_ms * 1000000ull;
