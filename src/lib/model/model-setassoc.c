@@ -53,6 +53,10 @@
  *   that chance puts there (by SA_PART_NATS of likelihood over the
  *   group's spans), is a walk of that share of the span's lines (an
  *   FFT's twiddle factors at the small lengths, whole pages apart).
+ * - A walk holds no more of a span's lines than it has lattice points in
+ *   its extent, where the share says over SA_OVER_EXTENT times more (the
+ *   offsets of a span's last accesses can favour the reused line's own
+ *   walk); the excess is placed at random.
  * - The other lines of the span are placed at random (binomial).
  * - The offsets are measured in lines of the profile's line size; the
  *   sets are line % s, so the lattice's lines land on s / gcd(g, s) sets.
@@ -90,6 +94,9 @@
 #define SA_MAX_REACH 64.0     /* the walk's lines are within 64 (D + 1) lines
 			       * (on a lattice of step 1) */
 #define SA_MAX_STEP (1ull << 40)
+#define SA_OVER_EXTENT 4.0    /* a walk's lines beyond this many times its
+			       * lattice points in range: capped at them (the
+			       * extent is read from a few hundred offsets) */
 
 struct sa_pair {
 	int64_t delta;  /* Y - X in lines */
@@ -864,7 +871,21 @@ static int walk_group_miss(const struct lp_sa_place *pl, const struct lp_sa_grou
 	for (size_t j = 0; j < k; j++) {
 		double lines = floor(sd[idx[j]] + 0.5) + 1;
 		D[j] = fmax(0, sd[idx[j]] - drop * lines);
-		walk[j] = share * lines;
+		/* no more of them on the walk than it has lattice points in
+		 * range, where the share says several times more: a naive
+		 * matrix multiply (n = 256) reads B whole between two reuses
+		 * of a line of it, and the last accesses of those spans of
+		 * 8 300 lines fall on the line's own column (read as two
+		 * walks of step 16, 520 points in range) as 40 % of the
+		 * offsets; 3 500 lines on that lattice put 55 in each of its
+		 * 64 sets of a 1M:16:64 cache, 6 % misses where simulation
+		 * has none. The cap spills the rest to random placement.
+		 * Only beyond SA_OVER_EXTENT times: the range is read from a
+		 * few hundred offsets, and a short dense walk's from few
+		 * (capped at 1.5 times, sixteen arrays in lock step, 17 to 31
+		 * lines a span in extents of 10 to 17, lost their conflicts:
+		 * `soa16` went from 1 to 18 points off) */
+		walk[j] = share * lines > SA_OVER_EXTENT * spread * G->extent ? spread * G->extent : share * lines;
 		region[j] = G->density >= 1 ? walk[j] : fmax(walk[j], spread * G->extent);
 	}
 	return lp_sa_walk_miss(placed_as_walk(G) ? &w : NULL, sets, ways, pl->line, D, walk,
@@ -965,8 +986,14 @@ int lp_sa_place_crowding(const struct lp_sa_place *pl, const double *sd, uint64_
 			double D = floor(sd[i] + 0.5), m, o, R, c;
 			if (!(D >= 1) || !isfinite(D))
 				continue;
+			/* no more than the walk's lattice points, as in
+			 * walk_group_miss() */
 			m = fmin(fmax(1, floor(G->near * (D + 1) + 0.5)), D + 1);
 			o = fmin(floor(G->other * (D + 1) + 0.5), D + 1 - m);
+			if (m > SA_OVER_EXTENT * G->extent)
+				m = fmax(1, floor(G->extent));
+			if (o > SA_OVER_EXTENT * G->extent)
+				o = floor(G->extent);
 			R = G->density >= 1 ? m : fmax(m, fmin(G->extent, 1e15));
 			/* a second walk (G->other) is in X's sets in a share
 			 * `along` of the spans, and in none of them otherwise */
