@@ -2,7 +2,8 @@
 # Set-associative LRU from sampled profiles against exact simulation, on
 # the kernels of bench/setassoc/sa-kernels.c (column and row walks, matrix
 # multiplies in both loop orders, a 2-D stencil, arrays near a cache's
-# capacity, random reads). Each kernel is built with `locprof cc`, recorded
+# capacity, random reads, a bit-reversal, a vertical filter, records beside
+# a table of entries a page apart). Each kernel is built with `locprof cc`, recorded
 # with the inst backend at RATE (default 1e-3) for each seed of SEEDS
 # (default 1), and recorded in trace mode once; `locprof simulate` on the
 # trace is the exact answer. Cold misses are left out of both (simulated:
@@ -37,8 +38,11 @@ declare -A args=(
 	[arrays-1M]="arrays 996147 100"         # 95% of 1 MiB
 	[random-512K]="random 524288 5000000"
 	[random-64K]="random 65536 5000000"
+	[bitrev]="bitrev 16 6"                  # 2^16 doubles, bit-reversed
+	[vfilter]="vfilter 512 512 3"           # rows of 32 lines, walked by columns
+	[table]="table 20000 8"                 # 16 table lines in one set of 32K:8
 )
-KERNELS=${KERNELS:-"colwalk-50 colwalk-64 colwalk-55 rowwalk matmul matmul-256 matmul-ikj stencil arrays-32K arrays-256K arrays-1M random-512K random-64K"}
+KERNELS=${KERNELS:-"colwalk-50 colwalk-64 colwalk-55 rowwalk matmul matmul-256 matmul-ikj stencil arrays-32K arrays-256K arrays-1M random-512K random-64K bitrev vfilter table"}
 if [ -z "${CACHES:-}" ]; then
 	CACHES="32K:8:64 256K:8:64 1M:16:64"
 	for d in /sys/devices/system/cpu/cpu0/cache/index*; do

@@ -11,6 +11,13 @@
  *   arrays BYTES REPS        a[i] = b[i] + c[i] over three arrays of BYTES / 3
  *                            in all, swept REPS times
  *   random BYTES N           N reads at random places of a BYTES array
+ *   bitrev M REPS            y[reverse(i)] = x[i] over 2^M doubles, REPS
+ *                            times (an FFT's reordering)
+ *   vfilter ROWS COLS REPS   a vertical 9-tap filter over a ROWS x COLS
+ *                            float image, column by column
+ *   table N REPS             N records of 256 bytes (three fields read and
+ *                            two written) beside a table of 16 doubles
+ *                            4 KiB apart, entry i % 16 read with record i
  *
  * Each prints a checksum so that nothing is optimised away. */
 #include <stdint.h>
@@ -137,6 +144,80 @@ static double randomwalk(long bytes, long n)
 	return s;
 }
 
+static double bitrev(long m, long reps)
+{
+	long n = 1L << m;
+	double *x = new_doubles((size_t)n), *y = new_doubles((size_t)n), *t, s = 0;
+
+	for (long r = 0; r < reps; r++) {
+		for (long i = 0; i < n; i++) {
+			long j = 0;
+			for (long b = 0; b < m; b++)
+				j |= ((i >> b) & 1) << (m - 1 - b);
+			y[j] = x[i];
+		}
+		t = x, x = y, y = t;
+	}
+	for (long i = 0; i < n; i += 17)
+		s += x[i];
+	free(x);
+	free(y);
+	return s;
+}
+
+static double vfilter(long rows, long cols, long reps)
+{
+	float *in = malloc((size_t)((rows + 8) * cols) * sizeof(*in)), *out = malloc((size_t)(rows * cols) * sizeof(*out));
+	double s = 0;
+
+	if (!in || !out) {
+		fprintf(stderr, "sa-kernels: out of memory\n");
+		exit(1);
+	}
+	for (long i = 0; i < (rows + 8) * cols; i++)
+		in[i] = (float)(i % 11);
+	for (long r = 0; r < reps; r++)
+		for (long j = 0; j < cols; j++)
+			for (long i = 0; i < rows; i++) {
+				float t = 0;
+				for (long k = 0; k < 9; k++)
+					t += in[(i + k) * cols + j] / (float)(k + 1);
+				out[i * cols + j] = t;
+			}
+	for (long i = 0; i < rows * cols; i += 13)
+		s += out[i];
+	free(in);
+	free(out);
+	return s;
+}
+
+struct record {
+	double f[32];
+};
+
+static double table(long n, long reps)
+{
+	struct record *p = calloc((size_t)n, sizeof(*p));
+	double *tab = new_doubles(16 * 512), s = 0;
+
+	if (!p) {
+		fprintf(stderr, "sa-kernels: out of memory\n");
+		exit(1);
+	}
+	for (long i = 0; i < n; i++)
+		p[i].f[0] = (double)i, p[i].f[8] = (double)(i % 3), p[i].f[16] = 1;
+	for (long r = 0; r < reps; r++)
+		for (long i = 0; i < n; i++) {
+			p[i].f[0] += p[i].f[8] * 0.5 + tab[(i & 15) * 512];
+			p[i].f[16] += p[i].f[0] * 1e-3;
+		}
+	for (long i = 0; i < n; i += 7)
+		s += p[i].f[16];
+	free(p);
+	free(tab);
+	return s;
+}
+
 int main(int argc, char **argv)
 {
 	long v[3] = { 0, 0, 0 };
@@ -162,6 +243,12 @@ int main(int argc, char **argv)
 		s = arrays(v[0], v[1]);
 	else if (!strcmp(argv[1], "random"))
 		s = randomwalk(v[0], v[1]);
+	else if (!strcmp(argv[1], "bitrev"))
+		s = bitrev(v[0], v[1]);
+	else if (!strcmp(argv[1], "vfilter"))
+		s = vfilter(v[0], v[1], v[2]);
+	else if (!strcmp(argv[1], "table"))
+		s = table(v[0], v[1]);
 	else {
 		fprintf(stderr, "sa-kernels: unknown kernel '%s'\n", argv[1]);
 		return 2;
