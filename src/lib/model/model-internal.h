@@ -63,6 +63,16 @@ void lp_sa_drift_free(struct lp_sa_drift *d);
  * most max of them into delta; returns how many. */
 size_t lp_sa_drift_offsets(const struct lp_sa_drift *d, const struct lp_sample *s, size_t n, size_t i,
 			   uint64_t line, int64_t *delta, size_t max);
+/* The hot footprints of the samples s[0, n) (sorted by time; sd as for
+ * lp_sa_place_new()): the pcs that read a few lines over and over
+ * (model-setassoc-hot.c). */
+struct lp_sa_hot;
+int lp_sa_hot_new(struct lp_sa_hot **out, const struct lp_sample *s, size_t n, const double *sd, uint64_t line);
+void lp_sa_hot_free(struct lp_sa_hot *h);
+/* prob[i] = 1 (an LRU miss in `sets` x `ways`) for the samples whose
+ * hot footprint, held whole by the reuse's span, has `ways` or more other
+ * lines in the sample's set; the others left alone. */
+int lp_sa_hot_miss(const struct lp_sa_hot *h, const double *sd, uint64_t sets, uint64_t ways, double *prob);
 /* The samples s[0, n) of another profile (a resample) in the groups of
  * `layout`, with its walks: by their pc and octave of sd, the rest of the
  * octave where the layout has no group of their own, the binomial model

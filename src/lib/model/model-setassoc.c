@@ -58,6 +58,9 @@
  *   offsets of a span's last accesses can favour the reused line's own
  *   walk); the excess is placed at random.
  * - The other lines of the span are placed at random (binomial).
+ * - A pc that reads a few lines over and over, `ways` or more of them in
+ *   one set, misses on its reuses that span them all, whatever the rest
+ *   gives (hot footprints, model-setassoc-hot.c).
  * - The offsets are measured in lines of the profile's line size; the
  *   sets are line % s, so the lattice's lines land on s / gcd(g, s) sets.
  * - Samples of different threads are not in each other's spans (their
@@ -118,6 +121,7 @@ struct lp_sa_place {
 	 * samples of another profile (a resample) find their groups */
 	struct lp_htab keys;
 	uint32_t rest[64];
+	struct lp_sa_hot *hot;  /* the hot footprints (model-setassoc-hot.c) */
 };
 
 void lp_sa_place_free(struct lp_sa_place *pl)
@@ -129,6 +133,7 @@ void lp_sa_place_free(struct lp_sa_place *pl)
 	free(pl->order);
 	free(pl->start);
 	lp_htab_release(&pl->keys);
+	lp_sa_hot_free(pl->hot);
 	free(pl);
 }
 
@@ -747,7 +752,8 @@ int lp_sa_place_new(struct lp_sa_place **out, const struct lp_sample *s, size_t 
 				owner[k] = i;
 		}
 	}
-	if ((err = place_groups(pl, s, sd, &pairs, owner, np)) < 0 || (err = place_order(pl, sd)) < 0)
+	if ((err = place_groups(pl, s, sd, &pairs, owner, np)) < 0 || (err = place_order(pl, sd)) < 0 ||
+	    (err = lp_sa_hot_new(&pl->hot, s, n, sd, line)) < 0)
 		goto out;
 	*out = pl;
 	pl = NULL;
@@ -796,7 +802,7 @@ int lp_sa_place_assign(struct lp_sa_place **out, const struct lp_sa_place *layou
 		pl->group[i] = gi == UINT32_MAX ? none : gi;
 		pl->g[pl->group[i]].samples++;
 	}
-	if ((err = place_order(pl, sd)) < 0) {
+	if ((err = place_order(pl, sd)) < 0 || (err = lp_sa_hot_new(&pl->hot, s, n, sd, pl->line)) < 0) {
 		lp_sa_place_free(pl);
 		return err;
 	}
@@ -926,6 +932,7 @@ int lp_sa_place_miss(const struct lp_sa_place *pl, const double *sd, uint64_t se
 		for (size_t j = 0; j < k; j++)
 			prob[idx[j]] = same * miss[j] + (same < 1 ? (1 - same) * apart[j] : 0);
 	}
+	err = lp_sa_hot_miss(pl->hot, sd, sets, ways, prob);
 out:
 	free(D);
 	free(walk);

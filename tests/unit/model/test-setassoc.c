@@ -500,6 +500,37 @@ static void test_part_walk(void **state)
 	stream_free(&s);
 }
 
+/* Records of 4 lines streamed (the first and third line read twice),
+ * with entry i % 16 of a table whose entries lie 64 lines apart read
+ * with record i: the table's 16 lines share one set of 64 and miss in 8
+ * ways, the records' second reads hit. At 1e-3 a table reuse's span
+ * (about 60 lines) holds a sample once in ten: no offset shows where its
+ * lines lie, but the table's own samples fall on 16 lines again and
+ * again, all in one set (model-setassoc-hot.c). */
+static void test_hot_table(void **state)
+{
+	struct stream s = { 0 };
+
+	(void)state;
+	for (uint64_t i = 0; i < 300000; i++) {
+		uint64_t rec = (1ull << 24) + 4 * i;
+		push_at(&s, rec, 0, 1);
+		push_at(&s, rec + 1, 0, 2);
+		push_at(&s, (1ull << 28) + 64 * (i % 16), 0, 3);
+		push_at(&s, rec, 0, 4);
+		push_at(&s, rec + 2, 0, 5);
+		push_at(&s, rec + 2, 0, 6);
+	}
+	check("16 table lines in one set, at 1e-3", &s, 1e-3, 64, 8, 0.3);
+	/* in 32 ways they stay: no miss, as the binomial model says (in 16,
+	 * the one record line a span puts in their set tips them over, which
+	 * the footprint alone does not show: simulated 33 %, model 0) */
+	check("16 table lines in one set, at 1e-3", &s, 1e-3, 64, 32, -0.02);
+	/* 512 sets: 8 sets of 2 lines */
+	check("16 table lines in one set, at 1e-3", &s, 1e-3, 512, 8, -0.02);
+	stream_free(&s);
+}
+
 /* n lines 64 lines apart (a node at the start of each 4 KiB page),
  * visited in one random order, reps times. */
 static void pages_in_random_order(struct stream *s, uint64_t n, int reps, struct lp_rng *rng)
@@ -628,6 +659,7 @@ int main(void)
 		cmocka_unit_test(test_triangle_dp),
 		cmocka_unit_test(test_aligned_streams),
 		cmocka_unit_test(test_part_walk),
+		cmocka_unit_test(test_hot_table),
 		cmocka_unit_test(test_arrays_near_capacity),
 		cmocka_unit_test(test_random_placement),
 		cmocka_unit_test(test_random_replacement),
