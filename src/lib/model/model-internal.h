@@ -63,6 +63,9 @@ void lp_sa_drift_free(struct lp_sa_drift *d);
  * most max of them into delta; returns how many. */
 size_t lp_sa_drift_offsets(const struct lp_sa_drift *d, const struct lp_sample *s, size_t n, size_t i,
 			   uint64_t line, int64_t *delta, size_t max);
+/* The key of a sample's group (model-setassoc.c): its pc and the octave
+ * of its stack distance sd. */
+uint64_t lp_sa_group_key(const struct lp_sample *x, double sd);
 /* The hot footprints of the samples s[0, n) (sorted by time; sd as for
  * lp_sa_place_new()): the pcs that read a few lines over and over
  * (model-setassoc-hot.c). */

@@ -72,12 +72,6 @@ static int cmp_u64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* The key of the groups of model-setassoc.c: pc and octave of distance. */
-static uint64_t hot_key(const struct lp_sample *s, double sd)
-{
-	return (s->pc & ((1ull << 56) - 1)) | (uint64_t)ilogb(floor(sd + 0.5) + 1) << 56;
-}
-
 /* The hot footprints of the sorted pairs v[0, m): each run of one key
  * with SA_HOT_REVISITS samples a distinct line or more keeps its
  * distinct lines; `index` maps the key to its footprint. */
@@ -130,14 +124,14 @@ int lp_sa_hot_new(struct lp_sa_hot **out, const struct lp_sample *s, size_t n, c
 		h->xline[i] = s[i].addr >> shift;
 		h->foot[i] = UINT32_MAX;
 		if (s[i].reuse != LP_REUSE_DANGLING && isfinite(sd[i]))
-			v[m++] = (struct key_line){ hot_key(&s[i], sd[i]), h->xline[i] };
+			v[m++] = (struct key_line){ lp_sa_group_key(&s[i], sd[i]), h->xline[i] };
 	}
 	qsort(v, m, sizeof(*v), cmp_key_line);
 	if ((err = hot_runs(h, v, m, &index)) < 0)
 		goto out;
 	for (size_t i = 0; i < n && h->nf; i++) {
 		uint64_t *f;
-		if (s[i].reuse != LP_REUSE_DANGLING && isfinite(sd[i]) && (f = lp_htab_find(&index, hot_key(&s[i], sd[i]))))
+		if (s[i].reuse != LP_REUSE_DANGLING && isfinite(sd[i]) && (f = lp_htab_find(&index, lp_sa_group_key(&s[i], sd[i]))))
 			h->foot[i] = (uint32_t)*f;
 	}
 	*out = h;

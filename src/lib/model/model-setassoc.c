@@ -595,9 +595,14 @@ static uint64_t part_lattice(const struct sa_pair *p, size_t np, double total)
 /* The key of sample i's group: its pc and the octave of its span's lines
  * (reuses of one pc at very different distances see different layouts: a
  * column's rows, or the whole matrix). */
+uint64_t lp_sa_group_key(const struct lp_sample *x, double sd)
+{
+	return (x->pc & ((1ull << 56) - 1)) | (uint64_t)ilogb(floor(sd + 0.5) + 1) << 56;
+}
+
 static uint64_t group_key(const struct lp_sample *s, const double *sd, size_t i)
 {
-	return (s[i].pc & ((1ull << 56) - 1)) | (uint64_t)ilogb(floor(sd[i] + 0.5) + 1) << 56;
+	return lp_sa_group_key(&s[i], sd[i]);
 }
 
 /* The index of key in keys (added when new, with cnt 0 and no group). */
