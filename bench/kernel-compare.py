@@ -169,7 +169,7 @@ def table(path):
 
 def cachegrind(path):
     rows = [json.loads(line) for line in open(path) if line.strip()]
-    print('| kernel | P | D refs (Cachegrind) | references (locprof) | line accesses (locprof) '
+    print('| kernel | P | D refs (Cachegrind) | references, a read-modify-write once (locprof) | line accesses (locprof) '
           '| D1 Cachegrind | D1 locprof | difference | LL Cachegrind | LL locprof | difference |')
     print('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
     for r in rows:

@@ -397,6 +397,8 @@ typedef int (*lp_model_fn)(const struct lp_profile *p, void *ctx, double *out);
  * LP_INTERVAL_CLIFF and over more than LP_INTERVAL_CLIFF_NOISE times the
  * binomial noise of the ratio (docs/models.md, "Intervals"). */
 #define LP_INTERVAL_RESAMPLES 8
+/* Threads evaluating resamples at once, at most (lp_interval_params.jobs). */
+#define LP_INTERVAL_MAX_JOBS 64
 /* The intervals are two-sided 95 % confidence intervals: the normal
  * quantile of their binomial floor (and, with Student's t for the
  * resamples' sd, of their width). */
@@ -410,6 +412,12 @@ struct lp_interval_params {
 	uint64_t seed;      /* same seed, same interval */
 	size_t floor_samples; /* the samples behind each output, for the
 			       * binomial floor (0: every sample of li) */
+	unsigned jobs;      /* resamples evaluated at once, on threads of
+			     * their own (0 or 1: one at a time, on the
+			     * caller's); the model function is then called
+			     * concurrently, on different resamples, with the
+			     * same ctx. The intervals are the same whatever
+			     * the number. At most LP_INTERVAL_MAX_JOBS. */
 };
 
 /* A confidence interval of one output (a miss ratio in [0, 1]). cliff:

@@ -164,6 +164,9 @@ struct lp_report_params {
 			     * sizes LP_REPORT_SLACK_STEP apart there (a
 			     * cliff); 0 = none */
 	uint64_t seed;      /* of the resamples */
+	unsigned jobs;      /* resamples evaluated at once, on threads
+			     * (lp_interval_params.jobs; 0 or 1: one at a
+			     * time); the report is the same whatever it is */
 	uint64_t at;     /* bytes: the cache of the windows and hot spots; 0 =
 			  * the first named cache, else 32K */
 	uint64_t at_ways; /* its ways for the LRU hot spots (binomial model);

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,6 +81,17 @@ int cli_getopt(int argc, char **argv, const char *shortopts, const struct option
 		return '?';
 	}
 	return c;
+}
+
+unsigned cli_default_jobs(void)
+{
+	cpu_set_t set;
+	int n;
+
+	if (sched_getaffinity(0, sizeof(set), &set) < 0)
+		return 1;
+	n = CPU_COUNT(&set);
+	return n < 1 ? 1 : n > CLI_MAX_DEFAULT_JOBS ? CLI_MAX_DEFAULT_JOBS : (unsigned)n;
 }
 
 int cli_parse_u64(const char *s, uint64_t *out)

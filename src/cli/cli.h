@@ -63,6 +63,11 @@ int cli_print_usage(const struct cli_command *cmd);
  * '?'). Resets getopt state on the first call for a new argv. */
 int cli_getopt(int argc, char **argv, const char *shortopts, const struct option *longopts);
 
+/* Threads a command's parallel work may use by default: the CPUs this
+ * process may run on (its affinity mask), at most CLI_MAX_DEFAULT_JOBS. */
+enum { CLI_MAX_DEFAULT_JOBS = 8 };
+unsigned cli_default_jobs(void);
+
 /* Numbers. Each returns 0, or -1 after printing nothing (callers report
  * the option name). Sizes accept suffixes K, M, G, T (powers of 1024, with
  * or without "iB"/"B"), e.g. "32K", "1.5MiB", "4096". */

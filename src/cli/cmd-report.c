@@ -22,7 +22,7 @@ static const char usage[] =
 	"                         [--policy lru,random] [--format text|csv|json] [-o FILE]\n"
 	"                         [--svg FILE] [--reference CSV] [--window [N]] [--top N]\n"
 	"                         [--at SIZE] [--cold] [--fill|--no-fill] [--threads] [--shared]\n"
-	"                         [--resamples N] [--html DIR] [--per-rank]\n"
+	"                         [--resamples N] [-j N] [--html DIR] [--per-rank]\n"
 	"                         [--timeline] [--timeline-svg FILE]\n"
 	"\n"
 	"Predict miss ratios from a profile: the working-set graph under LRU\n"
@@ -86,6 +86,9 @@ static const char usage[] =
 	"                       cache, and the true and false sharing tables\n"
 	"      --resamples N    resamples behind the intervals (default 8; 0: no\n"
 	"                       intervals)\n"
+	"  -j, --jobs N         threads evaluating the resamples at once (default:\n"
+	"                       the CPUs it may run on, at most 8); the same report\n"
+	"                       on any number\n"
 	"      --per-rank       several profiles: the report of each one (in JSON,\n"
 	"                       \"ranks\" next to the whole job's)\n"
 	"  -h, --help           this help\n";
@@ -110,7 +113,7 @@ struct report_opts {
 	const struct lp_timeline *tl; /* --timeline: printed after the tables */
 	unsigned policies;
 	int show_windows, cold, fill, threads, per_rank, shared;
-	unsigned resamples;
+	unsigned resamples, jobs;
 	uint64_t window, top, at, line;
 	struct lp_report_cache caches[MAX_CACHES];
 	size_t ncaches;
@@ -137,12 +140,13 @@ static int parse_options(int argc, char **argv, struct report_opts *o)
 		{ "timeline", no_argument, NULL, OPT_TIMELINE },
 		{ "timeline-svg", required_argument, NULL, OPT_TIMELINE_SVG },
 		{ "resamples", required_argument, NULL, OPT_RESAMPLES },
+		{ "jobs", required_argument, NULL, 'j' },
 		{ "per-rank", no_argument, NULL, OPT_PER_RANK },
 		{ 0 },
 	};
 	int c, rc;
 
-	while ((c = cli_getopt(argc, argv, "s:c:p:F:o:r:w::t:a:l:h", opts)) != -1) {
+	while ((c = cli_getopt(argc, argv, "s:c:p:F:o:r:w::t:a:l:j:h", opts)) != -1) {
 		switch (c) {
 		case 's': o->sizes_arg = optarg; break;
 		case 'c':
@@ -188,6 +192,14 @@ static int parse_options(int argc, char **argv, struct report_opts *o)
 			if (cli_parse_u64(optarg, &v) < 0 || v == 1 || v > 1000)
 				return cli_usage_error(&cmd_report, "bad --resamples '%s' (0, or 2 to 1000)", optarg);
 			o->resamples = (unsigned)v;
+			break;
+		}
+		case 'j': {
+			uint64_t v;
+			if (cli_parse_u64(optarg, &v) < 0 || !v || v > LP_INTERVAL_MAX_JOBS)
+				return cli_usage_error(&cmd_report, "bad --jobs '%s' (1 to %d)", optarg,
+						       LP_INTERVAL_MAX_JOBS);
+			o->jobs = (unsigned)v;
 			break;
 		}
 		case 'h': return cli_print_usage(&cmd_report);
@@ -940,6 +952,8 @@ static int run(int argc, char **argv)
 
 	if ((status = parse_options(argc, argv, &o)) >= 0)
 		return status;
+	if (!o.jobs)
+		o.jobs = cli_default_jobs();
 	if (cli_parse_size_list(o.sizes_arg, &sizes, &nsizes) < 0)
 		return cli_usage_error(&cmd_report, "bad --sizes '%s'", o.sizes_arg);
 	if (o.refpath && lp_curves_read_csv(o.refpath, &refs, &nrefs) < 0) {
@@ -953,7 +967,7 @@ static int run(int argc, char **argv)
 							     .window = o.window, .cold = o.cold, .fill = o.fill,
 							     .windows = o.show_windows || o.html, .at = o.at,
 							     .top = o.top, .threads = o.threads || o.html, .share = o.shared,
-							     .resamples = o.resamples,
+							     .resamples = o.resamples, .jobs = o.jobs,
 							     .seed = 1 });
 	if (status == CLI_ERROR)
 		goto out;

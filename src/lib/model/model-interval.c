@@ -36,6 +36,9 @@
 #include "common/rng.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -160,30 +163,102 @@ static void interval_of(double e, double *v, unsigned B, double n, struct lp_int
 	}
 }
 
+/* The resamples' evaluations, shared by the threads that run them: each
+ * takes the next resample number until none is left, so the values are
+ * the same whatever the number of threads (each resample's seed is drawn
+ * beforehand, in order). */
+struct eval_job {
+	const struct lp_profile *p;
+	unsigned li;
+	lp_model_fn fn;
+	void *ctx;
+	const uint64_t *seeds;
+	double *val; /* B rows of n values */
+	size_t n;
+	unsigned B;
+	atomic_uint next;
+	pthread_mutex_t lock; /* err and msg: the first failure */
+	int err;
+	char msg[256];
+};
+
+static void *eval_resamples(void *arg)
+{
+	struct eval_job *j = arg;
+	unsigned b;
+
+	while ((b = atomic_fetch_add(&j->next, 1)) < j->B) {
+		struct lp_profile r;
+		int err = lp_profile_resample(&r, j->p, j->li, j->seeds[b]);
+
+		if (err >= 0) {
+			err = j->fn(&r, j->ctx, j->val + (size_t)b * j->n);
+			lp_profile_resample_release(&r);
+		}
+		if (err < 0) {
+			/* the message is this thread's: copied for the caller */
+			pthread_mutex_lock(&j->lock);
+			if (!j->err) {
+				j->err = err;
+				snprintf(j->msg, sizeof(j->msg), "%s", lp_errmsg());
+			}
+			pthread_mutex_unlock(&j->lock);
+			atomic_store(&j->next, j->B); /* the others stop too */
+		}
+	}
+	return NULL;
+}
+
+/* Evaluates the B resamples on up to `jobs` threads (this one among
+ * them); a thread that cannot be started leaves its share to the others. */
+static int eval_all(struct eval_job *j, unsigned jobs)
+{
+	pthread_t tid[LP_INTERVAL_MAX_JOBS];
+	unsigned started = 0;
+
+	if (jobs > j->B)
+		jobs = j->B;
+	if (jobs > LP_INTERVAL_MAX_JOBS)
+		jobs = LP_INTERVAL_MAX_JOBS;
+	for (unsigned t = 1; t < jobs; t++)
+		if (pthread_create(&tid[started], NULL, eval_resamples, j) == 0)
+			started++;
+	eval_resamples(j);
+	for (unsigned t = 0; t < started; t++)
+		pthread_join(tid[t], NULL);
+	if (j->err)
+		return lp_seterr(j->err, "%s", j->msg);
+	return 0;
+}
+
 int lp_model_intervals(const struct lp_profile *p, const struct lp_interval_params *ip, lp_model_fn fn,
 		       void *ctx, const double *est, size_t n, struct lp_interval *out)
 {
 	unsigned B = ip->resamples ? ip->resamples : LP_INTERVAL_RESAMPLES;
-	uint64_t seed = ip->seed;
+	uint64_t seed = ip->seed, *seeds = NULL;
+	struct eval_job j = { .p = p, .li = ip->li, .fn = fn, .ctx = ctx, .n = n, .B = B };
 	size_t first, ns;
-	double *val, *v;
-	int err = 0;
+	double *val, *v = NULL;
+	int err;
 
 	if (!n)
 		return 0;
-	if (!(val = malloc(n * B * sizeof(*val))) || !(v = malloc(B * sizeof(*v)))) {
+	if (!(val = malloc(n * B * sizeof(*val))) || !(v = malloc(B * sizeof(*v))) ||
+	    !(seeds = malloc(B * sizeof(*seeds)))) {
 		free(val);
+		free(v);
 		return lp_seterr(LP_ENOMEM, "out of memory");
 	}
-	for (unsigned b = 0; b < B; b++) {
-		struct lp_profile r;
-		if ((err = lp_profile_resample(&r, p, ip->li, lp_splitmix64(&seed))) < 0)
-			goto out;
-		err = fn(&r, ctx, val + (size_t)b * n);
-		lp_profile_resample_release(&r);
-		if (err < 0)
-			goto out;
-	}
+	for (unsigned b = 0; b < B; b++)
+		seeds[b] = lp_splitmix64(&seed);
+	j.seeds = seeds;
+	j.val = val;
+	atomic_init(&j.next, 0);
+	pthread_mutex_init(&j.lock, NULL);
+	err = eval_all(&j, ip->jobs ? ip->jobs : 1);
+	pthread_mutex_destroy(&j.lock);
+	if (err < 0)
+		goto out;
 	lp_profile_line_samples(p, ip->li, &first, &ns);
 	for (size_t i = 0; i < n; i++) {
 		for (unsigned b = 0; b < B; b++)
@@ -193,5 +268,6 @@ int lp_model_intervals(const struct lp_profile *p, const struct lp_interval_para
 out:
 	free(val);
 	free(v);
+	free(seeds);
 	return err;
 }

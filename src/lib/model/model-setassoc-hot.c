@@ -28,6 +28,7 @@
 #include "model/model-internal.h"
 
 #include "common/error.h"
+#include "common/sort.h"
 #include "common/htab.h"
 
 #include <math.h>
@@ -60,16 +61,25 @@ struct key_line {
 	uint64_t key, line;
 };
 
-static int cmp_key_line(const void *a, const void *b)
+/* By key, and by line within a key: stably by line, then by key. */
+static int sort_key_line(struct key_line *v, size_t m)
 {
-	const struct key_line *x = a, *y = b;
-	return x->key != y->key ? (x->key < y->key ? -1 : 1) : (x->line > y->line) - (x->line < y->line);
-}
+	struct lp_sort_pair *p = malloc((m ? m : 1) * sizeof(*p));
+	int err;
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return (x > y) - (x < y);
+	if (!p)
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	for (size_t i = 0; i < m; i++)
+		p[i] = (struct lp_sort_pair){ v[i].line, v[i].key };
+	if ((err = lp_sort_pairs(p, m)) >= 0) {
+		for (size_t i = 0; i < m; i++)
+			p[i] = (struct lp_sort_pair){ p[i].val, p[i].key };
+		err = lp_sort_pairs(p, m);
+	}
+	for (size_t i = 0; err >= 0 && i < m; i++)
+		v[i] = (struct key_line){ p[i].key, p[i].val };
+	free(p);
+	return err;
 }
 
 /* The hot footprints of the sorted pairs v[0, m): each run of one key
@@ -126,8 +136,7 @@ int lp_sa_hot_new(struct lp_sa_hot **out, const struct lp_sample *s, size_t n, c
 		if (s[i].reuse != LP_REUSE_DANGLING && isfinite(sd[i]))
 			v[m++] = (struct key_line){ lp_sa_group_key(&s[i], sd[i]), h->xline[i] };
 	}
-	qsort(v, m, sizeof(*v), cmp_key_line);
-	if ((err = hot_runs(h, v, m, &index)) < 0)
+	if ((err = sort_key_line(v, m)) < 0 || (err = hot_runs(h, v, m, &index)) < 0)
 		goto out;
 	for (size_t i = 0; i < n && h->nf; i++) {
 		uint64_t *f;
@@ -178,7 +187,7 @@ int lp_sa_hot_miss(const struct lp_sa_hot *h, const double *sd, uint64_t sets, u
 		}
 		for (size_t i = a; i < b; i++)
 			res[k][i - a] = h->lines[i] % sets;
-		qsort(res[k], b - a, sizeof(**res), cmp_u64);
+		lp_sort_u64(res[k], b - a);
 	}
 	for (size_t i = 0; i < h->n; i++) {
 		size_t k = h->foot[i], lines;

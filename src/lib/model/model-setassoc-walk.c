@@ -30,6 +30,7 @@
 
 #include "common/error.h"
 #include "common/htab.h"
+#include "common/lgamma.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -51,7 +52,7 @@ uint64_t lp_sa_gcd(uint64_t a, uint64_t b)
 /* P(X >= k) for X ~ Binomial(r, 1/s), k = 0..K (t[0] = 1). */
 static void binom_tails(double r, double s, int K, double *t)
 {
-	double cum = 0, lp = -log(s), lq = log1p(-1 / s), lg = lgamma(r + 1);
+	double cum = 0, lp = -log(s), lq = log1p(-1 / s), lg = lp_lgamma(r + 1);
 
 	t[0] = 1;
 	for (int k = 1; k <= K; k++) {
@@ -60,7 +61,7 @@ static void binom_tails(double r, double s, int K, double *t)
 			t[k] = 0;
 			continue;
 		}
-		cum += exp(lg - lgamma(i + 1) - lgamma(r - i + 1) + i * lp + (r - i) * lq);
+		cum += exp(lg - lp_lgamma(i + 1) - lp_lgamma(r - i + 1) + i * lp + (r - i) * lq);
 		t[k] = cum >= 1 ? 0 : 1 - cum;
 	}
 }
@@ -133,9 +134,9 @@ static double sparse_tail(double N, double Kc, double d, double r, double s, uin
 		for (double j = 0; j < Kc; j++)
 			hp *= (N - d - j) / (N - j);
 	} else
-		hp = exp(lgamma(Kc + 1) - lgamma(lo + 1) - lgamma(Kc - lo + 1) + lgamma(N - Kc + 1) -
-		 lgamma(d - lo + 1) - lgamma(N - Kc - d + lo + 1) - lgamma(N + 1) + lgamma(d + 1) +
-		 lgamma(N - d + 1));
+		hp = exp(lp_lgamma(Kc + 1) - lp_lgamma(lo + 1) - lp_lgamma(Kc - lo + 1) + lp_lgamma(N - Kc + 1) -
+			 lp_lgamma(d - lo + 1) - lp_lgamma(N - Kc - d + lo + 1) - lp_lgamma(N + 1) +
+			 lp_lgamma(d + 1) + lp_lgamma(N - d + 1));
 	for (double i = lo; i <= hi && i < (double)ways; i++) {
 		hit += hp * bc[ways - 1 - (uint64_t)i];
 		hp *= (Kc - i) * (d - i) / ((i + 1) * (N - Kc - d + i + 1));

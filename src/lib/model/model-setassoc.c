@@ -73,6 +73,7 @@
 #include "model/model-internal.h"
 
 #include "common/error.h"
+#include "common/sort.h"
 #include "common/htab.h"
 
 #include <math.h>
@@ -714,12 +715,6 @@ out:
 
 static int place_order(struct lp_sa_place *pl, const double *sd);
 
-static int cmp_by_sd(const void *a, const void *b, void *sd)
-{
-	double x = ((const double *)sd)[*(const size_t *)a], y = ((const double *)sd)[*(const size_t *)b];
-	return x < y ? -1 : x > y;
-}
-
 int lp_sa_place_new(struct lp_sa_place **out, const struct lp_sample *s, size_t n, const double *sd,
 		    uint64_t line)
 {
@@ -819,9 +814,13 @@ int lp_sa_place_assign(struct lp_sa_place **out, const struct lp_sa_place *layou
 static int place_order(struct lp_sa_place *pl, const double *sd)
 {
 	size_t n = pl->n;
+	struct lp_sort_pair *by_sd;
+	int err = 0;
 
 	if (!(pl->order = malloc((n ? n : 1) * sizeof(*pl->order))) ||
 	    !(pl->start = calloc(pl->ng + 1, sizeof(*pl->start))))
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	if (!(by_sd = malloc((n ? n : 1) * sizeof(*by_sd))))
 		return lp_seterr(LP_ENOMEM, "out of memory");
 	for (size_t i = 0; i < n; i++)
 		if (pl->group[i] != UINT32_MAX)
@@ -837,10 +836,17 @@ static int place_order(struct lp_sa_place *pl, const double *sd)
 	/* each group's samples by stack distance: their walk requests are
 	 * then in the order the walk model takes them (lp_sa_walk_miss()
 	 * sorts only requests that are not) */
-	for (size_t k = 0; k < pl->ng; k++)
-		qsort_r(pl->order + pl->start[k], pl->start[k + 1] - pl->start[k], sizeof(*pl->order), cmp_by_sd,
-			(void *)sd);
-	return 0;
+	for (size_t k = 0; k < pl->ng; k++) {
+		size_t a = pl->start[k], m = pl->start[k + 1] - a;
+		for (size_t i = 0; i < m; i++)
+			by_sd[i] = (struct lp_sort_pair){ lp_sort_double_key(sd[pl->order[a + i]]), pl->order[a + i] };
+		if ((err = lp_sort_pairs(by_sd, m)) < 0)
+			break;
+		for (size_t i = 0; i < m; i++)
+			pl->order[a + i] = by_sd[i].val;
+	}
+	free(by_sd);
+	return err;
 }
 
 size_t lp_sa_place_groups(const struct lp_sa_place *pl)

@@ -57,6 +57,7 @@
 
 #include "common/array.h"
 #include "common/error.h"
+#include "common/sort.h"
 #include "model/model-internal.h"
 
 #include <math.h>
@@ -183,6 +184,11 @@ static void psi(const struct sc_hist *h, double dangling, int include_cold, stru
 	*der = -b * ev.be * d - N;
 }
 
+/* Newton's last step, relative to R: 1e-6 leaves an error near 1e-12
+ * (it was 1e-10, one more pass over the samples per window and size, and
+ * the same ratios to 1e-9). */
+#define SOLVE_STEP 1e-6
+
 static double solve(const struct sc_hist *h, double dangling, int include_cold, struct sc_ev ev,
 		    double lines, double warm)
 {
@@ -224,9 +230,9 @@ static double solve(const struct sc_hist *h, double dangling, int include_cold, 
 		next = R - v / dv;
 		if (!(next < R) || next <= 0)
 			break;
-		/* quadratic convergence: a step this small leaves an error
-		 * far below it */
-		if (R - next <= 1e-10 * R + 1e-15)
+		/* quadratic convergence: the error left after a step of
+		 * SOLVE_STEP R is of order SOLVE_STEP^2 R */
+		if (R - next <= SOLVE_STEP * R + 1e-15)
 			return next;
 		R = next;
 		psi(h, dangling, include_cold, ev, N, b, R, &v, &dv);
@@ -293,17 +299,11 @@ double lp_statcache_solve(const double *k, size_t n, double dangling, int includ
 	return lp_statcache_solve_ev(k, n, dangling, include_cold, 0, 1, lines, warm);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
 /* h->k = k[0, h->n) sorted, with its power sums in pw[j][at ...] (the
  * window's n + 1 prefix sums of k^(j+1)). */
 static void hist_sort(struct sc_hist *h, double *k, double *const pw[4], size_t at)
 {
-	qsort(k, h->n, sizeof(*k), cmp_double);
+	lp_sort_double(k, h->n);
 	h->k = k;
 	for (size_t j = 0; j < 4; j++)
 		h->pw[j] = pw[j] + at;
@@ -316,22 +316,6 @@ static void hist_sort(struct sc_hist *h, double *k, double *const pw[4], size_t 
 		pw[2][at + q + 1] = pw[2][at + q] + x2 * x;
 		pw[3][at + q + 1] = pw[3][at + q] + x2 * x2;
 	}
-}
-
-/* An observation for the Kaplan-Meier estimate: a reuse distance, or a
- * lower bound of one (censored). */
-struct km_obs {
-	double v;
-	int censored;
-};
-
-static int cmp_km(const void *a, const void *b)
-{
-	const struct km_obs *x = a, *y = b;
-	/* at a tie the events first: a reuse censored at v is at risk at v */
-	if (x->v != y->v)
-		return x->v < y->v ? -1 : 1;
-	return x->censored - y->censored;
 }
 
 /* Quantiles a dangling sample is replaced by (docs/models.md). */
@@ -351,42 +335,48 @@ static int cmp_km(const void *a, const void *b)
 static int impute_dangling(struct lp_statcache *m, uint64_t total)
 {
 	const struct lp_sample *smp = lp_profile_line_first(m->in.p, m->in.first);
-	struct km_obs *o;
-	double *ev, *sv, S = 1, at_risk = (double)m->in.n;
-	size_t nd = 0, ne = 0, c = 0;
+	double *ev, *sv, *cen, S = 1, at_risk = (double)m->in.n;
+	size_t nd = 0, nf = 0, ne = 0, c = 0;
 
 	for (size_t i = 0; i < m->in.n; i++)
 		nd += smp[i].reuse == LP_REUSE_DANGLING;
 	if (!nd)
 		return 0;
-	o = malloc(m->in.n * sizeof(*o));
 	ev = malloc(m->in.n * sizeof(*ev));
 	sv = malloc(m->in.n * sizeof(*sv));
+	cen = malloc(nd * sizeof(*cen));
 	m->ck = malloc(nd * SC_IMPUTE * sizeof(*m->ck));
 	m->cw = malloc(nd * SC_IMPUTE * sizeof(*m->cw));
-	if (!o || !ev || !sv || !m->ck || !m->cw) {
-		free(o);
+	if (!ev || !sv || !cen || !m->ck || !m->cw) {
 		free(ev);
 		free(sv);
+		free(cen);
 		return LP_ENOMEM;
 	}
-	for (size_t i = 0; i < m->in.n; i++) {
-		int cens = smp[i].reuse == LP_REUSE_DANGLING;
-		double r = smp[i].time + 1 < total ? (double)(total - 1 - smp[i].time) : 0;
-		o[i] = (struct km_obs){ cens ? r : (double)smp[i].reuse, cens };
+	/* the events (finite reuses) and the censored ones (dangling
+	 * samples, at r), each sorted, then walked together value by value */
+	for (size_t i = 0, k = 0; i < m->in.n; i++) {
+		if (smp[i].reuse != LP_REUSE_DANGLING)
+			ev[nf++] = (double)smp[i].reuse;
+		else
+			cen[k++] = smp[i].time + 1 < total ? (double)(total - 1 - smp[i].time) : 0;
 	}
-	qsort(o, m->in.n, sizeof(*o), cmp_km);
-	for (size_t i = 0; i < m->in.n;) {
-		size_t j = i, d = 0;
-		for (; j < m->in.n && o[j].v == o[i].v; j++)
-			d += !o[j].censored;
+	lp_sort_double(ev, nf);
+	lp_sort_double(cen, nd);
+	for (size_t i = 0, j = 0; i < nf || j < nd;) {
+		/* at a tie the events first: a reuse censored at v is at risk at v */
+		double v = j == nd || (i < nf && ev[i] <= cen[j]) ? ev[i] : cen[j];
+		size_t d = 0, censored = 0;
+		for (; i < nf && ev[i] == v; i++)
+			d++;
+		for (; j < nd && cen[j] == v; j++)
+			censored++;
 		if (d) {
 			S *= 1.0 - (double)d / at_risk;
-			ev[ne] = o[i].v;
+			ev[ne] = v; /* ne <= i - d: the values still to read are beyond */
 			sv[ne++] = S;
 		}
-		at_risk -= (double)(j - i);
-		i = j;
+		at_risk -= (double)(d + censored);
 	}
 	/* the windows are in time order, and so are their dangling samples */
 	for (size_t w = 0; w < m->nw; w++) {
@@ -444,7 +434,7 @@ static int impute_dangling(struct lp_statcache *m, uint64_t total)
 	/* sort each window's censored reuses, with prefix sums for psi */
 	for (size_t j = 0; j < 5; j++)
 		if (!(m->cpw[j] = malloc((c + m->nw) * sizeof(double)))) {
-			free(o);
+			free(cen);
 			free(ev);
 			free(sv);
 			return LP_ENOMEM;
@@ -456,7 +446,7 @@ static int impute_dangling(struct lp_statcache *m, uint64_t total)
 		size_t out = 0;
 		/* all weights are equal (1/SC_IMPUTE): sorting ck alone keeps
 		 * the pairs */
-		qsort(k, n, sizeof(double), cmp_double);
+		lp_sort_double(k, n);
 		/* Merge the reuses within SC_MERGE of each other into one at
 		 * their weighted mean (sum w k is kept, so the slope at R = 0
 		 * is too; f(kR) is smooth in k: the error is O(SC_MERGE^2)),
@@ -480,7 +470,7 @@ static int impute_dangling(struct lp_statcache *m, uint64_t total)
 			h->cpw[j] = v;
 		}
 	}
-	free(o);
+	free(cen);
 	free(ev);
 	free(sv);
 	return 0;

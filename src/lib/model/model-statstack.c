@@ -71,6 +71,7 @@
 
 #include "common/array.h"
 #include "common/error.h"
+#include "common/sort.h"
 #include "model/model-internal.h"
 
 #include <math.h>
@@ -120,18 +121,6 @@ struct lp_statstack {
 	double line; /* bytes */
 	int has_sd;
 };
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
 
 /* First index in v[0, n) with v[i] >= x. */
 static size_t lower_bound(const uint64_t *v, size_t n, uint64_t x)
@@ -411,8 +400,8 @@ static int tails_differ(const struct lp_sample *s, size_t q, double t, uint64_t 
 	}
 	if (na < SS_DRIFT_CHUNK || nb < SS_DRIFT_CHUNK)
 		return 0;
-	qsort(a, na, sizeof(*a), cmp_double);
-	qsort(b, nb, sizeof(*b), cmp_double);
+	lp_sort_double(a, na);
+	lp_sort_double(b, nb);
 	while (i < na && j < nb) {
 		double x = a[i] < b[j] ? a[i] : b[j];
 		while (i < na && a[i] == x)
@@ -434,12 +423,12 @@ static int phase_drifts(const struct lp_sample *s, size_t n, uint64_t T, double 
 		return 0;
 	for (size_t i = 0; i < n; i++)
 		v[i] = rd_value(s[i].reuse);
-	qsort(v, n, sizeof(*v), cmp_double);
+	lp_sort_double(v, n);
 	for (size_t c = 0; c < chunks; c++) {
 		double x[SS_DRIFT_CHUNK], d = 0;
 		for (size_t k = 0; k < SS_DRIFT_CHUNK; k++)
 			x[k] = rd_value(s[c * SS_DRIFT_CHUNK + k].reuse);
-		qsort(x, SS_DRIFT_CHUNK, sizeof(x[0]), cmp_double);
+		lp_sort_double(x, SS_DRIFT_CHUNK);
 		for (size_t k = 0; k < SS_DRIFT_CHUNK; k++) {
 			/* the chunk's CDF steps at x[k]: compare both sides */
 			if (k == 0 || x[k] > x[k - 1])
@@ -530,7 +519,7 @@ static int build_windows(struct lp_statstack *m, uint64_t total, uint64_t len)
 	m->wcum[0] = 0;
 	for (size_t k = 0; k < m->nw; k++) {
 		struct ss_window *w = &m->w[k];
-		qsort(m->wrd + w->off, w->nfin, sizeof(*m->wrd), cmp_u64);
+		lp_sort_u64(m->wrd + w->off, w->nfin);
 		for (size_t j = w->off; j < w->off + w->nfin; j++)
 			m->wcum[j + 1] = m->wcum[j] + (double)m->wrd[j];
 	}
@@ -586,7 +575,7 @@ int lp_statstack_new_internal(struct lp_statstack **out, const struct lp_profile
 		else
 			m->rd[m->nrd++] = r;
 	}
-	qsort(m->rd, m->nrd, sizeof(*m->rd), cmp_u64);
+	lp_sort_u64(m->rd, m->nrd);
 	m->prefix[0] = 0;
 	for (size_t i = 0; i < m->nrd; i++)
 		m->prefix[i + 1] = m->prefix[i] + (double)m->rd[i];
@@ -615,7 +604,7 @@ int lp_statstack_new_internal(struct lp_statstack **out, const struct lp_profile
 		m->sd[i] = sample_sd(m, s->time, s->reuse);
 		m->sd_sorted[k++] = m->sd[i];
 	}
-	qsort(m->sd_sorted, k, sizeof(*m->sd_sorted), cmp_double);
+	lp_sort_double(m->sd_sorted, k);
 	m->line = p->line_sizes[li];
 	m->has_sd = want_sd;
 	*out = m;

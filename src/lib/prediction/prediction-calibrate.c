@@ -4,6 +4,7 @@
 #include "prediction/prediction-model.h"
 
 #include "common/error.h"
+#include "common/lgamma.h"
 
 #include <locprof/model.h>
 
@@ -34,14 +35,14 @@ static void tail_random(double D, double s, double *t)
 	}
 	lp = -log(s);
 	lq = log1p(-1 / s);
-	lgD = lgamma(D + 1);
+	lgD = lp_lgamma(D + 1);
 	for (int k = 1; k <= CAL_K; k++) {
 		double i = k - 1;
 		if (i > D) {
 			t[k - 1] = 0;
 			continue;
 		}
-		cum += exp(lgD - lgamma(i + 1) - lgamma(D - i + 1) + i * lp + (D - i) * lq);
+		cum += exp(lgD - lp_lgamma(i + 1) - lp_lgamma(D - i + 1) + i * lp + (D - i) * lq);
 		t[k - 1] = cum >= 1 ? 0 : 1 - cum;
 	}
 }

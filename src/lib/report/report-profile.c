@@ -289,7 +289,8 @@ static int report_curves(struct lp_report *r, const struct lp_report_params *pa)
 		iv[i] = (struct lp_interval){ .lo = v[i], .hi = v[i], .below = NAN, .above = NAN };
 	if (pa->resamples && nv) {
 		struct resample_ctx c = { pa, r->li, r->info.line, r->ss, pa->ncaches && share_layout(r->ss) };
-		struct lp_interval_params ip = { .li = r->li, .resamples = pa->resamples, .seed = pa->seed };
+		struct lp_interval_params ip = { .li = r->li, .resamples = pa->resamples, .seed = pa->seed,
+						 .jobs = pa->jobs };
 		if ((err = lp_model_intervals(r->recorded, &ip, r->has_expanded ? resampled_expanded_values : resampled_values,
 					      &c, v, nv, iv)) < 0 ||
 		    (n && (err = widen_steep(r, pa, v, iv)) < 0))

@@ -81,7 +81,7 @@ static int place_intervals(const struct lp_report *r, const struct lp_report_par
 	enum { K = 2 * LP_REPORT_SLACK_STEPS + 1 };
 	size_t n = m->n;
 	struct lp_interval_params ip = { .li = r->li, .resamples = pa->resamples, .seed = pa->seed,
-					 .floor_samples = samples };
+					 .floor_samples = samples, .jobs = pa->jobs };
 	struct place_model slack = *m;
 	double *lines = NULL, *w = NULL;
 	int err;

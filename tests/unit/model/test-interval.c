@@ -7,9 +7,11 @@
 #include <locprof/report.h>
 #include <locprof/sample.h>
 
+#include "common/error.h"
 #include "common/rng.h"
 
 #include <math.h>
+#include <string.h>
 #include <time.h>
 
 /* A profile of n samples at times 0, 10, 20, ...: a share p of them with
@@ -143,6 +145,53 @@ static void test_cliff(void **state)
 	lp_profile_free(far);
 }
 
+/* A model that fails on some resamples (those of an odd number of
+ * samples), with a message of its own. */
+static int odd_fails(const struct lp_profile *p, void *ctx, double *out)
+{
+	size_t first, n;
+
+	lp_profile_line_samples(p, 0, &first, &n);
+	if (n % 2)
+		return lp_seterr(LP_EINVAL, "odd resample of %zu samples", n);
+	return long_share(p, ctx, out);
+}
+
+/* Field by field (a NAN equals a NAN), padding aside. */
+static void assert_same_interval(const struct lp_interval *a, const struct lp_interval *b)
+{
+	assert_memory_equal(&a->lo, &b->lo, sizeof(a->lo));
+	assert_memory_equal(&a->hi, &b->hi, sizeof(a->hi));
+	assert_memory_equal(&a->below, &b->below, sizeof(a->below));
+	assert_memory_equal(&a->above, &b->above, sizeof(a->above));
+	assert_int_equal(a->cliff, b->cliff);
+	assert_int_equal(a->steep, b->steep);
+}
+
+/* Resamples evaluated on several threads give the same intervals as one
+ * at a time, and a failure on any thread comes back to the caller with
+ * its message. */
+static void test_jobs(void **state)
+{
+	struct lp_profile *p = bernoulli_profile(3001, 0.4, 11);
+	struct lp_interval one, many;
+	double est[2];
+
+	(void)state;
+	long_share(p, NULL, &est[0]);
+	est[1] = est[0];
+	for (unsigned jobs = 0; jobs <= 9; jobs += 3) {
+		struct lp_interval_params ip = { .li = 0, .resamples = 12, .seed = 8, .jobs = jobs };
+		assert_int_equal(lp_model_intervals(p, &ip, long_share, NULL, est, 1, jobs ? &many : &one), 0);
+		if (jobs)
+			assert_same_interval(&one, &many);
+		ip.resamples = 40;
+		assert_int_equal(lp_model_intervals(p, &ip, odd_fails, NULL, est, 1, &many), LP_EINVAL);
+		assert_non_null(strstr(lp_errmsg(), "odd resample of"));
+	}
+	lp_profile_free(p);
+}
+
 /* The report's curves and named caches all get intervals that hold their
  * estimates. The CPU time of a report of a 20 000-sample profile with
  * intervals and four named caches is printed in the log; its goal lives in
@@ -206,6 +255,22 @@ static void test_report_intervals(void **state)
 		assert_true(ca[i].lru_iv.lo <= ca[i].lru && ca[i].lru <= ca[i].lru_iv.hi);
 		assert_true(ca[i].random_iv.lo <= ca[i].random && ca[i].random <= ca[i].random_iv.hi);
 	}
+	/* on four threads: the same report */
+	struct lp_report *r4;
+	const struct lp_curve *cv4;
+	const struct lp_report_cache *ca4;
+	pa.jobs = 4;
+	assert_int_equal(lp_report_new(&r4, p, &pa), 0);
+	assert_int_equal(lp_report_curves(r4, &cv4), 2);
+	for (int k = 0; k < 2; k++)
+		for (size_t i = 0; i < cv[k].n; i++)
+			assert_same_interval(&cv[k].iv[i], &cv4[k].iv[i]);
+	assert_int_equal(lp_report_caches(r4, &ca4), 4);
+	for (int i = 0; i < 4; i++) {
+		assert_same_interval(&ca[i].lru_iv, &ca4[i].lru_iv);
+		assert_same_interval(&ca[i].random_iv, &ca4[i].random_iv);
+	}
+	lp_report_free(r4);
 	lp_report_free(r);
 	lp_profile_free(p);
 }
@@ -216,6 +281,7 @@ int main(void)
 		cmocka_unit_test(test_resample),
 		cmocka_unit_test(test_coverage_of_a_proportion),
 		cmocka_unit_test(test_cliff),
+		cmocka_unit_test(test_jobs),
 		cmocka_unit_test(test_report_intervals),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -599,7 +599,8 @@ static void check_random(const char *what, const struct stream *s, uint64_t row_
 		(unsigned long)sets, (unsigned long)ways, sim, model, fa);
 	assert_true(fabs(model - sim) <= tol);
 	if (sets / lp_sa_gcd(row_step % sets, sets) >= sets)
-		assert_true(model == fa); /* every set visited: rho = 1 */
+		assert_true(fabs(model - fa) <= 1e-9); /* every set visited: rho = 1 (to the solver's
+							* precision: the two start from other warm starts) */
 	if (fa_off > 0)
 		assert_true(fabs(fa - sim) >= fa_off);
 	else

@@ -1,0 +1,179 @@
+/* Radix sorts of 64-bit keys (common/sort.h). A double's bits, with the
+ * sign bit flipped for positives and every bit flipped for negatives,
+ * order as unsigned integers as the doubles do: the double sort maps,
+ * sorts and maps back. */
+#include "common/sort.h"
+
+#include "common/error.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static void insertion_u64(uint64_t *v, size_t n)
+{
+	for (size_t i = 1; i < n; i++) {
+		uint64_t x = v[i];
+		size_t j = i;
+		while (j > 0 && v[j - 1] > x) {
+			v[j] = v[j - 1];
+			j--;
+		}
+		v[j] = x;
+	}
+}
+
+/* The eight byte passes, each a stable counting sort from one array into
+ * the other; a byte that all keys share leaves the order as it is. */
+static void radix_u64(uint64_t *v, uint64_t *tmp, size_t n)
+{
+	size_t count[8][256];
+	uint64_t *from = v, *to = tmp;
+
+	memset(count, 0, sizeof(count));
+	for (size_t i = 0; i < n; i++)
+		for (int d = 0; d < 8; d++)
+			count[d][(v[i] >> (8 * d)) & 0xff]++;
+	for (int d = 0; d < 8; d++) {
+		size_t *c = count[d], sum = 0;
+		if (c[(v[0] >> (8 * d)) & 0xff] == n)
+			continue;
+		for (size_t b = 0; b < 256; b++) {
+			size_t k = c[b];
+			c[b] = sum;
+			sum += k;
+		}
+		for (size_t i = 0; i < n; i++)
+			to[c[(from[i] >> (8 * d)) & 0xff]++] = from[i];
+		uint64_t *t = from;
+		from = to;
+		to = t;
+	}
+	if (from != v)
+		memcpy(v, from, n * sizeof(*v));
+}
+
+void lp_sort_u64(uint64_t *v, size_t n)
+{
+	uint64_t *tmp;
+
+	if (n < LP_SORT_SMALL) {
+		insertion_u64(v, n);
+		return;
+	}
+	if (!(tmp = malloc(n * sizeof(*tmp)))) {
+		qsort(v, n, sizeof(*v), cmp_u64);
+		return;
+	}
+	radix_u64(v, tmp, n);
+	free(tmp);
+}
+
+uint64_t lp_sort_double_key(double x)
+{
+	uint64_t u;
+
+	memcpy(&u, &x, sizeof(u));
+	return u >> 63 ? ~u : u | (1ull << 63);
+}
+
+static double key_double(uint64_t u)
+{
+	double x;
+
+	u = u >> 63 ? u & ~(1ull << 63) : ~u;
+	memcpy(&x, &u, sizeof(x));
+	return x;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+void lp_sort_double(double *v, size_t n)
+{
+	uint64_t *k;
+
+	if (n < 2)
+		return;
+	/* keys in an array of their own: a double's storage is not read
+	 * through an integer pointer (strict aliasing) */
+	if (!(k = malloc(2 * n * sizeof(*k)))) {
+		qsort(v, n, sizeof(*v), cmp_double);
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		k[i] = lp_sort_double_key(v[i]);
+	if (n < LP_SORT_SMALL)
+		insertion_u64(k, n);
+	else
+		radix_u64(k, k + n, n);
+	for (size_t i = 0; i < n; i++)
+		v[i] = key_double(k[i]);
+	free(k);
+}
+
+static void insertion_pairs(struct lp_sort_pair *v, size_t n)
+{
+	for (size_t i = 1; i < n; i++) {
+		struct lp_sort_pair x = v[i];
+		size_t j = i;
+		while (j > 0 && v[j - 1].key > x.key) {
+			v[j] = v[j - 1];
+			j--;
+		}
+		v[j] = x;
+	}
+}
+
+/* radix_u64() on records: the counting sorts are stable, so is this */
+static void radix_pairs(struct lp_sort_pair *v, struct lp_sort_pair *tmp, size_t n)
+{
+	size_t count[8][256];
+	struct lp_sort_pair *from = v, *to = tmp;
+
+	memset(count, 0, sizeof(count));
+	for (size_t i = 0; i < n; i++)
+		for (int d = 0; d < 8; d++)
+			count[d][(v[i].key >> (8 * d)) & 0xff]++;
+	for (int d = 0; d < 8; d++) {
+		size_t *c = count[d], sum = 0;
+		if (c[(v[0].key >> (8 * d)) & 0xff] == n)
+			continue;
+		for (size_t b = 0; b < 256; b++) {
+			size_t k = c[b];
+			c[b] = sum;
+			sum += k;
+		}
+		for (size_t i = 0; i < n; i++)
+			to[c[(from[i].key >> (8 * d)) & 0xff]++] = from[i];
+		struct lp_sort_pair *t = from;
+		from = to;
+		to = t;
+	}
+	if (from != v)
+		memcpy(v, from, n * sizeof(*v));
+}
+
+int lp_sort_pairs(struct lp_sort_pair *v, size_t n)
+{
+	struct lp_sort_pair *tmp;
+
+	if (n < LP_SORT_SMALL) {
+		insertion_pairs(v, n);
+		return 0;
+	}
+	/* no fallback: qsort() is not stable */
+	if (!(tmp = malloc(n * sizeof(*tmp))))
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	radix_pairs(v, tmp, n);
+	free(tmp);
+	return 0;
+}
