@@ -28,6 +28,22 @@ static void insertion_u64(uint64_t *v, size_t n)
 	}
 }
 
+/* A byte's counts into the offsets of its buckets (exclusive prefix
+ * sums); 0 when every key has the same byte there (leave the pass out). */
+static int bucket_offsets(size_t c[256], size_t n)
+{
+	size_t sum = 0;
+
+	for (size_t b = 0; b < 256; b++) {
+		size_t k = c[b];
+		if (k == n)
+			return 0;
+		c[b] = sum;
+		sum += k;
+	}
+	return 1;
+}
+
 /* The eight byte passes, each a stable counting sort from one array into
  * the other; a byte that all keys share leaves the order as it is. */
 static void radix_u64(uint64_t *v, uint64_t *tmp, size_t n)
@@ -40,14 +56,9 @@ static void radix_u64(uint64_t *v, uint64_t *tmp, size_t n)
 		for (int d = 0; d < 8; d++)
 			count[d][(v[i] >> (8 * d)) & 0xff]++;
 	for (int d = 0; d < 8; d++) {
-		size_t *c = count[d], sum = 0;
-		if (c[(v[0] >> (8 * d)) & 0xff] == n)
+		size_t *c = count[d];
+		if (!bucket_offsets(c, n))
 			continue;
-		for (size_t b = 0; b < 256; b++) {
-			size_t k = c[b];
-			c[b] = sum;
-			sum += k;
-		}
 		for (size_t i = 0; i < n; i++)
 			to[c[(from[i] >> (8 * d)) & 0xff]++] = from[i];
 		uint64_t *t = from;
@@ -144,14 +155,9 @@ static void radix_pairs(struct lp_sort_pair *v, struct lp_sort_pair *tmp, size_t
 		for (int d = 0; d < 8; d++)
 			count[d][(v[i].key >> (8 * d)) & 0xff]++;
 	for (int d = 0; d < 8; d++) {
-		size_t *c = count[d], sum = 0;
-		if (c[(v[0].key >> (8 * d)) & 0xff] == n)
+		size_t *c = count[d];
+		if (!bucket_offsets(c, n))
 			continue;
-		for (size_t b = 0; b < 256; b++) {
-			size_t k = c[b];
-			c[b] = sum;
-			sum += k;
-		}
 		for (size_t i = 0; i < n; i++)
 			to[c[(from[i].key >> (8 * d)) & 0xff]++] = from[i];
 		struct lp_sort_pair *t = from;
