@@ -6,6 +6,7 @@
 
 #include "common/error.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,16 +16,30 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static void insertion_u64(uint64_t *v, size_t n)
+/* Records of `size` bytes whose first 8 are the key: 8 (the keys alone)
+ * or 16 (struct lp_sort_pair). Always inlined, so that each caller's
+ * constant size makes the moves plain loads and stores. */
+static inline __attribute__((always_inline)) uint64_t key_at(const unsigned char *v, size_t i, size_t size)
 {
+	uint64_t k;
+
+	memcpy(&k, v + i * size, sizeof(k));
+	return k;
+}
+
+static inline __attribute__((always_inline)) void insertion(unsigned char *v, size_t n, size_t size)
+{
+	unsigned char x[16];
+
 	for (size_t i = 1; i < n; i++) {
-		uint64_t x = v[i];
+		uint64_t k = key_at(v, i, size);
 		size_t j = i;
-		while (j > 0 && v[j - 1] > x) {
-			v[j] = v[j - 1];
+		memcpy(x, v + i * size, size);
+		while (j > 0 && key_at(v, j - 1, size) > k) {
+			memcpy(v + j * size, v + (j - 1) * size, size);
 			j--;
 		}
-		v[j] = x;
+		memcpy(v + j * size, x, size);
 	}
 }
 
@@ -46,27 +61,38 @@ static int bucket_offsets(size_t c[256], size_t n)
 
 /* The eight byte passes, each a stable counting sort from one array into
  * the other; a byte that all keys share leaves the order as it is. */
-static void radix_u64(uint64_t *v, uint64_t *tmp, size_t n)
+static inline __attribute__((always_inline)) void radix(unsigned char *v, unsigned char *tmp, size_t n,
+							size_t size)
 {
 	size_t count[8][256];
-	uint64_t *from = v, *to = tmp;
+	unsigned char *from = v, *to = tmp;
 
 	memset(count, 0, sizeof(count));
 	for (size_t i = 0; i < n; i++)
 		for (int d = 0; d < 8; d++)
-			count[d][(v[i] >> (8 * d)) & 0xff]++;
+			count[d][(key_at(v, i, size) >> (8 * d)) & 0xff]++;
 	for (int d = 0; d < 8; d++) {
 		size_t *c = count[d];
 		if (!bucket_offsets(c, n))
 			continue;
 		for (size_t i = 0; i < n; i++)
-			to[c[(from[i] >> (8 * d)) & 0xff]++] = from[i];
-		uint64_t *t = from;
+			memcpy(to + c[(key_at(from, i, size) >> (8 * d)) & 0xff]++ * size, from + i * size, size);
+		unsigned char *t = from;
 		from = to;
 		to = t;
 	}
 	if (from != v)
-		memcpy(v, from, n * sizeof(*v));
+		memcpy(v, from, n * size);
+}
+
+static void insertion_u64(uint64_t *v, size_t n)
+{
+	insertion((unsigned char *)v, n, sizeof(*v));
+}
+
+static void radix_u64(uint64_t *v, uint64_t *tmp, size_t n)
+{
+	radix((unsigned char *)v, (unsigned char *)tmp, n, sizeof(*v));
 }
 
 void lp_sort_u64(uint64_t *v, size_t n)
@@ -131,55 +157,19 @@ void lp_sort_double(double *v, size_t n)
 	free(k);
 }
 
-static void insertion_pairs(struct lp_sort_pair *v, size_t n)
-{
-	for (size_t i = 1; i < n; i++) {
-		struct lp_sort_pair x = v[i];
-		size_t j = i;
-		while (j > 0 && v[j - 1].key > x.key) {
-			v[j] = v[j - 1];
-			j--;
-		}
-		v[j] = x;
-	}
-}
-
-/* radix_u64() on records: the counting sorts are stable, so is this */
-static void radix_pairs(struct lp_sort_pair *v, struct lp_sort_pair *tmp, size_t n)
-{
-	size_t count[8][256];
-	struct lp_sort_pair *from = v, *to = tmp;
-
-	memset(count, 0, sizeof(count));
-	for (size_t i = 0; i < n; i++)
-		for (int d = 0; d < 8; d++)
-			count[d][(v[i].key >> (8 * d)) & 0xff]++;
-	for (int d = 0; d < 8; d++) {
-		size_t *c = count[d];
-		if (!bucket_offsets(c, n))
-			continue;
-		for (size_t i = 0; i < n; i++)
-			to[c[(from[i].key >> (8 * d)) & 0xff]++] = from[i];
-		struct lp_sort_pair *t = from;
-		from = to;
-		to = t;
-	}
-	if (from != v)
-		memcpy(v, from, n * sizeof(*v));
-}
-
 int lp_sort_pairs(struct lp_sort_pair *v, size_t n)
 {
 	struct lp_sort_pair *tmp;
 
+	_Static_assert(offsetof(struct lp_sort_pair, key) == 0 && sizeof(*v) == 16, "key first, 16 bytes");
 	if (n < LP_SORT_SMALL) {
-		insertion_pairs(v, n);
+		insertion((unsigned char *)v, n, sizeof(*v));
 		return 0;
 	}
 	/* no fallback: qsort() is not stable */
 	if (!(tmp = malloc(n * sizeof(*tmp))))
 		return lp_seterr(LP_ENOMEM, "out of memory");
-	radix_pairs(v, tmp, n);
+	radix((unsigned char *)v, (unsigned char *)tmp, n, sizeof(*v));
 	free(tmp);
 	return 0;
 }
