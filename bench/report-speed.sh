@@ -15,7 +15,8 @@
 # all with the caches 32K:8:64 256K:8:64 1M:16:64 and 48K:12:64 and the
 # 15 sizes 4K..64M, and prints the median CPU seconds (user + system, from
 # perf stat's task-clock) of each, J's median wall-clock seconds, and the
-# medians of the per-round ratios B/A (and B/C): runs seconds apart see
+# medians of the per-round ratios B/A (and B/C in CPU, J/C in wall-clock
+# time): runs seconds apart see
 # the same load on a shared machine, so the ratios are steadier than the
 # times.
 #
