@@ -16,9 +16,8 @@
 # 15 sizes 4K..64M, and prints the median CPU seconds (user + system, from
 # perf stat's task-clock) of each, J's median wall-clock seconds, and the
 # medians of the per-round ratios B/A (and B/C in CPU, J/C in wall-clock
-# time): runs seconds apart see
-# the same load on a shared machine, so the ratios are steadier than the
-# times.
+# time): runs seconds apart see the same load on a shared machine, so the
+# ratios are steadier than the times.
 #
 # usage: [N=9] [BEFORE=dir] [PROFILE=file.lpp] bench/report-speed.sh [build dir]
 set -euo pipefail
