@@ -52,7 +52,7 @@ uint64_t lp_sa_gcd(uint64_t a, uint64_t b)
 /* P(X >= k) for X ~ Binomial(r, 1/s), k = 0..K (t[0] = 1). */
 static void binom_tails(double r, double s, int K, double *t)
 {
-	double cum = 0, lp = -log(s), lq = log1p(-1 / s), lg = lp_lgamma(r + 1);
+	double cum = 0, lp = -log(s), lq = log1p(-1 / s), lg = lp_log_factorial(r);
 
 	t[0] = 1;
 	for (int k = 1; k <= K; k++) {
@@ -61,7 +61,7 @@ static void binom_tails(double r, double s, int K, double *t)
 			t[k] = 0;
 			continue;
 		}
-		cum += exp(lg - lp_lgamma(i + 1) - lp_lgamma(r - i + 1) + i * lp + (r - i) * lq);
+		cum += exp(lg - lp_log_factorial(i) - lp_log_factorial(r - i) + i * lp + (r - i) * lq);
 		t[k] = cum >= 1 ? 0 : 1 - cum;
 	}
 }
@@ -106,37 +106,43 @@ static size_t distinct_requests(struct req *rq, size_t n, size_t *map)
 	return u;
 }
 
-/* P(H + X >= ways) for H ~ Hypergeometric(N items, Kc marked, d drawn) and
- * X ~ Binomial(r, 1/s): the miss chance of a reuse whose walk lines are d
- * of the N others of its region, Kc of which in its set, and r more lines
- * at random. The pmfs by their ratios (two logarithms per call: this runs
- * for every sampled reuse of a sparse walk). */
-static double sparse_tail(double N, double Kc, double d, double r, double s, uint64_t ways)
+/* bc[j] = P(X <= j) for X ~ Binomial(r, 1/s), j < ways (ways <= 65). */
+static void binom_cdf(double r, double s, uint64_t ways, double *bc)
 {
-	double bc[66], hp, b, hit = 0, p = 1 / s;
-	double lo = d - (N - Kc) > 0 ? d - (N - Kc) : 0, hi = Kc < d ? Kc : d;
+	double p = 1 / s, b = exp(r * log1p(-p));
 
-	/* the binomial's cdf up to ways - 1 */
-	b = exp(r * log1p(-p));
 	for (uint64_t j = 0; j < ways; j++) {
 		bc[j] = (j ? bc[j - 1] : 0) + b;
 		b *= (r - (double)j) / ((double)j + 1) * p / (1 - p);
 		if (r - (double)j <= 0)
 			b = 0;
 	}
+}
+
+/* P(H + X >= ways) for H ~ Hypergeometric(N items, Kc marked, d drawn) and
+ * X ~ Binomial(r, 1/s), bc X's cdf (binom_cdf()): the miss chance of a
+ * reuse whose walk lines are d of the N others of its region, Kc of which
+ * in its set, and r more lines at random. The hypergeometric pmf by its
+ * ratios (this runs for every sampled reuse of a sparse walk; the callers
+ * share one bc among the calls of one reuse). */
+static double sparse_tail(double N, double Kc, double d, const double *bc, uint64_t ways)
+{
+	double hp, hit = 0;
+	double lo = d - (N - Kc) > 0 ? d - (N - Kc) : 0, hi = Kc < d ? Kc : d;
+
 	if (lo >= (double)ways)
 		return 1;
 	/* P(H = 0) = C(N - Kc, d) / C(N, d) = prod_{j < Kc} (N - d - j) / (N - j):
 	 * for the few marked lines of a set, Kc products instead of nine
-	 * lgamma() (this runs for every distinct reuse of every resample) */
+	 * log-factorials (this runs for every distinct reuse of every resample) */
 	if (lo == 0 && Kc <= 64) {
 		hp = 1;
 		for (double j = 0; j < Kc; j++)
 			hp *= (N - d - j) / (N - j);
 	} else
-		hp = exp(lp_lgamma(Kc + 1) - lp_lgamma(lo + 1) - lp_lgamma(Kc - lo + 1) + lp_lgamma(N - Kc + 1) -
-			 lp_lgamma(d - lo + 1) - lp_lgamma(N - Kc - d + lo + 1) - lp_lgamma(N + 1) +
-			 lp_lgamma(d + 1) + lp_lgamma(N - d + 1));
+		hp = exp(lp_log_factorial(Kc) - lp_log_factorial(lo) - lp_log_factorial(Kc - lo) +
+			 lp_log_factorial(N - Kc) - lp_log_factorial(d - lo) - lp_log_factorial(N - Kc - d + lo) -
+			 lp_log_factorial(N) + lp_log_factorial(d) + lp_log_factorial(N - d));
 	for (double i = lo; i <= hi && i < (double)ways; i++) {
 		hit += hp * bc[ways - 1 - (uint64_t)i];
 		hp *= (Kc - i) * (d - i) / ((i + 1) * (N - Kc - d + i + 1));
@@ -186,10 +192,11 @@ static double window_miss(const uint64_t *hc, uint64_t wn, double m, double n, d
 	double t[66], p = 0, rest = n - (m < (double)wn ? m : (double)wn);
 
 	if (m < (double)wn) { /* a sparse window: m - 1 of its wn - 1 others */
+		binom_cdf(rest, sets, K - 1, t);
 		for (size_t c = 1; c <= K; c++)
 			if (hc[c])
 				p += (double)hc[c] / (double)wn *
-				     sparse_tail((double)wn - 1, (double)c - 1, m - 1, rest, sets, K - 1);
+				     sparse_tail((double)wn - 1, (double)c - 1, m - 1, t, K - 1);
 		return p;
 	}
 	binom_tails(rest > 0 ? rest : 0, sets, (int)K, t);
@@ -203,12 +210,13 @@ static double window_miss(const uint64_t *hc, uint64_t wn, double m, double n, d
 static double region_miss(double R, double m, double n, double covered, double sets, uint64_t ways)
 {
 	double c = floor(R / covered), up = R - c * covered; /* sets with c + 1 */
-	double pu = (c + 1) * up / R, p = 0;
+	double pu = (c + 1) * up / R, p = 0, bc[65];
 
+	binom_cdf(n - m, sets, ways, bc);
 	if (pu > 0)
-		p += pu * sparse_tail(R - 1, c, m - 1, n - m, sets, ways);
+		p += pu * sparse_tail(R - 1, c, m - 1, bc, ways);
 	if (pu < 1)
-		p += (1 - pu) * sparse_tail(R - 1, c - 1, m - 1, n - m, sets, ways);
+		p += (1 - pu) * sparse_tail(R - 1, c - 1, m - 1, bc, ways);
 	return p;
 }
 

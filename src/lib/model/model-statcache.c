@@ -57,6 +57,7 @@
 
 #include "common/array.h"
 #include "common/error.h"
+#include "common/exp-sum.h"
 #include "common/sort.h"
 #include "model/model-internal.h"
 
@@ -153,11 +154,7 @@ static void psi(const struct sc_hist *h, double dangling, int include_cold, stru
 		d = p1 - a * (p2 - a * (p3 / 2 - a * p4 / 6));
 		s += (double)(h->n - hi);
 	}
-	for (size_t i = lo; i < hi; i++) {
-		double e = exp(-h->k[i] * a);
-		s += 1.0 - e;
-		d += h->k[i] * e;
-	}
+	lp_exp_sums(h->k + lo, NULL, hi - lo, a, &s, &d);
 	if (a > 0 && h->cn) {
 		const double *const *c = h->cpw;
 		lo = 0;
@@ -170,11 +167,7 @@ static void psi(const struct sc_hist *h, double dangling, int include_cold, stru
 			d += p1 - a * (p2 - a * (p3 / 2 - a * p4 / 6));
 			s += c[0][h->cn] - c[0][hi];
 		}
-		for (size_t i = lo; i < hi; i++) {
-			double e = exp(-h->ck[i] * a);
-			s += h->cw[i] * (1.0 - e);
-			d += h->cw[i] * h->ck[i] * e;
-		}
+		lp_exp_sums(h->ck + lo, h->cw + lo, hi - lo, a, &s, &d);
 	}
 	if (a > 0)
 		s += h->cinf;
