@@ -48,7 +48,12 @@
  *   chunk to show (LU's shrinking trailing block) shows in the long
  *   reuses of the phase's first quarter against those of its third; such
  *   a phase is cut into SS_SLOW_PARTS parts (16-sample chunks would blur
- *   the cliffs of a slowly drifting kernel). A stationary phase stays
+ *   the cliffs of a slowly drifting kernel). With too few samples for
+ *   that test (16 above the 90th percentile in each quarter), a drift
+ *   still shows as long reuses that come in runs in time order (a
+ *   wavefront whose diagonals grow and shrink: the runs test of
+ *   long_reuses_in_runs()); such a phase is cut the same way. A
+ *   stationary phase stays
  *   whole (chunks that small would blur a sharp cliff); at rates too low
  *   for a chunk to be shorter than the drift (the same kernel at 1e-4:
  *   16 samples span a whole row) the test does not fire and the bias
@@ -76,6 +81,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 
 struct ss_window {
@@ -413,7 +419,48 @@ static int tails_differ(const struct lp_sample *s, size_t q, double t, uint64_t 
 	return d > 1.949 * sqrt((double)(na + nb) / ((double)na * (double)nb));
 }
 
-/* 0: no drift, 1: a drift the chunks show, 2: a slow one (v: 2n scratch) */
+/* Do the long reuses of s[0, n) (above t) come in runs, in time order?
+ * The Wald-Wolfowitz runs test: each long reuse is above or not above
+ * their median; in a stationary phase the samples are exchangeable and
+ * the number of runs is near 1 + 2 n1 n2 / m, in a drifting one (a
+ * wavefront whose diagonals grow and shrink, a triangular nest at a rate
+ * where 16 samples span many of its rows) the long reuses of one stretch
+ * of time are all longer or all shorter than the rest, and the runs are
+ * few: drift when below the mean by 3.09 sd (0.1 %, one-sided). The
+ * quarter test needs 16 reuses above the 90th percentile in each quarter;
+ * this one sees a drift in 40 long reuses. As in tails_differ(), only the
+ * first three quarters, with values capped at what they all see in full.
+ * (w: n scratch; T: the run's line accesses) */
+static int long_reuses_in_runs(const struct lp_sample *s, size_t n, double t, uint64_t T, double *w)
+{
+	size_t q = n / 4, m = 0, n1 = 0, runs = 0;
+	double cap, med;
+
+	if (!q || s[3 * q - 1].time + 1 >= T)
+		return 0;
+	cap = (double)(T - 1 - s[3 * q - 1].time);
+	for (size_t k = 0; k < 3 * q; k++)
+		if (rd_value(s[k].reuse) > t && t < cap)
+			w[m++] = fmin(rd_value(s[k].reuse), cap);
+	if (m < 40)
+		return 0;
+	double *sorted = w + m;
+	memcpy(sorted, w, m * sizeof(*w));
+	lp_sort_double(sorted, m);
+	med = sorted[(m - 1) / 2];
+	for (size_t k = 0; k < m; k++) {
+		int above = w[k] > med;
+		n1 += (size_t)above;
+		runs += k == 0 || above != (w[k - 1] > med);
+	}
+	double n2 = (double)(m - n1), a = (double)n1, mm = (double)m;
+	if (n1 < 8 || n2 < 8)
+		return 0;
+	double mu = 1 + 2 * a * n2 / mm, var = 2 * a * n2 * (2 * a * n2 - mm) / (mm * mm * (mm - 1));
+	return (double)runs < mu - 3.09 * sqrt(var);
+}
+
+/* 0: no drift, 1: a drift the chunks show, 2: a slow one (v: 3n scratch) */
 static int phase_drifts(const struct lp_sample *s, size_t n, uint64_t T, double *v)
 {
 	size_t chunks = n / SS_DRIFT_CHUNK, over = 0;
@@ -447,7 +494,9 @@ static int phase_drifts(const struct lp_sample *s, size_t n, uint64_t T, double 
 	 * too few to move the whole distribution; but above the phase's 90th
 	 * percentile the first quarter's reuses differ from the third
 	 * quarter's, which a stationary phase's do once in a thousand. */
-	return tails_differ(s, n / 4, v[(size_t)(0.9 * (double)(n - 1))], T, v + n) ? 2 : 0;
+	if (tails_differ(s, n / 4, v[(size_t)(0.9 * (double)(n - 1))], T, v + n))
+		return 2;
+	return long_reuses_in_runs(s, n, v[(size_t)(0.75 * (double)(n - 1))], T, v + n) ? 2 : 0;
 }
 
 /* Cut the run into phases (model-phases.c) and group the finite reuse
@@ -465,7 +514,7 @@ static int build_windows(struct lp_statstack *m, uint64_t total, uint64_t len)
 		return err;
 	/* each phase stays whole or is cut every SS_DRIFT_CHUNK samples */
 	cut = malloc((np + m->in.n / SS_DRIFT_CHUNK + 2) * sizeof(*cut));
-	scratch = malloc((m->in.n ? 2 * m->in.n : 1) * sizeof(*scratch));
+	scratch = malloc((m->in.n ? 3 * m->in.n : 1) * sizeof(*scratch));
 	if (!cut || !scratch) {
 		free(cut);
 		free(scratch);

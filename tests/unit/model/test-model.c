@@ -13,7 +13,8 @@
 #include <time.h>
 
 /* Profile of a trace of line accesses (8-byte references, 64-byte lines). */
-static struct lp_profile *profile_of(const uint64_t *lines, size_t n, double rate, uint64_t window)
+static struct lp_profile *profile_of_seed(const uint64_t *lines, size_t n, double rate, uint64_t window,
+					  uint64_t seed)
 {
 	struct lp_profile *p;
 	struct lp_sampler *s;
@@ -23,7 +24,7 @@ static struct lp_profile *profile_of(const uint64_t *lines, size_t n, double rat
 	p->n_line_sizes = 1;
 	p->line_sizes[0] = 64;
 	p->rate = rate;
-	p->seed = 99;
+	p->seed = seed;
 	p->window = window;
 	assert_int_equal(lp_sampler_new(&s, p), 0);
 	for (size_t i = 0; i < n; i++) {
@@ -33,6 +34,11 @@ static struct lp_profile *profile_of(const uint64_t *lines, size_t n, double rat
 	assert_int_equal(lp_sampler_finish(s), 0);
 	lp_sampler_free(s);
 	return p;
+}
+
+static struct lp_profile *profile_of(const uint64_t *lines, size_t n, double rate, uint64_t window)
+{
+	return profile_of_seed(lines, n, rate, window, 99);
 }
 
 /* Brute-force fully associative random-replacement cache, cold misses
@@ -307,6 +313,62 @@ static void test_statstack_slow_drift(void **state)
 	}
 	lp_statstack_free(ss);
 	lp_profile_free(p);
+	free(lines);
+}
+
+/* Regression: a drift too slow for 16-sample chunks and too sparse for
+ * the quarter test. A wavefront over a P x P table of ints (Needleman-
+ * Wunsch filled by anti-diagonals: each cell reads its upper-left, upper
+ * and left neighbours and is written) reuses its lines one or two
+ * diagonals later, and the diagonals grow from 1 cell to P and shrink
+ * again, so its long reuses drift over the whole run. Sampled at a rate
+ * that gives about 300 samples (as bench/kernels/nw.c at 1e-4), the
+ * phase's one distribution mixes every diagonal length and put the
+ * stack distances of the longest diagonals too low: mean absolute error
+ * over eight seeds at four sizes across the cliff (160 to 320 lines) 6.5
+ * points. The long reuses come in runs in time order (the runs test of
+ * long_reuses_in_runs() in model-statstack.c), the phase is cut into 8
+ * parts: 3.8. */
+static void test_statstack_wavefront(void **state)
+{
+	const size_t P = 300, W = P + 1;
+	size_t n = 0, cap = 4 * P * P + 16;
+	uint64_t *lines = malloc(cap * sizeof(*lines));
+	double err = 0;
+	int terms = 0;
+
+	(void)state;
+#define CELL(i, j) (((uint64_t)(i) * W + (j)) / 16) /* 16 ints a line */
+	for (size_t d = 2; d <= 2 * P; d++)
+		for (size_t i = d > P + 1 ? d - P : 1; i <= P && i < d; i++) {
+			size_t j = d - i;
+			lines[n++] = CELL(i - 1, j - 1);
+			lines[n++] = CELL(i - 1, j);
+			lines[n++] = CELL(i, j - 1);
+			lines[n++] = CELL(i, j);
+		}
+#undef CELL
+	assert_true(n <= cap);
+	size_t Ls[] = { 160, 224, 288, 320 };
+	double want[4];
+	for (int k = 0; k < 4; k++)
+		want[k] = exact_lru(lines, n, Ls[k]);
+	for (uint64_t seed = 1; seed <= 8; seed++) {
+		struct lp_profile *p = profile_of_seed(lines, n, 300.0 / (double)n, 0, seed);
+		struct lp_statstack *ss;
+		assert_int_equal(lp_statstack_new(&ss, p, 0, 0, 0), 0);
+		for (int k = 0; k < 4; k++) {
+			double got = lp_statstack_miss_ratio(ss, (double)Ls[k]);
+			print_message("wavefront seed %" PRIu64 " L=%zu exact %.4f statstack %.4f\n", seed, Ls[k],
+				      want[k], got);
+			err += fabs(got - want[k]);
+			terms++;
+		}
+		lp_statstack_free(ss);
+		lp_profile_free(p);
+	}
+	print_message("wavefront: mean absolute error %.4f\n", err / terms);
+	assert_true(err / terms < 0.05);
 	free(lines);
 }
 
@@ -863,6 +925,7 @@ int main(void)
 		cmocka_unit_test(test_statstack_phases),
 		cmocka_unit_test(test_statstack_triangle),
 		cmocka_unit_test(test_statstack_slow_drift),
+		cmocka_unit_test(test_statstack_wavefront),
 		cmocka_unit_test(test_statstack_windows_vs_brute),
 		cmocka_unit_test(test_evaluation_speed),
 	};
