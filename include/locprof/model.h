@@ -175,11 +175,14 @@ int lp_statstack_share_layout(struct lp_statstack *m, const struct lp_statstack 
 double lp_statstack_binomial_miss_ratio(const struct lp_statstack *m, uint64_t sets, uint64_t ways);
 
 /* Per finite sample (profile order), the share of its span's misses
- * that fall in its line's set in a cache of `sets` sets, times `sets`, by
- * the placement model: 1 where the lines spread evenly, more where they
- * crowd into few sets (docs/models.md, "Random replacement in a
- * set-associative cache"); 1 for dangling samples. 0 or a negative LP_E*. */
-int lp_statstack_crowding(const struct lp_statstack *m, uint64_t sets, double *rho);
+ * that fall in its line's set in a cache of `sets` sets and `lines` lines,
+ * times `sets`, by the placement model: 1 where the lines spread evenly,
+ * more where they crowd into few sets (docs/models.md, "Random
+ * replacement in a set-associative cache"); 1 for dangling samples.
+ * evict: the misses per access (the fully associative ratio), from which
+ * the miss chances of a span's lines are read; 0: they miss alike. 0 or
+ * a negative LP_E*. */
+int lp_statstack_crowding(const struct lp_statstack *m, uint64_t sets, double lines, double evict, double *rho);
 
 /* Per-sample miss probabilities, as lp_statcache_sample_miss(), by the
  * placement model. */

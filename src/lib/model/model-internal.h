@@ -60,9 +60,11 @@ int lp_sa_drift_new(struct lp_sa_drift **out, const struct lp_sample *s, size_t 
 void lp_sa_drift_free(struct lp_sa_drift *d);
 /* The offsets (in lines of `line` bytes, from sample i's access) of the
  * lines that the walks of the pcs around sample i cross in its span, at
- * most max of them into delta; returns how many. */
+ * most max of them into delta, and beside each the reuse distance of the
+ * sample its walk was read from (INFINITY: dangling) into rd; returns how
+ * many. */
 size_t lp_sa_drift_offsets(const struct lp_sa_drift *d, const struct lp_sample *s, size_t n, size_t i,
-			   uint64_t line, int64_t *delta, size_t max);
+			   uint64_t line, int64_t *delta, double *rd, size_t max);
 /* The key of a sample's group (model-setassoc.c): its pc and the octave
  * of its stack distance sd. */
 uint64_t lp_sa_group_key(const struct lp_sample *x, double sd);
@@ -91,10 +93,12 @@ int lp_sa_place_unseen(const struct lp_sa_place *pl, size_t i);
  * sets of `ways` ways, into prob[i] (the dangling ones left alone). */
 int lp_sa_place_miss(const struct lp_sa_place *pl, const double *sd, uint64_t sets, uint64_t ways,
 		     double *prob);
-/* For random replacement in a cache of `sets` sets: per finite sample,
- * the share of its span's misses that fall in its line's set, times
- * `sets` (1: even, as with random placement), into rho[i]; 1 for the
- * dangling ones. */
-int lp_sa_place_crowding(const struct lp_sa_place *pl, const double *sd, uint64_t sets, double *rho);
+/* For random replacement in a cache of `sets` sets and `lines` lines: per
+ * finite sample, the share of its span's misses that fall in its line's
+ * set, times `sets` (1: even, as with random placement), into rho[i]; 1
+ * for the dangling ones. evict: misses per access, for the miss chances
+ * of the span's lines (0: they miss alike). */
+int lp_sa_place_crowding(const struct lp_sa_place *pl, const double *sd, uint64_t sets, double lines, double evict,
+			 double *rho);
 
 #endif

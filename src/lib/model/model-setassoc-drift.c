@@ -242,7 +242,7 @@ static size_t pcs_around(const struct lp_sa_drift *d, const struct lp_sample *s,
 }
 
 size_t lp_sa_drift_offsets(const struct lp_sa_drift *d, const struct lp_sample *s, size_t n, size_t i,
-			   uint64_t line, int64_t *delta, size_t max)
+			   uint64_t line, int64_t *delta, double *rd, size_t max)
 {
 	struct near_pc pc[2 * SA_DRIFT_SCAN];
 	double span = (double)s[i].reuse, t = (double)s[i].time, x = (double)s[i].addr;
@@ -278,8 +278,10 @@ size_t lp_sa_drift_offsets(const struct lp_sa_drift *d, const struct lp_sample *
 			int64_t off;
 			if (!(fabs(lines) < 0x1p62)) /* a hostile profile's address or time */
 				continue;
-			if ((off = (int64_t)llround(lines)) != 0)
+			if ((off = (int64_t)llround(lines)) != 0) {
+				rd[nd] = y->reuse == LP_REUSE_DANGLING ? INFINITY : (double)y->reuse;
 				delta[nd++] = off;
+			}
 		}
 	}
 	return nd;

@@ -106,7 +106,18 @@ struct sa_pair {
 	int64_t delta;  /* Y - X in lines */
 	double weight;  /* 1 / pairs of its sample: each sample counts once */
 	double lines;   /* D + 1 of its sample */
+	double rdy;     /* reuse distance of the sample at Y, or of the one
+			 * Y's walk was read from (model-setassoc-drift.c);
+			 * INFINITY: dangling */
 	uint32_t group; /* its sample's group (set once groups are known) */
+};
+
+/* The reuse distances of a group's span lines, on its walk and off it,
+ * by half octave of rd + 1, weighed as the pairs are: from them, how often
+ * the walk's lines miss against the others' (lp_sa_place_crowding()). */
+#define SA_RD_BINS 130
+struct sa_rd_hist {
+	double w[2][SA_RD_BINS]; /* [0]: off the walk, [1]: on it */
 };
 
 struct lp_sa_place {
@@ -123,6 +134,7 @@ struct lp_sa_place {
 	struct lp_htab keys;
 	uint32_t rest[64];
 	struct lp_sa_hot *hot;  /* the hot footprints (model-setassoc-hot.c) */
+	struct sa_rd_hist *rdh; /* per group (NULL: none read) */
 };
 
 void lp_sa_place_free(struct lp_sa_place *pl)
@@ -135,6 +147,7 @@ void lp_sa_place_free(struct lp_sa_place *pl)
 	free(pl->start);
 	lp_htab_release(&pl->keys);
 	lp_sa_hot_free(pl->hot);
+	free(pl->rdh);
 	free(pl);
 }
 
@@ -205,7 +218,8 @@ static int span_pairs(const struct lp_sample *s, size_t n, size_t i, double line
 			continue; /* touched again inside the span: not its last access */
 		if ((err = pairs_reserve(pairs, *np, cap, 1)) < 0)
 			return err;
-		(*pairs)[(*np)++] = (struct sa_pair){ (int64_t)(l - x), 0, lines, 0 };
+		(*pairs)[(*np)++] = (struct sa_pair){ (int64_t)(l - x), 0, lines,
+						      y->reuse == LP_REUSE_DANGLING ? INFINITY : (double)y->reuse, 0 };
 	}
 	for (size_t k = first; k < *np; k++)
 		(*pairs)[k].weight = 1.0 / (double)(*np - first);
@@ -219,16 +233,17 @@ static int drift_pairs(struct lp_sa_drift **drift, const struct lp_sample *s, si
 		       uint64_t line, size_t scan, struct sa_pair **pairs, size_t *np, size_t *cap)
 {
 	int64_t delta[SA_SCAN];
+	double rd[SA_SCAN];
 	size_t nd;
 	int err;
 
 	if (!*drift && (err = lp_sa_drift_new(drift, s, n)) < 0)
 		return err;
-	nd = lp_sa_drift_offsets(*drift, s, n, i, line, delta, scan < SA_SCAN ? scan : SA_SCAN);
+	nd = lp_sa_drift_offsets(*drift, s, n, i, line, delta, rd, scan < SA_SCAN ? scan : SA_SCAN);
 	if ((err = pairs_reserve(pairs, *np, cap, nd)) < 0)
 		return err;
 	for (size_t k = 0; k < nd; k++)
-		(*pairs)[(*np)++] = (struct sa_pair){ delta[k], 1.0 / (double)nd, lines, 0 };
+		(*pairs)[(*np)++] = (struct sa_pair){ delta[k], 1.0 / (double)nd, lines, rd[k], 0 };
 	return 0;
 }
 
@@ -622,6 +637,30 @@ static size_t key_index(struct lp_htab *keys, uint64_t key, size_t *cnt, uint32_
 
 /* Group the samples by pc and octave of distance, those with few offsets
  * with the others of their octave, and estimate each group's walk. */
+/* The half octave of a finite reuse distance. */
+static unsigned rd_bin(double rd)
+{
+	double b = 2 * log2(rd + 1);
+
+	return b < SA_RD_BINS - 1 ? (unsigned)b : SA_RD_BINS - 1;
+}
+
+/* A group's span lines by reuse distance, on its walk (as walk_share()
+ * counts them) and off it, into h. */
+static void rd_hist(const struct sa_pair *p, size_t np, const struct lp_sa_group_info *G, struct sa_rd_hist *h)
+{
+	double phi = G->density, reach = phi > 1.0 / SA_MAX_REACH ? 1 / phi : G->step > 1 ? INFINITY : SA_MAX_REACH;
+
+	for (size_t i = 0; i < np; i++) {
+		uint64_t a = (uint64_t)(p[i].delta < 0 ? -p[i].delta : p[i].delta);
+		int on = a % G->step == 0 && (double)a <= reach * (double)G->step * p[i].lines;
+		/* a dangling Y (its line's last access) says nothing of
+		 * how long ago the line was touched before */
+		if (isfinite(p[i].rdy))
+			h->w[on][rd_bin(p[i].rdy)] += p[i].weight;
+	}
+}
+
 static int place_groups(struct lp_sa_place *pl, const struct lp_sample *s, const double *sd,
 			struct sa_pair **pairsp, const size_t *owner, size_t np)
 {
@@ -675,6 +714,8 @@ static int place_groups(struct lp_sa_place *pl, const struct lp_sample *s, const
 	pairs = *pairsp;
 	for (size_t k = 0; k < pl->ng; k++)
 		pl->g[k].step = 1;
+	if (!(pl->rdh = calloc(pl->ng ? pl->ng : 1, sizeof(*pl->rdh))))
+		goto out_nomem;
 	for (size_t a = 0, b; a < np; a = b) {
 		struct lp_sa_group_info *G = &pl->g[pairs[a].group];
 		double total = 0;
@@ -702,6 +743,7 @@ static int place_groups(struct lp_sa_place *pl, const struct lp_sample *s, const
 			G->step = part_lattice(pairs + a, b - a, total);
 		if ((err = walk_share(pairs + a, b - a, G->step, total, &G->near, &G->density, &G->extent)) < 0)
 			goto out;
+		rd_hist(pairs + a, b - a, G, &pl->rdh[pairs[a].group]);
 	}
 	goto out;
 out_nomem:
@@ -786,6 +828,13 @@ int lp_sa_place_assign(struct lp_sa_place **out, const struct lp_sa_place *layou
 	pl->ng = layout->ng + 1;
 	memcpy(pl->g, layout->g, layout->ng * sizeof(*pl->g));
 	pl->g[none] = (struct lp_sa_group_info){ .step = 1 };
+	if (layout->rdh) {
+		if (!(pl->rdh = calloc(pl->ng, sizeof(*pl->rdh)))) {
+			lp_sa_place_free(pl);
+			return lp_seterr(LP_ENOMEM, "out of memory");
+		}
+		memcpy(pl->rdh, layout->rdh, layout->ng * sizeof(*pl->rdh));
+	}
 	for (size_t k = 0; k < pl->ng; k++)
 		pl->g[k].samples = 0;
 	for (int o = 0; o < 64; o++)
@@ -958,36 +1007,79 @@ out:
  * with probability 1 - 1/k, so over a reuse that saw n misses in all it
  * survives with probability E[(1 - 1/k)^(n_X)], n_X the misses that fell
  * in its set, about exp(-E[n_X] / k) (the misses arrive one by one, at
- * random times). With the D other lines of the span sharing its misses
- * alike, the share that falls in the reused line's set is q = c / D, c
- * the span's other lines there, and exp(-q n / k) = exp(-rho n / L) with
- * L = s k lines and rho = q s: StatCache's f at the reuse distance times
- * rho. Random placement gives rho = 1 (StatCache's equation, the fully
- * associative ratio, exact there: the groups of the binomial model keep
- * it). So do lines that spread evenly over every set: on uniform reads of
- * a contiguous range simulation gives the fully associative ratio, where
- * q = c / D (c = 15 of the other 1 023 lines in a set of 16) left the
- * model 3 points low, since the set-mates of a line that stays share only
- * k - 1 ways and miss more than the average; the model does not follow
- * that, so rho > 1 only where a walk's lattice visits fewer sets than
- * the cache has (s' = s / gcd(step, s) < s) and its lines crowd into them.
- * E[c] by the walk of the sample's group: its m = near (D + 1) lines (the
- * reused one among them) drawn at random from a region of R consecutive
+ * random times). With a share q of the span's misses in X's set that is
+ * exp(-q n / k) = exp(-rho n / L), L = s k lines and rho = q s:
+ * StatCache's f at the reuse distance times rho. Random placement gives
+ * rho = 1 (StatCache's equation, the fully associative ratio, exact
+ * there: the groups of the binomial model keep it). So do lines that
+ * spread evenly over every set: on uniform reads of a contiguous range
+ * simulation gives the fully associative ratio, where q = c / D (c = 15
+ * of the other 1 023 lines in a set of 16) left the model 3 points low,
+ * since the set-mates of a line that stays share only k - 1 ways and miss
+ * more than the average; the model does not follow that, so rho > 1 only
+ * where a walk's lattice visits fewer sets than the cache has
+ * (s' = s / gcd(step, s) < s) and its lines crowd into them.
+ *
+ * q by the walk of the sample's group: of the span's D other lines, the
+ * w = m + o - 1 on its walks (m = near (D + 1) lines of the walk through
+ * X, X among them, drawn at random from a region of R consecutive
  * lattice points, which spread evenly over the min(R, s') sets the
- * lattice visits, the other D + 1 - m lines at random. */
-/* E[c] of one sample: m lines of its walk (X among them) drawn from a
- * region of R lattice points over `visited` of the sets, and `rest` lines
- * at random. */
-static double crowd(double m, double R, double visited, double rest, uint64_t sets)
+ * lattice visits; o on a second walk), c in X's set, and r = D - w placed
+ * at random, r / s of them in X's set. The walk's lines and the others
+ * need not miss alike: arrays walked in lock step a multiple of the sets
+ * apart (PageRank's edge arrays src[e] and dst[e]) share one set, but
+ * their lines are reused within a few accesses and rarely miss, while
+ * the random gathers between them miss nearly every time. With theta the
+ * walk's lines' miss chance against the others',
+ *     q = (c theta + r / s) / (w theta + r),
+ * which is (c + r / s) / D when they miss alike (theta = 1), 1 / s when
+ * the walk's lines never miss, and c / w when only they do. theta is read
+ * from the samples in the group's spans (rd_hist()): their reuse
+ * distances, on the walk and off it, each through the fully associative
+ * miss chance f(k) = 1 - (1 - 1/L)^(k evict). With theta = 1 everywhere,
+ * pagerank's reuses of 5 accesses were scaled by 48 at 32K:8:64: 3.5
+ * points above simulation, where theta gives it within 0.3. */
+/* Of m walk lines (X among them) drawn from a region of R lattice points
+ * over `visited` of the sets, the expected number of others in X's set. */
+static double walk_in_set(double m, double R, double visited)
 {
 	/* X's set holds R / min(R, s') of the region's points, X among
 	 * them; m - 1 others drawn from the R - 1 others */
-	double c = R > 1 ? (m - 1) * (R / fmin(R, visited) - 1) / (R - 1) : 0;
-
-	return c + rest / (double)sets;
+	return R > 1 ? (m - 1) * (R / fmin(R, visited) - 1) / (R - 1) : 0;
 }
 
-int lp_sa_place_crowding(const struct lp_sa_place *pl, const double *sd, uint64_t sets, double *rho)
+/* theta of a group (1 where either side has no sample): the mean miss
+ * chance of its walk's span lines over that of the others. */
+static double walk_theta(const struct sa_rd_hist *h, double lines, double evict)
+{
+	double b = lines > 1 ? log1p(-1 / lines) : -INFINITY, sum[2] = { 0, 0 }, wt[2] = { 0, 0 };
+
+	if (!h || !(evict > 0))
+		return 1;
+	for (int on = 0; on < 2; on++)
+		for (unsigned k = 0; k < SA_RD_BINS; k++) {
+			double w = h->w[on][k], rd;
+			if (!(w > 0))
+				continue;
+			rd = exp2((k + 0.5) / 2) - 1;
+			sum[on] += w * -expm1(b * rd * evict);
+			wt[on] += w;
+		}
+	if (!(wt[0] > 0 && wt[1] > 0 && sum[0] > 0))
+		return 1;
+	return (sum[1] / wt[1]) / (sum[0] / wt[0]);
+}
+
+/* rho = q s for c of the w walk lines in X's set (see above). */
+static double crowd_rho(double c, double w, double D, double theta, uint64_t sets)
+{
+	double r = fmax(0, D - w), den = w * theta + r;
+
+	return den > 0 ? (double)sets * (c * theta + r / (double)sets) / den : 1;
+}
+
+int lp_sa_place_crowding(const struct lp_sa_place *pl, const double *sd, uint64_t sets, double lines, double evict,
+			 double *rho)
 {
 	for (size_t i = 0; i < pl->n; i++)
 		rho[i] = 1;
@@ -996,12 +1088,13 @@ int lp_sa_place_crowding(const struct lp_sa_place *pl, const double *sd, uint64_
 	for (uint32_t gi = 0; gi < pl->ng; gi++) {
 		const struct lp_sa_group_info *G = &pl->g[gi];
 		double visited = (double)(sets / lp_sa_gcd(G->step % sets, sets));
-		double along = G->other > 0 ? second_walk_along(G, sets) : 0;
+		double along = G->other > 0 ? second_walk_along(G, sets) : 0, theta;
 		if (!placed_as_walk(G) || visited >= (double)sets)
 			continue; /* random placement, or every set: rho = 1 */
+		theta = walk_theta(pl->rdh ? &pl->rdh[gi] : NULL, lines, evict);
 		for (size_t j = pl->start[gi]; j < pl->start[gi + 1]; j++) {
 			size_t i = pl->order[j];
-			double D = floor(sd[i] + 0.5), m, o, R, c;
+			double D = floor(sd[i] + 0.5), m, o, R, c1, c2;
 			if (!(D >= 1) || !isfinite(D))
 				continue;
 			/* no more than the walk's lattice points, as in
@@ -1015,10 +1108,11 @@ int lp_sa_place_crowding(const struct lp_sa_place *pl, const double *sd, uint64_
 			R = G->density >= 1 ? m : fmax(m, fmin(G->extent, 1e15));
 			/* a second walk (G->other) is in X's sets in a share
 			 * `along` of the spans, and in none of them otherwise */
-			c = crowd(m, R, visited, D + 1 - m - o, sets) * (1 - along);
+			c1 = walk_in_set(m, R, visited);
 			R = G->density >= 1 ? m + o : fmax(m + o, fmin(G->extent * (m + o) / m, 1e15));
-			c += crowd(m + o, R, visited, D + 1 - m - o, sets) * along;
-			rho[i] = c * (double)sets / D;
+			c2 = walk_in_set(m + o, R, visited);
+			rho[i] = crowd_rho(c1, m + o - 1, D, theta, sets) * (1 - along) +
+				 crowd_rho(c2, m + o - 1, D, theta, sets) * along;
 		}
 	}
 	return 0;

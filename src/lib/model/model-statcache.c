@@ -916,7 +916,10 @@ int lp_statcache_setassoc_ratio(struct lp_statcache *m, const struct lp_statstac
 		return lp_statcache_curve(m, &lines, 1, ratio);
 	if (!(rho = malloc((n ? n : 1) * sizeof(*rho))))
 		return lp_seterr(LP_ENOMEM, "out of memory");
-	if ((err = lp_statstack_crowding(ss, sets, rho)) >= 0) {
+	/* the fully associative ratio: the misses per access from which the
+	 * crowding reads the miss chances of a span's lines */
+	if ((err = lp_statcache_curve(m, &lines, 1, ratio)) >= 0 &&
+	    (err = lp_statstack_crowding(ss, sets, lines, isfinite(*ratio) ? *ratio : 0, rho)) >= 0) {
 		for (size_t i = 0; i < n && even; i++)
 			even = rho[i] == 1;
 		/* nothing crowds: the fully associative ratio, warm-started */
