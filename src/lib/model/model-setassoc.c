@@ -118,6 +118,7 @@ struct sa_pair {
 #define SA_RD_BINS 130
 struct sa_rd_hist {
 	double w[2][SA_RD_BINS]; /* [0]: off the walk, [1]: on it */
+	double dangling[2];      /* the weight of the dangling ones */
 };
 
 struct lp_sa_place {
@@ -658,6 +659,8 @@ static void rd_hist(const struct sa_pair *p, size_t np, const struct lp_sa_group
 		 * how long ago the line was touched before */
 		if (isfinite(p[i].rdy))
 			h->w[on][rd_bin(p[i].rdy)] += p[i].weight;
+		else
+			h->dangling[on] += p[i].weight;
 	}
 }
 
@@ -1048,26 +1051,31 @@ static double walk_in_set(double m, double R, double visited)
 	return R > 1 ? (m - 1) * (R / fmin(R, visited) - 1) / (R - 1) : 0;
 }
 
-/* theta of a group (1 where either side has no sample): the mean miss
- * chance of its walk's span lines over that of the others. */
+/* theta of a group: the mean miss chance of its walk's span lines over
+ * that of the others. A side whose samples all dangle (lines read once,
+ * never again: gathers over a large table) takes the run's miss ratio,
+ * what an access whose past is unknown misses on average; 1 where a side
+ * has no sample at all. */
 static double walk_theta(const struct sa_rd_hist *h, double lines, double evict)
 {
-	double b = lines > 1 ? log1p(-1 / lines) : -INFINITY, sum[2] = { 0, 0 }, wt[2] = { 0, 0 };
+	double b = lines > 1 ? log1p(-1 / lines) : -INFINITY, p[2];
 
 	if (!h || !(evict > 0))
 		return 1;
-	for (int on = 0; on < 2; on++)
+	for (int on = 0; on < 2; on++) {
+		double sum = 0, wt = 0;
 		for (unsigned k = 0; k < SA_RD_BINS; k++) {
-			double w = h->w[on][k], rd;
-			if (!(w > 0))
-				continue;
-			rd = exp2((k + 0.5) / 2) - 1;
-			sum[on] += w * -expm1(b * rd * evict);
-			wt[on] += w;
+			double w = h->w[on][k];
+			if (w > 0) {
+				sum += w * -expm1(b * (exp2((k + 0.5) / 2) - 1) * evict);
+				wt += w;
+			}
 		}
-	if (!(wt[0] > 0 && wt[1] > 0 && sum[0] > 0))
-		return 1;
-	return (sum[1] / wt[1]) / (sum[0] / wt[0]);
+		if (!(wt > 0) && !(h->dangling[on] > 0))
+			return 1;
+		p[on] = wt > 0 ? sum / wt : fmin(evict, 1);
+	}
+	return p[0] > 0 ? p[1] / p[0] : 1;
 }
 
 /* rho = q s for c of the w walk lines in X's set (see above). */
