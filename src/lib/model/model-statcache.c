@@ -922,8 +922,9 @@ int lp_statcache_setassoc_ratio(struct lp_statcache *m, const struct lp_statstac
 	    (err = lp_statstack_crowding(ss, sets, lines, isfinite(*ratio) ? *ratio : 0, rho)) >= 0) {
 		for (size_t i = 0; i < n && even; i++)
 			even = rho[i] == 1;
-		/* nothing crowds: the fully associative ratio, warm-started */
-		err = even ? lp_statcache_curve(m, &lines, 1, ratio) : lp_statcache_scaled_ratio(m, lines, rho, ratio);
+		/* nothing crowds: the fully associative ratio, already in *ratio */
+		if (!even)
+			err = lp_statcache_scaled_ratio(m, lines, rho, ratio);
 	}
 	free(rho);
 	return err;
