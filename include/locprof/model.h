@@ -44,6 +44,24 @@ int lp_statcache_set_fill(struct lp_statcache *m, int on);
 struct lp_statstack;
 int lp_statcache_set_fill_with(struct lp_statcache *m, int on, const struct lp_statstack *ss);
 
+/* Whether the run's footprint fits the cache, for the fill model of
+ * LP_STATCACHE_FILL_AUTO and for random replacement's walks that fit their
+ * sets (lp_statcache_setassoc_ratio()): LP_FOOTPRINT_ESTIMATE (the
+ * default) compares the footprint estimated from the samples with the
+ * cache; the other two impose an answer, for a cache size within the
+ * estimate's sampling error (lp_statcache_footprint_band()), where the
+ * report gives the ratio under both. 0 or LP_EINVAL. */
+#define LP_FOOTPRINT_ESTIMATE 0
+#define LP_FOOTPRINT_FITS 1
+#define LP_FOOTPRINT_EXCEEDS 2
+int lp_statcache_assume_footprint(struct lp_statcache *m, int assume);
+
+/* The run's footprint in lines, as its estimate +- z standard errors
+ * (a Poisson count of the samples that are a line's last access), into
+ * [*lo, *hi], the estimate into *est: 1, or 0 where no footprint was estimated (the fill model
+ * never asked) or no sample is a last access. */
+int lp_statcache_footprint_band(const struct lp_statcache *m, double z, double *est, double *lo, double *hi);
+
 /* Miss ratio for each of n cache sizes (in lines, any order): the
  * sample-weighted average of the per-window solutions of Eq. 6. */
 int lp_statcache_curve(struct lp_statcache *m, const double *lines, size_t n, double *ratio);
@@ -180,9 +198,12 @@ double lp_statstack_binomial_miss_ratio(const struct lp_statstack *m, uint64_t s
  * more where they crowd into few sets (docs/models.md, "Random
  * replacement in a set-associative cache"); 1 for dangling samples.
  * evict: the misses per access (the fully associative ratio), from which
- * the miss chances of a span's lines are read; 0: they miss alike. 0 or
- * a negative LP_E*. */
-int lp_statstack_crowding(const struct lp_statstack *m, uint64_t sets, double lines, double evict, double *rho);
+ * the miss chances of a span's lines are read; 0: they miss alike.
+ * fits: the run's footprint fits the cache (the fill model's cache never
+ * fills), so that the lines of a walk that fit their sets' ways miss only
+ * when other lines evict them. 0 or a negative LP_E*. */
+int lp_statstack_crowding(const struct lp_statstack *m, uint64_t sets, double lines, double evict, int fits,
+			  double *rho);
 
 /* Per-sample miss probabilities, as lp_statcache_sample_miss(), by the
  * placement model. */
@@ -434,6 +455,9 @@ struct lp_interval {
 	int steep; /* a cliff only because the curve itself drops near the
 		    * size (report's LP_REPORT_SLACK_STEPS check), not because
 		    * the resamples fell on both sides */
+	int footprint; /* random replacement: a cliff because the run's
+			* footprint is within sampling error of the cache's
+			* size (it may never fill: report gives both ratios) */
 };
 
 /* Evaluate fn on resamples of p (every sample of line size ip->li kept a

@@ -38,7 +38,9 @@ static const char usage[] =
 	"interval (what another sampling seed could give: a bootstrap over the\n"
 	"samples, docs/models.md), and a cache size whose resamples fall on both\n"
 	"sides of a cliff of the curve, or near which (15%) the curve drops\n"
-	"steeply, is named.\n"
+	"steeply, is named, as is a random-replacement ratio whose cache is\n"
+	"within sampling error of the run's footprint (whether it ever fills is\n"
+	"not known: the interval covers both answers).\n"
 	"\n"
 	"Several profiles (the ranks of an MPI job, prof.rank*.lpp) give the\n"
 	"report of the whole job: each rank on caches of its own, references\n"
@@ -246,8 +248,10 @@ void cli_text_cliff(const char *where, const char *policy, const struct lp_inter
 {
 	printf("%s %s: cliff within sampling error: between %.1f%% and %.1f%% (%s)\n", where, policy,
 	       100 * iv->below, 100 * iv->above,
-	       iv->steep ? "the curve drops steeply within 15% of this size, nearer than its stack distances are known"
-			 : "resamples fall on both sides of a steep drop of the curve");
+	       iv->footprint ? "the run's footprint is within sampling error of this size: the lower end is the cache "
+			       "that never fills, the upper one the cache that does"
+	       : iv->steep   ? "the curve drops steeply within 15% of this size, nearer than its stack distances are known"
+			     : "resamples fall on both sides of a steep drop of the curve");
 }
 
 /* A named cache whose LRU ratio could be this much higher (0.05: five
@@ -541,7 +545,7 @@ static void csv_tables(const struct report_opts *o, const struct lp_report *r)
 	       "cliff\n");
 	for (size_t k = 0; k < nc; k++)
 		for (size_t i = 0; i < cv[k].n; i++) {
-			struct lp_interval none = { cv[k].ratio[i], cv[k].ratio[i], 0, NAN, NAN, 0 };
+			struct lp_interval none = { .lo = cv[k].ratio[i], .hi = cv[k].ratio[i], .below = NAN, .above = NAN };
 			const struct lp_interval *iv = cv[k].iv ? &cv[k].iv[i] : &none;
 			printf("%s,%" PRIu64 ",%.6f,%.1f,%.0f,%.6f,%.6f,%.1f,%.1f,%d\n", cv[k].name, cv[k].size[i],
 			       cv[k].ratio[i], cv[k].ratio[i] * acc, acc, iv->lo, iv->hi, iv->lo * acc, iv->hi * acc,

@@ -97,8 +97,9 @@ int lp_sa_place_miss(const struct lp_sa_place *pl, const double *sd, uint64_t se
  * finite sample, the share of its span's misses that fall in its line's
  * set, times `sets` (1: even, as with random placement), into rho[i]; 1
  * for the dangling ones. evict: misses per access, for the miss chances
- * of the span's lines (0: they miss alike). */
+ * of the span's lines (0: they miss alike). fits: the run's footprint
+ * fits the cache, so that a walk that fits its sets evicts nothing. */
 int lp_sa_place_crowding(const struct lp_sa_place *pl, const double *sd, uint64_t sets, double lines, double evict,
-			 double *rho);
+			 int fits, double *rho);
 
 #endif

@@ -110,6 +110,9 @@ struct lp_statcache {
 	struct lp_statstack *ss; /* the footprint over time */
 	int ss_owned;            /* built here (else lp_statcache_set_fill_with()'s) */
 	int footprint;           /* the windows' u0 and u1 are computed */
+	int assume;              /* lp_statcache_assume_footprint() */
+	double cap;              /* the cache (lines) asked of now: under
+				  * LP_FOOTPRINT_FITS the footprint is at most it */
 	double fill_lines;       /* the cache size fill_time is for */
 	uint64_t fill_time;
 	uint64_t length;
@@ -604,13 +607,65 @@ uint64_t lp_statcache_window_length(const struct lp_statcache *m)
 	return m->length;
 }
 
+/* Whether the run's footprint fits a cache of L lines: the estimate's
+ * answer, or the one lp_statcache_assume_footprint() imposes. */
+static int footprint_fits(const struct lp_statcache *m, double L)
+{
+	if (m->assume != LP_FOOTPRINT_ESTIMATE)
+		return m->assume == LP_FOOTPRINT_FITS;
+	return m->footprint && m->nw && m->w[m->nw - 1].u1 <= L;
+}
+
+int lp_statcache_assume_footprint(struct lp_statcache *m, int assume)
+{
+	if (assume != LP_FOOTPRINT_ESTIMATE && assume != LP_FOOTPRINT_FITS && assume != LP_FOOTPRINT_EXCEEDS)
+		return lp_seterr(LP_EINVAL, "bad footprint assumption %d", assume);
+	m->assume = assume;
+	m->fill_lines = -1; /* the fill time was for the other answer */
+	for (size_t w = 0; w < m->nw; w++) {
+		m->w[w].root = 1; /* warm starts were for the other answer */
+		m->w[w].last_lines = 0;
+	}
+	return 0;
+}
+
+/* The run's footprint counts the lines whose last access was sampled
+ * (the dangling samples), each standing for 1 / rate lines: a Poisson
+ * count, whose relative error is 1 / sqrt(count). */
+int lp_statcache_footprint_band(const struct lp_statcache *m, double z, double *est, double *lo, double *hi)
+{
+	double d = 0, F;
+
+	if (!m->footprint || !m->nw)
+		return 0;
+	for (size_t w = 0; w < m->nw; w++)
+		d += m->w[w].dangling;
+	F = m->w[m->nw - 1].u1;
+	if (!(d > 0) || !(F > 0))
+		return 0;
+	*est = F;
+	*lo = F * fmax(0, 1 - z / sqrt(d));
+	*hi = F * (1 + z / sqrt(d));
+	return 1;
+}
+
+/* Under LP_FOOTPRINT_FITS, the footprint over time is the estimate's
+ * scaled down so that the run ends with at most the cache asked of (its
+ * shape kept: a crowded set's smaller cache still fills); else 1. */
+static double footprint_scale(const struct lp_statcache *m)
+{
+	double F = m->footprint && m->nw ? m->w[m->nw - 1].u1 : 0;
+
+	return m->assume == LP_FOOTPRINT_FITS && m->cap > 0 && F > m->cap ? m->cap / F : 1;
+}
+
 /* LP_STATCACHE_FILL_AUTO: the fill model for a cache of L lines only when
  * the run's footprint fits in it (the cache never fills: the paper's
  * full-from-the-start cache would evict where nothing is evicted). */
 static void fill_for(struct lp_statcache *m, double L)
 {
 	if (m->fill_mode == LP_STATCACHE_FILL_AUTO)
-		m->fill_model = m->nw && m->w[m->nw - 1].u1 <= L;
+		m->fill_model = footprint_fits(m, L);
 }
 
 int lp_statcache_set_fill_with(struct lp_statcache *m, int on, const struct lp_statstack *ss)
@@ -691,17 +746,20 @@ static void set_fill(struct lp_statcache *m, double L)
  * be = 1: a full cache from the start and no cold misses. */
 static struct sc_ev window_ev(struct lp_statcache *m, const struct sc_window *w, double L)
 {
-	double len = (double)(w->end - w->start), after, cold;
+	double len = (double)(w->end - w->start), after, cold, scale = footprint_scale(m);
 
 	if (!m->fill_model)
 		return (struct sc_ev){ 0, 1 };
+	/* the footprint over time scaled by `scale`: a cache of L lines
+	 * fills when the estimate reaches L / scale */
+	L /= scale;
 	set_fill(m, L);
 	if (m->fill_time >= w->end || len <= 0)
 		return (struct sc_ev){ 0, 0 };
 	after = (double)(w->end - (m->fill_time > w->start ? m->fill_time : w->start));
 	if (m->in.include_cold)
 		return (struct sc_ev){ 0, after / len };
-	cold = w->u1 - (w->u0 > L ? w->u0 : L);
+	cold = (w->u1 - (w->u0 > L ? w->u0 : L)) * scale;
 	cold = cold < 0 ? 0 : cold > after ? after : cold;
 	return (struct sc_ev){ cold / len, (after - cold) / len };
 }
@@ -711,6 +769,7 @@ void lp_statcache_window_evictions(struct lp_statcache *m, size_t k, double line
 {
 	struct sc_ev e;
 
+	m->cap = lines;
 	fill_for(m, lines);
 	e = window_ev(m, &m->w[k], lines);
 	*ev0 = e.al;
@@ -738,6 +797,7 @@ static double solve_window(struct lp_statcache *m, struct sc_window *w, double l
 	double warm = w->last_lines > 0 && w->last_lines <= lines ? w->root : 1;
 	struct sc_hist h = w->h;
 
+	m->cap = lines;
 	/* AUTO: the fill model from the footprint up, so a warm start from a
 	 * smaller cache (either model) is still an upper bound of the root */
 	fill_for(m, lines);
@@ -880,6 +940,7 @@ int lp_statcache_scaled_ratio(struct lp_statcache *m, double lines, const double
 	 * 4 096 (the fill model for 4 096 lines put its ratio at 0, where
 	 * simulation gives 49.9%). */
 	fill_lines = scaled > plain && plain > 0 ? lines * plain / scaled : lines;
+	m->cap = lines;
 	fill_for(m, fill_lines);
 	for (size_t w = 0; w < m->nw; w++) {
 		struct sc_window *wp = &m->w[w];
@@ -910,7 +971,7 @@ int lp_statcache_setassoc_ratio(struct lp_statcache *m, const struct lp_statstac
 {
 	size_t n = lp_statstack_nsamples(ss);
 	double *rho;
-	int err, even = 1;
+	int err, even = 1, fits;
 
 	if (sets <= 1 || n != m->in.n)
 		return lp_statcache_curve(m, &lines, 1, ratio);
@@ -918,8 +979,10 @@ int lp_statcache_setassoc_ratio(struct lp_statcache *m, const struct lp_statstac
 		return lp_seterr(LP_ENOMEM, "out of memory");
 	/* the fully associative ratio: the misses per access from which the
 	 * crowding reads the miss chances of a span's lines */
+	/* the fill model's footprint fits the cache: it never fills */
+	fits = m->fill_mode != 0 && footprint_fits(m, lines);
 	if ((err = lp_statcache_curve(m, &lines, 1, ratio)) >= 0 &&
-	    (err = lp_statstack_crowding(ss, sets, lines, isfinite(*ratio) ? *ratio : 0, rho)) >= 0) {
+	    (err = lp_statstack_crowding(ss, sets, lines, isfinite(*ratio) ? *ratio : 0, fits, rho)) >= 0) {
 		for (size_t i = 0; i < n && even; i++)
 			even = rho[i] == 1;
 		/* nothing crowds: the fully associative ratio, already in *ratio */

@@ -822,14 +822,15 @@ int lp_statstack_sample_miss(const struct lp_statstack *m, uint64_t sets, uint64
 	return 0;
 }
 
-int lp_statstack_crowding(const struct lp_statstack *m, uint64_t sets, double lines, double evict, double *rho)
+int lp_statstack_crowding(const struct lp_statstack *m, uint64_t sets, double lines, double evict, int fits,
+			  double *rho)
 {
 	int err;
 
 	if (sets > 1 && (err = place_of(m)) < 0)
 		return err;
 	if (sets > 1 && m->place)
-		return lp_sa_place_crowding(m->place, m->sd, sets, lines, evict, rho);
+		return lp_sa_place_crowding(m->place, m->sd, sets, lines, evict, fits, rho);
 	for (size_t i = 0; i < m->in.n; i++)
 		rho[i] = 1;
 	return 0;

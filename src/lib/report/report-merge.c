@@ -59,6 +59,7 @@ static void merge_interval(struct lp_interval *out, const struct lp_interval *co
 		out->lo += w[i] * iv[i]->lo;
 		out->hi += w[i] * iv[i]->hi;
 		cliff |= iv[i]->cliff;
+		out->footprint |= iv[i]->footprint;
 		if (iv[i]->cliff)
 			steep &= iv[i]->steep;
 	}

@@ -674,6 +674,60 @@ static void test_random_replacement(void **state)
 	stream_free(&s);
 }
 
+/* Random replacement where the run's footprint is the cache's size: the
+ * estimate (a count of a few samples that are their line's last access)
+ * cannot say whether the cache fills, and the answer decides the ratio.
+ * The band holds the cache, and with the answer imposed the model gives
+ * the simulated ratio, whether the walk's lines fit their sets' ways (0:
+ * nothing is ever evicted; taking the span's misses as a share of the
+ * run's gave 38 to 49 %) or overflow them. */
+static void check_fill_edge(const char *what, const struct stream *s, uint64_t sets, uint64_t ways, double tol)
+{
+	struct lp_profile *p = sample(s, 1e-2);
+	struct lp_statstack *ss;
+	struct lp_statcache *sc;
+	double sim = simulate_policy(s, sets, ways, "random"), L = (double)(sets * ways), F, lo, hi, model, fa;
+
+	assert_int_equal(lp_statstack_new(&ss, p, 0, 0, 0), 0);
+	assert_int_equal(lp_statcache_new(&sc, p, 0, 0, 0), 0);
+	assert_int_equal(lp_statcache_set_fill_with(sc, LP_STATCACHE_FILL_AUTO, ss), 0);
+	assert_int_equal(lp_statcache_footprint_band(sc, 1.96, &F, &lo, &hi), 1);
+	assert_true(lo <= L && L <= hi && lo <= F && F <= hi);
+	assert_int_equal(lp_statcache_assume_footprint(sc, LP_FOOTPRINT_FITS), 0);
+	assert_int_equal(lp_statcache_setassoc_ratio(sc, ss, sets, L, &model), 0);
+	assert_int_equal(lp_statcache_curve(sc, &L, 1, &fa), 0);
+	fprintf(stderr, "fill edge: %-24s %4lu x %2lu: footprint %.0f [%.0f, %.0f], simulated %.4f, model %.4f, "
+		"fully associative %.4f\n", what, (unsigned long)sets, (unsigned long)ways, F, lo, hi, sim, model, fa);
+	assert_true(fabs(model - sim) <= tol);
+	assert_true(fa == 0); /* a cache that never fills evicts nothing */
+	assert_int_equal(lp_statcache_assume_footprint(sc, 7), LP_EINVAL);
+	lp_statcache_free(sc);
+	lp_statstack_free(ss);
+	lp_profile_free(p);
+}
+
+static void test_fill_edge(void **state)
+{
+	struct stream s = { 0 };
+	struct lp_rng rng;
+
+	(void)state;
+	lp_rng_seed(&rng, 5);
+	/* sixteen arrays of 32 lines back to back (soa16's layout): 8 lines
+	 * in each of 64 sets of 8 ways */
+	lock_step(&s, 16, 32, 32, 200, &rng);
+	check_fill_edge("16 arrays, 8 a set", &s, 64, 8, 0.02);
+	/* the same in 4 ways: they overflow */
+	check_fill_edge("16 arrays, 8 a set", &s, 64, 4, 0.06);
+	/* all sixteen in one set */
+	lock_step(&s, 16, 32, 32 * 64, 200, &rng);
+	check_fill_edge("16 arrays, 16 a set", &s, 64, 8, 0.02);
+	/* eight arrays of 64 lines, 64 lines apart */
+	lock_step(&s, 8, 64, 64, 200, &rng);
+	check_fill_edge("8 arrays, 8 a set", &s, 64, 8, 0.02);
+	stream_free(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -687,6 +741,7 @@ int main(void)
 		cmocka_unit_test(test_arrays_near_capacity),
 		cmocka_unit_test(test_random_placement),
 		cmocka_unit_test(test_random_replacement),
+		cmocka_unit_test(test_fill_edge),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
