@@ -246,6 +246,19 @@ double lp_report_slack(int k)
 	return 1 + (k - LP_REPORT_SLACK_STEPS) * LP_REPORT_SLACK_STEP;
 }
 
+/* Widen x (the interval of estimate est) to cover a and b, as a cliff
+ * between them. */
+static void cover_cliff(struct lp_interval *x, double est, double a, double b)
+{
+	double low = fmin(a, b), high = fmax(a, b);
+
+	x->lo = fmin(x->lo, low);
+	x->hi = fmax(x->hi, high);
+	x->below = x->cliff ? fmin(x->below, low) : fmin(est, low);
+	x->above = x->cliff ? fmax(x->above, high) : fmax(est, high);
+	x->cliff = 1;
+}
+
 void lp_report_widen_steep(const double *w, size_t n, size_t ncurves, const double *v, struct lp_interval *iv)
 {
 	enum { K = 2 * LP_REPORT_SLACK_STEPS + 1 };
@@ -259,12 +272,8 @@ void lp_report_widen_steep(const double *w, size_t n, size_t ncurves, const doub
 			drop = fmax(drop, c[(size_t)(k - 1) * n] - c[(size_t)k * n]);
 		if (!isfinite(small) || !isfinite(large) || !(drop >= LP_INTERVAL_CLIFF))
 			continue;
-		x->lo = fmin(x->lo, large);
-		x->hi = fmax(x->hi, small);
-		x->below = x->cliff ? fmin(x->below, large) : fmin(v[j], large);
-		x->above = x->cliff ? fmax(x->above, small) : fmax(v[j], small);
 		x->steep = !x->cliff;
-		x->cliff = 1;
+		cover_cliff(x, v[j], large, small);
 	}
 }
 
@@ -303,12 +312,8 @@ static int widen_footprint(struct lp_report *r, const struct lp_report_params *p
 		sets = (uint64_t)L / ways ? (uint64_t)L / ways : 1;
 		err = k ? lp_statcache_setassoc_ratio(r->sc, r->ss, sets, L, &alt) : lp_statcache_curve(r->sc, &L, 1, &alt);
 		if (err >= 0 && isfinite(alt) && fabs(alt - v[at]) >= LP_INTERVAL_CLIFF) {
-			struct lp_interval *x = &iv[at];
-			x->lo = fmin(x->lo, alt);
-			x->hi = fmax(x->hi, alt);
-			x->below = x->cliff ? fmin(x->below, fmin(alt, v[at])) : fmin(alt, v[at]);
-			x->above = x->cliff ? fmax(x->above, fmax(alt, v[at])) : fmax(alt, v[at]);
-			x->cliff = x->footprint = 1;
+			cover_cliff(&iv[at], v[at], alt, v[at]);
+			iv[at].footprint = 1;
 		}
 	}
 	if (err >= 0)

@@ -701,6 +701,22 @@ static void check_fill_edge(const char *what, const struct stream *s, uint64_t s
 	assert_true(fabs(model - sim) <= tol);
 	assert_true(fa == 0); /* a cache that never fills evicts nothing */
 	assert_int_equal(lp_statcache_assume_footprint(sc, 7), LP_EINVAL);
+	/* report: where the estimate's answer gives another ratio, the
+	 * interval covers both, holds the simulated ratio, and says why */
+	struct lp_report_cache c = { .label = "c", .size = sets * ways * 64, .ways = ways, .line = 64 };
+	struct lp_report_params pa = { .caches = &c, .ncaches = 1, .policies = LP_REPORT_RANDOM,
+				       .fill = LP_STATCACHE_FILL_AUTO, .resamples = LP_INTERVAL_RESAMPLES, .seed = 1 };
+	const struct lp_report_cache *rc;
+	struct lp_report *r;
+	assert_int_equal(lp_report_new(&r, p, &pa), 0);
+	assert_int_equal(lp_report_caches(r, &rc), 1);
+	fprintf(stderr, "  report: random %.4f in [%.4f, %.4f], cliff %d, footprint %d\n", rc->random,
+		rc->random_iv.lo, rc->random_iv.hi, rc->random_iv.cliff, rc->random_iv.footprint);
+	if (fabs(rc->random - model) >= LP_INTERVAL_CLIFF)
+		assert_true(rc->random_iv.cliff && rc->random_iv.footprint && rc->random_iv.lo <= model + 1e-9 &&
+			    model <= rc->random_iv.hi + 1e-9);
+	assert_true(rc->random_iv.lo - tol <= sim && sim <= rc->random_iv.hi + tol);
+	lp_report_free(r);
 	lp_statcache_free(sc);
 	lp_statstack_free(ss);
 	lp_profile_free(p);
