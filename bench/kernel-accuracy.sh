@@ -46,7 +46,8 @@
 # kernel's sizes, e.g. SIZES=small), KEEP=DIR keeps the work files,
 # REPORT_ONLY=DIR reports again the profiles and simulations that a run
 # with KEEP=DIR kept (same kernels, sizes, rates and seeds), recording
-# nothing: another build's report on the same samples.
+# nothing: another build's report on the same samples (with KEEP=DIR2
+# too, its reports and rows.jsonl stay in DIR2).
 # Prints markdown tables on stdout; progress on stderr.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -88,8 +89,13 @@ RATES=${RATES:-1e-3 1e-4}
 if [ "$quick" = 1 ]; then SEEDS=${SEEDS:-1}; else SEEDS=${SEEDS:-1 2 3}; fi
 if [ -n "${REPORT_ONLY:-}" ]; then
 	[ -d "$REPORT_ONLY" ] || { echo "kernel-accuracy: no directory $REPORT_ONLY" >&2; exit 2; }
-	W=$(mktemp -d /tmp/locprof-kacc.XXXXXX)
-	trap 'rm -rf "$W"' EXIT
+	if [ -n "${KEEP:-}" ] && [ "$KEEP" != "$REPORT_ONLY" ]; then
+		W=$KEEP # the reports and rows.jsonl, to compare builds row by row
+		mkdir -p "$W"
+	else
+		W=$(mktemp -d /tmp/locprof-kacc.XXXXXX)
+		trap 'rm -rf "$W"' EXIT
+	fi
 elif [ -n "${KEEP:-}" ]; then
 	W=$KEEP
 	mkdir -p "$W"

@@ -58,7 +58,8 @@ int lp_statcache_assume_footprint(struct lp_statcache *m, int assume);
 
 /* The run's footprint in lines, as its estimate +- z standard errors
  * (a Poisson count of the samples that are a line's last access), into
- * [*lo, *hi], the estimate into *est: 1, or 0 where no footprint was estimated (the fill model
+ * [*lo, *hi], the estimate into *est, none of them below the number of
+ * distinct lines the samples touched (the footprint is at least that): 1, or 0 where no footprint was estimated (the fill model
  * never asked) or no sample is a last access. */
 int lp_statcache_footprint_band(const struct lp_statcache *m, double z, double *est, double *lo, double *hi);
 

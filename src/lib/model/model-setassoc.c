@@ -1009,8 +1009,9 @@ out:
  * in a set-associative cache"). A line survives a miss in its own set
  * with probability 1 - 1/k, so over a reuse that saw n misses in all it
  * survives with probability E[(1 - 1/k)^(n_X)], n_X the misses that fell
- * in its set, about exp(-E[n_X] / k) (the misses arrive one by one, at
- * random times). With a share q of the span's misses in X's set that is
+ * in its set: exp(-E[n_X] / k) where n_X is a binomial count (random
+ * placement), (1 - 1/k)^(n_X) where the lattice fixes it (the walk's
+ * lines: crowd_rho()'s g). With a share q of the span's misses in X's set that is
  * exp(-q n / k) = exp(-rho n / L), L = s k lines and rho = q s:
  * StatCache's f at the reuse distance times rho. Random placement gives
  * rho = 1 (StatCache's equation, the fully associative ratio, exact
@@ -1089,14 +1090,19 @@ static double walk_theta(const struct sa_rd_hist *h, double lines, double evict)
  * lines in each set of 8 ways were 45 points above a simulated 0 %. */
 static double crowd_rho(double c, double w, double D, double theta, uint64_t sets, double ways, int fits)
 {
-	double r = fmax(0, D - w), den = w * theta + r, s = (double)sets;
+	double r = fmax(0, D - w), den = w * theta + r, s = (double)sets, k = fmax(ways, 2);
+	/* the walk's misses in X's set are a count fixed by the lattice, not
+	 * a binomial one: X survives them with (1 - 1/k)^n, not exp(-n/k)
+	 * (see above); g carries the difference into the equation's
+	 * (1 - 1/L)^(rho n) */
+	double g = log1p(-1 / k) / (s * log1p(-1 / (s * k)));
 
 	if (!(den > 0))
 		return 1;
 	/* expected counts, read from offsets: to the nearest line */
 	if (fits && c + 1 + r / s < ways + 0.5)
 		return r / den;
-	return s * (c * theta + r / s) / den;
+	return s * (c * theta * g + r / s) / den;
 }
 
 int lp_sa_place_crowding(const struct lp_sa_place *pl, const double *sd, uint64_t sets, double lines, double evict,

@@ -631,9 +631,11 @@ static void test_random_replacement(void **state)
 	struct lp_rng rng;
 
 	(void)state;
-	/* rows of 50 lines: a column crowds into 32 of the 64 sets */
+	/* rows of 50 lines: a column crowds into 32 of the 64 sets (the
+	 * model is 4.5 points high here, where it is within 0.7 on the other
+	 * walks and arrays below: docs/models.md) */
 	column_walk(&s, 300, 50, 4);
-	check_random("column walk, rows of 50", &s, 50, 64, 8, 0.04, 0.1);
+	check_random("column walk, rows of 50", &s, 50, 64, 8, 0.05, 0.1);
 	check_random("column walk, rows of 50", &s, 50, 512, 8, 0.04, -0.03);
 	/* rows of 24 lines: 8 of 64 sets */
 	column_walk(&s, 120, 24, 6);
@@ -644,6 +646,16 @@ static void test_random_replacement(void **state)
 	 * known limit of the model (docs/models.md) */
 	column_walk(&s, 1500, 55, 2);
 	check_random("column walk, rows of 55", &s, 55, 512, 8, 0.045, 0.03);
+	/* two fields of records of four lines (bench/kernels/aosfield.c):
+	 * every other line, so half of the sets hold 3 000 lines against
+	 * their 2 048 ways, while the fully associative cache holds them all.
+	 * Taking the walk's misses in X's set as a binomial count (exp(-n/k)
+	 * for (1 - 1/k)^n) gave 46 %, 11 points low */
+	s.n = 0;
+	for (int pass = 0; pass < 200; pass++)
+		for (uint64_t i = 0; i < 1500; i++)
+			push(&s, (1ull << 24) + 4 * i), push(&s, (1ull << 24) + 4 * i + 2);
+	check_random("two fields of 4-line records", &s, 2, 512, 8, 0.045, 0.3);
 	/* twelve arrays walked in lock step, one set for all */
 	lp_rng_seed(&rng, 3);
 	lock_step(&s, 12, 600, 81 * 64, 4, &rng);
@@ -671,6 +683,12 @@ static void test_random_replacement(void **state)
 	 * other three, which then misses in turn, in the set they share */
 	arrays_and_gathers(&s, 300000, 469 * 64, &rng);
 	check_random("4 arrays in lock step, gathers", &s, 469 * 64, 64, 8, 0.03, -0.03);
+	/* sixteen arrays of 32 lines back to back (soa16's layout): 8 lines
+	 * in each of 64 sets of 4 ways. They overflow, and the cache surely
+	 * fills (the samples touch 512 lines, against 256): not at the
+	 * footprint's edge (test_fill_edge) */
+	lock_step(&s, 16, 32, 32, 200, &rng);
+	check_random("16 arrays, 8 a set", &s, 32, 64, 4, 0.03, 0.5);
 	stream_free(&s);
 }
 
@@ -681,6 +699,20 @@ static void test_random_replacement(void **state)
  * the simulated ratio, whether the walk's lines fit their sets' ways (0:
  * nothing is ever evicted; taking the span's misses as a share of the
  * run's gave 38 to 49 %) or overflow them. */
+/* Distinct 64-byte lines among a profile's samples. */
+static size_t distinct_sampled_lines(const struct lp_profile *p)
+{
+	size_t d = 0;
+
+	for (size_t i = 0; i < p->n_samples; i++) {
+		size_t j = 0;
+		while (j < i && p->samples[j].addr >> 6 != p->samples[i].addr >> 6)
+			j++;
+		d += j == i;
+	}
+	return d;
+}
+
 static void check_fill_edge(const char *what, const struct stream *s, uint64_t sets, uint64_t ways, double tol)
 {
 	struct lp_profile *p = sample(s, 1e-2);
@@ -693,6 +725,9 @@ static void check_fill_edge(const char *what, const struct stream *s, uint64_t s
 	assert_int_equal(lp_statcache_set_fill_with(sc, LP_STATCACHE_FILL_AUTO, ss), 0);
 	assert_int_equal(lp_statcache_footprint_band(sc, 1.96, &F, &lo, &hi), 1);
 	assert_true(lo <= L && L <= hi && lo <= F && F <= hi);
+	/* the run touched at least the lines its samples did: the band's
+	 * floor (its Poisson lower end is 0 or near it here) */
+	assert_true(lo >= (double)distinct_sampled_lines(p) && lo <= (double)distinct_sampled_lines(p) + 1e-9);
 	assert_int_equal(lp_statcache_assume_footprint(sc, LP_FOOTPRINT_FITS), 0);
 	assert_int_equal(lp_statcache_setassoc_ratio(sc, ss, sets, L, &model), 0);
 	assert_int_equal(lp_statcache_curve(sc, &L, 1, &fa), 0);
@@ -733,11 +768,9 @@ static void test_fill_edge(void **state)
 	 * in each of 64 sets of 8 ways */
 	lock_step(&s, 16, 32, 32, 200, &rng);
 	check_fill_edge("16 arrays, 8 a set", &s, 64, 8, 0.02);
-	/* the same in 4 ways: they overflow */
-	check_fill_edge("16 arrays, 8 a set", &s, 64, 4, 0.06);
 	/* all sixteen in one set */
 	lock_step(&s, 16, 32, 32 * 64, 200, &rng);
-	check_fill_edge("16 arrays, 16 a set", &s, 64, 8, 0.02);
+	check_fill_edge("16 arrays, 16 a set", &s, 64, 8, 0.03);
 	/* eight arrays of 64 lines, 64 lines apart */
 	lock_step(&s, 8, 64, 64, 200, &rng);
 	check_fill_edge("8 arrays, 8 a set", &s, 64, 8, 0.02);
