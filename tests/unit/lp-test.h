@@ -10,22 +10,43 @@
 
 #include <locprof/sample.h>
 
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+static char lp_test_dir[64];
+static pid_t lp_test_dir_owner; /* a forked child that exits leaves it */
+
+static inline int lp_test_remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st, (void)flag, (void)ftw;
+	return remove(path);
+}
+
+/* The temporary directory goes when the test program exits
+ * (LOCPROF_TEST_KEEP=1 keeps it, to look at what a failing test wrote). */
+static inline void lp_test_remove_dir(void)
+{
+	if (lp_test_dir[0] && getpid() == lp_test_dir_owner && !getenv("LOCPROF_TEST_KEEP"))
+		nftw(lp_test_dir, lp_test_remove_one, 16, FTW_DEPTH | FTW_PHYS);
+}
 
 /* A fresh path in a per-test temporary directory; free() it. */
 static inline char *lp_test_path(const char *name)
 {
-	static char dir[64];
 	char *p;
 
-	if (!dir[0]) {
-		snprintf(dir, sizeof(dir), "/tmp/locprof-test-XXXXXX");
-		if (!mkdtemp(dir))
+	if (!lp_test_dir[0]) {
+		snprintf(lp_test_dir, sizeof(lp_test_dir), "/tmp/locprof-test-XXXXXX");
+		if (!mkdtemp(lp_test_dir))
 			abort();
+		lp_test_dir_owner = getpid();
+		atexit(lp_test_remove_dir);
 	}
+	const char *dir = lp_test_dir;
 	if (asprintf(&p, "%s/%s", dir, name) < 0)
 		abort();
 	return p;
