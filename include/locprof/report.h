@@ -218,7 +218,8 @@ struct lp_report_info {
 struct lp_report_pc {
 	uint64_t pc;      /* the pc of the access that misses */
 	double misses, share;
-	const char *name; /* "func (file.c:12)", "func", or NULL when unknown */
+	const char *name; /* "func (file.c:12)", "func", "gzip+0x430e" (a stripped
+			   * binary: lp_symbols_pc_address()), or NULL when unknown */
 };
 struct lp_report_object {
 	const char *name; /* "heap@<allocation site>", a global's name, "(other)" */

@@ -69,6 +69,12 @@ int lp_symbols_tls(struct lp_symbols *s, uint64_t image, uint64_t offset, const 
  * base name (the executable's); NULL when none. Owned by s. */
 const char *lp_symbols_module(struct lp_symbols *s, uint64_t pc);
 
+/* A pc without a function's name, as a person can look it up: "gzip+0x430e"
+ * (the module's name, lp_symbols_module(), and the pc's address in its
+ * ELF file, the one addr2line -e and the debug info take) and 1, else
+ * the pc in hex ("0x10c30e", also when s is NULL) and 0. Into buf. */
+int lp_symbols_pc_address(struct lp_symbols *s, uint64_t pc, char *buf, size_t len);
+
 /* Where a heap block was allocated, as a person names it: the first frame
  * of its allocation's call stack (innermost first) outside the allocator
  * and the runtimes' wrappers (operator new, std::allocator and the other

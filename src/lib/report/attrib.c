@@ -222,7 +222,7 @@ static int pc_rec(struct lp_attrib *a, uint64_t pc, uint32_t *out)
 {
 	uint32_t v = umap_get(&a->pc_map, pc), fid;
 	struct lp_code_loc loc = { 0 };
-	char buf[64], *where = NULL;
+	char buf[300], *where = NULL;
 	int err;
 
 	if (v) {
@@ -234,7 +234,7 @@ static int pc_rec(struct lp_attrib *a, uint64_t pc, uint32_t *out)
 	if (loc.function) {
 		err = func_id(a, loc.function, &fid);
 	} else {
-		snprintf(buf, sizeof(buf), "0x%" PRIx64, pc);
+		lp_symbols_pc_address(a->syms, pc, buf, sizeof(buf));
 		err = func_id(a, buf, &fid);
 	}
 	if (err < 0)

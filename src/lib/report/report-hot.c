@@ -16,8 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* "func (file.c:12)", "func (h.h:3) in caller (file.c:12)", "func", or the
- * address in hex: the symbol library's label carries the inline chain. */
+/* "func (file.c:12)", "func (h.h:3) in caller (file.c:12)", "func" (the
+ * symbol library's label carries the inline chain), or the module and
+ * address ("gzip+0x430e", lp_symbols_pc_address()) of a stripped one;
+ * *known unless it is only the address in hex. */
 const char *lp_report_pc_name(struct lp_symbols *syms, uint64_t pc, char *buf, size_t len, int *known)
 {
 	struct lp_code_loc loc;
@@ -26,7 +28,7 @@ const char *lp_report_pc_name(struct lp_symbols *syms, uint64_t pc, char *buf, s
 	if (*known)
 		snprintf(buf, len, "%s", loc.label);
 	else
-		snprintf(buf, len, "%#" PRIx64, pc);
+		*known = lp_symbols_pc_address(syms, pc, buf, len);
 	return buf;
 }
 

@@ -175,7 +175,7 @@ static int place_pcs(struct lp_hotspots *h, struct placed **out, size_t *n)
 		return lp_seterr(LP_ENOMEM, "out of memory");
 	for (size_t i = 0; i < h->npcs && !err; i++) {
 		struct lp_code_loc loc = { 0 };
-		char hex[32], *in_lib = NULL;
+		char hex[300], *in_lib = NULL;
 
 		if (i && h->pcs[i].pc == h->pcs[i - 1].pc) {
 			v[m - 1].accesses += h->pcs[i].accesses;
@@ -184,7 +184,7 @@ static int place_pcs(struct lp_hotspots *h, struct placed **out, size_t *n)
 		}
 		if (h->syms)
 			lp_symbols_pc(h->syms, h->pcs[i].pc, &loc);
-		snprintf(hex, sizeof(hex), "%#" PRIx64, h->pcs[i].pc);
+		lp_symbols_pc_address(h->syms, h->pcs[i].pc, hex, sizeof(hex));
 		/* a shared library's function after the library's soname */
 		if (loc.function && loc.module && asprintf(&in_lib, "%s:%s", loc.module, loc.function) < 0)
 			err = lp_seterr(LP_ENOMEM, "out of memory");

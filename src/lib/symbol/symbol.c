@@ -30,7 +30,9 @@
 #include <elfutils/libdwfl.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <inttypes.h>
 #include <unistd.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -881,6 +883,23 @@ const char *lp_symbols_module(struct lp_symbols *s, uint64_t pc)
 	int shared;
 
 	return mod ? module_name(s, mod, &shared) : NULL;
+}
+
+int lp_symbols_pc_address(struct lp_symbols *s, uint64_t pc, char *buf, size_t len)
+{
+	Dwfl_Module *mod = s ? dwfl_addrmodule(s->dwfl, pc) : NULL;
+	GElf_Addr bias = 0;
+	const char *name;
+	int shared;
+
+	/* the load bias maps the run's address back to the file's (0 for a
+	 * fixed-address executable) */
+	if (mod && dwfl_module_getelf(mod, &bias) && (name = module_name(s, mod, &shared)) && pc >= bias) {
+		snprintf(buf, len, "%s+%#" PRIx64, name, pc - (uint64_t)bias);
+		return 1;
+	}
+	snprintf(buf, len, "%#" PRIx64, pc);
+	return 0;
 }
 
 /* ---- data ---------------------------------------------------------------- */

@@ -6,6 +6,7 @@
  * /proc/self/maps, as a trace or a profile records them. Also: a mapping
  * whose build-id no longer matches its file is not used. */
 #include "lp-test.h"
+#include <dlfcn.h>
 #include "self-maps.h"
 
 #include <locprof/symbol.h>
@@ -155,11 +156,44 @@ static void test_stale_build_id(void **state)
 	lp_mappings_release(&exec);
 }
 
+/* A pc named by module and file address: this test's own function, at
+ * the address its ELF file gives it (the run's address less the load
+ * base, dladdr()'s: addr2line -e takes it); a pc in no module, and no
+ * symbols at all, in hex. */
+static void test_pc_address(void **state)
+{
+	struct lp_mappings exec;
+	struct lp_symbols *s;
+	uint64_t pc = (uint64_t)(uintptr_t)same_pc + 3, heap = (uint64_t)(uintptr_t)g_big + 0x40000000;
+	char buf[300], want[300], exe[512];
+	Dl_info info;
+	ssize_t n;
+
+	(void)state;
+	assert_true(dladdr((void *)same_pc, &info) != 0);
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	assert_true(n > 0);
+	exe[n] = 0;
+	snprintf(want, sizeof(want), "%s+%#llx", strrchr(exe, '/') + 1,
+		 (unsigned long long)(pc - (uint64_t)(uintptr_t)info.dli_fbase));
+	lp_test_self_maps(&exec, 1);
+	assert_int_equal(lp_symbols_new(&s, &exec, NULL), 0);
+	assert_int_equal(lp_symbols_pc_address(s, pc, buf, sizeof(buf)), 1);
+	assert_string_equal(buf, want);
+	assert_int_equal(lp_symbols_pc_address(s, heap, buf, sizeof(buf)), 0);
+	snprintf(want, sizeof(want), "%#llx", (unsigned long long)heap);
+	assert_string_equal(buf, want);
+	assert_int_equal(lp_symbols_pc_address(NULL, pc, buf, sizeof(buf)), 0);
+	lp_symbols_free(s);
+	lp_mappings_release(&exec);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_data_cache_matches_dwfl),
 		cmocka_unit_test(test_stale_build_id),
+		cmocka_unit_test(test_pc_address),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
