@@ -171,10 +171,13 @@ double lp_statstack_miss_ratio(const struct lp_statstack *m, double lines);
 double lp_statstack_setassoc_miss_ratio(const struct lp_statstack *m, uint64_t sets, uint64_t ways);
 
 /* How much higher the set-associative LRU ratio of `sets` x `ways` could
- * be where the model could not see the layout: the reuses over `ways` to
- * LP_SA_UNSEEN_SPAN times `ways` other lines whose set placement no sample
- * showed (too few samples inside or around their spans: taken as placed at
- * random), if all their lines shared one set. Their share of the line
+ * be where the model could not see the layout: the reuses whose set
+ * placement no sample showed (too few samples inside or around their
+ * spans: taken as placed at random), over `ways` to LP_SA_UNSEEN_SPAN
+ * times `ways` other lines, or over more where the group's own lines are
+ * aligned (lp_sa_group_info.aligned) so that its spans' lines, on that
+ * alignment, would put `ways` or more in a set, if all their lines shared
+ * one set. Their share of the line
  * accesses, less what the model has them miss already (prob: each
  * sample's miss chance, from lp_statstack_sample_miss() for the same
  * cache). 0 for sets = 1 or without samples; NAN without memory. */
@@ -247,6 +250,11 @@ struct lp_sa_group_info {
 			    * shifts spread evenly (each span draws its own) */
 	size_t samples;   /* finite samples in the group */
 	size_t pairs;     /* span lines seen (samples inside their spans) */
+	uint64_t aligned; /* a group with too few span lines for a layout:
+			   * the largest power of two (lines, up to 2^20)
+			   * modulo which most of its own sampled lines are
+			   * alike (lines each at the start of a page: 64),
+			   * 1 where none is; 0 where not read */
 };
 size_t lp_statstack_sa_groups(const struct lp_statstack *m);
 void lp_statstack_sa_group(const struct lp_statstack *m, size_t g, struct lp_sa_group_info *out);

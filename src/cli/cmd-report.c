@@ -263,9 +263,10 @@ static void text_unseen(const struct lp_report_cache *c)
 	uint64_t ways = c->ways ? c->ways : 1;
 	char b[32];
 
-	printf("%s lru: up to %.1f points higher if the reuses over %" PRIu64 " to %" PRIu64
-	       " lines, whose sets no sample showed (taken as random), shared their sets, as arrays a multiple "
-	       "of %s apart walked together do; a higher sampling rate shows their layout\n",
+	printf("%s lru: up to %.1f points higher if the reuses whose sets no sample showed (taken as random: those "
+	       "over %" PRIu64 " to %" PRIu64 " lines, and longer ones of pcs whose sampled lines are aligned) shared "
+	       "their sets, as arrays a multiple of %s apart walked together, or nodes at one offset of their "
+	       "pages, do; a higher sampling rate shows their layout\n",
 	       c->label, 100 * c->lru_unseen, ways, LP_SA_UNSEEN_SPAN * ways - 1,
 	       cli_format_size(c->size / ways, b, sizeof(b)));
 }

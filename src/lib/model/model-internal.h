@@ -89,6 +89,10 @@ void lp_sa_place_group(const struct lp_sa_place *pl, size_t g, struct lp_sa_grou
 /* 1 for a finite sample whose group read too few offsets for a layout
  * (placed at random by default, not by what was seen). */
 int lp_sa_place_unseen(const struct lp_sa_place *pl, size_t i);
+/* The sets of `sets` that lines on sample i's group's alignment
+ * (lp_sa_group_info.aligned) land on: sets / gcd(aligned, sets), sets
+ * where the group's own lines show none. */
+double lp_sa_place_aligned_sets(const struct lp_sa_place *pl, size_t i, uint64_t sets);
 /* Miss chance of each finite sample's reuse in an LRU cache of `sets`
  * sets of `ways` ways, into prob[i] (the dangling ones left alone). */
 int lp_sa_place_miss(const struct lp_sa_place *pl, const double *sd, uint64_t sets, uint64_t ways,

@@ -884,7 +884,8 @@ double lp_statstack_setassoc_unseen(const struct lp_statstack *m, uint64_t sets,
 		return 0;
 	for (size_t i = 0; i < m->in.n; i++) {
 		double D = floor(m->sd[i] + 0.5);
-		if (lp_sa_place_unseen(m->place, i) && D >= (double)ways && D < LP_SA_UNSEEN_SPAN * (double)ways)
+		if (lp_sa_place_unseen(m->place, i) && D >= (double)ways &&
+		    (D < LP_SA_UNSEEN_SPAN * (double)ways || (D + 1) / lp_sa_place_aligned_sets(m->place, i, sets) >= (double)ways))
 			gap += 1 - prob[i];
 	}
 	return ratio(m, gap) - (m->in.include_cold ? ratio(m, 0) : 0);

@@ -479,6 +479,7 @@ static void test_aligned_streams(void **state)
 	stream_free(&s);
 }
 
+
 /* A table of 16 lines a whole number of 32 KiB apart (an FFT's twiddle
  * factors at a small length, read at strides of n / len elements), read
  * after each block of 16 lines of an input array that cycles through 1 024
@@ -777,6 +778,33 @@ static void test_fill_edge(void **state)
 	stream_free(&s);
 }
 
+/* A list of 400 nodes, each at the start of its own page, at 1e-4: about
+ * 120 samples, too few inside the spans of 400 accesses to read the page
+ * stride, so the model places the spans' lines at random (0 misses at
+ * 512 x 8, where the 400 lines share 8 sets and always miss). The reuses
+ * are longer than 4 ways, but the nodes' own sampled lines are all at one
+ * offset of their pages: the bound holds them. The same number of lines
+ * at random offsets shows no alignment, and nothing is unseen. */
+static void test_unseen_aligned(void **state)
+{
+	struct stream s = { 0 };
+	struct lp_rng rng;
+
+	(void)state;
+	lp_rng_seed(&rng, 11);
+	pages_in_random_order(&s, 400, 3000, &rng);
+	check_unseen(&s, 1e-4, 512, 8, 0.9, 1.0);
+	uint64_t *at = malloc(400 * sizeof(*at)); /* node k's line, anywhere */
+	assert_non_null(at);
+	for (int k = 0; k < 400; k++)
+		at[k] = (1ull << 24) + lp_rng_below(&rng, 1ull << 20);
+	for (size_t i = 0; i < s.n; i++)
+		s.l[i] = at[(s.l[i] - (1ull << 24)) / 64];
+	check_unseen(&s, 1e-4, 512, 8, 0, 0.01);
+	free(at);
+	stream_free(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -785,6 +813,7 @@ int main(void)
 		cmocka_unit_test(test_matrix_in_cache),
 		cmocka_unit_test(test_triangle_dp),
 		cmocka_unit_test(test_aligned_streams),
+		cmocka_unit_test(test_unseen_aligned),
 		cmocka_unit_test(test_part_walk),
 		cmocka_unit_test(test_hot_table),
 		cmocka_unit_test(test_arrays_near_capacity),
