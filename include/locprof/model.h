@@ -170,6 +170,15 @@ double lp_statstack_miss_ratio(const struct lp_statstack *m, double lines);
  * the fully associative cut. NAN without samples or memory. */
 double lp_statstack_setassoc_miss_ratio(const struct lp_statstack *m, uint64_t sets, uint64_t ways);
 
+/* The fully associative LRU ratio at lines[0, n) with the stack
+ * distances checked against the samples inside their spans (the samples
+ * there whose own reuse leaves the span count its distinct lines, rate
+ * times them on average): each estimate scaled by its half-octave's
+ * count over rate times the estimates, where the two differ by more than
+ * three standard errors (docs/models.md, "Checking the stack
+ * distances"). 0 or LP_ENOMEM. */
+int lp_statstack_checked_curve(const struct lp_statstack *m, const double *lines, size_t n, double *ratio);
+
 /* How much higher the set-associative LRU ratio of `sets` x `ways` could
  * be where the model could not see the layout: the reuses whose set
  * placement no sample showed (too few samples inside or around their
@@ -467,6 +476,11 @@ struct lp_interval {
 	int footprint; /* random replacement: a cliff because the run's
 			* footprint is within sampling error of the cache's
 			* size (it may never fill: report gives both ratios) */
+	int spans;     /* fully associative LRU: the interval reaches the
+			* ratio of the stack distances checked against the
+			* samples inside their spans, outside the resamples'
+			* (lp_statstack_checked_curve()); `checked` is it */
+	double checked;
 };
 
 /* Evaluate fn on resamples of p (every sample of line size ip->li kept a

@@ -254,6 +254,11 @@ void cli_text_cliff(const char *where, const char *policy, const struct lp_inter
 			     : "resamples fall on both sides of a steep drop of the curve");
 }
 
+/* A curve's ratio whose interval reaches the one of the stack distances
+ * checked inside the spans (lp_interval.spans) gets a line saying so
+ * where the two differ by a point or more. */
+#define REPORT_SPANS_NOTE 0.01
+
 /* A named cache whose LRU ratio could be this much higher (0.05: five
  * points) where no sample showed the layout gets a line saying so. */
 #define REPORT_UNSEEN_NOTE 0.05
@@ -314,6 +319,13 @@ static void text_curves(const struct report_opts *o, const struct lp_report *r)
 		for (size_t i = 0; cv[k].iv && i < cv[k].n; i++)
 			if (cv[k].iv[i].cliff)
 				cli_text_cliff(cli_format_size(cv[k].size[i], b, sizeof(b)), column_name(&cv[k]), &cv[k].iv[i]);
+	for (size_t k = 0; k < nc; k++)
+		for (size_t i = 0; cv[k].iv && i < cv[k].n; i++)
+			if (cv[k].iv[i].spans && fabs(cv[k].iv[i].checked - cv[k].ratio[i]) >= REPORT_SPANS_NOTE)
+				printf("%s %s: the stack distances counted inside the reuses' spans give %.1f%%, against "
+				       "%.1f%% from the model's: the interval reaches both\n",
+				       cli_format_size(cv[k].size[i], b, sizeof(b)), column_name(&cv[k]),
+				       100 * cv[k].iv[i].checked, 100 * cv[k].ratio[i]);
 }
 
 static void text_tables(const struct report_opts *o, const struct lp_report *r)
@@ -638,6 +650,8 @@ void cli_json_interval(const struct lp_interval *iv, double acc)
 	       iv->lo, iv->hi, iv->lo * acc, iv->hi * acc, iv->cliff ? "true" : "false");
 	if (iv->cliff)
 		printf(",\"cliff_below\":%.6f,\"cliff_above\":%.6f", iv->below, iv->above);
+	if (iv->spans)
+		printf(",\"span_checked\":%.6f", iv->checked);
 }
 
 static void json_hot(size_t top, const struct lp_report *r)

@@ -45,6 +45,12 @@ int lp_model_alloc(void **out, size_t size, const struct lp_profile *p, unsigned
 /* First index in s[0, n) (sorted by time) with time >= t. */
 size_t lp_model_first_at(const struct lp_sample *s, size_t n, uint64_t t);
 
+/* For each finite sample of s[0, n) (one line size, in time order), the
+ * samples of its thread inside its span whose own span leaves it: rate
+ * times its stack distance on average (model-span-check.c); 0 for the
+ * dangling ones. 0 or LP_ENOMEM. */
+int lp_sd_span_counts(const struct lp_sample *s, size_t n, double *count);
+
 /* The placement of the samples' spans in the sets (model-setassoc.c):
  * built from the samples s[0, n) of one line size (sorted by time) and
  * their stack distance estimates sd (INFINITY: dangling). */

@@ -731,6 +731,67 @@ double lp_statstack_miss_ratio(const struct lp_statstack *m, double lines)
 	return ratio(m, (double)(m->nrd - lo));
 }
 
+/* Half-octaves of the estimates, and the standard errors a half-octave's
+ * count of span lines must be from its estimate to be taken instead. */
+#define SS_CHECK_BINS 128
+#define SS_CHECK_Z 3.0
+#define SS_CHECK_MIN 20.0 /* span lines expected in a half-octave, at least */
+
+static int check_bin(double sd)
+{
+	int b = (int)floor(2 * log2(sd + 1));
+
+	return b < 0 ? 0 : b >= SS_CHECK_BINS ? SS_CHECK_BINS - 1 : b;
+}
+
+int lp_statstack_checked_curve(const struct lp_statstack *m, const double *lines, size_t n, double *out)
+{
+	const struct lp_sample *s = lp_profile_line_first(m->in.p, m->in.first);
+	double rate = m->in.p->rate, num[SS_CHECK_BINS] = { 0 }, den[SS_CHECK_BINS] = { 0 }, f[SS_CHECK_BINS];
+	double *count = malloc((m->in.n ? m->in.n : 1) * sizeof(*count));
+	double *sd = malloc((m->in.n ? m->in.n : 1) * sizeof(*sd));
+	size_t k = 0;
+	int err = 0;
+
+	if (!count || !sd) {
+		err = lp_seterr(LP_ENOMEM, "out of memory");
+		goto out;
+	}
+	if (!m->has_sd || !(rate > 0) || rate >= 1) {
+		for (size_t j = 0; j < n; j++)
+			out[j] = lp_statstack_miss_ratio(m, lines[j]);
+		goto out;
+	}
+	if ((err = lp_sd_span_counts(s, m->in.n, count)) < 0)
+		goto out;
+	for (size_t i = 0; i < m->in.n; i++)
+		if (isfinite(m->sd[i]) && m->sd[i] > 0) {
+			num[check_bin(m->sd[i])] += count[i];
+			den[check_bin(m->sd[i])] += rate * m->sd[i];
+		}
+	for (int b = 0; b < SS_CHECK_BINS; b++)
+		f[b] = den[b] >= SS_CHECK_MIN && fabs(num[b] - den[b]) > SS_CHECK_Z * sqrt(den[b]) ? num[b] / den[b] : 1;
+	for (size_t i = 0; i < m->in.n; i++)
+		if (isfinite(m->sd[i]))
+			sd[k++] = m->sd[i] > 0 ? m->sd[i] * f[check_bin(m->sd[i])] : 0;
+	lp_sort_double(sd, k);
+	for (size_t j = 0; j < n; j++) {
+		size_t lo = 0, hi = k;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (sd[mid] < lines[j])
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		out[j] = ratio(m, (double)(k - lo));
+	}
+out:
+	free(count);
+	free(sd);
+	return err;
+}
+
 double lp_binomial_miss(double sd, uint64_t sets, uint64_t ways)
 {
 	double D = floor(sd), p, hit = 0, lgD;

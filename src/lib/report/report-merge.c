@@ -60,6 +60,9 @@ static void merge_interval(struct lp_interval *out, const struct lp_interval *co
 		out->hi += w[i] * iv[i]->hi;
 		cliff |= iv[i]->cliff;
 		out->footprint |= iv[i]->footprint;
+		out->spans |= iv[i]->spans;
+		/* the job's checked ratio: each part's, or its estimate */
+		out->checked += w[i] * (iv[i]->spans ? iv[i]->checked : ratio[i]);
 		if (iv[i]->cliff)
 			steep &= iv[i]->steep;
 	}

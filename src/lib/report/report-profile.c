@@ -321,6 +321,42 @@ static int widen_footprint(struct lp_report *r, const struct lp_report_params *p
 	return err;
 }
 
+/* The LRU curve where the samples inside the reuses' spans disagree with
+ * the model's stack distances (lp_statstack_checked_curve()): the
+ * resamples rerun the same model, so its bias is not in their interval.
+ * Where the checked ratio is outside it by REPORT_SPANS_MIN or more, the
+ * interval reaches it. gzip -9 at 1e-3: 15.1 % at 32K, the checked
+ * 16.5 %, the trace 15.8 %, outside the resamples' +-1.3 points. */
+#define REPORT_SPANS_MIN 0.002
+static int widen_spans(struct lp_report *r, const struct lp_report_params *pa, struct lp_interval *iv)
+{
+	size_t n = pa->nsizes;
+	double *lines = malloc((n ? n : 1) * sizeof(*lines)), *alt = malloc((n ? n : 1) * sizeof(*alt));
+	int err = 0;
+
+	if (!lines || !alt) {
+		err = lp_seterr(LP_ENOMEM, "out of memory");
+		goto out;
+	}
+	for (size_t j = 0; j < n; j++)
+		lines[j] = fmax(1.0, (double)pa->sizes[j] / r->info.line);
+	if ((err = lp_statstack_checked_curve(r->ss, lines, n, alt)) < 0)
+		goto out;
+	for (size_t j = 0; j < n; j++) {
+		struct lp_interval *x = &iv[j];
+		if (!isfinite(alt[j]) || !(alt[j] < x->lo - REPORT_SPANS_MIN || alt[j] > x->hi + REPORT_SPANS_MIN))
+			continue;
+		x->lo = fmin(x->lo, alt[j]);
+		x->hi = fmax(x->hi, alt[j]);
+		x->spans = 1;
+		x->checked = alt[j];
+	}
+out:
+	free(lines);
+	free(alt);
+	return err;
+}
+
 /* The curves and named caches, with their intervals when asked. */
 static int report_curves(struct lp_report *r, const struct lp_report_params *pa)
 {
@@ -346,7 +382,8 @@ static int report_curves(struct lp_report *r, const struct lp_report_params *pa)
 						 .jobs = pa->jobs };
 		if ((err = lp_model_intervals(r->recorded, &ip, r->has_expanded ? resampled_expanded_values : resampled_values,
 					      &c, v, nv, iv)) < 0 ||
-		    (n && (err = widen_steep(r, pa, v, iv)) < 0) || (err = widen_footprint(r, pa, v, iv)) < 0)
+		    (n && (err = widen_steep(r, pa, v, iv)) < 0) || (err = widen_footprint(r, pa, v, iv)) < 0 ||
+		    (n && (pa->policies & LP_REPORT_LRU) && (err = widen_spans(r, pa, iv)) < 0))
 			goto out;
 	}
 	for (int k = 0; k < 2; k++) {
