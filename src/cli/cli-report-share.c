@@ -70,7 +70,9 @@ void cli_text_share(const struct lp_report *r, int intervals)
 		printf("\n");
 	}
 	if (intervals && (np || nt))
-		printf("(\u00b1: the 95%% interval of each ratio, what another sampling seed could give; docs/models.md)\n");
+		printf("(\u00b1: the 95%% interval of each ratio, what another sampling seed could give, and at least "
+		       "the models' resolution, %.4f; docs/models.md)\n",
+		       LP_INTERVAL_MODEL);
 	for (size_t i = 0; intervals && i < np; i++)
 		text_row_cliffs(pl[i].placement, pl[i].size, &pl[i].lru_iv, &pl[i].random_iv);
 	for (size_t i = 0; intervals && i < nt; i++) {

@@ -316,7 +316,9 @@ static void text_curves(const struct report_opts *o, const struct lp_report *r)
 		printf("\n");
 	}
 	if (nc && cv[0].iv)
-		printf("(\u00b1: the 95%% interval of each ratio, what another sampling seed could give; docs/models.md)\n");
+		printf("(\u00b1: the 95%% interval of each ratio, what another sampling seed could give, and at least "
+		       "the models' resolution, %.4f; docs/models.md)\n",
+		       LP_INTERVAL_MODEL);
 	for (size_t k = 0; k < nc; k++)
 		for (size_t i = 0; cv[k].iv && i < cv[k].n; i++)
 			if (cv[k].iv[i].cliff)

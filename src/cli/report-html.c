@@ -217,7 +217,8 @@ static void section_caches(FILE *f, const struct lp_report *r, int intervals)
 	}
 	table_close(f);
 	fputs("<p class=\"note\">LRU: set-associative (placement model); random: fully associative. Ways 0: fully "
-	      "associative. \u00b1: the 95% interval, what another sampling seed could give; cliff: a cliff of the "
+	      "associative. \u00b1: the 95% interval, what another sampling seed could give (at least the models' resolution, a "
+	      "quarter of a point); cliff: a cliff of the "
 	      "curve lies within sampling error.</p>\n",
 	      f);
 }

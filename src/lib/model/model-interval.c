@@ -28,7 +28,9 @@
  *   and the range of the resamples, so that two clusters of resamples
  *   (a cliff) are covered whole, not averaged into the middle; the sd is
  *   at least the binomial one of a proportion of the n samples, since 8
- *   resamples estimate it with about 27 % relative error.
+ *   resamples estimate it with about 27 % relative error; and the
+ *   half-width at least LP_INTERVAL_MODEL, the models' own resolution,
+ *   which a profile of many samples would otherwise hide.
  */
 #include <locprof/model.h>
 
@@ -145,7 +147,7 @@ static void interval_of(double e, double *v, unsigned B, double n, struct lp_int
 	 * handful of resamples that happen to agree from giving too narrow an
 	 * interval. */
 	noise = n > 0 ? sqrt(fmax(e * (1 - e), 0.0) / n) : 0;
-	half = fmax(t975(used - 1) * sqrt(var / (used - 1)), LP_INTERVAL_Z * noise);
+	half = fmax(fmax(t975(used - 1) * sqrt(var / (used - 1)), LP_INTERVAL_Z * noise), LP_INTERVAL_MODEL);
 	lo = fmin(e - half, v[0]);
 	hi = fmax(e + half, v[used - 1]);
 	out->lo = fmax(0.0, lo);
