@@ -34,7 +34,10 @@ fi
 W=$(cd "$W" && pwd)
 
 # the same inputs on every Debian 12 machine
-{ seq 1 40000; cat /usr/share/common-licenses/GPL-3; seq 40000 -3 1; } | head -c 300000 >"$W/in.txt"
+# (head on a pipe would stop the writers with SIGPIPE, which pipefail
+# makes fatal: the whole text first)
+{ seq 1 40000; cat /usr/share/common-licenses/GPL-3; seq 40000 -3 1; } >"$W/in.all"
+head -c 300000 "$W/in.all" >"$W/in.txt"
 seq 1 200000 | awk '{ print ($1 * 7919) % 200003 }' >"$W/numbers.txt"
 cat >"$W/dict.py" <<'PY'
 d = {}
