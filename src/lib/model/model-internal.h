@@ -95,6 +95,12 @@ void lp_sa_place_group(const struct lp_sa_place *pl, size_t g, struct lp_sa_grou
 /* 1 for a finite sample whose group read too few offsets for a layout
  * (placed at random by default, not by what was seen). */
 int lp_sa_place_unseen(const struct lp_sa_place *pl, size_t i);
+/* Each group's lp_sa_group_info.aligned (model-setassoc-align.c), from
+ * its finite samples s[order[start[k], start[k + 1])] (line = addr >>
+ * shift); 1 for the groups with min_pairs span lines or more, whose
+ * layout was read. 0 or LP_ENOMEM. */
+int lp_sa_group_alignment(struct lp_sa_group_info *g, size_t ng, const size_t *start, const size_t *order,
+			  const struct lp_sample *s, unsigned shift, size_t min_pairs);
 /* The sets of `sets` that lines on sample i's group's alignment
  * (lp_sa_group_info.aligned) land on: sets / gcd(aligned, sets), sets
  * where the group's own lines show none. */

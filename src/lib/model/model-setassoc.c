@@ -760,49 +760,6 @@ out:
 
 static int place_order(struct lp_sa_place *pl, const double *sd);
 
-/* The alignment of the groups whose spans showed too few lines for a
- * layout (lp_sa_group_info.aligned): the largest 2^k lines (k <= 20)
- * modulo which SA_ALIGN_SHARE of the group's own sampled lines are alike,
- * read from SA_ALIGN_MIN samples or more. Lines placed at random are
- * alike modulo 2 for 7 or 8 of 8 samples with probability 7 %, modulo 4
- * 0.04 %. Their spans' lines, where a pc's lines are all at one offset of
- * their pages (a list of page-aligned nodes), may be too: the unseen
- * layout lp_statstack_setassoc_unseen() bounds. */
-#define SA_ALIGN_MIN 8
-#define SA_ALIGN_SHARE 0.8
-#define SA_ALIGN_MAX 20
-static int group_alignment(struct lp_sa_place *pl, const struct lp_sample *s, unsigned shift)
-{
-	size_t most = 0;
-	uint64_t *v;
-
-	for (size_t g = 0; g < pl->ng; g++)
-		most = pl->start[g + 1] - pl->start[g] > most ? pl->start[g + 1] - pl->start[g] : most;
-	if (!(v = malloc((most ? most : 1) * sizeof(*v))))
-		return lp_seterr(LP_ENOMEM, "out of memory");
-	for (size_t g = 0; g < pl->ng; g++) {
-		struct lp_sa_group_info *G = &pl->g[g];
-		size_t a = pl->start[g], n = pl->start[g + 1] - a;
-		G->aligned = 1;
-		if (G->pairs >= SA_MIN_WALK_PAIRS || n < SA_ALIGN_MIN)
-			continue;
-		for (unsigned k = SA_ALIGN_MAX; k >= 1 && G->aligned == 1; k--) {
-			size_t run = 1, best = 1;
-			for (size_t j = 0; j < n; j++)
-				v[j] = (s[pl->order[a + j]].addr >> shift) & ((1ull << k) - 1);
-			lp_sort_u64(v, n);
-			for (size_t j = 1; j < n; j++) {
-				run = v[j] == v[j - 1] ? run + 1 : 1;
-				best = run > best ? run : best;
-			}
-			if ((double)best >= SA_ALIGN_SHARE * (double)n)
-				G->aligned = 1ull << k;
-		}
-	}
-	free(v);
-	return 0;
-}
-
 int lp_sa_place_new(struct lp_sa_place **out, const struct lp_sample *s, size_t n, const double *sd,
 		    uint64_t line)
 {
@@ -841,7 +798,8 @@ int lp_sa_place_new(struct lp_sa_place **out, const struct lp_sample *s, size_t 
 		}
 	}
 	if ((err = place_groups(pl, s, sd, &pairs, owner, np)) < 0 || (err = place_order(pl, sd)) < 0 ||
-	    (err = group_alignment(pl, s, shift)) < 0 || (err = lp_sa_hot_new(&pl->hot, s, n, sd, line)) < 0)
+	    (err = lp_sa_group_alignment(pl->g, pl->ng, pl->start, pl->order, s, shift, SA_MIN_WALK_PAIRS)) < 0 ||
+	    (err = lp_sa_hot_new(&pl->hot, s, n, sd, line)) < 0)
 		goto out;
 	*out = pl;
 	pl = NULL;
