@@ -716,19 +716,19 @@ static double ratio(const struct lp_statstack *m, double misses)
 	return den > 0 ? misses / den : NAN;
 }
 
+/* The miss ratio of `lines` lines from the k finite stack distances
+ * sd[0, k), sorted: the misses are the ones from the first >= lines on. */
+static double sorted_ratio(const struct lp_statstack *m, const double *sd, size_t k, double lines)
+{
+	size_t lo = 0, hi = k;
+
+	LP_BISECT(lo, hi, i, sd[i] < lines);
+	return ratio(m, (double)(k - lo));
+}
+
 double lp_statstack_miss_ratio(const struct lp_statstack *m, double lines)
 {
-	size_t lo = 0, hi = m->nrd;
-
-	/* first SD >= lines: the misses are from there on */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (m->sd_sorted[mid] < lines)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return ratio(m, (double)(m->nrd - lo));
+	return sorted_ratio(m, m->sd_sorted, m->nrd, lines);
 }
 
 /* Half-octaves of the estimates, and the standard errors a half-octave's
@@ -775,17 +775,8 @@ int lp_statstack_checked_curve(const struct lp_statstack *m, const double *lines
 		if (isfinite(m->sd[i]))
 			sd[k++] = m->sd[i] > 0 ? m->sd[i] * f[check_bin(m->sd[i])] : 0;
 	lp_sort_double(sd, k);
-	for (size_t j = 0; j < n; j++) {
-		size_t lo = 0, hi = k;
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-			if (sd[mid] < lines[j])
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		out[j] = ratio(m, (double)(k - lo));
-	}
+	for (size_t j = 0; j < n; j++)
+		out[j] = sorted_ratio(m, sd, k, lines[j]);
 out:
 	free(count);
 	free(sd);
