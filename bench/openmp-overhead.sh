@@ -21,7 +21,10 @@
 # usage: bench/openmp-overhead.sh [BUILD_DIR] [KERNEL...]
 #   KERNEL: triad, jacobi, reduce (default: all three). REPEAT=N, THREADS
 #   ("2 4"), N (elements, default 1000000) and ITERS (default 20) in the
-#   environment.
+#   environment. CONFIGS picks configurations (default: all; "native inst"
+#   where valgrind is not installed). PREBUILT=DIR takes the programs
+#   native, gomp and inst from DIR instead of building them (for a machine
+#   without compilers: build them elsewhere with the three commands below).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
@@ -34,9 +37,15 @@ locprof=$(cd "$build" && pwd)/locprof
 
 w=$(mktemp -d /tmp/locprof-ompover.XXXXXX)
 trap 'rm -rf "$w"' EXIT
-clang -O2 -g -fopenmp -o "$w/native" bench/openmp/omp-kernels.c -lm
-gcc -O2 -g -fopenmp -o "$w/gomp" bench/openmp/omp-kernels.c -lm
-"$locprof" cc -O2 -g -fopenmp -o "$w/inst" bench/openmp/omp-kernels.c -lm
+if [ -n "${PREBUILT:-}" ]; then
+	cp "$PREBUILT"/native "$PREBUILT"/gomp "$PREBUILT"/inst "$w"/
+else
+	clang -O2 -g -fopenmp -o "$w/native" bench/openmp/omp-kernels.c -lm
+	gcc -O2 -g -fopenmp -o "$w/gomp" bench/openmp/omp-kernels.c -lm
+	"$locprof" cc -O2 -g -fopenmp -o "$w/inst" bench/openmp/omp-kernels.c -lm
+fi
+read -r -a configs <<<"${CONFIGS:-native inst vg-passive vg-default gomp-native gomp-passive gomp-default}"
+nconf=${#configs[@]}
 
 # run NAME CMD...: one timed run; appends "NAME wall cpu references" to $w/times
 run() {
@@ -53,11 +62,10 @@ printf '%-8s %3s  %-11s %10s %10s %12s %14s\n' kernel thr config wall-ratio cpu-
 for k in "${kernels[@]}"; do
 	for t in $threads; do
 		: >"$w/times"
-		configs=(native inst vg-passive vg-default gomp-native gomp-passive gomp-default)
 		for r in $(seq "$repeat"); do
 			# rotate the order every round
-			for i in 0 1 2 3 4 5 6; do
-				c=${configs[$(((i + r) % 7))]}
+			for i in $(seq 0 $((nconf - 1))); do
+				c=${configs[$(((i + r) % nconf))]}
 				case $c in
 				native) run "$r:native" env OMP_NUM_THREADS="$t" "$w/native" "$k" "$n" "$iters" ;;
 				gomp-native) run "$r:gomp-native" env OMP_NUM_THREADS="$t" "$w/gomp" "$k" "$n" "$iters" ;;
