@@ -11,12 +11,21 @@
 # (errors in percentage points, cold misses excluded; coverage: the share
 # of sizes whose exact value is inside the reported interval).
 #
-# usage: bench/distro-accuracy.sh [PROGRAM...]   (default: all five)
+# usage: bench/distro-accuracy.sh [--holdout] [PROGRAM...]   (default: all
+# of the set). --holdout takes a second set, kept apart for checking
+# changes made while looking at the first: sqlite3 (an in-memory table of
+# 30 000 rows, an index, two queries), lua5.4 (a table of 20 000 records
+# sorted and hashed), jq (a filter over a 20 000-object array), mawk (word
+# counts of 340 KB), perl (a hash sorted by key), bc (pi to 600 digits),
+# grep (two regular expressions over 340 KB) and gcc's cc1 (compiling
+# bench/kernels/fft.c at -O2).
 # Environment: LOCPROF_BUILD (default build/), RATES (default 1e-3),
 # SEEDS (default "1 2 3"), KEEP=DIR keeps the work files.
 # Prints markdown tables on stdout; progress on stderr. A few minutes on
 # an idle 2-core machine.
 set -euo pipefail
+holdout=0
+[ "${1:-}" = --holdout ] && { holdout=1; shift; }
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=${LOCPROF_BUILD:-$here/build}
 L=$build/locprof
@@ -49,8 +58,44 @@ for k in sorted(d):
 print(s, sum(x * x for x in range(100000)))
 PY
 
+# the hold-out set's inputs
+cat >"$W/db.sql" <<'SQL'
+CREATE TABLE t(a INTEGER PRIMARY KEY, b INTEGER, c TEXT);
+WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 30000)
+INSERT INTO t SELECT i, (i * 7919) % 10007, printf('row %d', i) FROM n;
+CREATE INDEX tb ON t(b);
+SELECT count(*), sum(a) FROM t WHERE b BETWEEN 100 AND 3000;
+SELECT b % 97, count(*) FROM t GROUP BY b % 97 ORDER BY 2 DESC LIMIT 3;
+SQL
+cat >"$W/tab.lua" <<'LUA'
+local t = {}
+for i = 1, 20000 do t[#t + 1] = { k = (i * 7919) % 100003, s = tostring(i) } end
+table.sort(t, function(x, y) return x.k < y.k end)
+local m, s = {}, 0
+for _, e in ipairs(t) do m[e.s] = e.k end
+for _, v in pairs(m) do s = s + v end
+print(s)
+LUA
+python3 -c "import json; print(json.dumps([{'a': i, 'b': i * 7919 % 1009, 'c': 'x%d' % i} for i in range(20000)]))" >"$W/data.json"
+echo '{ for (i = 1; i <= NF; i++) n[tolower($i)]++ } END { for (w in n) if (n[w] > 50) k++; print k }' >"$W/words.awk"
+echo 'my %h; $h{($_ * 7919) % 100003} = $_ for 1 .. 30000; my $s = 0; $s += $h{$_} for sort { $a <=> $b } keys %h; print "$s\n";' >"$W/hash.pl"
+echo "scale=600; x = 4 * a(1); length(x); halt" >"$W/pi.bc"
+cc1=$(gcc -print-prog-name=cc1)
+[ $holdout = 0 ] || gcc -E -I"$here/bench/kernels" "$here/bench/kernels/fft.c" -o "$W/fft.i"
+
 # "name command..." (run in $W)
 programs() {
+	if [ $holdout = 1 ]; then
+		echo "sqlite3 sqlite3 :memory: -init db.sql .quit"
+		echo "lua lua5.4 tab.lua"
+		echo "jq jq -c [.[]|select(.a%3==0)|.b]|add data.json"
+		echo "mawk mawk -f words.awk in.all"
+		echo "perl perl hash.pl"
+		echo "bc bc -lq pi.bc"
+		echo "grep grep -c -E -i (the|free)\\s[a-z]+ware|[0-9]{3}7$ in.all"
+		echo "cc1 $cc1 -quiet -O2 fft.i -o fft.s"
+		return
+	fi
 	echo "gzip gzip -9 -c in.txt"
 	echo "bzip2 bzip2 -9 -c in.txt"
 	echo "xz xz -1 -T1 -c in.txt"

@@ -63,10 +63,15 @@ struct lp_source_line {
 	int line;
 	double accesses, misses; /* line accesses and misses charged to its pcs */
 	double share;            /* of all misses (lp_hotspots_totals()) */
+	/* hot spots of samples (lp_hotspots_new_sampled()): the summed squares
+	 * of the samples' misses, and the 95% interval of the misses
+	 * (lp_report_count_interval()); exact counts: 0, and misses twice */
+	double misses_sq, misses_lo, misses_hi;
 };
 struct lp_source_file {
 	const char *path, *file;
 	double accesses, misses, share;
+	double misses_sq, misses_lo, misses_hi; /* as lp_source_line's */
 	size_t first, nlines; /* its lines, internal to lp_hotspots_file_lines() */
 };
 struct lp_source_function {
@@ -74,12 +79,20 @@ struct lp_source_function {
 	const char *caller;   /* the function it was inlined into, else NULL */
 	const char *label;    /* "function" or "function in caller" */
 	double accesses, misses, share;
+	double misses_sq, misses_lo, misses_hi; /* as lp_source_line's */
 };
 
 struct lp_hotspots;
 /* syms may be NULL (then only the totals and unknown functions); it must
  * outlive lp_hotspots_finish(). */
 int lp_hotspots_new(struct lp_hotspots **out, struct lp_symbols *syms);
+/* Hot spots whose every lp_hotspots_add() is one sample standing for
+ * weight line accesses (its misses at most weight): the rows also get
+ * the 95% interval of their misses (lp_report_count_interval()). copies:
+ * how many times each recorded sample is added on average (1; more in a
+ * phase-guided profile's expansion, lp_phases_expand(), whose copies
+ * vary together). */
+int lp_hotspots_new_sampled(struct lp_hotspots **out, struct lp_symbols *syms, double weight, double copies);
 void lp_hotspots_free(struct lp_hotspots *h);
 /* Charge accesses and misses to pc (any number of times per pc); pc 0
  * (unknown) counts in the totals only. */
@@ -196,6 +209,9 @@ struct lp_report_info {
 	const char *hot_policy; /* "LRU" or "random": the model of the hot spots */
 	double total_misses; /* hot spots: the samples' summed miss probabilities
 			      * (not scaled by the rate): the shares' base */
+	double sample_weight; /* line accesses one sample stands for (1/rate;
+			       * the largest of the ranks' in a merged report):
+			       * the hot spots' intervals */
 	/* data objects: heap blocks in the profile, allocations of the run,
 	 * and whether the blocks are only the ones samples touched */
 	size_t heap_blocks;
@@ -218,12 +234,16 @@ struct lp_report_info {
 struct lp_report_pc {
 	uint64_t pc;      /* the pc of the access that misses */
 	double misses, share;
+	/* the summed squares of its samples' misses, and the misses' 95%
+	 * interval from them (lp_report_count_interval()) */
+	double misses_sq, misses_lo, misses_hi;
 	const char *name; /* "func (file.c:12)", "func", "gzip+0x430e" (a stripped
 			   * binary: lp_symbols_pc_address()), or NULL when unknown */
 };
 struct lp_report_object {
 	const char *name; /* "heap@<allocation site>", a global's name, "(other)" */
 	double misses, share;
+	double misses_sq, misses_lo, misses_hi; /* as lp_report_pc's */
 };
 struct lp_report_window {
 	uint64_t start; /* line accesses */
@@ -244,6 +264,13 @@ const struct lp_report_info *lp_report_info(const struct lp_report *r);
 size_t lp_report_curves(const struct lp_report *r, const struct lp_curve **out);
 size_t lp_report_caches(const struct lp_report *r, const struct lp_report_cache **out);
 size_t lp_report_windows(const struct lp_report *r, const struct lp_report_window **out);
+/* The 95% interval [*lo, *hi] of a count estimated from samples that
+ * each stand for weight line accesses: sum is the samples' summed
+ * contributions (each at most weight), sum_sq the sum of their squares
+ * (Fay and Feuer's gamma interval; with whole samples, Garwood's exact
+ * Poisson interval; [0, 3.69 weight] for a count of 0). A weight of 0
+ * means an exact count: *lo = *hi = sum. */
+void lp_report_count_interval(double sum, double sum_sq, double weight, double *lo, double *hi);
 /* Sorted by decreasing misses, at most params.top, pcs with misses only. */
 size_t lp_report_pcs(const struct lp_report *r, const struct lp_report_pc **out);
 size_t lp_report_objects(const struct lp_report *r, const struct lp_report_object **out);
@@ -256,6 +283,7 @@ struct lp_report_pair {
 	const char *name; /* the pc's name, as lp_report_pc's; NULL when unknown */
 	double misses;    /* line accesses of the whole run */
 	double share;     /* of the object's misses */
+	double misses_sq, misses_lo, misses_hi; /* as lp_report_pc's */
 };
 size_t lp_report_pairs(const struct lp_report *r, const struct lp_report_pair **out);
 /* Every pc's misses (the hot pcs' model) by source line and function;

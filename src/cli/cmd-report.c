@@ -392,6 +392,13 @@ static size_t functions_shown(const struct lp_source_function *f, size_t n, size
 	return k;
 }
 
+/* "[lo, hi]" of a hot row's misses (lp_report_count_interval()). */
+static const char *count_interval(double lo, double hi, char *buf, size_t len)
+{
+	snprintf(buf, len, "[%.0f, %.0f]", lo, hi);
+	return buf;
+}
+
 /* The hot source lines and functions, where the pcs have line
  * information (a profile of a program built with -g). */
 static void text_sources(const struct report_opts *o, const struct lp_report *r)
@@ -401,7 +408,7 @@ static void text_sources(const struct report_opts *o, const struct lp_report *r)
 	const struct lp_source_line *l;
 	const struct lp_source_function *f;
 	size_t nl = h ? lp_hotspots_lines(h, &l) : 0, nf = h ? lp_hotspots_functions(h, &f) : 0;
-	char b[32];
+	char b[32], iv[64];
 
 	if (!nl)
 		return;
@@ -410,15 +417,18 @@ static void text_sources(const struct report_opts *o, const struct lp_report *r)
 	cli_format_size(in->at, b, sizeof(b));
 	printf("\ntop source lines by predicted %s misses at %s (the line of the access that misses):\n",
 	       in->hot_policy, b);
-	printf("%12s %8s %14s  %s\n", "misses", "share", "line accesses", "file:line");
+	printf("%12s %21s %8s %14s  %s\n", "misses", "95% interval", "share", "line accesses", "file:line");
 	for (size_t i = 0; i < nl; i++)
-		printf("%12.0f %7.1f%% %14.0f  %s:%d\n", l[i].misses, 100 * l[i].share, l[i].accesses, l[i].file,
-		       l[i].line);
+		printf("%12.0f %21s %7.1f%% %14.0f  %s:%d\n", l[i].misses,
+		       count_interval(l[i].misses_lo, l[i].misses_hi, iv, sizeof(iv)), 100 * l[i].share, l[i].accesses,
+		       l[i].file, l[i].line);
 	printf("\ntop functions by predicted %s misses at %s (inlined code: its function in the caller):\n",
 	       in->hot_policy, b);
-	printf("%12s %8s %14s  %s\n", "misses", "share", "line accesses", "function");
+	printf("%12s %21s %8s %14s  %s\n", "misses", "95% interval", "share", "line accesses", "function");
 	for (size_t i = 0; i < nf; i++)
-		printf("%12.0f %7.1f%% %14.0f  %s\n", f[i].misses, 100 * f[i].share, f[i].accesses, f[i].label);
+		printf("%12.0f %21s %7.1f%% %14.0f  %s\n", f[i].misses,
+		       count_interval(f[i].misses_lo, f[i].misses_hi, iv, sizeof(iv)), 100 * f[i].share, f[i].accesses,
+		       f[i].label);
 }
 
 static void text_threads(const struct lp_report *r)
@@ -447,14 +457,17 @@ static void text_hot(const struct report_opts *o, const struct lp_report *r)
 	const struct lp_report_pc *pcs;
 	const struct lp_report_object *obj;
 	size_t npc = lp_report_pcs(r, &pcs), nobj = lp_report_objects(r, &obj);
-	char b[32], pb[32];
+	char b[32], pb[32], iv[64];
 
 	cli_format_size(in->at, b, sizeof(b));
-	printf("\ntop pcs by predicted %s misses at %s (the pc of the access that misses):\n", in->hot_policy, b);
-	printf("%18s %12s %8s  %s\n", "pc", "misses", "share", "function (file:line)");
+	printf("\ntop pcs by predicted %s misses at %s (the pc of the access that misses; 95%% interval: the "
+	       "row's sampling error):\n",
+	       in->hot_policy, b);
+	printf("%18s %12s %21s %8s  %s\n", "pc", "misses", "95% interval", "share", "function (file:line)");
 	for (size_t i = 0; i < npc; i++) {
 		snprintf(pb, sizeof(pb), "%#" PRIx64, pcs[i].pc);
-		printf("%18s %12.0f %7.1f%%  %s\n", pb, pcs[i].misses, 100 * pcs[i].share,
+		printf("%18s %12.0f %21s %7.1f%%  %s\n", pb, pcs[i].misses,
+		       count_interval(pcs[i].misses_lo, pcs[i].misses_hi, iv, sizeof(iv)), 100 * pcs[i].share,
 		       pcs[i].name ? pcs[i].name : "?");
 	}
 	if (in->touched_blocks_only)
@@ -464,9 +477,10 @@ static void text_hot(const struct report_opts *o, const struct lp_report *r)
 	else
 		printf("\ntop data objects by predicted %s misses at %s (%zu heap blocks in the profile):\n",
 		       in->hot_policy, b, in->heap_blocks);
-	printf("%32s %12s %8s\n", "object", "misses", "share");
+	printf("%32s %12s %21s %8s\n", "object", "misses", "95% interval", "share");
 	for (size_t i = 0; i < nobj; i++)
-		printf("%32s %12.0f %7.1f%%\n", obj[i].name, obj[i].misses, 100 * obj[i].share);
+		printf("%32s %12.0f %21s %7.1f%%\n", obj[i].name, obj[i].misses,
+		       count_interval(obj[i].misses_lo, obj[i].misses_hi, iv, sizeof(iv)), 100 * obj[i].share);
 	text_sources(o, r);
 }
 
@@ -535,12 +549,12 @@ static void csv_pairs(const struct lp_report *r)
 	char b1[256], b2[32];
 
 	lp_report_objects(r, &obj);
-	printf("\nobject,pc,misses,object_share,function\n");
+	printf("\nobject,pc,misses,object_share,function,misses_lo,misses_hi\n");
 	for (size_t i = 0; i < npr; i++) {
 		printf("%s,", cli_csv_field(obj[pr[i].object].name, b1, sizeof(b1)));
 		snprintf(b2, sizeof(b2), "%#" PRIx64, pr[i].pc);
-		printf("%s,%.1f,%.6f,%s\n", b2, pr[i].misses, pr[i].share,
-		       pr[i].name ? cli_csv_field(pr[i].name, b1, sizeof(b1)) : "");
+		printf("%s,%.1f,%.6f,%s,%.1f,%.1f\n", b2, pr[i].misses, pr[i].share,
+		       pr[i].name ? cli_csv_field(pr[i].name, b1, sizeof(b1)) : "", pr[i].misses_lo, pr[i].misses_hi);
 	}
 }
 
@@ -593,15 +607,17 @@ static void csv_tables(const struct report_opts *o, const struct lp_report *r)
 	if (!o->top)
 		return;
 	printf("\n# predicted %s misses at %" PRIu64 " bytes, line accesses of the whole run\n", in->hot_policy, in->at);
-	printf("pc,misses,share,function\n");
+	printf("pc,misses,share,function,misses_lo,misses_hi\n");
 	for (size_t i = 0; i < npc; i++) {
 		snprintf(b2, sizeof(b2), "%#" PRIx64, pcs[i].pc);
-		printf("%s,%.1f,%.6f,%s\n", b2, pcs[i].misses, pcs[i].share,
-		       pcs[i].name ? cli_csv_field(pcs[i].name, b1, sizeof(b1)) : "");
+		printf("%s,%.1f,%.6f,%s,%.1f,%.1f\n", b2, pcs[i].misses, pcs[i].share,
+		       pcs[i].name ? cli_csv_field(pcs[i].name, b1, sizeof(b1)) : "", pcs[i].misses_lo,
+		       pcs[i].misses_hi);
 	}
-	printf("\nobject,misses,share\n");
+	printf("\nobject,misses,share,misses_lo,misses_hi\n");
 	for (size_t i = 0; i < nobj; i++)
-		printf("%s,%.1f,%.6f\n", cli_csv_field(obj[i].name, b1, sizeof(b1)), obj[i].misses, obj[i].share);
+		printf("%s,%.1f,%.6f,%.1f,%.1f\n", cli_csv_field(obj[i].name, b1, sizeof(b1)), obj[i].misses,
+		       obj[i].share, obj[i].misses_lo, obj[i].misses_hi);
 	csv_sources(o, r);
 	csv_pairs(r);
 }
@@ -670,8 +686,9 @@ static void json_hot(size_t top, const struct lp_report *r)
 	       ",\"touched_blocks_only\":%s,\"pcs\":[",
 	       in->hot_policy, in->at, in->heap_blocks, in->run_allocs, in->touched_blocks_only ? "true" : "false");
 	for (size_t i = 0; i < npc; i++) {
-		printf("%s{\"pc\":\"%#" PRIx64 "\",\"misses\":%.1f,\"share\":%.6f,\"function\":", i ? "," : "",
-		       pcs[i].pc, pcs[i].misses, pcs[i].share);
+		printf("%s{\"pc\":\"%#" PRIx64 "\",\"misses\":%.1f,\"misses_lo\":%.1f,\"misses_hi\":%.1f,"
+		       "\"share\":%.6f,\"function\":",
+		       i ? "," : "", pcs[i].pc, pcs[i].misses, pcs[i].misses_lo, pcs[i].misses_hi, pcs[i].share);
 		if (pcs[i].name)
 			cli_json_string(pcs[i].name);
 		else
@@ -682,10 +699,13 @@ static void json_hot(size_t top, const struct lp_report *r)
 	for (size_t i = 0, k = 0; i < nobj; i++) {
 		printf("%s{\"object\":", i ? "," : "");
 		cli_json_string(obj[i].name);
-		printf(",\"misses\":%.1f,\"share\":%.6f,\"pcs\":[", obj[i].misses, obj[i].share);
+		printf(",\"misses\":%.1f,\"misses_lo\":%.1f,\"misses_hi\":%.1f,\"share\":%.6f,\"pcs\":[",
+		       obj[i].misses, obj[i].misses_lo, obj[i].misses_hi, obj[i].share);
 		for (size_t first = k; k < npr && pr[k].object == i; k++) {
-			printf("%s{\"pc\":\"%#" PRIx64 "\",\"misses\":%.1f,\"share\":%.6f,\"function\":",
-			       k > first ? "," : "", pr[k].pc, pr[k].misses, pr[k].share);
+			printf("%s{\"pc\":\"%#" PRIx64 "\",\"misses\":%.1f,\"misses_lo\":%.1f,\"misses_hi\":%.1f,"
+			       "\"share\":%.6f,\"function\":",
+			       k > first ? "," : "", pr[k].pc, pr[k].misses, pr[k].misses_lo, pr[k].misses_hi,
+			       pr[k].share);
 			if (pr[k].name)
 				cli_json_string(pr[k].name);
 			else

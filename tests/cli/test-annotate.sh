@@ -54,9 +54,9 @@ awk 'NR == FNR { if ($1 == "matmul.c:24") s = $2; next } $1 == "matmul.c:24" { p
 
 # csv and json carry the tables and each file's lines with their text
 expect_status 0 "$LOCPROF" annotate "$T/m.lpp" --cache 32K:8:64 --format csv
-expect_grep '^function,caller,misses,share,line_accesses$' "$T/out"
-expect_grep '^main,,[0-9.]+,[01]\.[0-9]{6},[0-9.]+$' "$T/out"
-expect_grep "^matmul\.c,24,[0-9.]+,[01]\.[0-9]{6},[0-9.]+,$T/src/matmul\.c\$" "$T/out"
+expect_grep '^function,caller,misses,share,line_accesses,misses_lo,misses_hi$' "$T/out"
+expect_grep '^main,,[0-9.]+,[01]\.[0-9]{6},[0-9.]+,[0-9.]+,[0-9.]+$' "$T/out"
+expect_grep "^matmul\.c,24,[0-9.]+,[01]\.[0-9]{6},[0-9.]+,$T/src/matmul\.c,[0-9.]+,[0-9.]+\$" "$T/out"
 expect_grep "^$T/src/matmul\.c,24,[0-9.]+,[01]\.[0-9]{6},[0-9.]+,[[:space:]]+$inner\$" "$T/out"
 expect_status 0 "$LOCPROF" annotate "$T/m.lpp" --cache 32K:8:64 --format json
 python3 - "$T/out" "$T/annotate" <<'PY' || fail "annotate --format json"

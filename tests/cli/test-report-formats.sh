@@ -37,15 +37,19 @@ awk -F, '$1 == "statstack" && $2 == 4096 && !($7 > $6) { bad = 1 } END { exit ba
 expect_grep '^8K:0:64,8192,0,64,' "$T/a.csv"
 expect_grep "^window,start,random_miss_ratio$" "$T/a.csv"
 expect_grep "^0,0,[01]\.[0-9]{6}$" "$T/a.csv"
-expect_grep "^pc,misses,share,function$" "$T/a.csv"
-expect_grep "^0x401000,[0-9]+\.[0-9],1\.000000,$" "$T/a.csv"
-expect_grep "^object,misses,share$" "$T/a.csv"
-expect_grep "^heap@0x400100,[0-9]+\.[0-9],1\.000000$" "$T/a.csv"
+expect_grep "^pc,misses,share,function,misses_lo,misses_hi$" "$T/a.csv"
+expect_grep "^0x401000,[0-9]+\.[0-9],1\.000000,,[0-9]+\.[0-9],[0-9]+\.[0-9]$" "$T/a.csv"
+# each hot row's interval holds its misses and is not empty (a few
+# hundred samples)
+awk -F, '$1 == "0x401000" && NF == 6 && !($5 < $2 && $2 < $6) { bad = 1 } END { exit bad }' "$T/a.csv" ||
+	fail "a hot pc's misses outside their interval"
+expect_grep "^object,misses,share,misses_lo,misses_hi$" "$T/a.csv"
+expect_grep "^heap@0x400100,[0-9]+\.[0-9],1\.000000,[0-9]+\.[0-9],[0-9]+\.[0-9]$" "$T/a.csv"
 # the pcs of each object: all of block A's misses are pc 0x401000's
-expect_grep "^object,pc,misses,object_share,function$" "$T/a.csv"
-expect_grep "^heap@0x400100,0x401000,[0-9]+\.[0-9],1\.000000,$" "$T/a.csv"
+expect_grep "^object,pc,misses,object_share,function,misses_lo,misses_hi$" "$T/a.csv"
+expect_grep "^heap@0x400100,0x401000,[0-9]+\.[0-9],1\.000000,,[0-9]+\.[0-9],[0-9]+\.[0-9]$" "$T/a.csv"
 # the same miss count as the text table
-csv_misses=$(awk -F, '$1 == "0x401000" && NF == 4 { printf "%.0f", $2 }' "$T/a.csv")
+csv_misses=$(awk -F, '$1 == "0x401000" && NF == 6 { printf "%.0f", $2 }' "$T/a.csv")
 [ "$csv_misses" = "$text_misses" ] || fail "csv says $csv_misses misses, text $text_misses"
 # the curve table is read back as reference curves, the other tables skipped
 expect_status 0 "$LOCPROF" report "$T/a.lpp" --sizes 4K,16K --svg "$T/g.svg" --reference "$T/a.csv"

@@ -5,7 +5,9 @@
  * there (named by its allocation call site, from the profile's allocation
  * events), else the global variable (symbols of the profile's mappings),
  * else "(other)" (stack, unknown). A sample stands for 1/rate line
- * accesses, so a row's misses are its summed probabilities over the rate. */
+ * accesses, so a row's misses are its summed probabilities over the rate,
+ * and its 95% interval comes from their squares (lp_report_count_interval():
+ * the sampling error of the row, a few samples for a pc of a short run). */
 #include "report/report-internal.h"
 
 #include "common/error.h"
@@ -34,7 +36,7 @@ const char *lp_report_pc_name(struct lp_symbols *syms, uint64_t pc, char *buf, s
 
 struct pc_sum {
 	uint64_t pc;
-	double misses;
+	double misses, misses_sq;
 };
 
 static int cmp_pc_sum(const void *a, const void *b)
@@ -56,6 +58,25 @@ static double per_sample(const struct lp_report *r)
 	return r->p->rate > 0 ? r->p->rate : 1;
 }
 
+/* Adds per recorded sample: more than 1 where a phase-guided profile's
+ * samples also stand for their phases' recurrences (the copies of one
+ * sample vary together, so its square counts that many times). */
+static double copies(const struct lp_report *r)
+{
+	return r->info.recorded && r->info.samples > r->info.recorded ? (double)r->info.samples / r->info.recorded
+								       : 1.0;
+}
+
+void lp_report_scale_row(const struct lp_report *r, double sum, double sum_sq, double *misses, double *sq,
+			 double *lo, double *hi)
+{
+	double s = per_sample(r);
+
+	*misses = sum / s;
+	*sq = sum_sq * copies(r) / (s * s);
+	lp_report_count_interval(*misses, *sq, r->info.sample_weight, lo, hi);
+}
+
 static int hot_pcs(struct lp_report *r, const double *prob, size_t top, struct lp_symbols *syms)
 {
 	size_t n = r->info.samples, m = 0, keep = 0;
@@ -67,13 +88,15 @@ static int hot_pcs(struct lp_report *r, const double *prob, size_t top, struct l
 	for (size_t i = 0; i < n; i++) {
 		rows[i].pc = r->p->samples[r->first + i].reuse_pc;
 		rows[i].misses = prob[i];
+		rows[i].misses_sq = prob[i] * prob[i];
 		total += prob[i];
 	}
 	qsort(rows, n, sizeof(*rows), cmp_pc);
 	for (size_t i = 0; i < n; i++) {
-		if (m && rows[m - 1].pc == rows[i].pc)
+		if (m && rows[m - 1].pc == rows[i].pc) {
 			rows[m - 1].misses += rows[i].misses;
-		else
+			rows[m - 1].misses_sq += rows[i].misses_sq;
+		} else
 			rows[m++] = rows[i];
 	}
 	qsort(rows, m, sizeof(*rows), cmp_pc_sum);
@@ -90,7 +113,8 @@ static int hot_pcs(struct lp_report *r, const double *prob, size_t top, struct l
 		int known;
 
 		pc->pc = rows[i].pc;
-		pc->misses = rows[i].misses / per_sample(r);
+		lp_report_scale_row(r, rows[i].misses, rows[i].misses_sq, &pc->misses, &pc->misses_sq, &pc->misses_lo,
+			  &pc->misses_hi);
 		pc->share = rows[i].misses / total;
 		lp_report_pc_name(syms, rows[i].pc, name, sizeof(name), &known);
 		if (known && !(pc->name = strdup(name))) {
@@ -104,7 +128,7 @@ static int hot_pcs(struct lp_report *r, const double *prob, size_t top, struct l
 
 struct object_sum {
 	char name[160];
-	double misses;
+	double misses, misses_sq;
 };
 
 static int cmp_object_sum(const void *a, const void *b)
@@ -166,14 +190,16 @@ static int hot_objects(struct lp_report *r, const struct lp_objects *objs, const
 		if (prob[i] <= 0)
 			continue;
 		lp_report_object_name(objs, syms, &r->p->samples[r->first + i], rows[m].name, sizeof(rows[m].name));
+		rows[m].misses_sq = prob[i] * prob[i];
 		rows[m++].misses = prob[i];
 		total += prob[i];
 	}
 	qsort(rows, m, sizeof(*rows), cmp_object_name);
 	for (size_t i = 0; i < m; i++) {
-		if (k && !strcmp(rows[k - 1].name, rows[i].name))
+		if (k && !strcmp(rows[k - 1].name, rows[i].name)) {
 			rows[k - 1].misses += rows[i].misses;
-		else
+			rows[k - 1].misses_sq += rows[i].misses_sq;
+		} else
 			rows[k++] = rows[i];
 	}
 	qsort(rows, k, sizeof(*rows), cmp_object_sum);
@@ -189,7 +215,8 @@ static int hot_objects(struct lp_report *r, const struct lp_objects *objs, const
 			err = lp_seterr(LP_ENOMEM, "out of memory");
 			goto out;
 		}
-		o->misses = rows[i].misses / per_sample(r);
+		lp_report_scale_row(r, rows[i].misses, rows[i].misses_sq, &o->misses, &o->misses_sq, &o->misses_lo,
+			  &o->misses_hi);
 		o->share = rows[i].misses / total;
 		r->nobjects++;
 	}
@@ -207,7 +234,7 @@ static int hot_sources(struct lp_report *r, const double *prob, struct lp_symbol
 	double scale = 1 / per_sample(r);
 	int err;
 
-	if ((err = lp_hotspots_new(&r->hotspots, syms)) < 0)
+	if ((err = lp_hotspots_new_sampled(&r->hotspots, syms, 1 / per_sample(r), copies(r))) < 0)
 		return err;
 	for (size_t i = 0; i < r->info.samples; i++)
 		if ((err = lp_hotspots_add(r->hotspots, r->p->samples[r->first + i].reuse_pc, scale,
@@ -225,6 +252,7 @@ int lp_report_hot(struct lp_report *r, const struct lp_report_params *pa)
 
 	if (!prob)
 		return lp_seterr(LP_ENOMEM, "out of memory");
+	r->info.sample_weight = copies(r) / per_sample(r);
 	if (pa->policies & LP_REPORT_LRU) {
 		uint64_t sets = 1, ways = lines;
 

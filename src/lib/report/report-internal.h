@@ -55,6 +55,12 @@ const char *lp_report_pc_name(struct lp_symbols *syms, uint64_t pc, char *buf, s
 void lp_report_object_name(const struct lp_objects *objs, struct lp_symbols *syms, const struct lp_sample *s,
 			   char *buf, size_t len);
 
+/* A hot row's misses (sum: its samples' summed miss probabilities,
+ * sum_sq their squares) as line accesses of the run, with its squares on
+ * that scale and its 95% interval (lp_report_count_interval()).
+ * report-hot.c */
+void lp_report_scale_row(const struct lp_report *r, double sum, double sum_sq, double *misses, double *sq,
+			 double *lo, double *hi);
 /* The pcs of each hot data object (r->objects computed), from each
  * sample's miss probability prob. report-pairs.c */
 int lp_report_pairs_compute(struct lp_report *r, const struct lp_objects *objs, const double *prob, size_t top,

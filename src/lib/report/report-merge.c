@@ -153,7 +153,7 @@ struct named_row {
 	size_t object; /* pairs: index of the object in the merged report */
 	uint64_t pc;
 	const char *name; /* the row's pc name (pcs, pairs), borrowed */
-	double misses;
+	double misses, misses_sq;
 	size_t first;  /* the part that gave it first (ties keep its pc) */
 };
 
@@ -193,6 +193,7 @@ static size_t coalesce(struct named_row *v, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		if (k && v[k - 1].object == v[i].object && !strcmp(v[k - 1].key, v[i].key)) {
 			v[k - 1].misses += v[i].misses;
+			v[k - 1].misses_sq += v[i].misses_sq;
 			free(v[i].key);
 			continue;
 		}
@@ -236,11 +237,13 @@ static int gather(struct lp_report *const *parts, size_t n, int objects, struct 
 		for (size_t j = 0; j < (objects ? parts[i]->nobjects : parts[i]->npcs); j++, k++) {
 			if (objects) {
 				v[k] = (struct named_row){ .key = strdup(parts[i]->objects[j].name),
-							   .misses = parts[i]->objects[j].misses, .first = i };
+							   .misses = parts[i]->objects[j].misses,
+							   .misses_sq = parts[i]->objects[j].misses_sq, .first = i };
 			} else {
 				const struct lp_report_pc *pc = &parts[i]->pcs[j];
 				v[k] = (struct named_row){ .key = pc_key(parts[i], pc->pc, pc->name), .pc = pc->pc,
-							   .name = pc->name, .misses = pc->misses, .first = i };
+							   .name = pc->name, .misses = pc->misses,
+							   .misses_sq = pc->misses_sq, .first = i };
 			}
 			if (!v[k].key) {
 				free_rows(v, k);
@@ -266,8 +269,12 @@ static int merge_pcs(struct lp_report *m, struct lp_report *const *parts, size_t
 		goto out;
 	}
 	for (size_t i = 0; i < k; i++, m->npcs++) {
-		m->pcs[i] = (struct lp_report_pc){ .pc = v[i].pc, .misses = v[i].misses,
-						   .share = total > 0 ? v[i].misses / total : 0 };
+		struct lp_report_pc *pc = &m->pcs[i];
+
+		*pc = (struct lp_report_pc){ .pc = v[i].pc, .misses = v[i].misses, .misses_sq = v[i].misses_sq,
+					     .share = total > 0 ? v[i].misses / total : 0 };
+		lp_report_count_interval(pc->misses, pc->misses_sq, m->info.sample_weight, &pc->misses_lo,
+					 &pc->misses_hi);
 		if (v[i].name && !(m->pcs[i].name = strdup(v[i].name))) {
 			err = lp_seterr(LP_ENOMEM, "out of memory");
 			goto out;
@@ -293,8 +300,12 @@ static int merge_objects(struct lp_report *m, struct lp_report *const *parts, si
 		return lp_seterr(LP_ENOMEM, "out of memory");
 	}
 	for (size_t i = 0; i < k; i++, m->nobjects++) {
-		m->objects[i] = (struct lp_report_object){ .name = v[i].key, .misses = v[i].misses,
-							   .share = total > 0 ? v[i].misses / total : 0 };
+		struct lp_report_object *o = &m->objects[i];
+
+		*o = (struct lp_report_object){ .name = v[i].key, .misses = v[i].misses, .misses_sq = v[i].misses_sq,
+						.share = total > 0 ? v[i].misses / total : 0 };
+		lp_report_count_interval(o->misses, o->misses_sq, m->info.sample_weight, &o->misses_lo,
+					 &o->misses_hi);
 		v[i].key = NULL; /* the object owns it now */
 	}
 	free_rows(v, all);
@@ -328,7 +339,8 @@ static int merge_pairs(struct lp_report *m, struct lp_report *const *parts, size
 			if (o == m->nobjects)
 				continue; /* not among the job's hot objects */
 			v[k] = (struct named_row){ .key = pc_key(parts[i], pr->pc, pr->name), .object = o, .pc = pr->pc,
-						   .name = pr->name, .misses = pr->misses, .first = i };
+						   .name = pr->name, .misses = pr->misses, .misses_sq = pr->misses_sq,
+						   .first = i };
 			if (!v[k++].key) {
 				err = lp_seterr(LP_ENOMEM, "out of memory");
 				goto out;
@@ -344,8 +356,12 @@ static int merge_pairs(struct lp_report *m, struct lp_report *const *parts, size
 		rank = i && v[i - 1].object == v[i].object ? rank + 1 : 0;
 		if (rank >= top)
 			continue;
-		m->pairs[kept] = (struct lp_report_pair){ .object = v[i].object, .pc = v[i].pc,
-							  .misses = v[i].misses, .share = om > 0 ? v[i].misses / om : 0 };
+		struct lp_report_pair *pr = &m->pairs[kept];
+
+		*pr = (struct lp_report_pair){ .object = v[i].object, .pc = v[i].pc, .misses = v[i].misses,
+					       .misses_sq = v[i].misses_sq, .share = om > 0 ? v[i].misses / om : 0 };
+		lp_report_count_interval(pr->misses, pr->misses_sq, m->info.sample_weight, &pr->misses_lo,
+					 &pr->misses_hi);
 		if (v[i].name && !(m->pairs[kept].name = strdup(v[i].name))) {
 			err = lp_seterr(LP_ENOMEM, "out of memory");
 			goto out;
@@ -366,8 +382,12 @@ static int merge_hot(struct lp_report *m, struct lp_report *const *parts, size_t
 
 	if (!h)
 		return lp_seterr(LP_ENOMEM, "out of memory");
-	/* the shares' base: every part's predicted misses, in line accesses */
+	/* the shares' base: every part's predicted misses, in line accesses;
+	 * the intervals' weight: the largest sample's */
+	m->info.sample_weight = 0;
 	for (size_t i = 0; i < n; i++) {
+		if (parts[i]->info.sample_weight > m->info.sample_weight)
+			m->info.sample_weight = parts[i]->info.sample_weight;
 		total += parts[i]->info.total_misses / (parts[i]->p->rate > 0 ? parts[i]->p->rate : 1);
 		if (parts[i]->hotspots)
 			h[nh++] = parts[i]->hotspots;

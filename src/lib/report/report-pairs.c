@@ -13,7 +13,7 @@
 struct pair_sum {
 	size_t object;
 	uint64_t pc;
-	double misses;
+	double misses, misses_sq;
 };
 
 static int cmp_object_pc(const void *a, const void *b)
@@ -72,7 +72,7 @@ static struct pair_sum *charge_samples(struct lp_report *r, const struct lp_obje
 		key.name = name;
 		if (!(hit = bsearch(&key, index, r->nobjects, sizeof(*index), cmp_index_name)))
 			continue;
-		rows[(*n)++] = (struct pair_sum){ hit->object, s->reuse_pc, prob[i] };
+		rows[(*n)++] = (struct pair_sum){ hit->object, s->reuse_pc, prob[i], prob[i] * prob[i] };
 	}
 	free(index);
 	return rows;
@@ -81,7 +81,6 @@ static struct pair_sum *charge_samples(struct lp_report *r, const struct lp_obje
 int lp_report_pairs_compute(struct lp_report *r, const struct lp_objects *objs, const double *prob, size_t top,
 			    struct lp_symbols *syms)
 {
-	double scale = r->p->rate > 0 ? r->p->rate : 1;
 	size_t n, m = 0, kept = 0;
 	struct pair_sum *rows = charge_samples(r, objs, prob, syms, &n);
 
@@ -89,9 +88,10 @@ int lp_report_pairs_compute(struct lp_report *r, const struct lp_objects *objs, 
 		return lp_seterr(LP_ENOMEM, "out of memory");
 	qsort(rows, n, sizeof(*rows), cmp_object_pc);
 	for (size_t i = 0; i < n; i++) {
-		if (m && rows[m - 1].object == rows[i].object && rows[m - 1].pc == rows[i].pc)
+		if (m && rows[m - 1].object == rows[i].object && rows[m - 1].pc == rows[i].pc) {
 			rows[m - 1].misses += rows[i].misses;
-		else
+			rows[m - 1].misses_sq += rows[i].misses_sq;
+		} else
 			rows[m++] = rows[i];
 	}
 	qsort(rows, m, sizeof(*rows), cmp_object_misses);
@@ -111,7 +111,8 @@ int lp_report_pairs_compute(struct lp_report *r, const struct lp_objects *objs, 
 		pr = &r->pairs[r->npairs++];
 		pr->object = rows[i].object;
 		pr->pc = rows[i].pc;
-		pr->misses = rows[i].misses / scale;
+		lp_report_scale_row(r, rows[i].misses, rows[i].misses_sq, &pr->misses, &pr->misses_sq, &pr->misses_lo,
+				    &pr->misses_hi);
 		pr->share = o->misses > 0 ? pr->misses / o->misses : 0;
 		lp_report_pc_name(syms, rows[i].pc, name, sizeof(name), &known);
 		if (known && !(pr->name = strdup(name))) {

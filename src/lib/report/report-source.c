@@ -8,7 +8,9 @@
  * or not (lp_symbols_pc()), so a line of a header inlined into a loop is
  * that header's line, as in cg_annotate; its function row names the
  * function it was inlined into. Pcs without line information count in the
- * functions and the totals only; pc 0 (unknown) in the totals only. */
+ * functions and the totals only; pc 0 (unknown) in the totals only.
+ * Hot spots of samples (lp_hotspots_new_sampled()) also sum the squares
+ * of the samples' misses, which give each row its interval. */
 #include <locprof/report.h>
 
 #include "common/array.h"
@@ -21,18 +23,20 @@
 
 struct pc_charge {
 	uint64_t pc;
-	double accesses, misses;
+	double accesses, misses, misses_sq;
 };
 
 /* One symbolised pc: the keys of its line and function rows. */
 struct placed {
 	const char *path, *function, *caller;
 	int line;
-	double accesses, misses;
+	double accesses, misses, misses_sq;
 };
 
 struct lp_hotspots {
 	struct lp_symbols *syms;
+	double weight; /* line accesses per recorded sample; 0: exact counts */
+	double copies; /* adds per recorded sample (lp_hotspots_new_sampled()) */
 	struct pc_charge *pcs;
 	size_t npcs, cappcs;
 	double total_accesses, total_misses;
@@ -54,6 +58,17 @@ int lp_hotspots_new(struct lp_hotspots **out, struct lp_symbols *syms)
 		return lp_seterr(LP_ENOMEM, "out of memory");
 	(*out)->syms = syms;
 	return 0;
+}
+
+int lp_hotspots_new_sampled(struct lp_hotspots **out, struct lp_symbols *syms, double weight, double copies)
+{
+	int err = lp_hotspots_new(out, syms);
+
+	if (err >= 0 && weight > 0) {
+		(*out)->copies = copies > 1 ? copies : 1;
+		(*out)->weight = weight * (*out)->copies;
+	}
+	return err;
 }
 
 void lp_hotspots_free(struct lp_hotspots *h)
@@ -80,7 +95,7 @@ int lp_hotspots_add(struct lp_hotspots *h, uint64_t pc, double accesses, double 
 		return 0;
 	if (LP_ARRAY_RESERVE(h->pcs, h->cappcs, h->npcs + 1, 256, "pcs") < 0)
 		return lp_seterr(LP_ENOMEM, "out of memory");
-	h->pcs[h->npcs++] = (struct pc_charge){ pc, accesses, misses };
+	h->pcs[h->npcs++] = (struct pc_charge){ pc, accesses, misses, h->weight > 0 ? misses * misses * h->copies : 0 };
 	return 0;
 }
 
@@ -180,6 +195,7 @@ static int place_pcs(struct lp_hotspots *h, struct placed **out, size_t *n)
 		if (i && h->pcs[i].pc == h->pcs[i - 1].pc) {
 			v[m - 1].accesses += h->pcs[i].accesses;
 			v[m - 1].misses += h->pcs[i].misses;
+			v[m - 1].misses_sq += h->pcs[i].misses_sq;
 			continue;
 		}
 		if (h->syms)
@@ -192,7 +208,8 @@ static int place_pcs(struct lp_hotspots *h, struct placed **out, size_t *n)
 					.line = loc.file ? loc.line : 0,
 					.function = keep(h, in_lib ? in_lib : loc.function ? loc.function : hex, &err),
 					.caller = keep(h, loc.caller, &err),
-					.accesses = h->pcs[i].accesses, .misses = h->pcs[i].misses };
+					.accesses = h->pcs[i].accesses, .misses = h->pcs[i].misses,
+					.misses_sq = h->pcs[i].misses_sq };
 		free(in_lib);
 		m++;
 	}
@@ -228,11 +245,12 @@ static int group_lines(struct lp_hotspots *h, struct placed *v, size_t n)
 		if (l && !strcmp(l->path, v[i].path) && l->line == v[i].line) {
 			l->accesses += v[i].accesses;
 			l->misses += v[i].misses;
+			l->misses_sq += v[i].misses_sq;
 			continue;
 		}
 		h->byfile[k++] = (struct lp_source_line){ .path = v[i].path, .file = base_name(v[i].path),
 							  .line = v[i].line, .accesses = v[i].accesses,
-							  .misses = v[i].misses };
+							  .misses = v[i].misses, .misses_sq = v[i].misses_sq };
 	}
 	h->nlines = k;
 	for (size_t i = 0; i < k; i++) {
@@ -240,16 +258,22 @@ static int group_lines(struct lp_hotspots *h, struct placed *v, size_t n)
 		struct lp_source_file *f = h->nfiles ? &h->files[h->nfiles - 1] : NULL;
 
 		l->share = share(h, l->misses);
+		lp_report_count_interval(l->misses, l->misses_sq, h->weight, &l->misses_lo, &l->misses_hi);
 		if (!f || strcmp(f->path, l->path)) {
 			f = &h->files[h->nfiles++];
 			*f = (struct lp_source_file){ .path = l->path, .file = l->file, .first = i };
 		}
 		f->accesses += l->accesses;
 		f->misses += l->misses;
+		f->misses_sq += l->misses_sq;
 		f->nlines++;
 	}
-	for (size_t i = 0; i < h->nfiles; i++)
-		h->files[i].share = share(h, h->files[i].misses);
+	for (size_t i = 0; i < h->nfiles; i++) {
+		struct lp_source_file *f = &h->files[i];
+
+		f->share = share(h, f->misses);
+		lp_report_count_interval(f->misses, f->misses_sq, h->weight, &f->misses_lo, &f->misses_hi);
+	}
 	memcpy(h->lines, h->byfile, k * sizeof(*h->lines));
 	qsort(h->lines, k, sizeof(*h->lines), cmp_line_misses);
 	qsort(h->files, h->nfiles, sizeof(*h->files), cmp_file_misses);
@@ -270,11 +294,13 @@ static int group_functions(struct lp_hotspots *h, struct placed *v, size_t n)
 		if (f && !strcmp(f->function, v[i].function) && !strcmp0(f->caller, v[i].caller)) {
 			f->accesses += v[i].accesses;
 			f->misses += v[i].misses;
+			f->misses_sq += v[i].misses_sq;
 			continue;
 		}
 		f = &h->functions[h->nfunctions++];
 		*f = (struct lp_source_function){ .function = v[i].function, .caller = v[i].caller,
-						  .accesses = v[i].accesses, .misses = v[i].misses };
+						  .accesses = v[i].accesses, .misses = v[i].misses,
+						  .misses_sq = v[i].misses_sq };
 		f->label = v[i].function;
 		if (v[i].caller && asprintf(&label, "%s in %s", v[i].function, v[i].caller) < 0) {
 			err = lp_seterr(LP_ENOMEM, "out of memory");
@@ -285,8 +311,12 @@ static int group_functions(struct lp_hotspots *h, struct placed *v, size_t n)
 	}
 	if (err)
 		return err;
-	for (size_t i = 0; i < h->nfunctions; i++)
-		h->functions[i].share = share(h, h->functions[i].misses);
+	for (size_t i = 0; i < h->nfunctions; i++) {
+		struct lp_source_function *f = &h->functions[i];
+
+		f->share = share(h, f->misses);
+		lp_report_count_interval(f->misses, f->misses_sq, h->weight, &f->misses_lo, &f->misses_hi);
+	}
 	qsort(h->functions, h->nfunctions, sizeof(*h->functions), cmp_function_misses);
 	return 0;
 }
@@ -339,11 +369,14 @@ int lp_hotspots_merge(struct lp_hotspots **out, const struct lp_hotspots *const 
 	for (size_t i = 0; i < n; i++) {
 		h->total_accesses += parts[i]->total_accesses;
 		h->total_misses += parts[i]->total_misses;
+		if (parts[i]->weight > h->weight)
+			h->weight = parts[i]->weight;
 		for (size_t j = 0; j < parts[i]->nplaced; j++, k++) {
 			const struct placed *p = &parts[i]->placed[j];
 			v[k] = (struct placed){ .path = keep(h, p->path, &err), .line = p->line,
 						.function = keep(h, p->function, &err), .caller = keep(h, p->caller, &err),
-						.accesses = p->accesses, .misses = p->misses };
+						.accesses = p->accesses, .misses = p->misses,
+						.misses_sq = p->misses_sq };
 		}
 	}
 	if (err || (err = group_placed(h, v, all)) < 0) {
