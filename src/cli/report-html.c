@@ -104,10 +104,14 @@ static void cell_ratio(FILE *f, double v, const struct lp_interval *iv)
 	fputs("</td>", f);
 }
 
-/* misses, share in percent and a bar as long as the share */
-static void cells_misses(FILE *f, double misses, double share)
+/* misses (with their 95% interval where it is not the count itself),
+ * share in percent and a bar as long as the share */
+static void cells_misses(FILE *f, double misses, double lo, double hi, double share)
 {
-	cell_number(f, misses, "%.0f");
+	if (hi > lo)
+		fprintf(f, "<td data-v=\"%.17g\">%.0f <small>[%.0f, %.0f]</small></td>", misses, misses, lo, hi);
+	else
+		cell_number(f, misses, "%.0f");
 	cell_number(f, 100 * share, "%.1f%%");
 	fprintf(f, "<td class=\"bar\"><span style=\"width:%.1f%%\"></span></td>", 100 * share);
 }
@@ -277,7 +281,7 @@ static void section_share(FILE *f, const struct lp_report *r, int intervals)
 		fputs("<tr>", f);
 		cell_name(f, sh[i].false_sharing ? "false sharing" : "true sharing");
 		cell_name(f, sh[i].object);
-		cells_misses(f, sh[i].misses, sh[i].share);
+		cells_misses(f, sh[i].misses, sh[i].misses, sh[i].misses, sh[i].share);
 		fputs("<td class=\"name\">", f);
 		html_text(f, pb);
 		fputs(" ", f);
@@ -377,13 +381,14 @@ static void section_pcs(FILE *f, const struct lp_report *r)
 	char b[32], pb[32];
 
 	fprintf(f, "<h2 id=\"pcs\">Hot pcs</h2>\n<p class=\"note\">Predicted %s misses at %s (line accesses of the "
-		   "whole run) by the pc of the access that misses.</p>\n",
+		   "whole run) by the pc of the access that misses; in brackets each row's 95%% interval, its sampling "
+		   "error.</p>\n",
 		ri->hot_policy, cli_format_size(ri->at, b, sizeof(b)));
 	table_open(f, "<pc|!misses|share|<|<function (file:line)");
 	for (size_t i = 0; i < n; i++) {
 		snprintf(pb, sizeof(pb), "%#" PRIx64, pcs[i].pc);
 		fprintf(f, "<tr><td class=\"name\" data-v=\"%" PRIu64 "\">%s</td>", pcs[i].pc, pb);
-		cells_misses(f, pcs[i].misses, pcs[i].share);
+		cells_misses(f, pcs[i].misses, pcs[i].misses_lo, pcs[i].misses_hi, pcs[i].share);
 		cell_name(f, pcs[i].name ? pcs[i].name : "?");
 		fputs("</tr>\n", f);
 	}
@@ -452,7 +457,7 @@ static void section_source(FILE *f, const struct report_html_in *in)
 		fprintf(f, "<tr><td class=\"name\">");
 		html_text(f, l[i].file);
 		fprintf(f, ":%d</td>", l[i].line);
-		cells_misses(f, l[i].misses, l[i].share);
+		cells_misses(f, l[i].misses, l[i].misses_lo, l[i].misses_hi, l[i].share);
 		cell_number(f, l[i].accesses, "%.0f");
 		cell_name(f, l[i].path);
 		fputs("</tr>\n", f);
@@ -482,7 +487,7 @@ static void section_functions(FILE *f, const struct report_html_in *in)
 	for (size_t i = 0; i < n; i++) {
 		fputs("<tr>", f);
 		cell_name(f, fn[i].label);
-		cells_misses(f, fn[i].misses, fn[i].share);
+		cells_misses(f, fn[i].misses, fn[i].misses_lo, fn[i].misses_hi, fn[i].share);
 		cell_number(f, fn[i].accesses, "%.0f");
 		fputs("</tr>\n", f);
 	}
@@ -538,7 +543,7 @@ static void section_objects(FILE *f, const struct lp_report *r)
 	for (size_t i = 0; i < n; i++) {
 		fputs("<tr>", f);
 		cell_name(f, obj[i].name);
-		cells_misses(f, obj[i].misses, obj[i].share);
+		cells_misses(f, obj[i].misses, obj[i].misses_lo, obj[i].misses_hi, obj[i].share);
 		fputs("</tr>\n", f);
 	}
 	table_close(f);
@@ -563,7 +568,7 @@ static void section_object_pcs(FILE *f, const struct lp_report *r)
 		for (; k < npr && pr[k].object == i; k++) {
 			snprintf(pb, sizeof(pb), "%#" PRIx64, pr[k].pc);
 			fprintf(f, "<tr><td class=\"name\" data-v=\"%" PRIu64 "\">%s</td>", pr[k].pc, pb);
-			cells_misses(f, pr[k].misses, pr[k].share);
+			cells_misses(f, pr[k].misses, pr[k].misses_lo, pr[k].misses_hi, pr[k].share);
 			cell_name(f, pr[k].name ? pr[k].name : "?");
 			fputs("</tr>\n", f);
 		}
