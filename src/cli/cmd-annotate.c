@@ -175,23 +175,46 @@ static void header(const struct annotate_opts *o, const struct lp_report *r, con
 	       cache, misses);
 }
 
+/* "[lo, hi] " in a column of 22, or nothing for counted misses */
+static const char *row_interval(int sampled, double lo, double hi, char *buf, size_t len)
+{
+	char b[48];
+
+	if (!sampled)
+		return "";
+	snprintf(b, sizeof(b), "[%.0f, %.0f]", lo, hi);
+	snprintf(buf, len, "%21s ", b);
+	return buf;
+}
+
 static void functions_table(const struct annotate_opts *o, const struct lp_hotspots *h)
 {
 	const struct lp_source_function *f;
 	const struct lp_source_line *l;
 	size_t nf = lp_hotspots_functions(h, &f), nl = lp_hotspots_lines(h, &l);
 
+	/* a profile's misses are estimated: each row with its 95% interval
+	 * (a trace's are counted, and the interval is the count) */
+	int sampled = nf && f[0].misses_hi > f[0].misses_lo;
+	char iv[64];
+
 	nf = o->top && nf > o->top ? o->top : nf;
 	nl = o->top && nl > o->top ? o->top : nl;
-	printf("\nfunctions by misses (inlined code: its function in the caller):\n");
-	printf("%12s %8s %14s  %s\n", "misses", "share", "line accesses", "function");
+	printf("\nfunctions by misses (inlined code: its function in the caller%s):\n",
+	       sampled ? "; 95% interval: the row's sampling error" : "");
+	printf("%12s %s%8s %14s  %s\n", "misses", sampled ? "         95% interval " : "", "share", "line accesses",
+	       "function");
 	for (size_t i = 0; i < nf; i++)
-		printf("%12.0f %7.1f%% %14.0f  %s\n", f[i].misses, 100 * f[i].share, f[i].accesses, f[i].label);
+		printf("%12.0f %s%7.1f%% %14.0f  %s\n", f[i].misses,
+		       row_interval(sampled, f[i].misses_lo, f[i].misses_hi, iv, sizeof(iv)), 100 * f[i].share,
+		       f[i].accesses, f[i].label);
 	printf("\nlines by misses:\n");
-	printf("%12s %8s %14s  %s\n", "misses", "share", "line accesses", "file:line");
+	printf("%12s %s%8s %14s  %s\n", "misses", sampled ? "         95% interval " : "", "share", "line accesses",
+	       "file:line");
 	for (size_t i = 0; i < nl; i++)
-		printf("%12.0f %7.1f%% %14.0f  %s:%d\n", l[i].misses, 100 * l[i].share, l[i].accesses, l[i].file,
-		       l[i].line);
+		printf("%12.0f %s%7.1f%% %14.0f  %s:%d\n", l[i].misses,
+		       row_interval(sampled, l[i].misses_lo, l[i].misses_hi, iv, sizeof(iv)), 100 * l[i].share,
+		       l[i].accesses, l[i].file, l[i].line);
 }
 
 static int file_shown(const struct annotate_opts *o, const struct lp_source_file *f)
