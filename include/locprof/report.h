@@ -437,10 +437,16 @@ int lp_report_merge(struct lp_report **out, struct lp_report *const *parts, size
  * params, one per profile): their curves point by point, their named
  * caches, and the hot spots - source lines, functions and data objects -
  * matched by name, with the change of their misses, by decreasing size of
- * the change. Both reports must outlive it. */
+ * the change. Both reports must outlive it. Each change has a 95%
+ * interval from the two runs' own intervals (the curves', the caches',
+ * the hot rows'), combined as two independent estimates are (Zou and
+ * Donner's MOVER: lo = delta - sqrt((b - b_lo)^2 + (a_hi - a)^2), hi =
+ * delta + sqrt((b_hi - b)^2 + (a - a_lo)^2)): a change whose interval
+ * holds 0 may be sampling noise. */
 struct lp_diff_point {
 	uint64_t size;
 	double a, b, delta; /* miss ratios; delta = b - a */
+	double delta_lo, delta_hi;
 };
 struct lp_diff_curve {
 	const char *name; /* "statstack" or "statcache" */
@@ -451,6 +457,7 @@ struct lp_diff_cache {
 	const char *label;
 	uint64_t size, ways;
 	double lru_a, lru_b, random_a, random_b;
+	double lru_delta_lo, lru_delta_hi, random_delta_lo, random_delta_hi;
 };
 enum lp_diff_kind { LP_DIFF_LINE, LP_DIFF_FUNCTION, LP_DIFF_OBJECT };
 struct lp_diff_spot {
@@ -459,6 +466,9 @@ struct lp_diff_spot {
 	double misses_a, misses_b; /* predicted misses of each run (0 when absent) */
 	double share_a, share_b;
 	double delta;             /* misses_b - misses_a */
+	double delta_lo, delta_hi; /* from the rows' intervals; a row absent
+				    * from a run counts as no sample there:
+				    * 0 in [0, 3.69 samples' weight] */
 };
 struct lp_report_diff;
 int lp_report_diff_new(struct lp_report_diff **out, const struct lp_report *a, const struct lp_report *b);

@@ -10,6 +10,7 @@
 #include <locprof/report.h>
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -163,6 +164,19 @@ static size_t rows(const struct diff_opts *o, size_t n)
 
 /* ---- text ------------------------------------------------------------- */
 
+/* "+0.0123 ±0.0040*": a change, the larger distance to the ends of its
+ * 95% interval, and '*' where the interval leaves out 0 */
+static const char *change(double delta, double lo, double hi, const char *fmt, char *buf, size_t len)
+{
+	char d[24], h[24];
+	double half = fmax(delta - lo, hi - delta);
+
+	snprintf(d, sizeof(d), fmt, delta);
+	snprintf(h, sizeof(h), fmt, isfinite(half) ? half : 0);
+	snprintf(buf, len, "%s ±%s%s", d, h + 1, lo > 0 || hi < 0 ? "*" : " ");
+	return buf;
+}
+
 static void text_run(const char *tag, const char *path, const struct lp_report *r)
 {
 	const struct lp_report_info *in = lp_report_info(r);
@@ -178,28 +192,35 @@ static void text_diff(const struct diff_opts *o, const struct lp_report *ra, con
 	const struct lp_diff_curve *cv;
 	const struct lp_diff_cache *ca;
 	size_t nc = lp_report_diff_curves(d, &cv), nca = lp_report_diff_caches(d, &ca);
-	char b[32];
+	char b[32], c[64], c2[64];
 
 	text_run("A", o->a, ra);
 	text_run("B", o->b, rb);
 	printf("%s\n\n%10s", o->cold ? "cold misses included" : "cold misses excluded", "size");
 	for (size_t k = 0; k < nc; k++)
-		printf(" %9s A %9s B %9s", column(cv[k].name), column(cv[k].name), "B - A");
+		printf(" %9s A %9s B %17s", column(cv[k].name), column(cv[k].name), "B - A");
 	printf("\n");
 	for (size_t i = 0; nc && i < cv[0].n; i++) {
 		printf("%10s", cli_format_size(cv[0].points[i].size, b, sizeof(b)));
 		for (size_t k = 0; k < nc; k++)
-			printf(" %11.4f %11.4f %+9.4f", cv[k].points[i].a, cv[k].points[i].b, cv[k].points[i].delta);
+			printf(" %11.4f %11.4f %17s", cv[k].points[i].a, cv[k].points[i].b,
+			       change(cv[k].points[i].delta, cv[k].points[i].delta_lo, cv[k].points[i].delta_hi, "%+.4f",
+				      c, sizeof(c)));
 		printf("\n");
 	}
+	printf("(±: the 95%% interval of each change, from the two runs' intervals; *: the interval leaves out 0, "
+	       "so the change is more than sampling noise)\n");
 	if (nca) {
-		printf("\n%-24s %8s %6s %9s %9s %9s %11s %11s %9s\n", "cache", "size", "ways", "lru A", "lru B",
+		printf("\n%-24s %8s %6s %9s %9s %17s %11s %11s %17s\n", "cache", "size", "ways", "lru A", "lru B",
 		       "B - A", "random A", "random B", "B - A");
 		for (size_t i = 0; i < nca; i++)
-			printf("%-24s %8s %6" PRIu64 " %9.4f %9.4f %+9.4f %12.4f %12.4f %+9.4f\n", ca[i].label,
+			printf("%-24s %8s %6" PRIu64 " %9.4f %9.4f %17s %12.4f %12.4f %17s\n", ca[i].label,
 			       cli_format_size(ca[i].size, b, sizeof(b)), ca[i].ways, ca[i].lru_a, ca[i].lru_b,
-			       ca[i].lru_b - ca[i].lru_a, ca[i].random_a, ca[i].random_b,
-			       ca[i].random_b - ca[i].random_a);
+			       change(ca[i].lru_b - ca[i].lru_a, ca[i].lru_delta_lo, ca[i].lru_delta_hi, "%+.4f", c,
+				      sizeof(c)),
+			       ca[i].random_a, ca[i].random_b,
+			       change(ca[i].random_b - ca[i].random_a, ca[i].random_delta_lo, ca[i].random_delta_hi,
+				      "%+.4f", c2, sizeof(c2)));
 	}
 	for (int k = LP_DIFF_LINE; k <= LP_DIFF_OBJECT; k++) {
 		static const char *const titles[3] = { "source lines", "functions", "data objects" };
@@ -209,10 +230,11 @@ static void text_diff(const struct diff_opts *o, const struct lp_report *ra, con
 		if (!n)
 			continue;
 		printf("\n%s whose predicted %s misses in %s moved most:\n", titles[k], in->hot_policy, o->hot_cache);
-		printf("%12s %7s %12s %7s %13s  %s\n", "misses A", "share", "misses B", "share", "B - A", kind_names[k]);
+		printf("%12s %7s %12s %7s %24s  %s\n", "misses A", "share", "misses B", "share", "B - A", kind_names[k]);
 		for (size_t i = 0; i < n; i++)
-			printf("%12.0f %6.1f%% %12.0f %6.1f%% %+13.0f  %s\n", s[i].misses_a, 100 * s[i].share_a,
-			       s[i].misses_b, 100 * s[i].share_b, s[i].delta, s[i].name);
+			printf("%12.0f %6.1f%% %12.0f %6.1f%% %24s  %s\n", s[i].misses_a, 100 * s[i].share_a,
+			       s[i].misses_b, 100 * s[i].share_b,
+			       change(s[i].delta, s[i].delta_lo, s[i].delta_hi, "%+.0f", c, sizeof(c)), s[i].name);
 	}
 }
 
@@ -228,26 +250,31 @@ static void csv_diff(const struct diff_opts *o, const struct lp_report *ra, cons
 
 	printf("# locprof diff A %s, B %s, line %g, %s\n", cli_csv_field(o->a, b1, sizeof(b1)),
 	       cli_csv_field(o->b, b2, sizeof(b2)), in->line, o->cold ? "cold misses included" : "cold misses excluded");
-	printf("curve,size_bytes,miss_ratio_a,miss_ratio_b,delta\n");
+	printf("curve,size_bytes,miss_ratio_a,miss_ratio_b,delta,delta_lo,delta_hi\n");
 	for (size_t k = 0; k < nc; k++)
 		for (size_t i = 0; i < cv[k].n; i++)
-			printf("%s,%" PRIu64 ",%.6f,%.6f,%.6f\n", cv[k].name, cv[k].points[i].size, cv[k].points[i].a,
-			       cv[k].points[i].b, cv[k].points[i].delta);
+			printf("%s,%" PRIu64 ",%.6f,%.6f,%.6f,%.6f,%.6f\n", cv[k].name, cv[k].points[i].size,
+			       cv[k].points[i].a, cv[k].points[i].b, cv[k].points[i].delta, cv[k].points[i].delta_lo,
+			       cv[k].points[i].delta_hi);
 	if (nca) {
-		printf("\ncache,size_bytes,ways,lru_a,lru_b,random_a,random_b\n");
+		printf("\ncache,size_bytes,ways,lru_a,lru_b,random_a,random_b,lru_delta_lo,lru_delta_hi,"
+		       "random_delta_lo,random_delta_hi\n");
 		for (size_t i = 0; i < nca; i++)
-			printf("%s,%" PRIu64 ",%" PRIu64 ",%.6f,%.6f,%.6f,%.6f\n", cli_csv_field(ca[i].label, b1, sizeof(b1)),
-			       ca[i].size, ca[i].ways, ca[i].lru_a, ca[i].lru_b, ca[i].random_a, ca[i].random_b);
+			printf("%s,%" PRIu64 ",%" PRIu64 ",%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f\n",
+			       cli_csv_field(ca[i].label, b1, sizeof(b1)), ca[i].size, ca[i].ways, ca[i].lru_a,
+			       ca[i].lru_b, ca[i].random_a, ca[i].random_b, ca[i].lru_delta_lo, ca[i].lru_delta_hi,
+			       ca[i].random_delta_lo, ca[i].random_delta_hi);
 	}
 	printf("\n# predicted %s misses in %s, line accesses of each whole run\n", in->hot_policy, o->hot_cache);
-	printf("kind,name,misses_a,misses_b,share_a,share_b,delta\n");
+	printf("kind,name,misses_a,misses_b,share_a,share_b,delta,delta_lo,delta_hi\n");
 	for (int k = LP_DIFF_LINE; k <= LP_DIFF_OBJECT; k++) {
 		const struct lp_diff_spot *s;
 		size_t n = rows(o, lp_report_diff_spots(d, (enum lp_diff_kind)k, &s));
 
 		for (size_t i = 0; i < n; i++)
-			printf("%s,%s,%.1f,%.1f,%.6f,%.6f,%.1f\n", kind_names[k], cli_csv_field(s[i].name, b1, sizeof(b1)),
-			       s[i].misses_a, s[i].misses_b, s[i].share_a, s[i].share_b, s[i].delta);
+			printf("%s,%s,%.1f,%.1f,%.6f,%.6f,%.1f,%.1f,%.1f\n", kind_names[k],
+			       cli_csv_field(s[i].name, b1, sizeof(b1)), s[i].misses_a, s[i].misses_b, s[i].share_a,
+			       s[i].share_b, s[i].delta, s[i].delta_lo, s[i].delta_hi);
 	}
 }
 
@@ -278,8 +305,10 @@ static void json_diff(const struct diff_opts *o, const struct lp_report *ra, con
 	for (size_t k = 0; k < nc; k++) {
 		printf("%s{\"name\":\"%s\",\"points\":[", k ? "," : "", cv[k].name);
 		for (size_t i = 0; i < cv[k].n; i++)
-			printf("%s{\"size\":%" PRIu64 ",\"a\":%.6f,\"b\":%.6f,\"delta\":%.6f}", i ? "," : "",
-			       cv[k].points[i].size, cv[k].points[i].a, cv[k].points[i].b, cv[k].points[i].delta);
+			printf("%s{\"size\":%" PRIu64 ",\"a\":%.6f,\"b\":%.6f,\"delta\":%.6f,\"delta_lo\":%.6f,"
+			       "\"delta_hi\":%.6f}",
+			       i ? "," : "", cv[k].points[i].size, cv[k].points[i].a, cv[k].points[i].b,
+			       cv[k].points[i].delta, cv[k].points[i].delta_lo, cv[k].points[i].delta_hi);
 		printf("]}");
 	}
 	printf("],\"caches\":[");
@@ -287,8 +316,10 @@ static void json_diff(const struct diff_opts *o, const struct lp_report *ra, con
 		printf("%s{\"cache\":", i ? "," : "");
 		cli_json_string(ca[i].label);
 		printf(",\"size\":%" PRIu64 ",\"ways\":%" PRIu64 ",\"lru_a\":%.6f,\"lru_b\":%.6f,\"random_a\":%.6f,"
-		       "\"random_b\":%.6f}",
-		       ca[i].size, ca[i].ways, ca[i].lru_a, ca[i].lru_b, ca[i].random_a, ca[i].random_b);
+		       "\"random_b\":%.6f,\"lru_delta_lo\":%.6f,\"lru_delta_hi\":%.6f,\"random_delta_lo\":%.6f,"
+		       "\"random_delta_hi\":%.6f}",
+		       ca[i].size, ca[i].ways, ca[i].lru_a, ca[i].lru_b, ca[i].random_a, ca[i].random_b,
+		       ca[i].lru_delta_lo, ca[i].lru_delta_hi, ca[i].random_delta_lo, ca[i].random_delta_hi);
 	}
 	printf("],\"hot\":{\"policy\":\"%s\",\"at\":%" PRIu64 ",\"cache\":", in->hot_policy, in->at);
 	cli_json_string(o->hot_cache);
@@ -301,8 +332,10 @@ static void json_diff(const struct diff_opts *o, const struct lp_report *ra, con
 		for (size_t i = 0; i < n; i++) {
 			printf("%s{\"name\":", i ? "," : "");
 			cli_json_string(s[i].name);
-			printf(",\"misses_a\":%.1f,\"misses_b\":%.1f,\"share_a\":%.6f,\"share_b\":%.6f,\"delta\":%.1f}",
-			       s[i].misses_a, s[i].misses_b, s[i].share_a, s[i].share_b, s[i].delta);
+			printf(",\"misses_a\":%.1f,\"misses_b\":%.1f,\"share_a\":%.6f,\"share_b\":%.6f,\"delta\":%.1f,"
+			       "\"delta_lo\":%.1f,\"delta_hi\":%.1f}",
+			       s[i].misses_a, s[i].misses_b, s[i].share_a, s[i].share_b, s[i].delta, s[i].delta_lo,
+			       s[i].delta_hi);
 		}
 		printf("]");
 	}
@@ -356,7 +389,8 @@ static int run(int argc, char **argv)
 	 * rows is not taken for one without misses */
 	pa = (struct lp_report_params){ .sizes = sizes, .nsizes = nsizes, .caches = o.caches, .ncaches = o.ncaches,
 					.policies = o.policies, .cold = o.cold, .fill = LP_STATCACHE_FILL_AUTO,
-					.at = o.at, .top = SIZE_MAX };
+					.at = o.at, .top = SIZE_MAX, .resamples = LP_INTERVAL_RESAMPLES, .seed = 1,
+					.jobs = cli_default_jobs() };
 	if (!o.at && o.ncaches) {
 		/* the hot spots of the first named cache, with its conflicts */
 		pa.at = o.caches[0].size;

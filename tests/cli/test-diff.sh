@@ -26,7 +26,9 @@ awk '$1 == "matmul.c:24" && $2 > 0 && $4 < 0 { ok = 1 } END { exit !ok }' "$T/li
 awk '$1 == "matmul.c:32" && $3 > 0 && $4 > 0 { ok = 1 } END { exit !ok }' "$T/lines" ||
 	{ cat "$T/lines" >&2; fail "line 32 did not gain misses"; }
 awk '{ d = $3 - $2 - $4; if (d > 1 || d < -1) exit 1 }' "$T/lines" || fail "B - A is not misses B - misses A"
-expect_grep '^ +[0-9]+ +[0-9.]+% +[0-9]+ +[0-9.]+% +[-+][0-9]+  heap@main \(matmul\.c:12\)$' "$T/text"
+expect_grep '^ +[0-9]+ +[0-9.]+% +[0-9]+ +[0-9.]+% +[-+][0-9]+ ±[0-9]+[* ]  heap@main \(matmul\.c:12\)$' "$T/text"
+# line 24's change is far outside the sampling noise of either run
+expect_grep '^ +[0-9]+ +[0-9.]+% +[0-9]+ +[0-9.]+% +-[0-9]+ ±[0-9]+\*  matmul\.c:24$' "$T/text"
 
 # the curves are each report's own
 for v in naive interchange; do
@@ -35,8 +37,14 @@ for v in naive interchange; do
 done
 expect_status 0 "$LOCPROF" diff "$T/naive.lpp" "$T/interchange.lpp" "${opts[@]}" --format csv
 cp "$T/out" "$T/csv"
-expect_grep '^curve,size_bytes,miss_ratio_a,miss_ratio_b,delta$' "$T/csv"
-expect_grep '^kind,name,misses_a,misses_b,share_a,share_b,delta$' "$T/csv"
+expect_grep '^curve,size_bytes,miss_ratio_a,miss_ratio_b,delta,delta_lo,delta_hi$' "$T/csv"
+expect_grep '^kind,name,misses_a,misses_b,share_a,share_b,delta,delta_lo,delta_hi$' "$T/csv"
+# every change inside its interval, the intervals not empty where there
+# are samples
+awk -F, '$1 == "statstack" && !($6 <= $5 && $5 <= $7 && $6 < $7) { exit 1 }' "$T/csv" ||
+	fail "a curve's change outside its interval"
+awk -F, '$1 == "line" && !($8 <= $7 && $7 <= $9 && $8 < $9) { exit 1 }' "$T/csv" ||
+	fail "a line's change outside its interval"
 expect_grep '^line,matmul\.c:24,[0-9.]+,[0-9.]+,' "$T/csv"
 awk -F, '$1 == "statstack" { print $2, $3 }' "$T/csv" | cmp -s - "$T/naive.curve" || fail "A's curve is not naive's report"
 awk -F, '$1 == "statstack" { print $2, $4 }' "$T/csv" | cmp -s - "$T/interchange.curve" || fail "B's curve is not interchange's report"
@@ -50,9 +58,13 @@ assert d["a"]["profile"].endswith("naive.lpp") and d["b"]["profile"].endswith("i
 lru = [c for c in d["curves"] if c["name"] == "statstack"][0]
 assert [p["size"] for p in lru["points"]] == [4096, 8192, 16384, 32768, 65536]
 assert all(abs(p["b"] - p["a"] - p["delta"]) < 2e-6 for p in lru["points"])
+assert all(p["delta_lo"] <= p["delta"] <= p["delta_hi"] for p in lru["points"])
+c = d["caches"][0]
+assert c["lru_delta_lo"] <= c["lru_b"] - c["lru_a"] <= c["lru_delta_hi"]
 assert d["caches"][0]["cache"] == "16K:8:64"
 lines = {l["name"]: l for l in d["hot"]["lines"]}
 assert lines["matmul.c:24"]["delta"] < 0 and lines["matmul.c:32"]["delta"] > 0
+assert lines["matmul.c:24"]["delta_hi"] < 0 and lines["matmul.c:32"]["delta_lo"] > 0
 assert d["hot"]["objects"] and d["hot"]["functions"][0]["name"] == "main"
 PY
 

@@ -49,6 +49,18 @@ void lp_report_diff_free(struct lp_report_diff *d)
 	free(d);
 }
 
+/* The 95% interval [*lo, *hi] of b - a from the intervals of a and b
+ * (MOVER, Zou and Donner 2008: each end from the two ends that move the
+ * difference that way, in quadrature). */
+static void change_interval(double a, double a_lo, double a_hi, double b, double b_lo, double b_hi, double *lo,
+			    double *hi)
+{
+	double d = b - a;
+
+	*lo = d - sqrt((b - b_lo) * (b - b_lo) + (a_hi - a) * (a_hi - a));
+	*hi = d + sqrt((b_hi - b) * (b_hi - b) + (a - a_lo) * (a - a_lo));
+}
+
 static int diff_curves(struct lp_report_diff *d, const struct lp_report *a, const struct lp_report *b)
 {
 	const struct lp_curve *ca, *cb;
@@ -75,6 +87,10 @@ static int diff_curves(struct lp_report_diff *d, const struct lp_report *a, cons
 			pt[k] = (struct lp_diff_point){ .size = ca[i].size[k], .a = ca[i].ratio[k],
 							.b = other->ratio[k],
 							.delta = other->ratio[k] - ca[i].ratio[k] };
+			change_interval(pt[k].a, ca[i].iv ? ca[i].iv[k].lo : pt[k].a,
+					ca[i].iv ? ca[i].iv[k].hi : pt[k].a, pt[k].b,
+					other->iv ? other->iv[k].lo : pt[k].b, other->iv ? other->iv[k].hi : pt[k].b,
+					&pt[k].delta_lo, &pt[k].delta_hi);
 		}
 		d->points[d->ncurves] = pt;
 		d->curves[d->ncurves++] = (struct lp_diff_curve){ .name = ca[i].name, .points = pt, .n = ca[i].n };
@@ -93,9 +109,15 @@ static int diff_caches(struct lp_report_diff *d, const struct lp_report *a, cons
 		for (size_t j = 0; j < nb; j++) {
 			if (ca[i].size != cb[j].size || ca[i].ways != cb[j].ways || strcmp(ca[i].label, cb[j].label))
 				continue;
-			d->caches[d->ncaches++] = (struct lp_diff_cache){
-				.label = ca[i].label, .size = ca[i].size, .ways = ca[i].ways, .lru_a = ca[i].lru,
-				.lru_b = cb[j].lru, .random_a = ca[i].random, .random_b = cb[j].random };
+			struct lp_diff_cache *c = &d->caches[d->ncaches++];
+
+			*c = (struct lp_diff_cache){ .label = ca[i].label, .size = ca[i].size, .ways = ca[i].ways,
+						     .lru_a = ca[i].lru, .lru_b = cb[j].lru,
+						     .random_a = ca[i].random, .random_b = cb[j].random };
+			change_interval(c->lru_a, ca[i].lru_iv.lo, ca[i].lru_iv.hi, c->lru_b, cb[j].lru_iv.lo,
+					cb[j].lru_iv.hi, &c->lru_delta_lo, &c->lru_delta_hi);
+			change_interval(c->random_a, ca[i].random_iv.lo, ca[i].random_iv.hi, c->random_b,
+					cb[j].random_iv.lo, cb[j].random_iv.hi, &c->random_delta_lo, &c->random_delta_hi);
 			break;
 		}
 	return 0;
@@ -105,7 +127,8 @@ static int diff_caches(struct lp_report_diff *d, const struct lp_report *a, cons
 struct named {
 	const char *name;
 	double misses, share;
-	int run; /* 0: a, 1: b */
+	double sq; /* the row's summed squares (lp_report_count_interval()) */
+	int run;   /* 0: a, 1: b */
 };
 
 static int cmp_named(const void *x, const void *y)
@@ -151,12 +174,12 @@ static int collect(struct lp_report_diff *d, const struct lp_report *r, int run,
 		const struct lp_report_object *o;
 		size_t no = lp_report_objects(r, &o);
 		for (size_t i = 0; i < no; i++)
-			v[(*n)++] = (struct named){ o[i].name, o[i].misses, o[i].share, run };
+			v[(*n)++] = (struct named){ o[i].name, o[i].misses, o[i].share, o[i].misses_sq, run };
 	} else if (k == LP_DIFF_FUNCTION && h) {
 		const struct lp_source_function *f;
 		size_t nf = lp_hotspots_functions(h, &f);
 		for (size_t i = 0; i < nf; i++)
-			v[(*n)++] = (struct named){ f[i].label, f[i].misses, f[i].share, run };
+			v[(*n)++] = (struct named){ f[i].label, f[i].misses, f[i].share, f[i].misses_sq, run };
 	} else if (h) {
 		const struct lp_source_line *l;
 		size_t nl = lp_hotspots_lines(h, &l);
@@ -164,7 +187,7 @@ static int collect(struct lp_report_diff *d, const struct lp_report *r, int run,
 			const char *name = line_name(d, &l[i], cap_names);
 			if (!name)
 				return lp_seterr(LP_ENOMEM, "out of memory");
-			v[(*n)++] = (struct named){ name, l[i].misses, l[i].share, run };
+			v[(*n)++] = (struct named){ name, l[i].misses, l[i].share, l[i].misses_sq, run };
 		}
 	}
 	return 0;
@@ -189,11 +212,14 @@ static int diff_spots(struct lp_report_diff *d, const struct lp_report *a, const
 {
 	size_t n = 0, m = 0, cap = rows_of(a, k) + rows_of(b, k) + 1;
 	struct named *v = malloc(cap * sizeof(*v));
+	double *sq = calloc(2 * cap, sizeof(*sq)); /* each spot's squares in a and b */
+	double wa = lp_report_info(a)->sample_weight, wb = lp_report_info(b)->sample_weight;
 	struct spot_set *s = &d->spots[k];
 	int err;
 
-	if (!v || !(s->v = calloc(cap, sizeof(*s->v)))) {
+	if (!v || !sq || !(s->v = calloc(cap, sizeof(*s->v)))) {
 		free(v);
+		free(sq);
 		return lp_seterr(LP_ENOMEM, "out of memory");
 	}
 	if ((err = collect(d, a, 0, k, v, &n, cap_names)) < 0 || (err = collect(d, b, 1, k, v, &n, cap_names)) < 0)
@@ -215,7 +241,16 @@ static int diff_spots(struct lp_report_diff *d, const struct lp_report *a, const
 			sp->misses_a += v[i].misses;
 			sp->share_a += v[i].share;
 		}
+		sq[2 * (m - 1) + v[i].run] += v[i].sq;
 		sp->delta = sp->misses_b - sp->misses_a;
+	}
+	for (size_t i = 0; i < m; i++) {
+		struct lp_diff_spot *sp = &s->v[i];
+		double alo, ahi, blo, bhi;
+
+		lp_report_count_interval(sp->misses_a, sq[2 * i], wa, &alo, &ahi);
+		lp_report_count_interval(sp->misses_b, sq[2 * i + 1], wb, &blo, &bhi);
+		change_interval(sp->misses_a, alo, ahi, sp->misses_b, blo, bhi, &sp->delta_lo, &sp->delta_hi);
 	}
 	/* a line or function with accesses but no misses in either run did
 	 * not move */
@@ -228,6 +263,7 @@ static int diff_spots(struct lp_report_diff *d, const struct lp_report *a, const
 	qsort(s->v, m, sizeof(*s->v), cmp_spot);
 out:
 	free(v);
+	free(sq);
 	return err;
 }
 
