@@ -15,9 +15,9 @@ main="$LOCPROF_SRC/tests/data/names-lib-main.c"
 # check WHAT: the report of $T/l.lpp names the loop and the table by soname
 check() {
 	expect_status 0 "$LOCPROF" report "$T/l.lpp" --at 32K --top 8 --policy lru
-	expect_grep '^ +0x[0-9a-f]+ +[0-9]+ +[0-9.]+% +libnameslib\.so\.1:lib_sum$' "$T/out"
+	expect_grep '^ +0x[0-9a-f]+ +[0-9]+ +\[[0-9]+, [0-9]+\] +[0-9.]+% +libnameslib\.so\.1:lib_sum$' "$T/out"
 	sed -n '/^top data objects/,/^$/p' "$T/out" >"$T/objects"
-	expect_grep '^ *heap@libnameslib\.so\.1:lib_table +[0-9]+ +[0-9.]+%$' "$T/objects"
+	expect_grep '^ *heap@libnameslib\.so\.1:lib_table +[0-9]+ +\[[0-9]+, [0-9]+\] +[0-9.]+%$' "$T/objects"
 	if grep -E 'libnameslib\.so\.1\.2\.3|heap@0x' "$T/out"; then
 		fail "a name by the library's file name or an address ($1)"
 	fi
@@ -42,7 +42,7 @@ if [ -x "$LOCPROF_BUILD/src/vg/locprof-amd64-linux" ] && command -v valgrind >/d
 	# the per-function table too, where there is one (it needs some code
 	# with lines: the loader's, where the system has its debug information)
 	if grep -c '^top functions' "$T/out" >/dev/null; then
-		expect_grep '^ +[0-9]+ +[0-9.]+% +[0-9]+ +libnameslib\.so\.1:lib_sum$' "$T/out"
+		expect_grep '^ +[0-9]+ +\[[0-9]+, [0-9]+\] +[0-9.]+% +[0-9]+ +libnameslib\.so\.1:lib_sum$' "$T/out"
 	fi
 fi
 echo ok

@@ -22,7 +22,7 @@ check_report() {
 	expect_status 0 "$LOCPROF" report "$T/o.lpp" --at 32K --top 8 --policy lru
 	sed -n '/^top data objects/,/^$/p' "$T/out" >"$T/objects"
 	for name in scratch hist 'heap@make_grid( \(names-omp\.c:[0-9]+\))?'; do
-		expect_grep "^ *$name +[0-9]+ +[0-9.]+%$" "$T/objects"
+		expect_grep "^ *$name +[0-9]+ +\[[0-9]+, [0-9]+\] +[0-9.]+%$" "$T/objects"
 	done
 	# the three hold nearly every miss: (other) at most a trace
 	awk '$1 == "(other)" && $3 + 0 > 1 { exit 1 }' "$T/objects" ||

@@ -16,7 +16,7 @@ src="$LOCPROF_SRC/tests/data/names.cpp"
 # hottest object, at geo::make_points, and no object by a wrapper.
 check_objects() {
 	sed -n '/^top data objects/,/^$/p' "$T/out" >"$T/objects"
-	expect_grep '^ *heap@geo::make_points( \(names\.cpp:2[0-9]\))? +[0-9]+ +[0-9.]+%$' "$T/objects"
+	expect_grep '^ *heap@geo::make_points( \(names\.cpp:2[0-9]\))? +[0-9]+ +\[[0-9]+, [0-9]+\] +[0-9.]+%$' "$T/objects"
 	[ "$(sed -n 3p "$T/objects" | awk '{ print $1 }')" = heap@geo::make_points ] ||
 		fail "the hottest object is not the points' vector ($1)"
 	if grep -E '^ *(heap@(operator|std::|__gnu_cxx|_Z|0x|libstdc)|_Z)' "$T/objects"; then
@@ -28,7 +28,7 @@ for g in -g0 -g; do
 	expect_status 0 "$LOCPROF" record -q -o "$T/n$g.lpp" --rate 0.01 -- "$T/names$g"
 	expect_status 0 "$LOCPROF" report "$T/n$g.lpp" --at 32K --top 8 --policy lru
 	# the sweep of the points is the hottest code, named with its namespace
-	expect_grep '^ +0x[0-9a-f]+ +[0-9]+ +[0-9.]+% +geo::sweep( \(names\.cpp:[0-9]+\))?$' "$T/out"
+	expect_grep '^ +0x[0-9a-f]+ +[0-9]+ +\[[0-9]+, [0-9]+\] +[0-9.]+% +geo::sweep( \(names\.cpp:[0-9]+\))?$' "$T/out"
 	# the sort: std:: code, demangled, template arguments elided
 	expect_grep '% +(std::[A-Za-z_:]+(<\.\.\.>)?|main::.*operator\(\))( |$)' "$T/out"
 	if grep -qE '% +_Z|% +0x' "$T/out"; then

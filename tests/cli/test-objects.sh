@@ -34,5 +34,5 @@ expect_grep "^allocation events: [0-9]+ \([1-9][0-9]* allocs, [1-9][0-9]* frees\
 expect_grep "^alloc - [0-9]+ 0x[0-9a-f]+ 524288 0x[0-9a-f]+$" "$T/out"
 expect_status 0 "$LOCPROF" report "$T/o.lpp" --at 32K --top 5 --policy lru
 expect_grep "^top data objects by predicted LRU misses at 32K" "$T/out"
-expect_grep "^ +g_table +[0-9]+ +[0-9.]+%$" "$T/out"
-expect_grep "^ +heap@main \(objs\.c:[0-9]+\) +[0-9]+ +[0-9.]+%$" "$T/out"
+expect_grep "^ +g_table +[0-9]+ +\[[0-9]+, [0-9]+\] +[0-9.]+%$" "$T/out"
+expect_grep "^ +heap@main \(objs\.c:[0-9]+\) +[0-9]+ +\[[0-9]+, [0-9]+\] +[0-9.]+%$" "$T/out"

@@ -50,7 +50,7 @@ expect_status 0 "$LOCPROF" dump --format json "$T/a.lpp"
 python3 -c 'import json,sys; a=json.load(open(sys.argv[1]))["allocations"]; assert [e["event"] for e in a]==["alloc","alloc","free"] and a[2]["time"]==6000 and a[1]["size"]==128, a' "$T/out" || fail "bad allocations in json"
 expect_status 0 "$LOCPROF" report "$T/a.lpp" --at 4K --top 5 --policy lru
 expect_grep "^top data objects by predicted LRU misses at 4K \(2 heap blocks" "$T/out"
-expect_grep "^ +heap@0x400100 +[0-9]+ +100.0%$" "$T/out"
+expect_grep "^ +heap@0x400100 +[0-9]+ +\\[[0-9]+, [0-9]+\\] +100.0%$" "$T/out"
 # a profile cut inside its allocation section keeps the samples
 size=$(stat -c %s "$T/a.lpp")
 head -c $((size - 40)) "$T/a.lpp" >"$T/acut.lpp"

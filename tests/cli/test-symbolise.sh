@@ -32,7 +32,7 @@ for lto in --lto --no-lto; do
 	# where walk is inlined, in main at the line of the call (16)
 	expect_status 0 "$LOCPROF" record -q -o "$T/s.lpp" --rate 0.01 -- "$T/sweep$lto"
 	expect_status 0 "$LOCPROF" report "$T/s.lpp" --policy lru --top 3
-	expect_grep '^ +0x[0-9a-f]+ +[0-9]+ +[0-9.]+% +(walk|main) \(sweep\.c:8\)( in main \(sweep\.c:16\))?$' "$T/out"
+	expect_grep '^ +0x[0-9a-f]+ +[0-9]+ +\[[0-9]+, [0-9]+\] +[0-9.]+% +(walk|main) \(sweep\.c:8\)( in main \(sweep\.c:16\))?$' "$T/out"
 	if grep -qE '% +walk ' "$T/out"; then
 		expect_grep '% +walk \(sweep\.c:8\) in main \(sweep\.c:16\)$' "$T/out"
 	fi

@@ -26,11 +26,14 @@
  *   interval is the union of the estimate +- t(B-1) sd of the resamples
  *   (a two-sided 95 % interval, the level statistics uses by default)
  *   and the range of the resamples, so that two clusters of resamples
- *   (a cliff) are covered whole, not averaged into the middle; the sd is
- *   at least the binomial one of a proportion of the n samples, since 8
- *   resamples estimate it with about 27 % relative error; and the
- *   half-width at least LP_INTERVAL_MODEL, the models' own resolution,
- *   which a profile of many samples would otherwise hide.
+ *   (a cliff) are covered whole, not averaged into the middle; it holds
+ *   at least the Wilson score interval of a proportion e of the n
+ *   samples, since 8 resamples estimate the sd with about 27 % relative
+ *   error (Wilson's, not e +- 1.96 sqrt(e (1 - e) / n): that one has no
+ *   width at 0 and 1, where 22 samples that all hit say only that the
+ *   ratio is below 15 %); and the half-width at least LP_INTERVAL_MODEL,
+ *   the models' own resolution, which a profile of many samples would
+ *   otherwise hide.
  */
 #include <locprof/model.h>
 
@@ -118,13 +121,25 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* The Wilson score interval [*lo, *hi] of a proportion e of n trials at
+ * 95 % (Wilson 1927): the binomial floor of an estimate from n samples. */
+static void wilson(double e, double n, double *lo, double *hi)
+{
+	double z2 = LP_INTERVAL_Z * LP_INTERVAL_Z, d = 1 + z2 / n;
+	double centre = (e + z2 / (2 * n)) / d;
+	double half = LP_INTERVAL_Z / d * sqrt(fmax(e * (1 - e), 0.0) / n + z2 / (4 * n * n));
+
+	*lo = fmax(0.0, centre - half);
+	*hi = fmin(1.0, centre + half);
+}
+
 /* The interval of one output from its estimate e and B resampled values
  * v (sorted here), and whether it is wide because of a cliff: n is the
  * number of samples, whose binomial noise sqrt(e (1 - e) / n) is what a
  * smooth ratio of n samples spreads by. */
 static void interval_of(double e, double *v, unsigned B, double n, struct lp_interval *out)
 {
-	double mean = 0, var = 0, half, lo, hi, range, noise;
+	double mean = 0, var = 0, half, lo, hi, range, noise, wlo = 1, whi = 0;
 	unsigned used = 0;
 
 	*out = (struct lp_interval){ .lo = e, .hi = e, .below = NAN, .above = NAN };
@@ -143,13 +158,15 @@ static void interval_of(double e, double *v, unsigned B, double n, struct lp_int
 		var += (v[b] - mean) * (v[b] - mean);
 	/* A ratio of n samples is at least as noisy as a proportion of n
 	 * (StatStack's is one: the share of samples whose stack distance
-	 * reaches the cache size): the binomial sd is a floor, which keeps a
-	 * handful of resamples that happen to agree from giving too narrow an
-	 * interval. */
+	 * reaches the cache size): the binomial interval is a floor, which
+	 * keeps a handful of resamples that happen to agree from giving too
+	 * narrow an interval. */
 	noise = n > 0 ? sqrt(fmax(e * (1 - e), 0.0) / n) : 0;
-	half = fmax(fmax(t975(used - 1) * sqrt(var / (used - 1)), LP_INTERVAL_Z * noise), LP_INTERVAL_MODEL);
-	lo = fmin(e - half, v[0]);
-	hi = fmax(e + half, v[used - 1]);
+	if (n > 0 && e >= 0 && e <= 1)
+		wilson(e, n, &wlo, &whi);
+	half = fmax(t975(used - 1) * sqrt(var / (used - 1)), LP_INTERVAL_MODEL);
+	lo = fmin(fmin(e - half, wlo), v[0]);
+	hi = fmax(fmax(e + half, whi), v[used - 1]);
 	out->lo = fmax(0.0, lo);
 	out->hi = fmin(1.0, hi);
 	/* A cliff: the resamples spread far beyond the binomial noise (the

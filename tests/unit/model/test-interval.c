@@ -119,6 +119,34 @@ static void test_coverage_of_a_proportion(void **state)
 	assert_true(width > 2.1 * sd && width < 3.0 * sd); /* 90 %: 1.97 sd */
 }
 
+/* A rare event: a share of 0.5 % of 300 samples is 0 in a fifth of the
+ * runs, where every resample agrees on 0; the binomial floor must still
+ * reach the true share (the Wilson interval: p +- 1.96 sd has no width
+ * at 0, and held 0.005 in about three runs of four). */
+static void test_coverage_near_zero(void **state)
+{
+	const size_t n = 300, runs = 200;
+	struct lp_interval_params ip = { .li = 0, .resamples = 0, .seed = 5 };
+	size_t covered = 0, zeros = 0;
+
+	(void)state;
+	for (size_t k = 0; k < runs; k++) {
+		struct lp_profile *p = bernoulli_profile(n, 0.005, 500 + k);
+		struct lp_interval iv;
+		double est;
+
+		long_share(p, NULL, &est);
+		assert_int_equal(lp_model_intervals(p, &ip, long_share, NULL, &est, 1, &iv), 0);
+		zeros += est == 0;
+		covered += iv.lo <= 0.005 && 0.005 <= iv.hi;
+		assert_true(iv.hi < 0.06); /* not trivially wide */
+		lp_profile_free(p);
+	}
+	print_message("share 0.005 of %zu: %zu runs of %zu gave 0; coverage %zu\n", n, zeros, runs, covered);
+	assert_true(zeros >= runs / 10);
+	assert_true(covered >= runs * 93 / 100);
+}
+
 /* At the knife edge the resamples land on both sides: the interval spans
  * both levels and is called a cliff; away from it, neither. */
 static void test_cliff(void **state)
@@ -137,9 +165,11 @@ static void test_cliff(void **state)
 	cliff_model(far, NULL, &est);
 	assert_int_equal(lp_model_intervals(far, &ip, cliff_model, NULL, &est, 1, &iv), 0);
 	assert_false(iv.cliff);
-	/* every resample agrees: the interval is the binomial floor */
-	double floor_half = LP_INTERVAL_Z * sqrt(0.6 * 0.4 / 2000);
-	assert_true(fabs(iv.lo - (0.6 - floor_half)) < 1e-9 && fabs(iv.hi - (0.6 + floor_half)) < 1e-9);
+	/* every resample agrees: the interval is the binomial floor, Wilson's
+	 * score interval of 0.6 of 2 000 */
+	double z = LP_INTERVAL_Z, n = 2000, c = (0.6 + z * z / (2 * n)) / (1 + z * z / n);
+	double h = z / (1 + z * z / n) * sqrt(0.6 * 0.4 / n + z * z / (4 * n * n));
+	assert_true(fabs(iv.lo - (c - h)) < 1e-9 && fabs(iv.hi - (c + h)) < 1e-9);
 	assert_true(isnan(iv.below));
 	lp_profile_free(edge);
 	lp_profile_free(far);
@@ -280,6 +310,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_resample),
 		cmocka_unit_test(test_coverage_of_a_proportion),
+		cmocka_unit_test(test_coverage_near_zero),
 		cmocka_unit_test(test_cliff),
 		cmocka_unit_test(test_jobs),
 		cmocka_unit_test(test_report_intervals),
