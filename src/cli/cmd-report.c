@@ -289,17 +289,15 @@ static void text_unseen(const struct lp_report_cache *c)
 static void text_few_samples(const struct report_opts *o, const struct lp_report *r)
 {
 	const struct lp_report_info *in = lp_report_info(r);
-	double n = (double)in->samples, rate, want;
+	double n = (double)in->samples, want;
 
 	(void)o;
 	if (in->samples >= REPORT_FEW_SAMPLES || !in->accesses)
 		return;
-	/* the profile's rate, and the power of ten that gives enough */
-	rate = fmax(1.0, (double)in->recorded) / (double)in->accesses;
-	want = fmin(1.0, pow(10, ceil(log10(rate * REPORT_ENOUGH_SAMPLES / fmax(1.0, n)))));
+	want = fmin(1.0, pow(10, ceil(log10(REPORT_ENOUGH_SAMPLES / (double)in->accesses))));
 	printf("only %zu samples: each ratio is a share of them, known to within %.0f points at worst; recording "
 	       "at --rate %g would give about %.0f\n",
-	       in->samples, 100 * LP_INTERVAL_Z * sqrt(0.25 / fmax(1.0, n)), want, fmax(1.0, n) * want / rate);
+	       in->samples, 100 * LP_INTERVAL_Z * sqrt(0.25 / fmax(1.0, n)), want, (double)in->accesses * want);
 }
 
 static void text_curves(const struct report_opts *o, const struct lp_report *r)

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,6 +100,25 @@ static void on_forward(int sig, siginfo_t *info, void *ctx)
 		forward_sig = sig;
 }
 
+/* Under RECORD_FEW_SAMPLES samples every ratio of the profile is a share
+ * of a few hundred (within 5 to 20 points): say so, with the power of ten
+ * of --rate that would give RECORD_ENOUGH_SAMPLES (report's text says it
+ * again under the curves). */
+#define RECORD_FEW_SAMPLES 1000
+#define RECORD_ENOUGH_SAMPLES 2000.0
+
+static void few_samples_hint(const struct lp_record_output *x)
+{
+	double want;
+
+	if (x->samples >= RECORD_FEW_SAMPLES || !(x->rate > 0) || x->rate >= 1)
+		return;
+	want = fmin(1.0, pow(10, ceil(log10(RECORD_ENOUGH_SAMPLES / fmax(1.0, (double)x->references)))));
+	cli_note("%s: only %llu samples, so its miss ratios are rough; --rate %g would give about %.0f",
+		 strcmp(x->path, "-") ? x->path : "<stdout>",
+		 (unsigned long long)x->samples, want, (double)x->references * want);
+}
+
 void record_print_output(const struct lp_record_output *x, enum lp_record_mode mode)
 {
 	const char *path = strcmp(x->path, "-") ? x->path : "<stdout>";
@@ -119,11 +139,13 @@ void record_print_output(const struct lp_record_output *x, enum lp_record_mode m
 		cli_note("%s: %llu references, %llu allocations, %u thread%s (pid %u, %s)", path,
 			 (unsigned long long)x->traced, (unsigned long long)x->allocs, x->threads,
 			 x->threads == 1 ? "" : "s", x->pid, how);
-	else
+	else {
 		cli_note("%s: %llu samples (%llu dangling) of %llu references at rate %.3g, %u thread%s (pid %u, %s)",
 			 path, (unsigned long long)x->samples, (unsigned long long)x->dangling,
 			 (unsigned long long)x->references, x->rate, x->threads, x->threads == 1 ? "" : "s",
 			 x->pid, how);
+		few_samples_hint(x);
+	}
 }
 
 int record_with_collector(const struct record_request *req, const char *path,

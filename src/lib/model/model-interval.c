@@ -27,11 +27,12 @@
  *   (a two-sided 95 % interval, the level statistics uses by default)
  *   and the range of the resamples, so that two clusters of resamples
  *   (a cliff) are covered whole, not averaged into the middle; it holds
- *   at least the Wilson score interval of a proportion e of the n
- *   samples, since 8 resamples estimate the sd with about 27 % relative
- *   error (Wilson's, not e +- 1.96 sqrt(e (1 - e) / n): that one has no
- *   width at 0 and 1, where 22 samples that all hit say only that the
- *   ratio is below 15 %); and the half-width at least LP_INTERVAL_MODEL,
+ *   at least the binomial interval of a proportion e of the n samples,
+ *   since 8 resamples estimate the sd with about 27 % relative error:
+ *   e +- 1.96 sqrt(e (1 - e) / n) united with Wilson's score interval
+ *   (the first has no width at 0 and 1, where 22 samples that all hit
+ *   say only that the ratio is below 15 %; Wilson's lower end is above
+ *   the first's near 0); and the half-width at least LP_INTERVAL_MODEL,
  *   the models' own resolution, which a profile of many samples would
  *   otherwise hide.
  */
@@ -164,7 +165,7 @@ static void interval_of(double e, double *v, unsigned B, double n, struct lp_int
 	noise = n > 0 ? sqrt(fmax(e * (1 - e), 0.0) / n) : 0;
 	if (n > 0 && e >= 0 && e <= 1)
 		wilson(e, n, &wlo, &whi);
-	half = fmax(t975(used - 1) * sqrt(var / (used - 1)), LP_INTERVAL_MODEL);
+	half = fmax(fmax(t975(used - 1) * sqrt(var / (used - 1)), LP_INTERVAL_Z * noise), LP_INTERVAL_MODEL);
 	lo = fmin(fmin(e - half, wlo), v[0]);
 	hi = fmax(fmax(e + half, whi), v[used - 1]);
 	out->lo = fmax(0.0, lo);
