@@ -342,3 +342,13 @@ int cli_has_suffix(const char *s, const char *suffix)
 
 	return n > k && !strcmp(s + n - k, suffix) && s[n - k - 1] != '/';
 }
+
+int cli_few_samples(size_t samples, uint64_t accesses, double *points, double *rate, double *expect)
+{
+	if (samples >= CLI_FEW_SAMPLES || !accesses)
+		return 0;
+	*points = 100 * 1.959964 * sqrt(0.25 / fmax(1.0, (double)samples));
+	*rate = fmin(1.0, pow(10, ceil(log10(CLI_ENOUGH_SAMPLES / (double)accesses))));
+	*expect = (double)accesses * *rate;
+	return 1;
+}

@@ -67,6 +67,14 @@ int cli_getopt(int argc, char **argv, const char *shortopts, const struct option
  * process may run on (its affinity mask), at most CLI_MAX_DEFAULT_JOBS. */
 enum { CLI_MAX_DEFAULT_JOBS = 8 };
 unsigned cli_default_jobs(void);
+/* A profile of few samples (under CLI_FEW_SAMPLES), for the words that
+ * report's text and HTML print under the curves: *points, how far a share
+ * of the samples can be from the truth at worst (95 %, in points); *rate,
+ * the power of ten that gives CLI_ENOUGH_SAMPLES or more of the run's
+ * line accesses; *expect, the samples it gives. 0 when there are enough. */
+#define CLI_FEW_SAMPLES 1000
+#define CLI_ENOUGH_SAMPLES 2000.0
+int cli_few_samples(size_t samples, uint64_t accesses, double *points, double *rate, double *expect);
 
 /* Numbers. Each returns 0, or -1 after printing nothing (callers report
  * the option name). Sizes accept suffixes K, M, G, T (powers of 1024, with

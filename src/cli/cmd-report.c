@@ -260,11 +260,6 @@ void cli_text_cliff(const char *where, const char *policy, const struct lp_inter
  * checked inside the spans (lp_interval.spans) gets a line saying so
  * where the two differ by a point or more. */
 #define REPORT_SPANS_NOTE 0.01
-/* Below this many samples the text says that every ratio is rough, and
- * which rate would give about REPORT_ENOUGH_SAMPLES (a proportion of
- * 2 000 is within 2.2 points at worst). */
-#define REPORT_FEW_SAMPLES 1000
-#define REPORT_ENOUGH_SAMPLES 2000.0
 
 /* A named cache whose LRU ratio could be this much higher (0.05: five
  * points) where no sample showed the layout gets a line saying so. */
@@ -284,20 +279,16 @@ static void text_unseen(const struct lp_report_cache *c)
 }
 
 /* A profile of few samples: say in words that every ratio is rough, and
- * which rate would give REPORT_ENOUGH_SAMPLES or more (a power of ten, as
- * --rate is usually given). */
-static void text_few_samples(const struct report_opts *o, const struct lp_report *r)
+ * which rate would give enough (cli_few_samples()). */
+static void text_few_samples(const struct lp_report *r)
 {
 	const struct lp_report_info *in = lp_report_info(r);
-	double n = (double)in->samples, want;
+	double points, rate, expect;
 
-	(void)o;
-	if (in->samples >= REPORT_FEW_SAMPLES || !in->accesses)
-		return;
-	want = fmin(1.0, pow(10, ceil(log10(REPORT_ENOUGH_SAMPLES / (double)in->accesses))));
-	printf("only %zu samples: each ratio is a share of them, known to within %.0f points at worst; recording "
-	       "at --rate %g would give about %.0f\n",
-	       in->samples, 100 * LP_INTERVAL_Z * sqrt(0.25 / fmax(1.0, n)), want, (double)in->accesses * want);
+	if (cli_few_samples(in->samples, in->accesses, &points, &rate, &expect))
+		printf("only %zu samples: each ratio is a share of them, known to within %.0f points at worst; "
+		       "recording at --rate %g would give about %.0f\n",
+		       in->samples, points, rate, expect);
 }
 
 static void text_curves(const struct report_opts *o, const struct lp_report *r)
@@ -341,7 +332,7 @@ static void text_curves(const struct report_opts *o, const struct lp_report *r)
 		printf("(\u00b1: the 95%% interval of each ratio, what another sampling seed could give, and at least "
 		       "the models' resolution, %.4f; docs/models.md)\n",
 		       LP_INTERVAL_MODEL);
-	text_few_samples(o, r);
+	text_few_samples(r);
 	for (size_t k = 0; k < nc; k++)
 		for (size_t i = 0; cv[k].iv && i < cv[k].n; i++)
 			if (cv[k].iv[i].cliff)

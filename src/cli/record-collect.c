@@ -100,23 +100,17 @@ static void on_forward(int sig, siginfo_t *info, void *ctx)
 		forward_sig = sig;
 }
 
-/* Under RECORD_FEW_SAMPLES samples every ratio of the profile is a share
- * of a few hundred (within 5 to 20 points): say so, with the power of ten
- * of --rate that would give RECORD_ENOUGH_SAMPLES (report's text says it
- * again under the curves). */
-#define RECORD_FEW_SAMPLES 1000
-#define RECORD_ENOUGH_SAMPLES 2000.0
-
+/* A profile of few samples: its ratios are shares of a few hundred
+ * (cli_few_samples()); report's text says it again under the curves. */
 static void few_samples_hint(const struct lp_record_output *x)
 {
-	double want;
+	double points, rate, expect;
 
-	if (x->samples >= RECORD_FEW_SAMPLES || !(x->rate > 0) || x->rate >= 1)
-		return;
-	want = fmin(1.0, pow(10, ceil(log10(RECORD_ENOUGH_SAMPLES / fmax(1.0, (double)x->references)))));
-	cli_note("%s: only %llu samples, so its miss ratios are rough; --rate %g would give about %.0f",
-		 strcmp(x->path, "-") ? x->path : "<stdout>",
-		 (unsigned long long)x->samples, want, (double)x->references * want);
+	if (x->rate < 1 && cli_few_samples(x->samples, x->references, &points, &rate, &expect))
+		cli_note("%s: only %llu samples, so its miss ratios are rough (within %.0f points); --rate %g would "
+			 "give about %.0f",
+			 strcmp(x->path, "-") ? x->path : "<stdout>", (unsigned long long)x->samples, points, rate,
+			 expect);
 }
 
 void record_print_output(const struct lp_record_output *x, enum lp_record_mode mode)

@@ -141,6 +141,7 @@ static void table_close(FILE *f)
 static void section_summary(FILE *f, const struct report_html_in *in)
 {
 	const struct lp_report_info *ri = lp_report_info(in->r);
+	double points, rate, expect;
 
 	fputs("<h1>locprof report: ", f);
 	html_text(f, in->profile);
@@ -153,6 +154,10 @@ static void section_summary(FILE *f, const struct report_html_in *in)
 	else
 		fputs("line accesses not counted (the run was cut short before the first flush)", f);
 	fprintf(f, " of %g bytes, %s.</p>\n", ri->line, in->cold ? "cold misses included" : "cold misses excluded");
+	if (cli_few_samples(ri->samples, ri->accesses, &points, &rate, &expect))
+		fprintf(f, "<p class=\"note\">Only %zu samples: each ratio is a share of them, known to within %.0f "
+			   "points at worst; recording at --rate %g would give about %.0f.</p>\n",
+			ri->samples, points, rate, expect);
 	fputs("<nav><a href=\"#graph\">working-set graph</a><a href=\"#caches\">caches</a>", f);
 	if (in->tl)
 		fputs("<a href=\"#timeline\">time view</a>", f);
