@@ -50,5 +50,5 @@ PY
 
 # without named caches: the --at cache
 expect_status 0 "$LOCPROF" report "$T/t.lpp" --sizes 16K --at 8K --threads
-expect_grep '^ +thread +references +samples +line accesses +8K:0:64$' "$T/out"
+expect_grep '^ +thread +references +samples +line accesses +8K:full:64$' "$T/out"
 echo ok

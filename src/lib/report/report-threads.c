@@ -83,8 +83,13 @@ static int thread_caches(struct lp_report *r, const struct lp_report_params *pa)
 			snprintf(c->label, sizeof(c->label), "%lluK", (unsigned long long)(c->size >> 10));
 		else
 			snprintf(c->label, sizeof(c->label), "%llu", (unsigned long long)c->size);
-		snprintf(c->label + strlen(c->label), sizeof(c->label) - strlen(c->label), ":%llu:%llu",
-			 (unsigned long long)c->ways, (unsigned long long)c->line);
+		/* a fully associative one (ways 0) as "32K:full:64" */
+		if (c->ways)
+			snprintf(c->label + strlen(c->label), sizeof(c->label) - strlen(c->label), ":%llu:%llu",
+				 (unsigned long long)c->ways, (unsigned long long)c->line);
+		else
+			snprintf(c->label + strlen(c->label), sizeof(c->label) - strlen(c->label), ":full:%llu",
+				 (unsigned long long)c->line);
 	}
 	r->nthread_caches = n;
 	return 0;
