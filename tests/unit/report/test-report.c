@@ -225,7 +225,7 @@ static void test_profile_threads(void **state)
 	pa.at = 4096;
 	assert_int_equal(lp_report_new(&r, p, &pa), 0);
 	assert_int_equal(lp_report_thread_caches(r, &c), 1);
-	assert_string_equal(c[0].label, "4K:0:64");
+	assert_string_equal(c[0].label, "4K:full:64");
 	assert_int_equal(lp_report_threads(r, &t), 1);
 	assert_true(fabs(t[0].misses[0] - a_reuses) < 1e-6);
 	lp_report_free(r);
