@@ -20,6 +20,7 @@
 
 #include "common/array.h"
 #include "common/error.h"
+#include "symbol/code-symbol.h"
 #include "symbol/omp-encloser.h"
 #include "symbol/pc-memo.h"
 #include "symbol/symbol-internal.h"
@@ -87,6 +88,7 @@ struct lp_symbols {
 	} *modnames;
 	size_t nmodnames, capmodnames;
 	struct lp_omp_enclosers *omp; /* outlined OpenMP regions, from the code */
+	struct lp_code_symbols *code; /* the ELF symbols of pcs (code-symbol.h) */
 };
 
 static char *debuginfo_path;
@@ -258,6 +260,7 @@ void lp_symbols_free(struct lp_symbols *s)
 	free(s->tls);
 	free(s->modnames);
 	lp_omp_enclosers_free(s->omp);
+	lp_code_symbols_free(s->code);
 	free(s->warning);
 	lp_strpool_release(&s->names);
 	free(s);
@@ -698,7 +701,7 @@ int lp_symbols_pc_dwfl(struct lp_symbols *s, uint64_t pc, struct lp_code_loc *ou
 		return 0;
 	module = module_name(s, mod, &shared);
 	out->module = shared ? module : NULL;
-	symbol = dwfl_module_addrname(mod, pc);
+	symbol = lp_code_symbol(&s->code, mod, pc);
 	out->function = lp_name_readable(&s->names, symbol);
 	if ((have_cu = cu_of(s, mod, pc, &cudie, &bias))) {
 		uint64_t addr = pc - bias;
