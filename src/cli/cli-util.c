@@ -347,7 +347,7 @@ int cli_few_samples(size_t samples, uint64_t accesses, double *points, double *r
 {
 	if (samples >= CLI_FEW_SAMPLES || !accesses)
 		return 0;
-	*points = 100 * 1.959964 * sqrt(0.25 / fmax(1.0, (double)samples));
+	*points = 100 * LP_INTERVAL_Z * sqrt(0.25 / fmax(1.0, (double)samples));
 	*rate = fmin(1.0, pow(10, ceil(log10(CLI_ENOUGH_SAMPLES / (double)accesses))));
 	*expect = (double)accesses * *rate;
 	return 1;
