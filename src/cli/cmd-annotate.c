@@ -187,15 +187,26 @@ static const char *row_interval(int sampled, double lo, double hi, char *buf, si
 	return buf;
 }
 
+/* Whether the misses are a profile's estimates, each row with its 95%
+ * interval (a trace's are counted: the interval is the count). */
+static int misses_sampled(const struct lp_hotspots *h)
+{
+	const struct lp_source_function *f;
+	size_t nf = lp_hotspots_functions(h, &f);
+
+	for (size_t i = 0; i < nf; i++)
+		if (f[i].misses_hi > f[i].misses_lo)
+			return 1;
+	return 0;
+}
+
 static void functions_table(const struct annotate_opts *o, const struct lp_hotspots *h)
 {
 	const struct lp_source_function *f;
 	const struct lp_source_line *l;
 	size_t nf = lp_hotspots_functions(h, &f), nl = lp_hotspots_lines(h, &l);
 
-	/* a profile's misses are estimated: each row with its 95% interval
-	 * (a trace's are counted, and the interval is the count) */
-	int sampled = nf && f[0].misses_hi > f[0].misses_lo;
+	int sampled = misses_sampled(h);
 	char iv[64];
 
 	nf = o->top && nf > o->top ? o->top : nf;
@@ -238,19 +249,31 @@ static const char *line_text(const struct lp_source_text *src, int line)
 	return src && line > 0 && (size_t)line <= src->n ? src->lines[line - 1] : NULL;
 }
 
-static void print_line(const struct lp_source_line *l, int number, const char *text)
+/* One line of a file's listing; sampled: with the interval column. */
+static void print_line(const struct lp_source_line *l, int sampled, int number, const char *text)
 {
+	char iv[64];
+
 	if (l)
-		printf("%12.0f %7.1f%% %14.0f %6d  %s\n", l->misses, 100 * l->share, l->accesses, number, text);
+		printf("%12.0f %s%7.1f%% %14.0f %6d  %s\n", l->misses,
+		       row_interval(sampled, l->misses_lo, l->misses_hi, iv, sizeof(iv)), 100 * l->share, l->accesses,
+		       number, text);
 	else
-		printf("%12s %8s %14s %6d  %s\n", ".", ".", ".", number, text);
+		printf("%12s %s%8s %14s %6d  %s\n", ".", sampled ? "                    . " : "", ".", ".", number,
+		       text);
+}
+
+static void listing_header(int sampled, int with_text)
+{
+	printf("%12s %s%8s %14s %6s%s\n", "misses", sampled ? "         95% interval " : "", "share",
+	       "line accesses", "line", with_text ? "  source" : "");
 }
 
 /* Lines from..to of a file with their counts (l: its lines with counts,
  * by number, from *k on). Returns 1 when a line with counts lies past the
  * end of the text. */
 static int print_chunk(const struct lp_source_text *src, const struct lp_source_line *l, size_t nl, size_t *k,
-		       int from, int to)
+		       int sampled, int from, int to)
 {
 	int bad = 0;
 
@@ -262,9 +285,9 @@ static int print_chunk(const struct lp_source_text *src, const struct lp_source_
 		if (*k < nl && l[*k].line == n)
 			here = &l[*k];
 		if ((size_t)n <= src->n)
-			print_line(here, n, src->lines[n - 1]);
+			print_line(here, sampled, n, src->lines[n - 1]);
 		else if (here) {
-			print_line(here, n, "");
+			print_line(here, sampled, n, "");
 			bad = 1;
 		}
 	}
@@ -280,19 +303,19 @@ static void annotate_file(const struct annotate_opts *o, const struct lp_hotspot
 	const struct lp_source_line *l;
 	struct lp_source_text *src = NULL;
 	size_t nl = lp_hotspots_file_lines(h, f, &l), k = 0;
-	int start = 0, end = 0, bad = 0, chunks = 0, ctx = (int)o->context;
+	int start = 0, end = 0, bad = 0, chunks = 0, ctx = (int)o->context, sampled = misses_sampled(h);
 
 	lp_hotspots_files(h, &files);
 	printf("\n-- %s: %.0f misses, %.1f%%\n", files[f].path, files[f].misses, 100 * files[f].share);
 	if (!(src = read_source(o, &files[f]))) {
-		printf("%12s %8s %14s %6s\n", "misses", "share", "line accesses", "line");
+		listing_header(sampled, 0);
 		for (size_t i = 0; i < nl; i++)
-			print_line(&l[i], l[i].line, "");
+			print_line(&l[i], sampled, l[i].line, "");
 		return;
 	}
 	if (strcmp(src->path, files[f].path))
 		printf("   (source read from %s)\n", src->path);
-	printf("%12s %8s %14s %6s  %s\n", "misses", "share", "line accesses", "line", "source");
+	listing_header(sampled, 1);
 	for (size_t i = 0; i <= nl; i++) {
 		int from = i < nl ? (l[i].line > ctx ? l[i].line - ctx : 1) : 0;
 
@@ -303,7 +326,7 @@ static void annotate_file(const struct annotate_opts *o, const struct lp_hotspot
 		if (end) {
 			if (chunks++)
 				printf("%12s\n", "...");
-			bad |= print_chunk(src, l, nl, &k, start, end);
+			bad |= print_chunk(src, l, nl, &k, sampled, start, end);
 		}
 		if (i < nl) {
 			start = from;
@@ -332,7 +355,7 @@ static void csv_annotate(const struct annotate_opts *o, const struct lp_report *
 	cli_csv_source_functions(f, o->top && nf > o->top ? o->top : nf);
 	printf("\n");
 	cli_csv_source_lines(l, o->top && nl > o->top ? o->top : nl);
-	printf("\npath,line,misses,share,line_accesses,source\n");
+	printf("\npath,line,misses,share,line_accesses,source,misses_lo,misses_hi\n");
 	for (size_t k = 0; k < nfiles; k++) {
 		struct lp_source_text *src;
 		size_t n;
@@ -346,7 +369,8 @@ static void csv_annotate(const struct annotate_opts *o, const struct lp_report *
 
 			printf("%s,%d,%.1f,%.6f,%.1f,", cli_csv_field(files[k].path, b1, sizeof(b1)), l[i].line,
 			       l[i].misses, l[i].share, l[i].accesses);
-			printf("%s\n", text ? cli_csv_field(text, b2, sizeof(b2)) : "");
+			printf("%s,%.1f,%.1f\n", text ? cli_csv_field(text, b2, sizeof(b2)) : "", l[i].misses_lo,
+			       l[i].misses_hi);
 		}
 		lp_source_free(src);
 	}
@@ -354,8 +378,9 @@ static void csv_annotate(const struct annotate_opts *o, const struct lp_report *
 
 static void json_line(const struct lp_source_line *l, const char *text, int first)
 {
-	printf("%s{\"line\":%d,\"misses\":%.1f,\"share\":%.6f,\"line_accesses\":%.1f,\"text\":", first ? "" : ",",
-	       l->line, l->misses, l->share, l->accesses);
+	printf("%s{\"line\":%d,\"misses\":%.1f,\"misses_lo\":%.1f,\"misses_hi\":%.1f,\"share\":%.6f,"
+	       "\"line_accesses\":%.1f,\"text\":",
+	       first ? "" : ",", l->line, l->misses, l->misses_lo, l->misses_hi, l->share, l->accesses);
 	if (text)
 		cli_json_string(text);
 	else

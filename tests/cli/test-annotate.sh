@@ -26,8 +26,11 @@ cp "$T/out" "$T/annotate"
 expect_grep '^predicted LRU misses in 32K:8:64, ' "$T/annotate"
 expect_grep "^-- $T/src/matmul.c: [0-9]+ misses, " "$T/annotate"
 # the source, with the inner-loop line's counts
-expect_grep "^ +[0-9]+ +[0-9.]+% +[0-9]+ +24  [[:space:]]+$inner\$" "$T/annotate"
-expect_grep '^ +\. +\. +\. +22  [[:space:]]+double s = 0;$' "$T/annotate"
+# (a profile's misses with their 95% interval, which holds them)
+expect_grep "^ +[0-9]+ +\[[0-9]+, [0-9]+\] +[0-9.]+% +[0-9]+ +24  [[:space:]]+$inner\$" "$T/annotate"
+expect_grep '^ +\. +\. +\. +\. +22  [[:space:]]+double s = 0;$' "$T/annotate"
+awk '$5 == 24 && $2 ~ /^\[/ { lo = substr($2, 2) + 0; hi = $3 + 0; exit !(lo <= $1 && $1 <= hi && lo < hi) }' \
+	"$T/annotate" || fail "line 24's interval does not hold its misses"
 # the lines table: file:line rows, by misses
 awk '/^lines by misses:/ { on = 1; next } on && /^$/ { exit }
      on && $NF ~ /:[0-9]+$/ { print $NF, $1 }' "$T/annotate" >"$T/predicted"
@@ -57,7 +60,8 @@ expect_status 0 "$LOCPROF" annotate "$T/m.lpp" --cache 32K:8:64 --format csv
 expect_grep '^function,caller,misses,share,line_accesses,misses_lo,misses_hi$' "$T/out"
 expect_grep '^main,,[0-9.]+,[01]\.[0-9]{6},[0-9.]+,[0-9.]+,[0-9.]+$' "$T/out"
 expect_grep "^matmul\.c,24,[0-9.]+,[01]\.[0-9]{6},[0-9.]+,$T/src/matmul\.c,[0-9.]+,[0-9.]+\$" "$T/out"
-expect_grep "^$T/src/matmul\.c,24,[0-9.]+,[01]\.[0-9]{6},[0-9.]+,[[:space:]]+$inner\$" "$T/out"
+expect_grep '^path,line,misses,share,line_accesses,source,misses_lo,misses_hi$' "$T/out"
+expect_grep "^$T/src/matmul\.c,24,[0-9.]+,[01]\.[0-9]{6},[0-9.]+,[[:space:]]+$inner,[0-9.]+,[0-9.]+\$" "$T/out"
 expect_status 0 "$LOCPROF" annotate "$T/m.lpp" --cache 32K:8:64 --format json
 python3 - "$T/out" "$T/annotate" <<'PY' || fail "annotate --format json"
 import json, re, sys
@@ -69,9 +73,10 @@ f = d["files"][0]
 assert f["path"].endswith("/src/matmul.c") and f["read_from"] == f["path"]
 l24 = [l for l in f["lines"] if l["line"] == 24][0]
 assert "s += a[i * n + k] * b[k * n + j];" in l24["text"]
+assert l24["misses_lo"] <= l24["misses"] <= l24["misses_hi"] and l24["misses_lo"] < l24["misses_hi"], l24
 # the same numbers as the text
 text = open(sys.argv[2]).read()
-m = re.search(r"^ +(\d+) +[0-9.]+% +(\d+) +24 ", text, re.M)
+m = re.search(r"^ +(\d+) +\[\d+, \d+\] +[0-9.]+% +(\d+) +24 ", text, re.M)
 assert m and abs(float(m.group(1)) - l24["misses"]) <= 0.5, (m and m.group(1), l24)
 PY
 
@@ -98,11 +103,11 @@ mv "$T/src/matmul.c" "$T/elsewhere/src/matmul.c"
 expect_status 0 "$LOCPROF" annotate "$T/m.lpp" --cache 32K:8:64
 expect_one_line "$T/err"
 expect_grep "^locprof: warning: source file '$T/src/matmul.c' not found \(--source-dir DIR to look elsewhere\); its lines are shown without their text$" "$T/err"
-expect_grep '^ +[0-9]+ +[0-9.]+% +[0-9]+ +24 *$' "$T/out"
+expect_grep '^ +[0-9]+ +\[[0-9]+, [0-9]+\] +[0-9.]+% +[0-9]+ +24 *$' "$T/out"
 expect_status 0 "$LOCPROF" annotate "$T/m.lpp" --cache 32K:8:64 --source-dir "$T/nowhere" -I "$T/elsewhere"
 [ -s "$T/err" ] && { cat "$T/err" >&2; fail "annotate warned with --source-dir"; }
 expect_grep "^   \(source read from $T/elsewhere/src/matmul.c\)$" "$T/out"
-expect_grep "^ +[0-9]+ +[0-9.]+% +[0-9]+ +24  [[:space:]]+$inner\$" "$T/out"
+expect_grep "^ +[0-9]+ +\[[0-9]+, [0-9]+\] +[0-9.]+% +[0-9]+ +24  [[:space:]]+$inner\$" "$T/out"
 
 # FILE arguments choose the files shown
 expect_status 0 "$LOCPROF" annotate "$T/m.lpp" -I "$T/elsewhere" src/matmul.c
