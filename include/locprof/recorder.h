@@ -36,6 +36,12 @@ struct lp_record_options {
 	 * runtime halves it (and the samples kept) whenever 2N would be kept,
 	 * and each output's final rate is in lp_record_output.rate. */
 	uint64_t target_samples;
+	/* Sample mode at a fixed rate (target_samples 0, no phases): 0, or
+	 * keep at most this many sampled references per process: past it the
+	 * runtime halves the rate online, and the samples kept, as for
+	 * target_samples (lp_record_output.capped says it did). Only a
+	 * runtime that thins by levels honours it (the inst backend's). */
+	uint64_t max_samples;
 	/* Sample mode: the region of interest (docs/commands/record.md),
 	 * given to the program in lp_recorder_env(). region: what it is, in
 	 * words, for the profile; NULL: the whole run, and the rest unused.
@@ -82,6 +88,7 @@ struct lp_record_output {
 	int exec;             /* the image ended by execve (status 0) */
 	int error;            /* 0, or the LP_E* code that stopped this output */
 	double rate;          /* sample mode: the sampling rate of the samples kept */
+	int capped;           /* max_samples lowered the rate to `rate` */
 	int region;              /* the image recorded a region of interest: */
 	uint64_t region_skipped; /* references outside it */
 	uint64_t region_entries; /* times it was entered */

@@ -35,6 +35,9 @@ static const char usage[] =
 	"                      sampled (default 1e-4)\n"
 	"  -n, --samples N     aim at about N samples over the whole run instead\n"
 	"                      of a fixed rate\n"
+	"      --max-samples N inst backend, fixed rate: keep at most N samples per\n"
+	"                      process, halving the rate online past them\n"
+	"                      (default 2000000; 0: no cap)\n"
 	"      --phases[=N]    phase-guided sampling (inst and valgrind backends):\n"
 	"                      cut each thread's run into intervals of N references\n"
 	"                      (default 1048576), classify them into phases by\n"
@@ -171,7 +174,7 @@ static int check_phases(const struct record_request *req, const char *backend_na
 }
 
 enum { OPT_FLUSH = 256, OPT_COUNTER, OPT_MAX_SKID, OPT_START_AT, OPT_STOP_AT, OPT_SKIP,
-       OPT_WHOLE_RUN, OPT_PHASES, OPT_PHASE_SAMPLES, OPT_PHASE_RATE };
+       OPT_WHOLE_RUN, OPT_PHASES, OPT_PHASE_SAMPLES, OPT_PHASE_RATE, OPT_MAX_SAMPLES };
 
 /* --phases[=N], --phase-samples N, --phase-rate R. */
 static int parse_phase_option(int c, const char *arg, struct lp_record_options *o)
@@ -214,6 +217,7 @@ static int run(int argc, char **argv)
 		{ "mode", required_argument, NULL, 'm' },
 		{ "rate", required_argument, NULL, 'r' },
 		{ "samples", required_argument, NULL, 'n' },
+		{ "max-samples", required_argument, NULL, OPT_MAX_SAMPLES },
 		{ "line", required_argument, NULL, 'l' },
 		{ "seed", required_argument, NULL, 's' },
 		{ "flush-ms", required_argument, NULL, OPT_FLUSH },
@@ -239,6 +243,7 @@ static int run(int argc, char **argv)
 	uint64_t u;
 
 	memset(&req, 0, sizeof(req));
+	req.max_samples = RECORD_MAX_SAMPLES;
 	req.opts = (struct lp_record_options){ .mode = LP_RECORD_SAMPLE, .rate = 1e-4, .seed = 1,
 					       .flush_ms = 100, .nlines = 1, .line_size = { 64 },
 					       .phase_rate = -1 };
@@ -262,6 +267,11 @@ static int run(int argc, char **argv)
 		case 'n':
 			if (cli_parse_u64(optarg, &req.target_samples) < 0 || !req.target_samples)
 				return cli_usage_error(&cmd_record, "bad --samples '%s' (a count >= 1)", optarg);
+			break;
+		case OPT_MAX_SAMPLES:
+			if (cli_parse_u64(optarg, &req.max_samples) < 0)
+				return cli_usage_error(&cmd_record, "bad --max-samples '%s' (a count, 0: no cap)", optarg);
+			req.max_samples_given = 1;
 			break;
 		case 'l':
 			if (parse_lines(optarg, &req.opts) != CLI_OK)
@@ -308,6 +318,8 @@ static int run(int argc, char **argv)
 	}
 	if (rate_given && req.target_samples)
 		return cli_usage_error(&cmd_record, "--rate and --samples exclude each other");
+	if (req.max_samples_given && req.target_samples)
+		return cli_usage_error(&cmd_record, "--max-samples is for a fixed rate (--samples sets the count itself)");
 	if (req.target_samples && req.opts.mode == LP_RECORD_TRACE)
 		return cli_usage_error(&cmd_record, "--samples is for sample mode");
 	if ((st = check_phases(&req, backend_name)) != CLI_OK)

@@ -112,8 +112,9 @@ static void few_samples_hint(const struct lp_record_output *x)
 			 expect);
 }
 
-void record_print_output(const struct lp_record_output *x, enum lp_record_mode mode)
+void record_print_output(const struct lp_record_output *x, const struct record_request *req)
 {
+	enum lp_record_mode mode = req->opts.mode;
 	const char *path = strcmp(x->path, "-") ? x->path : "<stdout>";
 	char how[64];
 
@@ -137,6 +138,10 @@ void record_print_output(const struct lp_record_output *x, enum lp_record_mode m
 			 path, (unsigned long long)x->samples, (unsigned long long)x->dangling,
 			 (unsigned long long)x->references, x->rate, x->threads, x->threads == 1 ? "" : "s",
 			 x->pid, how);
+		if (x->capped)
+			cli_note("%s: over %llu samples at rate %g, so the rate was halved as the run went on: what is "
+				 "kept is a sample at rate %.3g (--max-samples N sets the cap, 0 none)",
+				 path, (unsigned long long)req->opts.max_samples, req->opts.rate, x->rate);
 		few_samples_hint(x);
 	}
 }
@@ -252,7 +257,7 @@ int record_with_collector(const struct record_request *req, const char *path,
 	*ran = 1;
 	for (size_t i = 0; i < nout; i++) {
 		if (!req->quiet || outs[i].error)
-			record_print_output(&outs[i], req->opts.mode);
+			record_print_output(&outs[i], req);
 		if (!req->quiet)
 			record_region_print(req, &outs[i]);
 		if (outs[i].error)

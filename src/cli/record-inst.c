@@ -99,7 +99,8 @@ static int run(const struct record_request *req)
 	if (r.target_samples) {
 		r.opts.target_samples = r.target_samples;
 		r.opts.rate = INST_START_RATE;
-	}
+	} else
+		r.opts.max_samples = r.max_samples;
 	req = &r;
 	st = record_with_collector(req, req->prog, req->argv, NULL, &connections, &ran);
 

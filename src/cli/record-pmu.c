@@ -119,6 +119,8 @@ static const char *check(const struct record_request *req)
 	if (req->target_samples)
 		return "--samples is not supported by the pmu backend (the run's length is not known "
 		       "in advance); use --rate";
+	if (req->max_samples_given && req->max_samples)
+		return "--max-samples is not supported by the pmu backend (it keeps every sample of its rate)";
 	if (req->opts.mode == LP_RECORD_TRACE && (!req->counter || strcmp(req->counter, "step")))
 		return "--mode trace with the pmu backend needs --counter step (hardware counters "
 		       "only sample; they cannot see every reference)";
@@ -275,7 +277,7 @@ static int run(const struct record_request *req)
 	if (err < 0)
 		cli_error("pmu backend: %s (outputs keep what was collected)", lp_errmsg());
 	for (size_t i = 0; i < nout && !req->quiet; i++)
-		record_print_output(&outs[i], req->opts.mode);
+		record_print_output(&outs[i], req);
 	if (!req->quiet)
 		cli_note("run time %.3f s", t1 - t0);
 	if (a.stats)

@@ -95,6 +95,8 @@ static const char *check(const struct record_request *req)
 		return "--max-skid is for --backend pmu";
 	if (req->target_samples)
 		return "--samples is not supported by the valgrind backend; use --rate";
+	if (req->max_samples_given && req->max_samples)
+		return "--max-samples is not supported by the valgrind backend (it keeps every sample of its rate)";
 	for (unsigned i = 0; i < req->nbackend_opts; i++) {
 		const char *o = req->backend_opts[i];
 		if (allocs_option(o, &allocs) < 0)

@@ -75,8 +75,9 @@ static struct {
 	uint32_t line_shift[LP_MAX_LINE_SIZES];
 	uint64_t seed;
 	uint64_t flush_ns;
-	/* --samples N: the rate is rate / 2^level; level rises when the
-	 * sampled references with a level >= it reach limit (docs/runtime.md). */
+	/* --samples N, or a fixed rate with a cap (LOCPROF_MAX_SAMPLES): the
+	 * rate is rate / 2^level; level rises when the sampled references
+	 * with a level >= it reach limit (docs/runtime.md). 0: no levels. */
 	uint64_t target, limit;
 	atomic_uint level;
 	atomic_ullong level_count[64]; /* sampled references by their level */
@@ -256,7 +257,12 @@ static void rt_process_init(void)
 		/* Halve at sqrt(2) N: what is kept at the end lies between
 		 * N / sqrt(2) and sqrt(2) N. */
 		g.limit = g.target ? (uint64_t)ceil(g.target * M_SQRT2) : 0;
-		g.phases = g.mode == LP_MODE_SAMPLE && !g.target && lp_rt_phase_setup(g.rate, LP_MAX_LINE_SIZES);
+		/* A cap at a fixed rate: the same thinning, from the rate
+		 * asked, once the cap is reached (none is kept beyond it). */
+		s = getenv(LP_ENV_MAX_SAMPLES);
+		if (!g.target && s && strtoull(s, NULL, 10))
+			g.limit = strtoull(s, NULL, 10);
+		g.phases = g.mode == LP_MODE_SAMPLE && !g.limit && lp_rt_phase_setup(g.rate, LP_MAX_LINE_SIZES);
 		if (rt_parse_lines(getenv(LP_ENV_LINES)) == 0 &&
 		    pthread_key_create(&g.key, rt_thread_key_destroy) == 0) {
 			static const int sigs[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT,
@@ -574,7 +580,7 @@ static int rt_sample_level(struct lp_rt_thread *t)
 	uint32_t level, cur;
 	uint64_t ge = 0;
 
-	if (!g.target)
+	if (!g.limit)
 		return 0;
 	level = t->gap_level + (uint32_t)__builtin_ctzll(lp_rng_next(&t->rng) | (1ull << 62));
 	if (level > 63)
@@ -666,7 +672,7 @@ static void rt_set_gap(struct lp_rt_fast *f, struct lp_rt_thread *t, uint64_t no
 	uint64_t gap = 1;
 
 	if (g.mode != LP_MODE_TRACE) {
-		t->gap_level = g.target ? atomic_load(&g.level) : 0;
+		t->gap_level = g.limit ? atomic_load(&g.level) : 0;
 		gap = lp_rng_geometric(&t->rng, g.phases ? lp_rt_phase_tick_rate()
 							     : ldexp(g.rate, -(int)t->gap_level));
 	}

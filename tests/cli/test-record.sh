@@ -207,6 +207,36 @@ for f in "$T"/nf.*samples; do
 done
 expect_status 2 "$LOCPROF" record --samples 10 --rate 0.1 -- "$T/cyclic" $K 10
 
+# 14b. --max-samples N at a fixed rate: a run that would keep more keeps
+#      between N/2 and N, a sample at the lowered rate (the count matches
+#      rate * references), with its distances unchanged and a line that
+#      says so; under the cap nothing changes; threads share it, a forked
+#      child has its own; 0 means no cap; refused with --samples.
+expect_status 0 "$LOCPROF" record -o "$T/c.samples" --rate 0.1 --max-samples 1000 -- "$T/cyclic" $K 3000
+n=$(count_samples "$T/c.samples")
+[ "$n" -ge 500 ] && [ "$n" -le 1000 ] || fail "--max-samples 1000: kept $n"
+[ "$(distances "$T/c.samples")" = $((K - 1)) ] || fail "--max-samples: distances"
+rate=$(awk '/^# rate/ { print $3 }' "$T/c.samples")
+awk -v r="$rate" -v n="$n" -v refs=$((K * 3000)) 'BEGIN { e = r * refs; exit !(r < 0.1 && n > e - 4 * sqrt(e) && n < e + 4 * sqrt(e)) }' ||
+	fail "--max-samples: $n samples at rate $rate of $((K * 3000)) references"
+expect_grep "c\.samples: over 1000 samples at rate 0\.1, so the rate was halved as the run went on: what is kept is a sample at rate " "$T/err"
+expect_status 0 "$LOCPROF" record -o "$T/c0.samples" --rate 0.01 --max-samples 100000 -- "$T/cyclic" $K 3000
+awk '/^# rate/ { exit !($3 == 0.01) }' "$T/c0.samples" || fail "--max-samples above the count changed the rate"
+grep -q 'halved' "$T/err" && fail "--max-samples above the count: a note"
+expect_status 0 "$LOCPROF" record -o "$T/c1.samples" --rate 0.1 --max-samples 0 -- "$T/cyclic" $K 3000
+awk '/^# rate/ { exit !($3 == 0.1) }' "$T/c1.samples" || fail "--max-samples 0 capped"
+expect_status 0 "$LOCPROF" record -o "$T/ct.samples" --rate 0.1 --max-samples 400 -- "$T/cyclic-t" $K 3000 threads
+n=$(count_samples "$T/ct.samples")
+[ "$n" -ge 200 ] && [ "$n" -le 400 ] || fail "--max-samples with threads: kept $n"
+rm -f "$T"/cf.*
+expect_status 0 "$LOCPROF" record -o "$T/cf.samples" --rate 0.1 --max-samples 300 -- "$T/cyclic" $K 3000 fork
+for f in "$T"/cf.*samples; do
+	n=$(count_samples "$f")
+	[ "$n" -ge 150 ] && [ "$n" -le 300 ] || fail "--max-samples with fork: kept $n in $f"
+done
+expect_status 2 "$LOCPROF" record --samples 10 --max-samples 5 -- "$T/cyclic" $K 10
+expect_status 2 "$LOCPROF" record --max-samples x -- "$T/cyclic" $K 10
+
 # 15. Sample mode and trace mode agree: the reuse distances of a sample-mode
 #     run and those that `locprof sample` draws from a trace-mode run of the
 #     same program have the same distribution (two-sample Kolmogorov-Smirnov

@@ -39,6 +39,14 @@ static int rec_env_add(struct lp_recorder *r, int i, const char *name, const cha
 	return 0;
 }
 
+/* A fixed rate whose samples a cap may thin (lp_record_options.max_samples:
+ * not with --samples, which thins anyway, nor with phases, whose rates
+ * the runtime sets by phase). */
+static int capped_rate(const struct lp_record_options *o)
+{
+	return o->max_samples && !o->target_samples && o->mode == LP_RECORD_SAMPLE && !o->phase_interval;
+}
+
 /* The region of interest's variables (protocol.h), from env[i] on. */
 static int rec_env_region(struct lp_recorder *r, int *ip, const struct lp_record_options *o)
 {
@@ -168,6 +176,10 @@ int lp_recorder_new(struct lp_recorder **out, const struct lp_record_options *o)
 	if (o->target_samples && o->mode == LP_RECORD_SAMPLE) {
 		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)o->target_samples);
 		if ((err = rec_env_add(r, i++, LP_ENV_SAMPLES, buf)) < 0)
+			goto out_free;
+	} else if (capped_rate(o)) {
+		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)o->max_samples);
+		if ((err = rec_env_add(r, i++, LP_ENV_MAX_SAMPLES, buf)) < 0)
 			goto out_free;
 	}
 	if ((err = rec_env_region(r, &i, o)) < 0)
@@ -321,8 +333,10 @@ static struct rec_proc *proc_get(struct lp_recorder *r, const struct lp_msg_hell
 	memcpy(info.line_size, h->line_size, sizeof(info.line_size));
 	if (!(p = lp_collect_proc_new(r, &info, h->mode == LP_MODE_TRACE)))
 		return NULL;
-	if (!p->trace && r->o.target_samples)
+	if (!p->trace && (r->o.target_samples || capped_rate(&r->o))) {
 		p->deferred = 1;
+		p->capped = !r->o.target_samples;
+	}
 	else
 		lp_collect_proc_open(r, p);
 	return p;
@@ -348,6 +362,7 @@ static int proc_open_deferred(struct rec_proc *p)
 	proc_thin(p);
 	p->info.rate = ldexp(p->info.rate, -(int)p->level);
 	p->out.rate = p->info.rate;
+	p->out.capped = p->capped && p->level > 0;
 	p->out.samples = p->nheld;
 	p->out.dangling = 0;
 	for (size_t i = 0; i < p->nheld; i++)

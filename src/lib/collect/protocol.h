@@ -42,6 +42,9 @@
 #define LP_ENV_SEED "LOCPROF_SEED"     /* random seed */
 #define LP_ENV_FLUSH "LOCPROF_FLUSH_MS" /* flush interval in milliseconds */
 #define LP_ENV_SAMPLES "LOCPROF_SAMPLES" /* aim at this many sampled references per process */
+/* At a fixed rate: keep at most this many sampled references per process,
+ * halving the rate online past it as LOCPROF_SAMPLES does (absent: no cap) */
+#define LP_ENV_MAX_SAMPLES "LOCPROF_MAX_SAMPLES"
 /* Regions of interest (record --start-at/--stop-at/--skip, locprof/roi.h;
  * absent: the whole run). LOCPROF_ROI: "outside" when the recording
  * begins outside the region (markers, --start-at). START_AT, STOP_AT:

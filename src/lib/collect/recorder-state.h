@@ -40,9 +40,11 @@ struct rec_proc {
 	struct lp_merge merge; /* trace mode: the threads' records in order */
 	struct lp_ref *conv; /* conversion buffer */
 	size_t conv_cap;
-	/* --samples: the output is opened at the end, at the final rate;
-	 * until then the samples that may survive and the events wait here. */
-	int deferred;
+	/* --samples, or a fixed rate with a cap (lp_record_options
+	 * max_samples; `capped` then): the output is opened at the end, at
+	 * the final rate; until then the samples that may survive and the
+	 * events wait here. */
+	int deferred, capped;
 	uint32_t level; /* highest thinning level the process reported */
 	struct lp_msg_sample *held;
 	size_t nheld, held_cap;
