@@ -424,7 +424,7 @@ static int parse_options(struct opts *o, int argc, char **argv)
 				return cli_usage_error(cmd, "bad --prealloc-n '%s'", optarg);
 			break;
 		case 'h': return cli_print_usage(cmd);
-		default: return cli_usage_error(cmd, "bad option");
+		default: return cli_usage_error(cmd, "%s", cli_getopt_error());
 		}
 	}
 	if (argc - optind != 1)

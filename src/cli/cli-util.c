@@ -61,6 +61,21 @@ int cli_print_usage(const struct cli_command *cmd)
 	return CLI_OK;
 }
 
+/* Whether arg is "--NAME" of a long option that takes a value (getopt_long
+ * says '?' for both an unknown option and one whose value is missing). */
+static int long_needs_value(const char *arg, const struct option *longopts)
+{
+	if (strncmp(arg, "--", 2) || strchr(arg, '='))
+		return 0;
+	for (const struct option *o = longopts; o && o->name; o++)
+		if (!strcmp(arg + 2, o->name))
+			return o->has_arg == required_argument;
+	return 0;
+}
+
+/* Why cli_getopt() last returned '?', for the command's one error line. */
+static char getopt_why[320] = "bad option";
+
 int cli_getopt(int argc, char **argv, const char *shortopts, const struct option *longopts)
 {
 	static char **last_argv;
@@ -74,13 +89,18 @@ int cli_getopt(int argc, char **argv, const char *shortopts, const struct option
 	c = getopt_long(argc, argv, shortopts, longopts, NULL);
 	if (c == '?' || c == ':') {
 		const char *arg = argv[optind - 1];
-		if (c == ':' || (optopt && strchr(shortopts, optopt)))
-			cli_error("option '%s' needs a value", arg);
+		if (c == ':' || (optopt && strchr(shortopts, optopt)) || long_needs_value(arg, longopts))
+			snprintf(getopt_why, sizeof(getopt_why), "option '%s' needs a value", arg);
 		else
-			cli_error("unknown option '%s'", arg);
+			snprintf(getopt_why, sizeof(getopt_why), "unknown option '%s'", arg);
 		return '?';
 	}
 	return c;
+}
+
+const char *cli_getopt_error(void)
+{
+	return getopt_why;
 }
 
 unsigned cli_default_jobs(void)

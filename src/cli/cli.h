@@ -59,9 +59,11 @@ int cli_usage_error(const struct cli_command *cmd, const char *fmt, ...)
 int cli_print_usage(const struct cli_command *cmd);
 
 /* getopt_long with locprof's conventions: every command accepts -h/--help
- * (returns 'h') and an unknown option is reported as a usage error (returns
- * '?'). Resets getopt state on the first call for a new argv. */
+ * (returns 'h'); an unknown option, or one without its value, returns '?'
+ * and cli_getopt_error() says which, for the command's usage error (one
+ * line). Resets getopt state on the first call for a new argv. */
 int cli_getopt(int argc, char **argv, const char *shortopts, const struct option *longopts);
+const char *cli_getopt_error(void);
 
 /* Threads a command's parallel work may use by default: the CPUs this
  * process may run on (its affinity mask), at most CLI_MAX_DEFAULT_JOBS. */

@@ -130,7 +130,7 @@ static int parse_options(int argc, char **argv, struct annotate_opts *o)
 		case 'F': o->format = optarg; break;
 		case 'o': o->output = optarg; break;
 		case 'h': return cli_print_usage(&cmd_annotate);
-		default: return cli_usage_error(&cmd_annotate, "bad option");
+		default: return cli_usage_error(&cmd_annotate, "%s", cli_getopt_error());
 		}
 	}
 	if (argc - optind < 1)

@@ -51,7 +51,7 @@ static int run(int argc, char **argv)
 		case 'f': from = optarg; break;
 		case 't': to = optarg; break;
 		case 'h': return cli_print_usage(&cmd_convert);
-		default: return cli_usage_error(&cmd_convert, "bad option");
+		default: return cli_usage_error(&cmd_convert, "%s", cli_getopt_error());
 		}
 	}
 	if (argc - optind != 2)

@@ -118,7 +118,7 @@ static int parse_options(int argc, char **argv, struct diff_opts *o)
 		case 'o': o->output = optarg; break;
 		case OPT_COLD: o->cold = 1; break;
 		case 'h': return cli_print_usage(&cmd_diff);
-		default: return cli_usage_error(&cmd_diff, "bad option");
+		default: return cli_usage_error(&cmd_diff, "%s", cli_getopt_error());
 		}
 	}
 	if (sep < argc && sep > optind) {

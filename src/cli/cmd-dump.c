@@ -241,7 +241,7 @@ static int run(int argc, char **argv)
 		switch (c) {
 		case 'F': format = optarg; break;
 		case 'h': return cli_print_usage(&cmd_dump);
-		default: return cli_usage_error(&cmd_dump, "bad option");
+		default: return cli_usage_error(&cmd_dump, "%s", cli_getopt_error());
 		}
 	}
 	if (argc - optind != 1)

@@ -313,7 +313,7 @@ static int run(int argc, char **argv)
 			break;
 		case 'q': req.quiet = 1; break;
 		case 'h': return cli_print_usage(&cmd_record);
-		default: return cli_usage_error(&cmd_record, "bad option");
+		default: return cli_usage_error(&cmd_record, "%s", cli_getopt_error());
 		}
 	}
 	if (rate_given && req.target_samples)

@@ -207,7 +207,7 @@ static int parse_options(int argc, char **argv, struct report_opts *o)
 			break;
 		}
 		case 'h': return cli_print_usage(&cmd_report);
-		default: return cli_usage_error(&cmd_report, "bad option");
+		default: return cli_usage_error(&cmd_report, "%s", cli_getopt_error());
 		}
 	}
 	if (argc - optind < 1)

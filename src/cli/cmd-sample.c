@@ -120,7 +120,7 @@ static int run(int argc, char **argv)
 			break;
 		case 'f': format = optarg; break;
 		case 'h': free(lines); return cli_print_usage(&cmd_sample);
-		default: free(lines); return cli_usage_error(&cmd_sample, "bad option");
+		default: free(lines); return cli_usage_error(&cmd_sample, "%s", cli_getopt_error());
 		}
 	}
 	if (argc - optind != 1 || !out) {

@@ -738,7 +738,7 @@ static int parse_options(int argc, char **argv, struct opts *o, int *ncache, int
 			break;
 		}
 		case 'h': return cli_print_usage(&cmd_simulate);
-		default: return cli_usage_error(&cmd_simulate, "bad option");
+		default: return cli_usage_error(&cmd_simulate, "%s", cli_getopt_error());
 		}
 	}
 	return -1;

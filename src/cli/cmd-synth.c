@@ -118,7 +118,7 @@ static int run(int argc, char **argv)
 		case OPT_SEED: bad = cli_parse_u64(optarg, &p.seed); break;
 		case 'p': bad = cli_parse_size(optarg, &p.phase_len); break;
 		case 'h': return cli_print_usage(&cmd_synth);
-		default: return cli_usage_error(&cmd_synth, "bad option");
+		default: return cli_usage_error(&cmd_synth, "%s", cli_getopt_error());
 		}
 		if (bad)
 			return cli_usage_error(&cmd_synth, "bad value '%s' for --%s", optarg,

@@ -914,7 +914,7 @@ static int at_options(int argc, char **argv, struct ctx *x, struct at_opts *o)
 			x->sa_how = LP_PRED_SA_CALIBRATED;
 			break;
 		case 'h': return cli_print_usage(&cmd_predict_at);
-		default: return cli_usage_error(&cmd_predict_at, "bad option");
+		default: return cli_usage_error(&cmd_predict_at, "%s", cli_getopt_error());
 		}
 	}
 	if (optind + 1 != argc || !o->nsizes)

@@ -266,7 +266,7 @@ static int collect_options(int argc, char **argv, struct collect_opts *o)
 			break;
 		case 'q': o->quiet = 1; break;
 		case 'h': return cli_print_usage(&cmd_predict_collect);
-		default: return cli_usage_error(&cmd_predict_collect, "bad option");
+		default: return cli_usage_error(&cmd_predict_collect, "%s", cli_getopt_error());
 		}
 	}
 	if (!o->have_size || !o->dir)

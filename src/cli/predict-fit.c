@@ -188,7 +188,7 @@ static int predict_fit(int argc, char **argv)
 			break;
 		case 'q': quiet = 1; break;
 		case 'h': return cli_print_usage(&cmd_predict_fit);
-		default: return cli_usage_error(&cmd_predict_fit, "bad option");
+		default: return cli_usage_error(&cmd_predict_fit, "%s", cli_getopt_error());
 		}
 	}
 	if (optind + 1 != argc)
