@@ -259,7 +259,7 @@ static void json_hist(const struct lp_hist *h)
 {
 	int first = 1;
 
-	printf("{\"cold\": %llu, \"finite\": %llu, \"max\": %llu, \"bins\": [",
+	cli_jprintf("{\"cold\": %llu, \"finite\": %llu, \"max\": %llu, \"bins\": [",
 	       (unsigned long long)lp_hist_cold(h), (unsigned long long)lp_hist_finite(h),
 	       (unsigned long long)lp_hist_max(h));
 	for (size_t b = 0; b < lp_hist_nbins(h); b++) {
@@ -268,62 +268,62 @@ static void json_hist(const struct lp_hist *h)
 		if (!lp_hist_bin_count(h, b))
 			continue;
 		lp_hist_bin_range(b, &lo, &hi);
-		printf("%s[%llu, %llu, %llu]", first ? "" : ", ", (unsigned long long)lo,
+		cli_jprintf("%s[%llu, %llu, %llu]", first ? "" : ", ", (unsigned long long)lo,
 		       (unsigned long long)hi, (unsigned long long)lp_hist_bin_count(h, b));
 		first = 0;
 	}
-	printf("]}");
+	cli_jprintf("]}");
 }
 
 static void out_json(const struct opts *o, const struct lp_exact *e)
 {
-	printf("{\"command\": \"%s\", \"trace\": ", o->cmd->name);
+	cli_jprintf("{\"command\": \"%s\", \"trace\": ", o->cmd->name);
 	cli_json_string(o->trace);
 	if (o->kind == LP_DIST_STACK)
-		printf(", \"algorithm\": \"%s\"", o->algorithm ? o->algorithm : "fast");
-	printf(",\n \"histogram_bins\": \"[lo, hi, count]; exact below 256, 128 bins per octave above\",\n");
-	printf(" \"references\": %llu, \"line_sizes\": [", (unsigned long long)lp_exact_references(e));
+		cli_jprintf(", \"algorithm\": \"%s\"", o->algorithm ? o->algorithm : "fast");
+	cli_jprintf(",\n \"histogram_bins\": \"[lo, hi, count]; exact below 256, 128 bins per octave above\",\n");
+	cli_jprintf(" \"references\": %llu, \"line_sizes\": [", (unsigned long long)lp_exact_references(e));
 	for (size_t li = 0; li < lp_exact_n_line_sizes(e); li++) {
 		const struct lp_hist *h = lp_exact_hist(e, li);
 		uint64_t acc = lp_exact_line_accesses(e, li);
 		struct lp_dist_point *pt;
 		size_t np = 0;
 
-		printf("%s\n  {\"line_size\": %llu, \"line_accesses\": %llu, \"distinct_lines\": %llu,\n",
+		cli_jprintf("%s\n  {\"line_size\": %llu, \"line_accesses\": %llu, \"distinct_lines\": %llu,\n",
 		       li ? "," : "", (unsigned long long)lp_exact_line_size(e, li),
 		       (unsigned long long)acc, (unsigned long long)lp_exact_distinct_lines(e, li));
-		printf("   \"histogram\": ");
+		cli_jprintf("   \"histogram\": ");
 		json_hist(h);
-		printf(",\n   \"%s\": [", o->kind == LP_DIST_STACK ? "curve" : "reuse_ge");
+		cli_jprintf(",\n   \"%s\": [", o->kind == LP_DIST_STACK ? "curve" : "reuse_ge");
 		if ((pt = points(o, e, li, &np))) {
 			for (size_t i = 0; i < np; i++)
-				printf("%s\n    {\"%s\": %llu, \"%s\": %.2f, \"ratio\": %.6f, \"ratio_nocold\": %.6f, \"exact\": %s}",
+				cli_jprintf("%s\n    {\"%s\": %llu, \"%s\": %.2f, \"ratio\": %.6f, \"ratio_nocold\": %.6f, \"exact\": %s}",
 				       i ? "," : "", o->kind == LP_DIST_STACK ? "size_bytes" : "distance",
 				       (unsigned long long)pt[i].x, o->kind == LP_DIST_STACK ? "misses" : "count",
 				       pt[i].misses, pt[i].ratio, pt[i].ratio_nocold, pt[i].exact ? "true" : "false");
 			free(pt);
 		}
-		printf("]");
+		cli_jprintf("]");
 		if (o->per_pc) {
 			size_t n = 0;
 			struct lp_dist_pc *r = pc_rows(o, e, li, &n);
 
-			printf(",\n   \"per_pc_rank_point\": %llu, \"per_pc\": [", (unsigned long long)rank_point(o));
+			cli_jprintf(",\n   \"per_pc_rank_point\": %llu, \"per_pc\": [", (unsigned long long)rank_point(o));
 			for (size_t k = 0; r && k < n; k++) {
 				const struct lp_hist *ph = lp_exact_pc_hist(e, li, r[k].index, NULL);
 
-				printf("%s\n    {\"pc\": \"0x%llx\", \"accesses\": %llu, \"misses_at_rank_point\": %.2f, \"histogram\": ",
+				cli_jprintf("%s\n    {\"pc\": \"0x%llx\", \"accesses\": %llu, \"misses_at_rank_point\": %.2f, \"histogram\": ",
 				       k ? "," : "", (unsigned long long)r[k].pc,
 				       (unsigned long long)r[k].accesses, r[k].misses);
 				json_hist(ph);
-				printf("}");
+				cli_jprintf("}");
 			}
 			free(r);
-			printf("]");
+			cli_jprintf("]");
 		}
-		printf("}");
+		cli_jprintf("}");
 	}
-	printf("]}\n");
+	cli_jprintf("]}\n");
 }
 
 /* ---- the command ------------------------------------------------------- */

@@ -33,32 +33,32 @@ void cli_csv_source_functions(const struct lp_source_function *f, size_t n)
 
 void cli_json_source_lines(const struct lp_source_line *l, size_t n)
 {
-	printf("[");
+	cli_jprintf("[");
 	for (size_t i = 0; i < n; i++) {
-		printf("%s{\"file\":", i ? "," : "");
+		cli_jprintf("%s{\"file\":", i ? "," : "");
 		cli_json_string(l[i].file);
-		printf(",\"path\":");
+		cli_jprintf(",\"path\":");
 		cli_json_string(l[i].path);
-		printf(",\"line\":%d,\"misses\":%.1f,\"misses_lo\":%.1f,\"misses_hi\":%.1f,\"share\":%.6f,"
+		cli_jprintf(",\"line\":%d,\"misses\":%.1f,\"misses_lo\":%.1f,\"misses_hi\":%.1f,\"share\":%.6f,"
 		       "\"line_accesses\":%.1f}",
 		       l[i].line, l[i].misses, l[i].misses_lo, l[i].misses_hi, l[i].share, l[i].accesses);
 	}
-	printf("]");
+	cli_jprintf("]");
 }
 
 void cli_json_source_functions(const struct lp_source_function *f, size_t n)
 {
-	printf("[");
+	cli_jprintf("[");
 	for (size_t i = 0; i < n; i++) {
-		printf("%s{\"function\":", i ? "," : "");
+		cli_jprintf("%s{\"function\":", i ? "," : "");
 		cli_json_string(f[i].function);
-		printf(",\"caller\":");
+		cli_jprintf(",\"caller\":");
 		if (f[i].caller)
 			cli_json_string(f[i].caller);
 		else
-			printf("null");
-		printf(",\"misses\":%.1f,\"misses_lo\":%.1f,\"misses_hi\":%.1f,\"share\":%.6f,\"line_accesses\":%.1f}",
+			cli_jprintf("null");
+		cli_jprintf(",\"misses\":%.1f,\"misses_lo\":%.1f,\"misses_hi\":%.1f,\"share\":%.6f,\"line_accesses\":%.1f}",
 		       f[i].misses, f[i].misses_lo, f[i].misses_hi, f[i].share, f[i].accesses);
 	}
-	printf("]");
+	cli_jprintf("]");
 }

@@ -139,11 +139,11 @@ void cli_csv_share(const struct lp_report *r)
  * accesses its ratios are per) */
 static void json_row_intervals(const struct lp_interval *lru, const struct lp_interval *random, double acc)
 {
-	printf(",\"lru_interval\":{");
+	cli_jprintf(",\"lru_interval\":{");
 	cli_json_interval(lru, acc);
-	printf("},\"random_interval\":{");
+	cli_jprintf("},\"random_interval\":{");
 	cli_json_interval(random, acc);
-	printf("}");
+	cli_jprintf("}");
 }
 
 void cli_json_share(const struct lp_report *r, int intervals)
@@ -154,42 +154,42 @@ void cli_json_share(const struct lp_report *r, int intervals)
 	const struct lp_report_sharing *sh;
 	size_t np = lp_report_placements(r, &pl), nt = lp_report_thread_curves(r, &tc), ns = lp_report_sharing(r, &sh);
 
-	printf(",\"share\":{\"threads\":%" PRIu32 ",\"shared_time\":%s,", in->threads,
+	cli_jprintf(",\"share\":{\"threads\":%" PRIu32 ",\"shared_time\":%s,", in->threads,
 	       in->shared_time ? "true" : "false");
 	if (!isnan(in->together))
-		printf("\"together\":%.6f,", in->together);
-	printf("\"placements\":[");
+		cli_jprintf("\"together\":%.6f,", in->together);
+	cli_jprintf("\"placements\":[");
 	for (size_t i = 0; i < np; i++) {
-		printf("%s{\"placement\":\"%s\",\"caches\":%" PRIu32 ",\"size\":%" PRIu64
+		cli_jprintf("%s{\"placement\":\"%s\",\"caches\":%" PRIu32 ",\"size\":%" PRIu64
 		       ",\"lru\":%.6f,\"lru_coherence\":%.6f,\"random\":%.6f,\"random_coherence\":%.6f",
 		       i ? "," : "", pl[i].placement, pl[i].caches, pl[i].size, pl[i].lru, pl[i].lru_coh, pl[i].random,
 		       pl[i].random_coh);
 		if (intervals)
 			json_row_intervals(&pl[i].lru_iv, &pl[i].random_iv, (double)in->accesses);
-		printf("}");
+		cli_jprintf("}");
 	}
-	printf("],\"per_thread\":[");
+	cli_jprintf("],\"per_thread\":[");
 	for (size_t i = 0; i < nt; i++) {
-		printf("%s{\"thread\":%" PRIu32 ",\"share\":%.6f,\"size\":%" PRIu64
+		cli_jprintf("%s{\"thread\":%" PRIu32 ",\"share\":%.6f,\"size\":%" PRIu64
 		       ",\"lru\":%.6f,\"lru_coherence\":%.6f,\"random\":%.6f",
 		       i ? "," : "", tc[i].tid, tc[i].share, tc[i].size, tc[i].lru, tc[i].lru_coh, tc[i].random);
 		if (intervals)
 			json_row_intervals(&tc[i].lru_iv, &tc[i].random_iv, (double)in->accesses * tc[i].share);
-		printf("}");
+		cli_jprintf("}");
 	}
-	printf("],\"sharing\":[");
+	cli_jprintf("],\"sharing\":[");
 	for (size_t i = 0; i < ns; i++) {
-		printf("%s{\"sharing\":\"%s\",\"object\":", i ? "," : "", sh[i].false_sharing ? "false" : "true");
+		cli_jprintf("%s{\"sharing\":\"%s\",\"object\":", i ? "," : "", sh[i].false_sharing ? "false" : "true");
 		cli_json_string(sh[i].object);
-		printf(",\"pc\":%" PRIu64 ",\"function\":", sh[i].pc);
+		cli_jprintf(",\"pc\":%" PRIu64 ",\"function\":", sh[i].pc);
 		cli_json_string(sh[i].pc_name);
-		printf(",\"write_pc\":%" PRIu64 ",\"write_function\":", sh[i].wpc);
+		cli_jprintf(",\"write_pc\":%" PRIu64 ",\"write_function\":", sh[i].wpc);
 		cli_json_string(sh[i].wpc_name);
-		printf(",\"threads\":");
+		cli_jprintf(",\"threads\":");
 		cli_json_string(sh[i].threads);
-		printf(",\"writers\":");
+		cli_jprintf(",\"writers\":");
 		cli_json_string(sh[i].writers);
-		printf(",\"misses\":%.1f,\"share\":%.6f}", sh[i].misses, sh[i].share);
+		cli_jprintf(",\"misses\":%.1f,\"share\":%.6f}", sh[i].misses, sh[i].share);
 	}
-	printf("]}");
+	cli_jprintf("]}");
 }

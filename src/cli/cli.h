@@ -93,6 +93,11 @@ const char *cli_format_size(uint64_t bytes, char *buf, size_t len);
 
 /* Print s to stdout as a JSON string literal, quoted and escaped. */
 void cli_json_string(const char *s);
+/* printf for JSON output (cli-json.c): a non-finite value of a
+ * floating-point conversion (unknown: a profile without samples) is
+ * written as null; cli_tprintf, for text, as "n/a" in the same width. */
+void cli_jprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void cli_tprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* s as a CSV field: itself, or quoted (inner quotes doubled, cut to fit
  * len) in buf when it holds a comma or a quote. */

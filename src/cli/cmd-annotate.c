@@ -378,14 +378,14 @@ static void csv_annotate(const struct annotate_opts *o, const struct lp_report *
 
 static void json_line(const struct lp_source_line *l, const char *text, int first)
 {
-	printf("%s{\"line\":%d,\"misses\":%.1f,\"misses_lo\":%.1f,\"misses_hi\":%.1f,\"share\":%.6f,"
+	cli_jprintf("%s{\"line\":%d,\"misses\":%.1f,\"misses_lo\":%.1f,\"misses_hi\":%.1f,\"share\":%.6f,"
 	       "\"line_accesses\":%.1f,\"text\":",
 	       first ? "" : ",", l->line, l->misses, l->misses_lo, l->misses_hi, l->share, l->accesses);
 	if (text)
 		cli_json_string(text);
 	else
-		printf("null");
-	printf("}");
+		cli_jprintf("null");
+	cli_jprintf("}");
 }
 
 static void json_annotate(const struct annotate_opts *o, const struct lp_report *r, const char *cache)
@@ -399,16 +399,16 @@ static void json_annotate(const struct annotate_opts *o, const struct lp_report 
 	double acc, misses;
 
 	lp_hotspots_totals(h, &acc, &misses);
-	printf("{\"profile\":");
+	cli_jprintf("{\"profile\":");
 	cli_json_string(o->profile);
-	printf(",\"line\":%g,\"samples\":%zu,\"accesses\":%" PRIu64 ",\"cold\":%s,\"policy\":\"%s\",\"cache\":", in->line,
+	cli_jprintf(",\"line\":%g,\"samples\":%zu,\"accesses\":%" PRIu64 ",\"cold\":%s,\"policy\":\"%s\",\"cache\":", in->line,
 	       in->samples, in->accesses, o->cold ? "true" : "false", in->hot_policy);
 	cli_json_string(cache);
-	printf(",\"misses\":%.1f,\"functions\":", misses);
+	cli_jprintf(",\"misses\":%.1f,\"functions\":", misses);
 	cli_json_source_functions(f, o->top && nf > o->top ? o->top : nf);
-	printf(",\"lines\":");
+	cli_jprintf(",\"lines\":");
 	cli_json_source_lines(l, o->top && nl > o->top ? o->top : nl);
-	printf(",\"files\":[");
+	cli_jprintf(",\"files\":[");
 
 	for (size_t k = 0, shown = 0; k < nfiles; k++) {
 		struct lp_source_text *src;
@@ -417,21 +417,21 @@ static void json_annotate(const struct annotate_opts *o, const struct lp_report 
 		if (!file_shown(o, &files[k]))
 			continue;
 		src = read_source(o, &files[k]);
-		printf("%s{\"path\":", shown++ ? "," : "");
+		cli_jprintf("%s{\"path\":", shown++ ? "," : "");
 		cli_json_string(files[k].path);
-		printf(",\"read_from\":");
+		cli_jprintf(",\"read_from\":");
 		if (src)
 			cli_json_string(src->path);
 		else
-			printf("null");
-		printf(",\"misses\":%.1f,\"share\":%.6f,\"lines\":[", files[k].misses, files[k].share);
+			cli_jprintf("null");
+		cli_jprintf(",\"misses\":%.1f,\"share\":%.6f,\"lines\":[", files[k].misses, files[k].share);
 		n = lp_hotspots_file_lines(h, k, &l);
 		for (size_t i = 0; i < n; i++)
 			json_line(&l[i], line_text(src, l[i].line), i == 0);
-		printf("]}");
+		cli_jprintf("]}");
 		lp_source_free(src);
 	}
-	printf("]}\n");
+	cli_jprintf("]}\n");
 }
 
 static int run(int argc, char **argv)

@@ -171,6 +171,10 @@ static const char *change(double delta, double lo, double hi, const char *fmt, c
 	char d[24], h[24];
 	double half = fmax(delta - lo, hi - delta);
 
+	if (!isfinite(delta)) { /* a run without samples */
+		snprintf(buf, len, "n/a");
+		return buf;
+	}
 	snprintf(d, sizeof(d), fmt, delta);
 	snprintf(h, sizeof(h), fmt, isfinite(half) ? half : 0);
 	snprintf(buf, len, "%s ±%s%s", d, h + 1, lo > 0 || hi < 0 ? "*" : " ");
@@ -203,7 +207,7 @@ static void text_diff(const struct diff_opts *o, const struct lp_report *ra, con
 	for (size_t i = 0; nc && i < cv[0].n; i++) {
 		printf("%10s", cli_format_size(cv[0].points[i].size, b, sizeof(b)));
 		for (size_t k = 0; k < nc; k++)
-			printf(" %11.4f %11.4f %17s", cv[k].points[i].a, cv[k].points[i].b,
+			cli_tprintf(" %11.4f %11.4f %17s", cv[k].points[i].a, cv[k].points[i].b,
 			       change(cv[k].points[i].delta, cv[k].points[i].delta_lo, cv[k].points[i].delta_hi, "%+.4f",
 				      c, sizeof(c)));
 		printf("\n");
@@ -214,7 +218,7 @@ static void text_diff(const struct diff_opts *o, const struct lp_report *ra, con
 		printf("\n%-24s %8s %6s %9s %9s %17s %11s %11s %17s\n", "cache", "size", "ways", "lru A", "lru B",
 		       "B - A", "random A", "random B", "B - A");
 		for (size_t i = 0; i < nca; i++)
-			printf("%-24s %8s %6" PRIu64 " %9.4f %9.4f %17s %12.4f %12.4f %17s\n", ca[i].label,
+			cli_tprintf("%-24s %8s %6" PRIu64 " %9.4f %9.4f %17s %12.4f %12.4f %17s\n", ca[i].label,
 			       cli_format_size(ca[i].size, b, sizeof(b)), ca[i].ways, ca[i].lru_a, ca[i].lru_b,
 			       change(ca[i].lru_b - ca[i].lru_a, ca[i].lru_delta_lo, ca[i].lru_delta_hi, "%+.4f", c,
 				      sizeof(c)),
@@ -284,9 +288,9 @@ static void json_run(const char *path, const struct lp_report *r)
 {
 	const struct lp_report_info *in = lp_report_info(r);
 
-	printf("{\"profile\":");
+	cli_jprintf("{\"profile\":");
 	cli_json_string(path);
-	printf(",\"samples\":%zu,\"accesses\":%" PRIu64 "}", in->samples, in->accesses);
+	cli_jprintf(",\"samples\":%zu,\"accesses\":%" PRIu64 "}", in->samples, in->accesses);
 }
 
 static void json_diff(const struct diff_opts *o, const struct lp_report *ra, const struct lp_report *rb,
@@ -297,49 +301,49 @@ static void json_diff(const struct diff_opts *o, const struct lp_report *ra, con
 	const struct lp_diff_cache *ca;
 	size_t nc = lp_report_diff_curves(d, &cv), nca = lp_report_diff_caches(d, &ca);
 
-	printf("{\"a\":");
+	cli_jprintf("{\"a\":");
 	json_run(o->a, ra);
-	printf(",\"b\":");
+	cli_jprintf(",\"b\":");
 	json_run(o->b, rb);
-	printf(",\"line\":%g,\"cold\":%s,\"curves\":[", in->line, o->cold ? "true" : "false");
+	cli_jprintf(",\"line\":%g,\"cold\":%s,\"curves\":[", in->line, o->cold ? "true" : "false");
 	for (size_t k = 0; k < nc; k++) {
-		printf("%s{\"name\":\"%s\",\"points\":[", k ? "," : "", cv[k].name);
+		cli_jprintf("%s{\"name\":\"%s\",\"points\":[", k ? "," : "", cv[k].name);
 		for (size_t i = 0; i < cv[k].n; i++)
-			printf("%s{\"size\":%" PRIu64 ",\"a\":%.6f,\"b\":%.6f,\"delta\":%.6f,\"delta_lo\":%.6f,"
+			cli_jprintf("%s{\"size\":%" PRIu64 ",\"a\":%.6f,\"b\":%.6f,\"delta\":%.6f,\"delta_lo\":%.6f,"
 			       "\"delta_hi\":%.6f}",
 			       i ? "," : "", cv[k].points[i].size, cv[k].points[i].a, cv[k].points[i].b,
 			       cv[k].points[i].delta, cv[k].points[i].delta_lo, cv[k].points[i].delta_hi);
-		printf("]}");
+		cli_jprintf("]}");
 	}
-	printf("],\"caches\":[");
+	cli_jprintf("],\"caches\":[");
 	for (size_t i = 0; i < nca; i++) {
-		printf("%s{\"cache\":", i ? "," : "");
+		cli_jprintf("%s{\"cache\":", i ? "," : "");
 		cli_json_string(ca[i].label);
-		printf(",\"size\":%" PRIu64 ",\"ways\":%" PRIu64 ",\"lru_a\":%.6f,\"lru_b\":%.6f,\"random_a\":%.6f,"
+		cli_jprintf(",\"size\":%" PRIu64 ",\"ways\":%" PRIu64 ",\"lru_a\":%.6f,\"lru_b\":%.6f,\"random_a\":%.6f,"
 		       "\"random_b\":%.6f,\"lru_delta_lo\":%.6f,\"lru_delta_hi\":%.6f,\"random_delta_lo\":%.6f,"
 		       "\"random_delta_hi\":%.6f}",
 		       ca[i].size, ca[i].ways, ca[i].lru_a, ca[i].lru_b, ca[i].random_a, ca[i].random_b,
 		       ca[i].lru_delta_lo, ca[i].lru_delta_hi, ca[i].random_delta_lo, ca[i].random_delta_hi);
 	}
-	printf("],\"hot\":{\"policy\":\"%s\",\"at\":%" PRIu64 ",\"cache\":", in->hot_policy, in->at);
+	cli_jprintf("],\"hot\":{\"policy\":\"%s\",\"at\":%" PRIu64 ",\"cache\":", in->hot_policy, in->at);
 	cli_json_string(o->hot_cache);
 	for (int k = LP_DIFF_LINE; k <= LP_DIFF_OBJECT; k++) {
 		static const char *const keys[3] = { "lines", "functions", "objects" };
 		const struct lp_diff_spot *s;
 		size_t n = rows(o, lp_report_diff_spots(d, (enum lp_diff_kind)k, &s));
 
-		printf(",\"%s\":[", keys[k]);
+		cli_jprintf(",\"%s\":[", keys[k]);
 		for (size_t i = 0; i < n; i++) {
-			printf("%s{\"name\":", i ? "," : "");
+			cli_jprintf("%s{\"name\":", i ? "," : "");
 			cli_json_string(s[i].name);
-			printf(",\"misses_a\":%.1f,\"misses_b\":%.1f,\"share_a\":%.6f,\"share_b\":%.6f,\"delta\":%.1f,"
+			cli_jprintf(",\"misses_a\":%.1f,\"misses_b\":%.1f,\"share_a\":%.6f,\"share_b\":%.6f,\"delta\":%.1f,"
 			       "\"delta_lo\":%.1f,\"delta_hi\":%.1f}",
 			       s[i].misses_a, s[i].misses_b, s[i].share_a, s[i].share_b, s[i].delta, s[i].delta_lo,
 			       s[i].delta_hi);
 		}
-		printf("]");
+		cli_jprintf("]");
 	}
-	printf("}}\n");
+	cli_jprintf("}}\n");
 }
 
 /* ---- the command -------------------------------------------------------- */

@@ -18,9 +18,9 @@ static const char *coh_name(uint8_t coh)
 static void dump_json_dist(uint64_t d)
 {
 	if (d == LP_REUSE_DANGLING)
-		printf("null");
+		cli_jprintf("null");
 	else
-		printf("%" PRIu64, d);
+		cli_jprintf("%" PRIu64, d);
 }
 
 static const char usage[] =
@@ -48,85 +48,85 @@ const struct cli_command cmd_dump = {
 
 static void dump_json(const struct lp_profile *p)
 {
-	printf("{\"command\":");
+	cli_jprintf("{\"command\":");
 	cli_json_string(p->command);
-	printf(",\"host\":");
+	cli_jprintf(",\"host\":");
 	cli_json_string(p->host);
-	printf(",\"source\":");
+	cli_jprintf(",\"source\":");
 	cli_json_string(p->source);
 	if (p->mpi_rank >= 0)
-		printf(",\"mpi_rank\":%" PRId32 ",\"mpi_size\":%" PRIu32, p->mpi_rank, p->mpi_size);
-	printf(",\"date\":%" PRId64 ",\"rate\":%.17g,\"target_samples\":%" PRIu64 ",\"seed\":%" PRIu64
+		cli_jprintf(",\"mpi_rank\":%" PRId32 ",\"mpi_size\":%" PRIu32, p->mpi_rank, p->mpi_size);
+	cli_jprintf(",\"date\":%" PRId64 ",\"rate\":%.17g,\"target_samples\":%" PRIu64 ",\"seed\":%" PRIu64
 	       ",\"window\":%" PRIu64 ",\"references\":%" PRIu64 ",\n \"line_sizes\":[",
 	       p->date, p->rate, p->target_samples, p->seed, p->window, p->references);
 	for (unsigned i = 0; i < p->n_line_sizes; i++)
-		printf("%s{\"bytes\":%u,\"accesses\":%" PRIu64 ",\"windows\":%zu}", i ? "," : "",
+		cli_jprintf("%s{\"bytes\":%u,\"accesses\":%" PRIu64 ",\"windows\":%zu}", i ? "," : "",
 		       p->line_sizes[i], p->accesses[i], p->windows[i].n);
-	printf("],\n");
+	cli_jprintf("],\n");
 	if (p->region) {
-		printf(" \"region\":{\"what\":");
+		cli_jprintf(" \"region\":{\"what\":");
 		cli_json_string(p->region);
-		printf(",\"entries\":%" PRIu64 ",\"skipped\":%" PRIu64 "},\n", p->region_entries,
+		cli_jprintf(",\"entries\":%" PRIu64 ",\"skipped\":%" PRIu64 "},\n", p->region_entries,
 		       p->region_skipped);
 	}
-	printf(" \"thread_refs\":[");
+	cli_jprintf(" \"thread_refs\":[");
 	for (uint32_t t = 0; t < p->n_threads; t++)
-		printf("%s%" PRIu64, t ? "," : "", p->thread_refs[t]);
-	printf("],\n \"mappings\":[");
+		cli_jprintf("%s%" PRIu64, t ? "," : "", p->thread_refs[t]);
+	cli_jprintf("],\n \"mappings\":[");
 	for (size_t i = 0; i < p->mappings.n; i++) {
 		const struct lp_mapping *m = &p->mappings.v[i];
-		printf("%s{\"start\":%" PRIu64 ",\"end\":%" PRIu64 ",\"offset\":%" PRIu64 ",\"path\":",
+		cli_jprintf("%s{\"start\":%" PRIu64 ",\"end\":%" PRIu64 ",\"offset\":%" PRIu64 ",\"path\":",
 		       i ? "," : "", m->start, m->end, m->file_offset);
 		cli_json_string(m->path);
-		printf("}");
+		cli_jprintf("}");
 	}
-	printf("],\n \"samples\":[");
+	cli_jprintf("],\n \"samples\":[");
 	for (size_t i = 0; i < p->n_samples; i++) {
 		const struct lp_sample *s = &p->samples[i];
-		printf("%s\n  {\"time\":%" PRIu64 ",\"pc\":%" PRIu64 ",\"addr\":%" PRIu64
+		cli_jprintf("%s\n  {\"time\":%" PRIu64 ",\"pc\":%" PRIu64 ",\"addr\":%" PRIu64
 		       ",\"kind\":\"%c\",\"tid\":%u,\"line\":%u,\"reuse\":",
 		       i ? "," : "", s->time, s->pc, s->addr, s->kind ? 'W' : 'R', s->tid,
 		       p->line_sizes[s->line_idx]);
 		if (s->reuse == LP_REUSE_DANGLING)
-			printf("null");
+			cli_jprintf("null");
 		else
-			printf("%" PRIu64, s->reuse);
-		printf(",\"reuse_pc\":%" PRIu64, s->reuse_pc);
+			cli_jprintf("%" PRIu64, s->reuse);
+		cli_jprintf(",\"reuse_pc\":%" PRIu64, s->reuse_pc);
 		if (p->shared) {
-			printf(",\"stime\":%" PRIu64 ",\"sreuse\":", s->stime);
+			cli_jprintf(",\"stime\":%" PRIu64 ",\"sreuse\":", s->stime);
 			dump_json_dist(s->sreuse);
-			printf(",\"sown\":");
+			cli_jprintf(",\"sown\":");
 			dump_json_dist(s->sown);
-			printf(",\"stid\":%u,\"coh\":\"%s\",\"wtid\":%u,\"wpc\":%" PRIu64, s->stid,
+			cli_jprintf(",\"stid\":%u,\"coh\":\"%s\",\"wtid\":%u,\"wpc\":%" PRIu64, s->stid,
 			       coh_name(s->coh), s->wtid, s->wpc);
 		}
-		printf("}");
+		cli_jprintf("}");
 	}
-	printf("\n ],\n \"alloc_flags\":%u,", p->alloc_flags);
+	cli_jprintf("\n ],\n \"alloc_flags\":%u,", p->alloc_flags);
 	if (p->alloc_flags & LP_ALLOCS_TOTALS)
-		printf("\"alloc_totals\":{\"allocs\":%" PRIu64 ",\"frees\":%" PRIu64 ",\"bytes\":%" PRIu64 "},",
+		cli_jprintf("\"alloc_totals\":{\"allocs\":%" PRIu64 ",\"frees\":%" PRIu64 ",\"bytes\":%" PRIu64 "},",
 		       p->alloc_total, p->free_total, p->alloc_bytes);
-	printf("\n \"allocations\":[");
+	cli_jprintf("\n \"allocations\":[");
 	for (size_t i = 0; i < p->n_allocs; i++) {
 		const struct lp_alloc_event *e = &p->allocs[i];
 		const struct lp_alloc_stack *st;
-		printf("%s\n  {\"event\":\"%s\",\"time\":", i ? "," : "",
+		cli_jprintf("%s\n  {\"event\":\"%s\",\"time\":", i ? "," : "",
 		       e->kind == LP_EV_ALLOC ? "alloc" : "free");
 		if (e->time == LP_TIME_UNKNOWN)
-			printf("null");
+			cli_jprintf("null");
 		else
-			printf("%" PRIu64, e->time);
-		printf(",\"tid\":%u,\"addr\":%" PRIu64 ",\"size\":%" PRIu64 ",\"pc\":%" PRIu64, e->tid,
+			cli_jprintf("%" PRIu64, e->time);
+		cli_jprintf(",\"tid\":%u,\"addr\":%" PRIu64 ",\"size\":%" PRIu64 ",\"pc\":%" PRIu64, e->tid,
 		       e->addr, e->size, e->pc);
 		if ((st = lp_profile_event_stack(p, e))) {
-			printf(",\"stack\":[");
+			cli_jprintf(",\"stack\":[");
 			for (uint32_t k = 0; k < st->n; k++)
-				printf("%s%" PRIu64, k ? "," : "", st->frames[k]);
-			printf("]");
+				cli_jprintf("%s%" PRIu64, k ? "," : "", st->frames[k]);
+			cli_jprintf("]");
 		}
-		printf("}");
+		cli_jprintf("}");
 	}
-	printf("\n]}\n");
+	cli_jprintf("\n]}\n");
 }
 
 static void dump_text(const struct lp_profile *p)

@@ -210,6 +210,28 @@ static int apply_mpi_rank(struct lp_record_options *o, char **rank_output)
 	return CLI_OK;
 }
 
+/* OUT by default, and whether "-o -" can be. */
+static int default_output(struct record_request *req, const struct record_backend *backend)
+{
+	if (!req->opts.output)
+		req->opts.output = req->opts.mode == LP_RECORD_TRACE ? "locprof.lpt" : "locprof.lpp";
+	if (!strcmp(req->opts.output, "-") && (req->opts.mode != LP_RECORD_TRACE || backend == &record_backend_pmu))
+		return cli_usage_error(&cmd_record, "-o - (stdout) is for --mode trace with the inst or valgrind backend");
+	return CLI_OK;
+}
+
+/* The options that choose how many samples: usage errors. */
+static int check_sampling(struct record_request *req, int rate_given, const char *backend_name)
+{
+	if (rate_given && req->target_samples)
+		return cli_usage_error(&cmd_record, "--rate and --samples exclude each other");
+	if (req->max_samples_given && req->target_samples)
+		return cli_usage_error(&cmd_record, "--max-samples is for a fixed rate (--samples sets the count itself)");
+	if (req->target_samples && req->opts.mode == LP_RECORD_TRACE)
+		return cli_usage_error(&cmd_record, "--samples is for sample mode");
+	return check_phases(req, backend_name);
+}
+
 static int run(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -316,13 +338,7 @@ static int run(int argc, char **argv)
 		default: return cli_usage_error(&cmd_record, "%s", cli_getopt_error());
 		}
 	}
-	if (rate_given && req.target_samples)
-		return cli_usage_error(&cmd_record, "--rate and --samples exclude each other");
-	if (req.max_samples_given && req.target_samples)
-		return cli_usage_error(&cmd_record, "--max-samples is for a fixed rate (--samples sets the count itself)");
-	if (req.target_samples && req.opts.mode == LP_RECORD_TRACE)
-		return cli_usage_error(&cmd_record, "--samples is for sample mode");
-	if ((st = check_phases(&req, backend_name)) != CLI_OK)
+	if ((st = check_sampling(&req, rate_given, backend_name)) != CLI_OK)
 		return st;
 	backend = find_backend(backend_name, &known);
 	if (!known)
@@ -334,11 +350,7 @@ static int run(int argc, char **argv)
 	}
 	if (optind >= argc)
 		return cli_usage_error(&cmd_record, "no program to run");
-	if (!req.opts.output)
-		req.opts.output = req.opts.mode == LP_RECORD_TRACE ? "locprof.lpt" : "locprof.lpp";
-	if (!strcmp(req.opts.output, "-") && (req.opts.mode != LP_RECORD_TRACE || backend == &record_backend_pmu))
-		return cli_usage_error(&cmd_record, "-o - (stdout) is for --mode trace with the inst or valgrind backend");
-	if ((st = apply_mpi_rank(&req.opts, &rank_output)) != CLI_OK)
+	if ((st = default_output(&req, backend)) != CLI_OK || (st = apply_mpi_rank(&req.opts, &rank_output)) != CLI_OK)
 		return st;
 	if (check_output_name(&req) != CLI_OK)
 		goto out_usage;

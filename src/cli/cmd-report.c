@@ -238,6 +238,10 @@ static const char *column_name(const struct lp_curve *c)
  * distances to the interval's ends (CSV and JSON give both ends). */
 void cli_text_ratio(double ratio, const struct lp_interval *iv)
 {
+	if (!isfinite(ratio)) { /* unknown: a profile without samples */
+		printf(" %*s", iv ? 19 : 12, "n/a");
+		return;
+	}
 	if (!iv) {
 		printf(" %12.4f", ratio);
 		return;
@@ -364,7 +368,7 @@ static void text_tables(const struct report_opts *o, const struct lp_report *r)
 			printf("%-24s %8s %6" PRIu64, ca[i].label, cli_format_size(ca[i].size, b, sizeof(b)), ca[i].ways);
 			cli_text_ratio(ca[i].lru, iv ? &ca[i].lru_iv : NULL);
 			cli_text_ratio(ca[i].random, iv ? &ca[i].random_iv : NULL);
-			printf(" %12.4f %12.4f\n", ca[i].lru_ref, ca[i].random_ref);
+			cli_tprintf(" %12.4f %12.4f\n", ca[i].lru_ref, ca[i].random_ref);
 		}
 		for (size_t i = 0; iv && i < nca; i++) {
 			if (ca[i].lru_iv.cliff)
@@ -648,9 +652,9 @@ static void json_sources(size_t top, const struct lp_report *r)
 	const struct lp_source_function *f;
 	size_t nl = h ? lp_hotspots_lines(h, &l) : 0, nf = h ? lp_hotspots_functions(h, &f) : 0;
 
-	printf(",\"lines\":");
+	cli_jprintf(",\"lines\":");
 	cli_json_source_lines(l, lines_shown(l, nl, top));
-	printf(",\"functions\":");
+	cli_jprintf(",\"functions\":");
 	cli_json_source_functions(f, functions_shown(f, nf, top));
 }
 
@@ -660,32 +664,32 @@ static void json_threads(const struct lp_report *r)
 	const struct lp_report_cache *c;
 	size_t nt = lp_report_threads(r, &t), nc = lp_report_thread_caches(r, &c);
 
-	printf(",\"threads\":{\"caches\":[");
+	cli_jprintf(",\"threads\":{\"caches\":[");
 	for (size_t k = 0; k < nc; k++) {
-		printf("%s", k ? "," : "");
+		cli_jprintf("%s", k ? "," : "");
 		cli_json_string(c[k].label);
 	}
-	printf("],\"rows\":[");
+	cli_jprintf("],\"rows\":[");
 	for (size_t i = 0; i < nt; i++) {
-		printf("%s{\"thread\":%" PRIu32 ",\"references\":%" PRIu64 ",\"samples\":%zu,\"line_accesses\":%.1f,"
+		cli_jprintf("%s{\"thread\":%" PRIu32 ",\"references\":%" PRIu64 ",\"samples\":%zu,\"line_accesses\":%.1f,"
 		       "\"misses\":[",
 		       i ? "," : "", t[i].tid, t[i].references, t[i].samples, t[i].accesses);
 		for (size_t k = 0; k < nc; k++)
-			printf("%s%.1f", k ? "," : "", t[i].misses[k]);
-		printf("]}");
+			cli_jprintf("%s%.1f", k ? "," : "", t[i].misses[k]);
+		cli_jprintf("]}");
 	}
-	printf("]}");
+	cli_jprintf("]}");
 }
 
 void cli_json_interval(const struct lp_interval *iv, double acc)
 {
-	printf("\"miss_ratio_lo\":%.6f,\"miss_ratio_hi\":%.6f,\"misses_lo\":%.1f,\"misses_hi\":%.1f,"
+	cli_jprintf("\"miss_ratio_lo\":%.6f,\"miss_ratio_hi\":%.6f,\"misses_lo\":%.1f,\"misses_hi\":%.1f,"
 	       "\"cliff\":%s",
 	       iv->lo, iv->hi, iv->lo * acc, iv->hi * acc, iv->cliff ? "true" : "false");
 	if (iv->cliff)
-		printf(",\"cliff_below\":%.6f,\"cliff_above\":%.6f", iv->below, iv->above);
+		cli_jprintf(",\"cliff_below\":%.6f,\"cliff_above\":%.6f", iv->below, iv->above);
 	if (iv->spans)
-		printf(",\"span_checked\":%.6f", iv->checked);
+		cli_jprintf(",\"span_checked\":%.6f", iv->checked);
 }
 
 static void json_hot(size_t top, const struct lp_report *r)
@@ -696,41 +700,41 @@ static void json_hot(size_t top, const struct lp_report *r)
 	const struct lp_report_pair *pr;
 	size_t npc = lp_report_pcs(r, &pcs), nobj = lp_report_objects(r, &obj), npr = lp_report_pairs(r, &pr);
 
-	printf(",\"hot\":{\"policy\":\"%s\",\"at\":%" PRIu64 ",\"heap_blocks\":%zu,\"run_allocs\":%" PRIu64
+	cli_jprintf(",\"hot\":{\"policy\":\"%s\",\"at\":%" PRIu64 ",\"heap_blocks\":%zu,\"run_allocs\":%" PRIu64
 	       ",\"touched_blocks_only\":%s,\"pcs\":[",
 	       in->hot_policy, in->at, in->heap_blocks, in->run_allocs, in->touched_blocks_only ? "true" : "false");
 	for (size_t i = 0; i < npc; i++) {
-		printf("%s{\"pc\":\"%#" PRIx64 "\",\"misses\":%.1f,\"misses_lo\":%.1f,\"misses_hi\":%.1f,"
+		cli_jprintf("%s{\"pc\":\"%#" PRIx64 "\",\"misses\":%.1f,\"misses_lo\":%.1f,\"misses_hi\":%.1f,"
 		       "\"share\":%.6f,\"function\":",
 		       i ? "," : "", pcs[i].pc, pcs[i].misses, pcs[i].misses_lo, pcs[i].misses_hi, pcs[i].share);
 		if (pcs[i].name)
 			cli_json_string(pcs[i].name);
 		else
-			printf("null");
-		printf("}");
+			cli_jprintf("null");
+		cli_jprintf("}");
 	}
-	printf("],\"objects\":[");
+	cli_jprintf("],\"objects\":[");
 	for (size_t i = 0, k = 0; i < nobj; i++) {
-		printf("%s{\"object\":", i ? "," : "");
+		cli_jprintf("%s{\"object\":", i ? "," : "");
 		cli_json_string(obj[i].name);
-		printf(",\"misses\":%.1f,\"misses_lo\":%.1f,\"misses_hi\":%.1f,\"share\":%.6f,\"pcs\":[",
+		cli_jprintf(",\"misses\":%.1f,\"misses_lo\":%.1f,\"misses_hi\":%.1f,\"share\":%.6f,\"pcs\":[",
 		       obj[i].misses, obj[i].misses_lo, obj[i].misses_hi, obj[i].share);
 		for (size_t first = k; k < npr && pr[k].object == i; k++) {
-			printf("%s{\"pc\":\"%#" PRIx64 "\",\"misses\":%.1f,\"misses_lo\":%.1f,\"misses_hi\":%.1f,"
+			cli_jprintf("%s{\"pc\":\"%#" PRIx64 "\",\"misses\":%.1f,\"misses_lo\":%.1f,\"misses_hi\":%.1f,"
 			       "\"share\":%.6f,\"function\":",
 			       k > first ? "," : "", pr[k].pc, pr[k].misses, pr[k].misses_lo, pr[k].misses_hi,
 			       pr[k].share);
 			if (pr[k].name)
 				cli_json_string(pr[k].name);
 			else
-				printf("null");
-			printf("}");
+				cli_jprintf("null");
+			cli_jprintf("}");
 		}
-		printf("]}");
+		cli_jprintf("]}");
 	}
-	printf("]");
+	cli_jprintf("]");
 	json_sources(top, r);
-	printf("}");
+	cli_jprintf("}");
 }
 
 static void json_report(const struct report_opts *o, const struct lp_report *r)
@@ -741,49 +745,49 @@ static void json_report(const struct report_opts *o, const struct lp_report *r)
 	const struct lp_report_window *w;
 	size_t nc = lp_report_curves(r, &cv), nca = lp_report_caches(r, &ca), nw = lp_report_windows(r, &w);
 
-	printf("{\"version\":%d,\"profile\":", REPORT_JSON_VERSION);
+	cli_jprintf("{\"version\":%d,\"profile\":", REPORT_JSON_VERSION);
 	cli_json_string(o->profile);
-	printf(",\"line\":%g,\"samples\":%zu,\"accesses\":%" PRIu64 ",\"accesses_partial\":%s,\"cold\":%s",
+	cli_jprintf(",\"line\":%g,\"samples\":%zu,\"accesses\":%" PRIu64 ",\"accesses_partial\":%s,\"cold\":%s",
 	       in->line, in->samples, in->accesses, in->accesses_partial ? "true" : "false",
 	       o->cold ? "true" : "false");
-	printf(",\"recorded_samples\":%zu,\"phases\":%zu", in->recorded, in->phases);
-	printf(",\"curves\":[");
+	cli_jprintf(",\"recorded_samples\":%zu,\"phases\":%zu", in->recorded, in->phases);
+	cli_jprintf(",\"curves\":[");
 	for (size_t k = 0; k < nc; k++) {
-		printf("%s{\"name\":\"%s\",\"points\":[", k ? "," : "", cv[k].name);
+		cli_jprintf("%s{\"name\":\"%s\",\"points\":[", k ? "," : "", cv[k].name);
 		for (size_t i = 0; i < cv[k].n; i++)
-			printf("%s[%" PRIu64 ",%.6f]", i ? "," : "", cv[k].size[i], cv[k].ratio[i]);
-		printf("],\"intervals\":[");
+			cli_jprintf("%s[%" PRIu64 ",%.6f]", i ? "," : "", cv[k].size[i], cv[k].ratio[i]);
+		cli_jprintf("],\"intervals\":[");
 		for (size_t i = 0; cv[k].iv && i < cv[k].n; i++) {
-			printf("%s{\"size\":%" PRIu64 ",", i ? "," : "", cv[k].size[i]);
+			cli_jprintf("%s{\"size\":%" PRIu64 ",", i ? "," : "", cv[k].size[i]);
 			cli_json_interval(&cv[k].iv[i], (double)in->accesses);
-			printf("}");
+			cli_jprintf("}");
 		}
-		printf("]}");
+		cli_jprintf("]}");
 	}
-	printf("],\"caches\":[");
+	cli_jprintf("],\"caches\":[");
 	for (size_t i = 0; i < nca; i++) {
-		printf("%s{\"cache\":", i ? "," : "");
+		cli_jprintf("%s{\"cache\":", i ? "," : "");
 		cli_json_string(ca[i].label);
-		printf(",\"size\":%" PRIu64 ",\"ways\":%" PRIu64 ",\"line\":%" PRIu64 ",\"lru\":%.6f,\"random\":%.6f,"
+		cli_jprintf(",\"size\":%" PRIu64 ",\"ways\":%" PRIu64 ",\"line\":%" PRIu64 ",\"lru\":%.6f,\"random\":%.6f,"
 		       "\"lru_ref\":%.6f,\"random_ref\":%.6f,\"lru_unseen\":%.6f",
 		       ca[i].size, ca[i].ways, ca[i].line, ca[i].lru, ca[i].random, ca[i].lru_ref, ca[i].random_ref,
 		       ca[i].lru_unseen);
 		if (o->resamples) {
-			printf(",\"lru_interval\":{");
+			cli_jprintf(",\"lru_interval\":{");
 			cli_json_interval(&ca[i].lru_iv, (double)in->accesses);
-			printf("},\"random_interval\":{");
+			cli_jprintf("},\"random_interval\":{");
 			cli_json_interval(&ca[i].random_iv, (double)in->accesses);
-			printf("}");
+			cli_jprintf("}");
 		}
-		printf("}");
+		cli_jprintf("}");
 	}
-	printf("]");
+	cli_jprintf("]");
 	if (o->show_windows) {
-		printf(",\"windows\":{\"at\":%" PRIu64 ",\"length\":%" PRIu64 ",\"random\":[", in->at,
+		cli_jprintf(",\"windows\":{\"at\":%" PRIu64 ",\"length\":%" PRIu64 ",\"random\":[", in->at,
 		       in->window_length);
 		for (size_t i = 0; i < nw; i++)
-			printf("%s[%" PRIu64 ",%.6f]", i ? "," : "", w[i].start, w[i].ratio);
-		printf("]}");
+			cli_jprintf("%s[%" PRIu64 ",%.6f]", i ? "," : "", w[i].start, w[i].ratio);
+		cli_jprintf("]}");
 	}
 	if (o->top)
 		json_hot(o->top, r);
@@ -857,35 +861,35 @@ static void text_ranks(const struct cli_reports *rs)
 {
 	char b[64];
 
-	printf("%zu profiles, summed (each rank on caches of its own; ratios weighted by line accesses):\n",
+	cli_jprintf("%zu profiles, summed (each rank on caches of its own; ratios weighted by line accesses):\n",
 	       rs->n);
-	printf("%-14s %-16s %14s %14s %9s  %s\n", "rank", "host", "references", "line accesses", "samples",
+	cli_jprintf("%-14s %-16s %14s %14s %9s  %s\n", "rank", "host", "references", "line accesses", "samples",
 	       "profile");
 	for (size_t i = 0; i < rs->n; i++) {
 		const struct lp_report_info *in = lp_report_info(rs->v[i].r);
-		printf("%-14s %-16s %14" PRIu64 " %14" PRIu64 " %9zu  %s\n",
+		cli_jprintf("%-14s %-16s %14" PRIu64 " %14" PRIu64 " %9zu  %s\n",
 		       cli_rank_label(rs->v[i].p, b, sizeof(b)), rs->v[i].p->host, in->references, in->accesses,
 		       in->samples, rs->v[i].path);
 	}
-	printf("\n");
+	cli_jprintf("\n");
 }
 
 static void csv_ranks(const struct cli_reports *rs)
 {
 	char b[256];
 
-	printf("\nprofile,rank,world_size,host,references,line_accesses,samples\n");
+	cli_jprintf("\nprofile,rank,world_size,host,references,line_accesses,samples\n");
 	for (size_t i = 0; i < rs->n; i++) {
 		const struct lp_profile *p = rs->v[i].p;
 		const struct lp_report_info *in = lp_report_info(rs->v[i].r);
-		printf("%s,", cli_csv_field(rs->v[i].path, b, sizeof(b)));
+		cli_jprintf("%s,", cli_csv_field(rs->v[i].path, b, sizeof(b)));
 		if (p->mpi_rank >= 0)
-			printf("%" PRId32 ",", p->mpi_rank);
+			cli_jprintf("%" PRId32 ",", p->mpi_rank);
 		else
-			printf(",");
+			cli_jprintf(",");
 		if (p->mpi_rank >= 0 && p->mpi_size)
-			printf("%" PRIu32, p->mpi_size);
-		printf(",%s,%" PRIu64 ",%" PRIu64 ",%zu\n", cli_csv_field(p->host, b, sizeof(b)), in->references,
+			cli_jprintf("%" PRIu32, p->mpi_size);
+		cli_jprintf(",%s,%" PRIu64 ",%" PRIu64 ",%zu\n", cli_csv_field(p->host, b, sizeof(b)), in->references,
 		       in->accesses, in->samples);
 	}
 }
@@ -896,29 +900,29 @@ static void json_rank_fields(const struct cli_report *l)
 	const struct lp_profile *p = l->p;
 
 	if (p->mpi_rank >= 0)
-		printf(",\"rank\":%" PRId32, p->mpi_rank);
+		cli_jprintf(",\"rank\":%" PRId32, p->mpi_rank);
 	else
-		printf(",\"rank\":null");
+		cli_jprintf(",\"rank\":null");
 	if (p->mpi_rank >= 0 && p->mpi_size)
-		printf(",\"world_size\":%" PRIu32, p->mpi_size);
+		cli_jprintf(",\"world_size\":%" PRIu32, p->mpi_size);
 	else
-		printf(",\"world_size\":null");
-	printf(",\"host\":");
+		cli_jprintf(",\"world_size\":null");
+	cli_jprintf(",\"host\":");
 	cli_json_string(p->host);
 }
 
 static void json_ranks(const struct cli_reports *rs)
 {
-	printf(",\"profiles\":[");
+	cli_jprintf(",\"profiles\":[");
 	for (size_t i = 0; i < rs->n; i++) {
 		const struct lp_report_info *in = lp_report_info(rs->v[i].r);
-		printf("%s{\"profile\":", i ? "," : "");
+		cli_jprintf("%s{\"profile\":", i ? "," : "");
 		cli_json_string(rs->v[i].path);
 		json_rank_fields(&rs->v[i]);
-		printf(",\"references\":%" PRIu64 ",\"accesses\":%" PRIu64 ",\"samples\":%zu}", in->references,
+		cli_jprintf(",\"references\":%" PRIu64 ",\"accesses\":%" PRIu64 ",\"samples\":%zu}", in->references,
 		       in->accesses, in->samples);
 	}
-	printf("]");
+	cli_jprintf("]");
 }
 
 /* ---- the command -------------------------------------------------------- */
@@ -931,7 +935,7 @@ static void print_one(const struct report_opts *o, const struct lp_report *r)
 			report_timeline_csv(o->tl);
 	} else if (!strcmp(o->format, "json")) {
 		json_report(o, r);
-		printf("}\n");
+		cli_jprintf("}\n");
 	} else {
 		text_curves(o, r);
 		text_tables(o, r);

@@ -556,45 +556,45 @@ static void csv_rows(const struct ctx *x, double P, const char *scope, long id, 
  * unit of work where the work model is 0 at P). */
 static void json_number(const char *key, double v)
 {
-	printf("\"%s\": ", key);
+	cli_jprintf("\"%s\": ", key);
 	if (isfinite(v))
-		printf("%.10g", v);
+		cli_jprintf("%.10g", v);
 	else
-		printf("null");
+		cli_jprintf("null");
 }
 
 static void json_levels(const struct ctx *x, const struct lp_pred_count *c, double work)
 {
-	printf("[");
+	cli_jprintf("[");
 	for (size_t l = 0; l < x->mc.n; l++) {
 		char ck[64];
-		printf("%s{\"level\": \"%s\", ", l ? ", " : "", x->mc.level[l].name);
+		cli_jprintf("%s{\"level\": \"%s\", ", l ? ", " : "", x->mc.level[l].name);
 		json_number("references", c[l].references);
-		printf(", ");
+		cli_jprintf(", ");
 		json_number("accesses", c[l].accesses);
-		printf(", ");
+		cli_jprintf(", ");
 		json_number("fa_misses", c[l].fa_misses);
-		printf(", ");
+		cli_jprintf(", ");
 		json_number("sa_misses", c[l].sa_misses);
-		printf(", ");
+		cli_jprintf(", ");
 		json_number("fa_per_work", c[l].fa_misses / work);
-		printf(", ");
+		cli_jprintf(", ");
 		json_number("sa_per_work", c[l].sa_misses / work);
-		printf(", ");
+		cli_jprintf(", ");
 		json_number("fa_lo", x->val[l].lo);
-		printf(", ");
+		cli_jprintf(", ");
 		json_number("fa_hi", x->val[l].hi);
-		printf(", \"check\": \"%s\", \"reason\": ", check_name(x, l, ck, sizeof(ck)));
+		cli_jprintf(", \"check\": \"%s\", \"reason\": ", check_name(x, l, ck, sizeof(ck)));
 		cli_json_string(x->val[l].reason);
-		printf("}");
+		cli_jprintf("}");
 	}
-	printf("]");
+	cli_jprintf("]");
 }
 
 /* ", \"levels\": [...]": the last field of a function, loop or group. */
 static void json_levels_field(const struct ctx *x, const struct lp_pred_count *c, double work)
 {
-	printf(", \"levels\": ");
+	cli_jprintf(", \"levels\": ");
 	json_levels(x, c, work);
 }
 
@@ -603,12 +603,12 @@ static void json_levels_field(const struct ctx *x, const struct lp_pred_count *c
 static void json_place_levels(const struct ctx *x, const char *function, const char *where,
 			      const char *strides, const struct lp_pred_count *c, double work)
 {
-	printf("\"function\": ");
+	cli_jprintf("\"function\": ");
 	cli_json_string(function);
-	printf(", \"where\": ");
+	cli_jprintf(", \"where\": ");
 	cli_json_string(where);
 	if (strides) {
-		printf(", \"strides\": ");
+		cli_jprintf(", \"strides\": ");
 		cli_json_string(strides);
 	}
 	json_levels_field(x, c, work);
@@ -621,10 +621,10 @@ static void json_loop(const struct ctx *x, size_t l, struct lp_pred_count *c, do
 
 	lp_pred_model_loop(x->m, l, &li);
 	totals(x, want_loop, &l, c);
-	printf("%s\n    {\"id\": %zu, \"parent\": %d, \"depth\": %d, ", l ? "," : "", l, li.parent,
+	cli_jprintf("%s\n    {\"id\": %zu, \"parent\": %d, \"depth\": %d, ", l ? "," : "", l, li.parent,
 	       li.depth);
 	json_place_levels(x, li.function, li.where, NULL, c, work);
-	printf("}");
+	cli_jprintf("}");
 }
 
 /* One reference group, with its placement weights per level that has them
@@ -636,10 +636,10 @@ static void json_group(const struct ctx *x, size_t g, struct lp_pred_count *c, d
 
 	lp_pred_model_group(x->m, g, &gi);
 	totals(x, want_group, &g, c);
-	printf("%s\n    {\"id\": %zu, \"loop\": %d, \"pcs\": %zu, ", g ? "," : "", g, gi.loop, gi.npcs);
+	cli_jprintf("%s\n    {\"id\": %zu, \"loop\": %d, \"pcs\": %zu, ", g ? "," : "", g, gi.loop, gi.npcs);
 	json_place_levels(x, gi.function, gi.where, gi.strides, c, work);
 	if (x->sa_how == LP_PRED_SA_CALIBRATED) {
-		printf(", \"placement\": [");
+		cli_jprintf(", \"placement\": [");
 		for (size_t l = 0; l < x->mc.n; l++) {
 			struct lp_pred_placement pl;
 			lp_pred_model_placement(x->m, g, &x->mc.level[l], &pl);
@@ -647,16 +647,16 @@ static void json_group(const struct ctx *x, size_t g, struct lp_pred_count *c, d
 				continue;
 			const char *key[] = { "random", "even", "cut", "random_min", "random_max", "sep", "resid" };
 			double v[] = { pl.w[0], pl.w[1], pl.w[2], pl.lo[0], pl.hi[0], pl.sep, pl.resid };
-			printf("%s{\"level\": \"%s\"", n++ ? ", " : "", x->mc.level[l].name);
+			cli_jprintf("%s{\"level\": \"%s\"", n++ ? ", " : "", x->mc.level[l].name);
 			for (size_t k = 0; k < sizeof(v) / sizeof(v[0]); k++) {
-				printf(", ");
+				cli_jprintf(", ");
 				json_number(key[k], v[k]);
 			}
-			printf(", \"used\": %s}", pl.det ? "true" : "false");
+			cli_jprintf(", \"used\": %s}", pl.det ? "true" : "false");
 		}
-		printf("]");
+		cli_jprintf("]");
 	}
-	printf("}");
+	cli_jprintf("}");
 }
 
 static int print_struct(struct ctx *x, double P, const struct lp_pred_count *tot, int first)

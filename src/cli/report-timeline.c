@@ -166,9 +166,9 @@ void report_timeline_csv(const struct lp_timeline *t)
 static void json_ratio(double v)
 {
 	if (isfinite(v))
-		printf("%.6f", v);
+		cli_jprintf("%.6f", v);
 	else
-		printf("null");
+		cli_jprintf("null");
 }
 
 void report_timeline_json(const struct lp_timeline *t)
@@ -178,48 +178,48 @@ void report_timeline_json(const struct lp_timeline *t)
 	const struct lp_report_cache *ca;
 	size_t nr = lp_timeline_rows(t, &r), nph = lp_timeline_phases(t, &ph), nc = lp_timeline_caches(t, &ca);
 
-	printf(",\"timeline\":{\"caches\":[");
+	cli_jprintf(",\"timeline\":{\"caches\":[");
 	for (size_t c = 0; c < nc; c++) {
-		printf("%s", c ? "," : "");
+		cli_jprintf("%s", c ? "," : "");
 		cli_json_string(ca[c].label);
 	}
-	printf("],\"run\":[");
+	cli_jprintf("],\"run\":[");
 	for (size_t c = 0; c < nc; c++) {
-		printf("%s", c ? "," : "");
+		cli_jprintf("%s", c ? "," : "");
 		json_ratio(lp_timeline_run(t)[c]);
 	}
-	printf("],\"phases\":[");
+	cli_jprintf("],\"phases\":[");
 	for (size_t k = 0; k < nph; k++) {
-		printf("%s{\"phase\":%u,\"share\":%.6f,\"line_accesses\":%" PRIu64 ",\"intervals\":%zu,\"samples\":%zu,"
+		cli_jprintf("%s{\"phase\":%u,\"share\":%.6f,\"line_accesses\":%" PRIu64 ",\"intervals\":%zu,\"samples\":%zu,"
 		       "\"miss_ratio\":[",
 		       k ? "," : "", ph[k].info.id, ph[k].info.weight, ph[k].info.accesses, ph[k].info.intervals,
 		       ph[k].info.samples);
 		for (size_t c = 0; c < nc; c++) {
-			printf("%s", c ? "," : "");
+			cli_jprintf("%s", c ? "," : "");
 			json_ratio(ph[k].ratio[c]);
 		}
-		printf("],\"functions\":[");
+		cli_jprintf("],\"functions\":[");
 		for (size_t j = 0; j < ph[k].ntop; j++) {
-			printf("%s{\"function\":", j ? "," : "");
+			cli_jprintf("%s{\"function\":", j ? "," : "");
 			cli_json_string(ph[k].top[j].label);
-			printf(",\"misses\":%.1f,\"share\":%.6f}", ph[k].top[j].misses, ph[k].top[j].share);
+			cli_jprintf(",\"misses\":%.1f,\"share\":%.6f}", ph[k].top[j].misses, ph[k].top[j].share);
 		}
-		printf("]}");
+		cli_jprintf("]}");
 	}
-	printf("],\"rows\":[");
+	cli_jprintf("],\"rows\":[");
 	for (size_t i = 0; i < nr; i++) {
-		printf("%s{\"thread\":%" PRIu32 ",\"start\":%" PRIu64 ",\"line_accesses\":%" PRIu64 ",\"phase\":", i ? "," : "",
+		cli_jprintf("%s{\"thread\":%" PRIu32 ",\"start\":%" PRIu64 ",\"line_accesses\":%" PRIu64 ",\"phase\":", i ? "," : "",
 		       r[i].tid, r[i].start, r[i].accesses);
 		if (r[i].phase == LP_TIMELINE_NO_PHASE)
-			printf("null");
+			cli_jprintf("null");
 		else
-			printf("%u", ph[r[i].phase].info.id);
-		printf(",\"rate\":%g,\"miss_ratio\":[", r[i].rate);
+			cli_jprintf("%u", ph[r[i].phase].info.id);
+		cli_jprintf(",\"rate\":%g,\"miss_ratio\":[", r[i].rate);
 		for (size_t c = 0; c < nc; c++) {
-			printf("%s", c ? "," : "");
+			cli_jprintf("%s", c ? "," : "");
 			json_ratio(r[i].ratio[c]);
 		}
-		printf("]}");
+		cli_jprintf("]}");
 	}
-	printf("]}");
+	cli_jprintf("]}");
 }

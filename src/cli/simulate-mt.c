@@ -57,11 +57,11 @@ int cli_parse_core_map(const char *s, uint32_t **map, size_t *n)
 
 void cli_simulate_json_row(int comma, const char *object, const char *function, uint64_t pc, const char *where)
 {
-	printf("%s\n  {\"object\": ", comma ? "," : "");
+	cli_jprintf("%s\n  {\"object\": ", comma ? "," : "");
 	cli_json_string(object);
-	printf(", \"function\": ");
+	cli_jprintf(", \"function\": ");
 	cli_json_string(function);
-	printf(", \"pc\": %llu, \"where\": ", (unsigned long long)pc);
+	cli_jprintf(", \"pc\": %llu, \"where\": ", (unsigned long long)pc);
 	cli_json_string(where);
 }
 
@@ -87,17 +87,17 @@ static void print_stats_row(const struct cli_mt_opts *o, const char *level, cons
 				   st->upgrades, st->downgrades };
 
 	if (o->fmt == CLI_SIM_CSV) {
-		printf("%s,%s,%s,%s,%llu,%llu,%.6f,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu\n", level, spec, thread,
+		cli_jprintf("%s,%s,%s,%s,%llu,%llu,%.6f,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu\n", level, spec, thread,
 		       core, v[0], v[1], ratio(st->misses, st->accesses), v[2], v[3], v[4], v[5], v[6], v[7], v[8],
 		       v[9]);
 	} else if (o->fmt == CLI_SIM_JSON) {
-		printf("%s{\"thread\": %s, \"core\": %s, \"accesses\": %llu, \"misses\": %llu, \"miss_ratio\": %.6f, "
+		cli_jprintf("%s{\"thread\": %s, \"core\": %s, \"accesses\": %llu, \"misses\": %llu, \"miss_ratio\": %.6f, "
 		       "\"cold\": %llu, \"replacement\": %llu, \"coherence\": %llu, \"false_sharing\": %llu, "
 		       "\"true_sharing\": %llu, \"invalidations\": %llu, \"upgrades\": %llu, \"downgrades\": %llu}",
 		       first ? "" : ", ", strcmp(thread, "all") ? thread : "null", strcmp(core, "-") ? core : "null",
 		       v[0], v[1], ratio(st->misses, st->accesses), v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9]);
 	} else {
-		printf("%-5s %-16s %7s %5s %11llu %10llu %7.3f %10llu %10llu %10llu %10llu %10llu %10llu %9llu\n",
+		cli_jprintf("%-5s %-16s %7s %5s %11llu %10llu %7.3f %10llu %10llu %10llu %10llu %10llu %10llu %9llu\n",
 		       level, spec, thread, core, v[0], v[1], 100 * ratio(st->misses, st->accesses), v[2], v[3], v[4],
 		       v[5], v[6], v[7], v[8]);
 	}
@@ -109,29 +109,29 @@ static void print_header(const struct cli_mt_opts *o, const struct lp_mtsim *s)
 	size_t nt = lp_mtsim_threads(s);
 
 	if (o->fmt == CLI_SIM_CSV) {
-		printf("level,spec,thread,core,accesses,misses,miss_ratio,cold,replacement,coherence,false_sharing,"
+		cli_jprintf("level,spec,thread,core,accesses,misses,miss_ratio,cold,replacement,coherence,false_sharing,"
 		       "true_sharing,invalidations,upgrades,downgrades\n");
 		return;
 	}
 	if (o->fmt == CLI_SIM_JSON) {
-		printf("{\"version\": %d, \"trace\": ", CLI_SIMULATE_JSON_VERSION);
+		cli_jprintf("{\"version\": %d, \"trace\": ", CLI_SIMULATE_JSON_VERSION);
 		cli_json_string(o->trace);
-		printf(", \"references\": %llu, \"protocol\": \"%s\", \"cores\": %u, \"threads\": [",
+		cli_jprintf(", \"references\": %llu, \"protocol\": \"%s\", \"cores\": %u, \"threads\": [",
 		       (unsigned long long)lp_mtsim_references(s), proto, lp_mtsim_cores(s));
 		for (size_t i = 0; i < nt; i++)
-			printf("%s{\"thread\": %u, \"core\": %u}", i ? ", " : "", lp_mtsim_thread_id(s, i),
+			cli_jprintf("%s{\"thread\": %u, \"core\": %u}", i ? ", " : "", lp_mtsim_thread_id(s, i),
 			       lp_mtsim_thread_core(s, i));
-		printf("], \"mt_levels\": [");
+		cli_jprintf("], \"mt_levels\": [");
 		return;
 	}
-	printf("# locprof simulate %s: %llu references, %zu threads on %u cores (%s), %s\n", o->trace,
+	cli_jprintf("# locprof simulate %s: %llu references, %zu threads on %u cores (%s), %s\n", o->trace,
 	       (unsigned long long)lp_mtsim_references(s), nt, lp_mtsim_cores(s),
 	       o->cfg.core_map ? "--core-map" : o->cfg.cores ? "round-robin" : "one core per thread",
 	       o->cfg.protocol == LP_MTSIM_MSI ? "MSI" : "MESI");
-	printf("# line accesses; misses = cold + repl (capacity or conflict) + coherence (invalidated by another "
+	cli_jprintf("# line accesses; misses = cold + repl (capacity or conflict) + coherence (invalidated by another "
 	       "core's write),\n# coherence = false + true sharing; inval: copies this thread's writes removed; "
 	       "rules: docs/simulator.md\n");
-	printf("%-5s %-16s %7s %5s %11s %10s %7s %10s %10s %10s %10s %10s %10s %9s\n", "level", "spec", "thread",
+	cli_jprintf("%-5s %-16s %7s %5s %11s %10s %7s %10s %10s %10s %10s %10s %10s %9s\n", "level", "spec", "thread",
 	       "core", "accesses", "misses", "miss%", "cold", "repl", "coherence", "false", "true", "inval",
 	       "upgrades");
 }
@@ -148,7 +148,7 @@ static void print_levels(const struct cli_mt_opts *o, const struct lp_mtsim *s)
 		level_name(s, k, name, sizeof(name));
 		lp_cache_spec_format(lp_mtsim_level_spec(s, k), spec, sizeof(spec));
 		if (o->fmt == CLI_SIM_JSON)
-			printf("%s\n {\"name\": \"%s\", \"spec\": \"%s\", \"shared\": %s, \"per_thread\": [", k ? "," : "",
+			cli_jprintf("%s\n {\"name\": \"%s\", \"spec\": \"%s\", \"shared\": %s, \"per_thread\": [", k ? "," : "",
 			       name, spec, lp_mtsim_level_shared(s, k) ? "true" : "false");
 		for (size_t i = 0; i < nt; i++) {
 			char tid[16], core[16];
@@ -159,13 +159,13 @@ static void print_levels(const struct cli_mt_opts *o, const struct lp_mtsim *s)
 		}
 		lp_mtsim_thread_stats(s, k, LP_MTSIM_ALL, &st);
 		if (o->fmt == CLI_SIM_JSON)
-			printf("], \"total\": ");
+			cli_jprintf("], \"total\": ");
 		print_stats_row(o, name, spec, "all", "-", &st, 1);
 		if (o->fmt == CLI_SIM_JSON)
-			printf("}");
+			cli_jprintf("}");
 	}
 	if (o->fmt == CLI_SIM_JSON)
-		printf("\n]");
+		cli_jprintf("\n]");
 }
 
 /* "0,1" from a bit set of thread numbers, as their ids. */
@@ -192,13 +192,13 @@ static void print_coherence_table(const struct cli_mt_opts *o, struct lp_coheren
 	if (o->top && n > o->top)
 		n = o->top;
 	if (o->fmt == CLI_SIM_JSON)
-		printf(", \"%s\": [", vname);
+		cli_jprintf(", \"%s\": [", vname);
 	else if (o->fmt == CLI_SIM_TEXT && v == LP_COHERENCE_OBJECTS)
-		printf("\n## false sharing and true sharing per data object (L1 coherence misses)\n%-32s %10s %10s "
+		cli_jprintf("\n## false sharing and true sharing per data object (L1 coherence misses)\n%-32s %10s %10s "
 		       "%10s %7s %-10s %s\n",
 		       "data object", "coherence", "false", "true", "false%", "threads", "writers");
 	else if (o->fmt == CLI_SIM_TEXT)
-		printf("\n## false sharing and true sharing per instruction (L1 coherence misses)\n%-40s %-24s %10s "
+		cli_jprintf("\n## false sharing and true sharing per instruction (L1 coherence misses)\n%-40s %-24s %10s "
 		       "%10s %10s %-10s %s\n",
 		       "pc (file:line)", "data object", "coherence", "false", "true", "threads", "last invalidating write");
 	for (size_t i = 0; i < n; i++) {
@@ -207,48 +207,48 @@ static void print_coherence_table(const struct cli_mt_opts *o, struct lp_coheren
 		thread_list(s, r->threads, th, sizeof(th));
 		thread_list(s, r->writers, wr, sizeof(wr));
 		if (o->fmt == CLI_SIM_CSV) {
-			printf("%s,%s,", vname, cli_csv_field(r->object, b1, sizeof(b1)));
-			printf("%s,0x%llx,%s,%llu,%llu,%llu,", cli_csv_field(r->function, b2, sizeof(b2)),
+			cli_jprintf("%s,%s,", vname, cli_csv_field(r->object, b1, sizeof(b1)));
+			cli_jprintf("%s,0x%llx,%s,%llu,%llu,%llu,", cli_csv_field(r->function, b2, sizeof(b2)),
 			       (unsigned long long)r->pc, cli_csv_field(r->where, b1, sizeof(b1)),
 			       (unsigned long long)r->coherence, (unsigned long long)r->false_sharing,
 			       (unsigned long long)r->true_sharing);
-			printf("%s,", cli_csv_field(th, b1, sizeof(b1)));
-			printf("%s,0x%llx,", cli_csv_field(wr, b1, sizeof(b1)), (unsigned long long)r->writer_pc);
-			printf("%s\n", cli_csv_field(r->writer_where, b1, sizeof(b1)));
+			cli_jprintf("%s,", cli_csv_field(th, b1, sizeof(b1)));
+			cli_jprintf("%s,0x%llx,", cli_csv_field(wr, b1, sizeof(b1)), (unsigned long long)r->writer_pc);
+			cli_jprintf("%s\n", cli_csv_field(r->writer_where, b1, sizeof(b1)));
 		} else if (o->fmt == CLI_SIM_JSON) {
 			cli_simulate_json_row(i > 0, r->object, r->function, r->pc, r->where);
-			printf(", \"coherence\": %llu, \"false_sharing\": %llu, \"true_sharing\": %llu, \"threads\": \"%s\", "
+			cli_jprintf(", \"coherence\": %llu, \"false_sharing\": %llu, \"true_sharing\": %llu, \"threads\": \"%s\", "
 			       "\"writers\": \"%s\", \"writer_pc\": %llu, \"writer\": ",
 			       (unsigned long long)r->coherence, (unsigned long long)r->false_sharing,
 			       (unsigned long long)r->true_sharing, th, wr, (unsigned long long)r->writer_pc);
 			cli_json_string(r->writer_where);
-			printf("}");
+			cli_jprintf("}");
 		} else if (v == LP_COHERENCE_OBJECTS) {
-			printf("%-32s %10llu %10llu %10llu %7.1f %-10s %s\n", r->object, (unsigned long long)r->coherence,
+			cli_jprintf("%-32s %10llu %10llu %10llu %7.1f %-10s %s\n", r->object, (unsigned long long)r->coherence,
 			       (unsigned long long)r->false_sharing, (unsigned long long)r->true_sharing,
 			       100 * ratio(r->false_sharing, r->coherence), th, wr);
 		} else {
 			snprintf(b1, sizeof(b1), "0x%llx %s", (unsigned long long)r->pc, r->where);
-			printf("%-40s %-24s %10llu %10llu %10llu %-10s %s\n", b1, r->object,
+			cli_jprintf("%-40s %-24s %10llu %10llu %10llu %-10s %s\n", b1, r->object,
 			       (unsigned long long)r->coherence, (unsigned long long)r->false_sharing,
 			       (unsigned long long)r->true_sharing, th, r->writer_where);
 		}
 	}
 	if (o->fmt == CLI_SIM_JSON)
-		printf("\n]");
+		cli_jprintf("\n]");
 }
 
 static void print_coherence(const struct cli_mt_opts *o, struct lp_coherence *c)
 {
 	if (o->fmt == CLI_SIM_CSV)
-		printf("\nview,object,function,pc,where,coherence,false_sharing,true_sharing,threads,writers,"
+		cli_jprintf("\nview,object,function,pc,where,coherence,false_sharing,true_sharing,threads,writers,"
 		       "writer_pc,writer\n");
 	if (o->fmt == CLI_SIM_JSON)
-		printf(", \"coherence\": {\"level\": \"L1\"");
+		cli_jprintf(", \"coherence\": {\"level\": \"L1\"");
 	print_coherence_table(o, c, LP_COHERENCE_OBJECTS);
 	print_coherence_table(o, c, LP_COHERENCE_PCS);
 	if (o->fmt == CLI_SIM_JSON)
-		printf("}");
+		cli_jprintf("}");
 }
 
 int cli_simulate_mt(const struct cli_mt_opts *o, struct lp_trace_reader *rd)
@@ -282,7 +282,7 @@ int cli_simulate_mt(const struct cli_mt_opts *o, struct lp_trace_reader *rd)
 	if (coh)
 		print_coherence(o, coh);
 	if (o->fmt == CLI_SIM_JSON)
-		printf("}\n");
+		cli_jprintf("}\n");
 	goto out;
 out_err:
 	cli_error("%s", lp_errmsg());

@@ -21,3 +21,19 @@ expect_status 0 "$LOCPROF" stackdist "$T/$tr" --format json
 check "$esc" 'a"b'
 expect_status 0 "$LOCPROF" report "$T/q\"x.lpp" --format json
 check 'q\\"x\.lpp' 'q"x'
+
+# A profile without samples has no miss ratios: JSON says null (it has no
+# NaN), text says n/a, and each stays one warning line; the files parse.
+"$LOCPROF" sample "$T/$tr" -o "$T/empty.lpp" --rate 1e-12 2>/dev/null
+for c in "report $T/empty.lpp --sizes 4K,64K --cache 32K:8:64 --threads" "diff $T/empty.lpp $T/p.lpp --sizes 4K --cache 32K:8:64" \
+	"annotate $T/empty.lpp" "report $T/empty.lpp --shared --sizes 4K"; do
+	# shellcheck disable=SC2086
+	expect_status 0 "$LOCPROF" $c --format json
+	python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$T/out" || fail "$c: not JSON: $(head -c 300 "$T/out")"
+	grep -qiw 'nan' "$T/out" && fail "$c: nan in JSON"
+done
+expect_status 0 "$LOCPROF" report "$T/empty.lpp" --sizes 4K --cache 32K:8:64
+expect_grep '^ +4K +n/a +n/a$' "$T/out"
+grep -qiw 'nan' "$T/out" && fail "report: nan in text"
+expect_status 0 "$LOCPROF" diff "$T/empty.lpp" "$T/p.lpp" --sizes 4K
+expect_grep '^ +4K +n/a +[0-9.]+ +n/a ' "$T/out"
