@@ -15,12 +15,13 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 static const char usage[] =
 	"usage: locprof report PROFILE.lpp... [--sizes 4K..64M] [--cache SPEC ...]\n"
 	"                         [--policy lru,random] [--format text|csv|json] [-o FILE]\n"
-	"                         [--svg FILE] [--reference CSV] [--window [N]] [--top N]\n"
+	"                         [--svg FILE] [--reference CSV] [--window[=N]] [--top N]\n"
 	"                         [--at SIZE] [--cold] [--fill|--no-fill] [--threads] [--shared]\n"
 	"                         [--resamples N] [-j N] [--html DIR] [--per-rank]\n"
 	"                         [--timeline] [--timeline-svg FILE]\n"
@@ -215,6 +216,10 @@ static int parse_options(int argc, char **argv, struct report_opts *o)
 	o->profiles = argv + optind;
 	o->nprofiles = (size_t)(argc - optind);
 	o->profile = argv[optind];
+	for (size_t i = 0; o->show_windows && i < o->nprofiles; i++)
+		if (o->profiles[i][strspn(o->profiles[i], "0123456789")] == 0 && access(o->profiles[i], F_OK) < 0)
+			return cli_usage_error(&cmd_report, "'%s' is not a profile: a window's length is --window=N",
+					       o->profiles[i]);
 	if (o->nprofiles > 1 && o->show_windows && !o->per_rank)
 		return cli_usage_error(&cmd_report, "--window with several profiles needs --per-rank (each rank has its own clock)");
 	if (strcmp(o->format, "text") && strcmp(o->format, "csv") && strcmp(o->format, "json"))

@@ -113,3 +113,8 @@ expect_status 2 "$LOCPROF" report "$T/a.lpp" --cache 32K:8
 expect_grep "^locprof: error: bad cache '32K:8': cache spec '32K:8' is not SIZE:ASSOC:LINE\[:POLICY\]$" "$T/err"
 expect_status 2 "$LOCPROF" report "$T/a.lpp" --cache 32K:8:64:fifo
 expect_grep "report predicts LRU and random replacement \(--policy\), not fifo" "$T/err"
+
+# --window N (a space, not '='): the N is taken for a profile; one line
+# says how to give the length
+expect_status 2 "$LOCPROF" report "$T/a.lpp" --window 100000
+expect_grep "^locprof: error: '100000' is not a profile: a window's length is --window=N$" "$T/err"
