@@ -102,6 +102,15 @@ int cli_cc_main(const struct cli_command *cmd, int argc, char **argv, int cxx)
 		if (argv[j][0] != '-')
 			inputs++;
 	}
+	/* The runtime replaces malloc and friends to see allocations; a
+	 * static libc defines them too, and the link fails with pages of
+	 * duplicate symbols. */
+	for (int j = i; j < argc && link; j++)
+		if (!strcmp(argv[j], "-static") || !strcmp(argv[j], "--static") || !strcmp(argv[j], "-static-pie"))
+			return cli_usage_error(cmd, "%s: a static link cannot be instrumented (the runtime needs "
+						    "libc's allocator by name); build it dynamically, or record the "
+						    "static binary with --backend valgrind",
+					       argv[j]);
 	if (!inputs)
 		link = 0; /* a query like -v: nothing to link */
 	env = getenv(use_gcc ? (cxx ? "LOCPROF_GXX" : "LOCPROF_GCC") : (cxx ? "LOCPROF_CLANGXX" : "LOCPROF_CLANG"));

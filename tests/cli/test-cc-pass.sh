@@ -20,6 +20,11 @@ grep -q -- '-fpass-plugin=.*locprof-pass.so' "$T/show" || fail "default is not t
 grep -q -- '-fsanitize-coverage=edge,trace-loads,trace-stores' "$T/show" || fail "--sancov: $(cat "$T/show")"
 expect_status 2 "$LOCPROF" cc --sancov --gcc -c "$RT/count.c"
 expect_grep 'different instrumentations' "$T/err"
+# a static link is refused in one line (its libc's malloc clashes with the
+# runtime's); compiling with -static alone (-c) links nothing and is fine
+expect_status 2 "$LOCPROF" cc -O2 -static -o "$T/st" "$RT/count.c"
+expect_grep '^locprof: error: -static: a static link cannot be instrumented ' "$T/err"
+expect_status 0 "$LOCPROF" cc -O2 -static -c -o "$T/st.o" "$RT/count.c"
 
 PASSOPT=() # extra options of the pass builds
 build() { # build NAME SOURCE [options...]
