@@ -104,6 +104,13 @@ static int run(const struct record_request *req)
 	req = &r;
 	st = record_with_collector(req, req->prog, req->argv, NULL, &connections, &ran);
 
+	if (ran && !connections && st > 128 && st < 128 + 65) {
+		/* killed before its runtime connected, which it does at a
+		 * thread's first instrumented reference */
+		cli_error("no profile: '%s' was killed by signal %d before its first instrumented memory reference",
+			  req->argv[0], st - 128);
+		return st;
+	}
 	if (ran && !connections) {
 		/* a script whose programs were not instrumented after all, or
 		 * an instrumented program that ended before its runtime

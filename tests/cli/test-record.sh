@@ -124,6 +124,14 @@ expect_grep '^# end unknown$' "$T/kill.samples"
 [ "$(distances "$T/kill.samples")" = $((K - 1)) ] || fail "SIGKILL: distances"
 [ "$(count_samples "$T/kill.samples")" -gt 20 ] || fail "SIGKILL: too few samples kept"
 
+# 7b. SIGKILL before the first instrumented reference (the runtime connects
+#     then): no output, status 137, one line that says so.
+printf '#include <signal.h>\n#include <unistd.h>\nint main(void) { kill(getpid(), SIGKILL); return 0; }\n' >"$T/k0.c"
+"$LOCPROF" cc -O1 -o "$T/k0" "$T/k0.c" || fail "cannot build k0"
+expect_status 137 "$LOCPROF" record -o "$T/k0.lpp" -- "$T/k0"
+expect_one_line "$T/err"
+expect_grep "^locprof: error: no profile: '$T/k0' was killed by signal 9 before its first instrumented memory reference$" "$T/err"
+
 # 8. stdin and stdout are the program's own; so is the exit status.
 seq 1 5000 >"$T/in"
 st1=0; "$T/filter" <"$T/in" >"$T/native.out" 2>"$T/native.err" || st1=$?
