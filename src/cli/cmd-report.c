@@ -376,7 +376,12 @@ static void text_tables(const struct report_opts *o, const struct lp_report *r)
 			cli_tprintf(" %12.4f %12.4f\n", ca[i].lru_ref, ca[i].random_ref);
 		}
 		for (size_t i = 0; iv && i < nca; i++) {
-			if (ca[i].lru_iv.cliff)
+			if (ca[i].lru_iv.cliff && ca[i].lru_iv.steep && ca[i].ways)
+				printf("%s lru: cliff within sampling error: between %.1f%% and %.1f%% (the fully "
+				       "associative curve drops steeply within 15%% of this size: how each reuse's "
+				       "lines share the sets decides, and the samples show it poorly)\n",
+				       ca[i].label, 100 * ca[i].lru_iv.below, 100 * ca[i].lru_iv.above);
+			else if (ca[i].lru_iv.cliff)
 				cli_text_cliff(ca[i].label, "lru", &ca[i].lru_iv);
 			if (ca[i].random_iv.cliff)
 				cli_text_cliff(ca[i].label, "random", &ca[i].random_iv);

@@ -277,6 +277,40 @@ void lp_report_widen_steep(const double *w, size_t n, size_t ncurves, const doub
 	}
 }
 
+/* The named caches' LRU ratio where the fully associative LRU curve drops
+ * steeply near the cache's size: the stack distances of many reuses are
+ * then within the slack of the number of lines, and whether such a reuse
+ * hits depends on how its lines share the sets, which the samples show
+ * poorly. Lines spread evenly over the sets make the cache exactly as good
+ * as a fully associative one of its size; lines placed at random let a
+ * reuse a little longer than the cache hit in a set that happens to hold
+ * fewer. So the interval covers the fully associative curve over the
+ * slack, as a cliff. Two 4 MiB arrays read in a scattered order whose
+ * strides spread each reuse's 16 400 lines evenly over 1M:16:64's sets:
+ * simulation 91.6 %, the placement model 73.4 % +-0.4, the fully
+ * associative curve 91.7 % at 1M and 53.1 % 6 % above it. */
+static void widen_steep_caches(struct lp_report *r, const struct lp_report_params *pa, struct lp_interval *iv,
+			       const double *v)
+{
+	enum { K = 2 * LP_REPORT_SLACK_STEPS + 1 };
+	size_t n = pa->nsizes;
+
+	for (size_t c = 0; c < pa->ncaches; c++) {
+		double w[K], drop = 0;
+		struct lp_interval *x = &iv[2 * n + 2 * c];
+
+		for (int k = 0; k < K; k++)
+			w[k] = lp_statstack_miss_ratio(r->ss, fmax(1.0, (double)pa->caches[c].size * lp_report_slack(k) /
+									   r->info.line));
+		for (int k = 1; k < K; k++)
+			drop = fmax(drop, w[k - 1] - w[k]);
+		if (!isfinite(w[0]) || !isfinite(w[K - 1]) || !(drop >= LP_INTERVAL_CLIFF))
+			continue;
+		x->steep = !x->cliff;
+		cover_cliff(x, v[2 * n + 2 * c], w[K - 1], w[0]);
+	}
+}
+
 /* Random replacement in a cache whose size is within sampling error of
  * the run's footprint: whether the cache ever fills is not known, and it
  * decides the ratio (the fill model's cache that never fills evicts
@@ -385,6 +419,7 @@ static int report_curves(struct lp_report *r, const struct lp_report_params *pa)
 		    (n && (err = widen_steep(r, pa, v, iv)) < 0) || (err = widen_footprint(r, pa, v, iv)) < 0 ||
 		    (n && (pa->policies & LP_REPORT_LRU) && (err = widen_spans(r, pa, iv)) < 0))
 			goto out;
+		widen_steep_caches(r, pa, iv, v);
 	}
 	for (int k = 0; k < 2; k++) {
 		if (!(pa->policies & (k ? LP_REPORT_RANDOM : LP_REPORT_LRU)))
