@@ -112,13 +112,16 @@ static void few_samples_hint(const struct lp_record_output *x)
 			 expect);
 }
 
-void record_print_output(const struct lp_record_output *x, const struct record_request *req)
+void record_print_output(const struct lp_record_output *x, const struct record_request *req, int exited)
 {
 	enum lp_record_mode mode = req->opts.mode;
 	const char *path = strcmp(x->path, "-") ? x->path : "<stdout>";
-	char how[64];
+	char how[96];
 
-	if (!x->ended)
+	if (!x->ended && exited >= 0)
+		snprintf(how, sizeof(how), "exit %d, but the runtime's connection was lost: data up to the last flush",
+			 exited);
+	else if (!x->ended)
 		snprintf(how, sizeof(how), "killed or cut short: data up to the last flush");
 	else if (x->exec)
 		snprintf(how, sizeof(how), "exec");
@@ -256,11 +259,18 @@ int record_with_collector(const struct record_request *req, const char *path,
 	}
 	*ran = 1;
 	for (size_t i = 0; i < nout; i++) {
-		if (!req->quiet || outs[i].error)
-			record_print_output(&outs[i], req);
+		/* The program's process exited, yet its image sent no BYE: the
+		 * runtime could not reach the collector again after the program
+		 * took its descriptor (docs/runtime.md, "The connection"). The
+		 * profile ends early: locprof's failure, not a success. */
+		int exited = outs[i].pid == (uint32_t)pid && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+		int cut = exited >= 0 && !outs[i].ended && !outs[i].error;
+
+		if (!req->quiet || outs[i].error || cut)
+			record_print_output(&outs[i], req, exited);
 		if (!req->quiet)
 			record_region_print(req, &outs[i]);
-		if (outs[i].error)
+		if (outs[i].error || cut)
 			lost++;
 	}
 	if (!req->quiet && *connections)

@@ -74,8 +74,11 @@ int record_with_collector(const struct record_request *req, const char *path,
 			  char *const *exec_argv, char *const *extra_env, uint64_t *connections,
 			  int *ran);
 
-/* The one summary line per output, shared by every backend. */
-void record_print_output(const struct lp_record_output *x, const struct record_request *req);
+/* The one summary line per output, shared by every backend. exited: the
+ * exit status wait() gave for x's process when x is the image of the
+ * process locprof started and it exited normally, else -1 (an image with
+ * no BYE then lost its connection, not its life). */
+void record_print_output(const struct lp_record_output *x, const struct record_request *req, int exited);
 
 /* Resolve PROGRAM as execvp would; 0 or -1 with errno. */
 int record_find_program(const char *prog, char *buf, size_t len);

@@ -320,53 +320,40 @@ static void rt_header(struct lp_msg_header *h, uint32_t type, uint64_t length,
 	h->reserved = 0;
 }
 
-/* Blocking write of one message. A broken connection (the collector went
- * away) turns the thread's sending off, not the program. */
-static void rt_send_msg(struct lp_rt_thread *t, struct iovec *iov, size_t niov)
-{
-	struct msghdr m;
-	ssize_t n;
+static int rt_hello(struct lp_rt_thread *t);
 
-	memset(&m, 0, sizeof(m));
-	m.msg_iov = iov;
-	m.msg_iovlen = niov;
-	while (m.msg_iovlen) {
-		n = sendmsg(t->fd, &m, MSG_NOSIGNAL);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			close(t->fd);
-			t->fd = -1;
-			return;
-		}
-		while (m.msg_iovlen && (size_t)n >= m.msg_iov[0].iov_len) {
-			n -= (ssize_t)m.msg_iov[0].iov_len;
-			m.msg_iov++;
-			m.msg_iovlen--;
-		}
-		if (m.msg_iovlen) {
-			m.msg_iov[0].iov_base = (char *)m.msg_iov[0].iov_base + n;
-			m.msg_iov[0].iov_len -= (size_t)n;
-		}
-	}
+/* The thread's connection, ready for a message: made again, with its
+ * HELLO, when the program closed or reused its descriptor
+ * (docs/runtime.md, "The connection"). 0 when there is none. */
+static int rt_conn_ready(struct lp_rt_thread *t)
+{
+	if (lp_rt_conn_ours(&t->conn))
+		return 1;
+	return !t->conn.broken && lp_rt_conn_open(&t->conn, &g.addr) == 0 && rt_hello(t) == 0;
 }
 
-/* One message in two parts. The signals that end the program wait until
- * it is whole: their handler sends this thread's last messages on the same
- * connection, and one sent into the middle of another made the collector
- * drop the whole profile as corrupt (3 kills in 90 on a loaded machine).
- * Two sigprocmask calls per message of up to 4096 samples cost nothing
- * measurable. */
+/* One message in two parts, whole: on a descriptor the program took away
+ * mid-message the collector drops the part it got with that connection,
+ * and the message goes again on a new one (twice at most, so that a
+ * program closing descriptors in a loop cannot hold the thread here).
+ * The signals that end the program wait until it is whole: their handler
+ * sends this thread's last messages on the same connection, and one sent
+ * into the middle of another made the collector drop the whole profile as
+ * corrupt (3 kills in 90 on a loaded machine). Two sigprocmask calls per
+ * message of up to 4096 samples cost nothing measurable. */
 static void rt_send2(struct lp_rt_thread *t, const void *a, uint64_t alen, const void *b,
 		     uint64_t blen)
 {
-	struct iovec iov[2] = { { (void *)a, alen }, { (void *)b, blen } };
 	sigset_t old;
+	int st = LP_RT_CONN_GONE;
 
-	if (t->fd < 0)
+	if (t->conn.broken)
 		return;
 	pthread_sigmask(SIG_BLOCK, &g.ending, &old);
-	rt_send_msg(t, iov, blen ? 2 : 1);
+	for (int k = 0; k < 2 && st == LP_RT_CONN_GONE && rt_conn_ready(t); k++) {
+		struct iovec iov[2] = { { (void *)a, alen }, { (void *)b, blen } };
+		st = lp_rt_conn_send(&t->conn, iov, blen ? 2 : 1);
+	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
@@ -458,23 +445,17 @@ static void rt_send_maps(struct lp_rt_thread *t, uint32_t when)
 	lp_rt_free(buf, MAPS_CHUNK + 4096);
 }
 
-static void rt_connect(struct lp_rt_thread *t)
+/* The first message of each of the thread's connections: the collector
+ * adds a second one of the same process and thread to the same output,
+ * the thread's counts going on (collect.c). */
+static int rt_hello(struct lp_rt_thread *t)
 {
 	struct {
 		struct lp_msg_hello m;
 		char cmd[CMDLINE_MAX];
 	} hello;
+	struct iovec iov;
 
-	t->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (t->fd < 0)
-		return;
-	while (connect(t->fd, (struct sockaddr *)&g.addr, sizeof(g.addr)) < 0) {
-		if (errno == EINTR)
-			continue;
-		close(t->fd);
-		t->fd = -1;
-		return;
-	}
 	memset(&hello.m, 0, sizeof(hello.m));
 	rt_header(&hello.m.h, LP_MSG_HELLO, sizeof(hello.m) + g.cmdline_len, t);
 	hello.m.ppid = g.ppid;
@@ -488,7 +469,20 @@ static void rt_connect(struct lp_rt_thread *t)
 	hello.m.start_ns = g.start_ns;
 	hello.m.cmdline_len = g.cmdline_len;
 	memcpy(hello.cmd, g.cmdline, g.cmdline_len);
-	rt_send2(t, &hello, sizeof(hello.m) + g.cmdline_len, NULL, 0);
+	iov = (struct iovec){ &hello, sizeof(hello.m) + g.cmdline_len };
+	return lp_rt_conn_send(&t->conn, &iov, 1);
+}
+
+/* The thread's first connection, at its start (sending would make it
+ * anyway; made here, the collector knows the thread before its process
+ * can end). */
+static void rt_connect(struct lp_rt_thread *t)
+{
+	sigset_t old;
+
+	pthread_sigmask(SIG_BLOCK, &g.ending, &old);
+	rt_conn_ready(t);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 uint32_t lp_rt_line_shift(unsigned idx)
@@ -701,7 +695,7 @@ static struct lp_rt_thread *rt_thread_init(struct lp_rt_fast *f)
 	t->number = atomic_fetch_add(&g.nthreads, 1);
 	t->tid = (uint32_t)gettid();
 	t->fast = f;
-	t->fd = -1;
+	t->conn.fd = -1;
 	lp_rt_roi_thread_init(&t->roi, t->pages);
 	x = g.seed + t->number;
 	lp_rng_seed(&t->rng, lp_splitmix64(&x));
@@ -820,9 +814,7 @@ static void rt_thread_key_destroy(void *arg)
 		expect = 0;
 	if (!t->dead) {
 		rt_thread_finish(t);
-		if (t->fd >= 0)
-			close(t->fd);
-		t->fd = -1;
+		lp_rt_conn_close(&t->conn);
 	}
 	rt_make_inert(f);
 	atomic_store(&t->busy, 0);
@@ -1176,8 +1168,7 @@ static void rt_atfork_child(void)
 		return;
 	for (; t; t = next) {
 		next = t->next;
-		if (t->fd >= 0)
-			close(t->fd);
+		lp_rt_conn_close(&t->conn);
 		lp_rt_shadow_drop(t);
 		rt_thread_unmap(t);
 		lp_rt_free(t, sizeof(*t));

@@ -17,6 +17,7 @@
 #include "common/share-core.h"
 
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -33,11 +34,18 @@ enum {
 /* Lines of other threads' watches a thread remembers touching. */
 enum { LP_RT_TOUCHED = 256 };
 
+/* A thread's connection to the collector (rt-conn.c). */
+struct lp_rt_conn {
+	int fd;            /* -1: none (never made, or the program took the number) */
+	int broken;        /* the collector cannot be reached: no more tries */
+	uint64_t dev, ino; /* the socket's identity, from fstat at connect */
+};
+
 struct lp_rt_thread {
 	struct lp_rt_thread *next; /* all threads of this process */
 	atomic_int busy;           /* owner's slow path vs. the exit flusher */
 	int dead;
-	int fd;
+	struct lp_rt_conn conn;    /* used under busy */
 	uint32_t number, tid;
 	struct lp_rt_fast *fast; /* the owner's TLS */
 	uint64_t *extra0;        /* the owner's lp_rt_extra0 */
@@ -88,6 +96,23 @@ struct lp_rt_thread *lp_rt_thread_list(void);
 uint32_t lp_rt_thread_count(void);
 /* 1 when no live watch (of any thread) may cover a byte of [addr, last]. */
 int lp_rt_range_unwatched(uint64_t addr, uint64_t last);
+
+/* ---- the connection (rt-conn.c) ---- */
+struct sockaddr_un;
+struct iovec;
+enum { LP_RT_CONN_BROKEN = -1, LP_RT_CONN_GONE = -2 };
+/* Connect c to the collector at addr on a descriptor in the runtime's
+ * high range: 0, or -1 (c->broken set when trying again is pointless). */
+int lp_rt_conn_open(struct lp_rt_conn *c, const struct sockaddr_un *addr);
+/* 1 while c's descriptor is still the socket c made; else c forgets it
+ * (never closing it: the number is the program's now) and returns 0. */
+int lp_rt_conn_ours(struct lp_rt_conn *c);
+/* Send the whole of iov: 0; LP_RT_CONN_GONE when the descriptor stopped
+ * being ours (connect again, send the whole message there); or
+ * LP_RT_CONN_BROKEN when the collector went away (c->broken set). */
+int lp_rt_conn_send(struct lp_rt_conn *c, struct iovec *iov, size_t niov);
+/* Close c's descriptor if it is still ours. */
+void lp_rt_conn_close(struct lp_rt_conn *c);
 
 /* ---- watches (rt-watch.c) ---- */
 /* log2 of line size idx (rt-core.c). */

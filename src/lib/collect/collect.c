@@ -543,21 +543,40 @@ static int proc_events(struct rec_proc *p, const struct lp_ref *refs, uint32_t n
  * One function per message type. Each checks the length it was given (a
  * whole message, header included) before it reads a field. */
 
+/* The HELLO of a connection. A process's thread may say it on several
+ * connections, one after the other (the program closed or reused the
+ * runtime's descriptor, docs/runtime.md, "The connection"): the same
+ * output, the same thread, its counts going on. */
 static int on_hello(struct lp_recorder *r, struct conn *c, const uint8_t *msg, size_t len)
 {
 	struct lp_msg_hello hello;
+	struct rec_proc *p;
+	int err;
 
 	if (len < sizeof(hello) || c->proc)
 		return lp_seterr(LP_ECORRUPT, "bad HELLO");
 	memcpy(&hello, msg, sizeof(hello));
+	if (hello.thread >= (1u << 20))
+		return lp_seterr(LP_ECORRUPT, "bad HELLO thread %u", hello.thread);
 	if (hello.cmdline_len > len - sizeof(hello))
 		hello.cmdline_len = (uint32_t)(len - sizeof(hello));
-	c->proc = proc_get(r, &hello, (const char *)msg + sizeof(hello), hello.cmdline_len);
-	if (!c->proc)
+	p = proc_get(r, &hello, (const char *)msg + sizeof(hello), hello.cmdline_len);
+	if (!p)
 		return lp_seterr(LP_ENOMEM, "out of memory");
+	if (hello.thread >= p->nthreads) {
+		if ((err = LP_ARRAY_RESERVE(p->threads, p->threads_cap, (size_t)hello.thread + 1, 16,
+					    "threads")) < 0)
+			return err;
+		memset(p->threads + p->nthreads, 0, (hello.thread + 1 - p->nthreads) * sizeof(*p->threads));
+		p->nthreads = hello.thread + 1;
+	}
+	c->proc = p;
 	c->thread = hello.thread;
-	c->proc->conns++;
-	c->proc->out.threads++;
+	p->conns++;
+	if (!p->threads[hello.thread].known) {
+		p->threads[hello.thread].known = 1;
+		p->out.threads++;
+	}
 	return 0;
 }
 
@@ -729,22 +748,23 @@ static int on_alloc_sum(struct rec_proc *p, const uint8_t *msg, size_t len)
 }
 
 /* A thread's reference count: running ones (with each flush) replace each
- * other, the final one (running = 0) ends the connection's count. */
+ * other, the final one (running = 0) ends the thread's count. */
 static int on_thread(struct rec_proc *p, struct conn *c, const uint8_t *msg, size_t len)
 {
+	struct rec_thread *th = &p->threads[c->thread];
 	struct lp_msg_thread m;
 
 	if (len < sizeof(m))
 		return lp_seterr(LP_ECORRUPT, "bad THREAD");
 	memcpy(&m, msg, sizeof(m));
-	if (!c->thread_done) {
-		/* add the change since this connection's last count */
-		uint64_t delta = m.references - c->thread_refs;
-		c->thread_refs = m.references;
+	if (!th->done) {
+		/* add the change since the thread's last count */
+		uint64_t delta = m.references - th->refs;
+		th->refs = m.references;
 		p->thread_refs += delta;
 		for (uint32_t i = 0; i < LP_MAX_LINE_SIZES; i++) {
-			p->thread_extra[i] += m.extra_lines[i] - c->thread_extra[i];
-			c->thread_extra[i] = m.extra_lines[i];
+			p->thread_extra[i] += m.extra_lines[i] - th->extra[i];
+			th->extra[i] = m.extra_lines[i];
 		}
 		if (m.thread >= p->ntrefs && m.thread < (1u << 20)) {
 			int err = LP_ARRAY_RESERVE(p->trefs, p->trefs_cap, (size_t)m.thread + 1, 16,
@@ -758,22 +778,23 @@ static int on_thread(struct rec_proc *p, struct conn *c, const uint8_t *msg, siz
 			p->trefs[m.thread] += delta;
 	}
 	if (!m.running)
-		c->thread_done = 1;
+		th->done = 1;
 	return 0;
 }
 
-/* REGION: like THREAD's counts, the change since the connection's last. */
+/* REGION: like THREAD's counts, the change since the thread's last. */
 static int on_region(struct rec_proc *p, struct conn *c, const uint8_t *msg, size_t len)
 {
+	struct rec_thread *th = &p->threads[c->thread];
 	struct lp_msg_region m;
 
 	if (len < sizeof(m))
 		return lp_seterr(LP_ECORRUPT, "bad REGION");
 	memcpy(&m, msg, sizeof(m));
 	p->region = 1;
-	if (!c->thread_done) {
-		p->region_skipped += m.skipped - c->region_skipped;
-		c->region_skipped = m.skipped;
+	if (!th->done) {
+		p->region_skipped += m.skipped - th->region_skipped;
+		th->region_skipped = m.skipped;
 	}
 	if (m.entries > p->region_entries)
 		p->region_entries = m.entries;
@@ -1026,6 +1047,7 @@ void lp_recorder_free(struct lp_recorder *r)
 		free(p->held);
 		free(p->held_ev);
 		free(p->trefs);
+		free(p->threads);
 		lp_mappings_release(&p->direct_maps);
 		free(p->direct_held);
 		free(p);

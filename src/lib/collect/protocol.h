@@ -14,7 +14,10 @@
  * on its first slow-path event (a forked child reconnects), so no sender
  * ever takes a lock and messages of any size never interleave. A connection
  * starts with a HELLO naming the process (pid + nonce) and the thread; all
- * later messages on it belong to that thread. The collector writes one
+ * later messages on it belong to that thread. A thread whose descriptor
+ * the program closed or reused connects again with a new HELLO of the same
+ * process and thread, whose counts go on (docs/runtime.md, "The
+ * connection"). The collector writes one
  * profile or trace per process image (pid + nonce: a fork or an exec gives a
  * new nonce), and a process is complete when all its connections are closed.
  * All integers are little-endian, as on the only supported architecture.

@@ -18,6 +18,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* A thread's counts so far (THREAD and REGION messages: each sends its
+ * running total), kept by thread number across its connections: a thread
+ * whose descriptor the program closed connects again and goes on. */
+struct rec_thread {
+	int known;    /* a HELLO named it */
+	int done;     /* its final count came */
+	uint64_t refs;
+	uint64_t extra[LP_MAX_LINE_SIZES];
+	uint64_t region_skipped;
+};
+
 struct rec_proc {
 	struct lp_record_output out; /* public part */
 	struct lp_collect_proc info;
@@ -31,6 +42,8 @@ struct rec_proc {
 	size_t maps_len[2], maps_cap[2];
 	int maps_done[2];
 	uint32_t conns; /* open connections */
+	struct rec_thread *threads; /* by thread number (HELLO) */
+	size_t nthreads, threads_cap;
 	int bye_refs_valid;
 	uint64_t bye_refs, thread_refs;
 	uint64_t thread_extra[LP_MAX_LINE_SIZES]; /* extra line accesses, from THREAD */
@@ -68,11 +81,7 @@ struct rec_proc {
 struct conn {
 	int fd;
 	struct rec_proc *proc; /* after HELLO */
-	uint32_t thread;
-	int thread_done;
-	uint64_t thread_refs; /* the latest count of its THREAD messages */
-	uint64_t thread_extra[LP_MAX_LINE_SIZES]; /* and its extra line accesses */
-	uint64_t region_skipped; /* the latest count of its REGION messages */
+	uint32_t thread;       /* its index in proc->threads */
 	uint8_t *buf;
 	size_t len, cap;
 };

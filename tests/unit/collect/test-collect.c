@@ -314,6 +314,68 @@ static void test_recorder_bad_sender(void **state)
 	free(path);
 }
 
+/* A thread whose descriptor the program closed connects again
+ * (docs/runtime.md, "The connection"): the second connection's HELLO
+ * names the same process and thread, so one output, one thread, its
+ * counts going on (12 references, not 10 + 12); the message cut off at
+ * the first connection's end is dropped with it. */
+static void test_recorder_reconnect(void **state)
+{
+	char *path = lp_test_path("again.lpp");
+	struct lp_record_options o = { .mode = LP_RECORD_SAMPLE, .rate = 0.25, .line_size = { 64 },
+				       .nlines = 1, .seed = 5, .output = path };
+	struct {
+		struct lp_msg_hello m;
+		char cmd[sizeof(cmdline)];
+	} hello = { .m = { .ppid = 1, .nonce = 99, .mode = LP_MODE_SAMPLE, .nlines = 1, .line_size = { 64 },
+			   .rate = 0.25, .seed = 5, .backend = LP_BACKEND_INST,
+			   .cmdline_len = sizeof(cmdline) } };
+	struct {
+		struct lp_msg_samples m;
+		struct lp_msg_sample s[2];
+	} samples = { .m = { .count = 2 },
+		      .s = { { .begin = 1, .end = 9, .pc = 0x10, .addr = 0x1000, .size = 8 },
+			     { .begin = 5, .end = LP_SAMPLE_DANGLING, .pc = 0x30, .addr = 0x2000, .size = 8 } } };
+	struct lp_msg_thread running = { .thread = 0, .references = 10, .running = 1 };
+	struct lp_msg_thread final = { .thread = 0, .references = 12 };
+	struct lp_msg_bye bye = { .status = 0, .how = LP_BYE_EXIT, .references = 12 };
+	const struct lp_record_output *out;
+	struct lp_recorder *r;
+	int fd;
+
+	(void)state;
+	memcpy(hello.cmd, cmdline, sizeof(cmdline));
+	header(&hello.m.h, LP_MSG_HELLO, sizeof(hello));
+	header(&samples.m.h, LP_MSG_SAMPLES, sizeof(samples));
+	header(&running.h, LP_MSG_THREAD, sizeof(running));
+	header(&final.h, LP_MSG_THREAD, sizeof(final));
+	header(&bye.h, LP_MSG_BYE, sizeof(bye));
+	assert_int_equal(lp_recorder_new(&r, &o), 0);
+	fd = connect_to(r);
+	send_all(fd, &hello, sizeof(hello));
+	send_all(fd, &running, sizeof(running));
+	send_all(fd, &samples, 40); /* cut off: the descriptor went */
+	close(fd);
+	drain(r);
+	fd = connect_to(r);
+	send_all(fd, &hello, sizeof(hello));
+	send_all(fd, &samples, sizeof(samples));
+	send_all(fd, &final, sizeof(final));
+	send_all(fd, &bye, sizeof(bye));
+	close(fd);
+	for (int i = 0; i < 200 && (lp_recorder_connections(r) < 2 || lp_recorder_poll(r, 50) > 0); i++)
+		lp_recorder_poll(r, 0);
+	assert_int_equal(lp_recorder_finish(r), 0);
+	assert_int_equal(lp_recorder_outputs(r, &out), 1);
+	assert_int_equal(out[0].threads, 1);
+	assert_int_equal(out[0].samples, 2);
+	assert_int_equal(out[0].references, 12);
+	assert_true(out[0].ended);
+	assert_int_equal(out[0].error, 0);
+	lp_recorder_free(r);
+	free(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -322,6 +384,7 @@ int main(void)
 		cmocka_unit_test(test_sink_choice_and_maps),
 		cmocka_unit_test(test_recorder),
 		cmocka_unit_test(test_recorder_bad_sender),
+		cmocka_unit_test(test_recorder_reconnect),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
