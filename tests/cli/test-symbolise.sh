@@ -46,6 +46,19 @@ for lto in --lto --no-lto; do
 	expect_grep '^pcs,,(walk|main),0x[0-9a-f]+,sweep\.c:8( in main \(sweep\.c:16\))?,' "$T/out"
 done
 
-# a binary rebuilt since the run: no names from it, a warning, still exit 0
-# (only when the recorder stores build-ids; the pcs are shown as addresses)
-echo ok
+# a binary rebuilt since the run: no names from it (its pcs as addresses),
+# one warning, still exit 0 (the recorder stores each mapping's build-id);
+# a binary removed since: the same, said so
+"$LOCPROF" cc -O2 -g -o "$T/moved" "$T/sweep.c" || fail "cannot build moved"
+expect_status 0 "$LOCPROF" record -q -r 1e-3 -o "$T/moved.lpp" -- "$T/moved" 4
+expect_status 0 "$LOCPROF" report "$T/moved.lpp" --sizes 32K --top 3
+[ -s "$T/err" ] && fail "report warned before the rebuild: $(cat "$T/err")"
+expect_grep '% +walk \(sweep\.c:8\)' "$T/out"
+printf 'int main(void) { return 0; }\n' >"$T/other.c"
+"$LOCPROF" cc -O0 -g -o "$T/moved" "$T/other.c" || fail "cannot rebuild moved"
+expect_status 0 "$LOCPROF" report "$T/moved.lpp" --sizes 32K --top 3
+expect_grep "^locprof: warning: 1 file changed since the run \(build-id differs\), no names from '$T/moved'$" "$T/err"
+grep -q 'walk\|sweep\.c' "$T/out" && fail "names from the rebuilt binary"
+rm -f "$T/moved"
+expect_status 0 "$LOCPROF" report "$T/moved.lpp" --sizes 32K --top 3
+expect_grep "^locprof: warning: 1 file of the run no longer there, no names from '$T/moved'$" "$T/err"

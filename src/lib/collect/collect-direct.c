@@ -79,7 +79,8 @@ int lp_recorder_image_maps(struct lp_recorder *r, uint32_t id, const char *text,
 				!strcmp(o->path, m->path);
 		}
 		if (!known)
-			err = lp_mappings_add(&p->direct_maps, m->start, m->end, m->file_offset, m->path, NULL, 0);
+			err = lp_mappings_add(&p->direct_maps, m->start, m->end, m->file_offset, m->path, m->build_id,
+					      m->build_id_len);
 	}
 out:
 	lp_mappings_release(&now);

@@ -29,6 +29,7 @@
 #include <elfutils/libdw.h>
 #include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <inttypes.h>
@@ -106,7 +107,7 @@ static const Dwfl_Callbacks callbacks = {
  * wrong for lld's layouts, where p_vaddr - p_offset is 0x1000 or more.)
  * Also checks the GNU build-id when the mapping has one. Returns 1 and
  * sets *bias, 0 when the file cannot be read or has no such segment, -1
- * when its build-id differs. */
+ * when its build-id differs, -2 when there is no file at its path. */
 static int file_bias(const struct lp_mapping *m, uint64_t *bias)
 {
 	int fd = open(m->path, O_RDONLY | O_CLOEXEC), ret = 0;
@@ -115,7 +116,7 @@ static int file_bias(const struct lp_mapping *m, uint64_t *bias)
 	Elf *elf;
 
 	if (fd < 0)
-		return 0;
+		return errno == ENOENT ? -2 : 0;
 	elf_version(EV_CURRENT);
 	if (!(elf = elf_begin(fd, ELF_C_READ_MMAP, NULL)))
 		goto out_fd;
@@ -160,24 +161,44 @@ out_fd:
 	return ret;
 }
 
-/* Append "path" to the list of files whose build-id changed. */
-static void note_stale(struct lp_symbols *s, const char *path, size_t *nstale)
+/* Files whose names are left out, for the warning: how many, and the
+ * first three by path. */
+struct file_list {
+	size_t n;
+	char *names;
+};
+
+static void note_file(struct file_list *l, const char *path)
 {
 	char *w;
 
-	(*nstale)++;
-	if (*nstale > 3)
+	if (++l->n > 3)
 		return;
-	if (asprintf(&w, "%s%s'%s'", s->warning ? s->warning : "", s->warning ? ", " : "", path) < 0)
+	if (asprintf(&w, "%s%s'%s'", l->names ? l->names : "", l->names ? ", " : "", path) < 0)
 		return;
-	free(s->warning);
-	s->warning = w;
+	free(l->names);
+	l->names = w;
+}
+
+/* Append "N files WHY, no names from 'a', 'b', ..." to the warning. */
+static void warn_files(struct lp_symbols *s, struct file_list *l, const char *why)
+{
+	char *w;
+
+	if (l->n && asprintf(&w, "%s%s%zu file%s %s, no names from %s%s", s->warning ? s->warning : "",
+			     s->warning ? "; " : "", l->n, l->n > 1 ? "s" : "", why, l->names ? l->names : "",
+			     l->n > 3 ? ", ..." : "") >= 0) {
+		free(s->warning);
+		s->warning = w;
+	}
+	free(l->names);
+	l->names = NULL;
 }
 
 int lp_symbols_new(struct lp_symbols **out, const struct lp_mappings *maps, const char *binary)
 {
 	struct lp_symbols *s;
-	size_t nstale = 0;
+	struct file_list stale = { 0 }, missing = { 0 };
 	int reported = 0;
 
 	*out = NULL;
@@ -215,7 +236,11 @@ int lp_symbols_new(struct lp_symbols **out, const struct lp_mappings *maps, cons
 		switch (file_bias(m, &bias)) {
 		case -1:
 			/* not the file that ran: its names would be wrong */
-			note_stale(s, m->path, &nstale);
+			note_file(&stale, m->path);
+			continue;
+		case -2:
+			/* moved or deleted since the run */
+			note_file(&missing, m->path);
 			continue;
 		case 0:
 			/* unreadable, or no segment there: the usual layout */
@@ -227,15 +252,8 @@ int lp_symbols_new(struct lp_symbols **out, const struct lp_mappings *maps, cons
 			reported++;
 	}
 	dwfl_report_end(s->dwfl, NULL, NULL);
-	if (nstale) {
-		char *w;
-
-		if (asprintf(&w, "%zu file%s changed since the run (build-id differs), no names from %s%s",
-			     nstale, nstale > 1 ? "s" : "", s->warning, nstale > 3 ? ", ..." : "") >= 0) {
-			free(s->warning);
-			s->warning = w;
-		}
-	}
+	warn_files(s, &stale, "changed since the run (build-id differs)");
+	warn_files(s, &missing, "of the run no longer there");
 	if (!reported) {
 		int err = lp_seterr(LP_EINVAL, "no binary to take symbols from%s%s",
 				    s->warning ? ": " : "", s->warning ? s->warning : "");
