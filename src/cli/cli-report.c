@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* The binaries the profile's mappings name, for pc, allocation-site and
  * global names; without them (a profile of a program whose files are gone
@@ -96,6 +97,30 @@ const char *cli_rank_label(const struct lp_profile *p, char *buf, size_t len)
 	else
 		snprintf(buf, len, "rank %" PRId32, p->mpi_rank);
 	return buf;
+}
+
+int cli_profiles_distinct(const struct cli_command *cmd, char *const *paths, size_t n)
+{
+	struct stat *st = calloc(n ? n : 1, sizeof(*st));
+	char *ok = calloc(n ? n : 1, 1);
+	int ret = CLI_OK;
+
+	if (!st || !ok) {
+		free(st);
+		free(ok);
+		return CLI_OK; /* the load will say out of memory */
+	}
+	for (size_t i = 0; i < n; i++)
+		ok[i] = stat(paths[i], &st[i]) == 0;
+	for (size_t i = 0; i < n && ret == CLI_OK; i++)
+		for (size_t j = 0; j < i && ret == CLI_OK; j++)
+			if (!strcmp(paths[i], paths[j]) ||
+			    (ok[i] && ok[j] && st[i].st_dev == st[j].st_dev && st[i].st_ino == st[j].st_ino))
+				ret = cli_usage_error(cmd, "'%s' is given twice: its samples would be summed twice",
+						      paths[i]);
+	free(st);
+	free(ok);
+	return ret;
 }
 
 int cli_reports_load(struct cli_reports *rs, char *const *paths, size_t n, uint64_t line,

@@ -151,6 +151,9 @@ struct cli_reports {
 	const struct lp_report *r;
 	int status;
 };
+/* A usage error (one line) when one profile is named twice among paths:
+ * it would be summed twice. */
+int cli_profiles_distinct(const struct cli_command *cmd, char *const *paths, size_t n);
 int cli_reports_load(struct cli_reports *rs, char *const *paths, size_t n, uint64_t line,
 		     struct lp_report_params pa);
 void cli_reports_release(struct cli_reports *rs);

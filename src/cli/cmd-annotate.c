@@ -96,7 +96,9 @@ static int parse_options(int argc, char **argv, struct annotate_opts *o)
 		case 'c':
 			if (!strcmp(optarg, "host"))
 				return cli_usage_error(&cmd_annotate, "annotate takes one cache: L1, L2 or L3, not host");
-			o->ncaches = 0;
+			if (o->ncaches)
+				return cli_usage_error(&cmd_annotate, "annotate takes one --cache (one annotation per "
+								      "cache: run it once for each)");
 			if (cli_report_cache_option(&cmd_annotate, optarg, o->caches, MAX_CACHES, &o->ncaches))
 				return CLI_USAGE;
 			break;
@@ -142,6 +144,8 @@ static int parse_options(int argc, char **argv, struct annotate_opts *o)
 		o->nprofiles++;
 	o->files = argv + optind + o->nprofiles;
 	o->nfiles = (size_t)(argc - optind) - o->nprofiles;
+	if (cli_profiles_distinct(&cmd_annotate, o->profiles, o->nprofiles) != CLI_OK)
+		return CLI_USAGE;
 	if (strcmp(o->format, "text") && strcmp(o->format, "csv") && strcmp(o->format, "json"))
 		return cli_usage_error(&cmd_annotate, "unknown format '%s' (text, csv, json)", o->format);
 	return -1;

@@ -137,6 +137,9 @@ static int parse_options(int argc, char **argv, struct diff_opts *o)
 	}
 	if (!o->nb)
 		return cli_usage_error(&cmd_diff, "no profile of run B after '--'");
+	if (cli_profiles_distinct(&cmd_diff, o->pa, o->na) != CLI_OK ||
+	    cli_profiles_distinct(&cmd_diff, o->pb, o->nb) != CLI_OK)
+		return CLI_USAGE;
 	o->a = o->pa[0];
 	o->b = o->pb[0];
 	if (o->na > 1) {

@@ -216,6 +216,8 @@ static int parse_options(int argc, char **argv, struct report_opts *o)
 	o->profiles = argv + optind;
 	o->nprofiles = (size_t)(argc - optind);
 	o->profile = argv[optind];
+	if (cli_profiles_distinct(&cmd_report, o->profiles, o->nprofiles) != CLI_OK)
+		return CLI_USAGE;
 	for (size_t i = 0; o->show_windows && i < o->nprofiles; i++)
 		if (o->profiles[i][strspn(o->profiles[i], "0123456789")] == 0 && access(o->profiles[i], F_OK) < 0)
 			return cli_usage_error(&cmd_report, "'%s' is not a profile: a window's length is --window=N",

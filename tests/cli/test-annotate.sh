@@ -124,6 +124,8 @@ expect_grep "bad cache '32K'" "$T/err"
 expect_status 2 "$LOCPROF" annotate "$T/m.lpp" --cache host
 expect_status 2 "$LOCPROF" annotate "$T/m.lpp" --cache 32K:8:64:fifo
 expect_grep "annotate predicts LRU and random replacement" "$T/err"
+expect_status 2 "$LOCPROF" annotate "$T/m.lpp" --cache 32K:8:64 --cache 1M:16:64
+expect_grep "annotate takes one --cache" "$T/err"
 # -o: the output file, nothing on standard output
 expect_status 0 "$LOCPROF" annotate "$T/m.lpp" --cache 32K:8:64 -I "$T/elsewhere" -o "$T/ann.txt"
 [ -s "$T/out" ] && fail "annotate -o wrote to standard output"

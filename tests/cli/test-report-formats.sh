@@ -118,3 +118,8 @@ expect_grep "report predicts LRU and random replacement \(--policy\), not fifo" 
 # says how to give the length
 expect_status 2 "$LOCPROF" report "$T/a.lpp" --window 100000
 expect_grep "^locprof: error: '100000' is not a profile: a window's length is --window=N$" "$T/err"
+
+# one profile named twice would be summed twice: refused in one line
+expect_status 2 "$LOCPROF" report "$T/a.lpp" "$T/a.lpp"
+expect_grep "^locprof: error: '$T/a.lpp' is given twice: its samples would be summed twice$" "$T/err"
+expect_status 0 "$LOCPROF" diff "$T/a.lpp" "$T/a.lpp" --sizes 4K

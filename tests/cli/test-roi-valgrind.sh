@@ -59,4 +59,17 @@ if command -v g++ >/dev/null; then
 	d=$(meandiff xfromto.lpp xmarked.lpp)
 	below "$d" 1.5 || fail "C++: --start-at's curve is $d points from the markers'"
 fi
+# gcc -O2 renames a static function it specialises (mk.constprop.0):
+# --start-at takes the source's name
+cat >clone.c <<'C'
+#include <stdio.h>
+#include <stdlib.h>
+__attribute__((noinline)) static double *mk(long n) { double *p = malloc(n * sizeof *p); for (long i = 0; i < n; i++) p[i] = i; return p; }
+int main(void) { double *a = mk(1 << 14); printf("%g\n", a[77]); return 0; }
+C
+gcc -O2 -g -o clone clone.c
+if nm clone | grep -q ' mk\.constprop\.0$'; then
+	rec -o clone.lpp --start-at mk -- ./clone
+	expect_grep "clone.lpp: region \(from mk\) entered 1 time" err
+fi
 echo "ok: regions of interest under the valgrind backend"

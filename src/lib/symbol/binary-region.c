@@ -86,8 +86,40 @@ static int names_function(const char *sym, const char *name)
 	return same;
 }
 
-/* Look through one symbol table; 1 when found (out filled), 0 if not. */
-static int symtab_function(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, const char *name,
+/* Whether sym is a copy gcc made of function name and entered in its
+ * place ("mk2.constprop.0", "f.isra.0", "g.part.0", "h.lto_priv.0", and
+ * chains of them): -O2 renames a static function that way, and the user
+ * knows it by the source's name. A ".cold" part is not an entry. */
+static int names_clone(const char *sym, const char *name)
+{
+	static const char *const kinds[] = { "constprop.", "isra.", "part.", "lto_priv." };
+	size_t len = strlen(name);
+	const char *p;
+	int any = 0;
+
+	if (strncmp(sym, name, len))
+		return 0;
+	for (p = sym + len; *p == '.';) {
+		size_t k = 0, nk = sizeof(kinds) / sizeof(kinds[0]);
+
+		while (k < nk && strncmp(p + 1, kinds[k], strlen(kinds[k])))
+			k++;
+		if (k == nk)
+			return 0;
+		p += 1 + strlen(kinds[k]);
+		if (!(*p >= '0' && *p <= '9'))
+			return 0;
+		while (*p >= '0' && *p <= '9')
+			p++;
+		any = 1;
+	}
+	return any && !*p;
+}
+
+/* Look through one symbol table for name (clones: for gcc's copies of
+ * it instead); 1 when found (out filled), 0 if not, -1 when several
+ * functions answer. */
+static int symtab_function(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, const char *name, int clones,
 			   struct lp_binary_function *out)
 {
 	Elf_Data *data = elf_getdata(scn, NULL);
@@ -105,7 +137,7 @@ static int symtab_function(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, const ch
 		    sym.st_shndx == SHN_UNDEF || !sym.st_value)
 			continue;
 		s = elf_strptr(elf, sh->sh_link, sym.st_name);
-		if (!s || !names_function(s, name))
+		if (!s || !(clones ? names_clone(s, name) : names_function(s, name)))
 			continue;
 		if (found && out->addr != sym.st_value)
 			return -1; /* two functions by that name */
@@ -131,15 +163,16 @@ int lp_binary_function(const char *path, const char *name, struct lp_binary_func
 	memset(out, 0, sizeof(*out));
 	if ((err = elf_file_open(&f, path)) < 0)
 		return err;
-	/* .symtab first: it names static functions too; .dynsym when stripped */
-	for (int pass = 0; pass < 2 && !found; pass++) {
+	/* .symtab first: it names static functions too; .dynsym when
+	 * stripped; then gcc's renamed copies (mk2.constprop.0) in .symtab */
+	for (int pass = 0; pass < 3 && !found; pass++) {
 		scn = NULL;
 		while (!found && (scn = elf_nextscn(f.elf, scn))) {
 			GElf_Shdr sh;
-			if (!gelf_getshdr(scn, &sh) || sh.sh_type != (pass ? SHT_DYNSYM : SHT_SYMTAB))
+			if (!gelf_getshdr(scn, &sh) || sh.sh_type != (pass == 1 ? SHT_DYNSYM : SHT_SYMTAB))
 				continue;
-			tables++;
-			found = symtab_function(f.elf, scn, &sh, name, out);
+			tables += pass < 2;
+			found = symtab_function(f.elf, scn, &sh, name, pass == 2, out);
 		}
 	}
 	out->pie = gelf_getehdr(f.elf, &eh) && eh.e_type == ET_DYN;
