@@ -477,7 +477,7 @@ static int run(int argc, char **argv)
 	else
 		snprintf(cache, sizeof(cache), "%s fully associative", cli_format_size(sizes[0], b, sizeof(b)));
 	nfiles = lp_hotspots_files(h, &files);
-	if (!nfiles)
+	if (!nfiles && lp_report_info(l.r)->samples) /* without samples, loading said so */
 		cli_warn("no source lines: the profile's pcs have no line information (build with -g, keep the "
 			 "binaries that ran)");
 	if (!strcmp(o.format, "json")) {

@@ -296,7 +296,7 @@ static void text_few_samples(const struct lp_report *r)
 	const struct lp_report_info *in = lp_report_info(r);
 	double points, rate, expect;
 
-	if (cli_few_samples(in->samples, in->accesses, &points, &rate, &expect))
+	if (in->samples && cli_few_samples(in->samples, in->accesses, &points, &rate, &expect))
 		printf("only %zu samples: each ratio is a share of them, known to within %.0f points at worst; "
 		       "recording at --rate %g would give about %.0f\n",
 		       in->samples, points, rate, expect);

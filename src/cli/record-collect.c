@@ -105,11 +105,16 @@ static void few_samples_hint(const struct lp_record_output *x)
 {
 	double points, rate, expect;
 
-	if (x->rate < 1 && cli_few_samples(x->samples, x->references, &points, &rate, &expect))
-		cli_note("%s: only %llu samples, so its miss ratios are rough (within %.0f points); --rate %g would "
-			 "give about %.0f",
-			 strcmp(x->path, "-") ? x->path : "<stdout>", (unsigned long long)x->samples, points, rate,
-			 expect);
+	if (x->rate < 1 && cli_few_samples(x->samples, x->references, &points, &rate, &expect)) {
+		if (!x->samples)
+			cli_note("%s: no samples, so no miss ratios; --rate %g would give about %.0f",
+				 strcmp(x->path, "-") ? x->path : "<stdout>", rate, expect);
+		else
+			cli_note("%s: only %llu samples, so its miss ratios are rough (within %.0f points); --rate %g "
+				 "would give about %.0f",
+				 strcmp(x->path, "-") ? x->path : "<stdout>", (unsigned long long)x->samples, points,
+				 rate, expect);
+	}
 }
 
 void record_print_output(const struct lp_record_output *x, const struct record_request *req, int exited)

@@ -154,7 +154,7 @@ static void section_summary(FILE *f, const struct report_html_in *in)
 	else
 		fputs("line accesses not counted (the run was cut short before the first flush)", f);
 	fprintf(f, " of %g bytes, %s.</p>\n", ri->line, in->cold ? "cold misses included" : "cold misses excluded");
-	if (cli_few_samples(ri->samples, ri->accesses, &points, &rate, &expect))
+	if (ri->samples && cli_few_samples(ri->samples, ri->accesses, &points, &rate, &expect))
 		fprintf(f, "<p class=\"note\">Only %zu samples: each ratio is a share of them, known to within %.0f "
 			   "points at worst; recording at --rate %g would give about %.0f.</p>\n",
 			ri->samples, points, rate, expect);
