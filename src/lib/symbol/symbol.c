@@ -651,6 +651,18 @@ static const char *absolute_path(struct lp_symbols *s, Dwarf_Die *cu, const char
 	return joined ? joined : path;
 }
 
+/* Whether a and b name the same OpenMP region: clang inlines a region's
+ * body (.omp_outlined._debug__) into its outlined function, and both are
+ * "main [omp region]"; "main [omp region] in main [omp region]" says
+ * nothing more than its first half. */
+static int same_omp_region(const char *a, const char *b)
+{
+	static const char tag[] = " [omp region]";
+	size_t n = a ? strlen(a) : 0;
+
+	return a && b && n >= sizeof(tag) - 1 && !strcmp(a + n - (sizeof(tag) - 1), tag) && !strcmp(a, b);
+}
+
 /* out->label from the other fields: the function and its line, or
  * without a line, the function in a shared library after the library's
  * name ("libgomp.so.1:gomp_barrier_wait_end"). */
@@ -749,7 +761,7 @@ int lp_symbols_pc_dwfl(struct lp_symbols *s, uint64_t pc, struct lp_code_loc *ou
 		out->function = die_fn_name(s, &cudie, &chain[k]);
 	while (base + 1 < k && lp_name_omp_outlined(die_name(&chain[base + 1])))
 		base++;
-	if (k > base) {
+	if (k > base && !same_omp_region(out->function, die_fn_name(s, &cudie, &chain[0]))) {
 		out->caller = die_fn_name(s, &cudie, &chain[0]);
 		if (!call_site(&cudie, &chain[base + 1], &out->caller_file, NULL, &out->caller_line, NULL))
 			out->caller_file = NULL;
