@@ -189,15 +189,27 @@ static int connect_to(const struct lp_recorder *r)
 	return fd;
 }
 
+/* The HELLO of process pid 0 (the test's), thread 0, rate 0.25. */
+struct test_hello {
+	struct lp_msg_hello m;
+	char cmd[sizeof(cmdline)];
+};
+
+static struct test_hello test_hello(void)
+{
+	struct test_hello h = { .m = { .ppid = 1, .nonce = 99, .mode = LP_MODE_SAMPLE, .nlines = 1,
+				       .line_size = { 64 }, .rate = 0.25, .seed = 5, .backend = LP_BACKEND_INST,
+				       .cmdline_len = sizeof(cmdline) } };
+
+	memcpy(h.cmd, cmdline, sizeof(cmdline));
+	header(&h.m.h, LP_MSG_HELLO, sizeof(h));
+	return h;
+}
+
 /* One thread's whole conversation: HELLO, SAMPLES, ALLOCS, THREAD, BYE. */
 static void send_run(int fd)
 {
-	struct {
-		struct lp_msg_hello m;
-		char cmd[sizeof(cmdline)];
-	} hello = { .m = { .ppid = 1, .nonce = 99, .mode = LP_MODE_SAMPLE, .nlines = 1, .line_size = { 64 },
-			   .rate = 0.25, .seed = 5, .backend = LP_BACKEND_INST,
-			   .cmdline_len = sizeof(cmdline) } };
+	struct test_hello hello = test_hello();
 	struct {
 		struct lp_msg_samples m;
 		struct lp_msg_sample s[3];
@@ -213,8 +225,6 @@ static void send_run(int fd)
 	struct lp_msg_thread thread = { .thread = 0, .references = 12 };
 	struct lp_msg_bye bye = { .status = 3, .how = LP_BYE_EXIT, .references = 12 };
 
-	memcpy(hello.cmd, cmdline, sizeof(cmdline));
-	header(&hello.m.h, LP_MSG_HELLO, sizeof(hello));
 	header(&samples.m.h, LP_MSG_SAMPLES, sizeof(samples));
 	header(&allocs.m.h, LP_MSG_ALLOCS, sizeof(allocs));
 	header(&thread.h, LP_MSG_THREAD, sizeof(thread));
@@ -324,12 +334,7 @@ static void test_recorder_reconnect(void **state)
 	char *path = lp_test_path("again.lpp");
 	struct lp_record_options o = { .mode = LP_RECORD_SAMPLE, .rate = 0.25, .line_size = { 64 },
 				       .nlines = 1, .seed = 5, .output = path };
-	struct {
-		struct lp_msg_hello m;
-		char cmd[sizeof(cmdline)];
-	} hello = { .m = { .ppid = 1, .nonce = 99, .mode = LP_MODE_SAMPLE, .nlines = 1, .line_size = { 64 },
-			   .rate = 0.25, .seed = 5, .backend = LP_BACKEND_INST,
-			   .cmdline_len = sizeof(cmdline) } };
+	struct test_hello hello = test_hello();
 	struct {
 		struct lp_msg_samples m;
 		struct lp_msg_sample s[2];
@@ -344,8 +349,6 @@ static void test_recorder_reconnect(void **state)
 	int fd;
 
 	(void)state;
-	memcpy(hello.cmd, cmdline, sizeof(cmdline));
-	header(&hello.m.h, LP_MSG_HELLO, sizeof(hello));
 	header(&samples.m.h, LP_MSG_SAMPLES, sizeof(samples));
 	header(&running.h, LP_MSG_THREAD, sizeof(running));
 	header(&final.h, LP_MSG_THREAD, sizeof(final));
