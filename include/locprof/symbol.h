@@ -81,9 +81,12 @@ int lp_symbols_pc_address(struct lp_symbols *s, uint64_t pc, char *buf, size_t l
  * std:: and __gnu_cxx:: code, malloc and its libc relatives, libgomp,
  * libomp, libstdc++, locprof's runtime); in a frame whose innermost
  * inlined function is such a wrapper, the function it was inlined into at
- * the line of the call. When every frame is a wrapper (a block that
- * libgomp allocates for a worker thread), the first frame outside libc's
- * allocator, named by its library and symbol. */
+ * the line of the call. A frame without a function's name (a stripped
+ * binary's) outside those runtimes' libraries is the user's code: nothing
+ * says it is a wrapper, and its address names the call site. When every
+ * frame is a wrapper (a block that libgomp allocates for a worker
+ * thread), the first frame outside libc's allocator, named by its library
+ * and symbol. */
 struct lp_alloc_site {
 	uint64_t pc;          /* the frame that names it */
 	const char *function; /* NULL when unknown */
@@ -91,12 +94,19 @@ struct lp_alloc_site {
 	int line, column;     /* column 0 when unknown */
 	const char *module;   /* the shared library holding pc ("libgomp.so.1"),
 			       * NULL in the executable */
+	const char *binary;   /* the module holding pc, the executable included
+			       * (lp_symbols_module()); NULL when none does */
+	uint64_t address;     /* pc's address in binary's ELF file */
 };
 /* frames: n >= 1 return addresses, innermost first (a stack of one frame
- * is a block known by its call site alone). 1 when a frame was named, 0
- * when none could be (out->pc is then frames[0]). */
+ * is a block known by its call site alone). 1 when a frame was named by
+ * the rules above, 0 when none could be: out is then frames[0], by its
+ * function where it has one (a block libc allocates for itself), else by
+ * its address. */
 int lp_symbols_alloc_site(struct lp_symbols *s, const uint64_t *frames, unsigned n, struct lp_alloc_site *out);
-/* "ns::func (file.cpp:12)", "libgomp.so.1:gomp_malloc", "0x7f3a..." */
+/* "ns::func (file.cpp:12)", "libgomp.so.1:gomp_malloc", without a function
+ * its binary and address as lp_symbols_pc_address() writes a pc
+ * ("sort+0x430e"), else the pc in hex ("0x7f3a..."). */
 void lp_alloc_site_format(const struct lp_alloc_site *site, int with_column, char *buf, size_t len);
 
 struct lp_data_sym {

@@ -8,7 +8,9 @@
  * the OpenMP runtimes' entry points) and by the library holding the frame
  * (libc, libstdc++, libgomp, libomp...): both, because a library without
  * symbols still has its file name, and inlined std:: code sits in the
- * user's executable. */
+ * user's executable. A stripped program's frames have no names: outside
+ * those libraries they are taken as the user's, and named by module and
+ * address as its pcs are, so that its call sites stay apart. */
 #include "symbol/symbol-internal.h"
 
 #include <inttypes.h>
@@ -84,20 +86,45 @@ static int shared_library(const char *m)
 	return m && strstr(m, ".so") != NULL;
 }
 
+/* The frame at pc known by its address alone, for a name that tells it
+ * from the program's other frames where it has no function's name. */
+static struct lp_alloc_site frame_address(struct lp_symbols *s, uint64_t pc, const char *module)
+{
+	struct lp_alloc_site f = { .pc = pc, .module = shared_library(module) ? module : NULL };
+
+	lp_symbols_pc_file_address(s, pc, &f.binary, &f.address);
+	return f;
+}
+
+/* The frame at pc by its function and line (loc, lp_symbols_pc()'s). */
+static struct lp_alloc_site frame_named(struct lp_symbols *s, uint64_t pc, const char *module,
+					 const struct lp_code_loc *loc)
+{
+	struct lp_alloc_site f = frame_address(s, pc, module);
+
+	f.function = loc->function;
+	f.file = loc->file;
+	f.line = loc->line;
+	f.column = loc->column;
+	return f;
+}
+
 /* Frame pc named as the user's code: 1 and *out, or 0 for a wrapper. */
 static int user_frame_uncached(struct lp_symbols *s, uint64_t pc, struct lp_alloc_site *out)
 {
 	const char *module = lp_symbols_module(s, pc);
 	struct lp_code_loc loc;
 
-	*out = (struct lp_alloc_site){ .pc = pc, .module = shared_library(module) ? module : NULL };
-	if (runtime_library(module) || !lp_symbols_pc(s, pc, &loc) || !loc.function)
+	*out = frame_address(s, pc, module);
+	if (runtime_library(module))
 		return 0;
+	/* a stripped binary's frame (every Debian program's): no name says
+	 * it is a wrapper, so it is the user's code, each call site by its
+	 * own address; a pc outside every module is no frame to show */
+	if (!lp_symbols_pc(s, pc, &loc) || !loc.function)
+		return out->binary != NULL;
 	if (!wrapper_name(loc.function)) {
-		out->function = loc.function;
-		out->file = loc.file;
-		out->line = loc.line;
-		out->column = loc.column;
+		*out = frame_named(s, pc, module, &loc);
 		return 1;
 	}
 	/* inlined wrapper code (std::vector's growth inlined into the
@@ -120,14 +147,19 @@ static int user_frame(struct lp_symbols *s, uint64_t pc, struct lp_alloc_site *o
 
 int lp_symbols_alloc_site(struct lp_symbols *s, const uint64_t *frames, unsigned n, struct lp_alloc_site *out)
 {
+	struct lp_alloc_site f;
 	struct lp_code_loc loc;
 
 	*out = (struct lp_alloc_site){ .pc = n ? frames[0] : 0 };
 	if (!s)
 		return 0;
+	/* the frames tried are written to f, not *out: when none is named,
+	 * the call site (frames[0]) names the block, not the last one tried */
 	for (unsigned i = 0; i < n; i++)
-		if (frames[i] && user_frame(s, frames[i], out))
+		if (frames[i] && user_frame(s, frames[i], &f)) {
+			*out = f;
 			return 1;
+		}
 	/* all wrappers: the first frame past the allocator, by library and
 	 * symbol (a block libgomp allocates for its worker threads) */
 	for (unsigned i = 0; i < n; i++) {
@@ -139,13 +171,18 @@ int lp_symbols_alloc_site(struct lp_symbols *s, const uint64_t *frames, unsigned
 			continue;
 		if (allocator_name(loc.function) && !loc.caller)
 			continue;
-		*out = (struct lp_alloc_site){ .pc = frames[i],
-					       .function = loc.function,
-					       .file = loc.file,
-					       .line = loc.line,
-					       .column = loc.column,
-					       .module = shared_library(module) ? module : NULL };
+		*out = frame_named(s, frames[i], module, &loc);
 		return 1;
+	}
+	/* nothing past the allocator (a block libc allocates for itself):
+	 * the call site, by its function as its pc is named, else its address */
+	if (n && frames[0]) {
+		const char *module = lp_symbols_module(s, frames[0]);
+
+		if (lp_symbols_pc(s, frames[0], &loc) && loc.function)
+			*out = frame_named(s, frames[0], module, &loc);
+		else
+			*out = frame_address(s, frames[0], module);
 	}
 	return 0;
 }
@@ -160,6 +197,8 @@ void lp_alloc_site_format(const struct lp_alloc_site *site, int with_column, cha
 		snprintf(buf, len, "%s:%s", site->module, site->function);
 	else if (site->function)
 		snprintf(buf, len, "%s", site->function);
+	else if (site->binary)
+		snprintf(buf, len, "%s+%#" PRIx64, site->binary, site->address);
 	else
 		snprintf(buf, len, "%#" PRIx64, site->pc);
 }

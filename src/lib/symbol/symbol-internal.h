@@ -19,6 +19,10 @@ void lp_symbols_data_range(struct lp_symbols *s, size_t i, uint64_t *start, uint
  * 1 when found; 0 (nothing set) when none, or pc has no DWARF. */
 int lp_symbols_inline_first(struct lp_symbols *s, uint64_t pc, int (*skip)(const char *), const char **function,
 			    const char **file, int *line);
+/* The module of pc (lp_symbols_module()) and pc's address in its ELF
+ * file, the parts of lp_symbols_pc_address()'s "gzip+0x430e": 1, or 0
+ * (nothing set) when no module holds pc or s is NULL. */
+int lp_symbols_pc_file_address(struct lp_symbols *s, uint64_t pc, const char **module, uint64_t *address);
 /* compute(s, pc, out), remembered per pc: always the same compute. */
 int lp_symbols_site_cached(struct lp_symbols *s, uint64_t pc, struct lp_alloc_site *out,
 			   int (*compute)(struct lp_symbols *, uint64_t, struct lp_alloc_site *));

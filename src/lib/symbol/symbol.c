@@ -918,7 +918,7 @@ const char *lp_symbols_module(struct lp_symbols *s, uint64_t pc)
 	return mod ? module_name(s, mod, &shared) : NULL;
 }
 
-int lp_symbols_pc_address(struct lp_symbols *s, uint64_t pc, char *buf, size_t len)
+int lp_symbols_pc_file_address(struct lp_symbols *s, uint64_t pc, const char **module, uint64_t *address)
 {
 	Dwfl_Module *mod = s ? dwfl_addrmodule(s->dwfl, pc) : NULL;
 	GElf_Addr bias = 0;
@@ -928,7 +928,20 @@ int lp_symbols_pc_address(struct lp_symbols *s, uint64_t pc, char *buf, size_t l
 	/* the load bias maps the run's address back to the file's (0 for a
 	 * fixed-address executable) */
 	if (mod && dwfl_module_getelf(mod, &bias) && (name = module_name(s, mod, &shared)) && pc >= bias) {
-		snprintf(buf, len, "%s+%#" PRIx64, name, pc - (uint64_t)bias);
+		*module = name;
+		*address = pc - (uint64_t)bias;
+		return 1;
+	}
+	return 0;
+}
+
+int lp_symbols_pc_address(struct lp_symbols *s, uint64_t pc, char *buf, size_t len)
+{
+	const char *module;
+	uint64_t address;
+
+	if (lp_symbols_pc_file_address(s, pc, &module, &address)) {
+		snprintf(buf, len, "%s+%#" PRIx64, module, address);
 		return 1;
 	}
 	snprintf(buf, len, "%#" PRIx64, pc);
