@@ -16,20 +16,21 @@
 
 /* The binaries the profile's mappings name, for pc, allocation-site and
  * global names; without them (a profile of a program whose files are gone
- * or were rebuilt) pcs stay addresses. */
-static struct lp_symbols *report_symbols(const struct lp_profile *p)
+ * or were rebuilt) pcs stay addresses. Tried once: the warnings once. */
+struct lp_symbols *cli_report_symbols(struct cli_report *l)
 {
-	struct lp_symbols *syms = NULL;
-
-	if (!p->mappings.n)
+	if (l->syms_tried)
+		return l->syms;
+	l->syms_tried = 1;
+	if (!l->p->mappings.n)
 		return NULL;
-	if (lp_symbols_new(&syms, &p->mappings, NULL) < 0) {
+	if (lp_symbols_new(&l->syms, &l->p->mappings, NULL) < 0) {
 		cli_warn("pcs are not symbolised: %s", lp_errmsg());
 		return NULL;
 	}
-	if (lp_symbols_warning(syms))
-		cli_warn("%s", lp_symbols_warning(syms));
-	return syms;
+	if (lp_symbols_warning(l->syms))
+		cli_warn("%s", lp_symbols_warning(l->syms));
+	return l->syms;
 }
 
 int cli_report_load(struct cli_report *l, const char *path, uint64_t line, struct lp_report_params pa)
@@ -56,10 +57,8 @@ int cli_report_load(struct cli_report *l, const char *path, uint64_t line, struc
 		if (pa.caches[i].line != l->p->line_sizes[li])
 			cli_warn("cache %s has %" PRIu64 "-byte lines; the profile's are %u bytes", pa.caches[i].label,
 				 pa.caches[i].line, l->p->line_sizes[li]);
-	if (pa.top || pa.share)
-		l->syms = report_symbols(l->p);
 	pa.line_index = (unsigned)li;
-	pa.syms = l->syms;
+	pa.syms = pa.top || pa.share ? cli_report_symbols(l) : NULL;
 	if (lp_report_new(&l->r, l->p, &pa) < 0) {
 		cli_error("%s", lp_errmsg());
 		return CLI_ERROR;

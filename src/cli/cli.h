@@ -124,15 +124,20 @@ struct lp_report_params;
 struct cli_report {
 	const char *path;
 	struct lp_profile *p;
-	struct lp_symbols *syms; /* from its mappings when params.top */
+	struct lp_symbols *syms; /* from its mappings, once something names pcs */
+	int syms_tried;          /* syms was loaded, or could not be */
 	struct lp_report *r;
 	int status; /* CLI_OK, or CLI_PARTIAL for a damaged profile */
 };
 /* Read the profile at path and compute the report of pa for its line size
- * `line` (0: the first), symbolised when pa.top (pa.line_index and
- * pa.syms are set here). Prints the warnings and errors; returns
+ * `line` (0: the first), symbolised when pa.top or pa.share (pa.line_index
+ * and pa.syms are set here). Prints the warnings and errors; returns
  * l->status, or CLI_ERROR. cli_report_release() in every case. */
 int cli_report_load(struct cli_report *l, const char *path, uint64_t line, struct lp_report_params pa);
+/* l->syms, loaded from the profile's mappings on the first call (with its
+ * warnings), for what names pcs besides the report (the time view's top
+ * functions); NULL when the profile has no mappings or they cannot be read. */
+struct lp_symbols *cli_report_symbols(struct cli_report *l);
 void cli_report_release(struct cli_report *l);
 /* 1 when s is a name ending in suffix (more than the suffix, not a
  * directory's: "dir/.lpp" is not). cli-util.c */

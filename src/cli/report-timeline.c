@@ -12,7 +12,7 @@
 
 enum { MAX_DEFAULT_CACHES = 8 };
 
-int report_timeline_build(struct lp_timeline **out, const struct cli_report *l, const struct lp_report_cache *caches,
+int report_timeline_build(struct lp_timeline **out, struct cli_report *l, const struct lp_report_cache *caches,
 			  size_t ncaches, unsigned policies, int cold, int fill, uint64_t window, size_t top)
 {
 	struct lp_report_cache host[MAX_DEFAULT_CACHES];
@@ -44,11 +44,15 @@ int report_timeline_build(struct lp_timeline **out, const struct cli_report *l, 
 		}
 		caches = host;
 	}
+	/* each phase's top functions are named in every form of the time
+	 * view (text, CSV, JSON, SVG, HTML) whatever --top is; a constant-rate
+	 * profile's view names none, and needs no symbols */
 	struct lp_timeline_params pa = {
 		.line_index = (unsigned)lp_profile_line_index(l->p, line),
 		.caches = caches, .ncaches = ncaches,
 		.policy = policies & LP_REPORT_LRU ? LP_REPORT_LRU : LP_REPORT_RANDOM,
-		.cold = cold, .fill = fill, .window = window, .top = top ? top : 3, .syms = l->syms,
+		.cold = cold, .fill = fill, .window = window, .top = top ? top : 3,
+		.syms = l->p->n_intervals ? cli_report_symbols(l) : NULL,
 	};
 	if (lp_timeline_new(out, l->p, &pa) < 0) {
 		cli_error("timeline: %s", lp_errmsg());

@@ -8,7 +8,8 @@
 # headless chromium renders with the phase bands and the lines in their
 # colours. Bad combinations of options are refused before the program
 # runs. report --html shows the same plot and the phases' top functions
-# in chromium. About 15 seconds.
+# in chromium; both name the phases' functions also with --top 0. About
+# 20 seconds.
 . "$(dirname "$0")/lib.sh"
 P=$LOCPROF_BUILD/examples/phases-lp
 [ -x "$P" ] || { echo "SKIP: no $P (examples are instrumented when clang is there)" >&2; exit 0; }
@@ -93,6 +94,21 @@ expect_status 0 "$LOCPROF" report "$T/p.lpp" --cache 32K:8:64 --top 2 --resample
 expect_grep '^timeline_thread,start,line_accesses,phase,rate,cache,miss_ratio$' "$T/out"
 expect_grep '^phase,share,line_accesses,intervals,samples,cache,miss_ratio$' "$T/out"
 expect_grep '^[0-9]+,(sweep|dense) in main,' "$T/out"
+
+# each phase's top functions by name whatever --top is: with --top 0 (no
+# other table names pcs) in the text and in the HTML page's time view
+expect_status 0 "$LOCPROF" report "$T/p.lpp" --cache 32K:8:64 --top 0 --resamples 0 --timeline
+sed -n '/^phase /,/^whole run/p' "$T/out" >"$T/top0.txt"
+expect_grep '^ +[0-9]+ .*  (sweep|dense) in main [0-9]+%' "$T/top0.txt"
+if grep -E '0x[0-9a-f]+ [0-9]+%' "$T/top0.txt"; then
+	fail "--top 0: the time view names functions by address"
+fi
+expect_status 0 "$LOCPROF" report "$T/p.lpp" --cache 32K:8:64 --top 0 --resamples 0 --html "$T/page0"
+sed -n '/id="timeline"/,/<\/table>/p' "$T/page0/index.html" >"$T/top0.html"
+expect_grep '<td class="name">[^<]*(sweep|dense) in main' "$T/top0.html"
+if grep -E '<td class="name">0x' "$T/top0.html"; then
+	fail "--top 0: the page's time view names functions by address"
+fi
 
 # the plot, seen by a browser: phase bands (light blue, light red) behind
 # the lines of the two caches (blue, red), and the legend's text
