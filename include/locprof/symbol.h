@@ -99,10 +99,8 @@ struct lp_alloc_site {
 	uint64_t address;     /* pc's address in binary's ELF file */
 };
 /* frames: n >= 1 return addresses, innermost first (a stack of one frame
- * is a block known by its call site alone). 1 when a frame was named by
- * the rules above, 0 when none could be: out is then frames[0], by its
- * function where it has one (a block libc allocates for itself), else by
- * its address. */
+ * is a block known by its call site alone). 1 when a frame was named, 0
+ * when none could be (out is then frames[0], by its address alone). */
 int lp_symbols_alloc_site(struct lp_symbols *s, const uint64_t *frames, unsigned n, struct lp_alloc_site *out);
 /* "ns::func (file.cpp:12)", "libgomp.so.1:gomp_malloc", without a function
  * its binary and address as lp_symbols_pc_address() writes a pc

@@ -174,16 +174,11 @@ int lp_symbols_alloc_site(struct lp_symbols *s, const uint64_t *frames, unsigned
 		*out = frame_named(s, frames[i], module, &loc);
 		return 1;
 	}
-	/* nothing past the allocator (a block libc allocates for itself):
-	 * the call site, by its function as its pc is named, else its address */
-	if (n && frames[0]) {
-		const char *module = lp_symbols_module(s, frames[0]);
-
-		if (lp_symbols_pc(s, frames[0], &loc) && loc.function)
-			*out = frame_named(s, frames[0], module, &loc);
-		else
-			*out = frame_address(s, frames[0], module);
-	}
+	/* nothing past the allocator: the call site, by its address in its
+	 * module, never by the allocator's function (a block named "malloc"
+	 * would look like every block) */
+	if (n && frames[0])
+		*out = frame_address(s, frames[0], lp_symbols_module(s, frames[0]));
 	return 0;
 }
 

@@ -76,11 +76,20 @@ static void test_alloc_site(void **state)
 		assert_true(!strncmp(name, "libgomp.so.1", 12) && strstr(name, ":omp_get_thread_num"));
 	}
 
-	/* the allocator alone: no name, the call site's address */
+	/* the allocator alone: no name, the call site's address, in its
+	 * module as a pc without a function is shown ("libc.so.6+0x...") */
 	uint64_t only_libc[] = { in(malloc) };
 	struct lp_alloc_site site;
 	assert_int_equal(lp_symbols_alloc_site(s, only_libc, 1, &site), 0);
 	assert_true(site.pc == only_libc[0] && !site.function);
+	lp_alloc_site_format(&site, 0, name, sizeof(name));
+	assert_true(!strncmp(name, "libc", 4) && strstr(name, ".so") && strstr(name, "+0x"));
+	/* the frames tried do not name it: the call site does, not the
+	 * outermost frame (libc's allocator twice, then a pc outside every
+	 * module) */
+	uint64_t libc_then_nothing[] = { in(malloc), in(calloc), 0x10 };
+	assert_int_equal(lp_symbols_alloc_site(s, libc_then_nothing, 3, &site), 0);
+	assert_true(site.pc == libc_then_nothing[0] && !site.function);
 
 	/* no symbols at all */
 	assert_int_equal(lp_symbols_alloc_site(NULL, direct, 2, &site), 0);
