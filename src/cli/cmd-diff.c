@@ -13,6 +13,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char usage[] =
 	"usage: locprof diff A.lpp B.lpp [--sizes 4K..64M] [--cache SPEC ...] [--policy lru,random]\n"
@@ -137,6 +138,9 @@ static int parse_options(int argc, char **argv, struct diff_opts *o)
 	}
 	if (!o->nb)
 		return cli_usage_error(&cmd_diff, "no profile of run B after '--'");
+	for (size_t i = 0; i < o->nb; i++)
+		if (o->pb[i][0] == '-' && access(o->pb[i], F_OK) < 0)
+			return cli_usage_error(&cmd_diff, "'%s' after '--': options go before the profiles", o->pb[i]);
 	if (cli_profiles_distinct(&cmd_diff, o->pa, o->na) != CLI_OK ||
 	    cli_profiles_distinct(&cmd_diff, o->pb, o->nb) != CLI_OK)
 		return CLI_USAGE;

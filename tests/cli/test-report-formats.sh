@@ -123,3 +123,6 @@ expect_grep "^locprof: error: '100000' is not a profile: a window's length is --
 expect_status 2 "$LOCPROF" report "$T/a.lpp" "$T/a.lpp"
 expect_grep "^locprof: error: '$T/a.lpp' is given twice: its samples would be summed twice$" "$T/err"
 expect_status 0 "$LOCPROF" diff "$T/a.lpp" "$T/a.lpp" --sizes 4K
+# an option after diff's '--' is not a profile: one line says so
+expect_status 2 "$LOCPROF" diff "$T/a.lpp" -- "$T/a.lpp" --sizes 4K
+expect_grep "^locprof: error: '--sizes' after '--': options go before the profiles$" "$T/err"
