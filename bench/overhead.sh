@@ -2,7 +2,8 @@
 # Overhead of the inst backend: each example and each larger real program
 # (Lua, SQLite, zstd: bench/realprog.sh) run natively and instrumented,
 # inert (no locprof record) and under `locprof record` at rates 1e-3 and
-# 1e-4, with and without LTO. All builds use the same clang -O2; the LTO
+# 1e-4 (fixed: --max-samples 0, so a long program pays for every sample
+# of its rate), with and without LTO. All builds use the same clang -O2; the LTO
 # columns compare with a native -flto build, the others with plain -O2.
 # Each round runs every configuration once, each right after a run of its
 # baseline (native -flto for the LTO builds, plain -O2 for the others); the
@@ -79,13 +80,13 @@ run() {
 	native) "$CPU" "$T/t" "$p-native" "$@" ;;
 	native-lto) "$CPU" "$T/t" "$p-native-lto" "$@" ;;
 	inert) "$CPU" "$T/t" "$p-lp" "$@" ;;
-	lto-*) "$L" record -q -o "$T/p.lpp" --rate "${kind#lto-}" -- "$CPU" "$T/t" "$p-lp" "$@" ;;
-	nolto-*) "$L" record -q -o "$T/p.lpp" --rate "${kind#nolto-}" -- "$CPU" "$T/t" "$p-lp-nolto" "$@" ;;
+	lto-*) "$L" record -q --max-samples 0 -o "$T/p.lpp" --rate "${kind#lto-}" -- "$CPU" "$T/t" "$p-lp" "$@" ;;
+	nolto-*) "$L" record -q --max-samples 0 -o "$T/p.lpp" --rate "${kind#nolto-}" -- "$CPU" "$T/t" "$p-lp-nolto" "$@" ;;
 	nolv-inert) "$CPU" "$T/t" "$p-nolv" "$@" ;;
-	nolv-lto-*) "$L" record -q -o "$T/p.lpp" --rate "${kind#nolv-lto-}" -- "$CPU" "$T/t" "$p-nolv" "$@" ;;
-	nolv-nolto-*) "$L" record -q -o "$T/p.lpp" --rate "${kind#nolv-nolto-}" -- "$CPU" "$T/t" "$p-nolv-nolto" "$@" ;;
-	sc-lto-*) "$L" record -q -o "$T/p.lpp" --rate "${kind#sc-lto-}" -- "$CPU" "$T/t" "$p-sc" "$@" ;;
-	sc-nolto-*) "$L" record -q -o "$T/p.lpp" --rate "${kind#sc-nolto-}" -- "$CPU" "$T/t" "$p-sc-nolto" "$@" ;;
+	nolv-lto-*) "$L" record -q --max-samples 0 -o "$T/p.lpp" --rate "${kind#nolv-lto-}" -- "$CPU" "$T/t" "$p-nolv" "$@" ;;
+	nolv-nolto-*) "$L" record -q --max-samples 0 -o "$T/p.lpp" --rate "${kind#nolv-nolto-}" -- "$CPU" "$T/t" "$p-nolv-nolto" "$@" ;;
+	sc-lto-*) "$L" record -q --max-samples 0 -o "$T/p.lpp" --rate "${kind#sc-lto-}" -- "$CPU" "$T/t" "$p-sc" "$@" ;;
+	sc-nolto-*) "$L" record -q --max-samples 0 -o "$T/p.lpp" --rate "${kind#sc-nolto-}" -- "$CPU" "$T/t" "$p-sc-nolto" "$@" ;;
 	esac >/dev/null 2>"$T/err" || { echo "overhead: $kind $p $* failed: $(head -c 300 "$T/err")" >&2; exit 1; }
 	t1=$(date +%s.%N)
 	echo "$(cut -d' ' -f1 "$T/t") $(echo "$t1 - $t0" | bc -l)"
