@@ -45,11 +45,13 @@ expect_status 0 "$LOCPROF" dump "$T/plain.lpp"
 grep -q "^MPI rank" "$T/out" && fail "a profile of no MPI rank shows one"
 
 # ---- several profiles in one report ----------------------------------------
-# the same profile twice: the same ratios, twice the references and misses
+# the same profile twice (a copy: one file named twice is refused): the
+# same ratios, twice the references and misses
+cp "$T/plain.lpp" "$T/copy.lpp"
 opts=(--sizes 4K,64K --cache 16K:4:64 --resamples 0)
 expect_status 0 "$LOCPROF" report "$T/plain.lpp" "${opts[@]}" --format json
 cp "$T/out" "$T/one.json"
-expect_status 0 "$LOCPROF" report "$T/plain.lpp" "$T/plain.lpp" "${opts[@]}" --format json
+expect_status 0 "$LOCPROF" report "$T/plain.lpp" "$T/copy.lpp" "${opts[@]}" --format json
 cp "$T/out" "$T/two.json"
 python3 - "$T/one.json" "$T/two.json" <<'PY' || fail "a profile summed with itself"
 import json, sys
@@ -62,13 +64,13 @@ assert abs(a["caches"][0]["lru"] - b["caches"][0]["lru"]) < 2e-6
 pa = {p["function"]: p["misses"] for p in a["hot"]["pcs"]}
 pb = {p["function"]: p["misses"] for p in b["hot"]["pcs"]}
 assert pa and all(abs(pb[k] - 2 * v) <= 0.2 for k, v in pa.items()), (pa, pb)
-assert [p["profile"] for p in b["profiles"]] == [sys.argv[1].replace("one.json", "plain.lpp")] * 2
+assert [p["profile"] for p in b["profiles"]] == [sys.argv[1].replace("one.json", n) for n in ("copy.lpp", "plain.lpp")], b["profiles"]
 PY
 
 # annotate sums them the same way: each source line's misses and accesses
 expect_status 0 "$LOCPROF" annotate "$T/plain.lpp" --format json
 cp "$T/out" "$T/a1.json"
-expect_status 0 "$LOCPROF" annotate "$T/plain.lpp" "$T/plain.lpp" walk.c --format json
+expect_status 0 "$LOCPROF" annotate "$T/plain.lpp" "$T/copy.lpp" walk.c --format json
 python3 - "$T/a1.json" "$T/out" <<'PY' || fail "annotate of a profile summed with itself"
 import json, sys
 a, b = (json.load(open(p)) for p in sys.argv[1:])
@@ -82,7 +84,7 @@ PY
 
 # diff: run A the profile twice (before --), run B once: the same ratios,
 # A's misses twice B's
-expect_status 0 "$LOCPROF" diff --sizes 4K,64K --at 4K --format json "$T/plain.lpp" "$T/plain.lpp" -- "$T/plain.lpp"
+expect_status 0 "$LOCPROF" diff --sizes 4K,64K --at 4K --format json "$T/plain.lpp" "$T/copy.lpp" -- "$T/plain.lpp"
 python3 - "$T/out" <<'PY' || fail "diff of a profile summed with itself against it"
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -91,8 +93,10 @@ assert all(abs(p["delta"]) < 2e-6 for c in d["curves"] for p in c["points"])
 lines = d["hot"]["lines"]
 assert lines and all(abs(l["misses_a"] - 2 * l["misses_b"]) < 1 for l in lines), lines
 PY
-expect_status 2 "$LOCPROF" diff "$T/plain.lpp" "$T/plain.lpp" --
+expect_status 2 "$LOCPROF" diff "$T/plain.lpp" "$T/copy.lpp" --
 expect_grep "no profile of run B after '--'" "$T/err"
+expect_status 2 "$LOCPROF" report "$T/plain.lpp" "$T/plain.lpp"
+expect_grep "is given twice" "$T/err"
 
 # two ranks of different sizes: the whole job's ratio is the ranks' weighted
 # by their line accesses, its references their sum
