@@ -259,9 +259,10 @@ static ULong total_refs(void)
 }
 
 /* Before an execve: this image may end here. Its live watches become
- * dangling, every thread reports its count, and BYE says "exit 0"; if the
- * exec fails the threads go on and their later THREAD and BYE messages
- * (the collector keeps the last BYE) describe the real end. */
+ * dangling, every thread reports its count, and BYE says "exec" (as the
+ * inst runtime's does); if the exec fails the threads go on and their
+ * later THREAD and BYE messages (the collector keeps the last BYE)
+ * describe the real end. */
 static void checkpoint_thread(struct lpvg_thread *t)
 {
 	if (t->dead)
@@ -283,7 +284,7 @@ static void before_exec(void)
 	if (t) {
 		lpvg_send_maps(t, LP_MAPS_EXIT);
 		lpvg_send_alloc_summary(t);
-		lpvg_send_bye(t, 0, LP_BYE_EXIT, total_refs());
+		lpvg_send_bye(t, 0, LP_BYE_EXEC, total_refs());
 	}
 }
 

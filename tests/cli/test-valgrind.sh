@@ -120,6 +120,13 @@ expect_grep "^A 0x[0-9a-f]+ 400000 0x" "$T/allocs"
 expect_status 0 "$LOCPROF" record --backend valgrind -X --allocs=no -m trace -o "$T/n.lpt" -- "$T/pattern" 10 10
 expect_grep "n.lpt: [0-9]+ references, 0 allocations" "$T/err"
 
+# ---- an image that execs: its output says so, the new image has its own --------
+gcc -O1 -o "$T/cyclic" "$LOCPROF_SRC/tests/rt/cyclic.c" -lpthread
+rm -f "$T"/e.*
+expect_status 0 "$LOCPROF" record --backend valgrind --rate 0.01 -o "$T/e.lpp" -- "$T/cyclic" 50 20 exec
+expect_grep "e\.lpp: [1-9][0-9]* samples .*, 1 thread \(pid [0-9]+, exec\)$" "$T/err"
+expect_grep "e\.[0-9]+(-[0-9]+)?\.lpp: [1-9][0-9]* samples .*, 1 thread \(pid [0-9]+, exit 0\)$" "$T/err"
+
 # ---- a crash leaves its profile -------------------------------------------------
 expect_status 139 "$LOCPROF" record --backend valgrind --rate 0.01 -o "$T/c.lpp" -- "$T/crash"
 expect_grep "c.lpp: [1-9][0-9]* samples .* of [1-9][0-9]* references" "$T/err"
