@@ -77,13 +77,14 @@ static void test_alloc_site(void **state)
 	}
 
 	/* the allocator alone: no name, the call site's address, in its
-	 * module as a pc without a function is shown ("libc.so.6+0x...") */
+	 * module as a pc without a function is shown ("libc.so.6+0x...";
+	 * under AddressSanitizer malloc is libasan's) */
 	uint64_t only_libc[] = { in(malloc) };
 	struct lp_alloc_site site;
 	assert_int_equal(lp_symbols_alloc_site(s, only_libc, 1, &site), 0);
 	assert_true(site.pc == only_libc[0] && !site.function);
 	lp_alloc_site_format(&site, 0, name, sizeof(name));
-	assert_true(!strncmp(name, "libc", 4) && strstr(name, ".so") && strstr(name, "+0x"));
+	assert_true(strstr(name, ".so") && strstr(name, "+0x") && !strchr(name, ':'));
 	/* the frames tried do not name it: the call site does, not the
 	 * outermost frame (libc's allocator twice, then a pc outside every
 	 * module) */
