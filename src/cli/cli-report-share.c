@@ -20,9 +20,9 @@ static void text_row_cliffs(const char *what, uint64_t size, const struct lp_int
 	cli_format_size(size, b, sizeof(b));
 	snprintf(where, sizeof(where), "%s %s", what, b);
 	if (lru->cliff)
-		cli_text_cliff(where, "lru", lru);
+		cli_text_cliff(where, "lru", lru, 0);
 	if (random->cliff)
-		cli_text_cliff(where, "random", random);
+		cli_text_cliff(where, "random", random, 0);
 }
 
 void cli_text_share(const struct lp_report *r, int intervals)

@@ -194,9 +194,10 @@ void cli_text_share(const struct lp_report *r, int intervals);
 void cli_csv_share(const struct lp_report *r);
 void cli_json_share(const struct lp_report *r, int intervals);
 /* report's text: a ratio with the half-width of its interval (iv NULL:
- * none), and the line that says a cliff lies within sampling error. */
+ * none), and the line that says a cliff lies within sampling error (and
+ * why; setassoc: the ratio of a set-associative cache). */
 void cli_text_ratio(double ratio, const struct lp_interval *iv);
-void cli_text_cliff(const char *where, const char *policy, const struct lp_interval *iv);
+void cli_text_cliff(const char *where, const char *policy, const struct lp_interval *iv, int setassoc);
 /* report's JSON: the fields of an interval of a ratio of acc accesses */
 void cli_json_interval(const struct lp_interval *iv, double acc);
 

@@ -258,14 +258,17 @@ void cli_text_ratio(double ratio, const struct lp_interval *iv)
 	printf(" %11.4f \u00b1%.4f", ratio, isfinite(h) ? h : 0);
 }
 
-void cli_text_cliff(const char *where, const char *policy, const struct lp_interval *iv)
+void cli_text_cliff(const char *where, const char *policy, const struct lp_interval *iv, int setassoc)
 {
 	printf("%s %s: cliff within sampling error: between %.1f%% and %.1f%% (%s)\n", where, policy,
 	       100 * iv->below, 100 * iv->above,
 	       iv->footprint ? "the run's footprint is within sampling error of this size: the lower end is the cache "
 			       "that never fills, the upper one the cache that does"
-	       : iv->steep   ? "the curve drops steeply within 15% of this size, nearer than its stack distances are known"
-			     : "resamples fall on both sides of a steep drop of the curve");
+	       : iv->steep && setassoc
+		       ? "the fully associative curve drops steeply within 15% of this size: how each reuse's lines "
+			 "share the sets decides, and the samples show it poorly"
+	       : iv->steep ? "the curve drops steeply within 15% of this size, nearer than its stack distances are known"
+			   : "resamples fall on both sides of a steep drop of the curve");
 }
 
 /* A curve's ratio whose interval reaches the one of the stack distances
@@ -348,7 +351,7 @@ static void text_curves(const struct report_opts *o, const struct lp_report *r)
 	for (size_t k = 0; k < nc; k++)
 		for (size_t i = 0; cv[k].iv && i < cv[k].n; i++)
 			if (cv[k].iv[i].cliff)
-				cli_text_cliff(cli_format_size(cv[k].size[i], b, sizeof(b)), column_name(&cv[k]), &cv[k].iv[i]);
+				cli_text_cliff(cli_format_size(cv[k].size[i], b, sizeof(b)), column_name(&cv[k]), &cv[k].iv[i], 0);
 	for (size_t k = 0; k < nc; k++)
 		for (size_t i = 0; cv[k].iv && i < cv[k].n; i++)
 			if (cv[k].iv[i].spans && fabs(cv[k].iv[i].checked - cv[k].ratio[i]) >= REPORT_SPANS_NOTE)
@@ -379,15 +382,10 @@ static void text_tables(const struct report_opts *o, const struct lp_report *r)
 			cli_tprintf(" %12.4f %12.4f\n", ca[i].lru_ref, ca[i].random_ref);
 		}
 		for (size_t i = 0; iv && i < nca; i++) {
-			if (ca[i].lru_iv.cliff && ca[i].lru_iv.steep && ca[i].ways)
-				printf("%s lru: cliff within sampling error: between %.1f%% and %.1f%% (the fully "
-				       "associative curve drops steeply within 15%% of this size: how each reuse's "
-				       "lines share the sets decides, and the samples show it poorly)\n",
-				       ca[i].label, 100 * ca[i].lru_iv.below, 100 * ca[i].lru_iv.above);
-			else if (ca[i].lru_iv.cliff)
-				cli_text_cliff(ca[i].label, "lru", &ca[i].lru_iv);
+			if (ca[i].lru_iv.cliff)
+				cli_text_cliff(ca[i].label, "lru", &ca[i].lru_iv, ca[i].ways != 0);
 			if (ca[i].random_iv.cliff)
-				cli_text_cliff(ca[i].label, "random", &ca[i].random_iv);
+				cli_text_cliff(ca[i].label, "random", &ca[i].random_iv, 0);
 		}
 		for (size_t i = 0; i < nca; i++)
 			if (ca[i].lru_unseen >= REPORT_UNSEEN_NOTE)

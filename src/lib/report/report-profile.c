@@ -259,22 +259,29 @@ static void cover_cliff(struct lp_interval *x, double est, double a, double b)
 	x->cliff = 1;
 }
 
+/* One output's steepness check: c[k * stride] is its curve at slack k;
+ * where the curve drops by LP_INTERVAL_CLIFF between neighbours, x
+ * (around estimate est) covers both ends, as a cliff. */
+static void widen_if_steep(const double *c, size_t stride, double est, struct lp_interval *x)
+{
+	enum { K = 2 * LP_REPORT_SLACK_STEPS + 1 };
+	double small = c[0], large = c[(size_t)(K - 1) * stride], drop = 0;
+
+	for (int k = 1; k < K; k++)
+		drop = fmax(drop, c[(size_t)(k - 1) * stride] - c[(size_t)k * stride]);
+	if (!isfinite(small) || !isfinite(large) || !(drop >= LP_INTERVAL_CLIFF))
+		return;
+	x->steep = !x->cliff;
+	cover_cliff(x, est, large, small);
+}
+
 void lp_report_widen_steep(const double *w, size_t n, size_t ncurves, const double *v, struct lp_interval *iv)
 {
 	enum { K = 2 * LP_REPORT_SLACK_STEPS + 1 };
 
-	for (size_t j = 0; j < ncurves * n; j++) {
-		/* output j: curve j / n at size j % n */
-		const double *c = w + (j / n) * K * n + j % n;
-		double small = c[0], large = c[(size_t)(K - 1) * n], drop = 0;
-		struct lp_interval *x = &iv[j];
-		for (int k = 1; k < K; k++)
-			drop = fmax(drop, c[(size_t)(k - 1) * n] - c[(size_t)k * n]);
-		if (!isfinite(small) || !isfinite(large) || !(drop >= LP_INTERVAL_CLIFF))
-			continue;
-		x->steep = !x->cliff;
-		cover_cliff(x, v[j], large, small);
-	}
+	/* output j: curve j / n at size j % n */
+	for (size_t j = 0; j < ncurves * n; j++)
+		widen_if_steep(w + (j / n) * K * n + j % n, n, v[j], &iv[j]);
 }
 
 /* The named caches' LRU ratio where the fully associative LRU curve drops
@@ -296,18 +303,12 @@ static void widen_steep_caches(struct lp_report *r, const struct lp_report_param
 	size_t n = pa->nsizes;
 
 	for (size_t c = 0; c < pa->ncaches; c++) {
-		double w[K], drop = 0;
-		struct lp_interval *x = &iv[2 * n + 2 * c];
+		double w[K];
 
 		for (int k = 0; k < K; k++)
 			w[k] = lp_statstack_miss_ratio(r->ss, fmax(1.0, (double)pa->caches[c].size * lp_report_slack(k) /
 									   r->info.line));
-		for (int k = 1; k < K; k++)
-			drop = fmax(drop, w[k - 1] - w[k]);
-		if (!isfinite(w[0]) || !isfinite(w[K - 1]) || !(drop >= LP_INTERVAL_CLIFF))
-			continue;
-		x->steep = !x->cliff;
-		cover_cliff(x, v[2 * n + 2 * c], w[K - 1], w[0]);
+		widen_if_steep(w, 1, v[2 * n + 2 * c], &iv[2 * n + 2 * c]);
 	}
 }
 
