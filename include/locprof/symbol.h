@@ -102,6 +102,20 @@ struct lp_alloc_site {
  * is a block known by its call site alone). 1 when a frame was named, 0
  * when none could be (out is then frames[0], by its address alone). */
 int lp_symbols_alloc_site(struct lp_symbols *s, const uint64_t *frames, unsigned n, struct lp_alloc_site *out);
+/* The program's own allocation wrappers, which lp_symbols_alloc_site()
+ * looks through as it does through malloc's (so that gnulib's xmalloc or
+ * Lua's luaM_malloc_ does not name every block it serves as one object).
+ * A frame is one when its function (its readable name) matches a pattern
+ * the user gave to lp_symbols_alloc_wrappers() (fnmatch(3)), inlined or
+ * not; or when, not inlined, its name holds "alloc", "strdup" or
+ * "memdup" (any case) and the stacks given to lp_symbols_alloc_stack()
+ * reach its frame from two or more call sites (a function that allocates
+ * a program's arrays, called once, still names each by its line). Give
+ * every stack of the profile and the names before naming sites (each call
+ * forgets the sites named). 0, or LP_ENOMEM (then fewer frames are taken
+ * for wrappers). */
+int lp_symbols_alloc_stack(struct lp_symbols *s, const uint64_t *frames, unsigned n);
+int lp_symbols_alloc_wrappers(struct lp_symbols *s, const char *const *names, size_t n);
 /* "ns::func (file.cpp:12)", "libgomp.so.1:gomp_malloc", without a function
  * its binary and address as lp_symbols_pc_address() writes a pc
  * ("sort+0x430e"), else the pc in hex ("0x7f3a..."). */

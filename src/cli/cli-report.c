@@ -14,6 +14,36 @@
 #include <string.h>
 #include <sys/stat.h>
 
+/* --alloc-fn NAME: the program's allocation wrappers the user names. */
+enum { MAX_ALLOC_FNS = 64 };
+static const char *alloc_fns[MAX_ALLOC_FNS];
+static size_t nalloc_fns;
+
+int cli_alloc_fn_option(const struct cli_command *cmd, const char *name)
+{
+	if (!*name)
+		return cli_usage_error(cmd, "--alloc-fn needs a function's name");
+	if (nalloc_fns == MAX_ALLOC_FNS)
+		return cli_usage_error(cmd, "at most %d --alloc-fn", MAX_ALLOC_FNS);
+	alloc_fns[nalloc_fns++] = name;
+	return 0;
+}
+
+int cli_tell_alloc_fns(struct lp_symbols *s)
+{
+	return lp_symbols_alloc_wrappers(s, alloc_fns, nalloc_fns);
+}
+
+/* The profile's allocation stacks and the user's wrappers, for naming
+ * heap blocks past the program's own allocation wrappers. */
+static int tell_alloc_wrappers(struct lp_symbols *s, const struct lp_profile *p)
+{
+	for (size_t i = 0; i < p->n_stacks; i++)
+		if (lp_symbols_alloc_stack(s, p->stacks[i].frames, p->stacks[i].n) < 0)
+			return -1;
+	return cli_tell_alloc_fns(s);
+}
+
 /* The binaries the profile's mappings name, for pc, allocation-site and
  * global names; without them (a profile of a program whose files are gone
  * or were rebuilt) pcs stay addresses. Tried once: the warnings once. */
@@ -30,6 +60,9 @@ struct lp_symbols *cli_report_symbols(struct cli_report *l)
 	}
 	if (lp_symbols_warning(l->syms))
 		cli_warn("%s", lp_symbols_warning(l->syms));
+	if (tell_alloc_wrappers(l->syms, l->p) < 0)
+		cli_warn("heap blocks are named without looking through the program's allocation wrappers: %s",
+			 lp_errmsg());
 	return l->syms;
 }
 

@@ -139,6 +139,12 @@ int cli_report_load(struct cli_report *l, const char *path, uint64_t line, struc
  * functions); NULL when the profile has no mappings or they cannot be read. */
 struct lp_symbols *cli_report_symbols(struct cli_report *l);
 void cli_report_release(struct cli_report *l);
+/* --alloc-fn NAME (report, annotate, diff): a function of the program to
+ * look through when naming heap blocks, as through malloc (a glob, kept
+ * for every profile the command loads). 0, or the usage status. */
+int cli_alloc_fn_option(const struct cli_command *cmd, const char *name);
+/* The --alloc-fn names given, told to s (lp_symbols_alloc_wrappers()). */
+int cli_tell_alloc_fns(struct lp_symbols *s);
 /* 1 when s is a name ending in suffix (more than the suffix, not a
  * directory's: "dir/.lpp" is not). cli-util.c */
 int cli_has_suffix(const char *s, const char *suffix);

@@ -42,6 +42,9 @@ static const char usage[] =
 	"  -o, --output FILE    write to FILE instead of standard output\n"
 	"      --svg FILE       plot both runs' curves in one SVG (A solid, B dashed)\n"
 	"      --cold           include cold misses (dangling samples as misses)\n"
+	"      --alloc-fn NAME  name heap blocks past the program's allocation\n"
+	"                       wrapper NAME (a glob; repeatable): its callers name\n"
+	"                       the blocks it returns (docs/models.md, Data objects)\n"
 	"  -l, --line BYTES     line size to use when the profiles have several\n"
 	"  -h, --help           this help\n";
 
@@ -74,16 +77,17 @@ static const char *const kind_names[3] = { "line", "function", "object" };
 /* Returns -1 to go on, else the exit status. */
 static int parse_options(int argc, char **argv, struct diff_opts *o)
 {
-	enum { OPT_COLD = 1000, OPT_SVG };
+	enum { OPT_COLD = 1000, OPT_SVG, OPT_ALLOC_FN };
 	static const struct option opts[] = {
 		{ "sizes", required_argument, NULL, 's' },  { "cache", required_argument, NULL, 'c' },
 		{ "policy", required_argument, NULL, 'p' }, { "at", required_argument, NULL, 'a' },
 		{ "top", required_argument, NULL, 't' },    { "format", required_argument, NULL, 'F' },
 		{ "svg", required_argument, NULL, OPT_SVG }, { "cold", no_argument, NULL, OPT_COLD },
 		{ "line", required_argument, NULL, 'l' },   { "output", required_argument, NULL, 'o' },
+		{ "alloc-fn", required_argument, NULL, OPT_ALLOC_FN },
 		{ "help", no_argument, NULL, 'h' },         { 0 },
 	};
-	int c, sep = argc;
+	int c, rc, sep = argc;
 
 	/* A's profiles -- B's profiles: options before the "--" only */
 	for (int i = 1; i < argc; i++)
@@ -118,6 +122,10 @@ static int parse_options(int argc, char **argv, struct diff_opts *o)
 		case OPT_SVG: o->svg = optarg; break;
 		case 'o': o->output = optarg; break;
 		case OPT_COLD: o->cold = 1; break;
+		case OPT_ALLOC_FN:
+			if ((rc = cli_alloc_fn_option(&cmd_diff, optarg)) != 0)
+				return rc;
+			break;
 		case 'h': return cli_print_usage(&cmd_diff);
 		default: return cli_usage_error(&cmd_diff, "%s", cli_getopt_error());
 		}

@@ -74,6 +74,9 @@ static const char usage[] =
 	"                       (default the first --cache, else 32K)\n"
 	"  -l, --line BYTES     line size to use when the profile has several\n"
 	"      --cold           include cold misses (dangling samples as misses)\n"
+	"      --alloc-fn NAME  name heap blocks past the program's allocation\n"
+	"                       wrapper NAME (a glob; repeatable): its callers name\n"
+	"                       the blocks it returns (docs/models.md, Data objects)\n"
 	"      --fill           StatCache: no evictions until the cache is full, and\n"
 	"                       cold misses evict, at every size (default: at the\n"
 	"                       sizes the run's footprint fits in; docs/models.md)\n"
@@ -129,7 +132,7 @@ struct report_opts {
 static int parse_options(int argc, char **argv, struct report_opts *o)
 {
 	enum { OPT_COLD = 1000, OPT_FILL, OPT_NO_FILL, OPT_SVG, OPT_THREADS, OPT_RESAMPLES, OPT_HTML, OPT_PER_RANK,
-	       OPT_TIMELINE, OPT_TIMELINE_SVG, OPT_SHARED };
+	       OPT_TIMELINE, OPT_TIMELINE_SVG, OPT_SHARED, OPT_ALLOC_FN };
 	static const struct option opts[] = {
 		{ "sizes", required_argument, NULL, 's' },  { "cache", required_argument, NULL, 'c' },
 		{ "policy", required_argument, NULL, 'p' }, { "format", required_argument, NULL, 'F' },
@@ -148,6 +151,7 @@ static int parse_options(int argc, char **argv, struct report_opts *o)
 		{ "resamples", required_argument, NULL, OPT_RESAMPLES },
 		{ "jobs", required_argument, NULL, 'j' },
 		{ "per-rank", no_argument, NULL, OPT_PER_RANK },
+		{ "alloc-fn", required_argument, NULL, OPT_ALLOC_FN },
 		{ 0 },
 	};
 	int c, rc;
@@ -193,6 +197,10 @@ static int parse_options(int argc, char **argv, struct report_opts *o)
 		case OPT_TIMELINE: o->timeline = 1; break;
 		case OPT_TIMELINE_SVG: o->timeline_svg = optarg; break;
 		case OPT_PER_RANK: o->per_rank = 1; break;
+		case OPT_ALLOC_FN:
+			if ((rc = cli_alloc_fn_option(&cmd_report, optarg)) != 0)
+				return rc;
+			break;
 		case OPT_RESAMPLES: {
 			uint64_t v;
 			if (cli_parse_u64(optarg, &v) < 0 || v == 1 || v > 1000)

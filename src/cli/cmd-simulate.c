@@ -65,6 +65,9 @@ static const char usage[] =
 	"                       (symbols from the binaries the trace's mappings name)\n"
 	"  --binary PATH        also take symbols from this non-PIE executable (for\n"
 	"                       traces without mappings: text, lackey)\n"
+	"  --alloc-fn NAME      name heap blocks past the program's allocation\n"
+	"                       wrapper NAME (a glob; repeatable): its callers name\n"
+	"                       the blocks it returns (docs/models.md, Data objects)\n"
 	"  --miss-latency N     cycles per miss (default 100)\n"
 	"  --compute-cost N     cycles per reference (default 1)\n"
 	"  --top N              rows per table (default 20, 0 = all)\n"
@@ -543,11 +546,48 @@ static int parse_policies(const char *s, unsigned *out)
 	return ok && *out ? 0 : -1;
 }
 
+/* The allocation stacks of the trace at path (each LP_EV_ALLOC's call site
+ * and the LP_EV_FRAME records after it), told to s so that it can tell
+ * the program's allocation wrappers (lp_symbols_alloc_stack): a second
+ * reading of the file before the simulation's, since the simulation names
+ * each block as it is allocated. Standard input cannot be read twice:
+ * there only the --alloc-fn names count. */
+static void tell_trace_stacks(const char *path, const char *from, struct lp_symbols *s)
+{
+	struct lp_trace_reader *rd = NULL;
+	struct lp_ref *buf = malloc(BATCH * sizeof(*buf));
+	uint64_t frames[LP_ALLOC_STACK_MAX];
+	unsigned n = 0;
+	ssize_t got;
+
+	if (!buf || !strcmp(path, "-") || lp_trace_reader_open(&rd, path, from) < 0)
+		goto out;
+	while ((got = lp_trace_read(rd, buf, BATCH)) > 0)
+		for (ssize_t i = 0; i < got; i++) {
+			if (buf[i].kind == LP_EV_FRAME) {
+				if (n && n < LP_ALLOC_STACK_MAX)
+					frames[n++] = buf[i].pc;
+				continue;
+			}
+			if (n > 1)
+				lp_symbols_alloc_stack(s, frames, n);
+			n = 0;
+			if (buf[i].kind == LP_EV_ALLOC && buf[i].size)
+				frames[n++] = buf[i].pc;
+		}
+	if (n > 1)
+		lp_symbols_alloc_stack(s, frames, n);
+out:
+	lp_trace_reader_free(rd);
+	free(buf);
+}
+
 /* Symbols for --attribute: the binaries the trace's mappings name (an .lpt
  * from `locprof record --mode trace` carries them), plus --binary. None at
  * all only costs the names (pcs and objects are then shown as addresses),
  * unless --binary was given and cannot be read. */
-int cli_simulate_symbols(const char *binary, struct lp_trace_reader *rd, struct lp_symbols **syms)
+int cli_simulate_symbols(const char *binary, const char *trace, const char *from, struct lp_trace_reader *rd,
+			 struct lp_symbols **syms)
 {
 	const struct lp_mappings *maps = lp_trace_reader_mappings(rd);
 
@@ -568,6 +608,8 @@ int cli_simulate_symbols(const char *binary, struct lp_trace_reader *rd, struct 
 	}
 	if (lp_symbols_warning(*syms))
 		cli_warn("%s", lp_symbols_warning(*syms));
+	tell_trace_stacks(trace, from, *syms);
+	cli_tell_alloc_fns(*syms);
 	return 0;
 }
 
@@ -638,6 +680,7 @@ static int parse_options(int argc, char **argv, struct opts *o, int *ncache, int
 		{ "random-lengths", no_argument, NULL, 'D' },
 		{ "attribute", no_argument, NULL, 'A' },
 		{ "binary", required_argument, NULL, 'B' },
+		{ "alloc-fn", required_argument, NULL, 'a' },
 		{ "miss-latency", required_argument, NULL, 'M' },
 		{ "compute-cost", required_argument, NULL, 'C' },
 		{ "top", required_argument, NULL, 'T' },
@@ -715,6 +758,10 @@ static int parse_options(int argc, char **argv, struct opts *o, int *ncache, int
 		case 'D': o->random_lengths = 1; break;
 		case 'A': o->attribute = 1; break;
 		case 'B': o->binary = optarg; break;
+		case 'a':
+			if (cli_alloc_fn_option(&cmd_simulate, optarg))
+				return CLI_USAGE;
+			break;
 		case 'M':
 			if (cli_parse_double(optarg, &o->miss_latency) < 0 || o->miss_latency < 0)
 				return cli_usage_error(&cmd_simulate, "bad miss latency '%s'", optarg);
@@ -801,7 +848,7 @@ static int engines_open(const struct opts *o, int sampling, struct lp_trace_read
 		struct lp_attrib_params ap = { .cache = o->specs[0], .seed = o->seed,
 					       .miss_latency = o->miss_latency, .compute_cost = o->compute_cost };
 
-		if (cli_simulate_symbols(o->binary, rd, &en->syms) < 0)
+		if (cli_simulate_symbols(o->binary, o->trace, o->from, rd, &en->syms) < 0)
 			return -1;
 		if (lp_attrib_new(&en->attrib, &ap, en->syms) < 0)
 			goto out_err;
@@ -876,7 +923,7 @@ static int run(int argc, char **argv)
 		goto out;
 	}
 	if (o.mt.npriv) {
-		struct cli_mt_opts mo = { .trace = o.trace, .cfg = o.mt, .fmt = (enum cli_sim_fmt)o.fmt,
+		struct cli_mt_opts mo = { .trace = o.trace, .from = o.from, .cfg = o.mt, .fmt = (enum cli_sim_fmt)o.fmt,
 					  .attribute = o.attribute, .binary = o.binary, .top = o.top };
 		status = cli_simulate_mt(&mo, rd);
 		goto out;

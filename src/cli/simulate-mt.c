@@ -261,7 +261,7 @@ int cli_simulate_mt(const struct cli_mt_opts *o, struct lp_trace_reader *rd)
 	ssize_t n;
 
 	if (o->attribute) {
-		if (cli_simulate_symbols(o->binary, rd, &syms) < 0)
+		if (cli_simulate_symbols(o->binary, o->trace, o->from, rd, &syms) < 0)
 			goto out;
 		if (lp_coherence_new(&coh, &o->cfg, syms) < 0)
 			goto out_err;

@@ -10,11 +10,29 @@
  * symbols still has its file name, and inlined std:: code sits in the
  * user's executable. A stripped program's frames have no names: outside
  * those libraries they are taken as the user's, and named by module and
- * address as its pcs are, so that its call sites stay apart. */
+ * address as its pcs are, so that its call sites stay apart.
+ *
+ * A program's own wrappers (gnulib's xmalloc, glib's g_malloc, Lua's
+ * luaM_malloc_) would name every block they serve as one object. They
+ * are told by name and by shape: a function whose name holds "alloc",
+ * "strdup" or "memdup" is a wrapper where its call into the allocator
+ * was reached from two or more call sites among the profile's stacks,
+ * and not where it was reached from one (a program's alloc_arrays(),
+ * called once, allocating each array on a line of its own: those lines
+ * tell the arrays apart, its one caller's would not). The user can name
+ * others (lp_symbols_alloc_wrappers()); those are wrappers wherever they
+ * are, inlined or not. A stripped program has no names: there the frame
+ * that calls the allocator gives way to its caller where it is reached
+ * from several call sites, one level only (past that, every function
+ * called from two places would be looked through up to main). */
+#include "common/error.h"
 #include "symbol/symbol-internal.h"
 
+#include <ctype.h>
+#include <fnmatch.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int has_prefix(const char *s, const char *prefix)
@@ -43,7 +61,7 @@ static int allocator_name(const char *f)
 /* Allocator and runtime wrappers: the C++ standard library (operator
  * new, std::allocator, the containers' internals, std::thread's
  * trampolines, the exception runtime) and the OpenMP runtimes. */
-static int wrapper_name(const char *f)
+static int runtime_wrapper_name(const char *f)
 {
 	static const char *const prefix[] = { "operator new", "operator delete", "std::", "__gnu_cxx::",
 					      "__cxxabiv1::", "__cxa_", "_Unwind_", "__gthread", "GOMP_",
@@ -55,6 +73,103 @@ static int wrapper_name(const char *f)
 		if (has_prefix(f, prefix[i]))
 			return 1;
 	return allocator_name(f);
+}
+
+/* One of the wrappers the user named. */
+static int user_wrapper_name(struct lp_symbols *s, const char *f)
+{
+	const struct lp_alloc_wrappers *w = lp_symbols_wrappers(s);
+
+	for (size_t i = 0; f && i < w->nnames; i++)
+		if (!fnmatch(w->names[i], f, 0))
+			return 1;
+	return 0;
+}
+
+/* What an inline chain is looked through for (lp_symbols_inline_first). */
+static int wrapper_name(struct lp_symbols *s, const char *f)
+{
+	return runtime_wrapper_name(f) || user_wrapper_name(s, f);
+}
+
+static int contains_nocase(const char *s, const char *part)
+{
+	size_t n = strlen(part);
+
+	for (; *s; s++)
+		if (!strncasecmp(s, part, n))
+			return 1;
+	return 0;
+}
+
+/* Whether the stacks told reach frame pc from several call sites. */
+static int many_callers(struct lp_symbols *s, uint64_t pc)
+{
+	struct lp_alloc_wrappers *w = lp_symbols_wrappers(s);
+	uint64_t *caller;
+
+	return w->callers.s && (caller = lp_htab_find(&w->callers, pc)) && *caller == LP_ALLOC_MANY_CALLERS;
+}
+
+/* A program's own wrapper at frame pc of function f: named so by the
+ * user, or named like one and reached from several call sites. */
+static int program_wrapper(struct lp_symbols *s, uint64_t pc, const char *f)
+{
+	if (user_wrapper_name(s, f))
+		return 1;
+	if (!contains_nocase(f, "alloc") && !contains_nocase(f, "strdup") && !contains_nocase(f, "memdup"))
+		return 0;
+	return many_callers(s, pc);
+}
+
+void lp_alloc_wrappers_release(struct lp_alloc_wrappers *w)
+{
+	lp_htab_release(&w->callers);
+	for (size_t i = 0; i < w->nnames; i++)
+		free(w->names[i]);
+	free(w->names);
+	*w = (struct lp_alloc_wrappers){ 0 };
+}
+
+int lp_symbols_alloc_stack(struct lp_symbols *s, const uint64_t *frames, unsigned n)
+{
+	struct lp_alloc_wrappers *w;
+
+	if (!s)
+		return 0;
+	w = lp_symbols_wrappers(s);
+	lp_symbols_forget_sites(s);
+	if ((!w->callers.s && lp_htab_init(&w->callers, 64) < 0) || lp_htab_reserve(&w->callers, n) < 0)
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	for (unsigned f = 0; f < n; f++) {
+		uint64_t caller = f + 1 < n ? frames[f + 1] : 0, *v;
+		int isnew;
+
+		v = lp_htab_get(&w->callers, frames[f], &isnew);
+		if (isnew)
+			*v = caller;
+		else if (*v != caller)
+			*v = LP_ALLOC_MANY_CALLERS;
+	}
+	return 0;
+}
+
+int lp_symbols_alloc_wrappers(struct lp_symbols *s, const char *const *names, size_t n)
+{
+	struct lp_alloc_wrappers *w;
+	char **v;
+
+	if (!s || !n)
+		return 0;
+	w = lp_symbols_wrappers(s);
+	lp_symbols_forget_sites(s);
+	if (!(v = realloc(w->names, (w->nnames + n) * sizeof(*v))))
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	w->names = v;
+	for (size_t i = 0; i < n; i++, w->nnames++)
+		if (!(w->names[w->nnames] = strdup(names[i])))
+			return lp_seterr(LP_ENOMEM, "out of memory");
+	return 0;
 }
 
 /* Libraries whose own frames are never the site a person looks for. */
@@ -123,7 +238,10 @@ static int user_frame_uncached(struct lp_symbols *s, uint64_t pc, struct lp_allo
 	 * own address; a pc outside every module is no frame to show */
 	if (!lp_symbols_pc(s, pc, &loc) || !loc.function)
 		return out->binary != NULL;
-	if (!wrapper_name(loc.function)) {
+	if (!wrapper_name(s, loc.function)) {
+		/* the program's own wrapper, the whole frame: its caller names */
+		if (!loc.caller && program_wrapper(s, pc, loc.function))
+			return 0;
 		*out = frame_named(s, pc, module, &loc);
 		return 1;
 	}
@@ -132,7 +250,7 @@ static int user_frame_uncached(struct lp_symbols *s, uint64_t pc, struct lp_allo
 	 * is not a wrapper, at its call into the wrappers */
 	if (lp_symbols_inline_first(s, pc, wrapper_name, &out->function, &out->file, &out->line))
 		return 1;
-	if (!loc.caller || wrapper_name(loc.caller))
+	if (!loc.caller || wrapper_name(s, loc.caller))
 		return 0;
 	out->function = loc.caller;
 	out->file = loc.caller_file;
@@ -158,6 +276,13 @@ int lp_symbols_alloc_site(struct lp_symbols *s, const uint64_t *frames, unsigned
 	for (unsigned i = 0; i < n; i++)
 		if (frames[i] && user_frame(s, frames[i], &f)) {
 			*out = f;
+			/* a stripped program's frame that calls the allocator and
+			 * is reached from several call sites (gnulib's xmalloc in
+			 * a distribution's binary, or a helper called twice): its
+			 * caller names the block, one object per call of it */
+			if (!f.function && i + 1 < n && frames[i + 1] && many_callers(s, frames[i]) &&
+			    user_frame(s, frames[i + 1], &f))
+				*out = f;
 			return 1;
 		}
 	/* all wrappers: the first frame past the allocator, by library and

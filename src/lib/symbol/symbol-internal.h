@@ -4,6 +4,8 @@
 #ifndef LP_SYMBOL_INTERNAL_H
 #define LP_SYMBOL_INTERNAL_H
 
+#include "common/htab.h"
+
 #include <locprof/symbol.h>
 
 int lp_symbols_pc_dwfl(struct lp_symbols *s, uint64_t pc, struct lp_code_loc *out);
@@ -17,8 +19,8 @@ void lp_symbols_data_range(struct lp_symbols *s, size_t i, uint64_t *start, uint
  * name skip() rejects not, with its line: pc's own for the innermost
  * function, else the line of the call it made into the next inlined one.
  * 1 when found; 0 (nothing set) when none, or pc has no DWARF. */
-int lp_symbols_inline_first(struct lp_symbols *s, uint64_t pc, int (*skip)(const char *), const char **function,
-			    const char **file, int *line);
+int lp_symbols_inline_first(struct lp_symbols *s, uint64_t pc, int (*skip)(struct lp_symbols *, const char *),
+			    const char **function, const char **file, int *line);
 /* The module of pc (lp_symbols_module()) and pc's address in its ELF
  * file, the parts of lp_symbols_pc_address()'s "gzip+0x430e": 1, or 0
  * (nothing set) when no module holds pc or s is NULL. */
@@ -26,6 +28,22 @@ int lp_symbols_pc_file_address(struct lp_symbols *s, uint64_t pc, const char **m
 /* compute(s, pc, out), remembered per pc: always the same compute. */
 int lp_symbols_site_cached(struct lp_symbols *s, uint64_t pc, struct lp_alloc_site *out,
 			   int (*compute)(struct lp_symbols *, uint64_t, struct lp_alloc_site *));
+
+/* The program's own allocation wrappers (lp_symbols_alloc_wrappers(),
+ * alloc-site.c): each allocation call site's caller, and the names the
+ * user gave. */
+struct lp_alloc_wrappers {
+	struct lp_htab callers; /* frame pc -> its caller's pc, LP_ALLOC_MANY_CALLERS if several */
+	char **names;           /* fnmatch(3) patterns */
+	size_t nnames;
+};
+#define LP_ALLOC_MANY_CALLERS UINT64_MAX
+/* s's wrappers (never NULL for a non-NULL s), and their release. */
+struct lp_alloc_wrappers *lp_symbols_wrappers(struct lp_symbols *s);
+void lp_alloc_wrappers_release(struct lp_alloc_wrappers *w);
+/* Forget the allocation sites already named (their frames' answers
+ * change with the wrappers). */
+void lp_symbols_forget_sites(struct lp_symbols *s);
 
 /* Strings owned by one lp_symbols, each stored once. */
 struct lp_strpool {

@@ -73,6 +73,7 @@ struct lp_symbols {
 	char *warning;
 	struct lp_strpool names; /* readable names, labels */
 	struct lp_pc_memo sites; /* pc -> the struct lp_alloc_site it names (alloc-site.c) */
+	struct lp_alloc_wrappers wrappers; /* the program's own (alloc-site.c) */
 	/* TLS symbols of every module, built on first use */
 	struct tlsym {
 		Dwfl_Module *mod;
@@ -275,6 +276,7 @@ void lp_symbols_free(struct lp_symbols *s)
 	free(s->ds);
 	lp_pc_memo_release(&s->pcs);
 	lp_pc_memo_release(&s->sites);
+	lp_alloc_wrappers_release(&s->wrappers);
 	free(s->tls);
 	free(s->modnames);
 	lp_omp_enclosers_free(s->omp);
@@ -789,8 +791,8 @@ int lp_symbols_pc(struct lp_symbols *s, uint64_t pc, struct lp_code_loc *out)
 	return found;
 }
 
-int lp_symbols_inline_first(struct lp_symbols *s, uint64_t pc, int (*skip)(const char *), const char **function,
-			    const char **file, int *line)
+int lp_symbols_inline_first(struct lp_symbols *s, uint64_t pc, int (*skip)(struct lp_symbols *, const char *),
+			    const char **function, const char **file, int *line)
 {
 	Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, pc);
 	Dwarf_Die cudie, chain[64];
@@ -809,7 +811,7 @@ int lp_symbols_inline_first(struct lp_symbols *s, uint64_t pc, int (*skip)(const
 	for (int k = n - 1; k >= 0; k--) {
 		const char *name = die_name(&chain[k]) ? die_fn_name(s, &cudie, &chain[k]) : NULL;
 
-		if (!name || runtime_function(die_name(&chain[k])) || skip(name))
+		if (!name || runtime_function(die_name(&chain[k])) || skip(s, name))
 			continue;
 		*function = name;
 		*file = NULL;
@@ -823,6 +825,16 @@ int lp_symbols_inline_first(struct lp_symbols *s, uint64_t pc, int (*skip)(const
 		return 1;
 	}
 	return 0;
+}
+
+struct lp_alloc_wrappers *lp_symbols_wrappers(struct lp_symbols *s)
+{
+	return &s->wrappers;
+}
+
+void lp_symbols_forget_sites(struct lp_symbols *s)
+{
+	lp_pc_memo_release(&s->sites); /* empty again, ready for use */
 }
 
 int lp_symbols_site_cached(struct lp_symbols *s, uint64_t pc, struct lp_alloc_site *out,

@@ -19,6 +19,42 @@ static __attribute__((noinline, used)) void *make_table(size_t n)
 	return p;
 }
 
+/* a wrapper of the program's own, by its name */
+static __attribute__((noinline, used)) void *proj_xmalloc(size_t n)
+{
+	void *p = malloc(n);
+
+	__asm__ volatile("" ::: "memory");
+	return p;
+}
+
+/* two of the program's functions that call it (not a tail call, and
+ * not the same code, so that each keeps its own frame) */
+static __attribute__((noinline, used)) void *make_list(size_t n)
+{
+	void *p = proj_xmalloc(n * 2);
+
+	__asm__ volatile("" ::: "memory");
+	return p;
+}
+
+static __attribute__((noinline, used)) void *make_tree(size_t n)
+{
+	void *p = proj_xmalloc(n * 3);
+
+	__asm__ volatile("" ::: "memory");
+	return p;
+}
+
+/* the program's code around them */
+static __attribute__((noinline, used)) void *build_all(size_t n)
+{
+	void *a = make_list(n), *b = make_tree(n);
+
+	free(a);
+	return b;
+}
+
 static uint64_t in(const void *fn)
 {
 	return (uint64_t)(uintptr_t)fn + 4; /* a return address inside it */
@@ -103,10 +139,63 @@ static void test_alloc_site(void **state)
 	 * (unloaded, LeakSanitizer reports it) */
 }
 
+/* The program's own wrappers: a function named like one is looked
+ * through where the profile's stacks reach it from several call sites,
+ * not where from one; one the user names, everywhere. */
+static void test_program_wrappers(void **state)
+{
+	struct lp_mappings maps;
+	struct lp_symbols *s;
+	char name[256];
+
+	(void)state;
+	lp_test_self_maps(&maps, 1);
+	assert_int_equal(lp_symbols_new(&s, &maps, NULL), 0);
+	uint64_t from_list[] = { in(malloc), in(proj_xmalloc), in(make_list), in(build_all) };
+	uint64_t from_tree[] = { in(malloc), in(proj_xmalloc), in(make_tree), in(build_all) };
+
+	/* no stacks told: the wrapper names the block, as before */
+	name_of(s, from_list, 4, name, sizeof(name));
+	assert_true(is_fn(name, "proj_xmalloc"));
+	/* one caller: still the wrapper (a function that allocates a
+	 * program's arrays once, each on its own line) */
+	assert_int_equal(lp_symbols_alloc_stack(s, from_list, 4), 0);
+	assert_int_equal(lp_symbols_alloc_stack(s, from_list, 4), 0);
+	name_of(s, from_list, 4, name, sizeof(name));
+	assert_true(is_fn(name, "proj_xmalloc"));
+	/* two callers: each caller names its blocks */
+	assert_int_equal(lp_symbols_alloc_stack(s, from_tree, 4), 0);
+	name_of(s, from_list, 4, name, sizeof(name));
+	assert_true(is_fn(name, "make_list"));
+	name_of(s, from_tree, 4, name, sizeof(name));
+	assert_true(is_fn(name, "make_tree"));
+	/* a wrapper the user names, looked through with one caller too;
+	 * a glob */
+	uint64_t table[] = { in(malloc), in(make_table), in(build_all) };
+	assert_int_equal(lp_symbols_alloc_stack(s, table, 3), 0);
+	name_of(s, table, 3, name, sizeof(name));
+	assert_true(is_fn(name, "make_table"));
+	const char *user[] = { "make_t*" };
+	assert_int_equal(lp_symbols_alloc_wrappers(s, user, 1), 0);
+	name_of(s, table, 3, name, sizeof(name));
+	assert_true(is_fn(name, "build_all"));
+	/* make_tree is one too now: past both wrappers */
+	name_of(s, from_tree, 4, name, sizeof(name));
+	assert_true(is_fn(name, "build_all"));
+	/* every frame a wrapper: the first past the allocator still names it */
+	uint64_t only_wrappers[] = { in(malloc), in(proj_xmalloc), in(make_tree) };
+	name_of(s, only_wrappers, 3, name, sizeof(name));
+	assert_true(is_fn(name, "proj_xmalloc"));
+	free(build_all(8));
+	lp_symbols_free(s);
+	lp_mappings_release(&maps);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_alloc_site),
+		cmocka_unit_test(test_program_wrappers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
