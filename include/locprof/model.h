@@ -178,6 +178,14 @@ double lp_statstack_setassoc_miss_ratio(const struct lp_statstack *m, uint64_t s
  * three standard errors (docs/models.md, "Checking the stack
  * distances"). 0 or LP_ENOMEM. */
 int lp_statstack_checked_curve(const struct lp_statstack *m, const double *lines, size_t n, double *ratio);
+/* The LRU ratios at lines[0, n) with the estimates scaled by the lowest
+ * (lo) and highest (hi) factors that the span counts of their half-octave
+ * and the two on each side leave possible at 95% (docs/models.md,
+ * "Checking the stack distances"): what the model's assumption, which
+ * the span counts test, could be off by. Unscaled where too few span
+ * lines are expected to tell. 0 or LP_ENOMEM. */
+int lp_statstack_checked_band(const struct lp_statstack *m, const double *lines, size_t n, double *lo,
+			      double *hi);
 
 /* How much higher the set-associative LRU ratio of `sets` x `ways` could
  * be where the model could not see the layout: the reuses whose set
@@ -487,6 +495,11 @@ struct lp_interval {
 			* samples inside their spans, outside the resamples'
 			* (lp_statstack_checked_curve()); `checked` is it */
 	double checked;
+	int band;      /* fully associative LRU: the interval reaches, by a
+			* point or more, the curves of the stack distances
+			* that the samples inside the spans leave possible
+			* (lp_statstack_checked_band()): the model checked
+			* only loosely at the profile's rate */
 };
 
 /* Evaluate fn on resamples of p (every sample of line size ip->li kept a

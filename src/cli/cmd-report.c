@@ -43,7 +43,8 @@ static const char usage[] =
 	"within sampling error of the run's footprint (whether it ever fills is\n"
 	"not known: the interval covers both answers), and an LRU ratio whose\n"
 	"stack distances the samples inside their spans count otherwise (the\n"
-	"interval reaches the ratio they give).\n"
+	"interval reaches the ratio they give, and the ratios of the distances\n"
+	"they leave possible at the profile's rate).\n"
 	"\n"
 	"Several profiles (the ranks of an MPI job, prof.rank*.lpp) give the\n"
 	"report of the whole job: each rank on caches of its own, references\n"
@@ -284,6 +285,26 @@ void cli_text_cliff(const char *where, const char *policy, const struct lp_inter
  * where the two differ by a point or more. */
 #define REPORT_SPANS_NOTE 0.01
 
+/* The sizes of a curve whose interval reaches the stack distances the
+ * samples inside the spans leave possible (lp_interval.band), in one
+ * line. */
+static void text_band(const struct lp_curve *c)
+{
+	char b[32];
+	int any = 0;
+
+	for (size_t i = 0; c->iv && i < c->n; i++)
+		if (c->iv[i].band) {
+			printf("%s%s", any ? ", " : "", cli_format_size(c->size[i], b, sizeof(b)));
+			any = 1;
+		}
+	if (any)
+		printf(" %s: the interval also covers the stack distances that the samples inside the reuses' spans "
+		       "leave possible (at this rate they check the model's only loosely; a higher --rate checks "
+		       "them closer)\n",
+		       column_name(c));
+}
+
 /* A named cache whose LRU ratio could be this much higher (0.05: five
  * points) where no sample showed the layout gets a line saying so. */
 #define REPORT_UNSEEN_NOTE 0.05
@@ -360,6 +381,8 @@ static void text_curves(const struct report_opts *o, const struct lp_report *r)
 		for (size_t i = 0; cv[k].iv && i < cv[k].n; i++)
 			if (cv[k].iv[i].cliff)
 				cli_text_cliff(cli_format_size(cv[k].size[i], b, sizeof(b)), column_name(&cv[k]), &cv[k].iv[i], 0);
+	for (size_t k = 0; k < nc; k++)
+		text_band(&cv[k]);
 	for (size_t k = 0; k < nc; k++)
 		for (size_t i = 0; cv[k].iv && i < cv[k].n; i++)
 			if (cv[k].iv[i].spans && fabs(cv[k].iv[i].checked - cv[k].ratio[i]) >= REPORT_SPANS_NOTE)
@@ -709,6 +732,8 @@ void cli_json_interval(const struct lp_interval *iv, double acc)
 		cli_jprintf(",\"cliff_below\":%.6f,\"cliff_above\":%.6f", iv->below, iv->above);
 	if (iv->spans)
 		cli_jprintf(",\"span_checked\":%.6f", iv->checked);
+	if (iv->band)
+		cli_jprintf(",\"span_band\":true");
 }
 
 static void json_hot(size_t top, const struct lp_report *r)

@@ -61,6 +61,7 @@ static void merge_interval(struct lp_interval *out, const struct lp_interval *co
 		cliff |= iv[i]->cliff;
 		out->footprint |= iv[i]->footprint;
 		out->spans |= iv[i]->spans;
+		out->band |= iv[i]->band;
 		/* the job's checked ratio: each part's, or its estimate */
 		out->checked += w[i] * (iv[i]->spans ? iv[i]->checked : ratio[i]);
 		if (iv[i]->cliff)

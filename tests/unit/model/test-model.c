@@ -294,6 +294,59 @@ static void test_statstack_span_check(void **state)
 	free(lines);
 }
 
+/* The band of the span check (lp_statstack_checked_band()): the trace of
+ * test_statstack_span_check sampled at a rate too low for one
+ * half-octave's count to show the bias alone; the band still reaches the
+ * exact ratio, and holds the model's. On uniform random reads, where the
+ * model is right, the band holds the model's ratio and stays narrow. */
+static void test_statstack_span_band(void **state)
+{
+	const size_t rounds = 2500, n = rounds * 800;
+	uint64_t *lines = malloc(n * sizeof(*lines)), next = 1000;
+	double L = 256, model, lo, hi, exact;
+	struct lp_statstack *ss;
+	struct lp_profile *p;
+	struct lp_rng rng;
+	size_t k = 0;
+
+	(void)state;
+	for (size_t r = 0; r < rounds; r++) {
+		for (int pass = 0; pass < 10; pass++)
+			for (uint64_t i = 0; i < 50; i++)
+				lines[k++] = i;
+		for (int i = 0; i < 300; i++)
+			lines[k++] = next++;
+	}
+	exact = exact_lru(lines, n, (uint64_t)L);
+	for (uint64_t seed = 1; seed <= 3; seed++) {
+		p = profile_of_seed(lines, n, 2e-3, 0, seed);
+		assert_int_equal(lp_statstack_new(&ss, p, 0, 0, 0), 0);
+		model = lp_statstack_miss_ratio(ss, L);
+		assert_int_equal(lp_statstack_checked_band(ss, &L, 1, &lo, &hi), 0);
+		fprintf(stderr, "span band at %.0f lines, seed %" PRIu64 ": model %.4f in [%.4f, %.4f], exact %.4f\n", L,
+			seed, model, lo, hi, exact);
+		assert_true(exact - model > 0.04);
+		assert_true(lo <= model && model <= hi && exact <= hi + 0.005);
+		lp_statstack_free(ss);
+		lp_profile_free(p);
+	}
+	lp_rng_seed(&rng, 4);
+	for (size_t i = 0; i < n; i++)
+		lines[i] = lp_rng_below(&rng, 2000);
+	p = profile_of(lines, n, 2e-3, 0);
+	assert_int_equal(lp_statstack_new(&ss, p, 0, 0, 0), 0);
+	for (L = 250; L <= 2000; L *= 2) {
+		model = lp_statstack_miss_ratio(ss, L);
+		assert_int_equal(lp_statstack_checked_band(ss, &L, 1, &lo, &hi), 0);
+		fprintf(stderr, "  random reads at %.0f lines: model %.4f in [%.4f, %.4f], exact %.4f\n", L, model, lo,
+			hi, exact_lru(lines, n, (uint64_t)L));
+		assert_true(lo <= model && model <= hi && hi - lo < 0.05);
+	}
+	lp_statstack_free(ss);
+	lp_profile_free(p);
+	free(lines);
+}
+
 /* Regression: a triangular loop nest (dynamic programming over a
  * triangle: a[i][j] from a[i][k] and a[k][j], i < k < j). Each row i runs
  * the inner loop with trip counts 1 .. n-i-1, so its reuse distances drift
@@ -997,6 +1050,7 @@ int main(void)
 		cmocka_unit_test(test_statstack_wavefront),
 		cmocka_unit_test(test_statstack_windows_vs_brute),
 		cmocka_unit_test(test_statstack_span_check),
+		cmocka_unit_test(test_statstack_span_band),
 		cmocka_unit_test(test_evaluation_speed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
