@@ -226,6 +226,40 @@ static double exact_lru(const uint64_t *lines, size_t n, uint64_t L)
 	return (double)miss / (double)acc;
 }
 
+/* HOT_ROUNDS rounds of a hot loop (50 lines, ten passes) and a burst of
+ * 300 lines read once each: 800 line accesses a round. */
+#define HOT_ROUNDS 2500
+static uint64_t *hot_loop_bursts(void)
+{
+	uint64_t *lines = malloc(HOT_ROUNDS * 800 * sizeof(*lines)), next = 1000;
+	size_t k = 0;
+
+	assert_non_null(lines);
+	for (size_t r = 0; r < HOT_ROUNDS; r++) {
+		for (int pass = 0; pass < 10; pass++)
+			for (uint64_t i = 0; i < 50; i++)
+				lines[k++] = i;
+		for (int i = 0; i < 300; i++)
+			lines[k++] = next++;
+	}
+	return lines;
+}
+
+/* lines[0, n) made uniform random reads of 2000 lines, their profile at
+ * rate and its StatStack model. */
+static struct lp_profile *random_reads(uint64_t *lines, size_t n, double rate, struct lp_statstack **ss)
+{
+	struct lp_profile *p;
+	struct lp_rng rng;
+
+	lp_rng_seed(&rng, 4);
+	for (size_t i = 0; i < n; i++)
+		lines[i] = lp_rng_below(&rng, 2000);
+	p = profile_of(lines, n, rate, 0);
+	assert_int_equal(lp_statstack_new(ss, p, 0, 0, 0), 0);
+	return p;
+}
+
 /* The stack distances checked inside the spans (lp_statstack_checked_curve()).
  * Rounds of a hot loop (50 lines, ten passes) and a burst of 300 lines
  * read once each: the hot lines' reuses across the burst have 349
@@ -238,22 +272,13 @@ static double exact_lru(const uint64_t *lines, size_t n, uint64_t L)
  * where the estimates are right, nothing changes. */
 static void test_statstack_span_check(void **state)
 {
-	const size_t rounds = 2500, n = rounds * 800;
-	uint64_t *lines = malloc(n * sizeof(*lines)), next = 1000;
+	const size_t n = HOT_ROUNDS * 800;
+	uint64_t *lines = hot_loop_bursts();
 	double L = 256, model, checked, exact;
 	struct lp_statstack *ss;
 	struct lp_profile *p;
-	struct lp_rng rng;
-	size_t k = 0;
 
 	(void)state;
-	for (size_t r = 0; r < rounds; r++) {
-		for (int pass = 0; pass < 10; pass++)
-			for (uint64_t i = 0; i < 50; i++)
-				lines[k++] = i;
-		for (int i = 0; i < 300; i++)
-			lines[k++] = next++;
-	}
 	p = profile_of(lines, n, 1e-2, 0);
 	assert_int_equal(lp_statstack_new(&ss, p, 0, 0, 0), 0);
 	model = lp_statstack_miss_ratio(ss, L);
@@ -280,11 +305,7 @@ static void test_statstack_span_check(void **state)
 	lp_statstack_free(ss);
 	lp_profile_free(p);
 	/* uniform random reads: no half-octave's count is off */
-	lp_rng_seed(&rng, 4);
-	for (size_t i = 0; i < n; i++)
-		lines[i] = lp_rng_below(&rng, 2000);
-	p = profile_of(lines, n, 1e-2, 0);
-	assert_int_equal(lp_statstack_new(&ss, p, 0, 0, 0), 0);
+	p = random_reads(lines, n, 1e-2, &ss);
 	for (L = 250; L <= 2000; L *= 2) {
 		assert_int_equal(lp_statstack_checked_curve(ss, &L, 1, &checked), 0);
 		assert_true(checked == lp_statstack_miss_ratio(ss, L));
@@ -301,22 +322,13 @@ static void test_statstack_span_check(void **state)
  * model is right, the band holds the model's ratio and stays narrow. */
 static void test_statstack_span_band(void **state)
 {
-	const size_t rounds = 2500, n = rounds * 800;
-	uint64_t *lines = malloc(n * sizeof(*lines)), next = 1000;
+	const size_t n = HOT_ROUNDS * 800;
+	uint64_t *lines = hot_loop_bursts();
 	double L = 256, model, lo, hi, exact;
 	struct lp_statstack *ss;
 	struct lp_profile *p;
-	struct lp_rng rng;
-	size_t k = 0;
 
 	(void)state;
-	for (size_t r = 0; r < rounds; r++) {
-		for (int pass = 0; pass < 10; pass++)
-			for (uint64_t i = 0; i < 50; i++)
-				lines[k++] = i;
-		for (int i = 0; i < 300; i++)
-			lines[k++] = next++;
-	}
 	exact = exact_lru(lines, n, (uint64_t)L);
 	for (uint64_t seed = 1; seed <= 3; seed++) {
 		p = profile_of_seed(lines, n, 2e-3, 0, seed);
@@ -330,11 +342,7 @@ static void test_statstack_span_band(void **state)
 		lp_statstack_free(ss);
 		lp_profile_free(p);
 	}
-	lp_rng_seed(&rng, 4);
-	for (size_t i = 0; i < n; i++)
-		lines[i] = lp_rng_below(&rng, 2000);
-	p = profile_of(lines, n, 2e-3, 0);
-	assert_int_equal(lp_statstack_new(&ss, p, 0, 0, 0), 0);
+	p = random_reads(lines, n, 2e-3, &ss);
 	for (L = 250; L <= 2000; L *= 2) {
 		model = lp_statstack_miss_ratio(ss, L);
 		assert_int_equal(lp_statstack_checked_band(ss, &L, 1, &lo, &hi), 0);

@@ -142,11 +142,20 @@ static void test_alloc_site(void **state)
 /* The program's own wrappers: a function named like one is looked
  * through where the profile's stacks reach it from several call sites,
  * not where from one; one the user names, everywhere. */
+/* The block of stack f[0, n) is named by function fn. */
+static void expect_named(struct lp_symbols *s, const uint64_t *f, unsigned n, const char *fn)
+{
+	char name[256];
+
+	name_of(s, f, n, name, sizeof(name));
+	if (!is_fn(name, fn))
+		fail_msg("named '%s', not by %s", name, fn);
+}
+
 static void test_program_wrappers(void **state)
 {
 	struct lp_mappings maps;
 	struct lp_symbols *s;
-	char name[256];
 
 	(void)state;
 	lp_test_self_maps(&maps, 1);
@@ -155,37 +164,29 @@ static void test_program_wrappers(void **state)
 	uint64_t from_tree[] = { in(malloc), in(proj_xmalloc), in(make_tree), in(build_all) };
 
 	/* no stacks told: the wrapper names the block, as before */
-	name_of(s, from_list, 4, name, sizeof(name));
-	assert_true(is_fn(name, "proj_xmalloc"));
+	expect_named(s, from_list, 4, "proj_xmalloc");
 	/* one caller: still the wrapper (a function that allocates a
 	 * program's arrays once, each on its own line) */
 	assert_int_equal(lp_symbols_alloc_stack(s, from_list, 4), 0);
 	assert_int_equal(lp_symbols_alloc_stack(s, from_list, 4), 0);
-	name_of(s, from_list, 4, name, sizeof(name));
-	assert_true(is_fn(name, "proj_xmalloc"));
+	expect_named(s, from_list, 4, "proj_xmalloc");
 	/* two callers: each caller names its blocks */
 	assert_int_equal(lp_symbols_alloc_stack(s, from_tree, 4), 0);
-	name_of(s, from_list, 4, name, sizeof(name));
-	assert_true(is_fn(name, "make_list"));
-	name_of(s, from_tree, 4, name, sizeof(name));
-	assert_true(is_fn(name, "make_tree"));
+	expect_named(s, from_list, 4, "make_list");
+	expect_named(s, from_tree, 4, "make_tree");
 	/* a wrapper the user names, looked through with one caller too;
 	 * a glob */
 	uint64_t table[] = { in(malloc), in(make_table), in(build_all) };
 	assert_int_equal(lp_symbols_alloc_stack(s, table, 3), 0);
-	name_of(s, table, 3, name, sizeof(name));
-	assert_true(is_fn(name, "make_table"));
+	expect_named(s, table, 3, "make_table");
 	const char *user[] = { "make_t*" };
 	assert_int_equal(lp_symbols_alloc_wrappers(s, user, 1), 0);
-	name_of(s, table, 3, name, sizeof(name));
-	assert_true(is_fn(name, "build_all"));
+	expect_named(s, table, 3, "build_all");
 	/* make_tree is one too now: past both wrappers */
-	name_of(s, from_tree, 4, name, sizeof(name));
-	assert_true(is_fn(name, "build_all"));
+	expect_named(s, from_tree, 4, "build_all");
 	/* every frame a wrapper: the first past the allocator still names it */
 	uint64_t only_wrappers[] = { in(malloc), in(proj_xmalloc), in(make_tree) };
-	name_of(s, only_wrappers, 3, name, sizeof(name));
-	assert_true(is_fn(name, "proj_xmalloc"));
+	expect_named(s, only_wrappers, 3, "proj_xmalloc");
 	free(build_all(8));
 	lp_symbols_free(s);
 	lp_mappings_release(&maps);
