@@ -57,6 +57,38 @@ static const char not_instrumented[] =
 	"'%s' is not instrumented: rebuild it with 'locprof cc' (e.g. locprof cc -O2 prog.c "
 	"-o prog), or use --backend valgrind";
 
+/* A launcher (env VAR=x PROG, time PROG, taskset -c 0 PROG, nice, numactl,
+ * timeout...) named as PROGRAM: one of its first arguments names an
+ * instrumented program, as the launcher would find it. A word that only
+ * looks like one (cp ./prog dir) costs a run that ends "ran no
+ * instrumented code", not a wrong profile. */
+#define LAUNCHER_ARGS 16
+static int launches_instrumented(const struct record_request *req)
+{
+	char path[PATH_MAX];
+
+	for (int i = 1; i <= LAUNCHER_ARGS && req->argv[i]; i++) {
+		const char *w = req->argv[i];
+		if (w[0] == '-' || strchr(w, '=') || record_find_program(w, path, sizeof(path)) < 0)
+			continue;
+		if (lp_binary_instrumented(path) == 1)
+			return 1;
+	}
+	return 0;
+}
+
+/* sh -c '...', bash script.sh: a shell may start instrumented programs. */
+static int is_shell(const char *path)
+{
+	static const char *const shells[] = { "sh", "bash", "dash", "zsh", "ksh", "busybox" };
+	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+
+	for (size_t i = 0; i < sizeof(shells) / sizeof(shells[0]); i++)
+		if (!strcmp(base, shells[i]))
+			return 1;
+	return 0;
+}
+
 /* Refuse a program that cannot send anything before it runs: its ELF file
  * (or its script's interpreter's) carries no runtime. A script run by an
  * ordinary interpreter may still start instrumented programs, which
@@ -69,6 +101,14 @@ static int ready(const struct record_request *req)
 	if (ins == 1)
 		return CLI_OK;
 	if (ins == 0) {
+		if (launches_instrumented(req))
+			return CLI_OK;
+		if (is_shell(req->prog)) {
+			if (!req->quiet)
+				cli_note("'%s' is a shell, which is not instrumented: cannot tell whether it runs "
+					 "instrumented programs; running it", req->argv[0]);
+			return CLI_OK;
+		}
 		cli_error(not_instrumented, req->argv[0]);
 		return CLI_ERROR;
 	}

@@ -57,7 +57,8 @@ refused env PATH="$T:$PATH" "$LOCPROF" record -o "$T/p.lpp" -- plain "$T/side"
 
 # 3. A stripped instrumented program keeps the runtime's section; a shell
 #    script is followed to its interpreter, said to be uninstrumented, and
-#    run (it may start instrumented programs; this one does).
+#    run (it may start instrumented programs; this one does); so is a
+#    launcher (env) to the program it runs, and a shell with -c.
 strip -o "$T/stripped" "$T/cyclic"
 expect_status 0 "$LOCPROF" record -o "$T/s.lpp" --rate 0.01 -- "$T/stripped" 97 20
 printf '#!/bin/sh\nexec "$@"\n' >"$T/wrap"
@@ -67,6 +68,19 @@ expect_grep "'.*/wrap' is a script for '/bin/sh', which is not instrumented: can
 expect_grep "w.lpp: [0-9]+ samples" "$T/err"
 expect_status 1 "$LOCPROF" record -o "$T/w2.lpp" -- "$T/wrap" "$T/plain" "$T/side"
 expect_grep "error: no profile: '.*/wrap' ran no instrumented code" "$T/err"
+# a launcher (env, time, taskset...) is followed to the instrumented
+# program among its arguments, silently; one that names none is refused;
+# a shell is run with a note, as a script is
+expect_status 0 "$LOCPROF" record -o "$T/e.lpp" --rate 0.01 -- env LP_TEST_VAR=1 "$T/cyclic" 97 20
+expect_grep "e.lpp: [0-9]+ samples" "$T/err"
+if grep -q "not instrumented" "$T/err"; then
+	fail "env followed by an instrumented program was said not instrumented"
+fi
+refused "$LOCPROF" record -o "$T/e2.lpp" -- env LP_TEST_VAR=1 "$T/plain" "$T/side"
+expect_grep "error: 'env' is not instrumented" "$T/err"
+expect_status 0 "$LOCPROF" record -o "$T/sh.lpp" --rate 0.01 -- sh -c "\"$T/cyclic\" 97 20"
+expect_grep "'sh' is a shell, which is not instrumented: cannot tell" "$T/err"
+expect_grep "sh(\.[0-9]+)?\.lpp: [0-9]+ samples" "$T/err"
 
 # 4. The output's name must say its format; usage errors also come first.
 refused_usage() {
