@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -153,13 +154,13 @@ static int tooldir_link(struct tooldir *d, const char *dir, const char *name)
 
 static int run(const struct record_request *req)
 {
-	char tool[PATH_MAX], sys[PATH_MAX], valgrind[PATH_MAX], env_lib[128];
+	char tool[PATH_MAX], sys[PATH_MAX], valgrind[PATH_MAX], env_lib[128], log_fd[32];
 	const char *vg = getenv("LOCPROF_VALGRIND");
 	struct tooldir d = { .nlinks = 0 };
 	char **argv;
 	char *extra_env[2];
 	size_t n = 0, nargs = 0;
-	int allocs = 1, st, ran;
+	int allocs = 1, st, ran, lfd;
 	uint64_t connections;
 
 	if (find_tool_dir(tool, sizeof(tool)) < 0) {
@@ -197,7 +198,7 @@ static int run(const struct record_request *req)
 
 	while (req->argv[nargs])
 		nargs++;
-	argv = calloc(nargs + req->nbackend_opts + 8, sizeof(*argv));
+	argv = calloc(nargs + req->nbackend_opts + 9, sizeof(*argv));
 	if (!argv) {
 		cli_error("out of memory");
 		tooldir_remove(&d);
@@ -209,6 +210,12 @@ static int run(const struct record_request *req)
 	/* Every process of the program, as with the inst backend; a child
 	 * started without our environment (env -i) runs inert. */
 	argv[n++] = "--trace-children=yes";
+	/* valgrind's messages through a filter (record-vglog.c); the user's
+	 * -X --log-file wins, being later */
+	if ((lfd = record_vglog_start()) >= 0) {
+		snprintf(log_fd, sizeof(log_fd), "--log-fd=%d", lfd);
+		argv[n++] = log_fd;
+	}
 	for (unsigned i = 0; i < req->nbackend_opts; i++)
 		if (!allocs_option(req->backend_opts[i], &allocs))
 			argv[n++] = (char *)req->backend_opts[i];
@@ -230,6 +237,7 @@ static int run(const struct record_request *req)
 	extra_env[1] = NULL;
 
 	st = record_with_collector(req, valgrind, argv, extra_env, &connections, &ran);
+	record_vglog_finish(req->quiet);
 	if (ran && !connections) {
 		cli_error("valgrind stopped before running '%s' (see its message above)", req->argv[0]);
 		st = CLI_ERROR;

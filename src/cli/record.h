@@ -80,6 +80,15 @@ int record_with_collector(const struct record_request *req, const char *path,
  * no BYE then lost its connection, not its life). */
 void record_print_output(const struct lp_record_output *x, const struct record_request *req, int exited);
 
+/* Valgrind's messages through a pipe that a thread drains to stderr,
+ * keeping back valgrind 3.19's lines about clang's DWARF 5 and saying
+ * how many at the end (record-vglog.c): start gives the pipe's write end
+ * for --log-fd (-1: none, valgrind then writes to stderr itself); finish,
+ * after the run, closes it, waits for the thread and says the count
+ * (unless quiet). */
+int record_vglog_start(void);
+void record_vglog_finish(int quiet);
+
 /* Resolve PROGRAM as execvp would; 0 or -1 with errno. */
 int record_find_program(const char *prog, char *buf, size_t len);
 
