@@ -107,10 +107,12 @@ int lp_symbols_alloc_site(struct lp_symbols *s, const uint64_t *frames, unsigned
  * Lua's luaM_malloc_ does not name every block it serves as one object).
  * A frame is one when its function (its readable name) matches a pattern
  * the user gave to lp_symbols_alloc_wrappers() (fnmatch(3)), inlined or
- * not; or when, not inlined, its name holds "alloc", "strdup" or
- * "memdup" (any case) and the stacks given to lp_symbols_alloc_stack()
- * reach its frame from two or more call sites (a function that allocates
- * a program's arrays, called once, still names each by its line). Give
+ * not; or when its name holds "alloc", "strdup" or "memdup" (any case)
+ * and, in the stacks given to lp_symbols_alloc_stack(), its frame is
+ * reached from two or more call sites (not inlined) or is the function's
+ * only one (inlined: its instance's); a function with two frames or more
+ * there and one caller (alloc_arrays(), one array a line) still names
+ * each block by its line. Without stacks, only the user's names. Give
  * every stack of the profile and the names before naming sites (each call
  * forgets the sites named). 0, or LP_ENOMEM (then fewer frames are taken
  * for wrappers). */

@@ -17,11 +17,15 @@
  * are told by name and by shape: a function whose name holds "alloc",
  * "strdup" or "memdup" is a wrapper where its call into the allocator
  * was reached from two or more call sites among the profile's stacks,
- * and not where it was reached from one (a program's alloc_arrays(),
- * called once, allocating each array on a line of its own: those lines
- * tell the arrays apart, its one caller's would not). The user can name
+ * or where it is the function's only frame in them; not where it was
+ * reached from one call site and the function has other frames (a
+ * program's alloc_arrays(), called once, allocating each array on a
+ * line of its own: those lines tell the arrays apart, its one caller's
+ * would not). The user can name
  * others (lp_symbols_alloc_wrappers()); those are wrappers wherever they
- * are, inlined or not. A stripped program has no names: there the frame
+ * are, inlined or not. An inlined copy of a wrapper (LTO inlines xz's
+ * lzma_alloc_zero into each caller) is one frame per copy: a wrapper
+ * where its instance has no other frame, its caller's line naming. A stripped program has no names: there the frame
  * that calls the allocator gives way to its caller where it is reached
  * from several call sites, one level only (past that, every function
  * called from two places would be looked through up to main). */
@@ -111,15 +115,45 @@ static int many_callers(struct lp_symbols *s, uint64_t pc)
 	return w->callers.s && (caller = lp_htab_find(&w->callers, pc)) && *caller == LP_ALLOC_MANY_CALLERS;
 }
 
-/* A program's own wrapper at frame pc of function f: named so by the
- * user, or named like one and reached from several call sites. */
-static int program_wrapper(struct lp_symbols *s, uint64_t pc, const char *f)
+/* Whether the stacks told hold a frame other than pc in the same
+ * function as loc (the same inlined instance of it: the same caller and
+ * call line): a function that calls toward the allocator from two places
+ * or more (alloc_arrays(), one array a line), not a wrapper's one call.
+ * Every frame of the stacks is looked up once (lp_symbols_pc()
+ * remembers). */
+static int same_function_frame(struct lp_symbols *s, uint64_t pc, const struct lp_code_loc *loc)
 {
+	struct lp_alloc_wrappers *w = lp_symbols_wrappers(s);
+	struct lp_code_loc o;
+
+	for (size_t i = 0; w->callers.s && i <= w->callers.mask; i++) {
+		uint64_t key = w->callers.s[i].key;
+		if (key == LP_HTAB_EMPTY || key == pc || !lp_symbols_pc(s, key, &o) || !o.function ||
+		    strcmp(o.function, loc->function) || !o.caller != !loc->caller)
+			continue;
+		if (!loc->caller || (!strcmp(o.caller, loc->caller) && o.caller_line == loc->caller_line &&
+				     !o.caller_file == !loc->caller_file &&
+				     (!o.caller_file || !strcmp(o.caller_file, loc->caller_file))))
+			return 1;
+	}
+	return 0;
+}
+
+/* A program's own wrapper at frame pc (loc: its function, and the one it
+ * is inlined into): named so by the user; or named like one, where the
+ * profile's stacks were told, and either reached from several call sites
+ * (not inlined) or calling toward the allocator from this one place only
+ * (then its caller's line says more than its own). */
+static int program_wrapper(struct lp_symbols *s, uint64_t pc, const struct lp_code_loc *loc)
+{
+	const char *f = loc->function;
+
 	if (user_wrapper_name(s, f))
 		return 1;
-	if (!contains_nocase(f, "alloc") && !contains_nocase(f, "strdup") && !contains_nocase(f, "memdup"))
+	if (!lp_symbols_wrappers(s)->callers.s ||
+	    (!contains_nocase(f, "alloc") && !contains_nocase(f, "strdup") && !contains_nocase(f, "memdup")))
 		return 0;
-	return many_callers(s, pc);
+	return (!loc->caller && many_callers(s, pc)) || !same_function_frame(s, pc, loc);
 }
 
 void lp_alloc_wrappers_release(struct lp_alloc_wrappers *w)
@@ -224,6 +258,19 @@ static struct lp_alloc_site frame_named(struct lp_symbols *s, uint64_t pc, const
 	return f;
 }
 
+/* The frame named by the function that loc's code is inlined into, at
+ * the line of the call: 1, or 0 where it is not inlined or that function
+ * is a wrapper too. */
+static int caller_names(struct lp_symbols *s, const struct lp_code_loc *loc, struct lp_alloc_site *out)
+{
+	if (!loc->caller || wrapper_name(s, loc->caller))
+		return 0;
+	out->function = loc->caller;
+	out->file = loc->caller_file;
+	out->line = loc->caller_file ? loc->caller_line : 0;
+	return 1;
+}
+
 /* Frame pc named as the user's code: 1 and *out, or 0 for a wrapper. */
 static int user_frame_uncached(struct lp_symbols *s, uint64_t pc, struct lp_alloc_site *out)
 {
@@ -239,23 +286,21 @@ static int user_frame_uncached(struct lp_symbols *s, uint64_t pc, struct lp_allo
 	if (!lp_symbols_pc(s, pc, &loc) || !loc.function)
 		return out->binary != NULL;
 	if (!wrapper_name(s, loc.function)) {
-		/* the program's own wrapper, the whole frame: its caller names */
-		if (!loc.caller && program_wrapper(s, pc, loc.function))
-			return 0;
-		*out = frame_named(s, pc, module, &loc);
-		return 1;
+		if (!program_wrapper(s, pc, &loc)) {
+			*out = frame_named(s, pc, module, &loc);
+			return 1;
+		}
+		/* the program's own wrapper: the whole frame, then the next
+		 * frame names the block; inlined, the function it is in, at
+		 * the line of the call */
+		return caller_names(s, &loc, out);
 	}
 	/* inlined wrapper code (std::vector's growth inlined into the
 	 * user's function): the innermost function of the inline chain that
 	 * is not a wrapper, at its call into the wrappers */
 	if (lp_symbols_inline_first(s, pc, wrapper_name, &out->function, &out->file, &out->line))
 		return 1;
-	if (!loc.caller || wrapper_name(s, loc.caller))
-		return 0;
-	out->function = loc.caller;
-	out->file = loc.caller_file;
-	out->line = loc.caller_file ? loc.caller_line : 0;
-	return 1;
+	return caller_names(s, &loc, out);
 }
 
 static int user_frame(struct lp_symbols *s, uint64_t pc, struct lp_alloc_site *out)

@@ -165,11 +165,10 @@ static void test_program_wrappers(void **state)
 
 	/* no stacks told: the wrapper names the block, as before */
 	expect_named(s, from_list, 4, "proj_xmalloc");
-	/* one caller: still the wrapper (a function that allocates a
-	 * program's arrays once, each on its own line) */
+	/* one caller, and the function's only frame: its caller names */
 	assert_int_equal(lp_symbols_alloc_stack(s, from_list, 4), 0);
 	assert_int_equal(lp_symbols_alloc_stack(s, from_list, 4), 0);
-	expect_named(s, from_list, 4, "proj_xmalloc");
+	expect_named(s, from_list, 4, "make_list");
 	/* two callers: each caller names its blocks */
 	assert_int_equal(lp_symbols_alloc_stack(s, from_tree, 4), 0);
 	expect_named(s, from_list, 4, "make_list");
@@ -188,6 +187,17 @@ static void test_program_wrappers(void **state)
 	uint64_t only_wrappers[] = { in(malloc), in(proj_xmalloc), in(make_tree) };
 	expect_named(s, only_wrappers, 3, "proj_xmalloc");
 	free(build_all(8));
+	lp_symbols_free(s);
+
+	/* one caller, two frames in the function (a function that allocates
+	 * a program's arrays once, each on its own line): its lines name */
+	assert_int_equal(lp_symbols_new(&s, &maps, NULL), 0);
+	uint64_t first[] = { in(malloc), in(proj_xmalloc), in(make_list) };
+	uint64_t second[] = { in(malloc), (uint64_t)(uintptr_t)proj_xmalloc + 12, in(make_list) };
+	assert_int_equal(lp_symbols_alloc_stack(s, first, 3), 0);
+	assert_int_equal(lp_symbols_alloc_stack(s, second, 3), 0);
+	expect_named(s, first, 3, "proj_xmalloc");
+	expect_named(s, second, 3, "proj_xmalloc");
 	lp_symbols_free(s);
 	lp_mappings_release(&maps);
 }
