@@ -59,7 +59,7 @@ rec -o skip2.lpp --start-at kernel --stop-at tail --skip 1000 -- ./plain 100
 expect_status 0 "$LOCPROF" cc -O1 -o launch "$src/launch.c"
 rec -o exec.lpp --start-at kernel -- ./launch ./marked 100
 expect_grep "^locprof: exec.lpp: region \(from kernel\) entered 1 time" err
-child=$(ls exec.*.lpp)
+child=$(ls exec.*.lpp) || fail "no profile of the exec'd program; record said: $(cat err); files: $(ls)"
 grep -q "$child: region" err && fail "the exec'd program got the launcher's region: $(cat err)"
 "$LOCPROF" dump "$child" | grep -q '^region:' && fail "the exec'd program's profile has a region"
 [ "$(profile_refs "$child")" -eq "$(profile_refs whole.lpp)" ] ||
