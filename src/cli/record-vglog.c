@@ -15,7 +15,6 @@
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
-#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 

@@ -745,6 +745,18 @@ static int check_bin(double sd)
 	return b < 0 ? 0 : b >= SS_CHECK_BINS ? SS_CHECK_BINS - 1 : b;
 }
 
+/* The span lines (n) and rate times the estimates (d) of the
+ * half-octaves within w of b. */
+static void pooled(const double *num, const double *den, int b, int w, double *n, double *d)
+{
+	*n = *d = 0;
+	for (int c = b - w; c <= b + w; c++)
+		if (c >= 0 && c < SS_CHECK_BINS) {
+			*n += num[c];
+			*d += den[c];
+		}
+}
+
 /* The factor the span counts give the estimates of half-octave b: its
  * own count where that alone is SS_CHECK_Z standard errors from the
  * estimates, else the pooled count of the half-octaves within one, then
@@ -756,13 +768,9 @@ static int check_bin(double sd)
 static double check_factor(const double *num, const double *den, int b)
 {
 	for (int w = 0; w <= SS_CHECK_POOL; w++) {
-		double n = 0, d = 0;
+		double n, d;
 
-		for (int c = b - w; c <= b + w; c++)
-			if (c >= 0 && c < SS_CHECK_BINS) {
-				n += num[c];
-				d += den[c];
-			}
+		pooled(num, den, b, w, &n, &d);
 		if (den[b] > 0 && d >= SS_CHECK_MIN && fabs(n - d) > SS_CHECK_Z * sqrt(d))
 			return n / d;
 	}
@@ -775,14 +783,10 @@ static double check_factor(const double *num, const double *den, int b)
  * errors; [1, 1] where too few span lines are expected there to tell. */
 static void check_band(const double *num, const double *den, int b, double *lo, double *hi)
 {
-	double n = 0, d = 0;
+	double n, d;
 
 	*lo = *hi = 1;
-	for (int c = b - SS_CHECK_POOL; c <= b + SS_CHECK_POOL; c++)
-		if (c >= 0 && c < SS_CHECK_BINS) {
-			n += num[c];
-			d += den[c];
-		}
+	pooled(num, den, b, SS_CHECK_POOL, &n, &d);
 	if (!(den[b] > 0) || d < SS_CHECK_MIN)
 		return;
 	*lo = fmin(1, fmax(0, (n - 2 * sqrt(n)) / d));
@@ -814,7 +818,7 @@ static int span_bins(const struct lp_statstack *m, double *num, double *den)
 }
 
 /* The ratios at lines[0, n) with each estimate scaled by f of its
- * half-octave; NULL f: unscaled. 0 or LP_ENOMEM. */
+ * half-octave. 0 or LP_ENOMEM. */
 static int scaled_curve(const struct lp_statstack *m, const double *f, const double *lines, size_t n, double *out)
 {
 	double *sd = malloc((m->in.n ? m->in.n : 1) * sizeof(*sd));
@@ -824,12 +828,20 @@ static int scaled_curve(const struct lp_statstack *m, const double *f, const dou
 		return lp_seterr(LP_ENOMEM, "out of memory");
 	for (size_t i = 0; i < m->in.n; i++)
 		if (isfinite(m->sd[i]))
-			sd[k++] = m->sd[i] > 0 && f ? m->sd[i] * f[check_bin(m->sd[i])] : m->sd[i];
+			sd[k++] = m->sd[i] > 0 ? m->sd[i] * f[check_bin(m->sd[i])] : 0;
 	lp_sort_double(sd, k);
 	for (size_t j = 0; j < n; j++)
 		out[j] = sorted_ratio(m, sd, k, lines[j]);
 	free(sd);
 	return 0;
+}
+
+/* The model's own ratios at lines[0, n): what a profile without anything
+ * to check (no estimates, or every access sampled) is checked to. */
+static void model_curve(const struct lp_statstack *m, const double *lines, size_t n, double *out)
+{
+	for (size_t j = 0; j < n; j++)
+		out[j] = lp_statstack_miss_ratio(m, lines[j]);
 }
 
 int lp_statstack_checked_curve(const struct lp_statstack *m, const double *lines, size_t n, double *out)
@@ -839,8 +851,12 @@ int lp_statstack_checked_curve(const struct lp_statstack *m, const double *lines
 
 	if (err < 0)
 		return err;
+	if (err) {
+		model_curve(m, lines, n, out);
+		return 0;
+	}
 	for (int b = 0; b < SS_CHECK_BINS; b++)
-		f[b] = err ? 1 : check_factor(num, den, b);
+		f[b] = check_factor(num, den, b);
 	return scaled_curve(m, f, lines, n, out);
 }
 
@@ -851,11 +867,13 @@ int lp_statstack_checked_band(const struct lp_statstack *m, const double *lines,
 
 	if (err < 0)
 		return err;
+	if (err) {
+		model_curve(m, lines, n, lo);
+		model_curve(m, lines, n, hi);
+		return 0;
+	}
 	for (int b = 0; b < SS_CHECK_BINS; b++)
-		if (err)
-			flo[b] = fhi[b] = 1;
-		else
-			check_band(num, den, b, &flo[b], &fhi[b]);
+		check_band(num, den, b, &flo[b], &fhi[b]);
 	if ((err = scaled_curve(m, flo, lines, n, lo)) < 0)
 		return err;
 	return scaled_curve(m, fhi, lines, n, hi);

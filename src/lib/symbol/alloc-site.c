@@ -21,23 +21,23 @@
  * reached from one call site and the function has other frames (a
  * program's alloc_arrays(), called once, allocating each array on a
  * line of its own: those lines tell the arrays apart, its one caller's
- * would not). The user can name
- * others (lp_symbols_alloc_wrappers()); those are wrappers wherever they
- * are, inlined or not. An inlined copy of a wrapper (LTO inlines xz's
- * lzma_alloc_zero into each caller) is one frame per copy: a wrapper
- * where its instance has no other frame, its caller's line naming. A stripped program has no names: there the frame
+ * would not). The user can name others (lp_symbols_alloc_wrappers());
+ * those are wrappers wherever they are, inlined or not. An inlined copy
+ * of a wrapper (LTO inlines xz's lzma_alloc_zero into each caller) is one
+ * frame per copy: a wrapper where its instance has no other frame, its
+ * caller's line naming. A stripped program has no names: there the frame
  * that calls the allocator gives way to its caller where it is reached
  * from several call sites, one level only (past that, every function
  * called from two places would be looked through up to main). */
 #include "common/error.h"
 #include "symbol/symbol-internal.h"
 
-#include <ctype.h>
 #include <fnmatch.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 static int has_prefix(const char *s, const char *prefix)
 {
