@@ -51,4 +51,22 @@ PY
 # without named caches: the --at cache
 expect_status 0 "$LOCPROF" report "$T/t.lpp" --sizes 16K --at 8K --threads
 expect_grep '^ +thread +references +samples +line accesses +8K:full:64$' "$T/out"
+# Many threads: the text shows the 32 with the most references, in thread
+# order, and sums the others in one line; CSV lists all. Thread k (numbered
+# from 0 in order of appearance) makes 50 (k + 1) references.
+awk 'BEGIN {
+	for (k = 0; k < 40; k++)
+		for (i = 0; i < 50 * (k + 1); i++)
+			printf "R 0x%x 8 0x401000 %d\n", 268435456 + k * 65536 + (i % 100) * 64, k + 1
+}' >"$T/many.txt"
+expect_status 0 "$LOCPROF" sample "$T/many.txt" -o "$T/many.lpp" --rate 0.05 --seed 1
+expect_status 0 "$LOCPROF" report "$T/many.lpp" --sizes 16K --top 0 --threads
+awk '/^per thread/ { on = 1; next } on && $1 ~ /^[0-9]+$/ { print $1 }' "$T/out" >"$T/tids"
+[ "$(tr '\n' ' ' <"$T/tids")" = "$(seq 8 39 | tr '\n' ' ')" ] ||
+	{ cat "$T/out" >&2; fail "40 threads: expected threads 8..39 in the text"; }
+# the eight left out: 50 (1 + ... + 8) = 1800 references
+expect_grep '^ +\.\.\. +1800 +[0-9]+  \(8 threads more, none with more references than those above; --format csv lists every thread\)$' "$T/out"
+expect_status 0 "$LOCPROF" report "$T/many.lpp" --sizes 16K --top 0 --threads --format csv
+[ "$(awk -F, '/^thread,/ { on = 1; next } on && /^$/ { exit } on { n++ } END { print n }' "$T/out")" = 40 ] ||
+	fail "40 threads: the CSV should list all"
 echo ok
