@@ -28,16 +28,15 @@
 extern "C" {
 #endif
 
-/* The newest version written and read: a profile with phase intervals
- * (record --phases) or shared time (SMPX chunks) is version 3, one
- * without is version 2, so that a
- * reader that would ignore the intervals, and weigh the samples of a
- * phase-guided run wrongly, refuses it instead. */
-#define LP_PROFILE_VERSION 3
-#define LP_PROFILE_VERSION_PLAIN 2
+/* The version written, and the newest read. Version 4 adds each sample's
+ * reuse address (lp_sample.reuse_addr) to its record; version 3 is a
+ * profile with phase intervals (record --phases) or shared time (SMPX
+ * chunks), version 2 one without. */
+#define LP_PROFILE_VERSION 4
 /* The oldest version read: version 1 has no sample parts (lp_sample.part
  * reads as LP_PART_UNKNOWN); versions 1 and 2 have no shared time
- * (lp_profile.shared is 0). */
+ * (lp_profile.shared is 0); versions 1 to 3 no reuse addresses
+ * (lp_sample.reuse_addr is 0). */
 #define LP_PROFILE_VERSION_MIN 1
 /* Default time window in line accesses: StatCache's "about 200k
  * references" (section 2.4). */
@@ -62,6 +61,11 @@ struct lp_sample {
 	uint64_t reuse; /* reuse distance, or LP_REUSE_DANGLING */
 	uint64_t reuse_pc; /* pc of the next access to the line (the one that
 			    * hits or misses), 0 when dangling or unknown */
+	uint64_t reuse_addr; /* the address that access touched in the line
+			      * (its data object, which may not be the sampled
+			      * access's: two variables can share a line), 0
+			      * when dangling or unknown (profiles before
+			      * version 4, the pmu backend) */
 	uint32_t tid;
 	uint8_t kind;     /* LP_REF_READ or LP_REF_WRITE */
 	uint8_t line_idx; /* index into lp_profile.line_sizes */

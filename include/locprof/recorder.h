@@ -160,6 +160,9 @@ struct lp_record_sample {
 	uint64_t begin, end;
 	uint64_t pc, addr;
 	uint64_t reuse_pc;       /* pc of the reusing access; 0 when dangling */
+	uint64_t reuse_addr;     /* the address it touched in the line; 0 when
+				  * dangling or unknown (the pmu backend's
+				  * breakpoints do not say) */
 	uint32_t thread;         /* the image's thread number, 0 = first */
 	uint32_t size;           /* bytes accessed */
 	uint8_t kind;            /* LP_REF_READ or LP_REF_WRITE */

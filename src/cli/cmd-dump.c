@@ -91,7 +91,7 @@ static void dump_json(const struct lp_profile *p)
 			cli_jprintf("null");
 		else
 			cli_jprintf("%" PRIu64, s->reuse);
-		cli_jprintf(",\"reuse_pc\":%" PRIu64, s->reuse_pc);
+		cli_jprintf(",\"reuse_pc\":%" PRIu64 ",\"reuse_addr\":%" PRIu64, s->reuse_pc, s->reuse_addr);
 		if (p->shared) {
 			cli_jprintf(",\"stime\":%" PRIu64 ",\"sreuse\":", s->stime);
 			dump_json_dist(s->sreuse);
@@ -185,7 +185,7 @@ static void dump_text(const struct lp_profile *p)
 		printf("phase intervals: %zu of %" PRIu64 " references, %u phases\n", p->n_intervals,
 		       p->phase_interval, nph);
 	}
-	printf("# line time pc addr kind tid reuse reuse_pc%s\n",
+	printf("# line time pc addr kind tid reuse reuse_pc%s reuse_addr\n",
 	       p->shared ? " stime sreuse stid coh wtid wpc" : "");
 	for (size_t i = 0; i < p->n_samples; i++) {
 		const struct lp_sample *s = &p->samples[i];
@@ -203,7 +203,10 @@ static void dump_text(const struct lp_profile *p)
 				printf("%" PRIu64, s->sreuse);
 			printf(" %u %s %u %#" PRIx64, s->stid, coh_name(s->coh), s->wtid, s->wpc);
 		}
-		printf("\n");
+		if (s->reuse_addr)
+			printf(" %#" PRIx64 "\n", s->reuse_addr);
+		else
+			printf(" -\n");
 	}
 	if (!p->n_allocs)
 		return;

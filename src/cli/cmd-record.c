@@ -194,12 +194,17 @@ static int parse_phase_option(int c, const char *arg, struct lp_record_options *
 }
 
 /* Under MPI: the rank in the profile and in the output's name
- * (*rank_output, to free). */
+ * (*rank_output, to free), and in the seed: ranks that run the same code
+ * on the same seed would sample the same references, and the job's
+ * samples would be copies of one rank's (its intervals as wide as one
+ * rank's). Threads take seed + thread number, so the rank moves the seed
+ * by a large odd multiple (2^64 / golden ratio), not by 1. */
 static int apply_mpi_rank(struct lp_record_options *o, char **rank_output)
 {
 	if (!record_mpi_rank(&o->mpi_rank, &o->mpi_size))
 		return CLI_OK;
 	o->mpi = 1;
+	o->seed += (uint64_t)o->mpi_rank * 0x9e3779b97f4a7c15ull;
 	if (!strcmp(o->output, "-") && o->mpi_size != 1)
 		return cli_usage_error(&cmd_record, "-o - under MPI: the ranks' traces would interleave on "
 				       "one stdout; name a file (prof.lpt: prof.rank<R>.lpt)");

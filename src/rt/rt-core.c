@@ -495,7 +495,7 @@ static void rt_send_thread_refs(struct lp_rt_thread *t, int running);
 /* The sample of watch w, with its shared time o (NULL: none) begun at
  * shared clock sbegin. */
 static void rt_emit(struct lp_rt_thread *t, const struct lp_watch *w, uint64_t end,
-		    uint64_t reuse_pc, const struct lp_share_out *o, uint64_t sbegin)
+		    uint64_t reuse_pc, uint64_t reuse_addr, const struct lp_share_out *o, uint64_t sbegin)
 {
 	struct lp_msg_sample *m;
 
@@ -506,7 +506,7 @@ static void rt_emit(struct lp_rt_thread *t, const struct lp_watch *w, uint64_t e
 		rt_send_samples(t);
 	}
 	m = &t->samples[t->nsamples];
-	lp_emit_sample(m, w, end, reuse_pc, t->number, (uint8_t)w->tag);
+	lp_emit_sample(m, w, end, reuse_pc, reuse_addr, t->number, (uint8_t)w->tag);
 	if (o) {
 		m->stime = sbegin;
 		m->sreuse = o->sreuse;
@@ -540,7 +540,9 @@ static void rt_check_watches(struct lp_rt_thread *t, uint64_t addr, uint64_t las
 			int have = lp_rt_share_access(t, w, l, i, sh, addr, last, kind, pc, own, l - first, &snow,
 						      &o, &sbegin);
 			if (w) {
-				rt_emit(t, w, own, pc, have ? &o : NULL, sbegin);
+				/* the reference's own address in its first
+				 * line, the line's start in a later one */
+				rt_emit(t, w, own, pc, l == first ? addr : l << sh, have ? &o : NULL, sbegin);
 				lp_rt_watch_remove(t, w);
 			}
 		}
@@ -787,7 +789,7 @@ static void rt_thread_finish(struct lp_rt_thread *t)
 			struct lp_share_out o;
 			uint64_t sbegin = 0;
 			int have = lp_rt_share_dangle(t, w, locked, &o, &sbegin);
-			rt_emit(t, w, LP_SAMPLE_DANGLING, 0, have ? &o : NULL, sbegin);
+			rt_emit(t, w, LP_SAMPLE_DANGLING, 0, 0, have ? &o : NULL, sbegin);
 		}
 		if (locked)
 			lp_rt_share_unlock();

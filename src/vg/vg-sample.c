@@ -105,7 +105,7 @@ static void table_grow(struct lpvg_thread *t)
 	VG_(free)(old);
 }
 
-static void emit(struct lpvg_thread *t, const struct lp_watch *w, ULong end, ULong reuse_pc)
+static void emit(struct lpvg_thread *t, const struct lp_watch *w, ULong end, ULong reuse_pc, ULong reuse_addr)
 {
 	if (t->nsamples == LPVG_SAMPLE_CAP) {
 		/* the count goes with every batch, before it: a run killed
@@ -116,7 +116,7 @@ static void emit(struct lpvg_thread *t, const struct lp_watch *w, ULong end, ULo
 		lpvg_send_samples(t);
 	}
 	/* level 0: a fixed rate, never thinned */
-	lp_emit_sample(&t->samples[t->nsamples++], w, end, reuse_pc, t->number, 0);
+	lp_emit_sample(&t->samples[t->nsamples++], w, end, reuse_pc, reuse_addr, t->number, 0);
 }
 
 /* The last byte of a reference (clamped where it would wrap). */
@@ -152,7 +152,9 @@ static void check_watches(struct lpvg_thread *t, ULong addr, ULong size, ULong p
 		for (ULong l = addr >> sh; l <= last >> sh; l++) {
 			struct lp_watch *w = lp_watch_find(&t->watches, l, i);
 			if (w) {
-				emit(t, w, now + ex[i] + (l - (addr >> sh)), pc);
+				/* the reference's own address in its first
+				 * line, the line's start in a later one */
+				emit(t, w, now + ex[i] + (l - (addr >> sh)), pc, l == addr >> sh ? addr : l << sh);
 				table_remove(t, w);
 				touched = True;
 			}
@@ -276,7 +278,7 @@ void lpvg_watches_dangle(struct lpvg_thread *t, Bool unfilter)
 
 	while ((w = lp_watch_table_next(&t->watches, &pos))) {
 		if (lpvg_o.mode == LP_MODE_SAMPLE)
-			emit(t, w, LP_SAMPLE_DANGLING, 0);
+			emit(t, w, LP_SAMPLE_DANGLING, 0, 0);
 		if (unfilter)
 			filter_add(w, -1);
 	}

@@ -30,6 +30,16 @@ expect_grep "^host: $(hostname)$" "$T/out"
 expect_status 0 env PMI_RANK=1 PMI_SIZE=2 "$LOCPROF" record -q --rate 0.05 -o "$T/w.lpp" -- "$T/walk" 8192
 expect_status 0 "$LOCPROF" dump "$T/w.rank1.lpp"
 expect_grep "^MPI rank: 1 of 2$" "$T/out"
+# each rank its own seed (rank 0 keeps --seed), so two ranks of one
+# program sample different references
+expect_status 0 env PMI_RANK=0 PMI_SIZE=2 "$LOCPROF" record -q --rate 0.05 --seed 7 -o "$T/s.lpp" -- "$T/walk"
+expect_status 0 env PMI_RANK=1 PMI_SIZE=2 "$LOCPROF" record -q --rate 0.05 --seed 7 -o "$T/s.lpp" -- "$T/walk"
+"$LOCPROF" dump "$T/s.rank0.lpp" >"$T/d0" && "$LOCPROF" dump "$T/s.rank1.lpp" >"$T/d1" || fail "dump s.rank*.lpp"
+expect_grep "seed: 7 " "$T/d0"
+expect_grep "seed: $(printf '%u' $(( 7 + 0x9e3779b97f4a7c15 ))) " "$T/d1"
+cmp -s <(awk '!/^#/ && NF >= 8 && $1 ~ /^[0-9]+$/ { print $2 }' "$T/d0") \
+	<(awk '!/^#/ && NF >= 8 && $1 ~ /^[0-9]+$/ { print $2 }' "$T/d1") &&
+	fail "ranks 0 and 1 of one program sampled the same references (the same seed)"
 # PMIx alone gives no world size
 expect_status 0 env PMIX_RANK=5 "$LOCPROF" record -q --rate 0.05 -o "$T/x.samples" -- "$T/walk"
 [ -s "$T/x.rank5.samples" ] || fail "PMIX_RANK=5: expected x.rank5.samples"

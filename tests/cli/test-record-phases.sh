@@ -25,9 +25,9 @@ done
 
 expect_status 0 "$LOCPROF" record -q -o "$T/c.lpp" --rate 1e-3 -- "$P" solver 40
 expect_status 0 "$LOCPROF" record -q -o "$T/p.lpp" --rate 1e-3 --phases -- "$P" solver 40
-# a profile with phase intervals is version 3 (so is the inst backend's
-# constant-rate one, for its shared time); only the first has intervals
-[ "$(od -An -tu4 -j8 -N4 "$T/p.lpp" | tr -d ' ')" = 3 ] || fail "the --phases profile is not version 3"
+# a profile is version 4 (a reader of versions 1 to 2 refuses phase
+# intervals rather than weigh them wrongly); only the first has intervals
+[ "$(od -An -tu4 -j8 -N4 "$T/p.lpp" | tr -d ' ')" = 4 ] || fail "the --phases profile is not version 4"
 "$LOCPROF" dump "$T/c.lpp" | grep -q '^phase intervals' && fail "a constant-rate profile has phase intervals"
 
 expect_status 0 "$LOCPROF" report "$T/p.lpp" --cache 32K:8:64 --cache 1M:16:64 --top 3 --resamples 0 --timeline \

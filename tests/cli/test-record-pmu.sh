@@ -111,7 +111,7 @@ expect_grep "th\.[0-9]+\.lpp: [0-9]+ samples .* 1 thread \(pid [0-9]+, exit 5\)"
 child=$(ls "$T"/th.*.lpp)
 expect_status 0 "$LOCPROF" dump "$T/th.lpp"
 expect_grep "^references: [0-9]+  threads: 2$" "$T/out"
-awk '!/^#/ && NF == 8 && $6 == 1' "$T/out" | grep -c . >/dev/null || fail "no sample from the second thread"
+awk '!/^#/ && NF == 9 && $6 == 1' "$T/out" | grep -c . >/dev/null || fail "no sample from the second thread"
 expect_status 0 "$LOCPROF" dump "$child"
 expect_grep "^references: [0-9]+  threads: 1$" "$T/out"
 

@@ -12,8 +12,8 @@
 rec() { # rec MODE [ITERS]: record and dump MODE's samples with 4 threads
 	expect_status 0 "$LOCPROF" record -o "$T/$1.lpp" --rate 0.01 --seed 3 -- "$T/mtshare" "$1" 4 "${2:-1000000}"
 	expect_status 0 "$LOCPROF" dump "$T/$1.lpp"
-	expect_grep '^# line time pc addr kind tid reuse reuse_pc stime sreuse stid coh wtid wpc$' "$T/out"
-	awk '!/^#/ && NF == 14' "$T/out" >"$T/$1.s"
+	expect_grep '^# line time pc addr kind tid reuse reuse_pc stime sreuse stid coh wtid wpc reuse_addr$' "$T/out"
+	awk '!/^#/ && NF == 15' "$T/out" >"$T/$1.s"
 	[ "$(wc -l <"$T/$1.s")" -gt 1000 ] || fail "$1: too few samples"
 	# own reuse: the shared distance is at least the private one
 	awk '$7 != "dangling" && $10 != "dangling" && $10 + 0 > 0 && $11 == $6 && $10 + 0 < $7 + 0 { bad++ } END { exit bad > 0 }' "$T/$1.s" ||

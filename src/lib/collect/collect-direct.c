@@ -102,7 +102,7 @@ int lp_recorder_image_samples(struct lp_recorder *r, uint32_t id, const struct l
 	for (size_t i = 0; i < n; i++) {
 		struct lp_msg_sample m = {
 			.begin = s[i].begin, .end = s[i].end, .pc = s[i].pc, .addr = s[i].addr,
-			.reuse_pc = s[i].reuse_pc, .thread = s[i].thread,
+			.reuse_pc = s[i].reuse_pc, .reuse_addr = s[i].reuse_addr, .thread = s[i].thread,
 			.size = s[i].size > 255 ? 255 : (uint8_t)s[i].size, .kind = s[i].kind,
 			.line_index = s[i].line_index,
 		};

@@ -15,15 +15,17 @@
 #include <stdint.h>
 
 /* The sample of watch w, ended at `end` (the thread's reference clock, or
- * LP_SAMPLE_DANGLING) by the access at reuse_pc (0 when dangling). */
+ * LP_SAMPLE_DANGLING) by the access at reuse_pc touching reuse_addr in the
+ * line (both 0 when dangling). */
 static inline void lp_emit_sample(struct lp_msg_sample *s, const struct lp_watch *w, uint64_t end,
-				  uint64_t reuse_pc, uint32_t thread, uint8_t level)
+				  uint64_t reuse_pc, uint64_t reuse_addr, uint32_t thread, uint8_t level)
 {
 	s->begin = w->begin;
 	s->end = end;
 	s->pc = w->pc;
 	s->addr = w->addr;
 	s->reuse_pc = reuse_pc;
+	s->reuse_addr = reuse_addr;
 	s->thread = thread;
 	s->size = w->size;
 	s->kind = w->kind;

@@ -168,6 +168,9 @@ struct lp_msg_sample {
 	uint64_t touched; /* threads but the sender that touched the line
 			   * before its reuse (bit thread % 64) */
 	uint64_t writers; /* of them, those that wrote it */
+	uint64_t reuse_addr; /* the address the access at reuse_pc touched in
+			      * the line (the line's start where that access
+			      * began in the line before); 0 when dangling */
 };
 #define LP_MSG_SAMPLE_SHARED 1u /* the shared-time fields are set */
 

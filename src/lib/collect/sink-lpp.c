@@ -102,6 +102,7 @@ static int lpp_samples(void *state, const struct lp_msg_sample *v, size_t n)
 			.reuse = v[i].end == LP_SAMPLE_DANGLING ? LP_REUSE_DANGLING
 								: v[i].end - v[i].begin - 1,
 			.reuse_pc = v[i].reuse_pc,
+			.reuse_addr = v[i].end == LP_SAMPLE_DANGLING ? 0 : v[i].reuse_addr,
 			.tid = v[i].thread,
 			.kind = v[i].kind & LP_MSG_KIND_MASK,
 			.line_idx = v[i].line_index,

@@ -144,15 +144,18 @@ static int cmp_object_name(const void *a, const void *b)
 	return strcmp(((const struct object_sum *)a)->name, ((const struct object_sum *)b)->name);
 }
 
-/* The name of the object holding sample s's address: a thread-local
- * variable of the sample's thread, else a heap block by the first frame
- * of its allocation's call stack outside the allocator's wrappers
- * (lp_symbols_alloc_site), else a global, else "(other)". */
+/* The name of the object that sample s's miss touches: the one at the
+ * reuse's address (the access at reuse_pc, which misses: another variable
+ * of the line than the sampled access's, where two share it), else at the
+ * sampled address (a dangling sample, a profile without reuse addresses).
+ * A thread-local variable of the sample's thread, else a heap block by the
+ * first frame of its allocation's call stack outside the allocator's
+ * wrappers (lp_symbols_alloc_site), else a global, else "(other)". */
 void lp_report_object_name(const struct lp_objects *objs, struct lp_symbols *syms, const struct lp_sample *s,
 			   char *buf, size_t len)
 {
 	const struct lp_alloc_stack *stack;
-	uint64_t start, size, site, image;
+	uint64_t start, size, site, image, addr = s->reuse_addr ? s->reuse_addr : s->addr;
 	struct lp_alloc_site as;
 	struct lp_data_sym ds;
 	const char *tls;
@@ -160,14 +163,14 @@ void lp_report_object_name(const struct lp_objects *objs, struct lp_symbols *sym
 
 	/* before the heap: a worker's TLS can lie in a block its runtime
 	 * allocated for the thread's stack */
-	if (syms && lp_objects_find_tls(objs, s->addr, s->tid, &start, &image) &&
-	    lp_symbols_tls(syms, image, s->addr - start, &tls)) {
+	if (syms && lp_objects_find_tls(objs, addr, s->tid, &start, &image) &&
+	    lp_symbols_tls(syms, image, addr - start, &tls)) {
 		snprintf(buf, len, "%s", tls);
-	} else if (lp_objects_find_stack(objs, s->addr, s->time, s->tid, &start, &size, &site, &stack)) {
+	} else if (lp_objects_find_stack(objs, addr, s->time, s->tid, &start, &size, &site, &stack)) {
 		lp_symbols_alloc_site(syms, stack ? stack->frames : &site, stack ? stack->n : 1, &as);
 		lp_alloc_site_format(&as, 0, nb, sizeof(nb));
 		snprintf(buf, len, "heap@%s", nb);
-	} else if (syms && lp_symbols_data(syms, s->addr, &ds) && ds.name) {
+	} else if (syms && lp_symbols_data(syms, addr, &ds) && ds.name) {
 		snprintf(buf, len, "%s", lp_symbols_readable(syms, ds.name));
 	} else {
 		snprintf(buf, len, "(other)");

@@ -19,15 +19,21 @@
 /* Longest payload a reader accepts: a bit flip in a length field must not
  * make it allocate gigabytes. Writers split sample chunks well below this. */
 #define LP_CHUNK_MAX_PAYLOAD (64u << 20)
+/* SMPL chunks: u32 count, count records of LP_SAMPLE_RECORD_SIZE bytes;
+ * from version 4 each is followed by the u64 reuse address
+ * (LP_SAMPLE_RECORD_SIZE_V4 in all). */
 #define LP_SAMPLE_RECORD_SIZE 48u
+#define LP_SAMPLE_REUSE_ADDR_SIZE 8u
+#define LP_SAMPLE_RECORD_SIZE_V4 (LP_SAMPLE_RECORD_SIZE + LP_SAMPLE_REUSE_ADDR_SIZE)
 /* SMPX chunks (version 3, profiles with shared time): u32 record size
- * (LP_SAMPLE_X_RECORD_SIZE; a reader skips the bytes of a longer record,
- * which a later version may write), u32 count, count records: the 48 bytes
- * of an SMPL record, then the shared-time fields. */
-#define LP_SAMPLE_X_RECORD_SIZE 88u
-/* The same with the thread masks (lp_sample.touched, writers: u64 each)
- * after the shared-time fields; an 88-byte record has none. */
-#define LP_SAMPLE_XM_RECORD_SIZE 104u
+ * (at least an SMPL record and the shared-time fields; a reader skips the
+ * bytes of a longer record, which a later version may write), u32 count,
+ * count records: an SMPL record (with its reuse address from version 4),
+ * then the shared-time fields (LP_SAMPLE_X_FIELDS bytes), then the thread
+ * masks (lp_sample.touched, writers: LP_SAMPLE_XM_FIELDS bytes) where the
+ * record is long enough. */
+#define LP_SAMPLE_X_FIELDS 40u
+#define LP_SAMPLE_XM_FIELDS 16u
 /* ALOC chunks: u32 chunk version, u32 count, count records. */
 #define LP_ALLOC_CHUNK_VERSION 1u
 #define LP_ALLOC_RECORD_SIZE 40u

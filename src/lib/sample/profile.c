@@ -457,7 +457,8 @@ static int write_phases(struct chunkbuf *b, const struct lp_profile *p, const st
 static int write_samples(const struct lp_profile *p, size_t first, struct chunkbuf *b, struct lp_out *o)
 {
 	size_t n = p->n_samples - first < LP_SAMPLES_PER_CHUNK ? p->n_samples - first : LP_SAMPLES_PER_CHUNK;
-	size_t rec = !p->shared ? LP_SAMPLE_RECORD_SIZE : p->masks ? LP_SAMPLE_XM_RECORD_SIZE : LP_SAMPLE_X_RECORD_SIZE;
+	size_t base = LP_SAMPLE_RECORD_SIZE_V4;
+	size_t rec = base + (p->shared ? LP_SAMPLE_X_FIELDS : 0) + (p->shared && p->masks ? LP_SAMPLE_XM_FIELDS : 0);
 	uint8_t *d;
 
 	cb_begin(b);
@@ -465,11 +466,14 @@ static int write_samples(const struct lp_profile *p, size_t first, struct chunkb
 	    !(d = cb_room(b, n * rec)))
 		return LP_ENOMEM;
 	for (size_t j = 0; j < n; j++) {
-		lp_sample_encode(d + j * rec, &p->samples[first + j]);
+		const struct lp_sample *s = &p->samples[first + j];
+
+		lp_sample_encode(d + j * rec, s);
+		lp_put_u64(d + j * rec + LP_SAMPLE_RECORD_SIZE, s->reuse_addr);
 		if (p->shared)
-			lp_sample_x_encode(d + j * rec + LP_SAMPLE_RECORD_SIZE, &p->samples[first + j]);
+			lp_sample_x_encode(d + j * rec + base, s);
 		if (p->shared && p->masks)
-			lp_sample_xm_encode(d + j * rec + LP_SAMPLE_X_RECORD_SIZE, &p->samples[first + j]);
+			lp_sample_xm_encode(d + j * rec + base + LP_SAMPLE_X_FIELDS, s);
 	}
 	return cb_emit(b, o, p->shared ? LP_CHUNK_SAMPLES_X : LP_CHUNK_SAMPLES);
 }
@@ -486,7 +490,7 @@ int lp_profile_write(const struct lp_profile *p, const char *path)
 		return lp_seterr(LP_ENOMEM, "out of memory");
 	if ((err = lp_out_open(&o, path)) < 0)
 		goto out_buf;
-	lp_lpp_file_header(hdr, p->n_intervals || p->shared ? LP_PROFILE_VERSION : LP_PROFILE_VERSION_PLAIN);
+	lp_lpp_file_header(hdr, LP_PROFILE_VERSION);
 	if ((err = lp_out_write(o, hdr, sizeof(hdr))) < 0)
 		goto out_abort;
 
@@ -688,17 +692,19 @@ static int clock_ok(uint64_t time, uint64_t reuse)
 	       (reuse == LP_REUSE_DANGLING || reuse < LP_PROFILE_CLOCK_MAX - time);
 }
 
-/* SMPL (extended = 0): u32 count, 48-byte records; SMPX (extended = 1):
- * u32 record size, u32 count, records with the shared-time fields (and,
- * from 104 bytes, the thread masks: the profile has them when every SMPX
- * chunk does). */
-static int parse_samples(struct lp_profile *p, struct cur *c, int extended)
+/* SMPL (extended = 0): u32 count, records of base bytes (48, and from
+ * version 4 the reuse address: 56); SMPX (extended = 1): u32 record size,
+ * u32 count, records with the shared-time fields after the base ones (and,
+ * where long enough, the thread masks: the profile has them when every
+ * SMPX chunk does). */
+static int parse_samples(struct lp_profile *p, struct cur *c, int extended, uint32_t version)
 {
-	uint32_t rec = extended ? cur_u32(c) : LP_SAMPLE_RECORD_SIZE, n = cur_u32(c);
+	uint32_t base = version >= 4 ? LP_SAMPLE_RECORD_SIZE_V4 : LP_SAMPLE_RECORD_SIZE;
+	uint32_t rec = extended ? cur_u32(c) : base, n = cur_u32(c);
 	const uint8_t *d;
 	struct lp_sample s;
 
-	if (rec < (extended ? LP_SAMPLE_X_RECORD_SIZE : LP_SAMPLE_RECORD_SIZE) || rec > 4096) {
+	if (rec < base + (extended ? LP_SAMPLE_X_FIELDS : 0) || rec > 4096) {
 		c->bad = 1;
 		return 0;
 	}
@@ -707,15 +713,19 @@ static int parse_samples(struct lp_profile *p, struct cur *c, int extended)
 	if (extended) {
 		int first = !p->shared;
 		p->shared = 1;
-		p->masks = rec >= LP_SAMPLE_XM_RECORD_SIZE && (first || p->masks);
+		p->masks = rec >= base + LP_SAMPLE_X_FIELDS + LP_SAMPLE_XM_FIELDS && (first || p->masks);
 	}
 	for (uint32_t i = 0; i < n; i++) {
+		const uint8_t *r = d + (size_t)i * rec;
+
 		memset(&s, 0, sizeof(s));
-		lp_sample_decode(&s, d + (size_t)i * rec);
+		lp_sample_decode(&s, r);
+		if (version >= 4)
+			s.reuse_addr = lp_get_u64(r + LP_SAMPLE_RECORD_SIZE);
 		if (extended)
-			lp_sample_x_decode(&s, d + (size_t)i * rec + LP_SAMPLE_RECORD_SIZE);
-		if (extended && rec >= LP_SAMPLE_XM_RECORD_SIZE)
-			lp_sample_xm_decode(&s, d + (size_t)i * rec + LP_SAMPLE_X_RECORD_SIZE);
+			lp_sample_x_decode(&s, r + base);
+		if (extended && rec >= base + LP_SAMPLE_X_FIELDS + LP_SAMPLE_XM_FIELDS)
+			lp_sample_xm_decode(&s, r + base + LP_SAMPLE_X_FIELDS);
 		else if (!extended)
 			s.coh = LP_COH_NONE;
 		if (s.line_idx >= p->n_line_sizes || s.kind > LP_REF_WRITE || s.part > LP_PART_NEXT ||
@@ -724,6 +734,9 @@ static int parse_samples(struct lp_profile *p, struct cur *c, int extended)
 			c->bad = 1;
 			return 0;
 		}
+		/* an address outside the line is not the reuse's: unknown */
+		if (s.reuse_addr && (s.reuse_addr ^ s.addr) >= p->line_sizes[s.line_idx])
+			s.reuse_addr = 0;
 		if (lp_profile_add_sample(p, &s) < 0)
 			return LP_ENOMEM;
 	}
@@ -1088,7 +1101,7 @@ int lp_profile_read(struct lp_profile **out, const char *path)
 				err = parse_meta(p, &c);
 			have_meta = 1;
 		} else if (tag == LP_CHUNK_SAMPLES || tag == LP_CHUNK_SAMPLES_X) {
-			err = parse_samples(p, &c, tag == LP_CHUNK_SAMPLES_X);
+			err = parse_samples(p, &c, tag == LP_CHUNK_SAMPLES_X, lp_get_u32(hdr + 8));
 		} else if (tag == LP_CHUNK_COUNTS) {
 			err = parse_counts(p, &c);
 		} else if (tag == LP_CHUNK_WINDOWS) {

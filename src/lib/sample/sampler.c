@@ -204,9 +204,13 @@ static int end_sample(struct lp_sampler *s, unsigned li, uint32_t r, uint64_t ow
 	int err;
 
 	lp_share_end(&s->sh[r], ref ? now : LP_SHARE_NEVER, mask, &o);
+	/* the reuse's address in the line: its line's start where it began
+	 * in the line before */
+	uint64_t line_start = x->addr >> s->lanes[li].shift << s->lanes[li].shift;
 	struct lp_sample smp = {
 		.time = x->begin, .pc = x->pc, .addr = x->addr,
 		.reuse = ref ? own - x->begin - 1 : LP_REUSE_DANGLING, .reuse_pc = ref ? ref->pc : 0,
+		.reuse_addr = !ref ? 0 : ref->addr > line_start ? ref->addr : line_start,
 		.tid = s->sh[r].owner, .kind = x->kind & 0x0f, .line_idx = (uint8_t)li,
 		.part = x->kind >> 4, .coh = o.coh, .stid = o.stid, .wtid = o.wtid, .wpc = o.wpc,
 		.stime = s->sh[r].sbegin, .sreuse = o.sreuse, .sown = o.sown,

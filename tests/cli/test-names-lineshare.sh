@@ -1,0 +1,41 @@
+# Two global variables in one line (tests/data/names-lineshare.c): every
+# miss on the line is the write of counters, which ends the samples of the
+# flag read before it. report names the object that the missing access
+# touched (the sample's reuse address), not the sampled access's
+# neighbour: counters gets the misses, flag_word none; with the inst and
+# valgrind backends and a sampled trace, as simulate --attribute does.
+. "$(dirname "$0")/lib.sh"
+
+objects() {
+	sed -n '/^top data objects/,/^$/p' "$T/out" | awk 'NR > 2 && NF { print $1, $2 }' >"$T/objects"
+}
+check() { # label, profile
+	expect_status 0 "$LOCPROF" report "$2" --sizes 16K --at 16K --top 5
+	objects
+	# one miss a round: 4000, sampled at 0.05
+	awk '$1 == "counters" && $2 > 3000 && $2 < 5000 { ok = 1 } $1 == "flag_word" { bad = 1 }
+	     END { exit !(ok && !bad) }' "$T/objects" ||
+		{ cat "$T/objects" >&2; fail "$1: the misses on the line should be counters' (about 4000), none flag_word's"; }
+}
+
+if command -v clang >/dev/null; then
+	"$LOCPROF" cc -O2 -g -o "$T/ls" "$LOCPROF_SRC/tests/data/names-lineshare.c" || fail "cannot build names-lineshare.c"
+	expect_status 0 "$LOCPROF" record -q -o "$T/inst.lpp" --rate 0.05 --seed 2 -- "$T/ls"
+	check "inst" "$T/inst.lpp"
+	"$LOCPROF" dump "$T/inst.lpp" >"$T/dump"
+	expect_grep '^# line time pc addr kind tid reuse reuse_pc.* reuse_addr$' "$T/dump"
+	expect_status 0 "$LOCPROF" record -q --mode trace -o "$T/ls.lpt" -- "$T/ls"
+	expect_status 0 "$LOCPROF" sample "$T/ls.lpt" -o "$T/trace.lpp" --rate 0.05 --seed 2
+	check "sampled trace" "$T/trace.lpp"
+	# the exact count: 4000 misses of counters, flag_word's one cold miss
+	expect_status 0 "$LOCPROF" simulate "$T/ls.lpt" --cache 16K:full:64 --attribute --top 5
+	awk '/^## data objects/ { on = 1; next } /^##/ { on = 0 } on && $1 == "counters" { ok = $3 == 4000 }
+	     on && $1 == "flag_word" { bad = $3 > 1 } END { exit !(ok && !bad) }' "$T/out" ||
+		{ cat "$T/out" >&2; fail "simulate --attribute: counters should miss 4000 times, flag_word once"; }
+fi
+if command -v gcc >/dev/null; then
+	gcc -O2 -g -o "$T/lsg" "$LOCPROF_SRC/tests/data/names-lineshare.c" || fail "gcc cannot build names-lineshare.c"
+	expect_status 0 "$LOCPROF" record -q --backend valgrind -o "$T/vg.lpp" --rate 0.05 --seed 2 -- "$T/lsg"
+	check "valgrind" "$T/vg.lpp"
+fi
+echo ok
