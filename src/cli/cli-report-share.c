@@ -25,7 +25,41 @@ static void text_row_cliffs(const char *what, uint64_t size, const struct lp_int
 		cli_text_cliff(where, "random", random, 0);
 }
 
-void cli_text_share(const struct lp_report *r, int intervals)
+/* The rows of one sharing table (false_sharing f), the top ones by misses
+ * (lp_report_sharing() ranks them; top 0: all), the rest summed in a
+ * line. --shared asked for these tables, so --top 0 does not hide them. */
+static void text_sharing(const struct lp_report_sharing *sh, size_t ns, int f, uint64_t top)
+{
+	size_t shown = 0, rest = 0;
+	double rest_misses = 0;
+
+	printf("\n%s: coherence misses (reuses invalidated by another thread's write) by data object\n"
+	       "and pc; line accesses of the whole run, in a cache that would have kept the line until\n"
+	       "its reuse (a smaller one misses some of them anyway: the coh columns give each size's):\n",
+	       sharing_title[f]);
+	printf("%12s %8s %10s %10s  %-24s %-18s %-18s %s\n", "misses", "share", "threads", "writers", "object",
+	       "pc that misses", "pc of the write", "functions (miss; write)");
+	for (size_t i = 0; i < ns; i++) {
+		char pb[32], wb[32];
+		if (sh[i].false_sharing != f)
+			continue;
+		if (top && shown == top) {
+			rest++;
+			rest_misses += sh[i].misses;
+			continue;
+		}
+		shown++;
+		snprintf(pb, sizeof(pb), "%#" PRIx64, sh[i].pc);
+		snprintf(wb, sizeof(wb), "%#" PRIx64, sh[i].wpc);
+		printf("%12.0f %7.2f%% %10s %10s  %-24s %-18s %-18s %s; %s\n", sh[i].misses, 100 * sh[i].share,
+		       sh[i].threads, sh[i].writers, sh[i].object, pb, wb, sh[i].pc_name, sh[i].wpc_name);
+	}
+	if (rest)
+		printf("%12.0f %8s %10s %10s  (%zu rows more: --top %zu shows them; --format csv lists all)\n",
+		       rest_misses, "", "", "", rest, (size_t)top + rest);
+}
+
+void cli_text_share(const struct lp_report *r, int intervals, uint64_t top)
 {
 	const struct lp_report_info *in = lp_report_info(r);
 	const struct lp_report_placement *pl;
@@ -80,22 +114,8 @@ void cli_text_share(const struct lp_report *r, int intervals)
 		snprintf(what, sizeof(what), "thread %" PRIu32, tc[i].tid);
 		text_row_cliffs(what, tc[i].size, &tc[i].lru_iv, &tc[i].random_iv);
 	}
-	for (int f = 1; f >= 0; f--) {
-		printf("\n%s: coherence misses (reuses invalidated by another thread's write) by data object\n"
-		       "and pc; line accesses of the whole run:\n", sharing_title[f]);
-		printf("%12s %8s %10s %10s  %-24s %-18s %-18s %s\n", "misses", "share", "threads", "writers",
-		       "object", "pc that misses", "pc of the write", "functions (miss; write)");
-		for (size_t i = 0; i < ns; i++) {
-			char pb[32], wb[32];
-			if (sh[i].false_sharing != f)
-				continue;
-			snprintf(pb, sizeof(pb), "%#" PRIx64, sh[i].pc);
-			snprintf(wb, sizeof(wb), "%#" PRIx64, sh[i].wpc);
-			printf("%12.0f %7.2f%% %10s %10s  %-24s %-18s %-18s %s; %s\n", sh[i].misses,
-			       100 * sh[i].share, sh[i].threads, sh[i].writers, sh[i].object, pb, wb, sh[i].pc_name,
-			       sh[i].wpc_name);
-		}
-	}
+	for (int f = 1; f >= 0; f--)
+		text_sharing(sh, ns, f, top);
 }
 
 void cli_csv_share(const struct lp_report *r)
@@ -124,7 +144,8 @@ void cli_csv_share(const struct lp_report *r)
 		printf("%" PRIu32 ",%.6f,%" PRIu64 ",%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%d,%d\n", tc[i].tid, tc[i].share,
 		       tc[i].size, tc[i].lru, tc[i].lru_coh, tc[i].random, tc[i].lru_iv.lo, tc[i].lru_iv.hi,
 		       tc[i].random_iv.lo, tc[i].random_iv.hi, tc[i].lru_iv.cliff, tc[i].random_iv.cliff);
-	printf("\n# coherence misses (true and false sharing), line accesses of the whole run\n");
+	printf("\n# coherence misses (true and false sharing), line accesses of the whole run, of a cache that "
+	       "would have kept the line until its reuse\n");
 	printf("sharing,object,pc,function,write_pc,write_function,threads,writers,misses,share\n");
 	for (size_t i = 0; i < ns; i++)
 		printf("%s,%s,%#" PRIx64 ",%s,%#" PRIx64 ",%s,\"%s\",\"%s\",%.1f,%.6f\n",

@@ -196,7 +196,7 @@ void cli_json_source_functions(const struct lp_source_function *f, size_t n);
 struct lp_report;
 /* report --shared's tables; intervals: the report has them (--resamples;
  * the CSV always gives both ends, each the ratio without resamples) */
-void cli_text_share(const struct lp_report *r, int intervals);
+void cli_text_share(const struct lp_report *r, int intervals, uint64_t top);
 void cli_csv_share(const struct lp_report *r);
 void cli_json_share(const struct lp_report *r, int intervals);
 /* report's text: a ratio with the half-width of its interval (iv NULL:

@@ -70,7 +70,8 @@ static const char usage[] =
 	"                       accesses, also the models' windows; default the\n"
 	"                       profile's)\n"
 	"  -t, --top N          top pcs, source lines, functions and data objects by\n"
-	"                       predicted misses (default 10, 0 = none)\n"
+	"                       predicted misses (default 10, 0 = none); the rows\n"
+	"                       of --shared's sharing tables (0 = all)\n"
 	"  -a, --at SIZE        cache size for the windows, the top pcs and objects\n"
 	"                       (default the first --cache, else 32K)\n"
 	"  -l, --line BYTES     line size to use when the profile has several\n"
@@ -1039,7 +1040,7 @@ static void print_one(const struct report_opts *o, const struct lp_report *r)
 		if (o->tl)
 			report_timeline_text(o->tl);
 		if (o->shared)
-			cli_text_share(r, o->resamples > 0);
+			cli_text_share(r, o->resamples > 0, o->top);
 	}
 }
 

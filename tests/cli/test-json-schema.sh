@@ -82,6 +82,15 @@ awk 'BEGIN {
 		}
 }' >"$T/mt.txt"
 expect_status 0 "$LOCPROF" sample "$T/mt.txt" -o "$T/mt.lpp" --rate 0.05
+# (the text first: --top 1 keeps one row of the false sharing table's
+# two and sums the other in a line; --top 0 shows both)
+expect_status 0 "$LOCPROF" report "$T/mt.lpp" --sizes 1K,4K --shared --top 1
+awk '/^false sharing:/ { on = 1; next } /^$/ { on = 0 } on && /0x40[0-9]000 +0x40/ { n++ }
+     on && /\(1 rows more: --top 2 shows them; --format csv lists all\)$/ { more++ } END { exit !(n == 1 && more == 1) }' "$T/out" ||
+	{ cat "$T/out" >&2; fail "report --shared --top 1: one false sharing row and a line for the other"; }
+expect_status 0 "$LOCPROF" report "$T/mt.lpp" --sizes 1K,4K --shared --top 0
+[ "$(awk '/^false sharing:/ { on = 1; next } /^$/ { on = 0 } on && /0x40[0-9]000 +0x40/' "$T/out" | wc -l)" = 2 ] ||
+	{ cat "$T/out" >&2; fail "report --shared --top 0: two false sharing rows"; }
 expect_status 0 "$LOCPROF" report "$T/mt.lpp" --sizes 1K,4K --shared --format json
 cp "$T/out" "$T/share.json"
 validate "$SCHEMA" "$T/share.json"
