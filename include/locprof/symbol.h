@@ -122,6 +122,11 @@ int lp_symbols_alloc_wrappers(struct lp_symbols *s, const char *const *names, si
  * its binary and address as lp_symbols_pc_address() writes a pc
  * ("sort+0x430e"), else the pc in hex ("0x7f3a..."). */
 void lp_alloc_site_format(const struct lp_alloc_site *site, int with_column, char *buf, size_t len);
+/* 1 where another frame of the allocation stacks told
+ * (lp_symbols_alloc_stack()) calls on site's line at another column (two
+ * allocations on one line), so that the column tells them apart: name the
+ * site with it. 0 without stacks, column or line. */
+int lp_symbols_alloc_line_shared(struct lp_symbols *s, const struct lp_alloc_site *site);
 
 struct lp_data_sym {
 	const char *name;

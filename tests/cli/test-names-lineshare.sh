@@ -4,6 +4,8 @@
 # touched (the sample's reuse address), not the sampled access's
 # neighbour: counters gets the misses, flag_word none; with the inst and
 # valgrind backends and a sampled trace, as simulate --attribute does.
+# Then two heap blocks allocated on one line: two objects, told apart by
+# their columns.
 . "$(dirname "$0")/lib.sh"
 
 objects() {
@@ -32,6 +34,42 @@ if command -v clang >/dev/null; then
 	awk '/^## data objects/ { on = 1; next } /^##/ { on = 0 } on && $1 == "counters" { ok = $3 == 4000 }
 	     on && $1 == "flag_word" { bad = $3 > 1 } END { exit !(ok && !bad) }' "$T/out" ||
 		{ cat "$T/out" >&2; fail "simulate --attribute: counters should miss 4000 times, flag_word once"; }
+fi
+# Two allocations on one line are two objects, named with their columns
+# (which only then say something), in report as in simulate --attribute;
+# the one alone on its line has none.
+if command -v clang >/dev/null; then
+	cat >"$T/three.c" <<'C'
+#include <stdio.h>
+#include <stdlib.h>
+int main(void)
+{
+	long n = 1 << 16; double s = 0;
+	double *a = malloc(n * sizeof(*a)), *b = malloc(n * sizeof(*b));
+	double *c = malloc(n * sizeof(*c));
+	for (long i = 0; i < n; i++)
+		a[i] = b[i] = c[i] = (double)i;
+	for (int r = 0; r < 10; r++)
+		for (long i = 0; i < n; i++)
+			s += a[i] * b[i] + c[i];
+	printf("%g\n", s);
+	free(a), free(b), free(c);
+	return 0;
+}
+C
+	"$LOCPROF" cc -O1 -g -o "$T/three" "$T/three.c" || fail "cannot build three.c"
+	expect_status 0 "$LOCPROF" record -q -o "$T/three.lpp" --rate 0.01 -- "$T/three"
+	expect_status 0 "$LOCPROF" report "$T/three.lpp" --sizes 32K --at 32K --top 5
+	objects
+	[ "$(grep -cE '^heap@main \(three\.c:6:[0-9]+\)$' "$T/objects")" = 2 ] &&
+		[ "$(grep -cE '^heap@main \(three\.c:7\)$' "$T/objects")" = 1 ] ||
+		{ cat "$T/objects" >&2; fail "three.c: expected three.c:6 twice with columns, three.c:7 without"; }
+	expect_status 0 "$LOCPROF" record -q --mode trace -o "$T/three.lpt" -- "$T/three"
+	expect_status 0 "$LOCPROF" simulate "$T/three.lpt" --cache 32K:full:64 --attribute --top 5
+	sed -n '/^## data objects/,/^$/p' "$T/out" | awk 'NR > 2 && NF { print $1, $2, $3 }' >"$T/simobj"
+	[ "$(grep -cE '^heap@main \(three\.c:6:[0-9]+\)' "$T/simobj")" = 2 ] &&
+		[ "$(grep -cE '^heap@main \(three\.c:7\)' "$T/simobj")" = 1 ] ||
+		{ cat "$T/simobj" >&2; fail "three.c: simulate --attribute names the blocks otherwise"; }
 fi
 if command -v gcc >/dev/null; then
 	gcc -O2 -g -o "$T/lsg" "$LOCPROF_SRC/tests/data/names-lineshare.c" || fail "gcc cannot build names-lineshare.c"

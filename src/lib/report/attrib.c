@@ -275,7 +275,7 @@ static int64_t heap_object_named(struct lp_attrib *a, const struct lp_alloc_site
 	uint64_t h;
 	int err;
 
-	lp_alloc_site_format(as, 1, nb, sizeof(nb));
+	lp_alloc_site_format(as, lp_symbols_alloc_line_shared(a->syms, as), nb, sizeof(nb));
 	if (asprintf(&name, "heap@%s", nb) < 0)
 		return lp_seterr(LP_ENOMEM, "out of memory");
 	/* collisions of the 64-bit hash are resolved by probing with h+1 */
@@ -300,8 +300,8 @@ static int64_t heap_object(struct lp_attrib *a, uint64_t site)
 
 	if (v)
 		return v - 1;
-	/* the call site alone: named as a one-frame stack, the column
-	 * telling two allocations on one line apart */
+	/* the call site alone: named as a one-frame stack (the column
+	 * telling two allocations on one line apart where stacks say so) */
 	lp_symbols_alloc_site(a->syms, &site, 1, &as);
 	if ((id = heap_object_named(a, &as)) < 0)
 		return id;

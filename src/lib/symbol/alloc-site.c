@@ -159,10 +159,40 @@ static int program_wrapper(struct lp_symbols *s, uint64_t pc, const struct lp_co
 void lp_alloc_wrappers_release(struct lp_alloc_wrappers *w)
 {
 	lp_htab_release(&w->callers);
+	lp_htab_release(&w->line_shared);
 	for (size_t i = 0; i < w->nnames; i++)
 		free(w->names[i]);
 	free(w->names);
 	*w = (struct lp_alloc_wrappers){ 0 };
+}
+
+/* Whether another frame of the stacks told is a call on site's line (its
+ * function, file and line) at another column: two allocations on one line
+ * (`double *r = malloc(n), *p = malloc(n)`), which only the column tells
+ * apart. Each site is answered once (a pass over the frames). */
+int lp_symbols_alloc_line_shared(struct lp_symbols *s, const struct lp_alloc_site *site)
+{
+	struct lp_alloc_wrappers *w;
+	struct lp_code_loc o;
+	uint64_t *v;
+	int isnew, shared = 0;
+
+	if (!s || !site->function || !site->file || !site->column)
+		return 0;
+	w = lp_symbols_wrappers(s);
+	if (!w->callers.s || (!w->line_shared.s && lp_htab_init(&w->line_shared, 64) < 0) ||
+	    lp_htab_reserve(&w->line_shared, 1) < 0)
+		return 0;
+	if ((v = lp_htab_find(&w->line_shared, site->pc)))
+		return (int)*v;
+	for (size_t i = 0; i <= w->callers.mask && !shared; i++) {
+		uint64_t key = w->callers.s[i].key;
+		shared = key != LP_HTAB_EMPTY && key != site->pc && lp_symbols_pc(s, key, &o) && o.function &&
+			 o.file && o.line == site->line && o.column && o.column != site->column &&
+			 !strcmp(o.function, site->function) && !strcmp(o.file, site->file);
+	}
+	*lp_htab_get(&w->line_shared, site->pc, &isnew) = (uint64_t)shared;
+	return shared;
 }
 
 int lp_symbols_alloc_stack(struct lp_symbols *s, const uint64_t *frames, unsigned n)
@@ -173,6 +203,7 @@ int lp_symbols_alloc_stack(struct lp_symbols *s, const uint64_t *frames, unsigne
 		return 0;
 	w = lp_symbols_wrappers(s);
 	lp_symbols_forget_sites(s);
+	lp_htab_release(&w->line_shared); /* the frames change the answers */
 	if ((!w->callers.s && lp_htab_init(&w->callers, 64) < 0) || lp_htab_reserve(&w->callers, n) < 0)
 		return lp_seterr(LP_ENOMEM, "out of memory");
 	for (unsigned f = 0; f < n; f++) {
