@@ -80,8 +80,9 @@ void cli_text_share(const struct lp_report *r, int intervals, uint64_t top)
 	       in->threads, in->shared_time ? "" : " (no shared time in this profile: every cache is the private view)");
 	if (!isnan(in->together) && in->together < LP_SHARE_BURSTS)
 		printf("the threads ran in bursts (together %.2f; 1: interleaved finely, 1/%" PRIu32 ": one at a time), as "
-		       "more threads than cores do: the shared and two-cache models assume finely interleaved threads "
-		       "and are off where a reuse spans other threads' bursts (docs/models.md)\n",
+		       "more threads than free cores do: the shared and two-cache models assume finely interleaved threads "
+		       "and are off where a reuse spans other threads' bursts, and another run, scheduled otherwise, gives "
+		       "other shared and two-cache ratios (docs/models.md)\n",
 		       in->together, in->threads);
 	printf("%-10s %6s %8s %*s %9s %*s %9s\n", "placement", "caches", "size", w, "lru", "lru coh", w, "random",
 	       "rand coh");
