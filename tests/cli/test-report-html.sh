@@ -39,10 +39,10 @@ render "$T/page/index.html" "$T/shot.png" "$T/dom.html"
 expect_grep 'main \(matmul\.c:[0-9]+\)' "$T/dom.html"
 grep -qF 's += a[i * n + k] * b[k * n + j];' "$T/dom.html" || fail "the inner loop's source line is not shown"
 expect_grep 'class="[^"]*sorted-down' "$T/dom.html"
-expect_grep 'heap@main \(matmul\.c:[0-9]+\)' "$T/dom.html"
+expect_grep 'heap@main \(matmul\.c:[0-9]+(:[0-9]+)?\)' "$T/dom.html"
 # the code that misses on each object: the block matmul reads by column
 sed -n '/id="object-pcs"/,$p' "$T/dom.html" >"$T/object-pcs.html"
-expect_grep '<h3 class="object">heap@main \(matmul\.c:[0-9]+\)' "$T/object-pcs.html"
+expect_grep '<h3 class="object">heap@main \(matmul\.c:[0-9]+(:[0-9]+)?\)' "$T/object-pcs.html"
 expect_grep '<td class="name">main \(matmul\.c:[0-9]+\)</td>' "$T/object-pcs.html"
 
 # the per-function, per-source-line and per-thread tables, sortable, and
