@@ -255,8 +255,9 @@ struct lp_profile {
  * time, when a sample first falls in it; its free only if its allocation
  * was); the totals are the whole run's. */
 #define LP_ALLOCS_TOUCHED 1u
-/* An event's time counts the references of its own thread (event tid), as
- * a live profile's sample times do, not those of all threads. */
+/* An event's time counts the line accesses (of the smallest line size) of
+ * its own thread (event tid), as a live profile's sample times do, not
+ * those of all threads. */
 #define LP_ALLOCS_THREAD_CLOCK 2u
 /* alloc_total, free_total and alloc_bytes are set. */
 #define LP_ALLOCS_TOTALS 4u
@@ -367,13 +368,12 @@ size_t lp_objects_count(const struct lp_objects *o);
  * known): 1 and its start, size and allocation call site, or 0 when no
  * block ever held addr. When several blocks held it (an address reused
  * after a free), the one alive at `time` wins, else the one allocated last
- * before it, else (times unknown, as in live profiles) the last one
- * allocated. A sample's time counts line accesses, not references: equal
+ * before it, else (times unknown) the last one allocated. A sample's time counts line accesses, not references: equal
  * when no reference straddles two lines. */
 int lp_objects_find(const struct lp_objects *o, uint64_t addr, uint64_t time, uint64_t *start,
 		    uint64_t *size, uint64_t *pc);
 /* The same for an access of thread tid: when the profile's event times
- * count each thread's own references (LP_ALLOCS_THREAD_CLOCK), only the
+ * count each thread's own line accesses (LP_ALLOCS_THREAD_CLOCK), only the
  * blocks allocated by tid compare by time; the others count as times
  * unknown. */
 int lp_objects_find_tid(const struct lp_objects *o, uint64_t addr, uint64_t time, uint32_t tid,

@@ -1028,7 +1028,11 @@ static void rt_push_alloc(struct lp_rt_thread *t, uint64_t addr, uint64_t size, 
 	if (t->nevents + 1 + recs > t->event_cap)
 		rt_send_events(t);
 	r = &t->events[t->nevents];
-	r[0] = (struct lp_msg_ref){ .addr = addr, .pc = pc, .size = size, .thread = t->number, .kind = kind };
+	/* sample mode: the event's time in seq (protocol.h), on the clock
+	 * its thread's samples count (line accesses of the smallest line
+	 * size: references and the extra lines of straddling ones) */
+	r[0] = (struct lp_msg_ref){ .addr = addr, .pc = pc, .size = size, .thread = t->number, .kind = kind,
+				    .seq = g.mode == LP_MODE_TRACE ? 0 : rt_thread_refs(t) + rt_thread_extra(t, 0) + 1 };
 	for (unsigned i = 0; i < recs; i++) {
 		uint64_t f[3] = { 0, 0, 0 };
 		for (unsigned k = 0; k < 3 && 3 * i + k < nup; k++)

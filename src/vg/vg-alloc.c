@@ -37,7 +37,8 @@ static ULong n_allocs, n_frees, n_bytes; /* the run's, for ALLOC_SUM */
 
 /* The live blocks: which addresses are blocks of ours (for realloc, free
  * and malloc_usable_size), and for each its record: requested size,
- * allocation time (the allocating thread's references before it), call
+ * allocation time (the allocating thread's line accesses before it,
+ * event_clock()), call
  * site and thread, and whether its allocation event went out. In sample
  * mode the allocation events are sent lazily (docs/valgrind.md, "Touched
  * blocks only"): a block's ALLOC goes out, with its original time, when a
@@ -71,7 +72,7 @@ static UInt *bm_last_leaf;
 
 struct blk {
 	ULong size;    /* requested bytes; on the free list: the next free index */
-	ULong time;    /* allocating thread's references before the allocation */
+	ULong time;    /* allocating thread's line accesses before the allocation */
 	ULong site;    /* call site */
 	ExeContext *stack; /* its call stack (sample mode), NULL when none */
 	UInt thread;   /* allocating thread's number */
@@ -475,14 +476,27 @@ static ULong call_site(ThreadId tid)
 	return site;
 }
 
-/* The thread's references so far: its countdown is in its guest state,
- * current while the scheduler serves the client request. */
+/* An event's time on the clock its thread's samples count: the line
+ * accesses of the smallest line size, its references so far (countdown
+ * cd) and the extra lines of those that straddle two (extra0, both in the
+ * thread's guest state). References alone drift behind that clock by
+ * every straddle of the run, and a block freed and another allocated at
+ * its address would swap places for the accesses in between. */
+static ULong event_clock(const struct lpvg_thread *t, Long cd, ULong extra0)
+{
+	return lpvg_roi_clock(t, cd) + (t->roi_outside ? t->roi_saved_extra[0] : extra0);
+}
+
+/* Its countdown and extra lines are in its guest state, current while the
+ * scheduler serves the client request. */
 static ULong thread_now(ThreadId tid, const struct lpvg_thread *t)
 {
 	Long cd;
+	ULong extra0;
 
 	VG_(get_shadow_regs_area)(tid, (UChar *)&cd, 1, LPVG_SH_CD, sizeof(cd));
-	return lpvg_roi_clock(t, cd);
+	VG_(get_shadow_regs_area)(tid, (UChar *)&extra0, 1, LPVG_SH_EXTRA, sizeof(extra0));
+	return event_clock(t, cd, extra0);
 }
 
 /* A block of n bytes at p, allocated by thread t (NULL: unknown) after
@@ -547,7 +561,8 @@ UInt lpvg_hook_kind(Addr a)
 
 static ULong shadow_time(const UChar *gsp, const struct lpvg_thread *t)
 {
-	return lpvg_o.mode == LP_MODE_SAMPLE ? lpvg_roi_clock(t, *(const Long *)(gsp + LPVG_GS + LPVG_SH_CD))
+	return lpvg_o.mode == LP_MODE_SAMPLE ? event_clock(t, *(const Long *)(gsp + LPVG_GS + LPVG_SH_CD),
+							   *(const ULong *)(gsp + LPVG_GS + LPVG_SH_EXTRA))
 					     : ~0ull;
 }
 

@@ -353,6 +353,8 @@ static void proc_thin(struct rec_proc *p)
 	p->nheld = k;
 }
 
+static int proc_timed_events(struct rec_proc *p, const struct lp_msg_alloc_t *v, uint32_t n);
+
 /* --samples: open the output at the final rate and hand it everything. */
 static int proc_open_deferred(struct rec_proc *p)
 {
@@ -376,11 +378,15 @@ static int proc_open_deferred(struct rec_proc *p)
 		return lp_collect_proc_fail(p, err);
 	if (p->nheld_ev && (err = p->sink->events(p->sink_state, p->held_ev, p->nheld_ev)) < 0)
 		return lp_collect_proc_fail(p, err);
+	if (p->nheld_timed && (err = proc_timed_events(p, p->held_timed, (uint32_t)p->nheld_timed)) < 0)
+		return err;
 	free(p->held);
 	free(p->held_ev);
+	free(p->held_timed);
 	p->held = NULL;
 	p->held_ev = NULL;
-	p->nheld = p->nheld_ev = 0;
+	p->held_timed = NULL;
+	p->nheld = p->nheld_ev = p->nheld_timed = 0;
 	return 0;
 }
 
@@ -655,7 +661,76 @@ static int proc_emit(void *ctx, const struct lp_ref *refs, size_t n)
 	return proc_events(ctx, refs, (uint32_t)n);
 }
 
-/* REFS (trace mode) and ALLOCS (allocation events without their time). */
+/* Allocation events with their times (the runtime's ALLOCS in sample
+ * mode, the valgrind tool's ALLOCS_T): held with the samples while the
+ * output waits (--samples, a capped rate), else to the sink's timed
+ * events; a sink without them gets the events without their times or
+ * call stacks (four frames a record do not fit the three of an lp_ref
+ * frame record). */
+static int proc_timed_events(struct rec_proc *p, const struct lp_msg_alloc_t *v, uint32_t n)
+{
+	struct lp_ref *refs;
+	uint64_t k = 0;
+	int err;
+
+	if (p->deferred)
+		return proc_hold((void **)&p->held_timed, &p->nheld_timed, &p->held_timed_cap, v, n, sizeof(*v));
+	if (!p->open || p->trace)
+		return 0;
+	if (p->sink->timed_events) {
+		if ((err = p->sink->timed_events(p->sink_state, v, n)) < 0)
+			lp_collect_proc_fail(p, err);
+		return 0;
+	}
+	if (!(refs = proc_conv_reserve(p, n)))
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	for (uint32_t i = 0; i < n; i++)
+		if (v[i].kind != LP_MSG_EV_FRAMES)
+			refs[k++] = (struct lp_ref){ .addr = v[i].addr, .pc = v[i].pc, .size = v[i].size,
+						     .tid = v[i].thread, .kind = (uint8_t)v[i].kind };
+	return proc_events(p, refs, (uint32_t)k);
+}
+
+/* The runtime's ALLOCS in sample mode, their times in seq (protocol.h),
+ * as the valgrind tool's ALLOCS_T: each frame record's three frames
+ * repacked four to a record. NULL when out of memory. */
+static struct lp_msg_alloc_t *timed_from_refs(struct rec_proc *p, const struct lp_msg_ref *v, uint32_t n,
+					      uint32_t *out_n)
+{
+	struct lp_msg_alloc_t *t;
+	uint32_t k = 0;
+
+	if (LP_ARRAY_RESERVE(p->timed, p->timed_cap, (size_t)n + 1, 256, "allocation events") < 0)
+		return NULL;
+	t = p->timed;
+	for (uint32_t i = 0; i < n;) {
+		uint64_t f[3 * 64];
+		uint32_t nf = 0;
+
+		if (v[i].kind != LP_MSG_EV_FRAMES) {
+			t[k++] = (struct lp_msg_alloc_t){ .time = v[i].seq ? v[i].seq - 1 : LP_TIME_UNKNOWN,
+							  .addr = v[i].addr, .pc = v[i].pc, .size = v[i].size,
+							  .thread = v[i].thread, .kind = v[i].kind };
+			i++;
+			continue;
+		}
+		for (; i < n && v[i].kind == LP_MSG_EV_FRAMES; i++)
+			if (nf + 3 <= sizeof(f) / sizeof(f[0])) {
+				f[nf++] = v[i].addr;
+				f[nf++] = v[i].pc;
+				f[nf++] = v[i].size;
+			}
+		for (uint32_t j = 0; j < nf; j += 4) /* fewer records than came: it fits */
+			t[k++] = (struct lp_msg_alloc_t){ .time = f[j], .addr = j + 1 < nf ? f[j + 1] : 0,
+							  .pc = j + 2 < nf ? f[j + 2] : 0,
+							  .size = j + 3 < nf ? f[j + 3] : 0, .kind = LP_MSG_EV_FRAMES };
+	}
+	*out_n = k;
+	return t;
+}
+
+/* REFS (trace mode) and ALLOCS (allocation events: with their times in
+ * sample mode, to the sink's timed events where it has them). */
 static int on_refs(struct rec_proc *p, const uint8_t *msg, size_t len)
 {
 	struct lp_msg_refs m;
@@ -675,6 +750,13 @@ static int on_refs(struct rec_proc *p, const uint8_t *msg, size_t len)
 	}
 	if (m.h.type == LP_MSG_REFS && p->trace)
 		return lp_merge_add(&p->merge, v, m.count, proc_emit, p);
+	if (m.h.type == LP_MSG_ALLOCS && !p->trace) {
+		struct lp_msg_alloc_t *t;
+		uint32_t k;
+		if (!(t = timed_from_refs(p, v, m.count, &k)))
+			return lp_seterr(LP_ENOMEM, "out of memory");
+		return proc_timed_events(p, t, k);
+	}
 	if (!(refs = proc_convert(p, v, m.count)))
 		return lp_seterr(LP_ENOMEM, "out of memory");
 	return proc_events(p, refs, m.count);
@@ -685,9 +767,6 @@ static int on_allocs_t(struct rec_proc *p, const uint8_t *msg, size_t len)
 {
 	struct lp_msg_allocs_t m;
 	const struct lp_msg_alloc_t *v = (const void *)(msg + sizeof(m));
-	struct lp_ref *refs;
-	uint64_t n;
-	int err;
 
 	if (len < sizeof(m))
 		return lp_seterr(LP_ECORRUPT, "bad ALLOCS_T");
@@ -696,21 +775,7 @@ static int on_allocs_t(struct rec_proc *p, const uint8_t *msg, size_t len)
 		return lp_seterr(LP_ECORRUPT, "bad ALLOCS_T length");
 	for (uint32_t i = 0; i < m.count; i++)
 		p->out.allocs += v[i].kind == LP_EV_ALLOC;
-	if (p->open && !p->deferred && !p->trace && p->sink->timed_events) {
-		if ((err = p->sink->timed_events(p->sink_state, v, m.count)) < 0)
-			lp_collect_proc_fail(p, err);
-		return 0;
-	}
-	/* elsewhere the time is dropped, as in ALLOCS, and the call stacks
-	 * (four frames a record do not fit the three of an ALLOCS one) */
-	if (!(refs = proc_conv_reserve(p, m.count)))
-		return lp_seterr(LP_ENOMEM, "out of memory");
-	n = 0;
-	for (uint32_t i = 0; i < m.count; i++)
-		if (v[i].kind != LP_MSG_EV_FRAMES)
-			refs[n++] = (struct lp_ref){ .addr = v[i].addr, .pc = v[i].pc, .size = v[i].size,
-						     .tid = v[i].thread, .kind = (uint8_t)v[i].kind };
-	return proc_events(p, refs, (uint32_t)n);
+	return proc_timed_events(p, v, m.count);
 }
 
 /* Phase intervals (record --phases; never with --samples, so never
@@ -1043,9 +1108,11 @@ void lp_recorder_free(struct lp_recorder *r)
 		free(p->maps[0]);
 		free(p->maps[1]);
 		free(p->conv);
+		free(p->timed);
 		lp_merge_release(&p->merge);
 		free(p->held);
 		free(p->held_ev);
+		free(p->held_timed);
 		free(p->trefs);
 		free(p->threads);
 		lp_mappings_release(&p->direct_maps);

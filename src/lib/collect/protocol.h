@@ -188,8 +188,13 @@ struct lp_msg_samples {
  * length for munmap). In trace mode seq numbers the records of all
  * threads of the process from 0, in the order they happened (one counter
  * for the process, taken by each record): the collector writes the trace
- * in that order, whatever connection each record came on (merge.c). 0 in
- * sample mode. */
+ * in that order, whatever connection each record came on (merge.c). In
+ * sample mode seq of an LP_EV_ALLOC or LP_EV_FREE record is its time, the
+ * sending thread's line accesses (of the smallest line size: the clock of
+ * its samples' times) before the event, plus 1 (0: unknown), so
+ * that a block freed and another allocated at its address are told apart
+ * (the sink keeps it as the event's time, LP_MSG_ALLOCS_THREAD_CLOCK); 0
+ * in the other records. */
 struct lp_msg_ref {
 	uint64_t addr, pc, size;
 	uint32_t thread;

@@ -53,6 +53,10 @@ struct rec_proc {
 	struct lp_merge merge; /* trace mode: the threads' records in order */
 	struct lp_ref *conv; /* conversion buffer */
 	size_t conv_cap;
+	struct lp_msg_alloc_t *timed; /* the runtime's ALLOCS with their times */
+	size_t timed_cap;
+	struct lp_msg_alloc_t *held_timed; /* timed events held while deferred */
+	size_t nheld_timed, held_timed_cap;
 	/* --samples, or a fixed rate with a cap (lp_record_options
 	 * max_samples; `capped` then): the output is opened at the end, at
 	 * the final rate; until then the samples that may survive and the

@@ -134,9 +134,9 @@ static int lpp_samples(void *state, const struct lp_msg_sample *v, size_t n)
 
 /* Allocation events arrive in the order each thread made them (threads
  * interleave by flush), each allocation followed by its call stack's
- * frame records in the same message. The runtime sends no clock with
- * them, so their time is unknown; data-object attribution then goes by
- * address. */
+ * frame records in the same message. Here without their times (a trace
+ * recording's, or held for --samples): data-object attribution then goes
+ * by address. */
 static int lpp_events(void *state, const struct lp_ref *ev, size_t n)
 {
 	struct lpp_sink *s = state;
@@ -171,7 +171,9 @@ static int lpp_events(void *state, const struct lp_ref *ev, size_t n)
 	return lp_stack_builder_end(s->stacks, s->p);
 }
 
-/* The valgrind tool's events carry the allocating thread's clock. */
+/* The events of the valgrind tool and of the runtime in sample mode carry
+ * the allocating thread's clock (its samples' clock), and the runtime's
+ * its TLS segments. */
 static int lpp_timed_events(void *state, const struct lp_msg_alloc_t *ev, size_t n)
 {
 	struct lpp_sink *s = state;
@@ -185,6 +187,12 @@ static int lpp_timed_events(void *state, const struct lp_msg_alloc_t *ev, size_t
 		}
 		if ((err = lp_stack_builder_end(s->stacks, s->p)) < 0)
 			return err;
+		if (ev[i].kind == LP_MSG_EV_TLS) {
+			struct lp_tls_block b = { ev[i].addr, ev[i].size, ev[i].pc, ev[i].thread };
+			if ((err = lp_profile_add_tls(s->p, &b)) < 0)
+				return err;
+			continue;
+		}
 		if (ev[i].kind != LP_EV_ALLOC && ev[i].kind != LP_EV_FREE)
 			continue;
 		struct lp_alloc_event e = {
