@@ -8,6 +8,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -61,9 +62,44 @@ static int is_no_link_arg(const char *a)
 	return !strncmp(a, "-print-", 7) || !strncmp(a, "--print-", 8);
 }
 
+/* A Fortran source, by the extensions gfortran knows. clang hands such a
+ * file to gfortran, which knows nothing of locprof's pass. */
+static int is_fortran(const char *a)
+{
+	static const char *const ext[] = { "f", "for", "ftn", "fpp", "f77", "f90", "f95", "f03", "f08" };
+	const char *dot = strrchr(a, '.');
+
+	if (a[0] == '-' || !dot || strchr(dot, '/'))
+		return 0;
+	for (size_t i = 0; i < sizeof(ext) / sizeof(ext[0]); i++)
+		if (!strcasecmp(dot + 1, ext[i]))
+			return 1;
+	return 0;
+}
+
+/* Fortran: instrumented by gfortran's ThreadSanitizer pass (--gcc with
+ * LOCPROF_GCC=gfortran), given to the compiler proper, which
+ * -Xpreprocessor does not reach for a Fortran file; so only in a command
+ * that compiles without linking, where the driver cannot link libtsan
+ * (the runtime defines its entry points). 0 to go on, else the status. */
+static int fortran_check(const struct cli_command *cmd, const char *file, int use_gcc, int link)
+{
+	if (!use_gcc)
+		return cli_usage_error(cmd, "'%s' is Fortran, which clang hands to gfortran uninstrumented: build it "
+					    "with LOCPROF_GCC=gfortran locprof cc --gcc (compile with -c, then link), or "
+					    "record a gfortran build with --backend valgrind",
+				       file);
+	if (link)
+		return cli_usage_error(cmd, "'%s': a Fortran source is instrumented only when compiled apart: "
+					    "compile it with -c, then link the objects (docs/commands/cc.md)",
+				       file);
+	return 0;
+}
+
 int cli_cc_main(const struct cli_command *cmd, int argc, char **argv, int cxx)
 {
-	int use_gcc = 0, sancov = 0, lto = -1, show = 0, link = 1, i = 1, n = 0, inputs = 0;
+	int use_gcc = 0, sancov = 0, lto = -1, show = 0, link = 1, i = 1, n = 0, inputs = 0, rc;
+	const char *fortran = NULL;
 	const char *rt = cli_rt_dir(), *compiler, *env;
 	char archive[PATH_MAX + 64], plugin[PATH_MAX + 80], include[PATH_MAX + 32];
 	char **args;
@@ -101,6 +137,8 @@ int cli_cc_main(const struct cli_command *cmd, int argc, char **argv, int cxx)
 			link = 0;
 		if (argv[j][0] != '-')
 			inputs++;
+		if (!fortran && is_fortran(argv[j]) && (j == i || strcmp(argv[j - 1], "-o")))
+			fortran = argv[j];
 	}
 	/* The runtime replaces malloc and friends to see allocations; a
 	 * static libc defines them too, and the link fails with pages of
@@ -113,6 +151,8 @@ int cli_cc_main(const struct cli_command *cmd, int argc, char **argv, int cxx)
 					       argv[j]);
 	if (!inputs)
 		link = 0; /* a query like -v: nothing to link */
+	if (fortran && (rc = fortran_check(cmd, fortran, use_gcc, link)))
+		return rc;
 	env = getenv(use_gcc ? (cxx ? "LOCPROF_GXX" : "LOCPROF_GCC") : (cxx ? "LOCPROF_CLANGXX" : "LOCPROF_CLANG"));
 	compiler = env && *env ? env : use_gcc ? (cxx ? "g++" : "gcc") : (cxx ? "clang++" : "clang");
 	if (use_gcc && lto == 1)
@@ -151,9 +191,11 @@ int cli_cc_main(const struct cli_command *cmd, int argc, char **argv, int cxx)
 		/* Given to the compiler proper only (the driver's preprocessor
 		 * options reach cc1/cc1plus), so that the driver does not link
 		 * libtsan: the locprof runtime defines the __tsan_* entry points. */
-		args[n++] = "-Xpreprocessor";
+		if (!fortran)
+			args[n++] = "-Xpreprocessor";
 		args[n++] = "-fsanitize=thread";
-		args[n++] = "-Xpreprocessor";
+		if (!fortran)
+			args[n++] = "-Xpreprocessor";
 		args[n++] = "--param=tsan-instrument-func-entry-exit=0";
 	} else {
 		if (sancov) {

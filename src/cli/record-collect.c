@@ -165,6 +165,8 @@ int record_with_collector(const struct record_request *req, const char *path,
 	double t0, t1 = 0;
 	pid_t pid;
 	size_t nout, lost = 0;
+	uint64_t refs = 0;
+	int empty;
 	struct sigaction sa, old_int, old_quit, old_term, old_hup;
 
 	*connections = 0;
@@ -277,13 +279,25 @@ int record_with_collector(const struct record_request *req, const char *path,
 			record_region_print(req, &outs[i]);
 		if (outs[i].error || cut)
 			lost++;
+		refs += req->opts.mode == LP_RECORD_TRACE ? outs[i].traced : outs[i].references;
 	}
 	if (!req->quiet && *connections)
 		cli_note("run time %.3f s", t1 - t0);
+	/* Connected (an allocation, the exit) but never counted a reference:
+	 * the program's code was not instrumented after all (a Fortran
+	 * source that clang handed to gfortran); a region never entered says
+	 * so itself. The empty profile is kept. */
+	empty = nout && !lost && !refs && !req->opts.region && WIFEXITED(status);
+	if (empty)
+		cli_error("'%s' ran no instrumented code: its profile %s holds no memory reference (a source "
+			  "its compiler did not instrument? docs/commands/cc.md)",
+			  exec_argv[0], strcmp(outs[0].path, "-") ? outs[0].path : "<stdout>");
 	lp_recorder_free(r);
 	/* An output that was not written is locprof's failure, whatever the
 	 * program's status (the summary line above gives it). */
 	if (lost || (*connections && !nout))
+		return CLI_ERROR;
+	if (empty)
 		return CLI_ERROR;
 	if (WIFSIGNALED(status))
 		return 128 + WTERMSIG(status);
