@@ -12,11 +12,13 @@
 	"code before every load and store) and, when linking, adds the locprof\n"           \
 	"runtime (liblocprof-rt.a, -lunwind, -lpthread, -lm). Every other argument\n"      \
 	"passes through untouched, so `make " MAKEVAR "=\"locprof " NAME "\"` works. The program\n" \
-	"runs normally (a few percent slower) unless started by `locprof record`.\n"        \
+	"runs normally unless started by `locprof record`, slower by its inline code\n"     \
+	"(1.1x to 2x: sqlite3, 1.9x).\n"                                                     \
 	"\n"                                                                                \
 	"  --lto      compile with -flto and link with lld (default when ld.lld\n"          \
 	"             exists); with --sancov, the callbacks are then inlined\n"             \
-	"  --no-lto   plain objects and the default linker\n"                               \
+	"  --no-lto   plain objects and the default linker: a large program builds\n"      \
+	"             several times faster (sqlite3: 8.4 min against 24.7)\n"               \
 	"  --sancov   clang's SanitizerCoverage callbacks instead of the pass\n"            \
 	"             (-fsanitize-coverage=edge,trace-loads,trace-stores); the\n"           \
 	"             default when the pass was not built\n"                                \

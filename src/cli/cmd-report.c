@@ -15,6 +15,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 #include <sys/stat.h>
 
@@ -561,6 +562,34 @@ static void text_threads(const struct lp_report *r)
 	free(shown);
 }
 
+/* An object named by a function of the program whose name holds "alloc"
+ * (sqlite3Malloc): a wrapper the profile's stacks did not show as one (a
+ * single caller; docs/models.md, "Data objects"). Says how to look
+ * through it, for the first three such rows. */
+static void text_wrapper_hints(const struct lp_report_object *obj, size_t n)
+{
+	int said = 0;
+
+	for (size_t i = 0; i < n && said < 3; i++) {
+		const char *f = obj[i].name + 5, *end;
+		int looks = 0;
+
+		if (strncmp(obj[i].name, "heap@", 5) || strstr(f, ".so"))
+			continue; /* not the heap, or a library's (heap@libgomp.so.1:gomp_malloc) */
+		end = strstr(f, " (");
+		if (!end)
+			end = f + strlen(f);
+		for (const char *c = f; c + 5 <= end && !looks; c++)
+			looks = !strncasecmp(c, "alloc", 5);
+		if (!looks)
+			continue;
+		printf("%.*s: named by a function that looks like an allocation wrapper; --alloc-fn '%.*s' names its "
+		       "blocks by its callers\n",
+		       (int)(end - obj[i].name), obj[i].name, (int)(end - f), f);
+		said++;
+	}
+}
+
 static void text_hot(const struct report_opts *o, const struct lp_report *r)
 {
 	const struct lp_report_info *in = lp_report_info(r);
@@ -591,6 +620,7 @@ static void text_hot(const struct report_opts *o, const struct lp_report *r)
 	for (size_t i = 0; i < nobj; i++)
 		printf("%32s %12.0f %21s %7.1f%%\n", obj[i].name, obj[i].misses,
 		       count_interval(obj[i].misses_lo, obj[i].misses_hi, iv, sizeof(iv)), 100 * obj[i].share);
+	text_wrapper_hints(obj, nobj);
 	text_sources(o, r);
 }
 

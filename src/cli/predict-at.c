@@ -26,7 +26,8 @@ static const char usage[] =
 	"  -w, --work EXPR     unit of work for misses per work, an expression of P\n"
 	"                      such as 'P^3' (default: the predicted references)\n"
 	"  -F, --format F      text (default), csv or json\n"
-	"      --top N         groups and loops shown in text (default 20, 0 = all)\n"
+	"      --top N         functions, loops and groups shown in text, the busiest\n"
+	"                      (default 20, 0 = all)\n"
 	"      --hist BLOCK    also print each group's predicted histogram at this\n"
 	"                      block size\n"
 	"      --svg PREFIX    plot misses per work against P for each level:\n"
@@ -326,7 +327,7 @@ static void text_rows(const struct ctx *x, const char *name, const char *where, 
 	for (size_t l = 0; l < x->mc.n; l++) {
 		if (!(c[l].accesses > 0) && !(c[l].fa_misses > 0))
 			continue;
-		printf("%-18.18s %-22.22s %-5s %13.6g %13.6g %13.6g %11.4g %11.4g  %s\n", name, where,
+		printf("%-28.28s %-26.26s %-5s %13.6g %13.6g %13.6g %11.4g %11.4g  %s\n", name, where,
 		       x->mc.level[l].name, c[l].accesses, c[l].fa_misses, c[l].sa_misses,
 		       c[l].fa_misses / work, c[l].sa_misses / work, check_name(x, l, ck, sizeof(ck)));
 	}
@@ -334,7 +335,7 @@ static void text_rows(const struct ctx *x, const char *name, const char *where, 
 
 static void text_header(const char *what)
 {
-	printf("\n%-18s %-22s %-5s %13s %13s %13s %11s %11s  %s\n", what, "where", "level", "accesses",
+	printf("\n%-28s %-26s %-5s %13s %13s %13s %11s %11s  %s\n", what, "where", "level", "accesses",
 	       "fa_misses", "sa_misses", "fa/work", "sa/work", "check");
 }
 
@@ -452,11 +453,21 @@ static int print_text(struct ctx *x, double P, struct lp_pred_count *tot)
 		free(funcs);
 		return -1;
 	}
-	text_header("function");
+	/* functions, busiest first (by the first level's misses), as the
+	 * loops and groups below */
 	for (size_t i = 0; i < nf; i++) {
 		totals(x, want_func, funcs[i], c);
-		text_rows(x, funcs[i], "", c, work);
+		rk[i] = (struct rank){ i, c[0].sa_misses + c[0].fa_misses };
 	}
+	qsort(rk, nf, sizeof(*rk), cmp_rank);
+	n = x->top && (size_t)x->top < nf ? (size_t)x->top : nf;
+	text_header("function");
+	for (size_t i = 0; i < n; i++) {
+		totals(x, want_func, funcs[rk[i].id], c);
+		text_rows(x, funcs[rk[i].id], "", c, work);
+	}
+	if (n < nf)
+		printf("(%zu more functions; --top 0 shows all)\n", nf - n);
 	/* loops, busiest first (by the first level's misses) */
 	for (size_t l = 0; l < nl; l++) {
 		totals(x, want_loop, &l, c);
@@ -474,6 +485,8 @@ static int print_text(struct ctx *x, double P, struct lp_pred_count *tot)
 		snprintf(name, sizeof(name), "#%zu %s", rk[i].id, li.function);
 		text_rows(x, name, li.where, c, work);
 	}
+	if (n < nl)
+		printf("(%zu more loops; --top 0 shows all)\n", nl - n);
 	/* groups */
 	for (size_t g = 0; g < ng; g++) {
 		totals(x, want_group, &g, c);
@@ -963,9 +976,12 @@ static void print_head(const struct ctx *x, const char *mpath)
 	size_t ns = lp_pred_model_nsizes(x->m);
 	char f[512];
 	if (x->fmt == FMT_TEXT) {
-		printf("# locprof predict at: %s\n# fitted at P = %g .. %g (%zu sizes); machine %s\n",
-		       lp_pred_model_command(x->m), lp_pred_model_fit_size(x->m, 0), lp_pred_model_fit_size(x->m, ns - 1),
-		       ns, x->mc.name);
+		/* the program's command line, cut: a database's SQL can run to
+		 * kilobytes (the model file keeps it whole) */
+		const char *cmdline = lp_pred_model_command(x->m);
+		printf("# locprof predict at: %.160s%s\n# fitted at P = %g .. %g (%zu sizes); machine %s\n", cmdline,
+		       strlen(cmdline) > 160 ? " ..." : "", lp_pred_model_fit_size(x->m, 0),
+		       lp_pred_model_fit_size(x->m, ns - 1), ns, x->mc.name);
 		printf("# references: %s\n", lp_pred_model_refs_formula(x->m, SIZE_MAX, f, sizeof(f)));
 	} else if (x->fmt == FMT_CSV) {
 		printf("size,scope,id,name,where,level,block,references,accesses,fa_misses,sa_misses,"

@@ -125,6 +125,13 @@ expect_grep "^== P = $P: " "$T/out"
 expect_grep '^level +fa_pred +fa_meas +fa_err%' "$T/out"
 expect_grep '^TLB +8 entries full 1K ' "$T/out"
 expect_grep "^group [0-9]+ \\(main unroll.c:$A0-$A1\\): cold " "$T/out"
+# --top 1: one function, one loop and one group (the busiest), the rest
+# counted in a line each
+expect_status 0 "$LOCPROF" predict at "$D" --size $P --machine "$T/small.machine" --top 1
+for t in function loop group; do
+	awk -v t="$t" '$1 == t && $2 == "where" { on = 1; next } on && /^$/ { exit } on && !/^\(/ { print $1 }' "$T/out" |
+		sort -u | wc -l | grep -qx 1 || { cat "$T/out" >&2; fail "predict at --top 1: not one $t"; }
+done
 for l in L1 L2 TLB; do
 	grep -q '<svg' "$T/plot-$l.svg" && grep -q 'fitted' "$T/plot-$l.svg" || fail "bad plot $l"
 	! command -v rsvg-convert >/dev/null || rsvg-convert "$T/plot-$l.svg" -o "$T/plot-$l.png" || fail "plot $l does not render"
