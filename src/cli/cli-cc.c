@@ -96,6 +96,20 @@ static int fortran_check(const struct cli_command *cmd, const char *file, int us
 	return 0;
 }
 
+/* The compiler's arguments (from i): whether the command links, how many
+ * inputs it names, its first Fortran source (NULL: none). */
+static void scan_compiler_args(int argc, char **argv, int i, int *link, int *inputs, const char **fortran)
+{
+	for (int j = i; j < argc; j++) {
+		if (is_no_link_arg(argv[j]))
+			*link = 0;
+		if (argv[j][0] != '-')
+			(*inputs)++;
+		if (!*fortran && is_fortran(argv[j]) && (j == i || strcmp(argv[j - 1], "-o")))
+			*fortran = argv[j];
+	}
+}
+
 int cli_cc_main(const struct cli_command *cmd, int argc, char **argv, int cxx)
 {
 	int use_gcc = 0, sancov = 0, lto = -1, show = 0, link = 1, i = 1, n = 0, inputs = 0, rc;
@@ -132,14 +146,7 @@ int cli_cc_main(const struct cli_command *cmd, int argc, char **argv, int cxx)
 		else
 			break;
 	}
-	for (int j = i; j < argc; j++) {
-		if (is_no_link_arg(argv[j]))
-			link = 0;
-		if (argv[j][0] != '-')
-			inputs++;
-		if (!fortran && is_fortran(argv[j]) && (j == i || strcmp(argv[j - 1], "-o")))
-			fortran = argv[j];
-	}
+	scan_compiler_args(argc, argv, i, &link, &inputs, &fortran);
 	/* The runtime replaces malloc and friends to see allocations; a
 	 * static libc defines them too, and the link fails with pages of
 	 * duplicate symbols. */
