@@ -122,11 +122,18 @@ int lp_symbols_alloc_wrappers(struct lp_symbols *s, const char *const *names, si
  * its binary and address as lp_symbols_pc_address() writes a pc
  * ("sort+0x430e"), else the pc in hex ("0x7f3a..."). */
 void lp_alloc_site_format(const struct lp_alloc_site *site, int with_column, char *buf, size_t len);
-/* 1 where another frame of the allocation stacks told
- * (lp_symbols_alloc_stack()) calls on site's line at another column (two
- * allocations on one line), so that the column tells them apart: name the
- * site with it. 0 without stacks, column or line. */
-int lp_symbols_alloc_line_shared(struct lp_symbols *s, const struct lp_alloc_site *site);
+/* site's name as lp_alloc_site_format() gives it, told apart from the
+ * other allocation calls on its line among the frames of the stacks told
+ * (lp_symbols_alloc_stack()): with its column where one is at another
+ * column ("main (cg.c:62:19)"), and with its place among the calls at its
+ * very column where there are several ("heat (stencil.f90:7, call 2 of
+ * 2)": Fortran's allocate(a(n), b(n)), a macro). Without stacks or calls
+ * told (lp_symbols_alloc_call()), the name without either. */
+void lp_symbols_alloc_site_name(struct lp_symbols *s, const struct lp_alloc_site *site, char *buf, size_t len);
+/* An allocation's call site told without its call stack (a profile or
+ * trace without stacks): counted among the calls on its line by
+ * lp_symbols_alloc_site_name(), not as a frame of the stacks. */
+int lp_symbols_alloc_call(struct lp_symbols *s, uint64_t pc);
 
 struct lp_data_sym {
 	const char *name;

@@ -41,6 +41,12 @@ static int tell_alloc_wrappers(struct lp_symbols *s, const struct lp_profile *p)
 	for (size_t i = 0; i < p->n_stacks; i++)
 		if (lp_symbols_alloc_stack(s, p->stacks[i].frames, p->stacks[i].n) < 0)
 			return -1;
+	/* the call sites of allocations without a stack (the valgrind
+	 * backend's, say), for the calls on one line */
+	for (size_t i = 0; i < p->n_allocs; i++)
+		if (p->allocs[i].kind == LP_EV_ALLOC && !p->allocs[i].stack && p->allocs[i].pc &&
+		    lp_symbols_alloc_call(s, p->allocs[i].pc) < 0)
+			return -1;
 	return cli_tell_alloc_fns(s);
 }
 

@@ -571,12 +571,16 @@ static void tell_trace_stacks(const char *path, const char *from, struct lp_symb
 			}
 			if (n > 1)
 				lp_symbols_alloc_stack(s, frames, n);
+			else if (n == 1)
+				lp_symbols_alloc_call(s, frames[0]);
 			n = 0;
 			if (buf[i].kind == LP_EV_ALLOC && buf[i].size)
 				frames[n++] = buf[i].pc;
 		}
 	if (n > 1)
 		lp_symbols_alloc_stack(s, frames, n);
+	else if (n == 1)
+		lp_symbols_alloc_call(s, frames[0]);
 out:
 	lp_trace_reader_free(rd);
 	free(buf);

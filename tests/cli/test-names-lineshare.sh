@@ -5,7 +5,7 @@
 # neighbour: counters gets the misses, flag_word none; with the inst and
 # valgrind backends and a sampled trace, as simulate --attribute does.
 # Then two heap blocks allocated on one line: two objects, told apart by
-# their columns.
+# their columns, or by their order where they share the column too.
 . "$(dirname "$0")/lib.sh"
 
 objects() {
@@ -70,6 +70,34 @@ C
 	[ "$(grep -cE '^heap@main \(three\.c:6:[0-9]+\)' "$T/simobj")" = 2 ] &&
 		[ "$(grep -cE '^heap@main \(three\.c:7\)' "$T/simobj")" = 1 ] ||
 		{ cat "$T/simobj" >&2; fail "three.c: simulate --attribute names the blocks otherwise"; }
+	# two allocations at one line and column (a macro, as Fortran's
+	# allocate(a(n), b(n))): told apart by their order
+	cat >"$T/two.c" <<'C'
+#include <stdio.h>
+#include <stdlib.h>
+#define TWO(a, b, n) ((a) = malloc((n) * sizeof(*(a))), (b) = malloc((n) * sizeof(*(b))))
+int main(void)
+{
+	long n = 1 << 16; double s = 0, *x, *y;
+	TWO(x, y, n);
+	for (long i = 0; i < n; i++)
+		x[i] = y[i] = (double)i;
+	for (int r = 0; r < 10; r++)
+		for (long i = 0; i < n; i++)
+			s += x[i] * y[i];
+	printf("%g\n", s);
+	free(x), free(y);
+	return 0;
+}
+C
+	"$LOCPROF" cc -O1 -g -o "$T/two" "$T/two.c" || fail "cannot build two.c"
+	expect_status 0 "$LOCPROF" record -q -o "$T/two.lpp" --rate 0.01 -- "$T/two"
+	expect_status 0 "$LOCPROF" report "$T/two.lpp" --sizes 32K --at 32K --top 5
+	sed -n '/^top data objects/,/^$/p' "$T/out" >"$T/objects"
+	for k in 1 2; do
+		grep -qE "^ *heap@main \(two\.c:7, call $k of 2\) " "$T/objects" ||
+			{ cat "$T/objects" >&2; fail "two.c: no object 'heap@main (two.c:7, call $k of 2)'"; }
+	done
 fi
 if command -v gcc >/dev/null; then
 	gcc -O2 -g -o "$T/lsg" "$LOCPROF_SRC/tests/data/names-lineshare.c" || fail "gcc cannot build names-lineshare.c"

@@ -275,7 +275,7 @@ static int64_t heap_object_named(struct lp_attrib *a, const struct lp_alloc_site
 	uint64_t h;
 	int err;
 
-	lp_alloc_site_format(as, lp_symbols_alloc_line_shared(a->syms, as), nb, sizeof(nb));
+	lp_symbols_alloc_site_name(a->syms, as, nb, sizeof(nb));
 	if (asprintf(&name, "heap@%s", nb) < 0)
 		return lp_seterr(LP_ENOMEM, "out of memory");
 	/* collisions of the 64-bit hash are resolved by probing with h+1 */

@@ -168,7 +168,7 @@ void lp_report_object_name(const struct lp_objects *objs, struct lp_symbols *sym
 		snprintf(buf, len, "%s", tls);
 	} else if (lp_objects_find_stack(objs, addr, s->time, s->tid, &start, &size, &site, &stack)) {
 		lp_symbols_alloc_site(syms, stack ? stack->frames : &site, stack ? stack->n : 1, &as);
-		lp_alloc_site_format(&as, lp_symbols_alloc_line_shared(syms, &as), nb, sizeof(nb));
+		lp_symbols_alloc_site_name(syms, &as, nb, sizeof(nb));
 		snprintf(buf, len, "heap@%s", nb);
 	} else if (syms && lp_symbols_data(syms, addr, &ds) && ds.name) {
 		snprintf(buf, len, "%s", lp_symbols_readable(syms, ds.name));

@@ -160,39 +160,94 @@ void lp_alloc_wrappers_release(struct lp_alloc_wrappers *w)
 {
 	lp_htab_release(&w->callers);
 	lp_htab_release(&w->line_shared);
+	lp_htab_release(&w->calls);
 	for (size_t i = 0; i < w->nnames; i++)
 		free(w->names[i]);
 	free(w->names);
 	*w = (struct lp_alloc_wrappers){ 0 };
 }
 
-/* Whether another frame of the stacks told is a call on site's line (its
- * function, file and line) at another column: two allocations on one line
- * (`double *r = malloc(n), *p = malloc(n)`), which only the column tells
- * apart. Each site is answered once (a pass over the frames). */
-int lp_symbols_alloc_line_shared(struct lp_symbols *s, const struct lp_alloc_site *site)
+/* Whether code locations a and b are the same inlined instance of their
+ * function (both not inlined, or inlined into one caller at one line). */
+static int same_instance(const struct lp_code_loc *a, const struct lp_code_loc *b)
+{
+	return !a->caller == !b->caller &&
+	       (!a->caller || (!strcmp(a->caller, b->caller) && a->caller_line == b->caller_line));
+}
+
+/* How site's name tells it from the other calls on its line (its
+ * function, file and line) among the frames of the stacks told: bit 0,
+ * one at another column (two allocations on one line, `double *r =
+ * malloc(n), *p = malloc(n)`: the column tells them apart); bits 8 to 31
+ * its rank k and 32 up the number n of the calls at its very column in
+ * the same inlined instance when n > 1 (Fortran's `allocate(a(n), b(n))`,
+ * a macro: only the order of the calls tells them apart). */
+static uint64_t line_answer(struct lp_symbols *s, const struct lp_alloc_site *site)
+{
+	struct lp_alloc_wrappers *w = lp_symbols_wrappers(s);
+	const struct lp_htab *sets[2] = { &w->callers, &w->calls };
+	struct lp_code_loc me, o;
+	uint64_t column = 0, before = 0, same = 0;
+	/* the site named by its own frame (not by the caller of an inlined
+	 * wrapper, at another line): its calls can be counted */
+	int own = lp_symbols_pc(s, site->pc, &me) && me.function && me.file && me.line == site->line &&
+		  me.column == site->column && !strcmp(me.function, site->function) && !strcmp(me.file, site->file);
+
+	for (int t = 0; t < 2; t++)
+		for (size_t i = 0; sets[t]->s && i <= sets[t]->mask; i++) {
+			uint64_t key = sets[t]->s[i].key;
+			/* each pc once: a call told alone may be a stack's frame too */
+			if (key == LP_HTAB_EMPTY || key == site->pc || (t && w->callers.s && lp_htab_find(&w->callers, key)) ||
+			    !lp_symbols_pc(s, key, &o) || !o.function || !o.file || o.line != site->line ||
+			    strcmp(o.function, site->function) || strcmp(o.file, site->file))
+				continue;
+			if (site->column && o.column && o.column != site->column)
+				column = 1;
+			else if (own && o.column == site->column && same_instance(&o, &me)) {
+				same++;
+				before += key < site->pc;
+			}
+		}
+	return column | (same ? (before + 1) << 8 | (same + 1) << 32 : 0);
+}
+
+void lp_symbols_alloc_site_name(struct lp_symbols *s, const struct lp_alloc_site *site, char *buf, size_t len)
 {
 	struct lp_alloc_wrappers *w;
-	struct lp_code_loc o;
-	uint64_t *v;
-	int isnew, shared = 0;
+	uint64_t *v, a = 0;
+	size_t n;
+	int isnew;
 
-	if (!s || !site->function || !site->file || !site->column)
+	if (s && site->function && site->file) {
+		w = lp_symbols_wrappers(s);
+		if ((w->callers.s || w->calls.s) && (w->line_shared.s || lp_htab_init(&w->line_shared, 64) == 0) &&
+		    lp_htab_reserve(&w->line_shared, 1) == 0) {
+			if ((v = lp_htab_find(&w->line_shared, site->pc)))
+				a = *v;
+			else
+				*lp_htab_get(&w->line_shared, site->pc, &isnew) = a = line_answer(s, site);
+		}
+	}
+	lp_alloc_site_format(site, (int)(a & 1), buf, len);
+	n = strlen(buf);
+	if (a >> 32 && n && buf[n - 1] == ')')
+		snprintf(buf + n - 1, len - (n - 1), ", call %u of %u)", (unsigned)(a >> 8 & 0xffffff),
+			 (unsigned)(a >> 32));
+}
+
+int lp_symbols_alloc_call(struct lp_symbols *s, uint64_t pc)
+{
+	struct lp_alloc_wrappers *w;
+	int isnew;
+
+	if (!s)
 		return 0;
 	w = lp_symbols_wrappers(s);
-	if (!w->callers.s || (!w->line_shared.s && lp_htab_init(&w->line_shared, 64) < 0) ||
-	    lp_htab_reserve(&w->line_shared, 1) < 0)
-		return 0;
-	if ((v = lp_htab_find(&w->line_shared, site->pc)))
-		return (int)*v;
-	for (size_t i = 0; i <= w->callers.mask && !shared; i++) {
-		uint64_t key = w->callers.s[i].key;
-		shared = key != LP_HTAB_EMPTY && key != site->pc && lp_symbols_pc(s, key, &o) && o.function &&
-			 o.file && o.line == site->line && o.column && o.column != site->column &&
-			 !strcmp(o.function, site->function) && !strcmp(o.file, site->file);
-	}
-	*lp_htab_get(&w->line_shared, site->pc, &isnew) = (uint64_t)shared;
-	return shared;
+	if ((!w->calls.s && lp_htab_init(&w->calls, 64) < 0) || lp_htab_reserve(&w->calls, 1) < 0)
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	*lp_htab_get(&w->calls, pc, &isnew) = 0;
+	lp_htab_release(&w->line_shared); /* the calls change the answers */
+	return 0;
 }
 
 int lp_symbols_alloc_stack(struct lp_symbols *s, const uint64_t *frames, unsigned n)
