@@ -197,6 +197,8 @@ struct lp_report;
 /* report --shared's tables; intervals: the report has them (--resamples;
  * the CSV always gives both ends, each the ratio without resamples) */
 void cli_text_share(const struct lp_report *r, int intervals, uint64_t top);
+/* report --threads in text (report-threads.c). */
+void cli_text_threads(const struct lp_report *r);
 void cli_csv_share(const struct lp_report *r);
 void cli_json_share(const struct lp_report *r, int intervals);
 /* report's text: a ratio with the half-width of its interval (iv NULL:

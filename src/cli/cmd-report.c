@@ -493,75 +493,6 @@ static void text_sources(const struct report_opts *o, const struct lp_report *r)
 		       f[i].label);
 }
 
-/* A text table of thousands of threads (a server, a test of thread churn)
- * hides the few that matter: the busiest TEXT_THREADS are shown, in thread
- * order, and the rest summed in one line; CSV and JSON list every one. */
-#define TEXT_THREADS 32
-
-static int busier_thread(const void *a, const void *b)
-{
-	const struct lp_report_thread *x = *(const struct lp_report_thread *const *)a;
-	const struct lp_report_thread *y = *(const struct lp_report_thread *const *)b;
-
-	if (x->references != y->references)
-		return x->references < y->references ? 1 : -1;
-	if (x->samples != y->samples)
-		return x->samples < y->samples ? 1 : -1;
-	return x->tid < y->tid ? -1 : x->tid > y->tid;
-}
-
-static int thread_order(const void *a, const void *b)
-{
-	const struct lp_report_thread *x = *(const struct lp_report_thread *const *)a;
-	const struct lp_report_thread *y = *(const struct lp_report_thread *const *)b;
-
-	return x->tid < y->tid ? -1 : x->tid > y->tid;
-}
-
-static void text_thread_row(const struct lp_report_thread *t, size_t nc)
-{
-	printf("%8" PRIu32 " %14" PRIu64 " %9zu %14.0f", t->tid, t->references, t->samples, t->accesses);
-	for (size_t k = 0; k < nc; k++)
-		printf(" %14.0f", t->misses[k]);
-	printf("\n");
-}
-
-static void text_threads(const struct lp_report *r)
-{
-	const struct lp_report_thread *t, **shown;
-	const struct lp_report_cache *c;
-	size_t nt = lp_report_threads(r, &t), nc = lp_report_thread_caches(r, &c);
-	size_t ns = nt < TEXT_THREADS ? nt : TEXT_THREADS;
-	uint64_t rest_refs = 0;
-	size_t rest_samples = 0;
-
-	printf("\nper thread (line accesses and misses estimated from the samples; misses predicted by LRU):\n");
-	printf("%8s %14s %9s %14s", "thread", "references", "samples", "line accesses");
-	for (size_t k = 0; k < nc; k++)
-		printf(" %14s", c[k].label);
-	printf("\n");
-	if (!(shown = malloc((nt ? nt : 1) * sizeof(*shown)))) { /* every row then */
-		for (size_t i = 0; i < nt; i++)
-			text_thread_row(&t[i], nc);
-		return;
-	}
-	for (size_t i = 0; i < nt; i++)
-		shown[i] = &t[i];
-	qsort(shown, nt, sizeof(*shown), busier_thread);
-	for (size_t i = ns; i < nt; i++) {
-		rest_refs += shown[i]->references;
-		rest_samples += shown[i]->samples;
-	}
-	qsort(shown, ns, sizeof(*shown), thread_order);
-	for (size_t i = 0; i < ns; i++)
-		text_thread_row(shown[i], nc);
-	if (nt > ns)
-		printf("%8s %14" PRIu64 " %9zu  (%zu threads more, none with more references than those above; "
-		       "--format csv lists every thread)\n",
-		       "...", rest_refs, rest_samples, nt - ns);
-	free(shown);
-}
-
 /* An object named by a function of the program whose name holds "alloc"
  * (sqlite3Malloc): a wrapper the profile's stacks did not show as one (a
  * single caller; docs/models.md, "Data objects"). Says how to look
@@ -616,9 +547,15 @@ static void text_hot(const struct report_opts *o, const struct lp_report *r)
 	else
 		printf("\ntop data objects by predicted %s misses at %s (%zu heap blocks in the profile):\n",
 		       in->hot_policy, b, in->heap_blocks);
-	printf("%32s %12s %21s %8s\n", "object", "misses", "95% interval", "share");
+	/* as wide as the longest name shown (C++ and long file names), from
+	 * 32 to 64 characters: the columns after it stay aligned */
+	int w = 32;
 	for (size_t i = 0; i < nobj; i++)
-		printf("%32s %12.0f %21s %7.1f%%\n", obj[i].name, obj[i].misses,
+		if ((int)strlen(obj[i].name) > w)
+			w = strlen(obj[i].name) < 64 ? (int)strlen(obj[i].name) : 64;
+	printf("%*s %12s %21s %8s\n", w, "object", "misses", "95% interval", "share");
+	for (size_t i = 0; i < nobj; i++)
+		printf("%*s %12.0f %21s %7.1f%%\n", w, obj[i].name, obj[i].misses,
 		       count_interval(obj[i].misses_lo, obj[i].misses_hi, iv, sizeof(iv)), 100 * obj[i].share);
 	text_wrapper_hints(obj, nobj);
 	text_sources(o, r);
@@ -1066,7 +1003,7 @@ static void print_one(const struct report_opts *o, const struct lp_report *r)
 		if (o->top)
 			text_hot(o, r);
 		if (o->threads)
-			text_threads(r);
+			cli_text_threads(r);
 		if (o->tl)
 			report_timeline_text(o->tl);
 		if (o->shared)
