@@ -364,12 +364,13 @@ int lp_objects_new(struct lp_objects **out, const struct lp_profile *p);
 void lp_objects_free(struct lp_objects *o);
 /* Heap blocks (allocations of a non-zero size). */
 size_t lp_objects_count(const struct lp_objects *o);
-/* The block holding addr at `time` (references; LP_TIME_UNKNOWN when not
+/* The block holding addr at `time` (the events' clock; LP_TIME_UNKNOWN when not
  * known): 1 and its start, size and allocation call site, or 0 when no
  * block ever held addr. When several blocks held it (an address reused
  * after a free), the one alive at `time` wins, else the one allocated last
- * before it, else (times unknown) the last one allocated. A sample's time counts line accesses, not references: equal
- * when no reference straddles two lines. */
+ * before it, else (times unknown) the last one allocated. A trace's event
+ * times count references, a sample's time line accesses: equal when no
+ * reference straddles two lines. */
 int lp_objects_find(const struct lp_objects *o, uint64_t addr, uint64_t time, uint64_t *start,
 		    uint64_t *size, uint64_t *pc);
 /* The same for an access of thread tid: when the profile's event times

@@ -26,6 +26,10 @@ fi
 [ "$(grep -c '^heap@alloc_pair (names-wrappers\.c:[0-9]*)$' "$T/objects")" = 2 ] ||
 	{ cat "$T/objects" >&2; fail "alloc_pair's two arrays are not two objects"; }
 expect_grep '^heap@pool_take ' "$T/objects"
+# alloc_pair, kept (one caller, two frames), looks like a wrapper by its
+# name: a line under the table says how to look through it
+expect_grep "^heap@alloc_pair: named by a function that looks like an allocation wrapper; --alloc-fn 'alloc_pair' names its blocks by its callers$" "$T/out"
+grep -q '^heap@main: named by' "$T/out" && fail "a hint for main, which looks like no wrapper"
 
 # named by the user: its caller names the nodes
 expect_status 0 "$LOCPROF" report "$T/w.lpp" --at 32K --top 10 --alloc-fn 'pool_*'

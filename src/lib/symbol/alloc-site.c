@@ -115,6 +115,17 @@ static int many_callers(struct lp_symbols *s, uint64_t pc)
 	return w->callers.s && (caller = lp_htab_find(&w->callers, pc)) && *caller == LP_ALLOC_MANY_CALLERS;
 }
 
+/* Whether code locations a and b are the same inlined instance of their
+ * function: both not inlined, or inlined into one caller at one call line
+ * of one file. */
+static int same_instance(const struct lp_code_loc *a, const struct lp_code_loc *b)
+{
+	return !a->caller == !b->caller &&
+	       (!a->caller || (!strcmp(a->caller, b->caller) && a->caller_line == b->caller_line &&
+			       !a->caller_file == !b->caller_file &&
+			       (!a->caller_file || !strcmp(a->caller_file, b->caller_file))));
+}
+
 /* Whether the stacks told hold a frame other than pc in the same
  * function as loc (the same inlined instance of it: the same caller and
  * call line): a function that calls toward the allocator from two places
@@ -128,12 +139,8 @@ static int same_function_frame(struct lp_symbols *s, uint64_t pc, const struct l
 
 	for (size_t i = 0; w->callers.s && i <= w->callers.mask; i++) {
 		uint64_t key = w->callers.s[i].key;
-		if (key == LP_HTAB_EMPTY || key == pc || !lp_symbols_pc(s, key, &o) || !o.function ||
-		    strcmp(o.function, loc->function) || !o.caller != !loc->caller)
-			continue;
-		if (!loc->caller || (!strcmp(o.caller, loc->caller) && o.caller_line == loc->caller_line &&
-				     !o.caller_file == !loc->caller_file &&
-				     (!o.caller_file || !strcmp(o.caller_file, loc->caller_file))))
+		if (key != LP_HTAB_EMPTY && key != pc && lp_symbols_pc(s, key, &o) && o.function &&
+		    !strcmp(o.function, loc->function) && same_instance(&o, loc))
 			return 1;
 	}
 	return 0;
@@ -159,20 +166,12 @@ static int program_wrapper(struct lp_symbols *s, uint64_t pc, const struct lp_co
 void lp_alloc_wrappers_release(struct lp_alloc_wrappers *w)
 {
 	lp_htab_release(&w->callers);
-	lp_htab_release(&w->line_shared);
+	lp_htab_release(&w->line_answers);
 	lp_htab_release(&w->calls);
 	for (size_t i = 0; i < w->nnames; i++)
 		free(w->names[i]);
 	free(w->names);
 	*w = (struct lp_alloc_wrappers){ 0 };
-}
-
-/* Whether code locations a and b are the same inlined instance of their
- * function (both not inlined, or inlined into one caller at one line). */
-static int same_instance(const struct lp_code_loc *a, const struct lp_code_loc *b)
-{
-	return !a->caller == !b->caller &&
-	       (!a->caller || (!strcmp(a->caller, b->caller) && a->caller_line == b->caller_line));
 }
 
 /* How site's name tells it from the other calls on its line (its
@@ -220,12 +219,12 @@ void lp_symbols_alloc_site_name(struct lp_symbols *s, const struct lp_alloc_site
 
 	if (s && site->function && site->file) {
 		w = lp_symbols_wrappers(s);
-		if ((w->callers.s || w->calls.s) && (w->line_shared.s || lp_htab_init(&w->line_shared, 64) == 0) &&
-		    lp_htab_reserve(&w->line_shared, 1) == 0) {
-			if ((v = lp_htab_find(&w->line_shared, site->pc)))
+		if ((w->callers.s || w->calls.s) && (w->line_answers.s || lp_htab_init(&w->line_answers, 64) == 0) &&
+		    lp_htab_reserve(&w->line_answers, 1) == 0) {
+			if ((v = lp_htab_find(&w->line_answers, site->pc)))
 				a = *v;
 			else
-				*lp_htab_get(&w->line_shared, site->pc, &isnew) = a = line_answer(s, site);
+				*lp_htab_get(&w->line_answers, site->pc, &isnew) = a = line_answer(s, site);
 		}
 	}
 	lp_alloc_site_format(site, (int)(a & 1), buf, len);
@@ -246,7 +245,7 @@ int lp_symbols_alloc_call(struct lp_symbols *s, uint64_t pc)
 	if ((!w->calls.s && lp_htab_init(&w->calls, 64) < 0) || lp_htab_reserve(&w->calls, 1) < 0)
 		return lp_seterr(LP_ENOMEM, "out of memory");
 	*lp_htab_get(&w->calls, pc, &isnew) = 0;
-	lp_htab_release(&w->line_shared); /* the calls change the answers */
+	lp_htab_release(&w->line_answers); /* the calls change the answers */
 	return 0;
 }
 
@@ -258,7 +257,7 @@ int lp_symbols_alloc_stack(struct lp_symbols *s, const uint64_t *frames, unsigne
 		return 0;
 	w = lp_symbols_wrappers(s);
 	lp_symbols_forget_sites(s);
-	lp_htab_release(&w->line_shared); /* the frames change the answers */
+	lp_htab_release(&w->line_answers); /* the frames change the answers */
 	if ((!w->callers.s && lp_htab_init(&w->callers, 64) < 0) || lp_htab_reserve(&w->callers, n) < 0)
 		return lp_seterr(LP_ENOMEM, "out of memory");
 	for (unsigned f = 0; f < n; f++) {

@@ -36,7 +36,7 @@ struct lp_alloc_wrappers {
 	struct lp_htab callers; /* frame pc -> its caller's pc, LP_ALLOC_MANY_CALLERS if several */
 	char **names;           /* fnmatch(3) patterns */
 	size_t nnames;
-	struct lp_htab line_shared; /* site pc -> how its name tells it apart (line_answer()) */
+	struct lp_htab line_answers; /* site pc -> how its name tells it apart (line_answer()) */
 	struct lp_htab calls;       /* call sites of allocations told without a stack */
 };
 #define LP_ALLOC_MANY_CALLERS UINT64_MAX
