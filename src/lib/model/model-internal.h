@@ -68,9 +68,11 @@ void lp_sa_drift_free(struct lp_sa_drift *d);
  * lines that the walks of the pcs around sample i cross in its span, at
  * most max of them into delta, and beside each the reuse distance of the
  * sample its walk was read from (INFINITY: dangling) into rd; returns how
- * many. */
+ * many. span_lines: the D + 1 lines of the span (StatStack's estimate):
+ * where the walks stand for fewer, the next lines of walks that move
+ * together are added (see partner_lines()). */
 size_t lp_sa_drift_offsets(const struct lp_sa_drift *d, const struct lp_sample *s, size_t n, size_t i,
-			   uint64_t line, int64_t *delta, double *rd, size_t max);
+			   uint64_t line, double span_lines, int64_t *delta, double *rd, size_t max);
 /* The key of a sample's group (model-setassoc.c): its pc and the octave
  * of its stack distance sd. */
 uint64_t lp_sa_group_key(const struct lp_sample *x, double sd);
