@@ -89,4 +89,45 @@ if command -v gcc >/dev/null; then
 	grep -q '^1 ' "$T/out" || fail "valgrind's malloc gave the second block another address: nothing to tell apart"
 	reuse_check valgrind "$T/reuse-vg.lpp"
 fi
+# The other way round: a block written once and freed (line 7), whose
+# address the next malloc gives to a block swept over and over (line 14)
+# beside a 1 MiB sweep: the first block's last accesses are reused by the
+# second's first sweep, and those misses are the second's. Charged to the
+# first block, they were 1 400 of its misses where simulation has none.
+cat >"$T/handover.c" <<'C'
+#include <stdio.h>
+#include <stdint.h>
+#include <stdlib.h>
+#define N (64 * 1024)
+int main(void)
+{
+	volatile char *a = malloc(N);
+	char *b, *f;
+	long s = 0;
+	uintptr_t at = (uintptr_t)a;
+	for (size_t i = 0; i < N; i += 8)
+		a[i] = (char)i;
+	free((void *)a);
+	b = malloc(N);
+	f = malloc(4u << 20);
+	for (size_t i = 0; i < (4u << 20); i += 8)
+		f[i] = (char)i;
+	for (int r = 0; r < 20; r++) {
+		for (size_t i = 0; i < N; i += 8)
+			s += b[i];
+		for (size_t i = 0; i < (1u << 20); i += 8)
+			s += f[i];
+	}
+	printf("%d %ld\n", at == (uintptr_t)b, s);
+	return 0;
+}
+C
+"$LOCPROF" cc -O1 -g -o "$T/handover" "$T/handover.c" || fail "cannot build handover.c"
+expect_status 0 "$LOCPROF" record -q -o "$T/handover.lpp" --rate 0.01 -- "$T/handover"
+grep -q '^1 ' "$T/out" || fail "malloc gave the second block another address: nothing to tell apart"
+expect_status 0 "$LOCPROF" report "$T/handover.lpp" --at 32K --top 5 --policy lru
+sed -n '/^top data objects/,/^$/p' "$T/out" >"$T/objects"
+awk '$1 == "heap@main" && $2 == "(handover.c:7)" { a = $3 } $1 == "heap@main" && $2 == "(handover.c:14)" { b = $3 }
+     END { exit !(b > 5000 && a + 0 < b / 50) }' "$T/objects" ||
+	{ cat "$T/objects" >&2; fail "the misses of the block swept after the free went to the freed block"; }
 echo ok
