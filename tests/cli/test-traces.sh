@@ -52,6 +52,15 @@ expect_status 1 "$LOCPROF" convert "$T/junk.lpt" "$T/j.txt"
 expect_grep "^locprof: error: '.*junk.lpt': not a locprof trace \(bad magic\)$" "$T/err"
 expect_one_line "$T/err"
 [ ! -e "$T/j.txt" ] || fail "a failed conversion left its output"
+# A trace given where a profile is read, and a profile where a trace is:
+# one line that names the command that reads it.
+expect_status 1 "$LOCPROF" report "$T/big.lpt"
+expect_grep "^locprof: error: '.*big.lpt' is a locprof trace, not a profile: 'locprof simulate' and 'locprof stackdist' read it, 'locprof sample' makes a profile of it$" "$T/err"
+expect_one_line "$T/err"
+expect_status 0 "$LOCPROF" sample "$T/big.lpt" -o "$T/big.lpp" --rate 0.01
+expect_status 1 "$LOCPROF" simulate "$T/big.lpp" --sizes 4K
+expect_grep "^locprof: error: '.*big.lpp' is a locprof profile, not a trace: 'locprof report' reads it$" "$T/err"
+expect_one_line "$T/err"
 { printf '\x89LPT\r\n\x1a\n\x09\x00\x00\x00\x00\x00\x00\x00'; } >"$T/v9.lpt"
 expect_status 1 "$LOCPROF" convert "$T/v9.lpt" "$T/j.txt"
 expect_grep "lpt version 9 is not supported \(this locprof reads versions 1 to 2\)" "$T/err"

@@ -1029,6 +1029,12 @@ int lp_profile_read(struct lp_profile **out, const char *path)
 		err = (int)got;
 		goto out_in;
 	}
+	if (got >= 4 && !memcmp(hdr, "\x89LPT", 4)) {
+		/* the commonest mistake: a trace where a profile was meant */
+		err = lp_seterr(LP_EFORMAT, "'%s' is a locprof trace, not a profile: 'locprof simulate' and "
+				"'locprof stackdist' read it, 'locprof sample' makes a profile of it", path);
+		goto out_in;
+	}
 	if (got < 8 || memcmp(hdr, LP_LPP_MAGIC, 8)) {
 		err = lp_seterr(LP_EFORMAT, "'%s' is not a locprof profile (bad magic)", path);
 		goto out_in;

@@ -99,6 +99,9 @@ static int choose_reader_format(const struct lp_trace_format **out, struct lp_in
 			*out = formats[i];
 			return 0;
 		}
+	if (n >= 8 && !memcmp(head, "LOCPROFP", 8))
+		return lp_seterr(LP_EFORMAT, "'%s' is a locprof profile, not a trace: 'locprof report' reads it",
+				 lp_in_name(in));
 	return lp_seterr(LP_EFORMAT, "'%s': cannot tell the trace format; name it with --from (%s)",
 			 lp_in_name(in), lp_trace_format_names());
 }
