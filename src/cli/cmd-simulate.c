@@ -842,6 +842,7 @@ struct engines {
 	struct lp_sim *sims[MAX_CACHES];
 	struct lp_memspy *ms[MAX_CACHES];
 	struct lp_graph *g;
+	uint64_t graph_refs; /* the memory references the graph was fed */
 	size_t nsims;
 };
 
@@ -886,8 +887,12 @@ static int engines_feed(const struct opts *o, struct engines *en, const struct l
 {
 	int err = 0;
 
-	if (en->g)
+	if (en->g) {
 		err = lp_graph_refs(en->g, buf, n);
+		/* the graph counts none; the reader's records are events too */
+		for (size_t i = 0; i < n; i++)
+			en->graph_refs += (uint64_t)lp_ref_is_access(&buf[i]);
+	}
 	if (en->attrib)
 		err = lp_attrib_refs(en->attrib, buf, n);
 	for (size_t i = 0; i < en->nsims && !err; i++)
@@ -951,8 +956,7 @@ static int run(int argc, char **argv)
 	if (en.attrib) {
 		print_attrib(&o, en.attrib);
 	} else if (en.g) {
-		/* references are not counted by the graph; the reader's count is records */
-		print_graph(&o, en.g, lp_trace_reader_count(rd));
+		print_graph(&o, en.g, en.graph_refs);
 	} else if (sampling) {
 		print_memspy(&o, en.ms);
 	} else {

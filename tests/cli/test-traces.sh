@@ -52,6 +52,14 @@ expect_status 1 "$LOCPROF" convert "$T/junk.lpt" "$T/j.txt"
 expect_grep "^locprof: error: '.*junk.lpt': not a locprof trace \(bad magic\)$" "$T/err"
 expect_one_line "$T/err"
 [ ! -e "$T/j.txt" ] || fail "a failed conversion left its output"
+# Allocation events are not references: simulate's heading counts the
+# memory references alone, with --sizes as with --cache.
+printf 'R 0x1000 8 0x401000\nA 0x2000 64 0x401100 1\nW 0x2000 8 0x401004\nF 0x2000 0 0x401100 1\n' >"$T/ev.txt"
+expect_status 0 "$LOCPROF" simulate "$T/ev.txt" --sizes 4K
+expect_grep "^# locprof simulate .*ev.txt: 2 references, fully associative" "$T/out"
+expect_status 0 "$LOCPROF" simulate "$T/ev.txt" --cache 4K:4:64
+expect_grep "^# locprof simulate .*ev.txt: 2 references, " "$T/out"
+
 # A trace given where a profile is read, and a profile where a trace is:
 # one line that names the command that reads it.
 expect_status 1 "$LOCPROF" report "$T/big.lpt"
