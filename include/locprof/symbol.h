@@ -92,6 +92,10 @@ struct lp_alloc_site {
 	const char *function; /* NULL when unknown */
 	const char *file;     /* NULL when there is no line information */
 	int line, column;     /* column 0 when unknown */
+	const char *caller;   /* the function that one is inlined into (NULL:
+			       * not inlined, or not known), called at */
+	const char *caller_file; /* caller_file:caller_line (NULL: unknown) */
+	int caller_line;
 	const char *module;   /* the shared library holding pc ("libgomp.so.1"),
 			       * NULL in the executable */
 	const char *binary;   /* the module holding pc, the executable included

@@ -103,6 +103,50 @@ C
 	awk 'NR > 1 && NF { n[length($0)]++ } END { k = 0; for (l in n) k++; exit k != 1 }' "$T/objects" ||
 		{ cat "$T/objects" >&2; fail "the objects table's rows are not aligned"; }
 fi
+# One template allocating at one line, instantiated for two types and
+# inlined into main at two lines: two data structures, whose names elide
+# the template arguments alike; the caller's line tells them apart, in
+# report as in simulate --attribute.
+if command -v clang++ >/dev/null; then
+	cat >"$T/inst.cpp" <<'C'
+#include <cstdio>
+template <class T> static T *make(long n)
+{
+	return new T[n]();
+}
+template <class T> static double sweep(T *p, long n)
+{
+	double s = 0;
+	for (int r = 0; r < 10; r++)
+		for (long i = 0; i < n; i++)
+			s += (double)(p[i] += (T)1);
+	return s;
+}
+int main()
+{
+	long n = 1 << 15;
+	float *f = make<float>(n);
+	double *d = make<double>(n);
+	std::printf("%g\n", sweep(f, n) + sweep(d, n));
+	delete[] f;
+	delete[] d;
+	return 0;
+}
+C
+	"$LOCPROF" c++ -O2 -g -o "$T/inst" "$T/inst.cpp" || fail "cannot build inst.cpp"
+	expect_status 0 "$LOCPROF" record -q -o "$T/inst-cpp.lpp" --rate 0.01 -- "$T/inst"
+	expect_status 0 "$LOCPROF" report "$T/inst-cpp.lpp" --sizes 32K --at 32K --top 5
+	sed -n '/^top data objects/,/^$/p' "$T/out" >"$T/objects"
+	for line in 17 18; do
+		grep -qE "^ *heap@make<\.\.\.> \(inst\.cpp:4\) in main \(inst\.cpp:$line\) " "$T/objects" ||
+			{ cat "$T/objects" >&2; fail "no object 'heap@make<...> (inst.cpp:4) in main (inst.cpp:$line)'"; }
+	done
+	expect_status 0 "$LOCPROF" record -q --mode trace -o "$T/inst.lpt" -- "$T/inst"
+	expect_status 0 "$LOCPROF" simulate "$T/inst.lpt" --cache 32K:full:64 --attribute --top 5
+	[ "$(sed -n '/^## data objects/,/^$/p' "$T/out" |
+		grep -cE '^heap@make<\.\.\.> \(inst\.cpp:4\) in main \(inst\.cpp:1[78]\) ')" = 2 ] ||
+		{ cat "$T/out" >&2; fail "simulate --attribute names the two instances otherwise"; }
+fi
 if command -v gcc >/dev/null; then
 	gcc -O2 -g -o "$T/lsg" "$LOCPROF_SRC/tests/data/names-lineshare.c" || fail "gcc cannot build names-lineshare.c"
 	expect_status 0 "$LOCPROF" record -q --backend valgrind -o "$T/vg.lpp" --rate 0.05 --seed 2 -- "$T/lsg"

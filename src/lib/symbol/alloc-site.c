@@ -177,16 +177,49 @@ void lp_alloc_wrappers_release(struct lp_alloc_wrappers *w)
 /* How site's name tells it from the other calls on its line (its
  * function, file and line) among the frames of the stacks told: bit 0,
  * one at another column (two allocations on one line, `double *r =
- * malloc(n), *p = malloc(n)`: the column tells them apart); bits 8 to 31
- * its rank k and 32 up the number n of the calls at its very column in
- * the same inlined instance when n > 1 (Fortran's `allocate(a(n), b(n))`,
- * a macro: only the order of the calls tells them apart). */
+ * malloc(n), *p = malloc(n)`: the column tells them apart); bit 1, one
+ * at its column in another inlined instance of a template (its name
+ * holds <...>: `count_words<std::map<..>>` and `count_words<std::
+ * unordered_map<..>>` inlined into main, a tree's nodes and a hash
+ * table's, read `count_words<...>` both: the caller's line tells them
+ * apart); bits 8 to 31 its rank k and 32 up the number n of the calls at
+ * its very column in the same inlined instance when n > 1 (Fortran's
+ * `allocate(a(n), b(n))`, a macro: only the order of the calls tells
+ * them apart). */
+#define ALLOC_OTHER_INSTANCE 2
+static int user_frame(struct lp_symbols *s, uint64_t pc, struct lp_alloc_site *out);
+
+static int same_text(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+/* ALLOC_OTHER_INSTANCE where a frame of the stacks told is named as site
+ * (function, file, line and column) from another caller or call line. */
+static uint64_t other_instance(struct lp_symbols *s, const struct lp_alloc_site *site)
+{
+	struct lp_alloc_wrappers *w = lp_symbols_wrappers(s);
+	struct lp_alloc_site f;
+
+	for (size_t i = 0; w->callers.s && i <= w->callers.mask; i++) {
+		uint64_t key = w->callers.s[i].key;
+		if (key == LP_HTAB_EMPTY || key == site->pc || !user_frame(s, key, &f) || !f.function ||
+		    !same_text(f.function, site->function) || !same_text(f.file, site->file) ||
+		    f.line != site->line || f.column != site->column)
+			continue;
+		if (!same_text(f.caller, site->caller) || !same_text(f.caller_file, site->caller_file) ||
+		    f.caller_line != site->caller_line)
+			return ALLOC_OTHER_INSTANCE;
+	}
+	return 0;
+}
+
 static uint64_t line_answer(struct lp_symbols *s, const struct lp_alloc_site *site)
 {
 	struct lp_alloc_wrappers *w = lp_symbols_wrappers(s);
 	const struct lp_htab *sets[2] = { &w->callers, &w->calls };
 	struct lp_code_loc me, o;
-	uint64_t column = 0, before = 0, same = 0;
+	uint64_t column = 0, before = 0, same = 0, instance = 0;
 	/* the site named by its own frame (not by the caller of an inlined
 	 * wrapper, at another line): its calls can be counted */
 	int own = lp_symbols_pc(s, site->pc, &me) && me.function && me.file && me.line == site->line &&
@@ -207,7 +240,22 @@ static uint64_t line_answer(struct lp_symbols *s, const struct lp_alloc_site *si
 				before += key < site->pc;
 			}
 		}
-	return column | (same ? (before + 1) << 8 | (same + 1) << 32 : 0);
+	if (site->caller && strstr(site->function, "<...>"))
+		instance = other_instance(s, site);
+	return column | instance | (same ? (before + 1) << 8 | (same + 1) << 32 : 0);
+}
+
+/* ", in CALLER (FILE:LINE)" of site's inlined instance after buf's name. */
+static void append_caller(const struct lp_alloc_site *site, char *buf, size_t len)
+{
+	size_t n = strlen(buf);
+
+	if (!site->caller || n + 1 >= len)
+		return;
+	if (site->caller_file)
+		snprintf(buf + n, len - n, " in %s (%s:%d)", site->caller, site->caller_file, site->caller_line);
+	else
+		snprintf(buf + n, len - n, " in %s", site->caller);
 }
 
 void lp_symbols_alloc_site_name(struct lp_symbols *s, const struct lp_alloc_site *site, char *buf, size_t len)
@@ -232,6 +280,8 @@ void lp_symbols_alloc_site_name(struct lp_symbols *s, const struct lp_alloc_site
 	if (a >> 32 && n && buf[n - 1] == ')')
 		snprintf(buf + n - 1, len - (n - 1), ", call %u of %u)", (unsigned)(a >> 8 & 0xffffff),
 			 (unsigned)(a >> 32));
+	if (a & ALLOC_OTHER_INSTANCE)
+		append_caller(site, buf, len);
 }
 
 int lp_symbols_alloc_call(struct lp_symbols *s, uint64_t pc)
@@ -340,6 +390,9 @@ static struct lp_alloc_site frame_named(struct lp_symbols *s, uint64_t pc, const
 	f.file = loc->file;
 	f.line = loc->line;
 	f.column = loc->column;
+	f.caller = loc->caller;
+	f.caller_file = loc->caller_file;
+	f.caller_line = loc->caller_line;
 	return f;
 }
 
@@ -383,7 +436,7 @@ static int user_frame_uncached(struct lp_symbols *s, uint64_t pc, struct lp_allo
 	/* inlined wrapper code (std::vector's growth inlined into the
 	 * user's function): the innermost function of the inline chain that
 	 * is not a wrapper, at its call into the wrappers */
-	if (lp_symbols_inline_first(s, pc, wrapper_name, &out->function, &out->file, &out->line))
+	if (lp_symbols_inline_first(s, pc, wrapper_name, out))
 		return 1;
 	return caller_names(s, &loc, out);
 }

@@ -792,7 +792,7 @@ int lp_symbols_pc(struct lp_symbols *s, uint64_t pc, struct lp_code_loc *out)
 }
 
 int lp_symbols_inline_first(struct lp_symbols *s, uint64_t pc, int (*skip)(struct lp_symbols *, const char *),
-			    const char **function, const char **file, int *line)
+			    struct lp_alloc_site *out)
 {
 	Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, pc);
 	Dwarf_Die cudie, chain[64];
@@ -813,15 +813,22 @@ int lp_symbols_inline_first(struct lp_symbols *s, uint64_t pc, int (*skip)(struc
 
 		if (!name || runtime_function(die_name(&chain[k])) || skip(s, name))
 			continue;
-		*function = name;
-		*file = NULL;
-		*line = 0;
+		out->function = name;
+		out->file = NULL;
+		out->line = 0;
+		out->column = 0;
 		if (k == n - 1) {
-			*file = loc.file;
-			*line = loc.line;
+			out->file = loc.file;
+			out->line = loc.line;
 		} else {
-			call_site(&cudie, &chain[k + 1], file, NULL, line, NULL);
+			call_site(&cudie, &chain[k + 1], &out->file, NULL, &out->line, NULL);
 		}
+		/* the function it is inlined into, at its call */
+		out->caller = k > 0 && die_name(&chain[k - 1]) ? die_fn_name(s, &cudie, &chain[k - 1]) : NULL;
+		out->caller_file = NULL;
+		out->caller_line = 0;
+		if (out->caller)
+			call_site(&cudie, &chain[k], &out->caller_file, NULL, &out->caller_line, NULL);
 		return 1;
 	}
 	return 0;
