@@ -124,6 +124,58 @@ static void elide_templates(char *name)
 	*out = '\0';
 }
 
+/* The length of a scope's parameter list at s ('('), with the
+ * qualifiers after it, when "::" follows (a local entity's enclosing
+ * function: `make_recs(std::unordered_map<...> const&, long)::$_0`), else
+ * 0. */
+static size_t scope_params(const char *s)
+{
+	static const char *const quals[] = { " const", " volatile", " &&", " &" };
+	const char *e = s;
+	int depth = 0;
+
+	do {
+		depth += *e == '(';
+		depth -= *e == ')';
+		e++;
+	} while (*e && depth);
+	for (int again = 1; again;) {
+		again = 0;
+		for (size_t k = 0; k < sizeof(quals) / sizeof(quals[0]); k++)
+			if (!strncmp(e, quals[k], strlen(quals[k]))) {
+				e += strlen(quals[k]);
+				again = 1;
+			}
+	}
+	return depth == 0 && !strncmp(e, "::", 2) ? (size_t)(e - s) : 0;
+}
+
+/* The name without the parameter lists of its enclosing scopes and
+ * without ABI tags (`[abi:cxx11]`), in place: a lambda reads
+ * `make_recs::$_0::operator()`, as a function reads without its own
+ * parameters. Braces (gcc's `{lambda(int)#1}`) are kept whole. */
+static void elide_scope_params(char *name)
+{
+	char *out = name;
+	int braces = 0;
+
+	for (const char *s = name; *s;) {
+		size_t skip = 0;
+		braces += *s == '{';
+		braces -= *s == '}' && braces;
+		if (!braces && *s == '(' && !(s - name >= 8 && !strncmp(s - 8, "operator", 8)))
+			skip = scope_params(s);
+		else if (!braces && !strncmp(s, "[abi:", 5) && strchr(s, ']'))
+			skip = (size_t)(strchr(s, ']') - s) + 1;
+		if (skip) {
+			s += skip;
+			continue;
+		}
+		*out++ = *s++;
+	}
+	*out = '\0';
+}
+
 /* The demangled form of a C++ name, without parameters and with its
  * template arguments elided; NULL when name is not mangled (C, main). */
 static char *demangle(const char *name)
@@ -135,6 +187,7 @@ static char *demangle(const char *name)
 	if (!(d = cplus_demangle(name, DMGL_ANSI)))
 		return NULL;
 	elide_templates(d);
+	elide_scope_params(d);
 	return d;
 }
 

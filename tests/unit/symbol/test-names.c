@@ -24,6 +24,11 @@ static void test_readable(void **state)
 		{ "_ZN1AltERKS_", "A::operator<" },
 		{ "_ZN1SIiEptEv", "S<...>::operator->" },
 		{ "_ZZ4mainENKUlvE_clEv", "main::{lambda()#1}::operator()" },
+		/* a lambda's enclosing function without its parameters, as
+		 * any function; no ABI tag */
+		{ "_ZZ9make_recsRSt6vectorIiSaIiEElENK3$_0clEii", "make_recs::$_0::operator()" },
+		{ "_Z10make_vocabB5cxx11i", "make_vocab" },
+		{ "_ZZN1A1fERKiENKUlvE_clEv", "A::f::{lambda()#1}::operator()" },
 		{ "main", "main" },
 		{ "walk", "walk" },
 		{ "_Zbogus", "_Zbogus" },
