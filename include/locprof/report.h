@@ -300,7 +300,9 @@ struct lp_report_thread {
 	uint64_t references;  /* loads and stores of the run (exact; 0 when the
 			       * profile does not count them per thread) */
 	size_t samples;
-	double accesses;      /* line accesses: samples / rate */
+	double accesses;      /* line accesses: its references times the run's
+			       * line accesses per reference (samples / rate
+			       * where references are not counted per thread) */
 	const double *misses; /* one per thread cache */
 };
 /* Sorted by tid. */

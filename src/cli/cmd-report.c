@@ -586,7 +586,7 @@ static void csv_threads(const struct lp_report *r)
 	size_t nt = lp_report_threads(r, &t), nc = lp_report_thread_caches(r, &c);
 	char b[256];
 
-	printf("\n# per thread: line accesses and LRU misses per cache estimated from the samples\n");
+	printf("\n# per thread: line accesses from the thread's references, LRU misses per cache from its samples\n");
 	printf("thread,references,samples,line_accesses");
 	for (size_t k = 0; k < nc; k++)
 		printf(",%s", cli_csv_field(c[k].label, b, sizeof(b)));

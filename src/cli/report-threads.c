@@ -52,7 +52,8 @@ void cli_text_threads(const struct lp_report *r)
 	uint64_t rest_refs = 0;
 	size_t rest_samples = 0;
 
-	printf("\nper thread (line accesses and misses estimated from the samples; misses predicted by LRU):\n");
+	printf("\nper thread (line accesses: its references and the run's line accesses per reference; misses: "
+	       "its samples' miss ratio predicted by LRU, times its line accesses):\n");
 	printf("%8s %14s %9s %14s", "thread", "references", "samples", "line accesses");
 	for (size_t k = 0; k < nc; k++)
 		printf(" %14s", c[k].label);
