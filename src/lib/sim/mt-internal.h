@@ -27,6 +27,13 @@ struct lp_pcache {
 	uint64_t clock;
 	struct lp_rng rng;
 	struct lp_htab index; /* ways > LP_SCAN_WAYS: line -> slot + 1 (0 = gone) */
+	/* ways > LP_SCAN_WAYS: each set's valid ways in a list by the
+	 * policy's order (lru: last use, fifo: fill; the head the newest,
+	 * the tail the victim), and its invalid ways in a min-heap (the
+	 * lowest is filled first, as a scan would), so that a miss costs no
+	 * scan of 16 384 ways (1M:full:64) */
+	uint32_t *prev, *next, *head, *tail;
+	uint32_t *free_ways, *nfree;
 };
 
 enum { LP_PCACHE_LRU, LP_PCACHE_FIFO, LP_PCACHE_RANDOM };

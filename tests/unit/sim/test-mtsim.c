@@ -531,6 +531,33 @@ static void test_vs_reference(void **state)
 		assert_true(total[i] > 100); /* every kind of miss and transition happened */
 }
 
+/* Private caches of more than LP_SCAN_WAYS ways in a set (kept in a
+ * policy-ordered list with a heap of free ways, not scanned): the same
+ * misses, victims and invalidations as the reference's scan. */
+static void test_large_sets_vs_reference(void **state)
+{
+	static const char *l1s[] = { "1K:full:16:lru", "2K:full:16:fifo", "1K:full:16:random", "4K:64:16:lru" };
+	uint64_t replaced = 0, coherence = 0;
+	(void)state;
+	for (int round = 0; round < 16; round++) {
+		int kind = round % 4, threads = 2 + round % 3;
+		struct lp_mtsim_config c = config(l1s[round / 4], NULL, round % 2 ? "8K:4:16" : NULL, 0,
+						  round % 3 ? LP_MTSIM_MESI : LP_MTSIM_MSI);
+		struct lp_ref *refs = make_trace(kind, 6000, threads, c.priv[0].line, (uint64_t)round + 101);
+		struct lp_mtsim_stats st;
+
+		/* over 300 lines: more than a set's 64 or 128 ways */
+		for (size_t i = 0; i < 6000; i += 2)
+			refs[i].addr = 0x40000 + (refs[i].addr * 2654435761u) % (300 * c.priv[0].line);
+		st = compare(&c, refs, 6000);
+		replaced += st.replacement;
+		coherence += st.false_sharing + st.true_sharing;
+		free(refs);
+	}
+	/* victims were chosen and lines invalidated in the large sets */
+	assert_true(replaced > 100 && coherence > 100);
+}
+
 static void test_core_map(void **state)
 {
 	/* threads 1 and 4 share core 0: no coherence between them */
@@ -648,6 +675,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_vs_reference),
+		cmocka_unit_test(test_large_sets_vs_reference),
 		cmocka_unit_test(test_core_map),
 		cmocka_unit_test(test_false_sharing_by_construction),
 		cmocka_unit_test(test_one_thread_is_lp_sim),
