@@ -18,8 +18,8 @@
  * - The reuses of one pc whose D + 1 lie in one octave (below
  *   SA_EXACT_LINES, that are equal) place their spans' lines alike (the
  *   same walk, the same arrays around it): their offsets are pooled. Pcs
- *   with fewer than SA_MIN_PAIRS offsets in a group are pooled with the
- *   others of that octave (or D).
+ *   with fewer than SA_MIN_PAIRS offsets at one D are pooled over their
+ *   octave, and with fewer there with the others of that octave.
  * - Lattice: when at least SA_LATTICE_SHARE of the offsets are multiples
  *   of a step g (a column walk of a row-major matrix: the row length in
  *   lines), the span's lines near the reused one are on the lattice
@@ -618,19 +618,36 @@ static uint64_t part_lattice(const struct sa_pair *p, size_t np, double total)
  * lines of the rows above and below and of the array written, and the
  * rest next to the reused line; pooled, the share on the walk (0.83) put
  * five lines in one set for every span of 6, 337 of 337 predicted misses
- * at 16K:4:64 where none occur, and none for the spans of 5. */
+ * at 16K:4:64 where none occur, and none for the spans of 5. A pc whose
+ * offsets at one D are too few for a group of their own (SA_MIN_PAIRS)
+ * pools them over the octave (octave_key()), then with the other pcs of
+ * the octave. Keys: bits 56 up, 1 .. 15 lines, else 16 + the octave. */
 #define SA_EXACT_LINES 16
+static uint64_t octave_bin(double lines)
+{
+	int b = 16 + ilogb(lines);
+
+	return (uint64_t)(b < 63 ? b : 63);
+}
+
 uint64_t lp_sa_group_key(const struct lp_sample *x, double sd)
 {
 	double lines = floor(sd + 0.5) + 1;
-	uint64_t bin = lines < SA_EXACT_LINES ? (uint64_t)lines : (uint64_t)(ilogb(lines) + SA_EXACT_LINES - 4);
+	uint64_t bin = lines < SA_EXACT_LINES ? (uint64_t)lines : octave_bin(lines);
 
-	return (x->pc & ((1ull << 56) - 1)) | (bin < 63 ? bin : 63) << 56;
+	return (x->pc & ((1ull << 56) - 1)) | bin << 56;
 }
 
 static uint64_t group_key(const struct lp_sample *s, const double *sd, size_t i)
 {
 	return lp_sa_group_key(&s[i], sd[i]);
+}
+
+/* The key of sample i's pc and octave (its group_key() at 16 lines and
+ * more). */
+static uint64_t octave_key(const struct lp_sample *s, const double *sd, size_t i)
+{
+	return (s[i].pc & ((1ull << 56) - 1)) | octave_bin(floor(sd[i] + 0.5) + 1) << 56;
 }
 
 /* The index of key in keys (added when new, with cnt 0 and no group). */
@@ -675,20 +692,53 @@ static void rd_hist(const struct sa_pair *p, size_t np, const struct lp_sa_group
 	}
 }
 
+/* The group of a key seen first (its index has no group yet): its own
+ * where it has SA_MIN_PAIRS offsets, else its pc's octave's (key ok)
+ * where that has, else the rest of the octave. */
+static uint32_t new_group(struct lp_sa_place *pl, struct lp_htab *keys, size_t *cnt, uint32_t *gid,
+			  uint32_t *rest, uint64_t key, uint64_t ok, uint64_t pc)
+{
+	size_t v = key_index(keys, key, cnt, gid), vo;
+	unsigned o = (unsigned)(ok >> 56) & 63;
+
+	if (cnt[v] >= SA_MIN_PAIRS) {
+		pl->g[pl->ng].pc = pc;
+		return (uint32_t)pl->ng++;
+	}
+	if (ok == key)
+		vo = v;
+	else if (gid[vo = key_index(keys, ok, cnt, gid)] != UINT32_MAX)
+		return gid[vo];
+	if (cnt[vo] >= SA_MIN_PAIRS && vo != v) {
+		pl->g[pl->ng].pc = pc;
+		return gid[vo] = (uint32_t)pl->ng++;
+	}
+	if (rest[o] == UINT32_MAX)
+		rest[o] = (uint32_t)pl->ng++; /* pc 0 */
+	if (vo != v)
+		gid[vo] = rest[o];
+	return rest[o];
+}
+
 static int place_groups(struct lp_sa_place *pl, const struct lp_sample *s, const double *sd,
 			struct sa_pair **pairsp, const size_t *owner, size_t np)
 {
 	struct lp_htab keys = { 0 };
 	struct sa_pair *pairs = *pairsp;
-	size_t *cnt = malloc((pl->n + 64) * sizeof(*cnt));
-	uint32_t *gid = malloc((pl->n + 64) * sizeof(*gid)), rest[64];
+	/* keys: a sample's own and its octave's */
+	size_t *cnt = malloc((2 * pl->n + 64) * sizeof(*cnt));
+	uint32_t *gid = malloc((2 * pl->n + 64) * sizeof(*gid)), rest[64];
 	int err = 0;
 
-	if (!cnt || !gid || lp_htab_init(&keys, 64) < 0 || lp_htab_reserve(&keys, pl->n + 1) < 0 ||
+	if (!cnt || !gid || lp_htab_init(&keys, 64) < 0 || lp_htab_reserve(&keys, 2 * pl->n + 1) < 0 ||
 	    !(pl->g = calloc(pl->n + 64, sizeof(*pl->g))))
 		goto out_nomem;
-	for (size_t k = 0; k < np; k++)
-		cnt[key_index(&keys, group_key(s, sd, owner[k]), cnt, gid)]++;
+	for (size_t k = 0; k < np; k++) {
+		uint64_t key = group_key(s, sd, owner[k]), ok = octave_key(s, sd, owner[k]);
+		cnt[key_index(&keys, key, cnt, gid)]++;
+		if (ok != key)
+			cnt[key_index(&keys, ok, cnt, gid)]++;
+	}
 	for (int o = 0; o < 64; o++)
 		rest[o] = UINT32_MAX;
 	for (size_t i = 0; i < pl->n; i++) {
@@ -698,15 +748,8 @@ static int place_groups(struct lp_sa_place *pl, const struct lp_sample *s, const
 			continue;
 		key = group_key(s, sd, i);
 		v = key_index(&keys, key, cnt, gid);
-		if (gid[v] == UINT32_MAX && cnt[v] >= SA_MIN_PAIRS) {
-			gid[v] = (uint32_t)pl->ng++;
-			pl->g[gid[v]].pc = s[i].pc;
-		} else if (gid[v] == UINT32_MAX) {
-			unsigned o = (unsigned)(key >> 56) & 63;
-			if (rest[o] == UINT32_MAX)
-				rest[o] = (uint32_t)pl->ng++; /* pc 0 */
-			gid[v] = rest[o];
-		}
+		if (gid[v] == UINT32_MAX)
+			gid[v] = new_group(pl, &keys, cnt, gid, rest, key, octave_key(s, sd, i), s[i].pc);
 		pl->group[i] = gid[v];
 		pl->g[gid[v]].samples++;
 	}
@@ -862,7 +905,9 @@ int lp_sa_place_assign(struct lp_sa_place **out, const struct lp_sa_place *layou
 			continue;
 		key = group_key(s, sd, i);
 		v = layout->keys.s ? lp_htab_find((struct lp_htab *)&layout->keys, key) : NULL;
-		gi = v ? (uint32_t)*v : layout->rest[(key >> 56) & 63];
+		if (!v && layout->keys.s)
+			v = lp_htab_find((struct lp_htab *)&layout->keys, octave_key(s, sd, i));
+		gi = v ? (uint32_t)*v : layout->rest[(octave_key(s, sd, i) >> 56) & 63];
 		pl->group[i] = gi == UINT32_MAX ? none : gi;
 		pl->g[pl->group[i]].samples++;
 	}
