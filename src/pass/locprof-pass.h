@@ -241,6 +241,7 @@ private:
 	void mergeChecksOf(Function &F, std::vector<BlockWork> &work);
 	void writeBackAroundCalls(const std::vector<Instruction *> &exits, const std::vector<Instruction *> &progCalls);
 	void finish(Function &F, BranchInst *entryBr);
+	void noVectorizeSlowLoops(Function &F, DominatorTree &DT);
 
 	friend class LoopVersioner;
 };

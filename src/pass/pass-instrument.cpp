@@ -427,6 +427,31 @@ void Instrumenter::writeBackAroundCalls(const std::vector<Instruction *> &exits,
 	}
 }
 
+// Loops that hold a slow path are not for the vectorizer: the call to
+// lp_rt_slow makes them unvectorizable, but under LTO, where the whole
+// pipeline runs again on the instrumented program, the vectorizer first
+// asks of every load in their predicated blocks (the clones: all of them)
+// whether it may run unconditionally, and each answer scans every use of
+// the load's base pointer (llvm::getKnowledgeForValue): quadratic in the
+// uses that cloning multiplied. zstd's link took 12 minutes, 57 % of
+// them there. Marked llvm.loop.vectorize.enable false, the vectorizer
+// leaves them at once.
+void Instrumenter::noVectorizeSlowLoops(Function &F, DominatorTree &DT)
+{
+	LoopInfo LI(DT);
+	Value *callee = slow.getCallee()->stripPointerCasts();
+
+	for (Loop *L : LI.getLoopsInPreorder()) {
+		bool hasSlow = false;
+		for (BasicBlock *BB : L->blocks())
+			for (Instruction &I : *BB)
+				if (auto *CI = dyn_cast<CallInst>(&I))
+					hasSlow |= CI->getCalledOperand()->stripPointerCasts() == callee;
+		if (hasSlow && L->getLoopLatch())
+			addStringMetadataToLoop(L, "llvm.loop.vectorize.enable", 0);
+	}
+}
+
 // The first load of the countdown at entry, then the slots become SSA
 // values (mem2reg).
 void Instrumenter::finish(Function &F, BranchInst *entryBr)
@@ -444,6 +469,7 @@ void Instrumenter::finish(Function &F, BranchInst *entryBr)
 
 	DominatorTree DT(F);
 	PromoteMemToReg(slots, DT);
+	noVectorizeSlowLoops(F, DT);
 	if (verify && verifyFunction(F, &errs()))
 		report_fatal_error("locprof-pass: broken function " + F.getName(), false);
 }
