@@ -103,6 +103,11 @@ int lp_hotspots_finish(struct lp_hotspots *h);
 size_t lp_hotspots_lines(const struct lp_hotspots *h, const struct lp_source_line **out);
 size_t lp_hotspots_files(const struct lp_hotspots *h, const struct lp_source_file **out);
 size_t lp_hotspots_functions(const struct lp_hotspots *h, const struct lp_source_function **out);
+/* The program's own lines: every pc's line, but where its innermost
+ * function is the C++ standard library's (inlined std:: code) the line of
+ * the program's code that called into it (lp_symbols_own_line()); by
+ * misses. None (0) when no pc with misses is in such code. */
+size_t lp_hotspots_own_lines(const struct lp_hotspots *h, const struct lp_source_line **out);
 /* The lines of file number f (of lp_hotspots_files()), by line number. */
 size_t lp_hotspots_file_lines(const struct lp_hotspots *h, size_t f, const struct lp_source_line **out);
 void lp_hotspots_totals(const struct lp_hotspots *h, double *accesses, double *misses);

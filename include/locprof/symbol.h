@@ -59,6 +59,13 @@ int lp_symbols_pc(struct lp_symbols *s, uint64_t pc, struct lp_code_loc *out);
  * parameters: `typeinfo for std::type_info`, `geo::table`); owned by s. */
 const char *lp_symbols_readable(struct lp_symbols *s, const char *name);
 
+/* Where pc's innermost function is the C++ standard library's, inlined
+ * into the program's code (std::, __gnu_cxx::): 1, the innermost function
+ * of its inline chain that is the program's, and the line (path as
+ * lp_code_loc's) of its call into the library; else 0 (pc's own line is
+ * the program's, or pc has no DWARF). Owned by s. */
+int lp_symbols_own_line(struct lp_symbols *s, uint64_t pc, const char **function, const char **path, int *line);
+
 /* The thread-local variable (ELF STT_TLS symbol) at offset bytes into the
  * TLS segment of the module holding address image: 1 and its readable
  * name, or 0. The symbols are gathered on the first call. */

@@ -464,6 +464,27 @@ static const char *count_interval(double lo, double hi, char *buf, size_t len)
 	return buf;
 }
 
+/* The program's own lines, where hot pcs are inlined C++ standard
+ * library code (lp_hotspots_own_lines()): the lines the user can change. */
+static void text_own_lines(const struct report_opts *o, const struct lp_hotspots *h, const char *policy,
+			   const char *at)
+{
+	const struct lp_source_line *l;
+	size_t n = lines_shown(l, lp_hotspots_own_lines(h, &l), o->top);
+	char iv[64];
+
+	if (!n)
+		return;
+	printf("\ntop lines of the program's own code by predicted %s misses at %s (inlined C++ standard library code "
+	       "charged to the line that called it):\n",
+	       policy, at);
+	printf("%12s %21s %8s %14s  %s\n", "misses", "95% interval", "share", "line accesses", "file:line");
+	for (size_t i = 0; i < n; i++)
+		printf("%12.0f %21s %7.1f%% %14.0f  %s:%d\n", l[i].misses,
+		       count_interval(l[i].misses_lo, l[i].misses_hi, iv, sizeof(iv)), 100 * l[i].share, l[i].accesses,
+		       l[i].file, l[i].line);
+}
+
 /* The hot source lines and functions, where the pcs have line
  * information (a profile of a program built with -g). */
 static void text_sources(const struct report_opts *o, const struct lp_report *r)
@@ -487,6 +508,7 @@ static void text_sources(const struct report_opts *o, const struct lp_report *r)
 		printf("%12.0f %21s %7.1f%% %14.0f  %s:%d\n", l[i].misses,
 		       count_interval(l[i].misses_lo, l[i].misses_hi, iv, sizeof(iv)), 100 * l[i].share, l[i].accesses,
 		       l[i].file, l[i].line);
+	text_own_lines(o, h, in->hot_policy, b);
 	printf("\ntop functions by predicted %s misses at %s (inlined code: its function in the caller):\n",
 	       in->hot_policy, b);
 	printf("%12s %21s %8s %14s  %s\n", "misses", "95% interval", "share", "line accesses", "function");
@@ -718,6 +740,9 @@ static void json_sources(size_t top, const struct lp_report *r)
 	cli_json_source_lines(l, lines_shown(l, nl, top));
 	cli_jprintf(",\"functions\":");
 	cli_json_source_functions(f, functions_shown(f, nf, top));
+	nl = h ? lp_hotspots_own_lines(h, &l) : 0;
+	cli_jprintf(",\"own_lines\":");
+	cli_json_source_lines(l, lines_shown(l, nl, top));
 }
 
 static void json_threads(const struct lp_report *r)

@@ -146,6 +146,40 @@ C
 	[ "$(sed -n '/^## data objects/,/^$/p' "$T/out" |
 		grep -cE '^heap@make<\.\.\.> \(inst\.cpp:4\) in main \(inst\.cpp:1[78]\) ')" = 2 ] ||
 		{ cat "$T/out" >&2; fail "simulate --attribute names the two instances otherwise"; }
+	# the program's own lines: a std::map filled and searched, its
+	# inlined tree code charged to main's lines that call it (7 and 11),
+	# where the lines table has the library's headers
+	cat >"$T/own.cpp" <<'C'
+#include <cstdio>
+#include <map>
+int main()
+{
+	std::map<long, long> m;
+	for (long i = 0; i < 200000; i++)
+		m[i * 7919 % 200003] = i;
+	long s = 0;
+	for (int r = 0; r < 3; r++)
+		for (long i = 0; i < 200000; i++) {
+			auto it = m.find(i);
+			s += it != m.end() ? it->second % 3 : 0;
+		}
+	std::printf("%ld\n", s);
+	return 0;
+}
+C
+	"$LOCPROF" c++ -O2 -g -o "$T/own" "$T/own.cpp" || fail "cannot build own.cpp"
+	expect_status 0 "$LOCPROF" record -q -o "$T/own.lpp" --rate 1e-3 -- "$T/own"
+	expect_status 0 "$LOCPROF" report "$T/own.lpp" --sizes 32K --top 3
+	sed -n '/^top source lines/,/^$/p' "$T/out" | awk 'NR == 3 { print $NF }' >"$T/top-line"
+	sed -n '/^top lines of the program.s own code/,/^$/p' "$T/out" | awk 'NR == 3 { print $NF }' >"$T/top-own"
+	grep -qE '^(stl_[a-z_]+|[a-z_]+)\.h:[0-9]+$' "$T/top-line" ||
+		{ cat "$T/out" >&2; fail "own.cpp: the lines table's top row should be the library's header"; }
+	grep -qE '^own\.cpp:(7|11)$' "$T/top-own" ||
+		{ cat "$T/out" >&2; fail "own.cpp: the program's own lines should put own.cpp:7 or :11 first"; }
+	expect_status 0 "$LOCPROF" report "$T/own.lpp" --sizes 32K --top 3 --format json
+	python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); h = d["hot"]
+assert h["own_lines"][0]["file"] == "own.cpp" and h["own_lines"][0]["line"] in (7, 11), h["own_lines"]' "$T/out" ||
+		fail "own.cpp: report --format json has no own_lines with own.cpp first"
 fi
 if command -v gcc >/dev/null; then
 	gcc -O2 -g -o "$T/lsg" "$LOCPROF_SRC/tests/data/names-lineshare.c" || fail "gcc cannot build names-lineshare.c"

@@ -70,12 +70,15 @@ void lp_sa_drift_free(struct lp_sa_drift *d);
  * sample its walk was read from (INFINITY: dangling) into rd; returns how
  * many. span_lines: the D + 1 lines of the span (StatStack's estimate):
  * where the walks stand for fewer, the next lines of walks that move
- * together are added (see partner_lines()). */
+ * together are added (see next_lines()). */
 size_t lp_sa_drift_offsets(const struct lp_sa_drift *d, const struct lp_sample *s, size_t n, size_t i,
 			   uint64_t line, double span_lines, int64_t *delta, double *rd, size_t max);
-/* The key of a sample's group (model-setassoc.c): its pc and the octave
- * of its stack distance sd. */
+/* The key of a sample's group (model-setassoc-key.c): its pc and the
+ * octave of its stack distance sd, below 16 lines the distance itself. */
 uint64_t lp_sa_group_key(const struct lp_sample *x, double sd);
+/* The key of its pc and octave (model-setassoc-key.c): lp_sa_group_key()'s
+ * from 16 lines on; below, the pool of its D's keys. */
+uint64_t lp_sa_octave_key(const struct lp_sample *x, double sd);
 /* The hot footprints of the samples s[0, n) (sorted by time; sd as for
  * lp_sa_place_new()): the pcs that read a few lines over and over
  * (model-setassoc-hot.c). */

@@ -610,44 +610,14 @@ static uint64_t part_lattice(const struct sa_pair *p, size_t np, double total)
 	return step;
 }
 
-/* The key of sample i's group: its pc and the octave of its span's lines
- * (reuses of one pc at very different distances see different layouts: a
- * column's rows, or the whole matrix); below SA_EXACT_LINES lines, the
- * lines themselves. A short span's lines on the walk are often a count,
- * not a share: a 2-D stencil's spans of 4 to 7 lines hold the same three
- * lines of the rows above and below and of the array written, and the
- * rest next to the reused line; pooled, the share on the walk (0.83) put
- * five lines in one set for every span of 6, 337 of 337 predicted misses
- * at 16K:4:64 where none occur, and none for the spans of 5. A pc whose
- * offsets at one D are too few for a group of their own (SA_MIN_PAIRS)
- * pools them over the octave (octave_key()), then with the other pcs of
- * the octave. Keys: bits 56 up, 1 .. 15 lines, else 16 + the octave. */
-#define SA_EXACT_LINES 16
-static uint64_t octave_bin(double lines)
-{
-	int b = 16 + ilogb(lines);
-
-	return (uint64_t)(b < 63 ? b : 63);
-}
-
-uint64_t lp_sa_group_key(const struct lp_sample *x, double sd)
-{
-	double lines = floor(sd + 0.5) + 1;
-	uint64_t bin = lines < SA_EXACT_LINES ? (uint64_t)lines : octave_bin(lines);
-
-	return (x->pc & ((1ull << 56) - 1)) | bin << 56;
-}
-
 static uint64_t group_key(const struct lp_sample *s, const double *sd, size_t i)
 {
 	return lp_sa_group_key(&s[i], sd[i]);
 }
 
-/* The key of sample i's pc and octave (its group_key() at 16 lines and
- * more). */
 static uint64_t octave_key(const struct lp_sample *s, const double *sd, size_t i)
 {
-	return (s[i].pc & ((1ull << 56) - 1)) | octave_bin(floor(sd[i] + 0.5) + 1) << 56;
+	return lp_sa_octave_key(&s[i], sd[i]);
 }
 
 /* The index of key in keys (added when new, with cnt 0 and no group). */

@@ -26,10 +26,11 @@ struct pc_charge {
 	double accesses, misses, misses_sq;
 };
 
-/* One symbolised pc: the keys of its line and function rows. */
+/* One symbolised pc: the keys of its line and function rows, and of its
+ * row among the program's own lines (own_path NULL: its own line is). */
 struct placed {
-	const char *path, *function, *caller;
-	int line;
+	const char *path, *function, *caller, *own_path;
+	int line, own_line;
 	double accesses, misses, misses_sq;
 };
 
@@ -48,6 +49,8 @@ struct lp_hotspots {
 	size_t nfiles;
 	struct lp_source_function *functions;
 	size_t nfunctions;
+	struct lp_source_line *own; /* the program's own lines, by misses */
+	size_t nown;
 	struct placed *placed; /* every pc's place, kept for lp_hotspots_merge() */
 	size_t nplaced;
 };
@@ -83,6 +86,7 @@ void lp_hotspots_free(struct lp_hotspots *h)
 	free(h->lines);
 	free(h->files);
 	free(h->functions);
+	free(h->own);
 	free(h->placed);
 	free(h);
 }
@@ -191,6 +195,8 @@ static int place_pcs(struct lp_hotspots *h, struct placed **out, size_t *n)
 	for (size_t i = 0; i < h->npcs && !err; i++) {
 		struct lp_code_loc loc = { 0 };
 		char hex[300], *in_lib = NULL;
+		const char *own_fn, *own_path = NULL;
+		int own_line = 0;
 
 		if (i && h->pcs[i].pc == h->pcs[i - 1].pc) {
 			v[m - 1].accesses += h->pcs[i].accesses;
@@ -204,8 +210,12 @@ static int place_pcs(struct lp_hotspots *h, struct placed **out, size_t *n)
 		/* a shared library's function after the library's soname */
 		if (loc.function && loc.module && asprintf(&in_lib, "%s:%s", loc.module, loc.function) < 0)
 			err = lp_seterr(LP_ENOMEM, "out of memory");
+		/* the program's line that called inlined std:: code */
+		if (!h->syms || !loc.file || !lp_symbols_own_line(h->syms, h->pcs[i].pc, &own_fn, &own_path, &own_line))
+			own_path = NULL;
 		v[m] = (struct placed){ .path = loc.file ? keep(h, loc.path ? loc.path : loc.file, &err) : NULL,
-					.line = loc.file ? loc.line : 0,
+					.line = loc.file ? loc.line : 0, .own_path = keep(h, own_path, &err),
+					.own_line = own_line,
 					.function = keep(h, in_lib ? in_lib : loc.function ? loc.function : hex, &err),
 					.caller = keep(h, loc.caller, &err),
 					.accesses = h->pcs[i].accesses, .misses = h->pcs[i].misses,
@@ -321,6 +331,52 @@ static int group_functions(struct lp_hotspots *h, struct placed *v, size_t n)
 	return 0;
 }
 
+/* The program's own lines: each pc's line, or where its innermost
+ * function is the C++ standard library's, the line of the program's code
+ * that called into it (std::map's _M_lower_bound at basic_string.h:1064
+ * is count_words's wc.cpp:67); none when no pc is in such code. */
+static int cmp_own_line(const void *x, const void *y)
+{
+	const struct placed *a = x, *b = y;
+	int c = strcmp0(a->own_path ? a->own_path : a->path, b->own_path ? b->own_path : b->path);
+	return c ? c : (a->own_path ? a->own_line : a->line) - (b->own_path ? b->own_line : b->line);
+}
+
+static int group_own_lines(struct lp_hotspots *h, struct placed *v, size_t n)
+{
+	size_t k = 0, any = 0;
+
+	for (size_t i = 0; i < n; i++)
+		any += v[i].own_path && v[i].misses > 0;
+	if (!any)
+		return 0;
+	qsort(v, n, sizeof(*v), cmp_own_line);
+	if (!(h->own = calloc(n + 1, sizeof(*h->own))))
+		return lp_seterr(LP_ENOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		const char *path = v[i].own_path ? v[i].own_path : v[i].path;
+		int line = v[i].own_path ? v[i].own_line : v[i].line;
+		struct lp_source_line *l = k ? &h->own[k - 1] : NULL;
+		if (!path)
+			continue;
+		if (!l || strcmp(l->path, path) || l->line != line) {
+			l = &h->own[k++];
+			*l = (struct lp_source_line){ .path = path, .file = base_name(path), .line = line };
+		}
+		l->accesses += v[i].accesses;
+		l->misses += v[i].misses;
+		l->misses_sq += v[i].misses_sq;
+	}
+	for (size_t i = 0; i < k; i++) {
+		h->own[i].share = share(h, h->own[i].misses);
+		lp_report_count_interval(h->own[i].misses, h->own[i].misses_sq, h->weight, &h->own[i].misses_lo,
+					 &h->own[i].misses_hi);
+	}
+	qsort(h->own, k, sizeof(*h->own), cmp_line_misses);
+	h->nown = k;
+	return 0;
+}
+
 /* The line, file and function rows of the places v (n of them), which h
  * keeps (freed with it, on error too). */
 static int group_placed(struct lp_hotspots *h, struct placed *v, size_t n)
@@ -329,8 +385,8 @@ static int group_placed(struct lp_hotspots *h, struct placed *v, size_t n)
 
 	h->placed = v;
 	h->nplaced = n;
-	if ((err = group_lines(h, v, n)) >= 0)
-		err = group_functions(h, v, n);
+	if ((err = group_lines(h, v, n)) >= 0 && (err = group_functions(h, v, n)) >= 0)
+		err = group_own_lines(h, v, n);
 	return err < 0 ? err : 0;
 }
 
@@ -374,6 +430,7 @@ int lp_hotspots_merge(struct lp_hotspots **out, const struct lp_hotspots *const 
 		for (size_t j = 0; j < parts[i]->nplaced; j++, k++) {
 			const struct placed *p = &parts[i]->placed[j];
 			v[k] = (struct placed){ .path = keep(h, p->path, &err), .line = p->line,
+						.own_path = keep(h, p->own_path, &err), .own_line = p->own_line,
 						.function = keep(h, p->function, &err), .caller = keep(h, p->caller, &err),
 						.accesses = p->accesses, .misses = p->misses,
 						.misses_sq = p->misses_sq };
@@ -415,6 +472,12 @@ size_t lp_hotspots_functions(const struct lp_hotspots *h, const struct lp_source
 {
 	*out = h->functions;
 	return h->nfunctions;
+}
+
+size_t lp_hotspots_own_lines(const struct lp_hotspots *h, const struct lp_source_line **out)
+{
+	*out = h->own;
+	return h->nown;
 }
 
 void lp_hotspots_totals(const struct lp_hotspots *h, double *accesses, double *misses)

@@ -436,7 +436,7 @@ static int user_frame_uncached(struct lp_symbols *s, uint64_t pc, struct lp_allo
 	/* inlined wrapper code (std::vector's growth inlined into the
 	 * user's function): the innermost function of the inline chain that
 	 * is not a wrapper, at its call into the wrappers */
-	if (lp_symbols_inline_first(s, pc, wrapper_name, out))
+	if (lp_symbols_inline_first(s, pc, wrapper_name, out, NULL))
 		return 1;
 	return caller_names(s, &loc, out);
 }

@@ -19,10 +19,12 @@ void lp_symbols_data_range(struct lp_symbols *s, size_t i, uint64_t *start, uint
  * name skip() rejects not, with its line: pc's own for the innermost
  * function, else the line of the call it made into the next inlined one;
  * and the function it is itself inlined into, at the call (out's caller
- * fields; NULL where it is not inlined). 1 when found; 0 (nothing set)
- * when none, or pc has no DWARF. */
+ * fields; NULL where it is not inlined); path (unless NULL): the line's
+ * file as lp_code_loc's path. 2 when found and it is the innermost
+ * function, 1 when found inlined-into; 0 (nothing set) when none, or pc
+ * has no DWARF. */
 int lp_symbols_inline_first(struct lp_symbols *s, uint64_t pc, int (*skip)(struct lp_symbols *, const char *),
-			    struct lp_alloc_site *out);
+			    struct lp_alloc_site *out, const char **path);
 /* The module of pc (lp_symbols_module()) and pc's address in its ELF
  * file, the parts of lp_symbols_pc_address()'s "gzip+0x430e": 1, or 0
  * (nothing set) when no module holds pc or s is NULL. */

@@ -792,7 +792,7 @@ int lp_symbols_pc(struct lp_symbols *s, uint64_t pc, struct lp_code_loc *out)
 }
 
 int lp_symbols_inline_first(struct lp_symbols *s, uint64_t pc, int (*skip)(struct lp_symbols *, const char *),
-			    struct lp_alloc_site *out)
+			    struct lp_alloc_site *out, const char **path)
 {
 	Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, pc);
 	Dwarf_Die cudie, chain[64];
@@ -809,7 +809,7 @@ int lp_symbols_inline_first(struct lp_symbols *s, uint64_t pc, int (*skip)(struc
 		addr--;
 	n = fn_chain(&cudie, addr, chain, 0, (int)(sizeof(chain) / sizeof(chain[0])));
 	for (int k = n - 1; k >= 0; k--) {
-		const char *name = die_name(&chain[k]) ? die_fn_name(s, &cudie, &chain[k]) : NULL;
+		const char *name = die_name(&chain[k]) ? die_fn_name(s, &cudie, &chain[k]) : NULL, *p = NULL;
 
 		if (!name || runtime_function(die_name(&chain[k])) || skip(s, name))
 			continue;
@@ -820,18 +820,42 @@ int lp_symbols_inline_first(struct lp_symbols *s, uint64_t pc, int (*skip)(struc
 		if (k == n - 1) {
 			out->file = loc.file;
 			out->line = loc.line;
+			p = loc.path;
 		} else {
-			call_site(&cudie, &chain[k + 1], &out->file, NULL, &out->line, NULL);
+			call_site(&cudie, &chain[k + 1], &out->file, &p, &out->line, NULL);
 		}
+		if (path)
+			*path = p && p[0] != '/' ? absolute_path(s, &cudie, p) : p;
 		/* the function it is inlined into, at its call */
 		out->caller = k > 0 && die_name(&chain[k - 1]) ? die_fn_name(s, &cudie, &chain[k - 1]) : NULL;
 		out->caller_file = NULL;
 		out->caller_line = 0;
 		if (out->caller)
 			call_site(&cudie, &chain[k], &out->caller_file, NULL, &out->caller_line, NULL);
-		return 1;
+		return k == n - 1 ? 2 : 1;
 	}
 	return 0;
+}
+
+/* The C++ standard library's own functions (inlined into the program's
+ * code as the STL always is). */
+static int std_library_name(struct lp_symbols *s, const char *f)
+{
+	(void)s;
+	return !strncmp(f, "std::", 5) || !strncmp(f, "__gnu_cxx::", 11) || !strncmp(f, "__cxxabiv1::", 12) ||
+	       !strncmp(f, "__gnu_debug::", 13);
+}
+
+int lp_symbols_own_line(struct lp_symbols *s, uint64_t pc, const char **function, const char **path, int *line)
+{
+	struct lp_alloc_site f;
+
+	/* 2: the innermost frame is the program's, its line the pc's own */
+	if (lp_symbols_inline_first(s, pc, std_library_name, &f, path) != 1 || !*path)
+		return 0;
+	*function = f.function;
+	*line = f.line;
+	return 1;
 }
 
 struct lp_alloc_wrappers *lp_symbols_wrappers(struct lp_symbols *s)
