@@ -8,6 +8,15 @@
 # their columns, or by their order where they share the column too.
 . "$(dirname "$0")/lib.sh"
 
+objects_of() { # cc|c++, -O flag, source, name: built, recorded, report's objects at 32K in $T/objects
+	"$LOCPROF" "$1" "$2" -g -o "$T/$4" "$3" || fail "cannot build $3"
+	expect_status 0 "$LOCPROF" record -q -o "$T/$4.lpp" --rate 0.01 -- "$T/$4"
+	expect_status 0 "$LOCPROF" report "$T/$4.lpp" --sizes 32K --at 32K --top 5
+	sed -n '/^top data objects/,/^$/p' "$T/out" >"$T/objects"
+}
+expect_object() { # regex, name
+	grep -qE "$1" "$T/objects" || { cat "$T/objects" >&2; fail "no object '$2'"; }
+}
 objects() {
 	sed -n '/^top data objects/,/^$/p' "$T/out" | awk 'NR > 2 && NF { print $1, $2 }' >"$T/objects"
 }
@@ -90,13 +99,10 @@ int main(void)
 	return 0;
 }
 C
-	"$LOCPROF" cc -O1 -g -o "$T/two" "$T/two-allocations.c" || fail "cannot build two-allocations.c"
-	expect_status 0 "$LOCPROF" record -q -o "$T/two.lpp" --rate 0.01 -- "$T/two"
-	expect_status 0 "$LOCPROF" report "$T/two.lpp" --sizes 32K --at 32K --top 5
-	sed -n '/^top data objects/,/^$/p' "$T/out" >"$T/objects"
+	objects_of cc -O1 "$T/two-allocations.c" two
 	for k in 1 2; do
-		grep -qE "^ *heap@main \(two-allocations\.c:7, call $k of 2\) " "$T/objects" ||
-			{ cat "$T/objects" >&2; fail "no object 'heap@main (two-allocations.c:7, call $k of 2)'"; }
+		expect_object "^ *heap@main \(two-allocations\.c:7, call $k of 2\) " \
+			"heap@main (two-allocations.c:7, call $k of 2)"
 	done
 	# names over 32 characters widen the column: every row as long as
 	# the heading
@@ -133,16 +139,13 @@ int main()
 	return 0;
 }
 C
-	"$LOCPROF" c++ -O2 -g -o "$T/inst" "$T/inst.cpp" || fail "cannot build inst.cpp"
-	expect_status 0 "$LOCPROF" record -q -o "$T/inst-cpp.lpp" --rate 0.01 -- "$T/inst"
-	expect_status 0 "$LOCPROF" report "$T/inst-cpp.lpp" --sizes 32K --at 32K --top 5
-	sed -n '/^top data objects/,/^$/p' "$T/out" >"$T/objects"
+	objects_of c++ -O2 "$T/inst.cpp" instcpp
 	for line in 17 18; do
-		grep -qE "^ *heap@make<\.\.\.> \(inst\.cpp:4\) in main \(inst\.cpp:$line\) " "$T/objects" ||
-			{ cat "$T/objects" >&2; fail "no object 'heap@make<...> (inst.cpp:4) in main (inst.cpp:$line)'"; }
+		expect_object "^ *heap@make<\.\.\.> \(inst\.cpp:4\) in main \(inst\.cpp:$line\) " \
+			"heap@make<...> (inst.cpp:4) in main (inst.cpp:$line)"
 	done
-	expect_status 0 "$LOCPROF" record -q --mode trace -o "$T/inst.lpt" -- "$T/inst"
-	expect_status 0 "$LOCPROF" simulate "$T/inst.lpt" --cache 32K:full:64 --attribute --top 5
+	expect_status 0 "$LOCPROF" record -q --mode trace -o "$T/instcpp.lpt" -- "$T/instcpp"
+	expect_status 0 "$LOCPROF" simulate "$T/instcpp.lpt" --cache 32K:full:64 --attribute --top 5
 	[ "$(sed -n '/^## data objects/,/^$/p' "$T/out" |
 		grep -cE '^heap@make<\.\.\.> \(inst\.cpp:4\) in main \(inst\.cpp:1[78]\) ')" = 2 ] ||
 		{ cat "$T/out" >&2; fail "simulate --attribute names the two instances otherwise"; }
