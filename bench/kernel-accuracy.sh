@@ -51,6 +51,11 @@
 # Prints markdown tables on stdout; progress on stderr.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
+# Traces and profiles with address-space randomisation off, so that the
+# exact simulation and the profiles see one layout (the heap's addresses
+# decide the sets of the set-associative caches).
+fixed=()
+command -v setarch >/dev/null && setarch "$(uname -m)" -R true 2>/dev/null && fixed=(setarch "$(uname -m)" -R)
 build=${LOCPROF_BUILD:-$here/build}
 L=$build/locprof
 quick=0
@@ -189,7 +194,7 @@ for k in "${kernels_models[@]}"; do
 			cp "$REPORT_ONLY/sim-$k-$p.csv" "$REPORT_ONLY/simsa-$k-$p.csv" "$W/"
 		else
 			echo "kernel-accuracy: $k $p: trace and simulation" >&2
-			"$L" record -q --mode trace -o "$W/t.lpt" -- "$W/$k" "$p" >/dev/null
+			"${fixed[@]}" "$L" record -q --mode trace -o "$W/t.lpt" -- "$W/$k" "$p" >/dev/null
 			"$L" simulate "$W/t.lpt" --sizes 4K..64M --policy lru,random --format csv >"$W/sim-$k-$p.csv"
 			"$L" simulate "$W/t.lpt" "${sa_sim[@]}" --format csv >"$W/simsa-$k-$p.csv"
 		fi
@@ -202,7 +207,7 @@ for k in "${kernels_models[@]}"; do
 				elif [ "${SOURCE:-inst}" = trace ]; then
 					"$L" sample "$W/t.lpt" -r "$rate" -s "$seed" -o "$pp" 2>/dev/null
 				else
-					"$L" record -q -r "$rate" -s "$seed" -o "$pp" -- "$W/$k" "$p" >/dev/null
+					"${fixed[@]}" "$L" record -q -r "$rate" -s "$seed" -o "$pp" -- "$W/$k" "$p" >/dev/null
 				fi
 				"$L" report "$pp" --sizes 4K..64M --format csv --top 0 >"$W/model.csv"
 				"$L" report "$pp" "${sa_rep[@]}" --format json --top 0 >"$W/model.json"
