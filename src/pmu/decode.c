@@ -201,6 +201,9 @@ int lp_pmu_decode(struct lp_pmu_decoder *d, const uint8_t *code, size_t len, uin
 	case ZYDIS_MNEMONIC_INT3:
 		insn->flags |= LP_PMU_INSN_INT3;
 		break;
+	case ZYDIS_MNEMONIC_CPUID:
+		insn->flags |= LP_PMU_INSN_CPUID;
+		break;
 	default:
 		break;
 	}

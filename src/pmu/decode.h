@@ -56,6 +56,7 @@ enum lp_pmu_insn_flag {
 	LP_PMU_INSN_VSIB = 1 << 4,    /* gather/scatter: needs the vector registers */
 	LP_PMU_INSN_WIDE = 1 << 5,    /* xsave/xrstor family: the decoded access is the
 	                                 largest area; the CPU may touch less of it */
+	LP_PMU_INSN_CPUID = 1 << 6,   /* run by the tracer, not stepped (run-insn.c) */
 };
 
 struct lp_pmu_insn {

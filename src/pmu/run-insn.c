@@ -2,6 +2,8 @@
  * it needs opened, our page faults told from the target's, the samples its
  * accesses end once it has retired. With a free-running counter the other
  * threads of the address space are stopped while a page is open. */
+#include <cpuid.h>
+#include <string.h>
 #include <sys/ptrace.h>
 
 #include "engine.h"
@@ -18,6 +20,43 @@ void lp_pmu_note_signal(struct pmu_engine *e, struct lp_pmu_thread *t, const str
 	}
 }
 
+/* CPUID, which a hypervisor runs for its guest: some (a KVM guest on an
+ * AMD EPYC host) then skip the single step's trap, and the instruction
+ * after it runs unseen, its accesses undecoded (a page fault at an address
+ * the decoding of CPUID cannot have, 26 of them in a run of a small static
+ * program). So the tracer runs it on the thread's registers and moves the
+ * thread past it: the same machine gives the same answers, but for the
+ * APIC ids of leaves 1, 0xb and 0x1f, which name the tracer's CPU. Returns
+ * 1 (done, as a step) when t's next instruction is the decoded CPUID, 0
+ * when it is not, LP_E*. */
+static int run_cpuid(struct pmu_engine *e, struct lp_pmu_thread *t, const struct pmu_thread_state *x,
+		     siginfo_t *si)
+{
+	struct user_regs_struct r;
+	unsigned a, b, c, d;
+	int err;
+
+	if (!x || !(x->insn.flags & LP_PMU_INSN_CPUID))
+		return 0;
+	if ((err = lp_pmu_sup_getregs(t, &r)) < 0)
+		return err;
+	if (r.rip != x->insn.pc)
+		return 0;
+	__cpuid_count((unsigned)r.rax, (unsigned)r.rcx, a, b, c, d);
+	r.rax = a;
+	r.rbx = b;
+	r.rcx = c;
+	r.rdx = d;
+	r.rip += x->insn.len;
+	if ((err = lp_pmu_sup_setregs(t, &r)) < 0)
+		return err;
+	e->st->steps++;
+	memset(si, 0, sizeof(*si));
+	si->si_signo = SIGTRAP;
+	si->si_code = TRAP_TRACE;
+	return 1;
+}
+
 /* Step t once and wait for that step. Returns 1 done (SIGTRAP), 2 a
  * SIGSEGV stopped it instead, 0 the thread is gone, or LP_E*. Other
  * signals that arrive meanwhile are kept for the target. */
@@ -32,6 +71,9 @@ int lp_pmu_step_sync(struct pmu_engine *e, struct lp_pmu_thread *t, int sig, sig
 			ptrace(PTRACE_SETSIGINFO, t->tid, 0, &x->psi);
 		x->have_psi = 0;
 	}
+	/* a signal to deliver goes with a real step */
+	if (!sig && (r = run_cpuid(e, t, x, si)) != 0)
+		return r;
 	if ((err = lp_pmu_sup_resume(t, LP_PMU_STEP, sig)) < 0)
 		return err;
 	e->st->steps++;

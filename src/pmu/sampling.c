@@ -103,6 +103,8 @@ static int start_sample(struct pmu_engine *e, struct lp_pmu_thread *t, uint64_t 
 	return 0;
 }
 
+#define DR6_BS (1ull << 14) /* the trap was a single step */
+
 /* An instruction of t retired with t0 references before it. */
 int lp_pmu_insn_retired(struct pmu_engine *e, struct lp_pmu_thread *t, uint64_t t0)
 {
@@ -123,11 +125,18 @@ int lp_pmu_insn_retired(struct pmu_engine *e, struct lp_pmu_thread *t, uint64_t 
 	 * decides, as for page watches). */
 	if (t->dr_used > 0) {
 		uint64_t dr6 = 0;
-		int wide = (x->insn.flags & LP_PMU_INSN_WIDE) != 0;
+		int wide = (x->insn.flags & LP_PMU_INSN_WIDE) != 0, decoded;
 
 		if ((err = lp_pmu_sup_dr_get(t, 6, &dr6)) < 0)
 			return err;
-		if ((dr6 & 0xf) || wide) {
+		/* A data breakpoint hit by a single-stepped instruction is
+		 * reported with the step (DR6's B0..B3 and BS together) on
+		 * most machines; some virtual machines report BS alone (an
+		 * AMD EPYC guest: DR6 0xffff4ff0 after a read of a watched
+		 * line, 36 of a stepped run's hits lost), so there the
+		 * instruction's decoded accesses decide, as for xsave. */
+		decoded = wide || ((dr6 & DR6_BS) && !(dr6 & 0xf) && x->n > 0);
+		if ((dr6 & 0xf) || decoded) {
 			struct pmu_aspace *as = t->proc->watch;
 
 			if (dr6 & 0xf) {
@@ -150,7 +159,7 @@ int lp_pmu_insn_retired(struct pmu_engine *e, struct lp_pmu_thread *t, uint64_t 
 				for (int j = 0; j < x->n && hit < 0; j++)
 					if (ranges_overlap(x->acc[j].addr, x->acc[j].size, w->line, w->size))
 						hit = j;
-				if (!(w->slots & (int)dr6) && !(wide && hit >= 0))
+				if (!(w->slots & (int)dr6) && !(decoded && hit >= 0))
 					continue;
 				if (hit < 0) {
 					e->st->decode_misses++;
