@@ -1080,15 +1080,18 @@ static int predict_at(int argc, char **argv)
 	if ((status = at_options(argc, argv, &x, &o)) >= 0)
 		goto done;
 	status = CLI_ERROR;
-	if (o.ncaches ? caches_machine(&x.mc, &o) < 0 : lp_machine_get(&x.mc, o.machine) < 0) {
-		cli_error("%s", lp_errmsg());
-		status = CLI_USAGE;
-		goto done;
-	}
+	/* the model first: a missing or damaged one is the input's fault
+	 * (status 1) whatever the machine, even one whose caches cannot be
+	 * read (a container without sysfs cache entries) */
 	if (!(mpath = lp_pred_model_path(argv[optind])))
 		goto nomem;
 	if (lp_pred_model_read(&x.m, mpath) < 0) {
 		cli_error("%s", lp_errmsg());
+		goto done;
+	}
+	if (o.ncaches ? caches_machine(&x.mc, &o) < 0 : lp_machine_get(&x.mc, o.machine) < 0) {
+		cli_error("%s", lp_errmsg());
+		status = CLI_USAGE;
 		goto done;
 	}
 	if (check_blocks(&x) < 0)
