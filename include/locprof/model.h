@@ -147,6 +147,12 @@ double lp_statstack_expected_sd(const struct lp_statstack *m, uint64_t d);
  * the footprint up to `last`, i.e. the cold misses so far. */
 double lp_statstack_distinct(const struct lp_statstack *m, uint64_t first, uint64_t last);
 
+/* The sampling error of lp_statstack_distinct(m, first, last): its
+ * standard deviation over the sampler's seeds, from the samples' own
+ * spread (each window's share is a ratio of Poisson counts: the delta
+ * method). */
+double lp_statstack_distinct_sd(const struct lp_statstack *m, uint64_t first, uint64_t last);
+
 /* Windows the model uses (after widening): how many, and the line
  * accesses [start, end) of the k-th. */
 size_t lp_statstack_nwindows(const struct lp_statstack *m);
@@ -491,6 +497,10 @@ struct lp_interval {
 	int steep; /* a cliff only because the curve itself drops near the
 		    * size (report's LP_REPORT_SLACK_STEPS check), not because
 		    * the resamples fell on both sides */
+	double slack_lo, slack_hi; /* steep: the sizes checked, as factors
+				    * on the size (0.85 and 1.15, or as far
+				    * as the sampling error of the stack
+				    * distances near it reaches) */
 	int footprint; /* random replacement: a cliff because the run's
 			* footprint is within sampling error of the cache's
 			* size (it may never fill: report gives both ratios) */

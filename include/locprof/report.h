@@ -152,8 +152,10 @@ struct lp_report_cache {
 enum { LP_REPORT_LRU = 1u, LP_REPORT_RANDOM = 2u };
 
 /* Where a curve's ratio is also evaluated around each size, for its
- * interval: LP_REPORT_SLACK_STEPS sizes on either side, each
- * LP_REPORT_SLACK_STEP (a share of the size) from the next, so +-15%.
+ * interval: LP_REPORT_SLACK_STEPS sizes on either side, each at least
+ * LP_REPORT_SLACK_STEP (a share of the size) from the next, so +-15% or
+ * as far as the sampling error of the stack distances near the size
+ * reaches (report-slack.c).
  * StatStack's stack distance estimates put a stencil's cliff 8 to 14%
  * early (jacobi2d at 520, one seed in three, docs/models.md "Intervals"),
  * so a drop of the curve that near the size is within its error. */
@@ -177,10 +179,10 @@ struct lp_report_params {
 	unsigned resamples; /* intervals of the curves and named caches from
 			     * this many resamples (lp_model_intervals()),
 			     * and each curve size's interval widened to the
-			     * ratios 15% either side of it where the curve
-			     * drops by LP_INTERVAL_CLIFF or more between
-			     * sizes LP_REPORT_SLACK_STEP apart there (a
-			     * cliff); 0 = none */
+			     * ratios 15% (or more: LP_REPORT_SLACK_STEPS)
+			     * either side of it where the curve drops by
+			     * LP_INTERVAL_CLIFF or more between neighbouring
+			     * sizes there (a cliff); 0 = none */
 	uint64_t seed;      /* of the resamples */
 	unsigned jobs;      /* resamples evaluated at once, on threads
 			     * (lp_interval_params.jobs; 0 or 1: one at a

@@ -269,17 +269,37 @@ void cli_text_ratio(double ratio, const struct lp_interval *iv)
 	printf(" %11.4f \u00b1%.4f", ratio, isfinite(h) ? h : 0);
 }
 
+/* "within 15% of this size", or "between 31% below and 44% above this
+ * size" where the resamples put the stack distances that far. */
+static const char *slack_words(const struct lp_interval *iv, char *b, size_t size)
+{
+	double below = 100 * (1 - iv->slack_lo), above = 100 * (iv->slack_hi - 1);
+
+	if (fabs(below - above) < 0.5)
+		snprintf(b, size, "within %.0f%% of this size", above);
+	else
+		snprintf(b, size, "between %.0f%% below and %.0f%% above this size", below, above);
+	return b;
+}
+
 void cli_text_cliff(const char *where, const char *policy, const struct lp_interval *iv, int setassoc)
 {
-	printf("%s %s: cliff within sampling error: between %.1f%% and %.1f%% (%s)\n", where, policy,
-	       100 * iv->below, 100 * iv->above,
-	       iv->footprint ? "the run's footprint is within sampling error of this size: the lower end is the cache "
-			       "that never fills, the upper one the cache that does"
-	       : iv->steep && setassoc
-		       ? "the fully associative curve drops steeply within 15% of this size: how each reuse's lines "
-			 "share the sets decides, and the samples show it poorly"
-	       : iv->steep ? "the curve drops steeply within 15% of this size, nearer than its stack distances are known"
-			   : "resamples fall on both sides of a steep drop of the curve");
+	char b[64];
+
+	printf("%s %s: cliff within sampling error: between %.1f%% and %.1f%% (", where, policy, 100 * iv->below,
+	       100 * iv->above);
+	if (iv->footprint)
+		printf("the run's footprint is within sampling error of this size: the lower end is the cache that "
+		       "never fills, the upper one the cache that does)\n");
+	else if (iv->steep && setassoc)
+		printf("the fully associative curve drops steeply %s: how each reuse's lines share the sets decides, "
+		       "and the samples show it poorly)\n",
+		       slack_words(iv, b, sizeof(b)));
+	else if (iv->steep)
+		printf("the curve drops steeply %s, nearer than its stack distances are known)\n",
+		       slack_words(iv, b, sizeof(b)));
+	else
+		printf("resamples fall on both sides of a steep drop of the curve)\n");
 }
 
 /* A curve's ratio whose interval reaches the one of the stack distances

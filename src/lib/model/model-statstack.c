@@ -212,6 +212,51 @@ double lp_statstack_distinct(const struct lp_statstack *m, uint64_t first, uint6
 	return span_distinct(m, first, last);
 }
 
+/* The variance of window_part() over the sampler's seeds. The window's
+ * part is n V, V = sum x_i / S over its S samples, x_i in [0, 1] the
+ * share of the positions [lo, hi] at which sample i's reuse reaches past
+ * e (window_part()). A seed keeps each access a Poisson number of times,
+ * so V is a ratio of Poisson sums, and by the delta method
+ * Var V = sum (x_i - V)^2 / S^2 = (sum x_i^2 - S V^2) / S^2. */
+static double window_part_var(const struct lp_statstack *m, const struct ss_window *w, uint64_t lo,
+			      uint64_t hi, uint64_t e)
+{
+	uint64_t g = e - hi, n = hi - lo + 1;
+	double V = window_part(m, w, lo, hi, e) / (double)n, sq = w->D;
+
+	if (w->S <= 0)
+		return 0;
+	if (w->nfin && w->maxrd + 1 > g) {
+		const uint64_t *v = m->wrd + w->off;
+		size_t i1 = lower_bound(v, w->nfin, g);
+		size_t i2 = g + n - 1 < g ? w->nfin : lower_bound(v, w->nfin, g + n - 1);
+		sq += (double)(w->nfin - i2);
+		for (size_t i = i1; i < i2; i++) {
+			double x = (double)(v[i] + 1 - g) / (double)n;
+			sq += x * x;
+		}
+	}
+	return fmax(sq - w->S * V * V, 0.0) / (w->S * w->S) * (double)n * (double)n;
+}
+
+double lp_statstack_distinct_sd(const struct lp_statstack *m, uint64_t first, uint64_t last)
+{
+	uint64_t end = m->w[m->nw - 1].b - 1;
+	double var = 0;
+
+	if (last > end)
+		last = end;
+	if (first > last)
+		return 0;
+	/* the windows' samples are disjoint: their errors add */
+	for (size_t k = window_of(m, first); k < m->nw && m->w[k].a <= last; k++) {
+		const struct ss_window *w = &m->w[k];
+		uint64_t a = w->a > first ? w->a : first, b = w->b - 1 < last ? w->b - 1 : last;
+		var += window_part_var(m, w, a, b, last);
+	}
+	return sqrt(var);
+}
+
 /* The footprint over time, for StatCache's fill model: the distinct
  * lines among the accesses [0, h] are the accesses up to h whose next
  * access is after h, and every sample says whether it is one of them (its

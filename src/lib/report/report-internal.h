@@ -6,6 +6,8 @@
 #include <locprof/model.h>
 #include <locprof/report.h>
 
+struct lp_report_slack; /* report-slack.c */
+
 struct lp_report {
 	const struct lp_profile *p; /* the profile, or &expanded */
 	struct lp_profile expanded; /* a phase-guided profile's samples as a
@@ -79,9 +81,20 @@ int lp_report_values(struct lp_statstack *ss, struct lp_statcache *sc, double li
  * widening of intervals iv[0, ncurves n) of values v where a curve drops
  * by LP_INTERVAL_CLIFF between neighbouring slack sizes; w holds curve c
  * at slack k and size i at w[(c K + k) n + i], K = 2 LP_REPORT_SLACK_STEPS
- * + 1. */
+ * + 1, the sizes scaled by slack's factors (lp_report_slack(k) where it
+ * is NULL). */
 double lp_report_slack(int k);
-void lp_report_widen_steep(const double *w, size_t n, size_t ncurves, const double *v, struct lp_interval *iv);
+/* How far from each of n sizes (lines[j] lines) a cliff of the curves
+ * could lie, from the sampling error of the profile p's model ss near it
+ * (report-slack.c): lp_report_slack_factor() is the factor of slack step
+ * k (0 .. 2 LP_REPORT_SLACK_STEPS) on size j (lp_report_slack(k) with s
+ * NULL). */
+int lp_report_slack_new(struct lp_report_slack **out, const struct lp_statstack *ss, const struct lp_profile *p,
+			unsigned li, const double *lines, size_t n);
+void lp_report_slack_free(struct lp_report_slack *s);
+double lp_report_slack_factor(const struct lp_report_slack *s, size_t j, int k);
+void lp_report_widen_steep(const double *w, size_t n, size_t ncurves, const double *v, struct lp_interval *iv,
+			   const struct lp_report_slack *slack);
 /* The report's models of line size li of p (window, cold, fill of pa). */
 int lp_report_models(const struct lp_profile *p, unsigned li, const struct lp_report_params *pa,
 		     struct lp_statstack **ss, struct lp_statcache **sc);

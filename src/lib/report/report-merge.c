@@ -54,7 +54,7 @@ static void merge_interval(struct lp_interval *out, const struct lp_interval *co
 {
 	int cliff = 0, steep = 1;
 
-	*out = (struct lp_interval){ .below = NAN, .above = NAN };
+	*out = (struct lp_interval){ .below = NAN, .above = NAN, .slack_lo = 1, .slack_hi = 1 };
 	for (size_t i = 0; i < n; i++) {
 		out->lo += w[i] * iv[i]->lo;
 		out->hi += w[i] * iv[i]->hi;
@@ -66,6 +66,10 @@ static void merge_interval(struct lp_interval *out, const struct lp_interval *co
 		out->checked += w[i] * (iv[i]->spans ? iv[i]->checked : ratio[i]);
 		if (iv[i]->cliff)
 			steep &= iv[i]->steep;
+		if (iv[i]->steep) { /* the sizes checked: as far as any part's */
+			out->slack_lo = fmin(out->slack_lo, iv[i]->slack_lo);
+			out->slack_hi = fmax(out->slack_hi, iv[i]->slack_hi);
+		}
 	}
 	if (!cliff)
 		return;

@@ -211,7 +211,7 @@ static int resampled_expanded_values(const struct lp_profile *p, void *ctx, doub
  * the ratios at both ends and is called a cliff, as one whose resamples
  * fell on both sides. */
 static int widen_steep(struct lp_report *r, const struct lp_report_params *pa, const double *v,
-		       struct lp_interval *iv)
+		       struct lp_interval *iv, const struct lp_report_slack *slack)
 {
 	enum { K = 2 * LP_REPORT_SLACK_STEPS + 1 };
 	size_t n = pa->nsizes;
@@ -226,7 +226,7 @@ static int widen_steep(struct lp_report *r, const struct lp_report_params *pa, c
 	}
 	for (int k = 0; k < K; k++)
 		for (size_t i = 0; i < n; i++)
-			scaled[k * n + i] = (uint64_t)((double)pa->sizes[i] * lp_report_slack(k) + 0.5);
+			scaled[k * n + i] = (uint64_t)((double)pa->sizes[i] * lp_report_slack_factor(slack, i, k) + 0.5);
 	/* one evaluation for all of them: StatCache solves its curve's sizes
 	 * together */
 	q.ncaches = 0;
@@ -234,7 +234,7 @@ static int widen_steep(struct lp_report *r, const struct lp_report_params *pa, c
 	q.sizes = scaled;
 	if ((err = lp_report_values(r->ss, r->sc, r->info.line, &q, w)) < 0)
 		goto out;
-	lp_report_widen_steep(w, n, 2, v, iv);
+	lp_report_widen_steep(w, n, 2, v, iv, slack);
 out:
 	free(scaled);
 	free(w);
@@ -262,7 +262,7 @@ static void cover_cliff(struct lp_interval *x, double est, double a, double b)
 /* One output's steepness check: c[k * stride] is its curve at slack k;
  * where the curve drops by LP_INTERVAL_CLIFF between neighbours, x
  * (around estimate est) covers both ends, as a cliff. */
-static void widen_if_steep(const double *c, size_t stride, double est, struct lp_interval *x)
+static void widen_if_steep(const double *c, size_t stride, double est, double lo, double hi, struct lp_interval *x)
 {
 	enum { K = 2 * LP_REPORT_SLACK_STEPS + 1 };
 	double small = c[0], large = c[(size_t)(K - 1) * stride], drop = 0;
@@ -272,16 +272,20 @@ static void widen_if_steep(const double *c, size_t stride, double est, struct lp
 	if (!isfinite(small) || !isfinite(large) || !(drop >= LP_INTERVAL_CLIFF))
 		return;
 	x->steep = !x->cliff;
+	x->slack_lo = lo;
+	x->slack_hi = hi;
 	cover_cliff(x, est, large, small);
 }
 
-void lp_report_widen_steep(const double *w, size_t n, size_t ncurves, const double *v, struct lp_interval *iv)
+void lp_report_widen_steep(const double *w, size_t n, size_t ncurves, const double *v, struct lp_interval *iv,
+			   const struct lp_report_slack *slack)
 {
 	enum { K = 2 * LP_REPORT_SLACK_STEPS + 1 };
 
 	/* output j: curve j / n at size j % n */
 	for (size_t j = 0; j < ncurves * n; j++)
-		widen_if_steep(w + (j / n) * K * n + j % n, n, v[j], &iv[j]);
+		widen_if_steep(w + (j / n) * K * n + j % n, n, v[j], lp_report_slack_factor(slack, j % n, 0),
+			       lp_report_slack_factor(slack, j % n, K - 1), &iv[j]);
 }
 
 /* The named caches' LRU ratio where the fully associative LRU curve drops
@@ -297,7 +301,7 @@ void lp_report_widen_steep(const double *w, size_t n, size_t ncurves, const doub
  * simulation 91.6 %, the placement model 73.4 % +-0.4, the fully
  * associative curve 91.7 % at 1M and 53.1 % 6 % above it. */
 static void widen_steep_caches(struct lp_report *r, const struct lp_report_params *pa, struct lp_interval *iv,
-			       const double *v)
+			       const double *v, const struct lp_report_slack *slack)
 {
 	enum { K = 2 * LP_REPORT_SLACK_STEPS + 1 };
 	size_t n = pa->nsizes;
@@ -306,9 +310,11 @@ static void widen_steep_caches(struct lp_report *r, const struct lp_report_param
 		double w[K];
 
 		for (int k = 0; k < K; k++)
-			w[k] = lp_statstack_miss_ratio(r->ss, fmax(1.0, (double)pa->caches[c].size * lp_report_slack(k) /
-									   r->info.line));
-		widen_if_steep(w, 1, v[2 * n + 2 * c], &iv[2 * n + 2 * c]);
+			w[k] = lp_statstack_miss_ratio(
+				r->ss, fmax(1.0, (double)pa->caches[c].size * lp_report_slack_factor(slack, n + c, k) /
+							 r->info.line));
+		widen_if_steep(w, 1, v[2 * n + 2 * c], lp_report_slack_factor(slack, n + c, 0),
+			       lp_report_slack_factor(slack, n + c, K - 1), &iv[2 * n + 2 * c]);
 	}
 }
 
@@ -426,6 +432,40 @@ out:
 	return err;
 }
 
+/* The intervals iv of the report's values v: the resamples', widened
+ * where the curves drop within the sampling error of the stack distances
+ * near a size (report-slack.c), where the footprint is near the size, and
+ * where the spans' samples disagree with the model. */
+static int report_intervals(struct lp_report *r, const struct lp_report_params *pa, const double *v,
+			    struct lp_interval *iv)
+{
+	size_t n = pa->nsizes, nc = pa->ncaches, ns = n + nc;
+	struct resample_ctx c = { pa, r->li, r->info.line, r->ss, nc && share_layout(r->ss) };
+	struct lp_interval_params ip = { .li = r->li, .resamples = pa->resamples, .seed = pa->seed, .jobs = pa->jobs };
+	double *lines = malloc((ns ? ns : 1) * sizeof(*lines));
+	struct lp_report_slack *slack = NULL;
+	int err;
+
+	if (!lines) {
+		err = lp_seterr(LP_ENOMEM, "out of memory");
+		goto out;
+	}
+	for (size_t j = 0; j < ns; j++)
+		lines[j] = fmax(1.0, (double)(j < n ? pa->sizes[j] : pa->caches[j - n].size) / r->info.line);
+	if ((err = lp_model_intervals(r->recorded, &ip, r->has_expanded ? resampled_expanded_values : resampled_values,
+				      &c, v, 2 * ns, iv)) < 0 ||
+	    (err = lp_report_slack_new(&slack, r->ss, r->p, r->li, lines, ns)) < 0)
+		goto out;
+	if ((n && (err = widen_steep(r, pa, v, iv, slack)) < 0) || (err = widen_footprint(r, pa, v, iv)) < 0 ||
+	    (n && (pa->policies & LP_REPORT_LRU) && (err = widen_spans(r, pa, iv)) < 0))
+		goto out;
+	widen_steep_caches(r, pa, iv, v, slack);
+out:
+	lp_report_slack_free(slack);
+	free(lines);
+	return err;
+}
+
 /* The curves and named caches, with their intervals when asked. */
 static int report_curves(struct lp_report *r, const struct lp_report_params *pa)
 {
@@ -445,17 +485,8 @@ static int report_curves(struct lp_report *r, const struct lp_report_params *pa)
 		goto out;
 	for (size_t i = 0; i < nv; i++)
 		iv[i] = (struct lp_interval){ .lo = v[i], .hi = v[i], .below = NAN, .above = NAN };
-	if (pa->resamples && nv) {
-		struct resample_ctx c = { pa, r->li, r->info.line, r->ss, pa->ncaches && share_layout(r->ss) };
-		struct lp_interval_params ip = { .li = r->li, .resamples = pa->resamples, .seed = pa->seed,
-						 .jobs = pa->jobs };
-		if ((err = lp_model_intervals(r->recorded, &ip, r->has_expanded ? resampled_expanded_values : resampled_values,
-					      &c, v, nv, iv)) < 0 ||
-		    (n && (err = widen_steep(r, pa, v, iv)) < 0) || (err = widen_footprint(r, pa, v, iv)) < 0 ||
-		    (n && (pa->policies & LP_REPORT_LRU) && (err = widen_spans(r, pa, iv)) < 0))
-			goto out;
-		widen_steep_caches(r, pa, iv, v);
-	}
+	if (pa->resamples && nv && (err = report_intervals(r, pa, v, iv)) < 0)
+		goto out;
 	for (int k = 0; k < 2; k++) {
 		if (!(pa->policies & (k ? LP_REPORT_RANDOM : LP_REPORT_LRU)))
 			continue;

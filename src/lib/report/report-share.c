@@ -103,7 +103,7 @@ static int place_intervals(const struct lp_report *r, const struct lp_report_par
 	slack.n = K * n;
 	if ((err = place_values(r->p, &slack, w)) < 0)
 		goto out;
-	lp_report_widen_steep(w, n, 2, est, iv);
+	lp_report_widen_steep(w, n, 2, est, iv, NULL);
 out:
 	free(lines);
 	free(w);
