@@ -18,14 +18,16 @@
  *    access by any thread when that thread is in the group; the owner's
  *    own reuse when the sample's mask of the threads that touched the
  *    line before it (lp_profile.masks) holds no other thread of the
- *    group: both exact. Else it lies between the two, and is taken where
- *    the first of the group's other threads would come if every other
- *    thread touched the line at the same rate (the mask says which
- *    threads came, not when; a profile without masks does not say which
- *    either, and takes this for every such sample). On a random 4-thread
+ *    group: both exact. Else it lies between the two, and is drawn where
+ *    the first of the group's other threads would come if every thread
+ *    touched the line at random at a rate in proportion to its
+ *    references, below the owner's reuse when the mask says one of them
+ *    came before it (the mask says which threads came, not when; a
+ *    profile without masks does not say which either, and takes the
+ *    draw cut at the owner's reuse for every such sample). On a random 4-thread
  *    trace (tests/unit/model/test-share-model.c) two caches of two
- *    threads come within 0.006 of exact LRU on average with the masks
- *    (coherence part 0.004), 0.019 without (0.006).
+ *    threads come within 0.003 of exact LRU on average with the masks
+ *    (coherence part 0.002), 0.004 without (0.002).
  *  - A thread alone on a cache sees its own clock and reuse exactly.
  *  - A coherence miss: the sample's line was written by a thread outside
  *    the owner's cache before the cache's reuse, and the reuse would
@@ -252,10 +254,12 @@ static int cmp_double(const void *a, const void *b)
 }
 
 /* The mean distance, on the shared clock, from a use to the first access
- * by another group's thread, over the samples of group g whose reuse is
- * estimated: their median over ln 2 (the mean of an exponential wait; a
- * few very long first distances, the main thread's lines, would pull a
- * plain mean). 0 without such samples; < 0 on error. */
+ * to its line by any thread (the owner included: the first access is the
+ * first of all the threads' arrivals, whichever thread it was), over the
+ * samples of group g whose reuse is estimated: their median over ln 2
+ * (the mean of an exponential wait; a few very long first distances, the
+ * main thread's lines, would pull a plain mean). 0 without such samples;
+ * < 0 on error. */
 static double foreign_wait(const struct lp_profile *p, size_t first, size_t n, const struct lp_share_placement *pl,
 			   uint32_t g, uint32_t members, double sg, uint64_t gmask)
 {
@@ -282,37 +286,51 @@ static double foreign_wait(const struct lp_profile *p, size_t first, size_t n, c
  * the first access by any thread when that thread is in g; else the first
  * by the group's other threads, which comes after the first foreign one,
  * or the owner's own reuse if that is sooner. Taking the accesses to the
- * line as coming at random, at steady rates in proportion to each
- * thread's references (by references, not by threads: a main thread that
- * waits for its workers touches no line then), the wait for the group's
- * others is memoryless: it starts afresh at the first foreign access T,
- * and its mean is k = (1 - so) / (sg - so) times the mean wait for any
- * other thread, `wait` (foreign_wait()). So the reuse is T + W, W drawn
- * from the exponential of mean k wait, with a uniform number hashed from
- * the sample's time and thread (the same view of the same profile every
- * time), not its mean: the owner's own reuse cuts T + W short, and the
- * cut of a mean is longer than the mean of the cuts. Four threads reading
- * one table at random, interleaved in bursts of 1 to 7 accesses
- * (`bench-model-diag --group 0/2` on mt-readonly 4 65536 1000000 through
- * bench-trace-interleave): of the first cache's 1 997 samples, the
- * reuses longer than 1 024, 2 048 and 3 500 lines of the group's stream
- * were 1 538, 1 018 and 329 against 1 523, 992 and 276 exact, of the
- * second's 1 931, 1 471, 1 022 and 350 against 1 467, 1 014 and 282; k T,
- * the estimate before (the others' first access k times as late as the
- * first foreign one: its mean without the condition that the foreign one
- * came first), gave 1 458, 891 and 178, and 1 381, 925 and 197; T + k
- * wait, 1 561 and 582 for 1 024 and 3 500 in the first. */
+ * line as coming at random, each thread's at a rate in proportion to its
+ * references (by references, not by threads: a main thread that waits for
+ * its workers touches no line then), the first access by any thread T is
+ * exponential with mean `wait` (foreign_wait()), whoever made it, and the
+ * wait W for the group's others is memoryless: it starts afresh at T, with
+ * mean wait / (sg - so), the group's others making sg - so of the
+ * references. Where the mask says that one of them came before the
+ * owner's reuse, W is below L = sown - T - 1, and is drawn from the
+ * exponential truncated there; without the mask, drawn whole and cut at
+ * the owner's reuse. A draw, with a uniform number hashed from the
+ * sample's time and thread (the same view of the same profile every
+ * time), not the mean: the long reuses are the ones a cache near the
+ * data's size misses. Four threads reading one table at random,
+ * interleaved in bursts of 1 to 7 accesses (mt-readonly 4 65536 1000000
+ * through bench-trace-interleave, threads split in halves): over the
+ * estimated samples of each half (about 500 of 2 000), the mean W was
+ * 7 711 and 8 115 shared accesses, the truncated exponential's mean
+ * 8 258 and 8 039. The mean taken before, (1 - so) / (sg - so) times
+ * the mean first distance, is a quarter short (it counts the owner's own
+ * rate in the wait for the others), and cutting at the owner's reuse
+ * a draw known to lie below it lengthens the reuses: together they put
+ * that kernel's pairs 2 to 14 points above simulation at 256K, the
+ * table's size (tests/unit/model/test-share-model.c, pairs near the
+ * table size). */
 static uint64_t group_reuse(const struct lp_sample *s, const struct lp_share_placement *pl, uint32_t g,
 			    uint32_t members, double so, double sg, uint64_t gmask, double wait)
 {
-	double u, d;
+	double u, d, mean;
 
 	if (group_of(pl, s->stid) == g || s->sreuse == LP_REUSE_DANGLING)
 		return s->sreuse;
 	if (!group_estimated(s, pl, g, members, so, sg, gmask))
 		return s->sown;
 	u = ((double)(lp_hash64(s->stime * 0x9e3779b97f4a7c15ull + s->tid) >> 11) + 0.5) / 9007199254740992.0;
-	d = ((double)s->sreuse + 1) - wait * fmax(1.0, (1 - so) / (sg - so)) * log(u);
+	mean = wait / (sg - so);
+	if (gmask && s->sown != LP_REUSE_DANGLING) {
+		/* the mask says one of the group's others came before the
+		 * owner's reuse: W < L, the exponential truncated there */
+		double L = (double)s->sown - (double)s->sreuse - 1;
+		if (!(L > 0))
+			return s->sown;
+		d = ((double)s->sreuse + 1) - mean * log1p(-u * -expm1(-L / mean));
+		return d >= (double)s->sown ? s->sown - 1 : (uint64_t)d;
+	}
+	d = ((double)s->sreuse + 1) - mean * log(u);
 	return s->sown != LP_REUSE_DANGLING && d >= (double)s->sown ? s->sown : (uint64_t)d;
 }
 
