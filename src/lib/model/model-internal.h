@@ -87,8 +87,19 @@ int lp_sa_hot_new(struct lp_sa_hot **out, const struct lp_sample *s, size_t n, c
 void lp_sa_hot_free(struct lp_sa_hot *h);
 /* prob[i] = 1 (an LRU miss in `sets` x `ways`) for the samples whose
  * hot footprint, held whole by the reuse's span, has `ways` or more other
- * lines in the sample's set; the others left alone. */
-int lp_sa_hot_miss(const struct lp_sa_hot *h, const double *sd, uint64_t sets, uint64_t ways, double *prob);
+ * lines in the sample's set; where lp_sa_place_unseen() (no sample
+ * showed the span's layout), at least the miss chance of the pc's own lines in the span on
+ * the alignment of its sampled lines; the others left alone. */
+int lp_sa_hot_miss(const struct lp_sa_hot *h, const struct lp_sa_place *pl, const double *sd, uint64_t sets,
+		   uint64_t ways, double *prob);
+/* The same lines for random replacement in `sets` sets of `ways` ways:
+ * rho[i] (lp_sa_place_crowding()) at least what they give. */
+int lp_sa_hot_rho(const struct lp_sa_hot *h, const struct lp_sa_place *pl, const double *sd, uint64_t sets,
+		  double ways, int fits, double *rho);
+/* rho of a reuse over D other lines, c of the w lines a walk (or a rule
+ * of model-setassoc-hot.c) places in its set, theta their miss chance
+ * against the others' (model-setassoc.c). */
+double lp_sa_crowd_rho(double c, double w, double D, double theta, uint64_t sets, double ways, int fits);
 /* The samples s[0, n) of another profile (a resample) in the groups of
  * `layout`, with its walks: by their pc and octave of sd, the rest of the
  * octave where the layout has no group of their own, the binomial model

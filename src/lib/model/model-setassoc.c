@@ -1022,7 +1022,7 @@ int lp_sa_place_miss(const struct lp_sa_place *pl, const double *sd, uint64_t se
 		for (size_t j = 0; j < k; j++)
 			prob[idx[j]] = same * miss[j] + (same < 1 ? (1 - same) * apart[j] : 0);
 	}
-	err = lp_sa_hot_miss(pl->hot, sd, sets, ways, prob);
+	err = lp_sa_hot_miss(pl->hot, pl, sd, sets, ways, prob);
 out:
 	free(D);
 	free(walk);
@@ -1115,7 +1115,7 @@ static double walk_theta(const struct sa_rd_hist *h, double lines, double evict)
  * numerator). Without it the scaled solve gives each span its share of
  * the run's misses, whatever they are: sixteen arrays that put exactly 8
  * lines in each set of 8 ways were 45 points above a simulated 0 %. */
-static double crowd_rho(double c, double w, double D, double theta, uint64_t sets, double ways, int fits)
+double lp_sa_crowd_rho(double c, double w, double D, double theta, uint64_t sets, double ways, int fits)
 {
 	double r = fmax(0, D - w), den = w * theta + r, s = (double)sets, k = fmax(ways, 2);
 	/* the walk's misses in X's set are a count fixed by the lattice, not
@@ -1167,11 +1167,11 @@ int lp_sa_place_crowding(const struct lp_sa_place *pl, const double *sd, uint64_
 			c1 = walk_in_set(m, R, visited);
 			R = G->density >= 1 ? m + o : fmax(m + o, fmin(G->extent * (m + o) / m, 1e15));
 			c2 = walk_in_set(m + o, R, visited);
-			rho[i] = crowd_rho(c1, m + o - 1, D, theta, sets, ways, fits) * (1 - along) +
-				 crowd_rho(c2, m + o - 1, D, theta, sets, ways, fits) * along;
+			rho[i] = lp_sa_crowd_rho(c1, m + o - 1, D, theta, sets, ways, fits) * (1 - along) +
+				 lp_sa_crowd_rho(c2, m + o - 1, D, theta, sets, ways, fits) * along;
 		}
 	}
-	return 0;
+	return lp_sa_hot_rho(pl->hot, pl, sd, sets, ways, fits, rho);
 }
 
 /* Whether no offset showed sample i's span placement: its group (a pc and

@@ -840,13 +840,41 @@ static void test_fill_edge(void **state)
 	stream_free(&s);
 }
 
+/* The model of a stream whose spans no sample shows (pages_in_random_order()
+ * at 1e-4) against simulation, LRU and random replacement, within 2
+ * points: the nodes' own sampled lines, all at one offset of their pages,
+ * place the pc's lines in each span (model-setassoc-hot.c, own_lines()). */
+static void check_own_lines(const struct stream *s, double rate, uint64_t sets, uint64_t ways)
+{
+	struct lp_profile *p = sample(s, rate);
+	struct lp_statstack *ss;
+	struct lp_statcache *sc;
+	double lru, rnd, L = (double)(sets * ways);
+	double sim = simulate(s, sets, ways), simr = simulate_policy(s, sets, ways, "random");
+
+	assert_int_equal(lp_statstack_new(&ss, p, 0, 0, 0), 0);
+	assert_int_equal(lp_statcache_new(&sc, p, 0, 0, 0), 0);
+	assert_int_equal(lp_statcache_set_fill_with(sc, LP_STATCACHE_FILL_AUTO, ss), 0);
+	assert_int_equal(lp_statcache_setassoc_ratio(sc, ss, sets, L, &rnd), 0);
+	lru = lp_statstack_setassoc_miss_ratio(ss, sets, ways);
+	fprintf(stderr, "own lines at %g, %lu x %lu: lru simulated %.4f, model %.4f; random simulated %.4f, model %.4f\n",
+		rate, (unsigned long)sets, (unsigned long)ways, sim, lru, simr, rnd);
+	assert_true(fabs(lru - sim) <= 0.02);
+	assert_true(fabs(rnd - simr) <= 0.02);
+	lp_statcache_free(sc);
+	lp_statstack_free(ss);
+	lp_profile_free(p);
+}
+
 /* A list of 400 nodes, each at the start of its own page, at 1e-4: about
  * 120 samples, too few inside the spans of 400 accesses to read the page
  * stride, so the model places the spans' lines at random (0 misses at
  * 512 x 8, where the 400 lines share 8 sets and always miss). The reuses
  * are longer than 4 ways, but the nodes' own sampled lines are all at one
- * offset of their pages: the bound holds them. The same number of lines
- * at random offsets shows no alignment, and nothing is unseen. */
+ * offset of their pages: the bound held them; now the pc's own lines put
+ * them in the span's set and the model has them (1.0 where it gave 0),
+ * with nothing left unseen. The same number of lines at random offsets
+ * shows no alignment, and nothing is unseen. */
 static void test_unseen_aligned(void **state)
 {
 	struct stream s = { 0 };
@@ -855,7 +883,8 @@ static void test_unseen_aligned(void **state)
 	(void)state;
 	lp_rng_seed(&rng, 11);
 	pages_in_random_order(&s, 400, 3000, &rng);
-	check_unseen(&s, 1e-4, 512, 8, 0.9, 1.0);
+	check_unseen(&s, 1e-4, 512, 8, 0, 0.01);
+	check_own_lines(&s, 1e-4, 512, 8);
 	uint64_t *at = malloc(400 * sizeof(*at)); /* node k's line, anywhere */
 	assert_non_null(at);
 	for (int k = 0; k < 400; k++)
