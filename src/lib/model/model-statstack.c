@@ -193,12 +193,15 @@ static size_t window_of(const struct lp_statstack *m, uint64_t x)
 	return lo;
 }
 
-/* Expected distinct lines among the accesses [lo, hi]: the accesses of
- * the span whose reuse reaches past hi, window by window. */
-static double span_distinct(const struct lp_statstack *m, uint64_t lo, uint64_t hi)
+typedef double window_fn(const struct lp_statstack *m, const struct ss_window *w, uint64_t lo, uint64_t hi,
+			 uint64_t e);
+
+/* The sum of part() over the windows of the accesses [lo, hi], each for
+ * its own positions of them and the span's end hi. */
+static double sum_windows(const struct lp_statstack *m, uint64_t lo, uint64_t hi, window_fn *part)
 {
 	uint64_t last = m->w[m->nw - 1].b - 1;
-	double sd = 0;
+	double sum = 0;
 
 	if (hi > last) /* damaged profile: a reuse past the counted accesses */
 		hi = last;
@@ -207,9 +210,16 @@ static double span_distinct(const struct lp_statstack *m, uint64_t lo, uint64_t 
 	for (size_t k = window_of(m, lo); k < m->nw && m->w[k].a <= hi; k++) {
 		const struct ss_window *w = &m->w[k];
 		uint64_t a = w->a > lo ? w->a : lo, b = w->b - 1 < hi ? w->b - 1 : hi;
-		sd += window_part(m, w, a, b, hi);
+		sum += part(m, w, a, b, hi);
 	}
-	return sd;
+	return sum;
+}
+
+/* Expected distinct lines among the accesses [lo, hi]: the accesses of
+ * the span whose reuse reaches past hi, window by window. */
+static double span_distinct(const struct lp_statstack *m, uint64_t lo, uint64_t hi)
+{
+	return sum_windows(m, lo, hi, window_part);
 }
 
 double lp_statstack_distinct(const struct lp_statstack *m, uint64_t first, uint64_t last)
@@ -246,20 +256,8 @@ static double window_part_var(const struct lp_statstack *m, const struct ss_wind
 
 double lp_statstack_distinct_sd(const struct lp_statstack *m, uint64_t first, uint64_t last)
 {
-	uint64_t end = m->w[m->nw - 1].b - 1;
-	double var = 0;
-
-	if (last > end)
-		last = end;
-	if (first > last)
-		return 0;
 	/* the windows' samples are disjoint: their errors add */
-	for (size_t k = window_of(m, first); k < m->nw && m->w[k].a <= last; k++) {
-		const struct ss_window *w = &m->w[k];
-		uint64_t a = w->a > first ? w->a : first, b = w->b - 1 < last ? w->b - 1 : last;
-		var += window_part_var(m, w, a, b, last);
-	}
-	return sqrt(var);
+	return sqrt(sum_windows(m, first, last, window_part_var));
 }
 
 /* The footprint over time, for StatCache's fill model: the distinct
