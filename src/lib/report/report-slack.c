@@ -44,7 +44,6 @@
 #define SLACK_REACH 2.0
 
 struct lp_report_slack {
-	size_t n;
 	double *lo, *hi; /* the slack of size j: factors on it */
 };
 
@@ -106,7 +105,6 @@ int lp_report_slack_new(struct lp_report_slack **out, const struct lp_statstack 
 		if (isfinite(sd[i]) && sd[i] > 0)
 			v[m++] = (struct by_sd){ sd[i], first + i };
 	qsort(v, m, sizeof(*v), cmp_by_sd);
-	s->n = n;
 	for (size_t j = 0; j < n; j++) {
 		double f = exp(LP_INTERVAL_Z * error_near(ss, p->samples, v, m, lines[j]));
 
