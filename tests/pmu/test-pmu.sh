@@ -269,14 +269,26 @@ fi
 # software-clock stand-in samples IP | TID into a mmap'd perf_event ring
 # (its ip is where the timer interrupted the thread: any instruction);
 # breakpoints are inserted there and hit by two threads and a fork child.
-"$PROBE" --counter pmu-sw --period 3 --sample-start double-trap --stats --out "$tmp/swdt.samples" -- \
-	"$TARGETS/pmu-target-busy" >"$tmp/swdt.out" 2>"$tmp/swdt.err"
-rc=$?
-if [ "$rc" = 6 ] && grep -qx "busy 36857856000 36857856000 child 1" "$tmp/swdt.out" &&
-   [ "$(stat swdt ring_samples)" -ge 5 ] && [ "$(stat swdt dt_hits)" -ge 3 ] && [ "$(stat swdt ring_damaged)" = 0 ]; then
-	ok "pmu-sw double trap: output and status unchanged, $(stat swdt ring_samples) ring records, $(stat swdt dt_hits) breakpoints hit"
+# Every run must keep the target's output and status and an undamaged
+# ring; how many breakpoints are hit depends on where the timer lands
+# (1 to 9 in a run here, unloaded), so runs repeat, at most 4, until 3 hits.
+hits=0 runs=0 swok=1
+while [ "$swok" = 1 ] && [ "$hits" -lt 3 ] && [ "$runs" -lt 4 ]; do
+	runs=$((runs + 1))
+	"$PROBE" --counter pmu-sw --period 3 --sample-start double-trap --stats --out "$tmp/swdt.samples" -- \
+		"$TARGETS/pmu-target-busy" >"$tmp/swdt.out" 2>"$tmp/swdt.err"
+	rc=$?
+	if [ "$rc" = 6 ] && grep -qx "busy 36857856000 36857856000 child 1" "$tmp/swdt.out" &&
+	   [ "$(stat swdt ring_samples)" -ge 5 ] && [ "$(stat swdt ring_damaged)" = 0 ]; then
+		hits=$((hits + $(stat swdt dt_hits)))
+	else
+		swok=0
+	fi
+done
+if [ "$swok" = 1 ] && [ "$hits" -ge 3 ]; then
+	ok "pmu-sw double trap: output and status unchanged, $(stat swdt ring_samples) ring records, $hits breakpoints hit in $runs runs"
 else
-	bad "pmu-sw double trap: rc $rc, output '$(cat "$tmp/swdt.out")' $(cat "$tmp/swdt.err")"
+	bad "pmu-sw double trap: rc $rc, $hits hits in $runs runs, output '$(cat "$tmp/swdt.out")' $(cat "$tmp/swdt.err")"
 fi
 # A breakpoint that goes in (one thread's notification) at the instruction
 # of a fault that another thread took and the engine has not handled yet:
