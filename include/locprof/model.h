@@ -254,6 +254,7 @@ double lp_ref_miss_ratio(const struct lp_profile *p, unsigned li, const double *
  * lp_statstack_sample_sd()) its walk: the lattice step in lines of the
  * lines in its spans, the share of them on that walk near the sampled
  * line, and how densely they fill it. */
+#define LP_SA_RESIDUE_BITS 25 /* caches of up to 2^24 sets */
 struct lp_sa_group_info {
 	uint64_t pc;      /* 0: the rest */
 	uint64_t step;    /* lines between the walk's lines (>= 1) */
@@ -278,6 +279,10 @@ struct lp_sa_group_info {
 			   * modulo which most of its own sampled lines are
 			   * alike (lines each at the start of a page: 64),
 			   * 1 where none is; 0 where not read */
+	/* weight of the span lines' offsets that are multiples of 2^k lines:
+	 * residue[0] all of them, residue[k] / residue[0] the share in the
+	 * reused line's set of a cache of 2^k sets */
+	double residue[LP_SA_RESIDUE_BITS];
 };
 size_t lp_statstack_sa_groups(const struct lp_statstack *m);
 void lp_statstack_sa_group(const struct lp_statstack *m, size_t g, struct lp_sa_group_info *out);

@@ -96,6 +96,18 @@ int lp_sa_hot_miss(const struct lp_sa_hot *h, const struct lp_sa_place *pl, cons
  * rho[i] (lp_sa_place_crowding()) at least what they give. */
 int lp_sa_hot_rho(const struct lp_sa_hot *h, const struct lp_sa_place *pl, const double *sd, uint64_t sets,
 		  double ways, int fits, double *rho);
+/* Span lines that crowd the reused line's set beyond what a group's walk
+ * places there (model-setassoc-residue.c): lp_sa_residue_add() counts
+ * each offset into G->residue; for a group placed at random or on a walk
+ * of step 1, lp_sa_residue_miss() sets prob[idx[j]] (LRU) and
+ * lp_sa_residue_rho() rho[idx[j]] (random replacement) of its k samples
+ * and returns 1 where the offsets' share in the reused line's set of a
+ * cache of `sets` sets is beyond chance; 0 (nothing set) otherwise. */
+void lp_sa_residue_add(struct lp_sa_group_info *G, int64_t delta, double weight);
+int lp_sa_residue_miss(const struct lp_sa_group_info *G, const double *sd, uint64_t sets, uint64_t ways,
+		       const size_t *idx, size_t k, double *prob);
+int lp_sa_residue_rho(const struct lp_sa_group_info *G, const double *sd, uint64_t sets, double ways, int fits,
+		      const size_t *idx, size_t k, double *rho);
 /* rho of a reuse over D other lines, c of the w lines a walk (or a rule
  * of model-setassoc-hot.c) places in its set, theta their miss chance
  * against the others' (model-setassoc.c). */

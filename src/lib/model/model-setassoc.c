@@ -85,6 +85,7 @@
 #define SA_PAIRS (1u << 17)   /* offsets of all spans (memory, time), about */
 #define SA_MIN_PAIRS 32       /* offsets for a pc's own estimate */
 #define SA_MIN_WALK_PAIRS 8   /* offsets for any walk (see place_groups) */
+#define SA_MIN_WALK_SPANS 5   /* ... from this many spans (their weight) */
 #define SA_LATTICE_SHARE 0.8  /* share of offsets on a lattice to take it */
 #define SA_COSET_SHARE 0.35   /* ... with a second walk beside it */
 #define SA_COSET_STEP 8       /* a second walk's lattice: at least 8 lines */
@@ -200,7 +201,11 @@ static int pairs_reserve(struct sa_pair **pairs, size_t np, size_t *cap, size_t 
 }
 
 /* The offsets of sample i's span (at most `scan` of its samples read,
- * evenly spread), appended to *pairs. */
+ * one from each of `scan` equal stretches, at a place in it drawn from a
+ * hash: the first of each stretch aliased with loops whose period divides
+ * the span's, a tiled GEMM's spans read at 1e-1 through 4 of their 110
+ * samples put rows a multiple of 4 apart, in the reused line's sets, at
+ * 6.0 % of the offsets where they are 4.3 %), appended to *pairs. */
 static int span_pairs(const struct lp_sample *s, size_t n, size_t i, double lines, unsigned shift,
 		      size_t scan, struct sa_pair **pairs, size_t *np, size_t *cap)
 {
@@ -211,8 +216,9 @@ static int span_pairs(const struct lp_sample *s, size_t n, size_t i, double line
 	if (b <= a)
 		return 0;
 	step = (b - a + scan - 1) / scan;
-	for (size_t j = a; j < b; j += step) {
-		const struct lp_sample *y = &s[j];
+	for (size_t m = a; m < b; m += step) {
+		size_t j = m + (step > 1 ? (size_t)(lp_hash64((uint64_t)i * SA_SCAN + (m - a) / step) % step) : 0);
+		const struct lp_sample *y = &s[j < b ? j : b - 1];
 		uint64_t l = y->addr >> shift;
 		if (y->tid != s[i].tid || l == x)
 			continue;
@@ -746,15 +752,19 @@ static int place_groups(struct lp_sa_place *pl, const struct lp_sample *s, const
 	for (size_t a = 0, b; a < np; a = b) {
 		struct lp_sa_group_info *G = &pl->g[pairs[a].group];
 		double total = 0;
-		for (b = a; b < np && pairs[b].group == pairs[a].group; b++)
+		for (b = a; b < np && pairs[b].group == pairs[a].group; b++) {
 			total += pairs[b].weight;
+			lp_sa_residue_add(G, pairs[b].delta, pairs[b].weight);
+		}
 		/* a walk read from a handful of offsets is noise: one offset is
 		 * a lattice of its own length (a rest group of 35 samples took a
 		 * step of 192 lines from one pair and put them all in one set).
 		 * With SA_MIN_WALK_PAIRS = 8, offsets placed at random are 80 %
 		 * even (the likeliest lattice) with probability 3.5 %; a group
-		 * with fewer stays random */
-		if (!(total > 0) || b - a < SA_MIN_WALK_PAIRS)
+		 * with fewer stays random. The offsets of one span are one
+		 * walk's, not independent: 14 of 4 spans of random reads made
+		 * a second walk of step 44 (test-setassoc); 5 spans at least */
+		if (!(total > 0) || b - a < SA_MIN_WALK_PAIRS || total < SA_MIN_WALK_SPANS)
 			continue;
 		G->step = lattice_step(pairs + a, b - a, total, SA_LATTICE_SHARE);
 		if (G->step > 1)
@@ -1014,7 +1024,7 @@ int lp_sa_place_miss(const struct lp_sa_place *pl, const double *sd, uint64_t se
 		const size_t *idx = pl->order + pl->start[gi];
 		size_t k = pl->start[gi + 1] - pl->start[gi];
 		double same = 1;
-		if (!k)
+		if (!k || lp_sa_residue_miss(G, sd, sets, ways, idx, k, prob))
 			continue;
 		if ((err = walk_group_miss(pl, G, sd, sets, ways, idx, k, G->near + G->other, 0, D, walk, region,
 					   miss)) < 0)
@@ -1112,32 +1122,6 @@ static double walk_theta(const struct sa_rd_hist *h, double lines, double evict)
 	return p[0] > 0 ? p[1] / p[0] : 1;
 }
 
-/* rho = q s for c of the w walk lines in X's set (see above). Where the
- * run's footprint fits the cache (`fits`: the fill model's cache never
- * fills) and the walk's lines in X's set, X and the random lines that land
- * there fit its ways (to the nearest line: they are expected counts), the
- * walk's lines do not evict each other: the span's
- * misses in X's set are the random lines' alone (theta = 0 in the
- * numerator). Without it the scaled solve gives each span its share of
- * the run's misses, whatever they are: sixteen arrays that put exactly 8
- * lines in each set of 8 ways were 45 points above a simulated 0 %. */
-double lp_sa_crowd_rho(double c, double w, double D, double theta, uint64_t sets, double ways, int fits)
-{
-	double r = fmax(0, D - w), den = w * theta + r, s = (double)sets, k = fmax(ways, 2);
-	/* the walk's misses in X's set are a count fixed by the lattice, not
-	 * a binomial one: X survives them with (1 - 1/k)^n, not exp(-n/k)
-	 * (see above); g carries the difference into the equation's
-	 * (1 - 1/L)^(rho n) */
-	double g = log1p(-1 / k) / (s * log1p(-1 / (s * k)));
-
-	if (!(den > 0))
-		return 1;
-	/* expected counts, read from offsets: to the nearest line */
-	if (fits && c + 1 + r / s < ways + 0.5)
-		return r / den;
-	return s * (c * theta * g + r / s) / den;
-}
-
 int lp_sa_place_crowding(const struct lp_sa_place *pl, const double *sd, uint64_t sets, double lines, double evict,
 			 int fits, double *rho)
 {
@@ -1151,7 +1135,9 @@ int lp_sa_place_crowding(const struct lp_sa_place *pl, const double *sd, uint64_
 		const struct lp_sa_group_info *G = &pl->g[gi];
 		double visited = (double)(sets / lp_sa_gcd(G->step % sets, sets));
 		double along = G->other > 0 ? second_walk_along(G, sets) : 0, theta;
-		if (!placed_as_walk(G) || visited >= (double)sets)
+		if (lp_sa_residue_rho(G, sd, sets, ways, fits, pl->order + pl->start[gi],
+				      pl->start[gi + 1] - pl->start[gi], rho) ||
+		    !placed_as_walk(G) || visited >= (double)sets)
 			continue; /* random placement, or every set: rho = 1 */
 		theta = walk_theta(pl->rdh ? &pl->rdh[gi] : NULL, lines, evict);
 		for (size_t j = pl->start[gi]; j < pl->start[gi + 1]; j++) {
