@@ -85,7 +85,7 @@
 #define SA_PAIRS (1u << 17)   /* offsets of all spans (memory, time), about */
 #define SA_MIN_PAIRS 32       /* offsets for a pc's own estimate */
 #define SA_MIN_WALK_PAIRS 8   /* offsets for any walk (see place_groups) */
-#define SA_MIN_WALK_SPANS 5   /* ... from this many spans (their weight) */
+#define SA_MIN_WALK_SPANS 5   /* ... of a second or part walk: spans */
 #define SA_LATTICE_SHARE 0.8  /* share of offsets on a lattice to take it */
 #define SA_COSET_SHARE 0.35   /* ... with a second walk beside it */
 #define SA_COSET_STEP 8       /* a second walk's lattice: at least 8 lines */
@@ -763,20 +763,23 @@ static int place_groups(struct lp_sa_place *pl, const struct lp_sample *s, const
 		 * even (the likeliest lattice) with probability 3.5 %; a group
 		 * with fewer stays random. The offsets of one span are one
 		 * walk's, not independent: 14 of 4 spans of random reads made
-		 * a second walk of step 44 (test-setassoc); 5 spans at least */
-		if (!(total > 0) || b - a < SA_MIN_WALK_PAIRS || total < SA_MIN_WALK_SPANS)
+		 * a second walk of step 44 (test-setassoc); the weaker walks
+		 * (second, part) want 5 spans at least. A lattice of 80 % of
+		 * the offsets does not: a span without samples has a whole
+		 * walk's offsets (soa16's sixteen arrays, from 3 or 4 spans) */
+		if (!(total > 0) || b - a < SA_MIN_WALK_PAIRS)
 			continue;
 		G->step = lattice_step(pairs + a, b - a, total, SA_LATTICE_SHARE);
 		if (G->step > 1)
 			G->step = likeliest_lattice(pairs + a, b - a, total, G->step);
-		if (G->step == 1 && (err = coset_walks(pairs + a, b - a, total, G)) != 0) {
+		if (G->step == 1 && total >= SA_MIN_WALK_SPANS && (err = coset_walks(pairs + a, b - a, total, G)) != 0) {
 			if (err < 0)
 				goto out;
 			if (err == 1)
 				continue;
 			err = 0; /* 2: one walk, of the step coset_walks() set */
 		}
-		if (G->step == 1)
+		if (G->step == 1 && total >= SA_MIN_WALK_SPANS)
 			G->step = part_lattice(pairs + a, b - a, total);
 		if ((err = walk_share(pairs + a, b - a, G->step, total, &G->near, &G->density, &G->extent)) < 0)
 			goto out;
