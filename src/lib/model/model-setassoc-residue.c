@@ -89,8 +89,11 @@ static double fixed_plus_random(double c, double r, uint64_t sets, uint64_t ways
 	return (1 - f) * p[0] + f * p[1];
 }
 
-int lp_sa_residue_miss(const struct lp_sa_group_info *G, const double *sd, uint64_t sets, uint64_t ways,
-		       const size_t *idx, size_t k, double *prob)
+/* Group G's samples idx[0, k): their LRU miss chances (rho = 0) or their
+ * crowding factors for random replacement (rho = 1) into out[idx[j]];
+ * 0 (nothing set) where G shows no excess in `sets` sets. */
+static int residue_apply(const struct lp_sa_group_info *G, const double *sd, uint64_t sets, double ways, int fits,
+			 const size_t *idx, size_t k, double *out, int rho)
 {
 	double e = residue_excess(G, sets);
 
@@ -98,22 +101,24 @@ int lp_sa_residue_miss(const struct lp_sa_group_info *G, const double *sd, uint6
 		return 0;
 	for (size_t j = 0; j < k; j++) {
 		double D = floor(sd[idx[j]] + 0.5);
-		prob[idx[j]] = D >= 1 && isfinite(D) ? fixed_plus_random(e * D, D - e * D, sets, ways) : 0;
+		if (!(D >= 1) || !isfinite(D))
+			out[idx[j]] = rho ? out[idx[j]] : 0;
+		else if (rho)
+			out[idx[j]] = lp_sa_crowd_rho(e * D, e * D, D, 1, sets, ways, fits);
+		else
+			out[idx[j]] = fixed_plus_random(e * D, D - e * D, sets, (uint64_t)ways);
 	}
 	return 1;
+}
+
+int lp_sa_residue_miss(const struct lp_sa_group_info *G, const double *sd, uint64_t sets, uint64_t ways,
+		       const size_t *idx, size_t k, double *prob)
+{
+	return residue_apply(G, sd, sets, (double)ways, 0, idx, k, prob, 0);
 }
 
 int lp_sa_residue_rho(const struct lp_sa_group_info *G, const double *sd, uint64_t sets, double ways, int fits,
 		      const size_t *idx, size_t k, double *rho)
 {
-	double e = residue_excess(G, sets);
-
-	if (!(e > 0))
-		return 0;
-	for (size_t j = 0; j < k; j++) {
-		double D = floor(sd[idx[j]] + 0.5);
-		if (D >= 1 && isfinite(D))
-			rho[idx[j]] = lp_sa_crowd_rho(e * D, e * D, D, 1, sets, ways, fits);
-	}
-	return 1;
+	return residue_apply(G, sd, sets, ways, fits, idx, k, rho, 1);
 }
