@@ -117,6 +117,30 @@ static void few_samples_hint(const struct lp_record_output *x)
 	}
 }
 
+/* A run of several processes (a launcher, a shell script, the exec of a
+ * shim: pyenv's `python3 -c 'print(1)'` under the valgrind backend left 79
+ * profiles, 77 % of the references in the interpreter's): which one holds
+ * most of the work, where that is not the program's own or there are
+ * three or more. */
+static void busiest_output(const struct record_request *req, const struct lp_record_output *outs, size_t nout)
+{
+	enum lp_record_mode mode = req->opts.mode;
+	size_t best = 0;
+	unsigned long long all = 0, r;
+
+	for (size_t i = 0; i < nout; i++) {
+		r = mode == LP_RECORD_TRACE ? outs[i].traced : outs[i].references;
+		all += r;
+		if (r > (mode == LP_RECORD_TRACE ? outs[best].traced : outs[best].references))
+			best = i;
+	}
+	r = mode == LP_RECORD_TRACE ? outs[best].traced : outs[best].references;
+	if (req->quiet || nout < 2 || (nout == 2 && best == 0) || !all)
+		return;
+	cli_note("%zu profiles, %llu references in all; the most in %s: %llu (%.0f%%)", nout, all,
+		 strcmp(outs[best].path, "-") ? outs[best].path : "<stdout>", r, 100.0 * (double)r / (double)all);
+}
+
 void record_print_output(const struct lp_record_output *x, const struct record_request *req, int exited)
 {
 	enum lp_record_mode mode = req->opts.mode;
@@ -281,6 +305,7 @@ int record_with_collector(const struct record_request *req, const char *path,
 			lost++;
 		refs += req->opts.mode == LP_RECORD_TRACE ? outs[i].traced : outs[i].references;
 	}
+	busiest_output(req, outs, nout);
 	if (!req->quiet && *connections)
 		cli_note("run time %.3f s", t1 - t0);
 	/* Connected (an allocation, the exit) but never counted a reference:

@@ -182,6 +182,16 @@ for m in exec execlp; do
 	done
 done
 
+# 12b. Three images (an exec, then another): a closing line names the
+#      profile that holds the most references, and the count of profiles.
+rm -f "$T"/ex.*
+expect_status 0 "$LOCPROF" record -o "$T/ex.samples" --rate 0.01 -- "$T/cyclic" $K $R exec2
+most=$(awk '/ samples \(.*\) of [0-9]+ references/ { for (i = 1; i <= NF; i++) if ($i == "of") r = $(i + 1) + 0
+	p = $2; sub(/:$/, "", p); if (r > best) { best = r; bp = p } } END { print bp }' "$T/err")
+grep -q "^locprof: 3 profiles, [0-9]* references in all; the most in $most: [0-9]* ([0-9]*%)$" "$T/err" ||
+	fail "exec2: no closing line naming $most: $(grep 'profiles' "$T/err")"
+[ "$(ls "$T"/ex.*samples | wc -l)" = 3 ] || fail "exec2: not 3 profiles"
+
 # 13. A vfork child that _exits does not end its parent's recording.
 rm -f "$T"/vf.*
 expect_status 0 "$LOCPROF" record -o "$T/vf.samples" --rate 0.01 -- "$T/cyclic" $K $R vfork

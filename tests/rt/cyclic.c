@@ -104,8 +104,8 @@ int main(int argc, char **argv)
 	s = sweep(a, R);
 	printf("%ld\n", s);
 	fflush(stdout);
-	if (!strcmp(mode, "exec")) {
-		char *args[] = { argv[0], argv[1], argv[2], "exit", NULL };
+	if (!strcmp(mode, "exec") || !strcmp(mode, "exec2")) {
+		char *args[] = { argv[0], argv[1], argv[2], mode[4] ? "exec" : "exit", NULL };
 		execv(argv[0], args);
 		return 1;
 	}
