@@ -122,7 +122,7 @@ static void few_samples_hint(const struct lp_record_output *x)
  * profiles, 77 % of the references in the interpreter's): which one holds
  * most of the work, where that is not the program's own or there are
  * three or more. */
-static void busiest_output(const struct record_request *req, const struct lp_record_output *outs, size_t nout)
+void record_busiest_output(const struct record_request *req, const struct lp_record_output *outs, size_t nout)
 {
 	enum lp_record_mode mode = req->opts.mode;
 	size_t best = 0;
@@ -305,7 +305,7 @@ int record_with_collector(const struct record_request *req, const char *path,
 			lost++;
 		refs += req->opts.mode == LP_RECORD_TRACE ? outs[i].traced : outs[i].references;
 	}
-	busiest_output(req, outs, nout);
+	record_busiest_output(req, outs, nout);
 	if (!req->quiet && *connections)
 		cli_note("run time %.3f s", t1 - t0);
 	/* Connected (an allocation, the exit) but never counted a reference:

@@ -278,6 +278,7 @@ static int run(const struct record_request *req)
 		cli_error("pmu backend: %s (outputs keep what was collected)", lp_errmsg());
 	for (size_t i = 0; i < nout && !req->quiet; i++)
 		record_print_output(&outs[i], req, -1);
+	record_busiest_output(req, outs, nout);
 	if (!req->quiet)
 		cli_note("run time %.3f s", t1 - t0);
 	if (a.stats)

@@ -79,6 +79,10 @@ int record_with_collector(const struct record_request *req, const char *path,
  * process locprof started and it exited normally, else -1 (an image with
  * no BYE then lost its connection, not its life). */
 void record_print_output(const struct lp_record_output *x, const struct record_request *req, int exited);
+/* After the outputs' lines: where a run left three profiles or more, or
+ * another process's holds more references than the program's, a line
+ * naming the profile with the most (nothing with -q). */
+void record_busiest_output(const struct record_request *req, const struct lp_record_output *outs, size_t nout);
 
 /* Valgrind's messages through a pipe that a thread drains to stderr,
  * keeping back valgrind 3.19's lines about clang's DWARF 5 and saying
