@@ -122,19 +122,22 @@ static void few_samples_hint(const struct lp_record_output *x)
  * profiles, 77 % of the references in the interpreter's): which one holds
  * most of the work, where that is not the program's own or there are
  * three or more. */
+static unsigned long long output_refs(const struct lp_record_output *x, enum lp_record_mode mode)
+{
+	return mode == LP_RECORD_TRACE ? x->traced : x->references;
+}
+
 void record_busiest_output(const struct record_request *req, const struct lp_record_output *outs, size_t nout)
 {
-	enum lp_record_mode mode = req->opts.mode;
 	size_t best = 0;
 	unsigned long long all = 0, r;
 
 	for (size_t i = 0; i < nout; i++) {
-		r = mode == LP_RECORD_TRACE ? outs[i].traced : outs[i].references;
-		all += r;
-		if (r > (mode == LP_RECORD_TRACE ? outs[best].traced : outs[best].references))
+		all += output_refs(&outs[i], req->opts.mode);
+		if (output_refs(&outs[i], req->opts.mode) > output_refs(&outs[best], req->opts.mode))
 			best = i;
 	}
-	r = mode == LP_RECORD_TRACE ? outs[best].traced : outs[best].references;
+	r = output_refs(&outs[best], req->opts.mode);
 	if (req->quiet || nout < 2 || (nout == 2 && best == 0) || !all)
 		return;
 	cli_note("%zu profiles, %llu references in all; the most in %s: %llu (%.0f%%)", nout, all,
@@ -303,7 +306,7 @@ int record_with_collector(const struct record_request *req, const char *path,
 			record_region_print(req, &outs[i]);
 		if (outs[i].error || cut)
 			lost++;
-		refs += req->opts.mode == LP_RECORD_TRACE ? outs[i].traced : outs[i].references;
+		refs += output_refs(&outs[i], req->opts.mode);
 	}
 	record_busiest_output(req, outs, nout);
 	if (!req->quiet && *connections)

@@ -101,9 +101,10 @@ static int residue_apply(const struct lp_sa_group_info *G, const double *sd, uin
 		return 0;
 	for (size_t j = 0; j < k; j++) {
 		double D = floor(sd[idx[j]] + 0.5);
-		if (!(D >= 1) || !isfinite(D))
-			out[idx[j]] = rho ? out[idx[j]] : 0;
-		else if (rho)
+		if (!(D >= 1) || !isfinite(D)) {
+			if (!rho)
+				out[idx[j]] = 0; /* no other line: a hit; rho stays */
+		} else if (rho)
 			out[idx[j]] = lp_sa_crowd_rho(e * D, e * D, D, 1, sets, ways, fits);
 		else
 			out[idx[j]] = fixed_plus_random(e * D, D - e * D, sets, (uint64_t)ways);

@@ -23,8 +23,8 @@ double lp_sa_crowd_rho(double c, double w, double D, double theta, uint64_t sets
 	double r = fmax(0, D - w), den = w * theta + r, s = (double)sets, k = fmax(ways, 2);
 	/* the walk's misses in X's set are a count fixed by the lattice, not
 	 * a binomial one: X survives them with (1 - 1/k)^n, not exp(-n/k)
-	 * (model-setassoc.c, above lp_sa_place_crowding()); g carries the difference into the equation's
-	 * (1 - 1/L)^(rho n) */
+	 * (model-setassoc.c, above lp_sa_place_crowding()); g carries the
+	 * difference into the equation's (1 - 1/L)^(rho n) */
 	double g = log1p(-1 / k) / (s * log1p(-1 / (s * k)));
 
 	if (!(den > 0))

@@ -217,8 +217,8 @@ static int span_pairs(const struct lp_sample *s, size_t n, size_t i, double line
 		return 0;
 	step = (b - a + scan - 1) / scan;
 	for (size_t m = a; m < b; m += step) {
-		size_t j = m + (step > 1 ? (size_t)(lp_hash64((uint64_t)i * SA_SCAN + (m - a) / step) % step) : 0);
-		const struct lp_sample *y = &s[j < b ? j : b - 1];
+		size_t len = b - m < step ? b - m : step; /* the last stretch can be shorter */
+		const struct lp_sample *y = &s[m + (size_t)(lp_hash64((uint64_t)i * SA_SCAN + (m - a) / step) % len)];
 		uint64_t l = y->addr >> shift;
 		if (y->tid != s[i].tid || l == x)
 			continue;
